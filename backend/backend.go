@@ -1,0 +1,235 @@
+// Package backend is the seam between the training step and the hardware that
+// runs it. A Backend owns memory (buffers) and offers a small set of coarse,
+// named ops at the level of a layer's launcher: sample a layer, relabel,
+// gather rows, aggregate, matmul, bias+activation+dropout, softmax
+// cross-entropy and Adam.
+//
+// Rules every backend follows:
+//   - Ops write into preallocated buffers and never allocate backend memory.
+//   - Every op over a variable number of rows takes a Count: a static
+//     capacity plus a live value that lives in backend memory (a device int32
+//     on a GPU). No op returns a size to the host. Ops process rows
+//     [0, min(live, Cap)); rows past the live count of an output are
+//     unspecified unless an op says otherwise (a GPU backend keeps them zero).
+//   - An op that produces a count writes the true count even when it exceeds
+//     the output's capacity, and writes only the rows that fit. A driver
+//     detects overflow by comparing the count with Cap.
+//   - Ops are asynchronous with respect to the host. Errors are sticky: the
+//     first failure of any op is recorded and returned by Sync (and by every
+//     later Sync); ops issued after a failure may be skipped.
+//
+// Optional capabilities (graph capture, peer access, host-mapped memory,
+// collectives, memory statistics) are separate interfaces found by type
+// assertion; see capability.go.
+package backend
+
+import "github.com/fanout-gnn/fanout/graph"
+
+// DType is the element type of a Buffer.
+type DType uint8
+
+// Element types.
+const (
+	F32 DType = iota + 1 // float32
+	I32                  // int32
+	I64                  // int64
+	U8                   // uint8
+)
+
+// Size is the element size in bytes.
+func (d DType) Size() int {
+	switch d {
+	case F32, I32:
+		return 4
+	case I64:
+		return 8
+	case U8:
+		return 1
+	}
+	return 0
+}
+
+func (d DType) String() string {
+	switch d {
+	case F32:
+		return "float32"
+	case I32:
+		return "int32"
+	case I64:
+		return "int64"
+	case U8:
+		return "uint8"
+	}
+	return "invalid"
+}
+
+// Buffer is a typed array in backend memory. Buffers are created by Alloc,
+// Upload or View and are owned by the backend that made them.
+type Buffer interface {
+	DType() DType
+	Len() int // elements
+}
+
+// Count is a live row (or element) count that lives in backend memory: the
+// int32 at element Off of Buf, with a static capacity Cap known to the host.
+type Count struct {
+	Buf Buffer // I32
+	Off int
+	Cap int
+}
+
+// Rand names a stream of Philox random numbers for an op. The counter-based
+// key is (Seed, epoch, step, Stream, index, slot); epoch and step are read
+// from Clock, an I32 buffer [2] = {epoch, step} in backend memory, so a
+// replayed graph advances them on the device.
+type Rand struct {
+	Seed   uint64
+	Stream uint32 // layer index for sampling; a distinct stream per dropout site
+	Clock  Buffer // I32 [2]: epoch, step
+}
+
+// Graph is topology resident in backend memory (CSR).
+type Graph interface {
+	NumNodes() int64
+	NumEdges() int64
+}
+
+// Block is one sampled layer in backend memory, in CSR form by destination.
+// Destination vertices come first among the sources: source row i < NumDst is
+// destination i.
+type Block struct {
+	NumDst   Count  // live destinations; Cap = destination capacity
+	NumEdges Count  // live sampled edges; Cap = edge capacity
+	NumSrc   Count  // live sources (destinations first); Cap = source capacity
+	Indptr   Buffer // I32 [NumDst.Cap+1] edge offsets per destination
+	Nbrs     Buffer // I32 [NumEdges.Cap] global neighbour ids, as sampled
+	Indices  Buffer // I32 [NumEdges.Cap] local source index per edge
+	SrcIDs   Buffer // I32 [NumSrc.Cap] global ids of sources, destinations first
+}
+
+// AdamConfig holds Adam's hyper-parameters. WeightDecay is L2 added to the
+// gradient (as torch.optim.Adam), not decoupled.
+type AdamConfig struct {
+	LR, Beta1, Beta2, Eps, WeightDecay float32
+}
+
+// Backend is the required interface. See the package comment for the rules.
+type Backend interface {
+	// Name describes the device, e.g. "cpu (2 threads)".
+	Name() string
+
+	Memory
+	Sampling
+	Dense
+	Sparse
+}
+
+// Memory allocates, moves and synchronises.
+type Memory interface {
+	// Alloc returns a zeroed buffer of n elements.
+	Alloc(dt DType, n int) (Buffer, error)
+	// Upload returns a buffer holding data ([]float32, []int32, []int64 or
+	// []uint8). A backend may use the slice in place (the CPU backend does),
+	// so the caller must not modify it afterwards.
+	Upload(data any) (Buffer, error)
+	// View is elements [off, off+n) of b, sharing its memory.
+	View(b Buffer, off, n int) Buffer
+	// Free releases a buffer made by Alloc or Upload. Views need no Free.
+	Free(b Buffer)
+	// Write copies src (a slice of b's element type) into b at element off.
+	Write(b Buffer, off int, src any)
+	// Read copies elements of b starting at off into dst (a slice of b's
+	// element type); it waits for pending ops.
+	Read(dst any, b Buffer, off int)
+	// Fill sets every element of b to v (converted to b's type).
+	Fill(b Buffer, v float64)
+	// Sync waits for all pending ops and returns the first error recorded.
+	Sync() error
+	// UploadGraph makes topology resident. The CPU backend uses csr in
+	// place; the caller must not modify it afterwards.
+	UploadGraph(csr *graph.CSR) (Graph, error)
+}
+
+// Sampling builds blocks.
+type Sampling interface {
+	// SampleLayer samples, for each of the first NumDst live ids in dst (I32
+	// global vertex ids), up to fanout distinct neighbours uniformly without
+	// replacement (fanout < 0: all neighbours; 0: none), with the Philox
+	// stream r (index = vertex id, slot = draw). It writes out.Indptr,
+	// out.Nbrs and out.NumEdges, and copies dst into the first NumDst
+	// entries of out.SrcIDs. The choice of neighbours equals the CPU
+	// reference sampler's (package sample) exactly.
+	SampleLayer(g Graph, dst Buffer, nDst Count, fanout int, r Rand, out *Block)
+	// Relabel assigns local ids: destinations keep 0..NumDst-1; each new
+	// neighbour gets the next id in order of first appearance in Nbrs
+	// (edge order). It writes out.SrcIDs (after the destinations),
+	// out.NumSrc and out.Indices.
+	Relabel(g Graph, out *Block)
+}
+
+// Dense holds row-wise and matrix ops. All matrices are row-major float32.
+type Dense interface {
+	// Gather copies rows: out[i, :] = table[ids[i], :] for i < n; table is
+	// [rows, dim] (F32 or I32); out is [n.Cap, dim] of the same type.
+	Gather(table Buffer, dim int, ids Buffer, n Count, out Buffer)
+	// Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [cap, in],
+	// w [in, out], y [cap, out].
+	Linear(x Buffer, n Count, w Buffer, in, out int, y Buffer, accumulate bool)
+	// LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate).
+	LinearBackwardData(dy Buffer, n Count, w Buffer, in, out int, dx Buffer, accumulate bool)
+	// LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate).
+	LinearBackwardWeight(x, dy Buffer, n Count, in, out int, dw Buffer, accumulate bool)
+	// Gemm: c = alpha·op(a)·op(b) + beta·c with op(a) [m, k], op(b) [k, n].
+	// Static sizes; used by benchmarks and the CPU reference.
+	Gemm(transA, transB bool, m, n, k int, alpha float32, a, b Buffer, beta float32, c Buffer)
+	// BiasActDropout: y = dropout(act(x + bias)) on rows [:n], dim columns.
+	// bias may be nil. act is ReLU when relu is set, identity otherwise.
+	// With p > 0 each element is kept with probability 1-p (Philox stream r,
+	// index = row, slot = column) and scaled by 1/(1-p); mask (U8 [cap, dim])
+	// records kept elements. x and y may be the same buffer.
+	BiasActDropout(x Buffer, n Count, dim int, bias Buffer, relu bool, p float32, r Rand, mask, y Buffer)
+	// BiasActDropoutBackward: dx = dy·mask/(1-p)·[y > 0 if relu] on rows
+	// [:n]; dbias (when non-nil) = column sums of dx over rows [:n]
+	// (overwritten). dy and dx may be the same buffer.
+	BiasActDropoutBackward(dy, y Buffer, n Count, dim int, relu bool, p float32, mask, dx, dbias Buffer)
+	// SoftmaxCrossEntropy over rows [:n] of logits [cap, classes] with I32
+	// labels: loss (F32 [1]) = mean loss; dlogits = gradient of the mean
+	// loss; correct (Count-like, I32 at correct.Off) = rows whose argmax
+	// equals the label. Rows with label < 0 are ignored (no loss, no
+	// gradient, not counted) but still divide the mean.
+	SoftmaxCrossEntropy(logits Buffer, labels Buffer, n Count, classes int, loss, dlogits Buffer, correct Count)
+	// Argmax writes the index of each row's largest logit (I32 [cap]).
+	Argmax(logits Buffer, n Count, classes int, out Buffer)
+	// Adam updates param in place from grad with moments m and v; t is the
+	// I32 step number (1-based, already incremented) used for bias
+	// correction. All of param, grad, m, v are F32 of one length.
+	Adam(param, grad, m, v Buffer, t Count, cfg AdamConfig)
+	// AddCount adds delta to the int32 at c (a device step counter).
+	AddCount(c Count, delta int32)
+}
+
+// Sparse holds block aggregations. An aggregation computes, for each live
+// destination i of blk,
+//
+//	out[i, :] = selfW[i]·x[i, :] + Σ_{e in row i} edgeW[e]·x[Indices[e], :]
+//
+// with x [NumSrc.Cap, dim] and out [NumDst.Cap, dim]; selfW (F32
+// [NumDst.Cap]) may be nil, meaning no self term.
+type Sparse interface {
+	// MeanWeights sets edgeW[e] = 1/deg_i for the edges of destination i
+	// (sampled degree; no edges: nothing to write).
+	MeanWeights(blk *Block, edgeW Buffer)
+	// GCNWeights sets Kipf-Welling weights from full-graph degrees: with
+	// srcDeg (F32 [NumSrc.Cap], degree of each source in the whole graph),
+	// s_i the sampled degree of destination i and d_j = srcDeg[j] + 1:
+	// selfW[i] = 1/d_i and edgeW[e] = (srcDeg[i]/s_i)/sqrt(d_i·d_j). With
+	// all neighbours sampled this is D^-1/2 (A+I) D^-1/2.
+	GCNWeights(blk *Block, srcDeg, edgeW, selfW Buffer)
+	// Aggregate computes out as above.
+	Aggregate(blk *Block, edgeW, selfW, x Buffer, dim int, out Buffer)
+	// AggregateBackward accumulates the gradient with respect to x:
+	// dx[j, :] += Σ over edges e with Indices[e] = j of edgeW[e]·dout[i, :],
+	// plus selfW[i]·dout[i, :] into dx[i, :]. dx rows [0, NumSrc) must hold
+	// valid data (zero them first for a fresh gradient).
+	AggregateBackward(blk *Block, edgeW, selfW, dout Buffer, dim int, dx Buffer)
+}
