@@ -184,13 +184,16 @@ type Dense interface {
 	Gemm(transA, transB bool, m, n, k int, alpha float32, a, b Buffer, beta float32, c Buffer)
 	// BiasActDropout: y = dropout(act(x + bias)) on rows [:n], dim columns.
 	// bias may be nil. act is ReLU when relu is set, identity otherwise.
-	// With p > 0 each element is kept with probability 1-p (Philox stream r,
-	// index = row, slot = column) and scaled by 1/(1-p); mask (U8 [cap, dim])
-	// records kept elements. x and y may be the same buffer.
+	// With p > 0 each element is kept with probability 1-p and scaled by
+	// 1/(1-p): element (row, col) is kept iff word col%4 of Philox(index =
+	// row, slot = col/4) in stream r is >= rng.DropThreshold(p); mask (U8 [cap, dim])
+	// records kept elements (1 kept, 0 dropped); with p = 0 mask is unused
+	// and may be nil. p must lie in [0, 1). x and y may be the same buffer.
 	BiasActDropout(x Buffer, n Count, dim int, bias Buffer, relu bool, p float32, r Rand, mask, y Buffer)
 	// BiasActDropoutBackward: dx = dy·mask/(1-p)·[y > 0 if relu] on rows
 	// [:n]; dbias (when non-nil) = column sums of dx over rows [:n]
-	// (overwritten). dy and dx may be the same buffer.
+	// (overwritten). mask is read only when p > 0 and y only when relu (each
+	// may be nil otherwise). dy and dx may be the same buffer.
 	BiasActDropoutBackward(dy, y Buffer, n Count, dim int, relu bool, p float32, mask, dx, dbias Buffer)
 	// SoftmaxCrossEntropy over rows [:n] of logits [cap, classes] with I32
 	// labels: loss (F32 [1]) = mean loss; dlogits = gradient of the mean
@@ -198,7 +201,9 @@ type Dense interface {
 	// equals the label. Rows with label < 0 are ignored (no loss, no
 	// gradient, not counted) but still divide the mean.
 	SoftmaxCrossEntropy(logits Buffer, labels Buffer, n Count, classes int, loss, dlogits Buffer, correct Count)
-	// Argmax writes the index of each row's largest logit (I32 [cap]).
+	// Argmax writes the index of each row's largest logit (I32 [cap]); the
+	// first such index on ties (SoftmaxCrossEntropy's correct uses the same
+	// rule).
 	Argmax(logits Buffer, n Count, classes int, out Buffer)
 	// Adam updates param in place from grad with moments m and v; t is the
 	// I32 step number (1-based, already incremented) used for bias

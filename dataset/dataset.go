@@ -4,7 +4,11 @@
 // a half-written dataset behind.
 package dataset
 
-import "github.com/fanout-gnn/fanout/graph"
+import (
+	"errors"
+
+	"github.com/fanout-gnn/fanout/graph"
+)
 
 // Dataset is a graph with node features, labels and a train/valid/test split.
 // Slices may be memory-mapped: treat them as read-only and call Close when done.
@@ -19,5 +23,30 @@ type Dataset struct {
 	Valid      []int64
 	Test       []int64
 
-	closers []func() error
+	// Symmetric is declared by whoever built the graph: every edge u->v has
+	// its reverse v->u. It is recorded in the manifest, not checked.
+	Symmetric bool
+	// Source says where the data came from, free text ("rmat tiny seed 1").
+	Source string
+
+	closers []func() error // unmap functions of an opened dataset
+}
+
+// Close releases the memory mappings of an opened dataset; afterwards its
+// array fields are nil. A dataset built in memory has nothing to release.
+// Close may be called more than once.
+func (d *Dataset) Close() error {
+	if len(d.closers) == 0 {
+		return nil
+	}
+	var errs []error
+	for _, c := range d.closers {
+		errs = append(errs, c())
+	}
+	d.closers = nil
+	d.Features, d.Labels, d.Train, d.Valid, d.Test = nil, nil, nil, nil, nil
+	if d.Graph != nil {
+		d.Graph.Indptr, d.Graph.Indices, d.Graph.Indices64 = nil, nil, nil
+	}
+	return errors.Join(errs...)
 }

@@ -1,0 +1,88 @@
+package backendtest
+
+import (
+	"strings"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// testCountAboveCapacity: a live count above Cap processes Cap rows (the
+// clamp every op applies) and nothing past the buffers.
+func testCountAboveCapacity(e *env) {
+	const cp, in, out = 13, 9, 5
+	x := e.randF32(cp*in, 1)
+	w := e.randF32(in*out, 1)
+	y := e.poison(cp * out)
+	e.be.Linear(e.upload(x), e.count(cp+1000, cp), e.upload(w), in, out, y, false)
+	want, scale := matmulRef(false, false, cp, out, in, 1, x, w, 0, nil)
+	checkClose(e.t, "Linear with count above capacity", e.readF32(y, cp*out), want, scale, tolSum, out)
+
+	ids := []int32{3, 1, 4, 1, 5, 9, 2, 6}
+	table := e.randF32(10*4, 1)
+	g := e.poison(len(ids) * 4)
+	e.be.Gather(e.upload(table), 4, e.upload(ids), e.count(len(ids)+50, len(ids)), g)
+	wantG := make([]float32, 0, len(ids)*4)
+	for _, id := range ids {
+		wantG = append(wantG, table[id*4:id*4+4]...)
+	}
+	checkEqual(e.t, "Gather with count above capacity", e.readF32(g, len(ids)*4), wantG, 4)
+}
+
+// testStickyErrors: a bad call makes Sync return an error naming the op, and
+// the error stays for later Syncs even after good calls.
+func testStickyErrors(e *env) {
+	const cp, in, out = 8, 4, 3
+	x := e.upload(e.randF32(cp*in, 1))
+	w := e.upload(e.randF32(in*out, 1))
+	y := e.poison(cp * out)
+	e.be.Linear(x, e.count(cp, cp), w, in, out, y, false)
+	if err := e.be.Sync(); err != nil {
+		e.t.Fatalf("Sync after a valid Linear: %v", err)
+	}
+	// Wrong dtype: x is int32.
+	xi := e.upload(make([]int32, cp*in))
+	e.be.Linear(xi, e.count(cp, cp), w, in, out, y, false)
+	err := e.be.Sync()
+	if err == nil || !strings.Contains(err.Error(), "Linear") {
+		e.t.Fatalf("Linear with an int32 x: Sync returned %v, want an error naming Linear", err)
+	}
+	// A later good call does not clear it.
+	e.be.Linear(x, e.count(cp, cp), w, in, out, y, false)
+	if err2 := e.be.Sync(); err2 == nil || !strings.Contains(err2.Error(), "Linear") {
+		e.t.Errorf("Sync after a later valid call returned %v, want the sticky Linear error", err2)
+	}
+}
+
+// stickyCase is one bad call and the op name its error must mention.
+type stickyCase struct {
+	op   string
+	call func(e *env)
+}
+
+// stickyCases run each on a fresh backend (see Run).
+var stickyCases = []stickyCase{
+	{"Gather", func(e *env) { // nil ids
+		e.be.Gather(e.upload(e.randF32(40, 1)), 4, nil, e.count(3, 3), e.poison(12))
+	}},
+	{"Aggregate", func(e *env) { // out shorter than NumDst.Cap × dim
+		h := e.randomBlock(10, 20)
+		e.be.Aggregate(e.uploadBlock(h), e.upload(e.randF32(h.capEdges, 1)), nil,
+			e.upload(e.randF32(h.capSrc*8, 1)), 8, e.poison(h.capDst*8-1))
+	}},
+	{"Gemm", func(e *env) { // c too short
+		e.be.Gemm(false, false, 4, 5, 6, 1, e.upload(e.randF32(24, 1)), e.upload(e.randF32(30, 1)), 0, e.poison(19))
+	}},
+	{"BiasActDropout", func(e *env) { // p > 0 without a mask
+		e.be.BiasActDropout(e.upload(e.randF32(12, 1)), e.count(3, 3), 4, nil, true, 0.5,
+			e.rand(1, 128, 0, 0), nil, e.poison(12))
+	}},
+	{"SoftmaxCrossEntropy", func(e *env) { // labels are float32
+		e.be.SoftmaxCrossEntropy(e.upload(e.randF32(12, 1)), e.upload(e.randF32(3, 1)), e.count(3, 3), 4,
+			e.poison(1), e.poison(12), e.count(0, 0))
+	}},
+	{"Adam", func(e *env) { // m shorter than param
+		p := e.upload(e.randF32(10, 1))
+		e.be.Adam(p, e.upload(e.randF32(10, 1)), e.upload(e.randF32(9, 1)), e.upload(e.randF32(10, 1)),
+			e.count(1, 0), backend.AdamConfig{LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+	}},
+}

@@ -1,0 +1,135 @@
+package backendtest
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// linearShape is one test case: cap rows provisioned, live rows, in, out.
+type linearShape struct{ cap, live, in, out int }
+
+// linearShapes include sizes 1, 7, 17, 33 and values that are not
+// multiples of common block sizes, live counts below capacity and 0.
+var linearShapes = []linearShape{
+	{1, 1, 1, 1}, {9, 7, 17, 33}, {40, 33, 7, 17}, {70, 64, 100, 256},
+	{130, 127, 33, 47}, {20, 0, 5, 6}, {50, 50, 64, 1}, {19, 17, 1, 70},
+}
+
+// matmulRef returns c = alpha·op(a)·op(b) + beta·c0 (c0 may be nil) for
+// row-major m×n with op(a) m×k and op(b) k×n, and the scale Σ|terms|.
+func matmulRef(transA, transB bool, m, n, k int, alpha float64, a, b []float32, beta float64, c0 []float32) (want, scale []float64) {
+	want, scale = make([]float64, m*n), make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			var s, mag float64
+			for p := range k {
+				var av, bv float32
+				if transA {
+					av = a[p*m+i]
+				} else {
+					av = a[i*k+p]
+				}
+				if transB {
+					bv = b[j*k+p]
+				} else {
+					bv = b[p*n+j]
+				}
+				t := float64(av) * float64(bv)
+				s += t
+				mag += math.Abs(t)
+			}
+			s, mag = alpha*s, math.Abs(alpha)*mag
+			if c0 != nil && beta != 0 {
+				s += beta * float64(c0[i*n+j])
+				mag += math.Abs(beta * float64(c0[i*n+j]))
+			}
+			want[i*n+j], scale[i*n+j] = s, mag
+		}
+	}
+	return want, scale
+}
+
+// initial returns the starting output for an accumulate test: random rows
+// when accumulating, NaN-poisoned otherwise (nil host copy).
+func (e *env) initial(n int, accumulate bool) (backend.Buffer, []float32) {
+	if !accumulate {
+		return e.poison(n), nil
+	}
+	h := e.randF32(n, 1)
+	return e.upload(h), h
+}
+
+func testLinear(e *env) {
+	for _, s := range linearShapes {
+		for _, acc := range []bool{false, true} {
+			name := fmt.Sprintf("Linear %+v accumulate=%v", s, acc)
+			x := e.randF32(s.cap*s.in, 1)
+			w := e.randF32(s.in*s.out, 1)
+			y, y0 := e.initial(s.cap*s.out, acc)
+			e.be.Linear(e.upload(x), e.count(s.live, s.cap), e.upload(w), s.in, s.out, y, acc)
+			got := e.readF32(y, s.live*s.out)
+			want, scale := matmulRef(false, false, s.live, s.out, s.in, 1, x, w, 1, y0)
+			checkClose(e.t, name, got, want, scale, tolSum, s.out)
+		}
+	}
+}
+
+func testLinearBackwardData(e *env) {
+	for _, s := range linearShapes {
+		for _, acc := range []bool{false, true} {
+			name := fmt.Sprintf("LinearBackwardData %+v accumulate=%v", s, acc)
+			dy := e.randF32(s.cap*s.out, 1)
+			w := e.randF32(s.in*s.out, 1)
+			dx, dx0 := e.initial(s.cap*s.in, acc)
+			e.be.LinearBackwardData(e.upload(dy), e.count(s.live, s.cap), e.upload(w), s.in, s.out, dx, acc)
+			got := e.readF32(dx, s.live*s.in)
+			// dx = dy·wᵀ: op(b) = wᵀ with w stored [in, out] = [n, k].
+			want, scale := matmulRef(false, true, s.live, s.in, s.out, 1, dy, w, 1, dx0)
+			checkClose(e.t, name, got, want, scale, tolSum, s.in)
+		}
+	}
+}
+
+func testLinearBackwardWeight(e *env) {
+	for _, s := range linearShapes {
+		for _, acc := range []bool{false, true} {
+			name := fmt.Sprintf("LinearBackwardWeight %+v accumulate=%v", s, acc)
+			x := e.randF32(s.cap*s.in, 1)
+			dy := e.randF32(s.cap*s.out, 1)
+			dw, dw0 := e.initial(s.in*s.out, acc)
+			e.be.LinearBackwardWeight(e.upload(x), e.upload(dy), e.count(s.live, s.cap), s.in, s.out, dw, acc)
+			got := e.readF32(dw, s.in*s.out)
+			// dw = xᵀ·dy over the live rows: op(a) = xᵀ with x stored [k, m].
+			want, scale := matmulRef(true, false, s.in, s.out, s.live, 1, x[:s.live*s.in], dy[:s.live*s.out], 1, dw0)
+			checkClose(e.t, name, got, want, scale, tolSum, s.out)
+		}
+	}
+}
+
+func testGemm(e *env) {
+	shapes := [][3]int{{1, 1, 1}, {7, 17, 33}, {33, 7, 17}, {17, 33, 7}, {64, 48, 300}, {100, 3, 5}, {5, 100, 3}, {3, 0, 4}, {4, 5, 0}}
+	for _, sh := range shapes {
+		m, n, k := sh[0], sh[1], sh[2]
+		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+			for _, ab := range [][2]float32{{1, 0}, {-0.5, 2}} {
+				name := fmt.Sprintf("Gemm m=%d n=%d k=%d transA=%v transB=%v alpha=%g beta=%g", m, n, k, tr[0], tr[1], ab[0], ab[1])
+				a := e.randF32(m*k, 1)
+				b := e.randF32(k*n, 1)
+				var c backend.Buffer
+				var c0 []float32
+				if ab[1] == 0 {
+					c = e.poison(m * n) // beta = 0 must not read C (NaN stays out)
+				} else {
+					c0 = e.randF32(m*n, 1)
+					c = e.upload(c0)
+				}
+				e.be.Gemm(tr[0], tr[1], m, n, k, ab[0], e.upload(a), e.upload(b), ab[1], c)
+				got := e.readF32(c, m*n)
+				want, scale := matmulRef(tr[0], tr[1], m, n, k, float64(ab[0]), a, b, float64(ab[1]), c0)
+				checkClose(e.t, name, got, want, scale, tolSum, n)
+			}
+		}
+	}
+}

@@ -1,0 +1,181 @@
+package backendtest
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// hostBlock is a block's host-side contents; sizes are live, caps larger.
+type hostBlock struct {
+	nDst, nEdges, nSrc int
+	capDst, capEdges   int
+	capSrc             int
+	indptr, indices    []int32
+}
+
+// randomBlock draws a block with nDst live destinations (some with no edges,
+// some with many) over nSrc sources, with capacities above the live sizes.
+func (e *env) randomBlock(nDst, nSrc int) hostBlock {
+	h := hostBlock{nDst: nDst, nSrc: nSrc, capDst: nDst + 3, capSrc: nSrc + 5}
+	h.indptr = make([]int32, h.capDst+1)
+	for i := range nDst {
+		deg := e.rnd.IntN(6)
+		if e.rnd.IntN(8) == 0 {
+			deg = 20 + e.rnd.IntN(20)
+		}
+		if i == 1 {
+			deg = 0
+		}
+		for range deg {
+			h.indices = append(h.indices, int32(e.rnd.IntN(nSrc)))
+		}
+		h.indptr[i+1] = int32(len(h.indices))
+	}
+	h.nEdges = len(h.indices)
+	h.capEdges = h.nEdges + 7
+	for i := nDst + 1; i <= h.capDst; i++ {
+		h.indptr[i] = 1 << 30 // past the count: must not be read
+	}
+	for range h.capEdges - h.nEdges {
+		h.indices = append(h.indices, 1<<30)
+	}
+	return h
+}
+
+// upload makes the backend Block (Nbrs and SrcIDs are unused placeholders).
+func (e *env) uploadBlock(h hostBlock) *backend.Block {
+	return &backend.Block{
+		NumDst:   e.count(h.nDst, h.capDst),
+		NumEdges: e.count(h.nEdges, h.capEdges),
+		NumSrc:   e.count(h.nSrc, h.capSrc),
+		Indptr:   e.upload(h.indptr),
+		Nbrs:     e.poisonI32(h.capEdges),
+		Indices:  e.upload(h.indices),
+		SrcIDs:   e.poisonI32(h.capSrc),
+	}
+}
+
+func testMeanWeights(e *env) {
+	h := e.randomBlock(30, 70)
+	ew := e.poison(h.capEdges)
+	e.be.MeanWeights(e.uploadBlock(h), ew)
+	want := make([]float64, h.nEdges)
+	for i := range h.nDst {
+		lo, hi := h.indptr[i], h.indptr[i+1]
+		for k := lo; k < hi; k++ {
+			want[k] = 1 / float64(hi-lo)
+		}
+	}
+	checkClose(e.t, "MeanWeights edgeW", e.readF32(ew, h.nEdges), want, nil, tolElem, 0)
+}
+
+func testGCNWeights(e *env) {
+	h := e.randomBlock(30, 70)
+	deg := make([]float32, h.capSrc)
+	for j := range deg {
+		deg[j] = float32(e.rnd.IntN(50))
+	}
+	for i := range h.nDst {
+		deg[i] = max(deg[i], float32(h.indptr[i+1]-h.indptr[i]))
+	}
+	ew := e.poison(h.capEdges)
+	sw := e.poison(h.capDst)
+	e.be.GCNWeights(e.uploadBlock(h), e.upload(deg), ew, sw)
+	wantE := make([]float64, h.nEdges)
+	wantS := make([]float64, h.nDst)
+	for i := range h.nDst {
+		di := float64(deg[i]) + 1
+		wantS[i] = 1 / di
+		lo, hi := h.indptr[i], h.indptr[i+1]
+		for k := lo; k < hi; k++ {
+			dj := float64(deg[h.indices[k]]) + 1
+			wantE[k] = float64(deg[i]) / float64(hi-lo) / math.Sqrt(di*dj)
+		}
+	}
+	checkClose(e.t, "GCNWeights edgeW", e.readF32(ew, h.nEdges), wantE, nil, tolElem, 0)
+	checkClose(e.t, "GCNWeights selfW", e.readF32(sw, h.nDst), wantS, nil, tolElem, 0)
+}
+
+// aggRef returns the forward aggregation and its scale (Σ|terms|).
+func aggRef(h hostBlock, ew, sw, x []float32, dim int) (want, scale []float64) {
+	want, scale = make([]float64, h.nDst*dim), make([]float64, h.nDst*dim)
+	for i := range h.nDst {
+		for c := range dim {
+			var s, m float64
+			if sw != nil {
+				t := float64(sw[i]) * float64(x[i*dim+c])
+				s, m = t, math.Abs(t)
+			}
+			for k := h.indptr[i]; k < h.indptr[i+1]; k++ {
+				t := float64(ew[k]) * float64(x[int(h.indices[k])*dim+c])
+				s += t
+				m += math.Abs(t)
+			}
+			want[i*dim+c], scale[i*dim+c] = s, m
+		}
+	}
+	return want, scale
+}
+
+func testAggregate(e *env) {
+	for _, dim := range []int{1, 16, 33, 100} {
+		for _, self := range []bool{false, true} {
+			name := fmt.Sprintf("Aggregate dim=%d self=%v", dim, self)
+			h := e.randomBlock(40, 90)
+			ew := e.randF32(h.capEdges, 1)
+			var sw []float32
+			var swb backend.Buffer
+			if self {
+				sw = e.randF32(h.capDst, 1)
+				swb = e.upload(sw)
+			}
+			x := e.randF32(h.capSrc*dim, 1)
+			out := e.poison(h.capDst * dim)
+			e.be.Aggregate(e.uploadBlock(h), e.upload(ew), swb, e.upload(x), dim, out)
+			want, scale := aggRef(h, ew, sw, x, dim)
+			checkClose(e.t, name, e.readF32(out, h.nDst*dim), want, scale, tolSum, dim)
+		}
+	}
+}
+
+func testAggregateBackward(e *env) {
+	for _, dim := range []int{1, 16, 33, 100} {
+		for _, self := range []bool{false, true} {
+			name := fmt.Sprintf("AggregateBackward dim=%d self=%v", dim, self)
+			h := e.randomBlock(40, 90)
+			ew := e.randF32(h.capEdges, 1)
+			var sw []float32
+			var swb backend.Buffer
+			if self {
+				sw = e.randF32(h.capDst, 1)
+				swb = e.upload(sw)
+			}
+			dout := e.randF32(h.capDst*dim, 1)
+			dx0 := e.randF32(h.capSrc*dim, 1) // accumulated into
+			dx := e.upload(dx0)
+			e.be.AggregateBackward(e.uploadBlock(h), e.upload(ew), swb, e.upload(dout), dim, dx)
+			want, scale := make([]float64, h.nSrc*dim), make([]float64, h.nSrc*dim)
+			for i := range want {
+				want[i], scale[i] = float64(dx0[i]), math.Abs(float64(dx0[i]))
+			}
+			add := func(j int, w float32, i int) {
+				for c := range dim {
+					t := float64(w) * float64(dout[i*dim+c])
+					want[j*dim+c] += t
+					scale[j*dim+c] += math.Abs(t)
+				}
+			}
+			for i := range h.nDst {
+				if self {
+					add(i, sw[i], i)
+				}
+				for k := h.indptr[i]; k < h.indptr[i+1]; k++ {
+					add(int(h.indices[k]), ew[k], i)
+				}
+			}
+			checkClose(e.t, name, e.readF32(dx, h.nSrc*dim), want, scale, tolSum, dim)
+		}
+	}
+}

@@ -1,0 +1,206 @@
+// Package backendtest is the conformance suite every backend runs: each op
+// is checked against a straightforward float64 reference written here (or,
+// for sampling and relabelling, against package sample's reference, which
+// every backend must reproduce exactly), on random inputs drawn from fixed
+// seeds, with outputs poisoned beforehand so that unwritten rows are caught,
+// and with live counts below capacity. Only rows below the live count are
+// checked: what a backend leaves past the count is unspecified.
+//
+// Tolerances are stated per op as a bound on |got - want| relative to a
+// scale: the magnitude of the result for elementwise ops (1e-5), and the
+// sum of magnitudes of the terms for sums (1e-4 for matmul and aggregation,
+// so that a GPU that reorders sums, with TF32 off, passes).
+//
+// Use it from a backend's test:
+//
+//	func TestConformance(t *testing.T) {
+//		backendtest.Run(t, func(t *testing.T) backend.Backend { return mybackend.New() })
+//	}
+package backendtest
+
+import (
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// Run runs every conformance subtest. newBackend is called once per subtest
+// and may call t.Skip (no device) or register t.Cleanup.
+func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
+	tests := []struct {
+		name string
+		fn   func(e *env)
+	}{
+		{"Memory", testMemory},
+		{"MemoryStats", testMemoryStats},
+		{"Gather", testGather},
+		{"Linear", testLinear},
+		{"LinearBackwardData", testLinearBackwardData},
+		{"LinearBackwardWeight", testLinearBackwardWeight},
+		{"Gemm", testGemm},
+		{"BiasActDropout", testBiasActDropout},
+		{"BiasActDropoutBackward", testBiasActDropoutBackward},
+		{"SoftmaxCrossEntropy", testSoftmaxCrossEntropy},
+		{"Argmax", testArgmax},
+		{"Adam", testAdam},
+		{"AddCount", testAddCount},
+		{"MeanWeights", testMeanWeights},
+		{"GCNWeights", testGCNWeights},
+		{"Aggregate", testAggregate},
+		{"AggregateBackward", testAggregateBackward},
+		{"SampleLayer", testSampleLayer},
+		{"SampleLayerOverflow", testSampleLayerOverflow},
+		{"Relabel", testRelabel},
+		{"RelabelOverflow", testRelabelOverflow},
+		{"CountAboveCapacity", testCountAboveCapacity},
+		{"StickyErrors", testStickyErrors},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			be := newBackend(t)
+			if be == nil {
+				t.Fatal("newBackend returned nil")
+			}
+			tc.fn(newEnv(t, be, tc.name))
+		})
+	}
+	for _, sc := range stickyCases {
+		t.Run("StickyError/"+sc.op, func(t *testing.T) {
+			be := newBackend(t)
+			if be == nil {
+				t.Fatal("newBackend returned nil")
+			}
+			e := newEnv(t, be, "StickyError/"+sc.op)
+			sc.call(e)
+			err := be.Sync()
+			if err == nil || !strings.Contains(err.Error(), sc.op) {
+				t.Errorf("bad %s call: Sync returned %v, want an error naming %s", sc.op, err, sc.op)
+			}
+		})
+	}
+}
+
+// env bundles a subtest's backend, its random source and helpers that turn
+// a failed call into a test failure.
+type env struct {
+	t   *testing.T
+	be  backend.Backend
+	rnd *rand.Rand
+}
+
+func newEnv(t *testing.T, be backend.Backend, name string) *env {
+	h := fnv.New64a()
+	h.Write([]byte(name))
+	return &env{t: t, be: be, rnd: rand.New(rand.NewPCG(0x5eed, h.Sum64()))}
+}
+
+// upload copies data (the backend may keep the slice) into a new buffer.
+func (e *env) upload(data any) backend.Buffer {
+	e.t.Helper()
+	var c any
+	switch d := data.(type) {
+	case []float32:
+		c = append([]float32(nil), d...)
+	case []int32:
+		c = append([]int32(nil), d...)
+	case []int64:
+		c = append([]int64(nil), d...)
+	case []uint8:
+		c = append([]uint8(nil), d...)
+	default:
+		e.t.Fatalf("upload: unsupported type %T", data)
+	}
+	b, err := e.be.Upload(c)
+	if err != nil {
+		e.t.Fatalf("Upload(%T): %v", data, err)
+	}
+	return b
+}
+
+// alloc returns a buffer of n elements filled with v.
+func (e *env) alloc(dt backend.DType, n int, v float64) backend.Buffer {
+	e.t.Helper()
+	b, err := e.be.Alloc(dt, n)
+	if err != nil {
+		e.t.Fatalf("Alloc(%s, %d): %v", dt, n, err)
+	}
+	e.be.Fill(b, v)
+	return b
+}
+
+// poison returns an F32 buffer of n NaNs (an output that must be written).
+func (e *env) poison(n int) backend.Buffer { return e.alloc(backend.F32, n, math.NaN()) }
+
+// poisonI32 returns an I32 buffer of n copies of -999.
+func (e *env) poisonI32(n int) backend.Buffer { return e.alloc(backend.I32, n, -999) }
+
+// count returns a Count with live value live and capacity cap, stored at a
+// random offset of a small buffer (so that Off is exercised).
+func (e *env) count(live, cap int) backend.Count {
+	e.t.Helper()
+	off := e.rnd.IntN(3)
+	s := make([]int32, off+2)
+	for i := range s {
+		s[i] = -5
+	}
+	s[off] = int32(live)
+	return backend.Count{Buf: e.upload(s), Off: off, Cap: cap}
+}
+
+// readCount returns the live int32 value of c.
+func (e *env) readCount(c backend.Count) int {
+	e.t.Helper()
+	v := make([]int32, 1)
+	e.be.Read(v, c.Buf, c.Off)
+	e.sync()
+	return int(v[0])
+}
+
+// clock returns a Rand with the given seed and stream and an uploaded clock.
+func (e *env) rand(seed uint64, stream uint32, epoch, step int32) backend.Rand {
+	return backend.Rand{Seed: seed, Stream: stream, Clock: e.upload([]int32{epoch, step})}
+}
+
+func (e *env) sync() {
+	e.t.Helper()
+	if err := e.be.Sync(); err != nil {
+		e.t.Fatalf("Sync: %v", err)
+	}
+}
+
+func (e *env) readF32(b backend.Buffer, n int) []float32 {
+	e.t.Helper()
+	out := make([]float32, n)
+	e.be.Read(out, b, 0)
+	e.sync()
+	return out
+}
+
+func (e *env) readI32(b backend.Buffer, n int) []int32 {
+	e.t.Helper()
+	out := make([]int32, n)
+	e.be.Read(out, b, 0)
+	e.sync()
+	return out
+}
+
+func (e *env) readU8(b backend.Buffer, n int) []uint8 {
+	e.t.Helper()
+	out := make([]uint8, n)
+	e.be.Read(out, b, 0)
+	e.sync()
+	return out
+}
+
+// randF32 returns n values uniform in [-scale, scale).
+func (e *env) randF32(n int, scale float64) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32((2*e.rnd.Float64() - 1) * scale)
+	}
+	return s
+}

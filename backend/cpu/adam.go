@@ -1,0 +1,52 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// Adam updates param in place from grad with moments m and v (all F32 of one
+// length), at step t (the int32 at t.Off, 1-based, already incremented), as
+// torch.optim.Adam with L2 weight decay added to the gradient:
+//
+//	g = grad + wd·param; m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²
+//	param -= lr/(1-β1^t) · m / (sqrt(v)/sqrt(1-β2^t) + eps)
+//
+// A step below 1 is an error.
+func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
+	c := b.begin("Adam")
+	defer c.end()
+	ps := c.f32("param", param, 0)
+	size := len(ps)
+	gs := c.f32("grad", grad, size)
+	ms := c.f32("m", m, size)
+	vs := c.f32("v", v, size)
+	_, tp := c.count("t", t)
+	if !c.ok {
+		return
+	}
+	step := *tp
+	if step < 1 {
+		c.failf("step t = %d, want >= 1", step)
+		return
+	}
+	bc1 := 1 - math.Pow(float64(cfg.Beta1), float64(step))
+	bc2 := 1 - math.Pow(float64(cfg.Beta2), float64(step))
+	lrc := float32(float64(cfg.LR) / bc1)
+	rbc2 := float32(1 / math.Sqrt(bc2))
+	b1, b2, eps, wd := cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay
+	b.rows(size, 4096, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g := gs[i]
+			if wd != 0 {
+				g += wd * ps[i]
+			}
+			mi := b1*ms[i] + (1-b1)*g
+			vi := b2*vs[i] + (1-b2)*g*g
+			ms[i], vs[i] = mi, vi
+			denom := float32(math.Sqrt(float64(vi)))*rbc2 + eps
+			ps[i] -= lrc * mi / denom
+		}
+	})
+}

@@ -1,0 +1,250 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu/vec"
+	"github.com/fanout-gnn/fanout/rng"
+)
+
+// Gather copies rows: out[i, :] = table[ids[i], :] for i < n; table is
+// [rows, dim] (F32 or I32), ids I32 [n.Cap], out [n.Cap, dim] of table's
+// type. An id outside [0, rows) is an error and nothing is written.
+func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	c := b.begin("Gather")
+	defer c.end()
+	c.dim("dim", dim)
+	rows, _ := c.count("n", n)
+	idx := c.i32("ids", ids, n.Cap)
+	if !c.ok {
+		return
+	}
+	if isNil(table) {
+		c.failf("table: nil buffer")
+		return
+	}
+	dt := table.DType()
+	if dt != backend.F32 && dt != backend.I32 {
+		c.failf("table: dtype %s, want float32 or int32", dt)
+		return
+	}
+	tb := c.buf("table", table, dt, 0)
+	ob := c.buf("out", out, dt, n.Cap*dim)
+	if !c.ok {
+		return
+	}
+	tableRows := tb.Len() / dim
+	for i, id := range idx[:rows] {
+		if id < 0 || int(id) >= tableRows {
+			c.failf("ids[%d] = %d outside table of %d rows", i, id, tableRows)
+			return
+		}
+	}
+	idx = idx[:rows]
+	if dt == backend.F32 {
+		gatherRows(b, tb.f32, dim, idx, ob.f32)
+	} else {
+		gatherRows(b, tb.i32, dim, idx, ob.i32)
+	}
+}
+
+func gatherRows[T float32 | int32](b *Backend, table []T, dim int, idx []int32, out []T) {
+	b.rows(len(idx), max(1, 4096/dim), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			src := int(idx[i]) * dim
+			copy(out[i*dim:(i+1)*dim], table[src:src+dim])
+		}
+	})
+}
+
+// BiasActDropout: y = dropout(act(x + bias)) on rows [:n] of [n.Cap, dim]
+// matrices. bias (F32 [dim]) may be nil. With p > 0 the element (row, col)
+// is kept iff word col%4 of Philox(row, col/4, step, epoch<<8|stream) is at
+// least rng.DropThreshold(p), and kept values are scaled by 1/(1-p); mask (U8
+// [n.Cap, dim], 1 = kept) is written. With p = 0 mask is not used and may be
+// nil. x and y may be the same buffer.
+func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
+	c := b.begin("BiasActDropout")
+	defer c.end()
+	c.dim("dim", dim)
+	checkP(&c, p)
+	rows, _ := c.count("n", n)
+	xs := c.f32("x", x, n.Cap*dim)
+	bs := c.optF32("bias", bias, dim)
+	ys := c.f32("y", y, n.Cap*dim)
+	var ms []uint8
+	var key rng.Key
+	if p > 0 {
+		ms = c.u8("mask", mask, n.Cap*dim)
+		epoch, step := c.clock(r)
+		key = rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
+	}
+	if !c.ok {
+		return
+	}
+	thr := rng.DropThreshold(p)
+	scale := 1 / (1 - p)
+	b.rows(rows, max(1, 2048/dim), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xr, yr := xs[i*dim:(i+1)*dim], ys[i*dim:(i+1)*dim]
+			for j, v := range xr {
+				if bs != nil {
+					v += bs[j]
+				}
+				if relu {
+					v = max(v, 0)
+				}
+				yr[j] = v
+			}
+			if ms != nil {
+				dropRow(key, uint32(i), thr, scale, yr, ms[i*dim:(i+1)*dim])
+			}
+		}
+	})
+}
+
+// dropChunk is the number of columns whose Philox words dropRow draws at
+// once (a multiple of 32, so that chunks start on whole 8-slot groups).
+const dropChunk = 1024
+
+// dropRow applies the dropout mask of row i to y in place and records it.
+// Element j is kept iff word j%4 of Philox(i, j/4, ...) >= thr.
+func dropRow(key rng.Key, i, thr uint32, scale float32, y []float32, mask []uint8) {
+	var words [dropChunk]uint32
+	pk, c3 := key.PhiloxKey(), key.Epoch<<8|key.Stream
+	for j0 := 0; j0 < len(y); j0 += dropChunk {
+		n := min(dropChunk, len(y)-j0)
+		w := words[:(n+3)/4*4]
+		vec.PhiloxWords(pk, i, uint32(j0/4), key.Step, c3, w)
+		yc, mc := y[j0:j0+n], mask[j0:j0+n]
+		w = w[:n]
+		for j := range yc {
+			// Branch-free: keep is 0 or 1, and a dropped value becomes +0
+			// whatever it was (also NaN or Inf).
+			keep := uint32((uint64(w[j])-uint64(thr))>>63) ^ 1
+			mc[j] = uint8(keep)
+			yc[j] = math.Float32frombits(math.Float32bits(yc[j]*scale) & -keep)
+		}
+	}
+}
+
+func checkP(c *call, p float32) {
+	if c.ok && !(p >= 0 && p < 1) {
+		c.failf("dropout probability %g, want 0 <= p < 1", p)
+	}
+}
+
+// BiasActDropoutBackward: dx = dy·mask/(1-p)·[y > 0 if relu] on rows [:n];
+// dbias (F32 [dim], may be nil) = column sums of dx over rows [:n]
+// (overwritten). mask is read only when p > 0. dy and dx may be the same
+// buffer.
+func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
+	c := b.begin("BiasActDropoutBackward")
+	defer c.end()
+	c.dim("dim", dim)
+	checkP(&c, p)
+	rows, _ := c.count("n", n)
+	dys := c.f32("dy", dy, n.Cap*dim)
+	var ys []float32
+	if relu {
+		ys = c.f32("y", y, n.Cap*dim)
+	}
+	var ms []uint8
+	if p > 0 {
+		ms = c.u8("mask", mask, n.Cap*dim)
+	}
+	dxs := c.f32("dx", dx, n.Cap*dim)
+	dbs := c.optF32("dbias", dbias, dim)
+	if !c.ok {
+		return
+	}
+	scale := 1 / (1 - p)
+	b.rows(rows, max(1, 2048/dim), func(lo, hi int) {
+		for i := lo * dim; i < hi*dim; i++ {
+			// Branch-free (masks are random): keep is all ones or zero.
+			keep := ^uint32(0)
+			g := dys[i]
+			if ms != nil {
+				keep = -uint32(ms[i] & 1)
+				g *= scale
+			}
+			if relu {
+				keep &= positive(ys[i])
+			}
+			dxs[i] = math.Float32frombits(math.Float32bits(g) & keep)
+		}
+	})
+	if dbs != nil {
+		b.columnSums(dxs, rows, dim, dbs)
+	}
+}
+
+// positive is all ones when v > 0 and zero otherwise (also for NaN).
+func positive(v float32) uint32 {
+	b := math.Float32bits(v)
+	// v > 0 iff the sign is clear and the bits are non-zero and not NaN.
+	pos := uint32((uint64(b)-1)>>63) ^ 1          // b != 0
+	pos &= (b >> 31) ^ 1                          // sign clear
+	pos &= uint32((uint64(b) - 0x7f800001) >> 63) // below the NaN range
+	return -pos
+}
+
+// columnSums sets out[j] = Σ_{i < rows} m[i·dim + j], accumulated in float64
+// in row order (threads split the columns).
+func (b *Backend) columnSums(m []float32, rows, dim int, out []float32) {
+	acc := b.scratch64(dim)
+	b.cols(dim, 16, func(lo, hi int) {
+		for i := range rows {
+			row := m[i*dim+lo : i*dim+hi]
+			a := acc[lo:hi]
+			for j, v := range row {
+				a[j] += float64(v)
+			}
+		}
+		for j := lo; j < hi; j++ {
+			out[j] = float32(acc[j])
+		}
+	})
+}
+
+// Argmax writes the index of each row's largest logit (the first on ties)
+// into out (I32 [n.Cap]) for rows [:n].
+func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) {
+	c := b.begin("Argmax")
+	defer c.end()
+	c.dim("classes", classes)
+	rows, _ := c.count("n", n)
+	ls := c.f32("logits", logits, n.Cap*classes)
+	os := c.i32("out", out, n.Cap)
+	if !c.ok {
+		return
+	}
+	b.rows(rows, max(1, 2048/classes), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			os[i] = int32(argmax(ls[i*classes : (i+1)*classes]))
+		}
+	})
+}
+
+// argmax is the index of the largest value (the first on ties; NaNs are
+// never chosen unless every value is NaN, then 0).
+func argmax(row []float32) int {
+	best := 0
+	for j, v := range row {
+		if v > row[best] || (row[best] != row[best] && v == v) {
+			best = j
+		}
+	}
+	return best
+}
+
+// AddCount adds delta to the int32 at c.
+func (b *Backend) AddCount(cnt backend.Count, delta int32) {
+	c := b.begin("AddCount")
+	defer c.end()
+	_, p := c.count("c", cnt)
+	if c.ok {
+		*p += delta
+	}
+}

@@ -1,0 +1,264 @@
+package gemm
+
+// packBBlock packs op(B)[pc:pc+kb, jc:jc+nb] into c.packB as nr-column
+// panels: panel q holds columns jc+q·nr.. at offset q·kb·nr, element
+// [p·nr + j], zero-padded past nb. Panels are packed in parallel.
+func (c *Context) packBBlock(transB bool, b []float32, ldb, pc, kb, jc, nb int) {
+	panels := (nb + nr - 1) / nr
+	parts := min(c.threads, panels)
+	per := (panels + parts - 1) / parts
+	c.run(parts, func(part int) {
+		for q := part * per; q < min(panels, (part+1)*per); q++ {
+			dst := c.packB[q*kb*nr : (q+1)*kb*nr]
+			j0 := jc + q*nr
+			w := min(nr, jc+nb-j0)
+			if transB {
+				packBTrans(dst, b, ldb, pc, kb, j0, w)
+			} else {
+				packBNormal(dst, b, ldb, pc, kb, j0, w)
+			}
+		}
+	})
+}
+
+// packBNormal packs from B stored k×n (row p, column j at b[p·ldb+j]).
+func packBNormal(dst, b []float32, ldb, pc, kb, j0, w int) {
+	for p := range kb {
+		src := b[(pc+p)*ldb+j0 : (pc+p)*ldb+j0+w]
+		row := dst[p*nr : p*nr+nr]
+		copy(row, src)
+		clear(row[w:])
+	}
+}
+
+// packBTrans packs from B stored n×k (row p, column j at b[j·ldb+p]).
+func packBTrans(dst, b []float32, ldb, pc, kb, j0, w int) {
+	for j := range nr {
+		if j >= w {
+			for p := range kb {
+				dst[p*nr+j] = 0
+			}
+			continue
+		}
+		src := b[(j0+j)*ldb+pc : (j0+j)*ldb+pc+kb]
+		for p, v := range src {
+			dst[p*nr+j] = v
+		}
+	}
+}
+
+// packABlock packs op(A)[i0:i0+mb, pc:pc+kb] into dst as mr-row panels:
+// panel r at offset r·kb·mr, element [p·mr + i], zero-padded past mb.
+func packABlock(dst []float32, transA bool, a []float32, lda, i0, mb, pc, kb int) {
+	for r := 0; r*mr < mb; r++ {
+		panel := dst[r*kb*mr : (r+1)*kb*mr]
+		h := min(mr, mb-r*mr)
+		ib := i0 + r*mr
+		if transA {
+			for p := range kb {
+				src := a[(pc+p)*lda+ib : (pc+p)*lda+ib+h]
+				row := panel[p*mr : p*mr+mr]
+				copy(row, src)
+				clear(row[h:])
+			}
+			continue
+		}
+		for i := range mr {
+			if i >= h {
+				for p := range kb {
+					panel[p*mr+i] = 0
+				}
+				continue
+			}
+			src := a[(ib+i)*lda+pc : (ib+i)*lda+pc+kb]
+			for p, v := range src {
+				panel[p*mr+i] = v
+			}
+		}
+	}
+}
+
+// multiplyBlock computes C[:, jc:jc+nb] (+)= alpha·op(A)[:, pc:pc+kb]·packB.
+// Tasks are (row block, column group) pairs; each of c.threads parts takes
+// every threads-th task and packs its A block into its own buffer.
+func (c *Context) multiplyBlock(transA bool, a []float32, lda, m, pc, kb, jc, nb int,
+	alpha, beta float32, cm []float32, ldc int) {
+	mcEff := min(mc, roundUp((m+c.threads-1)/c.threads, mr))
+	rowBlocks := (m + mcEff - 1) / mcEff
+	panels := (nb + nr - 1) / nr
+	groups := min(panels, max(1, c.threads/rowBlocks))
+	perGroup := (panels + groups - 1) / groups
+	tasks := rowBlocks * groups
+	parts := min(c.threads, tasks)
+	c.run(parts, func(part int) {
+		for t := part; t < tasks; t += parts {
+			rb, g := t/groups, t%groups
+			i0 := rb * mcEff
+			q0, q1 := g*perGroup, min(panels, (g+1)*perGroup)
+			if q0 >= q1 {
+				continue
+			}
+			blk := newABlock(c.packA[part], transA, a, lda, i0, min(mcEff, m-i0), pc, kb)
+			j0 := jc + q0*nr
+			c.macroKernel(blk, c.packB[q0*kb*nr:q1*kb*nr], j0, min(jc+nb, jc+q1*nr)-j0, alpha, beta, cm, ldc)
+		}
+	})
+}
+
+// sgemmFewRows is Sgemm for m <= fewRows and n <= nc: each part owns a
+// contiguous range of column panels, packs all of op(A) and its own panels
+// of op(B) for each k block, and runs through k with no synchronisation
+// between parts (the weight gradient, m×n small and k large, needs this).
+// The order of accumulation is the same as Sgemm's other path.
+func (c *Context) sgemmFewRows(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
+	b []float32, ldb int, beta float32, cm []float32, ldc int) {
+	c.ensureA()
+	panels := (n + nr - 1) / nr
+	parts := min(c.threads, panels)
+	per := (panels + parts - 1) / parts
+	for t := range parts {
+		if len(c.ownB[t]) < kc*per*nr {
+			c.ownB[t] = make([]float32, kc*per*nr)
+		}
+	}
+	c.run(parts, func(part int) {
+		q0, q1 := part*per, min(panels, (part+1)*per)
+		if q0 >= q1 {
+			return
+		}
+		own := c.ownB[part]
+		j0 := q0 * nr
+		w := min(n, q1*nr) - j0
+		for pc := 0; pc < k; pc += kc {
+			kb := min(kc, k-pc)
+			bet := beta
+			if pc > 0 {
+				bet = 1
+			}
+			for q := q0; q < q1; q++ {
+				dst := own[(q-q0)*kb*nr : (q-q0+1)*kb*nr]
+				if transB {
+					packBTrans(dst, b, ldb, pc, kb, q*nr, min(nr, n-q*nr))
+				} else {
+					packBNormal(dst, b, ldb, pc, kb, q*nr, min(nr, n-q*nr))
+				}
+			}
+			blk := newABlock(c.packA[part], transA, a, lda, 0, m, pc, kb)
+			c.macroKernel(blk, own[:(q1-q0)*kb*nr], j0, w, alpha, bet, cm, ldc)
+		}
+	})
+}
+
+// aBlock is the block op(A)[i0:i0+mb, pc:pc+kb] as the micro-kernels read
+// it: packed row panels, or (direct) full panels in place in a with only
+// the last partial panel packed at the start of packed.
+type aBlock struct {
+	a           []float32
+	lda, i0, mb int
+	pc, kb      int
+	packed      []float32
+	direct      bool
+}
+
+// newABlock packs op(A)[i0:i0+mb, pc:pc+kb] into buf, or, when A is not
+// transposed and the assembly kernels run, only its last partial panel.
+func newABlock(buf []float32, transA bool, a []float32, lda, i0, mb, pc, kb int) aBlock {
+	blk := aBlock{a: a, lda: lda, i0: i0, mb: mb, pc: pc, kb: kb, packed: buf, direct: !transA && hasDirect()}
+	if !blk.direct {
+		packABlock(buf, transA, a, lda, i0, mb, pc, kb)
+	} else if full := mb / mr * mr; full < mb {
+		packABlock(buf, false, a, lda, i0+full, mb-full, pc, kb)
+	}
+	return blk
+}
+
+// macroKernel runs the micro-kernel over the row panels of blk and the
+// packed B panels bPanels, which hold columns [j0, j0+w0) of op(B); it
+// writes C rows blk.i0.. and those columns.
+func (c *Context) macroKernel(blk aBlock, bPanels []float32, j0, w0 int, alpha, beta float32, cm []float32, ldc int) {
+	var tmp [mr * nr]float32
+	kb := blk.kb
+	for q := 0; q*nr < w0; q++ {
+		bp := bPanels[q*kb*nr : (q+1)*kb*nr]
+		jq := j0 + q*nr
+		w := min(nr, w0-q*nr)
+		for r := 0; r*mr < blk.mb; r++ {
+			h := min(mr, blk.mb-r*mr)
+			ci := (blk.i0+r*mr)*ldc + jq
+			full := h == mr && w == nr
+			out, ld, al, be := cm[ci:], ldc, alpha, beta
+			if !full {
+				out, ld, al, be = tmp[:], nr, 1, 0
+			}
+			if blk.direct && h == mr {
+				kernelDirect(kb, blk.a[(blk.i0+r*mr)*blk.lda+blk.pc:], blk.lda, bp, out, ld, al, be)
+			} else {
+				off := r * kb * mr
+				if blk.direct {
+					off = 0
+				}
+				kernel(kb, blk.packed[off:off+kb*mr], bp, out, ld, al, be)
+			}
+			if !full {
+				addTile(cm[ci:], ldc, tmp[:], h, w, alpha, beta)
+			}
+		}
+	}
+}
+
+// addTile sets c[i·ldc+j] = alpha·t[i·nr+j] + beta·c[i·ldc+j] for i < h,
+// j < w (c not read when beta is 0).
+func addTile(c []float32, ldc int, t []float32, h, w int, alpha, beta float32) {
+	for i := range h {
+		row := c[i*ldc : i*ldc+w]
+		ti := t[i*nr : i*nr+w]
+		for j := range row {
+			if beta == 0 {
+				row[j] = alpha * ti[j]
+			} else {
+				row[j] = float32(alpha*ti[j]) + float32(beta*row[j])
+			}
+		}
+	}
+}
+
+// kernelGo is the portable micro-kernel: with acc = Σ_p a[p·mr+i]·b[p·nr+j]
+// over p < k, it sets c[i·ldc+j] = alpha·acc + beta·c[i·ldc+j] for the full
+// mr×nr tile (c not read when beta is 0).
+func kernelGo(k int, a, b, c []float32, ldc int, alpha, beta float32) {
+	var acc [mr * nr]float32
+	a = a[:k*mr]
+	b = b[:k*nr]
+	for p := range k {
+		bp := (*[nr]float32)(b[p*nr : p*nr+nr])
+		ap := (*[mr]float32)(a[p*mr : p*mr+mr])
+		for i := range mr {
+			ai := ap[i]
+			row := (*[nr]float32)(acc[i*nr : i*nr+nr])
+			for j := range nr {
+				row[j] += ai * bp[j]
+			}
+		}
+	}
+	for i := range mr {
+		row := c[i*ldc : i*ldc+nr]
+		for j := range row {
+			if beta == 0 {
+				row[j] = alpha * acc[i*nr+j]
+			} else {
+				row[j] = float32(alpha*acc[i*nr+j]) + float32(beta*row[j])
+			}
+		}
+	}
+}
+
+// kernelGoDirect is kernelGo with A read in place: A(i, p) = a[i·lda+p].
+func kernelGoDirect(k int, a []float32, lda int, b, c []float32, ldc int, alpha, beta float32) {
+	var packed [mr * kc]float32
+	for p := range k {
+		for i := range mr {
+			packed[p*mr+i] = a[i*lda+p]
+		}
+	}
+	kernelGo(k, packed[:k*mr], b, c, ldc, alpha, beta)
+}

@@ -1,0 +1,95 @@
+package cpu
+
+import "github.com/fanout-gnn/fanout/backend"
+
+// Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [n.Cap, in],
+// w [in, out], y [n.Cap, out].
+func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
+	c := b.begin("Linear")
+	defer c.end()
+	c.dim("in", in)
+	c.dim("out", out)
+	rows, _ := c.count("n", n)
+	xs := c.f32("x", x, n.Cap*in)
+	ws := c.f32("w", w, in*out)
+	ys := c.f32("y", y, n.Cap*out)
+	if !c.ok {
+		return
+	}
+	b.sgemm(&c, false, false, rows, out, in, xs, in, ws, out, beta(accumulate), ys, out)
+}
+
+// LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate);
+// dy [n.Cap, out], w [in, out], dx [n.Cap, in].
+func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) {
+	c := b.begin("LinearBackwardData")
+	defer c.end()
+	c.dim("in", in)
+	c.dim("out", out)
+	rows, _ := c.count("n", n)
+	dys := c.f32("dy", dy, n.Cap*out)
+	ws := c.f32("w", w, in*out)
+	dxs := c.f32("dx", dx, n.Cap*in)
+	if !c.ok {
+		return
+	}
+	b.sgemm(&c, false, true, rows, in, out, dys, out, ws, out, beta(accumulate), dxs, in)
+}
+
+// LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate);
+// x [n.Cap, in], dy [n.Cap, out], dw [in, out].
+func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) {
+	c := b.begin("LinearBackwardWeight")
+	defer c.end()
+	c.dim("in", in)
+	c.dim("out", out)
+	rows, _ := c.count("n", n)
+	xs := c.f32("x", x, n.Cap*in)
+	dys := c.f32("dy", dy, n.Cap*out)
+	dws := c.f32("dw", dw, in*out)
+	if !c.ok {
+		return
+	}
+	b.sgemm(&c, true, false, in, out, rows, xs, in, dys, out, beta(accumulate), dws, out)
+}
+
+// Gemm: c = alpha·op(a)·op(b) + beta·c with op(a) [m, k], op(b) [k, n],
+// row-major; a is [k, m] when transA, b is [n, k] when transB.
+func (b *Backend) Gemm(transA, transB bool, m, n, k int, alpha float32, a, bm backend.Buffer, beta float32, cm backend.Buffer) {
+	c := b.begin("Gemm")
+	defer c.end()
+	if m < 0 || n < 0 || k < 0 {
+		c.failf("negative size m=%d n=%d k=%d", m, n, k)
+		return
+	}
+	as := c.f32("a", a, m*k)
+	bs := c.f32("b", bm, k*n)
+	cs := c.f32("c", cm, m*n)
+	if !c.ok {
+		return
+	}
+	lda, ldb := k, n
+	if transA {
+		lda = m
+	}
+	if transB {
+		ldb = k
+	}
+	if err := b.gemm.Sgemm(transA, transB, m, n, k, alpha, as, max(lda, 1), bs, max(ldb, 1), beta, cs, max(n, 1)); err != nil {
+		c.failf("%v", err)
+	}
+}
+
+func beta(accumulate bool) float32 {
+	if accumulate {
+		return 1
+	}
+	return 0
+}
+
+// sgemm runs C = op(A)·op(B) + beta·C with alpha 1 and records any error.
+func (b *Backend) sgemm(c *call, transA, transB bool, m, n, k int, a []float32, lda int, bm []float32, ldb int, beta float32, cm []float32, ldc int) {
+	if err := b.gemm.Sgemm(transA, transB, m, n, k, 1, a, lda, bm, ldb, beta, cm, ldc); err != nil {
+		c.failf("%v", err)
+	}
+}

@@ -1,0 +1,114 @@
+package cpu
+
+import (
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/rng"
+	"github.com/fanout-gnn/fanout/sample"
+)
+
+// cpuGraph is a CSR used in place, with the relabeler's per-vertex table
+// made on the first Relabel.
+type cpuGraph struct {
+	csr *graph.CSR
+	rel *sample.Relabeler
+}
+
+func (g *cpuGraph) NumNodes() int64 { return g.csr.NumNodes }
+func (g *cpuGraph) NumEdges() int64 { return g.csr.NumEdges() }
+
+func (c *call) graph(g backend.Graph) *cpuGraph {
+	if !c.ok {
+		return nil
+	}
+	cg, ok := g.(*cpuGraph)
+	if !ok || cg == nil {
+		c.failf("g: graph of type %T does not belong to the cpu backend", g)
+		return nil
+	}
+	return cg
+}
+
+// checkIDs records an error unless every id lies in [0, numNodes).
+func (c *call) checkIDs(name string, ids []int32, numNodes int64) {
+	if !c.ok {
+		return
+	}
+	for i, v := range ids {
+		if v < 0 || int64(v) >= numNodes {
+			c.failf("%s[%d] = %d outside [0, %d)", name, i, v, numNodes)
+			return
+		}
+	}
+}
+
+// SampleLayer samples up to fanout neighbours of each of the first nDst ids
+// of dst with package sample's reference sampler (the key is (r.Seed,
+// epoch, step, r.Stream) from r.Clock). It writes out.Indptr [nDst+1],
+// out.Nbrs for the edges that fit, the true edge count into out.NumEdges,
+// and copies dst into out.SrcIDs for the destinations that fit.
+func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) {
+	c := b.begin("SampleLayer")
+	defer c.end()
+	cg := c.graph(g)
+	live, _ := c.count("nDst", nDst)
+	ds := c.i32("dst", dst, nDst.Cap)
+	epoch, step := c.clock(r)
+	if c.ok && out == nil {
+		c.failf("out: nil block")
+	}
+	if !c.ok {
+		return
+	}
+	indptr := c.i32("out.Indptr", out.Indptr, nDst.Cap+1)
+	nbrs := c.i32("out.Nbrs", out.Nbrs, out.NumEdges.Cap)
+	srcIDs := c.i32("out.SrcIDs", out.SrcIDs, out.NumSrc.Cap)
+	_, nePtr := c.count("out.NumEdges", out.NumEdges)
+	c.checkIDs("dst", ds[:live], cg.csr.NumNodes)
+	if !c.ok {
+		return
+	}
+	key := rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
+	total := sample.Layer(cg.csr, ds[:live], fanout, key, indptr, nbrs[:out.NumEdges.Cap], b.threads)
+	*nePtr = int32(min(total, 1<<31-1))
+	copy(srcIDs[:min(live, out.NumSrc.Cap)], ds[:live])
+}
+
+// Relabel assigns local ids with package sample's relabeler: destinations
+// (the first NumDst entries of out.SrcIDs, as SampleLayer wrote them) keep
+// 0..NumDst-1 and new neighbours get the next ids in order of first
+// appearance in out.Nbrs. It writes out.SrcIDs past the destinations (the
+// ids that fit), out.Indices for the live edges and the true source count
+// into out.NumSrc.
+func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
+	c := b.begin("Relabel")
+	defer c.end()
+	cg := c.graph(g)
+	if c.ok && out == nil {
+		c.failf("out: nil block")
+	}
+	if !c.ok {
+		return
+	}
+	nDst, _ := c.count("out.NumDst", out.NumDst)
+	nEdges, _ := c.count("out.NumEdges", out.NumEdges)
+	_, nsPtr := c.count("out.NumSrc", out.NumSrc)
+	srcIDs := c.i32("out.SrcIDs", out.SrcIDs, out.NumSrc.Cap)
+	nbrs := c.i32("out.Nbrs", out.Nbrs, out.NumEdges.Cap)
+	local := c.i32("out.Indices", out.Indices, out.NumEdges.Cap)
+	if !c.ok {
+		return
+	}
+	srcIDs = srcIDs[:out.NumSrc.Cap]
+	dst := srcIDs[:min(nDst, len(srcIDs))]
+	c.checkIDs("out.SrcIDs", dst, cg.csr.NumNodes)
+	c.checkIDs("out.Nbrs", nbrs[:nEdges], cg.csr.NumNodes)
+	if !c.ok {
+		return
+	}
+	if cg.rel == nil {
+		cg.rel = sample.NewRelabeler(cg.csr.NumNodes)
+	}
+	nSrc := cg.rel.Relabel(dst, nbrs[:nEdges], srcIDs, local[:nEdges])
+	*nsPtr = int32(min(nSrc, 1<<31-1))
+}

@@ -1,0 +1,238 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu/vec"
+)
+
+// blockView is a validated Block: live sizes clamped to capacity and the
+// slices behind it. Edge offsets from Indptr are clamped to [0, nEdges], and
+// edges whose source index lies outside [0, nSrc) are skipped by every op
+// (that only happens in a block whose sources overflowed).
+type blockView struct {
+	nDst, nEdges, nSrc int
+	indptr, indices    []int32
+}
+
+// block validates blk for an op reading its topology.
+func (c *call) block(blk *backend.Block) blockView {
+	var v blockView
+	if !c.ok {
+		return v
+	}
+	if blk == nil {
+		c.failf("blk: nil block")
+		return v
+	}
+	v.nDst, _ = c.count("blk.NumDst", blk.NumDst)
+	v.nEdges, _ = c.count("blk.NumEdges", blk.NumEdges)
+	v.nSrc, _ = c.count("blk.NumSrc", blk.NumSrc)
+	v.indptr = c.i32("blk.Indptr", blk.Indptr, blk.NumDst.Cap+1)
+	v.indices = c.i32("blk.Indices", blk.Indices, blk.NumEdges.Cap)
+	if c.ok && blk.NumDst.Cap > blk.NumSrc.Cap {
+		c.failf("blk: destination capacity %d exceeds source capacity %d", blk.NumDst.Cap, blk.NumSrc.Cap)
+	}
+	return v
+}
+
+// edges is the clamped edge range of destination i.
+func (v *blockView) edges(i int) (lo, hi int) {
+	lo = min(max(int(v.indptr[i]), 0), v.nEdges)
+	hi = min(max(int(v.indptr[i+1]), lo), v.nEdges)
+	return lo, hi
+}
+
+// MeanWeights sets edgeW[e] = 1/s_i for the edges e of destination i, s_i its
+// sampled degree. edgeW is F32 [NumEdges.Cap].
+func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
+	c := b.begin("MeanWeights")
+	defer c.end()
+	v := c.block(blk)
+	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
+	if !c.ok {
+		return
+	}
+	b.rows(v.nDst, 256, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			e0, e1 := v.edges(i)
+			w := 1 / float32(e1-e0)
+			for e := e0; e < e1; e++ {
+				ew[e] = w
+			}
+		}
+	})
+}
+
+// GCNWeights sets selfW[i] = 1/d_i and edgeW[e] = (srcDeg[i]/s_i)/sqrt(d_i·d_j)
+// with d = srcDeg + 1 and s_i the sampled degree of destination i; srcDeg
+// F32 [NumSrc.Cap], edgeW F32 [NumEdges.Cap], selfW F32 [NumDst.Cap].
+func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) {
+	c := b.begin("GCNWeights")
+	defer c.end()
+	v := c.block(blk)
+	deg := c.f32("srcDeg", srcDeg, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap }))
+	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
+	sw := c.f32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
+	if !c.ok {
+		return
+	}
+	b.rows(v.nDst, 256, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			di := float64(deg[i]) + 1
+			sw[i] = float32(1 / di)
+			e0, e1 := v.edges(i)
+			if e1 == e0 {
+				continue
+			}
+			scale := float64(deg[i]) / float64(e1-e0)
+			for e := e0; e < e1; e++ {
+				j := int(v.indices[e])
+				if j < 0 || j >= v.nSrc {
+					continue
+				}
+				ew[e] = float32(scale / math.Sqrt(di*(float64(deg[j])+1)))
+			}
+		}
+	})
+}
+
+// capOf returns a capacity of blk, or 0 for a nil block (already reported).
+func capOf(blk *backend.Block, f func(*backend.Block) int) int {
+	if blk == nil {
+		return 0
+	}
+	return f(blk)
+}
+
+// Aggregate computes, for each live destination i,
+// out[i, :] = selfW[i]·x[i, :] + Σ_{e in row i} edgeW[e]·x[Indices[e], :],
+// accumulated in float32 in edge order after the self term. x is
+// [NumSrc.Cap, dim], out [NumDst.Cap, dim]; selfW may be nil.
+func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) {
+	c := b.begin("Aggregate")
+	defer c.end()
+	c.dim("dim", dim)
+	v := c.block(blk)
+	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
+	sw := c.optF32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
+	xs := c.f32("x", x, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*dim)
+	os := c.f32("out", out, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap })*dim)
+	if !c.ok {
+		return
+	}
+	b.rows(v.nDst, max(1, 1024/dim), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o := os[i*dim : (i+1)*dim]
+			if sw != nil {
+				s, xi := sw[i], xs[i*dim:(i+1)*dim]
+				for k, xv := range xi {
+					o[k] = s * xv
+				}
+			} else {
+				clear(o)
+			}
+			e0, e1 := v.edges(i)
+			for e := e0; e < e1; e++ {
+				j := int(v.indices[e])
+				if j < 0 || j >= v.nSrc {
+					continue
+				}
+				vec.Axpy(ew[e], xs[j*dim:(j+1)*dim], o)
+			}
+		}
+	})
+}
+
+// AggregateBackward accumulates into dx [NumSrc.Cap, dim], for each live
+// destination i in order: selfW[i]·dout[i, :] into dx[i, :], then
+// edgeW[e]·dout[i, :] into dx[Indices[e], :] for the edges of i in order.
+// It runs as a gather over sources: the edges are first grouped by source
+// (a stable counting sort), so each row of dx receives its additions in
+// exactly the order above whatever the thread count.
+func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
+	c := b.begin("AggregateBackward")
+	defer c.end()
+	c.dim("dim", dim)
+	v := c.block(blk)
+	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
+	sw := c.optF32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
+	ds := c.f32("dout", dout, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap })*dim)
+	dxs := c.f32("dx", dx, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*dim)
+	if !c.ok {
+		return
+	}
+	t := b.transpose(&v)
+	b.rows(v.nSrc, max(1, 1024/dim), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			row := dxs[j*dim : (j+1)*dim]
+			k, end := t.start[j], t.start[j+1]
+			if sw != nil && j < v.nDst {
+				// Edges of destinations before j come first, then j's self term.
+				first, _ := v.edges(j)
+				for ; k < end && int(t.edge[k]) < first; k++ {
+					vec.Axpy(ew[t.edge[k]], ds[int(t.dst[k])*dim:int(t.dst[k]+1)*dim], row)
+				}
+				vec.Axpy(sw[j], ds[j*dim:(j+1)*dim], row)
+			}
+			for ; k < end; k++ {
+				vec.Axpy(ew[t.edge[k]], ds[int(t.dst[k])*dim:int(t.dst[k]+1)*dim], row)
+			}
+		}
+	})
+}
+
+// transposed lists a block's live edges grouped by source: the edges of
+// source j are edge[start[j]:start[j+1]] in increasing edge order, with
+// their destinations in dst. Backed by backend scratch (valid until the next
+// op).
+type transposed struct {
+	start     []int32 // [nSrc+1]
+	edge, dst []int32 // [live edges with a valid source]
+}
+
+// transpose groups v's edges by source with a stable counting sort.
+func (b *Backend) transpose(v *blockView) transposed {
+	nSrc := v.nSrc
+	b.tStart = growI32(b.tStart, nSrc+1)
+	b.tCursor = growI32(b.tCursor, nSrc)
+	start, cursor := b.tStart[:nSrc+1], b.tCursor[:nSrc]
+	clear(start)
+	for i := range v.nDst {
+		e0, e1 := v.edges(i)
+		for _, j := range v.indices[e0:e1] {
+			if j >= 0 && int(j) < nSrc {
+				start[j+1]++
+			}
+		}
+	}
+	for j := range nSrc {
+		start[j+1] += start[j]
+		cursor[j] = start[j]
+	}
+	n := int(start[nSrc])
+	b.tEdge = growI32(b.tEdge, n)
+	b.tDst = growI32(b.tDst, n)
+	edge, dst := b.tEdge[:n], b.tDst[:n]
+	for i := range v.nDst {
+		e0, e1 := v.edges(i)
+		for e := e0; e < e1; e++ {
+			j := v.indices[e]
+			if j >= 0 && int(j) < nSrc {
+				k := cursor[j]
+				edge[k], dst[k] = int32(e), int32(i)
+				cursor[j]++
+			}
+		}
+	}
+	return transposed{start: start, edge: edge, dst: dst}
+}
+
+// growI32 returns s with length at least n (grow-only scratch).
+func growI32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,311 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+var errClosed = errors.New("backend is closed")
+
+// call is one public method in progress: it holds the backend's lock, the
+// goroutine's OS thread and the current context, and validates arguments.
+// The first problem is recorded as the backend's sticky error naming the op;
+// ok reports whether everything so far passed.
+type call struct {
+	b  *Backend
+	op string
+	ok bool
+}
+
+// begin starts an op; the caller must defer c.end(). Ops issued after a
+// failure are skipped (ok is false from the start).
+func (b *Backend) begin(op string) call {
+	c := b.beginAlways(op)
+	if c.ok && b.err != nil {
+		c.ok = false
+	}
+	return c
+}
+
+// beginAlways starts a method that runs even after a failure (memory
+// management, Read, Sync).
+func (b *Backend) beginAlways(op string) call {
+	runtime.LockOSThread()
+	b.mu.Lock()
+	c := call{b: b, op: op, ok: true}
+	if b.closed {
+		c.ok = false
+		b.fail(fmt.Errorf("cuda: %s: %w", op, errClosed))
+		return c
+	}
+	r, _, _ := purego.SyscallN(b.drv.cuCtxSetCurrent, b.ctx)
+	if code := int32(r); code != cudaSuccess {
+		c.fail(b.drv.err("cuCtxSetCurrent", int(code)))
+	}
+	return c
+}
+
+func (c *call) end() {
+	c.b.mu.Unlock()
+	runtime.UnlockOSThread()
+}
+
+// fail records err (naming the op) as the sticky error.
+func (c *call) fail(err error) {
+	if c.ok {
+		c.ok = false
+		c.b.fail(fmt.Errorf("cuda: %s: %w", c.op, err))
+	}
+}
+
+func (c *call) failf(format string, args ...any) {
+	c.fail(fmt.Errorf(format, args...))
+}
+
+// fail keeps the first error.
+func (b *Backend) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+// buf returns the CUDA buffer behind arg, or nil (recording an error) when it
+// is missing, foreign, freed, of the wrong type or shorter than need.
+func (c *call) buf(name string, arg backend.Buffer, dt backend.DType, need int) *buffer {
+	if !c.ok {
+		return nil
+	}
+	x, ok := arg.(*buffer)
+	switch {
+	case !ok || x == nil:
+		c.failf("%s: %s", name, describeForeign(arg))
+	case x.owner != c.b:
+		c.failf("%s: buffer belongs to another CUDA backend", name)
+	case x.root != nil && x.root.freed:
+		c.failf("%s: buffer used after Free", name)
+	case x.dt != dt:
+		c.failf("%s: dtype %s, want %s", name, x.dt, dt)
+	case x.n < need:
+		c.failf("%s: buffer has %d elements, need %d", name, x.n, need)
+	default:
+		return x
+	}
+	return nil
+}
+
+// optBuf is buf for an argument that may be nil (returns nil, no error).
+func (c *call) optBuf(name string, arg backend.Buffer, dt backend.DType, need int) *buffer {
+	if isNil(arg) {
+		return nil
+	}
+	return c.buf(name, arg, dt, need)
+}
+
+func isNil(arg backend.Buffer) bool {
+	if arg == nil {
+		return true
+	}
+	x, ok := arg.(*buffer)
+	return ok && x == nil
+}
+
+func describeForeign(arg backend.Buffer) string {
+	if isNil(arg) {
+		return "nil buffer"
+	}
+	return fmt.Sprintf("buffer of type %T does not belong to the cuda backend", arg)
+}
+
+// ptr is the device address of x, 0 for nil.
+func (x *buffer) addr() uintptr {
+	if x == nil {
+		return 0
+	}
+	return x.ptr
+}
+
+// count validates a Count and returns the device address of its int32.
+func (c *call) count(name string, n backend.Count) uintptr {
+	if !c.ok {
+		return 0
+	}
+	if n.Cap < 0 || n.Cap > math.MaxInt32-1 {
+		c.failf("%s: capacity %d outside [0, 2^31-1)", name, n.Cap)
+		return 0
+	}
+	x := c.buf(name+".Buf", n.Buf, backend.I32, 0)
+	if x == nil {
+		return 0
+	}
+	if n.Off < 0 || n.Off >= x.n {
+		c.failf("%s: offset %d outside count buffer of %d elements", name, n.Off, x.n)
+		return 0
+	}
+	return x.ptr + uintptr(4*n.Off)
+}
+
+// dim checks a positive static size.
+func (c *call) dim(name string, v int) {
+	if c.ok && (v <= 0 || v > math.MaxInt32) {
+		c.failf("%s: %d, want in [1, 2^31)", name, v)
+	}
+}
+
+// clock checks a Rand and returns its clock's address and Philox key.
+func (c *call) clock(r backend.Rand) (clock uintptr, k0, k1 uint32) {
+	x := c.buf("rand.Clock", r.Clock, backend.I32, 2)
+	if x == nil {
+		return 0, 0, 0
+	}
+	if r.Stream >= 256 {
+		c.failf("rand.Stream %d, want < 256", r.Stream)
+		return 0, 0, 0
+	}
+	return x.ptr, uint32(r.Seed), uint32(r.Seed >> 32)
+}
+
+// scratch returns at least bytes of the backend's scratch slot, growing it
+// when needed (never while capturing a graph).
+func (c *call) scratch(slot int, bytes int64) uintptr {
+	if !c.ok {
+		return 0
+	}
+	b := c.b
+	s := &b.scratch[slot]
+	if s.ptr != 0 && s.class >= bytes {
+		return s.ptr
+	}
+	if b.capturing {
+		c.failf("scratch memory would grow from %d to %d bytes while capturing a graph; run the step once before capturing", s.class, bytes)
+		return 0
+	}
+	if s.ptr != 0 {
+		b.pool.put(s.ptr, s.class)
+		s.ptr, s.class = 0, 0
+	}
+	ptr, class, err := b.pool.get(bytes)
+	if err != nil {
+		c.fail(err)
+		return 0
+	}
+	s.ptr, s.class = ptr, class
+	return ptr
+}
+
+// scratchZeroed is scratch whose memory is zeroed whenever it is (re)made.
+func (c *call) scratchZeroed(slot int, bytes int64) uintptr {
+	s := &c.b.scratch[slot]
+	grow := s.ptr == 0 || s.class < bytes
+	p := c.scratch(slot, bytes)
+	if grow && p != 0 {
+		c.memset(p, 0, s.class)
+	}
+	return p
+}
+
+// maxKernelArgs bounds the parameters of any kernel here.
+const maxKernelArgs = 24
+
+// argPack holds the parameters of one launch: each value in its own 8-byte
+// slot (4-byte values in the low half, which is where a little-endian read
+// of their real size finds them) and the pointer array cuLaunchKernel takes.
+type argPack struct {
+	vals [maxKernelArgs]uint64
+	ptrs [maxKernelArgs]uintptr
+	n    int
+}
+
+// args starts the parameter list of the next launch.
+func (c *call) args() *argPack {
+	c.b.pack.n = 0
+	return c.b.pack
+}
+
+func (a *argPack) put(v uint64) *argPack {
+	a.vals[a.n] = v
+	a.n++
+	return a
+}
+
+func (a *argPack) ptr(p uintptr) *argPack { return a.put(uint64(p)) }
+func (a *argPack) i32(v int) *argPack     { return a.put(uint64(uint32(int32(v)))) }
+func (a *argPack) u32(v uint32) *argPack  { return a.put(uint64(v)) }
+func (a *argPack) f32(v float32) *argPack { return a.put(uint64(math.Float32bits(v))) }
+func (a *argPack) i64(v int64) *argPack   { return a.put(uint64(v)) }
+func (a *argPack) flag(v bool) *argPack {
+	if v {
+		return a.i32(1)
+	}
+	return a.i32(0)
+}
+
+// dim3 is a launch shape.
+type dim3 struct{ x, y, z uint32 }
+
+func d1(x uint32) dim3 { return dim3{x, 1, 1} }
+
+// launch issues kernel name with the parameters built by args.
+func (c *call) launch(name string, grid, block dim3, smem int) {
+	if !c.ok {
+		return
+	}
+	b := c.b
+	fn, ok := b.fns[name]
+	if !ok {
+		c.failf("kernel %s is not loaded", name)
+		return
+	}
+	a := b.pack
+	for i := 0; i < a.n; i++ {
+		a.ptrs[i] = uintptr(unsafe.Pointer(&a.vals[i]))
+	}
+	b.pin.Pin(a)
+	r, _, _ := purego.SyscallN(b.drv.cuLaunchKernel, fn, uintptr(grid.x), uintptr(grid.y), uintptr(grid.z),
+		uintptr(block.x), uintptr(block.y), uintptr(block.z), uintptr(smem), b.stream, uintptr(unsafe.Pointer(&a.ptrs[0])), 0)
+	b.pin.Unpin()
+	b.stats.Launches++
+	if code := int32(r); code != cudaSuccess {
+		c.fail(b.drv.err("cuLaunchKernel("+name+")", int(code)))
+	}
+}
+
+// blocks is the grid size for work items of which each block takes
+// perBlock, capped at 32 blocks per multiprocessor (kernels loop).
+func (c *call) blocks(work int64, perBlock int) uint32 {
+	g := (work + int64(perBlock) - 1) / int64(perBlock)
+	if lim := int64(c.b.dev.sms) * 32; g > lim {
+		g = lim
+	}
+	if g < 1 {
+		g = 1
+	}
+	return uint32(g)
+}
+
+// setSmem raises a kernel's dynamic shared memory limit when it needs more
+// than the default 48 KiB.
+func (c *call) setSmem(name string, bytes int) {
+	if !c.ok || bytes <= 48<<10 {
+		return
+	}
+	b := c.b
+	fn := b.fns[name]
+	if b.smemSet[fn] >= bytes {
+		return
+	}
+	if bytes > b.dev.smemOptin {
+		c.failf("kernel %s needs %d bytes of shared memory, the device allows %d", name, bytes, b.dev.smemOptin)
+		return
+	}
+	if err := b.drv.call("cuFuncSetAttribute", b.drv.cuFuncSetAttribute, fn, funcAttrMaxDynamicShared, uintptr(bytes)); err != nil {
+		c.fail(err)
+		return
+	}
+	b.smemSet[fn] = bytes
+}

@@ -1,0 +1,46 @@
+package cuda
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestCompileKernels compiles every embedded kernel file with NVRTC for
+// sm_80 and sm_90. It needs NVRTC, not a GPU (CI installs Debian's
+// libnvrtc11.2); without NVRTC it skips and says why.
+func TestCompileKernels(t *testing.T) {
+	rtc, err := LoadNVRTC("")
+	if err != nil {
+		t.Skip("NVRTC not available: " + err.Error())
+	}
+	t.Logf("NVRTC %s (%s), architectures %v", rtc.Version(), rtc.Library(), rtc.archs)
+	srcs, err := KernelSources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) < 8 {
+		t.Fatalf("only %d kernel files embedded", len(srcs))
+	}
+	for _, src := range srcs {
+		if len(kernelName.FindAllStringSubmatch(src.Code, -1)) == 0 {
+			t.Errorf("%s declares no extern \"C\" __global__ kernel", src.Name)
+		}
+	}
+	for _, arch := range []int{80, 90} {
+		for _, src := range srcs {
+			t.Run(fmt.Sprintf("sm_%d/%s", arch, src.Name), func(t *testing.T) {
+				t.Parallel()
+				if !rtc.Supports(arch) {
+					t.Skipf("NVRTC %s does not know sm_%d", rtc.Version(), arch)
+				}
+				img, err := rtc.Compile(src, arch, true, compileOptions)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(img) == 0 {
+					t.Fatal("empty image")
+				}
+			})
+		}
+	}
+}

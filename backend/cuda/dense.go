@@ -1,0 +1,198 @@
+package cuda
+
+import (
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
+)
+
+// Gather copies rows: out[i, :] = table[ids[i], :] for live rows i; table
+// is [rows, dim] F32 or I32, ids I32 [n.Cap], out [n.Cap, dim] of table's
+// type. Rows move as 16-byte words when dim % 4 == 0 and both buffers are
+// 16-byte aligned. An id outside the table is reported by Sync (its row is
+// left unwritten).
+func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	c := b.begin("Gather")
+	defer c.end()
+	c.dim("dim", dim)
+	nP := c.count("n", n)
+	idx := c.buf("ids", ids, backend.I32, n.Cap)
+	if !c.ok {
+		return
+	}
+	dt := backend.F32
+	if x, ok := table.(*buffer); ok && x != nil && x.dt == backend.I32 {
+		dt = backend.I32
+	}
+	tb := c.buf("table", table, dt, 0)
+	ob := c.buf("out", out, dt, n.Cap*dim)
+	if !c.ok {
+		return
+	}
+	rows := int64(tb.n / dim)
+	name, words := "gather_rows1", dim
+	if dim%4 == 0 && tb.ptr%16 == 0 && ob.ptr%16 == 0 {
+		name, words = "gather_rows4", dim/4
+	}
+	c.args().ptr(tb.addr()).i64(rows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
+	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+}
+
+// dropoutArgs checks p (0 <= p < 1, as the CPU backend) and returns the
+// keep threshold and scale 1/(1-p) computed in float32.
+func (c *call) dropoutArgs(p float32) (thr uint32, scale float32) {
+	if c.ok && !(p >= 0 && p < 1) {
+		c.failf("dropout probability %g, want 0 <= p < 1", p)
+	}
+	return rng.DropThreshold(p), 1 / (1 - p)
+}
+
+// BiasActDropout: y = dropout(act(x + bias)) on live rows of [n.Cap, dim]
+// matrices (see kernels/dense.cu). bias may be nil; with p = 0 mask is not
+// used and may be nil. x and y may be the same buffer.
+func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
+	c := b.begin("BiasActDropout")
+	defer c.end()
+	c.dim("dim", dim)
+	thr, scale := c.dropoutArgs(p)
+	nP := c.count("n", n)
+	xs := c.buf("x", x, backend.F32, n.Cap*dim)
+	bs := c.optBuf("bias", bias, backend.F32, dim)
+	ys := c.buf("y", y, backend.F32, n.Cap*dim)
+	var ms *buffer
+	var clock uintptr
+	var k0, k1 uint32
+	dropout := p > 0
+	if dropout {
+		ms = c.buf("mask", mask, backend.U8, n.Cap*dim)
+		clock, k0, k1 = c.clock(r)
+	}
+	if !c.ok {
+		return
+	}
+	vec := dim%4 == 0 && xs.ptr%16 == 0 && ys.ptr%16 == 0 && (ms == nil || ms.ptr%4 == 0)
+	groups := int64((dim + 3) / 4)
+	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(bs.addr()).flag(relu).flag(dropout).u32(thr).f32(scale).
+		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ms.addr()).ptr(ys.addr()).flag(vec)
+	c.launch("bias_act_dropout", d1(c.blocks(int64(n.Cap)*groups, 256)), d1(256), 0)
+}
+
+// BiasActDropoutBackward: dx = dy·mask/(1-p)·[y > 0 if relu] on live rows;
+// dbias (may be nil) = column sums of dx over live rows, deterministic
+// (partial sums per chunk of rows, added in order). y is read only with
+// relu, mask only with p > 0. dy and dx may be the same buffer.
+func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
+	c := b.begin("BiasActDropoutBackward")
+	defer c.end()
+	c.dim("dim", dim)
+	_, scale := c.dropoutArgs(p)
+	nP := c.count("n", n)
+	dys := c.buf("dy", dy, backend.F32, n.Cap*dim)
+	var ys, ms *buffer
+	if relu {
+		ys = c.buf("y", y, backend.F32, n.Cap*dim)
+	}
+	if p > 0 {
+		ms = c.buf("mask", mask, backend.U8, n.Cap*dim)
+	}
+	dxs := c.buf("dx", dx, backend.F32, n.Cap*dim)
+	dbs := c.optBuf("dbias", dbias, backend.F32, dim)
+	if !c.ok {
+		return
+	}
+	chunkRows := 64
+	for (n.Cap+chunkRows-1)/chunkRows > 65535 {
+		chunkRows *= 2
+	}
+	chunks := max(1, (n.Cap+chunkRows-1)/chunkRows)
+	var partial uintptr
+	if dbs != nil {
+		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
+	}
+	c.args().ptr(dys.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(relu).flag(p > 0).f32(scale).
+		ptr(ms.addr()).ptr(dxs.addr()).ptr(partial).i32(chunkRows)
+	c.launch("bias_act_dropout_bwd", dim3{uint32((dim + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	if dbs != nil {
+		c.args().ptr(partial).ptr(nP).i32(n.Cap).i32(chunkRows).i32(dim).ptr(dbs.addr())
+		c.launch("column_sums", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+	}
+}
+
+// lossWarps is LOSS_WARPS of kernels/loss.cu: rows per block.
+const lossWarps = 8
+
+// SoftmaxCrossEntropy over live rows of logits [n.Cap, classes] with I32
+// labels: loss (F32 [1]) = mean loss (float64 inside, like the CPU
+// backend), dlogits = its gradient, the int32 at correct = rows whose argmax
+// equals the label. Rows with a negative label add nothing but still divide
+// the mean; a label >= classes is reported by Sync. Deterministic.
+func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
+	c := b.begin("SoftmaxCrossEntropy")
+	defer c.end()
+	c.dim("classes", classes)
+	nP := c.count("n", n)
+	ls := c.buf("logits", logits, backend.F32, n.Cap*classes)
+	ys := c.buf("labels", labels, backend.I32, n.Cap)
+	lo := c.buf("loss", loss, backend.F32, 1)
+	dl := c.buf("dlogits", dlogits, backend.F32, n.Cap*classes)
+	cp := c.count("correct", correct)
+	if !c.ok {
+		return
+	}
+	blocks := max(1, (n.Cap+lossWarps-1)/lossWarps)
+	part := c.scratch(scratchLoss, int64(blocks)*12)
+	hits := part + uintptr(blocks)*8
+	c.args().ptr(ls.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).i32(classes).ptr(dl.addr()).ptr(part).ptr(hits).ptr(b.errDev)
+	c.launch("softmax_xent", d1(uint32(blocks)), d1(32*lossWarps), 0)
+	c.args().ptr(part).ptr(hits).ptr(nP).i32(n.Cap).ptr(lo.addr()).ptr(cp)
+	c.launch("softmax_finish", d1(1), d1(1024), 0)
+}
+
+// Argmax writes the index of each live row's largest logit (the first on
+// ties; NaNs lose unless all are NaN, then 0) into out (I32 [n.Cap]).
+func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) {
+	c := b.begin("Argmax")
+	defer c.end()
+	c.dim("classes", classes)
+	nP := c.count("n", n)
+	ls := c.buf("logits", logits, backend.F32, n.Cap*classes)
+	os := c.buf("out", out, backend.I32, n.Cap)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(ls.addr()).ptr(nP).i32(n.Cap).i32(classes).ptr(os.addr())
+	c.launch("argmax_rows", d1(c.blocks(int64(n.Cap), 8)), d1(256), 0)
+}
+
+// Adam updates param in place (see kernels/adam.cu); t is the 1-based
+// step at t.Off, read on the device (a step below 1 is reported by Sync).
+func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
+	c := b.begin("Adam")
+	defer c.end()
+	ps := c.buf("param", param, backend.F32, 0)
+	if ps == nil {
+		return
+	}
+	size := ps.n
+	gs := c.buf("grad", grad, backend.F32, size)
+	ms := c.buf("m", m, backend.F32, size)
+	vs := c.buf("v", v, backend.F32, size)
+	tp := c.count("t", t)
+	if !c.ok || size == 0 {
+		return
+	}
+	c.args().ptr(ps.addr()).ptr(gs.addr()).ptr(ms.addr()).ptr(vs.addr()).i64(int64(size)).ptr(tp).
+		f32(cfg.LR).f32(cfg.Beta1).f32(cfg.Beta2).f32(cfg.Eps).f32(cfg.WeightDecay).ptr(b.errDev)
+	c.launch("adam", d1(c.blocks(int64(size), 256)), d1(256), 0)
+}
+
+// AddCount adds delta to the int32 at cnt, on the device.
+func (b *Backend) AddCount(cnt backend.Count, delta int32) {
+	c := b.begin("AddCount")
+	defer c.end()
+	p := c.count("c", cnt)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(p).i32(int(delta))
+	c.launch("add_count", d1(1), d1(32), 0)
+}

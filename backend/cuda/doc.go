@@ -1,0 +1,50 @@
+// Package cuda is the GPU backend: it implements backend.Backend on one
+// NVIDIA GPU through the CUDA driver API, NVRTC and cuBLAS, loaded at run time
+// with purego, so that a CGO_ENABLED=0 binary carries GPU support without
+// needing CUDA to build.
+//
+// Libraries. libcuda.so.1 (driver), NVRTC (libnvrtc.so.13, .12, .11.2, then
+// libnvrtc.so) and cuBLAS (libcublas.so.13, .12, .11, then libcublas.so) are
+// opened by soname, first from Options.LibDir when set, then through the
+// dynamic loader's search path, then from a few well-known CUDA install
+// directories. A missing library is an error that says which one and where it
+// was looked for ("no GPU"), never a crash.
+//
+// Threads. A CUDA context is current per OS thread. Every public method locks
+// its goroutine to its OS thread, takes the backend's mutex and makes the
+// device's primary context current before it calls the driver, and undoes
+// both on return. Callers may therefore use a Backend from any goroutine (one
+// call at a time is enforced by the mutex); no goroutine is dedicated to the
+// device, so an op costs no channel hand-off.
+//
+// Streams and order. All work goes to one stream in issue order, so buffer
+// reuse through the memory pool is safe without extra synchronisation. Ops
+// are asynchronous; Read and Sync wait for the stream. Errors are sticky (see
+// package backend): the first failed call is kept and returned by Sync.
+//
+// Kernels. The kernels are CUDA C++ files embedded from kernels/*.cu,
+// compiled by NVRTC at first use for the device's compute capability (cubin
+// when NVRTC knows the architecture, PTX for the newest it knows otherwise)
+// and cached on disk under Options.CacheDir keyed by a hash of the sources,
+// architecture, flags and NVRTC version. Every kernel reads its live count from
+// device memory and is launched for the static capacity, so no op needs a
+// size on the host.
+//
+// Dynamic sizes and cuBLAS. cuBLAS needs its sizes on the host. Rather than
+// reading the live count back (a host sync per call), the Linear ops run
+// SGEMM over the whole capacity and make it look as if only live rows were
+// multiplied: the padding rows of the output are stashed and restored around
+// the GEMM, and for the weight gradient (a sum over rows) the padding rows
+// of both inputs are stashed, zeroed and restored (see linear.go). No GEMM
+// needs a host sync; Options.ExactGemm reads the count back instead.
+//
+// Determinism. Sampling, relabelling, gathering, the forward aggregation,
+// dropout, the loss and its reductions (column sums, the mean loss) are
+// bitwise deterministic. AggregateBackward scatters with float atomicAdd and
+// is not bitwise deterministic (results vary in the last bits between runs).
+//
+// Memory. Buffers come from a caching pool with size classes; Free returns a
+// block to the pool, and the pool gives cached blocks back to the driver when
+// an allocation would otherwise fail. Running out of memory is an error that
+// gives the requested size, the bytes in use and the bytes free on the device.
+package cuda

@@ -1,0 +1,189 @@
+// aggregate.cu: block aggregation, CSR by destination. For live destination i:
+//   out[i, :] = selfW[i] * x[i, :] + sum_{e in row i} edgeW[e] * x[indices[e], :]
+// and its backward (scatter with float atomicAdd: not bitwise deterministic).
+// One warp per destination; lanes cover a row's columns as float4
+// (aggregate_*4, when dim % 4 == 0 and addresses are 16-byte aligned) or
+// float words, up to AGG_NC chunks of 32 words per pass. Edge offsets are
+// clamped to [0, live edges]; edges whose source lies outside [0, live
+// sources) are skipped. selfW and edgeW may be null (no self term; weight 1).
+#include "common.cuh"
+#include "vec.cuh"
+
+#define AGG_NC 4
+
+struct BlockCounts {
+    int n, ne, ns;
+};
+
+__device__ __forceinline__ BlockCounts block_counts(const int* nDstP, int dstCap, const int* nEP, int edgeCap,
+                                                    const int* nSrcP, int srcCap) {
+    BlockCounts b;
+    b.n = live_count(nDstP, dstCap);
+    b.ne = live_count(nEP, edgeCap);
+    b.ns = live_count(nSrcP, srcCap);
+    return b;
+}
+
+__device__ __forceinline__ void edge_range(const int* indptr, int i, int ne, int* e0, int* e1) {
+    int a = indptr[i], b = indptr[i + 1];
+    a = a < 0 ? 0 : (a > ne ? ne : a);
+    b = b < a ? a : (b > ne ? ne : b);
+    *e0 = a;
+    *e1 = b;
+}
+
+// edge_info loads edge eb+lane's source (or -1) and weight.
+__device__ __forceinline__ void edge_info(const int* indices, const float* edgeW, int e, int e1, int ns, int* j,
+                                          float* w) {
+    *j = -1;
+    *w = 0.f;
+    if (e < e1) {
+        int s = indices[e];
+        if (s >= 0 && s < ns) {
+            *j = s;
+            *w = edgeW ? edgeW[e] : 1.0f;
+        }
+    }
+}
+
+template <typename V>
+__device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indices, const float* edgeW,
+                                              const float* selfW, const V* x, int vecs, BlockCounts bc, V* out) {
+    int lane = lane_id();
+    for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        int e0, e1;
+        edge_range(indptr, i, bc.ne, &e0, &e1);
+        float s = selfW ? selfW[i] : 0.f;
+        for (int cb = 0; cb < vecs; cb += 32 * AGG_NC) {
+            V acc[AGG_NC];
+#pragma unroll
+            for (int q = 0; q < AGG_NC; q++) {
+                int c = cb + q * 32 + lane;
+                acc[q] = V();
+                if (selfW && c < vecs) acc[q] = vscale(s, x[(i64)i * vecs + c]);
+            }
+            for (int eb = e0; eb < e1; eb += 32) {
+                int j;
+                float w;
+                edge_info(indices, edgeW, eb + lane, e1, bc.ns, &j, &w);
+                int cnt = min(32, e1 - eb);
+                for (int k = 0; k < cnt; k += 4) {
+                    int jj[4];
+                    float ww[4];
+#pragma unroll
+                    for (int u = 0; u < 4; u++) {
+                        jj[u] = __shfl_sync(FULL_MASK, j, k + u);
+                        ww[u] = __shfl_sync(FULL_MASK, w, k + u);
+                        if (k + u >= cnt) jj[u] = -1;
+                    }
+#pragma unroll
+                    for (int q = 0; q < AGG_NC; q++) {
+                        int c = cb + q * 32 + lane;
+                        if (c >= vecs) continue;
+                        V xv[4];
+#pragma unroll
+                        for (int u = 0; u < 4; u++) xv[u] = jj[u] >= 0 ? x[(i64)jj[u] * vecs + c] : V();
+#pragma unroll
+                        for (int u = 0; u < 4; u++)
+                            if (jj[u] >= 0) acc[q] = vfma(ww[u], xv[u], acc[q]);
+                    }
+                }
+            }
+#pragma unroll
+            for (int q = 0; q < AGG_NC; q++) {
+                int c = cb + q * 32 + lane;
+                if (c < vecs) out[(i64)i * vecs + c] = acc[q];
+            }
+        }
+    }
+}
+
+template <typename V>
+__device__ __forceinline__ void aggregate_bwd(const int* indptr, const int* indices, const float* edgeW,
+                                              const float* selfW, const V* dout, int vecs, BlockCounts bc, V* dx) {
+    int lane = lane_id();
+    for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        int e0, e1;
+        edge_range(indptr, i, bc.ne, &e0, &e1);
+        float s = selfW ? selfW[i] : 0.f;
+        for (int cb = 0; cb < vecs; cb += 32 * AGG_NC) {
+            V d[AGG_NC];
+#pragma unroll
+            for (int q = 0; q < AGG_NC; q++) {
+                int c = cb + q * 32 + lane;
+                d[q] = c < vecs ? dout[(i64)i * vecs + c] : V();
+                if (selfW && c < vecs) vatomic_add(dx + (i64)i * vecs + c, s, d[q]);
+            }
+            for (int eb = e0; eb < e1; eb += 32) {
+                int j;
+                float w;
+                edge_info(indices, edgeW, eb + lane, e1, bc.ns, &j, &w);
+                int cnt = min(32, e1 - eb);
+                for (int k = 0; k < cnt; k++) {
+                    int jj = __shfl_sync(FULL_MASK, j, k);
+                    float ww = __shfl_sync(FULL_MASK, w, k);
+                    if (jj < 0) continue;
+#pragma unroll
+                    for (int q = 0; q < AGG_NC; q++) {
+                        int c = cb + q * 32 + lane;
+                        if (c < vecs) vatomic_add(dx + (i64)jj * vecs + c, ww, d[q]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#define AGG_ARGS                                                                                                    \
+    const int *indptr, const int *indices, const float *edgeW, const float *selfW, const int *nDstP, int dstCap,   \
+        const int *nEP, int edgeCap, const int *nSrcP, int srcCap, int vecs
+#define AGG_COUNTS block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap)
+
+extern "C" __global__ void aggregate_fwd4(AGG_ARGS, const float4* x, float4* out) {
+    aggregate_fwd<float4>(indptr, indices, edgeW, selfW, x, vecs, AGG_COUNTS, out);
+}
+extern "C" __global__ void aggregate_fwd1(AGG_ARGS, const float* x, float* out) {
+    aggregate_fwd<float>(indptr, indices, edgeW, selfW, x, vecs, AGG_COUNTS, out);
+}
+extern "C" __global__ void aggregate_bwd4(AGG_ARGS, const float4* dout, float4* dx) {
+    aggregate_bwd<float4>(indptr, indices, edgeW, selfW, dout, vecs, AGG_COUNTS, dx);
+}
+extern "C" __global__ void aggregate_bwd1(AGG_ARGS, const float* dout, float* dx) {
+    aggregate_bwd<float>(indptr, indices, edgeW, selfW, dout, vecs, AGG_COUNTS, dx);
+}
+
+// mean_weights: edgeW[e] = 1 / (sampled degree of e's destination).
+extern "C" __global__ void mean_weights(const int* indptr, const int* nDstP, int dstCap, const int* nEP, int edgeCap,
+                                        float* edgeW) {
+    int n = live_count(nDstP, dstCap), ne = live_count(nEP, edgeCap), lane = lane_id();
+    for (int i = gwarp(); i < n; i += gwarps()) {
+        int e0, e1;
+        edge_range(indptr, i, ne, &e0, &e1);
+        if (e1 == e0) continue;
+        float w = 1.0f / (float)(e1 - e0);
+        for (int e = e0 + lane; e < e1; e += 32) edgeW[e] = w;
+    }
+}
+
+// gcn_weights: with d = srcDeg + 1 and s_i the sampled degree:
+// selfW[i] = 1/d_i, edgeW[e] = (srcDeg[i]/s_i)/sqrt(d_i d_j), in float64
+// like the CPU backend, rounded once to float32.
+extern "C" __global__ void gcn_weights(const int* indptr, const int* indices, const float* srcDeg, const int* nDstP,
+                                       int dstCap, const int* nEP, int edgeCap, const int* nSrcP, int srcCap,
+                                       float* edgeW, float* selfW) {
+    BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
+    int lane = lane_id();
+    for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        double di = (double)srcDeg[i] + 1.0;
+        if (lane == 0) selfW[i] = (float)(1.0 / di);
+        int e0, e1;
+        edge_range(indptr, i, bc.ne, &e0, &e1);
+        if (e1 == e0) continue;
+        double scale = (double)srcDeg[i] / (double)(e1 - e0);
+        for (int e = e0 + lane; e < e1; e += 32) {
+            int j = indices[e];
+            if (j < 0 || j >= bc.ns) continue;
+            edgeW[e] = (float)(scale / sqrt(di * ((double)srcDeg[j] + 1.0)));
+        }
+    }
+}

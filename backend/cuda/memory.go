@@ -1,0 +1,436 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/graph"
+)
+
+// allocation is one block from the pool behind a buffer and its views.
+type allocation struct {
+	ptr   uintptr
+	class int64 // pool size class
+	bytes int64 // requested size (counted in InUseBytes)
+	freed bool
+}
+
+// buffer is a typed device array: a whole allocation, or a view of one.
+type buffer struct {
+	ptr   uintptr // device address of element 0
+	dt    backend.DType
+	n     int
+	root  *allocation // nil for zero-length buffers
+	view  bool
+	owner *Backend
+}
+
+func (x *buffer) DType() backend.DType { return x.dt }
+func (x *buffer) Len() int             { return x.n }
+
+// hostSlice describes a host slice passed to Upload, Write or Read.
+func hostSlice(data any) (p unsafe.Pointer, n int, dt backend.DType, ok bool) {
+	switch d := data.(type) {
+	case []float32:
+		return unsafe.Pointer(unsafe.SliceData(d)), len(d), backend.F32, true
+	case []int32:
+		return unsafe.Pointer(unsafe.SliceData(d)), len(d), backend.I32, true
+	case []int64:
+		return unsafe.Pointer(unsafe.SliceData(d)), len(d), backend.I64, true
+	case []uint8:
+		return unsafe.Pointer(unsafe.SliceData(d)), len(d), backend.U8, true
+	}
+	return nil, 0, 0, false
+}
+
+// alloc takes a block for n elements of dt from the pool (not zeroed).
+func (c *call) alloc(dt backend.DType, n int) (*buffer, error) {
+	b := c.b
+	if dt.Size() == 0 {
+		return nil, fmt.Errorf("cuda: %s: invalid dtype %d", c.op, dt)
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("cuda: %s: negative length %d", c.op, n)
+	}
+	if b.capturing {
+		return nil, fmt.Errorf("cuda: %s: cannot allocate while capturing a graph", c.op)
+	}
+	x := &buffer{dt: dt, n: n, owner: b}
+	if n == 0 {
+		return x, nil
+	}
+	bytes := int64(n) * int64(dt.Size())
+	ptr, class, err := b.pool.get(bytes)
+	if err != nil {
+		return nil, err
+	}
+	x.ptr = ptr
+	x.root = &allocation{ptr: ptr, class: class, bytes: bytes}
+	b.pool.account(bytes)
+	return x, nil
+}
+
+// Alloc returns a zeroed buffer of n elements.
+func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
+	c := b.beginAlways("Alloc")
+	defer c.end()
+	if b.closed {
+		return nil, fmt.Errorf("cuda: Alloc: %w", errClosed)
+	}
+	x, err := c.alloc(dt, n)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		c.memset(x.ptr, 0, int64(n)*int64(dt.Size()))
+	}
+	return x, nil
+}
+
+// Upload copies data ([]float32, []int32, []int64 or []uint8) into a new
+// buffer. The copy is staged before Upload returns, so the caller may reuse
+// data at once.
+func (b *Backend) Upload(data any) (backend.Buffer, error) {
+	c := b.beginAlways("Upload")
+	defer c.end()
+	if b.closed {
+		return nil, fmt.Errorf("cuda: Upload: %w", errClosed)
+	}
+	p, n, dt, ok := hostSlice(data)
+	if !ok {
+		return nil, fmt.Errorf("cuda: Upload: unsupported type %T", data)
+	}
+	x, err := c.alloc(dt, n)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		if err := c.copyIn(x.ptr, p, int64(n)*int64(dt.Size())); err != nil {
+			b.release(x)
+			return nil, fmt.Errorf("cuda: Upload: %w", err)
+		}
+	}
+	return x, nil
+}
+
+// copyIn copies host memory to the device in stream order; the driver
+// stages pageable memory before returning.
+func (c *call) copyIn(dst uintptr, src unsafe.Pointer, bytes int64) error {
+	b := c.b
+	var pin runtime.Pinner
+	pin.Pin(src)
+	r, _, _ := purego.SyscallN(b.drv.cuMemcpyHtoDAsync, dst, uintptr(src), uintptr(bytes), b.stream)
+	pin.Unpin()
+	b.stats.CopiesHtoD++
+	b.stats.BytesHtoD += bytes
+	if code := int32(r); code != cudaSuccess {
+		return b.drv.err("cuMemcpyHtoDAsync_v2", int(code))
+	}
+	return nil
+}
+
+// memset sets bytes of device memory to a repeated byte value (or 32-bit
+// word when both address and size are multiples of 4).
+func (c *call) memset(dst uintptr, v uint32, bytes int64) {
+	b := c.b
+	var r uintptr
+	name := "cuMemsetD32Async"
+	if dst%4 == 0 && bytes%4 == 0 {
+		r, _, _ = purego.SyscallN(b.drv.cuMemsetD32Async, dst, uintptr(v), uintptr(bytes/4), b.stream)
+	} else {
+		name = "cuMemsetD8Async"
+		r, _, _ = purego.SyscallN(b.drv.cuMemsetD8Async, dst, uintptr(v&0xff), uintptr(bytes), b.stream)
+	}
+	b.stats.Memsets++
+	if code := int32(r); code != cudaSuccess {
+		c.fail(b.drv.err(name, int(code)))
+	}
+}
+
+// View is elements [off, off+n) of buf, sharing its memory. A range outside
+// buf is recorded as an error and yields an empty view.
+func (b *Backend) View(buf backend.Buffer, off, n int) backend.Buffer {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	x, ok := buf.(*buffer)
+	if !ok || x == nil || x.owner != b {
+		b.fail(fmt.Errorf("cuda: View: %s", describeForeign(buf)))
+		return &buffer{owner: b, dt: backend.F32}
+	}
+	if off < 0 || n < 0 || off+n > x.n {
+		b.fail(fmt.Errorf("cuda: View: range [%d, %d) outside buffer of %d elements", off, off+n, x.n))
+		return &buffer{owner: b, dt: x.dt, root: x.root, view: true}
+	}
+	return &buffer{ptr: x.ptr + uintptr(off*x.dt.Size()), dt: x.dt, n: n, root: x.root, view: true, owner: b}
+}
+
+// Free returns a buffer made by Alloc or Upload to the pool. Views need no
+// Free (freeing one does nothing).
+func (b *Backend) Free(buf backend.Buffer) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if isNil(buf) {
+		return
+	}
+	x, ok := buf.(*buffer)
+	if !ok || x.owner != b {
+		b.fail(fmt.Errorf("cuda: Free: %s", describeForeign(buf)))
+		return
+	}
+	if x.view || x.root == nil || b.closed {
+		return
+	}
+	if x.root.freed {
+		b.fail(fmt.Errorf("cuda: Free: buffer freed twice"))
+		return
+	}
+	b.release(x)
+}
+
+// release returns x's block to the pool (the lock is held).
+func (b *Backend) release(x *buffer) {
+	x.root.freed = true
+	b.pool.put(x.root.ptr, x.root.class)
+	b.pool.account(-x.root.bytes)
+}
+
+// Write copies src (a slice of buf's element type) into buf at element off.
+func (b *Backend) Write(buf backend.Buffer, off int, src any) {
+	c := b.begin("Write")
+	defer c.end()
+	p, n, dt, ok := hostSlice(src)
+	if !ok {
+		c.failf("unsupported type %T", src)
+		return
+	}
+	x := c.buf("buf", buf, dt, 0)
+	if x == nil {
+		return
+	}
+	if off < 0 || off+n > x.n {
+		c.failf("elements [%d, %d) outside buffer of %d", off, off+n, x.n)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	if err := c.copyIn(x.ptr+uintptr(off*dt.Size()), p, int64(n)*int64(dt.Size())); err != nil {
+		c.fail(err)
+	}
+}
+
+// Read copies elements of buf from off into dst (a slice of buf's element
+// type), waiting for pending ops. It runs even after a failure, so that
+// values written before it can be inspected.
+func (b *Backend) Read(dst any, buf backend.Buffer, off int) {
+	c := b.beginAlways("Read")
+	defer c.end()
+	p, n, dt, ok := hostSlice(dst)
+	if !ok {
+		c.failf("unsupported type %T", dst)
+		return
+	}
+	x := c.buf("buf", buf, dt, 0)
+	if x == nil {
+		return
+	}
+	if off < 0 || off+n > x.n {
+		c.failf("elements [%d, %d) outside buffer of %d", off, off+n, x.n)
+		return
+	}
+	if b.capturing {
+		c.failf("cannot read while capturing a graph")
+		return
+	}
+	bytes := int64(n) * int64(dt.Size())
+	var pin runtime.Pinner
+	pin.Pin(p)
+	defer pin.Unpin()
+	if n > 0 {
+		r, _, _ := purego.SyscallN(b.drv.cuMemcpyDtoHAsync, uintptr(p), x.ptr+uintptr(off*dt.Size()), uintptr(bytes), b.stream)
+		b.stats.CopiesDtoH++
+		b.stats.BytesDtoH += bytes
+		if code := int32(r); code != cudaSuccess {
+			c.fail(b.drv.err("cuMemcpyDtoHAsync_v2", int(code)))
+			return
+		}
+	}
+	c.streamSync()
+}
+
+// streamSync waits for the stream.
+func (c *call) streamSync() {
+	b := c.b
+	r, _, _ := purego.SyscallN(b.drv.cuStreamSynchronize, b.stream)
+	b.stats.HostSyncs++
+	if code := int32(r); code != cudaSuccess {
+		c.fail(b.drv.err("cuStreamSynchronize", int(code)))
+	}
+}
+
+// Fill sets every element of buf to v converted to its type.
+func (b *Backend) Fill(buf backend.Buffer, v float64) {
+	c := b.begin("Fill")
+	defer c.end()
+	x, ok := buf.(*buffer)
+	if !ok || x == nil {
+		c.failf("buf: %s", describeForeign(buf))
+		return
+	}
+	if x = c.buf("buf", buf, x.dt, 0); x == nil || x.n == 0 {
+		return
+	}
+	bytes := int64(x.n) * int64(x.dt.Size())
+	switch x.dt {
+	case backend.F32:
+		c.memset(x.ptr, math.Float32bits(float32(v)), bytes)
+	case backend.I32:
+		c.memset(x.ptr, uint32(int32(v)), bytes)
+	case backend.U8:
+		c.memset(x.ptr, uint32(uint8(v)), bytes)
+	case backend.I64:
+		c.args().ptr(x.ptr).i64(int64(x.n)).i64(int64(v))
+		c.launch("fill_u64", d1(c.blocks(int64(x.n), 256)), d1(256), 0)
+	}
+}
+
+// Sync waits for all pending ops and returns the first error recorded, by
+// the host or by a kernel (bad ids, labels or steps).
+func (b *Backend) Sync() error {
+	c := b.beginAlways("Sync")
+	defer c.end()
+	if b.err != nil || b.closed {
+		return b.err
+	}
+	if b.capturing {
+		c.failf("cannot synchronise while capturing a graph")
+		return b.err
+	}
+	d := b.drv
+	r, _, _ := purego.SyscallN(d.cuMemcpyDtoHAsync, b.host+hostErrOff, b.errDev, 16, b.stream)
+	if code := int32(r); code != cudaSuccess {
+		c.fail(d.err("cuMemcpyDtoHAsync_v2", int(code)))
+		return b.err
+	}
+	c.streamSync()
+	if b.err == nil {
+		if code := b.hostInt32(hostErrOff, 0); code != 0 {
+			b.fail(kernelError(code, b.hostInt32(hostErrOff, 1), b.hostInt32(hostErrOff, 2), b.hostInt32(hostErrOff, 3)))
+		}
+	}
+	return b.err
+}
+
+// kernelError describes an error record written by a kernel.
+func kernelError(code, a, bb, cc int32) error {
+	switch code {
+	case 1:
+		return fmt.Errorf("cuda: SampleLayer: dst[%d] = %d outside the graph", a, bb)
+	case 2:
+		return fmt.Errorf("cuda: Relabel: vertex id %d at position %d outside the graph", bb, a)
+	case 3:
+		return fmt.Errorf("cuda: Gather: ids[%d] = %d outside table of %d rows", a, bb, cc)
+	case 4:
+		return fmt.Errorf("cuda: SoftmaxCrossEntropy: labels[%d] = %d, want < %d classes", a, bb, cc)
+	case 5:
+		return fmt.Errorf("cuda: Adam: step t = %d, want >= 1", a)
+	}
+	return fmt.Errorf("cuda: kernel error %d (%d, %d, %d)", code, a, bb, cc)
+}
+
+// devGraph is topology resident on the device, plus the relabelling table.
+type devGraph struct {
+	owner    *Backend
+	numNodes int64
+	numEdges int64
+	indptr   *buffer // I64 [N+1]
+	indices  *buffer // I32 [E]
+	relmap   *buffer // I32 [N], INT32_MAX between Relabel calls
+}
+
+func (g *devGraph) NumNodes() int64 { return g.numNodes }
+func (g *devGraph) NumEdges() int64 { return g.numEdges }
+
+// UploadGraph copies the CSR to the device (int32 indices only) and
+// allocates Relabel's per-vertex table (4 bytes per vertex). The memory
+// counts in InUseBytes; FreeGraph releases it.
+func (b *Backend) UploadGraph(csr *graph.CSR) (backend.Graph, error) {
+	c := b.beginAlways("UploadGraph")
+	defer c.end()
+	if b.closed {
+		return nil, fmt.Errorf("cuda: UploadGraph: %w", errClosed)
+	}
+	if csr == nil {
+		return nil, fmt.Errorf("cuda: UploadGraph: nil graph")
+	}
+	if err := csr.Narrow(); err != nil {
+		return nil, fmt.Errorf("cuda: UploadGraph: %w", err)
+	}
+	if int64(len(csr.Indptr)) != csr.NumNodes+1 || int64(len(csr.Indices)) < csr.NumEdges() {
+		return nil, fmt.Errorf("cuda: UploadGraph: indptr has %d entries for %d vertices, indices %d for %d edges",
+			len(csr.Indptr), csr.NumNodes, len(csr.Indices), csr.NumEdges())
+	}
+	g := &devGraph{owner: b, numNodes: csr.NumNodes, numEdges: csr.NumEdges()}
+	var err error
+	free := func() {
+		for _, x := range []*buffer{g.indptr, g.indices, g.relmap} {
+			if x != nil && x.root != nil {
+				b.release(x)
+			}
+		}
+	}
+	if g.indptr, err = c.alloc(backend.I64, len(csr.Indptr)); err == nil {
+		err = c.copyIn(g.indptr.ptr, unsafe.Pointer(unsafe.SliceData(csr.Indptr)), int64(len(csr.Indptr))*8)
+	}
+	if err == nil {
+		if g.indices, err = c.alloc(backend.I32, int(g.numEdges)); err == nil && g.numEdges > 0 {
+			err = c.copyIn(g.indices.ptr, unsafe.Pointer(unsafe.SliceData(csr.Indices)), g.numEdges*4)
+		}
+	}
+	if err == nil {
+		if g.relmap, err = c.alloc(backend.I32, int(g.numNodes)); err == nil && g.numNodes > 0 {
+			c.memset(g.relmap.ptr, math.MaxInt32, g.numNodes*4)
+		}
+	}
+	if err != nil {
+		free()
+		return nil, fmt.Errorf("cuda: UploadGraph: %w", err)
+	}
+	return g, nil
+}
+
+// FreeGraph releases a graph made by UploadGraph.
+func (b *Backend) FreeGraph(g backend.Graph) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	dg, ok := g.(*devGraph)
+	if !ok || dg == nil || dg.owner != b || b.closed {
+		return
+	}
+	for _, x := range []*buffer{dg.indptr, dg.indices, dg.relmap} {
+		if x != nil && x.root != nil && !x.root.freed {
+			b.release(x)
+		}
+	}
+}
+
+// graph validates a Graph argument.
+func (c *call) graph(g backend.Graph) *devGraph {
+	if !c.ok {
+		return nil
+	}
+	dg, ok := g.(*devGraph)
+	if !ok || dg == nil || dg.owner != c.b {
+		c.failf("g: graph of type %T does not belong to this cuda backend", g)
+		return nil
+	}
+	if dg.indptr.root != nil && dg.indptr.root.freed {
+		c.failf("g: graph used after FreeGraph")
+		return nil
+	}
+	return dg
+}

@@ -1,0 +1,117 @@
+package cuda
+
+import "github.com/fanout-gnn/fanout/backend"
+
+// blockArgs is a validated Block: its counts' addresses and buffers.
+type blockArgs struct {
+	nd, ne, ns              uintptr
+	dstCap, edgeCap, srcCap int
+	indptr, indices         *buffer
+}
+
+func (c *call) block(blk *backend.Block) blockArgs {
+	var a blockArgs
+	if !c.ok {
+		return a
+	}
+	if blk == nil {
+		c.failf("blk: nil block")
+		return a
+	}
+	a.nd = c.count("blk.NumDst", blk.NumDst)
+	a.ne = c.count("blk.NumEdges", blk.NumEdges)
+	a.ns = c.count("blk.NumSrc", blk.NumSrc)
+	a.dstCap, a.edgeCap, a.srcCap = blk.NumDst.Cap, blk.NumEdges.Cap, blk.NumSrc.Cap
+	a.indptr = c.buf("blk.Indptr", blk.Indptr, backend.I32, a.dstCap+1)
+	a.indices = c.buf("blk.Indices", blk.Indices, backend.I32, a.edgeCap)
+	if c.ok && a.dstCap > a.srcCap {
+		c.failf("blk: destination capacity %d exceeds source capacity %d", a.dstCap, a.srcCap)
+	}
+	return a
+}
+
+// warpRows is the grid of a kernel with one warp per destination row.
+func (c *call) warpRows(rows int) (dim3, dim3) {
+	return d1(c.blocks(int64(rows), 8)), d1(256)
+}
+
+// MeanWeights sets edgeW[e] = 1/s_i for the edges of live destination i,
+// s_i its sampled degree. edgeW is F32 [NumEdges.Cap].
+func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
+	c := b.begin("MeanWeights")
+	defer c.end()
+	a := c.block(blk)
+	ew := c.buf("edgeW", edgeW, backend.F32, a.edgeCap)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(a.indptr.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).ptr(ew.addr())
+	g, t := c.warpRows(a.dstCap)
+	c.launch("mean_weights", g, t, 0)
+}
+
+// GCNWeights sets selfW[i] = 1/d_i and edgeW[e] = (srcDeg[i]/s_i)/sqrt(d_i·d_j)
+// with d = srcDeg + 1 (float64 inside, like the CPU backend).
+func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) {
+	c := b.begin("GCNWeights")
+	defer c.end()
+	a := c.block(blk)
+	deg := c.buf("srcDeg", srcDeg, backend.F32, a.srcCap)
+	ew := c.buf("edgeW", edgeW, backend.F32, a.edgeCap)
+	sw := c.buf("selfW", selfW, backend.F32, a.dstCap)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(deg.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).
+		i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).ptr(ew.addr()).ptr(sw.addr())
+	g, t := c.warpRows(a.dstCap)
+	c.launch("gcn_weights", g, t, 0)
+}
+
+// aggregate validates and launches aggregate_fwd* or aggregate_bwd*.
+func (c *call) aggregate(kind string, blk *backend.Block, edgeW, selfW, in backend.Buffer, dim int, out backend.Buffer, inRows, outRows func(blockArgs) int) {
+	c.dim("dim", dim)
+	a := c.block(blk)
+	ew := c.optBuf("edgeW", edgeW, backend.F32, a.edgeCap)
+	sw := c.optBuf("selfW", selfW, backend.F32, a.dstCap)
+	if !c.ok {
+		return
+	}
+	xs := c.buf("x", in, backend.F32, inRows(a)*dim)
+	os := c.buf("out", out, backend.F32, outRows(a)*dim)
+	if !c.ok {
+		return
+	}
+	name, vecs := kind+"1", dim
+	if dim%4 == 0 && xs.ptr%16 == 0 && os.ptr%16 == 0 {
+		name, vecs = kind+"4", dim/4
+	}
+	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(sw.addr()).ptr(a.nd).i32(a.dstCap).
+		ptr(a.ne).i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).i32(vecs).ptr(xs.addr()).ptr(os.addr())
+	g, t := c.warpRows(a.dstCap)
+	c.launch(name, g, t, 0)
+}
+
+func srcRows(a blockArgs) int { return a.srcCap }
+func dstRows(a blockArgs) int { return a.dstCap }
+
+// Aggregate computes, for each live destination i,
+// out[i, :] = selfW[i]·x[i, :] + Σ_{e in row i} edgeW[e]·x[Indices[e], :]
+// with x [NumSrc.Cap, dim] and out [NumDst.Cap, dim]; selfW may be nil (no
+// self term). One warp per destination, float4 columns when possible.
+// Deterministic (edges in order).
+func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) {
+	c := b.begin("Aggregate")
+	defer c.end()
+	c.aggregate("aggregate_fwd", blk, edgeW, selfW, x, dim, out, srcRows, dstRows)
+}
+
+// AggregateBackward accumulates into dx [NumSrc.Cap, dim]:
+// dx[Indices[e], :] += edgeW[e]·dout[i, :] and dx[i, :] += selfW[i]·dout[i, :]
+// for live destinations i. It scatters with float atomicAdd, so the order
+// of additions, and the last bits of dx, can vary between runs.
+func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
+	c := b.begin("AggregateBackward")
+	defer c.end()
+	c.aggregate("aggregate_bwd", blk, edgeW, selfW, dout, dim, dx, dstRows, srcRows)
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/cuda"
+)
+
+// cudaFlags are the GPU options.
+type cudaFlags struct {
+	libDir, cacheDir string
+	tf32             bool
+}
+
+func (c *cudaFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&c.libDir, "cuda-lib-dir", "", "directory holding libcuda, libnvrtc and libcublas (default: the system's library path)")
+	fs.StringVar(&c.cacheDir, "kernel-cache", "", "directory for compiled GPU kernels (default: the user cache directory)")
+	fs.BoolVar(&c.tf32, "tf32", false, "use TF32 tensor cores for matrix products on the GPU (faster, ~1e-3 relative error)")
+}
+
+// openBackend turns --device into a backend and its description.
+// auto picks a working GPU and says which, or the CPU and says why.
+func openBackend(spec string, threads int, cf cudaFlags, stderr io.Writer) (backend.Backend, string, error) {
+	if threads <= 0 {
+		threads = runtime.NumCPU()
+	}
+	opt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32}
+	switch {
+	case spec == "cpu":
+		be := cpu.New(threads)
+		return be, be.Name(), nil
+	case spec == "auto":
+		if _, err := cuda.Available(opt); err != nil {
+			fmt.Fprintf(stderr, "device auto: training on the CPU: %v\n", err)
+			be := cpu.New(threads)
+			return be, be.Name(), nil
+		}
+		return openCUDA(opt)
+	case spec == "cuda" || strings.HasPrefix(spec, "cuda:"):
+		if n, ok := strings.CutPrefix(spec, "cuda:"); ok {
+			d, err := strconv.Atoi(n)
+			if err != nil || d < 0 {
+				return nil, "", fmt.Errorf("--device %q: want cuda:N with N a device number", spec)
+			}
+			opt.Device = d
+		}
+		return openCUDA(opt)
+	}
+	return nil, "", fmt.Errorf("--device %q: want auto, cpu, cuda or cuda:N", spec)
+}
+
+func openCUDA(opt cuda.Options) (backend.Backend, string, error) {
+	be, err := cuda.New(opt)
+	if err != nil {
+		return nil, "", fmt.Errorf("--device cuda: %w", err)
+	}
+	return be, be.Name(), nil
+}
+
+// closeBackend releases a backend's resources.
+func closeBackend(be backend.Backend) {
+	if c, ok := be.(backend.Closer); ok {
+		c.Close()
+	}
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+)
+
+func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("gen", stderr)
+	out := fs.String("out", "", "output dataset directory (required)")
+	seed := fs.Uint64("seed", 1, "generator seed")
+	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N]\npresets: %s\n", presetNames())
+		fs.PrintDefaults()
+	}
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return errUsage
+	}
+	if *out == "" {
+		return errors.New("--out DIR is required")
+	}
+	p, err := rmat.Lookup(pos[0])
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	bar := newProgress(stderr, "generating "+p.Name)
+	ds, err := rmat.Generate(p, rmat.Options{Seed: *seed, Threads: *threads, Progress: bar.update})
+	bar.done()
+	if err != nil {
+		return err
+	}
+	gen := time.Since(start)
+	if err := dataset.Write(*out, ds); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges (generated in %s, written in %s)\n", p.Name, *out,
+		ds.Graph.NumNodes, ds.Graph.NumEdges(), gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
+	return nil
+}
+
+func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("info", stderr)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fmt.Fprintln(stderr, "usage: fanout info DIR")
+		return errUsage
+	}
+	ds, err := dataset.Open(pos[0])
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	fmt.Fprint(stdout, ds.Info().String())
+	return nil
+}

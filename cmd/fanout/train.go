@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// source is where a command's dataset comes from.
+type source struct {
+	data, preset string
+	seed         uint64
+}
+
+// runFlags are the flags of train that are not hyper-parameters.
+type runFlags struct {
+	src     source
+	config  string
+	device  string
+	out     string
+	resume  bool
+	threads int
+	cuda    cudaFlags
+}
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("train", stderr)
+	var rf runFlags
+	fs.StringVar(&rf.src.data, "data", "", "dataset directory (default: generate --preset in memory)")
+	fs.StringVar(&rf.src.preset, "preset", "tiny", "built-in preset to generate in memory when --data is not given: "+presetNames())
+	fs.StringVar(&rf.config, "config", "", "YAML file with training settings (flags override it)")
+	fs.StringVar(&rf.device, "device", "auto", "auto, cpu, cuda or cuda:N")
+	fs.StringVar(&rf.out, "out", "", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)")
+	fs.BoolVar(&rf.resume, "resume", false, "continue from OUT/last.ckpt")
+	fs.IntVar(&rf.threads, "threads", 0, "CPU worker threads (0 = all cores)")
+	rf.cuda.add(fs)
+	hf := addHyperFlags(fs)
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("unexpected argument %q (flags only; see fanout train -h)", pos[0])
+	}
+	cfg, err := resolveConfig(fs, &rf, hf)
+	if err != nil {
+		return err
+	}
+	if rf.resume && rf.out == "" {
+		return errors.New("--resume needs --out RUNDIR")
+	}
+	ds, err := loadDataset(rf.src, rf.threads, stderr)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	be, desc, err := openBackend(rf.device, rf.threads, rf.cuda, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeBackend(be)
+	if rf.out != "" {
+		if err := os.MkdirAll(rf.out, 0o755); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	fmt.Fprintf(stderr, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s\n",
+		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc)
+	tr, err := train.New(be, ds, cfg, train.Options{RunDir: rf.out, Resume: rf.resume, Progress: stderr, Device: desc})
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	sum, err := tr.Run(ctx)
+	if errors.Is(err, train.ErrInterrupted) {
+		fmt.Fprintf(stderr, "interrupted: saved %s/last.ckpt; continue with --resume\n", orNone(rf.out))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "test accuracy %.4f (best validation %.4f at epoch %d; %d epochs in %s)\n",
+		sum.TestAcc, sum.BestValidAcc, sum.BestEpoch, sum.Epochs, (time.Duration(sum.Seconds*1e3) * time.Millisecond).Round(time.Millisecond))
+	return nil
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no run directory)"
+	}
+	return s
+}
+
+// resolveConfig layers the preset's defaults, the config file and the flags.
+func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	base := train.Defaults()
+	if rf.config != "" {
+		fc, err := loadConfig(rf.config, base)
+		if err != nil {
+			return base, err
+		}
+		if fc.Preset != "" && !set["preset"] {
+			rf.src.preset = fc.Preset
+		}
+		if fc.Data != "" && !set["data"] {
+			rf.src.data = fc.Data
+		}
+		if fc.Device != "" && !set["device"] {
+			rf.device = fc.Device
+		}
+		if fc.Out != "" && !set["out"] {
+			rf.out = fc.Out
+		}
+		if fc.Threads != 0 && !set["threads"] {
+			rf.threads = fc.Threads
+		}
+	}
+	if rf.src.data == "" {
+		p, err := rmat.Lookup(rf.src.preset)
+		if err != nil {
+			return base, fmt.Errorf("--preset: %w", err)
+		}
+		base = presetConfig(p)
+	}
+	cfg := base
+	if rf.config != "" {
+		fc, err := loadConfig(rf.config, base)
+		if err != nil {
+			return cfg, err
+		}
+		cfg = fc.Config
+	}
+	if err := hf.apply(&cfg); err != nil {
+		return cfg, err
+	}
+	return cfg, cfg.Validate()
+}
+
+// loadDataset opens --data or generates --preset in memory.
+func loadDataset(src source, threads int, stderr io.Writer) (*dataset.Dataset, error) {
+	if src.data != "" {
+		ds, err := dataset.Open(src.data)
+		if err != nil {
+			return nil, fmt.Errorf("--data: %w", err)
+		}
+		return ds, nil
+	}
+	p, err := rmat.Lookup(src.preset)
+	if err != nil {
+		return nil, fmt.Errorf("--preset: %w", err)
+	}
+	seed := src.seed
+	if seed == 0 {
+		seed = 1
+	}
+	start := time.Now()
+	bar := newProgress(stderr, "generating "+p.Name)
+	ds, err := rmat.Generate(p, rmat.Options{Seed: seed, Threads: threads, Progress: bar.update})
+	bar.done()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "generated %s in %s: %d vertices, %d edges\n", p.Name,
+		time.Since(start).Round(time.Millisecond), ds.Graph.NumNodes, ds.Graph.NumEdges())
+	return ds, nil
+}
+
+func presetNames() string {
+	s := ""
+	for i, n := range rmat.Names() {
+		if i > 0 {
+			s += ", "
+		}
+		s += n
+	}
+	return s
+}

@@ -1,0 +1,171 @@
+package dataset
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// File names inside a dataset directory.
+const (
+	ManifestFile = "manifest.yaml"
+	IndptrFile   = "indptr.npy"  // int64 [num_nodes+1]
+	IndicesFile  = "indices.npy" // int32 [num_edges] (int64 from 2^31 vertices)
+	FeatFile     = "feat.npy"    // float32 [num_nodes, feat_dim]
+	LabelFile    = "label.npy"   // int32 [num_nodes], -1 = unlabelled
+	TrainFile    = "train_idx.npy"
+	ValidFile    = "valid_idx.npy"
+	TestFile     = "test_idx.npy"
+)
+
+// FormatVersion is the dataset layout this package writes and reads.
+const FormatVersion = 1
+
+// files lists every file a dataset directory holds.
+var files = []string{ManifestFile, IndptrFile, IndicesFile, FeatFile, LabelFile, TrainFile, ValidFile, TestFile}
+
+// Manifest is the content of manifest.yaml: what the arrays must hold.
+type Manifest struct {
+	FormatVersion int    `yaml:"format_version"`
+	Name          string `yaml:"name"`
+	Source        string `yaml:"source"` // free text: "rmat tiny seed 1", "ogb ogbn-arxiv"
+	NumNodes      int64  `yaml:"num_nodes"`
+	NumEdges      int64  `yaml:"num_edges"` // stored (directed) edges
+	Symmetric     bool   `yaml:"symmetric"` // every edge is stored in both directions
+	FeatDim       int    `yaml:"feat_dim"`
+	NumClasses    int    `yaml:"num_classes"`
+	NumTrain      int64  `yaml:"num_train"`
+	NumValid      int64  `yaml:"num_valid"`
+	NumTest       int64  `yaml:"num_test"`
+}
+
+// maxManifestBytes bounds what ReadManifest accepts.
+const maxManifestBytes = 1 << 20
+
+// ParseManifest decodes manifest text. Unknown keys, a second YAML document,
+// an unsupported format_version and negative or inconsistent counts are
+// errors; they name the field.
+func ParseManifest(data []byte) (Manifest, error) {
+	var m Manifest
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&m); err != nil {
+		if errors.Is(err, io.EOF) {
+			return m, errors.New("empty manifest")
+		}
+		return m, oneLine(err)
+	}
+	var extra any
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return m, errors.New("more than one YAML document")
+	}
+	return m, m.check()
+}
+
+// oneLine turns yaml's multi-line type errors into one line and words an
+// unknown field as an unknown key.
+func oneLine(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, e := range te.Errors {
+		if f, ok := strings.CutSuffix(e, " not found in type dataset.Manifest"); ok {
+			if at, key, ok := strings.Cut(f, "field "); ok {
+				e = fmt.Sprintf("%sunknown key %q", at, key)
+			}
+		}
+		msgs[i] = e
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
+
+// check validates the manifest fields on their own.
+func (m Manifest) check() error {
+	if m.FormatVersion != FormatVersion {
+		return fmt.Errorf("format_version is %d, want %d", m.FormatVersion, FormatVersion)
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"num_nodes", m.NumNodes}, {"num_edges", m.NumEdges}, {"feat_dim", int64(m.FeatDim)},
+		{"num_classes", int64(m.NumClasses)}, {"num_train", m.NumTrain}, {"num_valid", m.NumValid},
+		{"num_test", m.NumTest},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%s is negative (%d)", f.name, f.v)
+		}
+	}
+	if m.FeatDim == 0 {
+		return errors.New("feat_dim is 0 or missing")
+	}
+	if m.NumClasses == 0 {
+		return errors.New("num_classes is 0 or missing")
+	}
+	if m.NumTrain == 0 {
+		return errors.New("num_train is 0 or missing: the train split must not be empty")
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"num_train", m.NumTrain}, {"num_valid", m.NumValid}, {"num_test", m.NumTest}} {
+		if f.v > m.NumNodes {
+			return fmt.Errorf("%s (%d) exceeds num_nodes (%d)", f.name, f.v, m.NumNodes)
+		}
+	}
+	return nil
+}
+
+// ReadManifest reads and parses a manifest file; errors name the file.
+func ReadManifest(path string) (Manifest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Manifest{}, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return Manifest{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > maxManifestBytes {
+		return Manifest{}, fmt.Errorf("%s: larger than %d bytes", path, maxManifestBytes)
+	}
+	m, err := ParseManifest(data)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// manifestOf describes a dataset.
+func manifestOf(d *Dataset) Manifest {
+	return Manifest{
+		FormatVersion: FormatVersion,
+		Name:          d.Name,
+		Source:        d.Source,
+		NumNodes:      d.Graph.NumNodes,
+		NumEdges:      d.Graph.NumEdges(),
+		Symmetric:     d.Symmetric,
+		FeatDim:       d.FeatDim,
+		NumClasses:    d.NumClasses,
+		NumTrain:      int64(len(d.Train)),
+		NumValid:      int64(len(d.Valid)),
+		NumTest:       int64(len(d.Test)),
+	}
+}
+
+// marshal renders the manifest as YAML with a leading comment.
+func (m Manifest) marshal() ([]byte, error) {
+	body, err := yaml.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte("# fanout dataset: arrays are .npy files next to this manifest\n"), body...), nil
+}

@@ -1,0 +1,116 @@
+// Package npz reads NumPy .npz archives (a zip of .npy members) and imports
+// graph datasets stored as sparse CSR matrices in .npz files, in the layout of
+// the gnn-benchmark collection (Shchur et al., "Pitfalls of Graph Neural
+// Network Evaluation", 2018): adj_data/adj_indices/adj_indptr/adj_shape for
+// the graph, attr_* (sparse) or attr_matrix (dense) for node features and
+// labels (dense, indexed by label_indices, or labels_* sparse one-hot rows)
+// for classes. The train/valid/test split is drawn per class from a seed.
+package npz
+
+import (
+	"archive/zip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset/npy"
+)
+
+// Archive is an opened .npz file. Members are read one at a time, on demand.
+type Archive struct {
+	name    string // file name used in messages
+	zr      *zip.Reader
+	members map[string]*zip.File // key (member name without ".npy") -> member
+	closer  io.Closer
+}
+
+// Open opens the .npz file at path. Close it when done.
+func Open(path string) (*Archive, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	a, err := NewArchive(f, st.Size(), path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	a.closer = f
+	return a, nil
+}
+
+// NewArchive reads the zip directory of an .npz held in r (size bytes);
+// name is used in error messages.
+func NewArchive(r io.ReaderAt, size int64, name string) (*Archive, error) {
+	zr, err := zip.NewReader(r, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a readable .npz (zip) archive: %w", name, err)
+	}
+	a := &Archive{name: name, zr: zr, members: make(map[string]*zip.File, len(zr.File))}
+	for _, f := range zr.File {
+		key := strings.TrimSuffix(f.Name, ".npy")
+		if _, dup := a.members[key]; dup {
+			return nil, fmt.Errorf("%s: member %q appears twice", name, f.Name)
+		}
+		a.members[key] = f
+	}
+	return a, nil
+}
+
+// Name is the file name given to Open or NewArchive.
+func (a *Archive) Name() string { return a.name }
+
+// Base is the file name without directories, for messages.
+func (a *Archive) Base() string { return filepath.Base(a.name) }
+
+// Keys lists the array names in the archive, sorted.
+func (a *Archive) Keys() []string {
+	keys := make([]string, 0, len(a.members))
+	for k := range a.members {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Has reports whether the archive holds the array key.
+func (a *Archive) Has(key string) bool {
+	_, ok := a.members[key]
+	return ok
+}
+
+// Read decodes array key with npy.Read: data is a typed slice ([]float32,
+// []int64, ...) in C order and shape its dimensions. Errors name the archive
+// and the key.
+func (a *Archive) Read(key string) (data any, shape []int64, err error) {
+	f, ok := a.members[key]
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: no array %q (has %s)", a.name, key, strings.Join(a.Keys(), ", "))
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
+	}
+	defer rc.Close()
+	data, shape, err = npy.Read(rc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
+	}
+	return data, shape, nil
+}
+
+// Close closes the underlying file (a no-op for NewArchive).
+func (a *Archive) Close() error {
+	if a.closer == nil {
+		return nil
+	}
+	return a.closer.Close()
+}

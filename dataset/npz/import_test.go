@@ -1,0 +1,333 @@
+package npz
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset/npy"
+)
+
+var smallSplit = Options{Seed: 7, TrainPerClass: 1, Valid: 1, Test: 2}
+
+func TestImportTiny(t *testing.T) {
+	path := writeNPZ(t, t.TempDir(), "tiny.npz", tinyArchive())
+	d, err := Import(path, smallSplit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != "tiny" {
+		t.Errorf("name %q, want tiny", d.Name)
+	}
+	g := d.Graph
+	// Symmetric edges 0-1, 1-2, 3-4, 5-0; the self loop, the duplicate and
+	// the stored zero (4,5) are gone.
+	wantPtr := []int64{0, 2, 4, 5, 6, 7, 8}
+	wantIdx := []int32{1, 5, 0, 2, 1, 4, 3, 0}
+	if !slices.Equal(g.Indptr, wantPtr) || !slices.Equal(g.Indices, wantIdx) {
+		t.Errorf("graph indptr %v indices %v, want %v %v", g.Indptr, g.Indices, wantPtr, wantIdx)
+	}
+	if d.FeatDim != 4 || !slices.Equal(d.Features, tinyDense) {
+		t.Errorf("features dim %d %v, want 4 %v", d.FeatDim, d.Features, tinyDense)
+	}
+	if d.NumClasses != 3 || !slices.Equal(d.Labels, []int32{0, 1, 2, 0, 1, 2}) {
+		t.Errorf("labels %v (%d classes)", d.Labels, d.NumClasses)
+	}
+	checkSplit(t, d.Labels, d.Train, d.Valid, d.Test, 1, 1, 2)
+	if err := d.Validate(); err != nil {
+		t.Errorf("Validate: %v", err)
+	}
+}
+
+func TestImportDenseAndOneHot(t *testing.T) {
+	oneHot := make([]float32, 18)
+	for v, c := range []int{0, 1, 2, 0, 1, 2} {
+		oneHot[v*3+c] = 1
+	}
+	ms := append(tinyGraph(),
+		member{"attr_matrix", tinyDense, []int64{6, 4}},
+		member{"labels", oneHot, []int64{6, 3}})
+	path := writeNPZ(t, t.TempDir(), "dense.npz", ms)
+	d, err := Import(path, smallSplit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Features, tinyDense) || !slices.Equal(d.Labels, []int32{0, 1, 2, 0, 1, 2}) {
+		t.Errorf("features %v labels %v", d.Features, d.Labels)
+	}
+	// Sparse one-hot labels give the same; vertex 5 has none (-1).
+	ms = append(append(tinyGraph(), tinySparseAttr()...),
+		member{"label_indptr", []int32{0, 1, 2, 3, 4, 5, 5}, []int64{7}},
+		member{"label_indices", []int32{0, 1, 2, 0, 1}, []int64{5}},
+		member{"label_data", []float32{1, 1, 1, 1, 1}, []int64{5}},
+		member{"label_shape", []int64{6, 3}, []int64{2}})
+	path = writeNPZ(t, t.TempDir(), "sparse.npz", ms)
+	d, err = Import(path, Options{TrainPerClass: 1, Valid: 1, Test: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Labels, []int32{0, 1, 2, 0, 1, -1}) || d.NumClasses != 3 {
+		t.Errorf("sparse labels %v (%d classes)", d.Labels, d.NumClasses)
+	}
+	for _, s := range [][]int64{d.Train, d.Valid, d.Test} {
+		if slices.Contains(s, 5) {
+			t.Errorf("unlabelled vertex 5 is in a split")
+		}
+	}
+}
+
+// checkSplit checks sizes, disjointness, labels and per-class train counts.
+func checkSplit(t *testing.T, labels []int32, train, valid, test []int64, perClass, nValid, nTest int) {
+	t.Helper()
+	if len(valid) != nValid || len(test) != nTest {
+		t.Errorf("valid %d, test %d; want %d, %d", len(valid), len(test), nValid, nTest)
+	}
+	seen := map[int64]bool{}
+	count := map[int32]int{}
+	for _, s := range [][]int64{train, valid, test} {
+		if !slices.IsSorted(s) {
+			t.Errorf("split %v is not sorted", s)
+		}
+		for _, v := range s {
+			if seen[v] {
+				t.Errorf("vertex %d is in two splits", v)
+			}
+			seen[v] = true
+			if labels[v] < 0 {
+				t.Errorf("unlabelled vertex %d in a split", v)
+			}
+		}
+	}
+	for _, v := range train {
+		count[labels[v]]++
+	}
+	for c, k := range count {
+		if k != perClass {
+			t.Errorf("class %d has %d training vertices, want %d", c, k, perClass)
+		}
+	}
+}
+
+func TestSplitDefaultsAndSeeds(t *testing.T) {
+	labels := make([]int32, 3000)
+	for v := range labels {
+		labels[v] = int32(v % 7)
+	}
+	labels[5] = -1
+	train, valid, test, err := Split(labels, 7, Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(train) != 7*DefaultTrainPerClass {
+		t.Errorf("train %d, want %d", len(train), 7*DefaultTrainPerClass)
+	}
+	checkSplit(t, labels, train, valid, test, DefaultTrainPerClass, DefaultValid, DefaultTest)
+	train2, valid2, test2, _ := Split(labels, 7, Options{Seed: 1})
+	if !slices.Equal(train, train2) || !slices.Equal(valid, valid2) || !slices.Equal(test, test2) {
+		t.Error("the same seed gave a different split")
+	}
+	train3, _, _, _ := Split(labels, 7, Options{Seed: 2})
+	if slices.Equal(train, train3) {
+		t.Error("seeds 1 and 2 gave the same training set")
+	}
+	if _, _, _, err := Split(labels[:600], 7, Options{}); err == nil || !strings.Contains(err.Error(), "needs 500 validation + 1000 test") {
+		t.Errorf("too few vertices: %v", err)
+	}
+}
+
+func TestShuffleIsPermutation(t *testing.T) {
+	p := shuffled(1000, 3)
+	seen := make([]bool, 1000)
+	moved := 0
+	for i, v := range p {
+		if seen[v] {
+			t.Fatalf("%d appears twice", v)
+		}
+		seen[v] = true
+		if int(v) != i {
+			moved++
+		}
+	}
+	if moved < 900 {
+		t.Errorf("only %d of 1000 positions moved", moved)
+	}
+}
+
+func TestImportBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := npzBytes(t, tinyArchive())
+	cases := []struct {
+		name    string
+		file    []byte
+		missing bool
+		want    string
+	}{
+		{name: "missing", missing: true, want: "no such file"},
+		{name: "truncated", file: good[:len(good)/2], want: "not a readable .npz"},
+		{name: "index out of range", file: npzBytes(t, replace(tinyArchive(), member{"adj_indices", []int32{1, 0, 1, 2, 4, 3, 9, 0}, []int64{8}})), want: "adj: indices[6] = 9 is out of range [0, 6)"},
+		{name: "negative label", file: npzBytes(t, replace(tinyArchive(), member{"labels", []int64{0, 1, -2, 0, 1, 2}, []int64{6}})), want: "labels[2] = -2 is out of range"},
+		{name: "no labels", file: npzBytes(t, without(tinyArchive(), "labels")), want: "no labels"},
+		{name: "no features", file: npzBytes(t, without(tinyArchive(), "attr_data", "attr_indices", "attr_indptr", "attr_shape")), want: "no node features"},
+		{name: "float ids", file: npzBytes(t, replace(tinyArchive(), member{"adj_indptr", []float32{0, 1, 2, 4, 5, 7, 8}, []int64{7}})), want: "adj_indptr: want an integer array, have float32"},
+		{name: "bad indptr", file: npzBytes(t, replace(tinyArchive(), member{"adj_indptr", []int32{0, 1, 2, 1, 5, 7, 8}, []int64{7}})), want: "indptr decreases at row 2"},
+		{name: "feature rows", file: npzBytes(t, replace(tinyArchive(), member{"attr_shape", []int64{5, 4}, []int64{2}})), want: "attr: indptr has 7 entries, want rows+1 = 6"},
+		{name: "huge features", file: npzBytes(t, replace(tinyArchive(), member{"attr_shape", []int64{6, 1 << 40}, []int64{2}})), want: "too large"},
+		{name: "multi-label", file: npzBytes(t, replace(tinyArchive(), member{"labels", []float32{1, 1, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1}, []int64{6, 3}})), want: "labels row 0 is not one-hot"},
+		{name: "split too large", file: good, want: "needs 1 validation + 6 test"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".npz")
+			if !c.missing {
+				if err := os.WriteFile(path, c.file, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			opt := smallSplit
+			if c.name == "split too large" {
+				opt.Test = 6
+			}
+			_, err := Import(path, opt)
+			if err == nil {
+				t.Fatalf("no error, want one containing %q", c.want)
+			}
+			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q, want the file name and %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestArchiveKeys(t *testing.T) {
+	b := npzBytes(t, tinyArchive())
+	a, err := NewArchive(bytes.NewReader(b), int64(len(b)), "mem.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := a.Keys()
+	if len(keys) != 9 || keys[0] != "adj_data" || !a.Has("labels") || a.Has("label") {
+		t.Errorf("keys %v", keys)
+	}
+	if _, _, err := a.Read("nope"); err == nil || !strings.Contains(err.Error(), `mem.npz: no array "nope"`) {
+		t.Errorf("missing key: %v", err)
+	}
+}
+
+func FuzzImport(f *testing.F) {
+	f.Add(npzBytes(f, tinyArchive()))
+	f.Add(npzBytes(f, append(tinyGraph(), member{"attr_matrix", tinyDense, []int64{6, 4}}, tinyLabels())))
+	f.Add(npzBytes(f, replace(tinyArchive(), member{"adj_shape", []int64{1 << 40, 1 << 40}, []int64{2}})))
+	f.Add([]byte("PK\x03\x04"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		a, err := NewArchive(bytes.NewReader(b), int64(len(b)), "fuzz.npz")
+		if err != nil {
+			return
+		}
+		d, err := importArchive(a, Options{TrainPerClass: 1, Valid: 1, Test: 1}, 1<<16)
+		if err != nil {
+			return
+		}
+		n := d.Graph.NumNodes
+		if int64(len(d.Labels)) != n || int64(len(d.Features)) != n*int64(d.FeatDim) {
+			t.Fatalf("%d vertices, %d labels, %d features of dim %d", n, len(d.Labels), len(d.Features), d.FeatDim)
+		}
+	})
+}
+
+// FuzzImportMember replaces one member of a valid archive by fuzzed .npy
+// bytes, which reaches the validation of each array.
+func FuzzImportMember(f *testing.F) {
+	base := tinyArchive()
+	for i, m := range base {
+		var buf bytes.Buffer
+		if err := npy.Write(&buf, m.data, m.shape); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(uint8(i), buf.Bytes())
+	}
+	f.Fuzz(func(t *testing.T, which uint8, raw []byte) {
+		var zbuf bytes.Buffer
+		zw := zip.NewWriter(&zbuf)
+		for i, m := range base {
+			w, err := zw.Create(m.key + ".npy")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == int(which)%len(base) {
+				w.Write(raw)
+			} else if err := npy.Write(w, m.data, m.shape); err != nil {
+				t.Fatal(err)
+			}
+		}
+		zw.Close()
+		a, err := NewArchive(bytes.NewReader(zbuf.Bytes()), int64(zbuf.Len()), "fuzz.npz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := importArchive(a, Options{TrainPerClass: 1, Valid: 1, Test: 1}, 1<<16)
+		if err != nil {
+			return
+		}
+		if d.Graph.NumNodes != 6 || len(d.Features) != 6*d.FeatDim {
+			t.Fatalf("%d vertices, %d features of dim %d", d.Graph.NumNodes, len(d.Features), d.FeatDim)
+		}
+	})
+}
+
+// renamed returns ms with the prefix of every key starting with from+"_"
+// replaced by to.
+func renamed(ms []member, from, to string) []member {
+	out := make([]member, len(ms))
+	for i, m := range ms {
+		if rest, ok := strings.CutPrefix(m.key, from+"_"); ok {
+			m.key = to + "_" + rest
+		}
+		out[i] = m
+	}
+	return out
+}
+
+func TestImportOtherLayouts(t *testing.T) {
+	// feature_* features and labels indexed by label_indices (vertex 4
+	// unlabelled).
+	ms := append(append(tinyGraph(), renamed(tinySparseAttr(), "attr", "feature")...),
+		member{"labels", []int32{2, 0, 1, 0, 1}, []int64{5}},
+		member{"label_indices", []int64{5, 0, 2, 3, 1}, []int64{5}})
+	path := writeNPZ(t, t.TempDir(), "indexed.npz", ms)
+	_, err := Import(path, Options{TrainPerClass: 1, Valid: 1, Test: 0})
+	if err == nil || !strings.Contains(err.Error(), "needs 1 validation + 1000 test") {
+		t.Errorf("default test size on 4 labelled vertices: %v", err)
+	}
+	d, err := Import(path, Options{TrainPerClass: 1, Valid: 1, Test: 1, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Features, tinyDense) || !slices.Equal(d.Labels, []int32{0, 1, 1, 0, -1, 2}) || d.NumClasses != 3 {
+		t.Errorf("features %v labels %v (%d classes)", d.Features, d.Labels, d.NumClasses)
+	}
+	// shchur's sparse label keys: labels_data, labels_indices, ...
+	ms = append(append(tinyGraph(), tinySparseAttr()...),
+		member{"labels_indptr", []int32{0, 1, 2, 3, 4, 5, 6}, []int64{7}},
+		member{"labels_indices", []int32{2, 2, 1, 0, 1, 0}, []int64{6}},
+		member{"labels_data", []float32{1, 1, 1, 1, 1, 1}, []int64{6}},
+		member{"labels_shape", []int64{6, 3}, []int64{2}})
+	d, err = Import(writeNPZ(t, t.TempDir(), "s.npz", ms), smallSplit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Labels, []int32{2, 2, 1, 0, 1, 0}) {
+		t.Errorf("labels %v", d.Labels)
+	}
+	// Bad indices name the file and the array.
+	ms = append(append(tinyGraph(), tinySparseAttr()...),
+		member{"labels", []int32{2, 0}, []int64{2}},
+		member{"label_indices", []int64{5, 6}, []int64{2}})
+	path = writeNPZ(t, t.TempDir(), "bad.npz", ms)
+	if _, err := Import(path, smallSplit); err == nil || !strings.Contains(err.Error(), path+": label_indices[1] = 6 is out of range [0, 6)") {
+		t.Errorf("label index out of range: %v", err)
+	}
+}

@@ -1,0 +1,61 @@
+package rmat
+
+import "math"
+
+// featureBlock is the number of vertices per work unit of makeFeatures.
+const featureBlock = 4096
+
+// centroids returns [classes, dim] float32 type centroids, row-major, with
+// independent random signs per entry, scaled so that two centroids lie
+// `signal` apart in expectation (in units of the noise deviation).
+func centroids(classes, dim int, signal float64, seed uint64) []float32 {
+	out := make([]float32, classes*dim)
+	scale := float32(signal / math.Sqrt(2*float64(dim)))
+	rng := newPCG(seed, streamCentroids, 0)
+	var r uint64
+	for i := range out {
+		if i%64 == 0 {
+			r = rng.Uint64()
+		}
+		out[i] = scale
+		if r&1 == 1 {
+			out[i] = -scale
+		}
+		r >>= 1
+	}
+	return out
+}
+
+// makeFeatures returns [n, dim] float32 features, row-major: the centroid of
+// the vertex's type plus noise of unit variance per entry. The noise is a sum
+// of four uniforms (close to Gaussian), drawn from a generator keyed by the
+// vertex id. types is [n] in [0, classes).
+func makeFeatures(types []int32, classes, dim int, signal float64, seed uint64, threads int, prog *progress) []float32 {
+	n := int64(len(types))
+	cent := centroids(classes, dim, signal, seed)
+	feat := make([]float32, n*int64(dim))
+	// Each 16-bit uniform has variance (2^32-1)/12 in units of 1; four of them
+	// summed and centered have variance (2^32-1)/3.
+	const center = 2 * 65535.0
+	norm := float32(1 / math.Sqrt((65536.0*65536.0-1)/3))
+	blocks := (n + featureBlock - 1) / featureBlock
+	prog.start("features", n)
+	parallelBlocks(blocks, threads, func(k int64) {
+		lo, hi := k*featureBlock, min((k+1)*featureBlock, n)
+		for v := lo; v < hi; v++ {
+			rng := newPCG(seed, streamFeatures, uint64(v))
+			row := feat[v*int64(dim) : (v+1)*int64(dim)]
+			for j := range row {
+				r := rng.Uint64()
+				s := r&0xffff + r>>16&0xffff + r>>32&0xffff + r>>48
+				row[j] = (float32(s) - center) * norm
+			}
+			c := int(types[v])
+			for j, x := range cent[c*dim : (c+1)*dim] {
+				row[j] += x
+			}
+		}
+		prog.add(hi - lo)
+	})
+	return feat
+}

@@ -1,0 +1,118 @@
+// Package rmat generates fanout's benchmark datasets (tiny, products-sim,
+// papers-sim): an R-MAT graph with randomly permuted vertex ids, symmetrized,
+// without self loops or duplicate edges; planted labels that can be read from
+// a vertex's neighbourhood but hardly from its own features (see Generate);
+// and a seeded split.
+//
+// Generation is deterministic for a seed and does not depend on the number of
+// threads: every random draw is keyed by a fixed chunk or vertex index.
+package rmat
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Preset defines one benchmark dataset and the model trained on it.
+type Preset struct {
+	Name    string
+	Scale   int     // 2^Scale vertices
+	Pairs   int64   // R-MAT pairs drawn (before symmetrizing and dedup)
+	A, B, C float64 // R-MAT quadrant probabilities; D = 1 - A - B - C
+	FeatDim int
+	Classes int
+	// Signal is the distance between two type centroids in units of the
+	// per-entry feature noise: large enough that a vertex's type can be read
+	// from its own features (labels cannot: see Generate).
+	Signal float64
+
+	// Split sizes among labelled vertices. NumTrain/NumValid > 0 give counts;
+	// otherwise TrainFrac/ValidFrac give fractions (rounded down). NumTest > 0
+	// caps the test set; 0 puts every remaining labelled vertex in it.
+	NumTrain, NumValid, NumTest int64
+	TrainFrac, ValidFrac        float64
+
+	// Default model and sampling.
+	Model   string // "sage" (mean aggregator)
+	Layers  int
+	Hidden  int
+	Fanouts []int // fanouts[h] = neighbours sampled at hop h+1 from the seeds
+	Batch   int
+	Dropout float32
+	LR      float32 // Adam learning rate
+}
+
+// NumNodes is the vertex count, 2^Scale.
+func (p Preset) NumNodes() int64 { return int64(1) << p.Scale }
+
+// R-MAT quadrant probabilities of every preset (DESIGN §6).
+const (
+	rmatA, rmatB, rmatC = 0.57, 0.19, 0.19
+)
+
+// presets in the order Names lists them.
+var presets = []Preset{
+	{
+		Name: "tiny", Scale: 14, Pairs: 200_000, A: rmatA, B: rmatB, C: rmatC,
+		FeatDim: 32, Classes: 8, Signal: 7, TrainFrac: 0.2, ValidFrac: 0.1,
+		Model: "sage", Layers: 2, Hidden: 64, Fanouts: []int{10, 5}, Batch: 256,
+		Dropout: 0.5, LR: 0.01,
+	},
+	{
+		Name: "products-sim", Scale: 21, Pairs: 62_000_000, A: rmatA, B: rmatB, C: rmatC,
+		FeatDim: 100, Classes: 47, Signal: 7, NumTrain: 196_615, NumValid: 39_323,
+		Model: "sage", Layers: 3, Hidden: 256, Fanouts: []int{15, 10, 5}, Batch: 1024,
+		Dropout: 0.5, LR: 0.003,
+	},
+	{
+		Name: "papers-sim", Scale: 24, Pairs: 400_000_000, A: rmatA, B: rmatB, C: rmatC,
+		FeatDim: 128, Classes: 172, Signal: 8, NumTrain: 1_207_179, NumValid: 125_265, NumTest: 214_338,
+		Model: "sage", Layers: 3, Hidden: 256, Fanouts: []int{15, 10, 5}, Batch: 1024,
+		Dropout: 0.5, LR: 0.003,
+	},
+}
+
+// Names lists the preset names.
+func Names() []string {
+	out := make([]string, len(presets))
+	for i, p := range presets {
+		out[i] = p.Name
+	}
+	return out
+}
+
+// Lookup returns a copy of the named preset, or an error listing the valid
+// names.
+func Lookup(name string) (Preset, error) {
+	for _, p := range presets {
+		if p.Name == name {
+			p.Fanouts = slices.Clone(p.Fanouts)
+			return p, nil
+		}
+	}
+	return Preset{}, fmt.Errorf("unknown preset %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// check reports the first field of p that cannot be generated.
+func (p Preset) check() error {
+	switch {
+	case p.Scale < 1 || p.Scale > 30:
+		return fmt.Errorf("preset %s: scale %d outside [1, 30]", p.Name, p.Scale)
+	case p.Pairs < 0:
+		return fmt.Errorf("preset %s: negative pair count %d", p.Name, p.Pairs)
+	case p.A < 0 || p.B < 0 || p.C < 0 || p.A+p.B+p.C > 1:
+		return fmt.Errorf("preset %s: R-MAT probabilities (%g, %g, %g) invalid", p.Name, p.A, p.B, p.C)
+	case p.FeatDim < 1:
+		return fmt.Errorf("preset %s: feature dimension %d < 1", p.Name, p.FeatDim)
+	case p.Signal < 0:
+		return fmt.Errorf("preset %s: negative feature signal %g", p.Name, p.Signal)
+	case p.Classes < 2:
+		return fmt.Errorf("preset %s: %d classes, need at least 2", p.Name, p.Classes)
+	case p.NumTrain < 0 || p.NumValid < 0 || p.NumTest < 0:
+		return fmt.Errorf("preset %s: negative split size", p.Name)
+	case p.TrainFrac < 0 || p.ValidFrac < 0 || p.TrainFrac+p.ValidFrac > 1:
+		return fmt.Errorf("preset %s: split fractions %g + %g invalid", p.Name, p.TrainFrac, p.ValidFrac)
+	}
+	return nil
+}

@@ -1,0 +1,66 @@
+package rmat
+
+import (
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/graph"
+)
+
+// neighbourMean returns [n, dim] rows: the mean of x over each vertex's
+// neighbours (zeros for isolated vertices). x is [n, dim] row-major.
+func neighbourMean(g *graph.CSR, x []float32, dim int) []float32 {
+	out := make([]float32, len(x))
+	for v := range g.NumNodes {
+		row := out[v*int64(dim) : (v+1)*int64(dim)]
+		nb := g.Neighbors32(v)
+		for _, u := range nb {
+			for j, f := range x[int64(u)*int64(dim) : (int64(u)+1)*int64(dim)] {
+				row[j] += f
+			}
+		}
+		if len(nb) > 0 {
+			for j := range row {
+				row[j] /= float32(len(nb))
+			}
+		}
+	}
+	return out
+}
+
+// centroidAccuracy fits class means of x on the training vertices and
+// returns the fraction of test vertices whose nearest mean is their class.
+func centroidAccuracy(ds *dataset.Dataset, x []float32, dim int) float64 {
+	c := ds.NumClasses
+	mean := make([]float64, c*dim)
+	cnt := make([]float64, c)
+	for _, v := range ds.Train {
+		k := int(ds.Labels[v])
+		cnt[k]++
+		for j, f := range x[v*int64(dim) : (v+1)*int64(dim)] {
+			mean[k*dim+j] += float64(f)
+		}
+	}
+	for k := range c {
+		for j := range dim {
+			mean[k*dim+j] /= max(cnt[k], 1)
+		}
+	}
+	correct := 0
+	for _, v := range ds.Test {
+		row := x[v*int64(dim) : (v+1)*int64(dim)]
+		best, bestD := -1, 0.0
+		for k := range c {
+			d := 0.0
+			for j, f := range row {
+				e := float64(f) - mean[k*dim+j]
+				d += e * e
+			}
+			if best < 0 || d < bestD {
+				best, bestD = k, d
+			}
+		}
+		if int32(best) == ds.Labels[v] {
+			correct++
+		}
+	}
+	return float64(correct) / float64(len(ds.Test))
+}

@@ -1,0 +1,190 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+
+	"github.com/fanout-gnn/fanout/graph"
+)
+
+// Validate checks that the dataset is consistent: indptr has num_nodes+1
+// entries, starts at 0, never decreases and ends at the number of indices;
+// the right one of Indices/Indices64 is set and every index lies in
+// [0, num_nodes); features hold num_nodes*feat_dim values; labels lie in
+// [-1, num_classes); split ids lie in [0, num_nodes), are labelled and are
+// not repeated within a split; the train split is not empty (valid and test
+// may be). Each check is one pass, split across GOMAXPROCS goroutines. The
+// error names the file and field at fault.
+func (d *Dataset) Validate() error {
+	if d.Graph == nil {
+		return errors.New("dataset has no graph")
+	}
+	g := d.Graph
+	n := g.NumNodes
+	if n < 0 {
+		return fileErr(ManifestFile, "num_nodes is negative (%d)", n)
+	}
+	if d.FeatDim < 1 {
+		return fileErr(ManifestFile, "feat_dim is %d, want >= 1", d.FeatDim)
+	}
+	if d.NumClasses < 1 {
+		return fileErr(ManifestFile, "num_classes is %d, want >= 1", d.NumClasses)
+	}
+	if err := validateGraph(g); err != nil {
+		return err
+	}
+	if want := n * int64(d.FeatDim); int64(len(d.Features)) != want {
+		return fileErr(FeatFile, "%d values, want num_nodes*feat_dim = %d*%d = %d", len(d.Features), n, d.FeatDim, want)
+	}
+	if int64(len(d.Labels)) != n {
+		return fileErr(LabelFile, "%d labels, want num_nodes = %d", len(d.Labels), n)
+	}
+	classes := int32(min(d.NumClasses, 1<<31-1))
+	err := firstError(int64(len(d.Labels)), func(lo, hi int64) error {
+		for v, c := range d.Labels[lo:hi] {
+			if c < -1 || c >= classes {
+				return fileErr(LabelFile, "vertex %d has label %d, want -1 (unlabelled) or [0, %d)", lo+int64(v), c, classes)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(d.Train) == 0 {
+		return fileErr(TrainFile, "the train split is empty")
+	}
+	seen := make([]uint64, (n+63)/64)
+	for _, s := range []struct {
+		file string
+		ids  []int64
+	}{{TrainFile, d.Train}, {ValidFile, d.Valid}, {TestFile, d.Test}} {
+		clear(seen)
+		if err := d.validateSplit(s.file, s.ids, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateSplit checks one split's ids: in range, labelled, no duplicates.
+// seen is a zeroed bitmap over the vertices.
+func (d *Dataset) validateSplit(file string, ids []int64, seen []uint64) error {
+	n := d.Graph.NumNodes
+	for i, v := range ids {
+		if v < 0 || v >= n {
+			return fileErr(file, "entry %d is vertex %d, out of range [0, %d)", i, v, n)
+		}
+		if d.Labels[v] < 0 {
+			return fileErr(file, "entry %d is vertex %d, which is unlabelled (label -1)", i, v)
+		}
+		w, bit := v/64, uint64(1)<<(v%64)
+		if seen[w]&bit != 0 {
+			return fileErr(file, "entry %d repeats vertex %d", i, v)
+		}
+		seen[w] |= bit
+	}
+	return nil
+}
+
+// validateGraph checks the CSR arrays, naming indptr.npy and indices.npy.
+func validateGraph(g *graph.CSR) error {
+	n := g.NumNodes
+	if int64(len(g.Indptr)) != n+1 {
+		return fileErr(IndptrFile, "%d entries, want num_nodes+1 = %d", len(g.Indptr), n+1)
+	}
+	if g.Indptr[0] != 0 {
+		return fileErr(IndptrFile, "indptr[0] = %d, want 0", g.Indptr[0])
+	}
+	wide := n >= graph.MaxInt32Vertices
+	switch {
+	case wide && g.Indices != nil:
+		return fileErr(IndicesFile, "%d vertices need int64 indices, but int32 indices are set", n)
+	case !wide && g.Indices64 != nil:
+		return fileErr(IndicesFile, "%d vertices need int32 indices, but int64 indices are set", n)
+	}
+	edges := int64(len(g.Indices))
+	if wide {
+		edges = int64(len(g.Indices64))
+	}
+	if last := g.Indptr[n]; last != edges {
+		return fileErr(IndptrFile, "indptr[%d] = %d, but %s holds %d edges", n, last, IndicesFile, edges)
+	}
+	err := firstError(n, func(lo, hi int64) error {
+		for v := lo; v < hi; v++ {
+			if g.Indptr[v+1] < g.Indptr[v] {
+				return fileErr(IndptrFile, "indptr decreases at row %d (%d -> %d)", v, g.Indptr[v], g.Indptr[v+1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if wide {
+		return checkIndices(g, g.Indices64)
+	}
+	return checkIndices(g, g.Indices)
+}
+
+// checkIndices reports the first neighbour id outside [0, num_nodes).
+func checkIndices[T int32 | int64](g *graph.CSR, idx []T) error {
+	n := g.NumNodes
+	return firstError(int64(len(idx)), func(lo, hi int64) error {
+		for i, u := range idx[lo:hi] {
+			if int64(u) < 0 || int64(u) >= n {
+				e := lo + int64(i)
+				row := sort.Search(int(n), func(v int) bool { return g.Indptr[v+1] > e })
+				return fileErr(IndicesFile, "edge %d (row %d) has neighbour %d, out of range [0, %d)", e, row, u, n)
+			}
+		}
+		return nil
+	})
+}
+
+// FileError is an error found in one file of a dataset (or in the array an
+// in-memory dataset would write to that file).
+type FileError struct {
+	File string // file name (a path once Open has added the directory)
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.File + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+// fileErr makes a FileError from a message.
+func fileErr(file, format string, args ...any) error {
+	return &FileError{File: file, Err: fmt.Errorf(format, args...)}
+}
+
+// serialBelow is the size under which checks run on one goroutine.
+const serialBelow = 1 << 16
+
+// firstError runs check over [0, n) split into GOMAXPROCS contiguous parts in
+// parallel and returns the error of the lowest failing part, so the error
+// names the first bad element whatever the thread count.
+func firstError(n int64, check func(lo, hi int64) error) error {
+	parts := int64(runtime.GOMAXPROCS(0))
+	if n < serialBelow || parts <= 1 {
+		return check(0, n)
+	}
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = check(n*p/parts, n*(p+1)/parts)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,190 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+
+	"github.com/fanout-gnn/fanout/dataset/npy"
+)
+
+// Write stores d as a dataset directory at dir. The dataset is validated
+// first; everything is written into a temporary sibling directory, synced,
+// and renamed into place, so dir never holds a half-written dataset. An
+// existing dir must be empty or hold a fanout dataset (a valid manifest and
+// only dataset files); a dataset there is replaced: the old directory is
+// renamed aside, the new one renamed in, and the old one removed.
+func Write(dir string, d *Dataset) (err error) {
+	if d == nil {
+		return errors.New("dataset not written: nil dataset")
+	}
+	if err := d.Validate(); err != nil {
+		return fmt.Errorf("dataset not written to %s: %w", dir, err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	existing, err := checkTarget(abs)
+	if err != nil {
+		return err
+	}
+	parent, base := filepath.Split(abs)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err = writeFiles(tmp, d); err != nil {
+		return fmt.Errorf("writing %s: %w", dir, err)
+	}
+	if err = os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
+		return err
+	}
+	if err = replaceDir(abs, tmp, existing); err != nil {
+		return fmt.Errorf("writing %s: %w", dir, err)
+	}
+	return syncDir(parent)
+}
+
+// checkTarget reports whether dir exists with content, and fails unless it
+// is absent, empty or a fanout dataset.
+func checkTarget(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w", dir, err)
+	}
+	if len(entries) == 0 {
+		return true, nil
+	}
+	for _, e := range entries {
+		if !slices.Contains(files, e.Name()) || !e.Type().IsRegular() {
+			return false, fmt.Errorf("%s exists and is not a fanout dataset (it holds %s); refusing to replace it", dir, e.Name())
+		}
+	}
+	if _, err := ReadManifest(filepath.Join(dir, ManifestFile)); err != nil {
+		return false, fmt.Errorf("%s exists and is not a valid fanout dataset (%w); refusing to replace it", dir, err)
+	}
+	return true, nil
+}
+
+// replaceDir renames tmp to dir, moving an existing dir aside first and
+// removing it afterwards. If the final rename fails the old dir is restored.
+func replaceDir(dir, tmp string, existing bool) error {
+	if !existing {
+		return os.Rename(tmp, dir)
+	}
+	if err := os.Remove(dir); err == nil { // it was empty
+		return os.Rename(tmp, dir)
+	}
+	old, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".old-")
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(old); err != nil {
+		return err
+	}
+	if err := os.Rename(dir, old); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if rerr := os.Rename(old, dir); rerr != nil {
+			return fmt.Errorf("%w (and restoring the old dataset from %s failed: %v)", err, old, rerr)
+		}
+		return err
+	}
+	return os.RemoveAll(old)
+}
+
+// writeFiles writes every array and the manifest into dir, synced.
+func writeFiles(dir string, d *Dataset) error {
+	g := d.Graph
+	n := g.NumNodes
+	var indices any = g.Indices
+	if g.Wide() {
+		indices = g.Indices64
+	}
+	arrays := []struct {
+		file  string
+		data  any
+		shape []int64
+	}{
+		{IndptrFile, g.Indptr, []int64{n + 1}},
+		{IndicesFile, indices, []int64{g.NumEdges()}},
+		{FeatFile, d.Features, []int64{n, int64(d.FeatDim)}},
+		{LabelFile, d.Labels, []int64{n}},
+		{TrainFile, d.Train, []int64{int64(len(d.Train))}},
+		{ValidFile, d.Valid, []int64{int64(len(d.Valid))}},
+		{TestFile, d.Test, []int64{int64(len(d.Test))}},
+	}
+	for _, a := range arrays {
+		if err := writeArray(filepath.Join(dir, a.file), a.data, a.shape); err != nil {
+			return err
+		}
+	}
+	text, err := manifestOf(d).marshal()
+	if err != nil {
+		return err
+	}
+	if err := writeSynced(filepath.Join(dir, ManifestFile), func(f *os.File) error {
+		_, err := f.Write(text)
+		return err
+	}); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+// writeArray writes one .npy file and syncs it.
+func writeArray(path string, data any, shape []int64) error {
+	return writeSynced(path, func(f *os.File) error { return npy.Write(f, data, shape) })
+}
+
+// writeSynced creates path, fills it with fill, fsyncs and closes it.
+func writeSynced(path string, fill func(*os.File) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = fill(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so that the entries created in it are durable.
+// Windows cannot sync directory handles; there it does nothing.
+func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

@@ -1,0 +1,206 @@
+// Package nn holds the graph neural network models trained by fanout: layers
+// with explicit Forward and Backward passes over sampled blocks (GraphSAGE
+// mean, GCN), bias+ReLU+dropout between layers, softmax cross-entropy, and
+// Adam. Every computation is a backend op on buffers allocated up front (by
+// NewModel and Reserve), and no live count is read back to the host, so the
+// same code runs eagerly on the CPU, on a GPU, and inside a captured graph.
+package nn
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// dropoutStream is the Philox stream of dropout at model layer 0; layer l
+// uses dropoutStream+l.
+const dropoutStream = 128
+
+// layer is one graph layer without its bias (the model applies the bias with
+// BiasActDropout). Buffers passed in are sized by the reserved Caps.
+type layer interface {
+	params() []*Param
+	bias() *Param
+	reserve(c Caps) error
+	release()
+	// prepare computes per-block edge weights (deg: F32 [N] full-graph degrees).
+	prepare(blk *backend.Block, deg backend.Buffer)
+	// forward writes h[:NumDst] (h [Dst, out]) from x [Src, in].
+	forward(blk *backend.Block, x, h backend.Buffer)
+	// backward overwrites the weight gradients from dh [Dst, out] and, when
+	// dx (F32 [Src, in]) is non-nil, overwrites dx rows [0, NumSrc).
+	backward(blk *backend.Block, x, dh, dx backend.Buffer)
+}
+
+// Batch is one sampled mini-batch in backend memory.
+type Batch struct {
+	Blocks []*backend.Block // [0] bottom ... [L-1] top (its destinations are the seeds)
+	X      backend.Buffer   // F32 [Blocks[0].NumSrc.Cap, InDim]: features of Blocks[0].SrcIDs
+	Labels backend.Buffer   // I32 [Blocks[L-1].NumDst.Cap]; label < 0 is ignored
+	Degree backend.Buffer   // F32 [N] full-graph degree per vertex (GCN only; may be nil for SAGE)
+}
+
+// Model is a stack of graph layers with its parameters and workspaces. It is
+// not safe for concurrent use.
+type Model struct {
+	be     backend.Backend
+	cfg    Config
+	layers []layer
+
+	// Workspaces, allocated by Reserve (per layer l, rows = caps[l].Dst).
+	ws      workspace
+	caps    []Caps
+	act     []backend.Buffer // F32 [Dst, out_l]: layer output after bias/act/dropout; act[L-1] = logits
+	dAct    []backend.Buffer // F32 [Dst, out_l]: gradient of act; dAct[L-1] = dlogits
+	mask    []backend.Buffer // U8 [Dst, out_l] for hidden layers when Dropout > 0, else nil
+	xView   []backend.Buffer // layer l > 0: view of act[l-1] as [caps[l].Src, in_l]
+	dxView  []backend.Buffer // layer l > 0: view of dAct[l-1] as [caps[l].Src, in_l]
+	xDrop   backend.Buffer   // F32 [caps[0].Src, InDim]: input after dropout (InputDropout > 0)
+	xMask   backend.Buffer   // U8 [caps[0].Src, InDim]: its mask
+	loss    backend.Buffer   // F32 [1]
+	correct backend.Buffer   // I32 [1]
+
+	// Host state of the last Forward, used by Backward.
+	dropP    []float32 // dropout probability applied at each layer
+	xIn      backend.Buffer
+	haveLoss bool
+	err      error
+}
+
+// NewModel validates cfg and allocates the parameters (Glorot-uniform
+// weights from seed, zero biases, zero Adam moments). Call Reserve before
+// Forward.
+func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
+	if be == nil {
+		return nil, errors.New("nn: NewModel: nil backend")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Model{be: be, cfg: cfg, ws: workspace{be: be}}
+	for l := 0; l < cfg.Layers; l++ {
+		in, out := cfg.dims(l)
+		var ly layer
+		var err error
+		if cfg.Kind == KindGCN {
+			ly, err = newGCN(be, l, in, out, seed)
+		} else {
+			ly, err = newSAGE(be, l, in, out, seed)
+		}
+		if err != nil {
+			m.Free()
+			return nil, err
+		}
+		m.layers = append(m.layers, ly)
+	}
+	m.dropP = make([]float32, cfg.Layers)
+	return m, nil
+}
+
+// Config returns the model's configuration.
+func (m *Model) Config() Config { return m.cfg }
+
+// Params returns every parameter, bottom layer first; within a layer the
+// weights come before the bias (SAGE: w_self, w_neigh, bias; GCN: w, bias).
+func (m *Model) Params() []*Param {
+	var ps []*Param
+	for _, ly := range m.layers {
+		ps = append(ps, ly.params()...)
+	}
+	return ps
+}
+
+// Err returns the first usage error met by Forward, Loss or Backward (a
+// batch that does not match the reserved envelope, a call out of order).
+// After an error those methods issue no ops.
+func (m *Model) Err() error { return m.err }
+
+func (m *Model) fail(err error) {
+	if m.err == nil {
+		m.err = err
+	}
+}
+
+// Reserve allocates activation and gradient workspaces for the envelope caps
+// (one per block, bottom first). It may be called again to change the
+// envelope; the old workspaces are freed (buffers returned earlier by
+// Forward and Loss become invalid).
+func (m *Model) Reserve(caps []Caps) error {
+	L := m.cfg.Layers
+	if len(caps) != L {
+		return fmt.Errorf("nn: Reserve: %d caps for %d layers", len(caps), L)
+	}
+	for l, c := range caps {
+		if err := c.validate(l); err != nil {
+			return err
+		}
+		if l > 0 && c.Src > caps[l-1].Dst {
+			return fmt.Errorf("nn: Reserve: block %d has source capacity %d above the destination capacity %d of block %d",
+				l, c.Src, caps[l-1].Dst, l-1)
+		}
+	}
+	m.releaseWorkspaces()
+	if err := m.reserve(caps); err != nil {
+		m.releaseWorkspaces()
+		return err
+	}
+	m.caps = append([]Caps(nil), caps...)
+	return nil
+}
+
+func (m *Model) reserve(caps []Caps) error {
+	L := m.cfg.Layers
+	m.act = make([]backend.Buffer, L)
+	m.dAct = make([]backend.Buffer, L)
+	m.mask = make([]backend.Buffer, L)
+	m.xView = make([]backend.Buffer, L)
+	m.dxView = make([]backend.Buffer, L)
+	for l, c := range caps {
+		_, out := m.cfg.dims(l)
+		m.act[l] = m.ws.alloc(fmt.Sprintf("layer %d activations", l), backend.F32, c.Dst*out)
+		m.dAct[l] = m.ws.alloc(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
+		if l < L-1 && m.cfg.Dropout > 0 {
+			m.mask[l] = m.ws.alloc(fmt.Sprintf("layer %d dropout mask", l), backend.U8, c.Dst*out)
+		}
+	}
+	if m.cfg.InputDropout > 0 {
+		m.xDrop = m.ws.alloc("input dropout", backend.F32, caps[0].Src*m.cfg.InDim)
+		m.xMask = m.ws.alloc("input dropout mask", backend.U8, caps[0].Src*m.cfg.InDim)
+	}
+	m.loss = m.ws.alloc("loss", backend.F32, 1)
+	m.correct = m.ws.alloc("correct count", backend.I32, 1)
+	if m.ws.err != nil {
+		return m.ws.err
+	}
+	for l := 1; l < L; l++ {
+		in, _ := m.cfg.dims(l)
+		m.xView[l] = rows(m.be, m.act[l-1], caps[l].Src, in)
+		m.dxView[l] = rows(m.be, m.dAct[l-1], caps[l].Src, in)
+	}
+	for l, ly := range m.layers {
+		if err := ly.reserve(caps[l]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Model) releaseWorkspaces() {
+	for _, ly := range m.layers {
+		ly.release()
+	}
+	m.ws.release()
+	m.caps, m.act, m.dAct, m.mask, m.xView, m.dxView = nil, nil, nil, nil, nil, nil
+	m.loss, m.correct, m.xDrop, m.xMask = nil, nil, nil, nil
+	m.haveLoss = false
+}
+
+// Free releases parameters and workspaces. The model must not be used after.
+func (m *Model) Free() {
+	m.releaseWorkspaces()
+	for _, p := range m.Params() {
+		p.free(m.be)
+	}
+	m.layers = nil
+}

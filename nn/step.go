@@ -1,0 +1,198 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// CheckBatch reports whether b fits the reserved envelope: one block per
+// layer whose capacities equal the reserved Caps, X of at least
+// [Blocks[0].NumSrc.Cap, InDim] floats, Labels (when set) of at least the top
+// destination capacity, and a degree table for GCN. It reads no device
+// memory.
+func (m *Model) CheckBatch(b *Batch) error {
+	if m.caps == nil {
+		return fmt.Errorf("nn: batch: Reserve has not been called")
+	}
+	if b == nil || len(b.Blocks) != m.cfg.Layers {
+		n := 0
+		if b != nil {
+			n = len(b.Blocks)
+		}
+		return fmt.Errorf("nn: batch: %d blocks for %d layers", n, m.cfg.Layers)
+	}
+	for l, blk := range b.Blocks {
+		if blk == nil {
+			return fmt.Errorf("nn: batch: block %d is nil", l)
+		}
+		got := Caps{Dst: blk.NumDst.Cap, Edges: blk.NumEdges.Cap, Src: blk.NumSrc.Cap}
+		if got != m.caps[l] {
+			return fmt.Errorf("nn: batch: block %d has caps %+v, reserved %+v", l, got, m.caps[l])
+		}
+	}
+	if err := checkBuf("X", b.X, backend.F32, m.caps[0].Src*m.cfg.InDim); err != nil {
+		return err
+	}
+	if b.Labels != nil {
+		if err := checkBuf("Labels", b.Labels, backend.I32, m.caps[m.cfg.Layers-1].Dst); err != nil {
+			return err
+		}
+	}
+	if m.cfg.Kind == KindGCN {
+		if err := checkBuf("Degree", b.Degree, backend.F32, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkBuf(name string, b backend.Buffer, dt backend.DType, n int) error {
+	if b == nil {
+		return fmt.Errorf("nn: batch: %s is nil", name)
+	}
+	if b.DType() != dt || b.Len() < n {
+		return fmt.Errorf("nn: batch: %s is %d x %s, want at least %d x %s", name, b.Len(), b.DType(), n, dt)
+	}
+	return nil
+}
+
+// Forward runs every layer on b and returns the logits, F32
+// [Blocks[L-1].NumDst.Cap, Classes] owned by the model (rows past the live
+// count are unspecified). With train set, hidden layers apply dropout with
+// Philox stream 128+l of r's seed and clock. On a usage error (see Err) it
+// issues nothing.
+func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
+	if m.err != nil {
+		return m.logits()
+	}
+	if err := m.CheckBatch(b); err != nil {
+		m.fail(fmt.Errorf("nn: Forward: %w", err))
+		return m.logits()
+	}
+	if train && (m.cfg.Dropout > 0 || m.cfg.InputDropout > 0) && r.Clock == nil {
+		m.fail(fmt.Errorf("nn: Forward: dropout %v needs a Rand with a clock", m.cfg.Dropout))
+		return m.logits()
+	}
+	L := m.cfg.Layers
+	m.xIn = rows(m.be, b.X, m.caps[0].Src, m.cfg.InDim)
+	if train && m.cfg.InputDropout > 0 {
+		// The bottom layer needs no input gradient, so the mask is not kept
+		// for Backward; the layer's weight gradients read the dropped input.
+		ri := r
+		ri.Stream = inputDropoutStream
+		m.be.BiasActDropout(m.xIn, b.Blocks[0].NumSrc, m.cfg.InDim, nil, false, m.cfg.InputDropout, ri, m.xMask, m.xDrop)
+		m.xIn = m.xDrop
+	}
+	for l, ly := range m.layers {
+		blk := b.Blocks[l]
+		_, out := m.cfg.dims(l)
+		ly.prepare(blk, b.Degree)
+		ly.forward(blk, m.input(l), m.act[l])
+		p := float32(0)
+		if train && l < L-1 {
+			p = m.cfg.Dropout
+		}
+		m.dropP[l] = p
+		rl := r
+		rl.Stream = dropoutStream + uint32(l)
+		var mask backend.Buffer
+		if p > 0 {
+			mask = m.mask[l]
+		}
+		m.be.BiasActDropout(m.act[l], blk.NumDst, out, ly.bias().W, l < L-1, p, rl, mask, m.act[l])
+	}
+	m.haveLoss = false
+	return m.act[L-1]
+}
+
+// input is the input of layer l: the batch features or the previous output.
+func (m *Model) input(l int) backend.Buffer {
+	if l == 0 {
+		return m.xIn
+	}
+	return m.xView[l]
+}
+
+func (m *Model) logits() backend.Buffer {
+	if m.act == nil {
+		return nil
+	}
+	return m.act[len(m.act)-1]
+}
+
+// Loss computes the mean softmax cross-entropy of logits (from Forward)
+// against b.Labels over the live seeds, and the number of seeds whose argmax
+// is the label. It returns the model-owned F32 [1] loss and I32 correct
+// count, and keeps the gradient of the loss for Backward.
+func (m *Model) Loss(b *Batch, logits backend.Buffer) (loss backend.Buffer, correct backend.Count) {
+	top := len(m.caps) - 1
+	if m.caps != nil {
+		correct = backend.Count{Buf: m.correct, Cap: m.caps[top].Dst}
+	}
+	if m.err != nil {
+		return m.loss, correct
+	}
+	if err := m.CheckBatch(b); err != nil {
+		m.fail(fmt.Errorf("nn: Loss: %w", err))
+		return m.loss, correct
+	}
+	if b.Labels == nil {
+		m.fail(fmt.Errorf("nn: Loss: batch has no Labels"))
+		return m.loss, correct
+	}
+	if logits == nil || logits.DType() != backend.F32 || logits.Len() < m.caps[top].Dst*m.cfg.Classes {
+		m.fail(fmt.Errorf("nn: Loss: logits must be F32 [%d, %d]", m.caps[top].Dst, m.cfg.Classes))
+		return m.loss, correct
+	}
+	m.be.SoftmaxCrossEntropy(logits, b.Labels, b.Blocks[top].NumDst, m.cfg.Classes, m.loss, m.dAct[top], correct)
+	m.haveLoss = true
+	return m.loss, correct
+}
+
+// Backward propagates the gradient kept by Loss through every layer and
+// overwrites every Param.G. b must be the batch of the last Forward.
+func (m *Model) Backward(b *Batch) {
+	if m.err != nil {
+		return
+	}
+	if !m.haveLoss {
+		m.fail(fmt.Errorf("nn: Backward: call Forward and Loss first"))
+		return
+	}
+	if err := m.CheckBatch(b); err != nil {
+		m.fail(fmt.Errorf("nn: Backward: %w", err))
+		return
+	}
+	L := m.cfg.Layers
+	for l := L - 1; l >= 0; l-- {
+		ly := m.layers[l]
+		blk := b.Blocks[l]
+		_, out := m.cfg.dims(l)
+		var mask backend.Buffer
+		if m.dropP[l] > 0 {
+			mask = m.mask[l]
+		}
+		dh := m.dAct[l]
+		m.be.BiasActDropoutBackward(dh, m.act[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dh, ly.bias().G)
+		var dx backend.Buffer
+		if l > 0 {
+			dx = m.dxView[l]
+		}
+		ly.backward(blk, m.input(l), dh, dx)
+	}
+	m.haveLoss = false // dlogits were consumed in place
+}
+
+// Update applies one Adam step to every parameter; t is the device step
+// counter (1-based, incremented by the caller before the call). Weight decay
+// (L2, added to the gradient) applies to weights and biases alike. After a
+// usage error (see Err) it issues nothing.
+func (m *Model) Update(t backend.Count, cfg backend.AdamConfig) {
+	if m.err != nil {
+		return
+	}
+	for _, p := range m.Params() {
+		m.be.Adam(p.W, p.G, p.M, p.V, t, cfg)
+	}
+}

@@ -1,0 +1,44 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// workspace allocates scratch buffers and frees them together. The first
+// allocation error is kept; later allocations are skipped and return nil.
+type workspace struct {
+	be   backend.Backend
+	bufs []backend.Buffer
+	err  error
+}
+
+// alloc returns a zeroed buffer of n elements (at least one, so that empty
+// envelopes still have a buffer to point at).
+func (w *workspace) alloc(what string, dt backend.DType, n int) backend.Buffer {
+	if w.err != nil {
+		return nil
+	}
+	b, err := w.be.Alloc(dt, max(n, 1))
+	if err != nil {
+		w.err = fmt.Errorf("nn: allocating %s (%d x %s): %w", what, n, dt, err)
+		return nil
+	}
+	w.bufs = append(w.bufs, b)
+	return b
+}
+
+// release frees every buffer and resets the error.
+func (w *workspace) release() {
+	for _, b := range w.bufs {
+		w.be.Free(b)
+	}
+	w.bufs = nil
+	w.err = nil
+}
+
+// rows is the view of the first n rows of a row-major buffer of width dim.
+func rows(be backend.Backend, b backend.Buffer, n, dim int) backend.Buffer {
+	return be.View(b, 0, n*dim)
+}

@@ -1,0 +1,90 @@
+// Package train runs the training step and the drivers around it. step.go
+// holds one iteration over a preallocated Plan (sample, gather, forward,
+// loss, backward, Adam); eager.go drives it batch by batch from the host.
+// Later modes (replay, hybrid, multi-GPU) are drivers around the same step.
+package train
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fanout-gnn/fanout/nn"
+)
+
+// Config is one training run's configuration. The zero value is not valid:
+// start from Defaults and override.
+type Config struct {
+	Model       string  `yaml:"model"`         // "sage" or "gcn"
+	Layers      int     `yaml:"layers"`        // number of GNN layers
+	Hidden      int     `yaml:"hidden"`        // hidden width
+	Fanouts     []int   `yaml:"fanouts"`       // per hop from the seeds; -1 = all, 0 = none
+	Batch       int     `yaml:"batch"`         // seeds per step
+	Epochs      int     `yaml:"epochs"`        // passes over the training split
+	LR          float32 `yaml:"lr"`            // Adam learning rate
+	WeightDecay float32 `yaml:"weight_decay"`  // L2 added to gradients
+	Dropout     float32 `yaml:"dropout"`       // dropout probability on hidden layers
+	InDropout   float32 `yaml:"input_dropout"` // dropout probability on input features
+	Seed        uint64  `yaml:"seed"`          // seeds initialisation, shuffling, sampling, dropout
+	EvalEvery   int     `yaml:"eval_every"`    // validate every N epochs (>= 1)
+	FullEval    bool    `yaml:"full_eval"`     // evaluate with all neighbours instead of the training fanouts
+	Patience    int     `yaml:"patience"`      // stop after N evaluations without improvement (0 = never)
+}
+
+// Defaults is a sensible starting configuration (GraphSAGE, 2 layers).
+func Defaults() Config {
+	return Config{
+		Model: "sage", Layers: 2, Hidden: 64, Fanouts: []int{10, 5}, Batch: 256,
+		Epochs: 10, LR: 0.003, Dropout: 0.5, Seed: 1, EvalEvery: 1,
+	}
+}
+
+// ModelConfig is the nn configuration for a dataset's input and class counts.
+func (c Config) ModelConfig(inDim, classes int) nn.Config {
+	return nn.Config{Kind: c.Model, InDim: inDim, Hidden: c.Hidden, Classes: classes,
+		Layers: c.Layers, Dropout: c.Dropout, InputDropout: c.InDropout}
+}
+
+// Validate names the first field that is wrong.
+func (c Config) Validate() error {
+	switch {
+	case c.Model != "sage" && c.Model != "gcn":
+		return fmt.Errorf("model: %q is not a model (want sage or gcn)", c.Model)
+	case c.Layers < 1:
+		return fmt.Errorf("layers: %d, want at least 1", c.Layers)
+	case c.Hidden < 1:
+		return fmt.Errorf("hidden: %d, want at least 1", c.Hidden)
+	case len(c.Fanouts) != c.Layers:
+		return fmt.Errorf("fanouts: %d values (%s) for %d layers; give one per layer", len(c.Fanouts), FormatFanouts(c.Fanouts), c.Layers)
+	case c.Batch < 1:
+		return fmt.Errorf("batch: %d, want at least 1", c.Batch)
+	case c.Epochs < 1:
+		return fmt.Errorf("epochs: %d, want at least 1", c.Epochs)
+	case !(c.LR > 0):
+		return fmt.Errorf("lr: %g, want a positive number", c.LR)
+	case c.WeightDecay < 0:
+		return fmt.Errorf("weight_decay: %g, want >= 0", c.WeightDecay)
+	case c.Dropout < 0 || c.Dropout >= 1:
+		return fmt.Errorf("dropout: %g, want 0 <= p < 1", c.Dropout)
+	case c.InDropout < 0 || c.InDropout >= 1:
+		return fmt.Errorf("input_dropout: %g, want 0 <= p < 1", c.InDropout)
+	case c.EvalEvery < 1:
+		return fmt.Errorf("eval_every: %d, want at least 1", c.EvalEvery)
+	case c.Patience < 0:
+		return fmt.Errorf("patience: %d, want >= 0", c.Patience)
+	}
+	for i, f := range c.Fanouts {
+		if f < -1 {
+			return fmt.Errorf("fanouts: value %d at position %d; use -1 for all neighbours", f, i+1)
+		}
+	}
+	return nil
+}
+
+// FormatFanouts prints fanouts as "15,10,5".
+func FormatFanouts(f []int) string {
+	s := make([]string, len(f))
+	for i, v := range f {
+		s[i] = fmt.Sprint(v)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,90 @@
+package train
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/planetoid"
+)
+
+// coraDir finds the Planetoid Cora files: $FANOUT_CORA_DIR, or the shared
+// datasets folder beside the repository.
+func coraDir(t *testing.T) string {
+	dir := os.Getenv("FANOUT_CORA_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "datasets", "planetoid-cora")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ind.cora.graph")); err != nil {
+		t.Skipf("Planetoid Cora not found at %s (set FANOUT_CORA_DIR): %v", dir, err)
+	}
+	return dir
+}
+
+func loadCora(t *testing.T) *dataset.Dataset {
+	ds, err := planetoid.Import(coraDir(t), "cora")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.NormalizeFeatures()
+	return ds
+}
+
+// coraAccuracy trains cfg on Cora for seeds 1..5 and returns the mean test
+// accuracy of the best-validation models.
+func coraAccuracy(t *testing.T, ds *dataset.Dataset, cfg Config) float64 {
+	var sum float64
+	for seed := uint64(1); seed <= 5; seed++ {
+		cfg.Seed = seed
+		tr, err := New(cpu.New(2), ds, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := tr.Run(context.Background())
+		tr.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("seed %d: test %.4f (best valid %.4f at epoch %d)", seed, s.TestAcc, s.BestValidAcc, s.BestEpoch)
+		sum += s.TestAcc
+	}
+	return sum / 5
+}
+
+// coraGCN is the configuration of the published GCN run on Cora (features
+// row-normalised, as in that run).
+func coraGCN() Config {
+	return Config{Model: "gcn", Layers: 2, Hidden: 16, Fanouts: []int{-1, -1}, Batch: 1024, Epochs: 200,
+		LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5, Seed: 1, EvalEvery: 1}
+}
+
+func TestCoraGCNAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 5 models")
+	}
+	ds := loadCora(t)
+	if acc := coraAccuracy(t, ds, coraGCN()); acc < 0.80 {
+		t.Fatalf("GCN on Cora: mean test accuracy %.4f over 5 seeds, want >= 0.80", acc)
+	} else {
+		t.Logf("GCN on Cora: mean test accuracy %.4f over 5 seeds", acc)
+	}
+}
+
+func TestCoraSAGEAccuracy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains 5 models")
+	}
+	ds := loadCora(t)
+	cfg := coraGCN()
+	cfg.Model = "sage"
+	cfg.Fanouts = []int{10, 10}
+	cfg.InDropout = 0.5
+	if acc := coraAccuracy(t, ds, cfg); acc < 0.79 {
+		t.Fatalf("GraphSAGE on Cora: mean test accuracy %.4f over 5 seeds, want >= 0.79", acc)
+	} else {
+		t.Logf("GraphSAGE on Cora: mean test accuracy %.4f over 5 seeds", acc)
+	}
+}

@@ -1,0 +1,145 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// ErrInterrupted is returned by Run when its context was cancelled; the
+// step in flight was finished and a resumable checkpoint was written.
+var ErrInterrupted = errors.New("interrupted")
+
+// EpochStats are one epoch's training figures.
+type EpochStats struct {
+	Epoch     int     `json:"epoch"` // 1-based
+	Steps     int     `json:"steps"`
+	Loss      float64 `json:"loss"`      // mean over the epoch's steps
+	TrainAcc  float64 `json:"train_acc"` // over the epoch's labelled seeds
+	ValidAcc  float64 `json:"valid_acc,omitempty"`
+	ValidLoss float64 `json:"valid_loss,omitempty"`
+	Seconds   float64 `json:"seconds"`
+	StepsPerS float64 `json:"steps_per_s"`
+}
+
+// Run trains the remaining epochs with the eager driver: the host writes
+// each batch's seeds, issues the step, and reads the loss back.
+func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
+	if err := t.maybeResume(); err != nil {
+		return nil, err
+	}
+	metrics, err := openMetrics(t.opt.RunDir, t.opt.Resume)
+	if err != nil {
+		return nil, err
+	}
+	defer metrics.Close()
+	for t.state.Epoch < t.cfg.Epochs {
+		st, err := t.trainEpoch(ctx)
+		if err != nil {
+			if errors.Is(err, ErrInterrupted) {
+				if serr := t.saveCheckpoint("last.ckpt"); serr != nil {
+					return nil, fmt.Errorf("interrupted, and the checkpoint failed: %w", serr)
+				}
+			}
+			return nil, err
+		}
+		if err := t.endEpoch(&st); err != nil {
+			return nil, err
+		}
+		if err := metrics.Write(st); err != nil {
+			return nil, err
+		}
+		if t.cfg.Patience > 0 && t.state.SinceBest >= t.cfg.Patience {
+			t.progressf("early stop: no better validation accuracy in %d evaluations\n", t.state.SinceBest)
+			break
+		}
+	}
+	return t.finish()
+}
+
+// trainEpoch runs the steps of the current epoch from StepInEpoch on.
+func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
+	epoch := t.state.Epoch
+	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
+	steps := (len(perm) + t.cfg.Batch - 1) / t.cfg.Batch
+	st := EpochStats{Epoch: epoch + 1, Steps: steps}
+	start := time.Now()
+	var lossSum float64
+	var correct, seen int64
+	host := make([]float32, 1)
+	cnt := make([]int32, 1)
+	first := t.state.StepInEpoch
+	for s := first; s < steps; s++ {
+		if ctx.Err() != nil {
+			t.state.Seconds += time.Since(start).Seconds()
+			return st, ErrInterrupted
+		}
+		seeds := perm[s*t.cfg.Batch : min(len(perm), (s+1)*t.cfg.Batch)]
+		t.plan.SetBatch(seeds, epoch, s)
+		t.plan.Sample(t.in, t.cfg.Seed)
+		t.plan.Gather(t.in)
+		loss, corr := t.plan.Learn(t.model, t.in, t.cfg.Seed, t.adam)
+		t.be.Read(host, loss, 0)
+		t.be.Read(cnt, corr.Buf, corr.Off)
+		if err := t.sync(); err != nil {
+			return st, fmt.Errorf("epoch %d step %d: %w", epoch+1, s, err)
+		}
+		if math.IsNaN(float64(host[0])) || math.IsInf(float64(host[0]), 0) {
+			return st, fmt.Errorf("epoch %d step %d: the loss is %v; lower --lr", epoch+1, s, host[0])
+		}
+		lossSum += float64(host[0])
+		correct += int64(cnt[0])
+		seen += int64(len(seeds))
+		t.state.StepInEpoch = s + 1
+		t.state.AdamT++
+	}
+	st.Seconds = time.Since(start).Seconds()
+	t.state.Seconds += st.Seconds
+	if n := steps - first; n > 0 {
+		st.Loss = lossSum / float64(n)
+	}
+	if seen > 0 {
+		st.TrainAcc = float64(correct) / float64(seen)
+	}
+	if st.Seconds > 0 {
+		st.StepsPerS = float64(steps-first) / st.Seconds
+	}
+	return st, nil
+}
+
+// endEpoch validates when due, keeps the best checkpoint, writes the
+// resumable one and prints the epoch's line.
+func (t *Trainer) endEpoch(st *EpochStats) error {
+	t.state.Epoch++
+	t.state.StepInEpoch = 0
+	valid := ""
+	if t.state.Epoch%t.cfg.EvalEvery == 0 || t.state.Epoch == t.cfg.Epochs {
+		acc, loss, err := t.Evaluate(t.ds.Valid)
+		if err != nil {
+			return err
+		}
+		st.ValidAcc, st.ValidLoss = acc, loss
+		valid = fmt.Sprintf("  valid acc %.4f", acc)
+		if t.state.BestEpoch == 0 || acc > t.state.BestValid {
+			t.state.BestValid, t.state.BestEpoch, t.state.SinceBest = acc, t.state.Epoch, 0
+			if t.state.TestAtBest, _, err = t.Evaluate(t.ds.Test); err != nil {
+				return err
+			}
+			if err := t.saveCheckpoint("best.ckpt"); err != nil {
+				return err
+			}
+		} else {
+			t.state.SinceBest++
+		}
+	}
+	if err := t.saveCheckpoint("last.ckpt"); err != nil {
+		return err
+	}
+	perEpoch := t.state.Seconds / float64(t.state.Epoch)
+	eta := time.Duration(perEpoch*float64(t.cfg.Epochs-t.state.Epoch)) * time.Second
+	t.progressf("epoch %d/%d  %d steps  %.1f steps/s  loss %.4f  train acc %.4f%s  ETA %s\n",
+		t.state.Epoch, t.cfg.Epochs, st.Steps, st.StepsPerS, st.Loss, st.TrainAcc, valid, eta.Round(time.Second))
+	return nil
+}

@@ -1,0 +1,75 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// evalSeed keys evaluation sampling apart from training, and the same for
+// every evaluation, so that validation figures are comparable across epochs.
+const evalSeedMix = 0x5eed_e7a1_0000_0001
+
+// Evaluate returns the accuracy and mean loss over ids (vertex ids), sampled
+// with the evaluation plan's fanouts, without dropout. Unlabelled vertices
+// count against accuracy as they would in any split; splits hold labelled
+// vertices only.
+func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
+	if len(ids) == 0 {
+		return 0, 0, nil
+	}
+	p := t.eval
+	seeds := make([]int32, 0, p.Batch)
+	host := make([]float32, 1)
+	cnt := make([]int32, 1)
+	var correct int64
+	var lossSum float64
+	for s := 0; s*p.Batch < len(ids); s++ {
+		seeds = seeds[:0]
+		for _, v := range ids[s*p.Batch : min(len(ids), (s+1)*p.Batch)] {
+			seeds = append(seeds, int32(v))
+		}
+		p.SetBatch(seeds, 0, s)
+		p.Sample(t.in, t.cfg.Seed^evalSeedMix)
+		p.Gather(t.in)
+		l, c, _ := p.Predict(t.model, t.in, t.cfg.Seed)
+		t.be.Read(host, l, 0)
+		t.be.Read(cnt, c.Buf, c.Off)
+		if err := t.sync(); err != nil {
+			return 0, 0, fmt.Errorf("evaluate step %d: %w", s, err)
+		}
+		correct += int64(cnt[0])
+		lossSum += float64(host[0]) * float64(len(seeds))
+	}
+	return float64(correct) / float64(len(ids)), lossSum / float64(len(ids)), nil
+}
+
+// Predict returns the predicted class of every vertex in ids.
+func (t *Trainer) Predict(ids []int64) ([]int32, error) {
+	p := t.eval
+	out := make([]int32, len(ids))
+	seeds := make([]int32, 0, p.Batch)
+	var pred backend.Buffer
+	var err error
+	if pred, err = t.be.Alloc(backend.I32, p.Batch); err != nil {
+		return nil, err
+	}
+	defer t.be.Free(pred)
+	classes := t.ds.NumClasses
+	for s := 0; s*p.Batch < len(ids); s++ {
+		seeds = seeds[:0]
+		for _, v := range ids[s*p.Batch : min(len(ids), (s+1)*p.Batch)] {
+			seeds = append(seeds, int32(v))
+		}
+		p.SetBatch(seeds, 0, s)
+		p.Sample(t.in, t.cfg.Seed^evalSeedMix)
+		p.Gather(t.in)
+		_, _, logits := p.Predict(t.model, t.in, t.cfg.Seed)
+		t.be.Argmax(logits, p.NSeeds, classes, pred)
+		t.be.Read(out[s*p.Batch:s*p.Batch+len(seeds)], pred, 0)
+		if err := t.sync(); err != nil {
+			return nil, fmt.Errorf("predict step %d: %w", s, err)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,138 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Snapshot copies the model, its optimizer state and the run's state to
+// the host.
+func (t *Trainer) Snapshot() (*Checkpoint, error) {
+	c := &Checkpoint{Config: t.cfg, Model: t.model.Config(), State: t.state,
+		Dataset: DatasetInfo{Name: t.ds.Name, Vertices: t.ds.Graph.NumNodes, FeatDim: t.ds.FeatDim, Classes: t.ds.NumClasses}}
+	for _, p := range t.model.Params() {
+		c.Params = append(c.Params, ParamInfo{Name: p.Name, Shape: p.Shape})
+		var d [3][]float32
+		for k := range d {
+			d[k] = make([]float32, p.W.Len())
+		}
+		t.be.Read(d[0], p.W, 0)
+		t.be.Read(d[1], p.M, 0)
+		t.be.Read(d[2], p.V, 0)
+		c.Data = append(c.Data, d)
+	}
+	if err := t.be.Sync(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Restore loads a checkpoint's parameters, optimizer moments and run state.
+// The model's configuration and the dataset's shape must match.
+func (t *Trainer) Restore(c *Checkpoint) error {
+	if c.Model != t.model.Config() {
+		return fmt.Errorf("checkpoint model %+v differs from this run's %+v", c.Model, t.model.Config())
+	}
+	if c.Dataset.FeatDim != t.ds.FeatDim || c.Dataset.Classes != t.ds.NumClasses {
+		return fmt.Errorf("checkpoint was trained on %s (%d features, %d classes); this dataset has %d features, %d classes",
+			c.Dataset.Name, c.Dataset.FeatDim, c.Dataset.Classes, t.ds.FeatDim, t.ds.NumClasses)
+	}
+	ps := t.model.Params()
+	if len(ps) != len(c.Params) {
+		return fmt.Errorf("checkpoint has %d parameters, the model %d", len(c.Params), len(ps))
+	}
+	for i, p := range ps {
+		if c.Params[i].Name != p.Name || !slices.Equal(c.Params[i].Shape, p.Shape) {
+			return fmt.Errorf("checkpoint parameter %d is %s%v, the model's %s%v", i, c.Params[i].Name, c.Params[i].Shape, p.Name, p.Shape)
+		}
+		t.be.Write(p.W, 0, c.Data[i][0])
+		t.be.Write(p.M, 0, c.Data[i][1])
+		t.be.Write(p.V, 0, c.Data[i][2])
+	}
+	t.state = c.State
+	t.be.Write(t.plan.Counts, t.plan.AdamT.Off, []int32{c.State.AdamT})
+	return t.be.Sync()
+}
+
+// saveCheckpoint writes RunDir/name when a run directory is set.
+func (t *Trainer) saveCheckpoint(name string) error {
+	if t.opt.RunDir == "" {
+		return nil
+	}
+	c, err := t.Snapshot()
+	if err != nil {
+		return err
+	}
+	return c.Save(filepath.Join(t.opt.RunDir, name))
+}
+
+// maybeResume restores RunDir/last.ckpt when resuming and it exists.
+func (t *Trainer) maybeResume() error {
+	if !t.opt.Resume || t.opt.RunDir == "" {
+		return nil
+	}
+	path := filepath.Join(t.opt.RunDir, "last.ckpt")
+	c, err := LoadCheckpoint(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if c.Config.Seed != t.cfg.Seed || c.Config.Batch != t.cfg.Batch || !slices.Equal(c.Config.Fanouts, t.cfg.Fanouts) {
+		return fmt.Errorf("%s: seed, batch or fanouts differ from this run's; resume with the same configuration", path)
+	}
+	if err := t.Restore(c); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	t.progressf("resumed from %s at epoch %d step %d\n", path, c.State.Epoch+1, c.State.StepInEpoch)
+	return nil
+}
+
+// Summary is what a finished run reports (RunDir/summary.json).
+type Summary struct {
+	BestValidAcc float64 `json:"best_valid_acc"`
+	BestEpoch    int     `json:"best_epoch"`
+	TestAcc      float64 `json:"test_acc"` // test accuracy of the best-validation model
+	Epochs       int     `json:"epochs"`   // epochs trained
+	Seconds      float64 `json:"seconds"`  // training wall time, evaluation excluded
+	Device       string  `json:"device"`
+	Dataset      string  `json:"dataset"`
+	Config       Config  `json:"config"`
+}
+
+// finish writes summary.json and returns the summary.
+func (t *Trainer) finish() (*Summary, error) {
+	s := &Summary{BestValidAcc: t.state.BestValid, BestEpoch: t.state.BestEpoch, TestAcc: t.state.TestAtBest,
+		Epochs: t.state.Epoch, Seconds: t.state.Seconds, Device: t.opt.Device, Dataset: t.ds.Name, Config: t.cfg}
+	if t.opt.RunDir == "" {
+		return s, nil
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return s, writeFileAtomic(filepath.Join(t.opt.RunDir, "summary.json"), append(b, '\n'))
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it and
+// renames it into place.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := errors.Join(f.Sync(), f.Close()); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

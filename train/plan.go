@@ -1,0 +1,118 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/nn"
+)
+
+// Plan is every buffer one step needs, provisioned for an envelope of
+// per-block capacities. Nothing is allocated while a Plan runs.
+//
+// Counts live in one I32 buffer (Counts): element 0 is the number of seeds;
+// then, per hop h, the block's edge count and source count. The destination
+// count of hop h is the source count of hop h-1 (hop 0's is the seed count),
+// and its destination ids are hop h-1's source ids, so one hop feeds the next
+// without any host involvement.
+type Plan struct {
+	be      backend.Backend
+	Batch   int
+	Fanouts []int     // per hop, from the seeds
+	Caps    []nn.Caps // per block, bottom first
+
+	Seeds  backend.Buffer   // I32 [Batch]
+	NSeeds backend.Count    // live seeds
+	Counts backend.Buffer   // I32 [1 + 2·hops]
+	Blocks []*backend.Block // bottom first: Blocks[L-1-h] is hop h
+	X      backend.Buffer   // F32 [Caps[0].Src, featDim]
+	Labels backend.Buffer   // I32 [Batch]
+	Clock  backend.Buffer   // I32 [2]: epoch, step
+	AdamT  backend.Count    // I32 Adam step number (in Counts' tail)
+
+	owned []backend.Buffer
+}
+
+// NewPlan allocates a plan for caps (bottom first, one per hop).
+func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featDim int) (*Plan, error) {
+	L := len(fanouts)
+	if len(caps) != L {
+		return nil, fmt.Errorf("plan: %d capacities for %d hops", len(caps), L)
+	}
+	p := &Plan{be: be, Batch: batch, Fanouts: fanouts, Caps: caps}
+	var err error
+	alloc := func(dt backend.DType, n int) backend.Buffer {
+		if err != nil {
+			return nil
+		}
+		var b backend.Buffer
+		b, err = be.Alloc(dt, max(n, 1))
+		if err == nil {
+			p.owned = append(p.owned, b)
+		}
+		return b
+	}
+	p.Seeds = alloc(backend.I32, batch)
+	p.Labels = alloc(backend.I32, batch)
+	p.Clock = alloc(backend.I32, 2)
+	p.Counts = alloc(backend.I32, 2+2*L)
+	p.NSeeds = backend.Count{Buf: p.Counts, Off: 0, Cap: batch}
+	p.AdamT = backend.Count{Buf: p.Counts, Off: 1 + 2*L, Cap: 1 << 30}
+	p.Blocks = make([]*backend.Block, L)
+	nDst := p.NSeeds
+	for h := 0; h < L; h++ {
+		c := caps[L-1-h]
+		if c.Dst != nDst.Cap {
+			return nil, fmt.Errorf("plan: hop %d destination capacity %d differs from the previous hop's source capacity %d", h, c.Dst, nDst.Cap)
+		}
+		b := &backend.Block{
+			NumDst:   nDst,
+			NumEdges: backend.Count{Buf: p.Counts, Off: 1 + 2*h, Cap: c.Edges},
+			NumSrc:   backend.Count{Buf: p.Counts, Off: 2 + 2*h, Cap: c.Src},
+			Indptr:   alloc(backend.I32, c.Dst+1),
+			Nbrs:     alloc(backend.I32, c.Edges),
+			Indices:  alloc(backend.I32, c.Edges),
+			SrcIDs:   alloc(backend.I32, c.Src),
+		}
+		p.Blocks[L-1-h] = b
+		nDst = b.NumSrc
+	}
+	p.X = alloc(backend.F32, caps[0].Src*featDim)
+	if err != nil {
+		p.Free()
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	return p, nil
+}
+
+// Free releases the plan's buffers.
+func (p *Plan) Free() {
+	for _, b := range p.owned {
+		p.be.Free(b)
+	}
+	p.owned = nil
+}
+
+// Bytes is the plan's backend memory in bytes.
+func (p *Plan) Bytes() int64 {
+	var n int64
+	for _, b := range p.owned {
+		n += int64(b.Len() * b.DType().Size())
+	}
+	return n
+}
+
+// Overflow compares live counts (read from counts, the host copy of
+// p.Counts) with their capacities and describes the first that overflowed.
+func (p *Plan) Overflow(counts []int32) error {
+	for h := range p.Fanouts {
+		b := p.Blocks[len(p.Fanouts)-1-h]
+		if e := int(counts[b.NumEdges.Off]); e > b.NumEdges.Cap {
+			return fmt.Errorf("hop %d sampled %d edges, capacity %d", h, e, b.NumEdges.Cap)
+		}
+		if s := int(counts[b.NumSrc.Off]); s > b.NumSrc.Cap {
+			return fmt.Errorf("hop %d has %d sources, capacity %d", h, s, b.NumSrc.Cap)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/nn"
+)
+
+// Inputs are the dataset tables resident in backend memory that a step reads.
+type Inputs struct {
+	Graph   backend.Graph
+	Feat    backend.Buffer // F32 [N, FeatDim]
+	FeatDim int
+	Labels  backend.Buffer // I32 [N]; -1 = unlabelled
+	Degree  backend.Buffer // F32 [N] full-graph degree (GCN normalisation)
+	owned   []backend.Buffer
+}
+
+// Upload makes a dataset resident on be. The CPU backend uses the dataset's
+// (possibly memory-mapped) arrays in place.
+func Upload(be backend.Backend, ds *dataset.Dataset) (*Inputs, error) {
+	if err := ds.Graph.Narrow(); err != nil {
+		return nil, err
+	}
+	in := &Inputs{FeatDim: ds.FeatDim}
+	var err error
+	if in.Graph, err = be.UploadGraph(ds.Graph); err != nil {
+		return nil, fmt.Errorf("upload graph: %w", err)
+	}
+	deg := make([]float32, ds.Graph.NumNodes)
+	for v := range deg {
+		deg[v] = float32(ds.Graph.Degree(int64(v)))
+	}
+	for _, u := range []struct {
+		dst  *backend.Buffer
+		data any
+		name string
+	}{{&in.Feat, ds.Features, "features"}, {&in.Labels, ds.Labels, "labels"}, {&in.Degree, deg, "degrees"}} {
+		if *u.dst, err = be.Upload(u.data); err != nil {
+			in.Free(be)
+			return nil, fmt.Errorf("upload %s: %w", u.name, err)
+		}
+		in.owned = append(in.owned, *u.dst)
+	}
+	return in, nil
+}
+
+// Free releases the uploaded tables (the graph stays until the backend closes).
+func (in *Inputs) Free(be backend.Backend) {
+	for _, b := range in.owned {
+		be.Free(b)
+	}
+	in.owned = nil
+}
+
+// Sample issues the sampling of every hop: hop h samples Fanouts[h]
+// neighbours of the previous hop's sources (hop 0: of the seeds) and relabels.
+func (p *Plan) Sample(in *Inputs, seed uint64) {
+	L := len(p.Fanouts)
+	dst := p.Seeds
+	for h := 0; h < L; h++ {
+		b := p.Blocks[L-1-h]
+		r := backend.Rand{Seed: seed, Stream: uint32(h), Clock: p.Clock}
+		p.be.SampleLayer(in.Graph, dst, b.NumDst, p.Fanouts[h], r, b)
+		p.be.Relabel(in.Graph, b)
+		dst = b.SrcIDs
+	}
+}
+
+// Gather copies the input features of the bottom block's sources and the
+// seeds' labels into the plan.
+func (p *Plan) Gather(in *Inputs) {
+	b := p.Blocks[0]
+	p.be.Gather(in.Feat, in.FeatDim, b.SrcIDs, b.NumSrc, p.X)
+	p.be.Gather(in.Labels, 1, p.Seeds, p.NSeeds, p.Labels)
+}
+
+// NNBatch is the model's view of the plan.
+func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
+	return &nn.Batch{Blocks: p.Blocks, X: p.X, Labels: p.Labels, Degree: in.Degree}
+}
+
+// Learn runs forward, loss, backward and Adam. It returns the mean loss
+// (F32 [1]) and the count of correct predictions, both in backend memory.
+func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConfig) (backend.Buffer, backend.Count) {
+	b := p.NNBatch(in)
+	logits := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
+	loss, correct := m.Loss(b, logits)
+	m.Backward(b)
+	p.be.AddCount(p.AdamT, 1)
+	m.Update(p.AdamT, adam)
+	return loss, correct
+}
+
+// Predict runs the forward pass without dropout and returns the loss and
+// correct count (for evaluation) and the logits.
+func (p *Plan) Predict(m *nn.Model, in *Inputs, seed uint64) (backend.Buffer, backend.Count, backend.Buffer) {
+	b := p.NNBatch(in)
+	logits := m.Forward(b, false, backend.Rand{Seed: seed, Clock: p.Clock})
+	loss, correct := m.Loss(b, logits)
+	return loss, correct, logits
+}
+
+// SetBatch writes the seeds and the clock of one step (host to backend).
+func (p *Plan) SetBatch(seeds []int32, epoch, step int) {
+	p.be.Write(p.Seeds, 0, seeds)
+	p.be.Write(p.Counts, p.NSeeds.Off, []int32{int32(len(seeds))})
+	p.be.Write(p.Clock, 0, []int32{int32(epoch), int32(step)})
+}

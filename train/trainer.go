@@ -1,0 +1,153 @@
+package train
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/nn"
+	"github.com/fanout-gnn/fanout/sample"
+)
+
+// Options are the parts of a run that are not its hyper-parameters.
+type Options struct {
+	RunDir   string    // where checkpoints, metrics.jsonl and summary.json go; "" writes nothing
+	Resume   bool      // continue from RunDir/last.ckpt when it exists
+	Progress io.Writer // one line per epoch; nil is silent
+	Device   string    // description for the summary
+}
+
+// State is where a run stands; it is saved in checkpoints.
+type State struct {
+	Epoch       int     `json:"epoch"`         // epoch in progress (0-based)
+	StepInEpoch int     `json:"step_in_epoch"` // next step of that epoch
+	AdamT       int32   `json:"adam_t"`        // optimizer steps taken
+	BestValid   float64 `json:"best_valid_acc"`
+	BestEpoch   int     `json:"best_epoch"` // 1-based; 0 = none yet
+	TestAtBest  float64 `json:"test_acc_at_best"`
+	SinceBest   int     `json:"evals_since_best"`
+	Seconds     float64 `json:"seconds"` // training wall time so far
+}
+
+// Trainer trains one model on one dataset with one backend.
+type Trainer struct {
+	cfg   Config
+	opt   Options
+	be    backend.Backend
+	ds    *dataset.Dataset
+	in    *Inputs
+	model *nn.Model
+	plan  *Plan
+	eval  *Plan // plan for evaluation (the training plan when fanouts agree)
+	state State
+	adam  backend.AdamConfig
+}
+
+// New uploads the dataset, builds the model and provisions the plans.
+func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Trainer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if ds.NumClasses < 2 {
+		return nil, fmt.Errorf("dataset %s: %d classes, need at least 2", ds.Name, ds.NumClasses)
+	}
+	if len(ds.Train) == 0 {
+		return nil, fmt.Errorf("dataset %s: the training split is empty", ds.Name)
+	}
+	t := &Trainer{cfg: cfg, opt: opt, be: be, ds: ds,
+		adam: backend.AdamConfig{LR: cfg.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay}}
+	var err error
+	if t.in, err = Upload(be, ds); err != nil {
+		return nil, err
+	}
+	if t.model, err = nn.NewModel(be, cfg.ModelConfig(ds.FeatDim, ds.NumClasses), cfg.Seed); err != nil {
+		t.Close()
+		return nil, err
+	}
+	if t.plan, err = t.newPlan(cfg.Fanouts); err != nil {
+		t.Close()
+		return nil, err
+	}
+	t.eval = t.plan
+	if cfg.FullEval {
+		all := make([]int, cfg.Layers)
+		for i := range all {
+			all[i] = -1
+		}
+		if t.eval, err = t.newPlan(all); err != nil {
+			t.Close()
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// newPlan provisions a plan for the conservative envelope of fanouts and
+// reserves the model's workspace for it.
+func (t *Trainer) newPlan(fanouts []int) (*Plan, error) {
+	sc := sample.Envelope(t.ds.Graph, t.cfg.Batch, fanouts)
+	caps := make([]nn.Caps, len(sc))
+	for i, c := range sc {
+		caps[i] = nn.Caps{Dst: c.Dst, Edges: c.Edges, Src: c.Src}
+	}
+	p, err := NewPlan(t.be, t.cfg.Batch, fanouts, caps, t.ds.FeatDim)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.model.Reserve(maxCaps(caps, t.plan)); err != nil {
+		p.Free()
+		return nil, err
+	}
+	return p, nil
+}
+
+// maxCaps is the element-wise maximum of caps and the training plan's caps,
+// so that one model workspace serves both plans.
+func maxCaps(caps []nn.Caps, other *Plan) []nn.Caps {
+	out := append([]nn.Caps(nil), caps...)
+	if other == nil {
+		return out
+	}
+	for i, c := range other.Caps {
+		out[i] = nn.Caps{Dst: max(out[i].Dst, c.Dst), Edges: max(out[i].Edges, c.Edges), Src: max(out[i].Src, c.Src)}
+	}
+	return out
+}
+
+// Model is the trained model.
+func (t *Trainer) Model() *nn.Model { return t.model }
+
+// State is where the run stands.
+func (t *Trainer) State() State { return t.state }
+
+// Close frees everything the trainer allocated on the backend.
+func (t *Trainer) Close() {
+	if t.eval != nil && t.eval != t.plan {
+		t.eval.Free()
+	}
+	if t.plan != nil {
+		t.plan.Free()
+	}
+	if t.model != nil {
+		t.model.Free()
+	}
+	if t.in != nil {
+		t.in.Free(t.be)
+	}
+}
+
+// progressf writes a progress line when a writer is set.
+func (t *Trainer) progressf(format string, a ...any) {
+	if t.opt.Progress != nil {
+		fmt.Fprintf(t.opt.Progress, format, a...)
+	}
+}
+
+// sync waits for the backend and reports its error or the model's.
+func (t *Trainer) sync() error {
+	if err := t.be.Sync(); err != nil {
+		return err
+	}
+	return t.model.Err()
+}
