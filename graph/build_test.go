@@ -187,3 +187,20 @@ func TestFromEdgesProgress(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFromEdges builds an undirected graph from 4M random pairs over 1M
+// vertices (8M directed entries before deduplication).
+func BenchmarkFromEdges(b *testing.B) {
+	r := rand.New(rand.NewPCG(7, 8))
+	n, m := 1<<20, 1<<22
+	src, dst := make([]int32, m), make([]int32, m)
+	for i := range src {
+		src[i], dst[i] = int32(r.IntN(n)), int32(r.IntN(n))
+	}
+	b.SetBytes(int64(8 * m))
+	for b.Loop() {
+		if _, err := FromEdges(int64(n), src, dst, BuildOptions{Symmetrize: true, DropSelfLoops: true, Dedup: true}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -14,20 +14,20 @@ import (
 // Config is one training run's configuration. The zero value is not valid:
 // start from Defaults and override.
 type Config struct {
-	Model       string  `yaml:"model"`         // "sage" or "gcn"
-	Layers      int     `yaml:"layers"`        // number of GNN layers
-	Hidden      int     `yaml:"hidden"`        // hidden width
-	Fanouts     []int   `yaml:"fanouts"`       // per hop from the seeds; -1 = all, 0 = none
-	Batch       int     `yaml:"batch"`         // seeds per step
-	Epochs      int     `yaml:"epochs"`        // passes over the training split
-	LR          float32 `yaml:"lr"`            // Adam learning rate
-	WeightDecay float32 `yaml:"weight_decay"`  // L2 added to gradients
-	Dropout     float32 `yaml:"dropout"`       // dropout probability on hidden layers
-	InDropout   float32 `yaml:"input_dropout"` // dropout probability on input features
-	Seed        uint64  `yaml:"seed"`          // seeds initialisation, shuffling, sampling, dropout
-	EvalEvery   int     `yaml:"eval_every"`    // validate every N epochs (>= 1)
-	FullEval    bool    `yaml:"full_eval"`     // evaluate with all neighbours instead of the training fanouts
-	Patience    int     `yaml:"patience"`      // stop after N evaluations without improvement (0 = never)
+	Model       string  `yaml:"model" json:"model"`                 // "sage" or "gcn"
+	Layers      int     `yaml:"layers" json:"layers"`               // number of GNN layers
+	Hidden      int     `yaml:"hidden" json:"hidden"`               // hidden width
+	Fanouts     []int   `yaml:"fanouts" json:"fanouts"`             // per hop from the seeds; -1 = all, 0 = none
+	Batch       int     `yaml:"batch" json:"batch"`                 // seeds per step
+	Epochs      int     `yaml:"epochs" json:"epochs"`               // passes over the training split
+	LR          float32 `yaml:"lr" json:"lr"`                       // Adam learning rate
+	WeightDecay float32 `yaml:"weight_decay" json:"weight_decay"`   // L2 added to gradients
+	Dropout     float32 `yaml:"dropout" json:"dropout"`             // dropout probability on hidden layers
+	InDropout   float32 `yaml:"input_dropout" json:"input_dropout"` // dropout probability on input features
+	Seed        uint64  `yaml:"seed" json:"seed"`                   // seeds initialisation, shuffling, sampling, dropout
+	EvalEvery   int     `yaml:"eval_every" json:"eval_every"`       // validate every N epochs (>= 1)
+	FullEval    bool    `yaml:"full_eval" json:"full_eval"`         // evaluate with all neighbours instead of the training fanouts
+	Patience    int     `yaml:"patience" json:"patience"`           // stop after N evaluations without improvement (0 = never)
 }
 
 // Defaults is a sensible starting configuration (GraphSAGE, 2 layers).

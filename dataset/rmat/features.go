@@ -45,14 +45,13 @@ func makeFeatures(types []int32, classes, dim int, signal float64, seed uint64, 
 		for v := lo; v < hi; v++ {
 			rng := newPCG(seed, streamFeatures, uint64(v))
 			row := feat[v*int64(dim) : (v+1)*int64(dim)]
-			for j := range row {
-				r := rng.Uint64()
-				s := r&0xffff + r>>16&0xffff + r>>32&0xffff + r>>48
-				row[j] = (float32(s) - center) * norm
-			}
 			c := int(types[v])
 			for j, x := range cent[c*dim : (c+1)*dim] {
-				row[j] += x
+				r := rng.Uint64()
+				s := r&0xffff + r>>16&0xffff + r>>32&0xffff + r>>48
+				// The conversion rounds the product, so no platform may fuse
+				// it with the addition: features are bit-identical everywhere.
+				row[j] = float32((float32(s)-center)*norm) + x
 			}
 		}
 		prog.add(hi - lo)

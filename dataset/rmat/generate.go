@@ -23,8 +23,8 @@ type Options struct {
 //
 // Graph: 2^Scale vertices; p.Pairs R-MAT pairs (per level, quadrant (0,0),
 // (0,1), (1,0), (1,1) with probability A, B, C, 1-A-B-C); vertex ids mapped
-// through a seeded pseudo-random bijection of [0, 2^Scale); undirected (both directions stored),
-// without self loops or duplicate edges, rows sorted.
+// through a seeded pseudo-random bijection of [0, 2^Scale); undirected (both
+// directions stored), without self loops or duplicate edges, rows sorted.
 //
 // Labels: every vertex has a latent type in [0, Classes) (the highest-degree
 // 1% dealt for balance, the rest uniform). Its features are its type's

@@ -1,9 +1,13 @@
 package rmat
 
 import (
+	"encoding/binary"
+	"hash/fnv"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset"
 )
 
 // TestGenerateTinyInvariants checks counts and structure of the tiny preset.
@@ -103,5 +107,25 @@ func TestGenerateRejectsBadPresets(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "tiny") {
 			t.Errorf("got %v, want an error naming the preset and containing %q", err, c.want)
 		}
+	}
+}
+
+// fingerprint hashes every array of a dataset (FNV-1a over little-endian
+// bytes).
+func fingerprint(ds *dataset.Dataset) uint64 {
+	h := fnv.New64a()
+	for _, a := range []any{ds.Graph.Indptr, ds.Graph.Indices, ds.Features, ds.Labels, ds.Train, ds.Valid, ds.Test} {
+		binary.Write(h, binary.LittleEndian, a)
+	}
+	return h.Sum64()
+}
+
+// TestTinyFingerprint pins the generator's output: the presets must be
+// identical for everyone. If a change to the generator is intended, update
+// the constant and say so (every saved tiny dataset changes with it).
+func TestTinyFingerprint(t *testing.T) {
+	const want uint64 = 0xd673e5619564f306
+	if got := fingerprint(generate(t, "tiny", 1, 2)); got != want {
+		t.Fatalf("tiny (seed 1) fingerprint %#x, want %#x", got, want)
 	}
 }

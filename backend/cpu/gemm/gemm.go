@@ -164,8 +164,8 @@ func (c *Context) ensure(nbMax int) {
 // ensureA sizes the per-thread A buffers for both paths.
 func (c *Context) ensureA() {
 	for t := range c.packA {
-		if len(c.packA[t]) < max(mc, fewRows)*kc {
-			c.packA[t] = make([]float32, max(mc, fewRows)*kc)
+		if len(c.packA[t]) < roundUp(max(mc, fewRows), mr)*kc {
+			c.packA[t] = make([]float32, roundUp(max(mc, fewRows), mr)*kc)
 		}
 	}
 }

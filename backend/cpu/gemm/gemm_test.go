@@ -91,6 +91,9 @@ func testSgemm(t *testing.T) {
 			m = 300 + r.IntN(100) // above fewRows: shared B panels, several mc blocks
 		case 7:
 			m = 190 + r.IntN(30) // fewRows path with several row panels
+		case 3:
+			m = fewRows - r.IntN(mr) // fewRows path whose last panel is partial
+			k = kc + 1 + r.IntN(kc)
 		case 11:
 			n = nc + 1 + r.IntN(40) // two nc blocks
 		}

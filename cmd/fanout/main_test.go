@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fanout runs the command line in-process and returns its exit code, stdout
+// and stderr.
+func fanout(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// oneLineError requires a failing exit with a single error line naming want.
+func oneLineError(t *testing.T, want string, args ...string) {
+	t.Helper()
+	code, _, stderr := fanout(t, args...)
+	if code == 0 {
+		t.Fatalf("%v: exit 0, want failure", args)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	last := lines[len(lines)-1]
+	if !strings.Contains(last, want) || strings.Contains(stderr, "goroutine") {
+		t.Fatalf("%v: stderr %q, want a line containing %q", args, stderr, want)
+	}
+}
+
+func TestBadInputGivesOneLineErrors(t *testing.T) {
+	oneLineError(t, "fanouts: 1 values", "train", "--fanouts", "10", "--device", "cpu")
+	oneLineError(t, "--fanouts", "train", "--fanouts", "10,x", "--device", "cpu")
+	oneLineError(t, "huge", "train", "--preset", "huge", "--device", "cpu")
+	oneLineError(t, "huge", "gen", "huge", "--out", t.TempDir())
+	oneLineError(t, "--device", "train", "--device", "tpu")
+	oneLineError(t, "manifest.yaml", "info", t.TempDir())
+	oneLineError(t, "--out", "gen", "tiny")
+	oneLineError(t, "unknown format", "import", "csv", "x", "--out", t.TempDir())
+	oneLineError(t, "--checkpoint", "eval", "--data", t.TempDir())
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(cfg, []byte("epochs: 2\ncolour: blue\n"), 0o644)
+	oneLineError(t, "colour", "train", "--config", cfg, "--device", "cpu")
+	if code, _, _ := fanout(t, "nonsense"); code != 2 {
+		t.Fatalf("unknown command: exit %d, want 2", code)
+	}
+}
+
+func TestGenInfoTrainEvalRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	data, run := filepath.Join(dir, "tiny"), filepath.Join(dir, "run")
+	if code, _, stderr := fanout(t, "gen", "tiny", "--out", data); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	code, out, stderr := fanout(t, "info", data)
+	if code != 0 || !strings.Contains(out, "16,384") {
+		t.Fatalf("info: exit %d\n%s%s", code, out, stderr)
+	}
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("epochs: 2\nhidden: 32\n"), 0o644)
+	code, out, stderr = fanout(t, "train", "--data", data, "--config", cfg, "--device", "cpu", "--out", run)
+	if code != 0 || !strings.Contains(out, "test accuracy") {
+		t.Fatalf("train: exit %d\n%s%s", code, out, stderr)
+	}
+	var sum map[string]any
+	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	for _, k := range []string{"best_valid_acc", "test_acc", "epochs", "seconds", "device"} {
+		if _, ok := sum[k]; !ok {
+			t.Errorf("summary.json lacks %s", k)
+		}
+	}
+	if sum["epochs"].(float64) != 2 || sum["config"].(map[string]any)["hidden"].(float64) != 32 {
+		t.Errorf("config file not applied: %v", sum)
+	}
+	preds := filepath.Join(dir, "p.npy")
+	code, out, stderr = fanout(t, "eval", "--checkpoint", filepath.Join(run, "best.ckpt"), "--data", data, "--device", "cpu", "--predictions", preds)
+	if code != 0 || !strings.Contains(out, "test accuracy") {
+		t.Fatalf("eval: exit %d\n%s%s", code, out, stderr)
+	}
+	if st, err := os.Stat(preds); err != nil || st.Size() < 16384*4 {
+		t.Fatalf("predictions: %v", err)
+	}
+	// The test accuracy eval reports equals the run's, for the best checkpoint.
+	want := sum["test_acc"].(float64)
+	if !strings.Contains(out, strings.TrimRight(strings.TrimRight(jsonFloat(want), "0"), ".")) {
+		t.Errorf("eval output %q does not show the run's test accuracy %v", out, want)
+	}
+}
+
+func jsonFloat(f float64) string {
+	b, _ := json.Marshal(f)
+	s := string(b)
+	if len(s) > 6 {
+		s = s[:6]
+	}
+	return s
+}
