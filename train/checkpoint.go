@@ -148,14 +148,15 @@ func decodeCheckpoint(r io.Reader) (*Checkpoint, error) {
 			size *= d
 		}
 		for k := range 3 {
-			a := make([]float32, size)
+			// Grow as data arrives, so a lying header cannot force a huge allocation.
+			a := make([]float32, 0, min(size, len(raw)/4))
 			for j := 0; j < size; j += len(raw) / 4 {
 				m := min(size-j, len(raw)/4)
 				if _, err := io.ReadFull(r, raw[:4*m]); err != nil {
 					return nil, fmt.Errorf("param %s: truncated data", p.Name)
 				}
 				for q := range m {
-					a[j+q] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*q:]))
+					a = append(a, math.Float32frombits(binary.LittleEndian.Uint32(raw[4*q:])))
 				}
 			}
 			c.Data[i][k] = a

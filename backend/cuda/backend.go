@@ -17,10 +17,12 @@ type Options struct {
 	CacheDir string // compiled-kernel cache; "" = os.UserCacheDir()/fanout/kernels
 	NoCache  bool   // compile kernels at every start, write no cache
 	TF32     bool   // let cuBLAS use TF32 tensor cores for float32 GEMMs
-	// ExactGemm makes the Linear ops read the live row count back to the
-	// host (one host sync per call) and multiply only live rows, instead of
-	// multiplying the whole capacity on the device.
-	ExactGemm bool
+	// CapacityGemm makes the Linear ops multiply the whole capacity on the
+	// device (no host sync), as they always do while a graph is captured,
+	// instead of reading the live row count back to the host (one host sync
+	// per call) and multiplying only live rows. It pays off when capacities
+	// are close to the live counts.
+	CapacityGemm bool
 }
 
 // Stats counts what the backend asked of the device since New or the last
@@ -53,9 +55,10 @@ type Backend struct {
 
 	pool    *pool
 	scratch [numScratch]scratchBuf
-	errDev  uintptr  // device int32[4]: first error detected by a kernel
-	host    uintptr  // pinned host page: error record copy and count staging
-	pack    *argPack // kernel arguments of the launch being issued
+	retired []scratchBuf // scratch replaced during a capture, kept until Close
+	errDev  uintptr      // device int32[4]: first error detected by a kernel
+	host    uintptr      // pinned host page: error record copy and count staging
+	pack    *argPack     // kernel arguments of the launch being issued
 	pin     runtime.Pinner
 	gemmSc  *gemmArgs // alpha and beta of the SGEMM being issued
 	ws      uintptr   // cuBLAS workspace

@@ -171,7 +171,9 @@ func (c *call) clock(r backend.Rand) (clock uintptr, k0, k1 uint32) {
 }
 
 // scratch returns at least bytes of the backend's scratch slot, growing it
-// when needed (never while capturing a graph).
+// when needed. A block replaced while a graph is being captured may still be
+// used by the graph's earlier nodes, so it is kept (until Close) rather than
+// returned to the pool.
 func (c *call) scratch(slot int, bytes int64) uintptr {
 	if !c.ok {
 		return 0
@@ -181,12 +183,12 @@ func (c *call) scratch(slot int, bytes int64) uintptr {
 	if s.ptr != 0 && s.class >= bytes {
 		return s.ptr
 	}
-	if b.capturing {
-		c.failf("scratch memory would grow from %d to %d bytes while capturing a graph; run the step once before capturing", s.class, bytes)
-		return 0
-	}
 	if s.ptr != 0 {
-		b.pool.put(s.ptr, s.class)
+		if b.capturing {
+			b.retired = append(b.retired, *s)
+		} else {
+			b.pool.put(s.ptr, s.class)
+		}
 		s.ptr, s.class = 0, 0
 	}
 	ptr, class, err := b.pool.get(bytes)

@@ -8,9 +8,11 @@ import (
 
 // Graph capture: the replay mode records one step's launches from the
 // backend's stream into a CUDA graph and replays it. While capturing, ops
-// are recorded, not run; Alloc, Upload, Read, Sync and count read-backs
-// (ExactGemm) are refused, and scratch memory must not grow (run the step
-// once eagerly first). Capture uses the relaxed mode, because the calls of
+// are recorded, not run; Alloc, Upload, Read and Sync are refused, the
+// Linear ops multiply whole capacities (see linear.go), and scratch memory
+// that grows during a capture is not reused afterwards (see call.scratch);
+// running the step once eagerly with CapacityGemm set before capturing sizes
+// it all in advance. Capture uses the relaxed mode, because the calls of
 // one capture may come from different OS threads.
 
 // Captured is an instantiated CUDA graph.

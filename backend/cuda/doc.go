@@ -23,25 +23,29 @@
 // package backend): the first failed call is kept and returned by Sync.
 //
 // Kernels. The kernels are CUDA C++ files embedded from kernels/*.cu,
-// compiled by NVRTC at first use for the device's compute capability (cubin
-// when NVRTC knows the architecture, PTX for the newest it knows otherwise)
-// and cached on disk under Options.CacheDir keyed by a hash of the sources,
-// architecture, flags and NVRTC version. Every kernel reads its live count from
-// device memory and is launched for the static capacity, so no op needs a
-// size on the host.
+// compiled by NVRTC when a backend is opened (all files in parallel) for
+// the device's compute capability (cubin when NVRTC knows the architecture,
+// PTX for the newest it knows otherwise) and cached on disk under
+// Options.CacheDir keyed by a hash of the sources, architecture, flags and
+// NVRTC version. Every kernel reads its live count from device memory and is
+// launched for the static capacity, so no op but the eager Linear ops (below)
+// needs a size on the host.
 //
-// Dynamic sizes and cuBLAS. cuBLAS needs its sizes on the host. Rather than
-// reading the live count back (a host sync per call), the Linear ops run
-// SGEMM over the whole capacity and make it look as if only live rows were
-// multiplied: the padding rows of the output are stashed and restored around
-// the GEMM, and for the weight gradient (a sum over rows) the padding rows
-// of both inputs are stashed, zeroed and restored (see linear.go). No GEMM
-// needs a host sync; Options.ExactGemm reads the count back instead.
+// Dynamic sizes and cuBLAS. cuBLAS needs its sizes on the host. In eager
+// use the Linear ops read the live row count back (one host sync each,
+// counted in Stats) and multiply only live rows. While a graph is captured,
+// or with Options.CapacityGemm, they run SGEMM over the whole capacity and
+// make it look as if only live rows were multiplied: the padding rows of the
+// output are stashed and restored around the GEMM, and for the weight
+// gradient (a sum over rows) the padding rows of both inputs are stashed,
+// zeroed and restored (see linear.go). The capacity path wastes work in
+// proportion to capacity over live rows, so it suits tight envelopes.
 //
 // Determinism. Sampling, relabelling, gathering, the forward aggregation,
 // dropout, the loss and its reductions (column sums, the mean loss) are
-// bitwise deterministic. AggregateBackward scatters with float atomicAdd and
-// is not bitwise deterministic (results vary in the last bits between runs).
+// bitwise deterministic. AggregateBackward scatters with float atomics (16-byte
+// vector reductions on sm_90) and is not bitwise deterministic: results vary
+// in the last bits between runs.
 //
 // Memory. Buffers come from a caching pool with size classes; Free returns a
 // block to the pool, and the pool gives cached blocks back to the driver when

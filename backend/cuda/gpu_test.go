@@ -17,10 +17,10 @@ func TestConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend { return openTest(t, Options{}) })
 }
 
-// TestConformanceExactGemm runs the suite with the Linear ops reading the
-// live count back instead of multiplying the whole capacity.
-func TestConformanceExactGemm(t *testing.T) {
-	backendtest.Run(t, func(t *testing.T) backend.Backend { return openTest(t, Options{ExactGemm: true}) })
+// TestConformanceCapacityGemm runs the suite with the Linear ops
+// multiplying the whole capacity (the path used while capturing graphs).
+func TestConformanceCapacityGemm(t *testing.T) {
+	backendtest.Run(t, func(t *testing.T) backend.Backend { return openTest(t, Options{CapacityGemm: true}) })
 }
 
 func TestAvailable(t *testing.T) {
@@ -206,7 +206,7 @@ func countBuf2(b *Backend, c backend.Count) backend.Count {
 // TestLinearBackwardWeightKeepsInputs: the padding rows that the GEMM zeroes
 // are restored, also when x and dy are the same buffer.
 func TestLinearBackwardWeightKeepsInputs(t *testing.T) {
-	b := openTest(t, Options{})
+	b := openTest(t, Options{CapacityGemm: true})
 	r := rand.New(rand.NewPCG(3, 4))
 	const cp, live, in, out = 50, 31, 12, 7
 	xs, dys := randF32(r, cp*in), randF32(r, cp*out)
@@ -295,13 +295,13 @@ func TestStats(t *testing.T) {
 // TestLinearKeepsPaddingRows: Linear and LinearBackwardData, accumulating or
 // not, leave the output's rows past the live count as they were (the output
 // may be a view whose later rows belong to the caller) and compute the live
-// rows, with and without ExactGemm.
+// rows, reading the count back or multiplying the capacity.
 func TestLinearKeepsPaddingRows(t *testing.T) {
 	const cp, live, in, out = 40, 23, 9, 6
 	r := rand.New(rand.NewPCG(17, 18))
 	xs, ws, prev := randF32(r, cp*in), randF32(r, in*out), randF32(r, (cp+5)*max(in, out))
 	for _, exact := range []bool{false, true} {
-		b := openTest(t, Options{ExactGemm: exact})
+		b := openTest(t, Options{CapacityGemm: !exact})
 		for _, acc := range []bool{false, true} {
 			for _, op := range []string{"Linear", "LinearBackwardData"} {
 				name := fmt.Sprintf("%s exact=%t accumulate=%t", op, exact, acc)

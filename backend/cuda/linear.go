@@ -5,17 +5,17 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// Linear ops run cuBLAS SGEMM (row-major through the transposition trick)
-// over the whole capacity, so that no host sync is needed, and behave as if
-// only live rows were multiplied: rows [live, Cap) of an output are moved to
-// scratch before the GEMM and put back after it (Linear and
+// Linear ops run cuBLAS SGEMM (row-major through the transposition trick).
+// Eagerly they read the live row count back (a host sync) and multiply only
+// live rows. While capturing a graph, or with Options.CapacityGemm, they
+// multiply the whole capacity, so that no host sync is needed, and behave as
+// if only live rows were multiplied: rows [live, Cap) of an output are moved
+// to scratch before the GEMM and put back after it (Linear and
 // LinearBackwardData), so they are left exactly as they were even when the
 // output is a view whose padding rows belong to someone else; and
 // LinearBackwardWeight, which sums over rows, moves the padding rows of x
 // and dy to scratch and zeroes them for the GEMM, then puts them back. Each
-// costs two small launches and traffic proportional to the padding only.
-// With Options.ExactGemm the live count is read back instead (a host sync)
-// and only live rows are multiplied.
+// costs two small launches and traffic proportional to the padding.
 
 // Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [n.Cap, in],
 // w [in, out], y [n.Cap, out].
@@ -55,11 +55,11 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 }
 
 // keepPadding runs gemm(rows) so that rows [live, capRows) of the output
-// y [capRows, cols] keep their contents: with ExactGemm gemm gets the live
-// count; otherwise it gets capRows and the padding rows are stashed before
-// and restored after.
+// y [capRows, cols] keep their contents: eagerly gemm gets the live count;
+// on the capacity path it gets capRows and the padding rows are stashed
+// before and restored after.
 func (c *call) keepPadding(y uintptr, cols int, nP uintptr, capRows int, gemm func(rows int)) {
-	if c.b.opt.ExactGemm {
+	if c.exactRows() {
 		gemm(c.gemmRows(nP, capRows))
 		return
 	}
@@ -85,7 +85,7 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 	if !c.ok {
 		return
 	}
-	if b.opt.ExactGemm {
+	if c.exactRows() {
 		rows := c.gemmRows(nP, n.Cap)
 		c.sgemm(true, false, in, out, rows, 1, xs.addr(), dys.addr(), beta(accumulate), dws.addr())
 		return
@@ -148,17 +148,17 @@ func beta(accumulate bool) float32 {
 	return 0
 }
 
-// gemmRows is the row count a Linear op multiplies: the capacity, or with
-// ExactGemm the live count read back from the device.
+// exactRows reports whether the Linear ops read the live count back
+// (eager use without CapacityGemm) rather than multiply the capacity.
+func (c *call) exactRows() bool { return !c.b.opt.CapacityGemm && !c.b.capturing }
+
+// gemmRows reads the live count back to the host (a host sync), clamped to
+// [0, capRows].
 func (c *call) gemmRows(nP uintptr, capRows int) int {
-	if !c.b.opt.ExactGemm || !c.ok {
+	if !c.ok {
 		return capRows
 	}
 	b := c.b
-	if b.capturing {
-		c.failf("ExactGemm cannot read counts while capturing a graph")
-		return 0
-	}
 	r, _, _ := purego.SyscallN(b.drv.cuMemcpyDtoHAsync, b.host+hostCountOff, nP, 4, b.stream)
 	b.stats.CopiesDtoH++
 	b.stats.BytesDtoH += 4

@@ -349,14 +349,15 @@ type devGraph struct {
 	numEdges int64
 	indptr   *buffer // I64 [N+1]
 	indices  *buffer // I32 [E]
-	relmap   *buffer // I32 [N], INT32_MAX between Relabel calls
+	relmap   *buffer // I64 [N]: Relabel's tag<<32 | first position per vertex
+	relState *buffer // I32 [2]: Relabel's generation and block counter
 }
 
 func (g *devGraph) NumNodes() int64 { return g.numNodes }
 func (g *devGraph) NumEdges() int64 { return g.numEdges }
 
 // UploadGraph copies the CSR to the device (int32 indices only) and
-// allocates Relabel's per-vertex table (4 bytes per vertex). The memory
+// allocates Relabel's per-vertex table (8 bytes per vertex). The memory
 // counts in InUseBytes; FreeGraph releases it.
 func (b *Backend) UploadGraph(csr *graph.CSR) (backend.Graph, error) {
 	c := b.beginAlways("UploadGraph")
@@ -377,7 +378,7 @@ func (b *Backend) UploadGraph(csr *graph.CSR) (backend.Graph, error) {
 	g := &devGraph{owner: b, numNodes: csr.NumNodes, numEdges: csr.NumEdges()}
 	var err error
 	free := func() {
-		for _, x := range []*buffer{g.indptr, g.indices, g.relmap} {
+		for _, x := range []*buffer{g.indptr, g.indices, g.relmap, g.relState} {
 			if x != nil && x.root != nil {
 				b.release(x)
 			}
@@ -392,8 +393,13 @@ func (b *Backend) UploadGraph(csr *graph.CSR) (backend.Graph, error) {
 		}
 	}
 	if err == nil {
-		if g.relmap, err = c.alloc(backend.I32, int(g.numNodes)); err == nil && g.numNodes > 0 {
-			c.memset(g.relmap.ptr, math.MaxInt32, g.numNodes*4)
+		if g.relmap, err = c.alloc(backend.I64, int(g.numNodes)); err == nil && g.numNodes > 0 {
+			c.memset(g.relmap.ptr, math.MaxUint32, g.numNodes*8)
+		}
+	}
+	if err == nil {
+		if g.relState, err = c.alloc(backend.I32, 2); err == nil {
+			c.memset(g.relState.ptr, 0, 8)
 		}
 	}
 	if err != nil {
@@ -411,7 +417,7 @@ func (b *Backend) FreeGraph(g backend.Graph) {
 	if !ok || dg == nil || dg.owner != b || b.closed {
 		return
 	}
-	for _, x := range []*buffer{dg.indptr, dg.indices, dg.relmap} {
+	for _, x := range []*buffer{dg.indptr, dg.indices, dg.relmap, dg.relState} {
 		if x != nil && x.root != nil && !x.root.freed {
 			b.release(x)
 		}

@@ -222,3 +222,38 @@ func TestScan(t *testing.T) {
 		}
 	}
 }
+
+// TestRelabelGenerationWrap runs Relabel across the wrap of its per-graph
+// generation counter (when the table is cleared) and compares every call
+// with the CPU backend.
+func TestRelabelGenerationWrap(t *testing.T) {
+	gpu := openTest(t, Options{})
+	host := cpu.New(1)
+	defer host.Close()
+	r := rand.New(rand.NewPCG(19, 20))
+	csr := powerLawCSR(r, 5000)
+	seeds := make([]int32, 200)
+	for i, p := range r.Perm(int(csr.NumNodes))[:len(seeds)] {
+		seeds[i] = int32(p)
+	}
+	fanouts := []int{10, 5}
+	s := newSampler3(t, gpu, csr, seeds, fanouts)
+	ref := newSampler3(t, host, csr, seeds, fanouts)
+	gpu.Write(s.g.(*devGraph).relState, 0, []int32{int32(-7), 0}) // generation 2^32-7
+	for step := range 5 {                                         // 10 relabels: wraps once
+		s.step(fanouts)
+		ref.step(fanouts)
+		for h := range fanouts {
+			ns := readCount(t, host, ref.blocks[h].NumSrc)
+			ne := readCount(t, host, ref.blocks[h].NumEdges)
+			if got := readCount(t, gpu, s.blocks[h].NumSrc); got != ns {
+				t.Fatalf("step %d hop %d: NumSrc %d, want %d", step, h, got, ns)
+			}
+			equalI32(t, fmt.Sprintf("step %d hop %d SrcIDs", step, h), readI32(t, gpu, s.blocks[h].SrcIDs, ns), readI32(t, host, ref.blocks[h].SrcIDs, ns))
+			equalI32(t, fmt.Sprintf("step %d hop %d Indices", step, h), readI32(t, gpu, s.blocks[h].Indices, ne), readI32(t, host, ref.blocks[h].Indices, ne))
+		}
+	}
+	if gen := readI32(t, gpu, s.g.(*devGraph).relState, 2); gen[0] < 0 || gen[0] > 10 || gen[1] != 0 {
+		t.Errorf("relabel state %v after the wrap, want a small generation and a zero block counter", gen)
+	}
+}

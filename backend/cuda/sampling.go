@@ -30,9 +30,10 @@ func (c *call) scan(in, out, lenP uintptr, lenCap, lenAdd int, totalP, addP uint
 // writes out.Indptr [nDst.Cap+1] (rows past the live count are empty),
 // out.Nbrs for the edges that fit, the true edge count into out.NumEdges,
 // and copies dst into out.SrcIDs. Two launches: count with scan (one
-// single-pass scan), fill. An id outside the graph is reported
-// by Sync. Fanouts above 32 keep their draws in shared memory and are
-// limited by it (about 12k on an H100).
+// single-pass scan), fill. An id outside the graph is reported by Sync.
+// Fanouts above 32 keep their draws in shared memory, 4 bytes each, and
+// are limited by the device's shared memory per block (about 58,000 on an
+// H100).
 func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) {
 	c := b.begin("SampleLayer")
 	defer c.end()
@@ -58,7 +59,7 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 	}
 	tiles, status, ctr := c.scanState(nDst.Cap + 1)
 	c.args().ptr(dg.indptr.ptr).i64(dg.numNodes).ptr(ds.ptr).ptr(nd).i32(nDst.Cap).i32(fanout).
-		ptr(indptr.ptr).ptr(src.addr()).i32(out.NumSrc.Cap).ptr(ne).ptr(b.errDev).ptr(status).ptr(ctr)
+		ptr(indptr.ptr).ptr(ne).ptr(status).ptr(ctr)
 	c.launch("sample_count_scan", d1(uint32(tiles)), d1(256), 0)
 
 	// warps per block, destinations per block, shared memory, kernel
@@ -75,7 +76,8 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 		c.setSmem("sample_fill", smem)
 	}
 	c.args().ptr(dg.indptr.ptr).ptr(dg.indices.addr()).i64(dg.numNodes).ptr(ds.ptr).ptr(nd).i32(nDst.Cap).
-		i32(fanout).ptr(indptr.ptr).ptr(nbrs.addr()).i32(out.NumEdges.Cap).u32(k0).u32(k1).ptr(clock).u32(r.Stream)
+		i32(fanout).ptr(indptr.ptr).ptr(nbrs.addr()).i32(out.NumEdges.Cap).u32(k0).u32(k1).ptr(clock).u32(r.Stream).
+		ptr(src.addr()).i32(out.NumSrc.Cap).ptr(b.errDev)
 	c.launch(name, d1(c.blocks(int64(nDst.Cap), dsts)), d1(uint32(32*warps)), smem)
 }
 
@@ -83,9 +85,8 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 // 0..NumDst-1, new neighbours get the next ids in order of first appearance
 // in out.Nbrs. It writes out.SrcIDs past the destinations (the ids that
 // fit), out.Indices for the live edges and the true source count into
-// out.NumSrc. Deterministic; four launches (claim first positions, flag and
-// scan them, write, reset the per-vertex table) and a scratch array of
-// NumEdges.Cap+1 int32s.
+// out.NumSrc. Deterministic; three launches (claim first positions, flag and
+// scan them, write) and a scratch array of NumEdges.Cap+1 int32s.
 func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
 	c := b.begin("Relabel")
 	defer c.end()
@@ -107,19 +108,16 @@ func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
 	}
 	dstCap, srcCap, edgeCap := out.NumDst.Cap, out.NumSrc.Cap, out.NumEdges.Cap
 	pos := c.scratch(scratchRelabel, int64(edgeCap+1)*4)
-	positions := int64(dstCap) + int64(edgeCap)
+	relmap, state := dg.relmap.addr(), dg.relState.addr()
 
 	c.args().ptr(src.addr()).ptr(nd).i32(dstCap).i32(srcCap).ptr(nbrs.addr()).ptr(ne).i32(edgeCap).
-		ptr(dg.relmap.addr()).i64(dg.numNodes).ptr(b.errDev)
-	c.launch("relabel_claim", d1(c.blocks(positions, 256)), d1(256), 0)
+		ptr(relmap).i64(dg.numNodes).ptr(state).ptr(b.errDev)
+	c.launch("relabel_claim", d1(c.blocks(int64(dstCap)+int64(edgeCap), 256)), d1(256), 0)
 	tiles, status, ctr := c.scanState(edgeCap + 1)
-	c.args().ptr(nd).i32(dstCap).i32(srcCap).ptr(nbrs.addr()).ptr(ne).i32(edgeCap).ptr(dg.relmap.addr()).
-		i64(dg.numNodes).ptr(pos).ptr(ns).ptr(status).ptr(ctr)
+	c.args().ptr(nd).i32(dstCap).i32(srcCap).ptr(nbrs.addr()).ptr(ne).i32(edgeCap).ptr(relmap).
+		i64(dg.numNodes).ptr(state).ptr(pos).ptr(ns).ptr(status).ptr(ctr)
 	c.launch("relabel_flag_scan", d1(uint32(tiles)), d1(256), 0)
 	c.args().ptr(nd).i32(dstCap).ptr(src.addr()).i32(srcCap).ptr(nbrs.addr()).ptr(ne).i32(edgeCap).
-		ptr(dg.relmap.addr()).i64(dg.numNodes).ptr(pos).ptr(ind.addr())
+		ptr(relmap).i64(dg.numNodes).ptr(state).ptr(pos).ptr(ind.addr())
 	c.launch("relabel_write", d1(c.blocks(int64(edgeCap), 256)), d1(256), 0)
-	c.args().ptr(src.addr()).ptr(nd).i32(dstCap).i32(srcCap).ptr(nbrs.addr()).ptr(ne).i32(edgeCap).
-		ptr(dg.relmap.addr()).i64(dg.numNodes)
-	c.launch("relabel_reset", d1(c.blocks(positions, 256)), d1(256), 0)
 }

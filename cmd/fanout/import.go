@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/fanout-gnn/fanout/dataset"
@@ -17,7 +18,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlags("import", stderr)
 	out := fs.String("out", "", "output dataset directory (required)")
 	name := fs.String("name", "", "dataset name (planetoid: cora, citeseer or pubmed; ogb: a name for the manifest)")
-	sym := fs.Bool("symmetrize", false, "ogb: add inverse edges (products needs it; arxiv is directed)")
+	sym := fs.Bool("symmetrize", false, "ogb: add inverse edges (default: OGB's add_inverse_edge for the dataset, true for products)")
 	seed := fs.Uint64("seed", 1, "npz: seed of the per-class split")
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
 	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1 (usual for bag-of-words features)")
@@ -40,6 +41,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var ds *dataset.Dataset
 	switch pos[0] {
 	case "ogb":
+		if !flagSet(fs, "symmetrize") {
+			n := *name
+			if n == "" {
+				n = filepath.Base(filepath.Clean(pos[1]))
+			}
+			*sym = ogb.AddInverseEdge(n)
+		}
 		bar := newProgress(stderr, "importing")
 		ds, err = ogb.Import(pos[1], ogb.Options{Name: *name, Symmetrize: *sym, Threads: *threads, Progress: bar.update})
 		bar.done()

@@ -52,6 +52,8 @@ func Import(file string, opt Options) (*dataset.Dataset, error) {
 		return nil, err
 	}
 	d.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	d.Symmetric = true
+	d.Source = fmt.Sprintf("npz %s (per-class split, seed %d)", filepath.Base(file), opt.Seed)
 	return d, nil
 }
 

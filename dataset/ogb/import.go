@@ -90,6 +90,8 @@ func Import(src string, opt Options) (*dataset.Dataset, error) {
 		}
 		d.Name = filepath.Base(root)
 	}
+	d.Symmetric = opt.Symmetrize
+	d.Source = "ogb " + d.Name
 	return d, nil
 }
 

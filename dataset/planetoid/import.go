@@ -54,6 +54,8 @@ func Import(dir, name string) (*dataset.Dataset, error) {
 		return nil, err
 	}
 	d.Name = name
+	d.Symmetric = true
+	d.Source = "planetoid " + name + " (standard split)"
 	return d, nil
 }
 

@@ -76,5 +76,7 @@ func Generate(p Preset, opt Options) (*dataset.Dataset, error) {
 		Train:      train,
 		Valid:      valid,
 		Test:       test,
+		Symmetric:  true,
+		Source:     fmt.Sprintf("rmat preset %s, seed %d", p.Name, opt.Seed),
 	}, nil
 }

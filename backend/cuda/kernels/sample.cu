@@ -2,7 +2,8 @@
 //
 // sample_count_scan computes each destination's sampled degree and scans
 // them into offsets and the edge total in one launch (scan.cuh), and
-// sample_fill writes the chosen neighbours. Neighbour choice: with degree d and fanout k, all
+// sample_fill* write the chosen neighbours (and copy the destinations into
+// the block's source ids). Neighbour choice: with degree d and fanout k, all
 // neighbours in CSR order when k < 0 or k >= d, none when k == 0, else
 // Robert Floyd's algorithm: for j = 0..k-1, t = d-k+j, r = uniform(t+1) from
 // draw j (word j%4 of Philox(v, j/4, step, epoch<<8|stream)); position t if r
@@ -11,24 +12,16 @@
 #include "rng.cuh"
 #include "scan.cuh"
 
-// SampleCounts produces destination i's sampled degree (0 past the live
-// count) and, as a side effect, copies dst[i] into srcIDs.
+// SampleCounts produces destination i's sampled degree: 0 past the live
+// count and for ids outside the graph (which sample_fill reports).
 struct SampleCounts {
-    const i64* gIndptr;
+    const i64* __restrict__ gIndptr;
     i64 numNodes;
-    const int* dst;
+    const int* __restrict__ dst;
     int n, fanout;
-    int* srcIDs;
-    int srcCap;
-    int* err;
-    __device__ __forceinline__ int item(int i) const {
-        if (i >= n) return 0;
-        int v = dst[i];
-        if (i < srcCap) srcIDs[i] = v;
-        if (v < 0 || v >= numNodes) {
-            report_error(err, ERR_SAMPLE_ID, i, v, 0);
-            return 0;
-        }
+    __device__ __forceinline__ int key(int i) const { return i < n ? dst[i] : -1; }
+    __device__ __forceinline__ int value(int, int v) const {
+        if (v < 0 || v >= numNodes) return 0;
         i64 d = gIndptr[v + 1] - gIndptr[v];
         return (fanout < 0 || fanout >= d) ? (int)d : fanout;
     }
@@ -36,13 +29,20 @@ struct SampleCounts {
 
 // sample_count_scan: indptr[0, dstCap] = offsets of the sampled edges of
 // every destination (rows past the live count are empty), *numEdges = the
-// true total, srcIDs[i] = dst[i] for live i. One launch (scan.cuh).
+// true total. One launch (scan.cuh).
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 sample_count_scan(const i64* gIndptr, i64 numNodes, const int* dst, const int* nDstP, int dstCap, int fanout,
-                  int* indptr, int* srcIDs, int srcCap, int* numEdges, int* err, u64* status, int* ctr) {
-    SampleCounts p = {gIndptr, numNodes, dst, live_count(nDstP, dstCap), fanout, srcIDs, srcCap, err};
+                  int* indptr, int* numEdges, u64* status, int* ctr) {
+    SampleCounts p = {gIndptr, numNodes, dst, live_count(nDstP, dstCap), fanout};
     ScanState st = {status, ctr};
     scan_tiles(p, dstCap + 1, indptr, numEdges, 0, 0, st);
+}
+
+// dst_prologue copies destination i into srcIDs and reports an id outside
+// the graph; one lane per destination calls it.
+__device__ __forceinline__ void dst_prologue(int i, int v, i64 numNodes, int* srcIDs, int srcCap, int* err) {
+    if (i < srcCap) srcIDs[i] = v;
+    if (v < 0 || v >= numNodes) report_error(err, ERR_SAMPLE_ID, i, v, 0);
 }
 
 // floyd_small: Floyd's algorithm for 0 < k <= 32, k < d, one lane per draw;
@@ -93,7 +93,8 @@ __device__ __forceinline__ void floyd_large(u32* ch, u32 v, u32 d, int k, u32 k0
 // 32 need k * 4 bytes of dynamic shared memory per warp.
 extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, i64 numNodes, const int* dst,
                                        const int* nDstP, int dstCap, int fanout, const int* indptr, int* nbrs,
-                                       int edgeCap, u32 k0, u32 k1, const int* clock, u32 stream) {
+                                       int edgeCap, u32 k0, u32 k1, const int* clock, u32 stream, int* srcIDs,
+                                       int srcCap, int* err) {
     extern __shared__ u32 chosenMem[];
     int n = live_count(nDstP, dstCap);
     int lane = lane_id();
@@ -102,6 +103,7 @@ extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, 
     for (int i = gwarp(); i < n; i += gwarps()) {
         int v = dst[i];
         int off = indptr[i];
+        if (lane == 0) dst_prologue(i, v, numNodes, srcIDs, srcCap, err);
         if (v < 0 || v >= numNodes || off >= edgeCap) continue;
         i64 rs = gIndptr[v];
         int d = (int)(gIndptr[v + 1] - rs);
@@ -132,7 +134,8 @@ extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, 
 template <int G>
 __device__ __forceinline__ void sample_fill_groups(const i64* gIndptr, const int* gIndices, i64 numNodes,
                                                    const int* dst, int n, int k, const int* indptr, int* nbrs,
-                                                   int edgeCap, u32 k0, u32 k1, u32 step, u32 hi) {
+                                                   int edgeCap, u32 k0, u32 k1, u32 step, u32 hi, int* srcIDs,
+                                                   int srcCap, int* err) {
     int lane = lane_id(), sub = lane & (G - 1), grp = lane / G;
     u32 gmask = ((1u << G) - 1u) << (grp * G);
     int per = 32 / G;
@@ -143,6 +146,7 @@ __device__ __forceinline__ void sample_fill_groups(const i64* gIndptr, const int
         if (i < n) {
             v = dst[i];
             off = indptr[i];
+            if (sub == 0) dst_prologue(i, v, numNodes, srcIDs, srcCap, err);
             if (v >= 0 && v < numNodes && off < edgeCap) {
                 rs = gIndptr[v];
                 d = (int)(gIndptr[v + 1] - rs);
@@ -175,14 +179,15 @@ __device__ __forceinline__ void sample_fill_groups(const i64* gIndptr, const int
 
 #define FILL_GROUP_ARGS                                                                                          \
     const i64 *gIndptr, const int *gIndices, i64 numNodes, const int *dst, const int *nDstP, int dstCap,        \
-        int fanout, const int *indptr, int *nbrs, int edgeCap, u32 k0, u32 k1, const int *clock, u32 stream
+        int fanout, const int *indptr, int *nbrs, int edgeCap, u32 k0, u32 k1, const int *clock, u32 stream,     \
+        int *srcIDs, int srcCap, int *err
 
 extern "C" __global__ void sample_fill8(FILL_GROUP_ARGS) {
     sample_fill_groups<8>(gIndptr, gIndices, numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
-                          edgeCap, k0, k1, (u32)clock[1], rand_hi(clock, stream));
+                          edgeCap, k0, k1, (u32)clock[1], rand_hi(clock, stream), srcIDs, srcCap, err);
 }
 
 extern "C" __global__ void sample_fill16(FILL_GROUP_ARGS) {
     sample_fill_groups<16>(gIndptr, gIndices, numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
-                           edgeCap, k0, k1, (u32)clock[1], rand_hi(clock, stream));
+                           edgeCap, k0, k1, (u32)clock[1], rand_hi(clock, stream), srcIDs, srcCap, err);
 }

@@ -7,7 +7,8 @@
 
 struct ArrayItems {
     const int* in;
-    __device__ __forceinline__ int item(int i) const { return in[i]; }
+    __device__ __forceinline__ int key(int i) const { return in[i]; }
+    __device__ __forceinline__ int value(int, int k) const { return k; }
 };
 
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)

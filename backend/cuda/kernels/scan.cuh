@@ -7,9 +7,12 @@
 // predecessors' published sums, 32 at a time. The block that finishes last
 // clears the tile states and counters, so the scratch needs no reset launch.
 //
-// The items come from a producer (a functor with int item(i)), so that the
-// scan can compute counts or flags on the fly instead of reading an array
-// written by a separate launch.
+// The items come from a producer, so that the scan can compute counts or
+// flags on the fly instead of reading an array written by a separate launch.
+// A producer has int key(i), which makes the independent loads (e.g. a
+// vertex id), and int value(i, key), which makes the loads that depend on
+// them; neither may write memory, so that the compiler can issue all of a
+// thread's loads of one phase together.
 #pragma once
 #include "common.cuh"
 
@@ -109,10 +112,16 @@ __device__ __forceinline__ void scan_tiles(P& prod, int len, int* out, int* tota
     int tiles = (len + SCAN_TILE - 1) / SCAN_TILE;
     i64 base = (i64)t * SCAN_TILE;
     if (t < tiles) {
+        int key[SCAN_ITEMS];
 #pragma unroll
         for (int k = 0; k < SCAN_ITEMS; k++) {
             i64 i = base + k * SCAN_THREADS + threadIdx.x;
-            tile[k * SCAN_THREADS + threadIdx.x] = i < len ? prod.item((int)i) : 0;
+            key[k] = i < len ? prod.key((int)i) : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < SCAN_ITEMS; k++) {
+            i64 i = base + k * SCAN_THREADS + threadIdx.x;
+            tile[k * SCAN_THREADS + threadIdx.x] = i < len ? prod.value((int)i, key[k]) : 0;
         }
         __syncthreads();
         int v[SCAN_ITEMS], s = 0;

@@ -11,11 +11,6 @@ extern "C" __global__ void add_count(int* c, int delta) {
     if (gtid() == 0) *c += delta;
 }
 
-// copy_count: *dst = *src.
-extern "C" __global__ void copy_count(int* dst, const int* src) {
-    if (gtid() == 0) *dst = *src;
-}
-
 // pad_stash: padding rows [live, cap) of a [cap, colsA] and b [cap, colsB]
 // (b may be null; a and b must not overlap). restore == 0: copy them to the
 // stash s (a's rows from s[0], b's from s[cap * colsA]) and zero them;
