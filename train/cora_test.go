@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/planetoid"
@@ -36,10 +37,19 @@ func loadCora(t *testing.T) *dataset.Dataset {
 // coraAccuracy trains cfg on Cora for seeds 1..5 and returns the mean test
 // accuracy of the best-validation models.
 func coraAccuracy(t *testing.T, ds *dataset.Dataset, cfg Config) float64 {
+	return coraAccuracyOn(t, nil, ds, cfg)
+}
+
+// coraAccuracyOn is coraAccuracy on be (nil: a fresh CPU backend per seed).
+func coraAccuracyOn(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config) float64 {
 	var sum float64
 	for seed := uint64(1); seed <= 5; seed++ {
 		cfg.Seed = seed
-		tr, err := New(cpu.New(2), ds, cfg, Options{})
+		b := be
+		if b == nil {
+			b = cpu.New(2)
+		}
+		tr, err := New(b, ds, cfg, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
@@ -38,11 +39,22 @@ func tinyConfig(t *testing.T) Config {
 	return c
 }
 
-// stepLosses trains steps and returns every step's loss.
+// stepLosses trains epochs on a CPU backend of threads and returns every
+// step's loss.
 func stepLosses(t *testing.T, ds *dataset.Dataset, cfg Config, threads, epochs int) []float32 {
 	t.Helper()
+	return stepLossesOn(t, cpu.New(threads), ds, cfg, epochs)
+}
+
+// stepLossesOn trains epochs on be (nil: the CPU with 2 threads) and returns
+// every step's loss.
+func stepLossesOn(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, epochs int) []float32 {
+	t.Helper()
+	if be == nil {
+		be = cpu.New(2)
+	}
 	cfg.Epochs = epochs
-	tr, err := New(cpu.New(threads), ds, cfg, Options{})
+	tr, err := New(be, ds, cfg, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +69,7 @@ func stepLosses(t *testing.T, ds *dataset.Dataset, cfg Config, threads, epochs i
 			tr.plan.Gather(tr.in)
 			l, _ := tr.plan.Learn(tr.model, tr.in, cfg.Seed, tr.adam)
 			tr.be.Read(host, l, 0)
-			if err := tr.be.Sync(); err != nil {
+			if err := tr.sync(); err != nil {
 				t.Fatal(err)
 			}
 			losses = append(losses, host[0])

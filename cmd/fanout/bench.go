@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -20,8 +21,17 @@ type benchReport struct {
 	train.BenchResult
 	MatmulGFLOPS float64 `json:"matmul_gflops"`
 	MatmulShape  string  `json:"matmul_shape"`
+	BandwidthGBs float64 `json:"bandwidth_gbs"` // measured row-copy bandwidth (bytes read + written)
+	train.Floor
+	FloorSeconds float64 `json:"floor_s"`    // per step: GFLOP / matmul rate + GB / bandwidth
+	Efficiency   float64 `json:"efficiency"` // floor / measured step time
 	PeakBytes    int64   `json:"peak_bytes,omitempty"`
-	Date         string  `json:"date"`
+	// Per step in the unsynced pass, where the backend counts them (CUDA).
+	Launches  float64 `json:"launches_per_step,omitempty"`
+	Gemms     float64 `json:"gemms_per_step,omitempty"`
+	HostSyncs float64 `json:"host_syncs_per_step,omitempty"`
+	Date      string  `json:"date"`
+	TF32      bool    `json:"tf32,omitempty"`
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -73,14 +83,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer tr.Close()
 	fmt.Fprintf(stderr, "measuring %d steps (after %d warm-up) of %s on %s\n", *steps, *warmup, ds.Name, desc)
-	if rep.BenchResult, err = tr.Bench(*steps, *warmup); err != nil {
+	var hooks train.BenchHooks
+	if c, ok := be.(*cuda.Backend); ok {
+		hooks.Before = c.ResetStats
+		hooks.After = func() {
+			st, n := c.Stats(), float64(*steps)
+			rep.Launches, rep.Gemms, rep.HostSyncs = float64(st.Launches)/n, float64(st.Gemms)/n, float64(st.HostSyncs)/n
+		}
+	}
+	if rep.BenchResult, err = tr.Bench(*steps, *warmup, hooks); err != nil {
 		return err
 	}
+	rep.TF32 = rf.cuda.tf32
 	m := int(rep.InputRows)
 	rep.MatmulShape = fmt.Sprintf("[%d x %d] x [%d x %d]", m, ds.FeatDim, ds.FeatDim, cfg.Hidden)
 	if rep.MatmulGFLOPS, err = gemmRate(be, max(m, 1), ds.FeatDim, cfg.Hidden); err != nil {
 		return err
 	}
+	if rep.BandwidthGBs, err = copyRate(be); err != nil {
+		return err
+	}
+	rep.Floor = tr.StepFloor(rep.Blocks)
+	rep.FloorSeconds = rep.GFLOP/rep.MatmulGFLOPS + rep.GB/rep.BandwidthGBs
+	rep.Efficiency = rep.FloorSeconds / rep.StepSeconds
 	if ms, ok := be.(backend.MemoryStats); ok {
 		rep.PeakBytes = ms.PeakBytes()
 	}
@@ -122,15 +147,62 @@ func gemmRate(be backend.Backend, m, k, n int) (float64, error) {
 	return 2 * float64(m) * float64(k) * float64(n) * float64(reps) / time.Since(start).Seconds() / 1e9, nil
 }
 
+// copyRate measures memory bandwidth (GB/s, bytes read plus written) with
+// the backend's row gather over 256 MiB of rows in order.
+func copyRate(be backend.Backend) (float64, error) {
+	const dim, rows = 256, 1 << 18
+	table, err := be.Alloc(backend.F32, dim*rows)
+	if err != nil {
+		return 0, err
+	}
+	defer be.Free(table)
+	out, err := be.Alloc(backend.F32, dim*rows)
+	if err != nil {
+		return 0, err
+	}
+	defer be.Free(out)
+	ids := make([]int32, rows+1)
+	for i := range rows {
+		ids[i] = int32(i)
+	}
+	ids[rows] = rows
+	idb, err := be.Upload(ids)
+	if err != nil {
+		return 0, err
+	}
+	defer be.Free(idb)
+	n := backend.Count{Buf: be.View(idb, rows, 1), Cap: rows}
+	be.Fill(table, 0.25)
+	be.Gather(table, dim, idb, n, out)
+	if err := be.Sync(); err != nil {
+		return 0, err
+	}
+	reps := 0
+	start := time.Now()
+	for time.Since(start) < 300*time.Millisecond || reps < 3 {
+		be.Gather(table, dim, idb, n, out)
+		if err := be.Sync(); err != nil {
+			return 0, err
+		}
+		reps++
+	}
+	return 2 * 4 * dim * rows * float64(reps) / time.Since(start).Seconds() / 1e9, nil
+}
+
 func printBench(w io.Writer, r benchReport) {
 	ms := func(s float64) string { return fmt.Sprintf("%.2f ms", s*1e3) }
 	fmt.Fprintf(w, "preset %s on %s, %s mode (%s)\n", r.Preset, r.Device, r.Mode, r.Date)
 	fmt.Fprintf(w, "  generation        %.1f s (not part of the epoch)\n", r.GenSeconds)
 	fmt.Fprintf(w, "  epoch             %.2f s (%d steps x %s, extrapolated from %d steps)\n", r.EpochSeconds, r.EpochSteps, ms(r.StepSeconds), r.Steps)
-	fmt.Fprintf(w, "  split per step    sample %s, gather %s, train %s (stage-synced pass)\n", ms(r.SampleS), ms(r.GatherS), ms(r.TrainS))
+	fmt.Fprintf(w, "  split per step    sample %s, gather %s, train %s, idle %s (stage-synced pass)\n", ms(r.SampleS), ms(r.GatherS), ms(r.TrainS), ms(r.IdleS))
 	fmt.Fprintf(w, "  sampled edges     %.0f per step, %.2f M/s\n", r.EdgesPerStep, r.EdgesPerS/1e6)
 	fmt.Fprintf(w, "  input rows        %.0f per step\n", r.InputRows)
 	fmt.Fprintf(w, "  matmul            %.1f GFLOP/s at %s\n", r.MatmulGFLOPS, r.MatmulShape)
+	fmt.Fprintf(w, "  bandwidth         %.0f GB/s (row copy)\n", r.BandwidthGBs)
+	fmt.Fprintf(w, "  floor             %s per step (%.1f GFLOP, %.2f GB); efficiency %.0f%%\n", ms(r.FloorSeconds), r.GFLOP, r.GB, 100*r.Efficiency)
+	if r.Launches > 0 {
+		fmt.Fprintf(w, "  per step          %.0f kernel launches, %.0f GEMMs, %.0f host syncs\n", r.Launches, r.Gemms, r.HostSyncs)
+	}
 	if r.PeakBytes > 0 {
 		fmt.Fprintf(w, "  peak memory       %.1f MiB\n", float64(r.PeakBytes)/(1<<20))
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fanout-gnn/fanout/dataset"
@@ -131,6 +133,11 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 			return base, fmt.Errorf("--preset: %w", err)
 		}
 		base = presetConfig(p)
+	} else if m, err := dataset.ReadManifest(filepath.Join(rf.src.data, dataset.ManifestFile)); err == nil {
+		// A generated preset on disk trains with the preset's model by default.
+		if p, err := rmat.Lookup(m.Name); err == nil && strings.HasPrefix(m.Source, "rmat") {
+			base = presetConfig(p)
+		}
 	}
 	cfg := base
 	if rf.config != "" {

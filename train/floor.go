@@ -1,0 +1,52 @@
+package train
+
+// Floor is the least work a step must do, from its live sizes: the FLOPs of
+// its matrix products and the fewest bytes it must move through memory.
+type Floor struct {
+	GFLOP float64 `json:"gflop"` // forward and backward matrix products
+	GB    float64 `json:"gb"`    // gather, aggregation, activations, Adam
+}
+
+// StepFloor counts a step's work for the trainer's model at the mean live
+// sizes blocks (bottom first). Matrix products: SAGE multiplies destinations
+// by two weights per layer, GCN by one; backward doubles the forward work
+// except that the bottom layer computes no input gradient. Bytes: feature
+// rows gathered (read and written once), each layer's aggregation (every
+// sampled edge reads a source row; backward writes it), bias/activation/
+// dropout over the outputs forward and backward, and Adam reading and
+// writing parameters, gradients and moments.
+func (t *Trainer) StepFloor(blocks []BlockSize) Floor {
+	mc := t.model.Config()
+	const f32 = 4.0
+	var flop, bytes float64
+	if len(blocks) > 0 {
+		bytes += 2 * blocks[0].Src * float64(mc.InDim) * f32
+	}
+	mats := 2.0
+	if mc.Kind == "gcn" {
+		mats = 1
+	}
+	for l, b := range blocks {
+		in, out := float64(mc.Hidden), float64(mc.Hidden)
+		if l == 0 {
+			in = float64(mc.InDim)
+		}
+		if l == len(blocks)-1 {
+			out = float64(mc.Classes)
+		}
+		fwd := mats * 2 * b.Dst * in * out
+		flop += fwd * 2 // forward + weight gradients
+		agg := (b.Edges + b.Dst) * in * f32
+		bytes += agg + 4*b.Dst*out*f32
+		if l > 0 {
+			flop += fwd // input gradients
+			bytes += agg + b.Edges*in*f32
+		}
+	}
+	var params float64
+	for _, p := range t.model.Params() {
+		params += float64(p.W.Len())
+	}
+	bytes += params * 7 * f32 // read w, g, m, v; write w, m, v
+	return Floor{GFLOP: flop / 1e9, GB: bytes / 1e9}
+}
