@@ -111,6 +111,11 @@ type Block struct {
 // gradient (as torch.optim.Adam), not decoupled.
 type AdamConfig struct {
 	LR, Beta1, Beta2, Eps, WeightDecay float32
+	// Skip, when non-nil, is an I32 flag in backend memory (element 0): the
+	// update is skipped while it is non-zero. The replay driver points it at
+	// its overflow flag so that a step whose envelope overflowed never
+	// changes the parameters.
+	Skip Buffer
 }
 
 // Backend is the required interface. See the package comment for the rules.
@@ -209,8 +214,28 @@ type Dense interface {
 	// I32 step number (1-based, already incremented) used for bias
 	// correction. All of param, grad, m, v are F32 of one length.
 	Adam(param, grad, m, v Buffer, t Count, cfg AdamConfig)
-	// AddCount adds delta to the int32 at c (a device step counter).
-	AddCount(c Count, delta int32)
+	// AddCount adds delta to the int32 at c (a device step counter) unless
+	// unless (an I32 flag, element 0) is non-nil and non-zero.
+	AddCount(c Count, delta int32, unless Buffer)
+	Steps
+}
+
+// Steps holds the ops that let a whole step run without the host: the
+// replay driver captures them with the rest of the step.
+type Steps interface {
+	// SliceSeeds writes the seeds of step s = clock[1]: out[i] =
+	// perm[s·batch + i] for i < min(batch, n - s·batch) (none when s·batch
+	// >= n), and that number into count. perm is I32 [n]; out is I32
+	// [batch]; count.Cap must be at least batch.
+	SliceSeeds(perm Buffer, n, batch int, clock Buffer, out Buffer, count Count)
+	// FlagOverflow records an envelope overflow: when c's live value exceeds
+	// c.Cap and flag[0] is 0, it sets flag (I32 [3]) to {1, epoch, step}
+	// from clock (I32 [2]). A set flag stays set until the host clears it.
+	FlagOverflow(c Count, clock, flag Buffer)
+	// Accumulate adds a step's loss (F32 [1]) and correct count to acc (F32
+	// [2]: loss sum, correct sum) unless unless (I32 flag, element 0) is
+	// non-nil and non-zero.
+	Accumulate(loss Buffer, correct Count, acc, unless Buffer)
 }
 
 // Sparse holds block aggregations. An aggregation computes, for each live

@@ -137,3 +137,5 @@ func (g *gcnLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	be.Fill(dx, 0)
 	be.AggregateBackward(blk, g.edgeW, g.selfW, g.dTmp, g.in, dx)
 }
+
+func (l *gcnLayer) workspace() *workspace { return &l.ws }

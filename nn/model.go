@@ -24,6 +24,7 @@ type layer interface {
 	bias() *Param
 	reserve(c Caps) error
 	release()
+	workspace() *workspace
 	// prepare computes per-block edge weights (deg: F32 [N] full-graph degrees).
 	prepare(blk *backend.Block, deg backend.Buffer)
 	// forward writes h[:NumDst] (h [Dst, out]) from x [Src, in].

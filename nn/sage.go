@@ -94,3 +94,5 @@ func (s *sageLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	dxDst := rows(be, dx, s.caps.Dst, s.in)
 	be.LinearBackwardData(dh, blk.NumDst, s.wSelf.W, s.in, s.out, dxDst, true)
 }
+
+func (l *sageLayer) workspace() *workspace { return &l.ws }

@@ -42,3 +42,23 @@ func (w *workspace) release() {
 func rows(be backend.Backend, b backend.Buffer, n, dim int) backend.Buffer {
 	return be.View(b, 0, n*dim)
 }
+
+// bytes is the size of the workspace's buffers.
+func (w *workspace) bytes() int64 {
+	var n int64
+	for _, b := range w.bufs {
+		n += int64(b.Len() * b.DType().Size())
+	}
+	return n
+}
+
+// WorkspaceBytes is the backend memory of the model's activations,
+// gradients and scratch reserved for the current envelope (parameters and
+// Adam moments excluded).
+func (m *Model) WorkspaceBytes() int64 {
+	n := m.ws.bytes()
+	for _, ly := range m.layers {
+		n += ly.workspace().bytes()
+	}
+	return n
+}

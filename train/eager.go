@@ -27,6 +27,25 @@ type EpochStats struct {
 // Run trains the remaining epochs with the eager driver: the host writes
 // each batch's seeds, issues the step, and reads the loss back.
 func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
+	return t.runEpochs(ctx, t.trainEpoch)
+}
+
+// RunReplay trains the remaining epochs with the replay driver: the whole
+// step is captured once and replayed for every batch; the host writes each
+// epoch's shuffled seeds and reads the loss and accuracy sums at its end.
+// The backend must implement backend.Capturer.
+func (t *Trainer) RunReplay(ctx context.Context, opt ReplayOptions) (*Summary, *ReplayStats, error) {
+	r, err := t.newReplayer(opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.free()
+	s, err := t.runEpochs(ctx, r.epoch)
+	return s, &r.stats, err
+}
+
+// runEpochs trains the remaining epochs, one call of epoch each.
+func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (EpochStats, error)) (*Summary, error) {
 	if err := t.maybeResume(); err != nil {
 		return nil, err
 	}
@@ -36,7 +55,7 @@ func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	}
 	defer metrics.Close()
 	for t.state.Epoch < t.cfg.Epochs {
-		st, err := t.trainEpoch(ctx)
+		st, err := epoch(ctx)
 		if err != nil {
 			if errors.Is(err, ErrInterrupted) {
 				if serr := t.saveCheckpoint("last.ckpt"); serr != nil {
@@ -88,6 +107,9 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		}
 		if math.IsNaN(float64(host[0])) || math.IsInf(float64(host[0]), 0) {
 			return st, fmt.Errorf("epoch %d step %d: the loss is %v; lower --lr", epoch+1, s, host[0])
+		}
+		if t.opt.OnStep != nil {
+			t.opt.OnStep(epoch, s, host[0])
 		}
 		lossSum += float64(host[0])
 		correct += int64(cnt[0])

@@ -33,7 +33,8 @@ type Plan struct {
 	owned []backend.Buffer
 }
 
-// NewPlan allocates a plan for caps (bottom first, one per hop).
+// NewPlan allocates a plan for caps (bottom first, one per hop). With
+// featDim 0 it holds no feature rows: enough to sample, not to train.
 func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featDim int) (*Plan, error) {
 	L := len(fanouts)
 	if len(caps) != L {
@@ -77,7 +78,9 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 		p.Blocks[L-1-h] = b
 		nDst = b.NumSrc
 	}
-	p.X = alloc(backend.F32, caps[0].Src*featDim)
+	if featDim > 0 {
+		p.X = alloc(backend.F32, caps[0].Src*featDim)
+	}
 	if err != nil {
 		p.Free()
 		return nil, fmt.Errorf("plan: %w", err)

@@ -84,12 +84,14 @@ func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
 
 // Learn runs forward, loss, backward and Adam. It returns the mean loss
 // (F32 [1]) and the count of correct predictions, both in backend memory.
+// When adam.Skip is set (the replay driver's overflow flag), a flagged step
+// leaves the parameters and the Adam step number untouched.
 func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConfig) (backend.Buffer, backend.Count) {
 	b := p.NNBatch(in)
 	logits := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
 	loss, correct := m.Loss(b, logits)
 	m.Backward(b)
-	p.be.AddCount(p.AdamT, 1)
+	p.be.AddCount(p.AdamT, 1, adam.Skip)
 	m.Update(p.AdamT, adam)
 	return loss, correct
 }

@@ -16,6 +16,9 @@ type Options struct {
 	Resume   bool      // continue from RunDir/last.ckpt when it exists
 	Progress io.Writer // one line per epoch; nil is silent
 	Device   string    // description for the summary
+	// OnStep, when set, receives every training step's loss (in replay mode
+	// it costs a host sync per step: for tests and diagnostics).
+	OnStep func(epoch, step int, loss float32)
 }
 
 // State is where a run stands; it is saved in checkpoints.

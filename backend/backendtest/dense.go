@@ -191,16 +191,30 @@ func testArgmax(e *env) {
 	}
 }
 
+// testAddCount: AddCount adds (capacity does not clamp) with no flag or a
+// clear one, and does nothing while the unless flag is non-zero.
 func testAddCount(e *env) {
 	c := e.count(41, 50)
-	e.be.AddCount(c, 5)
-	e.be.AddCount(c, -3)
+	e.be.AddCount(c, 5, nil)
+	e.be.AddCount(c, -3, nil)
 	if got := e.readCount(c); got != 43 {
 		e.t.Errorf("AddCount: 41 + 5 - 3 gave %d", got)
 	}
 	// Capacity does not clamp the counter.
-	e.be.AddCount(c, 100)
+	e.be.AddCount(c, 100, nil)
 	if got := e.readCount(c); got != 143 {
 		e.t.Errorf("AddCount past capacity: got %d, want 143", got)
+	}
+	flag := e.upload([]int32{0, 9, 9})
+	e.be.AddCount(c, 7, flag)
+	if got := e.readCount(c); got != 150 {
+		e.t.Errorf("AddCount with a clear flag: got %d, want 150", got)
+	}
+	for _, set := range []int32{1, -4} {
+		e.be.Write(flag, 0, []int32{set})
+		e.be.AddCount(c, 7, flag)
+		if got := e.readCount(c); got != 150 {
+			e.t.Errorf("AddCount with the flag set to %d: got %d, want 150 (unchanged)", set, got)
+		}
 	}
 }

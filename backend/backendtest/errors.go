@@ -85,4 +85,18 @@ var stickyCases = []stickyCase{
 		e.be.Adam(p, e.upload(e.randF32(10, 1)), e.upload(e.randF32(9, 1)), e.upload(e.randF32(10, 1)),
 			e.count(1, 0), backend.AdamConfig{LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 	}},
+	{"SliceSeeds", func(e *env) { // count.Cap below batch
+		e.be.SliceSeeds(e.upload([]int32{0, 1, 2, 3}), 4, 3, e.upload([]int32{0, 0}), e.poisonI32(3), e.count(0, 2))
+	}},
+	{"FlagOverflow", func(e *env) { // flag shorter than 3
+		e.be.FlagOverflow(e.count(5, 1), e.upload([]int32{0, 0}), e.alloc(backend.I32, 2, 0))
+	}},
+	{"Accumulate", func(e *env) { // unless is float32
+		e.be.Accumulate(e.upload([]float32{1}), e.count(1, 1), e.alloc(backend.F32, 2, 0), e.upload([]float32{0}))
+	}},
+	{"AddCount", func(e *env) { // count offset outside its buffer
+		c := e.count(1, 1)
+		c.Off = 100
+		e.be.AddCount(c, 1, nil)
+	}},
 }

@@ -133,3 +133,55 @@ func testGemm(e *env) {
 		}
 	}
 }
+
+// testLinearKeepsPaddingRows: Linear and LinearBackwardData, with and
+// without accumulate, leave the output's rows past the live count
+// bit-for-bit as they were (a driver may keep data there, and a GPU backend
+// keeps padding rows zero).
+func testLinearKeepsPaddingRows(e *env) {
+	for _, s := range linearShapes {
+		if s.live == s.cap {
+			continue
+		}
+		for _, acc := range []bool{false, true} {
+			x := e.upload(e.randF32(s.cap*s.in, 1))
+			dy := e.upload(e.randF32(s.cap*s.out, 1))
+			w := e.upload(e.randF32(s.in*s.out, 1))
+
+			y0 := padPattern(e, s.cap*s.out)
+			y := e.upload(y0)
+			e.be.Linear(x, e.count(s.live, s.cap), w, s.in, s.out, y, acc)
+			checkBits(e, fmt.Sprintf("Linear %+v accumulate=%v rows from %d", s, acc, s.live),
+				e.readF32(y, s.cap*s.out)[s.live*s.out:], y0[s.live*s.out:], s.out)
+
+			dx0 := padPattern(e, s.cap*s.in)
+			dx := e.upload(dx0)
+			e.be.LinearBackwardData(dy, e.count(s.live, s.cap), w, s.in, s.out, dx, acc)
+			checkBits(e, fmt.Sprintf("LinearBackwardData %+v accumulate=%v rows from %d", s, acc, s.live),
+				e.readF32(dx, s.cap*s.in)[s.live*s.in:], dx0[s.live*s.in:], s.in)
+		}
+	}
+}
+
+// padPattern is n random values with a NaN (payload 0x7fc0beef) every
+// seventh element, so that any rewrite of a row is seen.
+func padPattern(e *env, n int) []float32 {
+	s := e.randF32(n, 3)
+	for i := 0; i < n; i += 7 {
+		s[i] = math.Float32frombits(0x7fc0beef)
+	}
+	return s
+}
+
+// checkBits requires got and want to be bit-identical.
+func checkBits(e *env, what string, got, want []float32, cols int) {
+	e.t.Helper()
+	g, w := make([]uint32, len(got)), make([]uint32, len(want))
+	for i := range got {
+		g[i] = math.Float32bits(got[i])
+	}
+	for i := range want {
+		w[i] = math.Float32bits(want[i])
+	}
+	checkEqual(e.t, what, g, w, cols)
+}

@@ -13,7 +13,8 @@ import (
 //	g = grad + wd·param; m = β1·m + (1-β1)·g; v = β2·v + (1-β2)·g²
 //	param -= lr/(1-β1^t) · m / (sqrt(v)/sqrt(1-β2^t) + eps)
 //
-// A step below 1 is an error.
+// The update is skipped while cfg.Skip (an optional I32 flag, element 0) is
+// non-zero; otherwise a step below 1 is an error.
 func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
 	c := b.begin("Adam")
 	defer c.end()
@@ -23,7 +24,8 @@ func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg ba
 	ms := c.f32("m", m, size)
 	vs := c.f32("v", v, size)
 	_, tp := c.count("t", t)
-	if !c.ok {
+	skip := c.flag("cfg.Skip", cfg.Skip)
+	if !c.ok || skip {
 		return
 	}
 	step := *tp

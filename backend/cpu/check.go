@@ -140,3 +140,13 @@ func (c *call) clock(r backend.Rand) (epoch, step uint32) {
 	}
 	return uint32(s[0]), uint32(s[1])
 }
+
+// flag reports whether an optional I32 flag (element 0) is set: false when
+// arg is nil; a bad buffer records an error (and reads as unset).
+func (c *call) flag(name string, arg backend.Buffer) bool {
+	if isNil(arg) {
+		return false
+	}
+	s := c.i32(name, arg, 1)
+	return c.ok && s[0] != 0
+}

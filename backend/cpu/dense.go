@@ -239,12 +239,14 @@ func argmax(row []float32) int {
 	return best
 }
 
-// AddCount adds delta to the int32 at c.
-func (b *Backend) AddCount(cnt backend.Count, delta int32) {
+// AddCount adds delta to the int32 at c unless unless (an optional I32
+// flag, element 0) is non-zero.
+func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer) {
 	c := b.begin("AddCount")
 	defer c.end()
 	_, p := c.count("c", cnt)
-	if c.ok {
+	skip := c.flag("unless", unless)
+	if c.ok && !skip {
 		*p += delta
 	}
 }

@@ -32,6 +32,7 @@ type Stats struct {
 	Gemms                  int64 // cuBLAS SGEMM calls
 	HostSyncs              int64 // times the host waited for the device (Read, Sync, count reads)
 	Memsets                int64 // memset operations
+	CaptureAllocs          int64 // scratch blocks allocated while capturing (0 after a warm-up step)
 	CopiesHtoD, CopiesDtoH int64
 	BytesHtoD, BytesDtoH   int64
 }
@@ -53,9 +54,12 @@ type Backend struct {
 	target      string          // what the kernels were built as, e.g. "sm_90 cubin"
 	cachedKern  int             // kernel files read from the disk cache
 
-	pool    *pool
-	scratch [numScratch]scratchBuf
-	retired []scratchBuf // scratch replaced during a capture, kept until Close
+	pool       *pool
+	scratch    [numScratch]scratchBuf
+	retired    []scratchBuf     // replaced scratch still used by a graph (see capture.go)
+	graphRefs  map[uintptr]int  // scratch block -> live graphs that use it
+	capScratch map[uintptr]bool // scratch blocks used by the capture in progress
+	events     []uintptr        // CUDA events of closed marks, for reuse
 	errDev  uintptr      // device int32[4]: first error detected by a kernel
 	host    uintptr      // pinned host page: error record copy and count staging
 	pack    *argPack     // kernel arguments of the launch being issued
@@ -159,7 +163,7 @@ func New(opt Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{opt: opt, drv: drv, rtc: rtc, blas: blas, dev: info, fns: map[string]uintptr{},
-		smemSet: map[uintptr]int{}, pack: new(argPack), gemmSc: new(gemmArgs)}
+		smemSet: map[uintptr]int{}, pack: new(argPack), gemmSc: new(gemmArgs), graphRefs: map[uintptr]int{}}
 	arch, cubin := rtc.target(info.arch())
 	b.target = fmt.Sprintf("compute_%d ptx", arch)
 	if cubin {
@@ -337,6 +341,10 @@ func (b *Backend) shutdown() {
 		b.blas.call("cublasDestroy_v2", b.blas.destroy, b.blas.handle)
 		b.blas.handle = 0
 	}
+	for _, ev := range b.events {
+		d.call("cuEventDestroy_v2", d.cuEventDestroy, ev)
+	}
+	b.events = nil
 	if b.pool != nil {
 		b.pool.releaseAll()
 	}

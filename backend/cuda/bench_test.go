@@ -56,7 +56,7 @@ func benchCSR() *graph.CSR {
 
 // devTime runs f n times between two events and returns device time per run.
 func devTime(b *testing.B, be *Backend, n int, f func()) time.Duration {
-	start, err := be.Record()
+	start, err := be.Mark()
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -64,12 +64,12 @@ func devTime(b *testing.B, be *Backend, n int, f func()) time.Duration {
 	for range n {
 		f()
 	}
-	stop, err := be.Record()
+	stop, err := be.Mark()
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer stop.Close()
-	d, err := start.Elapsed(stop)
+	d, err := stop.Since(start)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -140,7 +140,7 @@ func (s *sampler3) step(fanouts []int) {
 		s.be.Relabel(s.g, blk)
 		dst, nDst = blk.SrcIDs, blk.NumSrc
 	}
-	s.be.AddCount(backend.Count{Buf: s.clock, Off: 1, Cap: 1}, 1)
+	s.be.AddCount(backend.Count{Buf: s.clock, Off: 1, Cap: 1}, 1, nil)
 }
 
 // BenchmarkSample3Hops samples and relabels three hops (15, 10, 5) from
@@ -289,12 +289,12 @@ func BenchmarkLaunch(b *testing.B) {
 	be := openTest(b, Options{})
 	cnt := countBuf(b, be, 0, 1)
 	b.Run("launch", func(b *testing.B) {
-		measure(b, be, 0, func() { be.AddCount(cnt, 1) })
+		measure(b, be, 0, func() { be.AddCount(cnt, 1, nil) })
 	})
 	b.Run("launch+read", func(b *testing.B) {
 		v := make([]int32, 1)
 		measure(b, be, 0, func() {
-			be.AddCount(cnt, 1)
+			be.AddCount(cnt, 1, nil)
 			be.Read(v, cnt.Buf, 0)
 		})
 	})

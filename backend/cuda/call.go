@@ -171,33 +171,38 @@ func (c *call) clock(r backend.Rand) (clock uintptr, k0, k1 uint32) {
 }
 
 // scratch returns at least bytes of the backend's scratch slot, growing it
-// when needed. A block replaced while a graph is being captured may still be
-// used by the graph's earlier nodes, so it is kept (until Close) rather than
-// returned to the pool.
+// when needed. A block that a captured graph (or the capture in progress)
+// uses is not handed out again while the graph lives: when it is outgrown
+// it is retired, and given back by Captured.Close (see capture.go).
 func (c *call) scratch(slot int, bytes int64) uintptr {
 	if !c.ok {
 		return 0
 	}
 	b := c.b
 	s := &b.scratch[slot]
-	if s.ptr != 0 && s.class >= bytes {
-		return s.ptr
-	}
-	if s.ptr != 0 {
-		if b.capturing {
-			b.retired = append(b.retired, *s)
-		} else {
-			b.pool.put(s.ptr, s.class)
+	if s.ptr == 0 || s.class < bytes {
+		if s.ptr != 0 {
+			if b.graphRefs[s.ptr] > 0 || b.capScratch[s.ptr] {
+				b.retired = append(b.retired, *s)
+			} else {
+				b.pool.put(s.ptr, s.class)
+			}
+			s.ptr, s.class = 0, 0
 		}
-		s.ptr, s.class = 0, 0
+		ptr, class, err := b.pool.get(bytes)
+		if err != nil {
+			c.fail(err)
+			return 0
+		}
+		s.ptr, s.class = ptr, class
+		if b.capturing {
+			b.stats.CaptureAllocs++
+		}
 	}
-	ptr, class, err := b.pool.get(bytes)
-	if err != nil {
-		c.fail(err)
-		return 0
+	if b.capturing {
+		b.capScratch[s.ptr] = true
 	}
-	s.ptr, s.class = ptr, class
-	return ptr
+	return s.ptr
 }
 
 // scratchZeroed is scratch whose memory is zeroed whenever it is (re)made.

@@ -165,6 +165,8 @@ func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, ou
 
 // Adam updates param in place (see kernels/adam.cu); t is the 1-based
 // step at t.Off, read on the device (a step below 1 is reported by Sync).
+// While cfg.Skip (optional I32 flag, element 0) is non-zero on the device
+// the update is skipped, without a host read.
 func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
 	c := b.begin("Adam")
 	defer c.end()
@@ -177,22 +179,25 @@ func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg ba
 	ms := c.buf("m", m, backend.F32, size)
 	vs := c.buf("v", v, backend.F32, size)
 	tp := c.count("t", t)
+	skip := c.optBuf("cfg.Skip", cfg.Skip, backend.I32, 1)
 	if !c.ok || size == 0 {
 		return
 	}
 	c.args().ptr(ps.addr()).ptr(gs.addr()).ptr(ms.addr()).ptr(vs.addr()).i64(int64(size)).ptr(tp).
-		f32(cfg.LR).f32(cfg.Beta1).f32(cfg.Beta2).f32(cfg.Eps).f32(cfg.WeightDecay).ptr(b.errDev)
+		f32(cfg.LR).f32(cfg.Beta1).f32(cfg.Beta2).f32(cfg.Eps).f32(cfg.WeightDecay).ptr(skip.addr()).ptr(b.errDev)
 	c.launch("adam", d1(c.blocks(int64(size), 256)), d1(256), 0)
 }
 
-// AddCount adds delta to the int32 at cnt, on the device.
-func (b *Backend) AddCount(cnt backend.Count, delta int32) {
+// AddCount adds delta to the int32 at cnt, on the device, unless unless
+// (optional I32 flag, element 0) is non-zero there.
+func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer) {
 	c := b.begin("AddCount")
 	defer c.end()
 	p := c.count("c", cnt)
+	u := c.optBuf("unless", unless, backend.I32, 1)
 	if !c.ok {
 		return
 	}
-	c.args().ptr(p).i32(int(delta))
+	c.args().ptr(p).i32(int(delta)).ptr(u.addr())
 	c.launch("add_count", d1(1), d1(32), 0)
 }

@@ -168,13 +168,13 @@ func TestCapture(t *testing.T) {
 	table := upload(t, b, []float32{1, 2, 3, 4, 5, 6, 7, 8})
 	ids := upload(t, b, []int32{3, 0})
 	out := alloc(t, b, backend.F32, 4)
-	b.AddCount(cnt, 1) // warm up outside the capture
+	b.AddCount(cnt, 1, nil) // warm up outside the capture
 	must(t, b)
 	if err := b.BeginCapture(); err != nil {
 		t.Fatal(err)
 	}
 	for range 3 {
-		b.AddCount(cnt, 2)
+		b.AddCount(cnt, 2, nil)
 	}
 	b.Gather(table, 2, ids, countBuf2(b, cnt), out)
 	g, err := b.EndCapture()
@@ -281,7 +281,7 @@ func TestStats(t *testing.T) {
 	cnt := countBuf(t, b, 0, 1)
 	b.ResetStats()
 	for range 4 {
-		b.AddCount(cnt, 1)
+		b.AddCount(cnt, 1, nil)
 	}
 	if v := readCount(t, b, cnt); v != 4 {
 		t.Errorf("count %d", v)

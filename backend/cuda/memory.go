@@ -215,6 +215,10 @@ func (b *Backend) Write(buf backend.Buffer, off int, src any) {
 		c.failf("elements [%d, %d) outside buffer of %d", off, off+n, x.n)
 		return
 	}
+	if b.capturing {
+		c.failf("cannot write host data while capturing a graph")
+		return
+	}
 	if n == 0 {
 		return
 	}

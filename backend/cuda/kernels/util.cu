@@ -6,9 +6,9 @@ extern "C" __global__ void fill_u64(u64* p, i64 n, u64 v) {
     for (i64 i = gtid(); i < n; i += gthreads()) p[i] = v;
 }
 
-// add_count: *c += delta.
-extern "C" __global__ void add_count(int* c, int delta) {
-    if (gtid() == 0) *c += delta;
+// add_count: *c += delta, unless the optional flag *unless is non-zero.
+extern "C" __global__ void add_count(int* c, int delta, const int* unless) {
+    if (gtid() == 0 && (unless == 0 || *unless == 0)) *c += delta;
 }
 
 // pad_stash: padding rows [live, cap) of a [cap, colsA] and b [cap, colsB]

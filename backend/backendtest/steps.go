@@ -1,0 +1,98 @@
+package backendtest
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// testAdamSkip: Adam leaves param, m and v untouched while cfg.Skip is
+// non-zero (even at step 0, which a skipped step never incremented), and
+// matches the reference update once the flag is clear.
+func testAdamSkip(e *env) {
+	const size = 300
+	cfg := backend.AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-4}
+	param := e.randF32(size, 1)
+	grad := e.randF32(size, 0.1)
+	m := e.randF32(size, 0.05)
+	v := e.randF32(size, 0.01)
+	for i := range v {
+		v[i] = v[i] * v[i]
+	}
+	pb, gb, mb, vb := e.upload(param), e.upload(grad), e.upload(m), e.upload(v)
+	cfg.Skip = e.upload([]int32{1, 0, 0})
+	for _, step := range []int{0, 3} {
+		e.be.Adam(pb, gb, mb, vb, e.count(step, 0), cfg)
+		name := fmt.Sprintf("Adam skipped at step %d", step)
+		checkEqual(e.t, name+" param", e.readF32(pb, size), param, 0)
+		checkEqual(e.t, name+" m", e.readF32(mb, size), m, 0)
+		checkEqual(e.t, name+" v", e.readF32(vb, size), v, 0)
+	}
+	e.be.Write(cfg.Skip, 0, []int32{0})
+	e.be.Adam(pb, gb, mb, vb, e.count(3, 0), cfg)
+	wp, wm, wv, sp, sm := adamRef(param, grad, m, v, 3, cfg)
+	checkClose(e.t, "Adam with a clear Skip param", e.readF32(pb, size), wp, sp, tolElem, 0)
+	checkClose(e.t, "Adam with a clear Skip m", e.readF32(mb, size), wm, sm, tolElem, 0)
+	checkClose(e.t, "Adam with a clear Skip v", e.readF32(vb, size), wv, nil, tolElem, 0)
+}
+
+// testSliceSeeds: full steps, the partial last step and steps past the end
+// (including one whose start overflows int32) write the right seeds and
+// count; the epoch in clock[0] plays no part.
+func testSliceSeeds(e *env) {
+	const n, batch = 23, 5
+	perm := make([]int32, n)
+	for i, j := range e.rnd.Perm(n) {
+		perm[i] = int32(j) * 3
+	}
+	pb := e.upload(perm)
+	for _, step := range []int32{0, 2, 3, 4, 5, 9, 1 << 29} {
+		name := fmt.Sprintf("SliceSeeds n=%d batch=%d step=%d", n, batch, step)
+		clock := e.upload([]int32{7, step})
+		out := e.poisonI32(batch)
+		cnt := e.count(-3, batch+2)
+		e.be.SliceSeeds(pb, n, batch, clock, out, cnt)
+		start := int64(step) * batch
+		live := int(max(0, min(batch, n-start)))
+		if got := e.readCount(cnt); got != live {
+			e.t.Errorf("%s: count %d, want %d", name, got, live)
+		}
+		if live > 0 {
+			checkEqual(e.t, name+" seeds", e.readI32(out, live), perm[start:start+int64(live)], 0)
+		}
+	}
+}
+
+// testFlagOverflow: a count at or below capacity leaves the flag clear; the
+// first count above sets {1, epoch, step}; later overflows keep the first.
+func testFlagOverflow(e *env) {
+	flag := e.alloc(backend.I32, 3, 0)
+	e.be.FlagOverflow(e.count(10, 10), e.upload([]int32{1, 2}), flag)
+	e.be.FlagOverflow(e.count(0, 10), e.upload([]int32{1, 3}), flag)
+	checkEqual(e.t, "FlagOverflow within capacity", e.readI32(flag, 3), []int32{0, 0, 0}, 0)
+	e.be.FlagOverflow(e.count(11, 10), e.upload([]int32{4, 5}), flag)
+	checkEqual(e.t, "FlagOverflow above capacity", e.readI32(flag, 3), []int32{1, 4, 5}, 0)
+	e.be.FlagOverflow(e.count(500, 10), e.upload([]int32{6, 7}), flag)
+	e.be.FlagOverflow(e.count(3, 10), e.upload([]int32{6, 8}), flag)
+	checkEqual(e.t, "FlagOverflow keeps the first", e.readI32(flag, 3), []int32{1, 4, 5}, 0)
+	e.be.Write(flag, 0, []int32{0, 0, 0})
+	e.be.FlagOverflow(e.count(1, 0), e.upload([]int32{0, 9}), flag)
+	checkEqual(e.t, "FlagOverflow after the host cleared it", e.readI32(flag, 3), []int32{1, 0, 9}, 0)
+}
+
+// testAccumulate: loss and correct add into acc with no flag or a clear
+// one, and not while the flag is set.
+func testAccumulate(e *env) {
+	acc := e.upload([]float32{1.5, 2})
+	loss := e.upload([]float32{0.25})
+	correct := e.count(7, 40)
+	e.be.Accumulate(loss, correct, acc, nil)
+	checkEqual(e.t, "Accumulate without a flag", e.readF32(acc, 2), []float32{1.75, 9}, 0)
+	flag := e.upload([]int32{0})
+	e.be.Write(loss, 0, []float32{0.5})
+	e.be.Accumulate(loss, correct, acc, flag)
+	checkEqual(e.t, "Accumulate with a clear flag", e.readF32(acc, 2), []float32{2.25, 16}, 0)
+	e.be.Write(flag, 0, []int32{1})
+	e.be.Accumulate(loss, correct, acc, flag)
+	checkEqual(e.t, "Accumulate with the flag set", e.readF32(acc, 2), []float32{2.25, 16}, 0)
+}

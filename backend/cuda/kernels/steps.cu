@@ -1,0 +1,39 @@
+// steps.cu: the small ops that let a whole step run without the host (the
+// replay driver captures them with the rest of the step): the seed slice of
+// the step on the device clock, the overflow flag and the running sums of
+// loss and correct predictions. Each reads every size from device memory.
+#include "common.cuh"
+
+// flag_set reports whether an optional I32 flag (null: none) is non-zero.
+__device__ __forceinline__ bool flag_set(const int* flag) { return flag != 0 && *flag != 0; }
+
+// slice_seeds: s = clock[1]; start = s*batch (64-bit); live = 0 when s < 0
+// or start >= n, else min(batch, n - start); out[i] = perm[start + i] for
+// i < live; *count = live (written by thread 0 of block 0).
+extern "C" __global__ void slice_seeds(const int* perm, i64 n, int batch, const int* clock, int* out, int* count) {
+    i64 s = clock[1];
+    i64 start = s * (i64)batch;
+    i64 live = 0;
+    if (s >= 0 && start < n) live = n - start < (i64)batch ? n - start : (i64)batch;
+    for (i64 i = gtid(); i < live; i += gthreads()) out[i] = perm[start + i];
+    if (gtid() == 0) *count = (int)live;
+}
+
+// flag_overflow: when *c > cap and flag[0] == 0, flag = {1, clock[0],
+// clock[1]}. One thread.
+extern "C" __global__ void flag_overflow(const int* c, int cap, const int* clock, int* flag) {
+    if (gtid() != 0) return;
+    if (*c > cap && flag[0] == 0) {
+        flag[1] = clock[0];
+        flag[2] = clock[1];
+        flag[0] = 1;
+    }
+}
+
+// accumulate: acc[0] += loss[0], acc[1] += *correct (as float), unless the
+// optional flag is set. One thread.
+extern "C" __global__ void accumulate(const float* loss, const int* correct, float* acc, const int* unless) {
+    if (gtid() != 0 || flag_set(unless)) return;
+    acc[0] += loss[0];
+    acc[1] += (float)*correct;
+}

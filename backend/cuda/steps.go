@@ -1,0 +1,69 @@
+package cuda
+
+import (
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// The ops of backend.Steps (kernels/steps.cu): they read the clock, counts
+// and flags on the device, so a captured step replays them unchanged.
+
+// SliceSeeds writes the seeds of step s = clock[1] (read on the device):
+// out[i] = perm[s·batch + i] for i < min(batch, n - s·batch), and that
+// number (0 when s < 0 or s·batch >= n, computed in 64 bits) into count.
+// perm is I32 [n], out I32 [batch], count.Cap >= batch; out's rows past the
+// live count are left as they were. One launch.
+func (b *Backend) SliceSeeds(perm backend.Buffer, n, batch int, clock backend.Buffer, out backend.Buffer, count backend.Count) {
+	c := b.begin("SliceSeeds")
+	defer c.end()
+	c.dim("batch", batch)
+	if c.ok && (n < 0 || n > math.MaxInt32) {
+		c.failf("n: %d, want in [0, 2^31)", n)
+	}
+	ps := c.buf("perm", perm, backend.I32, n)
+	cs := c.buf("clock", clock, backend.I32, 2)
+	os := c.buf("out", out, backend.I32, batch)
+	cp := c.count("count", count)
+	if c.ok && count.Cap < batch {
+		c.failf("count.Cap %d below batch %d", count.Cap, batch)
+	}
+	if !c.ok {
+		return
+	}
+	c.args().ptr(ps.addr()).i64(int64(n)).i32(batch).ptr(cs.addr()).ptr(os.addr()).ptr(cp)
+	c.launch("slice_seeds", d1(c.blocks(int64(batch), 256)), d1(256), 0)
+}
+
+// FlagOverflow sets flag (I32 [3]) to {1, clock[0], clock[1]} when the live
+// value of cnt exceeds cnt.Cap and flag[0] is 0, all on the device. One
+// single-thread launch.
+func (b *Backend) FlagOverflow(cnt backend.Count, clock, flag backend.Buffer) {
+	c := b.begin("FlagOverflow")
+	defer c.end()
+	p := c.count("c", cnt)
+	cs := c.buf("clock", clock, backend.I32, 2)
+	fs := c.buf("flag", flag, backend.I32, 3)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(p).i32(cnt.Cap).ptr(cs.addr()).ptr(fs.addr())
+	c.launch("flag_overflow", d1(1), d1(32), 0)
+}
+
+// Accumulate adds loss[0] to acc[0] and the int32 at correct (not clamped:
+// it is a counter) to acc[1] (acc F32 [2]) unless unless (optional I32
+// flag, element 0) is non-zero on the device. One single-thread launch.
+func (b *Backend) Accumulate(loss backend.Buffer, correct backend.Count, acc, unless backend.Buffer) {
+	c := b.begin("Accumulate")
+	defer c.end()
+	ls := c.buf("loss", loss, backend.F32, 1)
+	cp := c.count("correct", correct)
+	as := c.buf("acc", acc, backend.F32, 2)
+	u := c.optBuf("unless", unless, backend.I32, 1)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(ls.addr()).ptr(cp).ptr(as.addr()).ptr(u.addr())
+	c.launch("accumulate", d1(1), d1(32), 0)
+}

@@ -1,0 +1,112 @@
+package train
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fanout-gnn/fanout/nn"
+	"github.com/fanout-gnn/fanout/sample"
+)
+
+// conservativeCaps is the envelope no batch can exceed: min(N, B·Π fanouts)
+// per hop (package sample's Envelope).
+func (t *Trainer) conservativeCaps(fanouts []int) []nn.Caps {
+	sc := sample.Envelope(t.ds.Graph, t.cfg.Batch, fanouts)
+	caps := make([]nn.Caps, len(sc))
+	for i, c := range sc {
+		caps[i] = nn.Caps{Dst: c.Dst, Edges: c.Edges, Src: c.Src}
+	}
+	return caps
+}
+
+// observeSizes samples the first n steps of the first epoch on a
+// sampling-only plan at the conservative envelope and returns the largest
+// live sizes seen per block (bottom first). Sampling depends only on the
+// seed and the clock, so the steps sampled here are the ones trained later.
+func (t *Trainer) observeSizes(n int) ([]nn.Caps, error) {
+	cons := t.conservativeCaps(t.cfg.Fanouts)
+	p, err := NewPlan(t.be, t.cfg.Batch, t.cfg.Fanouts, cons, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Free()
+	perm := Shuffle(t.ds.Train, t.cfg.Seed, 0)
+	steps := (len(perm) + t.cfg.Batch - 1) / t.cfg.Batch
+	obs := make([]nn.Caps, len(cons))
+	counts := make([]int32, p.Counts.Len())
+	for s := 0; s < min(n, steps); s++ {
+		p.SetBatch(perm[s*t.cfg.Batch:min(len(perm), (s+1)*t.cfg.Batch)], 0, s)
+		p.Sample(t.in, t.cfg.Seed)
+		t.be.Read(counts, p.Counts, 0)
+		if err := t.be.Sync(); err != nil {
+			return nil, fmt.Errorf("observe step %d: %w", s, err)
+		}
+		observe(obs, p, counts)
+	}
+	return obs, nil
+}
+
+// observe raises obs (bottom first) to the live sizes in counts.
+func observe(obs []nn.Caps, p *Plan, counts []int32) {
+	for i, b := range p.Blocks {
+		obs[i].Dst = max(obs[i].Dst, int(counts[b.NumDst.Off]))
+		obs[i].Edges = max(obs[i].Edges, int(counts[b.NumEdges.Off]))
+		obs[i].Src = max(obs[i].Src, int(counts[b.NumSrc.Off]))
+	}
+}
+
+// tighten turns observed sizes into an envelope: each capacity is the
+// observed maximum times margin, at most the conservative bound, chained so
+// that each hop's destinations are the previous hop's sources.
+func tighten(obs, cons []nn.Caps, batch int, margin float64) []nn.Caps {
+	L := len(obs)
+	out := make([]nn.Caps, L)
+	dst := batch
+	grow := func(v, bound int) int { return min(bound, int(math.Ceil(float64(v)*margin))) }
+	for h := 0; h < L; h++ {
+		i := L - 1 - h
+		c := nn.Caps{Dst: dst}
+		c.Edges = max(1, grow(obs[i].Edges, cons[i].Edges))
+		c.Src = max(dst, grow(obs[i].Src, cons[i].Src))
+		out[i] = c
+		dst = c.Src
+	}
+	return out
+}
+
+// EnvelopeReport compares the envelope a plan was provisioned for with the
+// ideal: the exact sizes of the largest batch observed.
+type EnvelopeReport struct {
+	Caps      []nn.Caps `json:"caps"`       // bottom first
+	Ideal     []nn.Caps `json:"ideal_caps"` // largest observed sizes
+	Bytes     int64     `json:"bytes"`      // plan + model workspace at Caps
+	IdealByte int64     `json:"ideal_bytes"`
+}
+
+// planBytes is the backend memory of a plan for caps, counted as NewPlan
+// allocates it.
+func planBytes(caps []nn.Caps, batch, featDim int) int64 {
+	n := int64(2*batch+2+2+2*len(caps)) * 4
+	for _, c := range caps {
+		n += int64(c.Dst+1+2*c.Edges+c.Src) * 4
+	}
+	if len(caps) > 0 {
+		n += int64(caps[0].Src*featDim) * 4
+	}
+	return n
+}
+
+// envelopeReport measures the step's memory at caps and at the ideal
+// (largest observed) sizes. It leaves the model reserved for caps.
+func (t *Trainer) envelopeReport(caps, ideal []nn.Caps) (EnvelopeReport, error) {
+	r := EnvelopeReport{Caps: caps, Ideal: ideal}
+	if err := t.model.Reserve(ideal); err != nil {
+		return r, err
+	}
+	r.IdealByte = planBytes(ideal, t.cfg.Batch, t.ds.FeatDim) + t.model.WorkspaceBytes()
+	if err := t.model.Reserve(caps); err != nil {
+		return r, err
+	}
+	r.Bytes = planBytes(caps, t.cfg.Batch, t.ds.FeatDim) + t.model.WorkspaceBytes()
+	return r, nil
+}

@@ -1,0 +1,341 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/nn"
+)
+
+// ReplayOptions tune the replay driver.
+type ReplayOptions struct {
+	Margin  float64 // envelope = largest observed size × Margin (default 1.15)
+	Observe int     // batches sampled to size the envelope (default 16)
+	// Caps, when set, is the envelope to start from (bottom first) instead
+	// of observing; tests use it to force overflows.
+	Caps []nn.Caps
+}
+
+// ReplayStats is what the replay driver did.
+type ReplayStats struct {
+	Captures  int            `json:"captures"`  // graphs captured (1 + one per growth)
+	Overflows int            `json:"overflows"` // steps whose envelope overflowed and were re-run
+	Launches  int            `json:"launches"`  // graph launches
+	Envelope  EnvelopeReport `json:"envelope"`
+	BusyS     float64        `json:"busy_s"` // device time inside replays (when the backend has a Timer)
+	WallS     float64        `json:"wall_s"` // wall time of the launch loops
+}
+
+// replayer holds the device state of the replay driver: the epoch's
+// shuffled seeds, the overflow flag, the loss accumulators and the captured
+// step.
+type replayer struct {
+	t     *Trainer
+	cap   backend.Capturer
+	opt   ReplayOptions
+	perm  backend.Buffer // I32 [len(train)]
+	flag  backend.Buffer // I32 [3]: overflowed, epoch, step
+	acc   backend.Buffer // F32 [2]: loss sum, correct sum
+	step  backend.Count  // the clock's step, advanced by the graph
+	graph backend.Replay
+	loss  backend.Buffer // the model's loss (F32 [1]) in the captured step
+	stats ReplayStats
+}
+
+// ErrNoCapture is returned when replay is asked of a backend that cannot
+// capture; wrap the backend with package record, or use the eager driver.
+var ErrNoCapture = errors.New("the backend cannot capture a step (no backend.Capturer)")
+
+// newReplayer sizes the envelope (observed or given), provisions the plan
+// for it, allocates the driver's buffers and captures the step.
+func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
+	c, ok := t.be.(backend.Capturer)
+	if !ok {
+		return nil, ErrNoCapture
+	}
+	if opt.Margin <= 0 {
+		opt.Margin = 1.15
+	}
+	if opt.Observe <= 0 {
+		opt.Observe = 16
+	}
+	r := &replayer{t: t, cap: c, opt: opt}
+	ideal := opt.Caps
+	caps := opt.Caps
+	if caps == nil {
+		obs, err := t.observeSizes(opt.Observe)
+		if err != nil {
+			return nil, err
+		}
+		ideal = obs
+		caps = tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.cfg.Batch, opt.Margin)
+	}
+	if err := t.replan(caps); err != nil {
+		return nil, err
+	}
+	var err error
+	if r.stats.Envelope, err = t.envelopeReport(caps, ideal); err != nil {
+		return nil, err
+	}
+	for _, a := range []struct {
+		dst *backend.Buffer
+		dt  backend.DType
+		n   int
+	}{{&r.perm, backend.I32, len(t.ds.Train)}, {&r.flag, backend.I32, 3}, {&r.acc, backend.F32, 2}} {
+		if *a.dst, err = t.be.Alloc(a.dt, a.n); err != nil {
+			r.free()
+			return nil, err
+		}
+	}
+	r.step = backend.Count{Buf: t.plan.Clock, Off: 1, Cap: 1 << 30}
+	if err := r.capture(); err != nil {
+		r.free()
+		return nil, err
+	}
+	return r, nil
+}
+
+// replan replaces the training plan with one for caps and reserves the
+// model for it. Evaluation uses the same plan.
+func (t *Trainer) replan(caps []nn.Caps) error {
+	if t.eval != nil && t.eval != t.plan {
+		t.eval.Free()
+	}
+	var adamT []int32
+	if t.plan != nil {
+		adamT = make([]int32, 1)
+		t.be.Read(adamT, t.plan.Counts, t.plan.AdamT.Off)
+		t.plan.Free()
+	}
+	p, err := NewPlan(t.be, t.cfg.Batch, t.cfg.Fanouts, caps, t.ds.FeatDim)
+	if err != nil {
+		return err
+	}
+	if err := t.model.Reserve(caps); err != nil {
+		p.Free()
+		return err
+	}
+	if adamT != nil {
+		t.be.Write(p.Counts, p.AdamT.Off, adamT)
+	}
+	t.plan, t.eval = p, p
+	return t.be.Sync()
+}
+
+// capture records one whole step: seeds sliced on the device, sampling,
+// overflow checks, gathering, forward, loss, backward, Adam (skipped on
+// overflow), the accumulation of loss and accuracy, and the clock's advance.
+func (r *replayer) capture() error {
+	t := r.t
+	if r.graph != nil {
+		r.graph.Close()
+		r.graph = nil
+	}
+	// One eager step sizes any lazily grown scratch before capture; its
+	// effects are undone: parameters are not touched (the flag is set) and
+	// the clock and accumulators are reset by the caller.
+	t.be.Fill(r.flag, 1)
+	r.issue()
+	if err := t.sync(); err != nil {
+		return err
+	}
+	if err := r.cap.BeginCapture(); err != nil {
+		return err
+	}
+	r.issue()
+	g, err := r.cap.EndCapture()
+	if err != nil {
+		return fmt.Errorf("capture: %w", err)
+	}
+	r.graph = g
+	r.stats.Captures++
+	t.be.Fill(r.flag, 0)
+	return t.be.Sync()
+}
+
+// issue enqueues one step for the current plan (the body of the graph).
+func (r *replayer) issue() {
+	t, p, be := r.t, r.t.plan, r.t.be
+	be.SliceSeeds(r.perm, len(t.ds.Train), t.cfg.Batch, p.Clock, p.Seeds, p.NSeeds)
+	p.Sample(t.in, t.cfg.Seed)
+	for _, b := range p.Blocks {
+		be.FlagOverflow(b.NumEdges, p.Clock, r.flag)
+		be.FlagOverflow(b.NumSrc, p.Clock, r.flag)
+	}
+	p.Gather(t.in)
+	adam := t.adam
+	adam.Skip = r.flag
+	loss, correct := p.Learn(t.model, t.in, t.cfg.Seed, adam)
+	r.loss = loss
+	be.Accumulate(loss, correct, r.acc, r.flag)
+	be.AddCount(r.step, 1, nil)
+}
+
+func (r *replayer) free() {
+	if r.graph != nil {
+		r.graph.Close()
+		r.graph = nil
+	}
+	for _, b := range []backend.Buffer{r.perm, r.flag, r.acc} {
+		if b != nil {
+			r.t.be.Free(b)
+		}
+	}
+}
+
+// epoch trains the current epoch from StepInEpoch on by replaying the
+// captured step. Overflowed steps are re-run after the envelope grows.
+func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
+	t := r.t
+	epoch := t.state.Epoch
+	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
+	steps := (len(perm) + t.cfg.Batch - 1) / t.cfg.Batch
+	st := EpochStats{Epoch: epoch + 1, Steps: steps}
+	t.be.Write(r.perm, 0, perm)
+	t.be.Fill(r.acc, 0)
+	start := time.Now()
+	first := t.state.StepInEpoch
+	var lossSum float64
+	var correct int64
+	for s := first; s < steps; {
+		n, err := r.run(ctx, epoch, s, steps)
+		if err != nil {
+			return st, err
+		}
+		s += n
+		t.state.StepInEpoch = s
+		if ctx.Err() != nil && s < steps {
+			t.state.Seconds += time.Since(start).Seconds()
+			return st, ErrInterrupted
+		}
+	}
+	acc := make([]float32, 2)
+	t.be.Read(acc, r.acc, 0)
+	if err := t.sync(); err != nil {
+		return st, err
+	}
+	lossSum += float64(acc[0])
+	correct += int64(acc[1])
+	st.Seconds = time.Since(start).Seconds()
+	t.state.Seconds += st.Seconds
+	if n := steps - first; n > 0 {
+		st.Loss = lossSum / float64(n)
+		st.StepsPerS = float64(n) / st.Seconds
+	}
+	seen := len(perm) - min(len(perm), first*t.cfg.Batch)
+	if seen > 0 {
+		st.TrainAcc = float64(correct) / float64(seen)
+	}
+	return st, nil
+}
+
+// run launches the captured step for steps [s, steps) (fewer when ctx is
+// cancelled) and returns how many were applied. When a step overflowed its
+// envelope, it and every later step launched are no-ops on the device; run
+// then grows the envelope, re-captures, and returns the steps before it, so
+// that the caller continues from the overflowed step.
+func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
+	t := r.t
+	t.be.Write(t.plan.Clock, 0, []int32{int32(epoch), int32(s)})
+	t.be.Fill(r.flag, 0)
+	timer, timed := t.be.(backend.Timer)
+	timed = timed && t.opt.OnStep == nil
+	var marks []backend.Mark
+	defer func() {
+		for _, m := range marks {
+			m.Close()
+		}
+	}()
+	start := time.Now()
+	launched := 0
+	loss := make([]float32, 1)
+	flag := make([]int32, 3)
+	for i := s; i < steps && ctx.Err() == nil; i++ {
+		if timed {
+			if m, err := timer.Mark(); err == nil {
+				marks = append(marks, m)
+			}
+		}
+		r.graph.Launch()
+		launched++
+		if timed {
+			if m, err := timer.Mark(); err == nil {
+				marks = append(marks, m)
+			}
+		}
+		if t.opt.OnStep != nil {
+			t.be.Read(loss, r.loss, 0)
+			t.be.Read(flag, r.flag, 0)
+			if err := t.sync(); err != nil {
+				return 0, err
+			}
+			if flag[0] != 0 {
+				break
+			}
+			t.opt.OnStep(epoch, i, loss[0])
+		}
+	}
+	t.be.Read(flag, r.flag, 0)
+	if err := t.sync(); err != nil {
+		return 0, fmt.Errorf("epoch %d replay: %w", epoch+1, err)
+	}
+	r.stats.WallS += time.Since(start).Seconds()
+	r.stats.Launches += launched
+	for i := 0; i+1 < len(marks); i += 2 {
+		if d, err := marks[i+1].Since(marks[i]); err == nil {
+			r.stats.BusyS += d.Seconds()
+		}
+	}
+	if flag[0] == 0 {
+		return launched, nil
+	}
+	f := int(flag[2])
+	if f < s || f >= s+launched {
+		return 0, fmt.Errorf("epoch %d: overflow flag names step %d outside the launched steps %d..%d", epoch+1, f, s, s+launched-1)
+	}
+	r.stats.Overflows++
+	if err := r.grow(epoch, f); err != nil {
+		return 0, err
+	}
+	return f - s, nil
+}
+
+// grow samples step f of epoch on a sampling-only plan at the conservative
+// envelope, raises the envelope to fit it with the margin, re-provisions the
+// plan and re-captures the step.
+func (r *replayer) grow(epoch, f int) error {
+	t := r.t
+	cons := t.conservativeCaps(t.cfg.Fanouts)
+	p, err := NewPlan(t.be, t.cfg.Batch, t.cfg.Fanouts, cons, 0)
+	if err != nil {
+		return err
+	}
+	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
+	p.SetBatch(perm[f*t.cfg.Batch:min(len(perm), (f+1)*t.cfg.Batch)], epoch, f)
+	p.Sample(t.in, t.cfg.Seed)
+	counts := make([]int32, p.Counts.Len())
+	t.be.Read(counts, p.Counts, 0)
+	err = t.be.Sync()
+	obs := append([]nn.Caps(nil), t.plan.Caps...)
+	observe(obs, p, counts)
+	observe(r.stats.Envelope.Ideal, p, counts)
+	p.Free()
+	if err != nil {
+		return err
+	}
+	caps := tighten(obs, cons, t.cfg.Batch, r.opt.Margin)
+	for i := range caps {
+		caps[i] = nn.Caps{Dst: max(caps[i].Dst, t.plan.Caps[i].Dst), Edges: max(caps[i].Edges, t.plan.Caps[i].Edges), Src: max(caps[i].Src, t.plan.Caps[i].Src)}
+	}
+	if err := t.replan(caps); err != nil {
+		return err
+	}
+	if r.stats.Envelope, err = t.envelopeReport(caps, r.stats.Envelope.Ideal); err != nil {
+		return err
+	}
+	r.step = backend.Count{Buf: t.plan.Clock, Off: 1, Cap: 1 << 30}
+	return r.capture()
+}

@@ -1,0 +1,116 @@
+package train
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/record"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/nn"
+)
+
+// replayRun trains epochs with the replay driver on be and returns every
+// step's loss, the final parameters and the driver's statistics.
+func replayRun(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, opt ReplayOptions) ([]float32, [][]float32, *ReplayStats) {
+	t.Helper()
+	var losses []float32
+	tr, err := New(be, ds, cfg, Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	_, st, err := tr.RunReplay(context.Background(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return losses, params(t, tr), st
+}
+
+// eagerRun is replayRun with the eager driver.
+func eagerRun(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config) ([]float32, [][]float32) {
+	t.Helper()
+	var losses []float32
+	tr, err := New(be, ds, cfg, Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return losses, params(t, tr)
+}
+
+func params(t *testing.T, tr *Trainer) [][]float32 {
+	c, err := tr.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]float32
+	for _, d := range c.Data {
+		out = append(out, d[0], d[1], d[2])
+	}
+	return out
+}
+
+func TestReplayReproducesEagerBitwise(t *testing.T) {
+	ds := tinyData(t)
+	for _, model := range []string{"sage", "gcn"} {
+		cfg := tinyConfig(t)
+		cfg.Model, cfg.Epochs = model, 3
+		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
+		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
+		if len(wantLoss) < 20 || !slices.Equal(gotLoss, wantLoss) {
+			t.Fatalf("%s: replay losses differ from eager:\n%v\n%v", model, gotLoss, wantLoss)
+		}
+		for i := range wantParams {
+			if !slices.Equal(gotParams[i], wantParams[i]) {
+				t.Fatalf("%s: parameter array %d differs after replay", model, i)
+			}
+		}
+		if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
+			t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", model, st, len(wantLoss))
+		}
+		if st.Envelope.Bytes < st.Envelope.IdealByte || st.Envelope.Bytes > 2*st.Envelope.IdealByte {
+			t.Errorf("%s: envelope %d bytes against ideal %d", model, st.Envelope.Bytes, st.Envelope.IdealByte)
+		}
+	}
+}
+
+func TestReplayOverflowRecoversExactly(t *testing.T) {
+	ds := tinyData(t)
+	cfg := tinyConfig(t)
+	cfg.Epochs = 2
+	wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
+	// An envelope far below every batch: the first steps overflow, the
+	// envelope grows until the batches fit.
+	small := []nn.Caps{{Dst: 300, Edges: 300, Src: 400}, {Dst: cfg.Batch, Edges: 200, Src: 300}}
+	gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{Caps: small, Margin: 1.01})
+	if st.Overflows == 0 || st.Captures < 2 {
+		t.Fatalf("no overflow forced: %+v", st)
+	}
+	if !slices.Equal(gotLoss, wantLoss) {
+		t.Fatalf("losses differ from eager after %d overflows:\n%v\n%v", st.Overflows, gotLoss, wantLoss)
+	}
+	for i := range wantParams {
+		if !slices.Equal(gotParams[i], wantParams[i]) {
+			t.Fatalf("parameter array %d differs from eager after %d overflows", i, st.Overflows)
+		}
+	}
+	t.Logf("%d overflows, %d captures; final envelope %+v", st.Overflows, st.Captures, st.Envelope.Caps)
+}
+
+func TestReplayNeedsCapture(t *testing.T) {
+	ds := tinyData(t)
+	tr, err := New(cpu.New(1), ds, tinyConfig(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, _, err := tr.RunReplay(context.Background(), ReplayOptions{}); err != ErrNoCapture {
+		t.Fatalf("got %v, want ErrNoCapture", err)
+	}
+}
