@@ -53,7 +53,7 @@ func BenchmarkStep(b *testing.B) {
 			for b.Loop() {
 				m.Loss(batch, m.Forward(batch, true, rnd))
 				m.Backward(batch)
-				be.AddCount(tc, 1)
+				be.AddCount(tc, 1, nil)
 				m.Update(tc, adam)
 			}
 			b.StopTimer()

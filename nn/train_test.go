@@ -45,7 +45,7 @@ func TestOverfit(t *testing.T) {
 		be.Write(clock, 1, []int32{int32(i)})
 		m.Loss(b, m.Forward(b, true, rnd))
 		m.Backward(b)
-		be.AddCount(tc, 1)
+		be.AddCount(tc, 1, nil)
 		m.Update(tc, adam)
 	}
 	end, correct := evalLoss()
