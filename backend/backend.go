@@ -178,7 +178,9 @@ type Dense interface {
 	// [rows, dim] (F32 or I32); out is [n.Cap, dim] of the same type.
 	Gather(table Buffer, dim int, ids Buffer, n Count, out Buffer)
 	// Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [cap, in],
-	// w [in, out], y [cap, out].
+	// w [in, out], y [cap, out]. Rows of y past the live count are left
+	// untouched (callers accumulate into views whose later rows are live
+	// data), and so are those of dx in LinearBackwardData.
 	Linear(x Buffer, n Count, w Buffer, in, out int, y Buffer, accumulate bool)
 	// LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate).
 	LinearBackwardData(dy Buffer, n Count, w Buffer, in, out int, dx Buffer, accumulate bool)

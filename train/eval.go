@@ -10,13 +10,18 @@ import (
 // every evaluation, so that validation figures are comparable across epochs.
 const evalSeedMix = 0x5eed_e7a1_0000_0001
 
-// Evaluate returns the accuracy and mean loss over ids (vertex ids), sampled
-// with the evaluation plan's fanouts, without dropout. Unlabelled vertices
+// Evaluate returns the accuracy and mean loss over ids (vertex ids), without
+// dropout: sampled with the training fanouts, or, with Config.FullEval, from
+// the logits of layer-wise full-neighbour inference (InferAll; computed once
+// for the current parameters and reused across splits). Unlabelled vertices
 // count against accuracy as they would in any split; splits hold labelled
 // vertices only.
 func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
 	if len(ids) == 0 {
 		return 0, 0, nil
+	}
+	if t.cfg.FullEval {
+		return t.evaluateFull(ids)
 	}
 	p := t.eval
 	seeds := make([]int32, 0, p.Batch)
@@ -44,8 +49,12 @@ func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
 	return float64(correct) / float64(len(ids)), lossSum / float64(len(ids)), nil
 }
 
-// Predict returns the predicted class of every vertex in ids.
+// Predict returns the predicted class of every vertex in ids (from
+// layer-wise inference with Config.FullEval, as Evaluate).
 func (t *Trainer) Predict(ids []int64) ([]int32, error) {
+	if t.cfg.FullEval {
+		return t.predictFull(ids)
+	}
 	p := t.eval
 	out := make([]int32, len(ids))
 	seeds := make([]int32, 0, p.Batch)

@@ -16,6 +16,9 @@ type Options struct {
 	Resume   bool      // continue from RunDir/last.ckpt when it exists
 	Progress io.Writer // one line per epoch; nil is silent
 	Device   string    // description for the summary
+	// Replay skips provisioning the conservative envelope in New: the run
+	// will use RunReplay or BenchReplay, which size a tight one.
+	Replay bool
 	// OnStep, when set, receives every training step's loss (in replay mode
 	// it costs a host sync per step: for tests and diagnostics).
 	OnStep func(epoch, step int, loss float32)
@@ -42,7 +45,8 @@ type Trainer struct {
 	in    *Inputs
 	model *nn.Model
 	plan  *Plan
-	eval  *Plan // plan for evaluation (the training plan when fanouts agree)
+	eval  *Plan       // plan for sampled evaluation (the training plan)
+	full  *fullLogits // cached logits of layer-wise inference (Config.FullEval)
 	state State
 	adam  backend.AdamConfig
 }
@@ -68,21 +72,17 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 		t.Close()
 		return nil, err
 	}
+	if opt.Replay {
+		// The replay driver provisions a tight plan when it starts.
+		return t, nil
+	}
 	if t.plan, err = t.newPlan(cfg.Fanouts); err != nil {
 		t.Close()
 		return nil, err
 	}
+	// With FullEval, evaluation runs layer-wise inference (infer.go), which
+	// sizes its own chunks; sampled evaluation uses the training plan.
 	t.eval = t.plan
-	if cfg.FullEval {
-		all := make([]int, cfg.Layers)
-		for i := range all {
-			all[i] = -1
-		}
-		if t.eval, err = t.newPlan(all); err != nil {
-			t.Close()
-			return nil, err
-		}
-	}
 	return t, nil
 }
 
@@ -126,6 +126,7 @@ func (t *Trainer) State() State { return t.state }
 
 // Close frees everything the trainer allocated on the backend.
 func (t *Trainer) Close() {
+	t.dropFullLogits()
 	if t.eval != nil && t.eval != t.plan {
 		t.eval.Free()
 	}

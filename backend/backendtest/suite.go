@@ -4,7 +4,9 @@
 // every backend must reproduce exactly), on random inputs drawn from fixed
 // seeds, with outputs poisoned beforehand so that unwritten rows are caught,
 // and with live counts below capacity. Only rows below the live count are
-// checked: what a backend leaves past the count is unspecified.
+// checked (what a backend leaves past the count is unspecified), except that
+// Linear and LinearBackwardData must leave rows past the count untouched.
+// Backends implementing backend.Capturer also run a capture-and-replay test.
 //
 // Tolerances are stated per op as a bound on |got - want| relative to a
 // scale: the magnitude of the result for elementwise ops (1e-5), and the

@@ -60,13 +60,13 @@ type Backend struct {
 	graphRefs  map[uintptr]int  // scratch block -> live graphs that use it
 	capScratch map[uintptr]bool // scratch blocks used by the capture in progress
 	events     []uintptr        // CUDA events of closed marks, for reuse
-	errDev  uintptr      // device int32[4]: first error detected by a kernel
-	host    uintptr      // pinned host page: error record copy and count staging
-	pack    *argPack     // kernel arguments of the launch being issued
-	pin     runtime.Pinner
-	gemmSc  *gemmArgs // alpha and beta of the SGEMM being issued
-	ws      uintptr   // cuBLAS workspace
-	wsClass int64
+	errDev     uintptr          // device int32[4]: first error detected by a kernel
+	host       uintptr          // pinned host page: error record copy and count staging
+	pack       *argPack         // kernel arguments of the launch being issued
+	pin        runtime.Pinner
+	gemmSc     *gemmArgs // alpha and beta of the SGEMM being issued
+	ws         uintptr   // cuBLAS workspace
+	wsClass    int64
 
 	err       error // sticky: first failure
 	closed    bool

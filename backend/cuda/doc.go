@@ -41,6 +41,15 @@
 // zeroed and restored (see linear.go). The capacity path wastes work in
 // proportion to capacity over live rows, so it suits tight envelopes.
 //
+// Replay. *Backend implements backend.Capturer with CUDA graphs and
+// backend.Timer with CUDA events (capture.go). Every op reads its live
+// sizes, the clock and the overflow flag from device memory, so a captured
+// step replays unchanged; while capturing, no op syncs with the host. Ops
+// that use scratch memory grow it on first use: run a step once eagerly,
+// with CapacityGemm and the capacities of the capture, before capturing, so
+// that the capture allocates nothing (Stats.CaptureAllocs counts what it
+// did allocate). Scratch used by a live graph is never handed out again.
+//
 // Determinism. Sampling, relabelling, gathering, the forward aggregation,
 // dropout, the loss and its reductions (column sums, the mean loss) are
 // bitwise deterministic. AggregateBackward scatters with float atomics (16-byte

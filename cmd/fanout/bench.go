@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/nn"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -27,11 +29,17 @@ type benchReport struct {
 	Efficiency   float64 `json:"efficiency"` // floor / measured step time
 	PeakBytes    int64   `json:"peak_bytes,omitempty"`
 	// Per step in the unsynced pass, where the backend counts them (CUDA).
-	Launches  float64 `json:"launches_per_step,omitempty"`
-	Gemms     float64 `json:"gemms_per_step,omitempty"`
-	HostSyncs float64 `json:"host_syncs_per_step,omitempty"`
-	Date      string  `json:"date"`
-	TF32      bool    `json:"tf32,omitempty"`
+	Launches      float64 `json:"launches_per_step,omitempty"`
+	Gemms         float64 `json:"gemms_per_step,omitempty"`
+	HostSyncs     float64 `json:"host_syncs_per_step,omitempty"`
+	GraphLaunches float64 `json:"graph_launches_per_step,omitempty"`
+	Date          string  `json:"date"`
+	TF32          bool    `json:"tf32,omitempty"`
+	// Replay mode.
+	Replay           *train.ReplayStats `json:"replay,omitempty"`
+	Busy             float64            `json:"busy,omitempty"`               // device time in replays over wall time
+	PeakOverIdeal    float64            `json:"peak_over_ideal,omitempty"`    // peak memory over peak with the ideal envelope
+	SpeedupOverEager float64            `json:"speedup_over_eager,omitempty"` // eager step time over this one, same run
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -41,10 +49,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&rf.src.preset, "preset", "products-sim", "preset to generate in memory: "+presetNames())
 	fs.StringVar(&rf.device, "device", "auto", "auto, cpu, cuda or cuda:N")
 	fs.IntVar(&rf.threads, "threads", 0, "CPU worker threads (0 = all cores)")
-	mode := fs.String("mode", "eager", "driver: eager")
+	mode := fs.String("mode", "eager", "driver: eager, replay, or both (eager,replay: measured in one run)")
+	margin := fs.Float64("envelope-margin", 1.15, "replay: capacities = largest observed batch sizes x this margin")
 	steps := fs.Int("steps", 20, "steps to measure (the epoch time is extrapolated)")
 	warmup := fs.Int("warmup", 3, "steps to run before measuring")
-	asJSON := fs.Bool("json", false, "print one JSON line instead of a table")
+	asJSON := fs.Bool("json", false, "print one JSON line per mode instead of a table")
 	rf.cuda.add(fs)
 	hf := addHyperFlags(fs)
 	pos, err := parse(fs, args)
@@ -54,8 +63,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q", pos[0])
 	}
-	if *mode != "eager" {
-		return fmt.Errorf("--mode %q: only eager is available", *mode)
+	modes, err := parseModes(*mode)
+	if err != nil {
+		return err
 	}
 	if *steps < 1 || *warmup < 0 {
 		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
@@ -70,31 +80,98 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer ds.Close()
-	rep := benchReport{Preset: ds.Name, Mode: *mode, GenSeconds: time.Since(start).Seconds(), Date: time.Now().UTC().Format(time.DateOnly)}
+	gen := time.Since(start).Seconds()
 	be, desc, err := openBackend(rf.device, rf.threads, rf.cuda, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeBackend(be)
-	rep.Device = desc
-	tr, err := train.New(be, ds, cfg, train.Options{Device: desc})
+	var eagerStep float64
+	for _, m := range modes {
+		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32,
+			Date: time.Now().UTC().Format(time.DateOnly)}
+		b := be
+		if m == "replay" {
+			b = withCapture(be)
+		}
+		fmt.Fprintf(stderr, "measuring %d %s steps (after %d warm-up) of %s on %s\n", *steps, m, *warmup, ds.Name, desc)
+		if err := benchMode(b, ds, cfg, &rep, *steps, *warmup, *margin); err != nil {
+			return err
+		}
+		if m == "eager" {
+			eagerStep = rep.StepSeconds
+		} else if eagerStep > 0 {
+			rep.SpeedupOverEager = eagerStep / rep.StepSeconds
+		}
+		if *asJSON {
+			b, _ := json.Marshal(rep)
+			fmt.Fprintln(stdout, string(b))
+		} else {
+			printBench(stdout, rep)
+		}
+	}
+	return nil
+}
+
+// parseModes reads --mode.
+func parseModes(s string) ([]string, error) {
+	if s == "both" {
+		return []string{"eager", "replay"}, nil
+	}
+	modes := strings.Split(s, ",")
+	for _, m := range modes {
+		if m != "eager" && m != "replay" {
+			return nil, fmt.Errorf("--mode %q: want eager, replay or both", s)
+		}
+	}
+	return modes, nil
+}
+
+// benchMode measures one driver on a fresh trainer and fills rep.
+func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *benchReport, steps, warmup int, margin float64) error {
+	ms, hasMem := be.(backend.MemoryStats)
+	if hasMem {
+		ms.ResetPeak()
+	}
+	tr, err := train.New(be, ds, cfg, train.Options{Device: rep.Device, Replay: rep.Mode == "replay"})
 	if err != nil {
 		return err
 	}
 	defer tr.Close()
-	fmt.Fprintf(stderr, "measuring %d steps (after %d warm-up) of %s on %s\n", *steps, *warmup, ds.Name, desc)
 	var hooks train.BenchHooks
-	if c, ok := be.(*cuda.Backend); ok {
+	if c, ok := cudaOf(be); ok {
 		hooks.Before = c.ResetStats
 		hooks.After = func() {
-			st, n := c.Stats(), float64(*steps)
+			st, n := c.Stats(), float64(steps)
 			rep.Launches, rep.Gemms, rep.HostSyncs = float64(st.Launches)/n, float64(st.Gemms)/n, float64(st.HostSyncs)/n
 		}
 	}
-	if rep.BenchResult, err = tr.Bench(*steps, *warmup, hooks); err != nil {
+	if rep.Mode == "replay" {
+		// The floor is counted at the largest observed sizes: replay keeps
+		// per-step counts on the device.
+		res, st, err := tr.BenchReplay(steps, warmup, train.ReplayOptions{Margin: margin}, hooks)
+		if err != nil {
+			return err
+		}
+		rep.BenchResult, rep.Replay = res, st
+		rep.GraphLaunches = float64(st.Launches) / float64(res.Steps)
+		if st.WallS > 0 && st.BusyS > 0 {
+			rep.Busy = st.BusyS / st.WallS
+		}
+		rep.Blocks = meanSizes(st.Envelope.Ideal)
+	} else if rep.BenchResult, err = tr.Bench(steps, warmup, hooks); err != nil {
 		return err
 	}
-	rep.TF32 = rf.cuda.tf32
+	if hasMem {
+		rep.PeakBytes = ms.PeakBytes()
+		if rep.Replay != nil {
+			ideal := rep.PeakBytes - rep.Replay.Envelope.Bytes + rep.Replay.Envelope.IdealByte
+			rep.PeakOverIdeal = float64(rep.PeakBytes) / float64(ideal)
+		}
+	}
+	if len(rep.Blocks) > 0 && rep.InputRows == 0 {
+		rep.InputRows = rep.Blocks[0].Src
+	}
 	m := int(rep.InputRows)
 	rep.MatmulShape = fmt.Sprintf("[%d x %d] x [%d x %d]", m, ds.FeatDim, ds.FeatDim, cfg.Hidden)
 	if rep.MatmulGFLOPS, err = gemmRate(be, max(m, 1), ds.FeatDim, cfg.Hidden); err != nil {
@@ -106,16 +183,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rep.Floor = tr.StepFloor(rep.Blocks)
 	rep.FloorSeconds = rep.GFLOP/rep.MatmulGFLOPS + rep.GB/rep.BandwidthGBs
 	rep.Efficiency = rep.FloorSeconds / rep.StepSeconds
-	if ms, ok := be.(backend.MemoryStats); ok {
-		rep.PeakBytes = ms.PeakBytes()
-	}
-	if *asJSON {
-		b, _ := json.Marshal(rep)
-		fmt.Fprintln(stdout, string(b))
-		return nil
-	}
-	printBench(stdout, rep)
 	return nil
+}
+
+// meanSizes turns capacities into block sizes for the floor (replay has no
+// per-step counts on the host; it uses the largest observed sizes).
+func meanSizes(caps []nn.Caps) []train.BlockSize {
+	out := make([]train.BlockSize, len(caps))
+	for i, c := range caps {
+		out[i] = train.BlockSize{Dst: float64(c.Dst), Edges: float64(c.Edges), Src: float64(c.Src)}
+	}
+	return out
 }
 
 // gemmRate measures the backend's matrix product rate (GFLOP/s) at the
@@ -194,9 +272,13 @@ func printBench(w io.Writer, r benchReport) {
 	fmt.Fprintf(w, "preset %s on %s, %s mode (%s)\n", r.Preset, r.Device, r.Mode, r.Date)
 	fmt.Fprintf(w, "  generation        %.1f s (not part of the epoch)\n", r.GenSeconds)
 	fmt.Fprintf(w, "  epoch             %.2f s (%d steps x %s, extrapolated from %d steps)\n", r.EpochSeconds, r.EpochSteps, ms(r.StepSeconds), r.Steps)
-	fmt.Fprintf(w, "  split per step    sample %s, gather %s, train %s, idle %s (stage-synced pass)\n", ms(r.SampleS), ms(r.GatherS), ms(r.TrainS), ms(r.IdleS))
-	fmt.Fprintf(w, "  sampled edges     %.0f per step, %.2f M/s\n", r.EdgesPerStep, r.EdgesPerS/1e6)
-	fmt.Fprintf(w, "  input rows        %.0f per step\n", r.InputRows)
+	if r.Replay == nil {
+		fmt.Fprintf(w, "  split per step    sample %s, gather %s, train %s, idle %s (stage-synced pass)\n", ms(r.SampleS), ms(r.GatherS), ms(r.TrainS), ms(r.IdleS))
+		fmt.Fprintf(w, "  sampled edges     %.0f per step, %.2f M/s\n", r.EdgesPerStep, r.EdgesPerS/1e6)
+		fmt.Fprintf(w, "  input rows        %.0f per step\n", r.InputRows)
+	} else {
+		fmt.Fprintf(w, "  input rows        %.0f at most per step\n", r.InputRows)
+	}
 	fmt.Fprintf(w, "  matmul            %.1f GFLOP/s at %s\n", r.MatmulGFLOPS, r.MatmulShape)
 	fmt.Fprintf(w, "  bandwidth         %.0f GB/s (row copy)\n", r.BandwidthGBs)
 	fmt.Fprintf(w, "  floor             %s per step (%.1f GFLOP, %.2f GB); efficiency %.0f%%\n", ms(r.FloorSeconds), r.GFLOP, r.GB, 100*r.Efficiency)
@@ -205,6 +287,14 @@ func printBench(w io.Writer, r benchReport) {
 	}
 	if r.PeakBytes > 0 {
 		fmt.Fprintf(w, "  peak memory       %.1f MiB\n", float64(r.PeakBytes)/(1<<20))
+	}
+	if rp := r.Replay; rp != nil {
+		fmt.Fprintf(w, "  replay            %d captures, %d overflows, %d launches; busy %.1f%%\n", rp.Captures, rp.Overflows, rp.Launches, 100*r.Busy)
+		fmt.Fprintf(w, "  envelope          %.1f MiB against %.1f MiB ideal; peak %.2fx the ideal peak\n",
+			float64(rp.Envelope.Bytes)/(1<<20), float64(rp.Envelope.IdealByte)/(1<<20), r.PeakOverIdeal)
+	}
+	if r.SpeedupOverEager > 0 {
+		fmt.Fprintf(w, "  speed-up          %.2fx over eager (same run)\n", r.SpeedupOverEager)
 	}
 	fmt.Fprintf(w, "  loss              %.4f (mean of measured steps)\n", r.Loss)
 }

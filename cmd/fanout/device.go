@@ -11,6 +11,7 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/backend/record"
 )
 
 // cudaFlags are the GPU options.
@@ -69,4 +70,19 @@ func closeBackend(be backend.Backend) {
 	if c, ok := be.(backend.Closer); ok {
 		c.Close()
 	}
+}
+
+// withCapture gives be the capture capability the replay driver needs: its
+// own (CUDA graphs) or a recording wrapper (any backend).
+func withCapture(be backend.Backend) backend.Backend {
+	if _, ok := be.(backend.Capturer); ok {
+		return be
+	}
+	return record.New(be)
+}
+
+// cudaOf finds the CUDA backend under be, for its counters.
+func cudaOf(be backend.Backend) (*cuda.Backend, bool) {
+	c, ok := be.(*cuda.Backend)
+	return c, ok
 }

@@ -30,6 +30,8 @@ type runFlags struct {
 	out     string
 	resume  bool
 	threads int
+	mode    string
+	margin  float64
 	cuda    cudaFlags
 }
 
@@ -43,6 +45,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&rf.out, "out", "", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)")
 	fs.BoolVar(&rf.resume, "resume", false, "continue from OUT/last.ckpt")
 	fs.IntVar(&rf.threads, "threads", 0, "CPU worker threads (0 = all cores)")
+	fs.StringVar(&rf.mode, "mode", "eager", "driver: eager (host-driven) or replay (whole step captured once and replayed)")
+	fs.Float64Var(&rf.margin, "envelope-margin", 1.15, "replay: capacities = largest observed batch sizes x this margin")
 	rf.cuda.add(fs)
 	hf := addHyperFlags(fs)
 	pos, err := parse(fs, args)
@@ -51,6 +55,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (flags only; see fanout train -h)", pos[0])
+	}
+	if rf.mode != "eager" && rf.mode != "replay" {
+		return fmt.Errorf("--mode %q: want eager or replay", rf.mode)
+	}
+	if rf.margin < 1 {
+		return fmt.Errorf("--envelope-margin %g: want at least 1", rf.margin)
 	}
 	cfg, err := resolveConfig(fs, &rf, hf)
 	if err != nil {
@@ -74,14 +84,28 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("--out: %w", err)
 		}
 	}
-	fmt.Fprintf(stderr, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s\n",
-		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc)
-	tr, err := train.New(be, ds, cfg, train.Options{RunDir: rf.out, Resume: rf.resume, Progress: stderr, Device: desc})
+	fmt.Fprintf(stderr, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s, %s mode\n",
+		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc, rf.mode)
+	replay := rf.mode == "replay"
+	if replay {
+		be = withCapture(be)
+	}
+	tr, err := train.New(be, ds, cfg, train.Options{RunDir: rf.out, Resume: rf.resume, Progress: stderr, Device: desc, Replay: replay})
 	if err != nil {
 		return err
 	}
 	defer tr.Close()
-	sum, err := tr.Run(ctx)
+	var sum *train.Summary
+	if replay {
+		var st *train.ReplayStats
+		sum, st, err = tr.RunReplay(ctx, train.ReplayOptions{Margin: rf.margin})
+		if st != nil {
+			fmt.Fprintf(stderr, "replay: %d captures, %d overflows re-run, envelope %.1f MiB (ideal %.1f MiB)\n",
+				st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealByte)/(1<<20))
+		}
+	} else {
+		sum, err = tr.Run(ctx)
+	}
 	if errors.Is(err, train.ErrInterrupted) {
 		fmt.Fprintf(stderr, "interrupted: saved %s/last.ckpt; continue with --resume\n", orNone(rf.out))
 		return nil
