@@ -156,6 +156,9 @@ func (t *Trainer) endEpoch(st *EpochStats) error {
 			t.state.SinceBest++
 		}
 	}
+	// Layer-wise inference's logits served this epoch's evaluations; they
+	// would only hold memory during training.
+	t.dropFullLogits()
 	if err := t.saveCheckpoint("last.ckpt"); err != nil {
 		return err
 	}

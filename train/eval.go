@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/nn"
 )
 
 // evalSeed keys evaluation sampling apart from training, and the same for
@@ -34,8 +35,10 @@ func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
 		for _, v := range ids[s*p.Batch : min(len(ids), (s+1)*p.Batch)] {
 			seeds = append(seeds, int32(v))
 		}
-		p.SetBatch(seeds, 0, s)
-		p.Sample(t.in, t.cfg.Seed^evalSeedMix)
+		if err := t.sampleEval(seeds, s); err != nil {
+			return 0, 0, err
+		}
+		p = t.eval
 		p.Gather(t.in)
 		l, c, _ := p.Predict(t.model, t.in, t.cfg.Seed)
 		t.be.Read(host, l, 0)
@@ -70,8 +73,10 @@ func (t *Trainer) Predict(ids []int64) ([]int32, error) {
 		for _, v := range ids[s*p.Batch : min(len(ids), (s+1)*p.Batch)] {
 			seeds = append(seeds, int32(v))
 		}
-		p.SetBatch(seeds, 0, s)
-		p.Sample(t.in, t.cfg.Seed^evalSeedMix)
+		if err := t.sampleEval(seeds, s); err != nil {
+			return nil, err
+		}
+		p = t.eval
 		p.Gather(t.in)
 		_, _, logits := p.Predict(t.model, t.in, t.cfg.Seed)
 		t.be.Argmax(logits, p.NSeeds, classes, pred)
@@ -81,4 +86,33 @@ func (t *Trainer) Predict(ids []int64) ([]int32, error) {
 		}
 	}
 	return out, nil
+}
+
+// sampleEval issues the sampling of evaluation batch s. In a tight envelope
+// (the replay driver's plan, which evaluation shares) it reads the counts
+// back and grows the plan until the batch fits; the replay driver
+// re-captures its step when it sees the new plan.
+func (t *Trainer) sampleEval(seeds []int32, s int) error {
+	for {
+		p := t.eval
+		p.SetBatch(seeds, 0, s)
+		p.Sample(t.in, t.cfg.Seed^evalSeedMix)
+		if !t.opt.Replay {
+			return nil
+		}
+		counts := make([]int32, p.Counts.Len())
+		t.be.Read(counts, p.Counts, 0)
+		if err := t.sync(); err != nil {
+			return fmt.Errorf("evaluate step %d: %w", s, err)
+		}
+		if p.Overflow(counts) == nil {
+			return nil
+		}
+		obs := append([]nn.Caps(nil), p.Caps...)
+		observe(obs, p, counts)
+		caps := tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.cfg.Batch, t.margin())
+		if err := t.replan(caps); err != nil {
+			return err
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/nn"
 )
 
 var kernelCache = struct {
@@ -63,4 +64,60 @@ func TestCoraGCNAccuracyCUDA(t *testing.T) {
 	} else {
 		t.Logf("GCN on Cora, CUDA: mean test accuracy %.4f over 5 seeds", acc)
 	}
+}
+
+// relClose fails unless every loss of got is within tol (relative) of want.
+func relClose(t *testing.T, what string, got, want []float32, tol float64) float64 {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d steps, want %d", what, len(got), len(want))
+	}
+	worst := 0.0
+	for i := range want {
+		rel := math.Abs(float64(got[i]-want[i])) / math.Abs(float64(want[i]))
+		worst = max(worst, rel)
+		if rel > tol || math.IsNaN(rel) {
+			t.Fatalf("%s step %d: %v, want %v (relative %.2g > %g)", what, i, got[i], want[i], rel, tol)
+		}
+	}
+	return worst
+}
+
+func TestReplayMatchesEagerCUDA(t *testing.T) {
+	gpu := openCUDA(t)
+	ds := tinyData(t)
+	for _, model := range []string{"sage", "gcn"} {
+		cfg := tinyConfig(t)
+		cfg.Model, cfg.Epochs = model, 10
+		want, _ := eagerRun(t, gpu, ds, cfg)
+		got, _, st := replayRun(t, gpu, ds, cfg, ReplayOptions{})
+		if len(want) < 100 {
+			t.Fatalf("only %d steps", len(want))
+		}
+		worst := relClose(t, model+" replay vs eager", got, want, 1e-5)
+		t.Logf("%s: %d steps, largest relative difference %.2g; %d captures, %d overflows", model, len(want), worst, st.Captures, st.Overflows)
+	}
+}
+
+func TestReplayOverflowCUDA(t *testing.T) {
+	gpu := openCUDA(t)
+	ds := tinyData(t)
+	cfg := tinyConfig(t)
+	cfg.Epochs = 2
+	want, wantParams := eagerRun(t, gpu, ds, cfg)
+	small := []nn.Caps{{Dst: 300, Edges: 300, Src: 400}, {Dst: cfg.Batch, Edges: 200, Src: 300}}
+	got, gotParams, st := replayRun(t, gpu, ds, cfg, ReplayOptions{Caps: small, Margin: 1.01})
+	if st.Overflows == 0 {
+		t.Fatalf("no overflow forced: %+v", st)
+	}
+	relClose(t, "replay after overflows vs eager", got, want, 1e-5)
+	for i := range wantParams {
+		for j := range wantParams[i] {
+			d := math.Abs(float64(gotParams[i][j] - wantParams[i][j]))
+			if d > 1e-3*(1+math.Abs(float64(wantParams[i][j]))) {
+				t.Fatalf("parameter array %d element %d: %v, eager %v", i, j, gotParams[i][j], wantParams[i][j])
+			}
+		}
+	}
+	t.Logf("%d overflows, %d captures", st.Overflows, st.Captures)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/graph"
 )
 
@@ -264,4 +265,33 @@ func TestFullLogitsCache(t *testing.T) {
 	if slices.Equal(before, after) {
 		t.Fatal("the logits did not change after a training step")
 	}
+}
+
+// BenchmarkInferAll times layer-wise inference of every vertex of the tiny
+// preset (2-layer SAGE, hidden 64, chunks of Config.Batch vertices).
+func BenchmarkInferAll(b *testing.B) {
+	p, err := rmat.Lookup("tiny")
+	if err != nil {
+		b.Fatal(err)
+	}
+	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Layers, cfg.Hidden, cfg.Batch, cfg.Fanouts = p.Layers, p.Hidden, p.Batch, p.Fanouts
+	tr, err := New(cpu.New(2), ds, cfg, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		l, err := tr.InferAll()
+		if err != nil {
+			b.Fatal(err)
+		}
+		tr.be.Free(l)
+	}
+	b.ReportMetric(float64(ds.Graph.NumEdges()*int64(cfg.Layers))*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
 }

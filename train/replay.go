@@ -29,6 +29,17 @@ type ReplayStats struct {
 	WallS     float64        `json:"wall_s"` // wall time of the launch loops
 }
 
+// defaultMargin is the envelope's margin over the largest observed sizes.
+const defaultMargin = 1.15
+
+// margin is the replay driver's envelope margin.
+func (t *Trainer) margin() float64 {
+	if t.replayMargin > 0 {
+		return t.replayMargin
+	}
+	return defaultMargin
+}
+
 // replayer holds the device state of the replay driver: the epoch's
 // shuffled seeds, the overflow flag, the loss accumulators and the captured
 // step.
@@ -41,6 +52,7 @@ type replayer struct {
 	acc   backend.Buffer // F32 [2]: loss sum, correct sum
 	step  backend.Count  // the clock's step, advanced by the graph
 	graph backend.Replay
+	plan  *Plan          // the plan the graph was captured on
 	loss  backend.Buffer // the model's loss (F32 [1]) in the captured step
 	stats ReplayStats
 }
@@ -57,8 +69,9 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 		return nil, ErrNoCapture
 	}
 	if opt.Margin <= 0 {
-		opt.Margin = 1.15
+		opt.Margin = defaultMargin
 	}
+	t.replayMargin = opt.Margin
 	if opt.Observe <= 0 {
 		opt.Observe = 16
 	}
@@ -151,6 +164,7 @@ func (r *replayer) capture() error {
 		return fmt.Errorf("capture: %w", err)
 	}
 	r.graph = g
+	r.plan = t.plan
 	r.stats.Captures++
 	t.be.Fill(r.flag, 0)
 	return t.be.Sync()
@@ -239,6 +253,13 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 // that the caller continues from the overflowed step.
 func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	t := r.t
+	if r.plan != t.plan {
+		// Evaluation grew the shared plan: capture the step anew.
+		r.step = backend.Count{Buf: t.plan.Clock, Off: 1, Cap: 1 << 30}
+		if err := r.capture(); err != nil {
+			return 0, err
+		}
+	}
 	t.be.Write(t.plan.Clock, 0, []int32{int32(epoch), int32(s)})
 	t.be.Fill(r.flag, 0)
 	timer, timed := t.be.(backend.Timer)

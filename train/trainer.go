@@ -49,6 +49,8 @@ type Trainer struct {
 	full  *fullLogits // cached logits of layer-wise inference (Config.FullEval)
 	state State
 	adam  backend.AdamConfig
+
+	replayMargin float64 // the replay driver's envelope margin (0 until it starts)
 }
 
 // New uploads the dataset, builds the model and provisions the plans.
