@@ -32,6 +32,7 @@ func (t *Trainer) BenchReplay(steps, warmup int, opt ReplayOptions, hooks BenchH
 		s += n
 	}
 	t.be.Fill(r.acc, 0)
+	r.settleMarks()
 	r.stats.BusyS, r.stats.WallS, r.stats.Launches = 0, 0, 0
 	if hooks.Before != nil {
 		hooks.Before()
@@ -53,6 +54,7 @@ func (t *Trainer) BenchReplay(steps, warmup int, opt ReplayOptions, hooks BenchH
 	if err := t.sync(); err != nil {
 		return res, nil, fmt.Errorf("bench replay: %w", err)
 	}
+	r.settleMarks()
 	res.StepSeconds = wall / float64(steps)
 	res.EpochSeconds = res.StepSeconds * float64(epochSteps)
 	res.Loss = float64(acc[0]) / float64(steps)

@@ -52,9 +52,24 @@ type replayer struct {
 	acc   backend.Buffer // F32 [2]: loss sum, correct sum
 	step  backend.Count  // the clock's step, advanced by the graph
 	graph backend.Replay
-	plan  *Plan          // the plan the graph was captured on
-	loss  backend.Buffer // the model's loss (F32 [1]) in the captured step
+	plan  *Plan             // the plan the graph was captured on
+	loss  backend.Buffer    // the model's loss (F32 [1]) in the captured step
+	marks [][2]backend.Mark // device time stamps around launches, settled later
 	stats ReplayStats
+}
+
+// settleMarks adds the device time inside the timed launches to the busy
+// time and releases the marks. It runs after the work is done, so waiting
+// on the marks stalls nothing.
+func (r *replayer) settleMarks() {
+	for _, m := range r.marks {
+		if d, err := m[1].Since(m[0]); err == nil {
+			r.stats.BusyS += d.Seconds()
+		}
+		m[0].Close()
+		m[1].Close()
+	}
+	r.marks = r.marks[:0]
 }
 
 // ErrNoCapture is returned when replay is asked of a backend that cannot
@@ -189,6 +204,7 @@ func (r *replayer) issue() {
 }
 
 func (r *replayer) free() {
+	r.settleMarks()
 	if r.graph != nil {
 		r.graph.Close()
 		r.graph = nil
@@ -231,6 +247,7 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 	if err := t.sync(); err != nil {
 		return st, err
 	}
+	r.settleMarks()
 	lossSum += float64(acc[0])
 	correct += int64(acc[1])
 	st.Seconds = time.Since(start).Seconds()
@@ -264,27 +281,22 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	t.be.Fill(r.flag, 0)
 	timer, timed := t.be.(backend.Timer)
 	timed = timed && t.opt.OnStep == nil
-	var marks []backend.Mark
-	defer func() {
-		for _, m := range marks {
-			m.Close()
-		}
-	}()
 	start := time.Now()
 	launched := 0
 	loss := make([]float32, 1)
 	flag := make([]int32, 3)
 	for i := s; i < steps && ctx.Err() == nil; i++ {
+		var before backend.Mark
 		if timed {
-			if m, err := timer.Mark(); err == nil {
-				marks = append(marks, m)
-			}
+			before, _ = timer.Mark()
 		}
 		r.graph.Launch()
 		launched++
-		if timed {
-			if m, err := timer.Mark(); err == nil {
-				marks = append(marks, m)
+		if before != nil {
+			if after, err := timer.Mark(); err == nil {
+				r.marks = append(r.marks, [2]backend.Mark{before, after})
+			} else {
+				before.Close()
 			}
 		}
 		if t.opt.OnStep != nil {
@@ -305,11 +317,6 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	}
 	r.stats.WallS += time.Since(start).Seconds()
 	r.stats.Launches += launched
-	for i := 0; i+1 < len(marks); i += 2 {
-		if d, err := marks[i+1].Since(marks[i]); err == nil {
-			r.stats.BusyS += d.Seconds()
-		}
-	}
 	if flag[0] == 0 {
 		return launched, nil
 	}

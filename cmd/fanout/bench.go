@@ -49,7 +49,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&rf.src.preset, "preset", "products-sim", "preset to generate in memory: "+presetNames())
 	fs.StringVar(&rf.device, "device", "auto", "auto, cpu, cuda or cuda:N")
 	fs.IntVar(&rf.threads, "threads", 0, "CPU worker threads (0 = all cores)")
-	mode := fs.String("mode", "eager", "driver: eager, replay, or both (eager,replay: measured in one run)")
+	mode := fs.String("mode", "auto", "driver: eager, replay, both (eager and replay measured in one run), or auto (replay on a GPU, eager on the CPU)")
 	margin := fs.Float64("envelope-margin", 1.15, "replay: capacities = largest observed batch sizes x this margin")
 	steps := fs.Int("steps", 20, "steps to measure (the epoch time is extrapolated)")
 	warmup := fs.Int("warmup", 3, "steps to run before measuring")
@@ -63,9 +63,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q", pos[0])
 	}
-	modes, err := parseModes(*mode)
-	if err != nil {
-		return err
+	if *mode != "auto" {
+		if _, err := parseModes(*mode); err != nil {
+			return err
+		}
 	}
 	if *steps < 1 || *warmup < 0 {
 		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
@@ -86,6 +87,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeBackend(be)
+	modes, err := parseModes(resolveMode(*mode, be))
+	if err != nil {
+		return err
+	}
 	var eagerStep float64
 	for _, m := range modes {
 		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32,

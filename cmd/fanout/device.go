@@ -86,3 +86,15 @@ func cudaOf(be backend.Backend) (*cuda.Backend, bool) {
 	c, ok := be.(*cuda.Backend)
 	return c, ok
 }
+
+// resolveMode turns --mode auto into replay on a GPU (it beats eager there:
+// docs/perf.md) and eager on the CPU (where launches cost nothing).
+func resolveMode(mode string, be backend.Backend) string {
+	if mode != "auto" {
+		return mode
+	}
+	if _, ok := cudaOf(be); ok {
+		return "replay"
+	}
+	return "eager"
+}

@@ -45,7 +45,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&rf.out, "out", "", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)")
 	fs.BoolVar(&rf.resume, "resume", false, "continue from OUT/last.ckpt")
 	fs.IntVar(&rf.threads, "threads", 0, "CPU worker threads (0 = all cores)")
-	fs.StringVar(&rf.mode, "mode", "eager", "driver: eager (host-driven) or replay (whole step captured once and replayed)")
+	fs.StringVar(&rf.mode, "mode", "auto", "driver: eager (host-driven), replay (whole step captured once and replayed) or auto (replay on a GPU, eager on the CPU)")
 	fs.Float64Var(&rf.margin, "envelope-margin", 1.15, "replay: capacities = largest observed batch sizes x this margin")
 	rf.cuda.add(fs)
 	hf := addHyperFlags(fs)
@@ -56,8 +56,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (flags only; see fanout train -h)", pos[0])
 	}
-	if rf.mode != "eager" && rf.mode != "replay" {
-		return fmt.Errorf("--mode %q: want eager or replay", rf.mode)
+	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" {
+		return fmt.Errorf("--mode %q: want auto, eager or replay", rf.mode)
 	}
 	if rf.margin < 1 {
 		return fmt.Errorf("--envelope-margin %g: want at least 1", rf.margin)
@@ -79,6 +79,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer closeBackend(be)
+	rf.mode = resolveMode(rf.mode, be)
 	if rf.out != "" {
 		if err := os.MkdirAll(rf.out, 0o755); err != nil {
 			return fmt.Errorf("--out: %w", err)
