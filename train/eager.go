@@ -39,7 +39,8 @@ func (t *Trainer) RunReplay(ctx context.Context, opt ReplayOptions) (*Summary, *
 	if err != nil {
 		return nil, nil, err
 	}
-	defer r.free()
+	t.rep = r
+	defer func() { r.free(); t.rep = nil }()
 	s, err := t.runEpochs(ctx, r.epoch)
 	return s, &r.stats, err
 }

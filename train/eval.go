@@ -11,8 +11,8 @@ import (
 // every evaluation, so that validation figures are comparable across epochs.
 const evalSeedMix = 0x5eed_e7a1_0000_0001
 
-// Evaluate returns the accuracy and mean loss over ids (vertex ids), without
-// dropout: sampled with the training fanouts, or, with Config.FullEval, from
+// Evaluate returns the accuracy and the loss (the mean of the batches' mean
+// losses) over ids (vertex ids), without dropout: sampled with the training fanouts, or, with Config.FullEval, from
 // the logits of layer-wise full-neighbour inference (InferAll; computed once
 // for the current parameters and reused across splits). Unlabelled vertices
 // count against accuracy as they would in any split; splits hold labelled
@@ -23,6 +23,11 @@ func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
 	}
 	if t.cfg.FullEval {
 		return t.evaluateFull(ids)
+	}
+	if t.rep != nil {
+		if acc, loss, ok, err := t.rep.evaluate(ids); ok || err != nil {
+			return acc, loss, err
+		}
 	}
 	p := t.eval
 	seeds := make([]int32, 0, p.Batch)
@@ -47,9 +52,10 @@ func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
 			return 0, 0, fmt.Errorf("evaluate step %d: %w", s, err)
 		}
 		correct += int64(cnt[0])
-		lossSum += float64(host[0]) * float64(len(seeds))
+		lossSum += float64(host[0])
 	}
-	return float64(correct) / float64(len(ids)), lossSum / float64(len(ids)), nil
+	batches := (len(ids) + p.Batch - 1) / p.Batch
+	return float64(correct) / float64(len(ids)), lossSum / float64(batches), nil
 }
 
 // Predict returns the predicted class of every vertex in ids (from

@@ -342,9 +342,10 @@ func (t *Trainer) evaluateFull(ids []int64) (acc, loss float64, err error) {
 			return 0, 0, fmt.Errorf("evaluate batch %d: %w", s, err)
 		}
 		correct += int64(cnt[0])
-		lossSum += float64(host[0]) * float64(len(part))
+		lossSum += float64(host[0])
 	}
-	return float64(correct) / float64(len(ids)), lossSum / float64(len(ids)), nil
+	batches := (len(ids) + e.batch - 1) / e.batch
+	return float64(correct) / float64(len(ids)), lossSum / float64(batches), nil
 }
 
 // predictFull is Predict on the logits of layer-wise inference.

@@ -21,9 +21,10 @@ type ReplayOptions struct {
 
 // ReplayStats is what the replay driver did.
 type ReplayStats struct {
-	Captures  int            `json:"captures"`  // graphs captured (1 + one per growth)
-	Overflows int            `json:"overflows"` // steps whose envelope overflowed and were re-run
-	Launches  int            `json:"launches"`  // graph launches
+	Captures  int            `json:"captures"`      // training steps captured (1 + one per growth)
+	EvalCaps  int            `json:"eval_captures"` // evaluation passes captured (per split and plan)
+	Overflows int            `json:"overflows"`     // steps whose envelope overflowed and were re-run
+	Launches  int            `json:"launches"`      // graph launches
 	Envelope  EnvelopeReport `json:"envelope"`
 	BusyS     float64        `json:"busy_s"` // device time inside replays (when the backend has a Timer)
 	WallS     float64        `json:"wall_s"` // wall time of the launch loops
@@ -56,6 +57,9 @@ type replayer struct {
 	loss  backend.Buffer    // the model's loss (F32 [1]) in the captured step
 	marks [][2]backend.Mark // device time stamps around launches, settled later
 	stats ReplayStats
+
+	evals   map[int]*evalGraph // captured evaluations by split
+	evalAcc backend.Buffer     // F32 [2]: evaluation loss and correct sums
 }
 
 // settleMarks adds the device time inside the timed launches to the busy
@@ -90,7 +94,7 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 	if opt.Observe <= 0 {
 		opt.Observe = 16
 	}
-	r := &replayer{t: t, cap: c, opt: opt}
+	r := &replayer{t: t, cap: c, opt: opt, evals: map[int]*evalGraph{}}
 	ideal := opt.Caps
 	caps := opt.Caps
 	if caps == nil {
@@ -112,7 +116,7 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 		dst *backend.Buffer
 		dt  backend.DType
 		n   int
-	}{{&r.perm, backend.I32, len(t.ds.Train)}, {&r.flag, backend.I32, 3}, {&r.acc, backend.F32, 2}} {
+	}{{&r.perm, backend.I32, len(t.ds.Train)}, {&r.flag, backend.I32, 3}, {&r.acc, backend.F32, 2}, {&r.evalAcc, backend.F32, 2}} {
 		if *a.dst, err = t.be.Alloc(a.dt, a.n); err != nil {
 			r.free()
 			return nil, err
@@ -205,11 +209,12 @@ func (r *replayer) issue() {
 
 func (r *replayer) free() {
 	r.settleMarks()
+	r.freeEvals()
 	if r.graph != nil {
 		r.graph.Close()
 		r.graph = nil
 	}
-	for _, b := range []backend.Buffer{r.perm, r.flag, r.acc} {
+	for _, b := range []backend.Buffer{r.perm, r.flag, r.acc, r.evalAcc} {
 		if b != nil {
 			r.t.be.Free(b)
 		}

@@ -114,3 +114,37 @@ func TestReplayNeedsCapture(t *testing.T) {
 		t.Fatalf("got %v, want ErrNoCapture", err)
 	}
 }
+
+func TestReplayEvaluationMatchesEager(t *testing.T) {
+	ds := tinyData(t)
+	cfg := tinyConfig(t)
+	cfg.Epochs = 3
+	run := func(be backend.Backend, replay bool) (*Summary, *ReplayStats) {
+		tr, err := New(be, ds, cfg, Options{Replay: replay})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		if replay {
+			s, st, err := tr.RunReplay(context.Background(), ReplayOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s, st
+		}
+		s, err := tr.Run(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, nil
+	}
+	want, _ := run(cpu.New(2), false)
+	got, st := run(record.New(cpu.New(2)), true)
+	if got.BestValidAcc != want.BestValidAcc || got.TestAcc != want.TestAcc || got.BestEpoch != want.BestEpoch {
+		t.Fatalf("replay: valid %v test %v at epoch %d; eager: valid %v test %v at epoch %d",
+			got.BestValidAcc, got.TestAcc, got.BestEpoch, want.BestValidAcc, want.TestAcc, want.BestEpoch)
+	}
+	if st.EvalCaps < 2 {
+		t.Fatalf("evaluation was not captured: %+v", st)
+	}
+}

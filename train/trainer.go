@@ -50,7 +50,8 @@ type Trainer struct {
 	state State
 	adam  backend.AdamConfig
 
-	replayMargin float64 // the replay driver's envelope margin (0 until it starts)
+	replayMargin float64   // the replay driver's envelope margin (0 until it starts)
+	rep          *replayer // the running replay driver, which also captures evaluation
 }
 
 // New uploads the dataset, builds the model and provisions the plans.
