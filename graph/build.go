@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/fanout-gnn/fanout/internal/parallel"
 )
 
 // BuildOptions controls FromEdges.
@@ -51,8 +53,8 @@ func FromEdges(numNodes int64, src, dst []int32, opt BuildOptions) (*CSR, error)
 		src:     src,
 		dst:     dst,
 		opt:     opt,
-		threads: threadCount(opt.Threads),
-		prog:    newProgress(opt.Progress),
+		threads: parallel.Threads(opt.Threads),
+		prog:    parallel.NewProgress(opt.Progress),
 	}
 	if err := b.count(); err != nil {
 		return nil, err
@@ -72,7 +74,7 @@ type builder struct {
 	src, dst []int32
 	opt      BuildOptions
 	threads  int
-	prog     *progress
+	prog     *parallel.Progress
 
 	counts  [][]int64 // [threads][n]: per-part row counts, then write offsets
 	indptr  []int64   // [n+1]
@@ -87,13 +89,13 @@ const progressChunk = 1 << 22
 // and checks every id; the error names the lowest offending edge index.
 func (b *builder) count() error {
 	m := int64(len(b.src))
-	b.prog.start("count", m)
+	b.prog.Start("count", m)
 	b.counts = make([][]int64, b.threads)
 	bad := make([]int64, b.threads)
 	for t := range bad {
 		bad[t] = -1
 	}
-	parallelRange(m, b.threads, func(t int, lo, hi int64) {
+	parallel.Range(m, b.threads, func(t int, lo, hi int64) {
 		c := make([]int64, b.n)
 		b.counts[t] = c
 		n := uint32(b.n)
@@ -116,7 +118,7 @@ func (b *builder) count() error {
 					c[d]++
 				}
 			}
-			b.prog.add(chi - clo)
+			b.prog.Add(chi - clo)
 		}
 	})
 	for _, i := range bad {
@@ -147,8 +149,8 @@ func (b *builder) prefix() {
 // scatter writes every edge into its row at its part's offsets.
 func (b *builder) scatter() {
 	m := int64(len(b.src))
-	b.prog.start("scatter", m)
-	parallelRange(m, b.threads, func(t int, lo, hi int64) {
+	b.prog.Start("scatter", m)
+	parallel.Range(m, b.threads, func(t int, lo, hi int64) {
 		off, idx := b.counts[t], b.indices
 		for clo := lo; clo < hi; clo += progressChunk {
 			chi := min(clo+progressChunk, hi)
@@ -168,7 +170,7 @@ func (b *builder) scatter() {
 					off[d]++
 				}
 			}
-			b.prog.add(chi - clo)
+			b.prog.Add(chi - clo)
 		}
 	})
 	b.newDeg = b.counts[0]
@@ -197,8 +199,8 @@ func (b *builder) rowBlocks() []int64 {
 // the row, recording the new row lengths in newDeg.
 func (b *builder) sortRows() {
 	blocks := b.rowBlocks()
-	b.prog.start("sort", b.indptr[b.n])
-	parallelBlocks(int64(len(blocks)-1), b.threads, func(k int64) {
+	b.prog.Start("sort", b.indptr[b.n])
+	parallel.Blocks(int64(len(blocks)-1), b.threads, func(k int64) {
 		lo, hi := blocks[k], blocks[k+1]
 		for v := lo; v < hi; v++ {
 			row := b.indices[b.indptr[v]:b.indptr[v+1]]
@@ -207,14 +209,14 @@ func (b *builder) sortRows() {
 				b.newDeg[v] = int64(len(slices.Compact(row)))
 			}
 		}
-		b.prog.add(b.indptr[hi] - b.indptr[lo])
+		b.prog.Add(b.indptr[hi] - b.indptr[lo])
 	})
 }
 
 // compact moves the deduplicated rows together and rewrites indptr. It runs
 // on one goroutine: rows only move left, so a forward pass is safe.
 func (b *builder) compact() {
-	b.prog.start("compact", b.indptr[b.n])
+	b.prog.Start("compact", b.indptr[b.n])
 	var w int64
 	for v := range b.n {
 		lo, k := b.indptr[v], b.newDeg[v]
@@ -224,7 +226,7 @@ func (b *builder) compact() {
 		b.indptr[v] = w
 		w += k
 	}
-	b.prog.add(b.indptr[b.n])
+	b.prog.Add(b.indptr[b.n])
 	b.indptr[b.n] = w
 	b.indices = b.indices[:w:w]
 	b.newDeg = nil

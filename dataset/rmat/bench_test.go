@@ -3,6 +3,8 @@ package rmat
 import (
 	"runtime"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/internal/parallel"
 )
 
 // BenchmarkRMATEdges draws 2^20 products-sim pairs on one goroutine.
@@ -12,7 +14,7 @@ func BenchmarkRMATEdges(b *testing.B) {
 	perm := newIDPermutation(p.Scale, 1)
 	b.SetBytes(8 * p.Pairs)
 	for b.Loop() {
-		rmatEdges(p, &perm, 1, 1, newProgress(nil))
+		rmatEdges(p, &perm, 1, 1, parallel.NewProgress(nil))
 	}
 }
 

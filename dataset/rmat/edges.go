@@ -1,5 +1,7 @@
 package rmat
 
+import "github.com/fanout-gnn/fanout/internal/parallel"
+
 // edgeChunk is the number of pairs drawn from one seeded generator; the
 // chunk index keys the generator, so any thread may draw any chunk.
 const edgeChunk = 1 << 16
@@ -16,13 +18,13 @@ func newThresholds(p Preset) thresholds {
 
 // rmatEdges draws p.Pairs R-MAT pairs and maps both endpoints through perm.
 // It returns src, dst: [p.Pairs] int32 vertex ids.
-func rmatEdges(p Preset, perm *idPermutation, seed uint64, threads int, prog *progress) (src, dst []int32) {
+func rmatEdges(p Preset, perm *idPermutation, seed uint64, threads int, prog *parallel.Progress) (src, dst []int32) {
 	src = make([]int32, p.Pairs)
 	dst = make([]int32, p.Pairs)
 	th := newThresholds(p)
 	chunks := (p.Pairs + edgeChunk - 1) / edgeChunk
-	prog.start("edges", p.Pairs)
-	parallelBlocks(chunks, threads, func(k int64) {
+	prog.Start("edges", p.Pairs)
+	parallel.Blocks(chunks, threads, func(k int64) {
 		lo, hi := k*edgeChunk, min((k+1)*edgeChunk, p.Pairs)
 		rng := newPCG(seed, streamEdges, uint64(k))
 		for i := lo; i < hi; i++ {
@@ -40,7 +42,7 @@ func rmatEdges(p Preset, perm *idPermutation, seed uint64, threads int, prog *pr
 			}
 			src[i], dst[i] = int32(perm.apply(u)), int32(perm.apply(v))
 		}
-		prog.add(hi - lo)
+		prog.Add(hi - lo)
 	})
 	return src, dst
 }

@@ -1,6 +1,10 @@
 package rmat
 
-import "math"
+import (
+	"math"
+
+	"github.com/fanout-gnn/fanout/internal/parallel"
+)
 
 // featureBlock is the number of vertices per work unit of makeFeatures.
 const featureBlock = 4096
@@ -30,7 +34,7 @@ func centroids(classes, dim int, signal float64, seed uint64) []float32 {
 // the vertex's type plus noise of unit variance per entry. The noise is a sum
 // of four uniforms (close to Gaussian), drawn from a generator keyed by the
 // vertex id. types is [n] in [0, classes).
-func makeFeatures(types []int32, classes, dim int, signal float64, seed uint64, threads int, prog *progress) []float32 {
+func makeFeatures(types []int32, classes, dim int, signal float64, seed uint64, threads int, prog *parallel.Progress) []float32 {
 	n := int64(len(types))
 	cent := centroids(classes, dim, signal, seed)
 	feat := make([]float32, n*int64(dim))
@@ -39,8 +43,8 @@ func makeFeatures(types []int32, classes, dim int, signal float64, seed uint64, 
 	const center = 2 * 65535.0
 	norm := float32(1 / math.Sqrt((65536.0*65536.0-1)/3))
 	blocks := (n + featureBlock - 1) / featureBlock
-	prog.start("features", n)
-	parallelBlocks(blocks, threads, func(k int64) {
+	prog.Start("features", n)
+	parallel.Blocks(blocks, threads, func(k int64) {
 		lo, hi := k*featureBlock, min((k+1)*featureBlock, n)
 		for v := lo; v < hi; v++ {
 			rng := newPCG(seed, streamFeatures, uint64(v))
@@ -54,7 +58,7 @@ func makeFeatures(types []int32, classes, dim int, signal float64, seed uint64, 
 				row[j] = float32((float32(s)-center)*norm) + x
 			}
 		}
-		prog.add(hi - lo)
+		prog.Add(hi - lo)
 	})
 	return feat
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime/debug"
 
+	"github.com/fanout-gnn/fanout/internal/parallel"
+
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/graph"
 )
@@ -43,8 +45,8 @@ func Generate(p Preset, opt Options) (*dataset.Dataset, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}
-	threads := threadCount(opt.Threads)
-	prog := newProgress(opt.Progress)
+	threads := parallel.Threads(opt.Threads)
+	prog := parallel.NewProgress(opt.Progress)
 	n := p.NumNodes()
 
 	perm := newIDPermutation(p.Scale, opt.Seed)

@@ -1,6 +1,9 @@
 package rmat
 
-import "github.com/fanout-gnn/fanout/graph"
+import (
+	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/parallel"
+)
 
 // labelBlock is the number of vertices per work unit of plantLabels.
 const labelBlock = 4096
@@ -11,18 +14,18 @@ const labelBlock = 4096
 // classes, so v's own type wins a tie it takes part in. A vertex's features
 // show its type, not its label: the label can only be read from the
 // neighbourhood. types is [NumNodes] in [0, classes).
-func plantLabels(g *graph.CSR, types []int32, classes, threads int, prog *progress) []int32 {
+func plantLabels(g *graph.CSR, types []int32, classes, threads int, prog *parallel.Progress) []int32 {
 	n := g.NumNodes
 	labels := make([]int32, n)
 	blocks := (n + labelBlock - 1) / labelBlock
-	prog.start("labels", n)
-	parallelBlocks(blocks, threads, func(k int64) {
+	prog.Start("labels", n)
+	parallel.Blocks(blocks, threads, func(k int64) {
 		cnt := make([]int32, classes)
 		lo, hi := k*labelBlock, min((k+1)*labelBlock, n)
 		for v := lo; v < hi; v++ {
 			labels[v] = voteLabel(g.Neighbors32(v), types, types[v], int32(classes), cnt)
 		}
-		prog.add(hi - lo)
+		prog.Add(hi - lo)
 	})
 	return labels
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/internal/parallel"
+
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/graph"
 )
@@ -75,7 +77,7 @@ func TestRMATQuadrants(t *testing.T) {
 	p, _ := Lookup("tiny")
 	p.Scale, p.Pairs = 10, 400_000
 	identity := idPermutation{mask: 1<<p.Scale - 1, shift: 32, mul: [4]uint32{1, 1, 1, 1}}
-	src, dst := rmatEdges(p, &identity, 7, 2, newProgress(nil))
+	src, dst := rmatEdges(p, &identity, 7, 2, parallel.NewProgress(nil))
 	for _, shift := range []int{p.Scale - 1, 0} {
 		var q [4]float64
 		for i := range src {

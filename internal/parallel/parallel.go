@@ -1,4 +1,6 @@
-package rmat
+// Package parallel holds the small fork-join helpers and the progress
+// reporter shared by the graph builder and the generator.
+package parallel
 
 import (
 	"runtime"
@@ -6,18 +8,18 @@ import (
 	"sync/atomic"
 )
 
-// threadCount resolves a requested worker count: n <= 0 means GOMAXPROCS.
-func threadCount(n int) int {
+// Threads resolves a requested worker count: n <= 0 means GOMAXPROCS.
+func Threads(n int) int {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
 	return max(n, 1)
 }
 
-// parallelRange splits [0, n) into `threads` contiguous parts and runs
+// Range splits [0, n) into `threads` contiguous parts and runs
 // fn(part, lo, hi) for each part on its own goroutine. Part t always covers
 // the same range for a given (n, threads); every part runs, empty or not.
-func parallelRange(n int64, threads int, fn func(part int, lo, hi int64)) {
+func Range(n int64, threads int, fn func(part int, lo, hi int64)) {
 	if threads <= 1 {
 		fn(0, 0, n)
 		return
@@ -34,10 +36,10 @@ func parallelRange(n int64, threads int, fn func(part int, lo, hi int64)) {
 	wg.Wait()
 }
 
-// parallelBlocks hands out the blocks [0, blocks) dynamically to `threads`
+// Blocks hands out the blocks [0, blocks) dynamically to `threads`
 // workers. Use it when blocks cost unequal time; fn must not depend on which
 // worker runs a block.
-func parallelBlocks(blocks int64, threads int, fn func(block int64)) {
+func Blocks(blocks int64, threads int, fn func(block int64)) {
 	if threads <= 1 || blocks < 2 {
 		for b := range blocks {
 			fn(b)
@@ -62,9 +64,9 @@ func parallelBlocks(blocks int64, threads int, fn func(block int64)) {
 	wg.Wait()
 }
 
-// progress serializes calls to a user's progress callback; a nil callback
-// makes every method a no-op. Workers add finished work with add.
-type progress struct {
+// Progress serializes calls to a user's progress callback; a nil callback
+// makes every method a no-op. Workers add finished work with Add.
+type Progress struct {
 	fn    func(stage string, done, total int64)
 	stage string
 	total int64
@@ -72,10 +74,10 @@ type progress struct {
 	mu    sync.Mutex
 }
 
-func newProgress(fn func(string, int64, int64)) *progress { return &progress{fn: fn} }
+func NewProgress(fn func(string, int64, int64)) *Progress { return &Progress{fn: fn} }
 
-// start begins a stage of `total` units and reports 0 done.
-func (p *progress) start(stage string, total int64) {
+// Start begins a stage of `total` units and reports 0 done.
+func (p *Progress) Start(stage string, total int64) {
 	if p.fn == nil {
 		return
 	}
@@ -86,8 +88,8 @@ func (p *progress) start(stage string, total int64) {
 	p.mu.Unlock()
 }
 
-// add records n more units of the current stage as done and reports it.
-func (p *progress) add(n int64) {
+// Add records n more units of the current stage as done and reports it.
+func (p *Progress) Add(n int64) {
 	if p.fn == nil {
 		return
 	}
