@@ -62,8 +62,13 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 	if ds.NumClasses < 2 {
 		return nil, fmt.Errorf("dataset %s: %d classes, need at least 2", ds.Name, ds.NumClasses)
 	}
-	if len(ds.Train) == 0 {
-		return nil, fmt.Errorf("dataset %s: the training split is empty", ds.Name)
+	for _, sp := range []struct {
+		name string
+		ids  []int64
+	}{{"training", ds.Train}, {"validation", ds.Valid}, {"test", ds.Test}} {
+		if len(sp.ids) == 0 {
+			return nil, fmt.Errorf("dataset %s: the %s split is empty", ds.Name, sp.name)
+		}
 	}
 	t := &Trainer{cfg: cfg, opt: opt, be: be, ds: ds,
 		adam: backend.AdamConfig{LR: cfg.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay}}

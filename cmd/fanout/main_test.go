@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/train"
 )
 
 // fanout runs the command line in-process and returns its exit code, stdout
@@ -102,4 +104,24 @@ func jsonFloat(f float64) string {
 		s = s[:6]
 	}
 	return s
+}
+
+func FuzzLoadConfig(f *testing.F) {
+	f.Add([]byte("epochs: 2\nhidden: 32\nfanouts: [10, 5]\n"))
+	f.Add([]byte("model: gcn\nlayers: 2\nfanouts: [-1, -1]\nlr: 0.01\nweight_decay: 5e-4\ndata: x\n"))
+	f.Add([]byte("colour: blue\n"))
+	f.Add([]byte("epochs: [\n"))
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Skip(err)
+		}
+		fc, err := loadConfig(path, train.Defaults())
+		if err == nil {
+			fc.Config.Validate() // must not panic whatever the values
+		} else if !strings.Contains(err.Error(), path) {
+			t.Fatalf("error %q does not name the file", err)
+		}
+	})
 }
