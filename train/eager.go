@@ -27,6 +27,9 @@ type EpochStats struct {
 // Run trains the remaining epochs with the eager driver: the host writes
 // each batch's seeds, issues the step, and reads the loss back.
 func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
+	if t.plan == nil {
+		return nil, errors.New("train: this trainer was made for the replay driver (Options.Replay); use RunReplay")
+	}
 	return t.runEpochs(ctx, t.trainEpoch)
 }
 
