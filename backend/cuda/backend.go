@@ -64,8 +64,11 @@ type Backend struct {
 	host       uintptr          // pinned host page: error record copy and count staging
 	pack       *argPack         // kernel arguments of the launch being issued
 	pin        runtime.Pinner
-	gemmSc     *gemmArgs // alpha and beta of the SGEMM being issued
-	ws         uintptr   // cuBLAS workspace
+	gemmSc     *gemmArgs   // alpha and beta of the SGEMM being issued
+	pads       []padRegion // stashed padding rows of capacity GEMMs, not yet put back (pad.go)
+	adamQ      adamQueue   // Adam updates not yet launched (adam.go)
+	flagQ      flagQueue   // FlagOverflow checks not yet launched (steps.go)
+	ws         uintptr     // cuBLAS workspace
 	wsClass    int64
 
 	err       error // sticky: first failure
@@ -81,7 +84,10 @@ const (
 	scratchRelabel
 	scratchColsum
 	scratchLoss
-	scratchPad
+	scratchPad0 // scratchPad0 + i: the stash of padding region i (pad.go)
+	scratchPad1
+	scratchPad2
+	scratchPad3
 	numScratch
 )
 

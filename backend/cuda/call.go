@@ -48,6 +48,9 @@ func (b *Backend) beginAlways(op string) call {
 	if code := int32(r); code != cudaSuccess {
 		c.fail(b.drv.err("cuCtxSetCurrent", int(code)))
 	}
+	if c.ok && b.hasDeferred() {
+		c.flushDeferred()
+	}
 	return c
 }
 
@@ -219,23 +222,43 @@ func (c *call) scratchZeroed(slot int, bytes int64) uintptr {
 // maxKernelArgs bounds the parameters of any kernel here.
 const maxKernelArgs = 24
 
+// maxStructArgBytes bounds the bytes of struct parameters of one launch.
+const maxStructArgBytes = 2048
+
 // argPack holds the parameters of one launch: each value in its own 8-byte
 // slot (4-byte values in the low half, which is where a little-endian read
-// of their real size finds them) and the pointer array cuLaunchKernel takes.
+// of their real size finds them), structs passed by value in raw, and the
+// pointer array cuLaunchKernel takes.
 type argPack struct {
-	vals [maxKernelArgs]uint64
-	ptrs [maxKernelArgs]uintptr
-	n    int
+	vals   [maxKernelArgs]uint64
+	rawOff [maxKernelArgs]int // offset of the parameter in raw, or -1
+	raw    [maxStructArgBytes]byte
+	rawN   int
+	ptrs   [maxKernelArgs]uintptr
+	n      int
 }
 
 // args starts the parameter list of the next launch.
 func (c *call) args() *argPack {
-	c.b.pack.n = 0
+	c.b.pack.n, c.b.pack.rawN = 0, 0
 	return c.b.pack
 }
 
 func (a *argPack) put(v uint64) *argPack {
 	a.vals[a.n] = v
+	a.rawOff[a.n] = -1
+	a.n++
+	return a
+}
+
+// bytes adds a struct parameter passed by value: its bytes laid out as the
+// kernel's struct (little-endian, C alignment), placed at a 16-byte aligned
+// offset. The caller keeps the total under maxStructArgBytes.
+func (a *argPack) bytes(v []byte) *argPack {
+	off := (a.rawN + 15) &^ 15
+	copy(a.raw[off:], v)
+	a.rawN = off + len(v)
+	a.rawOff[a.n] = off
 	a.n++
 	return a
 }
@@ -270,7 +293,11 @@ func (c *call) launch(name string, grid, block dim3, smem int) {
 	}
 	a := b.pack
 	for i := 0; i < a.n; i++ {
-		a.ptrs[i] = uintptr(unsafe.Pointer(&a.vals[i]))
+		if off := a.rawOff[i]; off >= 0 {
+			a.ptrs[i] = uintptr(unsafe.Pointer(&a.raw[off]))
+		} else {
+			a.ptrs[i] = uintptr(unsafe.Pointer(&a.vals[i]))
+		}
 	}
 	b.pin.Pin(a)
 	r, _, _ := purego.SyscallN(b.drv.cuLaunchKernel, fn, uintptr(grid.x), uintptr(grid.y), uintptr(grid.z),

@@ -99,8 +99,16 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	if !c.ok {
 		return
 	}
+	// Chunks of rows for the partial column sums: at least 64 rows, and
+	// few enough chunks that the grid stays near eight blocks per
+	// multiprocessor (fewer partials for column_sums to add).
+	vec := dim%4 == 0 && dys.ptr%16 == 0 && dxs.ptr%16 == 0 && (ys == nil || ys.ptr%16 == 0) && (ms == nil || ms.ptr%4 == 0)
+	name, colBlocks := "bias_act_dropout_bwd", (dim+31)/32
+	if vec {
+		name, colBlocks = "bias_act_dropout_bwd4", (dim+127)/128
+	}
 	chunkRows := 64
-	for (n.Cap+chunkRows-1)/chunkRows > 65535 {
+	for (n.Cap+chunkRows-1)/chunkRows > 65535 || ((n.Cap+chunkRows-1)/chunkRows)*colBlocks > 8*c.b.dev.sms && chunkRows < 1024 {
 		chunkRows *= 2
 	}
 	chunks := max(1, (n.Cap+chunkRows-1)/chunkRows)
@@ -110,10 +118,10 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	}
 	c.args().ptr(dys.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(relu).flag(p > 0).f32(scale).
 		ptr(ms.addr()).ptr(dxs.addr()).ptr(partial).i32(chunkRows)
-	c.launch("bias_act_dropout_bwd", dim3{uint32((dim + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	c.launch(name, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	if dbs != nil {
 		c.args().ptr(partial).ptr(nP).i32(n.Cap).i32(chunkRows).i32(dim).ptr(dbs.addr())
-		c.launch("column_sums", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+		c.launch("column_sums", d1(uint32((dim+31)/32)), dim3{32, 8, 1}, 0)
 	}
 }
 
@@ -161,31 +169,6 @@ func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, ou
 	}
 	c.args().ptr(ls.addr()).ptr(nP).i32(n.Cap).i32(classes).ptr(os.addr())
 	c.launch("argmax_rows", d1(c.blocks(int64(n.Cap), 8)), d1(256), 0)
-}
-
-// Adam updates param in place (see kernels/adam.cu); t is the 1-based
-// step at t.Off, read on the device (a step below 1 is reported by Sync).
-// While cfg.Skip (optional I32 flag, element 0) is non-zero on the device
-// the update is skipped, without a host read.
-func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
-	c := b.begin("Adam")
-	defer c.end()
-	ps := c.buf("param", param, backend.F32, 0)
-	if ps == nil {
-		return
-	}
-	size := ps.n
-	gs := c.buf("grad", grad, backend.F32, size)
-	ms := c.buf("m", m, backend.F32, size)
-	vs := c.buf("v", v, backend.F32, size)
-	tp := c.count("t", t)
-	skip := c.optBuf("cfg.Skip", cfg.Skip, backend.I32, 1)
-	if !c.ok || size == 0 {
-		return
-	}
-	c.args().ptr(ps.addr()).ptr(gs.addr()).ptr(ms.addr()).ptr(vs.addr()).i64(int64(size)).ptr(tp).
-		f32(cfg.LR).f32(cfg.Beta1).f32(cfg.Beta2).f32(cfg.Eps).f32(cfg.WeightDecay).ptr(skip.addr()).ptr(b.errDev)
-	c.launch("adam", d1(c.blocks(int64(size), 256)), d1(256), 0)
 }
 
 // AddCount adds delta to the int32 at cnt, on the device, unless unless

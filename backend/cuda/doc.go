@@ -38,8 +38,16 @@
 // make it look as if only live rows were multiplied: the padding rows of the
 // output are stashed and restored around the GEMM, and for the weight
 // gradient (a sum over rows) the padding rows of both inputs are stashed,
-// zeroed and restored (see linear.go). The capacity path wastes work in
+// zeroed and restored (see pad.go). The capacity path wastes work in
 // proportion to capacity over live rows, so it suits tight envelopes.
+//
+// Deferred launches. Some work is queued and launched together, before any
+// other op, copy, read, sync, free, mark or the end of a capture, so that
+// results equal launching each call in order: padding restores of the
+// capacity path (consecutive Linear ops over the same matrices share one
+// stash), Adam calls in a row (one launch for up to 16 parameters) and
+// FlagOverflow calls in a row (one launch). A device timer therefore sees
+// queued work at the next op's mark.
 //
 // Replay. *Backend implements backend.Capturer with CUDA graphs and
 // backend.Timer with CUDA events (capture.go). Every op reads its live

@@ -9,13 +9,12 @@ import (
 // Eagerly they read the live row count back (a host sync) and multiply only
 // live rows. While capturing a graph, or with Options.CapacityGemm, they
 // multiply the whole capacity, so that no host sync is needed, and behave as
-// if only live rows were multiplied: rows [live, Cap) of an output are moved
-// to scratch before the GEMM and put back after it (Linear and
-// LinearBackwardData), so they are left exactly as they were even when the
-// output is a view whose padding rows belong to someone else; and
-// LinearBackwardWeight, which sums over rows, moves the padding rows of x
-// and dy to scratch and zeroes them for the GEMM, then puts them back. Each
-// costs two small launches and traffic proportional to the padding.
+// if only live rows were multiplied (pad.go): the padding rows of an output
+// are stashed and put back, so they are left exactly as they were even when
+// the output is a view whose padding rows belong to someone else; and
+// LinearBackwardWeight, which sums over rows, sees its inputs' padding rows
+// as zeros (stashed, zeroed, put back). Consecutive Linear ops over the same
+// matrices share one stash; it is put back before any other op.
 
 // Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [n.Cap, in],
 // w [in, out], y [n.Cap, out].
@@ -31,9 +30,18 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	if !c.ok {
 		return
 	}
-	c.keepPadding(ys.addr(), out, nP, n.Cap, func(rows int) {
+	gemm := func(rows int) {
 		c.sgemm(false, false, rows, out, in, 1, xs.addr(), ws.addr(), beta(accumulate), ys.addr())
-	})
+	}
+	if c.exactRows() {
+		gemm(c.gemmRows(nP, n.Cap))
+		return
+	}
+	c.capacityGemm([]matrix{
+		{ptr: xs.ptr, cols: in, rows: n.Cap, nP: nP, role: roleRows},
+		{ptr: ws.ptr, cols: out, rows: in, role: roleWhole},
+		{ptr: ys.ptr, cols: out, rows: n.Cap, nP: nP, role: roleKeep},
+	}, func([]uintptr) { gemm(n.Cap) })
 }
 
 // LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate).
@@ -49,27 +57,18 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 	if !c.ok {
 		return
 	}
-	c.keepPadding(dxs.addr(), in, nP, n.Cap, func(rows int) {
+	gemm := func(rows int) {
 		c.sgemm(false, true, rows, in, out, 1, dys.addr(), ws.addr(), beta(accumulate), dxs.addr())
-	})
-}
-
-// keepPadding runs gemm(rows) so that rows [live, capRows) of the output
-// y [capRows, cols] keep their contents: eagerly gemm gets the live count;
-// on the capacity path it gets capRows and the padding rows are stashed
-// before and restored after.
-func (c *call) keepPadding(y uintptr, cols int, nP uintptr, capRows int, gemm func(rows int)) {
+	}
 	if c.exactRows() {
-		gemm(c.gemmRows(nP, capRows))
+		gemm(c.gemmRows(nP, n.Cap))
 		return
 	}
-	stash := c.scratch(scratchPad, int64(capRows)*int64(cols)*4)
-	work := int64(capRows) * int64(cols)
-	c.args().ptr(y).i32(cols).ptr(0).i32(0).ptr(nP).i32(capRows).ptr(stash).flag(false)
-	c.launch("pad_stash", d1(c.blocks(work, 256)), d1(256), 0)
-	gemm(capRows)
-	c.args().ptr(y).i32(cols).ptr(0).i32(0).ptr(nP).i32(capRows).ptr(stash).flag(true)
-	c.launch("pad_stash", d1(c.blocks(work, 256)), d1(256), 0)
+	c.capacityGemm([]matrix{
+		{ptr: dys.ptr, cols: out, rows: n.Cap, nP: nP, role: roleRows},
+		{ptr: ws.ptr, cols: out, rows: in, role: roleWhole},
+		{ptr: dxs.ptr, cols: in, rows: n.Cap, nP: nP, role: roleKeep},
+	}, func([]uintptr) { gemm(n.Cap) })
 }
 
 // LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate).
@@ -85,42 +84,18 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 	if !c.ok {
 		return
 	}
+	gemm := func(rows int, x, dy uintptr) {
+		c.sgemm(true, false, in, out, rows, 1, x, dy, beta(accumulate), dws.addr())
+	}
 	if c.exactRows() {
-		rows := c.gemmRows(nP, n.Cap)
-		c.sgemm(true, false, in, out, rows, 1, xs.addr(), dys.addr(), beta(accumulate), dws.addr())
+		gemm(c.gemmRows(nP, n.Cap), xs.addr(), dys.addr())
 		return
 	}
-	xa, xb := xs.ptr, xs.ptr+uintptr(n.Cap*in*4)
-	da, db := dys.ptr, dys.ptr+uintptr(n.Cap*out*4)
-	overlap := xa < db && da < xb
-	stash := c.scratch(scratchPad, int64(n.Cap)*int64(in+out)*4)
-	c.padStash(xs.ptr, in, dys.ptr, out, nP, n.Cap, stash, false, overlap)
-	c.sgemm(true, false, in, out, n.Cap, 1, xs.addr(), dys.addr(), beta(accumulate), dws.addr())
-	c.padStash(xs.ptr, in, dys.ptr, out, nP, n.Cap, stash, true, overlap)
-}
-
-// padStash launches pad_stash over x and dy, one at a time when they
-// overlap (restoring in the reverse order of stashing).
-func (c *call) padStash(x uintptr, in int, dy uintptr, out int, nP uintptr, rows int, stash uintptr, restore, overlap bool) {
-	work := int64(rows) * int64(in+out)
-	if !overlap {
-		c.args().ptr(x).i32(in).ptr(dy).i32(out).ptr(nP).i32(rows).ptr(stash).flag(restore)
-		c.launch("pad_stash", d1(c.blocks(work, 256)), d1(256), 0)
-		return
-	}
-	type mat struct {
-		p    uintptr
-		cols int
-		s    uintptr
-	}
-	ms := []mat{{x, in, stash}, {dy, out, stash + uintptr(rows*in*4)}}
-	if restore {
-		ms[0], ms[1] = ms[1], ms[0]
-	}
-	for _, m := range ms {
-		c.args().ptr(m.p).i32(m.cols).ptr(0).i32(0).ptr(nP).i32(rows).ptr(m.s).flag(restore)
-		c.launch("pad_stash", d1(c.blocks(work, 256)), d1(256), 0)
-	}
+	c.capacityGemm([]matrix{
+		{ptr: xs.ptr, cols: in, rows: n.Cap, nP: nP, role: roleZero},
+		{ptr: dys.ptr, cols: out, rows: n.Cap, nP: nP, role: roleZero},
+		{ptr: dws.ptr, cols: out, rows: in, role: roleWhole},
+	}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
 }
 
 // Gemm: c = alpha·op(a)·op(b) + beta·c with op(a) [m, k], op(b) [k, n],
@@ -149,8 +124,15 @@ func beta(accumulate bool) float32 {
 }
 
 // exactRows reports whether the Linear ops read the live count back
-// (eager use without CapacityGemm) rather than multiply the capacity.
-func (c *call) exactRows() bool { return !c.b.opt.CapacityGemm && !c.b.capturing }
+// (eager use without CapacityGemm) rather than multiply the capacity. The
+// exact path first puts back any stashed padding rows.
+func (c *call) exactRows() bool {
+	if c.b.opt.CapacityGemm || c.b.capturing {
+		return false
+	}
+	c.flushPads()
+	return true
+}
 
 // gemmRows reads the live count back to the host (a host sync), clamped to
 // [0, capRows].

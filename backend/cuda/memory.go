@@ -172,6 +172,13 @@ func (b *Backend) View(buf backend.Buffer, off, n int) backend.Buffer {
 // Free (freeing one does nothing).
 func (b *Backend) Free(buf backend.Buffer) {
 	b.mu.Lock()
+	deferred := !b.closed && b.hasDeferred()
+	b.mu.Unlock()
+	if deferred {
+		c := b.beginAlways("Free") // launches deferred work that may touch buf
+		c.end()
+	}
+	b.mu.Lock()
 	defer b.mu.Unlock()
 	if isNil(buf) {
 		return

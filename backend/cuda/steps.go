@@ -36,8 +36,11 @@ func (b *Backend) SliceSeeds(perm backend.Buffer, n, batch int, clock backend.Bu
 }
 
 // FlagOverflow sets flag (I32 [3]) to {1, clock[0], clock[1]} when the live
-// value of cnt exceeds cnt.Cap and flag[0] is 0, all on the device. One
-// single-thread launch.
+// value of cnt exceeds cnt.Cap and flag[0] is 0, all on the device. The
+// check is queued: FlagOverflow calls in a row with the same clock and flag
+// (a step checks every count of its plan) become one single-thread launch
+// that checks them in order; the queue is launched before any other op,
+// copy, read, sync, free, mark or the end of a capture.
 func (b *Backend) FlagOverflow(cnt backend.Count, clock, flag backend.Buffer) {
 	c := b.begin("FlagOverflow")
 	defer c.end()
@@ -47,8 +50,50 @@ func (b *Backend) FlagOverflow(cnt backend.Count, clock, flag backend.Buffer) {
 	if !c.ok {
 		return
 	}
-	c.args().ptr(p).i32(cnt.Cap).ptr(cs.addr()).ptr(fs.addr())
-	c.launch("flag_overflow", d1(1), d1(32), 0)
+	q := &b.flagQ
+	if len(q.cs) > 0 && (q.clock != cs.ptr || q.flag != fs.ptr || len(q.cs) == flagMax) {
+		c.flushFlags()
+	}
+	q.clock, q.flag = cs.ptr, fs.ptr
+	q.cs = append(q.cs, p)
+	q.caps = append(q.caps, cnt.Cap)
+}
+
+// flagMax is FLAG_MAX of kernels/steps.cu.
+const flagMax = 8
+
+// flagQueue holds queued FlagOverflow calls that share clock and flag.
+type flagQueue struct {
+	cs          []uintptr
+	caps        []int
+	clock, flag uintptr
+}
+
+// flushFlags launches the queued FlagOverflow checks (flag_overflows).
+func (c *call) flushFlags() {
+	q := &c.b.flagQ
+	if len(q.cs) == 0 {
+		return
+	}
+	var s structArg
+	for k := range flagMax {
+		var p uintptr
+		if k < len(q.cs) {
+			p = q.cs[k]
+		}
+		s.ptr(p)
+	}
+	for k := range flagMax {
+		var v int
+		if k < len(q.caps) {
+			v = q.caps[k]
+		}
+		s.i32(v)
+	}
+	s.i32(len(q.cs))
+	c.args().bytes(s.done()).ptr(q.clock).ptr(q.flag)
+	q.cs, q.caps = q.cs[:0], q.caps[:0]
+	c.launch("flag_overflows", d1(1), d1(32), 0)
 }
 
 // Accumulate adds loss[0] to acc[0] and the int32 at correct (not clamped:

@@ -54,6 +54,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	steps := fs.Int("steps", 20, "steps to measure (the epoch time is extrapolated)")
 	warmup := fs.Int("warmup", 3, "steps to run before measuring")
 	asJSON := fs.Bool("json", false, "print one JSON line per mode instead of a table")
+	prof := fs.Bool("profile", false, "add an eager pass with each op timed on the device, and print the ops that take the most time")
 	rf.cuda.add(fs)
 	hf := addHyperFlags(fs)
 	pos, err := parse(fs, args)
@@ -114,6 +115,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		} else {
 			printBench(stdout, rep)
 		}
+	}
+	if *prof {
+		rep := benchReport{Preset: ds.Name, Device: desc, TF32: rf.cuda.tf32, Date: time.Now().UTC().Format(time.DateOnly)}
+		return benchProfile(be, ds, cfg, rep, *steps, *warmup, *asJSON, stdout, stderr)
 	}
 	return nil
 }

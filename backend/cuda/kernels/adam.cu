@@ -5,10 +5,44 @@
 // The bias corrections are computed in float64 like the CPU backend. While
 // the optional flag *skip is non-zero nothing changes (and t is not checked:
 // a skipped step never incremented it).
+//
+// adam_multi updates up to ADAM_MAX parameters in one launch: tensor k owns
+// blocks [block0, block0 + ceil(n / ADAM_BLOCK_ITEMS)), each block a run of
+// ADAM_BLOCK_ITEMS elements, two per thread.
 #include "common.cuh"
 
-extern "C" __global__ void adam(float* p, const float* grad, float* m, float* v, i64 n, const int* tP, float lr,
-                                float b1, float b2, float eps, float wd, const int* skip, int* err) {
+#define ADAM_MAX 16
+#define ADAM_BLOCK_ITEMS 512
+
+struct AdamTensor {
+    float* p;
+    const float* g;
+    float* m;
+    float* v;
+    i64 n, block0;
+};
+
+struct AdamTable {
+    AdamTensor t[ADAM_MAX];
+    int count;
+};
+// adam.go lays these out by hand.
+typedef char adam_table_layout_check[(sizeof(AdamTensor) == 48 && sizeof(AdamTable) == 776) ? 1 : -1];
+
+// adam_elem updates one element from its loaded values and stores them.
+__device__ __forceinline__ void adam_elem(float* p, float* m, float* v, i64 i, float pi, float g, float mi0, float vi0,
+                                          float lrc, float rbc2, float b1, float b2, float eps, float wd) {
+    if (wd != 0.f) g += wd * pi;
+    float mi = b1 * mi0 + (1.f - b1) * g;
+    float vi = b2 * vi0 + (1.f - b2) * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    float denom = sqrtf(vi) * rbc2 + eps;
+    p[i] = pi - lrc * mi / denom;
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+adam_multi(AdamTable tb, const int* tP, float lr, float b1, float b2, float eps, float wd, const int* skip, int* err) {
     __shared__ float lrc, rbc2;
     __shared__ int ok;
     if (threadIdx.x == 0) {
@@ -27,14 +61,17 @@ extern "C" __global__ void adam(float* p, const float* grad, float* m, float* v,
     }
     __syncthreads();
     if (!ok) return;
-    for (i64 i = gtid(); i < n; i += gthreads()) {
-        float g = grad[i];
-        if (wd != 0.f) g += wd * p[i];
-        float mi = b1 * m[i] + (1.f - b1) * g;
-        float vi = b2 * v[i] + (1.f - b2) * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        float denom = sqrtf(vi) * rbc2 + eps;
-        p[i] -= lrc * mi / denom;
-    }
+    int k = 0;
+    for (int j = 1; j < tb.count && j < ADAM_MAX; j++)
+        if ((i64)blockIdx.x >= tb.t[j].block0) k = j;
+    AdamTensor a = tb.t[k];
+    // Two elements per thread, both loaded before either is stored (the
+    // arrays may alias).
+    i64 i0 = ((i64)blockIdx.x - a.block0) * ADAM_BLOCK_ITEMS + threadIdx.x, i1 = i0 + 256;
+    bool h0 = i0 < a.n, h1 = i1 < a.n;
+    float p0 = 0.f, g0 = 0.f, m0 = 0.f, v0 = 0.f, p1 = 0.f, g1 = 0.f, m1 = 0.f, v1 = 0.f;
+    if (h0) p0 = a.p[i0], g0 = a.g[i0], m0 = a.m[i0], v0 = a.v[i0];
+    if (h1) p1 = a.p[i1], g1 = a.g[i1], m1 = a.m[i1], v1 = a.v[i1];
+    if (h0) adam_elem(a.p, a.m, a.v, i0, p0, g0, m0, v0, lrc, rbc2, b1, b2, eps, wd);
+    if (h1) adam_elem(a.p, a.m, a.v, i1, p1, g1, m1, v1, lrc, rbc2, b1, b2, eps, wd);
 }

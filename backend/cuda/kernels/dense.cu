@@ -9,9 +9,9 @@
 // vec is set (dim % 4 == 0, aligned addresses).
 //
 // Backward: dx = dy * mask * scale * [y > 0 when relu] on live rows, and
-// dbias = column sums of dx, deterministic: bias_act_dropout_bwd writes one
-// partial sum per (chunk of chunkRows rows, column), column_sums adds the
-// partials of live chunks in chunk order in float64.
+// dbias = column sums of dx, deterministic: bias_act_dropout_bwd(4) writes
+// one partial sum per (chunk of chunkRows rows, column), column_sums adds
+// the partials of live chunks in a fixed order in float64.
 #include "common.cuh"
 #include "rng.cuh"
 
@@ -64,7 +64,8 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
 }
 
 // bias_act_dropout_bwd: grid (ceil(dim/32), ceil(cap/chunkRows)), block
-// (32, 8). partial (may be null) is [chunks, dim].
+// (32, 8): thread (x, y) of block (bx, by) handles column 32*bx + x and rows
+// r0 + y, r0 + y + 8, ... of chunk by. partial (may be null) is [chunks, dim].
 extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y, const int* nP, int cap, int dim,
                                                 int relu, int dropout, float scale, const unsigned char* mask,
                                                 float* dx, float* partial, int chunkRows) {
@@ -96,14 +97,96 @@ extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y,
     }
 }
 
-// column_sums: out[c] = sum over live chunks b of partial[b, c], in order.
+// bwd_elem is one element of the backward: dy gated by the mask and ReLU.
+__device__ __forceinline__ float bwd_elem(float g, float yv, unsigned char m, int relu, int dropout, float scale) {
+    if (dropout) g = m ? g * scale : 0.f;
+    if (relu && !(yv > 0.f)) g = 0.f;
+    return g;
+}
+
+__device__ __forceinline__ float4 bwd_elem4(float4 g, float4 yv, uchar4 m, int relu, int dropout, float scale) {
+    return make_float4(bwd_elem(g.x, yv.x, m.x, relu, dropout, scale), bwd_elem(g.y, yv.y, m.y, relu, dropout, scale),
+                       bwd_elem(g.z, yv.z, m.z, relu, dropout, scale), bwd_elem(g.w, yv.w, m.w, relu, dropout, scale));
+}
+
+// bias_act_dropout_bwd4: bias_act_dropout_bwd over 16-byte words (dim % 4
+// == 0, aligned addresses): grid (ceil(dim/128), chunks), block (32, 8);
+// thread x handles columns 4*(32*bx + x) .. +3. Each thread adds its rows in
+// the same order as bias_act_dropout_bwd, so partial is bitwise the same.
+// Two rows are loaded before either is stored (dx may alias dy).
+extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4* y, const int* nP, int cap, int dim,
+                                                 int relu, int dropout, float scale, const uchar4* mask, float4* dx,
+                                                 float* partial, int chunkRows) {
+    __shared__ float4 red[8][33];
+    int n = live_count(nP, cap);
+    int words = dim >> 2;
+    int c = blockIdx.x * 32 + threadIdx.x;
+    int r0 = blockIdx.y * chunkRows;
+    if (r0 >= n) return;
+    int r1 = min(r0 + chunkRows, n);
+    float4 s = make_float4(0.f, 0.f, 0.f, 0.f);
+    const float4 zero = make_float4(0.f, 0.f, 0.f, 0.f);
+    const uchar4 one = make_uchar4(1, 1, 1, 1);
+    if (c < words) {
+        for (int r = r0 + threadIdx.y; r < r1; r += 16) {
+            bool two = r + 8 < r1;
+            i64 ia = (i64)r * words + c, ib = ia + 8 * (i64)words;
+            float4 ga = dy[ia], gb = two ? dy[ib] : zero;
+            float4 ya = relu ? y[ia] : zero, yb = relu && two ? y[ib] : zero;
+            uchar4 ma = dropout ? mask[ia] : one, mb = dropout && two ? mask[ib] : one;
+            ga = bwd_elem4(ga, ya, ma, relu, dropout, scale);
+            dx[ia] = ga;
+            s.x += ga.x, s.y += ga.y, s.z += ga.z, s.w += ga.w;
+            if (two) {
+                gb = bwd_elem4(gb, yb, mb, relu, dropout, scale);
+                dx[ib] = gb;
+                s.x += gb.x, s.y += gb.y, s.z += gb.z, s.w += gb.w;
+            }
+        }
+    }
+    if (partial == 0) return;
+    red[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < words) {
+        float4 t = zero;
+#pragma unroll
+        for (int k = 0; k < 8; k++) {
+            float4 v = red[k][threadIdx.x];
+            t.x += v.x, t.y += v.y, t.z += v.z, t.w += v.w;
+        }
+        *(float4*)(partial + (i64)blockIdx.y * dim + 4 * c) = t;
+    }
+}
+
+// column_sums: out[c] = sum over live chunks b of partial[b, c] in float64.
+// Grid ceil(dim/32), block (32, 8): thread (x, y) adds chunks y, y + 8, ...
+// of column 32*bx + x in order, then the eight sums are added in order of
+// y: a fixed order, so the result is deterministic.
 extern "C" __global__ void column_sums(const float* partial, const int* nP, int cap, int chunkRows, int dim,
                                        float* out) {
+    __shared__ double red[8][33];
     int n = live_count(nP, cap);
     int chunks = (n + chunkRows - 1) / chunkRows;
-    for (i64 c = gtid(); c < dim; c += gthreads()) {
-        double s = 0.0;
-        for (int b = 0; b < chunks; b++) s += partial[(i64)b * dim + c];
-        out[c] = (float)s;
+    int c = blockIdx.x * 32 + threadIdx.x;
+    double s = 0.0;
+    if (c < dim) {
+        int b = threadIdx.y;
+        for (; b + 24 < chunks; b += 32) {
+            float v0 = partial[(i64)b * dim + c], v1 = partial[(i64)(b + 8) * dim + c];
+            float v2 = partial[(i64)(b + 16) * dim + c], v3 = partial[(i64)(b + 24) * dim + c];
+            s += v0;
+            s += v1;
+            s += v2;
+            s += v3;
+        }
+        for (; b < chunks; b += 8) s += partial[(i64)b * dim + c];
+    }
+    red[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < dim) {
+        double t = 0.0;
+#pragma unroll
+        for (int k = 0; k < 8; k++) t += red[k][threadIdx.x];
+        out[c] = (float)t;
     }
 }

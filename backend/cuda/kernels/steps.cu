@@ -19,14 +19,26 @@ extern "C" __global__ void slice_seeds(const int* perm, i64 n, int batch, const 
     if (gtid() == 0) *count = (int)live;
 }
 
-// flag_overflow: when *c > cap and flag[0] == 0, flag = {1, clock[0],
-// clock[1]}. One thread.
-extern "C" __global__ void flag_overflow(const int* c, int cap, const int* clock, int* flag) {
+// flag_overflows: for each of up to FLAG_MAX counts in order, when *c[k] >
+// cap[k] and flag[0] == 0, flag = {1, clock[0], clock[1]} (the queued
+// FlagOverflow calls of one step). One thread.
+#define FLAG_MAX 8
+struct FlagCounts {
+    const int* c[FLAG_MAX];
+    int cap[FLAG_MAX];
+    int count;
+};
+// steps.go lays this out by hand.
+typedef char flag_counts_layout_check[sizeof(FlagCounts) == 104 ? 1 : -1];
+
+extern "C" __global__ void flag_overflows(FlagCounts fc, const int* clock, int* flag) {
     if (gtid() != 0) return;
-    if (*c > cap && flag[0] == 0) {
-        flag[1] = clock[0];
-        flag[2] = clock[1];
-        flag[0] = 1;
+    for (int k = 0; k < fc.count && k < FLAG_MAX; k++) {
+        if (*fc.c[k] > fc.cap[k] && flag[0] == 0) {
+            flag[1] = clock[0];
+            flag[2] = clock[1];
+            flag[0] = 1;
+        }
     }
 }
 

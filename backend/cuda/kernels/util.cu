@@ -1,4 +1,4 @@
-// util.cu: small kernels: fills, count arithmetic and zeroing of padding rows.
+// util.cu: small kernels: fills, count arithmetic and the padding rows of capacity GEMMs.
 #include "common.cuh"
 
 // fill_u64: p[i] = v for i < n (8-byte fill; 4- and 1-byte fills use memset).
@@ -11,26 +11,63 @@ extern "C" __global__ void add_count(int* c, int delta, const int* unless) {
     if (gtid() == 0 && (unless == 0 || *unless == 0)) *c += delta;
 }
 
-// pad_stash: padding rows [live, cap) of a [cap, colsA] and b [cap, colsB]
-// (b may be null; a and b must not overlap). restore == 0: copy them to the
-// stash s (a's rows from s[0], b's from s[cap * colsA]) and zero them;
-// restore != 0: copy them back. Lets a GEMM run over the whole capacity
-// while only live rows contribute, without changing its inputs.
-extern "C" __global__ void pad_stash(float* a, int colsA, float* b, int colsB, const int* nP, int cap, float* s,
-                                     int restore) {
-    int n = live_count(nP, cap);
-    i64 padA = (i64)(cap - n) * colsA, padB = b ? (i64)(cap - n) * colsB : 0;
-    float* a0 = a + (i64)n * colsA;
-    float* b0 = b ? b + (i64)n * colsB : 0;
-    float* sb = s + (i64)cap * colsA;
-    for (i64 i = gtid(); i < padA + padB; i += gthreads()) {
-        float* p = i < padA ? a0 + i : b0 + (i - padA);
-        float* q = i < padA ? s + i : sb + (i - padA);
-        if (restore) {
-            *p = *q;
+// pad_regions: for each region k < rs.count, a float32 matrix [cap, cols]
+// at p whose padding rows [live, cap) (live = *nP, clamped) are saved to,
+// zeroed in or restored from the stash s (padding element i at s[i]):
+//   PAD_SAVE s = p; PAD_SAVE_ZERO s = p, p = 0; PAD_ZERO p = 0; PAD_RESTORE p = s.
+// Lets a GEMM run over the whole capacity as if over live rows only (see
+// pad.go). Regions of one launch must not overlap. 16-byte words when vec
+// (cols % 4 == 0, p and s 16-byte aligned).
+#define PAD_MAX 4
+#define PAD_SAVE 1
+#define PAD_SAVE_ZERO 2
+#define PAD_ZERO 3
+#define PAD_RESTORE 4
+
+struct PadRegion {
+    float* p;
+    float* s;
+    const int* nP;
+    int cols, cap, mode, vec;
+};
+
+struct PadRegions {
+    PadRegion r[PAD_MAX];
+    int count;
+};
+// pad.go lays these out by hand.
+typedef char pad_regions_layout_check[(sizeof(PadRegion) == 40 && sizeof(PadRegions) == 168) ? 1 : -1];
+
+template <typename V>
+__device__ __forceinline__ void pad_apply(V* p, V* s, i64 total, int mode, V zero) {
+    for (i64 i = gtid(); i < total; i += gthreads()) {
+        if (mode == PAD_RESTORE) {
+            p[i] = s[i];
+        } else if (mode == PAD_ZERO) {
+            p[i] = zero;
         } else {
-            *q = *p;
-            *p = 0.0f;
+            s[i] = p[i];
+            if (mode == PAD_SAVE_ZERO) p[i] = zero;
         }
     }
+}
+
+extern "C" __global__ void pad_regions(PadRegions rs) {
+    for (int k = 0; k < rs.count && k < PAD_MAX; k++) {
+        PadRegion r = rs.r[k];
+        int n = live_count(r.nP, r.cap);
+        i64 base = (i64)n * r.cols, total = (i64)(r.cap - n) * r.cols;
+        if (r.vec)
+            pad_apply<float4>((float4*)(r.p + base), (float4*)r.s, total >> 2, r.mode, make_float4(0.f, 0.f, 0.f, 0.f));
+        else
+            pad_apply<float>(r.p + base, r.s, total, r.mode, 0.f);
+    }
+}
+
+// masked_copy: dst[r, :] = src[r, :] for rows r < live (*nP, clamped) and 0
+// for live <= r < cap: a summed GEMM input with zero padding rows, for
+// inputs that alias each other (see pad.go).
+extern "C" __global__ void masked_copy(const float* src, float* dst, const int* nP, int cols, int cap) {
+    i64 live = (i64)live_count(nP, cap) * cols, total = (i64)cap * cols;
+    for (i64 i = gtid(); i < total; i += gthreads()) dst[i] = i < live ? src[i] : 0.f;
 }

@@ -1,0 +1,129 @@
+package cuda
+
+import (
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// Adam calls are queued and launched together (kernels/adam.cu's
+// adam_multi, one launch for up to adamMax parameters): a model's update is
+// one Adam call per parameter, back to back, with the same step counter and
+// configuration. The queue is launched before any other op, copy, read,
+// sync, free, mark or the end of a capture, before an Adam call with
+// another step counter or configuration, and before one whose arrays
+// overlap a queued call's, so the result equals launching each call in
+// order.
+
+// adamMax is ADAM_MAX of kernels/adam.cu: parameters per launch.
+const adamMax = 16
+
+// adamBlockItems is ADAM_BLOCK_ITEMS of kernels/adam.cu: elements per block.
+const adamBlockItems = 512
+
+// adamTensor is one queued parameter: device addresses and length.
+type adamTensor struct {
+	p, g, m, v uintptr
+	n          int64
+}
+
+// adamQueue holds queued Adam calls that share tP, cfg and skip.
+type adamQueue struct {
+	ts   []adamTensor
+	tP   uintptr
+	cfg  backend.AdamConfig // Skip is replaced by skip
+	skip uintptr
+}
+
+// Adam updates param in place (see kernels/adam.cu); t is the 1-based
+// step at t.Off, read on the device (a step below 1 is reported by Sync).
+// While cfg.Skip (optional I32 flag, element 0) is non-zero on the device
+// the update is skipped, without a host read. The launch is deferred (see
+// above): Adam calls in a row become one launch.
+func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
+	c := b.begin("Adam")
+	defer c.end()
+	ps := c.buf("param", param, backend.F32, 0)
+	if ps == nil {
+		return
+	}
+	size := ps.n
+	gs := c.buf("grad", grad, backend.F32, size)
+	ms := c.buf("m", m, backend.F32, size)
+	vs := c.buf("v", v, backend.F32, size)
+	tp := c.count("t", t)
+	skip := c.optBuf("cfg.Skip", cfg.Skip, backend.I32, 1)
+	if !c.ok || size == 0 {
+		return
+	}
+	q := &b.adamQ
+	cfg.Skip = nil
+	nt := adamTensor{p: ps.ptr, g: gs.ptr, m: ms.ptr, v: vs.ptr, n: int64(size)}
+	if len(q.ts) > 0 && (q.tP != tp || q.cfg != cfg || q.skip != skip.addr() || len(q.ts) == adamMax || q.overlaps(nt)) {
+		c.flushAdam()
+	}
+	if len(q.ts) == 0 {
+		q.tP, q.cfg, q.skip = tp, cfg, skip.addr()
+	}
+	q.ts = append(q.ts, nt)
+}
+
+// overlaps reports whether any array of t overlaps any array of a queued
+// tensor.
+func (q *adamQueue) overlaps(t adamTensor) bool {
+	bytes := uintptr(t.n) * 4
+	for _, o := range q.ts {
+		ob := uintptr(o.n) * 4
+		for _, x := range [4]uintptr{t.p, t.g, t.m, t.v} {
+			for _, y := range [4]uintptr{o.p, o.g, o.m, o.v} {
+				if x < y+ob && y < x+bytes {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// flushAdam launches the queued Adam calls (adam_multi).
+func (c *call) flushAdam() {
+	b := c.b
+	q := &b.adamQ
+	if len(q.ts) == 0 {
+		return
+	}
+	var s structArg
+	var blocks int64
+	for _, t := range q.ts {
+		s.ptr(t.p).ptr(t.g).ptr(t.m).ptr(t.v).i64(t.n).i64(blocks)
+		blocks += (t.n + adamBlockItems - 1) / adamBlockItems
+	}
+	s.zeros(48 * (adamMax - len(q.ts))).i32(len(q.ts))
+	cfg := q.cfg
+	c.args().bytes(s.done()).ptr(q.tP).f32(cfg.LR).f32(cfg.Beta1).f32(cfg.Beta2).f32(cfg.Eps).f32(cfg.WeightDecay).
+		ptr(q.skip).ptr(b.errDev)
+	q.ts = q.ts[:0]
+	c.launch("adam_multi", d1(uint32(blocks)), d1(256), 0)
+}
+
+// flushDeferred launches the work queued by earlier calls before op: the
+// Adam queue unless op is Adam, the FlagOverflow queue unless op is
+// FlagOverflow, the padding restores unless op is a Linear op. (Each op
+// flushes the queues of other kinds, so at most one kind is pending.)
+// Called by beginAlways.
+func (c *call) flushDeferred() {
+	if c.op != "Adam" {
+		c.flushAdam()
+	}
+	if c.op != "FlagOverflow" {
+		c.flushFlags()
+	}
+	switch c.op {
+	case "Linear", "LinearBackwardData", "LinearBackwardWeight":
+	default:
+		c.flushPads()
+	}
+}
+
+// hasDeferred reports whether any queue holds work (the lock is held).
+func (b *Backend) hasDeferred() bool {
+	return len(b.pads) > 0 || len(b.adamQ.ts) > 0 || len(b.flagQ.cs) > 0
+}

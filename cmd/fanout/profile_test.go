@@ -1,0 +1,41 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestBenchProfile: --profile adds an eager pass whose JSON line lists the
+// step's ops with their calls per step (the CPU backend has no timer, so
+// times are zero).
+func TestBenchProfile(t *testing.T) {
+	code, stdout, stderr := fanout(t, "bench", "--preset", "tiny", "--device", "cpu", "--threads", "2",
+		"--mode", "eager", "--steps", "2", "--warmup", "1", "--profile", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want one JSON line for eager and one for the profile, got %q", stdout)
+	}
+	var pr profileReport
+	if err := json.Unmarshal([]byte(lines[1]), &pr); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]float64{}
+	for _, o := range pr.Ops {
+		calls[o.Name] = o.CallsPerStep
+	}
+	// tiny: SAGE with 2 layers; per step 2 sampled hops, 4 forward GEMMs,
+	// one Adam call per parameter (3 per layer).
+	want := map[string]float64{"SampleLayer": 2, "Relabel": 2, "Linear": 4, "Adam": 6, "SoftmaxCrossEntropy": 1}
+	for name, n := range want {
+		if calls[name] != n {
+			t.Errorf("%s: %v calls per step, want %v (all: %v)", name, calls[name], n, calls)
+		}
+	}
+	if pr.Mode != "profile" || pr.Steps != 2 || pr.Timed {
+		t.Errorf("report header %+v", pr)
+	}
+}
