@@ -94,8 +94,16 @@ func TestReplayMatchesEagerCUDA(t *testing.T) {
 		if len(want) < 100 {
 			t.Fatalf("only %d steps", len(want))
 		}
-		worst := relClose(t, model+" replay vs eager", got, want, 1e-5)
-		t.Logf("%s: %d steps, largest relative difference %.2g; %d captures, %d overflows", model, len(want), worst, st.Captures, st.Overflows)
+		// The default aggregation backward adds with float atomics, so two
+		// eager runs already differ in the last bits, and training amplifies
+		// that: measured on an H200, losses at step 91 of the same eager run
+		// come out 1.1627429 or 1.162729 (1.2e-5 apart). Hold the first 50
+		// steps to 1e-5 and all 100 to 1e-4; the deterministic path is held to
+		// bitwise equality in TestReplayBitwiseDeterministicCUDA.
+		early := relClose(t, model+" replay vs eager, first 50 steps", got[:50], want[:50], 1e-5)
+		worst := relClose(t, model+" replay vs eager", got, want, 1e-4)
+		t.Logf("%s: %d steps, largest relative difference %.2g (first 50: %.2g); %d captures, %d overflows",
+			model, len(want), worst, early, st.Captures, st.Overflows)
 	}
 }
 
