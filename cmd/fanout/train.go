@@ -69,16 +69,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if rf.resume && rf.out == "" {
 		return errors.New("--resume needs --out RUNDIR")
 	}
-	ds, err := loadDataset(rf.src, rf.threads, stderr)
-	if err != nil {
-		return err
-	}
-	defer ds.Close()
 	be, desc, err := openBackend(rf.device, rf.threads, rf.cuda, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeBackend(be)
+	ds, err := loadDataset(rf.src, rf.threads, stderr)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
 	rf.mode = resolveMode(rf.mode, be)
 	if rf.out != "" {
 		if err := os.MkdirAll(rf.out, 0o755); err != nil {
