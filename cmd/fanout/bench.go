@@ -45,17 +45,12 @@ type benchReport struct {
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
 	var rf runFlags
-	fs.StringVar(&rf.src.data, "data", "", "dataset directory (default: generate --preset in memory)")
-	fs.StringVar(&rf.src.preset, "preset", "products-sim", "preset to generate in memory: "+presetNames())
-	fs.StringVar(&rf.device, "device", "auto", "auto, cpu, cuda or cuda:N")
-	fs.IntVar(&rf.threads, "threads", 0, "CPU worker threads (0 = all cores)")
+	rf.add(fs, "products-sim")
 	mode := fs.String("mode", "auto", "driver: eager, replay, both (eager and replay measured in one run), or auto (replay on a GPU, eager on the CPU)")
-	margin := fs.Float64("envelope-margin", 1.15, "replay: capacities = largest observed batch sizes x this margin")
 	steps := fs.Int("steps", 20, "steps to measure (the epoch time is extrapolated)")
 	warmup := fs.Int("warmup", 3, "steps to run before measuring")
 	asJSON := fs.Bool("json", false, "print one JSON line per mode instead of a table")
 	prof := fs.Bool("profile", false, "add an eager pass with each op timed on the device, and print the ops that take the most time")
-	rf.cuda.add(fs)
 	hf := addHyperFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -101,7 +96,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			b = withCapture(be)
 		}
 		fmt.Fprintf(stderr, "measuring %d %s steps (after %d warm-up) of %s on %s\n", *steps, m, *warmup, ds.Name, desc)
-		if err := benchMode(b, ds, cfg, &rep, *steps, *warmup, *margin); err != nil {
+		if err := benchMode(b, ds, cfg, &rep, *steps, *warmup, rf.margin); err != nil {
 			return err
 		}
 		if m == "eager" {

@@ -22,6 +22,17 @@ type source struct {
 	seed         uint64
 }
 
+// add registers the flags train and bench share: where the data comes
+// from, the device, threads, the replay envelope's margin and the GPU options.
+func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
+	fs.StringVar(&rf.src.data, "data", "", "dataset directory (default: generate --preset in memory)")
+	fs.StringVar(&rf.src.preset, "preset", preset, "built-in preset to generate in memory when --data is not given: "+presetNames())
+	fs.StringVar(&rf.device, "device", "auto", "auto, cpu, cuda or cuda:N")
+	fs.IntVar(&rf.threads, "threads", 0, "CPU worker threads (0 = all cores)")
+	fs.Float64Var(&rf.margin, "envelope-margin", 1.15, "replay: capacities = largest observed batch sizes x this margin")
+	rf.cuda.add(fs)
+}
+
 // runFlags are the flags of train that are not hyper-parameters.
 type runFlags struct {
 	src     source
@@ -38,16 +49,11 @@ type runFlags struct {
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
 	var rf runFlags
-	fs.StringVar(&rf.src.data, "data", "", "dataset directory (default: generate --preset in memory)")
-	fs.StringVar(&rf.src.preset, "preset", "tiny", "built-in preset to generate in memory when --data is not given: "+presetNames())
+	rf.add(fs, "tiny")
 	fs.StringVar(&rf.config, "config", "", "YAML file with training settings (flags override it)")
-	fs.StringVar(&rf.device, "device", "auto", "auto, cpu, cuda or cuda:N")
 	fs.StringVar(&rf.out, "out", "", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)")
 	fs.BoolVar(&rf.resume, "resume", false, "continue from OUT/last.ckpt")
-	fs.IntVar(&rf.threads, "threads", 0, "CPU worker threads (0 = all cores)")
 	fs.StringVar(&rf.mode, "mode", "auto", "driver: eager (host-driven), replay (whole step captured once and replayed) or auto (replay on a GPU, eager on the CPU)")
-	fs.Float64Var(&rf.margin, "envelope-margin", 1.15, "replay: capacities = largest observed batch sizes x this margin")
-	rf.cuda.add(fs)
 	hf := addHyperFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
