@@ -23,6 +23,14 @@ type Options struct {
 	// per call) and multiplying only live rows. It pays off when capacities
 	// are close to the live counts.
 	CapacityGemm bool
+	// Deterministic makes AggregateBackward sort the edges by source and
+	// gather (no float atomics), so that its results, and training runs,
+	// are bitwise reproducible; it costs some time (see aggregate_det.go).
+	// The bias gradient's row chunks then no longer depend on capacity up to
+	// 4M rows. Eager and replayed runs are bitwise equal only when their
+	// matrix products have the same shapes (CapacityGemm and the same
+	// capacities): cuBLAS may sum in a different order for other shapes.
+	Deterministic bool
 }
 
 // Stats counts what the backend asked of the device since New or the last
@@ -88,6 +96,7 @@ const (
 	scratchPad1
 	scratchPad2
 	scratchPad3
+	scratchDetAgg // deterministic AggregateBackward's sort (aggregate_det.go)
 	numScratch
 )
 

@@ -316,3 +316,42 @@ func BenchmarkUploadGraph(b *testing.B) {
 	}
 	b.ReportMetric(float64(csr.NumEdges()*4+int64(len(csr.Indptr))*8)/1e9/(b.Elapsed().Seconds()/float64(b.N)), "GB/s")
 }
+
+// BenchmarkAggregateBackwardDet compares the atomic aggregation backward
+// with the deterministic one (Options.Deterministic) at products-sim's
+// shapes: the bottom block (50k destinations, 250k edges, 130k sources,
+// dim 100) and the middle one (8k, 76k, 50k, dim 256).
+func BenchmarkAggregateBackwardDet(b *testing.B) {
+	shapes := []struct {
+		name                    string
+		nDst, nEdges, nSrc, dim int
+	}{{"bottom", 50000, 250000, 130000, 100}, {"middle", 8000, 76000, 50000, 256}}
+	for _, s := range shapes {
+		for _, det := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/deterministic=%t", s.name, det), func(b *testing.B) {
+				be := openTest(b, Options{Deterministic: det})
+				r := rand.New(rand.NewPCG(5, 5))
+				indptr := make([]int32, s.nDst+1)
+				indices := make([]int32, s.nEdges)
+				for i := range s.nDst {
+					indptr[i+1] = int32(int64(i+1) * int64(s.nEdges) / int64(s.nDst))
+				}
+				for e := range indices {
+					indices[e] = int32(r.IntN(s.nSrc))
+				}
+				blk := &backend.Block{
+					NumDst: countBuf(b, be, s.nDst, s.nDst), NumEdges: countBuf(b, be, s.nEdges, s.nEdges),
+					NumSrc: countBuf(b, be, s.nSrc, s.nSrc), Indptr: upload(b, be, indptr), Indices: upload(b, be, indices),
+				}
+				ew, sw := alloc(b, be, backend.F32, s.nEdges), alloc(b, be, backend.F32, s.nDst)
+				be.MeanWeights(blk, ew)
+				be.Fill(sw, 0.5)
+				dout, dx := alloc(b, be, backend.F32, s.nDst*s.dim), alloc(b, be, backend.F32, s.nSrc*s.dim)
+				be.Fill(dout, 0.25)
+				be.Fill(dx, 0)
+				bytes := int64(s.nEdges)*int64(s.dim)*8 + int64(s.nSrc)*int64(s.dim)*8
+				measure(b, be, bytes, func() { be.AggregateBackward(blk, ew, sw, dout, s.dim, dx) })
+			})
+		}
+	}
+}

@@ -108,7 +108,9 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 		name, colBlocks = "bias_act_dropout_bwd4", (dim+127)/128
 	}
 	chunkRows := 64
-	for (n.Cap+chunkRows-1)/chunkRows > 65535 || ((n.Cap+chunkRows-1)/chunkRows)*colBlocks > 8*c.b.dev.sms && chunkRows < 1024 {
+	// With Options.Deterministic the chunks (and so the order of the
+	// bias gradient's sums) depend on the capacity only past 4M rows.
+	for (n.Cap+chunkRows-1)/chunkRows > 65535 || !c.b.opt.Deterministic && ((n.Cap+chunkRows-1)/chunkRows)*colBlocks > 8*c.b.dev.sms && chunkRows < 1024 {
 		chunkRows *= 2
 	}
 	chunks := max(1, (n.Cap+chunkRows-1)/chunkRows)

@@ -60,9 +60,14 @@
 //
 // Determinism. Sampling, relabelling, gathering, the forward aggregation,
 // dropout, the loss and its reductions (column sums, the mean loss) are
-// bitwise deterministic. AggregateBackward scatters with float atomics (16-byte
-// vector reductions on sm_90) and is not bitwise deterministic: results vary
-// in the last bits between runs.
+// bitwise deterministic. AggregateBackward by default scatters with float
+// atomics (16-byte vector reductions on sm_90) and is not bitwise
+// deterministic: results vary in the last bits between runs. With
+// Options.Deterministic it sorts the edges by source (a stable radix sort on
+// the device) and gathers each source row's terms in edge order
+// (aggregate_det.go), so that a whole training run is bitwise reproducible.
+// Eager and replayed runs then agree bitwise when their matrix products have
+// the same shapes (CapacityGemm and equal capacities).
 //
 // Memory. Buffers come from a caching pool with size classes; Free returns a
 // block to the pool, and the pool gives cached blocks back to the driver when

@@ -68,20 +68,35 @@ func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Bu
 	c.launch("gcn_weights", g, t, 0)
 }
 
+// aggArgs are the validated arguments of Aggregate or AggregateBackward.
+type aggArgs struct {
+	a               blockArgs
+	ew, sw, in, out *buffer
+}
+
+// aggregateArgs validates the arguments of Aggregate (inRows srcRows,
+// outRows dstRows) or AggregateBackward (the other way round).
+func (c *call) aggregateArgs(blk *backend.Block, edgeW, selfW, in backend.Buffer, dim int, out backend.Buffer, inRows, outRows func(blockArgs) int) (aggArgs, bool) {
+	var g aggArgs
+	c.dim("dim", dim)
+	g.a = c.block(blk)
+	g.ew = c.optBuf("edgeW", edgeW, backend.F32, g.a.edgeCap)
+	g.sw = c.optBuf("selfW", selfW, backend.F32, g.a.dstCap)
+	if !c.ok {
+		return g, false
+	}
+	g.in = c.buf("x", in, backend.F32, inRows(g.a)*dim)
+	g.out = c.buf("out", out, backend.F32, outRows(g.a)*dim)
+	return g, c.ok
+}
+
 // aggregate validates and launches aggregate_fwd* or aggregate_bwd*.
 func (c *call) aggregate(kind string, blk *backend.Block, edgeW, selfW, in backend.Buffer, dim int, out backend.Buffer, inRows, outRows func(blockArgs) int) {
-	c.dim("dim", dim)
-	a := c.block(blk)
-	ew := c.optBuf("edgeW", edgeW, backend.F32, a.edgeCap)
-	sw := c.optBuf("selfW", selfW, backend.F32, a.dstCap)
-	if !c.ok {
+	v, ok := c.aggregateArgs(blk, edgeW, selfW, in, dim, out, inRows, outRows)
+	if !ok {
 		return
 	}
-	xs := c.buf("x", in, backend.F32, inRows(a)*dim)
-	os := c.buf("out", out, backend.F32, outRows(a)*dim)
-	if !c.ok {
-		return
-	}
+	a, ew, sw, xs, os := v.a, v.ew, v.sw, v.in, v.out
 	name, vecs := kind+"1", dim
 	if dim%4 == 0 && xs.ptr%16 == 0 && os.ptr%16 == 0 {
 		name, vecs = kind+"4", dim/4
@@ -108,10 +123,19 @@ func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, 
 
 // AggregateBackward accumulates into dx [NumSrc.Cap, dim]:
 // dx[Indices[e], :] += edgeW[e]·dout[i, :] and dx[i, :] += selfW[i]·dout[i, :]
-// for live destinations i. It scatters with float atomicAdd, so the order
-// of additions, and the last bits of dx, can vary between runs.
+// for live destinations i. By default it scatters with float atomicAdd, so
+// the order of additions, and the last bits of dx, can vary between runs.
+// With Options.Deterministic it sorts the edges by source and gathers
+// (aggregate_det.go): bitwise reproducible, at some cost.
 func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
 	c := b.begin("AggregateBackward")
 	defer c.end()
-	c.aggregate("aggregate_bwd", blk, edgeW, selfW, dout, dim, dx, dstRows, srcRows)
+	if !b.opt.Deterministic {
+		c.aggregate("aggregate_bwd", blk, edgeW, selfW, dout, dim, dx, dstRows, srcRows)
+		return
+	}
+	g, ok := c.aggregateArgs(blk, edgeW, selfW, dout, dim, dx, dstRows, srcRows)
+	if ok {
+		c.aggregateBackwardDet(g.a, g.ew, g.sw, g.in, g.out, dim)
+	}
 }

@@ -18,12 +18,14 @@ import (
 type cudaFlags struct {
 	libDir, cacheDir string
 	tf32             bool
+	deterministic    bool
 }
 
 func (c *cudaFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&c.libDir, "cuda-lib-dir", "", "directory holding libcuda, libnvrtc and libcublas (default: the system's library path)")
 	fs.StringVar(&c.cacheDir, "kernel-cache", "", "directory for compiled GPU kernels (default: the user cache directory)")
 	fs.BoolVar(&c.tf32, "tf32", false, "use TF32 tensor cores for matrix products on the GPU (faster, ~1e-3 relative error)")
+	fs.BoolVar(&c.deterministic, "deterministic", false, "bitwise reproducible GPU runs: the aggregation backward sorts and gathers instead of adding with float atomics (slower)")
 }
 
 // openBackend turns --device into a backend and its description.
@@ -32,7 +34,7 @@ func openBackend(spec string, threads int, cf cudaFlags, stderr io.Writer) (back
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	opt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32}
+	opt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32, Deterministic: cf.deterministic}
 	switch {
 	case spec == "cpu":
 		be := cpu.New(threads)

@@ -1,6 +1,7 @@
 // aggregate.cu: block aggregation, CSR by destination. For live destination i:
 //   out[i, :] = selfW[i] * x[i, :] + sum_{e in row i} edgeW[e] * x[indices[e], :]
-// and its backward (scatter with float atomicAdd: not bitwise deterministic).
+// and its backward (scatter with float atomicAdd: not bitwise deterministic;
+// aggregate_det.cu is the deterministic alternative).
 // One warp per destination; lanes cover a row's columns as float4
 // (aggregate_*4, when dim % 4 == 0 and addresses are 16-byte aligned) or
 // float words, up to AGG_NC chunks of 32 words per pass. Edge offsets are

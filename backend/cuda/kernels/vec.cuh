@@ -11,6 +11,10 @@ __device__ __forceinline__ float4 vfma(float w, float4 x, float4 a) {
     return make_float4(fmaf(w, x.x, a.x), fmaf(w, x.y, a.y), fmaf(w, x.z, a.z), fmaf(w, x.w, a.w));
 }
 
+// vadd: a + b
+__device__ __forceinline__ float vadd(float a, float b) { return a + b; }
+__device__ __forceinline__ float4 vadd(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
+
 // vatomic_add: *p += w * x, component-wise float atomics.
 __device__ __forceinline__ void vatomic_add(float* p, float w, float x) { atomicAdd(p, w * x); }
 // On sm_90 with PTX ISA 8.1 (CUDA 12.1) or newer, one 16-byte vector

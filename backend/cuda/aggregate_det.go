@@ -1,0 +1,103 @@
+package cuda
+
+import "math/bits"
+
+// The deterministic aggregation backward (Options.Deterministic; kernels in
+// kernels/aggregate_det.cu). It groups the live edges by source with a
+// stable least-significant-digit radix sort of edge ids, then gathers: one
+// warp per source row adds its self term and its edges' contributions in
+// edge order and adds the sum to dx. No float atomics, so the result is
+// bitwise the same for any run, grid or capacity (with the same live data).
+// Launches: a memset, det_keys, a scan of the per-source counts, then per
+// digit det_hist, a scan and det_scatter, then det_gather; 5 + 3·digits in
+// all (digits = ceil(bits(NumSrc.Cap) / 10), 2 for up to 2^20 sources).
+
+// Sizes matching kernels/aggregate_det.cu.
+const (
+	detTile    = 256 * 16 // DET_TILE: items per radix block
+	detMaxBits = 10       // DET_MAX_BITS: widest digit
+)
+
+// detLayout is the scratch of one call, in int32s from the slot's start;
+// every region starts at a multiple of 4 (16 bytes).
+type detLayout struct {
+	keysA, keysB, valsA, valsB, edgeDst, srcPtr, hist int64
+	total                                             int64 // int32s in all
+	passes, width, tiles                              int
+}
+
+func detPlan(edgeCap, srcCap int) detLayout {
+	var l detLayout
+	keyBits := bits.Len(uint(srcCap)) // keys are in [0, srcCap], srcCap the sentinel
+	if keyBits > 0 {
+		l.passes = (keyBits + detMaxBits - 1) / detMaxBits
+		l.width = (keyBits + l.passes - 1) / l.passes
+	}
+	l.tiles = max(1, (edgeCap+detTile-1)/detTile)
+	round := func(n int64) int64 { return (n + 3) &^ 3 }
+	var off int64
+	for _, r := range []struct {
+		p *int64
+		n int64
+	}{{&l.keysA, int64(edgeCap)}, {&l.keysB, int64(edgeCap)}, {&l.valsA, int64(edgeCap)}, {&l.valsB, int64(edgeCap)},
+		{&l.edgeDst, int64(edgeCap)}, {&l.srcPtr, int64(srcCap) + 1}, {&l.hist, int64(l.tiles) << l.width}} {
+		*r.p = off
+		off += round(r.n)
+	}
+	l.total = off
+	return l
+}
+
+// aggregateBackwardDet is AggregateBackward through the sort-and-gather
+// path above.
+func (c *call) aggregateBackwardDet(a blockArgs, ew, sw, dout, dx *buffer, dim int) {
+	l := detPlan(a.edgeCap, a.srcCap)
+	if l.passes == 0 {
+		return // no source rows: nothing to add to
+	}
+	base := c.scratch(scratchDetAgg, l.total*4)
+	if !c.ok {
+		return
+	}
+	at := func(off int64) uintptr { return base + uintptr(off)*4 }
+	keys, vals, keysNext, valsNext := at(l.keysA), uintptr(0), at(l.keysB), at(l.valsB)
+	edgeDst, srcPtr, hist := at(l.edgeDst), at(l.srcPtr), at(l.hist)
+
+	c.memset(srcPtr, 0, (int64(a.srcCap)+1)*4)
+	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).
+		ptr(a.ns).i32(a.srcCap).ptr(keys).ptr(edgeDst).ptr(srcPtr)
+	c.launch("det_keys", d1(c.blocks(int64(a.edgeCap), 256)), d1(256), 0)
+	c.scan(srcPtr, srcPtr, 0, a.srcCap+1, 0, 0, 0, 0)
+
+	histLen := l.tiles << l.width
+	for p := range l.passes {
+		last := p == l.passes-1
+		out := keysNext
+		if last {
+			out = 0 // the keys of the final order are not needed
+		}
+		c.args().ptr(keys).ptr(a.ne).i32(a.edgeCap).i32(p * l.width).i32(l.width).i32(l.tiles).ptr(hist)
+		c.launch("det_hist", d1(uint32(l.tiles)), d1(256), 0)
+		c.scan(hist, hist, 0, histLen, 0, 0, 0, 0)
+		c.args().ptr(keys).ptr(vals).ptr(a.ne).i32(a.edgeCap).i32(p * l.width).i32(l.width).i32(l.tiles).ptr(hist).
+			ptr(out).ptr(valsNext)
+		c.launch("det_scatter", d1(uint32(l.tiles)), d1(256), 0)
+		// The next pass reads what this one wrote and writes the other pair.
+		keys, keysNext = keysNext, keys
+		if vals == 0 {
+			vals, valsNext = valsNext, at(l.valsA)
+		} else {
+			vals, valsNext = valsNext, vals
+		}
+	}
+	perm := vals
+
+	name, vecs := "det_gather1", dim
+	if dim%4 == 0 && dout.ptr%16 == 0 && dx.ptr%16 == 0 {
+		name, vecs = "det_gather4", dim/4
+	}
+	c.args().ptr(srcPtr).ptr(perm).ptr(edgeDst).ptr(ew.addr()).ptr(sw.addr()).ptr(a.nd).i32(a.dstCap).
+		ptr(a.ns).i32(a.srcCap).i32(vecs).ptr(dout.addr()).ptr(dx.addr())
+	g, t := c.warpRows(a.srcCap)
+	c.launch(name, g, t, 0)
+}
