@@ -34,7 +34,7 @@ type Config struct {
 func Defaults() Config {
 	return Config{
 		Model: "sage", Layers: 2, Hidden: 64, Fanouts: []int{10, 5}, Batch: 256,
-		Epochs: 10, LR: 0.003, Dropout: 0.5, Seed: 1, EvalEvery: 1,
+		Epochs: 20, LR: 0.003, Dropout: 0.5, Seed: 1, EvalEvery: 1,
 	}
 }
 

@@ -36,7 +36,7 @@ func addHyperFlags(fs *flag.FlagSet) *hyperFlags {
 	fs.IntVar(&h.hidden, "hidden", 64, "hidden width")
 	fs.StringVar(&h.fanouts, "fanouts", "10,5", "neighbours per hop from the seeds, comma-separated (-1 = all, 0 = none)")
 	fs.IntVar(&h.batch, "batch", 256, "seed vertices per step")
-	fs.IntVar(&h.epoch, "epochs", 10, "training epochs")
+	fs.IntVar(&h.epoch, "epochs", 20, "training epochs")
 	fs.Float64Var(&h.lr, "lr", 0.003, "Adam learning rate")
 	fs.Float64Var(&h.wd, "weight-decay", 0, "L2 weight decay")
 	fs.Float64Var(&h.dropout, "dropout", 0.5, "dropout probability on hidden layers")
