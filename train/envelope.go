@@ -80,7 +80,7 @@ type EnvelopeReport struct {
 	Caps      []nn.Caps `json:"caps"`       // bottom first
 	Ideal     []nn.Caps `json:"ideal_caps"` // largest observed sizes
 	Bytes     int64     `json:"bytes"`      // plan + model workspace at Caps
-	IdealByte int64     `json:"ideal_bytes"`
+	IdealBytes int64     `json:"ideal_bytes"`
 }
 
 // planBytes is the backend memory of a plan for caps, counted as NewPlan
@@ -103,7 +103,7 @@ func (t *Trainer) envelopeReport(caps, ideal []nn.Caps) (EnvelopeReport, error) 
 	if err := t.model.Reserve(ideal); err != nil {
 		return r, err
 	}
-	r.IdealByte = planBytes(ideal, t.cfg.Batch, t.ds.FeatDim) + t.model.WorkspaceBytes()
+	r.IdealBytes = planBytes(ideal, t.cfg.Batch, t.ds.FeatDim) + t.model.WorkspaceBytes()
 	if err := t.model.Reserve(caps); err != nil {
 		return r, err
 	}

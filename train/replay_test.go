@@ -74,8 +74,8 @@ func TestReplayReproducesEagerBitwise(t *testing.T) {
 		if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
 			t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", model, st, len(wantLoss))
 		}
-		if st.Envelope.Bytes < st.Envelope.IdealByte || st.Envelope.Bytes > 2*st.Envelope.IdealByte {
-			t.Errorf("%s: envelope %d bytes against ideal %d", model, st.Envelope.Bytes, st.Envelope.IdealByte)
+		if st.Envelope.Bytes < st.Envelope.IdealBytes || st.Envelope.Bytes > 2*st.Envelope.IdealBytes {
+			t.Errorf("%s: envelope %d bytes against ideal %d", model, st.Envelope.Bytes, st.Envelope.IdealBytes)
 		}
 	}
 }

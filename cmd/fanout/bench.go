@@ -170,7 +170,7 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *b
 	if hasMem {
 		rep.PeakBytes = ms.PeakBytes()
 		if rep.Replay != nil {
-			ideal := rep.PeakBytes - rep.Replay.Envelope.Bytes + rep.Replay.Envelope.IdealByte
+			ideal := rep.PeakBytes - rep.Replay.Envelope.Bytes + rep.Replay.Envelope.IdealBytes
 			rep.PeakOverIdeal = float64(rep.PeakBytes) / float64(ideal)
 		}
 	}
@@ -296,7 +296,7 @@ func printBench(w io.Writer, r benchReport) {
 	if rp := r.Replay; rp != nil {
 		fmt.Fprintf(w, "  replay            %d captures, %d overflows, %d launches; busy %.1f%%\n", rp.Captures, rp.Overflows, rp.Launches, 100*r.Busy)
 		fmt.Fprintf(w, "  envelope          %.1f MiB against %.1f MiB ideal; peak %.2fx the ideal peak\n",
-			float64(rp.Envelope.Bytes)/(1<<20), float64(rp.Envelope.IdealByte)/(1<<20), r.PeakOverIdeal)
+			float64(rp.Envelope.Bytes)/(1<<20), float64(rp.Envelope.IdealBytes)/(1<<20), r.PeakOverIdeal)
 	}
 	if r.SpeedupOverEager > 0 {
 		fmt.Fprintf(w, "  speed-up          %.2fx over eager (same run)\n", r.SpeedupOverEager)

@@ -108,7 +108,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		sum, st, err = tr.RunReplay(ctx, train.ReplayOptions{Margin: rf.margin})
 		if st != nil {
 			fmt.Fprintf(stderr, "replay: %d captures, %d overflows re-run, envelope %.1f MiB (ideal %.1f MiB)\n",
-				st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealByte)/(1<<20))
+				st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealBytes)/(1<<20))
 		}
 	} else {
 		sum, err = tr.Run(ctx)
