@@ -77,9 +77,9 @@ func tighten(obs, cons []nn.Caps, batch int, margin float64) []nn.Caps {
 // EnvelopeReport compares the envelope a plan was provisioned for with the
 // ideal: the exact sizes of the largest batch observed.
 type EnvelopeReport struct {
-	Caps      []nn.Caps `json:"caps"`       // bottom first
-	Ideal     []nn.Caps `json:"ideal_caps"` // largest observed sizes
-	Bytes     int64     `json:"bytes"`      // plan + model workspace at Caps
+	Caps       []nn.Caps `json:"caps"`       // bottom first
+	Ideal      []nn.Caps `json:"ideal_caps"` // largest observed sizes
+	Bytes      int64     `json:"bytes"`      // plan + model workspace at Caps
 	IdealBytes int64     `json:"ideal_bytes"`
 }
 
