@@ -95,7 +95,7 @@ func (t *Trainer) Predict(ids []int64) ([]int32, error) {
 }
 
 // sampleEval issues the sampling of evaluation batch s. In a tight envelope
-// (the replay driver's plan, which evaluation shares) it reads the counts
+// (Plan.Tight: the replay driver's plan, which evaluation shares) it reads the counts
 // back and grows the plan until the batch fits; the replay driver
 // re-captures its step when it sees the new plan.
 func (t *Trainer) sampleEval(seeds []int32, s int) error {
@@ -103,7 +103,7 @@ func (t *Trainer) sampleEval(seeds []int32, s int) error {
 		p := t.eval
 		p.SetBatch(seeds, 0, s)
 		p.Sample(t.in, t.cfg.Seed^evalSeedMix)
-		if !t.opt.Replay {
+		if !p.Tight {
 			return nil
 		}
 		counts := make([]int32, p.Counts.Len())
@@ -119,6 +119,11 @@ func (t *Trainer) sampleEval(seeds []int32, s int) error {
 		caps := tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.cfg.Batch, t.margin())
 		if err := t.replan(caps); err != nil {
 			return err
+		}
+		if t.rep != nil {
+			env := &t.rep.stats.Envelope
+			env.Caps = caps
+			env.Bytes = planBytes(caps, t.cfg.Batch, t.ds.FeatDim) + t.model.WorkspaceBytes()
 		}
 	}
 }

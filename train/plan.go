@@ -29,6 +29,9 @@ type Plan struct {
 	Labels backend.Buffer   // I32 [Batch]
 	Clock  backend.Buffer   // I32 [2]: epoch, step
 	AdamT  backend.Count    // I32 Adam step number (in Counts' tail)
+	// Tight marks an envelope sized from observed batches (the replay
+	// driver's) rather than the conservative bound: a batch may overflow it.
+	Tight bool
 
 	owned []backend.Buffer
 }
@@ -118,4 +121,10 @@ func (p *Plan) Overflow(counts []int32) error {
 		}
 	}
 	return nil
+}
+
+// ClockStep is the step element of the plan's clock, as a count that a
+// captured step advances on the device.
+func (p *Plan) ClockStep() backend.Count {
+	return backend.Count{Buf: p.Clock, Off: 1, Cap: 1 << 30}
 }

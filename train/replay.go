@@ -51,7 +51,6 @@ type replayer struct {
 	perm  backend.Buffer // I32 [len(train)]
 	flag  backend.Buffer // I32 [3]: overflowed, epoch, step
 	acc   backend.Buffer // F32 [2]: loss sum, correct sum
-	step  backend.Count  // the clock's step, advanced by the graph
 	graph backend.Replay
 	plan  *Plan             // the plan the graph was captured on
 	loss  backend.Buffer    // the model's loss (F32 [1]) in the captured step
@@ -122,7 +121,6 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 			return nil, err
 		}
 	}
-	r.step = backend.Count{Buf: t.plan.Clock, Off: 1, Cap: 1 << 30}
 	if err := r.capture(); err != nil {
 		r.free()
 		return nil, err
@@ -153,6 +151,7 @@ func (t *Trainer) replan(caps []nn.Caps) error {
 	if adamT != nil {
 		t.be.Write(p.Counts, p.AdamT.Off, adamT)
 	}
+	p.Tight = true
 	t.plan, t.eval = p, p
 	return t.be.Sync()
 }
@@ -204,7 +203,7 @@ func (r *replayer) issue() {
 	loss, correct := p.Learn(t.model, t.in, t.cfg.Seed, adam)
 	r.loss = loss
 	be.Accumulate(loss, correct, r.acc, r.flag)
-	be.AddCount(r.step, 1, nil)
+	be.AddCount(p.ClockStep(), 1, nil)
 }
 
 func (r *replayer) free() {
@@ -277,7 +276,6 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	t := r.t
 	if r.plan != t.plan {
 		// Evaluation grew the shared plan: capture the step anew.
-		r.step = backend.Count{Buf: t.plan.Clock, Off: 1, Cap: 1 << 30}
 		if err := r.capture(); err != nil {
 			return 0, err
 		}
@@ -369,6 +367,5 @@ func (r *replayer) grow(epoch, f int) error {
 	if r.stats.Envelope, err = t.envelopeReport(caps, r.stats.Envelope.Ideal); err != nil {
 		return err
 	}
-	r.step = backend.Count{Buf: t.plan.Clock, Off: 1, Cap: 1 << 30}
 	return r.capture()
 }

@@ -105,7 +105,7 @@ func (r *replayer) issueEval(g *evalGraph) {
 	p.Gather(t.in)
 	loss, correct, _ := p.Predict(t.model, t.in, t.cfg.Seed)
 	be.Accumulate(loss, correct, r.evalAcc, r.flag)
-	be.AddCount(r.step, 1, nil)
+	be.AddCount(p.ClockStep(), 1, nil)
 }
 
 // freeEvals releases the evaluation graphs and their id buffers.

@@ -119,6 +119,17 @@ func TestReplayEvaluationMatchesEager(t *testing.T) {
 	ds := tinyData(t)
 	cfg := tinyConfig(t)
 	cfg.Epochs = 3
+	st := sameSummaries(t, ds, cfg)
+	if st.EvalCaps < 2 {
+		t.Fatalf("evaluation was not captured: %+v", st)
+	}
+}
+
+// sameSummaries trains cfg eagerly on the CPU and with the replay driver
+// through the recording wrapper, requires the same best validation and test
+// accuracy, and returns the replay driver's statistics.
+func sameSummaries(t *testing.T, ds *dataset.Dataset, cfg Config) *ReplayStats {
+	t.Helper()
 	run := func(be backend.Backend, replay bool) (*Summary, *ReplayStats) {
 		tr, err := New(be, ds, cfg, Options{Replay: replay})
 		if err != nil {
@@ -144,7 +155,28 @@ func TestReplayEvaluationMatchesEager(t *testing.T) {
 		t.Fatalf("replay: valid %v test %v at epoch %d; eager: valid %v test %v at epoch %d",
 			got.BestValidAcc, got.TestAcc, got.BestEpoch, want.BestValidAcc, want.TestAcc, want.BestEpoch)
 	}
-	if st.EvalCaps < 2 {
-		t.Fatalf("evaluation was not captured: %+v", st)
+	return st
+}
+
+// TestReplayEvaluationGrowsThePlan: with fewer training seeds than a batch
+// (as Cora's 140 with batch 256), evaluation batches are larger than every
+// training batch the envelope was sized from; evaluation overflows, runs
+// eagerly, grows the shared plan, and later captures (evaluation and
+// training) use the new plan. The results equal the eager run's.
+func TestReplayEvaluationGrowsThePlan(t *testing.T) {
+	full := tinyData(t)
+	ds := *full
+	ds.Train = full.Train[:100]
+	cfg := tinyConfig(t)
+	cfg.Epochs = 3
+	want, _ := eagerRun(t, cpu.New(2), &ds, cfg)
+	got, _, st := replayRun(t, record.New(cpu.New(2)), &ds, cfg, ReplayOptions{})
+	if !slices.Equal(got, want) {
+		t.Fatalf("losses differ:\n%v\n%v", got, want)
 	}
+	if st.Captures < 2 || st.EvalCaps < 3 {
+		t.Fatalf("evaluation did not grow the plan and capture anew: %+v", st)
+	}
+	sameSummaries(t, &ds, cfg)
+	t.Logf("%d training captures, %d evaluation captures", st.Captures, st.EvalCaps)
 }
