@@ -14,7 +14,7 @@ func (t *Trainer) conservativeCaps(fanouts []int) []nn.Caps {
 	sc := sample.Envelope(t.ds.Graph, t.cfg.Batch, fanouts)
 	caps := make([]nn.Caps, len(sc))
 	for i, c := range sc {
-		caps[i] = nn.Caps{Dst: c.Dst, Edges: c.Edges, Src: c.Src}
+		caps[i] = nn.Caps(c)
 	}
 	return caps
 }
@@ -53,6 +53,18 @@ func observe(obs []nn.Caps, p *Plan, counts []int32) {
 		obs[i].Edges = max(obs[i].Edges, int(counts[b.NumEdges.Off]))
 		obs[i].Src = max(obs[i].Src, int(counts[b.NumSrc.Off]))
 	}
+}
+
+// growPlan raises base (per block, bottom first) to the live sizes in
+// counts, read from plan p, tightens the result with the margin, and
+// re-provisions the training plan for it. Every capacity only grows:
+// tighten multiplies by a margin of at least 1 and clips at the
+// conservative bound, which base never exceeds.
+func (t *Trainer) growPlan(base []nn.Caps, p *Plan, counts []int32) ([]nn.Caps, error) {
+	obs := append([]nn.Caps(nil), base...)
+	observe(obs, p, counts)
+	caps := tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.cfg.Batch, t.margin())
+	return caps, t.replan(caps)
 }
 
 // tighten turns observed sizes into an envelope: each capacity is the

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/nn"
 )
 
 // evalSeed keys evaluation sampling apart from training, and the same for
@@ -114,10 +113,8 @@ func (t *Trainer) sampleEval(seeds []int32, s int) error {
 		if p.Overflow(counts) == nil {
 			return nil
 		}
-		obs := append([]nn.Caps(nil), p.Caps...)
-		observe(obs, p, counts)
-		caps := tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.cfg.Batch, t.margin())
-		if err := t.replan(caps); err != nil {
+		caps, err := t.growPlan(p.Caps, p, counts)
+		if err != nil {
 			return err
 		}
 		if t.rep != nil {

@@ -339,29 +339,22 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 // plan and re-captures the step.
 func (r *replayer) grow(epoch, f int) error {
 	t := r.t
-	cons := t.conservativeCaps(t.cfg.Fanouts)
-	p, err := NewPlan(t.be, t.cfg.Batch, t.cfg.Fanouts, cons, 0)
+	p, err := NewPlan(t.be, t.cfg.Batch, t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
 	if err != nil {
 		return err
 	}
+	defer p.Free()
 	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
 	p.SetBatch(perm[f*t.cfg.Batch:min(len(perm), (f+1)*t.cfg.Batch)], epoch, f)
 	p.Sample(t.in, t.cfg.Seed)
 	counts := make([]int32, p.Counts.Len())
 	t.be.Read(counts, p.Counts, 0)
-	err = t.be.Sync()
-	obs := append([]nn.Caps(nil), t.plan.Caps...)
-	observe(obs, p, counts)
-	observe(r.stats.Envelope.Ideal, p, counts)
-	p.Free()
-	if err != nil {
+	if err := t.be.Sync(); err != nil {
 		return err
 	}
-	caps := tighten(obs, cons, t.cfg.Batch, r.opt.Margin)
-	for i := range caps {
-		caps[i] = nn.Caps{Dst: max(caps[i].Dst, t.plan.Caps[i].Dst), Edges: max(caps[i].Edges, t.plan.Caps[i].Edges), Src: max(caps[i].Src, t.plan.Caps[i].Src)}
-	}
-	if err := t.replan(caps); err != nil {
+	observe(r.stats.Envelope.Ideal, p, counts)
+	caps, err := t.growPlan(t.plan.Caps, p, counts)
+	if err != nil {
 		return err
 	}
 	if r.stats.Envelope, err = t.envelopeReport(caps, r.stats.Envelope.Ideal); err != nil {

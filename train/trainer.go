@@ -7,7 +7,6 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/nn"
-	"github.com/fanout-gnn/fanout/sample"
 )
 
 // Options are the parts of a run that are not its hyper-parameters.
@@ -97,33 +96,16 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 // newPlan provisions a plan for the conservative envelope of fanouts and
 // reserves the model's workspace for it.
 func (t *Trainer) newPlan(fanouts []int) (*Plan, error) {
-	sc := sample.Envelope(t.ds.Graph, t.cfg.Batch, fanouts)
-	caps := make([]nn.Caps, len(sc))
-	for i, c := range sc {
-		caps[i] = nn.Caps{Dst: c.Dst, Edges: c.Edges, Src: c.Src}
-	}
+	caps := t.conservativeCaps(fanouts)
 	p, err := NewPlan(t.be, t.cfg.Batch, fanouts, caps, t.ds.FeatDim)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.model.Reserve(maxCaps(caps, t.plan)); err != nil {
+	if err := t.model.Reserve(caps); err != nil {
 		p.Free()
 		return nil, err
 	}
 	return p, nil
-}
-
-// maxCaps is the element-wise maximum of caps and the training plan's caps,
-// so that one model workspace serves both plans.
-func maxCaps(caps []nn.Caps, other *Plan) []nn.Caps {
-	out := append([]nn.Caps(nil), caps...)
-	if other == nil {
-		return out
-	}
-	for i, c := range other.Caps {
-		out[i] = nn.Caps{Dst: max(out[i].Dst, c.Dst), Edges: max(out[i].Edges, c.Edges), Src: max(out[i].Src, c.Src)}
-	}
-	return out
 }
 
 // Model is the trained model.
