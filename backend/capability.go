@@ -50,3 +50,18 @@ type Mark interface {
 	Since(earlier Mark) (time.Duration, error)
 	Close()
 }
+
+// MemoryOf is be's MemoryStats, or, when it has none, one that reports zero
+// bytes and ignores ResetPeak. Wrapping backends forward through it.
+func MemoryOf(be Backend) MemoryStats {
+	if m, ok := be.(MemoryStats); ok {
+		return m
+	}
+	return noMemoryStats{}
+}
+
+type noMemoryStats struct{}
+
+func (noMemoryStats) InUseBytes() int64 { return 0 }
+func (noMemoryStats) PeakBytes() int64  { return 0 }
+func (noMemoryStats) ResetPeak()        {}

@@ -22,13 +22,13 @@ func TestConformanceDeterministic(t *testing.T) {
 // lists) or uniformly, a few edges with sources outside the live range
 // (skipped), and garbage past the live edges.
 type detCase struct {
-	nd, ne, ns     int
-	indptr         []int32 // [nd+1]
-	indices        []int32 // [ne]
-	edgeW, selfW   []float32
-	dout, dx0      []float32 // [nd, dim], [ns, dim]
-	dim            int
-	withSelf, wide bool
+	nd, ne, ns   int
+	indptr       []int32 // [nd+1]
+	indices      []int32 // [ne]
+	edgeW, selfW []float32
+	dout, dx0    []float32 // [nd, dim], [ns, dim]
+	dim          int
+	withSelf     bool
 }
 
 func newDetCase(seed uint64, nd, ns, maxDeg, dim int, self bool) *detCase {

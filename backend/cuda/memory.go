@@ -209,21 +209,8 @@ func (b *Backend) release(x *buffer) {
 func (b *Backend) Write(buf backend.Buffer, off int, src any) {
 	c := b.begin("Write")
 	defer c.end()
-	p, n, dt, ok := hostSlice(src)
+	x, p, n, dt, ok := c.hostCopy(buf, src, off, "write host data")
 	if !ok {
-		c.failf("unsupported type %T", src)
-		return
-	}
-	x := c.buf("buf", buf, dt, 0)
-	if x == nil {
-		return
-	}
-	if off < 0 || off+n > x.n {
-		c.failf("elements [%d, %d) outside buffer of %d", off, off+n, x.n)
-		return
-	}
-	if b.capturing {
-		c.failf("cannot write host data while capturing a graph")
 		return
 	}
 	if n == 0 {
@@ -234,27 +221,37 @@ func (b *Backend) Write(buf backend.Buffer, off int, src any) {
 	}
 }
 
+// hostCopy checks a copy between the host slice h and elements [off,
+// off+len(h)) of buf, and that no graph is being captured (verb names the
+// refused action). It records the failure and returns ok = false otherwise.
+func (c *call) hostCopy(buf backend.Buffer, h any, off int, verb string) (x *buffer, p unsafe.Pointer, n int, dt backend.DType, ok bool) {
+	p, n, dt, ok = hostSlice(h)
+	if !ok {
+		c.failf("unsupported type %T", h)
+		return nil, nil, 0, 0, false
+	}
+	if x = c.buf("buf", buf, dt, 0); x == nil {
+		return nil, nil, 0, 0, false
+	}
+	if off < 0 || off+n > x.n {
+		c.failf("elements [%d, %d) outside buffer of %d", off, off+n, x.n)
+		return nil, nil, 0, 0, false
+	}
+	if c.b.capturing {
+		c.failf("cannot %s while capturing a graph", verb)
+		return nil, nil, 0, 0, false
+	}
+	return x, p, n, dt, true
+}
+
 // Read copies elements of buf from off into dst (a slice of buf's element
 // type), waiting for pending ops. It runs even after a failure, so that
 // values written before it can be inspected.
 func (b *Backend) Read(dst any, buf backend.Buffer, off int) {
 	c := b.beginAlways("Read")
 	defer c.end()
-	p, n, dt, ok := hostSlice(dst)
+	x, p, n, dt, ok := c.hostCopy(buf, dst, off, "read")
 	if !ok {
-		c.failf("unsupported type %T", dst)
-		return
-	}
-	x := c.buf("buf", buf, dt, 0)
-	if x == nil {
-		return
-	}
-	if off < 0 || off+n > x.n {
-		c.failf("elements [%d, %d) outside buffer of %d", off, off+n, x.n)
-		return
-	}
-	if b.capturing {
-		c.failf("cannot read while capturing a graph")
 		return
 	}
 	bytes := int64(n) * int64(dt.Size())

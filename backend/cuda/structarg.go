@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"encoding/binary"
-	"math"
 )
 
 // structArg builds the bytes of a kernel parameter passed by value as a C
@@ -31,7 +30,6 @@ func (s *structArg) u32(v uint32) *structArg {
 func (s *structArg) ptr(p uintptr) *structArg { return s.u64(uint64(p)) }
 func (s *structArg) i64(v int64) *structArg   { return s.u64(uint64(v)) }
 func (s *structArg) i32(v int) *structArg     { return s.u32(uint32(int32(v))) }
-func (s *structArg) f32(v float32) *structArg { return s.u32(math.Float32bits(v)) }
 
 // zeros appends n zero bytes (unused table entries).
 func (s *structArg) zeros(n int) *structArg {

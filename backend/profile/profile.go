@@ -214,27 +214,13 @@ func (b *Backend) Mark() (backend.Mark, error) {
 }
 
 // InUseBytes forwards to the inner backend's MemoryStats (0 without one).
-func (b *Backend) InUseBytes() int64 {
-	if m, ok := b.inner.(backend.MemoryStats); ok {
-		return m.InUseBytes()
-	}
-	return 0
-}
+func (b *Backend) InUseBytes() int64 { return backend.MemoryOf(b.inner).InUseBytes() }
 
 // PeakBytes forwards to the inner backend's MemoryStats (0 without one).
-func (b *Backend) PeakBytes() int64 {
-	if m, ok := b.inner.(backend.MemoryStats); ok {
-		return m.PeakBytes()
-	}
-	return 0
-}
+func (b *Backend) PeakBytes() int64 { return backend.MemoryOf(b.inner).PeakBytes() }
 
 // ResetPeak forwards to the inner backend's MemoryStats (no-op without one).
-func (b *Backend) ResetPeak() {
-	if m, ok := b.inner.(backend.MemoryStats); ok {
-		m.ResetPeak()
-	}
-}
+func (b *Backend) ResetPeak() { backend.MemoryOf(b.inner).ResetPeak() }
 
 // Close drops pending marks and closes the inner backend when it is a
 // backend.Closer.

@@ -54,17 +54,6 @@ func kernelDirect(k int, a []float32, lda int, b, c []float32, ldc int, alpha, b
 	kernelAVX2D(k, &a[0], lda, &b[16], &c[16], ldc, alpha, beta)
 }
 
-// kernelName names the micro-kernel in use (for benchmarks and reports).
-func kernelName() string {
-	switch {
-	case hasAVX512:
-		return "avx512"
-	case hasAVX2:
-		return "avx2"
-	}
-	return "go"
-}
-
 // kernel is the micro-kernel in use; see kernelGo.
 func kernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 	if !hasAVX2 || k < 1 {

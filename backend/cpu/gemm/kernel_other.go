@@ -2,9 +2,6 @@
 
 package gemm
 
-// kernelName names the micro-kernel in use (for benchmarks and reports).
-func kernelName() string { return "go" }
-
 // kernel is the micro-kernel in use; see kernelGo.
 func kernel(k int, a, b, c []float32, ldc int, alpha, beta float32) {
 	kernelGo(k, a, b, c, ldc, alpha, beta)
