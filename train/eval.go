@@ -35,10 +35,7 @@ func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
 	var correct int64
 	var lossSum float64
 	for s := 0; s*p.Batch < len(ids); s++ {
-		seeds = seeds[:0]
-		for _, v := range ids[s*p.Batch : min(len(ids), (s+1)*p.Batch)] {
-			seeds = append(seeds, int32(v))
-		}
+		seeds = batchIDs(seeds, ids, s, p.Batch)
 		if err := t.sampleEval(seeds, s); err != nil {
 			return 0, 0, err
 		}
@@ -74,10 +71,7 @@ func (t *Trainer) Predict(ids []int64) ([]int32, error) {
 	defer t.be.Free(pred)
 	classes := t.ds.NumClasses
 	for s := 0; s*p.Batch < len(ids); s++ {
-		seeds = seeds[:0]
-		for _, v := range ids[s*p.Batch : min(len(ids), (s+1)*p.Batch)] {
-			seeds = append(seeds, int32(v))
-		}
+		seeds = batchIDs(seeds, ids, s, p.Batch)
 		if err := t.sampleEval(seeds, s); err != nil {
 			return nil, err
 		}
@@ -123,4 +117,13 @@ func (t *Trainer) sampleEval(seeds []int32, s int) error {
 			env.Bytes = planBytes(caps, t.cfg.Batch, t.ds.FeatDim) + t.model.WorkspaceBytes()
 		}
 	}
+}
+
+// batchIDs fills seeds (reused) with batch s of ids, as int32.
+func batchIDs(seeds []int32, ids []int64, s, batch int) []int32 {
+	seeds = seeds[:0]
+	for _, v := range ids[s*batch : min(len(ids), (s+1)*batch)] {
+		seeds = append(seeds, int32(v))
+	}
+	return seeds
 }
