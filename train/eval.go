@@ -6,7 +6,7 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// evalSeed keys evaluation sampling apart from training, and the same for
+// evalSeedMix keys evaluation sampling apart from training, and the same for
 // every evaluation, so that validation figures are comparable across epochs.
 const evalSeedMix = 0x5eed_e7a1_0000_0001
 
