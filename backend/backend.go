@@ -259,6 +259,12 @@ type Sparse interface {
 	GCNWeights(blk *Block, srcDeg, edgeW, selfW Buffer)
 	// Aggregate computes out as above.
 	Aggregate(blk *Block, edgeW, selfW, x Buffer, dim int, out Buffer)
+	// AggregateConcat writes GraphSAGE's concatenation of a destination's
+	// own row and its aggregated neighbours: for each live destination i,
+	// out[i, :dim] = x[i, :] and out[i, dim:] = Σ_{e in row i}
+	// edgeW[e]·x[Indices[e], :], with out [NumDst.Cap, 2·dim]. One product
+	// with the stacked weights [W_self; W_neigh] then does the layer's work.
+	AggregateConcat(blk *Block, edgeW, x Buffer, dim int, out Buffer)
 	// AggregateBackward accumulates the gradient with respect to x:
 	// dx[j, :] += Σ over edges e with Indices[e] = j of edgeW[e]·dout[i, :],
 	// plus selfW[i]·dout[i, :] into dx[i, :]. dx rows [0, NumSrc) must hold

@@ -21,6 +21,8 @@ type Param struct {
 	G     backend.Buffer // gradient, filled by Model.Backward (overwritten)
 	M     backend.Buffer // Adam first moment
 	V     backend.Buffer // Adam second moment
+
+	owns []backend.Buffer // what free releases (views of a stacked block own nothing)
 }
 
 // Size is the number of elements.
@@ -44,18 +46,39 @@ func newParam(be backend.Backend, name string, shape ...int) (*Param, error) {
 			return nil, fmt.Errorf("nn: allocating parameter %s %v: %w", name, shape, err)
 		}
 		*dst = b
+		p.owns = append(p.owns, b)
 	}
 	return p, nil
 }
 
-// free releases the parameter's buffers.
-func (p *Param) free(be backend.Backend) {
-	for _, b := range []*backend.Buffer{&p.W, &p.G, &p.M, &p.V} {
-		if *b != nil {
-			be.Free(*b)
-			*b = nil
-		}
+// newStacked allocates the weights named by names, each [in, out], as one
+// block [len(names)·in, out] (rows of the first, then of the second, ...),
+// so that one product with the stacked block does the work of one product
+// per weight. It returns the block (its W and G are what the products use)
+// and one Param per name whose buffers are views of the block; the first
+// one's free releases the block, which owns nothing itself.
+func newStacked(be backend.Backend, names []string, in, out int) (block *Param, ps []*Param, err error) {
+	block, err = newParam(be, names[0], len(names)*in, out)
+	if err != nil {
+		return nil, nil, err
 	}
+	ps = make([]*Param, len(names))
+	for k, name := range names {
+		off, n := k*in*out, in*out
+		ps[k] = &Param{Name: name, Shape: []int{in, out},
+			W: be.View(block.W, off, n), G: be.View(block.G, off, n),
+			M: be.View(block.M, off, n), V: be.View(block.V, off, n)}
+	}
+	ps[0].owns, block.owns = block.owns, nil
+	return block, ps, nil
+}
+
+// free releases the buffers the parameter owns and forgets all of them.
+func (p *Param) free(be backend.Backend) {
+	for _, b := range p.owns {
+		be.Free(b)
+	}
+	p.owns, p.W, p.G, p.M, p.V = nil, nil, nil, nil, nil
 }
 
 // initGlorot fills the weight p ([in, out]) with Glorot/Xavier-uniform values

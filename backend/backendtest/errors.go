@@ -69,6 +69,11 @@ var stickyCases = []stickyCase{
 		e.be.Aggregate(e.uploadBlock(h), e.upload(e.randF32(h.capEdges, 1)), nil,
 			e.upload(e.randF32(h.capSrc*8, 1)), 8, e.poison(h.capDst*8-1))
 	}},
+	{"AggregateConcat", func(e *env) { // out holds NumDst.Cap × dim, not × 2·dim
+		h := e.randomBlock(10, 20)
+		e.be.AggregateConcat(e.uploadBlock(h), e.upload(e.randF32(h.capEdges, 1)),
+			e.upload(e.randF32(h.capSrc*8, 1)), 8, e.poison(h.capDst*8))
+	}},
 	{"Gemm", func(e *env) { // c too short
 		e.be.Gemm(false, false, 4, 5, 6, 1, e.upload(e.randF32(24, 1)), e.upload(e.randF32(30, 1)), 0, e.poison(19))
 	}},

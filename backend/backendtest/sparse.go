@@ -140,6 +140,37 @@ func testAggregate(e *env) {
 	}
 }
 
+// testAggregateConcat checks the concatenation [x_i | Σ edgeW·x_j] and that
+// rows past the live destinations are left as they were.
+func testAggregateConcat(e *env) {
+	for _, dim := range []int{1, 16, 33, 100} {
+		name := fmt.Sprintf("AggregateConcat dim=%d", dim)
+		h := e.randomBlock(40, 90)
+		ew := e.randF32(h.capEdges, 1)
+		x := e.randF32(h.capSrc*dim, 1)
+		out := e.poison(h.capDst * 2 * dim)
+		e.be.AggregateConcat(e.uploadBlock(h), e.upload(ew), e.upload(x), dim, out)
+		sum, scale := aggRef(h, ew, nil, x, dim)
+		want, wantScale := make([]float64, h.nDst*2*dim), make([]float64, h.nDst*2*dim)
+		for i := range h.nDst {
+			for c := range dim {
+				want[i*2*dim+c] = float64(x[i*dim+c])
+				wantScale[i*2*dim+c] = math.Abs(float64(x[i*dim+c]))
+				want[i*2*dim+dim+c] = sum[i*dim+c]
+				wantScale[i*2*dim+dim+c] = scale[i*dim+c]
+			}
+		}
+		got := e.readF32(out, h.capDst*2*dim)
+		checkClose(e.t, name, got[:h.nDst*2*dim], want, wantScale, tolSum, 2*dim)
+		for k, v := range got[h.nDst*2*dim:] {
+			if !math.IsNaN(float64(v)) {
+				e.t.Errorf("%s: element %d past the live rows was written (%g)", name, h.nDst*2*dim+k, v)
+				break
+			}
+		}
+	}
+}
+
 func testAggregateBackward(e *env) {
 	for _, dim := range []int{1, 16, 33, 100} {
 		for _, self := range []bool{false, true} {

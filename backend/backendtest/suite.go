@@ -59,6 +59,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"MeanWeights", testMeanWeights},
 		{"GCNWeights", testGCNWeights},
 		{"Aggregate", testAggregate},
+		{"AggregateConcat", testAggregateConcat},
 		{"AggregateBackward", testAggregateBackward},
 		{"SampleLayer", testSampleLayer},
 		{"SampleLayerOverflow", testSampleLayerOverflow},

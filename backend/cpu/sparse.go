@@ -113,20 +113,43 @@ func capOf(blk *backend.Block, f func(*backend.Block) int) int {
 func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) {
 	c := b.begin("Aggregate")
 	defer c.end()
+	b.aggregate(&c, blk, edgeW, selfW, x, dim, out, false)
+}
+
+// AggregateConcat writes GraphSAGE's concatenation for each live
+// destination i: out[i, :dim] = x[i, :] and out[i, dim:] = Σ_{e in row i}
+// edgeW[e]·x[Indices[e], :] (edge order), out [NumDst.Cap, 2·dim].
+func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) {
+	c := b.begin("AggregateConcat")
+	defer c.end()
+	b.aggregate(&c, blk, edgeW, nil, x, dim, out, true)
+}
+
+// aggregate runs Aggregate, or AggregateConcat when cat is set (out rows of
+// 2·dim: the destination's own row, then the sum).
+func (b *Backend) aggregate(c *call, blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer, cat bool) {
 	c.dim("dim", dim)
 	v := c.block(blk)
 	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
 	sw := c.optF32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
 	xs := c.f32("x", x, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*dim)
-	os := c.f32("out", out, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap })*dim)
+	stride := dim
+	if cat {
+		stride = 2 * dim
+	}
+	os := c.f32("out", out, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap })*stride)
 	if !c.ok {
 		return
 	}
 	b.rows(v.nDst, max(1, 1024/dim), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			o := os[i*dim : (i+1)*dim]
+			o, xi := os[i*stride:(i+1)*stride], xs[i*dim:(i+1)*dim]
+			if cat {
+				copy(o, xi)
+				o = o[dim:]
+			}
 			if sw != nil {
-				s, xi := sw[i], xs[i*dim:(i+1)*dim]
+				s := sw[i]
 				for k, xv := range xi {
 					o[k] = s * xv
 				}

@@ -75,7 +75,8 @@ type aggArgs struct {
 }
 
 // aggregateArgs validates the arguments of Aggregate (inRows srcRows,
-// outRows dstRows) or AggregateBackward (the other way round).
+// outRows dstRows), AggregateConcat (outRows catRows) or AggregateBackward
+// (the other way round). out holds outRows·dim elements.
 func (c *call) aggregateArgs(blk *backend.Block, edgeW, selfW, in backend.Buffer, dim int, out backend.Buffer, inRows, outRows func(blockArgs) int) (aggArgs, bool) {
 	var g aggArgs
 	c.dim("dim", dim)
@@ -90,7 +91,8 @@ func (c *call) aggregateArgs(blk *backend.Block, edgeW, selfW, in backend.Buffer
 	return g, c.ok
 }
 
-// aggregate validates and launches aggregate_fwd* or aggregate_bwd*.
+// aggregate validates and launches aggregate_fwd*, aggregate_cat* or
+// aggregate_bwd*.
 func (c *call) aggregate(kind string, blk *backend.Block, edgeW, selfW, in backend.Buffer, dim int, out backend.Buffer, inRows, outRows func(blockArgs) int) {
 	v, ok := c.aggregateArgs(blk, edgeW, selfW, in, dim, out, inRows, outRows)
 	if !ok {
@@ -109,6 +111,7 @@ func (c *call) aggregate(kind string, blk *backend.Block, edgeW, selfW, in backe
 
 func srcRows(a blockArgs) int { return a.srcCap }
 func dstRows(a blockArgs) int { return a.dstCap }
+func catRows(a blockArgs) int { return 2 * a.dstCap }
 
 // Aggregate computes, for each live destination i,
 // out[i, :] = selfW[i]·x[i, :] + Σ_{e in row i} edgeW[e]·x[Indices[e], :]
@@ -119,6 +122,15 @@ func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, 
 	c := b.begin("Aggregate")
 	defer c.end()
 	c.aggregate("aggregate_fwd", blk, edgeW, selfW, x, dim, out, srcRows, dstRows)
+}
+
+// AggregateConcat writes, for each live destination i, out[i, :dim] =
+// x[i, :] and out[i, dim:] = Σ_{e in row i} edgeW[e]·x[Indices[e], :]; out
+// is [NumDst.Cap, 2·dim]. Same kernel as Aggregate, deterministic.
+func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) {
+	c := b.begin("AggregateConcat")
+	defer c.end()
+	c.aggregate("aggregate_cat", blk, edgeW, nil, x, dim, out, srcRows, catRows)
 }
 
 // AggregateBackward accumulates into dx [NumSrc.Cap, dim]:

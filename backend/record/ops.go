@@ -81,6 +81,10 @@ func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, 
 	b.do(func() { b.inner.Aggregate(blk, edgeW, selfW, x, dim, out) })
 }
 
+func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) {
+	b.do(func() { b.inner.AggregateConcat(blk, edgeW, x, dim, out) })
+}
+
 func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
 	b.do(func() { b.inner.AggregateBackward(blk, edgeW, selfW, dout, dim, dx) })
 }

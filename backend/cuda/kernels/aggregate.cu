@@ -1,7 +1,9 @@
 // aggregate.cu: block aggregation, CSR by destination. For live destination i:
 //   out[i, :] = selfW[i] * x[i, :] + sum_{e in row i} edgeW[e] * x[indices[e], :]
 // and its backward (scatter with float atomicAdd: not bitwise deterministic;
-// aggregate_det.cu is the deterministic alternative).
+// aggregate_det.cu is the deterministic alternative). aggregate_cat* writes
+// GraphSAGE's concatenation instead: out rows of 2 * dim, x[i, :] then the
+// sum (no self term).
 // One warp per destination; lanes cover a row's columns as float4
 // (aggregate_*4, when dim % 4 == 0 and addresses are 16-byte aligned) or
 // float words, up to AGG_NC chunks of 32 words per pass. Edge offsets are
@@ -47,11 +49,19 @@ __device__ __forceinline__ void edge_info(const int* indices, const float* edgeW
     }
 }
 
-template <typename V>
+// aggregate_fwd: with CAT, out rows hold 2 * vecs vectors, x[i, :] then the
+// sum; otherwise vecs, the sum alone.
+template <typename V, bool CAT>
 __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indices, const float* edgeW,
                                               const float* selfW, const V* x, int vecs, BlockCounts bc, V* out) {
     int lane = lane_id();
+    const int outVecs = CAT ? 2 * vecs : vecs;
     for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        V* o = out + (i64)i * outVecs;
+        if (CAT) {
+            for (int c = lane; c < vecs; c += 32) o[c] = x[(i64)i * vecs + c];
+            o += vecs;
+        }
         int e0, e1;
         edge_range(indptr, i, bc.ne, &e0, &e1);
         float s = selfW ? selfW[i] : 0.f;
@@ -93,7 +103,7 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
 #pragma unroll
             for (int q = 0; q < AGG_NC; q++) {
                 int c = cb + q * 32 + lane;
-                if (c < vecs) out[(i64)i * vecs + c] = acc[q];
+                if (c < vecs) o[c] = acc[q];
             }
         }
     }
@@ -141,10 +151,16 @@ __device__ __forceinline__ void aggregate_bwd(const int* indptr, const int* indi
 #define AGG_COUNTS block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap)
 
 extern "C" __global__ void aggregate_fwd4(AGG_ARGS, const float4* x, float4* out) {
-    aggregate_fwd<float4>(indptr, indices, edgeW, selfW, x, vecs, AGG_COUNTS, out);
+    aggregate_fwd<float4, false>(indptr, indices, edgeW, selfW, x, vecs, AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_fwd1(AGG_ARGS, const float* x, float* out) {
-    aggregate_fwd<float>(indptr, indices, edgeW, selfW, x, vecs, AGG_COUNTS, out);
+    aggregate_fwd<float, false>(indptr, indices, edgeW, selfW, x, vecs, AGG_COUNTS, out);
+}
+extern "C" __global__ void aggregate_cat4(AGG_ARGS, const float4* x, float4* out) {
+    aggregate_fwd<float4, true>(indptr, indices, edgeW, (const float*)0, x, vecs, AGG_COUNTS, out);
+}
+extern "C" __global__ void aggregate_cat1(AGG_ARGS, const float* x, float* out) {
+    aggregate_fwd<float, true>(indptr, indices, edgeW, (const float*)0, x, vecs, AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_bwd4(AGG_ARGS, const float4* dout, float4* dx) {
     aggregate_bwd<float4>(indptr, indices, edgeW, selfW, dout, vecs, AGG_COUNTS, dx);
