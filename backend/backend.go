@@ -178,9 +178,11 @@ type Dense interface {
 	// [rows, dim] (F32 or I32); out is [n.Cap, dim] of the same type.
 	Gather(table Buffer, dim int, ids Buffer, n Count, out Buffer)
 	// Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [cap, in],
-	// w [in, out], y [cap, out]. Rows of y past the live count are left
-	// untouched (callers accumulate into views whose later rows are live
-	// data), and so are those of dx in LinearBackwardData.
+	// w [in, out], y [cap, out]. With accumulate, rows of y past the live
+	// count are left untouched (callers accumulate into views whose later
+	// rows are live data); without, their contents afterwards are
+	// unspecified (a GPU multiplying the whole capacity may write them).
+	// The same holds for dx in LinearBackwardData.
 	Linear(x Buffer, n Count, w Buffer, in, out int, y Buffer, accumulate bool)
 	// LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate).
 	LinearBackwardData(dy Buffer, n Count, w Buffer, in, out int, dx Buffer, accumulate bool)
@@ -193,14 +195,17 @@ type Dense interface {
 	// bias may be nil. act is ReLU when relu is set, identity otherwise.
 	// With p > 0 each element is kept with probability 1-p and scaled by
 	// 1/(1-p): element (row, col) is kept iff word col%4 of Philox(index =
-	// row, slot = col/4) in stream r is >= rng.DropThreshold(p); mask (U8 [cap, dim])
-	// records kept elements (1 kept, 0 dropped); with p = 0 mask is unused
-	// and may be nil. p must lie in [0, 1). x and y may be the same buffer.
+	// row, slot = col/4) in stream r is >= rng.DropThreshold(p); mask (U8
+	// [cap, dim]) records the elements the gradient passes through: 1 iff
+	// kept and, with ReLU, positive (that is, iff y > 0), else 0. With p = 0
+	// mask is unused and may be nil. p must lie in [0, 1). x and y may be the
+	// same buffer.
 	BiasActDropout(x Buffer, n Count, dim int, bias Buffer, relu bool, p float32, r Rand, mask, y Buffer)
-	// BiasActDropoutBackward: dx = dy·mask/(1-p)·[y > 0 if relu] on rows
-	// [:n]; dbias (when non-nil) = column sums of dx over rows [:n]
-	// (overwritten). mask is read only when p > 0 and y only when relu (each
-	// may be nil otherwise). dy and dx may be the same buffer.
+	// BiasActDropoutBackward: on rows [:n], dx = dy·mask/(1-p) when p > 0
+	// (the mask holds the ReLU's gate too), else dy·[y > 0 if relu]; dbias
+	// (when non-nil) = column sums of dx over rows [:n] (overwritten). mask
+	// is read only when p > 0 and y only when relu and p = 0 (each may be nil
+	// otherwise). dy and dx may be the same buffer.
 	BiasActDropoutBackward(dy, y Buffer, n Count, dim int, relu bool, p float32, mask, dx, dbias Buffer)
 	// SoftmaxCrossEntropy over rows [:n] of logits [cap, classes] with I32
 	// labels: loss (F32 [1]) = mean loss; dlogits = gradient of the mean

@@ -106,6 +106,9 @@ func testBiasActDropout(e *env) {
 			}
 			if c.p > 0 {
 				v *= float64(wantMask[i]) / (1 - float64(c.p))
+				if c.relu && !(v > 0) {
+					wantMask[i] = 0 // the mask holds the ReLU's gate
+				}
 			}
 			want[i] = v
 		}
@@ -122,17 +125,18 @@ func testBiasActDropoutBackward(e *env) {
 		for _, withBias := range []bool{false, true} {
 			name := fmt.Sprintf("BiasActDropoutBackward %+v dbias=%v", c, withBias)
 			dy := e.randF32(cp*c.dim, 1)
-			y := e.randF32(cp*c.dim, 1) // sign pattern for the ReLU gate
+			// With dropout the mask alone gates (it holds the ReLU's gate)
+			// and y is not passed; without, y's sign pattern gates the ReLU.
+			y := e.randF32(cp*c.dim, 1)
 			mask := make([]uint8, cp*c.dim)
 			for i := range mask {
 				mask[i] = uint8(e.rnd.IntN(2))
-				if mask[i] == 0 && c.p > 0 {
-					y[i] = 0
-				}
 			}
-			var maskBuf backend.Buffer
+			var maskBuf, yBuf backend.Buffer
 			if c.p > 0 {
 				maskBuf = e.upload(mask)
+			} else {
+				yBuf = e.upload(y)
 			}
 			dyb := e.upload(dy)
 			dx := dyb
@@ -143,15 +147,14 @@ func testBiasActDropoutBackward(e *env) {
 			if withBias {
 				dbias = e.poison(c.dim)
 			}
-			e.be.BiasActDropoutBackward(dyb, e.upload(y), e.count(live, cp), c.dim, c.relu, c.p, maskBuf, dx, dbias)
+			e.be.BiasActDropoutBackward(dyb, yBuf, e.count(live, cp), c.dim, c.relu, c.p, maskBuf, dx, dbias)
 			want := make([]float64, live*c.dim)
 			sum, mag := make([]float64, c.dim), make([]float64, c.dim)
 			for i := range want {
 				g := float64(dy[i])
 				if c.p > 0 {
 					g *= float64(mask[i]) / (1 - float64(c.p))
-				}
-				if c.relu && !(y[i] > 0) {
+				} else if c.relu && !(y[i] > 0) {
 					g = 0
 				}
 				want[i] = g

@@ -5,7 +5,8 @@
 // seeds, with outputs poisoned beforehand so that unwritten rows are caught,
 // and with live counts below capacity. Only rows below the live count are
 // checked (what a backend leaves past the count is unspecified), except that
-// Linear and LinearBackwardData must leave rows past the count untouched.
+// Linear and LinearBackwardData must leave rows past the count untouched
+// when they accumulate.
 // Backends implementing backend.Capturer also run a capture-and-replay test.
 //
 // Tolerances are stated per op as a bound on |got - want| relative to a

@@ -98,7 +98,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 				yr[j] = v
 			}
 			if ms != nil {
-				dropRow(key, uint32(i), thr, scale, yr, ms[i*dim:(i+1)*dim])
+				dropRow(key, uint32(i), thr, scale, relu, yr, ms[i*dim:(i+1)*dim])
 			}
 		}
 	})
@@ -108,9 +108,10 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 // once (a multiple of 32, so that chunks start on whole 8-slot groups).
 const dropChunk = 1024
 
-// dropRow applies the dropout mask of row i to y in place and records it.
-// Element j is kept iff word j%4 of Philox(i, j/4, ...) >= thr.
-func dropRow(key rng.Key, i, thr uint32, scale float32, y []float32, mask []uint8) {
+// dropRow applies the dropout mask of row i to y in place and records it,
+// with the ReLU's gate when relu (mask 1 iff y > 0 then). Element j is kept
+// iff word j%4 of Philox(i, j/4, ...) >= thr.
+func dropRow(key rng.Key, i, thr uint32, scale float32, relu bool, y []float32, mask []uint8) {
 	var words [dropChunk]uint32
 	pk, c3 := key.PhiloxKey(), key.Epoch<<8|key.Stream
 	for j0 := 0; j0 < len(y); j0 += dropChunk {
@@ -123,8 +124,11 @@ func dropRow(key rng.Key, i, thr uint32, scale float32, y []float32, mask []uint
 			// Branch-free: keep is 0 or 1, and a dropped value becomes +0
 			// whatever it was (also NaN or Inf).
 			keep := uint32((uint64(w[j])-uint64(thr))>>63) ^ 1
-			mc[j] = uint8(keep)
 			yc[j] = math.Float32frombits(math.Float32bits(yc[j]*scale) & -keep)
+			if relu {
+				keep &= positive(yc[j])
+			}
+			mc[j] = uint8(keep & 1)
 		}
 	}
 }
@@ -135,9 +139,10 @@ func checkP(c *call, p float32) {
 	}
 }
 
-// BiasActDropoutBackward: dx = dy·mask/(1-p)·[y > 0 if relu] on rows [:n];
-// dbias (F32 [dim], may be nil) = column sums of dx over rows [:n]
-// (overwritten). mask is read only when p > 0. dy and dx may be the same
+// BiasActDropoutBackward: dx = dy·mask/(1-p) when p > 0 (the mask holds the
+// ReLU's gate), else dy·[y > 0 if relu], on rows [:n]; dbias (F32 [dim], may
+// be nil) = column sums of dx over rows [:n] (overwritten). mask is read
+// only when p > 0, y only when relu and p = 0. dy and dx may be the same
 // buffer.
 func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
 	c := b.begin("BiasActDropoutBackward")
@@ -147,7 +152,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	rows, _ := c.count("n", n)
 	dys := c.f32("dy", dy, n.Cap*dim)
 	var ys []float32
-	if relu {
+	if relu && p == 0 {
 		ys = c.f32("y", y, n.Cap*dim)
 	}
 	var ms []uint8
@@ -166,11 +171,10 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 			keep := ^uint32(0)
 			g := dys[i]
 			if ms != nil {
-				keep = -uint32(ms[i] & 1)
+				keep = -uint32(ms[i] & 1) // the ReLU's gate included
 				g *= scale
-			}
-			if relu {
-				keep &= positive(ys[i])
+			} else if relu {
+				keep = positive(ys[i])
 			}
 			dxs[i] = math.Float32frombits(math.Float32bits(g) & keep)
 		}

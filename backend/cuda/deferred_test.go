@@ -80,7 +80,8 @@ func (s *linearScript) run(t *testing.T, be backend.Backend) [][]float32 {
 
 // TestDeferredPadsMatchExact: the script on the capacity path (deferred
 // stashes) gives the exact path's results: weight gradients and live rows
-// within rounding, every other element bit for bit.
+// within rounding, every other element bit for bit, except the padding rows
+// of outputs that an op overwrote (unspecified).
 func TestDeferredPadsMatchExact(t *testing.T) {
 	s := newLinearScript(rand.New(rand.NewPCG(41, 42)))
 	exact := s.run(t, openTest(t, Options{}))
@@ -89,13 +90,21 @@ func TestDeferredPadsMatchExact(t *testing.T) {
 	if len(capB.pads) != 0 {
 		t.Errorf("%d padding regions still stashed after reads", len(capB.pads))
 	}
+	s.compare(t, got, exact)
+}
+
+// compare checks got against the exact path's results (see
+// TestDeferredPadsMatchExact).
+func (s *linearScript) compare(t *testing.T, got, exact [][]float32) {
+	t.Helper()
 	rowsLive := map[string]int{"xParent": s.in, "agg": s.in, "h": s.out, "dh": s.out, "dAgg": s.in, "dxParent": s.in}
+	overwritten := map[string]bool{"h": true, "dh": true, "dAgg": true}
 	for i, name := range s.names {
 		cols, rowed := rowsLive[name]
 		for j := range got[i] {
 			g, w := got[i][j], exact[i][j]
 			if rowed && j >= s.live*cols {
-				if math.Float32bits(g) != math.Float32bits(w) {
+				if !overwritten[name] && math.Float32bits(g) != math.Float32bits(w) {
 					t.Fatalf("%s[%d] (row %d, past the live rows) = %g, exact path %g", name, j, j/cols, g, w)
 				}
 				continue
@@ -123,7 +132,7 @@ func TestDeferredPadsCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	yv := b.View(y, 0, cp*out)
-	b.Linear(x, n, w, in, out, yv, false)
+	b.Linear(x, n, w, in, out, yv, true)
 	b.Linear(x, n, w, in, out, yv, true)
 	g, err := b.EndCapture()
 	if err != nil {
@@ -142,14 +151,7 @@ func TestDeferredPadsCapture(t *testing.T) {
 	}
 	// The whole script on the capacity path of a fresh backend, for
 	// completeness of the comparison with a second seed.
-	got := s.run(t, openTest(t, Options{CapacityGemm: true}))
-	for i := range got {
-		for j := range got[i] {
-			if math.Abs(float64(got[i][j]-exact[i][j])) > 1e-4*(1+math.Abs(float64(exact[i][j]))) {
-				t.Fatalf("%s[%d] = %g, exact path %g", s.names[i], j, got[i][j], exact[i][j])
-			}
-		}
-	}
+	s.compare(t, s.run(t, openTest(t, Options{CapacityGemm: true})), exact)
 }
 
 // TestAdamQueue: Adam calls queued into one launch give the CPU backend's
@@ -238,25 +240,19 @@ func TestBiasActDropoutBackwardLarge(t *testing.T) {
 	for _, sh := range [][3]int{{5000, 4321, 256}, {3000, 2999, 100}, {1000, 1000, 47}} {
 		cp, live, dim := sh[0], sh[1], sh[2]
 		t.Run(fmt.Sprintf("%dx%d", live, dim), func(t *testing.T) {
-			dy, y := randF32(r, cp*dim), randF32(r, cp*dim)
-			mask := make([]uint8, cp*dim)
+			dy := randF32(r, cp*dim)
+			mask := make([]uint8, cp*dim) // the ReLU's gate included: y is not read
 			for i := range mask {
 				mask[i] = uint8(r.IntN(2))
-				if mask[i] == 0 {
-					y[i] = 0
-				}
 			}
 			dx := alloc(t, b, backend.F32, cp*dim)
 			dbias := alloc(t, b, backend.F32, dim)
-			b.BiasActDropoutBackward(upload(t, b, dy), upload(t, b, y), countBuf(t, b, live, cp), dim, true, 0.5,
+			b.BiasActDropoutBackward(upload(t, b, dy), nil, countBuf(t, b, live, cp), dim, true, 0.5,
 				upload(t, b, mask), dx, dbias)
 			got := readF32(t, b, dx, cp*dim)
 			sums := make([]float64, dim)
 			for i := range live * dim {
 				g := float64(dy[i]) * float64(mask[i]) * 2
-				if !(y[i] > 0) {
-					g = 0
-				}
 				if float64(got[i]) != g {
 					t.Fatalf("dx[%d] = %g, want %g", i, got[i], g)
 				}

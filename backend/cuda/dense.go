@@ -76,10 +76,11 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	c.launch("bias_act_dropout", d1(c.blocks(int64(n.Cap)*groups, 256)), d1(256), 0)
 }
 
-// BiasActDropoutBackward: dx = dy·mask/(1-p)·[y > 0 if relu] on live rows;
-// dbias (may be nil) = column sums of dx over live rows, deterministic
-// (partial sums per chunk of rows, added in order). y is read only with
-// relu, mask only with p > 0. dy and dx may be the same buffer.
+// BiasActDropoutBackward: dx = dy·mask/(1-p) when p > 0 (the mask holds the
+// ReLU's gate), else dy·[y > 0 if relu], on live rows; dbias (may be nil) =
+// column sums of dx over live rows, deterministic (partial sums per chunk of
+// rows, added in order). y is read only with relu and p = 0, mask only with
+// p > 0. dy and dx may be the same buffer.
 func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
 	c := b.begin("BiasActDropoutBackward")
 	defer c.end()
@@ -88,7 +89,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	nP := c.count("n", n)
 	dys := c.buf("dy", dy, backend.F32, n.Cap*dim)
 	var ys, ms *buffer
-	if relu {
+	if relu && p == 0 {
 		ys = c.buf("y", y, backend.F32, n.Cap*dim)
 	}
 	if p > 0 {

@@ -9,9 +9,10 @@ import (
 // Eagerly they read the live row count back (a host sync) and multiply only
 // live rows. While capturing a graph, or with Options.CapacityGemm, they
 // multiply the whole capacity, so that no host sync is needed, and behave as
-// if only live rows were multiplied (pad.go): the padding rows of an output
-// are stashed and put back, so they are left exactly as they were even when
-// the output is a view whose padding rows belong to someone else; and
+// if only live rows were multiplied (pad.go): the padding rows of an
+// accumulated output are stashed and put back, so they are left exactly as
+// they were even when the output is a view whose padding rows belong to
+// someone else (an overwritten output's are unspecified); and
 // LinearBackwardWeight, which sums over rows, sees its inputs' padding rows
 // as zeros (stashed, zeroed, put back). Consecutive Linear ops over the same
 // matrices share one stash; it is put back before any other op.
@@ -40,7 +41,7 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	c.capacityGemm([]matrix{
 		{ptr: xs.ptr, cols: in, rows: n.Cap, nP: nP, role: roleRows},
 		{ptr: ws.ptr, cols: out, rows: in, role: roleWhole},
-		{ptr: ys.ptr, cols: out, rows: n.Cap, nP: nP, role: roleKeep},
+		{ptr: ys.ptr, cols: out, rows: n.Cap, nP: nP, role: outputRole(accumulate)},
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
@@ -67,7 +68,7 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 	c.capacityGemm([]matrix{
 		{ptr: dys.ptr, cols: out, rows: n.Cap, nP: nP, role: roleRows},
 		{ptr: ws.ptr, cols: out, rows: in, role: roleWhole},
-		{ptr: dxs.ptr, cols: in, rows: n.Cap, nP: nP, role: roleKeep},
+		{ptr: dxs.ptr, cols: in, rows: n.Cap, nP: nP, role: outputRole(accumulate)},
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 

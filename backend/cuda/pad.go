@@ -2,12 +2,13 @@ package cuda
 
 // Padding rows of capacity GEMMs (see linear.go). A Linear op that
 // multiplies the whole capacity must behave as if only live rows were
-// multiplied: rows of its output past the live count keep their contents,
-// and a product summed over rows (the weight gradient) sees zeros in its
-// inputs' padding rows. The padding rows are moved to a stash before the
-// GEMM; putting them back is deferred: consecutive Linear ops over the same
-// matrices (the two products of a SAGE layer writing one output, the two
-// weight gradients reading one output gradient) stash once, and every
+// multiplied: rows of an accumulated output past the live count keep their
+// contents (an overwritten output's padding rows are unspecified, as the
+// backend contract allows), and a product summed over rows (the weight
+// gradient) sees zeros in its inputs' padding rows. The padding rows are
+// moved to a stash before the GEMM; putting them back is deferred:
+// consecutive Linear ops over the same matrices (the weight gradient and
+// the input gradients reading one output gradient) stash once, and every
 // deferred region is restored, in reverse order, before any other op, copy,
 // read, sync, free, mark or the end of a capture.
 //
@@ -35,10 +36,21 @@ type padRole uint8
 
 const (
 	roleRows  padRole = iota // row-wise input: its padding rows only reach padding rows of the output
-	roleKeep                 // output: padding rows must keep their contents
+	roleKeep                 // accumulated output: padding rows must keep their contents
+	roleFree                 // overwritten output: padding rows may take any value
 	roleZero                 // input summed over rows: padding rows must read as zero
 	roleWhole                // no live count (weights, weight gradients)
 )
+
+// outputRole is the role of a Linear op's output: its padding rows are kept
+// only when the op accumulates (the backend contract leaves them unspecified
+// otherwise, which saves a stash and a restore per product).
+func outputRole(accumulate bool) padRole {
+	if accumulate {
+		return roleKeep
+	}
+	return roleFree
+}
 
 // matrix is a float32 operand [rows, cols] at ptr with a live row count at
 // nP (0 for roleWhole, where rows*cols is its length).
@@ -149,9 +161,9 @@ func (c *call) capacityGemm(ops []matrix, gemm func(addr []uintptr)) {
 	c.padLaunch(acts)
 	gemm(addr)
 	for _, m := range ops {
-		if m.role == roleKeep {
+		if m.role == roleKeep || m.role == roleFree {
 			if k := c.findPad(m); k >= 0 {
-				b.pads[k].zero = false
+				b.pads[k].zero = false // the product wrote its padding rows
 			}
 		}
 	}

@@ -4,11 +4,13 @@
 // v = max(v, 0) when relu (NaN stays), and with dropout the element is kept
 // iff word col%4 of Philox(row, col/4, step, epoch<<8|stream) >= thr; kept
 // values are multiplied by scale = 1/(1-p) (computed on the host in float32
-// like the CPU backend), dropped ones are 0, and mask records 1/0. One thread
+// like the CPU backend), dropped ones are 0, and mask records 1 where the
+// gradient passes (kept and, with relu, positive: y > 0), else 0. One thread
 // per group of four columns (one Philox call); 16-byte loads and stores when
 // vec is set (dim % 4 == 0, aligned addresses).
 //
-// Backward: dx = dy * mask * scale * [y > 0 when relu] on live rows, and
+// Backward: dx = dy * mask * scale with dropout (the mask holds the ReLU's
+// gate, so y is not read), else dy * [y > 0 when relu], on live rows, and
 // dbias = column sums of dx, deterministic: bias_act_dropout_bwd(4) writes
 // one partial sum per (chunk of chunkRows rows, column), column_sums adds
 // the partials of live chunks in a fixed order in float64.
@@ -47,8 +49,9 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
             if (bias && k < m) v[k] += bias[c0 + k];
             if (relu && v[k] < 0.f) v[k] = 0.f;
             if (dropout) {
-                keep[k] = philox_word(w, k) >= thr;
-                v[k] = keep[k] ? v[k] * scale : 0.f;
+                bool kept = philox_word(w, k) >= thr;
+                v[k] = kept ? v[k] * scale : 0.f;
+                keep[k] = kept && (!relu || v[k] > 0.f);
             }
         }
         if (vec) {
@@ -81,7 +84,7 @@ extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y,
             i64 idx = (i64)r * dim + c;
             float g = dy[idx];
             if (dropout) g = mask[idx] ? g * scale : 0.f;
-            if (relu && !(y[idx] > 0.f)) g = 0.f;
+            else if (relu && !(y[idx] > 0.f)) g = 0.f;
             dx[idx] = g;
             s += g;
         }
@@ -97,10 +100,11 @@ extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y,
     }
 }
 
-// bwd_elem is one element of the backward: dy gated by the mask and ReLU.
+// bwd_elem is one element of the backward: dy gated by the mask (which
+// holds the ReLU's gate) or, without dropout, by the ReLU.
 __device__ __forceinline__ float bwd_elem(float g, float yv, unsigned char m, int relu, int dropout, float scale) {
     if (dropout) g = m ? g * scale : 0.f;
-    if (relu && !(yv > 0.f)) g = 0.f;
+    else if (relu && !(yv > 0.f)) g = 0.f;
     return g;
 }
 
@@ -132,7 +136,7 @@ extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4*
             bool two = r + 8 < r1;
             i64 ia = (i64)r * words + c, ib = ia + 8 * (i64)words;
             float4 ga = dy[ia], gb = two ? dy[ib] : zero;
-            float4 ya = relu ? y[ia] : zero, yb = relu && two ? y[ib] : zero;
+            float4 ya = relu && !dropout ? y[ia] : zero, yb = relu && !dropout && two ? y[ib] : zero;
             uchar4 ma = dropout ? mask[ia] : one, mb = dropout && two ? mask[ib] : one;
             ga = bwd_elem4(ga, ya, ma, relu, dropout, scale);
             dx[ia] = ga;
