@@ -17,6 +17,11 @@ type Options struct {
 	CacheDir string // compiled-kernel cache; "" = os.UserCacheDir()/fanout/kernels
 	NoCache  bool   // compile kernels at every start, write no cache
 	TF32     bool   // let cuBLAS use TF32 tensor cores for float32 GEMMs
+	// TF32x3 runs the Linear ops' products on tensor cores with each input
+	// split into two TF32 parts (3xTF32, gemm_tc.go): about float32's
+	// accuracy, products of any capacity summed in the same order. Shapes
+	// the kernels do not take use cuBLAS (in TF32 mode when TF32 is set).
+	TF32x3 bool
 	// CapacityGemm makes the Linear ops multiply the whole capacity on the
 	// device (no host sync), as they always do while a graph is captured,
 	// instead of reading the live row count back to the host (one host sync
@@ -97,6 +102,8 @@ const (
 	scratchPad2
 	scratchPad3
 	scratchDetAgg // deterministic AggregateBackward's sort (aggregate_det.go)
+	scratchWgrad  // partial products of the tensor-core weight gradient (gemm_tc.go)
+	scratchWT     // a transposed weight for the tensor-core forward product (gemm_tc.go)
 	numScratch
 )
 

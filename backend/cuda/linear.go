@@ -28,7 +28,7 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	xs := c.buf("x", x, backend.F32, n.Cap*in)
 	ws := c.buf("w", w, backend.F32, in*out)
 	ys := c.buf("y", y, backend.F32, n.Cap*out)
-	if !c.ok {
+	if !c.ok || c.tcRows(false, xs.addr(), ws.addr(), ys.addr(), nP, n.Cap, out, in, accumulate) {
 		return
 	}
 	gemm := func(rows int) {
@@ -55,7 +55,7 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 	dys := c.buf("dy", dy, backend.F32, n.Cap*out)
 	ws := c.buf("w", w, backend.F32, in*out)
 	dxs := c.buf("dx", dx, backend.F32, n.Cap*in)
-	if !c.ok {
+	if !c.ok || c.tcRows(true, dys.addr(), ws.addr(), dxs.addr(), nP, n.Cap, in, out, accumulate) {
 		return
 	}
 	gemm := func(rows int) {
@@ -82,7 +82,7 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 	xs := c.buf("x", x, backend.F32, n.Cap*in)
 	dys := c.buf("dy", dy, backend.F32, n.Cap*out)
 	dws := c.buf("dw", dw, backend.F32, in*out)
-	if !c.ok {
+	if !c.ok || c.tcWgrad(xs.addr(), dys.addr(), dws.addr(), nP, n.Cap, in, out, accumulate) {
 		return
 	}
 	gemm := func(rows int, x, dy uintptr) {

@@ -35,6 +35,7 @@ type benchReport struct {
 	GraphLaunches float64 `json:"graph_launches_per_step,omitempty"`
 	Date          string  `json:"date"`
 	TF32          bool    `json:"tf32,omitempty"`
+	TF32x3        bool    `json:"tf32x3,omitempty"`
 	// Replay mode.
 	Replay           *train.ReplayStats `json:"replay,omitempty"`
 	Busy             float64            `json:"busy,omitempty"`               // device time in replays over wall time
@@ -89,7 +90,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var eagerStep float64
 	for _, m := range modes {
-		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32,
+		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.tf32x3,
 			Date: time.Now().UTC().Format(time.DateOnly)}
 		b := be
 		if m == "replay" {
@@ -112,7 +113,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if *prof {
-		rep := benchReport{Preset: ds.Name, Device: desc, TF32: rf.cuda.tf32, Date: time.Now().UTC().Format(time.DateOnly)}
+		rep := benchReport{Preset: ds.Name, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.tf32x3, Date: time.Now().UTC().Format(time.DateOnly)}
 		return benchProfile(be, ds, cfg, rep, *steps, *warmup, *asJSON, stdout, stderr)
 	}
 	return nil
@@ -201,8 +202,9 @@ func meanSizes(caps []nn.Caps) []train.BlockSize {
 	return out
 }
 
-// gemmRate measures the backend's matrix product rate (GFLOP/s) at the
-// bottom layer's shape: [m, k] x [k, n].
+// gemmRate measures the rate (GFLOP/s) of the backend's Linear op, the
+// product the step uses (with the backend's precision options), at the
+// bottom layer's shape: [m, k] x [k, n], ten products per host sync.
 func gemmRate(be backend.Backend, m, k, n int) (float64, error) {
 	var bufs [3]backend.Buffer
 	for i, size := range []int{m * k, k * n, m * n} {
@@ -214,18 +216,29 @@ func gemmRate(be backend.Backend, m, k, n int) (float64, error) {
 		be.Fill(b, 0.5)
 		bufs[i] = b
 	}
-	be.Gemm(false, false, m, n, k, 1, bufs[0], bufs[1], 0, bufs[2])
-	if err := be.Sync(); err != nil {
+	cnt, err := be.Upload([]int32{int32(m)})
+	if err != nil {
+		return 0, err
+	}
+	defer be.Free(cnt)
+	rows := backend.Count{Buf: cnt, Cap: m}
+	const batch = 10
+	run := func() error {
+		for range batch {
+			be.Linear(bufs[0], rows, bufs[1], k, n, bufs[2], false)
+		}
+		return be.Sync()
+	}
+	if err := run(); err != nil {
 		return 0, err
 	}
 	reps := 0
 	start := time.Now()
 	for time.Since(start) < 300*time.Millisecond || reps < 3 {
-		be.Gemm(false, false, m, n, k, 1, bufs[0], bufs[1], 0, bufs[2])
-		if err := be.Sync(); err != nil {
+		if err := run(); err != nil {
 			return 0, err
 		}
-		reps++
+		reps += batch
 	}
 	return 2 * float64(m) * float64(k) * float64(n) * float64(reps) / time.Since(start).Seconds() / 1e9, nil
 }

@@ -17,7 +17,7 @@ import (
 // cudaFlags are the GPU options.
 type cudaFlags struct {
 	libDir, cacheDir string
-	tf32             bool
+	tf32, tf32x3     bool
 	deterministic    bool
 }
 
@@ -25,6 +25,7 @@ func (c *cudaFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&c.libDir, "cuda-lib-dir", "", "directory holding libcuda, libnvrtc and libcublas (default: the system's library path)")
 	fs.StringVar(&c.cacheDir, "kernel-cache", "", "directory for compiled GPU kernels (default: the user cache directory)")
 	fs.BoolVar(&c.tf32, "tf32", false, "use TF32 tensor cores for matrix products on the GPU (faster, ~1e-3 relative error)")
+	fs.BoolVar(&c.tf32x3, "tf32x3", false, "use tensor cores with split inputs (3xTF32) for matrix products on the GPU (faster, about float32's accuracy)")
 	fs.BoolVar(&c.deterministic, "deterministic", false, "bitwise reproducible GPU runs: the aggregation backward sorts and gathers instead of adding with float atomics (slower)")
 }
 
@@ -34,7 +35,7 @@ func openBackend(spec string, threads int, cf cudaFlags, stderr io.Writer) (back
 	if threads <= 0 {
 		threads = runtime.NumCPU()
 	}
-	opt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32, Deterministic: cf.deterministic}
+	opt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32, TF32x3: cf.tf32x3, Deterministic: cf.deterministic}
 	switch {
 	case spec == "cpu":
 		be := cpu.New(threads)
