@@ -46,6 +46,10 @@ func tcFits(widths []int, ptrs []uintptr) bool {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
+// maxGridYZ is the largest grid.y or grid.z of a launch; the weight
+// gradient's slices go in grid.z (past 33M rows cuBLAS takes the product).
+const maxGridYZ = 65535
+
 // tcRows runs c[:live] (+)= a[:live]·B on tensor cores when the mode and
 // shapes allow, and reports whether it did. a is [capM, k]; B is w [k, n]
 // or, with nt, the transpose of w [n, k]; c is [capM, n]; live is at nP.
@@ -77,14 +81,14 @@ func (c *call) tcRows(nt bool, a, w, out, nP uintptr, capM, n, k int, accumulate
 // [m, n]. Each slice of tcSlice rows writes a partial product; a second
 // launch adds the live slices in order.
 func (c *call) tcWgrad(x, dy, dw, nP uintptr, capK, m, n int, accumulate bool) bool {
-	if !c.b.tcOn() || !tcFits([]int{m, n}, []uintptr{x, dy, dw}) {
+	slices := max(1, ceilDiv(capK, tcSlice))
+	if !c.b.tcOn() || !tcFits([]int{m, n}, []uintptr{x, dy, dw}) || slices > maxGridYZ {
 		return false
 	}
 	c.flushPads()
 	if m == 0 || n == 0 || !c.ok {
 		return true
 	}
-	slices := max(1, ceilDiv(capK, tcSlice))
 	partial := c.scratch(scratchWgrad, int64(slices)*int64(m)*int64(n)*4)
 	if capK > 0 {
 		const name = "gemm_tc_wgrad3"

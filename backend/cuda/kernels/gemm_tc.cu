@@ -3,9 +3,7 @@
 //
 //   C(m, n) (+)= sum_k A(m, k) * B(k, n)
 //
-// SPLIT = 1 would round each input to TF32 (10-bit mantissa); it is not
-// instantiated, since cuBLAS's TF32 products measured faster. SPLIT = 3 is
-// 3xTF32: each input x is split into big = tf32(x) and small = tf32(x - big),
+// The products are 3xTF32: each input x is split into big = tf32(x) and small = tf32(x - big),
 // and a*b is computed as a_small*b_big + a_big*b_small + a_big*b_big, all
 // accumulated in float32: about float32's accuracy (the dropped small*small
 // term and the small parts' rounding are near 2^-22 of the product).
@@ -65,11 +63,10 @@ __device__ __forceinline__ u32 to_tf32(float x) {
     return r;
 }
 
-// split writes x's TF32 big part and, when SPLIT == 3, its small part.
-template <int SPLIT>
+// split writes x's TF32 big part and its small part.
 __device__ __forceinline__ void split(float x, u32& big, u32& small) {
     big = to_tf32(x);
-    if (SPLIT == 3) small = to_tf32(x - __uint_as_float(big));
+    small = to_tf32(x - __uint_as_float(big));
 }
 
 __device__ __forceinline__ void mma(float* d, const u32* a, const u32* b) {
@@ -140,18 +137,15 @@ __device__ __forceinline__ void load_tile(TcStage<AROW, BROW>& s, const float* a
 // mma_all issues one k-step's products of a warp's 4 x 4 tiles: one pass
 // per product term, small terms first; within a pass the 16 products are
 // independent, so they issue back to back.
-template <int SPLIT>
 __device__ __forceinline__ void mma_all(float acc[4][4][4], u32 ab[4][4], u32 as[4][4], u32 bb[4][2], u32 bs[4][2]) {
-    if (SPLIT == 3) {
 #pragma unroll
-        for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++)
 #pragma unroll
-            for (int j = 0; j < 4; j++) mma(acc[i][j], as[i], bb[j]);
+        for (int j = 0; j < 4; j++) mma(acc[i][j], as[i], bb[j]);
 #pragma unroll
-        for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++)
 #pragma unroll
-            for (int j = 0; j < 4; j++) mma(acc[i][j], ab[i], bs[j]);
-    }
+        for (int j = 0; j < 4; j++) mma(acc[i][j], ab[i], bs[j]);
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
@@ -159,7 +153,7 @@ __device__ __forceinline__ void mma_all(float acc[4][4][4], u32 ab[4][4], u32 as
 }
 
 // stage_any multiplies one stage with one shared load per fragment value.
-template <bool AROW, bool BROW, int SPLIT>
+template <bool AROW, bool BROW>
 __device__ __forceinline__ void stage_any(const TcStage<AROW, BROW>& s, float acc[4][4][4], int wm, int wn, int g,
                                           int t) {
 #pragma unroll
@@ -168,18 +162,18 @@ __device__ __forceinline__ void stage_any(const TcStage<AROW, BROW>& s, float ac
 #pragma unroll
         for (int i = 0; i < 4; i++) {
             int m = wm + i * 16 + g;
-            split<SPLIT>(s.A(m, kk + t), ab[i][0], as[i][0]);
-            split<SPLIT>(s.A(m + 8, kk + t), ab[i][1], as[i][1]);
-            split<SPLIT>(s.A(m, kk + t + 4), ab[i][2], as[i][2]);
-            split<SPLIT>(s.A(m + 8, kk + t + 4), ab[i][3], as[i][3]);
+            split(s.A(m, kk + t), ab[i][0], as[i][0]);
+            split(s.A(m + 8, kk + t), ab[i][1], as[i][1]);
+            split(s.A(m, kk + t + 4), ab[i][2], as[i][2]);
+            split(s.A(m + 8, kk + t + 4), ab[i][3], as[i][3]);
         }
 #pragma unroll
         for (int j = 0; j < 4; j++) {
             int n = wn + j * 8 + g;
-            split<SPLIT>(s.B(kk + t, n), bb[j][0], bs[j][0]);
-            split<SPLIT>(s.B(kk + t + 4, n), bb[j][1], bs[j][1]);
+            split(s.B(kk + t, n), bb[j][0], bs[j][0]);
+            split(s.B(kk + t + 4, n), bb[j][1], bs[j][1]);
         }
-        mma_all<SPLIT>(acc, ab, as, bb, bs);
+        mma_all(acc, ab, as, bb, bs);
     }
 }
 
@@ -190,7 +184,6 @@ __device__ __forceinline__ float f4(float4 v, int k) { return k == 0 ? v.x : (k 
 // permuted the same way for A and B (a sum over k does not care): in k-step
 // s, fragment position t + 4h holds k = 8t + 2s + h, so a thread's values
 // of one row for the whole stage are 8 consecutive floats.
-template <int SPLIT>
 __device__ __forceinline__ void stage_nt(const TcStage<true, false>& s, float acc[4][4][4], int wm, int wn, int g,
                                          int t) {
     const int ld = TC_BK + TC_PADR;
@@ -210,17 +203,17 @@ __device__ __forceinline__ void stage_nt(const TcStage<true, false>& s, float ac
             u32 ab[4][4], as[4][4], bb[4][2], bs[4][2];
 #pragma unroll
             for (int i = 0; i < 4; i++) {
-                split<SPLIT>(f4(av[i][0], 2 * e), ab[i][0], as[i][0]);
-                split<SPLIT>(f4(av[i][1], 2 * e), ab[i][1], as[i][1]);
-                split<SPLIT>(f4(av[i][0], 2 * e + 1), ab[i][2], as[i][2]);
-                split<SPLIT>(f4(av[i][1], 2 * e + 1), ab[i][3], as[i][3]);
+                split(f4(av[i][0], 2 * e), ab[i][0], as[i][0]);
+                split(f4(av[i][1], 2 * e), ab[i][1], as[i][1]);
+                split(f4(av[i][0], 2 * e + 1), ab[i][2], as[i][2]);
+                split(f4(av[i][1], 2 * e + 1), ab[i][3], as[i][3]);
             }
 #pragma unroll
             for (int j = 0; j < 4; j++) {
-                split<SPLIT>(f4(bv[j], 2 * e), bb[j][0], bs[j][0]);
-                split<SPLIT>(f4(bv[j], 2 * e + 1), bb[j][1], bs[j][1]);
+                split(f4(bv[j], 2 * e), bb[j][0], bs[j][0]);
+                split(f4(bv[j], 2 * e + 1), bb[j][1], bs[j][1]);
             }
-            mma_all<SPLIT>(acc, ab, as, bb, bs);
+            mma_all(acc, ab, as, bb, bs);
         }
     }
 }
@@ -228,7 +221,7 @@ __device__ __forceinline__ void stage_nt(const TcStage<true, false>& s, float ac
 // tc_block computes the block's 128 x 128 tile over k in [kBegin, kEnd)
 // into acc (each thread: 4 x 4 fragments of 4 values). The stages live in
 // dynamic shared memory (TC_STAGES * sizeof(TcStage), set by the host).
-template <bool AROW, bool BROW, int SPLIT>
+template <bool AROW, bool BROW>
 __device__ __forceinline__ void tc_block(const float* a, int lda, const float* b, int ldb, int m0, int mEnd, int n0,
                                          int nEnd, int kBegin, int kEnd, float acc[4][4][4]) {
     extern __shared__ float4 tc_smem[];
@@ -261,9 +254,9 @@ __device__ __forceinline__ void tc_block(const float* a, int lda, const float* b
             load_tile(st[next % TC_STAGES], a, lda, b, ldb, m0, mEnd, n0, nEnd, kBegin + next * TC_BK, kEnd);
         cp_commit();
         if (AROW && !BROW)
-            stage_nt<SPLIT>((const TcStage<true, false>&)st[kt % TC_STAGES], acc, wm, wn, g, t);
+            stage_nt((const TcStage<true, false>&)st[kt % TC_STAGES], acc, wm, wn, g, t);
         else
-            stage_any<AROW, BROW, SPLIT>(st[kt % TC_STAGES], acc, wm, wn, g, t);
+            stage_any<AROW, BROW>(st[kt % TC_STAGES], acc, wm, wn, g, t);
     }
     cp_wait<0>();
     __syncthreads();  // the shared tiles are free again (none pending)
@@ -299,41 +292,26 @@ __device__ __forceinline__ void store_tile(float acc[4][4][4], float* c, int ldc
         }
 }
 
-template <bool BROW, int SPLIT>
-__device__ __forceinline__ void gemm_rows(const float* a, const float* b, float* c, const int* nP, int capM, int N, int K,
-                                          int lda, int ldb, int ldc, int accumulate) {
+extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB)
+    gemm_tc_nt3(const float* a, const float* b, float* c, const int* nP, int capM, int N, int K, int lda, int ldb,
+                int ldc, int accumulate) {
     int mEnd = live_count(nP, capM);
     int m0 = blockIdx.x * TC_BM, n0 = blockIdx.y * TC_BN;
     if (m0 >= mEnd) return;
     float acc[4][4][4];
-    tc_block<true, BROW, SPLIT>(a, lda, b, ldb, m0, mEnd, n0, N, 0, K, acc);
+    tc_block<true, false>(a, lda, b, ldb, m0, mEnd, n0, N, 0, K, acc);
     store_tile(acc, c, ldc, m0, mEnd, n0, N, accumulate);
 }
 
-#define TC_ROWS_ARGS                                                                                               \
-    const float *a, const float *b, float *c, const int *nP, int capM, int N, int K, int lda, int ldb, int ldc, \
-        int accumulate
-#define TC_ROWS_PASS a, b, c, nP, capM, N, K, lda, ldb, ldc, accumulate
-
-extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB) gemm_tc_nt3(TC_ROWS_ARGS) {
-    gemm_rows<false, 3>(TC_ROWS_PASS);
-}
-
-template <int SPLIT>
-__device__ __forceinline__ void gemm_wgrad(const float* x, const float* dy, float* partial, const int* nP, int capK,
-                                           int M, int N, int slice) {
+extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB)
+    gemm_tc_wgrad3(const float* x, const float* dy, float* partial, const int* nP, int capK, int M, int N, int slice) {
     int kLive = live_count(nP, capK);
     int k0 = blockIdx.z * slice;
     if (k0 >= kLive) return;
     int m0 = blockIdx.x * TC_BM, n0 = blockIdx.y * TC_BN;
     float acc[4][4][4];
-    tc_block<false, true, SPLIT>(x, M, dy, N, m0, M, n0, N, k0, min(k0 + slice, kLive), acc);
+    tc_block<false, true>(x, M, dy, N, m0, M, n0, N, k0, min(k0 + slice, kLive), acc);
     store_tile(acc, partial + (i64)blockIdx.z * M * N, N, m0, M, n0, N, 0);
-}
-
-#define TC_WG_ARGS const float *x, const float *dy, float *partial, const int *nP, int capK, int M, int N, int slice
-extern "C" __global__ void __launch_bounds__(TC_THREADS, TC_MINB) gemm_tc_wgrad3(TC_WG_ARGS) {
-    gemm_wgrad<3>(x, dy, partial, nP, capK, M, N, slice);
 }
 
 // gemm_tc_reduce: dw[i] = (dw[i] when accumulate) + sum over the live slices
