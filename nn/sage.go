@@ -19,9 +19,9 @@ import (
 type sageLayer struct {
 	be            backend.Backend
 	in, out       int
-	wSelf, wNeigh *Param // [in, out] each: views of the stacked [2·in, out] block
-	w, g          backend.Buffer
-	b             *Param // [out]
+	wSelf, wNeigh *Param         // [in, out] each: views of the stacked [2·in, out] block
+	w, g          backend.Buffer // the stacked block [2·in, out] and its gradient
+	b             *Param         // [out]
 
 	ws    workspace
 	caps  Caps
