@@ -65,3 +65,19 @@ type noMemoryStats struct{}
 func (noMemoryStats) InUseBytes() int64 { return 0 }
 func (noMemoryStats) PeakBytes() int64  { return 0 }
 func (noMemoryStats) ResetPeak()        {}
+
+// Collective is one rank's handle on a group of backends that train
+// together: the GPUs of one host (NCCL), CPU devices in one process (an
+// in-process reduction), or processes on several hosts. Its ops are issued
+// on the rank's own backend like any other op: asynchronous, in that
+// backend's order, and captured with the step where the backend captures.
+// Every rank must issue the same collective ops in the same order.
+type Collective interface {
+	Rank() int // 0-based
+	Size() int // number of ranks
+	// AllReduceSum replaces the F32 buffer buf, on every rank, with the
+	// element-wise sum of buf over all ranks.
+	AllReduceSum(buf Buffer)
+	// Close releases the communicator.
+	Close() error
+}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"github.com/fanout-gnn/fanout/featstore"
 	"slices"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -149,7 +150,12 @@ func (ip *inferPlan) run() (backend.Buffer, error) {
 	t := ip.t
 	be, n := t.be, int(t.ds.Graph.NumNodes)
 	mc := t.model.Config()
-	prev := t.in.Feat
+	tab, ok := t.in.Feat.(featstore.Tabled)
+	if !ok {
+		return nil, fmt.Errorf("layer-wise inference needs the features as one backend table; the %T store has none", t.in.Feat)
+	}
+	feat := tab.Table()
+	prev := feat
 	for l := 0; l < mc.Layers; l++ {
 		_, dim := mc.Dims(l)
 		next, err := be.Alloc(backend.F32, n*dim)
@@ -159,7 +165,7 @@ func (ip *inferPlan) run() (backend.Buffer, error) {
 		if err == nil {
 			err = t.sync()
 		}
-		if prev != t.in.Feat {
+		if prev != feat {
 			be.Free(prev)
 		}
 		if err != nil {

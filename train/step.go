@@ -5,26 +5,47 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
-// Inputs are the dataset tables resident in backend memory that a step reads.
+// Inputs are the dataset tables a step reads. The topology, labels and
+// degrees are resident in backend memory; the features are served by a
+// feature store (featstore.Store), which may keep them elsewhere (a cache
+// and host memory in the hybrid mode, peers' memories on several GPUs).
 type Inputs struct {
-	Graph   backend.Graph
-	Feat    backend.Buffer // F32 [N, FeatDim]
-	FeatDim int
-	Labels  backend.Buffer // I32 [N]; -1 = unlabelled
-	Degree  backend.Buffer // F32 [N] full-graph degree (GCN normalisation)
-	owned   []backend.Buffer
+	Graph  backend.Graph
+	Feat   featstore.Store // [N, Feat.Dim()] rows
+	Labels backend.Buffer  // I32 [N]; -1 = unlabelled
+	Degree backend.Buffer  // F32 [N] full-graph degree (GCN normalisation)
+	owned  []backend.Buffer
 }
 
-// Upload makes a dataset resident on be. The CPU backend uses the dataset's
-// (possibly memory-mapped) arrays in place.
+// FeatDim is the width of a feature row.
+func (in *Inputs) FeatDim() int { return in.Feat.Dim() }
+
+// Upload makes a dataset resident on be, features included. The CPU backend
+// uses the dataset's (possibly memory-mapped) arrays in place.
 func Upload(be backend.Backend, ds *dataset.Dataset) (*Inputs, error) {
+	in, err := UploadWith(be, ds, nil)
+	if err != nil {
+		return nil, err
+	}
+	if in.Feat, err = featstore.Upload(be, ds.Features, ds.FeatDim); err != nil {
+		in.Free(be)
+		return nil, err
+	}
+	return in, nil
+}
+
+// UploadWith makes the topology, labels and degrees of ds resident on be and
+// serves the features from feat (which Inputs.Free then releases). With a
+// nil feat the caller sets Inputs.Feat before the first step.
+func UploadWith(be backend.Backend, ds *dataset.Dataset, feat featstore.Store) (*Inputs, error) {
 	if err := ds.Graph.Narrow(); err != nil {
 		return nil, err
 	}
-	in := &Inputs{FeatDim: ds.FeatDim}
+	in := &Inputs{Feat: feat}
 	var err error
 	if in.Graph, err = be.UploadGraph(ds.Graph); err != nil {
 		return nil, fmt.Errorf("upload graph: %w", err)
@@ -37,7 +58,7 @@ func Upload(be backend.Backend, ds *dataset.Dataset) (*Inputs, error) {
 		dst  *backend.Buffer
 		data any
 		name string
-	}{{&in.Feat, ds.Features, "features"}, {&in.Labels, ds.Labels, "labels"}, {&in.Degree, deg, "degrees"}} {
+	}{{&in.Labels, ds.Labels, "labels"}, {&in.Degree, deg, "degrees"}} {
 		if *u.dst, err = be.Upload(u.data); err != nil {
 			in.Free(be)
 			return nil, fmt.Errorf("upload %s: %w", u.name, err)
@@ -47,12 +68,17 @@ func Upload(be backend.Backend, ds *dataset.Dataset) (*Inputs, error) {
 	return in, nil
 }
 
-// Free releases the uploaded tables (the graph stays until the backend closes).
+// Free releases the uploaded tables and the feature store (the graph stays
+// until the backend closes).
 func (in *Inputs) Free(be backend.Backend) {
 	for _, b := range in.owned {
 		be.Free(b)
 	}
 	in.owned = nil
+	if in.Feat != nil {
+		in.Feat.Free()
+		in.Feat = nil
+	}
 }
 
 // Sample issues the sampling of every hop: hop h samples Fanouts[h]
@@ -73,7 +99,7 @@ func (p *Plan) Sample(in *Inputs, seed uint64) {
 // seeds' labels into the plan.
 func (p *Plan) Gather(in *Inputs) {
 	b := p.Blocks[0]
-	p.be.Gather(in.Feat, in.FeatDim, b.SrcIDs, b.NumSrc, p.X)
+	in.Feat.Gather(b.SrcIDs, b.NumSrc, p.X)
 	p.be.Gather(in.Labels, 1, p.Seeds, p.NSeeds, p.Labels)
 }
 

@@ -1,0 +1,82 @@
+// Package featstore serves the input feature rows of a step. A Store is the
+// seam between the training step and wherever the features live: resident in
+// backend memory (Resident), tiered between a backend-resident cache and
+// host memory the device reads directly (hybrid mode), or sharded across the
+// memories of several devices (multi-GPU mode). The step only asks a Store to
+// gather the rows of a batch's input vertices into a plan buffer; every
+// Store does that as backend ops that take live counts from backend memory,
+// so a gather is captured and replayed like any other op.
+//
+// Caches and instrumentation wrap the Store they serve.
+package featstore
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// Store serves rows of an [N, Dim] float32 feature table on one backend.
+type Store interface {
+	// Dim is the row width (features per vertex).
+	Dim() int
+	// Rows is N, the number of vertices.
+	Rows() int64
+	// Gather writes out[i, :] = row ids[i] for i < min(live n, n.Cap) as
+	// backend ops (asynchronous, capturable, no host round trip). ids is I32
+	// [n.Cap] of global vertex ids; out is F32 [n.Cap, Dim].
+	Gather(ids backend.Buffer, n backend.Count, out backend.Buffer)
+	// DeviceBytes is the backend memory the store holds, in bytes.
+	DeviceBytes() int64
+	// Free releases what the store allocated.
+	Free()
+}
+
+// Tabled is implemented by stores whose whole table is one backend buffer
+// (layer-wise inference reads it in place instead of through Gather).
+type Tabled interface {
+	Table() backend.Buffer // F32 [Rows, Dim]
+}
+
+// Resident is a store whose whole table lives in backend memory.
+type Resident struct {
+	be    backend.Backend
+	table backend.Buffer
+	dim   int
+	rows  int64
+	owned bool
+}
+
+// Upload makes the [rows, dim] table feat resident on be (the CPU backend
+// uses the slice in place; the caller must not modify it afterwards).
+func Upload(be backend.Backend, feat []float32, dim int) (*Resident, error) {
+	if dim <= 0 || len(feat)%dim != 0 {
+		return nil, fmt.Errorf("featstore: %d values are not rows of width %d", len(feat), dim)
+	}
+	t, err := be.Upload(feat)
+	if err != nil {
+		return nil, fmt.Errorf("featstore: upload %d x %d features: %w", len(feat)/dim, dim, err)
+	}
+	return &Resident{be: be, table: t, dim: dim, rows: int64(len(feat) / dim), owned: true}, nil
+}
+
+// Wrap serves an existing backend table ([rows, dim] F32) without owning it.
+func Wrap(be backend.Backend, table backend.Buffer, dim int) *Resident {
+	return &Resident{be: be, table: table, dim: dim, rows: int64(table.Len() / dim)}
+}
+
+func (r *Resident) Dim() int              { return r.dim }
+func (r *Resident) Rows() int64           { return r.rows }
+func (r *Resident) Table() backend.Buffer { return r.table }
+func (r *Resident) DeviceBytes() int64    { return int64(r.table.Len()) * 4 }
+func (r *Resident) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	r.be.Gather(r.table, r.dim, ids, n, out)
+}
+
+// Free releases the table when the store uploaded it.
+func (r *Resident) Free() {
+	if r.owned && r.table != nil {
+		r.be.Free(r.table)
+	}
+	r.table = nil
+}
