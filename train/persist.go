@@ -12,8 +12,7 @@ import (
 // Snapshot copies the model, its optimizer state and the run's state to
 // the host.
 func (t *Trainer) Snapshot() (*Checkpoint, error) {
-	c := &Checkpoint{Config: t.cfg, Model: t.model.Config(), State: t.state,
-		Dataset: DatasetInfo{Name: t.ds.Name, Vertices: t.ds.Graph.NumNodes, FeatDim: t.ds.FeatDim, Classes: t.ds.NumClasses}}
+	c := &Checkpoint{Config: t.cfg, Model: t.model.Config(), State: t.state, Dataset: t.fingerprint()}
 	for _, p := range t.model.Params() {
 		c.Params = append(c.Params, ParamInfo{Name: p.Name, Shape: p.Shape})
 		var d [3][]float32
@@ -86,11 +85,26 @@ func (t *Trainer) maybeResume() error {
 	if c.Config.Seed != t.cfg.Seed || c.Config.Batch != t.cfg.Batch || !slices.Equal(c.Config.Fanouts, t.cfg.Fanouts) {
 		return fmt.Errorf("%s: seed, batch or fanouts differ from this run's; resume with the same configuration", path)
 	}
+	if diff := c.Dataset.Mismatch(t.fingerprint()); diff != "" {
+		return fmt.Errorf("%s was trained on %s; this dataset (%s) differs: %s", path, c.Dataset.Name, t.ds.Name, diff)
+	}
 	if err := t.Restore(c); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	if c.Format < CheckpointFormat {
+		t.progressf("%s\n", OldFormatNote(path, c))
+	}
 	t.progressf("resumed from %s at epoch %d step %d\n", path, c.State.Epoch+1, c.State.StepInEpoch)
 	return nil
+}
+
+// OldFormatNote says what a checkpoint in an older format lacks, or "".
+func OldFormatNote(path string, c *Checkpoint) string {
+	if c.Format >= CheckpointFormat || c.Format == 0 {
+		return ""
+	}
+	return fmt.Sprintf("note: %s is a format-%d checkpoint: it has no checksum and no dataset fingerprint, so neither was checked (the next save writes format %d)",
+		path, c.Format, CheckpointFormat)
 }
 
 // Summary is what a finished run reports (RunDir/summary.json).

@@ -48,6 +48,7 @@ type Trainer struct {
 	full  *fullLogits // cached logits of layer-wise inference (Config.FullEval)
 	state State
 	adam  backend.AdamConfig
+	fp    *DatasetInfo // the dataset's fingerprint, once computed
 
 	replayMargin float64   // the replay driver's envelope margin (0 until it starts)
 	rep          *replayer // the running replay driver, which also captures evaluation
