@@ -60,7 +60,7 @@ type ParamInfo struct {
 // file in the same directory (".ckpt-*"), synced, then renamed over path.
 func (c *Checkpoint) Save(path string) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".ckpt-*")
+	f, err := os.CreateTemp(dir, tempCheckpointPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}

@@ -69,16 +69,49 @@ func (t *Trainer) saveCheckpoint(name string) error {
 	return c.Save(filepath.Join(t.opt.RunDir, name))
 }
 
-// maybeResume restores RunDir/last.ckpt when resuming and it exists.
+// RunMode is what the options ask of a run directory; Resume and Force
+// together are an error.
+func (o Options) RunMode() (RunMode, error) {
+	switch {
+	case o.Resume && o.Force:
+		return 0, errors.New("--resume and --force exclude each other: resume the run or start it again")
+	case o.Resume:
+		return ResumeRun, nil
+	case o.Force:
+		return ForceRun, nil
+	}
+	return NewRun, nil
+}
+
+// openRunDir opens and locks Options.RunDir when it is set.
+func (t *Trainer) openRunDir() (*RunDir, error) {
+	if t.opt.RunDir == "" {
+		if t.opt.Resume {
+			return nil, errors.New("--resume needs a run directory (--out)")
+		}
+		return nil, nil
+	}
+	mode, err := t.opt.RunMode()
+	if err != nil {
+		return nil, err
+	}
+	r, err := OpenRunDir(t.opt.RunDir, mode)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Removed) > 0 {
+		t.progressf("removed %d temporary file(s) an interrupted run left in %s\n", len(r.Removed), r.Path)
+	}
+	return r, nil
+}
+
+// maybeResume restores RunDir/last.ckpt when resuming.
 func (t *Trainer) maybeResume() error {
 	if !t.opt.Resume || t.opt.RunDir == "" {
 		return nil
 	}
-	path := filepath.Join(t.opt.RunDir, "last.ckpt")
+	path := filepath.Join(t.opt.RunDir, LastCheckpoint)
 	c, err := LoadCheckpoint(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
@@ -130,13 +163,13 @@ func (t *Trainer) finish() (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, writeFileAtomic(filepath.Join(t.opt.RunDir, "summary.json"), append(b, '\n'))
+	return s, writeFileAtomic(filepath.Join(t.opt.RunDir, SummaryFile), append(b, '\n'))
 }
 
 // writeFileAtomic writes data to a temporary file beside path, syncs it and
 // renames it into place.
 func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(path), tempFilePrefix+"*")
 	if err != nil {
 		return err
 	}
