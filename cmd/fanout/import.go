@@ -37,6 +37,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *out == "" {
 		return errors.New("--out DIR is required")
 	}
+	if err := checkThreads(*threads); err != nil {
+		return err
+	}
 	start := time.Now()
 	var ds *dataset.Dataset
 	switch pos[0] {
