@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -132,5 +133,16 @@ func TestPlainParseErrors(t *testing.T) {
 		if code == 0 || !strings.Contains(stderr, c.want) || strings.Contains(stderr, "generated") || strings.Contains(stderr, "panic") {
 			t.Errorf("%v: exit %d, stderr %q; want %q before any data is made", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+func TestFallbackReasonIsNeverBlank(t *testing.T) {
+	for _, err := range []error{nil, errors.New(""), errors.New("  "), errors.New("CUDA driver (libcuda) not found (tried libcuda.so.1): ")} {
+		if r := fallbackReason(err); strings.TrimSpace(r) == "" || strings.HasSuffix(r, ":") {
+			t.Errorf("%v: reason %q", err, r)
+		}
+	}
+	if r := fallbackReason(errors.New("no driver")); r != "no driver" {
+		t.Errorf("reason %q", r)
 	}
 }

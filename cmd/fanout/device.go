@@ -62,7 +62,7 @@ func openBackend(spec string, threads int, cf cudaFlags, stderr io.Writer) (back
 		return be, be.Name(), nil
 	case spec == "auto":
 		if _, err := cuda.Available(opt); err != nil {
-			fmt.Fprintf(stderr, "device auto: training on the CPU: %v\n", err)
+			fmt.Fprintf(stderr, "device auto: training on the CPU: %s\n", fallbackReason(err))
 			be := cpu.New(threads)
 			return be, be.Name(), nil
 		}
@@ -78,6 +78,18 @@ func openBackend(spec string, threads int, cf cudaFlags, stderr io.Writer) (back
 		return openCUDA(opt)
 	}
 	return nil, "", fmt.Errorf("--device %q: want auto, cpu, cuda or cuda:N", spec)
+}
+
+// fallbackReason words why no GPU could be used; never blank.
+func fallbackReason(err error) string {
+	msg := ""
+	if err != nil {
+		msg = strings.TrimRight(strings.TrimSpace(err.Error()), ":")
+	}
+	if msg == "" {
+		return "no usable CUDA device (the loader gave no reason)"
+	}
+	return msg
 }
 
 func openCUDA(opt cuda.Options) (backend.Backend, string, error) {
