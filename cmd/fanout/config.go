@@ -233,6 +233,11 @@ func loadConfig(path string) (*fileConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseConfig(path, b)
+}
+
+// parseConfig parses the text b of the config file at path.
+func parseConfig(path string, b []byte) (*fileConfig, error) {
 	fc := &fileConfig{path: path, keys: map[string]*yaml.Node{}}
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err != nil {
