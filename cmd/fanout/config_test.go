@@ -146,3 +146,19 @@ func TestFallbackReasonIsNeverBlank(t *testing.T) {
 		t.Errorf("reason %q", r)
 	}
 }
+
+// TestTF32FigureIsTheSameEverywhere: -h and README give one figure.
+func TestTF32FigureIsTheSameEverywhere(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	figure := regexp.MustCompile(`[0-9.]+e-[0-9]+ relative error in a product`).FindString(tf32Error)
+	if figure == "" || !strings.Contains(strings.Join(strings.Fields(string(readme)), " "), figure) {
+		t.Errorf("README does not give --tf32's figure %q", figure)
+	}
+	_, _, help := fanout(t, "train", "-h")
+	if !strings.Contains(help, figure) {
+		t.Errorf("train -h does not give --tf32's figure %q", figure)
+	}
+}
