@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -43,16 +44,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkThreads(*threads); err != nil {
 		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    int
-	}{{"train-per-class", *perClass}, {"valid", *nValid}, {"test", *nTest}} {
-		if f.v < 1 {
-			return fmt.Errorf("--%s %d: want at least 1", f.name, f.v)
-		}
-		if pos[0] != "npz" && flagSet(fs, f.name) {
-			return fmt.Errorf("--%s: only npz archives are split here (%s data come with their split)", f.name, pos[0])
-		}
+	if err := checkSplitSizes(fs, pos[0], *perClass, *nValid, *nTest); err != nil {
+		return err
 	}
 	start := time.Now()
 	var ds *dataset.Dataset
@@ -95,5 +88,22 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test (%s)\n", ds.Name, *out,
 		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// checkSplitSizes checks import's split flags: at least 1 each, and only for
+// npz, whose split import draws.
+func checkSplitSizes(fs *flag.FlagSet, format string, perClass, valid, test int) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"train-per-class", perClass}, {"valid", valid}, {"test", test}} {
+		if f.v < 1 {
+			return fmt.Errorf("--%s %d: want at least 1", f.name, f.v)
+		}
+		if format != "npz" && flagSet(fs, f.name) {
+			return fmt.Errorf("--%s: only npz archives are split here (%s data come with their split)", f.name, format)
+		}
+	}
 	return nil
 }

@@ -82,19 +82,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" {
 		return fmt.Errorf("mode: %q, want auto, eager or replay", rf.mode)
 	}
-	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: stderr}
-	runMode, err := opt.RunMode()
+	opt, err := rf.runDirOptions(stderr)
 	if err != nil {
 		return err
-	}
-	if rf.out == "" && (rf.resume || rf.force) {
-		return errors.New("--resume and --force need --out RUNDIR")
-	}
-	if rf.out != "" {
-		// Fail before loading the data; train.New checks again under the lock.
-		if err := train.CheckRunDir(rf.out, runMode); err != nil {
-			return err
-		}
 	}
 	be, desc, err := openBackend(rf.device, rf.threads, rf.cuda, stderr)
 	if err != nil {
@@ -122,17 +112,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer tr.Close()
-	var sum *train.Summary
-	if replay {
-		var st *train.ReplayStats
-		sum, st, err = tr.RunReplay(ctx, train.ReplayOptions{Margin: rf.margin})
-		if st != nil {
-			fmt.Fprintf(stderr, "replay: %d captures, %d overflows re-run, envelope %.1f MiB (ideal %.1f MiB)\n",
-				st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealBytes)/(1<<20))
-		}
-	} else {
-		sum, err = tr.Run(ctx)
-	}
+	sum, err := runDriver(ctx, tr, replay, rf.margin, stderr)
 	if errors.Is(err, train.ErrInterrupted) {
 		if rf.out == "" {
 			fmt.Fprintln(stderr, "interrupted (no --out: nothing saved)")
@@ -147,6 +127,37 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "test accuracy %.4f (best validation %.4f at epoch %d; %d epochs in %s)\n",
 		sum.TestAcc, sum.BestValidAcc, sum.BestEpoch, sum.Epochs, (time.Duration(sum.Seconds*1e3) * time.Millisecond).Round(time.Millisecond))
 	return nil
+}
+
+// runDirOptions turns --out, --resume and --force into the trainer's
+// options and, with --out, checks the run directory before any data is
+// loaded (train.New checks again, under the directory's lock).
+func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
+	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress}
+	mode, err := opt.RunMode()
+	if err != nil {
+		return opt, err
+	}
+	if rf.out == "" {
+		if rf.resume || rf.force {
+			return opt, errors.New("--resume and --force need --out RUNDIR")
+		}
+		return opt, nil
+	}
+	return opt, train.CheckRunDir(rf.out, mode)
+}
+
+// runDriver trains with the replay or the eager driver.
+func runDriver(ctx context.Context, tr *train.Trainer, replay bool, margin float64, stderr io.Writer) (*train.Summary, error) {
+	if !replay {
+		return tr.Run(ctx)
+	}
+	sum, st, err := tr.RunReplay(ctx, train.ReplayOptions{Margin: margin})
+	if st != nil {
+		fmt.Fprintf(stderr, "replay: %d captures, %d overflows re-run, envelope %.1f MiB (ideal %.1f MiB)\n",
+			st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealBytes)/(1<<20))
+	}
+	return sum, err
 }
 
 // resolveConfig layers the defaults (the preset's, for a preset or a
