@@ -24,10 +24,13 @@ type Dataset struct {
 	Test       []int64
 
 	// Symmetric is declared by whoever built the graph: every edge u->v has
-	// its reverse v->u. It is recorded in the manifest, not checked.
+	// its reverse v->u. It is recorded in the manifest, and Validate checks it.
 	Symmetric bool
 	// Source says where the data came from, free text ("rmat tiny seed 1").
 	Source string
+	// Preprocessing lists the transforms applied to the source data, in
+	// order (Step* names, or free text).
+	Preprocessing []string
 
 	closers []func() error // unmap functions of an opened dataset
 }

@@ -39,6 +39,9 @@ func sameContent(t *testing.T, got, want *Dataset) {
 		t.Errorf("scalars: got %q %q %v %d %d, want %q %q %v %d %d", got.Name, got.Source, got.Symmetric, got.FeatDim,
 			got.NumClasses, want.Name, want.Source, want.Symmetric, want.FeatDim, want.NumClasses)
 	}
+	if !reflect.DeepEqual(got.Preprocessing, want.Preprocessing) {
+		t.Errorf("preprocessing: got %q, want %q", got.Preprocessing, want.Preprocessing)
+	}
 	if !reflect.DeepEqual(*got.Graph, *want.Graph) {
 		t.Errorf("graph: got %+v, want %+v", *got.Graph, *want.Graph)
 	}
@@ -59,6 +62,8 @@ func TestWriteOpenRoundTrip(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sub", "ds")
 	want := ring(10)
 	want.Valid = []int64{} // an empty valid split is allowed
+	want.Preprocessing = []string{StepSymmetrize}
+	want.NormalizeFeatures()
 	if err := Write(dir, want); err != nil {
 		t.Fatal(err)
 	}
@@ -87,9 +92,13 @@ func TestWriteOpenRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantM := Manifest{FormatVersion: 1, Name: "ring", Source: "test ring", NumNodes: 10, NumEdges: 20, Symmetric: true,
-		FeatDim: 3, NumClasses: 4, NumTrain: 3, NumValid: 0, NumTest: 1}
-	if m != wantM {
+		FeatDim: 3, NumClasses: 4, NumTrain: 3, NumValid: 0, NumTest: 1,
+		Preprocessing: []string{"symmetrize", "normalize-features"}}
+	if !reflect.DeepEqual(m, wantM) {
 		t.Errorf("manifest %+v, want %+v", m, wantM)
+	}
+	if s := want.Info().String(); !strings.Contains(s, "preprocess symmetrize, normalize-features\n") {
+		t.Errorf("info does not show the preprocessing:\n%s", s)
 	}
 }
 

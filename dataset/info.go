@@ -9,24 +9,25 @@ import (
 
 // Info summarizes a dataset for `fanout info`.
 type Info struct {
-	Name, Source string
-	Symmetric    bool
-	NumNodes     int64
-	NumEdges     int64 // stored (directed) edges
-	WideIndices  bool  // indices are int64
-	Degree       graph.DegreeStats
-	FeatDim      int
-	NumClasses   int
-	NumTrain     int64
-	NumValid     int64
-	NumTest      int64
-	Labelled     int64 // vertices whose label is not -1
+	Name, Source  string
+	Preprocessing []string
+	Symmetric     bool
+	NumNodes      int64
+	NumEdges      int64 // stored (directed) edges
+	WideIndices   bool  // indices are int64
+	Degree        graph.DegreeStats
+	FeatDim       int
+	NumClasses    int
+	NumTrain      int64
+	NumValid      int64
+	NumTest       int64
+	Labelled      int64 // vertices whose label is not -1
 }
 
 // Info computes the summary (one pass over indptr and labels).
 func (d *Dataset) Info() Info {
 	i := Info{
-		Name: d.Name, Source: d.Source, Symmetric: d.Symmetric,
+		Name: d.Name, Source: d.Source, Symmetric: d.Symmetric, Preprocessing: d.Preprocessing,
 		FeatDim: d.FeatDim, NumClasses: d.NumClasses,
 		NumTrain: int64(len(d.Train)), NumValid: int64(len(d.Valid)), NumTest: int64(len(d.Test)),
 	}
@@ -53,6 +54,9 @@ func (i Info) String() string {
 	}
 	if i.Source != "" {
 		line("source", "%s", i.Source)
+	}
+	if len(i.Preprocessing) > 0 {
+		line("preprocess", "%s", strings.Join(i.Preprocessing, ", "))
 	}
 	line("vertices", "%s", group(i.NumNodes))
 	kind := "directed"

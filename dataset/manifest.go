@@ -42,6 +42,10 @@ type Manifest struct {
 	NumTrain      int64  `yaml:"num_train"`
 	NumValid      int64  `yaml:"num_valid"`
 	NumTest       int64  `yaml:"num_test"`
+	// Preprocessing lists the transforms applied to the source data, in
+	// order: symmetrize, drop-self-loops, dedup-edges, normalize-features,
+	// or free text.
+	Preprocessing []string `yaml:"preprocessing,omitempty,flow"`
 }
 
 // maxManifestBytes bounds what ReadManifest accepts.
@@ -63,6 +67,9 @@ func ParseManifest(data []byte) (Manifest, error) {
 	var extra any
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return m, errors.New("more than one YAML document")
+	}
+	if len(m.Preprocessing) == 0 {
+		m.Preprocessing = nil
 	}
 	return m, m.check()
 }
@@ -101,6 +108,11 @@ func (m Manifest) check() error {
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("%s is negative (%d)", f.name, f.v)
+		}
+	}
+	for i, p := range m.Preprocessing {
+		if strings.TrimSpace(p) == "" || strings.ContainsAny(p, "\n\r") {
+			return fmt.Errorf("preprocessing entry %d is %q, want a name on one line", i+1, p)
 		}
 	}
 	if m.FeatDim == 0 {
@@ -158,6 +170,7 @@ func manifestOf(d *Dataset) Manifest {
 		NumTrain:      int64(len(d.Train)),
 		NumValid:      int64(len(d.Valid)),
 		NumTest:       int64(len(d.Test)),
+		Preprocessing: d.Preprocessing,
 	}
 }
 

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -26,7 +27,7 @@ func TestParseManifest(t *testing.T) {
 	}
 	want := Manifest{FormatVersion: 1, Name: "tiny", Source: "rmat tiny seed 1", NumNodes: 16384, NumEdges: 398000,
 		Symmetric: true, FeatDim: 32, NumClasses: 8, NumTrain: 3276, NumValid: 1638, NumTest: 11470}
-	if m != want {
+	if !reflect.DeepEqual(m, want) {
 		t.Errorf("got %+v, want %+v", m, want)
 	}
 	for _, c := range []struct{ text, want string }{
@@ -67,7 +68,7 @@ func FuzzParseManifest(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-parse of %q: %v", text, err)
 		}
-		if again != m {
+		if !reflect.DeepEqual(again, m) {
 			t.Fatalf("round trip: %+v became %+v", m, again)
 		}
 	})

@@ -2,8 +2,9 @@ package dataset
 
 // NormalizeFeatures replaces the features with a copy whose rows each sum
 // to 1 in absolute value (rows of zeros stay zero), the usual preprocessing
-// of bag-of-words features such as Planetoid's. The original slice (possibly
-// memory-mapped) is not modified.
+// of bag-of-words features such as Planetoid's, and records the step in
+// Preprocessing. The original slice (possibly memory-mapped) is not
+// modified.
 func (d *Dataset) NormalizeFeatures() {
 	out := make([]float32, len(d.Features))
 	for r := 0; r*d.FeatDim < len(d.Features); r++ {
@@ -25,4 +26,5 @@ func (d *Dataset) NormalizeFeatures() {
 		}
 	}
 	d.Features = out
+	d.Preprocessing = append(d.Preprocessing, StepNormalizeFeatures)
 }

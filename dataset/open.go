@@ -18,7 +18,8 @@ func Open(dir string) (_ *Dataset, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{Name: m.Name, Source: m.Source, Symmetric: m.Symmetric, FeatDim: m.FeatDim, NumClasses: m.NumClasses}
+	d := &Dataset{Name: m.Name, Source: m.Source, Symmetric: m.Symmetric, FeatDim: m.FeatDim, NumClasses: m.NumClasses,
+		Preprocessing: m.Preprocessing}
 	defer func() {
 		if err != nil {
 			d.Close()

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -95,6 +96,25 @@ func TestOpenBadInput(t *testing.T) {
 			"valid_idx.npy: no such file"},
 		{"large label", func(t *testing.T, dir string) { putArray(t, dir, LabelFile, make([]int64, 10), 10, 1) },
 			"label.npy: shape [10 1], but manifest.yaml says num_nodes = 10"},
+		{"NaN feature", func(t *testing.T, dir string) {
+			f := ring(10).Features
+			f[7*3+2] = float32(math.NaN())
+			putArray(t, dir, FeatFile, f, 10, 3)
+		}, "feat.npy: row 7 (vertex 7), column 2 is NaN; features must be finite numbers"},
+		{"infinite feature", func(t *testing.T, dir string) {
+			f := ring(10).Features
+			f[4*3] = float32(math.Inf(-1))
+			putArray(t, dir, FeatFile, f, 10, 3)
+		}, "feat.npy: row 4 (vertex 4), column 0 is -Inf"},
+		{"not symmetric", func(t *testing.T, dir string) {
+			g := ring(10).Graph
+			g.Indices[7] = 6 // row 3: 2, 4 becomes 2, 6
+			putArray(t, dir, IndicesFile, g.Indices, 20)
+		}, "indices.npy: manifest.yaml says symmetric: true, but edge 4->3 has no reverse 3->4"},
+		{"bad preprocessing", func(t *testing.T, dir string) {
+			editManifest(t, dir, "name: ring", "name: ring\npreprocessing: [\"\"]")
+		},
+			"manifest.yaml: preprocessing entry 1 is \"\""},
 		{"label overflow", func(t *testing.T, dir string) {
 			l := make([]int64, 10)
 			l[3] = 1 << 40

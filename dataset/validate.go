@@ -14,7 +14,8 @@ import (
 // entries, starts at 0, never decreases and ends at the number of indices;
 // the right one of Indices/Indices64 is set and every index lies in
 // [0, num_nodes); features hold num_nodes*feat_dim values; labels lie in
-// [-1, num_classes); split ids lie in [0, num_nodes), are labelled and are
+// [-1, num_classes); every feature is finite; a graph declared symmetric
+// is (symmetric.go); split ids lie in [0, num_nodes), are labelled and are
 // not repeated within a split; the train split is not empty (valid and test
 // may be). Each check is one pass, split across GOMAXPROCS goroutines. The
 // error names the file and field at fault.
@@ -38,6 +39,14 @@ func (d *Dataset) Validate() error {
 	}
 	if want := n * int64(d.FeatDim); int64(len(d.Features)) != want {
 		return fileErr(FeatFile, "%d values, want num_nodes*feat_dim = %d*%d = %d", len(d.Features), n, d.FeatDim, want)
+	}
+	if err := CheckFeatures(d.Features, d.FeatDim); err != nil {
+		return &FileError{File: FeatFile, Err: err}
+	}
+	if d.Symmetric {
+		if err := checkSymmetric(g); err != nil {
+			return err
+		}
 	}
 	if int64(len(d.Labels)) != n {
 		return fileErr(LabelFile, "%d labels, want num_nodes = %d", len(d.Labels), n)
@@ -68,6 +77,24 @@ func (d *Dataset) Validate() error {
 		}
 	}
 	return nil
+}
+
+// CheckFeatures reports the first feature that is NaN or infinite, by row
+// (vertex) and column, in a [rows, dim] row-major matrix.
+func CheckFeatures(feat []float32, dim int) error {
+	if dim < 1 {
+		return nil
+	}
+	return firstError(int64(len(feat)), func(lo, hi int64) error {
+		for i, v := range feat[lo:hi] {
+			if v-v != 0 { // NaN or ±Inf
+				at := lo + int64(i)
+				return fmt.Errorf("row %d (vertex %d), column %d is %v; features must be finite numbers",
+					at/int64(dim), at/int64(dim), at%int64(dim), v)
+			}
+		}
+		return nil
+	})
 }
 
 // validateSplit checks one split's ids: in range, labelled, no duplicates.

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc32"
 	"io"
 	"math"
 	"os"
@@ -14,14 +16,30 @@ import (
 	"github.com/fanout-gnn/fanout/nn"
 )
 
-// checkpointMagic starts every checkpoint file.
-const checkpointMagic = "FANOUT-CKPT 1\n"
+// Checkpoint formats: the magic line that starts each. Format 2 adds the
+// CRC-32C trailer and the dataset's fingerprint; format 1 files still load
+// (Format says which was read) and are rewritten as format 2 by the next save.
+const (
+	checkpointMagic   = "FANOUT-CKPT 2\n"
+	checkpointMagicV1 = "FANOUT-CKPT 1\n"
+)
+
+// CheckpointFormat is the format Save writes.
+const CheckpointFormat = 2
+
+// crcTable is CRC-32C (Castagnoli), hardware-accelerated on amd64 and arm64.
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrChecksum reports a checkpoint whose bytes do not match its checksum.
+var ErrChecksum = errors.New("checksum mismatch: the file is damaged")
 
 // Checkpoint is a saved model with its optimizer state and the run's state.
 //
-// File layout: checkpointMagic, a little-endian uint64 header length, the
-// JSON header, then for each parameter in header order its weights, Adam
-// first moment and second moment, each as little-endian float32.
+// File layout (format 2): checkpointMagic, a little-endian uint64 header
+// length, the JSON header, then for each parameter in header order its
+// weights, Adam first moment and second moment, each as little-endian
+// float32, and last a little-endian uint32 CRC-32C of every byte before it.
+// Format 1 is the same without the trailer.
 type Checkpoint struct {
 	Config  Config         `json:"config"`
 	Model   nn.Config      `json:"model"`
@@ -29,14 +47,7 @@ type Checkpoint struct {
 	State   State          `json:"state"`
 	Params  []ParamInfo    `json:"params"`
 	Data    [][3][]float32 `json:"-"` // per param: W, M, V
-}
-
-// DatasetInfo identifies the dataset a checkpoint was trained on.
-type DatasetInfo struct {
-	Name     string `json:"name"`
-	Vertices int64  `json:"vertices"`
-	FeatDim  int    `json:"feat_dim"`
-	Classes  int    `json:"classes"`
+	Format  int            `json:"-"` // format of the file it was read from (1 or 2); 0 when made in memory
 }
 
 // ParamInfo names one saved parameter.
@@ -45,11 +56,11 @@ type ParamInfo struct {
 	Shape []int  `json:"shape"`
 }
 
-// Save writes the checkpoint atomically: a temporary file in the same
-// directory, synced, then renamed over path.
+// Save writes the checkpoint atomically in the current format: a temporary
+// file in the same directory (".ckpt-*"), synced, then renamed over path.
 func (c *Checkpoint) Save(path string) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".ckpt-*")
+	f, err := os.CreateTemp(dir, tempCheckpointPrefix+"*")
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
@@ -72,18 +83,21 @@ func (c *Checkpoint) Save(path string) error {
 	return nil
 }
 
+// encode writes the format-2 bytes of c to w.
 func (c *Checkpoint) encode(w io.Writer) error {
 	hdr, err := json.Marshal(c)
 	if err != nil {
 		return err
 	}
-	if _, err := io.WriteString(w, checkpointMagic); err != nil {
+	sum := crc32.New(crcTable)
+	mw := io.MultiWriter(w, sum)
+	if _, err := io.WriteString(mw, checkpointMagic); err != nil {
 		return err
 	}
-	if err := binary.Write(w, binary.LittleEndian, uint64(len(hdr))); err != nil {
+	if err := binary.Write(mw, binary.LittleEndian, uint64(len(hdr))); err != nil {
 		return err
 	}
-	if _, err := w.Write(hdr); err != nil {
+	if _, err := mw.Write(hdr); err != nil {
 		return err
 	}
 	buf := make([]byte, 0, 1<<16)
@@ -94,16 +108,17 @@ func (c *Checkpoint) encode(w io.Writer) error {
 				for _, v := range a[i:min(len(a), i+1<<14)] {
 					buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(v))
 				}
-				if _, err := w.Write(buf); err != nil {
+				if _, err := mw.Write(buf); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	return nil
+	return binary.Write(w, binary.LittleEndian, sum.Sum32())
 }
 
-// LoadCheckpoint reads a checkpoint file and checks its structure.
+// LoadCheckpoint reads a checkpoint file, checks its structure and, for
+// format 2, its checksum. Errors name the file.
 func LoadCheckpoint(path string) (*Checkpoint, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -111,15 +126,57 @@ func LoadCheckpoint(path string) (*Checkpoint, error) {
 	}
 	defer f.Close()
 	c, err := decodeCheckpoint(bufio.NewReaderSize(f, 1<<20))
+	if err != nil && !errors.Is(err, ErrChecksum) && fileDamaged(f) {
+		// A damaged header or shape can fail to parse before the trailer is
+		// reached; the checksum says what happened.
+		err = fmt.Errorf("%w (%v)", ErrChecksum, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	return c, nil
 }
 
+// fileDamaged reports whether f is a format-2 checkpoint whose last four
+// bytes are not the CRC-32C of the rest.
+func fileDamaged(f *os.File) bool {
+	st, err := f.Stat()
+	if err != nil || st.Size() < int64(len(checkpointMagic))+4 {
+		return false
+	}
+	magic := make([]byte, len(checkpointMagic))
+	if _, err := f.ReadAt(magic, 0); err != nil || string(magic) != checkpointMagic {
+		return false
+	}
+	sum := crc32.New(crcTable)
+	if _, err := io.Copy(sum, io.NewSectionReader(f, 0, st.Size()-4)); err != nil {
+		return false
+	}
+	var tail [4]byte
+	if _, err := f.ReadAt(tail[:], st.Size()-4); err != nil {
+		return false
+	}
+	return binary.LittleEndian.Uint32(tail[:]) != sum.Sum32()
+}
+
+// decodeCheckpoint reads a format 1 or 2 checkpoint from r; for format 2 it
+// checks the trailing checksum and that nothing follows it.
 func decodeCheckpoint(r io.Reader) (*Checkpoint, error) {
 	magic := make([]byte, len(checkpointMagic))
-	if _, err := io.ReadFull(r, magic); err != nil || string(magic) != checkpointMagic {
+	if _, err := io.ReadFull(r, magic); err != nil {
+		return nil, errors.New("not a fanout checkpoint (too short)")
+	}
+	c := &Checkpoint{}
+	var sum hash.Hash32
+	switch string(magic) {
+	case checkpointMagic:
+		c.Format = 2
+		sum = crc32.New(crcTable)
+		sum.Write(magic)
+		r = io.TeeReader(r, sum)
+	case checkpointMagicV1:
+		c.Format = 1
+	default:
 		return nil, errors.New("not a fanout checkpoint (bad magic)")
 	}
 	var n uint64
@@ -133,17 +190,40 @@ func decodeCheckpoint(r io.Reader) (*Checkpoint, error) {
 	if _, err := io.ReadFull(r, hdr); err != nil {
 		return nil, fmt.Errorf("truncated header: %w", err)
 	}
-	c := &Checkpoint{}
+	format := c.Format
 	if err := json.Unmarshal(hdr, c); err != nil {
 		return nil, fmt.Errorf("header: %w", err)
 	}
+	c.Format = format
+	if err := c.readData(r); err != nil {
+		return nil, err
+	}
+	if sum == nil {
+		return c, nil
+	}
+	want := sum.Sum32()
+	var tail [4]byte
+	if _, err := io.ReadFull(r, tail[:]); err != nil {
+		return nil, errors.New("truncated: no checksum after the data")
+	}
+	if got := binary.LittleEndian.Uint32(tail[:]); got != want {
+		return nil, fmt.Errorf("%w (stored CRC-32C %08x, computed %08x)", ErrChecksum, got, want)
+	}
+	if k, _ := io.Copy(io.Discard, r); k > 0 {
+		return nil, fmt.Errorf("%d unexpected bytes after the checksum", k)
+	}
+	return c, nil
+}
+
+// readData reads each parameter's W, M and V as the header's shapes say.
+func (c *Checkpoint) readData(r io.Reader) error {
 	c.Data = make([][3][]float32, len(c.Params))
 	raw := make([]byte, 1<<16)
 	for i, p := range c.Params {
 		size := 1
 		for _, d := range p.Shape {
 			if d <= 0 || size > 1<<31/d {
-				return nil, fmt.Errorf("param %s: bad shape %v", p.Name, p.Shape)
+				return fmt.Errorf("param %s: bad shape %v", p.Name, p.Shape)
 			}
 			size *= d
 		}
@@ -153,7 +233,7 @@ func decodeCheckpoint(r io.Reader) (*Checkpoint, error) {
 			for j := 0; j < size; j += len(raw) / 4 {
 				m := min(size-j, len(raw)/4)
 				if _, err := io.ReadFull(r, raw[:4*m]); err != nil {
-					return nil, fmt.Errorf("param %s: truncated data", p.Name)
+					return fmt.Errorf("param %s: truncated data", p.Name)
 				}
 				for q := range m {
 					a = append(a, math.Float32frombits(binary.LittleEndian.Uint32(raw[4*q:])))
@@ -162,5 +242,5 @@ func decodeCheckpoint(r io.Reader) (*Checkpoint, error) {
 			c.Data[i][k] = a
 		}
 	}
-	return c, nil
+	return nil
 }

@@ -2,6 +2,8 @@ package train
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -40,6 +42,10 @@ func TestCheckpointRoundTripAndTruncation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if got.Format != CheckpointFormat {
+		t.Fatalf("format %d, want %d", got.Format, CheckpointFormat)
+	}
+	got.Format = 0
 	if !reflect.DeepEqual(got, c) {
 		t.Fatalf("round trip differs:\n%+v\n%+v", got, c)
 	}
@@ -53,10 +59,85 @@ func TestCheckpointRoundTripAndTruncation(t *testing.T) {
 	}
 }
 
+// encodeV1 writes c in format 1 (no checksum), as earlier versions did.
+func encodeV1(t testing.TB, c *Checkpoint) []byte {
+	var buf bytes.Buffer
+	if err := c.encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	b = b[:len(b)-4]
+	copy(b, checkpointMagicV1)
+	return b
+}
+
+func TestCheckpointChecksum(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.ckpt")
+	if err := sampleCheckpoint().Save(path); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := os.ReadFile(path)
+	hdrEnd := len(checkpointMagic) + 8 + int(binary.LittleEndian.Uint64(good[len(checkpointMagic):]))
+	// A flipped bit anywhere after the magic line (header length, header,
+	// data, checksum) is a checksum error.
+	for _, at := range []int{len(checkpointMagic) + 2, len(checkpointMagic) + 9, hdrEnd - 3, hdrEnd + 5, len(good) - 10, len(good) - 1} {
+		bad := bytes.Clone(good)
+		bad[at] ^= 0x10
+		os.WriteFile(path, bad, 0o644)
+		_, err := LoadCheckpoint(path)
+		if err == nil {
+			t.Fatalf("byte %d flipped: loaded without error", at)
+		}
+		if !errors.Is(err, ErrChecksum) {
+			t.Errorf("byte %d flipped: %v, want a checksum error", at, err)
+		}
+		if !strings.Contains(err.Error(), path) {
+			t.Errorf("byte %d flipped: %v does not name the file", at, err)
+		}
+	}
+	// Bytes after the checksum.
+	os.WriteFile(path, append(bytes.Clone(good), 0), 0o644)
+	if _, err := LoadCheckpoint(path); err == nil || !strings.Contains(err.Error(), "after the checksum") {
+		t.Errorf("trailing byte: %v", err)
+	}
+	// A format-1 file (no checksum) still loads and says so.
+	os.WriteFile(path, encodeV1(t, sampleCheckpoint()), 0o644)
+	c, err := LoadCheckpoint(path)
+	if err != nil {
+		t.Fatalf("format 1: %v", err)
+	}
+	if c.Format != 1 || !strings.Contains(OldFormatNote(path, c), "no checksum") {
+		t.Errorf("format 1: format %d, note %q", c.Format, OldFormatNote(path, c))
+	}
+}
+
+func TestFingerprintMismatch(t *testing.T) {
+	a := DatasetInfo{Name: "a", Vertices: 10, Edges: 30, FeatDim: 4, Classes: 3, SplitHash: SplitHash([]int64{1, 2}, []int64{3}, []int64{4})}
+	if d := a.Mismatch(a); d != "" {
+		t.Fatalf("same fingerprint: %q", d)
+	}
+	b := a
+	b.SplitHash = SplitHash([]int64{1}, []int64{2, 3}, []int64{4})
+	if d := a.Mismatch(b); !strings.Contains(d, "split") {
+		t.Errorf("moved id between splits: %q", d)
+	}
+	b = a
+	b.Vertices, b.Classes = 11, 5
+	if d := a.Mismatch(b); !strings.Contains(d, "vertices 11 (checkpoint: 10)") || !strings.Contains(d, "classes 5 (checkpoint: 3)") {
+		t.Errorf("sizes: %q", d)
+	}
+	old := DatasetInfo{Name: "a", Vertices: 10, FeatDim: 4, Classes: 3} // format 1: no edges or split
+	if d := old.Mismatch(a); d != "" {
+		t.Errorf("format-1 fingerprint: %q", d)
+	}
+}
+
 func FuzzDecodeCheckpoint(f *testing.F) {
 	var buf bytes.Buffer
 	sampleCheckpoint().encode(&buf)
 	f.Add(buf.Bytes())
+	f.Add(encodeV1(f, sampleCheckpoint()))
 	f.Add([]byte(checkpointMagic))
 	f.Add([]byte("garbage"))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -6,28 +6,31 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/fanout-gnn/fanout/nn"
 )
 
 // Config is one training run's configuration. The zero value is not valid:
-// start from Defaults and override.
+// start from Defaults and override. (The command line's flags and config
+// file keys for it are listed in cmd/fanout/config.go; Validate's messages
+// use those names.)
 type Config struct {
-	Model       string  `yaml:"model" json:"model"`                 // "sage" or "gcn"
-	Layers      int     `yaml:"layers" json:"layers"`               // number of GNN layers
-	Hidden      int     `yaml:"hidden" json:"hidden"`               // hidden width
-	Fanouts     []int   `yaml:"fanouts" json:"fanouts"`             // per hop from the seeds; -1 = all, 0 = none
-	Batch       int     `yaml:"batch" json:"batch"`                 // seeds per step
-	Epochs      int     `yaml:"epochs" json:"epochs"`               // passes over the training split
-	LR          float32 `yaml:"lr" json:"lr"`                       // Adam learning rate
-	WeightDecay float32 `yaml:"weight_decay" json:"weight_decay"`   // L2 added to gradients
-	Dropout     float32 `yaml:"dropout" json:"dropout"`             // dropout probability on hidden layers
-	InDropout   float32 `yaml:"input_dropout" json:"input_dropout"` // dropout probability on input features
-	Seed        uint64  `yaml:"seed" json:"seed"`                   // seeds initialisation, shuffling, sampling, dropout
-	EvalEvery   int     `yaml:"eval_every" json:"eval_every"`       // validate every N epochs (>= 1)
-	FullEval    bool    `yaml:"full_eval" json:"full_eval"`         // evaluate with all neighbours instead of the training fanouts
-	Patience    int     `yaml:"patience" json:"patience"`           // stop after N evaluations without improvement (0 = never)
+	Model       string  `json:"model"`         // "sage" or "gcn"
+	Layers      int     `json:"layers"`        // number of GNN layers
+	Hidden      int     `json:"hidden"`        // hidden width
+	Fanouts     []int   `json:"fanouts"`       // per hop from the seeds; -1 = all, 0 = none
+	Batch       int     `json:"batch"`         // seeds per step
+	Epochs      int     `json:"epochs"`        // passes over the training split
+	LR          float32 `json:"lr"`            // Adam learning rate
+	WeightDecay float32 `json:"weight_decay"`  // L2 added to gradients
+	Dropout     float32 `json:"dropout"`       // dropout probability on hidden layers
+	InDropout   float32 `json:"input_dropout"` // dropout probability on input features
+	Seed        uint64  `json:"seed"`          // seeds initialisation, shuffling, sampling, dropout
+	EvalEvery   int     `json:"eval_every"`    // validate every N epochs (>= 1)
+	FullEval    bool    `json:"full_eval"`     // evaluate with all neighbours instead of the training fanouts
+	Patience    int     `json:"patience"`      // stop after N evaluations without improvement (0 = never)
 }
 
 // Defaults is a sensible starting configuration (GraphSAGE, 2 layers).
@@ -49,8 +52,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Model != "sage" && c.Model != "gcn":
 		return fmt.Errorf("model: %q is not a model (want sage or gcn)", c.Model)
-	case c.Layers < 1:
-		return fmt.Errorf("layers: %d, want at least 1", c.Layers)
+	case c.Layers < 1 || c.Layers > nn.MaxLayers:
+		return fmt.Errorf("layers: %d, want 1 to %d", c.Layers, nn.MaxLayers)
 	case c.Hidden < 1:
 		return fmt.Errorf("hidden: %d, want at least 1", c.Hidden)
 	case len(c.Fanouts) != c.Layers:
@@ -59,16 +62,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("batch: %d, want at least 1", c.Batch)
 	case c.Epochs < 1:
 		return fmt.Errorf("epochs: %d, want at least 1", c.Epochs)
-	case !(c.LR > 0):
+	case !(c.LR > 0) || math.IsInf(float64(c.LR), 0):
 		return fmt.Errorf("lr: %g, want a positive number", c.LR)
-	case c.WeightDecay < 0:
-		return fmt.Errorf("weight_decay: %g, want >= 0", c.WeightDecay)
-	case c.Dropout < 0 || c.Dropout >= 1:
+	case !(c.WeightDecay >= 0) || math.IsInf(float64(c.WeightDecay), 0):
+		return fmt.Errorf("weight-decay: %g, want a number >= 0", c.WeightDecay)
+	case !(c.Dropout >= 0 && c.Dropout < 1):
 		return fmt.Errorf("dropout: %g, want 0 <= p < 1", c.Dropout)
-	case c.InDropout < 0 || c.InDropout >= 1:
-		return fmt.Errorf("input_dropout: %g, want 0 <= p < 1", c.InDropout)
+	case !(c.InDropout >= 0 && c.InDropout < 1):
+		return fmt.Errorf("input-dropout: %g, want 0 <= p < 1", c.InDropout)
 	case c.EvalEvery < 1:
-		return fmt.Errorf("eval_every: %d, want at least 1", c.EvalEvery)
+		return fmt.Errorf("eval-every: %d, want at least 1", c.EvalEvery)
 	case c.Patience < 0:
 		return fmt.Errorf("patience: %d, want >= 0", c.Patience)
 	}

@@ -62,7 +62,7 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		st, err := epoch(ctx)
 		if err != nil {
 			if errors.Is(err, ErrInterrupted) {
-				if serr := t.saveCheckpoint("last.ckpt"); serr != nil {
+				if serr := t.saveCheckpoint(LastCheckpoint); serr != nil {
 					return nil, fmt.Errorf("interrupted, and the checkpoint failed: %w", serr)
 				}
 			}
@@ -153,7 +153,7 @@ func (t *Trainer) endEpoch(st *EpochStats) error {
 			if t.state.TestAtBest, _, err = t.Evaluate(t.ds.Test); err != nil {
 				return err
 			}
-			if err := t.saveCheckpoint("best.ckpt"); err != nil {
+			if err := t.saveCheckpoint(BestCheckpoint); err != nil {
 				return err
 			}
 		} else {
@@ -163,7 +163,7 @@ func (t *Trainer) endEpoch(st *EpochStats) error {
 	// Layer-wise inference's logits served this epoch's evaluations; they
 	// would only hold memory during training.
 	t.dropFullLogits()
-	if err := t.saveCheckpoint("last.ckpt"); err != nil {
+	if err := t.saveCheckpoint(LastCheckpoint); err != nil {
 		return err
 	}
 	perEpoch := t.state.Seconds / float64(t.state.Epoch)

@@ -22,7 +22,7 @@ func openMetrics(runDir string, resume bool) (*metricsLog, error) {
 	if resume {
 		flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
-	f, err := os.OpenFile(filepath.Join(runDir, "metrics.jsonl"), flag, 0o644)
+	f, err := os.OpenFile(filepath.Join(runDir, MetricsFile), flag, 0o644)
 	if err != nil {
 		return nil, err
 	}

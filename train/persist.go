@@ -12,8 +12,7 @@ import (
 // Snapshot copies the model, its optimizer state and the run's state to
 // the host.
 func (t *Trainer) Snapshot() (*Checkpoint, error) {
-	c := &Checkpoint{Config: t.cfg, Model: t.model.Config(), State: t.state,
-		Dataset: DatasetInfo{Name: t.ds.Name, Vertices: t.ds.Graph.NumNodes, FeatDim: t.ds.FeatDim, Classes: t.ds.NumClasses}}
+	c := &Checkpoint{Config: t.cfg, Model: t.model.Config(), State: t.state, Dataset: t.fingerprint()}
 	for _, p := range t.model.Params() {
 		c.Params = append(c.Params, ParamInfo{Name: p.Name, Shape: p.Shape})
 		var d [3][]float32
@@ -70,27 +69,75 @@ func (t *Trainer) saveCheckpoint(name string) error {
 	return c.Save(filepath.Join(t.opt.RunDir, name))
 }
 
-// maybeResume restores RunDir/last.ckpt when resuming and it exists.
+// RunMode is what the options ask of a run directory; Resume and Force
+// together are an error.
+func (o Options) RunMode() (RunMode, error) {
+	switch {
+	case o.Resume && o.Force:
+		return 0, errors.New("--resume and --force exclude each other: resume the run or start it again")
+	case o.Resume:
+		return ResumeRun, nil
+	case o.Force:
+		return ForceRun, nil
+	}
+	return NewRun, nil
+}
+
+// openRunDir opens and locks Options.RunDir when it is set.
+func (t *Trainer) openRunDir() (*RunDir, error) {
+	if t.opt.RunDir == "" {
+		if t.opt.Resume {
+			return nil, errors.New("--resume needs a run directory (--out)")
+		}
+		return nil, nil
+	}
+	mode, err := t.opt.RunMode()
+	if err != nil {
+		return nil, err
+	}
+	r, err := OpenRunDir(t.opt.RunDir, mode)
+	if err != nil {
+		return nil, err
+	}
+	if len(r.Removed) > 0 {
+		t.progressf("removed %d temporary file(s) an interrupted run left in %s\n", len(r.Removed), r.Path)
+	}
+	return r, nil
+}
+
+// maybeResume restores RunDir/last.ckpt when resuming.
 func (t *Trainer) maybeResume() error {
 	if !t.opt.Resume || t.opt.RunDir == "" {
 		return nil
 	}
-	path := filepath.Join(t.opt.RunDir, "last.ckpt")
+	path := filepath.Join(t.opt.RunDir, LastCheckpoint)
 	c, err := LoadCheckpoint(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
 	if err != nil {
 		return err
 	}
 	if c.Config.Seed != t.cfg.Seed || c.Config.Batch != t.cfg.Batch || !slices.Equal(c.Config.Fanouts, t.cfg.Fanouts) {
 		return fmt.Errorf("%s: seed, batch or fanouts differ from this run's; resume with the same configuration", path)
 	}
+	if diff := c.Dataset.Mismatch(t.fingerprint()); diff != "" {
+		return fmt.Errorf("%s was trained on %s; this dataset (%s) differs: %s", path, c.Dataset.Name, t.ds.Name, diff)
+	}
 	if err := t.Restore(c); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	if c.Format < CheckpointFormat {
+		t.progressf("%s\n", OldFormatNote(path, c))
+	}
 	t.progressf("resumed from %s at epoch %d step %d\n", path, c.State.Epoch+1, c.State.StepInEpoch)
 	return nil
+}
+
+// OldFormatNote says what a checkpoint in an older format lacks, or "".
+func OldFormatNote(path string, c *Checkpoint) string {
+	if c.Format >= CheckpointFormat || c.Format == 0 {
+		return ""
+	}
+	return fmt.Sprintf("note: %s is a format-%d checkpoint: it has no checksum and no dataset fingerprint, so neither was checked (the next save writes format %d)",
+		path, c.Format, CheckpointFormat)
 }
 
 // Summary is what a finished run reports (RunDir/summary.json).
@@ -116,13 +163,13 @@ func (t *Trainer) finish() (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, writeFileAtomic(filepath.Join(t.opt.RunDir, "summary.json"), append(b, '\n'))
+	return s, writeFileAtomic(filepath.Join(t.opt.RunDir, SummaryFile), append(b, '\n'))
 }
 
 // writeFileAtomic writes data to a temporary file beside path, syncs it and
 // renames it into place.
 func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	f, err := os.CreateTemp(filepath.Dir(path), tempFilePrefix+"*")
 	if err != nil {
 		return err
 	}

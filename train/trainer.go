@@ -12,7 +12,8 @@ import (
 // Options are the parts of a run that are not its hyper-parameters.
 type Options struct {
 	RunDir   string    // where checkpoints, metrics.jsonl and summary.json go; "" writes nothing
-	Resume   bool      // continue from RunDir/last.ckpt when it exists
+	Resume   bool      // continue from RunDir/last.ckpt, which must exist
+	Force    bool      // delete a run already in RunDir (without Resume or Force, one is an error)
 	Progress io.Writer // one line per epoch; nil is silent
 	Device   string    // description for the summary
 	// Replay skips provisioning the conservative envelope in New: the run
@@ -48,6 +49,8 @@ type Trainer struct {
 	full  *fullLogits // cached logits of layer-wise inference (Config.FullEval)
 	state State
 	adam  backend.AdamConfig
+	fp    *DatasetInfo // the dataset's fingerprint, once computed
+	run   *RunDir      // the locked run directory, when Options.RunDir is set
 
 	replayMargin float64   // the replay driver's envelope margin (0 until it starts)
 	rep          *replayer // the running replay driver, which also captures evaluation
@@ -72,7 +75,11 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 	t := &Trainer{cfg: cfg, opt: opt, be: be, ds: ds,
 		adam: backend.AdamConfig{LR: cfg.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay}}
 	var err error
+	if t.run, err = t.openRunDir(); err != nil {
+		return nil, err
+	}
 	if t.in, err = Upload(be, ds); err != nil {
+		t.Close()
 		return nil, err
 	}
 	if t.model, err = nn.NewModel(be, cfg.ModelConfig(ds.FeatDim, ds.NumClasses), cfg.Seed); err != nil {
@@ -129,6 +136,8 @@ func (t *Trainer) Close() {
 	if t.in != nil {
 		t.in.Free(t.be)
 	}
+	t.run.Close()
+	t.run = nil
 }
 
 // progressf writes a progress line when a writer is set.

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"unsafe"
 
@@ -35,7 +36,11 @@ func openLibrary(what, libDir string, sonames []string) (*library, error) {
 	var tries []string
 	var lastErr error // the first failure: the plain soname's
 	try := func(path, soname string) *library {
+		// dlerror's message is per thread: read it on the thread that failed,
+		// or it can come back empty.
+		runtime.LockOSThread()
 		h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+		runtime.UnlockOSThread()
 		if err != nil {
 			tries = append(tries, path)
 			if lastErr == nil {
@@ -65,7 +70,7 @@ func openLibrary(what, libDir string, sonames []string) (*library, error) {
 		}
 	}
 	msg := ""
-	if lastErr != nil {
+	if lastErr != nil && strings.TrimSpace(lastErr.Error()) != "" {
 		msg = ": " + firstLine(lastErr.Error())
 	}
 	return nil, fmt.Errorf("%s not found (tried %s%s)%s", what, strings.Join(sonames, ", "),

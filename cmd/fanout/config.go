@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -16,76 +17,179 @@ import (
 	"github.com/fanout-gnn/fanout/train"
 )
 
-// hyperFlags registers the training hyper-parameters on fs. Only flags the
-// user sets are applied (apply), over the preset's or the config file's values.
+// option is one setting of train and bench: a flag and, in a --config file,
+// the key of the same name. The tables below are the only list of settings,
+// so flags and config keys cannot drift apart; a new setting is one row.
+type option struct {
+	name, usage string
+	// field points at the setting in a training configuration (hyper-
+	// parameters) or in the run flags (everything else); it is handed
+	// whichever of the two the table holds and may get nil for the other.
+	field func(c *train.Config, rf *runFlags) any
+}
+
+// hyperOptions are the training hyper-parameters (train.Config).
+func hyperOptions() []option {
+	return []option{
+		{"model", "model: sage or gcn", func(c *train.Config, _ *runFlags) any { return &c.Model }},
+		{"layers", "number of GNN layers", func(c *train.Config, _ *runFlags) any { return &c.Layers }},
+		{"hidden", "hidden width", func(c *train.Config, _ *runFlags) any { return &c.Hidden }},
+		{"fanouts", "`list` of neighbours per hop from the seeds, comma-separated (-1 = all, 0 = none)", func(c *train.Config, _ *runFlags) any { return &c.Fanouts }},
+		{"batch", "seed vertices per step (at most the training split)", func(c *train.Config, _ *runFlags) any { return &c.Batch }},
+		{"epochs", "training epochs", func(c *train.Config, _ *runFlags) any { return &c.Epochs }},
+		{"lr", "Adam learning `rate`", func(c *train.Config, _ *runFlags) any { return &c.LR }},
+		{"weight-decay", "L2 weight `decay`", func(c *train.Config, _ *runFlags) any { return &c.WeightDecay }},
+		{"dropout", "dropout `probability` on hidden layers", func(c *train.Config, _ *runFlags) any { return &c.Dropout }},
+		{"input-dropout", "dropout `probability` on the input features", func(c *train.Config, _ *runFlags) any { return &c.InDropout }},
+		{"seed", "random seed (initialisation, shuffling, sampling, dropout)", func(c *train.Config, _ *runFlags) any { return &c.Seed }},
+		{"eval-every", "validate every N epochs", func(c *train.Config, _ *runFlags) any { return &c.EvalEvery }},
+		{"patience", "stop after N validations without improvement (0 = never)", func(c *train.Config, _ *runFlags) any { return &c.Patience }},
+		{"full-eval", "evaluate with all neighbours instead of the training fanouts", func(c *train.Config, _ *runFlags) any { return &c.FullEval }},
+	}
+}
+
+// runOptions are the settings train and bench share that are not
+// hyper-parameters: the data, the device, threads, the replay envelope's
+// margin and the GPU options.
+func runOptions() []option {
+	opts := []option{
+		{"data", "dataset directory (default: generate --preset in memory)", func(_ *train.Config, rf *runFlags) any { return &rf.src.data }},
+		{"preset", "built-in preset to generate in memory when --data is not given: " + presetNames(), func(_ *train.Config, rf *runFlags) any { return &rf.src.preset }},
+		{"device", "auto, cpu, cuda or cuda:N", func(_ *train.Config, rf *runFlags) any { return &rf.device }},
+		{"threads", "CPU worker threads (0 = all cores)", func(_ *train.Config, rf *runFlags) any { return &rf.threads }},
+		{"envelope-margin", "replay: capacities = largest observed batch sizes x this margin", func(_ *train.Config, rf *runFlags) any { return &rf.margin }},
+	}
+	for _, o := range cudaOptions() {
+		opts = append(opts, option{o.name, o.usage, func(_ *train.Config, rf *runFlags) any { return o.field(&rf.cuda) }})
+	}
+	return opts
+}
+
+// trainOptions are the settings only train has.
+func trainOptions() []option {
+	return []option{
+		{"out", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)", func(_ *train.Config, rf *runFlags) any { return &rf.out }},
+		{"mode", "driver: eager (host-driven), replay (whole step captured once and replayed) or auto (replay on a GPU, eager on the CPU)", func(_ *train.Config, rf *runFlags) any { return &rf.mode }},
+	}
+}
+
+// commandLineOnly are train's flags that a config file cannot set: what to
+// read, and what to do with an existing run.
+var commandLineOnly = []string{"config", "resume", "force"}
+
+// register adds a flag for the setting *p under name, with *p as its
+// default. Standard kinds use the standard flags (so -h names their types).
+func register(fs *flag.FlagSet, name, usage string, p any) {
+	switch p := p.(type) {
+	case *string:
+		fs.StringVar(p, name, *p, usage)
+	case *int:
+		fs.IntVar(p, name, *p, usage)
+	case *uint64:
+		fs.Uint64Var(p, name, *p, usage)
+	case *float64:
+		fs.Float64Var(p, name, *p, usage)
+	case *bool:
+		fs.BoolVar(p, name, *p, usage)
+	default:
+		fs.Var(value{p}, name, usage)
+	}
+}
+
+// value is a flag over a float32 or []int setting.
+type value struct{ p any }
+
+func (v value) String() string {
+	switch p := v.p.(type) {
+	case *float32:
+		return strconv.FormatFloat(float64(*p), 'g', -1, 32)
+	case *[]int:
+		return train.FormatFanouts(*p)
+	}
+	return ""
+}
+
+func (v value) Set(s string) error { return parseInto(v.p, s) }
+
+// parseInto parses s into the setting *p: the same rules for a flag and a
+// config file's scalar.
+func parseInto(p any, s string) error {
+	switch p := p.(type) {
+	case *string:
+		*p = s
+	case *int:
+		v, err := strconv.ParseInt(s, 0, strconv.IntSize)
+		if err != nil {
+			return fmt.Errorf("%s is not an integer", s)
+		}
+		*p = int(v)
+	case *uint64:
+		v, err := strconv.ParseUint(s, 0, 64)
+		if err != nil {
+			return fmt.Errorf("%s is not a non-negative integer", s)
+		}
+		*p = v
+	case *float32:
+		v, err := strconv.ParseFloat(s, 32)
+		if err != nil {
+			return fmt.Errorf("%s is not a number", s)
+		}
+		*p = float32(v)
+	case *float64:
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("%s is not a number", s)
+		}
+		*p = v
+	case *bool:
+		v, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%s is not true or false", s)
+		}
+		*p = v
+	case *[]int:
+		v, err := parseFanouts(s)
+		if err != nil {
+			return err
+		}
+		*p = v
+	default:
+		return fmt.Errorf("setting of type %T", p)
+	}
+	return nil
+}
+
+// hyperFlags holds the hyper-parameters given on the command line. Only
+// flags the user sets are applied (apply), over the preset's or the config
+// file's values.
 type hyperFlags struct {
-	fs                           *flag.FlagSet
-	model                        string
-	layers, hidden, batch, epoch int
-	fanouts                      string
-	lr, wd, dropout, inDropout   float64
-	seed                         uint64
-	evalEvery, patience          int
-	fullEval                     bool
+	fs  *flag.FlagSet
+	cli train.Config
 }
 
 func addHyperFlags(fs *flag.FlagSet) *hyperFlags {
-	h := &hyperFlags{fs: fs}
-	fs.StringVar(&h.model, "model", "sage", "model: sage or gcn")
-	fs.IntVar(&h.layers, "layers", 2, "number of GNN layers")
-	fs.IntVar(&h.hidden, "hidden", 64, "hidden width")
-	fs.StringVar(&h.fanouts, "fanouts", "10,5", "neighbours per hop from the seeds, comma-separated (-1 = all, 0 = none)")
-	fs.IntVar(&h.batch, "batch", 256, "seed vertices per step")
-	fs.IntVar(&h.epoch, "epochs", 20, "training epochs")
-	fs.Float64Var(&h.lr, "lr", 0.003, "Adam learning rate")
-	fs.Float64Var(&h.wd, "weight-decay", 0, "L2 weight decay")
-	fs.Float64Var(&h.dropout, "dropout", 0.5, "dropout probability on hidden layers")
-	fs.Float64Var(&h.inDropout, "input-dropout", 0, "dropout probability on the input features")
-	fs.Uint64Var(&h.seed, "seed", 1, "random seed (initialisation, shuffling, sampling, dropout)")
-	fs.IntVar(&h.evalEvery, "eval-every", 1, "validate every N epochs")
-	fs.IntVar(&h.patience, "patience", 0, "stop after N validations without improvement (0 = never)")
-	fs.BoolVar(&h.fullEval, "full-eval", false, "evaluate with all neighbours instead of the training fanouts")
+	h := &hyperFlags{fs: fs, cli: train.Defaults()}
+	for _, o := range hyperOptions() {
+		register(fs, o.name, o.usage, o.field(&h.cli, nil))
+	}
 	return h
 }
 
-// apply overrides cfg with the flags that were set on the command line.
-func (h *hyperFlags) apply(cfg *train.Config) error {
-	var err error
-	h.fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "model":
-			cfg.Model = h.model
-		case "layers":
-			cfg.Layers = h.layers
-		case "hidden":
-			cfg.Hidden = h.hidden
-		case "fanouts":
-			if cfg.Fanouts, err = parseFanouts(h.fanouts); err != nil {
-				err = fmt.Errorf("--fanouts: %w", err)
-			}
-		case "batch":
-			cfg.Batch = h.batch
-		case "epochs":
-			cfg.Epochs = h.epoch
-		case "lr":
-			cfg.LR = float32(h.lr)
-		case "weight-decay":
-			cfg.WeightDecay = float32(h.wd)
-		case "dropout":
-			cfg.Dropout = float32(h.dropout)
-		case "input-dropout":
-			cfg.InDropout = float32(h.inDropout)
-		case "seed":
-			cfg.Seed = h.seed
-		case "eval-every":
-			cfg.EvalEvery = h.evalEvery
-		case "patience":
-			cfg.Patience = h.patience
-		case "full-eval":
-			cfg.FullEval = h.fullEval
+// apply copies the hyper-parameters set on the command line into cfg.
+func (h *hyperFlags) apply(cfg *train.Config) {
+	set := setFlags(h.fs)
+	for _, o := range hyperOptions() {
+		if set[o.name] {
+			reflect.ValueOf(o.field(cfg, nil)).Elem().Set(reflect.ValueOf(o.field(&h.cli, nil)).Elem())
 		}
-	})
-	return err
+	}
+}
+
+// setFlags is the set of flags given on the command line.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
 }
 
 // parseFanouts reads "15,10,5".
@@ -110,28 +214,156 @@ func presetConfig(p rmat.Preset) train.Config {
 	return c
 }
 
-// fileConfig is the YAML config file: the hyper-parameters plus where the
-// data and outputs are. Unknown keys are errors.
+// fileConfig is a parsed --config file: the YAML value of each key.
 type fileConfig struct {
-	train.Config `yaml:",inline"`
-	Data         string `yaml:"data"`
-	Preset       string `yaml:"preset"`
-	Device       string `yaml:"device"`
-	Out          string `yaml:"out"`
-	Threads      int    `yaml:"threads"`
+	path string
+	keys map[string]*yaml.Node
 }
 
-// loadConfig reads a YAML config over base.
-func loadConfig(path string, base train.Config) (fileConfig, error) {
-	fc := fileConfig{Config: base}
+// fileOptions are the settings a config file may hold.
+func fileOptions() []option {
+	return append(append(hyperOptions(), runOptions()...), trainOptions()...)
+}
+
+// loadConfig reads a YAML config file: a mapping whose keys are the flag
+// names of fanout train. Unknown keys, keys given twice and keys only the
+// command line may give are errors naming the file, the line and the key.
+func loadConfig(path string) (*fileConfig, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fc, err
+		return nil, err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
-		return fc, fmt.Errorf("%s: %w", path, err)
+	return parseConfig(path, b)
+}
+
+// parseConfig parses the text b of the config file at path.
+func parseConfig(path string, b []byte) (*fileConfig, error) {
+	fc := &fileConfig{path: path, keys: map[string]*yaml.Node{}}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return fc, nil // an empty file sets nothing
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return fc, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s: line %d: want a mapping of keys to values (hidden: 64)", path, root.Line)
+	}
+	known := map[string]bool{}
+	for _, o := range fileOptions() {
+		known[o.name] = true
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		at := fmt.Sprintf("%s: line %d", path, k.Line)
+		if k.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("%s: a key must be a name", at)
+		}
+		name := k.Value
+		switch {
+		case known[name]:
+		case contains(commandLineOnly, name):
+			return nil, fmt.Errorf("%s: %q is not a config key; give --%s on the command line", at, name, name)
+		case known[strings.ReplaceAll(name, "_", "-")]:
+			return nil, fmt.Errorf("%s: unknown key %q; it is spelled %q, like the flag", at, name, strings.ReplaceAll(name, "_", "-"))
+		default:
+			return nil, fmt.Errorf("%s: unknown key %q (config keys are the flag names of fanout train -h)", at, name)
+		}
+		if fc.keys[name] != nil {
+			return nil, fmt.Errorf("%s: key %q given twice", at, name)
+		}
+		fc.keys[name] = v
 	}
 	return fc, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// apply sets, for each option the file holds and skip does not name, the
+// setting field(c, rf). Errors name the file, line and key.
+func (fc *fileConfig) apply(opts []option, c *train.Config, rf *runFlags, skip map[string]bool) error {
+	if fc == nil {
+		return nil
+	}
+	for _, o := range opts {
+		n := fc.keys[o.name]
+		if n == nil || skip[o.name] {
+			continue
+		}
+		if err := decodeSetting(o.field(c, rf), n); err != nil {
+			return fmt.Errorf("%s: line %d: %s: %w", fc.path, n.Line, o.name, err)
+		}
+	}
+	return nil
+}
+
+// decodeSetting parses a YAML value into the setting *p. An integer setting
+// takes only an integer (16.9 is an error, not 16); a number takes an
+// integer or a float; fanouts take a list of integers or "15,10,5".
+func decodeSetting(p any, n *yaml.Node) error {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if fan, ok := p.(*[]int); ok && n.Kind == yaml.SequenceNode {
+		var out []int
+		for _, e := range n.Content {
+			var v int
+			if e.Kind != yaml.ScalarNode || e.Tag != "!!int" || parseInto(&v, e.Value) != nil {
+				return fmt.Errorf("%s is not an integer", describe(e))
+			}
+			out = append(out, v)
+		}
+		*fan = out
+		return nil
+	}
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("want a single value, not %s", describe(n))
+	}
+	if n.Tag == "!!null" {
+		return errors.New("no value")
+	}
+	want := ""
+	switch p.(type) {
+	case *int, *uint64:
+		if n.Tag != "!!int" {
+			want = "an integer"
+		}
+	case *float32, *float64:
+		if n.Tag != "!!int" && n.Tag != "!!float" {
+			want = "a number"
+		}
+	case *bool:
+		if n.Tag != "!!bool" {
+			want = "true or false"
+		}
+	}
+	if want != "" {
+		return fmt.Errorf("%s is not %s", n.Value, want)
+	}
+	return parseInto(p, n.Value)
+}
+
+// describe names a YAML value for messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.MappingNode:
+		return "a mapping"
+	}
+	return n.Value
 }

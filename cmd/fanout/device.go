@@ -21,18 +21,38 @@ type cudaFlags struct {
 	deterministic    bool
 }
 
+// cudaOption is one GPU option: its flag (and config key) and its field.
+type cudaOption struct {
+	name, usage string
+	field       func(c *cudaFlags) any
+}
+
+func cudaOptions() []cudaOption {
+	return []cudaOption{
+		{"cuda-lib-dir", "directory holding libcuda, libnvrtc and libcublas (default: the system's library path)", func(c *cudaFlags) any { return &c.libDir }},
+		{"kernel-cache", "directory for compiled GPU kernels (default: the user cache directory)", func(c *cudaFlags) any { return &c.cacheDir }},
+		{"tf32", "use TF32 tensor cores for matrix products on the GPU (faster; " + tf32Error + ")", func(c *cudaFlags) any { return &c.tf32 }},
+		{"tf32x3", "use tensor cores with split inputs (3xTF32) for matrix products on the GPU (faster, about float32's accuracy)", func(c *cudaFlags) any { return &c.tf32x3 }},
+		{"deterministic", "bitwise reproducible GPU runs: the aggregation backward sorts and gathers instead of adding with float atomics (slower)", func(c *cudaFlags) any { return &c.deterministic }},
+	}
+}
+
+// tf32Error is the measured effect of --tf32 on a product (docs/perf.md).
+const tf32Error = "about 2.6e-4 relative error in a product, measured"
+
 func (c *cudaFlags) add(fs *flag.FlagSet) {
-	fs.StringVar(&c.libDir, "cuda-lib-dir", "", "directory holding libcuda, libnvrtc and libcublas (default: the system's library path)")
-	fs.StringVar(&c.cacheDir, "kernel-cache", "", "directory for compiled GPU kernels (default: the user cache directory)")
-	fs.BoolVar(&c.tf32, "tf32", false, "use TF32 tensor cores for matrix products on the GPU (faster, ~1e-3 relative error)")
-	fs.BoolVar(&c.tf32x3, "tf32x3", false, "use tensor cores with split inputs (3xTF32) for matrix products on the GPU (faster, about float32's accuracy)")
-	fs.BoolVar(&c.deterministic, "deterministic", false, "bitwise reproducible GPU runs: the aggregation backward sorts and gathers instead of adding with float atomics (slower)")
+	for _, o := range cudaOptions() {
+		register(fs, o.name, o.usage, o.field(c))
+	}
 }
 
 // openBackend turns --device into a backend and its description.
 // auto picks a working GPU and says which, or the CPU and says why.
 func openBackend(spec string, threads int, cf cudaFlags, stderr io.Writer) (backend.Backend, string, error) {
-	if threads <= 0 {
+	if err := checkThreads(threads); err != nil {
+		return nil, "", err
+	}
+	if threads == 0 {
 		threads = runtime.NumCPU()
 	}
 	opt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32, TF32x3: cf.tf32x3, Deterministic: cf.deterministic}
@@ -42,7 +62,7 @@ func openBackend(spec string, threads int, cf cudaFlags, stderr io.Writer) (back
 		return be, be.Name(), nil
 	case spec == "auto":
 		if _, err := cuda.Available(opt); err != nil {
-			fmt.Fprintf(stderr, "device auto: training on the CPU: %v\n", err)
+			fmt.Fprintf(stderr, "device auto: training on the CPU: %s\n", fallbackReason(err))
 			be := cpu.New(threads)
 			return be, be.Name(), nil
 		}
@@ -58,6 +78,18 @@ func openBackend(spec string, threads int, cf cudaFlags, stderr io.Writer) (back
 		return openCUDA(opt)
 	}
 	return nil, "", fmt.Errorf("--device %q: want auto, cpu, cuda or cuda:N", spec)
+}
+
+// fallbackReason words why no GPU could be used; never blank.
+func fallbackReason(err error) string {
+	msg := ""
+	if err != nil {
+		msg = strings.TrimRight(strings.TrimSpace(err.Error()), ":")
+	}
+	if msg == "" {
+		return "no usable CUDA device (the loader gave no reason)"
+	}
+	return msg
 }
 
 func openCUDA(opt cuda.Options) (backend.Backend, string, error) {

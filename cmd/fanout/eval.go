@@ -20,6 +20,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	device := fs.String("device", "auto", "auto, cpu, cuda or cuda:N")
 	threads := fs.Int("threads", 0, "CPU worker threads (0 = all cores)")
 	fullEval := fs.Bool("full-eval", false, "evaluate with all neighbours instead of the training fanouts")
+	otherData := fs.Bool("allow-other-data", false, "evaluate on a dataset other than the checkpoint's (same feature width and classes)")
 	var cf cudaFlags
 	cf.add(fs)
 	pos, err := parse(fs, args)
@@ -41,6 +42,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer ds.Close()
+	if err := checkData(*ckpt, ck, ds, *otherData, stderr); err != nil {
+		return err
+	}
 	be, desc, err := openBackend(*device, *threads, cf, stderr)
 	if err != nil {
 		return err

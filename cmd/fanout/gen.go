@@ -31,6 +31,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *out == "" {
 		return errors.New("--out DIR is required")
 	}
+	if err := checkThreads(*threads); err != nil {
+		return err
+	}
 	p, err := rmat.Lookup(pos[0])
 	if err != nil {
 		return err

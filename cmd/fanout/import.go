@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -20,10 +21,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	name := fs.String("name", "", "dataset name (planetoid: cora, citeseer or pubmed; ogb: a name for the manifest)")
 	sym := fs.Bool("symmetrize", false, "ogb: add inverse edges (default: OGB's add_inverse_edge for the dataset, true for products)")
 	seed := fs.Uint64("seed", 1, "npz: seed of the per-class split")
+	perClass := fs.Int("train-per-class", npz.DefaultTrainPerClass, "npz: training vertices drawn per class")
+	nValid := fs.Int("valid", npz.DefaultValid, "npz: validation vertices")
+	nTest := fs.Int("test", npz.DefaultTest, "npz: test vertices")
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
 	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1 (usual for bag-of-words features)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N]")
+		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -36,6 +40,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *out == "" {
 		return errors.New("--out DIR is required")
+	}
+	if err := checkThreads(*threads); err != nil {
+		return err
+	}
+	if err := checkSplitSizes(fs, pos[0], *perClass, *nValid, *nTest); err != nil {
+		return err
 	}
 	start := time.Now()
 	var ds *dataset.Dataset
@@ -57,12 +67,18 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		ds, err = planetoid.Import(pos[1], *name)
 	case "npz":
-		ds, err = npz.Import(pos[1], npz.Options{Seed: *seed})
+		ds, err = npz.Import(pos[1], npz.Options{Seed: *seed, TrainPerClass: *perClass, Valid: *nValid, Test: *nTest})
+		if errors.Is(err, npz.ErrSplitTooLarge) {
+			err = fmt.Errorf("%w (--train-per-class, --valid, --test)", err)
+		}
 	default:
 		return fmt.Errorf("unknown format %q: want ogb, planetoid or npz", pos[0])
 	}
 	if err != nil {
 		return err
+	}
+	if err := dataset.CheckFeatures(ds.Features, ds.FeatDim); err != nil {
+		return fmt.Errorf("%s: features: %w", pos[1], err)
 	}
 	if *norm {
 		ds.NormalizeFeatures()
@@ -72,5 +88,22 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test (%s)\n", ds.Name, *out,
 		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// checkSplitSizes checks import's split flags: at least 1 each, and only for
+// npz, whose split import draws.
+func checkSplitSizes(fs *flag.FlagSet, format string, perClass, valid, test int) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"train-per-class", perClass}, {"valid", valid}, {"test", test}} {
+		if f.v < 1 {
+			return fmt.Errorf("--%s %d: want at least 1", f.name, f.v)
+		}
+		if format != "npz" && flagSet(fs, f.name) {
+			return fmt.Errorf("--%s: only npz archives are split here (%s data come with their split)", f.name, format)
+		}
+	}
 	return nil
 }

@@ -16,8 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+	"strings"
 )
 
 // command is one subcommand: its name, a one-line summary and its body.
@@ -38,14 +37,39 @@ func commands() []command {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	args := os.Args[1:]
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := func() {}
+	if len(args) > 0 && interruptible(args[0]) {
+		stop = cancelOnSignal(cancel, os.Stderr)
+	}
+	code := run(ctx, args, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
+// interruptible reports whether a command watches its context: on Ctrl-C or
+// SIGTERM it finishes what it is doing, saves, and exits with 128 + the
+// signal's number. The other commands keep the default: the signal ends
+// them at once (their outputs are written atomically).
+func interruptible(command string) bool { return command == "train" }
+
 // errUsage marks an error whose usage text was already printed.
 var errUsage = errors.New("usage")
+
+// exitError ends a command with a status and no further message: what
+// there was to say was said.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// checkThreads checks a --threads value.
+func checkThreads(n int) error {
+	if n < 0 {
+		return fmt.Errorf("threads: %d, want 0 (all cores) or a positive count", n)
+	}
+	return nil
+}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
@@ -60,7 +84,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		err := c.run(ctx, args[1:], stdout, stderr)
+		var exit exitError
 		switch {
+		case errors.As(err, &exit):
+			return int(exit)
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
@@ -92,14 +119,31 @@ func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
-// parse parses flags, allowing positional arguments before and between flags.
+// parse parses flags, allowing positional arguments before and between
+// flags. A bad flag is one line (the flag set's name and the error); -h
+// prints the usage.
 func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(out) }()
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
+			fs.Usage = usage
+			fs.SetOutput(out)
 			if errors.Is(err, flag.ErrHelp) {
+				if usage != nil {
+					usage()
+				} else {
+					fmt.Fprintf(out, "usage of %s:\n", fs.Name())
+					fs.PrintDefaults()
+				}
 				return nil, err
 			}
+			msg := strings.Replace(err.Error(), "for flag -", "for --", 1)
+			msg = strings.Replace(msg, "not defined: -", "not defined: --", 1)
+			fmt.Fprintf(out, "%s: %s\n", fs.Name(), msg)
 			return nil, errUsage
 		}
 		args = fs.Args()

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -22,38 +21,52 @@ type source struct {
 	seed         uint64
 }
 
-// add registers the flags train and bench share: where the data comes
-// from, the device, threads, the replay envelope's margin and the GPU options.
+// add registers the flags train and bench share (runOptions): where the
+// data comes from, the device, threads, the replay envelope's margin and the
+// GPU options; preset is the default --preset.
 func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
-	fs.StringVar(&rf.src.data, "data", "", "dataset directory (default: generate --preset in memory)")
-	fs.StringVar(&rf.src.preset, "preset", preset, "built-in preset to generate in memory when --data is not given: "+presetNames())
-	fs.StringVar(&rf.device, "device", "auto", "auto, cpu, cuda or cuda:N")
-	fs.IntVar(&rf.threads, "threads", 0, "CPU worker threads (0 = all cores)")
-	fs.Float64Var(&rf.margin, "envelope-margin", 1.15, "replay: capacities = largest observed batch sizes x this margin")
-	rf.cuda.add(fs)
+	rf.src.preset, rf.device, rf.margin = preset, "auto", 1.15
+	for _, o := range runOptions() {
+		register(fs, o.name, o.usage, o.field(nil, rf))
+	}
 }
 
-// runFlags are the flags of train that are not hyper-parameters.
+// runFlags are the flags of train and bench that are not hyper-parameters.
 type runFlags struct {
 	src     source
 	config  string
 	device  string
 	out     string
 	resume  bool
+	force   bool
 	threads int
 	mode    string
 	margin  float64
 	cuda    cudaFlags
 }
 
+// check names the first run setting that is wrong.
+func (rf *runFlags) check() error {
+	if err := checkThreads(rf.threads); err != nil {
+		return err
+	}
+	if !(rf.margin >= 1) {
+		return fmt.Errorf("envelope-margin: %g, want at least 1", rf.margin)
+	}
+	return nil
+}
+
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
 	var rf runFlags
 	rf.add(fs, "tiny")
-	fs.StringVar(&rf.config, "config", "", "YAML file with training settings (flags override it)")
-	fs.StringVar(&rf.out, "out", "", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)")
-	fs.BoolVar(&rf.resume, "resume", false, "continue from OUT/last.ckpt")
-	fs.StringVar(&rf.mode, "mode", "auto", "driver: eager (host-driven), replay (whole step captured once and replayed) or auto (replay on a GPU, eager on the CPU)")
+	rf.mode = "auto"
+	for _, o := range trainOptions() {
+		register(fs, o.name, o.usage, o.field(nil, &rf))
+	}
+	fs.StringVar(&rf.config, "config", "", "YAML file of settings whose keys are these flags' names (weight-decay: 5e-4); flags given here override it")
+	fs.BoolVar(&rf.resume, "resume", false, "continue the run in --out from its last.ckpt")
+	fs.BoolVar(&rf.force, "force", false, "delete the run already in --out (checkpoints, metrics, summary) and start again")
 	hf := addHyperFlags(fs)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -62,18 +75,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %q (flags only; see fanout train -h)", pos[0])
 	}
-	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" {
-		return fmt.Errorf("--mode %q: want auto, eager or replay", rf.mode)
-	}
-	if rf.margin < 1 {
-		return fmt.Errorf("--envelope-margin %g: want at least 1", rf.margin)
-	}
 	cfg, err := resolveConfig(fs, &rf, hf)
 	if err != nil {
 		return err
 	}
-	if rf.resume && rf.out == "" {
-		return errors.New("--resume needs --out RUNDIR")
+	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" {
+		return fmt.Errorf("mode: %q, want auto, eager or replay", rf.mode)
+	}
+	opt, err := rf.runDirOptions(stderr)
+	if err != nil {
+		return err
 	}
 	be, desc, err := openBackend(rf.device, rf.threads, rf.cuda, stderr)
 	if err != nil {
@@ -85,37 +96,30 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer ds.Close()
-	rf.mode = resolveMode(rf.mode, be)
-	if rf.out != "" {
-		if err := os.MkdirAll(rf.out, 0o755); err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
+	if n := len(ds.Train); cfg.Batch > n {
+		return fmt.Errorf("batch: %d is larger than the training split (%d vertices in %s); use at most %d", cfg.Batch, n, ds.Name, n)
 	}
+	rf.mode = resolveMode(rf.mode, be)
 	fmt.Fprintf(stderr, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s, %s mode\n",
 		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc, rf.mode)
 	replay := rf.mode == "replay"
 	if replay {
 		be = withCapture(be)
 	}
-	tr, err := train.New(be, ds, cfg, train.Options{RunDir: rf.out, Resume: rf.resume, Progress: stderr, Device: desc, Replay: replay})
+	opt.Device, opt.Replay = desc, replay
+	tr, err := train.New(be, ds, cfg, opt)
 	if err != nil {
 		return err
 	}
 	defer tr.Close()
-	var sum *train.Summary
-	if replay {
-		var st *train.ReplayStats
-		sum, st, err = tr.RunReplay(ctx, train.ReplayOptions{Margin: rf.margin})
-		if st != nil {
-			fmt.Fprintf(stderr, "replay: %d captures, %d overflows re-run, envelope %.1f MiB (ideal %.1f MiB)\n",
-				st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealBytes)/(1<<20))
-		}
-	} else {
-		sum, err = tr.Run(ctx)
-	}
+	sum, err := runDriver(ctx, tr, replay, rf.margin, stderr)
 	if errors.Is(err, train.ErrInterrupted) {
-		fmt.Fprintf(stderr, "interrupted: saved %s/last.ckpt; continue with --resume\n", orNone(rf.out))
-		return nil
+		if rf.out == "" {
+			fmt.Fprintln(stderr, "interrupted (no --out: nothing saved)")
+		} else {
+			fmt.Fprintf(stderr, "interrupted: saved %s; continue with --resume\n", filepath.Join(rf.out, train.LastCheckpoint))
+		}
+		return interruptStatus(ctx)
 	}
 	if err != nil {
 		return err
@@ -125,63 +129,101 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-func orNone(s string) string {
-	if s == "" {
-		return "(no run directory)"
+// runDirOptions turns --out, --resume and --force into the trainer's
+// options and, with --out, checks the run directory before any data is
+// loaded (train.New checks again, under the directory's lock).
+func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
+	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress}
+	mode, err := opt.RunMode()
+	if err != nil {
+		return opt, err
 	}
-	return s
+	if rf.out == "" {
+		if rf.resume || rf.force {
+			return opt, errors.New("--resume and --force need --out RUNDIR")
+		}
+		return opt, nil
+	}
+	return opt, train.CheckRunDir(rf.out, mode)
 }
 
-// resolveConfig layers the preset's defaults, the config file and the flags.
+// runDriver trains with the replay or the eager driver.
+func runDriver(ctx context.Context, tr *train.Trainer, replay bool, margin float64, stderr io.Writer) (*train.Summary, error) {
+	if !replay {
+		return tr.Run(ctx)
+	}
+	sum, st, err := tr.RunReplay(ctx, train.ReplayOptions{Margin: margin})
+	if st != nil {
+		fmt.Fprintf(stderr, "replay: %d captures, %d overflows re-run, envelope %.1f MiB (ideal %.1f MiB)\n",
+			st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealBytes)/(1<<20))
+	}
+	return sum, err
+}
+
+// resolveConfig layers the defaults (the preset's, for a preset or a
+// generated preset on disk), the config file and the flags given, and
+// checks the result, the batch against the training split included.
 func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config, error) {
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	base := train.Defaults()
+	set := setFlags(fs)
+	var fc *fileConfig
 	if rf.config != "" {
-		fc, err := loadConfig(rf.config, base)
-		if err != nil {
-			return base, err
-		}
-		if fc.Preset != "" && !set["preset"] {
-			rf.src.preset = fc.Preset
-		}
-		if fc.Data != "" && !set["data"] {
-			rf.src.data = fc.Data
-		}
-		if fc.Device != "" && !set["device"] {
-			rf.device = fc.Device
-		}
-		if fc.Out != "" && !set["out"] {
-			rf.out = fc.Out
-		}
-		if fc.Threads != 0 && !set["threads"] {
-			rf.threads = fc.Threads
+		var err error
+		if fc, err = loadConfig(rf.config); err != nil {
+			return train.Config{}, err
 		}
 	}
+	if err := fc.apply(append(runOptions(), trainOptions()...), nil, rf, set); err != nil {
+		return train.Config{}, err
+	}
+	base := train.Defaults()
+	trainSize, of := int64(-1), ""
 	if rf.src.data == "" {
 		p, err := rmat.Lookup(rf.src.preset)
 		if err != nil {
-			return base, fmt.Errorf("--preset: %w", err)
+			return base, fmt.Errorf("preset: %w", err)
 		}
 		base = presetConfig(p)
+		trainSize, of = p.MaxTrain(), "at most %d vertices in preset "+p.Name
 	} else if m, err := dataset.ReadManifest(filepath.Join(rf.src.data, dataset.ManifestFile)); err == nil {
 		// A generated preset on disk trains with the preset's model by default.
 		if p, err := rmat.Lookup(m.Name); err == nil && strings.HasPrefix(m.Source, "rmat") {
 			base = presetConfig(p)
 		}
+		trainSize, of = m.NumTrain, "%d vertices in "+rf.src.data
 	}
 	cfg := base
-	if rf.config != "" {
-		fc, err := loadConfig(rf.config, base)
-		if err != nil {
-			return cfg, err
-		}
-		cfg = fc.Config
-	}
-	if err := hf.apply(&cfg); err != nil {
+	if err := fc.apply(hyperOptions(), &cfg, nil, set); err != nil {
 		return cfg, err
 	}
-	return cfg, cfg.Validate()
+	hf.apply(&cfg)
+	if err := cfg.Validate(); err != nil {
+		return cfg, err
+	}
+	if err := rf.check(); err != nil {
+		return cfg, err
+	}
+	if trainSize >= 0 && int64(cfg.Batch) > trainSize {
+		return cfg, fmt.Errorf("batch: %d is larger than the training split (%s); use at most %d",
+			cfg.Batch, fmt.Sprintf(of, trainSize), trainSize)
+	}
+	return cfg, nil
+}
+
+// checkData checks that ds is the dataset the checkpoint at path was
+// trained on (its fingerprint); with allow, a difference is only noted.
+func checkData(path string, ck *train.Checkpoint, ds *dataset.Dataset, allow bool, stderr io.Writer) error {
+	if note := train.OldFormatNote(path, ck); note != "" {
+		fmt.Fprintln(stderr, note)
+	}
+	diff := ck.Dataset.Mismatch(train.Fingerprint(ds))
+	switch {
+	case diff == "":
+		return nil
+	case allow:
+		fmt.Fprintf(stderr, "note: %s was trained on %s; %s differs (%s); evaluating anyway (--allow-other-data)\n", path, ck.Dataset.Name, ds.Name, diff)
+		return nil
+	}
+	return fmt.Errorf("%s was trained on %s, and %s differs: %s; pass --allow-other-data to evaluate on it anyway", path, ck.Dataset.Name, ds.Name, diff)
 }
 
 // loadDataset opens --data or generates --preset in memory.

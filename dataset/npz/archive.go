@@ -9,6 +9,7 @@ package npz
 
 import (
 	"archive/zip"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -88,8 +89,10 @@ func (a *Archive) Has(key string) bool {
 }
 
 // Read decodes array key with npy.Read: data is a typed slice ([]float32,
-// []int64, ...) in C order and shape its dimensions. Errors name the archive
-// and the key.
+// []int64, ...) in C order and shape its dimensions. The member is read to
+// its end, so that its CRC-32 is checked: a damaged member is an error even
+// where its bytes still parse, and so are bytes after the array. Errors name
+// the archive and the key.
 func (a *Archive) Read(key string) (data any, shape []int64, err error) {
 	f, ok := a.members[key]
 	if !ok {
@@ -101,8 +104,18 @@ func (a *Archive) Read(key string) (data any, shape []int64, err error) {
 	}
 	defer rc.Close()
 	data, shape, err = npy.Read(rc)
+	extra, rest := io.Copy(io.Discard, rc) // to the end, where zip checks the CRC
+	if errors.Is(rest, zip.ErrChecksum) {
+		return nil, nil, fmt.Errorf("%s: member %s is damaged (its CRC-32 does not match)", a.name, f.Name)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
+	}
+	if rest != nil {
+		return nil, nil, fmt.Errorf("%s: %s: %w", a.name, key, rest)
+	}
+	if extra > 0 {
+		return nil, nil, fmt.Errorf("%s: %s: %d bytes after the array's data (shape %s)", a.name, key, extra, ShapeString(shape))
 	}
 	return data, shape, nil
 }

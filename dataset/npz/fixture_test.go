@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
@@ -21,10 +22,16 @@ type member struct {
 // writes it) from members.
 func npzBytes(t testing.TB, members []member) []byte {
 	t.Helper()
+	return archiveBytes(t, members, zip.Deflate)
+}
+
+// archiveBytes builds an .npz archive of members stored with method.
+func archiveBytes(t testing.TB, members []member, method uint16) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for _, m := range members {
-		w, err := zw.CreateHeader(&zip.FileHeader{Name: m.key + ".npy", Method: zip.Deflate})
+		w, err := zw.CreateHeader(&zip.FileHeader{Name: m.key + ".npy", Method: method})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -110,4 +117,27 @@ func without(ms []member, keys ...string) []member {
 func replace(ms []member, r member) []member {
 	out := without(ms, r.key)
 	return append(out, r)
+}
+
+// dotted renames the members of ms from the gnn-benchmark layout to the
+// flat-dict layout: adj_indptr becomes adj_matrix.indptr, attr_data
+// attr_matrix.data, and so on.
+func dotted(ms []member) []member {
+	out := make([]member, len(ms))
+	for i, m := range ms {
+		for _, p := range []string{"adj", "attr"} {
+			if rest, ok := strings.CutPrefix(m.key, p+"_"); ok && rest != "matrix" {
+				m.key = p + "_matrix." + rest
+			}
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// storedBytes builds an uncompressed archive (np.savez), whose array bytes
+// are stored as they are.
+func storedBytes(t testing.TB, members []member) []byte {
+	t.Helper()
+	return archiveBytes(t, members, zip.Store)
 }

@@ -33,14 +33,18 @@ const MaxClasses = 1 << 24
 // corrupt shape must not be able to ask for unbounded memory.
 const maxDenseElems = int64(1) << 34
 
-// Import reads a gnn-benchmark style .npz graph. The adjacency is
+// Import reads a gnn-benchmark style .npz graph, in either of two key
+// layouts: adj_data/adj_indices/adj_indptr/adj_shape (Shchur et al.), or
+// adj_matrix.data/.indices/.indptr/.shape (the flat dict of scipy matrices of
+// the citation and co-purchase archives that followed). The adjacency is
 // symmetrized, self loops and duplicate edges are dropped (stored zeros are
-// not edges). Features come from a sparse matrix under attr_* (or feature_*:
-// _data, _indices, _indptr, _shape) or from the dense attr_matrix. Labels
-// come from labels ([N] class ids or [N, C] one-hot rows), from labels with
-// label_indices (labels[i] is the class of vertex label_indices[i]), or from
-// sparse one-hot rows under labels_* (or label_*); vertices without a label
-// are -1. The split is Split(labels, ...) under opt.
+// not edges). Features come from a sparse matrix under attr_* (or feature_*,
+// or attr_matrix.*) or from the dense attr_matrix. Labels come from labels
+// ([N] class ids or [N, C] one-hot rows), from labels with label_indices
+// (labels[i] is the class of vertex label_indices[i]), or from sparse
+// one-hot rows under labels_* (or label_*, or labels.*); vertices without a
+// label are -1. The split is Split(labels, ...) under opt. Every member read
+// has its CRC checked.
 func Import(file string, opt Options) (*dataset.Dataset, error) {
 	a, err := Open(file)
 	if err != nil {
@@ -53,13 +57,21 @@ func Import(file string, opt Options) (*dataset.Dataset, error) {
 	}
 	d.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	d.Symmetric = true
-	d.Source = fmt.Sprintf("npz %s (per-class split, seed %d)", filepath.Base(file), opt.Seed)
+	d.Preprocessing = dataset.GraphSteps(graphOptions())
+	d.Source = fmt.Sprintf("npz %s (per-class split: %d per class, %d valid, %d test; seed %d)", filepath.Base(file),
+		orDefault(opt.TrainPerClass, DefaultTrainPerClass), orDefault(opt.Valid, DefaultValid), orDefault(opt.Test, DefaultTest), opt.Seed)
 	return d, nil
 }
 
 // importArchive builds the dataset; maxElems bounds the feature matrix.
 func importArchive(a *Archive, opt Options, maxElems int64) (*dataset.Dataset, error) {
-	adj, err := readCSR(a, "adj", false)
+	layouts := []csrKeys{{"adj", "_"}, {"adj_matrix", "."}}
+	k, ok := findCSR(a, layouts...)
+	if !ok {
+		return nil, fmt.Errorf("%s: no adjacency matrix: want %s or %s; the archive holds %s",
+			a.name, layouts[0].names(), layouts[1].names(), strings.Join(a.Keys(), ", "))
+	}
+	adj, err := readCSR(a, k, false)
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +104,11 @@ func importArchive(a *Archive, opt Options, maxElems int64) (*dataset.Dataset, e
 	}, nil
 }
 
+// graphOptions is how the graph is built (and what the manifest records).
+func graphOptions() graph.BuildOptions {
+	return graph.BuildOptions{Symmetrize: true, DropSelfLoops: true, Dedup: true}
+}
+
 // buildGraph turns the stored (non-zero) entries of adj into a symmetric CSR
 // graph without self loops or duplicates.
 func buildGraph(adj *csrMatrix) (*graph.CSR, error) {
@@ -106,18 +123,16 @@ func buildGraph(adj *csrMatrix) (*graph.CSR, error) {
 			dst = append(dst, int32(adj.indices[k]))
 		}
 	}
-	return graph.FromEdges(adj.rows, src, dst, graph.BuildOptions{Symmetrize: true, DropSelfLoops: true, Dedup: true})
+	return graph.FromEdges(adj.rows, src, dst, graphOptions())
 }
 
 // readFeatures returns the [n, dim] float32 feature matrix.
 func readFeatures(a *Archive, n, maxElems int64) ([]float32, int, error) {
-	for _, prefix := range []string{"attr", "feature"} {
-		if hasCSR(a, prefix) {
-			return sparseFeatures(a, prefix, n, maxElems)
-		}
+	if k, ok := findCSR(a, csrKeys{"attr", "_"}, csrKeys{"feature", "_"}, csrKeys{"attr_matrix", "."}); ok {
+		return sparseFeatures(a, k, n, maxElems)
 	}
 	if !a.Has("attr_matrix") {
-		return nil, 0, fmt.Errorf("%s: no node features (want attr_data/attr_indices/attr_indptr/attr_shape, feature_* or attr_matrix)", a.name)
+		return nil, 0, fmt.Errorf("%s: no node features (want attr_data/attr_indices/attr_indptr/attr_shape, feature_*, attr_matrix.* or a dense attr_matrix)", a.name)
 	}
 	raw, shape, err := a.Read("attr_matrix")
 	if err != nil {
@@ -130,29 +145,35 @@ func readFeatures(a *Archive, n, maxElems int64) ([]float32, int, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: attr_matrix: %w", a.name, err)
 	}
+	if err := dataset.CheckFeatures(feat, int(shape[1])); err != nil {
+		return nil, 0, fmt.Errorf("%s: attr_matrix: %w", a.name, err)
+	}
 	return feat, int(shape[1]), nil
 }
 
-// sparseFeatures expands the CSR feature matrix stored under prefix.
-func sparseFeatures(a *Archive, prefix string, n, maxElems int64) ([]float32, int, error) {
-	m, err := readCSR(a, prefix, true)
+// sparseFeatures expands the CSR feature matrix stored under k.
+func sparseFeatures(a *Archive, k csrKeys, n, maxElems int64) ([]float32, int, error) {
+	m, err := readCSR(a, k, true)
 	if err != nil {
 		return nil, 0, err
 	}
 	if m.rows != n {
-		return nil, 0, fmt.Errorf("%s: %s_shape has %d rows but the graph has %d vertices", a.name, prefix, m.rows, n)
+		return nil, 0, fmt.Errorf("%s: %s has %d rows but the graph has %d vertices", a.name, k.key("shape"), m.rows, n)
 	}
 	if m.cols == 0 {
-		return nil, 0, fmt.Errorf("%s: %s_shape has no feature columns", a.name, prefix)
+		return nil, 0, fmt.Errorf("%s: %s has no feature columns", a.name, k.key("shape"))
 	}
 	if m.rows > maxElems/m.cols {
-		return nil, 0, fmt.Errorf("%s: %s_shape (%d, %d) is too large to hold densely", a.name, prefix, m.rows, m.cols)
+		return nil, 0, fmt.Errorf("%s: %s (%d, %d) is too large to hold densely", a.name, k.key("shape"), m.rows, m.cols)
 	}
 	feat := make([]float32, m.rows*m.cols)
 	for i := int64(0); i < m.rows; i++ {
-		for k := m.indptr[i]; k < m.indptr[i+1]; k++ {
-			feat[i*m.cols+m.indices[k]] += float32(m.data[k])
+		for e := m.indptr[i]; e < m.indptr[i+1]; e++ {
+			feat[i*m.cols+m.indices[e]] += float32(m.data[e])
 		}
+	}
+	if err := dataset.CheckFeatures(feat, int(m.cols)); err != nil {
+		return nil, 0, fmt.Errorf("%s: %s: %w", a.name, k, err)
 	}
 	return feat, int(m.cols), nil
 }
@@ -165,16 +186,13 @@ func readLabels(a *Archive, n int64) ([]int32, int, error) {
 	case a.Has("labels"):
 		return denseLabels(a, n)
 	}
-	for _, prefix := range []string{"labels", "label"} {
-		if !hasCSR(a, prefix) {
-			continue
-		}
-		m, err := readCSR(a, prefix, false)
+	if k, ok := findCSR(a, csrKeys{"labels", "_"}, csrKeys{"label", "_"}, csrKeys{"labels", "."}); ok {
+		m, err := readCSR(a, k, false)
 		if err != nil {
 			return nil, 0, err
 		}
 		if m.rows != n {
-			return nil, 0, fmt.Errorf("%s: %s_shape has %d rows but the graph has %d vertices", a.name, prefix, m.rows, n)
+			return nil, 0, fmt.Errorf("%s: %s has %d rows but the graph has %d vertices", a.name, k.key("shape"), m.rows, n)
 		}
 		return oneHotSparse(a.name, m)
 	}

@@ -3,6 +3,9 @@ package npz
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -221,6 +224,8 @@ func FuzzImport(f *testing.F) {
 	f.Add(npzBytes(f, tinyArchive()))
 	f.Add(npzBytes(f, append(tinyGraph(), member{"attr_matrix", tinyDense, []int64{6, 4}}, tinyLabels())))
 	f.Add(npzBytes(f, replace(tinyArchive(), member{"adj_shape", []int64{1 << 40, 1 << 40}, []int64{2}})))
+	f.Add(npzBytes(f, dotted(tinyArchive())))
+	f.Add(storedBytes(f, dotted(tinyArchive())))
 	f.Add([]byte("PK\x03\x04"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		a, err := NewArchive(bytes.NewReader(b), int64(len(b)), "fuzz.npz")
@@ -241,7 +246,12 @@ func FuzzImport(f *testing.F) {
 // FuzzImportMember replaces one member of a valid archive by fuzzed .npy
 // bytes, which reaches the validation of each array.
 func FuzzImportMember(f *testing.F) {
-	base := tinyArchive()
+	fuzzMembers(f, tinyArchive())
+}
+
+// fuzzMembers is the body of the member fuzzers: base is a valid archive;
+// each input names a member to replace and its bytes.
+func fuzzMembers(f *testing.F, base []member) {
 	for i, m := range base {
 		var buf bytes.Buffer
 		if err := npy.Write(&buf, m.data, m.shape); err != nil {
@@ -274,6 +284,9 @@ func FuzzImportMember(f *testing.F) {
 		}
 		if d.Graph.NumNodes != 6 || len(d.Features) != 6*d.FeatDim {
 			t.Fatalf("%d vertices, %d features of dim %d", d.Graph.NumNodes, len(d.Features), d.FeatDim)
+		}
+		if err := d.Validate(); err != nil {
+			t.Fatalf("imported an invalid dataset: %v", err)
 		}
 	})
 }
@@ -330,4 +343,111 @@ func TestImportOtherLayouts(t *testing.T) {
 	if _, err := Import(path, smallSplit); err == nil || !strings.Contains(err.Error(), path+": label_indices[1] = 6 is out of range [0, 6)") {
 		t.Errorf("label index out of range: %v", err)
 	}
+}
+
+// TestImportDottedLayout: the adj_matrix.* / attr_matrix.* / labels layout of
+// the citation and co-purchase archives imports like the other one.
+func TestImportDottedLayout(t *testing.T) {
+	want, err := Import(writeNPZ(t, t.TempDir(), "tiny.npz", tinyArchive()), smallSplit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Extra members (names, metadata) are not read.
+	ms := append(dotted(tinyArchive()), member{"idx_to_node", []int64{0, 1, 2, 3, 4, 5}, []int64{6}})
+	got, err := Import(writeNPZ(t, t.TempDir(), "tiny.npz", ms), smallSplit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Graph.Indptr, want.Graph.Indptr) || !slices.Equal(got.Graph.Indices, want.Graph.Indices) ||
+		!slices.Equal(got.Features, want.Features) || !slices.Equal(got.Labels, want.Labels) ||
+		!slices.Equal(got.Train, want.Train) || !slices.Equal(got.Test, want.Test) {
+		t.Errorf("dotted layout differs from the underscore one")
+	}
+	if !slices.Equal(got.Preprocessing, []string{"symmetrize", "drop-self-loops", "dedup-edges"}) {
+		t.Errorf("preprocessing %q", got.Preprocessing)
+	}
+	// Dense attr_matrix and sparse labels.* in the same layout.
+	ms = append(dotted(tinyGraph()), member{"attr_matrix", tinyDense, []int64{6, 4}},
+		member{"labels.indptr", []int32{0, 1, 2, 3, 4, 5, 6}, []int64{7}},
+		member{"labels.indices", []int32{0, 1, 2, 0, 1, 2}, []int64{6}},
+		member{"labels.shape", []int64{6, 3}, []int64{2}})
+	got, err = Import(writeNPZ(t, t.TempDir(), "dense.npz", ms), smallSplit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Features, tinyDense) || !slices.Equal(got.Labels, want.Labels) {
+		t.Errorf("dense features %v labels %v", got.Features, got.Labels)
+	}
+	// Neither layout: the error lists both and what the archive holds.
+	path := writeNPZ(t, t.TempDir(), "none.npz", append(tinySparseAttr(), tinyLabels()))
+	_, err = Import(path, smallSplit)
+	if err == nil || !strings.Contains(err.Error(), "no adjacency matrix: want adj_data/adj_indices/adj_indptr/adj_shape or adj_matrix.data/adj_matrix.indices/adj_matrix.indptr/adj_matrix.shape; the archive holds attr_data") {
+		t.Errorf("no adjacency: %v", err)
+	}
+}
+
+// TestImportChecksMemberCRC: a flipped byte in a stored (uncompressed)
+// member's data is caught by its CRC, though the bytes still parse.
+func TestImportChecksMemberCRC(t *testing.T) {
+	good := storedBytes(t, tinyArchive())
+	path := filepath.Join(t.TempDir(), "x.npz")
+	os.WriteFile(path, good, 0o644)
+	if _, err := Import(path, smallSplit); err != nil {
+		t.Fatal(err)
+	}
+	// The 0.5 of attr_data (float64 0x3fe0...) becomes another number.
+	var half [8]byte
+	binary.LittleEndian.PutUint64(half[:], math.Float64bits(0.5))
+	at := bytes.Index(good, half[:])
+	if at < 0 {
+		t.Fatal("no 0.5 in the archive")
+	}
+	bad := bytes.Clone(good)
+	bad[at+6] ^= 0x01
+	os.WriteFile(path, bad, 0o644)
+	_, err := Import(path, smallSplit)
+	if err == nil || !strings.Contains(err.Error(), path+": member attr_data.npy is damaged (its CRC-32 does not match)") {
+		t.Errorf("flipped byte: %v", err)
+	}
+	// Bytes after an array's data are an error, not ignored.
+	ms := replace(tinyArchive(), member{"adj_shape", []int64{6, 6, 7}, []int64{3}})
+	raw := storedBytes(t, ms)
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	zr, _ := zip.NewReader(bytes.NewReader(raw), int64(len(raw)))
+	for _, f := range zr.File {
+		w, _ := zw.Create(f.Name)
+		rc, _ := f.Open()
+		b, _ := io.ReadAll(rc)
+		if f.Name == "adj_shape.npy" {
+			b = bytes.Replace(b, []byte("(3,)"), []byte("(2,)"), 1)
+		}
+		w.Write(b)
+	}
+	zw.Close()
+	os.WriteFile(path, zbuf.Bytes(), 0o644)
+	if _, err := Import(path, smallSplit); err == nil || !strings.Contains(err.Error(), "adj_shape: 8 bytes after the array's data") {
+		t.Errorf("trailing bytes: %v", err)
+	}
+}
+
+// TestImportRejectsNonFiniteFeatures names the array, row and column.
+func TestImportRejectsNonFiniteFeatures(t *testing.T) {
+	dense := slices.Clone(tinyDense)
+	dense[3*4+1] = float32(math.NaN())
+	path := writeNPZ(t, t.TempDir(), "nan.npz", append(tinyGraph(), member{"attr_matrix", dense, []int64{6, 4}}, tinyLabels()))
+	if _, err := Import(path, smallSplit); err == nil || !strings.Contains(err.Error(), path+": attr_matrix: row 3 (vertex 3), column 1 is NaN") {
+		t.Errorf("NaN: %v", err)
+	}
+	sparse := replace(tinyArchive(), member{"attr_data", []float64{1, 0.5, 2, 3, 0.5, math.Inf(1), 5, 0.5, 6}, []int64{9}})
+	path = writeNPZ(t, t.TempDir(), "inf.npz", sparse)
+	if _, err := Import(path, smallSplit); err == nil || !strings.Contains(err.Error(), path+": attr_*: row 3 (vertex 3), column 3 is +Inf") {
+		t.Errorf("Inf: %v", err)
+	}
+}
+
+// FuzzImportDotted replaces one member of a valid archive in the
+// adj_matrix.* layout by fuzzed .npy bytes.
+func FuzzImportDotted(f *testing.F) {
+	fuzzMembers(f, dotted(tinyArchive()))
 }

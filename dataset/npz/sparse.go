@@ -4,8 +4,35 @@ import (
 	"fmt"
 )
 
-// csrMatrix is a scipy.sparse.csr_matrix stored as <prefix>_data,
-// <prefix>_indices, <prefix>_indptr and <prefix>_shape in an archive.
+// csrKeys names the members of a CSR matrix in an archive: <prefix>_data,
+// <prefix>_indices, <prefix>_indptr, <prefix>_shape in the gnn-benchmark
+// layout (sep "_"), or <prefix>.data, ... in the flat dict of scipy
+// matrices that later archives use (sep ".").
+type csrKeys struct{ prefix, sep string }
+
+// key names one member: key("shape") is adj_shape or adj_matrix.shape.
+func (k csrKeys) key(part string) string { return k.prefix + k.sep + part }
+
+// String names the matrix for messages: adj_* or adj_matrix.*.
+func (k csrKeys) String() string { return k.key("*") }
+
+// names lists the four members for messages.
+func (k csrKeys) names() string {
+	return k.key("data") + "/" + k.key("indices") + "/" + k.key("indptr") + "/" + k.key("shape")
+}
+
+// findCSR returns the first of candidates the archive holds a CSR matrix
+// under.
+func findCSR(a *Archive, candidates ...csrKeys) (csrKeys, bool) {
+	for _, k := range candidates {
+		if hasCSR(a, k) {
+			return k, true
+		}
+	}
+	return csrKeys{}, false
+}
+
+// csrMatrix is a scipy.sparse.csr_matrix stored under csrKeys.
 type csrMatrix struct {
 	rows, cols int64
 	indptr     []int64   // [rows+1]
@@ -13,43 +40,43 @@ type csrMatrix struct {
 	data       []float64 // [nnz]; nil when the archive has no <prefix>_data
 }
 
-// hasCSR reports whether the archive holds a CSR matrix under prefix.
-func hasCSR(a *Archive, prefix string) bool {
-	return a.Has(prefix+"_indptr") || a.Has(prefix+"_indices")
+// hasCSR reports whether the archive holds a CSR matrix under k.
+func hasCSR(a *Archive, k csrKeys) bool {
+	return a.Has(k.key("indptr")) || a.Has(k.key("indices"))
 }
 
-// readCSR reads and validates the CSR matrix stored under prefix.
-func readCSR(a *Archive, prefix string, needData bool) (*csrMatrix, error) {
+// readCSR reads and validates the CSR matrix stored under k.
+func readCSR(a *Archive, k csrKeys, needData bool) (*csrMatrix, error) {
 	m := &csrMatrix{}
-	shape, err := readInts(a, prefix+"_shape")
+	shape, err := readInts(a, k.key("shape"))
 	if err != nil {
 		return nil, err
 	}
 	if len(shape) != 2 || shape[0] < 0 || shape[1] < 0 {
-		return nil, fmt.Errorf("%s: %s_shape = %v, want two non-negative sizes", a.name, prefix, shape)
+		return nil, fmt.Errorf("%s: %s = %v, want two non-negative sizes", a.name, k.key("shape"), shape)
 	}
 	m.rows, m.cols = shape[0], shape[1]
-	if m.indptr, err = readInts(a, prefix+"_indptr"); err != nil {
+	if m.indptr, err = readInts(a, k.key("indptr")); err != nil {
 		return nil, err
 	}
-	if m.indices, err = readInts(a, prefix+"_indices"); err != nil {
+	if m.indices, err = readInts(a, k.key("indices")); err != nil {
 		return nil, err
 	}
-	if needData || a.Has(prefix+"_data") {
-		raw, _, err := a.Read(prefix + "_data")
+	if needData || a.Has(k.key("data")) {
+		raw, _, err := a.Read(k.key("data"))
 		if err != nil {
 			return nil, err
 		}
 		if m.data, err = Float64s(raw); err != nil {
-			return nil, fmt.Errorf("%s: %s_data: %w", a.name, prefix, err)
+			return nil, fmt.Errorf("%s: %s: %w", a.name, k.key("data"), err)
 		}
 		if len(m.data) != len(m.indices) {
-			return nil, fmt.Errorf("%s: %s_data has %d values but %s_indices has %d",
-				a.name, prefix, len(m.data), prefix, len(m.indices))
+			return nil, fmt.Errorf("%s: %s has %d values but %s has %d",
+				a.name, k.key("data"), len(m.data), k.key("indices"), len(m.indices))
 		}
 	}
 	if err := m.validate(); err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", a.name, prefix, err)
+		return nil, fmt.Errorf("%s: %s: %w", a.name, k.prefix, err)
 	}
 	return m, nil
 }

@@ -1,11 +1,15 @@
 package npz
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/fanout-gnn/fanout/rng"
 )
+
+// ErrSplitTooLarge reports split sizes larger than the labelled vertices.
+var ErrSplitTooLarge = errors.New("choose smaller split sizes")
 
 // SplitStream is the Philox stream of dataset splits (Step and Epoch 0).
 const SplitStream = 255
@@ -51,8 +55,8 @@ func Split(labels []int32, classes int, opt Options) (train, valid, test []int64
 		return nil, nil, nil, fmt.Errorf("no labelled vertices to train on")
 	}
 	if len(rest) < nValid+nTest {
-		return nil, nil, nil, fmt.Errorf("only %d labelled vertices remain after %d for training; the split needs %d validation + %d test",
-			len(rest), len(train), nValid, nTest)
+		return nil, nil, nil, fmt.Errorf("only %d labelled vertices remain after %d for training; the split needs %d validation + %d test: %w",
+			len(rest), len(train), nValid, nTest, ErrSplitTooLarge)
 	}
 	valid = slices.Clone(rest[:nValid])
 	test = slices.Clone(rest[nValid : nValid+nTest])

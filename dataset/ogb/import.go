@@ -91,6 +91,7 @@ func Import(src string, opt Options) (*dataset.Dataset, error) {
 		d.Name = filepath.Base(root)
 	}
 	d.Symmetric = opt.Symmetrize
+	d.Preprocessing = dataset.GraphSteps(graphOptions(opt))
 	d.Source = "ogb " + d.Name
 	return d, nil
 }
@@ -227,15 +228,16 @@ func readGraph(raw string, n, numEdges int64, opt Options) (*graph.CSR, error) {
 	return buildGraph(n, src, dst, opt)
 }
 
+// graphOptions is how the graph is built (and what the manifest records).
+func graphOptions(opt Options) graph.BuildOptions {
+	return graph.BuildOptions{Symmetrize: opt.Symmetrize, DropSelfLoops: true, Dedup: true}
+}
+
 // buildGraph builds row v = sources of the edges into v.
 func buildGraph(n int64, src, dst []int32, opt Options) (*graph.CSR, error) {
-	g, err := graph.FromEdges(n, dst, src, graph.BuildOptions{
-		Symmetrize:    opt.Symmetrize,
-		DropSelfLoops: true,
-		Dedup:         true,
-		Threads:       opt.Threads,
-		Progress:      opt.Progress,
-	})
+	bo := graphOptions(opt)
+	bo.Threads, bo.Progress = opt.Threads, opt.Progress
+	g, err := graph.FromEdges(n, dst, src, bo)
 	if err != nil {
 		return nil, fmt.Errorf("building the graph: %w", err)
 	}

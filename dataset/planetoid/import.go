@@ -55,6 +55,7 @@ func Import(dir, name string) (*dataset.Dataset, error) {
 	}
 	d.Name = name
 	d.Symmetric = true
+	d.Preprocessing = dataset.GraphSteps(graphOptions())
 	d.Source = "planetoid " + name + " (standard split)"
 	return d, nil
 }
@@ -222,6 +223,11 @@ func setLabels(labels []int32, m *matrix, file string) error {
 	return nil
 }
 
+// graphOptions is how the graph is built (and what the manifest records).
+func graphOptions() graph.BuildOptions {
+	return graph.BuildOptions{Symmetrize: true, DropSelfLoops: true, Dedup: true}
+}
+
 // buildGraph checks the ids and builds the symmetric graph.
 func buildGraph(n int64, src, dst []int64, file string) (*graph.CSR, error) {
 	s, d := make([]int32, len(src)), make([]int32, len(dst))
@@ -231,7 +237,7 @@ func buildGraph(n int64, src, dst []int64, file string) (*graph.CSR, error) {
 		}
 		s[i], d[i] = int32(src[i]), int32(dst[i])
 	}
-	g, err := graph.FromEdges(n, s, d, graph.BuildOptions{Symmetrize: true, DropSelfLoops: true, Dedup: true})
+	g, err := graph.FromEdges(n, s, d, graphOptions())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}

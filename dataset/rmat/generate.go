@@ -51,10 +51,8 @@ func Generate(p Preset, opt Options) (*dataset.Dataset, error) {
 
 	perm := newIDPermutation(p.Scale, opt.Seed)
 	src, dst := rmatEdges(p, &perm, opt.Seed, threads, prog)
-	g, err := graph.FromEdges(n, src, dst, graph.BuildOptions{
-		Symmetrize: true, DropSelfLoops: true, Dedup: true,
-		Threads: threads, Progress: opt.Progress,
-	})
+	bo := graph.BuildOptions{Symmetrize: true, DropSelfLoops: true, Dedup: true, Threads: threads, Progress: opt.Progress}
+	g, err := graph.FromEdges(n, src, dst, bo)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: %w", p.Name, err)
 	}
@@ -69,16 +67,17 @@ func Generate(p Preset, opt Options) (*dataset.Dataset, error) {
 	}
 	feat := makeFeatures(types, p.Classes, p.FeatDim, p.Signal, opt.Seed, threads, prog)
 	return &dataset.Dataset{
-		Name:       p.Name,
-		Graph:      g,
-		Features:   feat,
-		FeatDim:    p.FeatDim,
-		Labels:     labels,
-		NumClasses: p.Classes,
-		Train:      train,
-		Valid:      valid,
-		Test:       test,
-		Symmetric:  true,
-		Source:     fmt.Sprintf("rmat preset %s, seed %d", p.Name, opt.Seed),
+		Name:          p.Name,
+		Graph:         g,
+		Features:      feat,
+		FeatDim:       p.FeatDim,
+		Labels:        labels,
+		NumClasses:    p.Classes,
+		Train:         train,
+		Valid:         valid,
+		Test:          test,
+		Symmetric:     true,
+		Preprocessing: dataset.GraphSteps(bo),
+		Source:        fmt.Sprintf("rmat preset %s, seed %d", p.Name, opt.Seed),
 	}, nil
 }

@@ -43,6 +43,16 @@ type Preset struct {
 	LR      float32 // Adam learning rate
 }
 
+// MaxTrain bounds the size of the training split before generating:
+// NumTrain, or TrainFrac of every vertex (the split takes that fraction of
+// the labelled ones).
+func (p Preset) MaxTrain() int64 {
+	if p.NumTrain > 0 {
+		return p.NumTrain
+	}
+	return int64(p.TrainFrac * float64(p.NumNodes()))
+}
+
 // NumNodes is the vertex count, 2^Scale.
 func (p Preset) NumNodes() int64 { return int64(1) << p.Scale }
 

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// quick are flags for a training run of a few milliseconds.
+var quick = []string{"--device", "cpu", "--threads", "2", "--epochs", "1", "--hidden", "8"}
+
+func trainArgs(extra ...string) []string {
+	return append(append([]string{"train"}, quick...), extra...)
+}
+
+func TestRunDirectoryIsNotOverwritten(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	oneLineError(t, "does not exist", trainArgs("--out", run, "--resume")...)
+	os.Mkdir(run, 0o755)
+	oneLineError(t, "has no last.ckpt", trainArgs("--out", run, "--resume")...)
+	oneLineError(t, "need --out", trainArgs("--force")...)
+	oneLineError(t, "exclude each other", trainArgs("--out", run, "--resume", "--force")...)
+	if code, _, stderr := fanout(t, trainArgs("--out", run)...); code != 0 {
+		t.Fatalf("first run: %s", stderr)
+	}
+	metrics, _ := os.ReadFile(filepath.Join(run, train.MetricsFile))
+	code, _, stderr := fanout(t, trainArgs("--out", run)...)
+	if code == 0 || !strings.Contains(stderr, "already holds a run") || strings.Contains(stderr, "generated") {
+		t.Fatalf("second run into the same directory: exit %d, %s", code, stderr)
+	}
+	if again, _ := os.ReadFile(filepath.Join(run, train.MetricsFile)); !bytes.Equal(again, metrics) {
+		t.Fatal("the refused run changed metrics.jsonl")
+	}
+	// --resume continues (to 2 epochs); --force starts again from nothing.
+	if code, _, stderr := fanout(t, append(trainArgs("--out", run, "--resume"), "--epochs", "2")...); code != 0 || !strings.Contains(stderr, "resumed from") {
+		t.Fatalf("resume: exit %d, %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(run, train.MetricsFile)); strings.Count(string(b), "\n") != 2 {
+		t.Fatalf("after resume, metrics.jsonl holds %q", b)
+	}
+	if code, _, stderr := fanout(t, trainArgs("--out", run, "--force")...); code != 0 {
+		t.Fatalf("force: exit %d, %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(run, train.MetricsFile)); strings.Count(string(b), "\n") != 1 {
+		t.Fatalf("after --force, metrics.jsonl holds %q", b)
+	}
+}
+
+// TestInterruptedTrainExits130: a cancelled run saves last.ckpt and exits
+// with Ctrl-C's status (the signals themselves: TestSignals).
+func TestInterruptedTrainExits130(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := run(ctx, trainArgs("--out", dir), &out, &errb)
+	if code != 130 || !strings.Contains(errb.String(), "interrupted: saved") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	if _, err := train.LoadCheckpoint(filepath.Join(dir, train.LastCheckpoint)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEvalChecksCheckpointAndData: a damaged checkpoint and a checkpoint
+// of another dataset are errors; --allow-other-data evaluates anyway.
+func TestEvalChecksCheckpointAndData(t *testing.T) {
+	dir := t.TempDir()
+	a, b, run := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "run")
+	for _, g := range [][]string{{"gen", "tiny", "--out", a}, {"gen", "tiny", "--out", b, "--seed", "2"}} {
+		if code, _, stderr := fanout(t, g...); code != 0 {
+			t.Fatal(stderr)
+		}
+	}
+	if code, _, stderr := fanout(t, trainArgs("--data", a, "--out", run)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	ckpt := filepath.Join(run, train.BestCheckpoint)
+	eval := func(data string, extra ...string) (int, string, string) {
+		return fanout(t, append([]string{"eval", "--checkpoint", ckpt, "--data", data, "--device", "cpu", "--threads", "2"}, extra...)...)
+	}
+	if code, _, stderr := eval(a); code != 0 {
+		t.Fatalf("eval on its own data: %s", stderr)
+	}
+	oneLineError(t, "--allow-other-data", "eval", "--checkpoint", ckpt, "--data", b, "--device", "cpu")
+	code, out, stderr := eval(b, "--allow-other-data")
+	if code != 0 || !strings.Contains(out, "test accuracy") || !strings.Contains(stderr, "evaluating anyway") {
+		t.Fatalf("--allow-other-data: exit %d\n%s%s", code, out, stderr)
+	}
+	raw, _ := os.ReadFile(ckpt)
+	raw[len(raw)/2] ^= 1
+	os.WriteFile(ckpt, raw, 0o644)
+	oneLineError(t, "checksum mismatch", "eval", "--checkpoint", ckpt, "--data", a, "--device", "cpu")
+}

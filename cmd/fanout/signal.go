@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// signalled is the cause of a context cancelled by a signal.
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string { return "received " + s.sig.String() }
+
+// signalStatus is the exit status that says a process stopped on sig: 128
+// plus its number (130 for Ctrl-C, 143 for SIGTERM), as shells report it.
+func signalStatus(sig os.Signal) int {
+	if n, ok := sig.(syscall.Signal); ok {
+		return 128 + int(n)
+	}
+	return 128 + int(syscall.SIGINT)
+}
+
+// cancelOnSignal cancels ctx (cause: signalled) on the first Ctrl-C or
+// SIGTERM, and exits at once, with the signal's status, on a second. It
+// returns a function that stops listening.
+func cancelOnSignal(cancel context.CancelCauseFunc, stderr io.Writer) func() {
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-ch
+		fmt.Fprintf(stderr, "\nfanout: %v: stopping after the current step (send it again to stop at once)\n", s)
+		cancel(signalled{s})
+		s = <-ch
+		fmt.Fprintf(stderr, "fanout: %v again: stopping now, without saving\n", s)
+		os.Exit(signalStatus(s))
+	}()
+	return func() { signal.Stop(ch) }
+}
+
+// interruptStatus is the exit status of a command whose context was
+// cancelled: the signal's, or Ctrl-C's when no signal was the cause.
+func interruptStatus(ctx context.Context) exitError {
+	var s signalled
+	if errors.As(context.Cause(ctx), &s) {
+		return exitError(signalStatus(s.sig))
+	}
+	return exitError(signalStatus(os.Interrupt))
+}

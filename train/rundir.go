@@ -1,0 +1,137 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Files of a run directory.
+const (
+	BestCheckpoint = "best.ckpt"     // the best validation accuracy so far
+	LastCheckpoint = "last.ckpt"     // resumable: written each epoch and on interruption
+	MetricsFile    = "metrics.jsonl" // one line per epoch
+	SummaryFile    = "summary.json"  // written when the run ends
+	LockFile       = "lock"          // holds an advisory lock and its holder's pid while a run is open
+
+	tempCheckpointPrefix = ".ckpt-" // Save's temporary files
+	tempFilePrefix       = ".tmp-"  // writeFileAtomic's temporary files
+)
+
+// runFiles are the files that make a directory hold a run.
+var runFiles = []string{LastCheckpoint, BestCheckpoint, MetricsFile, SummaryFile}
+
+// RunMode says what opening a run directory may do with a run already there.
+type RunMode int
+
+const (
+	NewRun    RunMode = iota // refuse a directory that already holds a run
+	ResumeRun                // continue the run there; last.ckpt must exist
+	ForceRun                 // delete the run there and start again
+)
+
+// RunDir is a run directory opened for one run: it holds the directory's
+// lock until Close.
+type RunDir struct {
+	Path string
+	// Removed lists the temporary files of an earlier, killed run that
+	// opening the directory deleted.
+	Removed []string
+	lock    *os.File
+}
+
+// OpenRunDir creates dir if needed, takes its lock (an advisory lock on
+// dir/lock, which the system releases if the process dies; the file names
+// the holder's pid), deletes temporary checkpoint files a killed run left,
+// and checks mode against what dir holds: NewRun refuses a directory that
+// holds a run (last.ckpt, best.ckpt, metrics.jsonl or summary.json),
+// ResumeRun needs last.ckpt, ForceRun deletes those files.
+func OpenRunDir(dir string, mode RunMode) (*RunDir, error) {
+	return openRunDir(dir, mode, false)
+}
+
+// CheckRunDir makes OpenRunDir's checks without changing anything: it
+// creates nothing, deletes nothing and releases the lock at once. A command
+// calls it before slow work (loading a dataset) to fail early.
+func CheckRunDir(dir string, mode RunMode) error {
+	r, err := openRunDir(dir, mode, true)
+	if err != nil {
+		return err
+	}
+	return r.Close()
+}
+
+func openRunDir(dir string, mode RunMode, dryRun bool) (_ *RunDir, err error) {
+	r := &RunDir{Path: dir}
+	if dryRun {
+		if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			if mode == ResumeRun {
+				return nil, fmt.Errorf("--resume: run directory %s does not exist", dir)
+			}
+			return r, nil
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	if r.lock, err = lockFile(filepath.Join(dir, LockFile), !dryRun); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	var held []string
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, tempCheckpointPrefix) || strings.HasPrefix(name, tempFilePrefix) {
+			if !dryRun {
+				if err := os.Remove(filepath.Join(dir, name)); err != nil {
+					return nil, fmt.Errorf("run directory: removing a temporary file of an interrupted run: %w", err)
+				}
+				r.Removed = append(r.Removed, name)
+			}
+		}
+	}
+	for _, f := range runFiles {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			held = append(held, f)
+		}
+	}
+	switch mode {
+	case NewRun:
+		if len(held) > 0 {
+			return nil, fmt.Errorf("run directory %s already holds a run (%s): continue it with --resume or start over with --force",
+				dir, strings.Join(held, ", "))
+		}
+	case ResumeRun:
+		if _, err := os.Stat(filepath.Join(dir, LastCheckpoint)); err != nil {
+			return nil, fmt.Errorf("--resume: %s has no %s to continue from", dir, LastCheckpoint)
+		}
+	case ForceRun:
+		if !dryRun {
+			for _, f := range held {
+				if err := os.Remove(filepath.Join(dir, f)); err != nil {
+					return nil, fmt.Errorf("--force: %w", err)
+				}
+			}
+		}
+	}
+	return r, nil
+}
+
+// Close releases the lock. The lock file stays: it is only a place to lock.
+func (r *RunDir) Close() error {
+	if r == nil || r.lock == nil {
+		return nil
+	}
+	err := r.lock.Close() // closing the descriptor releases the lock
+	r.lock = nil
+	return err
+}

@@ -1,0 +1,136 @@
+package train
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func touch(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func exists(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name))
+	return err == nil
+}
+
+func TestRunDirModes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	// A new directory is created; resuming one that does not exist is an error.
+	if err := CheckRunDir(dir, ResumeRun); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("resume of a missing directory: %v", err)
+	}
+	r, err := OpenRunDir(dir, NewRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if _, err := OpenRunDir(dir, ResumeRun); err == nil || !strings.Contains(err.Error(), "has no last.ckpt") {
+		t.Errorf("resume without a checkpoint: %v", err)
+	}
+	touch(t, dir, MetricsFile, "notes.txt")
+	for _, check := range []func() error{
+		func() error { return CheckRunDir(dir, NewRun) },
+		func() error { _, err := OpenRunDir(dir, NewRun); return err },
+	} {
+		if err := check(); err == nil || !strings.Contains(err.Error(), "already holds a run (metrics.jsonl)") ||
+			!strings.Contains(err.Error(), "--resume") || !strings.Contains(err.Error(), "--force") {
+			t.Errorf("new run over an old one: %v", err)
+		}
+	}
+	touch(t, dir, LastCheckpoint, BestCheckpoint, SummaryFile)
+	if err := CheckRunDir(dir, ForceRun); err != nil || !exists(dir, LastCheckpoint) {
+		t.Fatalf("a check must change nothing: %v", err)
+	}
+	r, err = OpenRunDir(dir, ForceRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	for _, f := range runFiles {
+		if exists(dir, f) {
+			t.Errorf("--force left %s", f)
+		}
+	}
+	if !exists(dir, "notes.txt") {
+		t.Error("--force removed a file that is not the run's")
+	}
+}
+
+func TestRunDirRemovesTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	touch(t, dir, LastCheckpoint, ".ckpt-123", ".tmp-456", "keep.ckpt")
+	if err := CheckRunDir(dir, ResumeRun); err != nil || !exists(dir, ".ckpt-123") {
+		t.Fatalf("check: %v", err)
+	}
+	r, err := OpenRunDir(dir, ResumeRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	slices.Sort(r.Removed)
+	if !slices.Equal(r.Removed, []string{".ckpt-123", ".tmp-456"}) || exists(dir, ".ckpt-123") || exists(dir, ".tmp-456") {
+		t.Errorf("removed %v", r.Removed)
+	}
+	if !exists(dir, "keep.ckpt") || !exists(dir, LastCheckpoint) {
+		t.Error("removed a file that is not temporary")
+	}
+}
+
+func TestRunDirLock(t *testing.T) {
+	if runtime.GOOS == "windows" || runtime.GOOS == "aix" {
+		t.Skip("no flock on " + runtime.GOOS)
+	}
+	dir := t.TempDir()
+	r, err := OpenRunDir(dir, NewRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := fmt.Sprint(os.Getpid())
+	if b, _ := os.ReadFile(filepath.Join(dir, LockFile)); strings.TrimSpace(string(b)) != pid {
+		t.Errorf("lock file holds %q, want the pid %s", b, pid)
+	}
+	// A second opener (another open file description, as another process
+	// would have) is refused with the holder's pid, and so is a check.
+	for _, open := range []func() error{
+		func() error { _, err := OpenRunDir(dir, NewRun); return err },
+		func() error { return CheckRunDir(dir, NewRun) },
+	} {
+		if err := open(); err == nil || !strings.Contains(err.Error(), "in use by process "+pid) {
+			t.Errorf("second opener: %v", err)
+		}
+	}
+	r.Close()
+	r, err = OpenRunDir(dir, NewRun)
+	if err != nil {
+		t.Fatalf("after Close: %v", err)
+	}
+	r.Close()
+}
+
+func TestTrainerRefusesAnExistingRun(t *testing.T) {
+	ds := tinyData(t)
+	cfg := tinyConfig(t)
+	cfg.Epochs = 1
+	dir := t.TempDir()
+	if _, err := New(nil, ds, cfg, Options{RunDir: dir, Resume: true, Force: true}); err == nil || !strings.Contains(err.Error(), "exclude") {
+		t.Errorf("--resume with --force: %v", err)
+	}
+	if _, err := New(nil, ds, cfg, Options{RunDir: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "no last.ckpt") {
+		t.Errorf("resume of an empty directory: %v", err)
+	}
+	touch(t, dir, SummaryFile)
+	if _, err := New(nil, ds, cfg, Options{RunDir: dir}); err == nil || !strings.Contains(err.Error(), "already holds a run") {
+		t.Errorf("new run over an old one: %v", err)
+	}
+}
