@@ -243,6 +243,11 @@ type Steps interface {
 	// [2]: loss sum, correct sum) unless unless (I32 flag, element 0) is
 	// non-nil and non-zero.
 	Accumulate(loss Buffer, correct Count, acc, unless Buffer)
+	// ScaleShare makes rows [:n] of x (F32 [cap, dim]) one rank's share of
+	// a batch split across ranks: x[i, :] *= num/den, where num and den are
+	// live counts (the rank's and the whole batch's seeds); when num is 0
+	// the rows become 0 (whatever they held, NaN included).
+	ScaleShare(x Buffer, n Count, dim int, num, den Count)
 }
 
 // Sparse holds block aggregations. An aggregation computes, for each live

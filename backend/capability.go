@@ -78,6 +78,18 @@ type Collective interface {
 	// AllReduceSum replaces the F32 buffer buf, on every rank, with the
 	// element-wise sum of buf over all ranks.
 	AllReduceSum(buf Buffer)
+	// AllReduceMax replaces the I32 buffer buf, on every rank, with the
+	// element-wise maximum of buf over all ranks.
+	AllReduceMax(buf Buffer)
 	// Close releases the communicator.
 	Close() error
+}
+
+// HostFuncs is implemented by backends that can run a host function in the
+// order of their ops: the CPU backend runs it at once, the record wrapper
+// stores it in a capture in progress and runs it at every replay. An
+// in-process collective uses it so that a reduction is one more op of the
+// step.
+type HostFuncs interface {
+	HostFunc(fn func())
 }

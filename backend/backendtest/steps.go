@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -95,4 +96,37 @@ func testAccumulate(e *env) {
 	e.be.Write(flag, 0, []int32{1})
 	e.be.Accumulate(loss, correct, acc, flag)
 	checkEqual(e.t, "Accumulate with the flag set", e.readF32(acc, 2), []float32{2.25, 16}, 0)
+}
+
+// testScaleShare: live rows scale by num/den (float64 reference), rows past
+// the live count keep their values, and num = 0 zeroes the live rows even
+// when they hold NaN.
+func testScaleShare(e *env) {
+	const rows, dim, live = 7, 5, 4
+	x0 := e.randF32(rows*dim, 2)
+	x := e.upload(append([]float32(nil), x0...))
+	num, den := e.count(3, 1<<20), e.count(11, 1<<20)
+	e.be.ScaleShare(x, e.count(live, rows), dim, num, den)
+	got := e.readF32(x, rows*dim)
+	want := make([]float64, rows*dim)
+	scale := make([]float64, rows*dim)
+	for i := range want {
+		want[i] = float64(x0[i])
+		if i < live*dim {
+			want[i] = float64(x0[i]) * 3 / 11
+		}
+		scale[i] = 1
+	}
+	checkClose(e.t, "ScaleShare", got, want, scale, 1e-6, dim)
+	nan := e.alloc(backend.F32, rows*dim, math.NaN())
+	e.be.ScaleShare(nan, e.count(live, rows), dim, e.count(0, 1<<20), den)
+	got = e.readF32(nan, rows*dim)
+	for i, v := range got {
+		if i < live*dim && v != 0 {
+			e.t.Fatalf("ScaleShare with num 0: element %d is %v, want 0", i, v)
+		}
+		if i >= live*dim && !math.IsNaN(float64(v)) {
+			e.t.Fatalf("ScaleShare with num 0: padding element %d is %v, want untouched (NaN)", i, v)
+		}
+	}
 }

@@ -55,6 +55,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"SliceSeeds", testSliceSeeds},
 		{"FlagOverflow", testFlagOverflow},
 		{"Accumulate", testAccumulate},
+		{"ScaleShare", testScaleShare},
 		{"LinearKeepsPaddingRows", testLinearKeepsPaddingRows},
 		{"Capture", testCapture},
 		{"MeanWeights", testMeanWeights},

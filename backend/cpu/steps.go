@@ -64,3 +64,30 @@ func (b *Backend) Accumulate(loss backend.Buffer, correct backend.Count, acc, un
 	as[0] += ls[0]
 	as[1] += float32(*p)
 }
+
+// ScaleShare multiplies rows [:n] of x (F32 [cap, dim]) by num/den (live
+// counts); rows become 0 when num is 0.
+func (b *Backend) ScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) {
+	c := b.begin("ScaleShare")
+	defer c.end()
+	c.dim("dim", dim)
+	live, _ := c.count("n", n)
+	xs := c.f32("x", x, n.Cap*dim)
+	_, np := c.count("num", num)
+	_, dp := c.count("den", den)
+	if !c.ok {
+		return
+	}
+	rows := xs[:min(live, n.Cap)*dim]
+	if *np == 0 || *dp == 0 {
+		clear(rows)
+		return
+	}
+	f := float32(float64(*np) / float64(*dp))
+	for i := range rows {
+		rows[i] *= f
+	}
+}
+
+// HostFunc runs fn at once: the CPU backend's ops are synchronous.
+func (b *Backend) HostFunc(fn func()) { fn() }

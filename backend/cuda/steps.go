@@ -112,3 +112,20 @@ func (b *Backend) Accumulate(loss backend.Buffer, correct backend.Count, acc, un
 	c.args().ptr(ls.addr()).ptr(cp).ptr(as.addr()).ptr(u.addr())
 	c.launch("accumulate", d1(1), d1(32), 0)
 }
+
+// ScaleShare multiplies rows [:n] of x (F32 [n.Cap, dim]) by num/den, both
+// read on the device; the rows become 0 when num is 0. One launch.
+func (b *Backend) ScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) {
+	c := b.begin("ScaleShare")
+	defer c.end()
+	c.dim("dim", dim)
+	xs := c.buf("x", x, backend.F32, n.Cap*dim)
+	np := c.count("n", n)
+	nump := c.count("num", num)
+	denp := c.count("den", den)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(xs.addr()).ptr(np).i32(n.Cap).i32(dim).ptr(nump).ptr(denp)
+	c.launch("scale_share", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+}

@@ -115,3 +115,16 @@ func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, d
 func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
 	b.op("AggregateBackward", func() { b.inner.AggregateBackward(blk, edgeW, selfW, dout, dim, dx) })
 }
+
+func (b *Backend) ScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) {
+	b.op("ScaleShare", func() { b.inner.ScaleShare(x, n, dim, num, den) })
+}
+
+// HostFunc forwards to the inner backend in op order.
+func (b *Backend) HostFunc(fn func()) {
+	if h, ok := b.inner.(backend.HostFuncs); ok {
+		h.HostFunc(fn)
+		return
+	}
+	fn()
+}

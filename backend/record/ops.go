@@ -88,3 +88,19 @@ func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, d
 func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
 	b.do(func() { b.inner.AggregateBackward(blk, edgeW, selfW, dout, dim, dx) })
 }
+
+func (b *Backend) ScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) {
+	b.do(func() { b.inner.ScaleShare(x, n, dim, num, den) })
+}
+
+// HostFunc runs fn in op order on the inner backend: recorded during a
+// capture (and run at every replay), otherwise run now.
+func (b *Backend) HostFunc(fn func()) {
+	b.do(func() {
+		if h, ok := b.inner.(backend.HostFuncs); ok {
+			h.HostFunc(fn)
+			return
+		}
+		fn()
+	})
+}

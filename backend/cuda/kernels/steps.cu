@@ -49,3 +49,15 @@ extern "C" __global__ void accumulate(const float* loss, const int* correct, flo
     acc[0] += loss[0];
     acc[1] += (float)*correct;
 }
+
+// scale_share: rows [0, min(*n, cap)) of x [cap, dim] are multiplied by
+// *num / *den (one rank's share of a batch split across ranks), or zeroed
+// when *num or *den is 0.
+extern "C" __global__ void scale_share(float* x, const int* n, int cap, int dim, const int* num, const int* den) {
+    int live = *n < cap ? *n : cap;
+    if (live < 0) live = 0;
+    i64 total = (i64)live * dim;
+    int a = *num, b = *den;
+    float f = (a == 0 || b == 0) ? 0.0f : (float)((double)a / (double)b);
+    for (i64 i = gtid(); i < total; i += gthreads()) x[i] = f == 0.0f ? 0.0f : x[i] * f;
+}
