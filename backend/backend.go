@@ -86,6 +86,11 @@ type Rand struct {
 	Seed   uint64
 	Stream uint32 // layer index for sampling; a distinct stream per dropout site
 	Clock  Buffer // I32 [2]: epoch, step
+	// Keys, when set, is I32 [rows]: the Philox index of row i of a
+	// row-wise op (BiasActDropout) is Keys[i] instead of i. Training keys
+	// dropout by vertex id, so a vertex draws the same mask whichever row,
+	// batch share or device it lands on.
+	Keys Buffer
 }
 
 // Graph is topology resident in backend memory (CSR).

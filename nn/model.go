@@ -40,6 +40,16 @@ type Batch struct {
 	X      backend.Buffer   // F32 [Blocks[0].NumSrc.Cap, InDim]: features of Blocks[0].SrcIDs
 	Labels backend.Buffer   // I32 [Blocks[L-1].NumDst.Cap]; label < 0 is ignored
 	Degree backend.Buffer   // F32 [N] full-graph degree per vertex (GCN only; may be nil for SAGE)
+	// Share, when set, makes this batch one rank's share of a batch split
+	// across ranks: Loss scales the loss and its gradient by Num/Den.
+	Share *Share
+}
+
+// Share names the live counts that scale a rank's loss: Num (the rank's
+// seeds) over Den (the whole batch's seeds); One is a count whose live
+// value is 1 (the loss is one row).
+type Share struct {
+	Num, Den, One backend.Count
 }
 
 // Model is a stack of graph layers with its parameters and workspaces. It is

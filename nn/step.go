@@ -81,6 +81,7 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		// for Backward; the layer's weight gradients read the dropped input.
 		ri := r
 		ri.Stream = inputDropoutStream
+		ri.Keys = b.Blocks[0].SrcIDs // masks keyed by vertex id
 		m.be.BiasActDropout(m.xIn, b.Blocks[0].NumSrc, m.cfg.InDim, nil, false, m.cfg.InputDropout, ri, m.xMask, m.xDrop)
 		m.xIn = m.xDrop
 	}
@@ -96,6 +97,7 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		m.dropP[l] = p
 		rl := r
 		rl.Stream = dropoutStream + uint32(l)
+		rl.Keys = blk.SrcIDs // destination i is source i: masks keyed by vertex id
 		var mask backend.Buffer
 		if p > 0 {
 			mask = m.mask[l]
@@ -146,6 +148,10 @@ func (m *Model) Loss(b *Batch, logits backend.Buffer) (loss backend.Buffer, corr
 		return m.loss, correct
 	}
 	m.be.SoftmaxCrossEntropy(logits, b.Labels, b.Blocks[top].NumDst, m.cfg.Classes, m.loss, m.dAct[top], correct)
+	if sh := b.Share; sh != nil {
+		m.be.ScaleShare(m.dAct[top], b.Blocks[top].NumDst, m.cfg.Classes, sh.Num, sh.Den)
+		m.be.ScaleShare(m.loss, sh.One, 1, sh.Num, sh.Den)
+	}
 	m.haveLoss = true
 	return m.loss, correct
 }

@@ -85,8 +85,7 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 // trainEpoch runs the steps of the current epoch from StepInEpoch on.
 func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 	epoch := t.state.Epoch
-	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
-	steps := (len(perm) + t.cfg.Batch - 1) / t.cfg.Batch
+	perm, steps := t.epochSeeds(epoch)
 	st := EpochStats{Epoch: epoch + 1, Steps: steps}
 	start := time.Now()
 	var lossSum float64
@@ -99,8 +98,9 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 			t.state.Seconds += time.Since(start).Seconds()
 			return st, ErrInterrupted
 		}
-		seeds := perm[s*t.cfg.Batch : min(len(perm), (s+1)*t.cfg.Batch)]
-		t.plan.SetBatch(seeds, epoch, s)
+		seeds := t.stepSeeds(perm, s)
+		global := t.globalLive(s)
+		t.plan.SetShare(seeds, global, epoch, s)
 		t.plan.Sample(t.in, t.cfg.Seed)
 		t.plan.Gather(t.in)
 		loss, corr := t.plan.Learn(t.model, t.in, t.cfg.Seed, t.adam)
@@ -117,9 +117,18 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		}
 		lossSum += float64(host[0])
 		correct += int64(cnt[0])
-		seen += int64(len(seeds))
+		seen += int64(global)
 		t.state.StepInEpoch = s + 1
 		t.state.AdamT++
+	}
+	// A rank's losses are its shares of the batches' losses and its correct
+	// counts its seeds': the group's sums are the epoch's.
+	sums, err := t.reduceHost([]float32{float32(lossSum), float32(correct)})
+	if err != nil {
+		return st, err
+	}
+	if t.opt.Parallel != nil {
+		lossSum, correct = float64(sums[0]), int64(sums[1])
 	}
 	st.Seconds = time.Since(start).Seconds()
 	t.state.Seconds += st.Seconds

@@ -11,7 +11,7 @@ import (
 // conservativeCaps is the envelope no batch can exceed: min(N, B·Π fanouts)
 // per hop (package sample's Envelope).
 func (t *Trainer) conservativeCaps(fanouts []int) []nn.Caps {
-	sc := sample.Envelope(t.ds.Graph, t.cfg.Batch, fanouts)
+	sc := sample.Envelope(t.ds.Graph, t.batch(), fanouts)
 	caps := make([]nn.Caps, len(sc))
 	for i, c := range sc {
 		caps[i] = nn.Caps(c)
@@ -25,17 +25,16 @@ func (t *Trainer) conservativeCaps(fanouts []int) []nn.Caps {
 // seed and the clock, so the steps sampled here are the ones trained later.
 func (t *Trainer) observeSizes(n int) ([]nn.Caps, error) {
 	cons := t.conservativeCaps(t.cfg.Fanouts)
-	p, err := NewPlan(t.be, t.cfg.Batch, t.cfg.Fanouts, cons, 0)
+	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, cons, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Free()
-	perm := Shuffle(t.ds.Train, t.cfg.Seed, 0)
-	steps := (len(perm) + t.cfg.Batch - 1) / t.cfg.Batch
+	perm, steps := t.epochSeeds(0)
 	obs := make([]nn.Caps, len(cons))
 	counts := make([]int32, p.Counts.Len())
 	for s := 0; s < min(n, steps); s++ {
-		p.SetBatch(perm[s*t.cfg.Batch:min(len(perm), (s+1)*t.cfg.Batch)], 0, s)
+		p.SetBatch(t.stepSeeds(perm, s), 0, s)
 		p.Sample(t.in, t.cfg.Seed)
 		t.be.Read(counts, p.Counts, 0)
 		if err := t.be.Sync(); err != nil {
@@ -63,7 +62,7 @@ func observe(obs []nn.Caps, p *Plan, counts []int32) {
 func (t *Trainer) growPlan(base []nn.Caps, p *Plan, counts []int32) ([]nn.Caps, error) {
 	obs := append([]nn.Caps(nil), base...)
 	observe(obs, p, counts)
-	caps := tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.cfg.Batch, t.margin())
+	caps := tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.batch(), t.margin())
 	return caps, t.replan(caps)
 }
 
@@ -115,10 +114,10 @@ func (t *Trainer) envelopeReport(caps, ideal []nn.Caps) (EnvelopeReport, error) 
 	if err := t.model.Reserve(ideal); err != nil {
 		return r, err
 	}
-	r.IdealBytes = planBytes(ideal, t.cfg.Batch, t.ds.FeatDim) + t.model.WorkspaceBytes()
+	r.IdealBytes = planBytes(ideal, t.batch(), t.ds.FeatDim) + t.model.WorkspaceBytes()
 	if err := t.model.Reserve(caps); err != nil {
 		return r, err
 	}
-	r.Bytes = planBytes(caps, t.cfg.Batch, t.ds.FeatDim) + t.model.WorkspaceBytes()
+	r.Bytes = planBytes(caps, t.batch(), t.ds.FeatDim) + t.model.WorkspaceBytes()
 	return r, nil
 }

@@ -29,6 +29,14 @@ type Plan struct {
 	Labels backend.Buffer   // I32 [Batch]
 	Clock  backend.Buffer   // I32 [2]: epoch, step
 	AdamT  backend.Count    // I32 Adam step number (in Counts' tail)
+	Global backend.Count    // I32 live seeds of the whole batch across ranks (= NSeeds alone)
+	One    backend.Count    // I32 constant 1 (a one-row count)
+	// Shared marks a plan of one rank of a data-parallel group: the loss
+	// and its gradient are scaled by NSeeds/Global (see parallel.go).
+	Shared bool
+	// Reduce, when set, runs between backward and Adam (the group's
+	// gradient all-reduce); flag is the step's overflow flag or nil.
+	Reduce func(flag backend.Buffer)
 	// Tight marks an envelope sized from observed batches (the replay
 	// driver's) rather than the conservative bound: a batch may overflow it.
 	Tight bool
@@ -59,9 +67,11 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 	p.Seeds = alloc(backend.I32, batch)
 	p.Labels = alloc(backend.I32, batch)
 	p.Clock = alloc(backend.I32, 2)
-	p.Counts = alloc(backend.I32, 2+2*L)
+	p.Counts = alloc(backend.I32, 4+2*L)
 	p.NSeeds = backend.Count{Buf: p.Counts, Off: 0, Cap: batch}
 	p.AdamT = backend.Count{Buf: p.Counts, Off: 1 + 2*L, Cap: 1 << 30}
+	p.Global = backend.Count{Buf: p.Counts, Off: 2 + 2*L, Cap: 1 << 30}
+	p.One = backend.Count{Buf: p.Counts, Off: 3 + 2*L, Cap: 1}
 	p.Blocks = make([]*backend.Block, L)
 	nDst := p.NSeeds
 	for h := 0; h < L; h++ {
@@ -88,6 +98,7 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 		p.Free()
 		return nil, fmt.Errorf("plan: %w", err)
 	}
+	be.Write(p.Counts, p.One.Off, []int32{1})
 	return p, nil
 }
 

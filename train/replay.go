@@ -48,7 +48,11 @@ type replayer struct {
 	t     *Trainer
 	cap   backend.Capturer
 	opt   ReplayOptions
-	perm  backend.Buffer // I32 [len(train)]
+	perm  backend.Buffer // I32 [len(train)]: this rank's seeds of the epoch
+	nPerm int            // how many of them are live
+	// A group's rank counts the whole batch's live seeds on the device by
+	// slicing a stand-in permutation of the training split (values unused).
+	global, globalOut backend.Buffer // I32 [len(train)], I32 [Config.Batch]; nil alone
 	flag  backend.Buffer // I32 [3]: overflowed, epoch, step
 	acc   backend.Buffer // F32 [2]: loss sum, correct sum
 	graph backend.Replay
@@ -93,7 +97,7 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 	if opt.Observe <= 0 {
 		opt.Observe = 16
 	}
-	r := &replayer{t: t, cap: c, opt: opt, evals: map[int]*evalGraph{}}
+	r := &replayer{t: t, cap: c, opt: opt, evals: map[int]*evalGraph{}, nPerm: t.rankSeeds()}
 	ideal := opt.Caps
 	caps := opt.Caps
 	if caps == nil {
@@ -102,7 +106,7 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 			return nil, err
 		}
 		ideal = obs
-		caps = tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.cfg.Batch, opt.Margin)
+		caps = tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.batch(), opt.Margin)
 	}
 	if err := t.replan(caps); err != nil {
 		return nil, err
@@ -115,7 +119,12 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 		dst *backend.Buffer
 		dt  backend.DType
 		n   int
-	}{{&r.perm, backend.I32, len(t.ds.Train)}, {&r.flag, backend.I32, 3}, {&r.acc, backend.F32, 2}, {&r.evalAcc, backend.F32, 2}} {
+		skip bool
+	}{{&r.perm, backend.I32, len(t.ds.Train), false}, {&r.flag, backend.I32, 3, false}, {&r.acc, backend.F32, 2, false}, {&r.evalAcc, backend.F32, 2, false},
+		{&r.global, backend.I32, len(t.ds.Train), t.opt.Parallel == nil}, {&r.globalOut, backend.I32, t.cfg.Batch, t.opt.Parallel == nil}} {
+		if a.skip {
+			continue
+		}
 		if *a.dst, err = t.be.Alloc(a.dt, a.n); err != nil {
 			r.free()
 			return nil, err
@@ -140,10 +149,11 @@ func (t *Trainer) replan(caps []nn.Caps) error {
 		t.be.Read(adamT, t.plan.Counts, t.plan.AdamT.Off)
 		t.plan.Free()
 	}
-	p, err := NewPlan(t.be, t.cfg.Batch, t.cfg.Fanouts, caps, t.ds.FeatDim)
+	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, caps, t.ds.FeatDim)
 	if err != nil {
 		return err
 	}
+	t.share(p)
 	if err := t.model.Reserve(caps); err != nil {
 		p.Free()
 		return err
@@ -169,7 +179,9 @@ func (r *replayer) capture() error {
 	// effects are undone: parameters are not touched (the flag is set) and
 	// the clock and accumulators are reset by the caller.
 	t.be.Fill(r.flag, 1)
+	t.noReduce = true
 	r.issue()
+	t.noReduce = false
 	if err := t.sync(); err != nil {
 		return err
 	}
@@ -191,7 +203,10 @@ func (r *replayer) capture() error {
 // issue enqueues one step for the current plan (the body of the graph).
 func (r *replayer) issue() {
 	t, p, be := r.t, r.t.plan, r.t.be
-	be.SliceSeeds(r.perm, len(t.ds.Train), t.cfg.Batch, p.Clock, p.Seeds, p.NSeeds)
+	be.SliceSeeds(r.perm, r.nPerm, t.batch(), p.Clock, p.Seeds, p.NSeeds)
+	if p.Shared {
+		be.SliceSeeds(r.global, len(t.ds.Train), t.cfg.Batch, p.Clock, r.globalOut, p.Global)
+	}
 	p.Sample(t.in, t.cfg.Seed)
 	for _, b := range p.Blocks {
 		be.FlagOverflow(b.NumEdges, p.Clock, r.flag)
@@ -213,7 +228,7 @@ func (r *replayer) free() {
 		r.graph.Close()
 		r.graph = nil
 	}
-	for _, b := range []backend.Buffer{r.perm, r.flag, r.acc, r.evalAcc} {
+	for _, b := range []backend.Buffer{r.perm, r.flag, r.acc, r.evalAcc, r.global, r.globalOut} {
 		if b != nil {
 			r.t.be.Free(b)
 		}
@@ -225,10 +240,14 @@ func (r *replayer) free() {
 func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 	t := r.t
 	epoch := t.state.Epoch
-	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
-	steps := (len(perm) + t.cfg.Batch - 1) / t.cfg.Batch
+	perm, steps := t.epochSeeds(epoch)
 	st := EpochStats{Epoch: epoch + 1, Steps: steps}
-	t.be.Write(r.perm, 0, perm)
+	if len(perm) != r.nPerm {
+		return st, fmt.Errorf("epoch %d: %d seeds for this rank, the captured step slices %d", epoch+1, len(perm), r.nPerm)
+	}
+	if len(perm) > 0 {
+		t.be.Write(r.perm, 0, perm)
+	}
 	t.be.Fill(r.acc, 0)
 	start := time.Now()
 	first := t.state.StepInEpoch
@@ -251,6 +270,10 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 	if err := t.sync(); err != nil {
 		return st, err
 	}
+	acc, err := t.reduceHost(acc)
+	if err != nil {
+		return st, err
+	}
 	r.settleMarks()
 	lossSum += float64(acc[0])
 	correct += int64(acc[1])
@@ -260,7 +283,7 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 		st.Loss = lossSum / float64(n)
 		st.StepsPerS = float64(n) / st.Seconds
 	}
-	seen := len(perm) - min(len(perm), first*t.cfg.Batch)
+	seen := len(t.ds.Train) - min(len(t.ds.Train), first*t.cfg.Batch)
 	if seen > 0 {
 		st.TrainAcc = float64(correct) / float64(seen)
 	}
@@ -339,13 +362,13 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 // plan and re-captures the step.
 func (r *replayer) grow(epoch, f int) error {
 	t := r.t
-	p, err := NewPlan(t.be, t.cfg.Batch, t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
+	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
 	if err != nil {
 		return err
 	}
 	defer p.Free()
-	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
-	p.SetBatch(perm[f*t.cfg.Batch:min(len(perm), (f+1)*t.cfg.Batch)], epoch, f)
+	perm, _ := t.epochSeeds(epoch)
+	p.SetBatch(t.stepSeeds(perm, f), epoch, f)
 	p.Sample(t.in, t.cfg.Seed)
 	counts := make([]int32, p.Counts.Len())
 	t.be.Read(counts, p.Counts, 0)

@@ -96,7 +96,7 @@ func (r *replayer) evalGraphFor(ids []int64) (*evalGraph, error) {
 // issueEval enqueues one evaluation batch (the body of an evaluation graph).
 func (r *replayer) issueEval(g *evalGraph) {
 	t, p, be := r.t, r.t.plan, r.t.be
-	be.SliceSeeds(g.ids, g.n, t.cfg.Batch, p.Clock, p.Seeds, p.NSeeds)
+	be.SliceSeeds(g.ids, g.n, p.Batch, p.Clock, p.Seeds, p.NSeeds)
 	p.Sample(t.in, t.cfg.Seed^evalSeedMix)
 	for _, b := range p.Blocks {
 		be.FlagOverflow(b.NumEdges, p.Clock, r.flag)

@@ -105,7 +105,11 @@ func (p *Plan) Gather(in *Inputs) {
 
 // NNBatch is the model's view of the plan.
 func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
-	return &nn.Batch{Blocks: p.Blocks, X: p.X, Labels: p.Labels, Degree: in.Degree}
+	b := &nn.Batch{Blocks: p.Blocks, X: p.X, Labels: p.Labels, Degree: in.Degree}
+	if p.Shared {
+		b.Share = &nn.Share{Num: p.NSeeds, Den: p.Global, One: p.One}
+	}
+	return b
 }
 
 // Learn runs forward, loss, backward and Adam. It returns the mean loss
@@ -117,6 +121,9 @@ func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConf
 	logits := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
 	loss, correct := m.Loss(b, logits)
 	m.Backward(b)
+	if p.Reduce != nil {
+		p.Reduce(adam.Skip)
+	}
 	p.be.AddCount(p.AdamT, 1, adam.Skip)
 	m.Update(p.AdamT, adam)
 	return loss, correct
@@ -131,9 +138,19 @@ func (p *Plan) Predict(m *nn.Model, in *Inputs, seed uint64) (backend.Buffer, ba
 	return loss, correct, logits
 }
 
-// SetBatch writes the seeds and the clock of one step (host to backend).
+// SetBatch writes the seeds and the clock of one step (host to backend);
+// the whole batch is these seeds.
 func (p *Plan) SetBatch(seeds []int32, epoch, step int) {
-	p.be.Write(p.Seeds, 0, seeds)
+	p.SetShare(seeds, len(seeds), epoch, step)
+}
+
+// SetShare writes one rank's seeds of a step whose whole batch (across the
+// group) has global live seeds, and the clock.
+func (p *Plan) SetShare(seeds []int32, global, epoch, step int) {
+	if len(seeds) > 0 {
+		p.be.Write(p.Seeds, 0, seeds)
+	}
 	p.be.Write(p.Counts, p.NSeeds.Off, []int32{int32(len(seeds))})
+	p.be.Write(p.Counts, p.Global.Off, []int32{int32(global)})
 	p.be.Write(p.Clock, 0, []int32{int32(epoch), int32(step)})
 }

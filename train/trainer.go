@@ -22,6 +22,10 @@ type Options struct {
 	// OnStep, when set, receives every training step's loss (in replay mode
 	// it costs a host sync per step: for tests and diagnostics).
 	OnStep func(epoch, step int, loss float32)
+	// Parallel, when set, makes the trainer one rank of a data-parallel
+	// group (parallel.go): Config.Batch is the global batch, which must
+	// divide by the group's size. Only the rank given a RunDir writes.
+	Parallel backend.Collective
 }
 
 // State is where a run stands; it is saved in checkpoints.
@@ -52,6 +56,7 @@ type Trainer struct {
 	fp    *DatasetInfo // the dataset's fingerprint, once computed
 	run   *RunDir      // the locked run directory, when Options.RunDir is set
 
+	noReduce     bool      // the replay driver's warm-up step skips the group's all-reduce
 	replayMargin float64   // the replay driver's envelope margin (0 until it starts)
 	rep          *replayer // the running replay driver, which also captures evaluation
 }
@@ -60,6 +65,9 @@ type Trainer struct {
 func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if c := opt.Parallel; c != nil && (c.Size() < 1 || cfg.Batch%c.Size() != 0 || c.Rank() < 0 || c.Rank() >= c.Size()) {
+		return nil, fmt.Errorf("batch: %d seeds do not split evenly over %d devices (rank %d); choose a multiple of %d", cfg.Batch, c.Size(), c.Rank(), c.Size())
 	}
 	if ds.NumClasses < 2 {
 		return nil, fmt.Errorf("dataset %s: %d classes, need at least 2", ds.Name, ds.NumClasses)
@@ -104,10 +112,11 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 // reserves the model's workspace for it.
 func (t *Trainer) newPlan(fanouts []int) (*Plan, error) {
 	caps := t.conservativeCaps(fanouts)
-	p, err := NewPlan(t.be, t.cfg.Batch, fanouts, caps, t.ds.FeatDim)
+	p, err := NewPlan(t.be, t.batch(), fanouts, caps, t.ds.FeatDim)
 	if err != nil {
 		return nil, err
 	}
+	t.share(p)
 	if err := t.model.Reserve(caps); err != nil {
 		p.Free()
 		return nil, err
@@ -151,6 +160,11 @@ func (t *Trainer) progressf(format string, a ...any) {
 func (t *Trainer) sync() error {
 	if err := t.be.Sync(); err != nil {
 		return err
+	}
+	if g, ok := t.opt.Parallel.(interface{ Err() error }); ok {
+		if err := g.Err(); err != nil {
+			return fmt.Errorf("device group: %w", err)
+		}
 	}
 	return t.model.Err()
 }

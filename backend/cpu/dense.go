@@ -75,8 +75,12 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	ys := c.f32("y", y, n.Cap*dim)
 	var ms []uint8
 	var key rng.Key
+	var keys []int32
 	if p > 0 {
 		ms = c.u8("mask", mask, n.Cap*dim)
+		if r.Keys != nil {
+			keys = c.i32("r.Keys", r.Keys, n.Cap)
+		}
 		epoch, step := c.clock(r)
 		key = rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
 	}
@@ -98,7 +102,11 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 				yr[j] = v
 			}
 			if ms != nil {
-				dropRow(key, uint32(i), thr, scale, relu, yr, ms[i*dim:(i+1)*dim])
+				idx := uint32(i)
+				if keys != nil {
+					idx = uint32(keys[i])
+				}
+				dropRow(key, idx, thr, scale, relu, yr, ms[i*dim:(i+1)*dim])
 			}
 		}
 	})

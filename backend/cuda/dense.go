@@ -58,13 +58,14 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	xs := c.buf("x", x, backend.F32, n.Cap*dim)
 	bs := c.optBuf("bias", bias, backend.F32, dim)
 	ys := c.buf("y", y, backend.F32, n.Cap*dim)
-	var ms *buffer
+	var ms, ks *buffer
 	var clock uintptr
 	var k0, k1 uint32
 	dropout := p > 0
 	if dropout {
 		ms = c.buf("mask", mask, backend.U8, n.Cap*dim)
 		clock, k0, k1 = c.clock(r)
+		ks = c.optBuf("r.Keys", r.Keys, backend.I32, n.Cap)
 	}
 	if !c.ok {
 		return
@@ -72,7 +73,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	vec := dim%4 == 0 && xs.ptr%16 == 0 && ys.ptr%16 == 0 && (ms == nil || ms.ptr%4 == 0)
 	groups := int64((dim + 3) / 4)
 	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(bs.addr()).flag(relu).flag(dropout).u32(thr).f32(scale).
-		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ms.addr()).ptr(ys.addr()).flag(vec)
+		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ks.addr()).ptr(ms.addr()).ptr(ys.addr()).flag(vec)
 	c.launch("bias_act_dropout", d1(c.blocks(int64(n.Cap)*groups, 256)), d1(256), 0)
 }
 

@@ -19,7 +19,7 @@
 
 extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int cap, int dim, const float* bias,
                                             int relu, int dropout, u32 thr, float scale, u32 k0, u32 k1,
-                                            const int* clock, u32 stream, unsigned char* mask, float* y, int vec) {
+                                            const int* clock, u32 stream, const int* keys, unsigned char* mask, float* y, int vec) {
     int n = live_count(nP, cap);
     int groups = (dim + 3) >> 2;
     i64 total = (i64)n * groups;
@@ -42,7 +42,7 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
             for (int k = 0; k < m; k++) v[k] = x[base + k];
         }
         uint4 w = make_uint4(0u, 0u, 0u, 0u);
-        if (dropout) w = philox4x32_10(make_uint4((u32)row, (u32)g, step, hi), k0, k1);
+        if (dropout) w = philox4x32_10(make_uint4(keys ? (u32)keys[row] : (u32)row, (u32)g, step, hi), k0, k1);
         unsigned char keep[4] = {1, 1, 1, 1};
 #pragma unroll
         for (int k = 0; k < 4; k++) {

@@ -1,0 +1,111 @@
+// Package multigpu trains one model data-parallel over several devices of
+// one host from one process: each rank is a train.Trainer on its own
+// backend, made with train.Options.Parallel (its collective), driven by its
+// own goroutine locked to an OS thread (a CUDA context is current per
+// thread). Each rank runs the same driver as one device would (eager or
+// replay) on its slice of every global batch; the gradient all-reduce inside
+// the step keeps the ranks' parameters identical, so rank 0 evaluates,
+// writes checkpoints and metrics, and its summary is the run's.
+//
+// With N CPU backends and the in-process collective (backend/inproc) the
+// same driver runs on a machine without a GPU.
+package multigpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// Rank is one device of the group.
+type Rank struct {
+	Backend backend.Backend
+	Coll    backend.Collective
+	// Options are the rank's trainer options; Parallel is set by Run. Give
+	// rank 0 the run's (RunDir, Progress); the others' should write nothing.
+	Options train.Options
+	// Started, when set, is called with the rank's trainer before it trains
+	// (tests read parameters through it).
+	Started func(*train.Trainer)
+}
+
+// aborter is implemented by collectives that can release ranks waiting in
+// a reduction when another rank failed (backend/inproc.Comm).
+type aborter interface{ Abort(error) }
+
+// Run trains cfg on ds over ranks and returns rank 0's summary. The first
+// rank error aborts the group and is returned; with replay, every backend
+// must capture (backend.Capturer).
+func Run(ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Rank, replay bool, ropt train.ReplayOptions) (*train.Summary, error) {
+	if len(ranks) == 0 {
+		return nil, errors.New("multigpu: no ranks")
+	}
+	if cfg.Batch%len(ranks) != 0 {
+		return nil, fmt.Errorf("batch: %d seeds do not split evenly over %d devices; choose a multiple of %d", cfg.Batch, len(ranks), len(ranks))
+	}
+	sums := make([]*train.Summary, len(ranks))
+	errs := make([]error, len(ranks))
+	var wg sync.WaitGroup
+	for i := range ranks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			sums[i], errs[i] = runRank(ctx, ds, cfg, ranks[i], replay, ropt)
+			if errs[i] != nil {
+				for _, r := range ranks {
+					if a, ok := r.Coll.(aborter); ok {
+						a.Abort(errs[i])
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := firstError(errs); err != nil {
+		return nil, err
+	}
+	return sums[0], nil
+}
+
+// firstError prefers a rank's own failure over the aborts it caused, and an
+// interruption over both.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if errors.Is(err, train.ErrInterrupted) {
+			return err
+		}
+	}
+	for r, err := range errs {
+		if err != nil {
+			return fmt.Errorf("device %d: %w", r, err)
+		}
+	}
+	return nil
+}
+
+func runRank(ctx context.Context, ds *dataset.Dataset, cfg train.Config, r Rank, replay bool, ropt train.ReplayOptions) (*train.Summary, error) {
+	opt := r.Options
+	opt.Parallel = r.Coll
+	opt.Replay = replay
+	t, err := train.New(r.Backend, ds, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	if r.Started != nil {
+		r.Started(t)
+	}
+	if !replay {
+		return t.Run(ctx)
+	}
+	s, _, err := t.RunReplay(ctx, ropt)
+	return s, err
+}

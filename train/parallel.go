@@ -1,0 +1,119 @@
+package train
+
+import (
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// Data parallelism. A Trainer made with Options.Parallel is one rank of a
+// group that trains one model on a global batch of Config.Batch seeds: rank
+// r takes the r-th contiguous slice of Config.Batch/size seeds of every
+// global batch, samples, gathers and runs forward and backward on its
+// slice, scales its loss and loss gradient by its share of the batch's live
+// seeds (ScaleShare, on the device), and all-reduces the gradients before
+// Adam, so every rank applies the same update: the one-device gradient up
+// to the order of the sums. The drivers (eager, replay) are unchanged apart
+// from which seeds a rank takes; train/multigpu runs the ranks.
+
+// rankSize returns the trainer's rank and the group's size (0, 1 alone).
+func (t *Trainer) rankSize() (rank, size int) {
+	if c := t.opt.Parallel; c != nil {
+		return c.Rank(), c.Size()
+	}
+	return 0, 1
+}
+
+// batch is the number of seeds a step of this rank takes at most (the
+// plan's seed capacity): Config.Batch divided by the group's size.
+func (t *Trainer) batch() int {
+	_, size := t.rankSize()
+	return t.cfg.Batch / size
+}
+
+// epochSeeds returns this rank's seeds of an epoch, laid out so that step s
+// takes seeds[s·batch : (s+1)·batch] (fewer at the end), and the number of
+// steps of the epoch (the same on every rank).
+func (t *Trainer) epochSeeds(epoch int) (seeds []int32, steps int) {
+	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
+	B := t.cfg.Batch
+	steps = (len(perm) + B - 1) / B
+	rank, size := t.rankSize()
+	if size == 1 {
+		return perm, steps
+	}
+	b := B / size
+	out := make([]int32, 0, (len(perm)+size-1)/size)
+	for s := 0; s < steps; s++ {
+		lo := min(len(perm), s*B+rank*b)
+		hi := min(len(perm), s*B+(rank+1)*b)
+		out = append(out, perm[lo:hi]...)
+	}
+	return out, steps
+}
+
+// rankSeeds is how many seeds of an epoch this rank takes (the same every
+// epoch).
+func (t *Trainer) rankSeeds() int {
+	n, B := len(t.ds.Train), t.cfg.Batch
+	rank, size := t.rankSize()
+	b := B / size
+	total := 0
+	for s := 0; s*B < n; s++ {
+		total += min(n, s*B+(rank+1)*b) - min(n, s*B+rank*b)
+	}
+	return total
+}
+
+// stepSeeds is step s's slice of a rank's epoch seeds (may be empty on the
+// last step of a group).
+func (t *Trainer) stepSeeds(seeds []int32, s int) []int32 {
+	b := t.batch()
+	return seeds[min(len(seeds), s*b):min(len(seeds), (s+1)*b)]
+}
+
+// globalLive is the number of live seeds of global step s.
+func (t *Trainer) globalLive(s int) int {
+	return max(0, min(t.cfg.Batch, len(t.ds.Train)-s*t.cfg.Batch))
+}
+
+// reduceGrads all-reduces every gradient (and the overflow flag, when the
+// step has one) across the group; a no-op alone. The replay driver's
+// warm-up step before a capture runs with reduce off (one rank may
+// re-capture alone after its evaluation grew the plan).
+func (t *Trainer) reduceGrads(flag backend.Buffer) {
+	c := t.opt.Parallel
+	if c == nil || t.noReduce {
+		return
+	}
+	if flag != nil {
+		c.AllReduceMax(flag)
+	}
+	for _, p := range t.model.Params() {
+		c.AllReduceSum(p.G)
+	}
+}
+
+// share marks a plan of a group's rank and hooks the gradient all-reduce.
+func (t *Trainer) share(p *Plan) {
+	if t.opt.Parallel != nil {
+		p.Shared = true
+		p.Reduce = t.reduceGrads
+	}
+}
+
+// reduceHost sums host values across the group through a backend buffer
+// (epoch totals); alone it returns vals unchanged.
+func (t *Trainer) reduceHost(vals []float32) ([]float32, error) {
+	c := t.opt.Parallel
+	if c == nil {
+		return vals, nil
+	}
+	buf, err := t.be.Upload(append([]float32(nil), vals...))
+	if err != nil {
+		return nil, err
+	}
+	defer t.be.Free(buf)
+	c.AllReduceSum(buf)
+	out := make([]float32, len(vals))
+	t.be.Read(out, buf, 0)
+	return out, t.sync()
+}
