@@ -53,13 +53,13 @@ type replayer struct {
 	// A group's rank counts the whole batch's live seeds on the device by
 	// slicing a stand-in permutation of the training split (values unused).
 	global, globalOut backend.Buffer // I32 [len(train)], I32 [Config.Batch]; nil alone
-	flag  backend.Buffer // I32 [3]: overflowed, epoch, step
-	acc   backend.Buffer // F32 [2]: loss sum, correct sum
-	graph backend.Replay
-	plan  *Plan             // the plan the graph was captured on
-	loss  backend.Buffer    // the model's loss (F32 [1]) in the captured step
-	marks [][2]backend.Mark // device time stamps around launches, settled later
-	stats ReplayStats
+	flag              backend.Buffer // I32 [3]: overflowed, epoch, step
+	acc               backend.Buffer // F32 [2]: loss sum, correct sum
+	graph             backend.Replay
+	plan              *Plan             // the plan the graph was captured on
+	loss              backend.Buffer    // the model's loss (F32 [1]) in the captured step
+	marks             [][2]backend.Mark // device time stamps around launches, settled later
+	stats             ReplayStats
 
 	evals   map[int]*evalGraph // captured evaluations by split
 	evalAcc backend.Buffer     // F32 [2]: evaluation loss and correct sums
@@ -116,9 +116,9 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 		return nil, err
 	}
 	for _, a := range []struct {
-		dst *backend.Buffer
-		dt  backend.DType
-		n   int
+		dst  *backend.Buffer
+		dt   backend.DType
+		n    int
 		skip bool
 	}{{&r.perm, backend.I32, len(t.ds.Train), false}, {&r.flag, backend.I32, 3, false}, {&r.acc, backend.F32, 2, false}, {&r.evalAcc, backend.F32, 2, false},
 		{&r.global, backend.I32, len(t.ds.Train), t.opt.Parallel == nil}, {&r.globalOut, backend.I32, t.cfg.Batch, t.opt.Parallel == nil}} {
