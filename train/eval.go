@@ -23,7 +23,10 @@ func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
 	if t.cfg.FullEval {
 		return t.evaluateFull(ids)
 	}
-	if t.rep != nil {
+	// A group's rank evaluates eagerly, in shares of Config.Batch keyed as
+	// one device's batches (sampleEval); the captured evaluation slices
+	// its own batches.
+	if t.rep != nil && t.opt.Parallel == nil {
 		if acc, loss, ok, err := t.rep.evaluate(ids); ok || err != nil {
 			return acc, loss, err
 		}
@@ -92,9 +95,13 @@ func (t *Trainer) Predict(ids []int64) ([]int32, error) {
 // back and grows the plan until the batch fits; the replay driver
 // re-captures its step when it sees the new plan.
 func (t *Trainer) sampleEval(seeds []int32, s int) error {
+	// Sampling is keyed by the batch of Config.Batch seeds a vertex falls
+	// in, so a rank evaluating in shares of that batch samples what one
+	// device samples.
+	key := s * t.eval.Batch / t.cfg.Batch
 	for {
 		p := t.eval
-		p.SetBatch(seeds, 0, s)
+		p.SetBatch(seeds, 0, key)
 		p.Sample(t.in, t.cfg.Seed^evalSeedMix)
 		if !p.Tight {
 			return nil

@@ -42,6 +42,7 @@ type runFlags struct {
 	threads int
 	mode    string
 	margin  float64
+	devices int
 	cuda    cudaFlags
 }
 
@@ -53,6 +54,9 @@ func (rf *runFlags) check() error {
 	if !(rf.margin >= 1) {
 		return fmt.Errorf("envelope-margin: %g, want at least 1", rf.margin)
 	}
+	if rf.devices < 1 {
+		return fmt.Errorf("devices: %d, want at least 1", rf.devices)
+	}
 	return nil
 }
 
@@ -61,6 +65,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var rf runFlags
 	rf.add(fs, "tiny")
 	rf.mode = "auto"
+	rf.devices = 1
 	for _, o := range trainOptions() {
 		register(fs, o.name, o.usage, o.field(nil, &rf))
 	}
@@ -85,6 +90,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opt, err := rf.runDirOptions(stderr)
 	if err != nil {
 		return err
+	}
+	if rf.devices > 1 {
+		return runDevices(ctx, &rf, cfg, opt, stdout, stderr)
 	}
 	be, desc, err := openBackend(rf.device, rf.threads, rf.cuda, stderr)
 	if err != nil {
@@ -124,9 +132,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	printSummary(stdout, sum)
+	return nil
+}
+
+// printSummary prints a finished run's line.
+func printSummary(stdout io.Writer, sum *train.Summary) {
 	fmt.Fprintf(stdout, "test accuracy %.4f (best validation %.4f at epoch %d; %d epochs in %s)\n",
 		sum.TestAcc, sum.BestValidAcc, sum.BestEpoch, sum.Epochs, (time.Duration(sum.Seconds*1e3) * time.Millisecond).Round(time.Millisecond))
-	return nil
 }
 
 // runDirOptions turns --out, --resume and --force into the trainer's

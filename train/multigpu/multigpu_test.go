@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/fanout-gnn/fanout/backend/inproc"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/planetoid"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
 )
@@ -37,6 +40,11 @@ func tiny(t *testing.T) (*dataset.Dataset, train.Config) {
 // (the sum of the ranks' shares) and, per rank, a hash of all parameters
 // after every step.
 func run(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool) ([]float64, [][]uint64) {
+	l, h, _ := runSummary(t, ds, cfg, n, replay)
+	return l, h
+}
+
+func runSummary(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool) ([]float64, [][]uint64, *train.Summary) {
 	t.Helper()
 	bes := make([]backend.Backend, n)
 	for i := range bes {
@@ -64,7 +72,8 @@ func run(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool
 			hashes[i] = append(hashes[i], paramHash(t, bes[i], trainers[i]))
 		}
 	}
-	if _, err := Run(context.Background(), ds, cfg, ranks, replay, train.ReplayOptions{}); err != nil {
+	sum, err := Run(context.Background(), ds, cfg, ranks, replay, train.ReplayOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	steps := (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
@@ -74,7 +83,7 @@ func run(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool
 			out = append(out, losses[[2]int{e, s}])
 		}
 	}
-	return out, hashes
+	return out, hashes, sum
 }
 
 func paramHash(t *testing.T, be backend.Backend, tr *train.Trainer) uint64 {
@@ -96,16 +105,44 @@ func paramHash(t *testing.T, be backend.Backend, tr *train.Trainer) uint64 {
 // every step; and the N-device run is bitwise repeatable.
 func TestDevicesMatchOneDevice(t *testing.T) {
 	ds, cfg := tiny(t)
-	one, _ := run(t, ds, cfg, 1, false)
+	devicesMatchOneDevice(t, ds, cfg, 1e-6)
+}
+
+// TestCoraDevicesMatchOneDevice: the same on Cora with GCN over all
+// neighbours (Planetoid split; skipped without the data).
+func TestCoraDevicesMatchOneDevice(t *testing.T) {
+	dir := os.Getenv("FANOUT_CORA_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "..", "shared", "datasets", "planetoid-cora")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ind.cora.graph")); err != nil {
+		t.Skipf("Planetoid Cora not found at %s (set FANOUT_CORA_DIR): %v", dir, err)
+	}
+	ds, err := planetoid.Import(dir, "cora")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds.NormalizeFeatures()
+	cfg := train.Config{Model: "gcn", Layers: 2, Hidden: 16, Fanouts: []int{-1, -1}, Batch: 140, Epochs: 20,
+		LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5, InDropout: 0.5, Seed: 1, EvalEvery: 1}
+	devicesMatchOneDevice(t, ds, cfg, 1e-5)
+}
+
+func devicesMatchOneDevice(t *testing.T, ds *dataset.Dataset, cfg train.Config, tol float64) {
+	one, _, oneSum := runSummary(t, ds, cfg, 1, false)
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			got, hashes := run(t, ds, cfg, n, false)
+			got, hashes, sum := runSummary(t, ds, cfg, n, false)
+			if sum.TestAcc != oneSum.TestAcc || sum.BestValidAcc != oneSum.BestValidAcc || sum.BestEpoch != oneSum.BestEpoch {
+				t.Errorf("%d devices: test %v valid %v at epoch %d; one device: test %v valid %v at epoch %d",
+					n, sum.TestAcc, sum.BestValidAcc, sum.BestEpoch, oneSum.TestAcc, oneSum.BestValidAcc, oneSum.BestEpoch)
+			}
 			worst := 0.0
 			for i := range one {
 				worst = max(worst, math.Abs(got[i]-one[i])/math.Abs(one[i]))
 			}
 			t.Logf("%d devices: largest relative loss difference from one device over %d steps: %.2g", n, len(one), worst)
-			if worst > 1e-6 {
+			if worst > tol {
 				t.Fatalf("%d devices: losses differ from one device by %.2g (relative)\n%v\n%v", n, worst, got, one)
 			}
 			for r := 1; r < n; r++ {

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestTrainDevices: --devices 2 on the CPU trains and reaches the one-device
+// test accuracy; GPUs and an uneven batch get plain errors.
+func TestTrainDevices(t *testing.T) {
+	var one, two, errb bytes.Buffer
+	if code := run(context.Background(), []string{"train", "--device", "cpu", "--epochs", "2"}, &one, &errb); code != 0 {
+		t.Fatalf("one device: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := run(context.Background(), []string{"train", "--device", "cpu", "--devices", "2", "--epochs", "2"}, &two, &errb); code != 0 {
+		t.Fatalf("two devices: exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "global batch 256 = 2 x 128") {
+		t.Errorf("two devices: the start line does not say how the batch is split:\n%s", errb.String())
+	}
+	acc := func(s string) string { return strings.Fields(s)[2] }
+	if acc(one.String()) != acc(two.String()) {
+		t.Errorf("test accuracy on 2 devices %s, on one %s", acc(two.String()), acc(one.String()))
+	}
+	for _, c := range []struct{ args, want string }{
+		{"--device cpu --devices 3 --epochs 1", "do not split evenly over 3 devices"},
+		{"--device cuda --devices 2 --epochs 1", "need --device cpu"},
+		{"--device cpu --devices 0", "devices: 0, want at least 1"},
+	} {
+		errb.Reset()
+		code := run(context.Background(), append([]string{"train"}, strings.Fields(c.args)...), &bytes.Buffer{}, &errb)
+		if code == 0 || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("train %s: exit %d, stderr %q; want an error containing %q", c.args, code, errb.String(), c.want)
+		}
+	}
+}
