@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/backend/inproc"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/multigpu"
@@ -19,28 +21,19 @@ import (
 // collective; their threads split --threads.
 func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
 	n := rf.devices
-	if rf.device != "cpu" {
-		return fmt.Errorf("devices: %d devices need --device cpu in this build (several GPUs need the NCCL collective, which is not built yet)", n)
-	}
 	if cfg.Batch%n != 0 {
 		return fmt.Errorf("batch: %d seeds do not split evenly over %d devices; choose a multiple of %d", cfg.Batch, n, n)
 	}
-	threads := rf.threads
-	if threads == 0 {
-		threads = runtime.NumCPU()
-	}
-	mode := resolveMode(rf.mode, cpu.New(1))
-	bes := make([]backend.Backend, n)
-	for i := range bes {
-		bes[i] = cpu.New(max(1, threads/n))
-		if mode == "replay" {
-			bes[i] = withCapture(bes[i])
-		}
-	}
-	comms, err := inproc.New(bes)
+	bes, colls, mode, err := openDevices(rf, stderr)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		for i := range bes {
+			colls[i].Close()
+			closeBackend(bes[i])
+		}
+	}()
 	ds, err := loadDataset(rf.src, rf.threads, stderr)
 	if err != nil {
 		return err
@@ -54,7 +47,7 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, n, cfg.Batch/n, ds.Name, desc, mode)
 	ranks := make([]multigpu.Rank, n)
 	for i := range ranks {
-		ranks[i] = multigpu.Rank{Backend: bes[i], Coll: comms[i], Options: train.Options{Device: desc}}
+		ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{Device: desc}}
 	}
 	opt.Device = desc
 	ranks[0].Options = opt
@@ -68,4 +61,96 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 	}
 	printSummary(stdout, sum)
 	return nil
+}
+
+// openDevices opens rf.devices backends and their collective: CPU backends
+// (threads split) joined in process, or GPUs 0..N-1 joined by NCCL. The
+// mode is resolved as for one device (replay on GPUs).
+func openDevices(rf *runFlags, stderr io.Writer) ([]backend.Backend, []backend.Collective, string, error) {
+	n := rf.devices
+	device := rf.device
+	if device == "auto" {
+		device = "cuda"
+		cf := rf.cuda
+		if _, err := cuda.Available(cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir}); err != nil {
+			fmt.Fprintf(stderr, "device auto: training on %d CPU devices: %s\n", n, fallbackReason(err))
+			device = "cpu"
+		}
+	}
+	switch device {
+	case "cpu":
+		threads := rf.threads
+		if threads == 0 {
+			threads = runtime.NumCPU()
+		}
+		mode := resolveMode(rf.mode, cpu.New(1))
+		bes := make([]backend.Backend, n)
+		for i := range bes {
+			bes[i] = cpu.New(max(1, threads/n))
+			if mode == "replay" {
+				bes[i] = withCapture(bes[i])
+			}
+		}
+		comms, err := inproc.New(bes)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		colls := make([]backend.Collective, n)
+		for i, c := range comms {
+			colls[i] = c
+		}
+		return bes, colls, mode, nil
+	case "cuda":
+		return openGPUs(rf, stderr)
+	}
+	return nil, nil, "", fmt.Errorf("devices: %d devices need --device cpu or cuda (GPUs 0..%d), not %q", n, n-1, rf.device)
+}
+
+// openGPUs opens GPUs 0..N-1 and joins them with NCCL. NVLink multicast
+// (NVLS) stays off unless the environment already says otherwise.
+func openGPUs(rf *runFlags, stderr io.Writer) ([]backend.Backend, []backend.Collective, string, error) {
+	n := rf.devices
+	cf := rf.cuda
+	opt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32, TF32x3: cf.tf32x3, Deterministic: cf.deterministic}
+	have, err := cuda.DeviceCount(opt)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("devices: %w", err)
+	}
+	if have < n {
+		return nil, nil, "", fmt.Errorf("devices: %d GPUs asked for, %d present", n, have)
+	}
+	if _, set := os.LookupEnv("NCCL_NVLS_ENABLE"); !set {
+		os.Setenv("NCCL_NVLS_ENABLE", "0")
+	}
+	nccl, err := cuda.LoadNCCL(cf.libDir)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("devices: several GPUs need NCCL: %w", err)
+	}
+	gpus := make([]*cuda.Backend, 0, n)
+	fail := func(err error) ([]backend.Backend, []backend.Collective, string, error) {
+		for _, g := range gpus {
+			g.Close()
+		}
+		return nil, nil, "", err
+	}
+	for i := 0; i < n; i++ {
+		o := opt
+		o.Device = i
+		g, err := cuda.New(o)
+		if err != nil {
+			return fail(fmt.Errorf("devices: GPU %d: %w", i, err))
+		}
+		gpus = append(gpus, g)
+	}
+	comms, err := nccl.NewComms(gpus)
+	if err != nil {
+		return fail(fmt.Errorf("devices: %w", err))
+	}
+	fmt.Fprintf(stderr, "NCCL %d joins %d GPUs\n", nccl.Version(), n)
+	bes := make([]backend.Backend, n)
+	colls := make([]backend.Collective, n)
+	for i := range gpus {
+		bes[i], colls[i] = gpus[i], comms[i]
+	}
+	return bes, colls, resolveMode(rf.mode, gpus[0]), nil
 }

@@ -1,0 +1,83 @@
+package multigpu
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// openGPU returns a CUDA backend on device 0 and NCCL, or skips.
+func openGPU(t *testing.T) (*cuda.Backend, *cuda.NCCL) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fanout-multigpu-kernels-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Deterministic sums (and capacity-independent products) make two runs
+	// bitwise comparable.
+	be, err := cuda.New(cuda.Options{CacheDir: dir, Deterministic: true, TF32x3: true})
+	if err != nil {
+		t.Skip("no CUDA device: " + err.Error())
+	}
+	t.Cleanup(func() { be.Close() })
+	n, err := cuda.LoadNCCL("")
+	if err != nil {
+		t.Skip("no NCCL: " + err.Error())
+	}
+	return be, n
+}
+
+// TestNCCLWorldSize1: NCCL loads, all-reduces at world size 1 (sum and
+// max leave the values), and the group driver over one GPU with NCCL gives
+// bitwise the losses of the one-GPU replay run (the share is n/n = 1 and the
+// all-reduce of one rank is the identity).
+func TestNCCLWorldSize1(t *testing.T) {
+	be, nccl := openGPU(t)
+	t.Logf("NCCL version %d", nccl.Version())
+	comms, err := nccl.NewComms([]*cuda.Backend{be})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer comms[0].Close()
+	f, _ := be.Upload([]float32{1.5, -2, 3})
+	i, _ := be.Upload([]int32{4, -5, 6})
+	comms[0].AllReduceSum(f)
+	comms[0].AllReduceMax(i)
+	fs, is := make([]float32, 3), make([]int32, 3)
+	be.Read(fs, f, 0)
+	be.Read(is, i, 0)
+	if err := be.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if fs[0] != 1.5 || fs[1] != -2 || fs[2] != 3 || is[0] != 4 || is[1] != -5 || is[2] != 6 {
+		t.Fatalf("all-reduce of one rank changed the values: %v %v", fs, is)
+	}
+
+	ds, cfg := tiny(t)
+	cfg.Epochs = 2
+	var plain, group []float32
+	tr, err := train.New(be, ds, cfg, train.Options{Replay: true, OnStep: func(_, _ int, l float32) { plain = append(plain, l) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tr.RunReplay(context.Background(), train.ReplayOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr.Close()
+	ranks := []Rank{{Backend: be, Coll: comms[0], Options: train.Options{OnStep: func(_, _ int, l float32) { group = append(group, l) }}}}
+	if _, err := Run(context.Background(), ds, cfg, ranks, true, train.ReplayOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(plain) != len(group) {
+		t.Fatalf("%d steps alone, %d in the group", len(plain), len(group))
+	}
+	for s := range plain {
+		if plain[s] != group[s] {
+			t.Fatalf("step %d: loss %v in the group of one, %v alone", s, group[s], plain[s])
+		}
+	}
+}
