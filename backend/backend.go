@@ -182,6 +182,13 @@ type Dense interface {
 	// Gather copies rows: out[i, :] = table[ids[i], :] for i < n; table is
 	// [rows, dim] (F32 or I32); out is [n.Cap, dim] of the same type.
 	Gather(table Buffer, dim int, ids Buffer, n Count, out Buffer)
+	// GatherTiered copies F32 rows from two tiers: for i < n, with v =
+	// ids[i] and s = slot[v] (slot I32 [N]), out[i, :] = cache[s, :] when
+	// s >= 0, else host[v, :] (host F32 [N, dim], typically host memory
+	// the device reads in place; cache F32 [rows, dim], may be nil when no
+	// slot is >= 0). stats, when non-nil, is I64 [2]: the rows read from
+	// host are added to stats[0] and all rows to stats[1].
+	GatherTiered(cache, slot, host Buffer, dim int, ids Buffer, n Count, out, stats Buffer)
 	// Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [cap, in],
 	// w [in, out], y [cap, out]. With accumulate, rows of y past the live
 	// count are left untouched (callers accumulate into views whose later

@@ -85,6 +85,23 @@ type Collective interface {
 	Close() error
 }
 
+// HostMapper is implemented by backends whose ops can read host memory in
+// place (CUDA: pinned memory mapped into the device's address space, read
+// over PCIe). A buffer it returns does not count as backend memory in
+// MemoryStats. Without it, UploadHost falls back to Upload.
+type HostMapper interface {
+	UploadHost(data any) (Buffer, error)
+}
+
+// UploadHost makes data readable by be's ops from host memory when be can,
+// and uploads it otherwise.
+func UploadHost(be Backend, data any) (Buffer, error) {
+	if h, ok := be.(HostMapper); ok {
+		return h.UploadHost(data)
+	}
+	return be.Upload(data)
+}
+
 // HostFuncs is implemented by backends that can run a host function in the
 // order of their ops: the CPU backend runs it at once, the record wrapper
 // stores it in a capture in progress and runs it at every replay. An

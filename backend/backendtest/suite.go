@@ -56,6 +56,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"FlagOverflow", testFlagOverflow},
 		{"Accumulate", testAccumulate},
 		{"ScaleShare", testScaleShare},
+		{"GatherTiered", testGatherTiered},
 		{"LinearKeepsPaddingRows", testLinearKeepsPaddingRows},
 		{"Capture", testCapture},
 		{"MeanWeights", testMeanWeights},

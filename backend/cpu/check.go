@@ -150,3 +150,10 @@ func (c *call) flag(name string, arg backend.Buffer) bool {
 	s := c.i32(name, arg, 1)
 	return c.ok && s[0] != 0
 }
+
+func (c *call) i64(name string, arg backend.Buffer, need int) []int64 {
+	if x := c.buf(name, arg, backend.I64, need); x != nil {
+		return x.i64
+	}
+	return nil
+}

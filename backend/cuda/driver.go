@@ -57,6 +57,7 @@ type driver struct {
 	cuEventCreate, cuEventRecord, cuEventSynchronize, cuEventElapsedTime         uintptr
 	cuEventDestroy, cuStreamBeginCapture, cuStreamEndCapture, cuGraphDestroy     uintptr
 	cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuMemcpyHtoD uintptr
+	cuMemHostGetDevicePointer                                                    uintptr
 }
 
 // loadDriver opens libcuda.so.1 and resolves every entry point the backend
@@ -91,6 +92,7 @@ func loadDriver(libDir string) (*driver, error) {
 		"cuMemsetD8Async":              &d.cuMemsetD8Async,
 		"cuMemHostAlloc":               &d.cuMemHostAlloc,
 		"cuMemFreeHost":                &d.cuMemFreeHost,
+		"cuMemHostGetDevicePointer_v2": &d.cuMemHostGetDevicePointer,
 		"cuModuleLoadData":             &d.cuModuleLoadData,
 		"cuModuleUnload":               &d.cuModuleUnload,
 		"cuModuleGetFunction":          &d.cuModuleGetFunction,

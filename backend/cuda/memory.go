@@ -17,6 +17,9 @@ type allocation struct {
 	class int64 // pool size class
 	bytes int64 // requested size (counted in InUseBytes)
 	freed bool
+	// hostPtr is set for host-mapped memory (UploadHost): pinned host
+	// memory freed with cuMemFreeHost, not from the pool, not counted.
+	hostPtr uintptr
 }
 
 // buffer is a typed device array: a whole allocation, or a view of one.
@@ -201,6 +204,12 @@ func (b *Backend) Free(buf backend.Buffer) {
 // release returns x's block to the pool (the lock is held).
 func (b *Backend) release(x *buffer) {
 	x.root.freed = true
+	if x.root.hostPtr != 0 {
+		if err := b.drv.call("cuMemFreeHost", b.drv.cuMemFreeHost, x.root.hostPtr); err != nil {
+			b.fail(fmt.Errorf("cuda: Free: %w", err))
+		}
+		return
+	}
 	b.pool.put(x.root.ptr, x.root.class)
 	b.pool.account(-x.root.bytes)
 }

@@ -128,3 +128,12 @@ func (b *Backend) HostFunc(fn func()) {
 	}
 	fn()
 }
+
+func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	b.op("GatherTiered", func() { b.inner.GatherTiered(cache, slot, host, dim, ids, n, out, stats) })
+}
+
+// UploadHost forwards to the inner backend (backend.UploadHost).
+func (b *Backend) UploadHost(data any) (backend.Buffer, error) {
+	return backend.UploadHost(b.inner, data)
+}

@@ -60,3 +60,12 @@ func (b *Backend) Read(dst any, buf backend.Buffer, off int) {
 func (b *Backend) Fill(buf backend.Buffer, v float64) {
 	b.do(func() { b.inner.Fill(buf, v) })
 }
+
+// UploadHost forwards to the inner backend (backend.UploadHost); not
+// allowed during a capture.
+func (b *Backend) UploadHost(data any) (backend.Buffer, error) {
+	if err := b.refuse("UploadHost"); err != nil {
+		return nil, err
+	}
+	return backend.UploadHost(b.inner, data)
+}

@@ -104,3 +104,7 @@ func (b *Backend) HostFunc(fn func()) {
 		fn()
 	})
 }
+
+func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	b.do(func() { b.inner.GatherTiered(cache, slot, host, dim, ids, n, out, stats) })
+}

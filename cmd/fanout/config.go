@@ -69,7 +69,7 @@ func runOptions() []option {
 func trainOptions() []option {
 	return []option{
 		{"out", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)", func(_ *train.Config, rf *runFlags) any { return &rf.out }},
-		{"devices", "train data-parallel on this many devices of one host (--device cpu: CPU devices in one process; the global --batch must divide by it)", func(_ *train.Config, rf *runFlags) any { return &rf.devices }},
+		{"devices", "train data-parallel on this many devices of one host (CPU devices in one process, or GPUs 0..N-1 joined by NCCL; the global --batch must divide by it; default: one device, no group)", func(_ *train.Config, rf *runFlags) any { return &rf.devices }},
 		{"mode", "driver: eager (host-driven), replay (whole step captured once and replayed) or auto (replay on a GPU, eager on the CPU)", func(_ *train.Config, rf *runFlags) any { return &rf.mode }},
 	}
 }

@@ -54,7 +54,7 @@ func (rf *runFlags) check() error {
 	if !(rf.margin >= 1) {
 		return fmt.Errorf("envelope-margin: %g, want at least 1", rf.margin)
 	}
-	if rf.devices < 1 {
+	if rf.devices < 0 {
 		return fmt.Errorf("devices: %d, want at least 1", rf.devices)
 	}
 	return nil
@@ -65,7 +65,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var rf runFlags
 	rf.add(fs, "tiny")
 	rf.mode = "auto"
-	rf.devices = 1
 	for _, o := range trainOptions() {
 		register(fs, o.name, o.usage, o.field(nil, &rf))
 	}
@@ -91,7 +90,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if rf.devices > 1 {
+	if rf.devices > 0 {
 		return runDevices(ctx, &rf, cfg, opt, stdout, stderr)
 	}
 	be, desc, err := openBackend(rf.device, rf.threads, rf.cuda, stderr)

@@ -1,0 +1,77 @@
+package cuda
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// memHostAllocDeviceMap maps pinned host memory into the device's address
+// space (CU_MEMHOSTALLOC_DEVICEMAP).
+const memHostAllocDeviceMap = 0x02
+
+// UploadHost copies data into pinned host memory mapped into the device's
+// address space and returns it as a buffer that kernels read in place over
+// PCIe (zero-copy). It does not count as device memory in InUseBytes.
+func (b *Backend) UploadHost(data any) (backend.Buffer, error) {
+	c := b.beginAlways("UploadHost")
+	defer c.end()
+	if b.closed {
+		return nil, fmt.Errorf("cuda: UploadHost: %w", errClosed)
+	}
+	if b.capturing {
+		return nil, fmt.Errorf("cuda: UploadHost: cannot allocate while capturing a graph")
+	}
+	p, n, dt, ok := hostSlice(data)
+	if !ok {
+		return nil, fmt.Errorf("cuda: UploadHost: unsupported type %T", data)
+	}
+	x := &buffer{dt: dt, n: n, owner: b}
+	if n == 0 {
+		return x, nil
+	}
+	bytes := int64(n) * int64(dt.Size())
+	var hp, dp uintptr
+	if err := b.drv.call("cuMemHostAlloc", b.drv.cuMemHostAlloc, uintptr(unsafe.Pointer(&hp)), uintptr(bytes), memHostAllocPortable|memHostAllocDeviceMap); err != nil {
+		return nil, fmt.Errorf("cuda: UploadHost: %d MiB of pinned host memory: %w", bytes>>20, err)
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(nil), hp)), bytes), unsafe.Slice((*byte)(p), bytes))
+	if err := b.drv.call("cuMemHostGetDevicePointer_v2", b.drv.cuMemHostGetDevicePointer, uintptr(unsafe.Pointer(&dp)), hp, 0); err != nil {
+		b.drv.call("cuMemFreeHost", b.drv.cuMemFreeHost, hp)
+		return nil, fmt.Errorf("cuda: UploadHost: %w", err)
+	}
+	x.ptr = dp
+	x.root = &allocation{ptr: dp, bytes: bytes, hostPtr: hp}
+	return x, nil
+}
+
+// GatherTiered copies F32 rows from the device cache or the host tier (see
+// backend.Dense); stats (I64 [2], optional) counts host rows and all rows
+// on the device. One launch.
+func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	c := b.begin("GatherTiered")
+	defer c.end()
+	c.dim("dim", dim)
+	nP := c.count("n", n)
+	idx := c.buf("ids", ids, backend.I32, n.Cap)
+	hb := c.buf("host", host, backend.F32, 0)
+	cb := c.optBuf("cache", cache, backend.F32, 0)
+	ob := c.buf("out", out, backend.F32, n.Cap*dim)
+	st := c.optBuf("stats", stats, backend.I64, 2)
+	if !c.ok {
+		return
+	}
+	rows := int64(hb.n / dim)
+	sb := c.buf("slot", slot, backend.I32, int(rows))
+	if !c.ok {
+		return
+	}
+	name, words := "tiered_rows1", dim
+	if dim%4 == 0 && hb.ptr%16 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%16 == 0) {
+		name, words = "tiered_rows4", dim/4
+	}
+	c.args().ptr(cb.addr()).ptr(sb.addr()).ptr(hb.addr()).i64(rows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).
+		ptr(ob.addr()).ptr(st.addr()).ptr(b.errDev)
+	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
+}
