@@ -17,6 +17,11 @@ type ReplayOptions struct {
 	// Caps, when set, is the envelope to start from (bottom first) instead
 	// of observing; tests use it to force overflows.
 	Caps []nn.Caps
+	// BeforeCapture, when set, runs once the plan and the model's
+	// workspace are provisioned for the envelope and before the step is
+	// first captured: the hybrid driver sizes its feature cache there, from
+	// the memory the step leaves.
+	BeforeCapture func(EnvelopeReport) error
 }
 
 // ReplayStats is what the replay driver did.
@@ -126,6 +131,12 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 			continue
 		}
 		if *a.dst, err = t.be.Alloc(a.dt, a.n); err != nil {
+			r.free()
+			return nil, err
+		}
+	}
+	if opt.BeforeCapture != nil {
+		if err := opt.BeforeCapture(r.stats.Envelope); err != nil {
 			r.free()
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
@@ -26,6 +27,10 @@ type Options struct {
 	// group (parallel.go): Config.Batch is the global batch, which must
 	// divide by the group's size. Only the rank given a RunDir writes.
 	Parallel backend.Collective
+	// Features, when set, serves the features instead of a table uploaded
+	// whole to the backend (the hybrid mode's tiered store); the trainer
+	// frees it on Close.
+	Features featstore.Store
 }
 
 // State is where a run stands; it is saved in checkpoints.
@@ -86,7 +91,7 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 	if t.run, err = t.openRunDir(); err != nil {
 		return nil, err
 	}
-	if t.in, err = Upload(be, ds); err != nil {
+	if t.in, err = t.upload(); err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -106,6 +111,19 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 	// sizes its own chunks; sampled evaluation uses the training plan.
 	t.eval = t.plan
 	return t, nil
+}
+
+// upload makes the dataset resident, features through Options.Features
+// when given.
+func (t *Trainer) upload() (*Inputs, error) {
+	f := t.opt.Features
+	if f == nil {
+		return Upload(t.be, t.ds)
+	}
+	if f.Rows() != t.ds.Graph.NumNodes || f.Dim() != t.ds.FeatDim {
+		return nil, fmt.Errorf("feature store: %d x %d rows, the dataset has %d x %d", f.Rows(), f.Dim(), t.ds.Graph.NumNodes, t.ds.FeatDim)
+	}
+	return UploadWith(t.be, t.ds, f)
 }
 
 // newPlan provisions a plan for the conservative envelope of fanouts and

@@ -1,0 +1,132 @@
+package featstore
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// Tiered serves rows from two tiers: a cache in backend memory holding the
+// rows gathered most often, and the whole table in host memory that the
+// device reads in place (backend.UploadHost: pinned, device-mapped memory
+// read over PCIe inside the step; on the CPU backend, the slice itself).
+// A slot table maps each vertex to its cache row or to -1. The gather is
+// one backend op (GatherTiered) that also counts, on the device, the rows
+// read from host memory and all rows, so the hit rate and the bytes that
+// crossed PCIe are known without a host read inside the step.
+//
+// The cache is sized once, by Fill, before the step is captured: a
+// captured gather holds the cache's address.
+type Tiered struct {
+	be    backend.Backend
+	dim   int
+	rows  int64
+	host  backend.Buffer // F32 [N, dim], host memory read in place
+	slot  backend.Buffer // I32 [N]: cache row of each vertex, or -1
+	cache backend.Buffer // F32 [cached, dim], nil until Fill
+	stats backend.Buffer // I64 [2]: rows read from host, all rows
+	feat  []float32      // the host copy Fill reads cache rows from
+	order []int32        // vertices, most accessed first
+	n     int            // rows in the cache
+}
+
+// NewTiered puts the [N, dim] table feat in host memory the device reads
+// in place, with an empty cache; order ranks the vertices for Fill (most
+// gathered first; see RankByAccess). feat is kept (not copied) for Fill.
+func NewTiered(be backend.Backend, feat []float32, dim int, order []int32) (*Tiered, error) {
+	if dim <= 0 || len(feat)%dim != 0 {
+		return nil, fmt.Errorf("featstore: %d values are not rows of width %d", len(feat), dim)
+	}
+	t := &Tiered{be: be, dim: dim, rows: int64(len(feat) / dim), feat: feat, order: order}
+	var err error
+	if t.host, err = backend.UploadHost(be, feat); err != nil {
+		return nil, fmt.Errorf("featstore: host tier of %d x %d features: %w", t.rows, dim, err)
+	}
+	slot := make([]int32, t.rows)
+	for i := range slot {
+		slot[i] = -1
+	}
+	if t.slot, err = be.Upload(slot); err == nil {
+		t.stats, err = be.Alloc(backend.I64, 2)
+	}
+	if err != nil {
+		t.Free()
+		return nil, fmt.Errorf("featstore: tiered store tables: %w", err)
+	}
+	return t, nil
+}
+
+// Fill moves the first rows vertices of the ranking into a cache in
+// backend memory (rows is clipped to the ranking). Call it once, before the
+// gather is captured.
+func (t *Tiered) Fill(rows int) error {
+	if t.cache != nil {
+		return fmt.Errorf("featstore: the cache is filled already (%d rows)", t.n)
+	}
+	rows = min(rows, len(t.order))
+	if rows <= 0 {
+		return nil
+	}
+	vals := make([]float32, rows*t.dim)
+	slot := make([]int32, t.rows)
+	for i := range slot {
+		slot[i] = -1
+	}
+	for s, v := range t.order[:rows] {
+		copy(vals[s*t.dim:(s+1)*t.dim], t.feat[int(v)*t.dim:])
+		slot[v] = int32(s)
+	}
+	cache, err := t.be.Upload(vals)
+	if err != nil {
+		return fmt.Errorf("featstore: cache of %d rows: %w", rows, err)
+	}
+	t.cache, t.n = cache, rows
+	t.be.Write(t.slot, 0, slot)
+	return t.be.Sync()
+}
+
+func (t *Tiered) Dim() int    { return t.dim }
+func (t *Tiered) Rows() int64 { return t.rows }
+
+// CachedRows is the number of rows in the cache.
+func (t *Tiered) CachedRows() int { return t.n }
+
+// Table is the host tier: the whole table, readable by ops in place
+// (layer-wise inference reads it through PCIe).
+func (t *Tiered) Table() backend.Buffer { return t.host }
+
+// Gather issues the two-tier gather, counting host rows on the device.
+func (t *Tiered) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	t.be.GatherTiered(t.cache, t.slot, t.host, t.dim, ids, n, out, t.stats)
+}
+
+// DeviceBytes counts the cache, the slot table and the counters (the host
+// tier is host memory).
+func (t *Tiered) DeviceBytes() int64 {
+	n := int64(t.rows)*4 + 16
+	if t.cache != nil {
+		n += int64(t.cache.Len()) * 4
+	}
+	return n
+}
+
+// Stats reads the counters: rows gathered from host memory and all rows
+// gathered since the store was made or the counters were reset.
+func (t *Tiered) Stats() (hostRows, rows int64, err error) {
+	s := make([]int64, 2)
+	t.be.Read(s, t.stats, 0)
+	return s[0], s[1], t.be.Sync()
+}
+
+// ResetStats zeroes the counters.
+func (t *Tiered) ResetStats() { t.be.Write(t.stats, 0, []int64{0, 0}) }
+
+// Free releases both tiers and the tables.
+func (t *Tiered) Free() {
+	for _, b := range []backend.Buffer{t.host, t.slot, t.cache, t.stats} {
+		if b != nil {
+			t.be.Free(b)
+		}
+	}
+	t.host, t.slot, t.cache, t.stats = nil, nil, nil, nil
+}

@@ -1,0 +1,119 @@
+package hybrid
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/featstore"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// Options tune the hybrid driver.
+type Options struct {
+	Budget      int64 // GPU memory the run may use, in bytes; 0: no limit (every row cached)
+	CacheRows   int64 // rows in the GPU cache; < 0: as many as the budget leaves
+	Margin      int64 // kept free of the budget; 0: DefaultMargin(Budget)
+	RankBatches int   // training batches the pre-sampling pass samples; 0: 64
+	Threads     int   // CPU threads of the pre-sampling pass; 0: all
+	Replay      train.ReplayOptions
+	Log         io.Writer // the plan and the figures; nil: silent
+}
+
+// Stats are what the hybrid driver placed and measured.
+type Stats struct {
+	Placement  Placement          `json:"placement"`
+	HostRows   int64              `json:"host_rows"`      // feature rows read from host memory (training and evaluation)
+	Rows       int64              `json:"rows"`           // feature rows gathered in all
+	HitRate    float64            `json:"cache_hit_rate"` // 1 - HostRows/Rows
+	PCIeBytes  int64              `json:"pcie_bytes"`     // HostRows × row bytes
+	Launches   int                `json:"train_launches"`
+	PeakBytes  int64              `json:"peak_bytes"` // backend memory at its peak (the allocator's count)
+	ReplayStat *train.ReplayStats `json:"replay"`
+}
+
+// Run trains cfg on ds with the replay driver over a tiered feature store
+// placed under opt.Budget, and returns the summary and the figures. topt
+// are the trainer's options (RunDir, Progress...); Features and Replay are
+// set here.
+func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train.Config, topt train.Options, opt Options) (*train.Summary, *Stats, error) {
+	order, err := rank(ds, cfg, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := featstore.NewTiered(be, ds.Features, ds.FeatDim, order)
+	if err != nil {
+		return nil, nil, err
+	}
+	topt.Features, topt.Replay = store, true
+	tr, err := train.New(be, ds, cfg, topt)
+	if err != nil {
+		store.Free()
+		return nil, nil, err
+	}
+	defer tr.Close()
+	st := &Stats{}
+	ropt := opt.Replay
+	ropt.BeforeCapture = func(env train.EnvelopeReport) error {
+		p, err := place(be, store, env, opt)
+		if err != nil {
+			return err
+		}
+		st.Placement = p
+		if opt.Log != nil {
+			p.Print(opt.Log)
+		}
+		return store.Fill(int(p.CacheRows))
+	}
+	sum, rst, err := tr.RunReplay(ctx, ropt)
+	if err != nil {
+		return nil, nil, err
+	}
+	st.ReplayStat = rst
+	st.Launches = rst.Launches
+	if st.HostRows, st.Rows, err = store.Stats(); err != nil {
+		return nil, nil, err
+	}
+	if st.Rows > 0 {
+		st.HitRate = 1 - float64(st.HostRows)/float64(st.Rows)
+	}
+	st.PCIeBytes = st.HostRows * int64(ds.FeatDim) * 4
+	st.PeakBytes = backend.MemoryOf(be).PeakBytes()
+	return sum, st, nil
+}
+
+// rank orders the vertices by the pre-sampling pass over the first
+// training batches of epoch 0 (the batches the run trains first).
+func rank(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
+	n := opt.RankBatches
+	if n <= 0 {
+		n = 64
+	}
+	perm := train.Shuffle(ds.Train, cfg.Seed, 0)
+	var batches [][]int32
+	for s := 0; s < n && s*cfg.Batch < len(perm); s++ {
+		batches = append(batches, perm[s*cfg.Batch:min(len(perm), (s+1)*cfg.Batch)])
+	}
+	order, err := featstore.RankByAccess(ds.Graph, batches, cfg.Fanouts, cfg.Seed, opt.Threads)
+	if err != nil {
+		return nil, fmt.Errorf("hybrid: ranking the feature rows: %w", err)
+	}
+	return order, nil
+}
+
+// place sizes the cache from what is resident once the step is
+// provisioned.
+func place(be backend.Backend, store *featstore.Tiered, env train.EnvelopeReport, opt Options) (Placement, error) {
+	resident := backend.MemoryOf(be).InUseBytes()
+	rowBytes := int64(store.Dim()) * 4
+	budget, margin := opt.Budget, opt.Margin
+	if budget <= 0 {
+		margin = 0
+		budget = resident + store.Rows()*rowBytes
+	} else if margin <= 0 {
+		margin = DefaultMargin(budget)
+	}
+	return Place(budget, resident, env.Bytes, margin, rowBytes, store.Rows(), opt.CacheRows)
+}

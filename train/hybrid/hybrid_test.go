@@ -1,0 +1,135 @@
+package hybrid
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/record"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/featstore"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+func tiny(t *testing.T) (*dataset.Dataset, train.Config) {
+	t.Helper()
+	p, err := rmat.Lookup("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := train.Defaults()
+	c.Layers, c.Hidden, c.Batch, c.Fanouts = p.Layers, p.Hidden, p.Batch, p.Fanouts
+	c.Dropout, c.LR, c.Epochs = p.Dropout, p.LR, 2
+	return ds, c
+}
+
+func TestPlace(t *testing.T) {
+	const mb = 1 << 20
+	p, err := Place(1000*mb, 300*mb, 100*mb, 100*mb, 512, 10_000_000, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(600*mb) / 512; p.CacheRows != want || p.HostRows != 10_000_000-want {
+		t.Errorf("cache %d host %d rows, want %d and %d", p.CacheRows, p.HostRows, want, 10_000_000-want)
+	}
+	if p.Peak() > p.Budget {
+		t.Errorf("planned peak %d over the budget %d", p.Peak(), p.Budget)
+	}
+	if p, _ := Place(1000*mb, 300*mb, 100*mb, 100*mb, 512, 1000, -1); p.CacheRows != 1000 || p.HostRows != 0 {
+		t.Errorf("everything fits: cache %d host %d", p.CacheRows, p.HostRows)
+	}
+	if p, _ := Place(1000*mb, 300*mb, 100*mb, 100*mb, 512, 1000, 0); p.CacheRows != 0 || p.HostRows != 1000 {
+		t.Errorf("cache-rows 0: cache %d host %d", p.CacheRows, p.HostRows)
+	}
+	_, err = Place(300*mb, 290*mb, 100*mb, 100*mb, 512, 1000, -1)
+	if err == nil || !strings.Contains(err.Error(), "at least 390.0 MiB") {
+		t.Errorf("a budget below the resident data: %v", err)
+	}
+	_, err = Place(1000*mb, 300*mb, 100*mb, 100*mb, 512, 10_000_000, 5_000_000)
+	if err == nil || !strings.Contains(err.Error(), "cache-rows") {
+		t.Errorf("a cache larger than the budget: %v", err)
+	}
+}
+
+// TestRankByAccess: with fanouts 0 a batch reads its seeds only, so the
+// sampled batches' seeds rank first, and the order is a permutation.
+func TestRankByAccess(t *testing.T) {
+	ds, _ := tiny(t)
+	batches := [][]int32{{5, 9, 11}, {9, 40}}
+	order, err := featstore.RankByAccess(ds.Graph, batches, []int{0, 0}, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if order[0] != 9 {
+		t.Errorf("vertex 9, read by both batches, ranks %d", order[0])
+	}
+	top := map[int32]bool{}
+	for _, v := range order[:4] {
+		top[v] = true
+	}
+	for _, v := range []int32{5, 9, 11, 40} {
+		if !top[v] {
+			t.Errorf("seed %d is not among the first four: %v", v, order[:4])
+		}
+	}
+	seen := make([]bool, len(order))
+	for _, v := range order {
+		if seen[v] {
+			t.Fatalf("vertex %d ranked twice", v)
+		}
+		seen[v] = true
+	}
+}
+
+// TestHybridMatchesReplay: on the CPU (the record backend standing in for
+// a GPU), hybrid with the whole table cached, a part of it, or none, trains
+// bitwise as the replay driver with the table resident, and the counters
+// see the tiers: hit rate 1, in between, 0.
+func TestHybridMatchesReplay(t *testing.T) {
+	ds, cfg := tiny(t)
+	var want []float32
+	tr, err := train.New(record.New(cpu.New(1)), ds, cfg, train.Options{Replay: true, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tr.RunReplay(context.Background(), train.ReplayOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr.Close()
+	for _, c := range []struct {
+		rows     int64
+		min, max float64
+	}{{-1, 1, 1}, {2000, 0.05, 0.99}, {0, 0, 0}} {
+		t.Run(fmt.Sprint(c.rows), func(t *testing.T) {
+			var got []float32
+			var log strings.Builder
+			_, st, err := Run(context.Background(), record.New(cpu.New(1)), ds, cfg,
+				train.Options{OnStep: func(_, _ int, l float32) { got = append(got, l) }}, Options{CacheRows: c.rows, Log: &log})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d steps, replay %d", len(got), len(want))
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("step %d: loss %v, replay %v", i, got[i], want[i])
+				}
+			}
+			if st.Rows == 0 || st.HitRate < c.min || st.HitRate > c.max {
+				t.Errorf("cache rows %d: hit rate %.3f over %d rows, want in [%g, %g]", c.rows, st.HitRate, st.Rows, c.min, c.max)
+			}
+			if !strings.Contains(log.String(), "feature cache:") {
+				t.Errorf("no plan printed:\n%s", log.String())
+			}
+			t.Logf("cache %d rows: hit rate %.3f, %d host rows of %d", st.Placement.CacheRows, st.HitRate, st.HostRows, st.Rows)
+		})
+	}
+}

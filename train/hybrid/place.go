@@ -1,0 +1,69 @@
+// Package hybrid trains when the GPU is short of memory: the replay driver
+// around the same step, with the features served by a tiered store
+// (featstore.Tiered) whose cache takes what the budget leaves once the
+// topology, the tables and the step's envelope are placed, and whose other
+// rows stay in host memory that the gather kernel reads in place over PCIe,
+// inside the replayed graph. The cache holds the rows a pre-sampling pass
+// found gathered most often (featstore.RankByAccess).
+package hybrid
+
+import (
+	"fmt"
+	"io"
+)
+
+// Placement is what goes where under a GPU memory budget, in bytes.
+type Placement struct {
+	Budget    int64 // the GPU memory the run may use
+	Resident  int64 // already in backend memory before the cache: topology, labels, degrees, slot table, plan, model
+	Envelope  int64 // of Resident: the step's plan and model workspace at its envelope
+	Margin    int64 // kept free for scratch the allocator does not see (library workspaces, graph memory)
+	RowBytes  int64 // one feature row
+	Rows      int64 // feature rows in all
+	CacheRows int64 // rows in the GPU cache
+	HostRows  int64 // rows read from host memory
+}
+
+// CacheBytes is the GPU cache's size.
+func (p Placement) CacheBytes() int64 { return p.CacheRows * p.RowBytes }
+
+// Peak is the planned GPU memory: what is resident, the cache and the margin.
+func (p Placement) Peak() int64 { return p.Resident + p.CacheBytes() + p.Margin }
+
+// DefaultMargin is what Place keeps free of a budget: 3%, at least 256 MiB.
+func DefaultMargin(budget int64) int64 { return max(256<<20, budget*3/100) }
+
+// Place decides how many feature rows the GPU cache takes: all that fit in
+// budget - resident - margin, at most rows, or exactly want when want >= 0
+// (an explicit cache size; it must fit). It is an error when even an empty
+// cache does not fit, saying how much would be needed.
+func Place(budget, resident, envelope, margin, rowBytes, rows, want int64) (Placement, error) {
+	p := Placement{Budget: budget, Resident: resident, Envelope: envelope, Margin: margin, RowBytes: rowBytes, Rows: rows}
+	free := budget - resident - margin
+	if free < 0 {
+		return p, fmt.Errorf("gpu-memory: the budget of %s does not hold the topology, tables and step (%s, of which the step's envelope %s) and the %s margin: at least %s is needed, with every feature row in host memory",
+			mib(budget), mib(resident), mib(envelope), mib(margin), mib(resident+margin))
+	}
+	fit := min(rows, free/max(rowBytes, 1))
+	switch {
+	case want > fit:
+		return p, fmt.Errorf("cache-rows: %d rows (%s) do not fit: the budget leaves room for %d", want, mib(want*rowBytes), fit)
+	case want >= 0:
+		p.CacheRows = want
+	default:
+		p.CacheRows = fit
+	}
+	p.HostRows = rows - p.CacheRows
+	return p, nil
+}
+
+// Print writes the placement, one item a line.
+func (p Placement) Print(w io.Writer) {
+	fmt.Fprintf(w, "hybrid plan (GPU budget %s):\n", mib(p.Budget))
+	fmt.Fprintf(w, "  topology, labels, degrees, slot table, plan, model: %s (step envelope %s)\n", mib(p.Resident), mib(p.Envelope))
+	fmt.Fprintf(w, "  feature cache: %d of %d rows (%.1f%%), %s\n", p.CacheRows, p.Rows, 100*float64(p.CacheRows)/float64(max(p.Rows, 1)), mib(p.CacheBytes()))
+	fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))
+	fmt.Fprintf(w, "  margin: %s; planned peak %s\n", mib(p.Margin), mib(p.Peak()))
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f MiB (%d bytes)", float64(b)/(1<<20), b) }
