@@ -75,3 +75,11 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 		ptr(ob.addr()).ptr(st.addr()).ptr(b.errDev)
 	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
 }
+
+// MemInfo is the device's free and total memory in bytes, as the driver
+// reports them (cuMemGetInfo).
+func (b *Backend) MemInfo() (free, total int64, err error) {
+	c := b.beginAlways("MemInfo")
+	defer c.end()
+	return b.drv.memInfo()
+}

@@ -44,6 +44,9 @@ type runFlags struct {
 	margin  float64
 	devices int
 	cuda    cudaFlags
+	// hybrid mode
+	gpuMemory string
+	cacheRows int
 }
 
 // check names the first run setting that is wrong.
@@ -65,6 +68,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var rf runFlags
 	rf.add(fs, "tiny")
 	rf.mode = "auto"
+	rf.cacheRows = -1
 	for _, o := range trainOptions() {
 		register(fs, o.name, o.usage, o.field(nil, &rf))
 	}
@@ -83,8 +87,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" {
-		return fmt.Errorf("mode: %q, want auto, eager or replay", rf.mode)
+	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" && rf.mode != "hybrid" {
+		return fmt.Errorf("mode: %q, want auto, eager, replay or hybrid", rf.mode)
 	}
 	opt, err := rf.runDirOptions(stderr)
 	if err != nil {
@@ -106,7 +110,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if n := len(ds.Train); cfg.Batch > n {
 		return fmt.Errorf("batch: %d is larger than the training split (%d vertices in %s); use at most %d", cfg.Batch, n, ds.Name, n)
 	}
+	auto := rf.mode == "auto"
 	rf.mode = resolveMode(rf.mode, be)
+	if rf.mode == "replay" && auto && !fitsDevice(be, ds, stderr) {
+		rf.mode = "hybrid"
+	}
+	if rf.mode == "hybrid" {
+		return runHybrid(ctx, &rf, be, desc, ds, cfg, opt, stdout, stderr)
+	}
 	fmt.Fprintf(stderr, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s, %s mode\n",
 		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc, rf.mode)
 	replay := rf.mode == "replay"

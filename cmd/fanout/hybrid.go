@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/hybrid"
+)
+
+// memInfoer is a backend that reports its device's free memory (CUDA).
+type memInfoer interface {
+	MemInfo() (free, total int64, err error)
+}
+
+// fitsDevice reports whether the dataset's features and topology fit the
+// device's free memory with room for the step (a quarter of it); a backend
+// that cannot say is taken to fit.
+func fitsDevice(be backend.Backend, ds *dataset.Dataset, stderr io.Writer) bool {
+	m, ok := be.(memInfoer)
+	if !ok {
+		return true
+	}
+	free, _, err := m.MemInfo()
+	if err != nil {
+		return true
+	}
+	need := dataBytes(ds)
+	if need <= free*3/4 {
+		return true
+	}
+	fmt.Fprintf(stderr, "mode auto: the features and topology (%.1f GiB) do not fit the GPU's free %.1f GiB with room for the step: hybrid mode\n",
+		float64(need)/(1<<30), float64(free)/(1<<30))
+	return false
+}
+
+// dataBytes is what a dataset takes resident: features, topology, labels
+// and degrees.
+func dataBytes(ds *dataset.Dataset) int64 {
+	n := ds.Graph.NumNodes
+	return int64(len(ds.Features))*4 + (n+1)*8 + int64(len(ds.Graph.Indices))*4 + n*8
+}
+
+// parseSize reads a byte count: a number with an optional unit (B, KiB,
+// MiB, GiB, TiB; K, M, G, T and KB, MB, GB, TB are read as the same
+// powers of 1024).
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mul    float64
+	}{{"TIB", 1 << 40}, {"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10},
+		{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10},
+		{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+	mul := 1.0
+	up := strings.ToUpper(t)
+	for _, u := range units {
+		if strings.HasSuffix(up, u.suffix) {
+			mul, t = u.mul, strings.TrimSpace(t[:len(t)-len(u.suffix)])
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v*mul > 1<<62 {
+		return 0, fmt.Errorf("gpu-memory: %q is not a size (want, e.g., 20GiB, 512MiB or a number of bytes)", s)
+	}
+	return int64(v * mul), nil
+}
+
+// runHybrid trains with the hybrid driver and prints its figures.
+func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc string, ds *dataset.Dataset, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
+	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: stderr, Replay: train.ReplayOptions{Margin: rf.margin}}
+	if rf.gpuMemory != "" {
+		b, err := parseSize(rf.gpuMemory)
+		if err != nil {
+			return err
+		}
+		hopt.Budget = b
+	} else if m, ok := be.(memInfoer); ok {
+		free, _, err := m.MemInfo()
+		if err != nil {
+			return err
+		}
+		hopt.Budget = free - hybrid.DefaultMargin(free)
+	}
+	fmt.Fprintf(stderr, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s, hybrid mode\n",
+		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc)
+	be = withCapture(be)
+	opt.Device = desc
+	sum, st, err := hybrid.Run(ctx, be, ds, cfg, opt, hopt)
+	if errors.Is(err, train.ErrInterrupted) {
+		fmt.Fprintln(stderr, "interrupted")
+		return interruptStatus(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	steps := max(st.Launches, 1)
+	fmt.Fprintf(stderr, "hybrid: cache hit rate %.3f (%d of %d rows from host memory), %.1f MiB over PCIe per training launch (evaluation's gathers included), peak %.1f MiB of a %.1f MiB budget\n",
+		st.HitRate, st.HostRows, st.Rows, float64(st.PCIeBytes)/float64(steps)/(1<<20), float64(st.PeakBytes)/(1<<20), float64(st.Placement.Budget)/(1<<20))
+	printSummary(stdout, sum)
+	return nil
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"20GiB": 20 << 30, "512MiB": 512 << 20, "1.5G": 3 << 29, "4096": 4096, " 2 kb ": 2048} {
+		got, err := parseSize(in)
+		if err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "lots", "-1G", "0"} {
+		if _, err := parseSize(in); err == nil || !strings.Contains(err.Error(), "gpu-memory") {
+			t.Errorf("parseSize(%q): %v, want an error naming gpu-memory", in, err)
+		}
+	}
+}
+
+// TestTrainHybrid: --mode hybrid prints its plan and figures and reaches
+// the replay run's accuracy; a budget too small says how much is needed.
+func TestTrainHybrid(t *testing.T) {
+	var out, errb, rout bytes.Buffer
+	if code := run(context.Background(), strings.Fields("train --device cpu --mode hybrid --cache-rows 1000 --epochs 2"), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"hybrid plan", "feature cache: 1000 of 16384 rows", "cache hit rate"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	if code := run(context.Background(), strings.Fields("train --device cpu --mode replay --epochs 2"), &rout, &bytes.Buffer{}); code != 0 {
+		t.Fatal("replay run failed")
+	}
+	acc := func(s string) string { return strings.SplitN(s, ";", 2)[0] }
+	if acc(out.String()) != acc(rout.String()) {
+		t.Errorf("hybrid: %q; replay: %q", out.String(), rout.String())
+	}
+	errb.Reset()
+	code := run(context.Background(), strings.Fields("train --device cpu --mode hybrid --gpu-memory 300KiB --epochs 1"), &bytes.Buffer{}, &errb)
+	if code == 0 || !strings.Contains(errb.String(), "is needed") {
+		t.Errorf("a 300 KiB budget: exit %d, %s", code, errb.String())
+	}
+}
