@@ -71,7 +71,7 @@ func TestConfigFileSpelling(t *testing.T) {
 		{"colour: blue\n", `unknown key "colour"`},
 		{"threads: -1\n", "threads: -1, want 0 (all cores) or a positive count"},
 		{"layers: 50\n", "layers: 50, want 1 to 32"},
-		{"mode: fast\n", `mode: "fast", want auto, eager or replay`},
+		{"mode: fast\n", `mode: "fast", want auto, eager, replay or hybrid`},
 	} {
 		path := writeConfig(t, c.text)
 		code, _, stderr := fanout(t, "train", "--config", path, "--device", "cpu")
