@@ -73,7 +73,7 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	}
 	c.args().ptr(cb.addr()).ptr(sb.addr()).ptr(hb.addr()).i64(rows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).
 		ptr(ob.addr()).ptr(st.addr()).ptr(b.errDev)
-	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
+	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
 // MemInfo is the device's free and total memory in bytes, as the driver

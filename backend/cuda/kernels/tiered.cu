@@ -2,29 +2,55 @@
 // from the device cache when slot[ids[i]] >= 0 and otherwise from the host
 // tier, pinned host memory mapped into the device's address space and read
 // over PCIe in place (zero-copy). Words are 16 bytes (tiered_rows4) or 4
-// bytes (tiered_rows1). Thread 0 of each row's first word counts the rows
-// read from host and all rows into stats (u64 [2], optional).
+// bytes (tiered_rows1). The thread of each row's first word counts the row
+// (and whether it came from host) in shared memory; each block then adds its
+// counts to stats (u64 [2], optional) once.
 #include "common.cuh"
 
 template <typename W>
 __device__ __forceinline__ void tiered_body(const W* cache, const int* slot, const W* host, i64 hostRows, int words,
                                             const int* ids, const int* nP, int cap, W* out,
                                             unsigned long long* stats, int* err) {
+    __shared__ unsigned int hostCount, rowCount;
+    if (threadIdx.x == 0) hostCount = 0, rowCount = 0;
+    __syncthreads();
     u64 total = (u64)live_count(nP, cap) * (u64)words;
-    for (u64 t = gtid(); t < total; t += gthreads()) {
-        u64 i = t / (u64)words;
-        u64 c = t - i * (u64)words;
-        int id = ids[i];
-        if (id < 0 || id >= hostRows) {
-            if (c == 0) report_error(err, ERR_GATHER_ID, (int)i, id, (int)(hostRows > INT32_MAX_ ? INT32_MAX_ : hostRows));
-            continue;
+    u64 stride = gthreads();
+    unsigned int myHost = 0, myRows = 0;
+    // Four words a thread, every load issued before the stores (as gather.cu).
+    for (u64 t0 = gtid(); t0 < total; t0 += 4 * stride) {
+        W v[4];
+        bool ok[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            u64 t = t0 + (u64)u * stride;
+            ok[u] = false;
+            if (t < total) {
+                u64 i = t / (u64)words;
+                u64 c = t - i * (u64)words;
+                int id = ids[i];
+                if (id >= 0 && id < hostRows) {
+                    int s = slot[id];
+                    v[u] = s >= 0 ? cache[(u64)s * words + c] : host[(u64)id * words + c];
+                    ok[u] = true;
+                    if (c == 0) myRows++, myHost += s < 0;
+                } else if (c == 0) {
+                    report_error(err, ERR_GATHER_ID, (int)i, id, (int)(hostRows > INT32_MAX_ ? INT32_MAX_ : hostRows));
+                }
+            }
         }
-        int s = slot[id];
-        const W* src = s >= 0 ? cache + (u64)s * words : host + (u64)id * words;
-        out[t] = src[c];
-        if (c == 0 && stats) {
-            if (s < 0) atomicAdd(&stats[0], 1ull);
-            atomicAdd(&stats[1], 1ull);
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (ok[u]) out[t0 + (u64)u * stride] = v[u];
+    }
+    // Counts meet in shared memory, then one global add per block.
+    if (stats) {
+        if (myRows) atomicAdd(&rowCount, myRows);
+        if (myHost) atomicAdd(&hostCount, myHost);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            if (hostCount) atomicAdd(&stats[0], (unsigned long long)hostCount);
+            if (rowCount) atomicAdd(&stats[1], (unsigned long long)rowCount);
         }
     }
 }
