@@ -3,29 +3,13 @@ package hybrid
 import (
 	"context"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend/cpu"
-	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
-
-func openGPU(t *testing.T) *cuda.Backend {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "fanout-hybrid-kernels-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	be, err := cuda.New(cuda.Options{CacheDir: dir, Deterministic: true, TF32x3: true})
-	if err != nil {
-		t.Skip("no CUDA device: " + err.Error())
-	}
-	t.Cleanup(func() { be.Close() })
-	return be
-}
 
 func losses(t *testing.T, run func(train.Options) error) []float32 {
 	var l []float32
@@ -39,7 +23,7 @@ func losses(t *testing.T, run func(train.Options) error) []float32 {
 // over PCIe in place) equals the all-resident replay run bitwise (the
 // deterministic path), and the CPU's hybrid run within 1e-5 relative.
 func TestHybridCUDA(t *testing.T) {
-	gpu := openGPU(t)
+	gpu := traintest.GPU(t)
 	ds, cfg := tiny(t)
 	hopt := Options{CacheRows: 2000}
 	replay := losses(t, func(o train.Options) error {

@@ -2,28 +2,17 @@ package multigpu
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
 // openGPU returns a CUDA backend on device 0 and NCCL, or skips.
 func openGPU(t *testing.T) (*cuda.Backend, *cuda.NCCL) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "fanout-multigpu-kernels-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	// Deterministic sums (and capacity-independent products) make two runs
-	// bitwise comparable.
-	be, err := cuda.New(cuda.Options{CacheDir: dir, Deterministic: true, TF32x3: true})
-	if err != nil {
-		t.Skip("no CUDA device: " + err.Error())
-	}
-	t.Cleanup(func() { be.Close() })
+	be := traintest.GPU(t)
 	n, err := cuda.LoadNCCL("")
 	if err != nil {
 		t.Skip("no NCCL: " + err.Error())

@@ -16,25 +16,11 @@ import (
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/planetoid"
-	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
-func tiny(t *testing.T) (*dataset.Dataset, train.Config) {
-	t.Helper()
-	p, err := rmat.Lookup("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := train.Defaults()
-	c.Layers, c.Hidden, c.Batch, c.Fanouts = p.Layers, p.Hidden, p.Batch, p.Fanouts
-	c.Dropout, c.LR, c.Epochs = p.Dropout, p.LR, 2
-	return ds, c
-}
+func tiny(t *testing.T) (*dataset.Dataset, train.Config) { return traintest.Tiny(t) }
 
 // run trains on n CPU devices and returns the global loss of every step
 // (the sum of the ranks' shares) and, per rank, a hash of all parameters

@@ -1,0 +1,49 @@
+// Package traintest holds what the drivers' tests share: the tiny preset
+// with its configuration, and a GPU opened for bitwise comparisons.
+package traintest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// Tiny generates the tiny preset and returns it with the preset's model
+// and sampling, for two epochs.
+func Tiny(t *testing.T) (*dataset.Dataset, train.Config) {
+	t.Helper()
+	p, err := rmat.Lookup("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := train.Defaults()
+	c.Layers, c.Hidden, c.Batch, c.Fanouts = p.Layers, p.Hidden, p.Batch, p.Fanouts
+	c.Dropout, c.LR, c.Epochs = p.Dropout, p.LR, 2
+	return ds, c
+}
+
+// GPU opens device 0 on the deterministic path with the 3xTF32 products
+// (runs compare bitwise), closed at the end of the test, or skips the test
+// when there is no usable device.
+func GPU(t *testing.T) *cuda.Backend {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "fanout-test-kernels-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	be, err := cuda.New(cuda.Options{CacheDir: dir, Deterministic: true, TF32x3: true})
+	if err != nil {
+		t.Skip("no CUDA device: " + err.Error())
+	}
+	t.Cleanup(func() { be.Close() })
+	return be
+}
