@@ -33,6 +33,7 @@ func commands() []command {
 		{"train", "train a model (no arguments: the built-in tiny preset)", runTrain},
 		{"eval", "evaluate a checkpoint on a dataset", runEval},
 		{"bench", "measure a preset's training epoch", runBench},
+		{"version", "print the version, the commit, the Go version and the GPU libraries found", runVersion},
 	}
 }
 
@@ -116,6 +117,22 @@ func usage(w io.Writer) {
 func newFlags(name string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("fanout "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		for _, c := range commands() {
+			if c.name == name {
+				fmt.Fprintf(w, "fanout %s: %s\n", name, c.summary)
+			}
+		}
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n == 0 {
+			fmt.Fprintln(w, "(no flags)")
+			return
+		}
+		fmt.Fprintln(w, "flags:")
+		fs.PrintDefaults()
+	}
 	return fs
 }
 
