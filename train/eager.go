@@ -120,6 +120,7 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		seen += int64(global)
 		t.state.StepInEpoch = s + 1
 		t.state.AdamT++
+		t.progress(t.epochStage(), s+1, steps)
 	}
 	// A rank's losses are its shares of the batches' losses and its correct
 	// counts its seeds': the group's sums are the epoch's.
@@ -150,6 +151,7 @@ func (t *Trainer) endEpoch(st *EpochStats) error {
 	t.state.Epoch++
 	t.state.StepInEpoch = 0
 	valid := ""
+	evalStart := time.Now()
 	if t.state.Epoch%t.cfg.EvalEvery == 0 || t.state.Epoch == t.cfg.Epochs {
 		acc, loss, err := t.Evaluate(t.ds.Valid)
 		if err != nil {
@@ -177,7 +179,8 @@ func (t *Trainer) endEpoch(st *EpochStats) error {
 	}
 	perEpoch := t.state.Seconds / float64(t.state.Epoch)
 	eta := time.Duration(perEpoch*float64(t.cfg.Epochs-t.state.Epoch)) * time.Second
-	t.progressf("epoch %d/%d  %d steps  %.1f steps/s  loss %.4f  train acc %.4f%s  ETA %s\n",
-		t.state.Epoch, t.cfg.Epochs, st.Steps, st.StepsPerS, st.Loss, st.TrainAcc, valid, eta.Round(time.Second))
+	t.progress("", 0, 0)
+	t.progressf("epoch %d/%d  %d steps  %.1f steps/s  loss %.4f  train acc %.4f%s  (train %.2fs; evaluation and checkpoints %.2fs)  ETA %s\n",
+		t.state.Epoch, t.cfg.Epochs, st.Steps, st.StepsPerS, st.Loss, st.TrainAcc, valid, st.Seconds, time.Since(evalStart).Seconds(), eta.Round(time.Second))
 	return nil
 }

@@ -52,6 +52,7 @@ func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
 		}
 		correct += int64(cnt[0])
 		lossSum += float64(host[0])
+		t.progress("evaluate", s+1, (len(ids)+p.Batch-1)/p.Batch)
 	}
 	batches := (len(ids) + p.Batch - 1) / p.Batch
 	return float64(correct) / float64(len(ids)), lossSum / float64(batches), nil

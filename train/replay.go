@@ -329,6 +329,7 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 		}
 		r.graph.Launch()
 		launched++
+		t.progress(t.epochStage(), i+1, steps)
 		if before != nil {
 			if after, err := timer.Mark(); err == nil {
 				r.marks = append(r.marks, [2]backend.Mark{before, after})

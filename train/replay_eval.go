@@ -31,8 +31,9 @@ func (r *replayer) evaluate(ids []int64) (acc, loss float64, ok bool, err error)
 	t.be.Write(p.Clock, 0, []int32{0, 0})
 	t.be.Fill(r.flag, 0)
 	t.be.Fill(r.evalAcc, 0)
-	for range batches {
+	for b := range batches {
 		g.graph.Launch()
+		t.progress("evaluate", b+1, batches)
 	}
 	sums := make([]float32, 2)
 	flag := make([]int32, 3)

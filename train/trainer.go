@@ -31,6 +31,11 @@ type Options struct {
 	// whole to the backend (the hybrid mode's tiered store); the trainer
 	// frees it on Close.
 	Features featstore.Store
+	// OnProgress, when set, hears how far long work has gone: the steps of
+	// an epoch ("epoch 3/20") and the batches of an evaluation
+	// ("evaluate"), done of total, as they are issued (the replay driver
+	// issues ahead of the device). A stage of "" means the work is over.
+	OnProgress func(stage string, done, total int)
 }
 
 // State is where a run stands; it is saved in checkpoints.
@@ -165,6 +170,18 @@ func (t *Trainer) Close() {
 	}
 	t.run.Close()
 	t.run = nil
+}
+
+// progress reports how far a stage has gone (Options.OnProgress).
+func (t *Trainer) progress(stage string, done, total int) {
+	if t.opt.OnProgress != nil {
+		t.opt.OnProgress(stage, done, total)
+	}
+}
+
+// epochStage names the epoch in progress for OnProgress.
+func (t *Trainer) epochStage() string {
+	return fmt.Sprintf("epoch %d/%d", t.state.Epoch+1, t.cfg.Epochs)
 }
 
 // progressf writes a progress line when a writer is set.

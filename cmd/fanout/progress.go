@@ -27,8 +27,13 @@ type progress struct {
 const quietFor = 2 * time.Second
 
 func newProgress(w io.Writer, title string) *progress {
+	return &progress{w: w, title: title, start: time.Now(), tty: isTerminal(w)}
+}
+
+// isTerminal reports whether w is a terminal (progress bars go there only).
+func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	return &progress{w: w, title: title, start: time.Now(), tty: ok && term.IsTerminal(int(f.Fd()))}
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // update reports done of total for a stage; a new stage starts a new bar.
@@ -57,6 +62,8 @@ func (p *progress) update(stage string, done, total int64) {
 		progressbar.OptionSetDescription(p.title+": "+stage),
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionShowCount(),
+		progressbar.OptionShowIts(),
+		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionClearOnFinish(),
 		progressbar.OptionSetWidth(30))
 	p.bar.Set64(done)

@@ -157,6 +157,16 @@ func printSummary(stdout io.Writer, sum *train.Summary) {
 // loaded (train.New checks again, under the directory's lock).
 func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress}
+	if isTerminal(progress) {
+		bar := newProgress(progress, "train")
+		opt.OnProgress = func(stage string, done, total int) {
+			if stage == "" {
+				bar.done()
+				return
+			}
+			bar.update(stage, int64(done), int64(total))
+		}
+	}
 	mode, err := opt.RunMode()
 	if err != nil {
 		return opt, err
