@@ -20,6 +20,10 @@ type InferOptions struct {
 	// degree and Chunk × 2 × the mean degree. It must be at least the
 	// largest degree.
 	Edges int
+	// Layers is how many layers to run from the bottom; 0 means all (the
+	// logits). Layers-1 of them give the last hidden layer's output (after
+	// its ReLU): the vertices' embeddings.
+	Layers int
 }
 
 // InferAll computes the logits of every vertex by layer-wise, full-neighbour
@@ -48,6 +52,7 @@ func (t *Trainer) InferAllWith(o InferOptions) (backend.Buffer, error) {
 // inferPlan is the buffers and chunk boundaries of one layer-wise inference.
 type inferPlan struct {
 	t      *Trainer
+	opt    InferOptions
 	bounds []int64 // chunk c is vertices [bounds[c], bounds[c+1])
 	inf    *nn.Inference
 	caps   nn.Caps
@@ -79,7 +84,7 @@ func (t *Trainer) newInferPlan(o InferOptions) (*inferPlan, error) {
 		return nil, fmt.Errorf("edge capacity %d does not fit int32 counts", edges)
 	}
 	chunk = int(min(int64(chunk), max(g.NumNodes, 1)))
-	ip := &inferPlan{t: t, bounds: chunkBounds(g, chunk, edges)}
+	ip := &inferPlan{t: t, opt: o, bounds: chunkBounds(g, chunk, edges)}
 	ip.caps = nn.Caps{Dst: chunk, Edges: int(edges), Src: int(min(g.NumNodes, int64(chunk)+edges))}
 	var err error
 	if ip.inf, err = t.model.NewInference(ip.caps); err != nil {
@@ -156,7 +161,11 @@ func (ip *inferPlan) run() (backend.Buffer, error) {
 	}
 	feat := tab.Table()
 	prev := feat
-	for l := 0; l < mc.Layers; l++ {
+	layers := mc.Layers
+	if n := ip.opt.Layers; n > 0 && n < layers {
+		layers = n
+	}
+	for l := 0; l < layers; l++ {
 		_, dim := mc.Dims(l)
 		next, err := be.Alloc(backend.F32, n*dim)
 		if err == nil {

@@ -17,6 +17,10 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&src.data, "data", "", "dataset directory (default: generate --preset in memory)")
 	fs.StringVar(&src.preset, "preset", "tiny", "built-in preset when --data is not given")
 	preds := fs.String("predictions", "", "write the predicted class of every vertex to this .npy file (int32)")
+	var outs evalOutputs
+	fs.StringVar(&outs.embeddings, "embeddings", "", "write every vertex's last hidden layer (after its ReLU) to this .npy file (float32 [N, hidden]; layer-wise full-neighbour inference)")
+	fs.StringVar(&outs.logits, "logits", "", "write every vertex's logits to this .npy file (float32 [N, classes]; layer-wise full-neighbour inference)")
+	fs.StringVar(&outs.probabilities, "probabilities", "", "write every vertex's class probabilities (softmax of the logits) to this .npy file (float32 [N, classes])")
 	device := fs.String("device", "auto", "auto, cpu, cuda or cuda:N")
 	threads := fs.Int("threads", 0, "CPU worker threads (0 = all cores)")
 	fullEval := fs.Bool("full-eval", false, "evaluate with all neighbours instead of the training fanouts")
@@ -69,6 +73,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 		fmt.Fprintf(stdout, "%s accuracy %.4f  loss %.4f  (%d vertices)\n", split.name, acc, loss, len(split.ids))
+	}
+	if outs.any() {
+		if err := outs.write(tr, be, int(ds.Graph.NumNodes), stdout); err != nil {
+			return err
+		}
 	}
 	if *preds == "" {
 		return nil

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"math"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// TestEvalOutputs: eval writes the embeddings [N, hidden], the logits and
+// the probabilities [N, classes]; the probabilities are the softmax of the
+// logits, and with --full-eval the predictions are the logits' argmax.
+func TestEvalOutputs(t *testing.T) {
+	dir := t.TempDir()
+	data, run := filepath.Join(dir, "tiny"), filepath.Join(dir, "run")
+	if code, _, stderr := fanout(t, "gen", "tiny", "--out", data); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := fanout(t, trainArgs("--data", data, "--out", run)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	e, l, p, pr := filepath.Join(dir, "e.npy"), filepath.Join(dir, "l.npy"), filepath.Join(dir, "p.npy"), filepath.Join(dir, "pred.npy")
+	code, out, stderr := fanout(t, "eval", "--checkpoint", filepath.Join(run, train.BestCheckpoint), "--data", data, "--device", "cpu",
+		"--full-eval", "--embeddings", e, "--logits", l, "--probabilities", p, "--predictions", pr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s%s", code, out, stderr)
+	}
+	read := func(path string) ([]float32, []int64) {
+		d, shape, err := npy.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.([]float32), shape
+	}
+	emb, es := read(e)
+	logits, ls := read(l)
+	probs, ps := read(p)
+	const n, hidden, classes = 16384, 8, 8 // quick trains hidden 8
+	if !slices.Equal(es, []int64{n, hidden}) || !slices.Equal(ls, []int64{n, classes}) || !slices.Equal(ps, []int64{n, classes}) {
+		t.Fatalf("shapes: embeddings %v, logits %v, probabilities %v", es, ls, ps)
+	}
+	if slices.Min(emb) < 0 {
+		t.Errorf("embeddings after a ReLU hold a negative value")
+	}
+	predAny, _, err := npy.ReadFile(pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pred := predAny.([]int32)
+	for v := 0; v < n; v++ {
+		row, prow := logits[v*classes:(v+1)*classes], probs[v*classes:(v+1)*classes]
+		var sum float64
+		for _, q := range prow {
+			sum += float64(q)
+		}
+		if math.Abs(sum-1) > 1e-5 {
+			t.Fatalf("vertex %d: probabilities sum to %v", v, sum)
+		}
+		am := 0
+		for c := range row {
+			if row[c] > row[am] {
+				am = c
+			}
+		}
+		if int32(am) != pred[v] {
+			t.Fatalf("vertex %d: logits' argmax %d, prediction %d", v, am, pred[v])
+		}
+		if pm := slices.Index(prow, slices.Max(prow)); pm != am {
+			t.Fatalf("vertex %d: probabilities' argmax %d, logits' %d", v, pm, am)
+		}
+	}
+}
