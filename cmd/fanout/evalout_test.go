@@ -4,9 +4,11 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/export"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -72,4 +74,28 @@ func TestEvalOutputs(t *testing.T) {
 			t.Fatalf("vertex %d: probabilities' argmax %d, logits' %d", v, pm, am)
 		}
 	}
+}
+
+// TestExport: export writes a safetensors file of PyG's names from a
+// trained checkpoint and refuses a missing output or an unknown format.
+func TestExport(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	if code, _, stderr := fanout(t, trainArgs("--out", run)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	out := filepath.Join(dir, "m.safetensors")
+	ckpt := filepath.Join(run, train.BestCheckpoint)
+	if code, stdout, stderr := fanout(t, "export", "--checkpoint", ckpt, out); code != 0 || !strings.Contains(stdout, "torch_geometric.nn.models.GraphSAGE") {
+		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
+	}
+	ts, _, err := export.ReadSafetensors(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, ok := ts["convs.0.lin_l.weight"]; !ok || !slices.Equal(w.Shape, []int{8, 32}) {
+		t.Fatalf("convs.0.lin_l.weight: %v", w.Shape)
+	}
+	oneLineError(t, "want one output file", "export", "--checkpoint", ckpt)
+	oneLineError(t, "format", "export", "--checkpoint", ckpt, "--format", "onnx", out)
 }

@@ -1,0 +1,100 @@
+package export
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/nn"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+func checkpoint(kind string) *train.Checkpoint {
+	c := &train.Checkpoint{Config: train.Config{Model: kind}, Model: nn.Config{Kind: kind, InDim: 3, Hidden: 4, Classes: 2, Layers: 2}}
+	add := func(name string, shape ...int) {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(len(c.Params)*100 + i)
+		}
+		c.Params = append(c.Params, train.ParamInfo{Name: name, Shape: shape})
+		c.Data = append(c.Data, [3][]float32{v, nil, nil})
+	}
+	if kind == "sage" {
+		add("layer0.w_self", 3, 4)
+		add("layer0.w_neigh", 3, 4)
+		add("layer0.bias", 4)
+		add("layer1.w_self", 4, 2)
+		add("layer1.w_neigh", 4, 2)
+		add("layer1.bias", 2)
+	} else {
+		add("layer0.w", 3, 4)
+		add("layer0.bias", 4)
+		add("layer1.w", 4, 2)
+		add("layer1.bias", 2)
+	}
+	return c
+}
+
+// TestPyGRoundTrip: the file holds PyG's names, torch's [out, in] weights
+// (the transpose of fanout's [in, out]), the biases as they are, and the
+// model's description; reading it back gives the same values.
+func TestPyGRoundTrip(t *testing.T) {
+	for kind, want := range map[string][]string{
+		"sage": {"convs.0.lin_l.bias", "convs.0.lin_l.weight", "convs.0.lin_r.weight", "convs.1.lin_l.bias", "convs.1.lin_l.weight", "convs.1.lin_r.weight"},
+		"gcn":  {"convs.0.bias", "convs.0.lin.weight", "convs.1.bias", "convs.1.lin.weight"},
+	} {
+		c := checkpoint(kind)
+		ts, meta, err := PyG(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "m.safetensors")
+		if err := WriteSafetensors(path, ts, meta); err != nil {
+			t.Fatal(err)
+		}
+		got, gotMeta, err := ReadSafetensors(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for n := range got {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, want) {
+			t.Fatalf("%s: tensors %v, want %v", kind, names, want)
+		}
+		if gotMeta["num_layers"] != "2" || !strings.HasSuffix(gotMeta["pyg_model"], map[string]string{"sage": "GraphSAGE", "gcn": "GCN"}[kind]) {
+			t.Errorf("%s: metadata %v", kind, gotMeta)
+		}
+		// The first layer's weight: fanout's [3, 4] element (r, c) is torch's (c, r).
+		src := c.Data[0][0]
+		if kind == "sage" {
+			src = c.Data[1][0] // w_neigh → lin_l
+		}
+		w := got[map[string]string{"sage": "convs.0.lin_l.weight", "gcn": "convs.0.lin.weight"}[kind]]
+		if !slices.Equal(w.Shape, []int{4, 3}) {
+			t.Fatalf("%s: weight shape %v, want [4 3]", kind, w.Shape)
+		}
+		for r := 0; r < 3; r++ {
+			for col := 0; col < 4; col++ {
+				if w.Data[col*3+r] != src[r*4+col] {
+					t.Fatalf("%s: weight (%d, %d) = %v, want %v", kind, col, r, w.Data[col*3+r], src[r*4+col])
+				}
+			}
+		}
+	}
+}
+
+func TestPyGUnknownModel(t *testing.T) {
+	c := checkpoint("gcn")
+	c.Config.Model = "gat"
+	if _, _, err := PyG(c); err == nil || !strings.Contains(err.Error(), `no PyG mapping for model "gat"`) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,85 @@
+package export
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// pygName maps one of fanout's per-layer parameters to PyG's state_dict:
+// layer l's parameter Suffix becomes convs.{l}.Name; weights are
+// transposed (fanout keeps [in, out], torch.nn.Linear [out, in]).
+type pygName struct {
+	Suffix, Name string
+	Transpose    bool
+}
+
+// pygNames are the mappings to torch_geometric.nn.models.GraphSAGE and GCN
+// (BasicGNN: convs is the ModuleList of convolutions). SAGEConv's lin_l
+// multiplies the neighbour mean and carries the bias, lin_r the root;
+// GCNConv keeps its bias apart from lin.
+var pygNames = map[string][]pygName{
+	"sage": {{"w_neigh", "lin_l.weight", true}, {"bias", "lin_l.bias", false}, {"w_self", "lin_r.weight", true}},
+	"gcn":  {{"w", "lin.weight", true}, {"bias", "bias", false}},
+}
+
+// PyG returns the checkpoint's parameters under the names and layouts of
+// PyTorch Geometric's model of the same kind, and metadata describing the
+// model (its class and arguments).
+func PyG(c *train.Checkpoint) ([]Tensor, map[string]string, error) {
+	names, ok := pygNames[c.Config.Model]
+	if !ok {
+		return nil, nil, fmt.Errorf("export: no PyG mapping for model %q (mapped: sage, gcn)", c.Config.Model)
+	}
+	var out []Tensor
+	for i, p := range c.Params {
+		var l int
+		var suffix string
+		if _, err := fmt.Sscanf(p.Name, "layer%d.", &l); err != nil {
+			return nil, nil, fmt.Errorf("export: parameter %q is not named layerN.x", p.Name)
+		}
+		suffix = p.Name[strings.IndexByte(p.Name, '.')+1:]
+		m, ok := find(names, suffix)
+		if !ok {
+			return nil, nil, fmt.Errorf("export: %s parameter %q has no PyG name", c.Config.Model, p.Name)
+		}
+		t := Tensor{Name: fmt.Sprintf("convs.%d.%s", l, m.Name), Shape: p.Shape, Data: c.Data[i][0]}
+		if m.Transpose {
+			if len(p.Shape) != 2 {
+				return nil, nil, fmt.Errorf("export: parameter %q of shape %v is not a matrix", p.Name, p.Shape)
+			}
+			t.Shape = []int{p.Shape[1], p.Shape[0]}
+			t.Data = transpose(c.Data[i][0], p.Shape[0], p.Shape[1])
+		}
+		out = append(out, t)
+	}
+	class := map[string]string{"sage": "GraphSAGE", "gcn": "GCN"}[c.Config.Model]
+	meta := map[string]string{
+		"format":      "pt",
+		"pyg_model":   "torch_geometric.nn.models." + class,
+		"in_channels": fmt.Sprint(c.Model.InDim), "hidden_channels": fmt.Sprint(c.Model.Hidden),
+		"out_channels": fmt.Sprint(c.Model.Classes), "num_layers": fmt.Sprint(c.Model.Layers),
+	}
+	return out, meta, nil
+}
+
+func find(names []pygName, suffix string) (pygName, bool) {
+	for _, n := range names {
+		if n.Suffix == suffix {
+			return n, true
+		}
+	}
+	return pygName{}, false
+}
+
+// transpose returns the [cols, rows] transpose of the row-major [rows, cols] a.
+func transpose(a []float32, rows, cols int) []float32 {
+	out := make([]float32, len(a))
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			out[c*rows+r] = a[r*cols+c]
+		}
+	}
+	return out
+}
