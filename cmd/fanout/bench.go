@@ -11,6 +11,7 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/nn"
+	"github.com/fanout-gnn/fanout/report"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -51,6 +52,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	steps := fs.Int("steps", 20, "steps to measure (the epoch time is extrapolated)")
 	warmup := fs.Int("warmup", 3, "steps to run before measuring")
 	asJSON := fs.Bool("json", false, "print one JSON line per mode instead of a table")
+	plotOut := fs.String("plot", "", "also draw the step's time split (sample, gather, train, idle) per mode as a PNG to this file")
 	prof := fs.Bool("profile", false, "add an eager pass with each op timed on the device, and print the ops that take the most time")
 	hf := addHyperFlags(fs)
 	pos, err := parse(fs, args)
@@ -89,6 +91,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	var eagerStep float64
+	var splits []report.Split
 	for _, m := range modes {
 		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.tf32x3,
 			Date: time.Now().UTC().Format(time.DateOnly)}
@@ -105,12 +108,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		} else if eagerStep > 0 {
 			rep.SpeedupOverEager = eagerStep / rep.StepSeconds
 		}
+		splits = append(splits, report.Split{Label: m, Sample: rep.SampleS, Gather: rep.GatherS, Train: rep.TrainS, Idle: rep.IdleS, Step: rep.StepSeconds})
 		if *asJSON {
 			b, _ := json.Marshal(rep)
 			fmt.Fprintln(stdout, string(b))
 		} else {
 			printBench(stdout, rep)
 		}
+	}
+	if *plotOut != "" {
+		title := fmt.Sprintf("%s step on %s", ds.Name, desc)
+		if err := report.PlotSplit(title, splits, *plotOut); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", *plotOut)
 	}
 	if *prof {
 		rep := benchReport{Preset: ds.Name, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.tf32x3, Date: time.Now().UTC().Format(time.DateOnly)}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,4 +99,24 @@ func TestExport(t *testing.T) {
 	}
 	oneLineError(t, "want one output file", "export", "--checkpoint", ckpt)
 	oneLineError(t, "format", "export", "--checkpoint", ckpt, "--format", "onnx", out)
+}
+
+// TestPlotCommands: plot draws a trained run, bench --plot its split.
+func TestPlotCommands(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "run")
+	if code, _, stderr := fanout(t, trainArgs("--out", run, "--epochs", "2")...); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, out, stderr := fanout(t, "plot", run); code != 0 || !strings.Contains(out, "curves.png (2 epochs)") {
+		t.Fatalf("plot: exit %d %s%s", code, out, stderr)
+	}
+	png := filepath.Join(dir, "split.png")
+	if code, out, stderr := fanout(t, "bench", "--preset", "tiny", "--device", "cpu", "--steps", "2", "--warmup", "1", "--plot", png); code != 0 {
+		t.Fatalf("bench --plot: exit %d %s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(png); err != nil {
+		t.Fatal(err)
+	}
+	oneLineError(t, "want one run directory", "plot")
 }

@@ -33,6 +33,7 @@ func commands() []command {
 		{"train", "train a model (no arguments: the built-in tiny preset)", runTrain},
 		{"eval", "evaluate a checkpoint on a dataset", runEval},
 		{"bench", "measure a preset's training epoch", runBench},
+		{"plot", "draw a run's loss and accuracy per epoch as a PNG: RUN [--out F.png]", runPlot},
 		{"export", "write a checkpoint's parameters as safetensors under PyTorch Geometric's names: --checkpoint C OUT", runExport},
 		{"version", "print the version, the commit, the Go version and the GPU libraries found", runVersion},
 	}
