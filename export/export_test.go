@@ -1,6 +1,7 @@
 package export
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -97,4 +98,23 @@ func TestPyGUnknownModel(t *testing.T) {
 	if _, _, err := PyG(c); err == nil || !strings.Contains(err.Error(), `no PyG mapping for model "gat"`) {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// FuzzReadSafetensors: any bytes give tensors or an error, never a panic.
+func FuzzReadSafetensors(f *testing.F) {
+	path := filepath.Join(f.TempDir(), "seed.safetensors")
+	ts, meta, _ := PyG(checkpoint("gcn"))
+	if err := WriteSafetensors(path, ts, meta); err != nil {
+		f.Fatal(err)
+	}
+	seed, _ := os.ReadFile(path)
+	f.Add(seed)
+	f.Add([]byte{8, 0, 0, 0, 0, 0, 0, 0, '{', '}', ' ', ' ', ' ', ' ', ' ', ' '})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), "f.safetensors")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ReadSafetensors(p)
+	})
 }

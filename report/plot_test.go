@@ -73,3 +73,16 @@ func TestPlotSplit(t *testing.T) {
 		t.Error("no splits: no error")
 	}
 }
+
+// FuzzReadRun: any metrics.jsonl gives a run or an error, never a panic.
+func FuzzReadRun(f *testing.F) {
+	f.Add([]byte(`{"epoch":1,"loss":1.9,"train_acc":0.2,"valid_acc":0.3,"valid_loss":1.8}` + "\n"))
+	f.Add([]byte("\n\n{}"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "metrics.jsonl"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ReadRun(dir)
+	})
+}
