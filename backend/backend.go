@@ -225,6 +225,10 @@ type Dense interface {
 	// equals the label. Rows with label < 0 are ignored (no loss, no
 	// gradient, not counted) but still divide the mean.
 	SoftmaxCrossEntropy(logits Buffer, labels Buffer, n Count, classes int, loss, dlogits Buffer, correct Count)
+	// DotSum overwrites out[0] (F32 [1]) with the sum over rows [:n] and
+	// dim columns of a[i, j]·b[i, j] (a, b F32 [n.Cap, dim]), added in a
+	// fixed order (the same bits every run).
+	DotSum(a, b Buffer, n Count, dim int, out Buffer)
 	// Argmax writes the index of each row's largest logit (I32 [cap]); the
 	// first such index on ties (SoftmaxCrossEntropy's correct uses the same
 	// rule).
@@ -279,6 +283,13 @@ type Sparse interface {
 	// selfW[i] = 1/d_i and edgeW[e] = (srcDeg[i]/s_i)/sqrt(d_i·d_j). With
 	// all neighbours sampled this is D^-1/2 (A+I) D^-1/2.
 	GCNWeights(blk *Block, srcDeg, edgeW, selfW Buffer)
+	// GINWeights sets GIN's sum weights: edgeW[e] = srcDeg[i]/s_i for the
+	// edges of destination i (srcDeg F32 [NumSrc.Cap], full-graph degrees;
+	// s_i the sampled degree), so that the sampled sum is an unbiased
+	// estimate of the sum over all neighbours (exactly that sum when all
+	// are sampled), and selfW[i] = 1 + eps[0] (eps F32 [1], read in backend
+	// memory so a learned ε needs no host read).
+	GINWeights(blk *Block, srcDeg, eps, edgeW, selfW Buffer)
 	// Aggregate computes out as above.
 	Aggregate(blk *Block, edgeW, selfW, x Buffer, dim int, out Buffer)
 	// AggregateConcat writes GraphSAGE's concatenation of a destination's

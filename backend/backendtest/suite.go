@@ -57,6 +57,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"Accumulate", testAccumulate},
 		{"ScaleShare", testScaleShare},
 		{"GatherTiered", testGatherTiered},
+		{"GINWeights", testGINWeights},
+		{"DotSum", testDotSum},
 		{"LinearKeepsPaddingRows", testLinearKeepsPaddingRows},
 		{"Capture", testCapture},
 		{"MeanWeights", testMeanWeights},

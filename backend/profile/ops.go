@@ -137,3 +137,11 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 func (b *Backend) UploadHost(data any) (backend.Buffer, error) {
 	return backend.UploadHost(b.inner, data)
 }
+
+func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backend.Buffer) {
+	b.op("GINWeights", func() { b.inner.GINWeights(blk, srcDeg, eps, edgeW, selfW) })
+}
+
+func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out backend.Buffer) {
+	b.op("DotSum", func() { b.inner.DotSum(a, bb, n, dim, out) })
+}

@@ -108,3 +108,11 @@ func (b *Backend) HostFunc(fn func()) {
 func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
 	b.do(func() { b.inner.GatherTiered(cache, slot, host, dim, ids, n, out, stats) })
 }
+
+func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backend.Buffer) {
+	b.do(func() { b.inner.GINWeights(blk, srcDeg, eps, edgeW, selfW) })
+}
+
+func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out backend.Buffer) {
+	b.do(func() { b.inner.DotSum(a, bb, n, dim, out) })
+}

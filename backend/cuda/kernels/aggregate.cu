@@ -11,29 +11,9 @@
 // sources) are skipped. selfW and edgeW may be null (no self term; weight 1).
 #include "common.cuh"
 #include "vec.cuh"
+#include "block.cuh"
 
 #define AGG_NC 4
-
-struct BlockCounts {
-    int n, ne, ns;
-};
-
-__device__ __forceinline__ BlockCounts block_counts(const int* nDstP, int dstCap, const int* nEP, int edgeCap,
-                                                    const int* nSrcP, int srcCap) {
-    BlockCounts b;
-    b.n = live_count(nDstP, dstCap);
-    b.ne = live_count(nEP, edgeCap);
-    b.ns = live_count(nSrcP, srcCap);
-    return b;
-}
-
-__device__ __forceinline__ void edge_range(const int* indptr, int i, int ne, int* e0, int* e1) {
-    int a = indptr[i], b = indptr[i + 1];
-    a = a < 0 ? 0 : (a > ne ? ne : a);
-    b = b < a ? a : (b > ne ? ne : b);
-    *e0 = a;
-    *e1 = b;
-}
 
 // edge_info loads edge eb+lane's source (or -1) and weight.
 __device__ __forceinline__ void edge_info(const int* indices, const float* edgeW, int e, int e1, int ns, int* j,

@@ -1,0 +1,55 @@
+package backendtest
+
+import "math"
+
+// testGINWeights: each edge of destination i weighs full degree over
+// sampled degree, and every destination's self weight is 1 + ε, ε read
+// from backend memory.
+func testGINWeights(e *env) {
+	h := e.randomBlock(30, 70)
+	deg := make([]float32, h.capSrc)
+	for j := range deg {
+		deg[j] = float32(e.rnd.IntN(50))
+	}
+	for i := range h.nDst {
+		deg[i] = max(deg[i], float32(h.indptr[i+1]-h.indptr[i]))
+	}
+	ew := e.poison(h.capEdges)
+	sw := e.poison(h.capDst)
+	e.be.GINWeights(e.uploadBlock(h), e.upload(deg), e.upload([]float32{-0.25}), ew, sw)
+	wantE := make([]float64, h.nEdges)
+	wantS := make([]float64, h.nDst)
+	for i := range h.nDst {
+		wantS[i] = 0.75
+		lo, hi := h.indptr[i], h.indptr[i+1]
+		for k := lo; k < hi; k++ {
+			wantE[k] = float64(deg[i]) / float64(hi-lo)
+		}
+	}
+	checkClose(e.t, "GINWeights edgeW", e.readF32(ew, h.nEdges), wantE, nil, tolElem, 0)
+	checkClose(e.t, "GINWeights selfW", e.readF32(sw, h.nDst), wantS, nil, tolElem, 0)
+}
+
+// testDotSum: the sum of a row-wise product over the live rows only, the
+// same bits on a second call.
+func testDotSum(e *env) {
+	const rows, live, dim = 50, 37, 13
+	a, b := e.randF32(rows*dim, 1), e.randF32(rows*dim, 1)
+	for i := live * dim; i < rows*dim; i++ {
+		a[i] = float32(math.NaN()) // past the count: must not be read
+	}
+	out := e.poison(1)
+	ab, bb := e.upload(a), e.upload(b)
+	e.be.DotSum(ab, bb, e.count(live, rows), dim, out)
+	var want, scale float64
+	for i := range live * dim {
+		want += float64(a[i]) * float64(b[i])
+		scale += math.Abs(float64(a[i]) * float64(b[i]))
+	}
+	got := e.readF32(out, 1)
+	checkClose(e.t, "DotSum", got, []float64{want}, []float64{scale}, tolElem, 0)
+	e.be.DotSum(ab, bb, e.count(live, rows), dim, out)
+	if again := e.readF32(out, 1); again[0] != got[0] {
+		e.t.Fatalf("DotSum: %v, then %v", got[0], again[0])
+	}
+}

@@ -1,0 +1,52 @@
+package cpu
+
+import "github.com/fanout-gnn/fanout/backend"
+
+// GINWeights sets edgeW[e] = srcDeg[i]/s_i and selfW[i] = 1 + eps[0] for
+// the live destinations (see backend.Sparse).
+func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backend.Buffer) {
+	c := b.begin("GINWeights")
+	defer c.end()
+	v := c.block(blk)
+	deg := c.f32("srcDeg", srcDeg, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap }))
+	ep := c.f32("eps", eps, 1)
+	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
+	sw := c.f32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
+	if !c.ok {
+		return
+	}
+	self := 1 + ep[0]
+	b.rows(v.nDst, 256, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			sw[i] = self
+			e0, e1 := v.edges(i)
+			if e1 == e0 {
+				continue
+			}
+			w := float32(float64(deg[i]) / float64(e1-e0))
+			for e := e0; e < e1; e++ {
+				ew[e] = w
+			}
+		}
+	})
+}
+
+// DotSum overwrites out[0] with Σ a·b over the live rows, accumulated in
+// float64 in row order.
+func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out backend.Buffer) {
+	c := b.begin("DotSum")
+	defer c.end()
+	c.dim("dim", dim)
+	rows, _ := c.count("n", n)
+	as := c.f32("a", a, n.Cap*dim)
+	bs := c.f32("b", bb, n.Cap*dim)
+	os := c.f32("out", out, 1)
+	if !c.ok {
+		return
+	}
+	var s float64
+	for i, x := range as[:rows*dim] {
+		s += float64(x) * float64(bs[i])
+	}
+	os[0] = float32(s)
+}
