@@ -9,6 +9,7 @@ import (
 const (
 	KindSAGE = "sage" // GraphSAGE with mean aggregation
 	KindGCN  = "gcn"  // Kipf-Welling graph convolution
+	KindGIN  = "gin"  // graph isomorphism network, two-layer MLP
 )
 
 // inputDropoutStream is the Philox stream of dropout on the input features.
@@ -22,7 +23,7 @@ const MaxLayers = 32
 // Hidden to Hidden, and the top layer maps to Classes (with Layers == 1 the
 // only layer maps InDim to Classes).
 type Config struct {
-	Kind    string  // KindSAGE or KindGCN
+	Kind    string  // KindSAGE, KindGCN or KindGIN
 	InDim   int     // input feature width
 	Hidden  int     // hidden width (unused when Layers == 1)
 	Classes int     // output width (number of classes)
@@ -31,14 +32,16 @@ type Config struct {
 	// InputDropout is the dropout probability on the input features of the
 	// bottom layer during training (Kipf and Welling's GCN uses 0.5), in [0, 1).
 	InputDropout float32
+	// LearnEps makes GIN's ε a trained parameter (else it is 0).
+	LearnEps bool
 }
 
 // Validate returns an error naming the first invalid field.
 func (c Config) Validate() error {
 	switch c.Kind {
-	case KindSAGE, KindGCN:
+	case KindSAGE, KindGCN, KindGIN:
 	default:
-		return fmt.Errorf("nn: config Kind %q: want %q or %q", c.Kind, KindSAGE, KindGCN)
+		return fmt.Errorf("nn: config Kind %q: want %q, %q or %q", c.Kind, KindSAGE, KindGCN, KindGIN)
 	}
 	if c.InDim <= 0 {
 		return fmt.Errorf("nn: config InDim %d: must be positive", c.InDim)
@@ -60,6 +63,10 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// needsDegree reports whether the model reads full-graph degrees (GCN's
+// normalisation, GIN's sum rescaling).
+func (c Config) needsDegree() bool { return c.Kind == KindGCN || c.Kind == KindGIN }
 
 // dims returns the input and output width of layer l.
 func (c Config) dims(l int) (in, out int) {

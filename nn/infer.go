@@ -128,8 +128,8 @@ func (inf *Inference) check(l int, blk *backend.Block, table, deg, out backend.B
 	if out == nil || out.DType() != backend.F32 || out.Len() < got.Dst*dim {
 		return fmt.Errorf("out must be F32 [%d, %d]", got.Dst, dim)
 	}
-	if cfg.Kind == KindGCN && (deg == nil || deg.DType() != backend.F32) {
-		return errors.New("GCN needs an F32 degree table")
+	if cfg.needsDegree() && (deg == nil || deg.DType() != backend.F32) {
+		return fmt.Errorf("%s needs an F32 degree table", cfg.Kind)
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 // vertex. The inference is made before the parameters are set, so it must
 // share them rather than copy them.
 func TestInferenceMatchesForward(t *testing.T) {
-	for _, kind := range []string{KindSAGE, KindGCN} {
+	for _, kind := range []string{KindSAGE, KindGCN, KindGIN} {
 		t.Run(kind, func(t *testing.T) {
 			be := newCPU(t)
 			g := sampleGraph()

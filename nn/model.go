@@ -94,9 +94,12 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 		in, out := cfg.dims(l)
 		var ly layer
 		var err error
-		if cfg.Kind == KindGCN {
+		switch cfg.Kind {
+		case KindGCN:
 			ly, err = newGCN(be, l, in, out, seed)
-		} else {
+		case KindGIN:
+			ly, err = newGIN(be, l, in, out, cfg.LearnEps, seed)
+		default:
 			ly, err = newSAGE(be, l, in, out, seed)
 		}
 		if err != nil {

@@ -66,10 +66,11 @@ func newTestModel(t testing.TB, be backend.Backend, cfg Config, caps []Caps) *Mo
 // TestModelGrad checks every parameter's gradient of the mean loss of a
 // 2-layer model, with dropout under a fixed mask, against finite differences.
 func TestModelGrad(t *testing.T) {
-	for _, kind := range []string{KindSAGE, KindGCN} {
+	for _, kind := range []string{KindSAGE, KindGCN, KindGIN} {
 		t.Run(kind, func(t *testing.T) {
 			be := newCPU(t)
-			cfg := Config{Kind: kind, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.3}
+			// GIN with a learned ε: its gradient is checked with the rest.
+			cfg := Config{Kind: kind, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.3, LearnEps: kind == KindGIN}
 			tb := newTestBatch(t, be, cfg.InDim, cfg.Classes, []int{3, 2})
 			m := newTestModel(t, be, cfg, tb.caps)
 			r := backend.Rand{Seed: 5, Clock: tb.clock}

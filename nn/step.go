@@ -39,7 +39,7 @@ func (m *Model) CheckBatch(b *Batch) error {
 			return err
 		}
 	}
-	if m.cfg.Kind == KindGCN {
+	if m.cfg.needsDegree() {
 		if err := checkBuf("Degree", b.Degree, backend.F32, 1); err != nil {
 			return err
 		}

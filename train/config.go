@@ -17,20 +17,21 @@ import (
 // file keys for it are listed in cmd/fanout/config.go; Validate's messages
 // use those names.)
 type Config struct {
-	Model       string  `json:"model"`         // "sage" or "gcn"
-	Layers      int     `json:"layers"`        // number of GNN layers
-	Hidden      int     `json:"hidden"`        // hidden width
-	Fanouts     []int   `json:"fanouts"`       // per hop from the seeds; -1 = all, 0 = none
-	Batch       int     `json:"batch"`         // seeds per step
-	Epochs      int     `json:"epochs"`        // passes over the training split
-	LR          float32 `json:"lr"`            // Adam learning rate
-	WeightDecay float32 `json:"weight_decay"`  // L2 added to gradients
-	Dropout     float32 `json:"dropout"`       // dropout probability on hidden layers
-	InDropout   float32 `json:"input_dropout"` // dropout probability on input features
-	Seed        uint64  `json:"seed"`          // seeds initialisation, shuffling, sampling, dropout
-	EvalEvery   int     `json:"eval_every"`    // validate every N epochs (>= 1)
-	FullEval    bool    `json:"full_eval"`     // evaluate with all neighbours instead of the training fanouts
-	Patience    int     `json:"patience"`      // stop after N evaluations without improvement (0 = never)
+	Model       string  `json:"model"`             // "sage", "gcn" or "gin"
+	Layers      int     `json:"layers"`            // number of GNN layers
+	Hidden      int     `json:"hidden"`            // hidden width
+	Fanouts     []int   `json:"fanouts"`           // per hop from the seeds; -1 = all, 0 = none
+	Batch       int     `json:"batch"`             // seeds per step
+	Epochs      int     `json:"epochs"`            // passes over the training split
+	LR          float32 `json:"lr"`                // Adam learning rate
+	WeightDecay float32 `json:"weight_decay"`      // L2 added to gradients
+	Dropout     float32 `json:"dropout"`           // dropout probability on hidden layers
+	InDropout   float32 `json:"input_dropout"`     // dropout probability on input features
+	Seed        uint64  `json:"seed"`              // seeds initialisation, shuffling, sampling, dropout
+	EvalEvery   int     `json:"eval_every"`        // validate every N epochs (>= 1)
+	FullEval    bool    `json:"full_eval"`         // evaluate with all neighbours instead of the training fanouts
+	Patience    int     `json:"patience"`          // stop after N evaluations without improvement (0 = never)
+	GINEps      string  `json:"gin_eps,omitempty"` // GIN's ε: "0" (fixed, the default) or "learn"
 }
 
 // Defaults is a sensible starting configuration (GraphSAGE, 2 layers).
@@ -44,14 +45,16 @@ func Defaults() Config {
 // ModelConfig is the nn configuration for a dataset's input and class counts.
 func (c Config) ModelConfig(inDim, classes int) nn.Config {
 	return nn.Config{Kind: c.Model, InDim: inDim, Hidden: c.Hidden, Classes: classes,
-		Layers: c.Layers, Dropout: c.Dropout, InputDropout: c.InDropout}
+		Layers: c.Layers, Dropout: c.Dropout, InputDropout: c.InDropout, LearnEps: c.GINEps == "learn"}
 }
 
 // Validate names the first field that is wrong.
 func (c Config) Validate() error {
 	switch {
-	case c.Model != "sage" && c.Model != "gcn":
-		return fmt.Errorf("model: %q is not a model (want sage or gcn)", c.Model)
+	case c.Model != "sage" && c.Model != "gcn" && c.Model != "gin":
+		return fmt.Errorf("model: %q is not a model (want sage, gcn or gin)", c.Model)
+	case c.GINEps != "" && c.GINEps != "0" && c.GINEps != "learn":
+		return fmt.Errorf("gin-eps: %q, want 0 or learn", c.GINEps)
 	case c.Layers < 1 || c.Layers > nn.MaxLayers:
 		return fmt.Errorf("layers: %d, want 1 to %d", c.Layers, nn.MaxLayers)
 	case c.Hidden < 1:

@@ -98,3 +98,27 @@ func TestCoraSAGEAccuracy(t *testing.T) {
 		t.Logf("GraphSAGE on Cora: mean test accuracy %.4f over 5 seeds", acc)
 	}
 }
+
+// coraGIN is GIN on Cora: 2 layers × 64, all neighbours, one step per epoch.
+func coraGIN() Config {
+	return Config{Model: "gin", Layers: 2, Hidden: 64, Fanouts: []int{-1, -1}, Batch: 140, Epochs: 200,
+		LR: 0.005, WeightDecay: 5e-4, Dropout: 0.5, InDropout: 0.5, Seed: 1, EvalEvery: 1}
+}
+
+// TestCoraGINBeatsFeaturesAlone: GIN over all neighbours beats the same
+// model with fanouts 0 (its MLP on the features alone) by at least 15
+// points of mean test accuracy over seeds 1..5.
+func TestCoraGINBeatsFeaturesAlone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains ten models")
+	}
+	ds := loadCora(t)
+	gnn := coraAccuracy(t, ds, coraGIN())
+	alone := coraGIN()
+	alone.Fanouts = []int{0, 0}
+	mlp := coraAccuracy(t, ds, alone)
+	t.Logf("Cora GIN: %.3f with neighbours, %.3f with fanouts 0", gnn, mlp)
+	if gnn-mlp < 0.15 {
+		t.Fatalf("neighbours add %.1f points; want at least 15", 100*(gnn-mlp))
+	}
+}

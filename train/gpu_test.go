@@ -47,7 +47,7 @@ func TestCUDAMatchesCPULosses(t *testing.T) {
 
 func cudaMatchesCPULosses(t *testing.T, gpu backend.Backend) {
 	ds := tinyData(t)
-	for _, model := range []string{"sage", "gcn"} {
+	for _, model := range []string{"sage", "gcn", "gin"} {
 		cfg := tinyConfig(t)
 		cfg.Model = model
 		cpuLoss := stepLossesOn(t, nil, ds, cfg, 5)
@@ -100,7 +100,7 @@ func relClose(t *testing.T, what string, got, want []float32, tol float64) float
 func TestReplayMatchesEagerCUDA(t *testing.T) {
 	gpu := openCUDA(t)
 	ds := tinyData(t)
-	for _, model := range []string{"sage", "gcn"} {
+	for _, model := range []string{"sage", "gcn", "gin"} {
 		cfg := tinyConfig(t)
 		cfg.Model, cfg.Epochs = model, 10
 		want, _ := eagerRun(t, gpu, ds, cfg)
@@ -185,7 +185,7 @@ func TestReplayBitwiseDeterministicCUDA(t *testing.T) {
 // equal, and so must replay at its tight envelope when tight is set.
 func replayBitwise(t *testing.T, gpu backend.Backend, tight bool) {
 	ds := tinyData(t)
-	for _, model := range []string{"sage", "gcn"} {
+	for _, model := range []string{"sage", "gcn", "gin"} {
 		cfg := tinyConfig(t)
 		cfg.Model, cfg.Epochs = model, 10
 		eager1, _ := eagerRun(t, gpu, ds, cfg)

@@ -58,9 +58,12 @@ func params(t *testing.T, tr *Trainer) [][]float32 {
 
 func TestReplayReproducesEagerBitwise(t *testing.T) {
 	ds := tinyData(t)
-	for _, model := range []string{"sage", "gcn"} {
+	for _, model := range []string{"sage", "gcn", "gin"} {
 		cfg := tinyConfig(t)
 		cfg.Model, cfg.Epochs = model, 3
+		if model == "gin" {
+			cfg.GINEps = "learn"
+		}
 		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
 		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
 		if len(wantLoss) < 20 || !slices.Equal(gotLoss, wantLoss) {

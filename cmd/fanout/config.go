@@ -31,7 +31,8 @@ type option struct {
 // hyperOptions are the training hyper-parameters (train.Config).
 func hyperOptions() []option {
 	return []option{
-		{"model", "model: sage or gcn", func(c *train.Config, _ *runFlags) any { return &c.Model }},
+		{"model", "model: sage, gcn or gin", func(c *train.Config, _ *runFlags) any { return &c.Model }},
+		{"gin-eps", "GIN's ε: 0 (fixed) or learn", func(c *train.Config, _ *runFlags) any { return &c.GINEps }},
 		{"layers", "number of GNN layers", func(c *train.Config, _ *runFlags) any { return &c.Layers }},
 		{"hidden", "hidden width", func(c *train.Config, _ *runFlags) any { return &c.Hidden }},
 		{"fanouts", "`list` of neighbours per hop from the seeds, comma-separated (-1 = all, 0 = none)", func(c *train.Config, _ *runFlags) any { return &c.Fanouts }},

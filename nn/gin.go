@@ -1,0 +1,154 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// ginLayer is the Graph Isomorphism Network layer (Xu et al. 2019):
+//
+//	h_dst = MLP((1 + ε)·x_dst + Σ_{j ∈ N(dst)} x_j)
+//	MLP(a) = ReLU(a·W1 + b1)·W2   (+ b2, applied by the model)
+//
+// With sampled neighbours the sum is rescaled per destination by its
+// full-graph degree over its sampled degree (GINWeights), so it is an
+// unbiased estimate of the sum over all neighbours, as GCN's weights are;
+// with every neighbour sampled it is the sum itself. ε is fixed at 0 or
+// learned (a parameter of one element whose gradient is Σ_i <x_i, dagg_i>,
+// computed on the device by DotSum).
+//
+// Parameters: layerN.w1 [in, out], layerN.b1 [out], layerN.w2 [out, out],
+// layerN.bias [out] (the model's bias), and layerN.eps [1] when learned.
+type ginLayer struct {
+	be         backend.Backend
+	in, out    int
+	w1, b1, w2 *Param
+	b          *Param
+	eps        *Param // learned ε, or nil
+
+	ws     workspace
+	caps   Caps
+	srcDeg backend.Buffer // F32 [caps.Src] full-graph degree of each source
+	edgeW  backend.Buffer // F32 [caps.Edges]
+	selfW  backend.Buffer // F32 [caps.Dst]
+	agg    backend.Buffer // F32 [caps.Dst, in]: the weighted sum (kept for backward)
+	z      backend.Buffer // F32 [caps.Dst, out]: ReLU(agg·W1 + b1) (kept for backward)
+	dz     backend.Buffer // F32 [caps.Dst, out]
+	dAgg   backend.Buffer // F32 [caps.Dst, in]
+	eps0   backend.Buffer // F32 [1] zero: the fixed ε
+}
+
+func newGIN(be backend.Backend, l, in, out int, learnEps bool, seed uint64) (*ginLayer, error) {
+	g := &ginLayer{be: be, in: in, out: out, ws: workspace{be: be}}
+	var err error
+	mk := func(p **Param, name string, shape ...int) {
+		if err == nil {
+			*p, err = newParam(be, fmt.Sprintf("layer%d.%s", l, name), shape...)
+		}
+	}
+	mk(&g.w1, "w1", in, out)
+	mk(&g.b1, "b1", out)
+	mk(&g.w2, "w2", out, out)
+	mk(&g.b, "bias", out)
+	if learnEps {
+		mk(&g.eps, "eps", 1)
+	}
+	if err != nil {
+		g.free()
+		return nil, err
+	}
+	initGlorot(be, g.w1, seed, l, 0)
+	initGlorot(be, g.w2, seed, l, 1)
+	return g, nil
+}
+
+func (g *ginLayer) free() {
+	for _, p := range []*Param{g.w1, g.b1, g.w2, g.b, g.eps} {
+		if p != nil {
+			p.free(g.be)
+		}
+	}
+}
+
+func (g *ginLayer) params() []*Param {
+	ps := []*Param{g.w1, g.b1, g.w2, g.b}
+	if g.eps != nil {
+		ps = append(ps, g.eps)
+	}
+	return ps
+}
+
+func (g *ginLayer) bias() *Param { return g.b }
+
+func (g *ginLayer) epsBuf() backend.Buffer {
+	if g.eps != nil {
+		return g.eps.W
+	}
+	return g.eps0
+}
+
+func (g *ginLayer) reserve(c Caps) error {
+	g.ws.release()
+	g.caps = c
+	g.srcDeg = g.ws.alloc("gin source degrees", backend.F32, c.Src)
+	g.edgeW = g.ws.alloc("gin edge weights", backend.F32, c.Edges)
+	g.selfW = g.ws.alloc("gin self weights", backend.F32, c.Dst)
+	g.agg = g.ws.alloc("gin sum", backend.F32, c.Dst*g.in)
+	g.z = g.ws.alloc("gin hidden", backend.F32, c.Dst*g.out)
+	g.dz = g.ws.alloc("gin hidden gradient", backend.F32, c.Dst*g.out)
+	g.dAgg = g.ws.alloc("gin sum gradient", backend.F32, c.Dst*g.in)
+	g.eps0 = g.ws.alloc("gin fixed epsilon", backend.F32, 1)
+	if err := g.ws.err; err != nil {
+		g.ws.release()
+		return err
+	}
+	return nil
+}
+
+func (g *ginLayer) release() { g.ws.release() }
+
+// prepare gathers the sources' full-graph degrees and sets the sum weights.
+func (g *ginLayer) prepare(blk *backend.Block, deg backend.Buffer) {
+	g.be.Gather(deg, 1, blk.SrcIDs, blk.NumSrc, g.srcDeg)
+	g.be.GINWeights(blk, g.srcDeg, g.epsBuf(), g.edgeW, g.selfW)
+}
+
+// forward writes h[:NumDst] (h [caps.Dst, out]) from x [caps.Src, in].
+func (g *ginLayer) forward(blk *backend.Block, x, h backend.Buffer) {
+	be := g.be
+	be.Aggregate(blk, g.edgeW, g.selfW, x, g.in, g.agg)
+	be.Linear(g.agg, blk.NumDst, g.w1.W, g.in, g.out, g.z, false)
+	be.BiasActDropout(g.z, blk.NumDst, g.out, g.b1.W, true, 0, backend.Rand{}, nil, g.z)
+	be.Linear(g.z, blk.NumDst, g.w2.W, g.out, g.out, h, false)
+}
+
+// backward overwrites the gradients of w1, b1, w2 (and ε) from dh
+// [caps.Dst, out] and, when dx is non-nil, overwrites dx [caps.Src, in].
+func (g *ginLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
+	be := g.be
+	be.LinearBackwardWeight(g.z, dh, blk.NumDst, g.out, g.out, g.w2.G, false)
+	be.LinearBackwardData(dh, blk.NumDst, g.w2.W, g.out, g.out, g.dz, false)
+	be.BiasActDropoutBackward(g.dz, g.z, blk.NumDst, g.out, true, 0, nil, g.dz, g.b1.G)
+	be.LinearBackwardWeight(g.agg, g.dz, blk.NumDst, g.in, g.out, g.w1.G, false)
+	if dx == nil && g.eps == nil {
+		return
+	}
+	be.LinearBackwardData(g.dz, blk.NumDst, g.w1.W, g.in, g.out, g.dAgg, false)
+	if g.eps != nil {
+		// dε = Σ_i <x_i, dagg_i>: destination i is source row i.
+		be.DotSum(rows(be, x, g.caps.Dst, g.in), g.dAgg, blk.NumDst, g.in, g.eps.G)
+	}
+	if dx != nil {
+		be.Fill(dx, 0)
+		be.AggregateBackward(blk, g.edgeW, g.selfW, g.dAgg, g.in, dx)
+	}
+}
+
+func (g *ginLayer) workspace() *workspace { return &g.ws }
+
+func (g *ginLayer) inferCopy() layer {
+	c := *g
+	c.ws = workspace{be: g.be}
+	return &c
+}
