@@ -25,7 +25,16 @@ func checkpoint(kind string) *train.Checkpoint {
 		c.Params = append(c.Params, train.ParamInfo{Name: name, Shape: shape})
 		c.Data = append(c.Data, [3][]float32{v, nil, nil})
 	}
-	if kind == "sage" {
+	if kind == "gin" {
+		add("layer0.w1", 3, 4)
+		add("layer0.b1", 4)
+		add("layer0.w2", 4, 4)
+		add("layer0.bias", 4)
+		add("layer1.w1", 4, 2)
+		add("layer1.b1", 2)
+		add("layer1.w2", 2, 2)
+		add("layer1.bias", 2)
+	} else if kind == "sage" {
 		add("layer0.w_self", 3, 4)
 		add("layer0.w_neigh", 3, 4)
 		add("layer0.bias", 4)
@@ -48,6 +57,7 @@ func TestPyGRoundTrip(t *testing.T) {
 	for kind, want := range map[string][]string{
 		"sage": {"convs.0.lin_l.bias", "convs.0.lin_l.weight", "convs.0.lin_r.weight", "convs.1.lin_l.bias", "convs.1.lin_l.weight", "convs.1.lin_r.weight"},
 		"gcn":  {"convs.0.bias", "convs.0.lin.weight", "convs.1.bias", "convs.1.lin.weight"},
+		"gin":  {"convs.0.eps", "convs.0.nn.lins.0.bias", "convs.0.nn.lins.0.weight", "convs.0.nn.lins.1.bias", "convs.0.nn.lins.1.weight", "convs.1.eps", "convs.1.nn.lins.0.bias", "convs.1.nn.lins.0.weight", "convs.1.nn.lins.1.bias", "convs.1.nn.lins.1.weight"},
 	} {
 		c := checkpoint(kind)
 		ts, meta, err := PyG(c)
@@ -70,7 +80,7 @@ func TestPyGRoundTrip(t *testing.T) {
 		if !slices.Equal(names, want) {
 			t.Fatalf("%s: tensors %v, want %v", kind, names, want)
 		}
-		if gotMeta["num_layers"] != "2" || !strings.HasSuffix(gotMeta["pyg_model"], map[string]string{"sage": "GraphSAGE", "gcn": "GCN"}[kind]) {
+		if gotMeta["num_layers"] != "2" || !strings.HasSuffix(gotMeta["pyg_model"], map[string]string{"sage": "GraphSAGE", "gcn": "GCN", "gin": "GIN"}[kind]) {
 			t.Errorf("%s: metadata %v", kind, gotMeta)
 		}
 		// The first layer's weight: fanout's [3, 4] element (r, c) is torch's (c, r).
@@ -78,7 +88,7 @@ func TestPyGRoundTrip(t *testing.T) {
 		if kind == "sage" {
 			src = c.Data[1][0] // w_neigh → lin_l
 		}
-		w := got[map[string]string{"sage": "convs.0.lin_l.weight", "gcn": "convs.0.lin.weight"}[kind]]
+		w := got[map[string]string{"sage": "convs.0.lin_l.weight", "gcn": "convs.0.lin.weight", "gin": "convs.0.nn.lins.0.weight"}[kind]]
 		if !slices.Equal(w.Shape, []int{4, 3}) {
 			t.Fatalf("%s: weight shape %v, want [4 3]", kind, w.Shape)
 		}

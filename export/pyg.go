@@ -22,6 +22,11 @@ type pygName struct {
 var pygNames = map[string][]pygName{
 	"sage": {{"w_neigh", "lin_l.weight", true}, {"bias", "lin_l.bias", false}, {"w_self", "lin_r.weight", true}},
 	"gcn":  {{"w", "lin.weight", true}, {"bias", "bias", false}},
+	// GINConv(nn=MLP([in, out, out])): the MLP's two Linear layers; the
+	// model's bias is the second one's. eps is a parameter (train_eps) or
+	// a buffer, in the state_dict either way.
+	"gin": {{"w1", "nn.lins.0.weight", true}, {"b1", "nn.lins.0.bias", false},
+		{"w2", "nn.lins.1.weight", true}, {"bias", "nn.lins.1.bias", false}, {"eps", "eps", false}},
 }
 
 // PyG returns the checkpoint's parameters under the names and layouts of
@@ -30,7 +35,7 @@ var pygNames = map[string][]pygName{
 func PyG(c *train.Checkpoint) ([]Tensor, map[string]string, error) {
 	names, ok := pygNames[c.Config.Model]
 	if !ok {
-		return nil, nil, fmt.Errorf("export: no PyG mapping for model %q (mapped: sage, gcn)", c.Config.Model)
+		return nil, nil, fmt.Errorf("export: no PyG mapping for model %q (mapped: sage, gcn, gin)", c.Config.Model)
 	}
 	var out []Tensor
 	for i, p := range c.Params {
@@ -54,12 +59,22 @@ func PyG(c *train.Checkpoint) ([]Tensor, map[string]string, error) {
 		}
 		out = append(out, t)
 	}
-	class := map[string]string{"sage": "GraphSAGE", "gcn": "GCN"}[c.Config.Model]
+	learnEps := c.Config.GINEps == "learn"
+	if c.Config.Model == "gin" && !learnEps {
+		// A fixed ε is 0, and GINConv keeps it as a buffer.
+		for l := 0; l < c.Model.Layers; l++ {
+			out = append(out, Tensor{Name: fmt.Sprintf("convs.%d.eps", l), Shape: []int{1}, Data: []float32{0}})
+		}
+	}
+	class := map[string]string{"sage": "GraphSAGE", "gcn": "GCN", "gin": "GIN"}[c.Config.Model]
 	meta := map[string]string{
 		"format":      "pt",
 		"pyg_model":   "torch_geometric.nn.models." + class,
 		"in_channels": fmt.Sprint(c.Model.InDim), "hidden_channels": fmt.Sprint(c.Model.Hidden),
 		"out_channels": fmt.Sprint(c.Model.Classes), "num_layers": fmt.Sprint(c.Model.Layers),
+	}
+	if c.Config.Model == "gin" {
+		meta["train_eps"] = fmt.Sprint(learnEps)
 	}
 	return out, meta, nil
 }

@@ -16,7 +16,7 @@ import os
 import numpy as np
 import torch
 from safetensors.torch import load_file, safe_open
-from torch_geometric.nn.models import GCN, GraphSAGE
+from torch_geometric.nn.models import GCN, GIN, GraphSAGE
 
 
 def load_dataset(d):
@@ -41,11 +41,13 @@ def main():
     with safe_open(args.weights, framework="pt") as f:
         meta = f.metadata()
     kind = meta["pyg_model"].rsplit(".", 1)[1]
-    cls = {"GraphSAGE": GraphSAGE, "GCN": GCN}[kind]
+    cls = {"GraphSAGE": GraphSAGE, "GCN": GCN, "GIN": GIN}[kind]
     kw = dict(in_channels=int(meta["in_channels"]), hidden_channels=int(meta["hidden_channels"]),
               out_channels=int(meta["out_channels"]), num_layers=int(meta["num_layers"]))
     if kind == "GraphSAGE":
         kw["aggr"] = "mean"
+    if kind == "GIN":
+        kw["train_eps"] = meta.get("train_eps") == "true"
     model = cls(**kw).to(args.device)
     model.load_state_dict(load_file(args.weights, device=args.device), strict=True)
     model.eval()
