@@ -52,6 +52,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	steps := fs.Int("steps", 20, "steps to measure (the epoch time is extrapolated)")
 	warmup := fs.Int("warmup", 3, "steps to run before measuring")
 	asJSON := fs.Bool("json", false, "print one JSON line per mode instead of a table")
+	devices := fs.String("devices", "", "train data-parallel on these device counts and report the epoch and speed-up: 2, 1,2,4 or all (--epochs epochs each, 3 by default)")
 	plotOut := fs.String("plot", "", "also draw the step's time split (sample, gather, train, idle) per mode as a PNG to this file")
 	prof := fs.Bool("profile", false, "add an eager pass with each op timed on the device, and print the ops that take the most time")
 	hf := addHyperFlags(fs)
@@ -81,6 +82,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer ds.Close()
 	gen := time.Since(start).Seconds()
+	if *devices != "" {
+		counts, err := parseDeviceCounts(*devices, func() (int, error) { return allDevices(&rf) })
+		if err != nil {
+			return err
+		}
+		if !setFlags(fs)["epochs"] {
+			cfg.Epochs = 3
+		}
+		if *mode == "both" {
+			return fmt.Errorf("mode: both measures one device; with --devices choose eager, replay or auto")
+		}
+		rf.mode = *mode
+		return benchDevices(ctx, &rf, counts, ds, cfg, *asJSON, stdout, stderr)
+	}
 	be, desc, err := openBackend(rf.device, rf.threads, rf.cuda, stderr)
 	if err != nil {
 		return err

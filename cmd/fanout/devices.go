@@ -63,6 +63,16 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 	return nil
 }
 
+// allDevices is what --devices all means: every GPU, or on the CPU one
+// device per two cores.
+func allDevices(rf *runFlags) (int, error) {
+	if rf.device == "cpu" {
+		return max(1, runtime.NumCPU()/2), nil
+	}
+	cf := rf.cuda
+	return cuda.DeviceCount(cuda.Options{LibDir: cf.libDir})
+}
+
 // openDevices opens rf.devices backends and their collective: CPU backends
 // (threads split) joined in process, or GPUs 0..N-1 joined by NCCL. The
 // mode is resolved as for one device (replay on GPUs).

@@ -37,3 +37,21 @@ func TestTrainDevices(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchDevices: bench --devices measures each count and reports the
+// speed-up over the first; bad counts are plain errors.
+func TestBenchDevices(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), strings.Fields("bench --preset tiny --device cpu --devices 1,2 --epochs 1"), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "1 device(s): epoch") || !strings.Contains(out.String(), "2 device(s): epoch") {
+		t.Errorf("output:\n%s", out.String())
+	}
+	for _, bad := range []string{"0", "two", "1,,2"} {
+		errb.Reset()
+		if code := run(context.Background(), []string{"bench", "--preset", "tiny", "--device", "cpu", "--devices", bad}, &bytes.Buffer{}, &errb); code == 0 || !strings.Contains(errb.String(), "devices:") {
+			t.Errorf("--devices %q: exit %d, %s", bad, code, errb.String())
+		}
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/multigpu"
+)
+
+// devicesReport is bench --devices' line for one device count.
+type devicesReport struct {
+	Preset    string  `json:"preset"`
+	Device    string  `json:"device"`
+	Devices   int     `json:"devices"`
+	Mode      string  `json:"mode"`
+	Epochs    int     `json:"epochs"`
+	EpochS    float64 `json:"epoch_s"` // mean training time of an epoch (the first, with its capture, included)
+	StepsPerS float64 `json:"steps_per_s"`
+	Speedup   float64 `json:"speedup"` // over the first device count measured
+	TestAcc   float64 `json:"test_acc"`
+	Date      string  `json:"date"`
+}
+
+// parseDeviceCounts reads --devices for bench: "2", "1,2,4" or "all" (every
+// GPU, or one CPU device per two cores).
+func parseDeviceCounts(s string, all func() (int, error)) ([]int, error) {
+	if s == "all" {
+		n, err := all()
+		if err != nil {
+			return nil, fmt.Errorf("devices: %w", err)
+		}
+		return []int{n}, nil
+	}
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("devices: %q, want counts such as 1,2,4 or all", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// benchDevices trains --epochs epochs data-parallel on each device count
+// and prints their epoch times and the speed-up over the first count.
+func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.Dataset, cfg train.Config, asJSON bool, stdout, stderr io.Writer) error {
+	steps := (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
+	var base float64
+	for _, n := range counts {
+		if cfg.Batch%n != 0 {
+			return fmt.Errorf("batch: %d seeds do not split evenly over %d devices", cfg.Batch, n)
+		}
+		r := *rf
+		r.devices = n
+		bes, colls, mode, err := openDevices(&r, stderr)
+		if err != nil {
+			return err
+		}
+		ranks := make([]multigpu.Rank, n)
+		for i := range ranks {
+			ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i]}
+		}
+		fmt.Fprintf(stderr, "measuring %d epochs of %s on %d x %s, %s mode\n", cfg.Epochs, ds.Name, n, bes[0].Name(), mode)
+		sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", train.ReplayOptions{Margin: rf.margin})
+		for i := range bes {
+			colls[i].Close()
+			closeBackend(bes[i])
+		}
+		if err != nil {
+			return err
+		}
+		rep := devicesReport{Preset: ds.Name, Device: rf.device, Devices: n, Mode: mode, Epochs: sum.Epochs,
+			EpochS: sum.Seconds / float64(max(sum.Epochs, 1)), TestAcc: sum.TestAcc, Date: time.Now().UTC().Format(time.DateOnly)}
+		rep.StepsPerS = float64(steps) / rep.EpochS
+		if base == 0 {
+			base = rep.EpochS
+		}
+		rep.Speedup = base / rep.EpochS
+		if asJSON {
+			b, _ := json.Marshal(rep)
+			fmt.Fprintln(stdout, string(b))
+			continue
+		}
+		fmt.Fprintf(stdout, "%d device(s): epoch %.3f s (mean of %d, training only), %.1f steps/s, speed-up %.2fx, test accuracy %.4f\n",
+			n, rep.EpochS, rep.Epochs, rep.StepsPerS, rep.Speedup, rep.TestAcc)
+	}
+	return nil
+}
