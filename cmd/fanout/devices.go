@@ -12,7 +12,9 @@ import (
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/backend/inproc"
+	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/hybrid"
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
@@ -51,7 +53,13 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 	}
 	opt.Device = desc
 	ranks[0].Options = opt
-	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", train.ReplayOptions{Margin: rf.margin})
+	var tiers []*hybrid.Tier
+	if mode == "hybrid" {
+		if tiers, err = hybridRanks(rf, ds, cfg, bes, ranks, stderr); err != nil {
+			return err
+		}
+	}
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay" || mode == "hybrid", train.ReplayOptions{Margin: rf.margin})
 	if errors.Is(err, train.ErrInterrupted) {
 		fmt.Fprintln(stderr, "interrupted")
 		return interruptStatus(ctx)
@@ -59,8 +67,37 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 	if err != nil {
 		return err
 	}
+	for i, t := range tiers {
+		fmt.Fprintf(stderr, "device %d: cache %d rows, hit rate %.3f, peak %.1f MiB of a %.1f MiB budget\n",
+			i, t.Stats.Placement.CacheRows, t.Stats.HitRate, float64(t.Stats.PeakBytes)/(1<<20), float64(t.Stats.Placement.Budget)/(1<<20))
+	}
 	printSummary(stdout, sum)
 	return nil
+}
+
+// hybridRanks gives every rank its own tiered feature store under its
+// device's budget (--gpu-memory applies per device).
+func hybridRanks(rf *runFlags, ds *dataset.Dataset, cfg train.Config, bes []backend.Backend, ranks []multigpu.Rank, stderr io.Writer) ([]*hybrid.Tier, error) {
+	tiers := make([]*hybrid.Tier, len(ranks))
+	for i := range ranks {
+		var log io.Writer
+		if i == 0 {
+			log = stderr // one plan printed: the ranks' are alike
+		}
+		hopt, err := hybridOptions(rf, bes[i], log)
+		if err != nil {
+			return nil, err
+		}
+		t, err := hybrid.NewTier(bes[i], ds, cfg, hopt)
+		if err != nil {
+			return nil, err
+		}
+		tiers[i] = t
+		ranks[i].Options.Features = t.Store
+		ranks[i].BeforeCapture = t.BeforeCapture
+		ranks[i].Finished = func(*train.Trainer) error { return t.Finish() }
+	}
+	return tiers, nil
 }
 
 // allDevices is what --devices all means: every GPU, or on the CPU one
@@ -97,7 +134,7 @@ func openDevices(rf *runFlags, stderr io.Writer) ([]backend.Backend, []backend.C
 		bes := make([]backend.Backend, n)
 		for i := range bes {
 			bes[i] = cpu.New(max(1, threads/n))
-			if mode == "replay" {
+			if mode == "replay" || mode == "hybrid" {
 				bes[i] = withCapture(bes[i])
 			}
 		}

@@ -55,3 +55,24 @@ func TestBenchDevices(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainDevicesHybrid: hybrid composes with several devices: each has
+// its own tiered store, and the run reaches the one-device accuracy.
+func TestTrainDevicesHybrid(t *testing.T) {
+	var out, errb, one bytes.Buffer
+	if code := run(context.Background(), strings.Fields("train --device cpu --devices 2 --mode hybrid --cache-rows 1000 --epochs 2"), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"device 0: cache 1000 rows", "device 1: cache 1000 rows"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	if code := run(context.Background(), strings.Fields("train --device cpu --epochs 2"), &one, &bytes.Buffer{}); code != 0 {
+		t.Fatal("one device failed")
+	}
+	acc := func(s string) string { return strings.Fields(s)[2] }
+	if acc(out.String()) != acc(one.String()) {
+		t.Errorf("2 hybrid devices: %s; one device: %s", out.String(), one.String())
+	}
+}

@@ -73,21 +73,31 @@ func parseSize(s string) (int64, error) {
 	return int64(v * mul), nil
 }
 
-// runHybrid trains with the hybrid driver and prints its figures.
-func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc string, ds *dataset.Dataset, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
-	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: stderr, Replay: train.ReplayOptions{Margin: rf.margin}}
+// hybridOptions turns the hybrid flags into the driver's options for be:
+// the budget is --gpu-memory, or what be's device has free less a margin.
+func hybridOptions(rf *runFlags, be backend.Backend, log io.Writer) (hybrid.Options, error) {
+	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: log, Replay: train.ReplayOptions{Margin: rf.margin}}
 	if rf.gpuMemory != "" {
 		b, err := parseSize(rf.gpuMemory)
 		if err != nil {
-			return err
+			return hopt, err
 		}
 		hopt.Budget = b
 	} else if m, ok := be.(memInfoer); ok {
 		free, _, err := m.MemInfo()
 		if err != nil {
-			return err
+			return hopt, err
 		}
 		hopt.Budget = free - hybrid.DefaultMargin(free)
+	}
+	return hopt, nil
+}
+
+// runHybrid trains with the hybrid driver and prints its figures.
+func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc string, ds *dataset.Dataset, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
+	hopt, err := hybridOptions(rf, be, stderr)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s, hybrid mode\n",
 		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc)

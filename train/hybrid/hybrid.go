@@ -34,54 +34,88 @@ type Stats struct {
 	ReplayStat *train.ReplayStats `json:"replay"`
 }
 
+// Tier is one device's tiered feature store and the hook that places its
+// cache once the step is provisioned (ReplayOptions.BeforeCapture).
+type Tier struct {
+	Store *featstore.Tiered
+	Stats Stats
+	opt   Options
+	be    backend.Backend
+}
+
+// NewTier ranks the rows and makes be's tiered store (every row in host
+// memory, the cache empty until BeforeCapture). Give Store to the trainer
+// (train.Options.Features, which then owns it) and BeforeCapture to its
+// replay driver.
+func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options) (*Tier, error) {
+	order, err := rank(ds, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	store, err := featstore.NewTiered(be, ds.Features, ds.FeatDim, order)
+	if err != nil {
+		return nil, err
+	}
+	return &Tier{Store: store, opt: opt, be: be}, nil
+}
+
+// BeforeCapture places the cache under the budget and fills it.
+func (t *Tier) BeforeCapture(env train.EnvelopeReport) error {
+	p, err := place(t.be, t.Store, env, t.opt)
+	if err != nil {
+		return err
+	}
+	t.Stats.Placement = p
+	if t.opt.Log != nil {
+		p.Print(t.opt.Log)
+	}
+	return t.Store.Fill(int(p.CacheRows))
+}
+
+// Finish reads the store's counters into Stats (call before the trainer,
+// which owns the store, is closed).
+func (t *Tier) Finish() error {
+	st := &t.Stats
+	var err error
+	if st.HostRows, st.Rows, err = t.Store.Stats(); err != nil {
+		return err
+	}
+	if st.Rows > 0 {
+		st.HitRate = 1 - float64(st.HostRows)/float64(st.Rows)
+	}
+	st.PCIeBytes = st.HostRows * int64(t.Store.Dim()) * 4
+	st.PeakBytes = backend.MemoryOf(t.be).PeakBytes()
+	return nil
+}
+
 // Run trains cfg on ds with the replay driver over a tiered feature store
 // placed under opt.Budget, and returns the summary and the figures. topt
 // are the trainer's options (RunDir, Progress...); Features and Replay are
 // set here.
 func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train.Config, topt train.Options, opt Options) (*train.Summary, *Stats, error) {
-	order, err := rank(ds, cfg, opt)
+	tier, err := NewTier(be, ds, cfg, opt)
 	if err != nil {
 		return nil, nil, err
 	}
-	store, err := featstore.NewTiered(be, ds.Features, ds.FeatDim, order)
-	if err != nil {
-		return nil, nil, err
-	}
-	topt.Features, topt.Replay = store, true
+	topt.Features, topt.Replay = tier.Store, true
 	tr, err := train.New(be, ds, cfg, topt)
 	if err != nil {
-		store.Free()
+		tier.Store.Free()
 		return nil, nil, err
 	}
 	defer tr.Close()
-	st := &Stats{}
 	ropt := opt.Replay
-	ropt.BeforeCapture = func(env train.EnvelopeReport) error {
-		p, err := place(be, store, env, opt)
-		if err != nil {
-			return err
-		}
-		st.Placement = p
-		if opt.Log != nil {
-			p.Print(opt.Log)
-		}
-		return store.Fill(int(p.CacheRows))
-	}
+	ropt.BeforeCapture = tier.BeforeCapture
 	sum, rst, err := tr.RunReplay(ctx, ropt)
 	if err != nil {
 		return nil, nil, err
 	}
-	st.ReplayStat = rst
-	st.Launches = rst.Launches
-	if st.HostRows, st.Rows, err = store.Stats(); err != nil {
+	if err := tier.Finish(); err != nil {
 		return nil, nil, err
 	}
-	if st.Rows > 0 {
-		st.HitRate = 1 - float64(st.HostRows)/float64(st.Rows)
-	}
-	st.PCIeBytes = st.HostRows * int64(ds.FeatDim) * 4
-	st.PeakBytes = backend.MemoryOf(be).PeakBytes()
-	return sum, st, nil
+	tier.Stats.ReplayStat = rst
+	tier.Stats.Launches = rst.Launches
+	return sum, &tier.Stats, nil
 }
 
 // rank orders the vertices by the pre-sampling pass over the first

@@ -33,6 +33,12 @@ type Rank struct {
 	// Started, when set, is called with the rank's trainer before it trains
 	// (tests read parameters through it).
 	Started func(*train.Trainer)
+	// BeforeCapture, when set, is the rank's replay hook (the hybrid mode's
+	// cache placement: train.ReplayOptions.BeforeCapture).
+	BeforeCapture func(train.EnvelopeReport) error
+	// Finished, when set, is called with the rank's trainer once it has
+	// trained, before it is closed (to read the rank's figures).
+	Finished func(*train.Trainer) error
 }
 
 // aborter is implemented by collectives that can release ranks waiting in
@@ -103,9 +109,15 @@ func runRank(ctx context.Context, ds *dataset.Dataset, cfg train.Config, r Rank,
 	if r.Started != nil {
 		r.Started(t)
 	}
-	if !replay {
-		return t.Run(ctx)
+	var s *train.Summary
+	if replay {
+		ropt.BeforeCapture = r.BeforeCapture
+		s, _, err = t.RunReplay(ctx, ropt)
+	} else {
+		s, err = t.Run(ctx)
 	}
-	s, _, err := t.RunReplay(ctx, ropt)
+	if err == nil && r.Finished != nil {
+		err = r.Finished(t)
+	}
 	return s, err
 }
