@@ -166,3 +166,50 @@ func DeviceCount(opt Options) (int, error) {
 	}
 	return int(n), nil
 }
+
+// UniqueID is NCCL's ncclUniqueId: the 128 bytes rank 0 makes and every
+// rank of a multi-process job needs (exchanged through the rendezvous
+// store).
+type UniqueID struct{ Internal [128]byte }
+
+// GetUniqueID makes a new job id (rank 0).
+func (n *NCCL) GetUniqueID() (UniqueID, error) {
+	var id UniqueID
+	fn, err := n.lib.sym("ncclGetUniqueId")
+	if err != nil {
+		return id, err
+	}
+	r, _, _ := purego.SyscallN(fn, uintptr(unsafe.Pointer(&id)))
+	return id, n.err("ncclGetUniqueId", r)
+}
+
+// NewCommRank joins this process's GPU (be) to a job of world ranks as
+// rank (ncclCommInitRank; every rank must call it with the same id).
+func (n *NCCL) NewCommRank(be *Backend, world, rank int, id UniqueID) (*Comm, error) {
+	fn, err := n.lib.sym("ncclCommInitRank")
+	if err != nil {
+		return nil, err
+	}
+	var initRank func(comm *uintptr, nranks int32, id UniqueID, rank int32) int32
+	purego.RegisterFunc(&initRank, fn) // the id is a 128-byte struct passed by value
+	var comm uintptr
+	c := be.beginAlways("ncclCommInitRank") // the device's context, current on this thread
+	r := initRank(&comm, int32(world), id, int32(rank))
+	c.end()
+	if err := n.err("ncclCommInitRank", uintptr(uint32(r))); err != nil {
+		return nil, err
+	}
+	return &Comm{n: n, comm: comm, be: be, rank: rank, size: world}, nil
+}
+
+// Abort tears the communicator down without waiting for peers (a peer died:
+// ncclCommAbort), so that no rank hangs in a collective.
+func (c *Comm) Abort(error) {
+	if c.comm == 0 {
+		return
+	}
+	if fn, err := c.n.lib.sym("ncclCommAbort"); err == nil {
+		purego.SyscallN(fn, c.comm)
+		c.comm = 0
+	}
+}

@@ -6,12 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/dist"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -93,6 +95,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opt, err := rf.runDirOptions(stderr)
 	if err != nil {
 		return err
+	}
+	launch, err := dist.FromEnv(os.Environ())
+	if err != nil {
+		return err
+	}
+	if launch != nil {
+		return runProcesses(ctx, launch, &rf, cfg, opt, stdout, stderr)
 	}
 	if rf.devices > 0 {
 		return runDevices(ctx, &rf, cfg, opt, stdout, stderr)

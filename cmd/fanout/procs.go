@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dist"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/multigpu"
+)
+
+// jobToken is the job's shared secret: FANOUT_TOKEN, or the first line of
+// the file FANOUT_TOKEN_FILE names.
+func jobToken(getenv func(string) string) (string, error) {
+	if t := strings.TrimSpace(getenv("FANOUT_TOKEN")); t != "" {
+		return t, nil
+	}
+	if f := getenv("FANOUT_TOKEN_FILE"); f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("FANOUT_TOKEN_FILE: %w", err)
+		}
+		if t := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]); t != "" {
+			return t, nil
+		}
+		return "", fmt.Errorf("FANOUT_TOKEN_FILE %s: the first line is empty", f)
+	}
+	return "", errors.New("a job of several processes needs a shared token: set FANOUT_TOKEN (or FANOUT_TOKEN_FILE) to the same secret in every process")
+}
+
+// gpusPerHost refuses more processes on a host than it has GPUs: two
+// processes sharing one GPU would each hold a context and an NCCL rank on
+// it, which NCCL does not allow within one communicator.
+func gpusPerHost(l *dist.Launch, gpus int) error {
+	local := l.LocalWorldSize
+	if local == 0 {
+		local = l.LocalRank + 1
+	}
+	if local > gpus {
+		return fmt.Errorf("%d processes on this host but %d GPU(s): each process drives one GPU (LOCAL_RANK picks it); start at most %d per host", local, gpus, gpus)
+	}
+	return nil
+}
+
+// runProcesses trains as one process of a job started by a launcher
+// (torchrun, Slurm, mpirun): it joins the rendezvous store, gets NCCL's id
+// from rank 0, joins the job's NCCL communicator with the GPU LOCAL_RANK
+// picks, and runs the data-parallel driver with that one rank. Rank 0
+// writes the run directory.
+func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
+	if rf.device == "cpu" {
+		return errors.New("several processes on CPUs need MPI, which this build does not bind yet; use --device cpu --devices N in one process")
+	}
+	token, err := jobToken(os.Getenv)
+	if err != nil {
+		return err
+	}
+	cf := rf.cuda
+	copt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32, TF32x3: cf.tf32x3, Deterministic: cf.deterministic, Device: l.LocalRank}
+	have, err := cuda.DeviceCount(copt)
+	if err != nil {
+		return err
+	}
+	if err := gpusPerHost(l, have); err != nil {
+		return err
+	}
+	if _, set := os.LookupEnv("NCCL_NVLS_ENABLE"); !set {
+		os.Setenv("NCCL_NVLS_ENABLE", "0")
+	}
+	nccl, err := cuda.LoadNCCL(cf.libDir)
+	if err != nil {
+		return fmt.Errorf("several processes need NCCL: %w", err)
+	}
+	addr := net.JoinHostPort(l.MasterAddr, strconv.Itoa(l.MasterPort))
+	sopt := dist.Options{JoinTimeout: 5 * time.Minute}
+	if l.Rank == 0 {
+		srv, err := dist.Serve(net.JoinHostPort("", strconv.Itoa(l.MasterPort)), l.WorldSize, token, sopt)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+	}
+	client, err := dist.Join(ctx, addr, l.Rank, l.WorldSize, token, sopt)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	id, err := exchangeID(ctx, client, nccl, l.Rank)
+	if err != nil {
+		return err
+	}
+	gpu, err := cuda.New(copt)
+	if err != nil {
+		return err
+	}
+	defer gpu.Close()
+	comm, err := nccl.NewCommRank(gpu, l.WorldSize, l.Rank, id)
+	if err != nil {
+		return err
+	}
+	defer comm.Close()
+	go func() { // a peer that dies fails the job here instead of hanging in NCCL
+		<-client.Failed()
+		if err := client.Err(); err != nil && !strings.Contains(err.Error(), "closed") {
+			comm.Abort(err)
+		}
+	}()
+	desc := fmt.Sprintf("rank %d of %d (%s), %s", l.Rank, l.WorldSize, l.Launcher, gpu.Name())
+	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, replay mode\n", cfg.Model, cfg.Batch, desc)
+	if l.Rank != 0 {
+		opt = train.Options{}
+	}
+	opt.Device = desc
+	ds, err := loadDataset(rf.src, rf.threads, stderr)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	sum, err := runOneRank(ctx, ds, cfg, gpu, comm, opt, rf.margin)
+	if err != nil {
+		if cerr := client.Err(); cerr != nil {
+			return fmt.Errorf("%w (the job: %v)", err, cerr)
+		}
+		return err
+	}
+	if l.Rank == 0 {
+		printSummary(stdout, sum)
+	}
+	return nil
+}
+
+// exchangeID makes NCCL's id on rank 0 and hands it to every rank through
+// the store.
+func exchangeID(ctx context.Context, c *dist.Client, nccl *cuda.NCCL, rank int) (cuda.UniqueID, error) {
+	var id cuda.UniqueID
+	if rank == 0 {
+		var err error
+		if id, err = nccl.GetUniqueID(); err != nil {
+			return id, err
+		}
+		return id, c.Set(ctx, "nccl-id", id.Internal[:])
+	}
+	b, err := c.Get(ctx, "nccl-id")
+	if err != nil {
+		return id, err
+	}
+	if len(b) != len(id.Internal) {
+		return id, fmt.Errorf("rendezvous: NCCL's id has %d bytes, want %d", len(b), len(id.Internal))
+	}
+	copy(id.Internal[:], b)
+	return id, nil
+}
+
+// runOneRank runs the data-parallel replay driver with this process's rank.
+func runOneRank(ctx context.Context, ds *dataset.Dataset, cfg train.Config, gpu *cuda.Backend, comm *cuda.Comm, opt train.Options, margin float64) (*train.Summary, error) {
+	return multigpu.Run(ctx, ds, cfg, []multigpu.Rank{{Backend: gpu, Coll: comm, Options: opt}}, true, train.ReplayOptions{Margin: margin})
+}
