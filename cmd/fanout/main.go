@@ -34,6 +34,7 @@ func commands() []command {
 		{"eval", "evaluate a checkpoint on a dataset", runEval},
 		{"bench", "measure a preset's training epoch", runBench},
 		{"plot", "draw a run's loss and accuracy per epoch as a PNG: RUN [--out F.png]", runPlot},
+		{"launch", "start N local processes of one job: --nproc N -- train [flags] (torchrun's variables, a fresh token)", runLaunch},
 		{"export", "write a checkpoint's parameters as safetensors under PyTorch Geometric's names: --checkpoint C OUT", runExport},
 		{"version", "print the version, the commit, the Go version and the GPU libraries found", runVersion},
 	}
@@ -55,7 +56,7 @@ func main() {
 // SIGTERM it finishes what it is doing, saves, and exits with 128 + the
 // signal's number. The other commands keep the default: the signal ends
 // them at once (their outputs are written atomically).
-func interruptible(command string) bool { return command == "train" }
+func interruptible(command string) bool { return command == "train" || command == "launch" }
 
 // errUsage marks an error whose usage text was already printed.
 var errUsage = errors.New("usage")

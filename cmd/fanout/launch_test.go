@@ -1,0 +1,47 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func testEnv(n int) func(int) []string {
+	return func(r int) []string {
+		return append(os.Environ(), "FANOUT_TEST_MAIN=1", "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n),
+			"LOCAL_RANK="+strconv.Itoa(r), "LOCAL_WORLD_SIZE="+strconv.Itoa(n), "MASTER_ADDR=127.0.0.1", "FANOUT_TOKEN=x")
+	}
+}
+
+// TestRunJob: every rank runs, its lines carry its rank; when ranks fail,
+// the job fails naming one.
+func TestRunJob(t *testing.T) {
+	var out, errb bytes.Buffer
+	if err := runJob(context.Background(), os.Args[0], []string{"version"}, 2, testEnv(2), &out, &errb); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	for _, want := range []string{"[rank 0] fanout ", "[rank 1] fanout "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	errb.Reset()
+	// Under the launcher's variables train joins the job; CPU processes
+	// are refused, so every rank fails and the job says which.
+	err := runJob(context.Background(), os.Args[0], []string{"train", "--device", "cpu", "--epochs", "1"}, 2, testEnv(2), &out, &errb)
+	if err == nil || !strings.Contains(err.Error(), "the job failed: rank ") {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(errb.String(), "] fanout train: several processes on CPUs need MPI") {
+		t.Errorf("the ranks' reason is not shown:\n%s", errb.String())
+	}
+}
+
+func TestLaunchUsage(t *testing.T) {
+	oneLineError(t, "nothing to launch", "launch", "--nproc", "2")
+	oneLineError(t, "want at least one process", "launch", "--nproc", "0", "--", "version")
+}
