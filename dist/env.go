@@ -70,36 +70,53 @@ func ints(env map[string]string, launcher string, names []string, optional map[s
 	return out, nil
 }
 
-func fromTorchrun(env map[string]string) (*Launch, error) {
-	v, err := ints(env, "torchrun", []string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"}, map[string]bool{"LOCAL_RANK": true, "LOCAL_WORLD_SIZE": true})
+// launcherVars names a launcher's variables: rank, world size, local rank
+// and local world size (the last two optional).
+type launcherVars struct {
+	name string
+	vars [4]string
+}
+
+var (
+	torchrunVars = launcherVars{"torchrun", [4]string{"RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"}}
+	slurmVars    = launcherVars{"slurm", [4]string{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"}}
+	mpirunVars   = launcherVars{"mpirun", [4]string{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"}}
+)
+
+// fromVars reads a launcher's counts and MASTER_ADDR and MASTER_PORT.
+func fromVars(env map[string]string, lv launcherVars) (*Launch, error) {
+	v, err := ints(env, lv.name, lv.vars[:], map[string]bool{lv.vars[2]: true, lv.vars[3]: true})
 	if err != nil {
 		return nil, err
 	}
-	l := &Launch{Launcher: "torchrun", Rank: v[0], WorldSize: v[1], LocalRank: v[2], LocalWorldSize: v[3], MasterAddr: env["MASTER_ADDR"], MasterPort: DefaultPort}
-	if l.MasterAddr == "" {
-		return nil, fmt.Errorf("torchrun: MASTER_ADDR is not set")
-	}
+	l := &Launch{Launcher: lv.name, Rank: v[0], WorldSize: v[1], LocalRank: v[2], LocalWorldSize: v[3], MasterAddr: env["MASTER_ADDR"], MasterPort: DefaultPort}
 	if p := env["MASTER_PORT"]; p != "" {
-		if l.MasterPort, err = port("torchrun", p); err != nil {
+		if l.MasterPort, err = port(lv.name, p); err != nil {
 			return nil, err
 		}
+	}
+	return l, nil
+}
+
+func fromTorchrun(env map[string]string) (*Launch, error) {
+	l, err := fromVars(env, torchrunVars)
+	if err != nil {
+		return nil, err
+	}
+	if l.MasterAddr == "" {
+		return nil, fmt.Errorf("torchrun: MASTER_ADDR is not set")
 	}
 	return l, l.check()
 }
 
+// fromSlurm takes rank 0's host from the node list unless MASTER_ADDR says.
 func fromSlurm(env map[string]string) (*Launch, error) {
-	v, err := ints(env, "slurm", []string{"SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"}, map[string]bool{"SLURM_LOCALID": true, "SLURM_NTASKS_PER_NODE": true})
+	l, err := fromVars(env, slurmVars)
 	if err != nil {
 		return nil, err
 	}
-	l := &Launch{Launcher: "slurm", Rank: v[0], WorldSize: v[1], LocalRank: v[2], LocalWorldSize: v[3], MasterPort: DefaultPort}
-	if l.MasterAddr = env["MASTER_ADDR"]; l.MasterAddr == "" {
+	if l.MasterAddr == "" {
 		if l.MasterAddr, err = FirstHost(env["SLURM_JOB_NODELIST"]); err != nil {
-			return nil, err
-		}
-	}
-	if p := env["MASTER_PORT"]; p != "" {
-		if l.MasterPort, err = port("slurm", p); err != nil {
 			return nil, err
 		}
 	}
@@ -107,15 +124,9 @@ func fromSlurm(env map[string]string) (*Launch, error) {
 }
 
 func fromMPI(env map[string]string) (*Launch, error) {
-	v, err := ints(env, "mpirun", []string{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"}, map[string]bool{"OMPI_COMM_WORLD_LOCAL_RANK": true, "OMPI_COMM_WORLD_LOCAL_SIZE": true})
+	l, err := fromVars(env, mpirunVars)
 	if err != nil {
 		return nil, err
-	}
-	l := &Launch{Launcher: "mpirun", Rank: v[0], WorldSize: v[1], LocalRank: v[2], LocalWorldSize: v[3], MasterAddr: env["MASTER_ADDR"], MasterPort: DefaultPort}
-	if p := env["MASTER_PORT"]; p != "" {
-		if l.MasterPort, err = port("mpirun", p); err != nil {
-			return nil, err
-		}
 	}
 	return l, l.check()
 }

@@ -7,13 +7,7 @@ import "math"
 // from backend memory.
 func testGINWeights(e *env) {
 	h := e.randomBlock(30, 70)
-	deg := make([]float32, h.capSrc)
-	for j := range deg {
-		deg[j] = float32(e.rnd.IntN(50))
-	}
-	for i := range h.nDst {
-		deg[i] = max(deg[i], float32(h.indptr[i+1]-h.indptr[i]))
-	}
+	deg := e.randomDegrees(h)
 	ew := e.poison(h.capEdges)
 	sw := e.poison(h.capDst)
 	e.be.GINWeights(e.uploadBlock(h), e.upload(deg), e.upload([]float32{-0.25}), ew, sw)

@@ -73,13 +73,7 @@ func testMeanWeights(e *env) {
 
 func testGCNWeights(e *env) {
 	h := e.randomBlock(30, 70)
-	deg := make([]float32, h.capSrc)
-	for j := range deg {
-		deg[j] = float32(e.rnd.IntN(50))
-	}
-	for i := range h.nDst {
-		deg[i] = max(deg[i], float32(h.indptr[i+1]-h.indptr[i]))
-	}
+	deg := e.randomDegrees(h)
 	ew := e.poison(h.capEdges)
 	sw := e.poison(h.capDst)
 	e.be.GCNWeights(e.uploadBlock(h), e.upload(deg), ew, sw)
@@ -209,4 +203,17 @@ func testAggregateBackward(e *env) {
 			checkClose(e.t, name, e.readF32(dx, h.nSrc*dim), want, scale, tolSum, dim)
 		}
 	}
+}
+
+// randomDegrees draws full-graph degrees for h's sources, each destination's
+// at least its sampled degree.
+func (e *env) randomDegrees(h hostBlock) []float32 {
+	deg := make([]float32, h.capSrc)
+	for j := range deg {
+		deg[j] = float32(e.rnd.IntN(50))
+	}
+	for i := range h.nDst {
+		deg[i] = max(deg[i], float32(h.indptr[i+1]-h.indptr[i]))
+	}
+	return deg
 }
