@@ -132,6 +132,7 @@ type Backend interface {
 	Sampling
 	Dense
 	Sparse
+	Attention
 }
 
 // Memory allocates, moves and synchronises.

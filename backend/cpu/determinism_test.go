@@ -106,6 +106,51 @@ func pipeline(t *testing.T, b *Backend) map[string][]uint32 {
 	} {
 		out[name] = bitsOf(buf)
 	}
+	for name, bits := range attentionPipeline(t, b, blk, rnd.Clock, randBuf) {
+		out[name] = bits
+	}
+	return out
+}
+
+// attentionPipeline runs the graph attention ops forward and backward on
+// blk (3 heads of 8 columns, attention dropout keyed by the sources' ids)
+// and returns their outputs as raw bits.
+func attentionPipeline(t *testing.T, b *Backend, blk *backend.Block, clock backend.Buffer, randBuf func(int) backend.Buffer) map[string][]uint32 {
+	const heads, dim = 3, 8
+	dstCap, edgeCap, srcCap := blk.NumDst.Cap, blk.NumEdges.Cap, blk.NumSrc.Cap
+	alloc := func(n int) backend.Buffer {
+		buf, err := b.Alloc(backend.F32, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return buf
+	}
+	z, aSrc, aDst := randBuf(srcCap*heads*dim), randBuf(heads*dim), randBuf(heads*dim)
+	el, er := alloc(srcCap*heads), alloc(dstCap*heads)
+	b.HeadDot(z, blk.NumSrc, heads, dim, aSrc, el)
+	b.HeadDot(z, blk.NumDst, heads, dim, aDst, er)
+	r := backend.Rand{Seed: 3, Stream: 160, Clock: clock, Keys: blk.SrcIDs}
+	coef := alloc((dstCap + edgeCap) * heads)
+	b.EdgeSoftmax(blk, el, er, heads, 0.2, 0.3, r, coef)
+	cat, mean := alloc(dstCap*heads*dim), alloc(dstCap*dim)
+	b.HeadAggregate(blk, coef, z, heads, dim, false, cat)
+	b.HeadAggregate(blk, coef, z, heads, dim, true, mean)
+	dcoef, dz := alloc((dstCap+edgeCap)*heads), alloc(srcCap*heads*dim)
+	b.HeadAggregateBackward(blk, coef, z, randBuf(dstCap*heads*dim), heads, dim, false, dcoef, dz)
+	b.HeadAggregateBackward(blk, coef, z, randBuf(dstCap*dim), heads, dim, true, dcoef, dz)
+	del, der := alloc(srcCap*heads), alloc(dstCap*heads)
+	b.EdgeSoftmaxBackward(blk, el, er, heads, 0.2, 0.3, r, dcoef, del, der)
+	da := alloc(heads * dim)
+	b.HeadDotBackward(z, del, blk.NumSrc, heads, dim, aSrc, dz, da)
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]uint32{}
+	for name, buf := range map[string]backend.Buffer{
+		"el": el, "er": er, "coef": coef, "cat": cat, "mean": mean, "dcoef": dcoef, "dz": dz, "del": del, "der": der, "da": da,
+	} {
+		out["attention "+name] = bitsOf(buf)
+	}
 	return out
 }
 

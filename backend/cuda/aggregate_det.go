@@ -48,16 +48,24 @@ func detPlan(edgeCap, srcCap int) detLayout {
 	return l
 }
 
-// aggregateBackwardDet is AggregateBackward through the sort-and-gather
-// path above.
-func (c *call) aggregateBackwardDet(a blockArgs, ew, sw, dout, dx *buffer, dim int) {
+// detSorted is a block's live edges grouped by source, in scratch: the
+// edges of source j are perm[srcPtr[j]:srcPtr[j+1]] in edge order, and
+// edgeDst[e] is edge e's destination.
+type detSorted struct {
+	srcPtr, perm, edgeDst uintptr
+}
+
+// sortBySource groups a's live edges by source with the stable radix sort
+// described above (scratch slot scratchDetAgg). ok is false when there is
+// nothing to sort (no source rows) or on failure.
+func (c *call) sortBySource(a blockArgs) (s detSorted, ok bool) {
 	l := detPlan(a.edgeCap, a.srcCap)
 	if l.passes == 0 {
-		return // no source rows: nothing to add to
+		return s, false // no source rows: nothing to add to
 	}
 	base := c.scratch(scratchDetAgg, l.total*4)
 	if !c.ok {
-		return
+		return s, false
 	}
 	at := func(off int64) uintptr { return base + uintptr(off)*4 }
 	keys, vals, keysNext, valsNext := at(l.keysA), uintptr(0), at(l.keysB), at(l.valsB)
@@ -90,13 +98,21 @@ func (c *call) aggregateBackwardDet(a blockArgs, ew, sw, dout, dx *buffer, dim i
 			vals, valsNext = valsNext, vals
 		}
 	}
-	perm := vals
+	return detSorted{srcPtr: srcPtr, perm: vals, edgeDst: edgeDst}, c.ok
+}
 
+// aggregateBackwardDet is AggregateBackward through the sort-and-gather
+// path above.
+func (c *call) aggregateBackwardDet(a blockArgs, ew, sw, dout, dx *buffer, dim int) {
+	s, ok := c.sortBySource(a)
+	if !ok {
+		return
+	}
 	name, vecs := "det_gather1", dim
 	if dim%4 == 0 && dout.ptr%16 == 0 && dx.ptr%16 == 0 {
 		name, vecs = "det_gather4", dim/4
 	}
-	c.args().ptr(srcPtr).ptr(perm).ptr(edgeDst).ptr(ew.addr()).ptr(sw.addr()).ptr(a.nd).i32(a.dstCap).
+	c.args().ptr(s.srcPtr).ptr(s.perm).ptr(s.edgeDst).ptr(ew.addr()).ptr(sw.addr()).ptr(a.nd).i32(a.dstCap).
 		ptr(a.ns).i32(a.srcCap).i32(vecs).ptr(dout.addr()).ptr(dx.addr())
 	g, t := c.warpRows(a.srcCap)
 	c.launch(name, g, t, 0)

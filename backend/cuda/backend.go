@@ -104,6 +104,7 @@ const (
 	scratchDetAgg // deterministic AggregateBackward's sort (aggregate_det.go)
 	scratchWgrad  // partial products of the tensor-core weight gradient (gemm_tc.go)
 	scratchWT     // a transposed weight for the tensor-core forward product (gemm_tc.go)
+	scratchGAT    // the logits' gradients of the deterministic EdgeSoftmaxBackward (gat.go)
 	numScratch
 )
 

@@ -1,0 +1,357 @@
+package backendtest
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
+)
+
+// The graph attention ops against float64 references. Blocks carry a few
+// edges whose source lies outside the live sources (they must be skipped),
+// and one destination has no edges (only its self loop).
+
+// attBlock is randomBlock with some edges' sources made invalid.
+func (e *env) attBlock(nDst, nSrc int) hostBlock {
+	h := e.randomBlock(nDst, nSrc)
+	for k := range h.nEdges {
+		switch e.rnd.IntN(40) {
+		case 0:
+			h.indices[k] = int32(nSrc + e.rnd.IntN(3)) // past the live sources
+		case 1:
+			h.indices[k] = -1
+		}
+	}
+	return h
+}
+
+// attPos lists the positions of destination i: sources (-1 if invalid)
+// and coefficient rows.
+func attPos(h hostBlock, i int) (src, row []int) {
+	src, row = []int{i}, []int{i}
+	for k := h.indptr[i]; k < h.indptr[i+1]; k++ {
+		j := int(h.indices[k])
+		if j < 0 || j >= h.nSrc {
+			j = -1
+		}
+		src, row = append(src, j), append(row, h.capDst+int(k))
+	}
+	return src, row
+}
+
+func testHeadDot(e *env) {
+	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}} {
+		heads, dim := c[0], c[1]
+		const cp, live = 40, 31
+		w := heads * dim
+		x, a := e.randF32(cp*w, 1), e.randF32(w, 1)
+		for i := live * w; i < cp*w; i++ {
+			x[i] = float32(math.NaN()) // past the count: must not be read
+		}
+		out := e.poison(cp * heads)
+		e.be.HeadDot(e.upload(x), e.count(live, cp), heads, dim, e.upload(a), out)
+		want, scale := make([]float64, live*heads), make([]float64, live*heads)
+		for i := range live {
+			for h := range heads {
+				for f := h * dim; f < (h+1)*dim; f++ {
+					t := float64(x[i*w+f]) * float64(a[f])
+					want[i*heads+h] += t
+					scale[i*heads+h] += math.Abs(t)
+				}
+			}
+		}
+		checkClose(e.t, fmt.Sprintf("HeadDot heads=%d dim=%d", heads, dim), e.readF32(out, live*heads), want, scale, tolElem, heads)
+	}
+}
+
+func testHeadDotBackward(e *env) {
+	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}} {
+		heads, dim := c[0], c[1]
+		const cp, live = 300, 211 // several chunks of rows
+		w := heads * dim
+		x, a, dout := e.randF32(cp*w, 1), e.randF32(w, 1), e.randF32(cp*heads, 1)
+		dx0 := e.randF32(cp*w, 1)
+		for i := live * w; i < cp*w; i++ {
+			x[i] = float32(math.NaN())
+		}
+		dx, da := e.upload(dx0), e.poison(w)
+		e.be.HeadDotBackward(e.upload(x), e.upload(dout), e.count(live, cp), heads, dim, e.upload(a), dx, da)
+		wantDx, scaleDx := make([]float64, live*w), make([]float64, live*w)
+		wantDa, scaleDa := make([]float64, w), make([]float64, w)
+		for i := range live {
+			for col := range w {
+				g := float64(dout[i*heads+col/dim])
+				t := g * float64(a[col])
+				wantDx[i*w+col] = float64(dx0[i*w+col]) + t
+				scaleDx[i*w+col] = math.Abs(float64(dx0[i*w+col])) + math.Abs(t)
+				wantDa[col] += g * float64(x[i*w+col])
+				scaleDa[col] += math.Abs(g * float64(x[i*w+col]))
+			}
+		}
+		name := fmt.Sprintf("HeadDotBackward heads=%d dim=%d", heads, dim)
+		got := e.readF32(dx, cp*w)
+		checkClose(e.t, name+" dx", got, wantDx, scaleDx, tolElem, w)
+		checkEqual(e.t, name+" dx past the live rows", got[live*w:], dx0[live*w:], w)
+		checkClose(e.t, name+" da", e.readF32(da, w), wantDa, scaleDa, tolElem, dim)
+	}
+}
+
+// attCase is one EdgeSoftmax configuration.
+type attCase struct {
+	heads int
+	p     float32
+	keys  bool
+}
+
+var attCases = []attCase{{1, 0, false}, {3, 0, false}, {2, 0.4, false}, {4, 0.5, true}}
+
+// attRef is the float64 reference of EdgeSoftmax for destination i and
+// head h: the coefficients of i's positions before dropout, each
+// position's pre-activation el + er (float32, as the op adds it), and its
+// scores' validity.
+func attRef(h hostBlock, el, er []float32, heads, i, hd int, slope float32) (alpha []float64, pre []float32) {
+	src, _ := attPos(h, i)
+	alpha, pre = make([]float64, len(src)), make([]float32, len(src))
+	m := math.Inf(-1)
+	s := make([]float64, len(src))
+	for k, j := range src {
+		if j < 0 {
+			continue
+		}
+		pre[k] = el[j*heads+hd] + er[i*heads+hd]
+		v := pre[k]
+		if !(v > 0) {
+			v *= slope
+		}
+		s[k] = float64(v)
+		m = math.Max(m, s[k])
+	}
+	var sum float64
+	for k, j := range src {
+		if j >= 0 {
+			alpha[k] = math.Exp(s[k] - m)
+			sum += alpha[k]
+		}
+	}
+	for k := range alpha {
+		alpha[k] /= sum
+	}
+	return alpha, pre
+}
+
+// attKeep is the reference dropout decision of position k, head hd of
+// destination i with Philox index idx.
+func attKeep(key rng.Key, idx uint32, k, heads, hd int, p float32) bool {
+	return p <= 0 || key.Word(idx, uint32(k*heads+hd)) >= rng.DropThreshold(p)
+}
+
+// attInputs draws el, er and the Rand of an attention case.
+func (e *env) attInputs(h hostBlock, c attCase) (el, er []float32, r backend.Rand, keys []int32) {
+	el, er = e.randF32(h.capSrc*c.heads, 2), e.randF32(h.capDst*c.heads, 2)
+	r = e.rand(77, 160, 3, 9)
+	idx := make([]int32, h.capDst)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	if c.keys {
+		for i := range idx {
+			idx[i] = int32(1000 + e.rnd.IntN(5000))
+		}
+		r.Keys = e.upload(idx)
+	}
+	return el, er, r, idx
+}
+
+func testEdgeSoftmax(e *env) {
+	const slope = 0.2
+	for _, c := range attCases {
+		name := fmt.Sprintf("EdgeSoftmax %+v", c)
+		h := e.attBlock(35, 80)
+		el, er, r, idx := e.attInputs(h, c)
+		coef := e.poison((h.capDst + h.capEdges) * c.heads)
+		e.be.EdgeSoftmax(e.uploadBlock(h), e.upload(el), e.upload(er), c.heads, slope, c.p, r, coef)
+		got := e.readF32(coef, (h.capDst+h.capEdges)*c.heads)
+		key := rng.Key{Seed: r.Seed, Epoch: 3, Step: 9, Stream: r.Stream}
+		var gotLive []float32
+		var want []float64
+		for i := range h.nDst {
+			_, rows := attPos(h, i)
+			for hd := range c.heads {
+				alpha, _ := attRef(h, el, er, c.heads, i, hd, slope)
+				for k, row := range rows {
+					w := alpha[k]
+					if c.p > 0 {
+						w *= float64(1 / (1 - c.p))
+						if !attKeep(key, uint32(idx[i]), k, c.heads, hd, c.p) {
+							w = 0
+						}
+					}
+					gotLive, want = append(gotLive, got[row*c.heads+hd]), append(want, w)
+				}
+			}
+		}
+		checkClose(e.t, name, gotLive, want, nil, tolElem, 0)
+	}
+}
+
+func testEdgeSoftmaxBackward(e *env) {
+	const slope = 0.2
+	for _, c := range attCases {
+		name := fmt.Sprintf("EdgeSoftmaxBackward %+v", c)
+		h := e.attBlock(35, 80)
+		el, er, r, idx := e.attInputs(h, c)
+		dcoef := e.randF32((h.capDst+h.capEdges)*c.heads, 1)
+		del, der := e.poison(h.capSrc*c.heads), e.poison(h.capDst*c.heads)
+		e.be.EdgeSoftmaxBackward(e.uploadBlock(h), e.upload(el), e.upload(er), c.heads, slope, c.p, r, e.upload(dcoef), del, der)
+		key := rng.Key{Seed: r.Seed, Epoch: 3, Step: 9, Stream: r.Stream}
+		wantL, scaleL := make([]float64, h.nSrc*c.heads), make([]float64, h.nSrc*c.heads)
+		wantR, scaleR := make([]float64, h.nDst*c.heads), make([]float64, h.nDst*c.heads)
+		for i := range h.nDst {
+			src, rows := attPos(h, i)
+			for hd := range c.heads {
+				alpha, pre := attRef(h, el, er, c.heads, i, hd, slope)
+				g := make([]float64, len(src))
+				var s float64
+				for k, row := range rows {
+					g[k] = float64(dcoef[row*c.heads+hd])
+					if c.p > 0 {
+						g[k] *= float64(1 / (1 - c.p))
+						if !attKeep(key, uint32(idx[i]), k, c.heads, hd, c.p) {
+							g[k] = 0
+						}
+					}
+					s += alpha[k] * g[k]
+				}
+				for k, j := range src {
+					if j < 0 {
+						continue
+					}
+					t := alpha[k] * (g[k] - s)
+					if !(pre[k] > 0) {
+						t *= slope
+					}
+					wantR[i*c.heads+hd] += t
+					scaleR[i*c.heads+hd] += math.Abs(t) + 1e-6
+					wantL[j*c.heads+hd] += t
+					scaleL[j*c.heads+hd] += math.Abs(t)
+				}
+			}
+		}
+		for k := range scaleL {
+			scaleL[k] += 1e-6
+		}
+		checkClose(e.t, name+" der", e.readF32(der, h.nDst*c.heads), wantR, scaleR, tolSum, c.heads)
+		checkClose(e.t, name+" del", e.readF32(del, h.nSrc*c.heads), wantL, scaleL, tolSum, c.heads)
+	}
+}
+
+// headAggCase is one HeadAggregate configuration.
+type headAggCase struct {
+	heads, dim int
+	mean       bool
+}
+
+var headAggCases = []headAggCase{{1, 1, false}, {3, 5, false}, {2, 16, false}, {4, 8, true}, {3, 33, true}, {1, 7, true}}
+
+// widths are x's width heads·dim and out's (dim with mean).
+func (c headAggCase) widths() (w, ow int) {
+	if c.mean {
+		return c.heads * c.dim, c.dim
+	}
+	return c.heads * c.dim, c.heads * c.dim
+}
+
+// inputs draws a block, coefficients and x for c.
+func (e *env) headAggInputs(c headAggCase) (h hostBlock, coef, x []float32) {
+	h = e.attBlock(40, 90)
+	w, _ := c.widths()
+	return h, e.randF32((h.capDst+h.capEdges)*c.heads, 1), e.randF32(h.capSrc*w, 1)
+}
+
+// headAggRef is the float64 reference of HeadAggregate and its scale.
+func headAggRef(h hostBlock, coef, x []float32, heads, dim int, mean bool) (want, scale []float64) {
+	w, ow := heads*dim, heads*dim
+	if mean {
+		ow = dim
+	}
+	want, scale = make([]float64, h.nDst*ow), make([]float64, h.nDst*ow)
+	for i := range h.nDst {
+		src, rows := attPos(h, i)
+		for k, j := range src {
+			if j < 0 {
+				continue
+			}
+			for hd := range heads {
+				c := float64(coef[rows[k]*heads+hd])
+				if mean {
+					c /= float64(heads)
+				}
+				for f := range dim {
+					o := i*ow + hd*dim + f
+					if mean {
+						o = i*ow + f
+					}
+					t := c * float64(x[j*w+hd*dim+f])
+					want[o] += t
+					scale[o] += math.Abs(t)
+				}
+			}
+		}
+	}
+	return want, scale
+}
+
+func testHeadAggregate(e *env) {
+	for _, c := range headAggCases {
+		name := fmt.Sprintf("HeadAggregate %+v", c)
+		h, coef, x := e.headAggInputs(c)
+		_, ow := c.widths()
+		out := e.poison(h.capDst * ow)
+		e.be.HeadAggregate(e.uploadBlock(h), e.upload(coef), e.upload(x), c.heads, c.dim, c.mean, out)
+		want, scale := headAggRef(h, coef, x, c.heads, c.dim, c.mean)
+		checkClose(e.t, name, e.readF32(out, h.nDst*ow), want, scale, tolSum, ow)
+	}
+}
+
+func testHeadAggregateBackward(e *env) {
+	for _, c := range headAggCases {
+		name := fmt.Sprintf("HeadAggregateBackward %+v", c)
+		h, coef, x := e.headAggInputs(c)
+		w, ow := c.widths()
+		dout, dx0 := e.randF32(h.capDst*ow, 1), e.randF32(h.capSrc*w, 1)
+		dcoef, dx := e.poison((h.capDst+h.capEdges)*c.heads), e.upload(dx0)
+		e.be.HeadAggregateBackward(e.uploadBlock(h), e.upload(coef), e.upload(x), e.upload(dout), c.heads, c.dim, c.mean, dcoef, dx)
+		var wantC, scaleC []float64
+		var gotC []float32
+		gotAll := e.readF32(dcoef, (h.capDst+h.capEdges)*c.heads)
+		wantX, scaleX := make([]float64, h.nSrc*w), make([]float64, h.nSrc*w)
+		for k := range wantX {
+			wantX[k], scaleX[k] = float64(dx0[k]), math.Abs(float64(dx0[k]))
+		}
+		for i := range h.nDst {
+			src, rows := attPos(h, i)
+			for k, j := range src {
+				for hd := range c.heads {
+					var s, m float64
+					for f := range c.dim {
+						d := float64(dout[i*ow+hd*c.dim+f])
+						if c.mean {
+							d = float64(dout[i*ow+f]) / float64(c.heads)
+						}
+						if j >= 0 {
+							s += d * float64(x[j*w+hd*c.dim+f])
+							m += math.Abs(d * float64(x[j*w+hd*c.dim+f]))
+							t := float64(coef[rows[k]*c.heads+hd]) * d
+							wantX[j*w+hd*c.dim+f] += t
+							scaleX[j*w+hd*c.dim+f] += math.Abs(t)
+						}
+					}
+					gotC, wantC, scaleC = append(gotC, gotAll[rows[k]*c.heads+hd]), append(wantC, s), append(scaleC, m)
+				}
+			}
+		}
+		checkClose(e.t, name+" dcoef", gotC, wantC, scaleC, tolSum, 0)
+		checkClose(e.t, name+" dx", e.readF32(dx, h.nSrc*w), wantX, scaleX, tolSum, w)
+	}
+}

@@ -1,0 +1,377 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
+)
+
+// The graph attention ops (backend.Attention; the CUDA twin is
+// kernels/gat.cu). Work is split by destination rows, and scatters into
+// sources go through the block's source-grouped edge lists (transpose), so
+// every sum is added in one order for any thread count.
+
+// HeadDot writes out[i, h] = Σ_f x[i, h·dim+f]·a[h·dim+f] for rows [:n],
+// summed in float64 (x F32 [n.Cap, heads·dim], out F32 [n.Cap, heads]).
+func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) {
+	c := b.begin("HeadDot")
+	defer c.end()
+	rows, w, xs, as := c.headDot(x, n, heads, dim, a)
+	os := c.f32("out", out, n.Cap*heads)
+	if !c.ok {
+		return
+	}
+	b.rows(rows, max(1, 2048/w), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xr := xs[i*w : (i+1)*w]
+			for h := range heads {
+				var s float64
+				for f := h * dim; f < (h+1)*dim; f++ {
+					s += float64(xr[f]) * float64(as[f])
+				}
+				os[i*heads+h] = float32(s)
+			}
+		}
+	})
+}
+
+// headDot validates the arguments HeadDot and its backward share: the live
+// rows, the width heads·dim, x and a.
+func (c *call) headDot(x backend.Buffer, n backend.Count, heads, dim int, a backend.Buffer) (rows, w int, xs, as []float32) {
+	c.dim("heads", heads)
+	c.dim("dim", dim)
+	rows, _ = c.count("n", n)
+	w = heads * dim
+	xs = c.f32("x", x, n.Cap*w)
+	as = c.f32("a", a, w)
+	return rows, w, xs, as
+}
+
+// HeadDotBackward accumulates dx[i, h·dim+f] += dout[i, h]·a[h·dim+f] on
+// rows [:n] and overwrites da[h·dim+f] = Σ_{i<n} dout[i, h]·x[i, h·dim+f],
+// accumulated in float64 in row order (threads split the columns).
+func (b *Backend) HeadDotBackward(x, dout backend.Buffer, n backend.Count, heads, dim int, a, dx, da backend.Buffer) {
+	c := b.begin("HeadDotBackward")
+	defer c.end()
+	rows, w, xs, as := c.headDot(x, n, heads, dim, a)
+	ds := c.f32("dout", dout, n.Cap*heads)
+	dxs := c.f32("dx", dx, n.Cap*w)
+	das := c.f32("da", da, w)
+	if !c.ok {
+		return
+	}
+	b.rows(rows, max(1, 2048/w), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			for h := range heads {
+				g := ds[i*heads+h]
+				row := dxs[i*w+h*dim : i*w+(h+1)*dim]
+				for f, av := range as[h*dim : (h+1)*dim] {
+					row[f] += g * av
+				}
+			}
+		}
+	})
+	acc := b.scratch64(w)
+	b.cols(w, 16, func(lo, hi int) {
+		for i := range rows {
+			xr, dr := xs[i*w:(i+1)*w], ds[i*heads:(i+1)*heads]
+			for col := lo; col < hi; col++ {
+				acc[col] += float64(dr[col/dim]) * float64(xr[col])
+			}
+		}
+		for col := lo; col < hi; col++ {
+			das[col] = float32(acc[col])
+		}
+	})
+}
+
+// attView is a validated block with its attention scores: the positions of
+// destination i are its self loop (k = 0, source i) and its edges e0..e1-1
+// (k = 1 + e - e0, source Indices[e]).
+type attView struct {
+	v        blockView
+	dstCap   int
+	heads    int
+	slope    float32
+	el, er   []float32 // [srcCap, heads], [dstCap, heads]
+	keys     []int32   // dropout index per destination, or nil (the row)
+	key      rng.Key
+	thr      uint32
+	scale    float32
+	dropping bool
+}
+
+// attention validates the arguments EdgeSoftmax and its backward share.
+func (c *call) attention(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand) attView {
+	a := attView{heads: heads, slope: slope}
+	c.dim("heads", heads)
+	checkP(c, p)
+	a.v = c.block(blk)
+	if !c.ok {
+		return a
+	}
+	a.dstCap = blk.NumDst.Cap
+	a.el = c.f32("el", el, blk.NumSrc.Cap*heads)
+	a.er = c.f32("er", er, a.dstCap*heads)
+	if p > 0 {
+		if !isNil(r.Keys) {
+			a.keys = c.i32("r.Keys", r.Keys, a.dstCap)
+		}
+		epoch, step := c.clock(r)
+		a.key = rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
+		a.thr, a.scale, a.dropping = rng.DropThreshold(p), 1/(1-p), true
+	}
+	if c.ok && math.IsNaN(float64(slope)) {
+		c.failf("slope is NaN")
+	}
+	return a
+}
+
+// row is coef's row of position k of destination i whose edges start at e0.
+func (a *attView) row(i, e0, k int) int {
+	if k == 0 {
+		return i
+	}
+	return a.dstCap + e0 + k - 1
+}
+
+// src is the source of position k of destination i (e0: its first edge),
+// and whether it is valid.
+func (a *attView) src(i, e0, k int) (int, bool) {
+	if k == 0 {
+		return i, true
+	}
+	j := int(a.v.indices[e0+k-1])
+	return j, j >= 0 && j < a.v.nSrc
+}
+
+// softmax writes destination i's coefficients for every head before
+// dropout into alpha ([positions, heads], 0 for invalid edges) and returns
+// the positions; ex is scratch. The CUDA kernels compute the same in the
+// same precision: LeakyReLU in float32, exponentials and sums in float64.
+func (a *attView) softmax(i int, alpha []float32, ex []float64) int {
+	e0, e1 := a.v.edges(i)
+	np := 1 + e1 - e0
+	H := a.heads
+	for h := range H {
+		m := float32(math.Inf(-1))
+		for k := range np {
+			ex[k] = math.NaN() // invalid
+			if j, ok := a.src(i, e0, k); ok {
+				s := leaky(a.el[j*H+h]+a.er[i*H+h], a.slope)
+				ex[k] = float64(s)
+				m = max(m, s)
+			}
+		}
+		var sum float64
+		for k := range np {
+			if !math.IsNaN(ex[k]) {
+				ex[k] = math.Exp(ex[k] - float64(m))
+				sum += ex[k]
+			}
+		}
+		for k := range np {
+			alpha[k*H+h] = 0
+			if !math.IsNaN(ex[k]) {
+				alpha[k*H+h] = float32(ex[k] / sum)
+			}
+		}
+	}
+	return np
+}
+
+// leaky is LeakyReLU with negative slope s.
+func leaky(t, s float32) float32 {
+	if t > 0 {
+		return t
+	}
+	return s * t
+}
+
+// dropper draws the attention dropout of one destination: element q = k·heads
+// + h is kept iff word q%4 of Philox(index, q/4) >= thr. Words are drawn
+// four at a time, in increasing q.
+type dropper struct {
+	a    *attView
+	idx  uint32
+	slot uint32
+	w    [4]uint32
+	have bool
+}
+
+func (a *attView) dropper(i int) dropper {
+	idx := uint32(i)
+	if a.keys != nil {
+		idx = uint32(a.keys[i])
+	}
+	return dropper{a: a, idx: idx}
+}
+
+func (d *dropper) keep(q int) bool {
+	if s := uint32(q / 4); !d.have || s != d.slot {
+		d.w, d.slot, d.have = d.a.key.Words(d.idx, s), s, true
+	}
+	return d.w[q%4] >= d.a.thr
+}
+
+// rowScratch grows per-worker scratch for rows of np positions.
+func rowScratch(alpha []float32, ex []float64, np, heads int) ([]float32, []float64) {
+	if cap(alpha) < np*heads {
+		alpha = make([]float32, np*heads)
+	}
+	if cap(ex) < np {
+		ex = make([]float64, np)
+	}
+	return alpha[:np*heads], ex[:np]
+}
+
+// maxPositions is the largest number of positions of a live destination.
+func (a *attView) maxPositions() int {
+	m := 1
+	for i := range a.v.nDst {
+		e0, e1 := a.v.edges(i)
+		m = max(m, 1+e1-e0)
+	}
+	return m
+}
+
+// EdgeSoftmax writes GAT's attention coefficients (see backend.Attention):
+// a softmax over each destination's self loop and valid edges per head,
+// then attention dropout.
+func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
+	c := b.begin("EdgeSoftmax")
+	defer c.end()
+	a := c.attention(blk, el, er, heads, slope, p, r)
+	cs := c.f32("coef", coef, coefLen(blk, heads))
+	if !c.ok {
+		return
+	}
+	np := a.maxPositions()
+	b.rows(a.v.nDst, 64, func(lo, hi int) {
+		alpha, ex := rowScratch(nil, nil, np, heads)
+		for i := lo; i < hi; i++ {
+			e0, _ := a.v.edges(i)
+			n := a.softmax(i, alpha, ex)
+			d := a.dropper(i)
+			for k := range n {
+				row := cs[a.row(i, e0, k)*heads : (a.row(i, e0, k)+1)*heads]
+				for h := range heads {
+					v := alpha[k*heads+h]
+					if a.dropping {
+						v *= a.scale
+						if !d.keep(k*heads + h) {
+							v = 0
+						}
+					}
+					row[h] = v
+				}
+			}
+		}
+	})
+}
+
+// coefLen is the length of a coefficient buffer for blk.
+func coefLen(blk *backend.Block, heads int) int {
+	if blk == nil {
+		return 0
+	}
+	return (blk.NumDst.Cap + blk.NumEdges.Cap) * heads
+}
+
+// EdgeSoftmaxBackward recomputes the coefficients and the dropout mask as
+// EdgeSoftmax did, and overwrites der (live destinations) and del (rows
+// [0, NumSrc)) with the gradients of the scores (see backend.Attention).
+// The gradient of each position's logit is kept in float64 scratch; del
+// adds them per source in destination order (the self loop of destination
+// j among them at j's place).
+func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) {
+	c := b.begin("EdgeSoftmaxBackward")
+	defer c.end()
+	a := c.attention(blk, el, er, heads, slope, p, r)
+	dc := c.f32("dcoef", dcoef, coefLen(blk, heads))
+	dels := c.f32("del", del, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*heads)
+	ders := c.f32("der", der, a.dstCap*heads)
+	if !c.ok {
+		return
+	}
+	ts := b.scratch64(coefLen(blk, heads))
+	np := a.maxPositions()
+	b.rows(a.v.nDst, 64, func(lo, hi int) {
+		alpha, ex := rowScratch(nil, nil, np, heads)
+		g := make([]float64, np*heads)
+		for i := lo; i < hi; i++ {
+			a.logitGrads(i, dc, alpha, ex, g, ts, ders[i*heads:(i+1)*heads])
+		}
+	})
+	t := b.transpose(&a.v)
+	b.rows(a.v.nSrc, 64, func(lo, hi int) {
+		acc := make([]float64, heads)
+		add := func(row int) {
+			for h, v := range ts[row*heads : (row+1)*heads] {
+				acc[h] += v
+			}
+		}
+		for j := lo; j < hi; j++ {
+			clear(acc)
+			k, end := t.start[j], t.start[j+1]
+			if j < a.v.nDst {
+				first, _ := a.v.edges(j)
+				for ; k < end && int(t.edge[k]) < first; k++ {
+					add(a.dstCap + int(t.edge[k]))
+				}
+				add(j)
+			}
+			for ; k < end; k++ {
+				add(a.dstCap + int(t.edge[k]))
+			}
+			for h, v := range acc {
+				dels[j*heads+h] = float32(v)
+			}
+		}
+	})
+}
+
+// logitGrads is EdgeSoftmaxBackward for destination i: it writes the
+// gradient of every position's logit (el + er) into ts (coef's layout) and
+// their sums per head into der; alpha, ex and g are scratch.
+func (a *attView) logitGrads(i int, dc []float32, alpha []float32, ex, g, ts []float64, der []float32) {
+	H := a.heads
+	e0, _ := a.v.edges(i)
+	n := a.softmax(i, alpha, ex)
+	d := a.dropper(i)
+	for k := range n {
+		row := a.row(i, e0, k)
+		for h := range H {
+			q := k*H + h
+			v := dc[row*H+h]
+			if a.dropping {
+				v *= a.scale
+				if !d.keep(q) {
+					v = 0
+				}
+			}
+			g[q] = float64(v)
+		}
+	}
+	for h := range H {
+		var s float64
+		for k := range n {
+			s += float64(alpha[k*H+h]) * g[k*H+h]
+		}
+		var sum float64
+		for k := range n {
+			row := a.row(i, e0, k)
+			t := 0.0
+			if j, ok := a.src(i, e0, k); ok {
+				t = float64(alpha[k*H+h]) * (g[k*H+h] - s)
+				if !(a.el[j*H+h]+a.er[i*H+h] > 0) {
+					t *= float64(a.slope)
+				}
+			}
+			ts[row*H+h] = t
+			sum += t
+		}
+		der[h] = float32(sum)
+	}
+}

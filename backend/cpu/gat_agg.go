@@ -1,0 +1,165 @@
+package cpu
+
+import (
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu/vec"
+)
+
+// aggArgs are the validated arguments of HeadAggregate and its backward.
+type headAgg struct {
+	v            blockView
+	dstCap       int
+	heads, dim   int
+	w, ow        int // x's width heads·dim; out's width (dim with mean)
+	mean         bool
+	invH         float32
+	coef, x, out []float32
+}
+
+func (c *call) headAgg(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer, outName string) headAgg {
+	g := headAgg{heads: heads, dim: dim, w: heads * dim, ow: heads * dim, mean: mean, invH: 1 / float32(heads)}
+	if mean {
+		g.ow = dim
+	}
+	c.dim("heads", heads)
+	c.dim("dim", dim)
+	g.v = c.block(blk)
+	if !c.ok {
+		return g
+	}
+	g.dstCap = blk.NumDst.Cap
+	g.coef = c.f32("coef", coef, coefLen(blk, heads))
+	g.x = c.f32("x", x, blk.NumSrc.Cap*g.w)
+	g.out = c.f32(outName, out, g.dstCap*g.ow)
+	return g
+}
+
+// HeadAggregate writes, per live destination, the coefficient-weighted sums
+// of its self loop and edges per head, concatenated or averaged (see
+// backend.Attention). float32 sums: the self loop, then edges in order.
+func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
+	c := b.begin("HeadAggregate")
+	defer c.end()
+	g := c.headAgg(blk, coef, x, heads, dim, mean, out, "out")
+	if !c.ok {
+		return
+	}
+	b.rows(g.v.nDst, max(1, 1024/g.w), func(lo, hi int) {
+		tmp := make([]float32, dim)
+		for i := lo; i < hi; i++ {
+			e0, e1 := g.v.edges(i)
+			o := g.out[i*g.ow : (i+1)*g.ow]
+			for h := range heads {
+				s := tmp
+				if !mean {
+					s = o[h*dim : (h+1)*dim]
+				}
+				sc := g.coef[i*heads+h]
+				for f, xv := range g.x[i*g.w+h*dim : i*g.w+(h+1)*dim] {
+					s[f] = sc * xv
+				}
+				for e := e0; e < e1; e++ {
+					j := int(g.v.indices[e])
+					if j < 0 || j >= g.v.nSrc {
+						continue
+					}
+					vec.Axpy(g.coef[(g.dstCap+e)*heads+h], g.x[j*g.w+h*dim:j*g.w+(h+1)*dim], s)
+				}
+				if mean && h == 0 {
+					copy(o, s)
+				} else if mean {
+					for f, v := range s {
+						o[f] += v
+					}
+				}
+			}
+			if mean {
+				for f := range o {
+					o[f] *= g.invH
+				}
+			}
+		}
+	})
+}
+
+// HeadAggregateBackward overwrites dcoef (per destination: float64 dots of
+// dout with the sources' rows) and accumulates dx, per source in
+// destination order like AggregateBackward (see backend.Attention).
+func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {
+	c := b.begin("HeadAggregateBackward")
+	defer c.end()
+	g := c.headAgg(blk, coef, x, heads, dim, mean, dout, "dout")
+	dc := c.f32("dcoef", dcoef, coefLen(blk, heads))
+	dxs := c.f32("dx", dx, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*g.w)
+	if !c.ok {
+		return
+	}
+	b.rows(g.v.nDst, max(1, 256/g.w), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			g.coefGrads(i, dc)
+		}
+	})
+	t := b.transpose(&g.v)
+	b.rows(g.v.nSrc, max(1, 1024/g.w), func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			row := dxs[j*g.w : (j+1)*g.w]
+			k, end := t.start[j], t.start[j+1]
+			if j < g.v.nDst {
+				first, _ := g.v.edges(j)
+				for ; k < end && int(t.edge[k]) < first; k++ {
+					g.scatter(g.dstCap+int(t.edge[k]), int(t.dst[k]), row)
+				}
+				g.scatter(j, j, row)
+			}
+			for ; k < end; k++ {
+				g.scatter(g.dstCap+int(t.edge[k]), int(t.dst[k]), row)
+			}
+		}
+	})
+}
+
+// coefGrads writes dcoef for the positions of destination i.
+func (g *headAgg) coefGrads(i int, dc []float32) {
+	e0, e1 := g.v.edges(i)
+	dr := g.out[i*g.ow : (i+1)*g.ow]
+	for k := 0; k <= e1-e0; k++ {
+		j, row := i, i
+		if k > 0 {
+			j, row = int(g.v.indices[e0+k-1]), g.dstCap+e0+k-1
+		}
+		valid := j >= 0 && j < g.v.nSrc
+		for h := range g.heads {
+			var s float64
+			if valid {
+				xr := g.x[j*g.w+h*g.dim : j*g.w+(h+1)*g.dim]
+				d := dr
+				if !g.mean {
+					d = dr[h*g.dim : (h+1)*g.dim]
+				}
+				for f, xv := range xr {
+					s += float64(d[f]) * float64(xv)
+				}
+				if g.mean {
+					s /= float64(g.heads)
+				}
+			}
+			dc[row*g.heads+h] = float32(s)
+		}
+	}
+}
+
+// scatter adds position row's weighted gradient of destination i into the
+// source row dxRow.
+func (g *headAgg) scatter(row, i int, dxRow []float32) {
+	dr := g.out[i*g.ow : (i+1)*g.ow]
+	for h := range g.heads {
+		w := g.coef[row*g.heads+h]
+		d := dr
+		if g.mean {
+			w *= g.invH
+		} else {
+			d = dr[h*g.dim : (h+1)*g.dim]
+		}
+		vec.Axpy(w, d, dxRow[h*g.dim:(h+1)*g.dim])
+	}
+}

@@ -1,0 +1,252 @@
+package cuda
+
+import (
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// The graph attention ops (backend.Attention; kernels/gat.cu). The
+// forward ops and the coefficient gradients are deterministic (one warp per
+// row, fixed orders); the scatters into sources (the gradients of el and of
+// z) use float atomics, or with Options.Deterministic the edges sorted by
+// source (aggregate_det.go) and a gather.
+
+// headDotChunkRows is the rows per partial sum of HeadDotBackward's da:
+// fixed, so that the sums do not depend on the capacity (below 4M rows).
+const headDotChunkRows = 64
+
+// HeadDot writes out[i, h] = Σ_f x[i, h·dim+f]·a[h·dim+f] for live rows.
+func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) {
+	c := b.begin("HeadDot")
+	defer c.end()
+	nP, _, xs, as := c.headDot(x, n, heads, dim, a)
+	os := c.buf("out", out, backend.F32, n.Cap*heads)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(os.addr())
+	g, t := c.warpRows(n.Cap)
+	c.launch("head_dot", g, t, 0)
+}
+
+// headDot validates the arguments HeadDot and its backward share: the
+// count's address, the width heads·dim, x and a.
+func (c *call) headDot(x backend.Buffer, n backend.Count, heads, dim int, a backend.Buffer) (nP uintptr, w int, xs, as *buffer) {
+	c.dim("heads", heads)
+	c.dim("dim", dim)
+	w = c.width(heads, dim)
+	nP = c.count("n", n)
+	xs = c.buf("x", x, backend.F32, n.Cap*w)
+	as = c.buf("a", a, backend.F32, w)
+	return nP, w, xs, as
+}
+
+// width checks heads·dim against int32 kernel arithmetic.
+func (c *call) width(heads, dim int) int {
+	if c.ok && int64(heads)*int64(dim) > math.MaxInt32/64 {
+		c.failf("heads %d × dim %d too wide", heads, dim)
+	}
+	return heads * dim
+}
+
+// HeadDotBackward: dx += dout ⊗ a on live rows; da = the column sums of
+// dout[i, h]·x[i, :] over live rows, as partial sums per 64 rows added in a
+// fixed order (column_sums).
+func (b *Backend) HeadDotBackward(x, dout backend.Buffer, n backend.Count, heads, dim int, a, dx, da backend.Buffer) {
+	c := b.begin("HeadDotBackward")
+	defer c.end()
+	nP, w, xs, as := c.headDot(x, n, heads, dim, a)
+	ds := c.buf("dout", dout, backend.F32, n.Cap*heads)
+	dxs := c.buf("dx", dx, backend.F32, n.Cap*w)
+	das := c.buf("da", da, backend.F32, w)
+	if !c.ok {
+		return
+	}
+	chunkRows := headDotChunkRows
+	for (n.Cap+chunkRows-1)/chunkRows > 65535 {
+		chunkRows *= 2
+	}
+	chunks := max(1, (n.Cap+chunkRows-1)/chunkRows)
+	partial := c.scratch(scratchColsum, int64(chunks)*int64(w)*4)
+	c.args().ptr(xs.addr()).ptr(ds.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(dxs.addr()).
+		ptr(partial).i32(chunkRows)
+	c.launch("head_dot_bwd", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	c.args().ptr(partial).ptr(nP).i32(n.Cap).i32(chunkRows).i32(w).ptr(das.addr())
+	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
+}
+
+// attArgs are the validated arguments EdgeSoftmax and its backward share.
+type attArgs struct {
+	a              blockArgs
+	el, er, keys   *buffer
+	clock          uintptr
+	thr            uint32
+	scale          float32
+	dropout        bool
+	heads          int
+	slope          float32
+	seed           uint64
+	stream         uint32
+	coefN, coefCap int
+}
+
+func (c *call) attention(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand) attArgs {
+	v := attArgs{heads: heads, slope: slope, dropout: p > 0}
+	c.dim("heads", heads)
+	v.thr, v.scale = c.dropoutArgs(p)
+	v.a = c.block(blk)
+	if !c.ok {
+		return v
+	}
+	if math.IsNaN(float64(slope)) {
+		c.failf("slope is NaN")
+	}
+	v.el = c.buf("el", el, backend.F32, v.a.srcCap*heads)
+	v.er = c.buf("er", er, backend.F32, v.a.dstCap*heads)
+	v.coefN = (v.a.dstCap + v.a.edgeCap) * heads
+	if v.dropout {
+		v.clock, _, _ = c.clock(r)
+		v.keys = c.optBuf("r.Keys", r.Keys, backend.I32, v.a.dstCap)
+		v.seed, v.stream = r.Seed, r.Stream
+	}
+	return v
+}
+
+// push adds ATT_ARGS to the launch's parameters.
+func (v *attArgs) push(c *call) *argPack {
+	a := v.a
+	return c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).
+		ptr(a.ns).i32(a.srcCap).ptr(v.el.addr()).ptr(v.er.addr()).i32(v.heads).f32(v.slope).flag(v.dropout).
+		u32(v.thr).f32(v.scale).i64(int64(v.seed)).ptr(v.clock).u32(v.stream).ptr(v.keys.addr())
+}
+
+// EdgeSoftmax writes GAT's attention coefficients (kernels/gat.cu):
+// deterministic, one warp per destination.
+func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
+	c := b.begin("EdgeSoftmax")
+	defer c.end()
+	v := c.attention(blk, el, er, heads, slope, p, r)
+	cs := c.buf("coef", coef, backend.F32, v.coefN)
+	if !c.ok {
+		return
+	}
+	v.push(&c).ptr(cs.addr())
+	g, t := c.warpRows(v.a.dstCap)
+	c.launch("edge_softmax", g, t, 0)
+}
+
+// EdgeSoftmaxBackward writes der and del (kernels/gat.cu): del through
+// float atomics, or with Options.Deterministic through the logits'
+// gradients kept in float64 scratch and gathered per source.
+func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) {
+	c := b.begin("EdgeSoftmaxBackward")
+	defer c.end()
+	v := c.attention(blk, el, er, heads, slope, p, r)
+	dc := c.buf("dcoef", dcoef, backend.F32, v.coefN)
+	dl := c.buf("del", del, backend.F32, v.a.srcCap*heads)
+	dr := c.buf("der", der, backend.F32, v.a.dstCap*heads)
+	if !c.ok {
+		return
+	}
+	g, t := c.warpRows(v.a.dstCap)
+	if !b.opt.Deterministic {
+		c.memset(dl.addr(), 0, int64(v.a.srcCap)*int64(heads)*4)
+		v.push(&c).ptr(dc.addr()).ptr(dl.addr()).ptr(dr.addr()).ptr(0)
+		c.launch("edge_softmax_bwd", g, t, 0)
+		return
+	}
+	dt := c.scratch(scratchGAT, int64(v.coefN)*8)
+	v.push(&c).ptr(dc.addr()).ptr(dl.addr()).ptr(dr.addr()).ptr(dt)
+	c.launch("edge_softmax_bwd", g, t, 0)
+	s, ok := c.sortBySource(v.a)
+	if !ok {
+		return
+	}
+	a := v.a
+	c.args().ptr(s.srcPtr).ptr(s.perm).ptr(dt).ptr(a.nd).i32(a.dstCap).ptr(a.ns).i32(a.srcCap).i32(heads).ptr(dl.addr())
+	c.launch("gat_del_gather", d1(c.blocks(int64(a.srcCap)*int64(heads), 256)), d1(256), 0)
+}
+
+// headAggArgs are the validated arguments of HeadAggregate and its backward.
+type headAggArgs struct {
+	a          blockArgs
+	coef, x    *buffer
+	heads, dim int
+	w, ow      int
+	mean       bool
+}
+
+func (c *call) headAgg(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool) headAggArgs {
+	v := headAggArgs{heads: heads, dim: dim, mean: mean}
+	c.dim("heads", heads)
+	c.dim("dim", dim)
+	v.w = c.width(heads, dim)
+	v.ow = v.w
+	if mean {
+		v.ow = dim
+	}
+	v.a = c.block(blk)
+	if !c.ok {
+		return v
+	}
+	v.coef = c.buf("coef", coef, backend.F32, (v.a.dstCap+v.a.edgeCap)*heads)
+	v.x = c.buf("x", x, backend.F32, v.a.srcCap*v.w)
+	return v
+}
+
+// push adds HA_ARGS to the launch's parameters.
+func (v *headAggArgs) push(c *call) *argPack {
+	a := v.a
+	return c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).
+		ptr(a.ns).i32(a.srcCap).i32(v.heads).i32(v.dim).flag(v.mean)
+}
+
+// HeadAggregate: one warp per destination, deterministic (kernels/gat.cu).
+func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
+	c := b.begin("HeadAggregate")
+	defer c.end()
+	v := c.headAgg(blk, coef, x, heads, dim, mean)
+	os := c.buf("out", out, backend.F32, v.a.dstCap*v.ow)
+	if !c.ok {
+		return
+	}
+	v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(os.addr())
+	g, t := c.warpRows(v.a.dstCap)
+	c.launch("head_agg", g, t, 0)
+}
+
+// HeadAggregateBackward: dcoef per destination (deterministic); dx through
+// float atomics, or with Options.Deterministic sorted by source and
+// gathered.
+func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {
+	c := b.begin("HeadAggregateBackward")
+	defer c.end()
+	v := c.headAgg(blk, coef, x, heads, dim, mean)
+	if !c.ok {
+		return
+	}
+	a := v.a
+	ds := c.buf("dout", dout, backend.F32, a.dstCap*v.ow)
+	dc := c.buf("dcoef", dcoef, backend.F32, (a.dstCap+a.edgeCap)*heads)
+	dxs := c.buf("dx", dx, backend.F32, a.srcCap*v.w)
+	if !c.ok {
+		return
+	}
+	g, t := c.warpRows(a.dstCap)
+	if !b.opt.Deterministic {
+		v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(dxs.addr())
+		c.launch("head_agg_bwd", g, t, 0)
+		return
+	}
+	v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(0)
+	c.launch("head_agg_bwd", g, t, 0)
+	s, ok := c.sortBySource(a)
+	if !ok {
+		return
+	}
+	c.args().ptr(s.srcPtr).ptr(s.perm).ptr(s.edgeDst).ptr(a.nd).i32(a.dstCap).ptr(a.ns).i32(a.srcCap).i32(heads).
+		i32(dim).flag(mean).ptr(v.coef.addr()).ptr(ds.addr()).ptr(dxs.addr())
+	gs, ts := c.warpRows(a.srcCap)
+	c.launch("head_agg_gather", gs, ts, 0)
+}
