@@ -10,20 +10,26 @@ const (
 	KindSAGE = "sage" // GraphSAGE with mean aggregation
 	KindGCN  = "gcn"  // Kipf-Welling graph convolution
 	KindGIN  = "gin"  // graph isomorphism network, two-layer MLP
+	KindGAT  = "gat"  // graph attention network
 )
 
 // inputDropoutStream is the Philox stream of dropout on the input features.
 const inputDropoutStream = 127
 
+// attnDropoutStream is the Philox stream of GAT's attention dropout at
+// model layer 0; layer l uses attnDropoutStream+l.
+const attnDropoutStream = 160
+
 // MaxLayers bounds Config.Layers: dropout at layer l uses Philox stream
-// 128+l and initialisation stream 200+l, which must stay below 200 and 256.
+// 128+l, attention dropout 160+l and initialisation 200+l, which must stay
+// below 160, 200 and 256.
 const MaxLayers = 32
 
 // Config describes a model. Layer 0 maps InDim to Hidden, hidden layers map
 // Hidden to Hidden, and the top layer maps to Classes (with Layers == 1 the
 // only layer maps InDim to Classes).
 type Config struct {
-	Kind    string  // KindSAGE, KindGCN or KindGIN
+	Kind    string  // KindSAGE, KindGCN, KindGIN or KindGAT
 	InDim   int     // input feature width
 	Hidden  int     // hidden width (unused when Layers == 1)
 	Classes int     // output width (number of classes)
@@ -34,14 +40,24 @@ type Config struct {
 	InputDropout float32
 	// LearnEps makes GIN's ε a trained parameter (else it is 0).
 	LearnEps bool
+	// Heads is GAT's number of attention heads per hidden layer (0 for the
+	// other kinds): a hidden layer concatenates Heads heads of
+	// Hidden/Heads columns.
+	Heads int
+	// OutHeads is GAT's number of attention heads of the top layer (0 for
+	// the other kinds), which averages them, each of Classes columns.
+	OutHeads int
+	// AttnDropout is GAT's dropout probability on the attention
+	// coefficients during training, in [0, 1) (0 for the other kinds).
+	AttnDropout float32
 }
 
 // Validate returns an error naming the first invalid field.
 func (c Config) Validate() error {
 	switch c.Kind {
-	case KindSAGE, KindGCN, KindGIN:
+	case KindSAGE, KindGCN, KindGIN, KindGAT:
 	default:
-		return fmt.Errorf("nn: config Kind %q: want %q, %q or %q", c.Kind, KindSAGE, KindGCN, KindGIN)
+		return fmt.Errorf("nn: config Kind %q: want %q, %q, %q or %q", c.Kind, KindSAGE, KindGCN, KindGIN, KindGAT)
 	}
 	if c.InDim <= 0 {
 		return fmt.Errorf("nn: config InDim %d: must be positive", c.InDim)
@@ -60,6 +76,30 @@ func (c Config) Validate() error {
 	}
 	if math.IsNaN(float64(c.InputDropout)) || c.InputDropout < 0 || c.InputDropout >= 1 {
 		return fmt.Errorf("nn: config InputDropout %v: must be in [0, 1)", c.InputDropout)
+	}
+	return c.validateGAT()
+}
+
+// validateGAT checks Heads, OutHeads and AttnDropout: GAT's, or zero for
+// the others.
+func (c Config) validateGAT() error {
+	if c.Kind != KindGAT {
+		if c.Heads != 0 || c.OutHeads != 0 || c.AttnDropout != 0 {
+			return fmt.Errorf("nn: config Heads %d, OutHeads %d, AttnDropout %v: only %q has attention", c.Heads, c.OutHeads, c.AttnDropout, KindGAT)
+		}
+		return nil
+	}
+	if c.Heads < 1 || c.Heads > 1024 {
+		return fmt.Errorf("nn: config Heads %d: must be in [1, 1024]", c.Heads)
+	}
+	if c.OutHeads < 1 || c.OutHeads > 1024 {
+		return fmt.Errorf("nn: config OutHeads %d: must be in [1, 1024]", c.OutHeads)
+	}
+	if c.Layers > 1 && c.Hidden%c.Heads != 0 {
+		return fmt.Errorf("nn: config Hidden %d: must be a multiple of Heads %d (a hidden layer concatenates its heads)", c.Hidden, c.Heads)
+	}
+	if math.IsNaN(float64(c.AttnDropout)) || c.AttnDropout < 0 || c.AttnDropout >= 1 {
+		return fmt.Errorf("nn: config AttnDropout %v: must be in [0, 1)", c.AttnDropout)
 	}
 	return nil
 }

@@ -105,7 +105,7 @@ func (g *gcnLayer) prepare(blk *backend.Block, deg backend.Buffer) {
 }
 
 // forward writes h[:NumDst] (h [caps.Dst, out]) from x [caps.Src, in].
-func (g *gcnLayer) forward(blk *backend.Block, x, h backend.Buffer) {
+func (g *gcnLayer) forward(blk *backend.Block, x, h backend.Buffer, _ pass) {
 	be := g.be
 	if g.order == gcnMatmulFirst {
 		be.Linear(x, blk.NumSrc, g.w.W, g.in, g.out, g.tmp, false)

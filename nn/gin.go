@@ -115,7 +115,7 @@ func (g *ginLayer) prepare(blk *backend.Block, deg backend.Buffer) {
 }
 
 // forward writes h[:NumDst] (h [caps.Dst, out]) from x [caps.Src, in].
-func (g *ginLayer) forward(blk *backend.Block, x, h backend.Buffer) {
+func (g *ginLayer) forward(blk *backend.Block, x, h backend.Buffer, _ pass) {
 	be := g.be
 	be.Aggregate(blk, g.edgeW, g.selfW, x, g.in, g.agg)
 	be.Linear(g.agg, blk.NumDst, g.w1.W, g.in, g.out, g.z, false)

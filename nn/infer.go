@@ -101,7 +101,7 @@ func (inf *Inference) Layer(l int, blk *backend.Block, table, deg, out backend.B
 	ly := inf.layers[l]
 	be.Gather(table, in, blk.SrcIDs, blk.NumSrc, inf.x)
 	ly.prepare(blk, deg)
-	ly.forward(blk, inf.x, out)
+	ly.forward(blk, inf.x, out, pass{})
 	be.BiasActDropout(out, blk.NumDst, dim, ly.bias().W, l < cfg.Layers-1, 0, backend.Rand{}, nil, out)
 	return nil
 }

@@ -15,7 +15,7 @@ import (
 // vertex. The inference is made before the parameters are set, so it must
 // share them rather than copy them.
 func TestInferenceMatchesForward(t *testing.T) {
-	for _, kind := range []string{KindSAGE, KindGCN, KindGIN} {
+	for _, kind := range []string{KindSAGE, KindGCN, KindGIN, KindGAT} {
 		t.Run(kind, func(t *testing.T) {
 			be := newCPU(t)
 			g := sampleGraph()
@@ -25,6 +25,9 @@ func TestInferenceMatchesForward(t *testing.T) {
 				seeds[v] = int32(v)
 			}
 			cfg := Config{Kind: kind, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.5}
+			if kind == KindGAT {
+				cfg.Heads, cfg.OutHeads, cfg.AttnDropout = 3, 2, 0.5
+			}
 			blocks, caps := sampledBatch(t, be, g, seeds, []int{-1, -1}, 3)
 			m := newTestModel(t, be, cfg, caps)
 			inf, err := m.NewInference(caps[1])

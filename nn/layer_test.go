@@ -84,7 +84,7 @@ func refGCN(hb hostBlock, x, w, deg []float32, in, out int) []float64 {
 // layerCase runs the gradient check of one layer on one block: the
 // objective is Σ h[live]·R; it checks every live input element and every
 // weight element, and the forward output against ref.
-func layerCase(t *testing.T, be backend.Backend, ly layer, blk *backend.Block, deg backend.Buffer, in, out int, ref func(hb hostBlock, x []float32) []float64) {
+func layerCase(t *testing.T, be backend.Backend, ly layer, blk *backend.Block, deg backend.Buffer, in, out int, ps pass, ref func(hb hostBlock, x []float32) []float64) {
 	t.Helper()
 	hb := download(be, blk)
 	c := hb.caps
@@ -99,7 +99,7 @@ func layerCase(t *testing.T, be backend.Backend, ly layer, blk *backend.Block, d
 	h := alloc(t, be, backend.F32, c.Dst*out)
 	f := func() float64 {
 		ly.prepare(blk, deg)
-		ly.forward(blk, x, h)
+		ly.forward(blk, x, h, ps)
 		return dot(readF32(be, h), R, hb.nDst*out)
 	}
 	f()
@@ -146,7 +146,7 @@ func TestSAGELayerGrad(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer freeParams(be, ly)
-			layerCase(t, be, ly, blk, deg, in, out, func(hb hostBlock, x []float32) []float64 {
+			layerCase(t, be, ly, blk, deg, in, out, pass{}, func(hb hostBlock, x []float32) []float64 {
 				return refSAGE(hb, x, readF32(be, ly.wSelf.W), readF32(be, ly.wNeigh.W), in, out)
 			})
 		})
@@ -168,7 +168,7 @@ func TestGCNLayerGrad(t *testing.T) {
 					}
 					defer freeParams(be, ly)
 					ly.force = order
-					layerCase(t, be, ly, blk, deg, in, out, func(hb hostBlock, x []float32) []float64 {
+					layerCase(t, be, ly, blk, deg, in, out, pass{}, func(hb hostBlock, x []float32) []float64 {
 						return refGCN(hb, x, readF32(be, ly.w.W), degHost, in, out)
 					})
 				})

@@ -1,9 +1,10 @@
 // Package nn holds the graph neural network models trained by fanout: layers
 // with explicit Forward and Backward passes over sampled blocks (GraphSAGE
-// mean, GCN), bias+ReLU+dropout between layers, softmax cross-entropy, and
-// Adam. Every computation is a backend op on buffers allocated up front (by
-// NewModel and Reserve), and no live count is read back to the host, so the
-// same code runs eagerly on the CPU, on a GPU, and inside a captured graph.
+// mean, GCN, GIN, GAT), bias+ReLU+dropout between layers, softmax
+// cross-entropy, and Adam. Every computation is a backend op on buffers
+// allocated up front (by NewModel and Reserve), and no live count is read
+// back to the host, so the same code runs eagerly on the CPU, on a GPU, and
+// inside a captured graph.
 package nn
 
 import (
@@ -27,11 +28,22 @@ type layer interface {
 	workspace() *workspace
 	// prepare computes per-block edge weights (deg: F32 [N] full-graph degrees).
 	prepare(blk *backend.Block, deg backend.Buffer)
-	// forward writes h[:NumDst] (h [Dst, out]) from x [Src, in].
-	forward(blk *backend.Block, x, h backend.Buffer)
+	// forward writes h[:NumDst] (h [Dst, out]) from x [Src, in]; ps says
+	// whether the pass trains (dropout inside the layer) and with which
+	// seed and clock.
+	forward(blk *backend.Block, x, h backend.Buffer, ps pass)
 	// backward overwrites the weight gradients from dh [Dst, out] and, when
 	// dx (F32 [Src, in]) is non-nil, overwrites dx rows [0, NumSrc).
 	backward(blk *backend.Block, x, dh, dx backend.Buffer)
+}
+
+// pass is what a layer's forward learns of the pass it runs in. A layer
+// with randomness of its own (GAT's attention dropout) draws it from rand
+// with a stream of its own, and keeps what its backward needs to draw the
+// same again.
+type pass struct {
+	train bool         // a training pass: dropout inside the layer applies
+	rand  backend.Rand // the step's seed and clock; Stream and Keys are the layer's to set
 }
 
 // Batch is one sampled mini-batch in backend memory.
@@ -99,6 +111,8 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 			ly, err = newGCN(be, l, in, out, seed)
 		case KindGIN:
 			ly, err = newGIN(be, l, in, out, cfg.LearnEps, seed)
+		case KindGAT:
+			ly, err = newGAT(be, l, in, cfg, seed)
 		default:
 			ly, err = newSAGE(be, l, in, out, seed)
 		}
@@ -116,7 +130,8 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 func (m *Model) Config() Config { return m.cfg }
 
 // Params returns every parameter, bottom layer first; within a layer the
-// weights come before the bias (SAGE: w_self, w_neigh, bias; GCN: w, bias).
+// weights come before the bias (SAGE: w_self, w_neigh, bias; GCN: w, bias;
+// GIN: w1, b1, w2, bias, eps when learned; GAT: w, att_src, att_dst, bias).
 func (m *Model) Params() []*Param {
 	var ps []*Param
 	for _, ly := range m.layers {

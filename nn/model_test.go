@@ -66,13 +66,21 @@ func newTestModel(t testing.TB, be backend.Backend, cfg Config, caps []Caps) *Mo
 // TestModelGrad checks every parameter's gradient of the mean loss of a
 // 2-layer model, with dropout under a fixed mask, against finite differences.
 func TestModelGrad(t *testing.T) {
-	for _, kind := range []string{KindSAGE, KindGCN, KindGIN} {
+	for _, kind := range []string{KindSAGE, KindGCN, KindGIN, KindGAT} {
 		t.Run(kind, func(t *testing.T) {
 			be := newCPU(t)
 			// GIN with a learned ε: its gradient is checked with the rest.
 			cfg := Config{Kind: kind, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.3, LearnEps: kind == KindGIN}
+			if kind == KindGAT {
+				// Two heads of 3 columns, then 3 averaged heads of 3 classes,
+				// with attention dropout under a fixed mask.
+				cfg.Heads, cfg.OutHeads, cfg.AttnDropout = 2, 3, 0.3
+			}
 			tb := newTestBatch(t, be, cfg.InDim, cfg.Classes, []int{3, 2})
 			m := newTestModel(t, be, cfg, tb.caps)
+			if kind == KindGAT {
+				awayFromKinks(be, m)
+			}
 			r := backend.Rand{Seed: 5, Clock: tb.clock}
 			f := func() float64 {
 				loss, _ := m.Loss(&tb.Batch, m.Forward(&tb.Batch, true, r))
@@ -92,6 +100,27 @@ func TestModelGrad(t *testing.T) {
 			}
 			syncOK(t, be)
 		})
+	}
+}
+
+// awayFromKinks gives every bias of m values of magnitude 0.2 to 0.5. A
+// GAT head whose attention dropout drops every position outputs exactly 0,
+// and a zero bias would put the ReLU's kink right there, where a central
+// difference sees half a slope.
+func awayFromKinks(be backend.Backend, m *Model) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, p := range m.Params() {
+		if len(p.Shape) != 1 || p.Shape[0] == 1 {
+			continue
+		}
+		b := make([]float32, p.Size())
+		for i := range b {
+			b[i] = float32(0.2 + 0.3*r.Float64())
+			if r.IntN(2) == 0 {
+				b[i] = -b[i]
+			}
+		}
+		be.Write(p.W, 0, b)
 	}
 }
 
@@ -140,7 +169,14 @@ func TestNewModelValidation(t *testing.T) {
 		mod  func(*Config)
 		want string
 	}{
-		{func(c *Config) { c.Kind = "gat" }, "Kind"},
+		{func(c *Config) { c.Kind = "gatv2" }, "Kind"},
+		{func(c *Config) { c.Heads = 2 }, "Heads"},
+		{func(c *Config) { c.AttnDropout = 0.5 }, "AttnDropout"},
+		{func(c *Config) { c.OutHeads = 1 }, "OutHeads"},
+		{func(c *Config) { c.Kind, c.OutHeads = KindGAT, 1 }, "Heads"},
+		{func(c *Config) { c.Kind, c.Heads = KindGAT, 2 }, "OutHeads"},
+		{func(c *Config) { c.Kind, c.Heads, c.OutHeads = KindGAT, 3, 1 }, "multiple of Heads"},
+		{func(c *Config) { c.Kind, c.Heads, c.OutHeads, c.AttnDropout = KindGAT, 2, 1, 1 }, "AttnDropout"},
 		{func(c *Config) { c.InDim = 0 }, "InDim"},
 		{func(c *Config) { c.Classes = -1 }, "Classes"},
 		{func(c *Config) { c.Layers = 0 }, "Layers"},

@@ -70,7 +70,7 @@ func (s *sageLayer) prepare(blk *backend.Block, deg backend.Buffer) {
 }
 
 // forward writes h[:NumDst] (h [caps.Dst, out]) from x [caps.Src, in].
-func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer) {
+func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, _ pass) {
 	s.be.AggregateConcat(blk, s.edgeW, x, s.in, s.cat)
 	s.be.Linear(s.cat, blk.NumDst, s.w, 2*s.in, s.out, h, false)
 }

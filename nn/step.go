@@ -89,7 +89,7 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		blk := b.Blocks[l]
 		_, out := m.cfg.dims(l)
 		ly.prepare(blk, b.Degree)
-		ly.forward(blk, m.input(l), m.act[l])
+		ly.forward(blk, m.input(l), m.act[l], pass{train: train, rand: r})
 		p := float32(0)
 		if train && l < L-1 {
 			p = m.cfg.Dropout

@@ -17,7 +17,7 @@ import (
 // file keys for it are listed in cmd/fanout/config.go; Validate's messages
 // use those names.)
 type Config struct {
-	Model       string  `json:"model"`             // "sage", "gcn" or "gin"
+	Model       string  `json:"model"`             // "sage", "gcn", "gin" or "gat"
 	Layers      int     `json:"layers"`            // number of GNN layers
 	Hidden      int     `json:"hidden"`            // hidden width
 	Fanouts     []int   `json:"fanouts"`           // per hop from the seeds; -1 = all, 0 = none
@@ -32,29 +32,57 @@ type Config struct {
 	FullEval    bool    `json:"full_eval"`         // evaluate with all neighbours instead of the training fanouts
 	Patience    int     `json:"patience"`          // stop after N evaluations without improvement (0 = never)
 	GINEps      string  `json:"gin_eps,omitempty"` // GIN's ε: "0" (fixed, the default) or "learn"
+	// GAT: attention heads per hidden layer (a hidden layer concatenates
+	// Heads heads of Hidden/Heads columns; 0 means 1), heads of the last
+	// layer (averaged, each of the classes' width; 0 means Heads), and the
+	// dropout probability on the attention coefficients.
+	Heads       int     `json:"heads,omitempty"`
+	OutHeads    int     `json:"out_heads,omitempty"`
+	AttnDropout float32 `json:"attn_dropout,omitempty"`
 }
 
 // Defaults is a sensible starting configuration (GraphSAGE, 2 layers).
 func Defaults() Config {
 	return Config{
 		Model: "sage", Layers: 2, Hidden: 64, Fanouts: []int{10, 5}, Batch: 256,
-		Epochs: 20, LR: 0.003, Dropout: 0.5, Seed: 1, EvalEvery: 1,
+		Epochs: 20, LR: 0.003, Dropout: 0.5, Seed: 1, EvalEvery: 1, Heads: 1,
 	}
 }
 
 // ModelConfig is the nn configuration for a dataset's input and class counts.
 func (c Config) ModelConfig(inDim, classes int) nn.Config {
-	return nn.Config{Kind: c.Model, InDim: inDim, Hidden: c.Hidden, Classes: classes,
+	mc := nn.Config{Kind: c.Model, InDim: inDim, Hidden: c.Hidden, Classes: classes,
 		Layers: c.Layers, Dropout: c.Dropout, InputDropout: c.InDropout, LearnEps: c.GINEps == "learn"}
+	if c.Model == nn.KindGAT {
+		mc.Heads, mc.OutHeads, mc.AttnDropout = max(c.Heads, 1), c.OutHeads, c.AttnDropout
+		if mc.OutHeads == 0 {
+			mc.OutHeads = mc.Heads
+		}
+	}
+	return mc
 }
 
 // Validate names the first field that is wrong.
 func (c Config) Validate() error {
 	switch {
-	case c.Model != "sage" && c.Model != "gcn" && c.Model != "gin":
-		return fmt.Errorf("model: %q is not a model (want sage, gcn or gin)", c.Model)
+	case c.Model != "sage" && c.Model != "gcn" && c.Model != "gin" && c.Model != "gat":
+		return fmt.Errorf("model: %q is not a model (want sage, gcn, gin or gat)", c.Model)
 	case c.GINEps != "" && c.GINEps != "0" && c.GINEps != "learn":
 		return fmt.Errorf("gin-eps: %q, want 0 or learn", c.GINEps)
+	case c.Heads < 0 || c.Heads > 1024:
+		return fmt.Errorf("heads: %d, want 1 to 1024", c.Heads)
+	case c.Heads > 1 && c.Model != "gat":
+		return fmt.Errorf("heads: %d, but only gat has attention heads (model %s)", c.Heads, c.Model)
+	case c.OutHeads < 0 || c.OutHeads > 1024:
+		return fmt.Errorf("out-heads: %d, want 1 to 1024 (0: as heads)", c.OutHeads)
+	case c.OutHeads > 0 && c.Model != "gat":
+		return fmt.Errorf("out-heads: %d, but only gat has attention heads (model %s)", c.OutHeads, c.Model)
+	case !(c.AttnDropout >= 0 && c.AttnDropout < 1):
+		return fmt.Errorf("attn-dropout: %g, want 0 <= p < 1", c.AttnDropout)
+	case c.AttnDropout != 0 && c.Model != "gat":
+		return fmt.Errorf("attn-dropout: %g, but only gat has attention (model %s)", c.AttnDropout, c.Model)
+	case c.Model == "gat" && c.Layers > 1 && c.Hidden%max(c.Heads, 1) != 0:
+		return fmt.Errorf("hidden: %d is not a multiple of heads %d (a GAT hidden layer concatenates its heads)", c.Hidden, c.Heads)
 	case c.Layers < 1 || c.Layers > nn.MaxLayers:
 		return fmt.Errorf("layers: %d, want 1 to %d", c.Layers, nn.MaxLayers)
 	case c.Hidden < 1:

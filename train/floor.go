@@ -8,9 +8,10 @@ type Floor struct {
 }
 
 // StepFloor counts a step's work for the trainer's model at the mean live
-// sizes blocks (bottom first). Matrix products: SAGE multiplies destinations
-// by two weights per layer, GCN by one; backward doubles the forward work
-// except that the bottom layer computes no input gradient. Bytes: feature
+// sizes blocks (bottom first). Matrix products: each layer's forward
+// products as the model counts them (nn.Config.LayerWork); backward doubles
+// the forward work except that the bottom layer computes no input
+// gradient. Bytes: feature
 // rows gathered (read and written once), each layer's aggregation (every
 // sampled edge reads a source row; backward writes it), bias/activation/
 // dropout over the outputs forward and backward, and Adam reading and
@@ -22,25 +23,16 @@ func (t *Trainer) StepFloor(blocks []BlockSize) Floor {
 	if len(blocks) > 0 {
 		bytes += 2 * blocks[0].Src * float64(mc.InDim) * f32
 	}
-	mats := 2.0
-	if mc.Kind == "gcn" {
-		mats = 1
-	}
 	for l, b := range blocks {
-		in, out := float64(mc.Hidden), float64(mc.Hidden)
-		if l == 0 {
-			in = float64(mc.InDim)
-		}
-		if l == len(blocks)-1 {
-			out = float64(mc.Classes)
-		}
-		fwd := mats * 2 * b.Dst * in * out
-		flop += fwd * 2 // forward + weight gradients
-		agg := (b.Edges + b.Dst) * in * f32
+		_, o := mc.Dims(l)
+		out := float64(o)
+		w := mc.LayerWork(l, b.Dst, b.Src)
+		flop += w.FLOP * 2 // forward + weight gradients
+		agg := (b.Edges + b.Dst) * float64(w.AggWidth) * f32
 		bytes += agg + 4*b.Dst*out*f32
 		if l > 0 {
-			flop += fwd // input gradients
-			bytes += agg + b.Edges*in*f32
+			flop += w.FLOP // input gradients
+			bytes += agg + b.Edges*float64(w.AggWidth)*f32
 		}
 	}
 	var params float64

@@ -198,6 +198,12 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		"layers":   func(c *Config) { c.Layers = 0 },
 		"epochs":   func(c *Config) { c.Epochs = 0 },
 		"patience": func(c *Config) { c.Patience = -1 },
+		"heads":    func(c *Config) { c.Heads = 4 }, // sage has no heads
+		"out-heads": func(c *Config) {
+			c.Model, c.OutHeads = "gat", -1
+		},
+		"attn-dropout": func(c *Config) { c.Model, c.AttnDropout = "gat", 1 },
+		"hidden":       func(c *Config) { c.Model, c.Heads = "gat", 5 }, // 64 is not a multiple of 5
 	} {
 		c := Defaults()
 		mutate(&c)

@@ -31,8 +31,11 @@ type option struct {
 // hyperOptions are the training hyper-parameters (train.Config).
 func hyperOptions() []option {
 	return []option{
-		{"model", "model: sage, gcn or gin", func(c *train.Config, _ *runFlags) any { return &c.Model }},
+		{"model", "model: sage, gcn, gin or gat", func(c *train.Config, _ *runFlags) any { return &c.Model }},
 		{"gin-eps", "GIN's ε: 0 (fixed) or learn", func(c *train.Config, _ *runFlags) any { return &c.GINEps }},
+		{"heads", "GAT's attention heads per hidden layer, concatenated (hidden = heads × width per head)", func(c *train.Config, _ *runFlags) any { return &c.Heads }},
+		{"out-heads", "GAT's attention heads of the last layer, averaged (0: as --heads)", func(c *train.Config, _ *runFlags) any { return &c.OutHeads }},
+		{"attn-dropout", "GAT's dropout `probability` on the attention coefficients", func(c *train.Config, _ *runFlags) any { return &c.AttnDropout }},
 		{"layers", "number of GNN layers", func(c *train.Config, _ *runFlags) any { return &c.Layers }},
 		{"hidden", "hidden width", func(c *train.Config, _ *runFlags) any { return &c.Hidden }},
 		{"fanouts", "`list` of neighbours per hop from the seeds, comma-separated (-1 = all, 0 = none)", func(c *train.Config, _ *runFlags) any { return &c.Fanouts }},
