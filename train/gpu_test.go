@@ -47,9 +47,8 @@ func TestCUDAMatchesCPULosses(t *testing.T) {
 
 func cudaMatchesCPULosses(t *testing.T, gpu backend.Backend) {
 	ds := tinyData(t)
-	for _, model := range []string{"sage", "gcn", "gin"} {
-		cfg := tinyConfig(t)
-		cfg.Model = model
+	for _, model := range []string{"sage", "gcn", "gin", "gat"} {
+		cfg := tinyModel(t, model)
 		cpuLoss := stepLossesOn(t, nil, ds, cfg, 5)
 		gpuLoss := stepLossesOn(t, gpu, ds, cfg, 5)
 		if len(cpuLoss) < 50 || len(gpuLoss) != len(cpuLoss) {
@@ -64,6 +63,11 @@ func cudaMatchesCPULosses(t *testing.T, gpu backend.Backend) {
 			}
 		}
 		t.Logf("%s: %d steps, largest relative loss difference %.2g", model, len(cpuLoss), worst)
+		if model == "gat" && worst > 1e-5 {
+			// Issue 10's bound for the new model (its attention dropout
+			// masks must be the CPU's exactly).
+			t.Errorf("gat: largest relative loss difference %.2g > 1e-5", worst)
+		}
 	}
 }
 
@@ -100,9 +104,9 @@ func relClose(t *testing.T, what string, got, want []float32, tol float64) float
 func TestReplayMatchesEagerCUDA(t *testing.T) {
 	gpu := openCUDA(t)
 	ds := tinyData(t)
-	for _, model := range []string{"sage", "gcn", "gin"} {
-		cfg := tinyConfig(t)
-		cfg.Model, cfg.Epochs = model, 10
+	for _, model := range []string{"sage", "gcn", "gin", "gat"} {
+		cfg := tinyModel(t, model)
+		cfg.Epochs = 10
 		want, _ := eagerRun(t, gpu, ds, cfg)
 		got, _, st := replayRun(t, gpu, ds, cfg, ReplayOptions{})
 		if len(want) < 100 {
@@ -118,6 +122,9 @@ func TestReplayMatchesEagerCUDA(t *testing.T) {
 		worst := relClose(t, model+" replay vs eager", got, want, 1e-3)
 		t.Logf("%s: %d steps, largest relative difference %.2g; %d captures, %d overflows",
 			model, len(want), worst, st.Captures, st.Overflows)
+		if model == "gat" && worst > 1e-5 {
+			t.Errorf("gat: replay vs eager, largest relative loss difference %.2g > 1e-5 (issue 10's bound)", worst)
+		}
 	}
 }
 
@@ -185,9 +192,9 @@ func TestReplayBitwiseDeterministicCUDA(t *testing.T) {
 // equal, and so must replay at its tight envelope when tight is set.
 func replayBitwise(t *testing.T, gpu backend.Backend, tight bool) {
 	ds := tinyData(t)
-	for _, model := range []string{"sage", "gcn", "gin"} {
-		cfg := tinyConfig(t)
-		cfg.Model, cfg.Epochs = model, 10
+	for _, model := range []string{"sage", "gcn", "gin", "gat"} {
+		cfg := tinyModel(t, model)
+		cfg.Epochs = 10
 		eager1, _ := eagerRun(t, gpu, ds, cfg)
 		eager2, _ := eagerRun(t, gpu, ds, cfg)
 		replay1, _, st := replayRun(t, gpu, ds, cfg, ReplayOptions{})

@@ -55,6 +55,9 @@ func inferConfig(kind string, layers int) Config {
 	c.Model, c.Layers, c.Hidden, c.Batch = kind, layers, 8, 16
 	c.Fanouts = slices.Repeat([]int{-1}, layers)
 	c.LR, c.Dropout = 0.05, 0.2
+	if kind == "gat" {
+		c.Heads, c.OutHeads, c.AttnDropout = 2, 3, 0.3
+	}
 	return c
 }
 
@@ -113,7 +116,7 @@ func closeTo(got, want []float32, rel float64) (int, bool) {
 func TestInferMatchesFullNeighbourForward(t *testing.T) {
 	ds := randomData(t, 60, 90)
 	seeds := []int32{0, 1, 5, 17, 33, 59, 42, 2}
-	for _, kind := range []string{"sage", "gcn"} {
+	for _, kind := range []string{"sage", "gcn", "gin", "gat"} {
 		for _, layers := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s-%d", kind, layers), func(t *testing.T) {
 				tr, err := New(cpu.New(2), ds, inferConfig(kind, layers), Options{})

@@ -94,18 +94,25 @@ type detBufs struct {
 	dstCap, srcCap, dim int
 }
 
-func (h *detCase) upload(t testing.TB, b *Backend, pad int) *detBufs {
-	dstCap, edgeCap, srcCap := h.nd+pad, h.ne+3*pad, h.ns+2*pad
-	indptr := make([]int32, dstCap+1)
+// blockArrays are h's Indptr and Indices at capacities dstCap and edgeCap,
+// with garbage past the live edges.
+func (h *detCase) blockArrays(dstCap, edgeCap int) (indptr, indices []int32) {
+	indptr = make([]int32, dstCap+1)
 	copy(indptr, h.indptr)
 	for i := h.nd + 1; i <= dstCap; i++ {
 		indptr[i] = int32(h.ne)
 	}
-	indices := make([]int32, edgeCap)
+	indices = make([]int32, edgeCap)
 	copy(indices, h.indices)
 	for e := h.ne; e < edgeCap; e++ {
-		indices[e] = int32(e % max(1, h.ns)) // garbage past the live edges
+		indices[e] = int32(e % max(1, h.ns))
 	}
+	return indptr, indices
+}
+
+func (h *detCase) upload(t testing.TB, b *Backend, pad int) *detBufs {
+	dstCap, edgeCap, srcCap := h.nd+pad, h.ne+3*pad, h.ns+2*pad
+	indptr, indices := h.blockArrays(dstCap, edgeCap)
 	grow := func(s []float32, n int) []float32 {
 		out := make([]float32, n)
 		copy(out, s)

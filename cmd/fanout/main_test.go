@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,4 +132,46 @@ func FuzzLoadConfig(f *testing.F) {
 			t.Fatalf("error %q does not name the file on one line", err)
 		}
 	})
+}
+
+// TestGATTrainEvalRoundTrip: GAT's settings come from flags and config keys
+// alike, the checkpoint carries them, and eval rebuilds the model from it
+// (the same test accuracy, layer-wise with --full-eval as in training).
+func TestGATTrainEvalRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	data, run := filepath.Join(dir, "tiny"), filepath.Join(dir, "run")
+	if code, _, stderr := fanout(t, "gen", "tiny", "--out", data); code != 0 {
+		t.Fatalf("gen: %s", stderr)
+	}
+	cfg := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfg, []byte("model: gat\nheads: 4\nattn-dropout: 0.2\nepochs: 2\nfull-eval: true\n"), 0o644)
+	code, out, stderr := fanout(t, "train", "--data", data, "--config", cfg, "--out-heads", "2", "--device", "cpu", "--out", run)
+	if code != 0 || !strings.Contains(out, "test accuracy") {
+		t.Fatalf("train: exit %d\n%s%s", code, out, stderr)
+	}
+	ck, err := train.LoadCheckpoint(filepath.Join(run, "best.ckpt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := ck.Config; c.Model != "gat" || c.Heads != 4 || c.OutHeads != 2 || c.AttnDropout != 0.2 || !c.FullEval {
+		t.Fatalf("checkpoint config %+v lacks the GAT settings", c)
+	}
+	if m := ck.Model; m.Heads != 4 || m.OutHeads != 2 || ck.Params[1].Name != "layer0.att_src" {
+		t.Fatalf("checkpoint model %+v, parameters %v", m, ck.Params)
+	}
+	var sum map[string]any
+	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	code, out, stderr = fanout(t, "eval", "--checkpoint", filepath.Join(run, "best.ckpt"), "--data", data, "--device", "cpu")
+	if code != 0 || !strings.Contains(out, "test accuracy") {
+		t.Fatalf("eval: exit %d\n%s%s", code, out, stderr)
+	}
+	if want := fmt.Sprintf("test accuracy %.4f", sum["test_acc"].(float64)); !strings.Contains(out, want) {
+		t.Errorf("eval output %q does not show the run's %s", out, want)
+	}
+	if code, _, stderr := fanout(t, "train", "--data", data, "--model", "sage", "--heads", "4", "--device", "cpu"); code == 0 || !strings.Contains(stderr, "heads") {
+		t.Errorf("sage with --heads 4: exit %d, %q; want an error naming heads", code, stderr)
+	}
 }

@@ -80,6 +80,27 @@ func TestRankByAccess(t *testing.T) {
 // see the tiers: hit rate 1, in between, 0.
 func TestHybridMatchesReplay(t *testing.T) {
 	ds, cfg := tiny(t)
+	hybridMatchesReplay(t, ds, cfg, []cacheCase{{-1, 1, 1}, {2000, 0.05, 0.99}, {0, 0, 0}})
+}
+
+// TestGATHybridMatchesReplay: the same for GAT (a model the driver knows
+// nothing about), with part of the table cached.
+func TestGATHybridMatchesReplay(t *testing.T) {
+	ds, cfg := tiny(t)
+	cfg.Model, cfg.Heads, cfg.AttnDropout, cfg.Epochs = "gat", 4, 0.3, 1
+	hybridMatchesReplay(t, ds, cfg, []cacheCase{{2000, 0.05, 0.99}})
+}
+
+// cacheCase is a cache size and the range its hit rate must fall in.
+type cacheCase struct {
+	rows     int64
+	min, max float64
+}
+
+// hybridMatchesReplay trains cfg with the replay driver, then with the
+// hybrid driver at each cache size, and requires the same losses bitwise.
+func hybridMatchesReplay(t *testing.T, ds *dataset.Dataset, cfg train.Config, cases []cacheCase) {
+	t.Helper()
 	var want []float32
 	tr, err := train.New(record.New(cpu.New(1)), ds, cfg, train.Options{Replay: true, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
 	if err != nil {
@@ -89,10 +110,7 @@ func TestHybridMatchesReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.Close()
-	for _, c := range []struct {
-		rows     int64
-		min, max float64
-	}{{-1, 1, 1}, {2000, 0.05, 0.99}, {0, 0, 0}} {
+	for _, c := range cases {
 		t.Run(fmt.Sprint(c.rows), func(t *testing.T) {
 			var got []float32
 			var log strings.Builder

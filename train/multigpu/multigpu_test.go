@@ -94,6 +94,15 @@ func TestDevicesMatchOneDevice(t *testing.T) {
 	devicesMatchOneDevice(t, ds, cfg, 1e-6)
 }
 
+// TestGATDevicesMatchOneDevice: the same for GAT with attention dropout,
+// whose masks are keyed by vertex id, so a rank draws the mask one device
+// would have drawn for each of its vertices.
+func TestGATDevicesMatchOneDevice(t *testing.T) {
+	ds, cfg := tiny(t)
+	cfg.Model, cfg.Heads, cfg.AttnDropout, cfg.Epochs = "gat", 4, 0.3, 1
+	devicesMatchOneDevice(t, ds, cfg, 1e-6)
+}
+
 // TestCoraDevicesMatchOneDevice: the same on Cora with GCN over all
 // neighbours (Planetoid split; skipped without the data).
 func TestCoraDevicesMatchOneDevice(t *testing.T) {
