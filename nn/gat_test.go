@@ -161,3 +161,23 @@ func TestGATEvalNoAttentionDropout(t *testing.T) {
 		t.Error("attention dropout does not depend on training and the clock")
 	}
 }
+
+// TestLayerWork: GAT's products run over every source (the projection
+// precedes the attention) and its top layer projects to every output head.
+func TestLayerWork(t *testing.T) {
+	gat := Config{Kind: KindGAT, InDim: 10, Hidden: 8, Classes: 3, Layers: 2, Heads: 4, OutHeads: 2}
+	sage := Config{Kind: KindSAGE, InDim: 10, Hidden: 8, Classes: 3, Layers: 2}
+	for _, tc := range []struct {
+		cfg  Config
+		l    int
+		want Work
+	}{
+		{sage, 0, Work{FLOP: 2 * 5 * 2 * 10 * 8, AggWidth: 10}},
+		{gat, 0, Work{FLOP: 2 * 7 * 10 * 8, AggWidth: 8}},
+		{gat, 1, Work{FLOP: 2 * 7 * 8 * 2 * 3, AggWidth: 6}},
+	} {
+		if got := tc.cfg.LayerWork(tc.l, 5, 7); got != tc.want {
+			t.Errorf("%s layer %d: %+v, want %+v", tc.cfg.Kind, tc.l, got, tc.want)
+		}
+	}
+}

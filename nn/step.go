@@ -70,8 +70,9 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		m.fail(fmt.Errorf("nn: Forward: %w", err))
 		return m.logits()
 	}
-	if train && (m.cfg.Dropout > 0 || m.cfg.InputDropout > 0) && r.Clock == nil {
-		m.fail(fmt.Errorf("nn: Forward: dropout %v needs a Rand with a clock", m.cfg.Dropout))
+	if train && (m.cfg.Dropout > 0 || m.cfg.InputDropout > 0 || m.cfg.AttnDropout > 0) && r.Clock == nil {
+		m.fail(fmt.Errorf("nn: Forward: dropout (%v, input %v, attention %v) needs a Rand with a clock",
+			m.cfg.Dropout, m.cfg.InputDropout, m.cfg.AttnDropout))
 		return m.logits()
 	}
 	L := m.cfg.Layers
