@@ -26,6 +26,7 @@ type Tiered struct {
 	cache backend.Buffer // F32 [cached, dim], nil until Fill
 	stats backend.Buffer // I64 [2]: rows read from host, all rows
 	feat  []float32      // the host copy Fill reads cache rows from
+	dt    backend.DType  // F32 or BF16: both tiers hold it
 	order []int32        // vertices, most accessed first
 	n     int            // rows in the cache
 }
@@ -33,13 +34,20 @@ type Tiered struct {
 // NewTiered puts the [N, dim] table feat in host memory the device reads
 // in place, with an empty cache; order ranks the vertices for Fill (most
 // gathered first; see RankByAccess). feat is kept (not copied) for Fill.
-func NewTiered(be backend.Backend, feat []float32, dim int, order []int32) (*Tiered, error) {
+func NewTiered(be backend.Backend, feat []float32, dim int, order []int32, dt backend.DType) (*Tiered, error) {
 	if dim <= 0 || len(feat)%dim != 0 {
 		return nil, fmt.Errorf("featstore: %d values are not rows of width %d", len(feat), dim)
 	}
-	t := &Tiered{be: be, dim: dim, rows: int64(len(feat) / dim), feat: feat, order: order}
+	if dt != backend.BF16 {
+		dt = backend.F32
+	}
+	t := &Tiered{be: be, dim: dim, rows: int64(len(feat) / dim), feat: feat, order: order, dt: dt}
+	var host any = feat
+	if dt == backend.BF16 {
+		host = backend.ToBF16(feat)
+	}
 	var err error
-	if t.host, err = backend.UploadHost(be, feat); err != nil {
+	if t.host, err = backend.UploadHost(be, host); err != nil {
 		return nil, fmt.Errorf("featstore: host tier of %d x %d features: %w", t.rows, dim, err)
 	}
 	slot := make([]int32, t.rows)
@@ -76,7 +84,11 @@ func (t *Tiered) Fill(rows int) error {
 		copy(vals[s*t.dim:(s+1)*t.dim], t.feat[int(v)*t.dim:])
 		slot[v] = int32(s)
 	}
-	cache, err := t.be.Upload(vals)
+	var data any = vals
+	if t.dt == backend.BF16 {
+		data = backend.ToBF16(vals)
+	}
+	cache, err := t.be.Upload(data)
 	if err != nil {
 		return fmt.Errorf("featstore: cache of %d rows: %w", rows, err)
 	}
@@ -105,7 +117,7 @@ func (t *Tiered) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer)
 func (t *Tiered) DeviceBytes() int64 {
 	n := int64(t.rows)*4 + 16
 	if t.cache != nil {
-		n += int64(t.cache.Len()) * 4
+		n += int64(t.cache.Len()) * int64(t.dt.Size())
 	}
 	return n
 }

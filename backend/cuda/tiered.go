@@ -55,8 +55,12 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	c.dim("dim", dim)
 	nP := c.count("n", n)
 	idx := c.buf("ids", ids, backend.I32, n.Cap)
-	hb := c.buf("host", host, backend.F32, 0)
-	cb := c.optBuf("cache", cache, backend.F32, 0)
+	tdt := backend.F32
+	if x, ok := host.(*buffer); ok && x != nil && x.dt == backend.BF16 {
+		tdt = backend.BF16
+	}
+	hb := c.buf("host", host, tdt, 0)
+	cb := c.optBuf("cache", cache, tdt, 0)
 	ob := c.buf("out", out, backend.F32, n.Cap*dim)
 	st := c.optBuf("stats", stats, backend.I64, 2)
 	if !c.ok {
@@ -68,7 +72,12 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 		return
 	}
 	name, words := "tiered_rows1", dim
-	if dim%4 == 0 && hb.ptr%16 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%16 == 0) {
+	switch {
+	case tdt == backend.BF16 && dim%4 == 0 && hb.ptr%8 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%8 == 0):
+		name, words = "tiered_bf16x4", dim/4
+	case tdt == backend.BF16:
+		name = "tiered_bf16x1"
+	case dim%4 == 0 && hb.ptr%16 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%16 == 0):
 		name, words = "tiered_rows4", dim/4
 	}
 	c.args().ptr(cb.addr()).ptr(sb.addr()).ptr(hb.addr()).i64(rows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).

@@ -58,6 +58,7 @@ func runOptions() []option {
 		{"preset", "built-in preset to generate in memory when --data is not given: " + presetNames(), func(_ *train.Config, rf *runFlags) any { return &rf.src.preset }},
 		{"device", "auto, cpu, cuda or cuda:N", func(_ *train.Config, rf *runFlags) any { return &rf.device }},
 		{"threads", "CPU worker threads (0 = all cores)", func(_ *train.Config, rf *runFlags) any { return &rf.threads }},
+		{"feature-dtype", "how the features are held on the device: float32, or bfloat16 (half the bytes gathered and sent over PCIe; values rounded to bfloat16)", func(_ *train.Config, rf *runFlags) any { return &rf.featureDType }},
 		{"envelope-margin", "replay: capacities = largest observed batch sizes x this margin", func(_ *train.Config, rf *runFlags) any { return &rf.margin }},
 	}
 	for _, o := range cudaOptions() {

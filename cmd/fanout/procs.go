@@ -121,7 +121,7 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 	desc := fmt.Sprintf("rank %d of %d (%s), %s", l.Rank, l.WorldSize, l.Launcher, gpu.Name())
 	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, replay mode\n", cfg.Model, cfg.Batch, desc)
 	if l.Rank != 0 {
-		opt = train.Options{}
+		opt = train.Options{FeatureDType: opt.FeatureDType}
 	}
 	opt.Device = desc
 	ds, err := loadDataset(rf.src, rf.threads, stderr)
@@ -197,7 +197,7 @@ func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config,
 	desc := fmt.Sprintf("rank %d of %d (MPI), %s", l.Rank, l.WorldSize, be.Name())
 	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, %s mode\n", cfg.Model, cfg.Batch, desc, mode)
 	if l.Rank != 0 {
-		opt = train.Options{}
+		opt = train.Options{FeatureDType: opt.FeatureDType}
 	}
 	opt.Device = desc
 	ds, err := loadDataset(rf.src, rf.threads, stderr)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/dist"
@@ -27,7 +28,7 @@ type source struct {
 // data comes from, the device, threads, the replay envelope's margin and the
 // GPU options; preset is the default --preset.
 func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
-	rf.src.preset, rf.device, rf.margin = preset, "auto", 1.15
+	rf.src.preset, rf.device, rf.margin, rf.featureDType = preset, "auto", 1.15, "float32"
 	for _, o := range runOptions() {
 		register(fs, o.name, o.usage, o.field(nil, rf))
 	}
@@ -35,20 +36,32 @@ func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
 
 // runFlags are the flags of train and bench that are not hyper-parameters.
 type runFlags struct {
-	src     source
-	config  string
-	device  string
-	out     string
-	resume  bool
-	force   bool
-	threads int
-	mode    string
-	margin  float64
-	devices int
-	cuda    cudaFlags
+	src          source
+	config       string
+	device       string
+	out          string
+	resume       bool
+	force        bool
+	threads      int
+	mode         string
+	margin       float64
+	devices      int
+	cuda         cudaFlags
+	featureDType string // float32 or bfloat16
 	// hybrid mode
 	gpuMemory string
 	cacheRows int
+}
+
+// featureType is --feature-dtype as a backend type.
+func (rf *runFlags) featureType() (backend.DType, error) {
+	switch rf.featureDType {
+	case "float32", "":
+		return backend.F32, nil
+	case "bfloat16", "bf16":
+		return backend.BF16, nil
+	}
+	return 0, fmt.Errorf("feature-dtype: %q, want float32 or bfloat16", rf.featureDType)
 }
 
 // check names the first run setting that is wrong.
@@ -58,6 +71,9 @@ func (rf *runFlags) check() error {
 	}
 	if !(rf.margin >= 1) {
 		return fmt.Errorf("envelope-margin: %g, want at least 1", rf.margin)
+	}
+	if _, err := rf.featureType(); err != nil {
+		return err
 	}
 	if rf.devices < 0 {
 		return fmt.Errorf("devices: %d, want at least 1", rf.devices)
@@ -165,7 +181,11 @@ func printSummary(stdout io.Writer, sum *train.Summary) {
 // options and, with --out, checks the run directory before any data is
 // loaded (train.New checks again, under the directory's lock).
 func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
-	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress}
+	dt, err := rf.featureType()
+	if err != nil {
+		return train.Options{}, err
+	}
+	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress, FeatureDType: dt}
 	if isTerminal(progress) {
 		bar := newProgress(progress, "train")
 		opt.OnProgress = func(stage string, done, total int) {

@@ -18,8 +18,11 @@ type Options struct {
 	Margin      int64 // kept free of the budget; 0: DefaultMargin(Budget)
 	RankBatches int   // training batches the pre-sampling pass samples; 0: 64
 	Threads     int   // CPU threads of the pre-sampling pass; 0: all
-	Replay      train.ReplayOptions
-	Log         io.Writer // the plan and the figures; nil: silent
+	// FeatureDType holds both tiers as backend.BF16 (half the PCIe bytes)
+	// or, by default, float32.
+	FeatureDType backend.DType
+	Replay       train.ReplayOptions
+	Log          io.Writer // the plan and the figures; nil: silent
 }
 
 // Stats are what the hybrid driver placed and measured.
@@ -52,7 +55,7 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 	if err != nil {
 		return nil, err
 	}
-	store, err := featstore.NewTiered(be, ds.Features, ds.FeatDim, order)
+	store, err := featstore.NewTiered(be, ds.Features, ds.FeatDim, order, opt.FeatureDType)
 	if err != nil {
 		return nil, err
 	}
