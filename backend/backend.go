@@ -30,11 +30,11 @@ type DType uint8
 
 // Element types.
 const (
-	F32 DType = iota + 1 // float32
-	I32                  // int32
-	I64                  // int64
-	U8                   // uint8
-	BF16                 // bfloat16, held as uint16 bit patterns (feature tables: Gather converts to float32)
+	F32  DType = iota + 1 // float32
+	I32                   // int32
+	I64                   // int64
+	U8                    // uint8
+	BF16                  // bfloat16, held as uint16 bit patterns (feature tables: Gather converts to float32)
 )
 
 // Size is the element size in bytes.

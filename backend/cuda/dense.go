@@ -33,7 +33,7 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 		if dim%4 == 0 && tb.ptr%8 == 0 && ob.ptr%16 == 0 {
 			name, words = "gather_bf16x4", dim/4
 		}
-		c.args().ptr(tb.addr()).i64(int64(tb.n/dim)).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
+		c.args().ptr(tb.addr()).i64(int64(tb.n / dim)).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
 		c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
 		return
 	}
