@@ -116,6 +116,15 @@ func (v value) String() string {
 
 func (v value) Set(s string) error { return parseInto(v.p, s) }
 
+// shown is a value as an error message shows it: as given, or quoted when
+// it holds anything that would break the message's one line.
+func shown(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
 // parseInto parses s into the setting *p: the same rules for a flag and a
 // config file's scalar.
 func parseInto(p any, s string) error {
@@ -125,25 +134,25 @@ func parseInto(p any, s string) error {
 	case *int:
 		v, err := strconv.ParseInt(s, 0, strconv.IntSize)
 		if err != nil {
-			return fmt.Errorf("%s is not an integer", s)
+			return fmt.Errorf("%s is not an integer", shown(s))
 		}
 		*p = int(v)
 	case *uint64:
 		v, err := strconv.ParseUint(s, 0, 64)
 		if err != nil {
-			return fmt.Errorf("%s is not a non-negative integer", s)
+			return fmt.Errorf("%s is not a non-negative integer", shown(s))
 		}
 		*p = v
 	case *float32:
 		v, err := strconv.ParseFloat(s, 32)
 		if err != nil {
-			return fmt.Errorf("%s is not a number", s)
+			return fmt.Errorf("%s is not a number", shown(s))
 		}
 		*p = float32(v)
 	case *float64:
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return fmt.Errorf("%s is not a number", s)
+			return fmt.Errorf("%s is not a number", shown(s))
 		}
 		*p = v
 	case *bool:
@@ -357,7 +366,7 @@ func decodeSetting(p any, n *yaml.Node) error {
 		}
 	}
 	if want != "" {
-		return fmt.Errorf("%s is not %s", n.Value, want)
+		return fmt.Errorf("%s is not %s", shown(n.Value), want)
 	}
 	return parseInto(p, n.Value)
 }
@@ -370,5 +379,5 @@ func describe(n *yaml.Node) string {
 	case yaml.MappingNode:
 		return "a mapping"
 	}
-	return n.Value
+	return shown(n.Value)
 }
