@@ -100,6 +100,9 @@ func (t *Tiered) Fill(rows int) error {
 func (t *Tiered) Dim() int    { return t.dim }
 func (t *Tiered) Rows() int64 { return t.rows }
 
+// DType is how both tiers hold the rows (F32 or BF16).
+func (t *Tiered) DType() backend.DType { return t.dt }
+
 // CachedRows is the number of rows in the cache.
 func (t *Tiered) CachedRows() int { return t.n }
 

@@ -86,7 +86,7 @@ func (t *Tier) Finish() error {
 	if st.Rows > 0 {
 		st.HitRate = 1 - float64(st.HostRows)/float64(st.Rows)
 	}
-	st.PCIeBytes = st.HostRows * int64(t.Store.Dim()) * 4
+	st.PCIeBytes = st.HostRows * int64(t.Store.Dim()) * int64(t.Store.DType().Size())
 	st.PeakBytes = backend.MemoryOf(t.be).PeakBytes()
 	return nil
 }
@@ -144,7 +144,7 @@ func rank(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
 // provisioned.
 func place(be backend.Backend, store *featstore.Tiered, env train.EnvelopeReport, opt Options) (Placement, error) {
 	resident := backend.MemoryOf(be).InUseBytes()
-	rowBytes := int64(store.Dim()) * 4
+	rowBytes := int64(store.Dim()) * int64(store.DType().Size())
 	budget, margin := opt.Budget, opt.Margin
 	if budget <= 0 {
 		margin = 0

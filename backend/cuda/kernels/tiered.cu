@@ -83,17 +83,33 @@ __device__ __forceinline__ void tiered_bf16_body(const W* cache, const int* slot
     if (threadIdx.x == 0) hostCount = 0, rowCount = 0;
     __syncthreads();
     u64 total = (u64)live_count(nP, cap) * (u64)words;
+    u64 stride = gthreads();
     unsigned int myHost = 0, myRows = 0;
-    for (u64 t = gtid(); t < total; t += gthreads()) {
-        u64 i = t / (u64)words, c = t - i * (u64)words;
-        int id = ids[i];
-        if (id < 0 || id >= hostRows) {
-            if (c == 0) report_error(err, ERR_GATHER_ID, (int)i, id, (int)(hostRows > INT32_MAX_ ? INT32_MAX_ : hostRows));
-            continue;
+    // Four words a thread with every load issued before the stores: reads
+    // over PCIe are latency-bound, so the loads in flight set the rate.
+    for (u64 t0 = gtid(); t0 < total; t0 += 4 * stride) {
+        W v[4];
+        bool ok[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+            u64 t = t0 + (u64)u * stride;
+            ok[u] = false;
+            if (t < total) {
+                u64 i = t / (u64)words, c = t - i * (u64)words;
+                int id = ids[i];
+                if (id >= 0 && id < hostRows) {
+                    int s = slot[id];
+                    v[u] = s >= 0 ? cache[(u64)s * words + c] : host[(u64)id * words + c];
+                    ok[u] = true;
+                    if (c == 0) myRows++, myHost += s < 0;
+                } else if (c == 0) {
+                    report_error(err, ERR_GATHER_ID, (int)i, id, (int)(hostRows > INT32_MAX_ ? INT32_MAX_ : hostRows));
+                }
+            }
         }
-        int s = slot[id];
-        out[t] = widen(s >= 0 ? cache[(u64)s * words + c] : host[(u64)id * words + c]);
-        if (c == 0) myRows++, myHost += s < 0;
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+            if (ok[u]) out[t0 + (u64)u * stride] = widen(v[u]);
     }
     if (stats) {
         if (myRows) atomicAdd(&rowCount, myRows);
