@@ -71,7 +71,7 @@ func runOptions() []option {
 func trainOptions() []option {
 	return []option{
 		{"out", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)", func(_ *train.Config, rf *runFlags) any { return &rf.out }},
-		{"devices", "train data-parallel on this many devices of one host (CPU devices in one process, or GPUs 0..N-1 joined by NCCL; the global --batch must divide by it; default: one device, no group)", func(_ *train.Config, rf *runFlags) any { return &rf.devices }},
+		{"devices", "train data-parallel on N devices of one host, or all (CPU devices in one process, one per two cores for all; or GPUs 0..N-1 joined by NCCL); the global --batch must divide by N; default: one device, no group", func(_ *train.Config, rf *runFlags) any { return &rf.devicesSpec }},
 		{"mode", "driver: eager (host-driven), replay (whole step captured once and replayed), hybrid (replay with the features in a GPU cache and host memory, for data larger than the GPU) or auto (replay on a GPU, hybrid when the data does not fit it, eager on the CPU)", func(_ *train.Config, rf *runFlags) any { return &rf.mode }},
 		{"gpu-memory", "hybrid: GPU memory the run may use, e.g. 20GiB, 512MiB or bytes (default: what the GPU has free)", func(_ *train.Config, rf *runFlags) any { return &rf.gpuMemory }},
 		{"cache-rows", "hybrid: feature rows in the GPU cache (-1: as many as the budget leaves; 0: every row read from host memory)", func(_ *train.Config, rf *runFlags) any { return &rf.cacheRows }},

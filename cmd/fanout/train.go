@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,7 +46,8 @@ type runFlags struct {
 	threads      int
 	mode         string
 	margin       float64
-	devices      int
+	devices      int    // resolved from devicesSpec; 0: one device, no group
+	devicesSpec  string // --devices: N or all
 	cuda         cudaFlags
 	featureDType string // float32 or bfloat16
 	// hybrid mode
@@ -75,8 +77,14 @@ func (rf *runFlags) check() error {
 	if _, err := rf.featureType(); err != nil {
 		return err
 	}
-	if rf.devices < 0 {
-		return fmt.Errorf("devices: %d, want at least 1", rf.devices)
+	switch rf.devicesSpec {
+	case "", "all":
+	default:
+		n, err := strconv.Atoi(rf.devicesSpec)
+		if err != nil || n < 1 {
+			return fmt.Errorf("devices: %q, want a count of at least 1 or all", rf.devicesSpec)
+		}
+		rf.devices = n
 	}
 	return nil
 }
@@ -118,6 +126,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if launch != nil {
 		return runProcesses(ctx, launch, &rf, cfg, opt, stdout, stderr)
+	}
+	if rf.devicesSpec == "all" {
+		if rf.devices, err = allDevices(&rf); err != nil {
+			return fmt.Errorf("devices: %w", err)
+		}
 	}
 	if rf.devices > 0 {
 		return runDevices(ctx, &rf, cfg, opt, stdout, stderr)
