@@ -75,22 +75,30 @@ func (t *Tiered) Fill(rows int) error {
 	if rows <= 0 {
 		return nil
 	}
-	vals := make([]float32, rows*t.dim)
 	slot := make([]int32, t.rows)
 	for i := range slot {
 		slot[i] = -1
 	}
 	for s, v := range t.order[:rows] {
-		copy(vals[s*t.dim:(s+1)*t.dim], t.feat[int(v)*t.dim:])
 		slot[v] = int32(s)
 	}
-	var data any = vals
-	if t.dt == backend.BF16 {
-		data = backend.ToBF16(vals)
-	}
-	cache, err := t.be.Upload(data)
+	cache, err := t.be.Alloc(t.dt, rows*t.dim)
 	if err != nil {
 		return fmt.Errorf("featstore: cache of %d rows: %w", rows, err)
+	}
+	// Filled in chunks, so the host holds one chunk, not a second cache.
+	const chunk = 1 << 16
+	for lo := 0; lo < rows; lo += chunk {
+		hi := min(rows, lo+chunk)
+		vals := make([]float32, (hi-lo)*t.dim)
+		for i, v := range t.order[lo:hi] {
+			copy(vals[i*t.dim:(i+1)*t.dim], t.feat[int(v)*t.dim:])
+		}
+		if t.dt == backend.BF16 {
+			t.be.Write(cache, lo*t.dim, backend.ToBF16(vals))
+		} else {
+			t.be.Write(cache, lo*t.dim, vals)
+		}
 	}
 	t.cache, t.n = cache, rows
 	t.be.Write(t.slot, 0, slot)

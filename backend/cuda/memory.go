@@ -18,8 +18,12 @@ type allocation struct {
 	bytes int64 // requested size (counted in InUseBytes)
 	freed bool
 	// hostPtr is set for host-mapped memory (UploadHost): pinned host
-	// memory freed with cuMemFreeHost, not from the pool, not counted.
-	hostPtr uintptr
+	// memory freed with cuMemFreeHost, not from the pool, not counted; or,
+	// with registered set, the caller's memory registered in place
+	// (cuMemHostUnregister), kept alive through data.
+	hostPtr    uintptr
+	registered bool
+	data       any
 }
 
 // buffer is a typed device array: a whole allocation, or a view of one.
@@ -206,6 +210,13 @@ func (b *Backend) Free(buf backend.Buffer) {
 // release returns x's block to the pool (the lock is held).
 func (b *Backend) release(x *buffer) {
 	x.root.freed = true
+	if x.root.registered {
+		if err := b.drv.call("cuMemHostUnregister", b.drv.cuMemHostUnregister, x.root.hostPtr); err != nil {
+			b.fail(fmt.Errorf("cuda: Free: %w", err))
+		}
+		x.root.data = nil
+		return
+	}
 	if x.root.hostPtr != 0 {
 		if err := b.drv.call("cuMemFreeHost", b.drv.cuMemFreeHost, x.root.hostPtr); err != nil {
 			b.fail(fmt.Errorf("cuda: Free: %w", err))

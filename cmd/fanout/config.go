@@ -56,6 +56,7 @@ func runOptions() []option {
 	opts := []option{
 		{"data", "dataset directory (default: generate --preset in memory)", func(_ *train.Config, rf *runFlags) any { return &rf.src.data }},
 		{"preset", "built-in preset to generate in memory when --data is not given: " + presetNames(), func(_ *train.Config, rf *runFlags) any { return &rf.src.preset }},
+		{"feat-dim", "with --preset: the generated features' width instead of the preset's (e.g. papers-sim at 1280 is 86 GB of features)", func(_ *train.Config, rf *runFlags) any { return &rf.src.featDim }},
 		{"device", "auto, cpu, cuda or cuda:N", func(_ *train.Config, rf *runFlags) any { return &rf.device }},
 		{"threads", "CPU worker threads (0 = all cores)", func(_ *train.Config, rf *runFlags) any { return &rf.threads }},
 		{"feature-dtype", "how the features are held on the device: float32, or bfloat16 (half the bytes gathered and sent over PCIe; values rounded to bfloat16)", func(_ *train.Config, rf *runFlags) any { return &rf.featureDType }},

@@ -23,6 +23,7 @@ import (
 type source struct {
 	data, preset string
 	seed         uint64
+	featDim      int // preset's feature width, when set (> 0)
 }
 
 // add registers the flags train and bench share (runOptions): where the
@@ -313,6 +314,13 @@ func loadDataset(src source, threads int, stderr io.Writer) (*dataset.Dataset, e
 	p, err := rmat.Lookup(src.preset)
 	if err != nil {
 		return nil, fmt.Errorf("--preset: %w", err)
+	}
+	if src.featDim < 0 {
+		return nil, fmt.Errorf("feat-dim: %d, want a positive width", src.featDim)
+	}
+	if src.featDim > 0 {
+		p.FeatDim = src.featDim
+		p.Name = fmt.Sprintf("%s-f%d", p.Name, src.featDim)
 	}
 	seed := src.seed
 	if seed == 0 {
