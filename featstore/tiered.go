@@ -86,18 +86,29 @@ func (t *Tiered) Fill(rows int) error {
 	if err != nil {
 		return fmt.Errorf("featstore: cache of %d rows: %w", rows, err)
 	}
-	// Filled in chunks, so the host holds one chunk, not a second cache.
+	// Filled through one reused chunk, so the host holds a chunk, not a
+	// second cache (Write has the data once it returns). With a table of
+	// most of the host's memory live, fresh chunks would pile up as garbage
+	// faster than the collector, paced by the live heap, frees them.
 	const chunk = 1 << 16
+	vals := make([]float32, min(rows, chunk)*t.dim)
+	var half []uint16
+	if t.dt == backend.BF16 {
+		half = make([]uint16, len(vals))
+	}
 	for lo := 0; lo < rows; lo += chunk {
 		hi := min(rows, lo+chunk)
-		vals := make([]float32, (hi-lo)*t.dim)
+		part := vals[:(hi-lo)*t.dim]
 		for i, v := range t.order[lo:hi] {
-			copy(vals[i*t.dim:(i+1)*t.dim], t.feat[int(v)*t.dim:])
+			copy(part[i*t.dim:(i+1)*t.dim], t.feat[int(v)*t.dim:])
 		}
 		if t.dt == backend.BF16 {
-			t.be.Write(cache, lo*t.dim, backend.ToBF16(vals))
+			for i, f := range part {
+				half[i] = backend.BF16Bits(f)
+			}
+			t.be.Write(cache, lo*t.dim, half[:len(part)])
 		} else {
-			t.be.Write(cache, lo*t.dim, vals)
+			t.be.Write(cache, lo*t.dim, part)
 		}
 	}
 	t.cache, t.n = cache, rows
