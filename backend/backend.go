@@ -30,10 +30,11 @@ type DType uint8
 
 // Element types.
 const (
-	F32 DType = iota + 1 // float32
-	I32                  // int32
-	I64                  // int64
-	U8                   // uint8
+	F32  DType = iota + 1 // float32
+	I32                   // int32
+	I64                   // int64
+	U8                    // uint8
+	BF16                  // bfloat16, held as uint16 bit patterns (feature tables: Gather converts to float32)
 )
 
 // Size is the element size in bytes.
@@ -45,6 +46,8 @@ func (d DType) Size() int {
 		return 8
 	case U8:
 		return 1
+	case BF16:
+		return 2
 	}
 	return 0
 }
@@ -59,6 +62,8 @@ func (d DType) String() string {
 		return "int64"
 	case U8:
 		return "uint8"
+	case BF16:
+		return "bfloat16"
 	}
 	return "invalid"
 }

@@ -60,6 +60,23 @@ func Upload(be backend.Backend, feat []float32, dim int) (*Resident, error) {
 	return &Resident{be: be, table: t, dim: dim, rows: int64(len(feat) / dim), owned: true}, nil
 }
 
+// UploadAs is Upload with the table held as dt: backend.F32 as given, or
+// backend.BF16 (half the bytes; every value rounded to bfloat16, and
+// gathered rows widened back to float32).
+func UploadAs(be backend.Backend, feat []float32, dim int, dt backend.DType) (*Resident, error) {
+	if dt != backend.BF16 {
+		return Upload(be, feat, dim)
+	}
+	if dim <= 0 || len(feat)%dim != 0 {
+		return nil, fmt.Errorf("featstore: %d values are not rows of width %d", len(feat), dim)
+	}
+	t, err := be.Upload(backend.ToBF16(feat))
+	if err != nil {
+		return nil, fmt.Errorf("featstore: upload %d x %d bfloat16 features: %w", len(feat)/dim, dim, err)
+	}
+	return &Resident{be: be, table: t, dim: dim, rows: int64(len(feat) / dim), owned: true}, nil
+}
+
 // Wrap serves an existing backend table ([rows, dim] F32) without owning it.
 func Wrap(be backend.Backend, table backend.Buffer, dim int) *Resident {
 	return &Resident{be: be, table: table, dim: dim, rows: int64(table.Len() / dim)}
@@ -68,7 +85,9 @@ func Wrap(be backend.Backend, table backend.Buffer, dim int) *Resident {
 func (r *Resident) Dim() int              { return r.dim }
 func (r *Resident) Rows() int64           { return r.rows }
 func (r *Resident) Table() backend.Buffer { return r.table }
-func (r *Resident) DeviceBytes() int64    { return int64(r.table.Len()) * 4 }
+func (r *Resident) DeviceBytes() int64 {
+	return int64(r.table.Len()) * int64(r.table.DType().Size())
+}
 func (r *Resident) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	r.be.Gather(r.table, r.dim, ids, n, out)
 }

@@ -26,6 +26,7 @@ type Tiered struct {
 	cache backend.Buffer // F32 [cached, dim], nil until Fill
 	stats backend.Buffer // I64 [2]: rows read from host, all rows
 	feat  []float32      // the host copy Fill reads cache rows from
+	dt    backend.DType  // F32 or BF16: both tiers hold it
 	order []int32        // vertices, most accessed first
 	n     int            // rows in the cache
 }
@@ -33,13 +34,20 @@ type Tiered struct {
 // NewTiered puts the [N, dim] table feat in host memory the device reads
 // in place, with an empty cache; order ranks the vertices for Fill (most
 // gathered first; see RankByAccess). feat is kept (not copied) for Fill.
-func NewTiered(be backend.Backend, feat []float32, dim int, order []int32) (*Tiered, error) {
+func NewTiered(be backend.Backend, feat []float32, dim int, order []int32, dt backend.DType) (*Tiered, error) {
 	if dim <= 0 || len(feat)%dim != 0 {
 		return nil, fmt.Errorf("featstore: %d values are not rows of width %d", len(feat), dim)
 	}
-	t := &Tiered{be: be, dim: dim, rows: int64(len(feat) / dim), feat: feat, order: order}
+	if dt != backend.BF16 {
+		dt = backend.F32
+	}
+	t := &Tiered{be: be, dim: dim, rows: int64(len(feat) / dim), feat: feat, order: order, dt: dt}
+	var host any = feat
+	if dt == backend.BF16 {
+		host = backend.ToBF16(feat)
+	}
 	var err error
-	if t.host, err = backend.UploadHost(be, feat); err != nil {
+	if t.host, err = backend.UploadHost(be, host); err != nil {
 		return nil, fmt.Errorf("featstore: host tier of %d x %d features: %w", t.rows, dim, err)
 	}
 	slot := make([]int32, t.rows)
@@ -67,18 +75,41 @@ func (t *Tiered) Fill(rows int) error {
 	if rows <= 0 {
 		return nil
 	}
-	vals := make([]float32, rows*t.dim)
 	slot := make([]int32, t.rows)
 	for i := range slot {
 		slot[i] = -1
 	}
 	for s, v := range t.order[:rows] {
-		copy(vals[s*t.dim:(s+1)*t.dim], t.feat[int(v)*t.dim:])
 		slot[v] = int32(s)
 	}
-	cache, err := t.be.Upload(vals)
+	cache, err := t.be.Alloc(t.dt, rows*t.dim)
 	if err != nil {
 		return fmt.Errorf("featstore: cache of %d rows: %w", rows, err)
+	}
+	// Filled through one reused chunk, so the host holds a chunk, not a
+	// second cache (Write has the data once it returns). With a table of
+	// most of the host's memory live, fresh chunks would pile up as garbage
+	// faster than the collector, paced by the live heap, frees them.
+	const chunk = 1 << 16
+	vals := make([]float32, min(rows, chunk)*t.dim)
+	var half []uint16
+	if t.dt == backend.BF16 {
+		half = make([]uint16, len(vals))
+	}
+	for lo := 0; lo < rows; lo += chunk {
+		hi := min(rows, lo+chunk)
+		part := vals[:(hi-lo)*t.dim]
+		for i, v := range t.order[lo:hi] {
+			copy(part[i*t.dim:(i+1)*t.dim], t.feat[int(v)*t.dim:])
+		}
+		if t.dt == backend.BF16 {
+			for i, f := range part {
+				half[i] = backend.BF16Bits(f)
+			}
+			t.be.Write(cache, lo*t.dim, half[:len(part)])
+		} else {
+			t.be.Write(cache, lo*t.dim, part)
+		}
 	}
 	t.cache, t.n = cache, rows
 	t.be.Write(t.slot, 0, slot)
@@ -87,6 +118,9 @@ func (t *Tiered) Fill(rows int) error {
 
 func (t *Tiered) Dim() int    { return t.dim }
 func (t *Tiered) Rows() int64 { return t.rows }
+
+// DType is how both tiers hold the rows (F32 or BF16).
+func (t *Tiered) DType() backend.DType { return t.dt }
 
 // CachedRows is the number of rows in the cache.
 func (t *Tiered) CachedRows() int { return t.n }
@@ -105,7 +139,7 @@ func (t *Tiered) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer)
 func (t *Tiered) DeviceBytes() int64 {
 	n := int64(t.rows)*4 + 16
 	if t.cache != nil {
-		n += int64(t.cache.Len()) * 4
+		n += int64(t.cache.Len()) * int64(t.dt.Size())
 	}
 	return n
 }

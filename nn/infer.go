@@ -122,8 +122,8 @@ func (inf *Inference) check(l int, blk *backend.Block, table, deg, out backend.B
 		return fmt.Errorf("block caps %+v exceed the reserved %+v", got, inf.caps)
 	}
 	in, dim := cfg.dims(l)
-	if table == nil || table.DType() != backend.F32 || table.Len() == 0 || table.Len()%in != 0 {
-		return fmt.Errorf("table must be F32 [N, %d] with N > 0", in)
+	if table == nil || (table.DType() != backend.F32 && table.DType() != backend.BF16) || table.Len() == 0 || table.Len()%in != 0 {
+		return fmt.Errorf("table must be F32 (or BF16) [N, %d] with N > 0", in)
 	}
 	if out == nil || out.DType() != backend.F32 || out.Len() < got.Dst*dim {
 		return fmt.Errorf("out must be F32 [%d, %d]", got.Dst, dim)

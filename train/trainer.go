@@ -31,6 +31,10 @@ type Options struct {
 	// whole to the backend (the hybrid mode's tiered store); the trainer
 	// frees it on Close.
 	Features featstore.Store
+	// FeatureDType is how features are held on the backend: backend.F32
+	// (the default, also for 0) or backend.BF16 (half the bytes gathered
+	// and, in the hybrid mode, sent over PCIe; values rounded to bfloat16).
+	FeatureDType backend.DType
 	// OnProgress, when set, hears how far long work has gone: the steps of
 	// an epoch ("epoch 3/20") and the batches of an evaluation
 	// ("evaluate"), done of total, as they are issued (the replay driver
@@ -123,7 +127,15 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 func (t *Trainer) upload() (*Inputs, error) {
 	f := t.opt.Features
 	if f == nil {
-		return Upload(t.be, t.ds)
+		in, err := UploadWith(t.be, t.ds, nil)
+		if err != nil {
+			return nil, err
+		}
+		if in.Feat, err = featstore.UploadAs(t.be, t.ds.Features, t.ds.FeatDim, t.opt.FeatureDType); err != nil {
+			in.Free(t.be)
+			return nil, err
+		}
+		return in, nil
 	}
 	if f.Rows() != t.ds.Graph.NumNodes || f.Dim() != t.ds.FeatDim {
 		return nil, fmt.Errorf("feature store: %d x %d rows, the dataset has %d x %d", f.Rows(), f.Dim(), t.ds.Graph.NumNodes, t.ds.FeatDim)

@@ -57,6 +57,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"Accumulate", testAccumulate},
 		{"ScaleShare", testScaleShare},
 		{"GatherTiered", testGatherTiered},
+		{"GatherBF16", testGatherBF16},
 		{"GINWeights", testGINWeights},
 		{"DotSum", testDotSum},
 		{"HeadDot", testHeadDot},

@@ -70,3 +70,53 @@ func testGatherTiered(e *env) {
 		e.be.Free(hb)
 	}
 }
+
+// testGatherBF16: bfloat16 tables (Gather, and both tiers of GatherTiered)
+// widen to exactly the float32 values of their bits.
+func testGatherBF16(e *env) {
+	for _, dim := range []int{3, 16} {
+		const rows, cp, live, cached = 40, 30, 23, 9
+		vals := e.randF32(rows*dim, 10)
+		bits := backend.ToBF16(vals)
+		ids := make([]int32, cp)
+		for i := range ids {
+			ids[i] = int32(e.rnd.IntN(rows))
+		}
+		want := make([]float32, live*dim)
+		for i := range live {
+			for j := range dim {
+				want[i*dim+j] = backend.BF16Float(bits[int(ids[i])*dim+j])
+			}
+		}
+		tb, err := e.be.Upload(append([]uint16(nil), bits...))
+		if err != nil {
+			e.t.Fatalf("Upload bfloat16: %v", err)
+		}
+		out := e.poison(cp * dim)
+		e.be.Gather(tb, dim, e.upload(ids), e.count(live, cp), out)
+		checkEqual(e.t, fmt.Sprintf("Gather bfloat16 dim=%d", dim), e.readF32(out, live*dim), want, dim)
+		hb, err := backend.UploadHost(e.be, append([]uint16(nil), bits...))
+		if err != nil {
+			e.t.Fatalf("UploadHost bfloat16: %v", err)
+		}
+		slot := make([]int32, rows)
+		cache := make([]uint16, cached*dim)
+		for v := range slot {
+			slot[v] = -1
+		}
+		for s, v := range e.rnd.Perm(rows)[:cached] {
+			slot[v] = int32(s)
+			copy(cache[s*dim:(s+1)*dim], bits[v*dim:])
+		}
+		cb, err := e.be.Upload(cache)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = e.poison(cp * dim)
+		e.be.GatherTiered(cb, e.upload(slot), hb, dim, e.upload(ids), e.count(live, cp), out, nil)
+		checkEqual(e.t, fmt.Sprintf("GatherTiered bfloat16 dim=%d", dim), e.readF32(out, live*dim), want, dim)
+		for _, b := range []backend.Buffer{tb, hb, cb} {
+			e.be.Free(b)
+		}
+	}
+}

@@ -14,6 +14,7 @@ type buffer struct {
 	i32 []int32
 	i64 []int64
 	u8  []uint8
+	u16 []uint16 // BF16
 
 	owner *Backend
 	bytes int64 // counted size for Alloc/Upload buffers; 0 for views
@@ -32,6 +33,8 @@ func (x *buffer) Len() int {
 		return len(x.i64)
 	case backend.U8:
 		return len(x.u8)
+	case backend.BF16:
+		return len(x.u16)
 	}
 	return 0
 }
@@ -73,6 +76,8 @@ func (b *Backend) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		x.i64 = make([]int64, n)
 	case backend.U8:
 		x.u8 = make([]uint8, n)
+	case backend.BF16:
+		x.u16 = make([]uint16, n)
 	}
 	b.account(x.bytes)
 	return x, nil
@@ -90,6 +95,8 @@ func (b *Backend) Upload(data any) (backend.Buffer, error) {
 		x.dt, x.i64 = backend.I64, d
 	case []uint8:
 		x.dt, x.u8 = backend.U8, d
+	case []uint16:
+		x.dt, x.u16 = backend.BF16, d
 	default:
 		return nil, fmt.Errorf("cpu: Upload: unsupported type %T (want []float32, []int32, []int64 or []uint8)", data)
 	}
@@ -131,6 +138,8 @@ func (b *Backend) View(buf backend.Buffer, off, n int) backend.Buffer {
 		v.i64 = x.i64[off : off+n : off+n]
 	case backend.U8:
 		v.u8 = x.u8[off : off+n : off+n]
+	case backend.BF16:
+		v.u16 = x.u16[off : off+n : off+n]
 	}
 	return v
 }
@@ -142,7 +151,7 @@ func (b *Backend) Free(buf backend.Buffer) {
 		return
 	}
 	x.freed = true
-	x.f32, x.i32, x.i64, x.u8 = nil, nil, nil, nil
+	x.f32, x.i32, x.i64, x.u8, x.u16 = nil, nil, nil, nil, nil
 	b.account(-x.bytes)
 }
 
@@ -183,6 +192,8 @@ func (b *Backend) Fill(buf backend.Buffer, v float64) {
 		fillSlice(x.i64, int64(v))
 	case backend.U8:
 		fillSlice(x.u8, uint8(v))
+	case backend.BF16:
+		fillSlice(x.u16, backend.BF16Bits(float32(v)))
 	}
 }
 
@@ -222,6 +233,8 @@ func copyInto(buf backend.Buffer, off int, src any) error {
 		n = copyChecked(x.i64, off, s, x.dt == backend.I64)
 	case []uint8:
 		n = copyChecked(x.u8, off, s, x.dt == backend.U8)
+	case []uint16:
+		n = copyChecked(x.u16, off, s, x.dt == backend.BF16)
 	default:
 		return fmt.Errorf("unsupported source type %T", src)
 	}
@@ -260,6 +273,8 @@ func copyFrom(dst any, buf backend.Buffer, off int) error {
 		n = readChecked(d, x.i64, off, x.dt == backend.I64)
 	case []uint8:
 		n = readChecked(d, x.u8, off, x.dt == backend.U8)
+	case []uint16:
+		n = readChecked(d, x.u16, off, x.dt == backend.BF16)
 	default:
 		return fmt.Errorf("unsupported destination type %T", dst)
 	}

@@ -25,12 +25,16 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 		return
 	}
 	dt := table.DType()
-	if dt != backend.F32 && dt != backend.I32 {
-		c.failf("table: dtype %s, want float32 or int32", dt)
+	if dt != backend.F32 && dt != backend.I32 && dt != backend.BF16 {
+		c.failf("table: dtype %s, want float32, int32 or bfloat16", dt)
 		return
 	}
 	tb := c.buf("table", table, dt, 0)
-	ob := c.buf("out", out, dt, n.Cap*dim)
+	odt := dt
+	if dt == backend.BF16 {
+		odt = backend.F32 // bfloat16 rows widen to float32
+	}
+	ob := c.buf("out", out, odt, n.Cap*dim)
 	if !c.ok {
 		return
 	}
@@ -42,10 +46,24 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 		}
 	}
 	idx = idx[:rows]
-	if dt == backend.F32 {
+	switch dt {
+	case backend.F32:
 		gatherRows(b, tb.f32, dim, idx, ob.f32)
-	} else {
+	case backend.BF16:
+		b.rows(len(idx), max(1, 4096/dim), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				widenRow(ob.f32[i*dim:(i+1)*dim], tb.u16[int(idx[i])*dim:])
+			}
+		})
+	default:
 		gatherRows(b, tb.i32, dim, idx, ob.i32)
+	}
+}
+
+// widenRow writes bfloat16 bits src[:len(dst)] to dst as float32.
+func widenRow(dst []float32, src []uint16) {
+	for j := range dst {
+		dst[j] = backend.BF16Float(src[j])
 	}
 }
 

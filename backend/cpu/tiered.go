@@ -10,9 +10,12 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	c.dim("dim", dim)
 	rows, _ := c.count("n", n)
 	idx := c.i32("ids", ids, n.Cap)
-	hs := c.f32("host", host, 0)
+	hb := c.tableBuf("host", host)
 	ss := c.i32("slot", slot, 0)
-	cs := c.optF32("cache", cache, 0)
+	var cb *buffer
+	if !isNil(cache) {
+		cb = c.tableBuf("cache", cache)
+	}
 	os := c.f32("out", out, n.Cap*dim)
 	var st []int64
 	if !isNil(stats) {
@@ -21,7 +24,14 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	if !c.ok {
 		return
 	}
-	hostRows, cacheRows := len(hs)/dim, len(cs)/dim
+	if c.ok && cb != nil && cb.dt != hb.dt {
+		c.failf("cache: dtype %s, the host tier's is %s", cb.dt, hb.dt)
+		return
+	}
+	hostRows, cacheRows := hb.Len()/dim, 0
+	if cb != nil {
+		cacheRows = cb.Len() / dim
+	}
 	if len(ss) < hostRows {
 		c.failf("slot: %d entries for %d host rows", len(ss), hostRows)
 		return
@@ -32,22 +42,37 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 			c.failf("ids[%d] = %d outside the %d rows", i, v, hostRows)
 			return
 		}
-		src := hs[int(v)*dim : (int(v)+1)*dim]
+		src, row := hb, int(v)
 		if s := ss[v]; s >= 0 {
 			if int(s) >= cacheRows {
 				c.failf("slot[%d] = %d outside the cache of %d rows", v, s, cacheRows)
 				return
 			}
-			src = cs[int(s)*dim : (int(s)+1)*dim]
+			src, row = cb, int(s)
 		} else {
 			misses++
 		}
-		copy(os[i*dim:(i+1)*dim], src)
+		if src.dt == backend.BF16 {
+			widenRow(os[i*dim:(i+1)*dim], src.u16[row*dim:])
+		} else {
+			copy(os[i*dim:(i+1)*dim], src.f32[row*dim:(row+1)*dim])
+		}
 	}
 	if st != nil {
 		st[0] += int64(misses)
 		st[1] += int64(rows)
 	}
+}
+
+// tableBuf is a feature table argument: F32 or BF16.
+func (c *call) tableBuf(name string, arg backend.Buffer) *buffer {
+	if !c.ok {
+		return nil
+	}
+	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
+		return c.buf(name, arg, backend.BF16, 0)
+	}
+	return c.buf(name, arg, backend.F32, 0)
 }
 
 // UploadHost is Upload: the CPU's memory is the host's.

@@ -20,10 +20,23 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 		return
 	}
 	dt := backend.F32
-	if x, ok := table.(*buffer); ok && x != nil && x.dt == backend.I32 {
-		dt = backend.I32
+	if x, ok := table.(*buffer); ok && x != nil && (x.dt == backend.I32 || x.dt == backend.BF16) {
+		dt = x.dt
 	}
 	tb := c.buf("table", table, dt, 0)
+	if dt == backend.BF16 {
+		ob := c.buf("out", out, backend.F32, n.Cap*dim)
+		if !c.ok {
+			return
+		}
+		name, words := "gather_bf16x1", dim
+		if dim%4 == 0 && tb.ptr%8 == 0 && ob.ptr%16 == 0 {
+			name, words = "gather_bf16x4", dim/4
+		}
+		c.args().ptr(tb.addr()).i64(int64(tb.n / dim)).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
+		c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
+		return
+	}
 	ob := c.buf("out", out, dt, n.Cap*dim)
 	if !c.ok {
 		return

@@ -57,7 +57,7 @@ type driver struct {
 	cuEventCreate, cuEventRecord, cuEventSynchronize, cuEventElapsedTime         uintptr
 	cuEventDestroy, cuStreamBeginCapture, cuStreamEndCapture, cuGraphDestroy     uintptr
 	cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuMemcpyHtoD uintptr
-	cuMemHostGetDevicePointer                                                    uintptr
+	cuMemHostGetDevicePointer, cuMemHostRegister, cuMemHostUnregister            uintptr
 }
 
 // loadDriver opens libcuda.so.1 and resolves every entry point the backend
@@ -93,6 +93,8 @@ func loadDriver(libDir string) (*driver, error) {
 		"cuMemHostAlloc":               &d.cuMemHostAlloc,
 		"cuMemFreeHost":                &d.cuMemFreeHost,
 		"cuMemHostGetDevicePointer_v2": &d.cuMemHostGetDevicePointer,
+		"cuMemHostRegister_v2":         &d.cuMemHostRegister,
+		"cuMemHostUnregister":          &d.cuMemHostUnregister,
 		"cuModuleLoadData":             &d.cuModuleLoadData,
 		"cuModuleUnload":               &d.cuModuleUnload,
 		"cuModuleGetFunction":          &d.cuModuleGetFunction,

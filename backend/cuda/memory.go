@@ -18,8 +18,12 @@ type allocation struct {
 	bytes int64 // requested size (counted in InUseBytes)
 	freed bool
 	// hostPtr is set for host-mapped memory (UploadHost): pinned host
-	// memory freed with cuMemFreeHost, not from the pool, not counted.
-	hostPtr uintptr
+	// memory freed with cuMemFreeHost, not from the pool, not counted; or,
+	// with registered set, the caller's memory registered in place
+	// (cuMemHostUnregister), kept alive through data.
+	hostPtr    uintptr
+	registered bool
+	data       any
 }
 
 // buffer is a typed device array: a whole allocation, or a view of one.
@@ -46,6 +50,8 @@ func hostSlice(data any) (p unsafe.Pointer, n int, dt backend.DType, ok bool) {
 		return unsafe.Pointer(unsafe.SliceData(d)), len(d), backend.I64, true
 	case []uint8:
 		return unsafe.Pointer(unsafe.SliceData(d)), len(d), backend.U8, true
+	case []uint16:
+		return unsafe.Pointer(unsafe.SliceData(d)), len(d), backend.BF16, true
 	}
 	return nil, 0, 0, false
 }
@@ -204,6 +210,13 @@ func (b *Backend) Free(buf backend.Buffer) {
 // release returns x's block to the pool (the lock is held).
 func (b *Backend) release(x *buffer) {
 	x.root.freed = true
+	if x.root.registered {
+		if err := b.drv.call("cuMemHostUnregister", b.drv.cuMemHostUnregister, x.root.hostPtr); err != nil {
+			b.fail(fmt.Errorf("cuda: Free: %w", err))
+		}
+		x.root.data = nil
+		return
+	}
 	if x.root.hostPtr != 0 {
 		if err := b.drv.call("cuMemFreeHost", b.drv.cuMemFreeHost, x.root.hostPtr); err != nil {
 			b.fail(fmt.Errorf("cuda: Free: %w", err))
@@ -309,6 +322,13 @@ func (b *Backend) Fill(buf backend.Buffer, v float64) {
 		c.memset(x.ptr, uint32(int32(v)), bytes)
 	case backend.U8:
 		c.memset(x.ptr, uint32(uint8(v)), bytes)
+	case backend.BF16:
+		h := uint32(backend.BF16Bits(float32(v)))
+		if (bytes%4 != 0 || x.ptr%4 != 0) && h>>8 != h&0xff {
+			c.failf("Fill: a bfloat16 buffer of odd length takes only values whose two bytes are equal (0)")
+			return
+		}
+		c.memset(x.ptr, h|h<<16, bytes)
 	case backend.I64:
 		c.args().ptr(x.ptr).i64(int64(x.n)).i64(int64(v))
 		c.launch("fill_u64", d1(c.blocks(int64(x.n), 256)), d1(256), 0)

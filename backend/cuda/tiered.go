@@ -11,9 +11,13 @@ import (
 // space (CU_MEMHOSTALLOC_DEVICEMAP).
 const memHostAllocDeviceMap = 0x02
 
-// UploadHost copies data into pinned host memory mapped into the device's
-// address space and returns it as a buffer that kernels read in place over
-// PCIe (zero-copy). It does not count as device memory in InUseBytes.
+// UploadHost makes data readable by kernels in place over PCIe
+// (zero-copy): it registers data's own memory with the driver (pinned and
+// mapped into the device's address space; read-only memory, such as a
+// memory-mapped dataset, too), so a table larger than half the host's
+// memory needs no second copy; where registering fails it copies data into
+// pinned mapped memory. The caller must not modify data afterwards. It does
+// not count as device memory in InUseBytes.
 func (b *Backend) UploadHost(data any) (backend.Buffer, error) {
 	c := b.beginAlways("UploadHost")
 	defer c.end()
@@ -32,6 +36,10 @@ func (b *Backend) UploadHost(data any) (backend.Buffer, error) {
 		return x, nil
 	}
 	bytes := int64(n) * int64(dt.Size())
+	if root, ok := b.register(p, bytes, data); ok {
+		x.ptr, x.root = root.ptr, root
+		return x, nil
+	}
 	var hp, dp uintptr
 	if err := b.drv.call("cuMemHostAlloc", b.drv.cuMemHostAlloc, uintptr(unsafe.Pointer(&hp)), uintptr(bytes), memHostAllocPortable|memHostAllocDeviceMap); err != nil {
 		return nil, fmt.Errorf("cuda: UploadHost: %d MiB of pinned host memory: %w", bytes>>20, err)
@@ -46,6 +54,32 @@ func (b *Backend) UploadHost(data any) (backend.Buffer, error) {
 	return x, nil
 }
 
+// Flags of cuMemHostRegister (cuda.h's CU_MEMHOSTREGISTER_*).
+const (
+	hostRegisterPortable  = 0x01
+	hostRegisterDeviceMap = 0x02
+	hostRegisterReadOnly  = 0x08
+)
+
+// register pins and maps data's memory in place (writable, else
+// read-only); ok is false when the driver refuses both. The caller holds
+// the backend's call.
+func (b *Backend) register(p unsafe.Pointer, bytes int64, data any) (*allocation, bool) {
+	hp := uintptr(p)
+	for _, flags := range []uintptr{hostRegisterPortable | hostRegisterDeviceMap, hostRegisterPortable | hostRegisterDeviceMap | hostRegisterReadOnly} {
+		if b.drv.call("cuMemHostRegister_v2", b.drv.cuMemHostRegister, hp, uintptr(bytes), flags) != nil {
+			continue
+		}
+		var dp uintptr
+		if err := b.drv.call("cuMemHostGetDevicePointer_v2", b.drv.cuMemHostGetDevicePointer, uintptr(unsafe.Pointer(&dp)), hp, 0); err != nil {
+			b.drv.call("cuMemHostUnregister", b.drv.cuMemHostUnregister, hp)
+			return nil, false
+		}
+		return &allocation{ptr: dp, bytes: bytes, hostPtr: hp, registered: true, data: data}, true
+	}
+	return nil, false
+}
+
 // GatherTiered copies F32 rows from the device cache or the host tier (see
 // backend.Dense); stats (I64 [2], optional) counts host rows and all rows
 // on the device. One launch.
@@ -55,8 +89,12 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	c.dim("dim", dim)
 	nP := c.count("n", n)
 	idx := c.buf("ids", ids, backend.I32, n.Cap)
-	hb := c.buf("host", host, backend.F32, 0)
-	cb := c.optBuf("cache", cache, backend.F32, 0)
+	tdt := backend.F32
+	if x, ok := host.(*buffer); ok && x != nil && x.dt == backend.BF16 {
+		tdt = backend.BF16
+	}
+	hb := c.buf("host", host, tdt, 0)
+	cb := c.optBuf("cache", cache, tdt, 0)
 	ob := c.buf("out", out, backend.F32, n.Cap*dim)
 	st := c.optBuf("stats", stats, backend.I64, 2)
 	if !c.ok {
@@ -68,7 +106,12 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 		return
 	}
 	name, words := "tiered_rows1", dim
-	if dim%4 == 0 && hb.ptr%16 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%16 == 0) {
+	switch {
+	case tdt == backend.BF16 && dim%4 == 0 && hb.ptr%8 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%8 == 0):
+		name, words = "tiered_bf16x4", dim/4
+	case tdt == backend.BF16:
+		name = "tiered_bf16x1"
+	case dim%4 == 0 && hb.ptr%16 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%16 == 0):
 		name, words = "tiered_rows4", dim/4
 	}
 	c.args().ptr(cb.addr()).ptr(sb.addr()).ptr(hb.addr()).i64(rows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).

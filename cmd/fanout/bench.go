@@ -37,6 +37,7 @@ type benchReport struct {
 	Date          string  `json:"date"`
 	TF32          bool    `json:"tf32,omitempty"`
 	TF32x3        bool    `json:"tf32x3,omitempty"`
+	FeatureDType  string  `json:"feature_dtype,omitempty"`
 	// Replay mode.
 	Replay           *train.ReplayStats `json:"replay,omitempty"`
 	Busy             float64            `json:"busy,omitempty"`               // device time in replays over wall time
@@ -108,7 +109,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var eagerStep float64
 	var splits []report.Split
 	for _, m := range modes {
-		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.tf32x3,
+		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.tf32x3, FeatureDType: rf.featureDType,
 			Date: time.Now().UTC().Format(time.DateOnly)}
 		b := be
 		if m == "replay" {
@@ -165,7 +166,11 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *b
 	if hasMem {
 		ms.ResetPeak()
 	}
-	tr, err := train.New(be, ds, cfg, train.Options{Device: rep.Device, Replay: rep.Mode == "replay"})
+	fdt := backend.F32
+	if rep.FeatureDType == "bfloat16" || rep.FeatureDType == "bf16" {
+		fdt = backend.BF16
+	}
+	tr, err := train.New(be, ds, cfg, train.Options{Device: rep.Device, Replay: rep.Mode == "replay", FeatureDType: fdt})
 	if err != nil {
 		return err
 	}

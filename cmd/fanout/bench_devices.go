@@ -53,6 +53,10 @@ func parseDeviceCounts(s string, all func() (int, error)) ([]int, error) {
 // and prints their epoch times and the speed-up over the first count.
 func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.Dataset, cfg train.Config, asJSON bool, stdout, stderr io.Writer) error {
 	steps := (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
+	fdt, err := rf.featureType()
+	if err != nil {
+		return err
+	}
 	var base float64
 	for _, n := range counts {
 		if cfg.Batch%n != 0 {
@@ -66,7 +70,7 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		}
 		ranks := make([]multigpu.Rank, n)
 		for i := range ranks {
-			ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i]}
+			ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{FeatureDType: fdt}}
 		}
 		fmt.Fprintf(stderr, "measuring %d epochs of %s on %d x %s, %s mode\n", cfg.Epochs, ds.Name, n, bes[0].Name(), mode)
 		sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", train.ReplayOptions{Margin: rf.margin})

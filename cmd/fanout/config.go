@@ -59,8 +59,10 @@ func runOptions() []option {
 	opts := []option{
 		{"data", "dataset directory (default: generate --preset in memory)", func(_ *train.Config, rf *runFlags) any { return &rf.src.data }},
 		{"preset", "built-in preset to generate in memory when --data is not given: " + presetNames(), func(_ *train.Config, rf *runFlags) any { return &rf.src.preset }},
+		{"feat-dim", "with --preset: the generated features' width instead of the preset's (e.g. papers-sim at 1280 is 86 GB of features)", func(_ *train.Config, rf *runFlags) any { return &rf.src.featDim }},
 		{"device", "auto, cpu, cuda or cuda:N", func(_ *train.Config, rf *runFlags) any { return &rf.device }},
 		{"threads", "CPU worker threads (0 = all cores)", func(_ *train.Config, rf *runFlags) any { return &rf.threads }},
+		{"feature-dtype", "how the features are held on the device: float32, or bfloat16 (half the bytes gathered and sent over PCIe; values rounded to bfloat16)", func(_ *train.Config, rf *runFlags) any { return &rf.featureDType }},
 		{"envelope-margin", "replay: capacities = largest observed batch sizes x this margin", func(_ *train.Config, rf *runFlags) any { return &rf.margin }},
 	}
 	for _, o := range cudaOptions() {
@@ -73,7 +75,7 @@ func runOptions() []option {
 func trainOptions() []option {
 	return []option{
 		{"out", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)", func(_ *train.Config, rf *runFlags) any { return &rf.out }},
-		{"devices", "train data-parallel on this many devices of one host (CPU devices in one process, or GPUs 0..N-1 joined by NCCL; the global --batch must divide by it; default: one device, no group)", func(_ *train.Config, rf *runFlags) any { return &rf.devices }},
+		{"devices", "train data-parallel on N devices of one host, or all (CPU devices in one process, one per two cores for all; or GPUs 0..N-1 joined by NCCL); the global --batch must divide by N; default: one device, no group", func(_ *train.Config, rf *runFlags) any { return &rf.devicesSpec }},
 		{"mode", "driver: eager (host-driven), replay (whole step captured once and replayed), hybrid (replay with the features in a GPU cache and host memory, for data larger than the GPU) or auto (replay on a GPU, hybrid when the data does not fit it, eager on the CPU)", func(_ *train.Config, rf *runFlags) any { return &rf.mode }},
 		{"gpu-memory", "hybrid: GPU memory the run may use, e.g. 20GiB, 512MiB or bytes (default: what the GPU has free)", func(_ *train.Config, rf *runFlags) any { return &rf.gpuMemory }},
 		{"cache-rows", "hybrid: feature rows in the GPU cache (-1: as many as the budget leaves; 0: every row read from host memory)", func(_ *train.Config, rf *runFlags) any { return &rf.cacheRows }},
@@ -118,6 +120,15 @@ func (v value) String() string {
 
 func (v value) Set(s string) error { return parseInto(v.p, s) }
 
+// shown is a value as an error message shows it: as given, or quoted when
+// it holds anything that would break the message's one line.
+func shown(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
 // parseInto parses s into the setting *p: the same rules for a flag and a
 // config file's scalar.
 func parseInto(p any, s string) error {
@@ -127,25 +138,25 @@ func parseInto(p any, s string) error {
 	case *int:
 		v, err := strconv.ParseInt(s, 0, strconv.IntSize)
 		if err != nil {
-			return fmt.Errorf("%s is not an integer", s)
+			return fmt.Errorf("%s is not an integer", shown(s))
 		}
 		*p = int(v)
 	case *uint64:
 		v, err := strconv.ParseUint(s, 0, 64)
 		if err != nil {
-			return fmt.Errorf("%s is not a non-negative integer", s)
+			return fmt.Errorf("%s is not a non-negative integer", shown(s))
 		}
 		*p = v
 	case *float32:
 		v, err := strconv.ParseFloat(s, 32)
 		if err != nil {
-			return fmt.Errorf("%s is not a number", s)
+			return fmt.Errorf("%s is not a number", shown(s))
 		}
 		*p = float32(v)
 	case *float64:
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return fmt.Errorf("%s is not a number", s)
+			return fmt.Errorf("%s is not a number", shown(s))
 		}
 		*p = v
 	case *bool:
@@ -359,7 +370,7 @@ func decodeSetting(p any, n *yaml.Node) error {
 		}
 	}
 	if want != "" {
-		return fmt.Errorf("%s is not %s", n.Value, want)
+		return fmt.Errorf("%s is not %s", shown(n.Value), want)
 	}
 	return parseInto(p, n.Value)
 }
@@ -372,5 +383,5 @@ func describe(n *yaml.Node) string {
 	case yaml.MappingNode:
 		return "a mapping"
 	}
-	return n.Value
+	return shown(n.Value)
 }

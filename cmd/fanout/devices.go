@@ -49,7 +49,7 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, n, cfg.Batch/n, ds.Name, desc, mode)
 	ranks := make([]multigpu.Rank, n)
 	for i := range ranks {
-		ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{Device: desc}}
+		ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{Device: desc, FeatureDType: opt.FeatureDType}}
 	}
 	opt.Device = desc
 	ranks[0].Options = opt

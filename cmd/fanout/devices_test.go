@@ -28,7 +28,7 @@ func TestTrainDevices(t *testing.T) {
 	for _, c := range []struct{ args, want string }{
 		{"--device cpu --devices 3 --epochs 1", "do not split evenly over 3 devices"},
 		{"--device cuda --devices 2 --epochs 1", "devices: "},
-		{"--device cpu --devices -1", "devices: -1, want at least 1"},
+		{"--device cpu --devices -1", `devices: "-1", want a count of at least 1 or all`},
 	} {
 		errb.Reset()
 		code := run(context.Background(), append([]string{"train"}, strings.Fields(c.args)...), &bytes.Buffer{}, &errb)

@@ -76,7 +76,11 @@ func parseSize(s string) (int64, error) {
 // hybridOptions turns the hybrid flags into the driver's options for be:
 // the budget is --gpu-memory, or what be's device has free less a margin.
 func hybridOptions(rf *runFlags, be backend.Backend, log io.Writer) (hybrid.Options, error) {
-	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: log, Replay: train.ReplayOptions{Margin: rf.margin}}
+	dt, err := rf.featureType()
+	if err != nil {
+		return hybrid.Options{}, err
+	}
+	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: log, Replay: train.ReplayOptions{Margin: rf.margin}, FeatureDType: dt}
 	if rf.gpuMemory != "" {
 		b, err := parseSize(rf.gpuMemory)
 		if err != nil {

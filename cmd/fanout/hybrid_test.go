@@ -46,3 +46,11 @@ func TestTrainHybrid(t *testing.T) {
 		t.Errorf("a 300 KiB budget: exit %d, %s", code, errb.String())
 	}
 }
+
+func TestFeatureDTypeFlag(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), strings.Fields("train --device cpu --epochs 1 --feature-dtype bfloat16"), &out, &errb); code != 0 || !strings.Contains(out.String(), "test accuracy") {
+		t.Fatalf("bfloat16: exit %d %s", code, errb.String())
+	}
+	oneLineError(t, `feature-dtype: "float16"`, "train", "--device", "cpu", "--feature-dtype", "float16")
+}

@@ -52,7 +52,26 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"LOCAL_RANK="+strconv.Itoa(r), "LOCAL_WORLD_SIZE="+strconv.Itoa(*nproc),
 			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(*port), "FANOUT_TOKEN="+hex.EncodeToString(tok))
 	}
+	if cpuJob(rest) {
+		// CPU processes reduce through MPI, whose own launcher wires them.
+		mpirun, err := exec.LookPath("mpirun")
+		if err != nil {
+			return errors.New("CPU processes reduce through MPI: mpirun not found (Debian: apt-get install openmpi-bin)")
+		}
+		args := append([]string{"-n", strconv.Itoa(*nproc), "--oversubscribe", exe}, rest...)
+		return runJob(ctx, mpirun, args, 1, func(int) []string { return os.Environ() }, stdout, stderr)
+	}
 	return runJob(ctx, exe, rest, *nproc, env, stdout, stderr)
+}
+
+// cpuJob reports whether the launched command trains on CPUs.
+func cpuJob(args []string) bool {
+	for i, a := range args {
+		if a == "--device=cpu" || a == "-device=cpu" || ((a == "--device" || a == "-device") && i+1 < len(args) && args[i+1] == "cpu") {
+			return true
+		}
+	}
+	return false
 }
 
 // runJob starts n processes of exe args and waits for all of them.

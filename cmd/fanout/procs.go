@@ -7,13 +7,17 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dist"
+	"github.com/fanout-gnn/fanout/dist/mpi"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
@@ -58,7 +62,7 @@ func gpusPerHost(l *dist.Launch, gpus int) error {
 // writes the run directory.
 func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
 	if rf.device == "cpu" {
-		return errors.New("several processes on CPUs need MPI, which this build does not bind yet; use --device cpu --devices N in one process")
+		return runMPI(ctx, l, rf, cfg, opt, stdout, stderr)
 	}
 	token, err := jobToken(os.Getenv)
 	if err != nil {
@@ -117,7 +121,7 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 	desc := fmt.Sprintf("rank %d of %d (%s), %s", l.Rank, l.WorldSize, l.Launcher, gpu.Name())
 	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, replay mode\n", cfg.Model, cfg.Batch, desc)
 	if l.Rank != 0 {
-		opt = train.Options{}
+		opt = train.Options{FeatureDType: opt.FeatureDType}
 	}
 	opt.Device = desc
 	ds, err := loadDataset(rf.src, rf.threads, stderr)
@@ -163,4 +167,53 @@ func exchangeID(ctx context.Context, c *dist.Client, nccl *cuda.NCCL, rank int) 
 // runOneRank runs the data-parallel replay driver with this process's rank.
 func runOneRank(ctx context.Context, ds *dataset.Dataset, cfg train.Config, gpu *cuda.Backend, comm *cuda.Comm, opt train.Options, margin float64) (*train.Summary, error) {
 	return multigpu.Run(ctx, ds, cfg, []multigpu.Rank{{Backend: gpu, Coll: comm, Options: opt}}, true, train.ReplayOptions{Margin: margin})
+}
+
+// runMPI trains as one CPU process of a job started by mpirun: the
+// gradients are all-reduced with MPI (Open MPI, loaded at run time).
+func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
+	m, err := mpi.Open()
+	if err != nil {
+		return err
+	}
+	defer m.Finalize()
+	if m.Size() != l.WorldSize || m.Rank() != l.Rank {
+		return fmt.Errorf("CPU processes reduce through MPI: start them with mpirun (MPI sees rank %d of %d, the %s variables say %d of %d)",
+			m.Rank(), m.Size(), l.Launcher, l.Rank, l.WorldSize)
+	}
+	threads := rf.threads
+	if threads == 0 {
+		threads = max(1, runtime.NumCPU()/max(1, l.LocalWorldSize))
+	}
+	var be backend.Backend = cpu.New(threads)
+	mode := resolveMode(rf.mode, be)
+	if mode == "replay" {
+		be = withCapture(be)
+	}
+	comm, err := mpi.NewComm(m, be)
+	if err != nil {
+		return err
+	}
+	desc := fmt.Sprintf("rank %d of %d (MPI), %s", l.Rank, l.WorldSize, be.Name())
+	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, %s mode\n", cfg.Model, cfg.Batch, desc, mode)
+	if l.Rank != 0 {
+		opt = train.Options{FeatureDType: opt.FeatureDType}
+	}
+	opt.Device = desc
+	ds, err := loadDataset(rf.src, rf.threads, stderr)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	sum, err := multigpu.Run(ctx, ds, cfg, []multigpu.Rank{{Backend: be, Coll: comm, Options: opt}}, mode == "replay", train.ReplayOptions{Margin: rf.margin})
+	if err == nil {
+		err = comm.Err()
+	}
+	if err != nil {
+		return err
+	}
+	if l.Rank == 0 {
+		printSummary(stdout, sum)
+	}
+	return nil
 }

@@ -8,9 +8,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/dist"
@@ -21,13 +23,14 @@ import (
 type source struct {
 	data, preset string
 	seed         uint64
+	featDim      int // preset's feature width, when set (> 0)
 }
 
 // add registers the flags train and bench share (runOptions): where the
 // data comes from, the device, threads, the replay envelope's margin and the
 // GPU options; preset is the default --preset.
 func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
-	rf.src.preset, rf.device, rf.margin = preset, "auto", 1.15
+	rf.src.preset, rf.device, rf.margin, rf.featureDType = preset, "auto", 1.15, "float32"
 	for _, o := range runOptions() {
 		register(fs, o.name, o.usage, o.field(nil, rf))
 	}
@@ -35,20 +38,33 @@ func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
 
 // runFlags are the flags of train and bench that are not hyper-parameters.
 type runFlags struct {
-	src     source
-	config  string
-	device  string
-	out     string
-	resume  bool
-	force   bool
-	threads int
-	mode    string
-	margin  float64
-	devices int
-	cuda    cudaFlags
+	src          source
+	config       string
+	device       string
+	out          string
+	resume       bool
+	force        bool
+	threads      int
+	mode         string
+	margin       float64
+	devices      int    // resolved from devicesSpec; 0: one device, no group
+	devicesSpec  string // --devices: N or all
+	cuda         cudaFlags
+	featureDType string // float32 or bfloat16
 	// hybrid mode
 	gpuMemory string
 	cacheRows int
+}
+
+// featureType is --feature-dtype as a backend type.
+func (rf *runFlags) featureType() (backend.DType, error) {
+	switch rf.featureDType {
+	case "float32", "":
+		return backend.F32, nil
+	case "bfloat16", "bf16":
+		return backend.BF16, nil
+	}
+	return 0, fmt.Errorf("feature-dtype: %q, want float32 or bfloat16", rf.featureDType)
 }
 
 // check names the first run setting that is wrong.
@@ -59,8 +75,17 @@ func (rf *runFlags) check() error {
 	if !(rf.margin >= 1) {
 		return fmt.Errorf("envelope-margin: %g, want at least 1", rf.margin)
 	}
-	if rf.devices < 0 {
-		return fmt.Errorf("devices: %d, want at least 1", rf.devices)
+	if _, err := rf.featureType(); err != nil {
+		return err
+	}
+	switch rf.devicesSpec {
+	case "", "all":
+	default:
+		n, err := strconv.Atoi(rf.devicesSpec)
+		if err != nil || n < 1 {
+			return fmt.Errorf("devices: %q, want a count of at least 1 or all", rf.devicesSpec)
+		}
+		rf.devices = n
 	}
 	return nil
 }
@@ -102,6 +127,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if launch != nil {
 		return runProcesses(ctx, launch, &rf, cfg, opt, stdout, stderr)
+	}
+	if rf.devicesSpec == "all" {
+		if rf.devices, err = allDevices(&rf); err != nil {
+			return fmt.Errorf("devices: %w", err)
+		}
 	}
 	if rf.devices > 0 {
 		return runDevices(ctx, &rf, cfg, opt, stdout, stderr)
@@ -165,7 +195,11 @@ func printSummary(stdout io.Writer, sum *train.Summary) {
 // options and, with --out, checks the run directory before any data is
 // loaded (train.New checks again, under the directory's lock).
 func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
-	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress}
+	dt, err := rf.featureType()
+	if err != nil {
+		return train.Options{}, err
+	}
+	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress, FeatureDType: dt}
 	if isTerminal(progress) {
 		bar := newProgress(progress, "train")
 		opt.OnProgress = func(stage string, done, total int) {
@@ -280,6 +314,13 @@ func loadDataset(src source, threads int, stderr io.Writer) (*dataset.Dataset, e
 	p, err := rmat.Lookup(src.preset)
 	if err != nil {
 		return nil, fmt.Errorf("--preset: %w", err)
+	}
+	if src.featDim < 0 {
+		return nil, fmt.Errorf("feat-dim: %d, want a positive width", src.featDim)
+	}
+	if src.featDim > 0 {
+		p.FeatDim = src.featDim
+		p.Name = fmt.Sprintf("%s-f%d", p.Name, src.featDim)
 	}
 	seed := src.seed
 	if seed == 0 {

@@ -18,8 +18,11 @@ type Options struct {
 	Margin      int64 // kept free of the budget; 0: DefaultMargin(Budget)
 	RankBatches int   // training batches the pre-sampling pass samples; 0: 64
 	Threads     int   // CPU threads of the pre-sampling pass; 0: all
-	Replay      train.ReplayOptions
-	Log         io.Writer // the plan and the figures; nil: silent
+	// FeatureDType holds both tiers as backend.BF16 (half the PCIe bytes)
+	// or, by default, float32.
+	FeatureDType backend.DType
+	Replay       train.ReplayOptions
+	Log          io.Writer // the plan and the figures; nil: silent
 }
 
 // Stats are what the hybrid driver placed and measured.
@@ -52,7 +55,7 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 	if err != nil {
 		return nil, err
 	}
-	store, err := featstore.NewTiered(be, ds.Features, ds.FeatDim, order)
+	store, err := featstore.NewTiered(be, ds.Features, ds.FeatDim, order, opt.FeatureDType)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +86,7 @@ func (t *Tier) Finish() error {
 	if st.Rows > 0 {
 		st.HitRate = 1 - float64(st.HostRows)/float64(st.Rows)
 	}
-	st.PCIeBytes = st.HostRows * int64(t.Store.Dim()) * 4
+	st.PCIeBytes = st.HostRows * int64(t.Store.Dim()) * int64(t.Store.DType().Size())
 	st.PeakBytes = backend.MemoryOf(t.be).PeakBytes()
 	return nil
 }
@@ -141,7 +144,7 @@ func rank(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
 // provisioned.
 func place(be backend.Backend, store *featstore.Tiered, env train.EnvelopeReport, opt Options) (Placement, error) {
 	resident := backend.MemoryOf(be).InUseBytes()
-	rowBytes := int64(store.Dim()) * 4
+	rowBytes := int64(store.Dim()) * int64(store.DType().Size())
 	budget, margin := opt.Budget, opt.Margin
 	if budget <= 0 {
 		margin = 0

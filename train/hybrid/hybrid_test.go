@@ -3,9 +3,12 @@ package hybrid
 import (
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
@@ -135,5 +138,45 @@ func hybridMatchesReplay(t *testing.T, ds *dataset.Dataset, cfg train.Config, ca
 			}
 			t.Logf("cache %d rows: hit rate %.3f, %d host rows of %d", st.Placement.CacheRows, st.HitRate, st.HostRows, st.Rows)
 		})
+	}
+}
+
+// TestBF16Features: bfloat16 features train tiny as well as float32 (within
+// a point of test accuracy), and hybrid over bfloat16 tiers equals replay
+// over a bfloat16 table bitwise.
+func TestBF16Features(t *testing.T) {
+	ds, cfg := tiny(t)
+	cfg.Epochs = 10
+	acc := map[backend.DType]float64{}
+	var replay []float32
+	for _, dt := range []backend.DType{backend.F32, backend.BF16} {
+		var l []float32
+		tr, err := train.New(record.New(cpu.New(2)), ds, cfg, train.Options{Replay: true, FeatureDType: dt, OnStep: func(_, _ int, v float32) { l = append(l, v) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := tr.RunReplay(context.Background(), train.ReplayOptions{})
+		tr.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc[dt] = s.TestAcc
+		replay = l
+	}
+	t.Logf("tiny, 10 epochs: test accuracy %.4f with float32 features, %.4f with bfloat16", acc[backend.F32], acc[backend.BF16])
+	if math.Abs(acc[backend.F32]-acc[backend.BF16]) > 0.01 {
+		t.Errorf("bfloat16 features move test accuracy by %.2f points", 100*(acc[backend.BF16]-acc[backend.F32]))
+	}
+	var hyb []float32
+	_, st, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg,
+		train.Options{OnStep: func(_, _ int, v float32) { hyb = append(hyb, v) }}, Options{CacheRows: 2000, FeatureDType: backend.BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(hyb, replay) {
+		t.Fatal("hybrid over bfloat16 tiers differs from replay over a bfloat16 table")
+	}
+	if st.HitRate <= 0 || st.HitRate >= 1 {
+		t.Errorf("hit rate %.3f", st.HitRate)
 	}
 }

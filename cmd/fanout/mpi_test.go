@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// mpiEnv lets mpirun run as root (CI runs as root) and the test binary act
+// as fanout.
+func mpiEnv(t *testing.T) {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not found (Debian: openmpi-bin); CI installs it: " + err.Error())
+	}
+	t.Setenv("FANOUT_TEST_MAIN", "1")
+	t.Setenv("OMPI_ALLOW_RUN_AS_ROOT", "1")
+	t.Setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+}
+
+// result is a run's closing line without its timing.
+func result(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if i := strings.Index(l, "test accuracy"); i >= 0 {
+			return strings.SplitN(l[i:], ";", 2)[0]
+		}
+	}
+	return "(no result in: " + out + ")"
+}
+
+// TestMPIMatchesOneProcess: two CPU processes started by mpirun (and,
+// separately, by fanout launch) train tiny to the one-process result.
+func TestMPIMatchesOneProcess(t *testing.T) {
+	mpiEnv(t)
+	var one bytes.Buffer
+	args := []string{"train", "--device", "cpu", "--threads", "1", "--epochs", "2"}
+	if code := run(context.Background(), args, &one, &bytes.Buffer{}); code != 0 {
+		t.Fatal("one process failed")
+	}
+	cmd := exec.Command("mpirun", append([]string{"-n", "2", "--oversubscribe", os.Args[0]}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	if got, want := result(string(out)), result(one.String()); got != want {
+		t.Fatalf("two MPI processes: %q; one process: %q\n%s", got, want, out)
+	}
+	var lo, le bytes.Buffer
+	if code := run(context.Background(), append([]string{"launch", "--nproc", "2", "--"}, args...), &lo, &le); code != 0 {
+		t.Fatalf("fanout launch: exit %d\n%s%s", code, lo.String(), le.String())
+	}
+	if got, want := result(lo.String()), result(one.String()); got != want {
+		t.Fatalf("fanout launch: %q; one process: %q", got, want)
+	}
+}
