@@ -113,6 +113,7 @@ func FuzzLoadConfig(f *testing.F) {
 	f.Add([]byte("epochs: 2\nhidden: 32\nfanouts: [10, 5]\n"))
 	f.Add([]byte("model: gcn\nlayers: 2\nfanouts: \"-1,-1\"\nlr: 0.01\nweight-decay: 5e-4\ndata: x\ntf32: true\n"))
 	f.Add([]byte("weight_decay: 5e-4\n"))
+	f.Add([]byte("model: gat\nheads: 8\nout-heads: 1\nattn-dropout: 0.6\nhidden: 64\n"))
 	f.Add([]byte("colour: blue\n"))
 	f.Add([]byte("hidden: 16.9\nseed: &a 3\nepochs: *a\n"))
 	f.Add([]byte("epochs: [\n"))
