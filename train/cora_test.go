@@ -152,6 +152,12 @@ func TestCoraGATAccuracy(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a GAT for 200 epochs")
 	}
+	coraGATAccuracy(t, nil)
+}
+
+// coraGATAccuracy trains coraGAT on be (nil: the CPU) for the seeds
+// coraGATSeedsVar asks for and checks the mean test accuracy.
+func coraGATAccuracy(t *testing.T, be backend.Backend) {
 	seeds, want := 1, 0.80
 	if v := os.Getenv(coraGATSeedsVar); v != "" {
 		n, err := strconv.Atoi(v)
@@ -164,7 +170,7 @@ func TestCoraGATAccuracy(t *testing.T) {
 		want = 0.82
 	}
 	ds := loadCora(t)
-	acc := coraSeeds(t, nil, ds, coraGAT(), seeds)
+	acc := coraSeeds(t, be, ds, coraGAT(), seeds)
 	t.Logf("GAT on Cora: mean test accuracy %.4f over %d seeds", acc, seeds)
 	if acc < want {
 		t.Fatalf("GAT on Cora: mean test accuracy %.4f over %d seeds, want >= %.2f", acc, seeds, want)

@@ -84,6 +84,15 @@ func TestCoraGCNAccuracyCUDA(t *testing.T) {
 	}
 }
 
+// TestCoraGATAccuracyCUDA is TestCoraGATAccuracy on the GPU (seed 1, or
+// FANOUT_CORA_GAT_SEEDS seeds).
+func TestCoraGATAccuracyCUDA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains a GAT for 200 epochs")
+	}
+	coraGATAccuracy(t, openCUDA(t))
+}
+
 // relClose fails unless every loss of got is within tol (relative) of want.
 func relClose(t *testing.T, what string, got, want []float32, tol float64) float64 {
 	t.Helper()
