@@ -11,6 +11,8 @@ import "math/bits"
 // Launches: a memset, det_keys, a scan of the per-source counts, then per
 // digit det_hist, a scan and det_scatter, then det_gather; 5 + 3·digits in
 // all (digits = ceil(bits(NumSrc.Cap) / 10), 2 for up to 2^20 sources).
+// The sort (sortBySource) serves the deterministic attention backwards too
+// (gat.go), each with its own gather.
 
 // Sizes matching kernels/aggregate_det.cu.
 const (
