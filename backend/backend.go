@@ -181,6 +181,13 @@ type Sampling interface {
 	// (edge order). It writes out.SrcIDs (after the destinations),
 	// out.NumSrc and out.Indices.
 	Relabel(g Graph, out *Block)
+	// MaskGraph is a view of g in which every vertex v with skip[v] >= 0
+	// (skip I32 [g.NumNodes()] in backend memory, read when an op runs)
+	// has no neighbours when SampleLayer samples it as a destination; every
+	// other vertex's neighbours are g's, drawn as from g. Relabel treats the
+	// view as g. The hybrid mode masks its hot vertices in the bottom hop,
+	// whose rows the CPU computes.
+	MaskGraph(g Graph, skip Buffer) (Graph, error)
 }
 
 // Dense holds row-wise and matrix ops. All matrices are row-major float32.
@@ -195,6 +202,13 @@ type Dense interface {
 	// slot is >= 0). stats, when non-nil, is I64 [2]: the rows read from
 	// host are added to stats[0] and all rows to stats[1].
 	GatherTiered(cache, slot, host Buffer, dim int, ids Buffer, n Count, out, stats Buffer)
+	// ReplaceRows overwrites the rows of hot vertices: for i < n with s =
+	// slot[ids[i]] >= 0 (slot I32 [N]), out[i, :] = table[base + s, :],
+	// where base is the live value of a Count (base.Cap is unused), or 0
+	// when table is nil. out is F32 [n.Cap, dim]; table is F32 [rows, dim],
+	// typically host memory the device reads in place (UploadHost). Other
+	// rows are left as they are.
+	ReplaceRows(slot, table Buffer, base Count, dim int, ids Buffer, n Count, out Buffer)
 	// Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [cap, in],
 	// w [in, out], y [cap, out]. With accumulate, rows of y past the live
 	// count are left untouched (callers accumulate into views whose later

@@ -18,6 +18,30 @@ import (
 // hop, which degree alone does not. Vertices never read come last, by
 // degree. Ties break by vertex id, so the order is deterministic.
 func RankByAccess(g *graph.CSR, batches [][]int32, fanouts []int, seed uint64, threads int) ([]int32, error) {
+	counts, err := AccessCounts(g, batches, fanouts, seed, threads)
+	if err != nil {
+		return nil, err
+	}
+	order := make([]int32, g.NumNodes)
+	for v := range order {
+		order[v] = int32(v)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(g.Degree(int64(b)), g.Degree(int64(a))); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return order, nil
+}
+
+// AccessCounts is RankByAccess's pass: for each vertex, the number of the
+// batches whose bottom layer reads it (with fanouts of L-1 hops: the
+// batches whose bottom-layer destinations include it).
+func AccessCounts(g *graph.CSR, batches [][]int32, fanouts []int, seed uint64, threads int) ([]int32, error) {
 	s, err := sample.NewSampler(g, fanouts, threads)
 	if err != nil {
 		return nil, err
@@ -35,18 +59,5 @@ func RankByAccess(g *graph.CSR, batches [][]int32, fanouts []int, seed uint64, t
 			counts[v]++
 		}
 	}
-	order := make([]int32, g.NumNodes)
-	for v := range order {
-		order[v] = int32(v)
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(g.Degree(int64(b)), g.Degree(int64(a))); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	return order, nil
+	return counts, nil
 }

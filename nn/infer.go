@@ -93,6 +93,18 @@ func (inf *Inference) Caps() Caps { return inf.caps }
 // caps. Errors are usage errors found on the host; backend errors surface
 // at Sync.
 func (inf *Inference) Layer(l int, blk *backend.Block, table, deg, out backend.Buffer) error {
+	return inf.layer(l, blk, table, deg, out, true)
+}
+
+// LayerPre is Layer without the bias and the activation: the output of
+// model layer l's graph layer alone, as a training pass computes it before
+// the bias (no dropout). The hybrid mode's CPU computes its hot vertices'
+// bottom-layer rows (Hot) with it.
+func (inf *Inference) LayerPre(l int, blk *backend.Block, table, deg, out backend.Buffer) error {
+	return inf.layer(l, blk, table, deg, out, false)
+}
+
+func (inf *Inference) layer(l int, blk *backend.Block, table, deg, out backend.Buffer, finish bool) error {
 	if err := inf.check(l, blk, table, deg, out); err != nil {
 		return fmt.Errorf("nn: inference layer %d: %w", l, err)
 	}
@@ -102,7 +114,9 @@ func (inf *Inference) Layer(l int, blk *backend.Block, table, deg, out backend.B
 	be.Gather(table, in, blk.SrcIDs, blk.NumSrc, inf.x)
 	ly.prepare(blk, deg)
 	ly.forward(blk, inf.x, out, pass{})
-	be.BiasActDropout(out, blk.NumDst, dim, ly.bias().W, l < cfg.Layers-1, 0, backend.Rand{}, nil, out)
+	if finish {
+		be.BiasActDropout(out, blk.NumDst, dim, ly.bias().W, l < cfg.Layers-1, 0, backend.Rand{}, nil, out)
+	}
 	return nil
 }
 

@@ -55,6 +55,22 @@ type Batch struct {
 	// Share, when set, makes this batch one rank's share of a batch split
 	// across ranks: Loss scales the loss and its gradient by Num/Den.
 	Share *Share
+	// Hot, when set, gives the bottom-layer rows of hot vertices, computed
+	// elsewhere (the hybrid mode's CPU), to a training pass.
+	Hot *Hot
+}
+
+// Hot names the hybrid mode's hot vertices and their bottom-layer rows:
+// the output of model layer 0's graph layer before its bias (Inference's
+// LayerPre). In a training pass Forward replaces the rows of hot
+// destinations of layer 0 with the table's, and Backward zeroes their rows
+// of the gradient before layer 0's backward: the rows are constants, so
+// layer 0's weights learn from the other destinations only, while the bias,
+// the activation, dropout and every layer above treat them as any row.
+type Hot struct {
+	Slot  backend.Buffer // I32 [N]: the vertex's row in the table (after Base), or -1
+	Table backend.Buffer // F32 [rows, out_0]
+	Base  backend.Count  // its live value is the first table row of this pass (Cap unused)
 }
 
 // Share names the live counts that scale a rank's loss: Num (the rank's
@@ -87,6 +103,7 @@ type Model struct {
 	// Host state of the last Forward, used by Backward.
 	dropP    []float32 // dropout probability applied at each layer
 	xIn      backend.Buffer
+	hot      *Hot // the hot rows the last Forward used, for Backward
 	haveLoss bool
 	err      error
 }

@@ -76,6 +76,10 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		return m.logits()
 	}
 	L := m.cfg.Layers
+	m.hot = nil
+	if train {
+		m.hot = b.Hot
+	}
 	m.xIn = rows(m.be, b.X, m.caps[0].Src, m.cfg.InDim)
 	if train && m.cfg.InputDropout > 0 {
 		// The bottom layer needs no input gradient, so the mask is not kept
@@ -91,6 +95,9 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		_, out := m.cfg.dims(l)
 		ly.prepare(blk, b.Degree)
 		ly.forward(blk, m.input(l), m.act[l], pass{train: train, rand: r})
+		if l == 0 && m.hot != nil {
+			m.be.ReplaceRows(m.hot.Slot, m.hot.Table, m.hot.Base, out, blk.SrcIDs, blk.NumDst, m.act[0])
+		}
 		p := float32(0)
 		if train && l < L-1 {
 			p = m.cfg.Dropout
@@ -182,6 +189,9 @@ func (m *Model) Backward(b *Batch) {
 		}
 		dh := m.dAct[l]
 		m.be.BiasActDropoutBackward(dh, m.act[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dh, ly.bias().G)
+		if l == 0 && m.hot != nil {
+			m.be.ReplaceRows(m.hot.Slot, nil, m.hot.Base, out, blk.SrcIDs, blk.NumDst, dh)
+		}
 		var dx backend.Buffer
 		if l > 0 {
 			dx = m.dxView[l]

@@ -31,11 +31,19 @@ const minDstPerWorker = 256
 // fanout <= 32 nothing is allocated; larger fanouts allocate a small hash
 // set per call and worker, and several threads cost a few goroutines.
 func Layer(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs []int32, threads int) (total int) {
+	return LayerSkip(g, dst, fanout, key, indptr, nbrs, threads, nil)
+}
+
+// LayerSkip is Layer in which a destination v with skip[v] >= 0 (skip nil,
+// or [g.NumNodes]) gets no neighbours; every other destination's are
+// those Layer chooses. The hybrid mode's hot vertices are skipped: their
+// bottom-layer rows come from the CPU.
+func LayerSkip(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs []int32, threads int, skip []int32) (total int) {
 	n := len(dst)
 	workers := max(1, min(threads, n/minDstPerWorker))
 	indptr[0] = 0
 	if workers == 1 {
-		countRange(g, dst, fanout, indptr[1:n+1])
+		countRange(g, dst, fanout, indptr[1:n+1], skip)
 		total = prefixSum(indptr[:n+1])
 		if total > 0 && len(nbrs) > 0 {
 			fillRange(g, dst, fanout, key, indptr, nbrs, 0, n)
@@ -47,7 +55,7 @@ func Layer(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs []in
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
-			countRange(g, dst[lo:hi], fanout, indptr[lo+1:hi+1])
+			countRange(g, dst[lo:hi], fanout, indptr[lo+1:hi+1], skip)
 		}(n*w/workers, n*(w+1)/workers)
 	}
 	wg.Wait()
@@ -74,10 +82,15 @@ func Layer(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs []in
 	return total
 }
 
-// countRange writes the sampled count of each destination.
-func countRange(g *graph.CSR, dst []int32, fanout int, counts []int32) {
+// countRange writes the sampled count of each destination (0 for one
+// that skip marks).
+func countRange(g *graph.CSR, dst []int32, fanout int, counts []int32, skip []int32) {
 	ip := g.Indptr
 	for i, v := range dst {
+		if skip != nil && skip[v] >= 0 {
+			counts[i] = 0
+			continue
+		}
 		counts[i] = int32(sampledCount(ip[v+1]-ip[v], fanout))
 	}
 }

@@ -61,7 +61,7 @@ func (t *Trainer) Bench(steps, warmup int, hooks BenchHooks) (BenchResult, error
 			clear(r.Blocks)
 		}
 		t.plan.SetBatch(batch(s), 0, s)
-		err := timed(0, func() { t.plan.Sample(t.in, t.cfg.Seed) })
+		err := timed(0, func() { t.plan.SampleTrain(t.in, t.cfg.Seed) })
 		if err == nil {
 			err = timed(1, func() { t.plan.Gather(t.in) })
 		}
@@ -100,7 +100,7 @@ func (t *Trainer) Bench(steps, warmup int, hooks BenchHooks) (BenchResult, error
 	var lossSum float64
 	for s := 0; s < steps; s++ {
 		t.plan.SetBatch(batch(warmup+steps+s), 0, warmup+steps+s)
-		t.plan.Sample(t.in, t.cfg.Seed)
+		t.plan.SampleTrain(t.in, t.cfg.Seed)
 		t.plan.Gather(t.in)
 		l, _ := t.plan.Learn(t.model, t.in, t.cfg.Seed, t.adam)
 		t.be.Read(loss, l, 0)

@@ -101,7 +101,7 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		seeds := t.stepSeeds(perm, s)
 		global := t.globalLive(s)
 		t.plan.SetShare(seeds, global, epoch, s)
-		t.plan.Sample(t.in, t.cfg.Seed)
+		t.plan.SampleTrain(t.in, t.cfg.Seed)
 		t.plan.Gather(t.in)
 		loss, corr := t.plan.Learn(t.model, t.in, t.cfg.Seed, t.adam)
 		t.be.Read(host, loss, 0)

@@ -22,6 +22,13 @@ type ReplayOptions struct {
 	// first captured: the hybrid driver sizes its feature cache there, from
 	// the memory the step leaves.
 	BeforeCapture func(EnvelopeReport) error
+	// Segment, when > 0, ends every launch run of training steps at the
+	// multiples of Segment, and BeforeRun, when set, runs before each run
+	// with the run's first step, once the device has finished every
+	// earlier step: the hybrid mode's super-batches hand over their hot
+	// rows there. After an overflow BeforeRun sees the re-run step again.
+	Segment   int
+	BeforeRun func(epoch, step int) error
 }
 
 // ReplayStats is what the replay driver did.
@@ -218,7 +225,7 @@ func (r *replayer) issue() {
 	if p.Shared {
 		be.SliceSeeds(r.global, len(t.ds.Train), t.cfg.Batch, p.Clock, r.globalOut, p.Global)
 	}
-	p.Sample(t.in, t.cfg.Seed)
+	p.SampleTrain(t.in, t.cfg.Seed)
 	for _, b := range p.Blocks {
 		be.FlagOverflow(b.NumEdges, p.Clock, r.flag)
 		be.FlagOverflow(b.NumSrc, p.Clock, r.flag)
@@ -314,6 +321,15 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 			return 0, err
 		}
 	}
+	end := steps
+	if r.opt.Segment > 0 {
+		end = min(steps, (s/r.opt.Segment+1)*r.opt.Segment)
+	}
+	if r.opt.BeforeRun != nil {
+		if err := r.opt.BeforeRun(epoch, s); err != nil {
+			return 0, err
+		}
+	}
 	t.be.Write(t.plan.Clock, 0, []int32{int32(epoch), int32(s)})
 	t.be.Fill(r.flag, 0)
 	timer, timed := t.be.(backend.Timer)
@@ -322,7 +338,7 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	launched := 0
 	loss := make([]float32, 1)
 	flag := make([]int32, 3)
-	for i := s; i < steps && ctx.Err() == nil; i++ {
+	for i := s; i < end && ctx.Err() == nil; i++ {
 		var before backend.Mark
 		if timed {
 			before, _ = timer.Mark()

@@ -18,7 +18,20 @@ type Inputs struct {
 	Feat   featstore.Store // [N, Feat.Dim()] rows
 	Labels backend.Buffer  // I32 [N]; -1 = unlabelled
 	Degree backend.Buffer  // F32 [N] full-graph degree (GCN normalisation)
-	owned  []backend.Buffer
+	// Hot, when set, are the hybrid mode's hot vertices: training steps
+	// sample the bottom hop from Hot.Bottom (the graph with hot vertices
+	// masked) and take their bottom-layer rows from Hot's table.
+	Hot   *HotInputs
+	owned []backend.Buffer
+}
+
+// HotInputs are hot vertices whose bottom-layer rows are computed
+// elsewhere (nn.Hot), and the graph in which they have no neighbours
+// (backend.Sampling's MaskGraph over Hot.Slot). The hybrid driver owns
+// them.
+type HotInputs struct {
+	nn.Hot
+	Bottom backend.Graph
 }
 
 // FeatDim is the width of a feature row.
@@ -84,13 +97,31 @@ func (in *Inputs) Free(be backend.Backend) {
 // Sample issues the sampling of every hop: hop h samples Fanouts[h]
 // neighbours of the previous hop's sources (hop 0: of the seeds) and relabels.
 func (p *Plan) Sample(in *Inputs, seed uint64) {
+	p.sample(in.Graph, in.Graph, seed)
+}
+
+// SampleTrain is Sample for a training step: with hot vertices (in.Hot),
+// the bottom hop samples no neighbours for them.
+func (p *Plan) SampleTrain(in *Inputs, seed uint64) {
+	bottom := in.Graph
+	if in.Hot != nil {
+		bottom = in.Hot.Bottom
+	}
+	p.sample(in.Graph, bottom, seed)
+}
+
+func (p *Plan) sample(g, bottom backend.Graph, seed uint64) {
 	L := len(p.Fanouts)
 	dst := p.Seeds
 	for h := 0; h < L; h++ {
 		b := p.Blocks[L-1-h]
+		gh := g
+		if h == L-1 {
+			gh = bottom
+		}
 		r := backend.Rand{Seed: seed, Stream: uint32(h), Clock: p.Clock}
-		p.be.SampleLayer(in.Graph, dst, b.NumDst, p.Fanouts[h], r, b)
-		p.be.Relabel(in.Graph, b)
+		p.be.SampleLayer(gh, dst, b.NumDst, p.Fanouts[h], r, b)
+		p.be.Relabel(gh, b)
 		dst = b.SrcIDs
 	}
 }
@@ -118,6 +149,9 @@ func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
 // leaves the parameters and the Adam step number untouched.
 func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConfig) (backend.Buffer, backend.Count) {
 	b := p.NNBatch(in)
+	if in.Hot != nil {
+		b.Hot = &in.Hot.Hot
+	}
 	logits := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
 	loss, correct := m.Loss(b, logits)
 	m.Backward(b)

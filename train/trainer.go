@@ -159,6 +159,10 @@ func (t *Trainer) newPlan(fanouts []int) (*Plan, error) {
 	return p, nil
 }
 
+// Inputs are the tables the step reads; a driver may set Inputs().Hot
+// before training.
+func (t *Trainer) Inputs() *Inputs { return t.in }
+
 // Model is the trained model.
 func (t *Trainer) Model() *nn.Model { return t.model }
 

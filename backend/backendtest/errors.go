@@ -61,6 +61,10 @@ type stickyCase struct {
 
 // stickyCases run each on a fresh backend (see Run).
 var stickyCases = []stickyCase{
+	{"ReplaceRows", func(e *env) { // a slot past the table's rows
+		e.be.ReplaceRows(e.upload([]int32{-1, 5, -1}), e.upload(e.randF32(2*4, 1)), e.count(0, 0), 4,
+			e.upload([]int32{0, 1, 2}), e.count(3, 3), e.poison(12))
+	}},
 	{"Gather", func(e *env) { // nil ids
 		e.be.Gather(e.upload(e.randF32(40, 1)), 4, nil, e.count(3, 3), e.poison(12))
 	}},

@@ -75,6 +75,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"AggregateBackward", testAggregateBackward},
 		{"SampleLayer", testSampleLayer},
 		{"SampleLayerOverflow", testSampleLayerOverflow},
+		{"MaskGraph", testMaskGraph},
+		{"ReplaceRows", testReplaceRows},
 		{"Relabel", testRelabel},
 		{"RelabelOverflow", testRelabelOverflow},
 		{"CountAboveCapacity", testCountAboveCapacity},

@@ -12,6 +12,29 @@ import (
 type cpuGraph struct {
 	csr *graph.CSR
 	rel *sample.Relabeler
+	// A view made by MaskGraph: the graph it masks (whose relabeler it
+	// uses) and the mask, I32 [N].
+	parent *cpuGraph
+	skip   *buffer
+}
+
+// MaskGraph is a view of g whose vertices v with skip[v] >= 0 have no
+// neighbours as SampleLayer's destinations (see backend.Sampling).
+func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph, error) {
+	c := b.begin("MaskGraph")
+	defer c.end()
+	cg := c.graph(g)
+	if c.ok && cg.parent != nil {
+		cg = cg.parent
+	}
+	var x *buffer
+	if c.ok {
+		x = c.buf("skip", skip, backend.I32, int(cg.csr.NumNodes))
+	}
+	if !c.ok {
+		return nil, c.b.err
+	}
+	return &cpuGraph{csr: cg.csr, parent: cg, skip: x}, nil
 }
 
 func (g *cpuGraph) NumNodes() int64 { return g.csr.NumNodes }
@@ -69,7 +92,11 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 		return
 	}
 	key := rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
-	total := sample.Layer(cg.csr, ds[:live], fanout, key, indptr, nbrs[:out.NumEdges.Cap], b.threads)
+	var skip []int32
+	if cg.skip != nil {
+		skip = cg.skip.i32
+	}
+	total := sample.LayerSkip(cg.csr, ds[:live], fanout, key, indptr, nbrs[:out.NumEdges.Cap], b.threads, skip)
 	*nePtr = int32(min(total, 1<<31-1))
 	copy(srcIDs[:min(live, out.NumSrc.Cap)], ds[:live])
 }
@@ -89,6 +116,9 @@ func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
 	}
 	if !c.ok {
 		return
+	}
+	if cg.parent != nil {
+		cg = cg.parent
 	}
 	nDst, _ := c.count("out.NumDst", out.NumDst)
 	nEdges, _ := c.count("out.NumEdges", out.NumEdges)

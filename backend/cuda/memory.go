@@ -375,6 +375,8 @@ func kernelError(code, a, bb, cc int32) error {
 		return fmt.Errorf("cuda: SoftmaxCrossEntropy: labels[%d] = %d, want < %d classes", a, bb, cc)
 	case 5:
 		return fmt.Errorf("cuda: Adam: step t = %d, want >= 1", a)
+	case 6:
+		return fmt.Errorf("cuda: ReplaceRows: row %d: vertex %d has no hot row inside the table (slot table or table of %d rows)", a, bb, cc)
 	}
 	return fmt.Errorf("cuda: kernel error %d (%d, %d, %d)", code, a, bb, cc)
 }
@@ -388,6 +390,7 @@ type devGraph struct {
 	indices  *buffer // I32 [E]
 	relmap   *buffer // I64 [N]: Relabel's tag<<32 | first position per vertex
 	relState *buffer // I32 [2]: Relabel's generation and block counter
+	skip     *buffer // I32 [N] in a MaskGraph view, else nil
 }
 
 func (g *devGraph) NumNodes() int64 { return g.numNodes }

@@ -59,7 +59,7 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 	}
 	tiles, status, ctr := c.scanState(nDst.Cap + 1)
 	c.args().ptr(dg.indptr.ptr).i64(dg.numNodes).ptr(ds.ptr).ptr(nd).i32(nDst.Cap).i32(fanout).
-		ptr(indptr.ptr).ptr(ne).ptr(status).ptr(ctr)
+		ptr(dg.skip.addr()).ptr(indptr.ptr).ptr(ne).ptr(status).ptr(ctr)
 	c.launch("sample_count_scan", d1(uint32(tiles)), d1(256), 0)
 
 	// warps per block, destinations per block, shared memory, kernel
@@ -120,4 +120,23 @@ func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
 	c.args().ptr(nd).i32(dstCap).ptr(src.addr()).i32(srcCap).ptr(nbrs.addr()).ptr(ne).i32(edgeCap).
 		ptr(relmap).i64(dg.numNodes).ptr(state).ptr(pos).ptr(ind.addr())
 	c.launch("relabel_write", d1(c.blocks(int64(edgeCap), 256)), d1(256), 0)
+}
+
+// MaskGraph is a view of g whose vertices v with skip[v] >= 0 have no
+// neighbours as SampleLayer's destinations (see backend.Sampling); it
+// shares g's memory and Relabel's table.
+func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph, error) {
+	c := b.begin("MaskGraph")
+	defer c.end()
+	dg := c.graph(g)
+	var x *buffer
+	if c.ok {
+		x = c.buf("skip", skip, backend.I32, int(dg.numNodes))
+	}
+	if !c.ok {
+		return nil, b.err
+	}
+	view := *dg
+	view.skip = x
+	return &view, nil
 }

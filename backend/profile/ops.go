@@ -145,3 +145,12 @@ func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backe
 func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out backend.Buffer) {
 	b.op("DotSum", func() { b.inner.DotSum(a, bb, n, dim, out) })
 }
+
+func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	b.op("ReplaceRows", func() { b.inner.ReplaceRows(slot, table, base, dim, ids, n, out) })
+}
+
+// MaskGraph forwards to the inner backend: it is not an op.
+func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph, error) {
+	return b.inner.MaskGraph(g, skip)
+}

@@ -116,3 +116,12 @@ func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backe
 func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out backend.Buffer) {
 	b.do(func() { b.inner.DotSum(a, bb, n, dim, out) })
 }
+
+func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	b.do(func() { b.inner.ReplaceRows(slot, table, base, dim, ids, n, out) })
+}
+
+// MaskGraph makes the view on the inner backend at once: it is not an op.
+func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph, error) {
+	return b.inner.MaskGraph(g, skip)
+}

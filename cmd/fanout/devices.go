@@ -78,6 +78,9 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 // hybridRanks gives every rank its own tiered feature store under its
 // device's budget (--gpu-memory applies per device).
 func hybridRanks(rf *runFlags, ds *dataset.Dataset, cfg train.Config, bes []backend.Backend, ranks []multigpu.Rank, stderr io.Writer) ([]*hybrid.Tier, error) {
+	if rf.hotRatio != 0 {
+		return nil, fmt.Errorf("hot-ratio: CPU-computed hot vertices run on one device; with --devices %d use --hot-ratio 0", len(ranks))
+	}
 	tiers := make([]*hybrid.Tier, len(ranks))
 	for i := range ranks {
 		var log io.Writer

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/hybrid"
@@ -80,7 +81,9 @@ func hybridOptions(rf *runFlags, be backend.Backend, log io.Writer) (hybrid.Opti
 	if err != nil {
 		return hybrid.Options{}, err
 	}
-	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: log, Replay: train.ReplayOptions{Margin: rf.margin}, FeatureDType: dt}
+	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: log, Replay: train.ReplayOptions{Margin: rf.margin}, FeatureDType: dt,
+		Hot: hybrid.HotOptions{Ratio: rf.hotRatio, Staleness: rf.staleness, SuperBatch: rf.superBatch,
+			NewCPU: func() (backend.Backend, error) { return cpu.New(rf.threads), nil }}}
 	if rf.gpuMemory != "" {
 		b, err := parseSize(rf.gpuMemory)
 		if err != nil {
@@ -118,6 +121,10 @@ func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc strin
 	steps := max(st.Launches, 1)
 	fmt.Fprintf(stderr, "hybrid: cache hit rate %.3f (%d of %d rows from host memory), %.1f MiB over PCIe per training launch (evaluation's gathers included), peak %.1f MiB of a %.1f MiB budget\n",
 		st.HitRate, st.HostRows, st.Rows, float64(st.PCIeBytes)/float64(steps)/(1<<20), float64(st.PeakBytes)/(1<<20), float64(st.Placement.Budget)/(1<<20))
+	if h := st.Hot; h != nil {
+		fmt.Fprintf(stderr, "hybrid: %d hot vertices: %d super-batches of rows in %.2f s of CPU work; training waited %.2f s for them\n",
+			h.Vertices, h.SuperBatches, h.CPUSeconds, h.WaitSeconds)
+	}
 	printSummary(stdout, sum)
 	return nil
 }

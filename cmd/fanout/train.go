@@ -54,6 +54,10 @@ type runFlags struct {
 	// hybrid mode
 	gpuMemory string
 	cacheRows int
+	// hybrid mode's hot vertices
+	hotRatio   float64
+	staleness  int
+	superBatch int
 }
 
 // featureType is --feature-dtype as a backend type.
@@ -96,6 +100,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rf.add(fs, "tiny")
 	rf.mode = "auto"
 	rf.cacheRows = -1
+	rf.staleness, rf.superBatch = 1, 32
 	for _, o := range trainOptions() {
 		register(fs, o.name, o.usage, o.field(nil, &rf))
 	}
@@ -116,6 +121,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" && rf.mode != "hybrid" {
 		return fmt.Errorf("mode: %q, want auto, eager, replay or hybrid", rf.mode)
+	}
+	if rf.hotRatio != 0 && rf.mode != "hybrid" {
+		return fmt.Errorf("hot-ratio: %v asks for CPU-computed hot vertices, which only --mode hybrid has (mode %s)", rf.hotRatio, rf.mode)
 	}
 	opt, err := rf.runDirOptions(stderr)
 	if err != nil {

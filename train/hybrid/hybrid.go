@@ -21,8 +21,10 @@ type Options struct {
 	// FeatureDType holds both tiers as backend.BF16 (half the PCIe bytes)
 	// or, by default, float32.
 	FeatureDType backend.DType
-	Replay       train.ReplayOptions
-	Log          io.Writer // the plan and the figures; nil: silent
+	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
+	Hot    HotOptions
+	Replay train.ReplayOptions
+	Log    io.Writer // the plan and the figures; nil: silent
 }
 
 // Stats are what the hybrid driver placed and measured.
@@ -34,6 +36,7 @@ type Stats struct {
 	PCIeBytes  int64              `json:"pcie_bytes"`     // HostRows × row bytes
 	Launches   int                `json:"train_launches"`
 	PeakBytes  int64              `json:"peak_bytes"` // backend memory at its peak (the allocator's count)
+	Hot        *HotStats          `json:"hot,omitempty"`
 	ReplayStat *train.ReplayStats `json:"replay"`
 }
 
@@ -109,9 +112,25 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 	defer tr.Close()
 	ropt := opt.Replay
 	ropt.BeforeCapture = tier.BeforeCapture
+	var hot *hotDriver
+	if opt.Hot.Ratio > 0 {
+		if hot, err = newHot(tr, be, ds, cfg, opt.Hot, opt.RankBatches, opt.Threads); err != nil {
+			return nil, nil, err
+		}
+		defer hot.close()
+		if opt.Log != nil {
+			fmt.Fprintf(opt.Log, "hot vertices: %d (%.1f%%), rows computed on the CPU every %d steps, staleness %d super-batches (%.1f MiB of host rows)\n",
+				len(hot.ids), 100*float64(len(hot.ids))/float64(ds.Graph.NumNodes), opt.Hot.SuperBatch, opt.Hot.Staleness, float64(hot.stats.TableBytes)/(1<<20))
+		}
+		ropt.Segment, ropt.BeforeRun = opt.Hot.SuperBatch, hot.beforeRun
+	}
 	sum, rst, err := tr.RunReplay(ctx, ropt)
 	if err != nil {
 		return nil, nil, err
+	}
+	if hot != nil {
+		hs := hot.stats
+		tier.Stats.Hot = &hs
 	}
 	if err := tier.Finish(); err != nil {
 		return nil, nil, err
@@ -124,7 +143,16 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 // rank orders the vertices by the pre-sampling pass over the first
 // training batches of epoch 0 (the batches the run trains first).
 func rank(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
-	n := opt.RankBatches
+	order, err := featstore.RankByAccess(ds.Graph, rankingBatches(ds, cfg, opt.RankBatches), cfg.Fanouts, cfg.Seed, opt.Threads)
+	if err != nil {
+		return nil, fmt.Errorf("hybrid: ranking the feature rows: %w", err)
+	}
+	return order, nil
+}
+
+// rankingBatches are the seeds of the first n (0: 64) training batches of
+// epoch 0, which the pre-sampling passes sample.
+func rankingBatches(ds *dataset.Dataset, cfg train.Config, n int) [][]int32 {
 	if n <= 0 {
 		n = 64
 	}
@@ -133,11 +161,7 @@ func rank(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
 	for s := 0; s < n && s*cfg.Batch < len(perm); s++ {
 		batches = append(batches, perm[s*cfg.Batch:min(len(perm), (s+1)*cfg.Batch)])
 	}
-	order, err := featstore.RankByAccess(ds.Graph, batches, cfg.Fanouts, cfg.Seed, opt.Threads)
-	if err != nil {
-		return nil, fmt.Errorf("hybrid: ranking the feature rows: %w", err)
-	}
-	return order, nil
+	return batches
 }
 
 // place sizes the cache from what is resident once the step is

@@ -15,6 +15,7 @@ typedef unsigned long long u64;
 #define ERR_GATHER_ID 3   // Gather: row id outside the table
 #define ERR_LABEL 4       // SoftmaxCrossEntropy: label >= classes
 #define ERR_ADAM_STEP 5   // Adam: step t < 1
+#define ERR_HOT_ROW 6     // ReplaceRows: id outside the slot table, or a row outside the table
 
 // live_count reads a live count from device memory and clamps it to
 // [0, cap]. A null pointer means "cap".

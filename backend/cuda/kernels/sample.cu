@@ -7,7 +7,9 @@
 // neighbours in CSR order when k < 0 or k >= d, none when k == 0, else
 // Robert Floyd's algorithm: for j = 0..k-1, t = d-k+j, r = uniform(t+1) from
 // draw j (word j%4 of Philox(v, j/4, step, epoch<<8|stream)); position t if r
-// was already chosen, else r. Output in selection order.
+// was already chosen, else r. Output in selection order. A destination v
+// with skip[v] >= 0 (skip optional: a masked graph's view) gets none; the
+// fill kernels write the rows the scan sized, so they skip it too.
 #include "common.cuh"
 #include "rng.cuh"
 #include "scan.cuh"
@@ -19,9 +21,11 @@ struct SampleCounts {
     i64 numNodes;
     const int* __restrict__ dst;
     int n, fanout;
+    const int* __restrict__ skip;
     __device__ __forceinline__ int key(int i) const { return i < n ? dst[i] : -1; }
     __device__ __forceinline__ int value(int, int v) const {
         if (v < 0 || v >= numNodes) return 0;
+        if (skip && skip[v] >= 0) return 0;
         i64 d = gIndptr[v + 1] - gIndptr[v];
         return (fanout < 0 || fanout >= d) ? (int)d : fanout;
     }
@@ -32,8 +36,8 @@ struct SampleCounts {
 // true total. One launch (scan.cuh).
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 sample_count_scan(const i64* gIndptr, i64 numNodes, const int* dst, const int* nDstP, int dstCap, int fanout,
-                  int* indptr, int* numEdges, u64* status, int* ctr) {
-    SampleCounts p = {gIndptr, numNodes, dst, live_count(nDstP, dstCap), fanout};
+                  const int* skip, int* indptr, int* numEdges, u64* status, int* ctr) {
+    SampleCounts p = {gIndptr, numNodes, dst, live_count(nDstP, dstCap), fanout, skip};
     ScanState st = {status, ctr};
     scan_tiles(p, dstCap + 1, indptr, numEdges, 0, 0, st);
 }
@@ -104,7 +108,7 @@ extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, 
         int v = dst[i];
         int off = indptr[i];
         if (lane == 0) dst_prologue(i, v, numNodes, srcIDs, srcCap, err);
-        if (v < 0 || v >= numNodes || off >= edgeCap) continue;
+        if (v < 0 || v >= numNodes || off >= edgeCap || indptr[i + 1] == off) continue;
         i64 rs = gIndptr[v];
         int d = (int)(gIndptr[v + 1] - rs);
         const int* row = gIndices + rs;
@@ -147,7 +151,7 @@ __device__ __forceinline__ void sample_fill_groups(const i64* gIndptr, const int
             v = dst[i];
             off = indptr[i];
             if (sub == 0) dst_prologue(i, v, numNodes, srcIDs, srcCap, err);
-            if (v >= 0 && v < numNodes && off < edgeCap) {
+            if (v >= 0 && v < numNodes && off < edgeCap && indptr[i + 1] > off) {
                 rs = gIndptr[v];
                 d = (int)(gIndptr[v + 1] - rs);
             } else {

@@ -1,0 +1,123 @@
+package backendtest
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/sample"
+)
+
+// testMaskGraph: through a MaskGraph view, masked destinations get no
+// neighbours and every other destination gets exactly the neighbours it
+// gets from the unmasked graph (package sample's LayerSkip); Relabel works
+// on the view; the mask is read when the op runs, so a changed mask takes
+// effect in the next sampling.
+func testMaskGraph(e *env) {
+	for _, fanout := range []int{-1, 3, 10, 40} {
+		const live, capDst = 150, 160
+		csr, g, dst, key, r := e.sampleCase(live, capDst)
+		skip := make([]int32, csr.NumNodes)
+		for v := range skip {
+			skip[v] = -1
+			if e.rnd.IntN(4) == 0 {
+				skip[v] = int32(v % 7)
+			}
+		}
+		sb := e.upload(append([]int32(nil), skip...))
+		view, err := e.be.MaskGraph(g, sb)
+		if err != nil {
+			e.t.Fatalf("MaskGraph: %v", err)
+		}
+		for round := range 2 {
+			name := fmt.Sprintf("MaskGraph fanout=%d round=%d", fanout, round)
+			indptr := make([]int32, live+1)
+			total := sample.LayerSkip(csr, dst[:live], fanout, key, indptr, nil, 1, skip)
+			nbrs := make([]int32, total)
+			sample.LayerSkip(csr, dst[:live], fanout, key, indptr, nbrs, 1, skip)
+			full := refLayer(csr, dst[:live], fanout, key)
+			for i, v := range dst[:live] {
+				n := indptr[i+1] - indptr[i]
+				if skip[v] >= 0 && n != 0 {
+					e.t.Fatalf("%s: reference gives masked vertex %d %d neighbours", name, v, n)
+				}
+				if skip[v] < 0 {
+					checkEqual(e.t, name+" reference against the unmasked sampler", nbrs[indptr[i]:indptr[i+1]], full.nbrs[full.indptr[i]:full.indptr[i+1]], 0)
+				}
+			}
+			blk := e.sampleBlock(view, dst, e.count(live, capDst), fanout, r, total+11, capDst+total+5)
+			if got := e.readCount(blk.NumEdges); got != total {
+				e.t.Errorf("%s: NumEdges %d, want %d", name, got, total)
+			}
+			checkEqual(e.t, name+" Indptr", e.readI32(blk.Indptr, live+1), indptr, 0)
+			checkEqual(e.t, name+" Nbrs", e.readI32(blk.Nbrs, total), nbrs, 0)
+			e.be.Relabel(view, blk)
+			src, local, nSrc := refRelabel(csr.NumNodes, dst[:live], nbrs, capDst+total+5)
+			if got := e.readCount(blk.NumSrc); got != nSrc {
+				e.t.Errorf("%s: NumSrc %d, want %d", name, got, nSrc)
+			}
+			checkEqual(e.t, name+" SrcIDs", e.readI32(blk.SrcIDs, nSrc), src, 0)
+			checkEqual(e.t, name+" Indices", e.readI32(blk.Indices, total), local, 0)
+			// Unmask every other masked vertex for the next round.
+			for v := range skip {
+				if skip[v] >= 0 && v%2 == 0 {
+					skip[v] = -1
+				}
+			}
+			e.be.Write(sb, 0, skip)
+		}
+	}
+}
+
+// testReplaceRows: rows of vertices with a slot are replaced by the
+// table's row base + slot (the table in host memory read in place), or
+// zeroed without a table; other rows and rows past the live count are not
+// touched.
+func testReplaceRows(e *env) {
+	for _, dim := range []int{1, 5, 32} {
+		const n, cp, live, hot, halves = 60, 40, 31, 17, 2
+		slot := make([]int32, n)
+		for v := range slot {
+			slot[v] = -1
+		}
+		for s, v := range e.rnd.Perm(n)[:hot] {
+			slot[v] = int32(s)
+		}
+		ids := make([]int32, cp)
+		for i := range ids {
+			ids[i] = int32(e.rnd.IntN(n))
+			if i >= live {
+				ids[i] = 1 << 30 // past the count: must not be read
+			}
+		}
+		tableVals := e.randF32(halves*hot*dim, 10)
+		tb, err := backend.UploadHost(e.be, append([]float32(nil), tableVals...))
+		if err != nil {
+			e.t.Fatalf("UploadHost: %v", err)
+		}
+		start := e.randF32(cp*dim, 10)
+		for _, tc := range []struct {
+			base  int
+			table backend.Buffer
+		}{{0, tb}, {hot, tb}, {hot, nil}} {
+			what := fmt.Sprintf("ReplaceRows dim=%d base=%d table=%t", dim, tc.base, tc.table != nil)
+			out := e.upload(append([]float32(nil), start...))
+			base := e.count(tc.base, 0)
+			e.be.ReplaceRows(e.upload(slot), tc.table, base, dim, e.upload(ids), e.count(live, cp), out)
+			want := append([]float32(nil), start...)
+			for i := range live {
+				s := slot[ids[i]]
+				if s < 0 {
+					continue
+				}
+				row := want[i*dim : (i+1)*dim]
+				if tc.table == nil {
+					clear(row)
+				} else {
+					copy(row, tableVals[(tc.base+int(s))*dim:])
+				}
+			}
+			checkEqual(e.t, what, e.readF32(out, cp*dim), want, dim)
+		}
+		e.be.Free(tb)
+	}
+}

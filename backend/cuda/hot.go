@@ -1,0 +1,31 @@
+package cuda
+
+import "github.com/fanout-gnn/fanout/backend"
+
+// ReplaceRows overwrites the rows of hot vertices from table (or with
+// zeros when table is nil); see backend.Dense and kernels/hot.cu. One
+// launch.
+func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	c := b.begin("ReplaceRows")
+	defer c.end()
+	c.dim("dim", dim)
+	nP := c.count("n", n)
+	idx := c.buf("ids", ids, backend.I32, n.Cap)
+	sb := c.buf("slot", slot, backend.I32, 0)
+	ob := c.buf("out", out, backend.F32, n.Cap*dim)
+	tb := c.optBuf("table", table, backend.F32, 0)
+	var baseP uintptr
+	if tb != nil {
+		baseP = c.count("base", backend.Count{Buf: base.Buf, Off: base.Off, Cap: 1 << 30})
+	}
+	if !c.ok {
+		return
+	}
+	tableRows := int64(0)
+	if tb != nil {
+		tableRows = int64(tb.n / dim)
+	}
+	c.args().ptr(sb.addr()).i64(int64(sb.n)).ptr(tb.addr()).i64(tableRows).ptr(baseP).i32(dim).ptr(idx.addr()).
+		ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
+	c.launch("replace_rows", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+}

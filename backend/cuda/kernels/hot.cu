@@ -1,0 +1,35 @@
+// hot.cu: the hybrid mode's hot rows. replace_rows overwrites row i < n of
+// out when s = slot[ids[i]] >= 0: with row base + s of table (host memory
+// read in place over PCIe, or device memory), or with zeros when table is
+// null (the backward pass: the CPU's rows are constants). One thread per
+// element; other rows are not touched.
+#include "common.cuh"
+
+extern "C" __global__ void replace_rows(const int* slot, i64 slotLen, const float* table, i64 tableRows,
+                                        const int* baseP, int dim, const int* ids, const int* nP, int cap,
+                                        float* out, int* err) {
+    int n = live_count(nP, cap);
+    i64 base = table ? (i64)*baseP : 0;
+    i64 total = (i64)n * dim;
+    for (i64 t = gtid(); t < total; t += gthreads()) {
+        i64 i = t / dim;
+        int c = (int)(t - i * dim);
+        int v = ids[i];
+        if (v < 0 || v >= slotLen) {
+            if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, v, (int)(slotLen > INT32_MAX_ ? INT32_MAX_ : slotLen));
+            continue;
+        }
+        int s = slot[v];
+        if (s < 0) continue;
+        float x = 0.0f;
+        if (table) {
+            i64 r = base + s;
+            if (r < 0 || r >= tableRows) {
+                if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, v, (int)(tableRows > INT32_MAX_ ? INT32_MAX_ : tableRows));
+                continue;
+            }
+            x = table[r * dim + c];
+        }
+        out[t] = x;
+    }
+}

@@ -1,0 +1,280 @@
+package hybrid
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/featstore"
+	"github.com/fanout-gnn/fanout/nn"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// HotOptions are the hybrid mode's CPU-computed hot vertices (NeutronOrch's
+// layer split): for each super-batch of SuperBatch consecutive steps the
+// CPU computes the bottom-layer rows of the hottest bottom-layer
+// destinations, and the GPU neither samples nor gathers their
+// neighbourhoods.
+type HotOptions struct {
+	// Ratio is the fraction of the vertices that are hot: the first of the
+	// ranking by how many pre-sampled batches have them as bottom-layer
+	// destinations (never a vertex no batch reached). 0: none.
+	Ratio float64
+	// Staleness K: super-batch g uses the weights as they were at the start
+	// of super-batch g-K (after the last step of g-K-1; the run's first
+	// weights for g-K before the first super-batch). K = 0 computes the
+	// rows with the weights of the moment, so the GPU waits for the CPU;
+	// K = 1 lets the CPU compute super-batch g+1's rows while the GPU
+	// trains g.
+	Staleness int
+	// SuperBatch is the number of steps that share one set of hot rows.
+	SuperBatch int
+	// Sequential computes the rows at each super-batch's start on the
+	// calling goroutine instead of ahead on a worker: the reference
+	// schedule, which the pipelined one equals bitwise.
+	Sequential bool
+	// NewCPU makes the backend the CPU computes on (the caller's CPU
+	// backend with its threads).
+	NewCPU func() (backend.Backend, error)
+}
+
+// HotStats are what the hot vertices cost and saved.
+type HotStats struct {
+	Vertices     int     `json:"hot_vertices"`
+	SuperBatches int     `json:"super_batches"`   // rows computed
+	CPUSeconds   float64 `json:"cpu_s"`           // computing the rows, in all
+	WaitSeconds  float64 `json:"wait_s"`          // the training loop waiting for rows
+	TableBytes   int64   `json:"hot_table_bytes"` // host memory of the rows (K+1 super-batches)
+}
+
+// hotTask is one super-batch's rows to compute.
+type hotTask struct {
+	g       int         // global super-batch index
+	weights [][]float32 // the model's parameters to compute with
+	done    chan error
+}
+
+// hotDriver keeps the hot rows of the replay driver's super-batches.
+type hotDriver struct {
+	opt   HotOptions
+	be    backend.Backend // the trainer's
+	model *nn.Model       // the trainer's
+	in    *train.HotInputs
+	slot  backend.Buffer // on be: I32 [N]
+	base  backend.Buffer // on be: I32 [1]
+	table []float32      // (K+1) parts of [hot, dim], host memory both backends read in place
+	tab   backend.Buffer // table on be (UploadHost)
+	ids   []int32        // hot vertices in slot order
+	dim   int            // layer 0's output width
+	steps int            // steps per epoch
+	perEp int            // super-batches per epoch
+	cur   int            // the super-batch whose rows are in place; -1 none
+	tasks map[int]*hotTask
+	work  chan *hotTask
+	cpu   *hotCPU
+	stats HotStats
+}
+
+// newHot ranks the hot vertices, allocates their tables and starts the
+// CPU's worker. tr's inputs get the hot rows (Inputs().Hot).
+func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt HotOptions, rankBatches, threads int) (*hotDriver, error) {
+	L := len(cfg.Fanouts)
+	switch {
+	case L < 2:
+		return nil, fmt.Errorf("hot vertices: the model needs at least 2 layers (the bottom layer's rows feed the next), it has %d", L)
+	case opt.Ratio < 0 || opt.Ratio > 1:
+		return nil, fmt.Errorf("hot-ratio: %v is not a fraction in [0, 1]", opt.Ratio)
+	case opt.Staleness < 0:
+		return nil, fmt.Errorf("staleness: %d is negative", opt.Staleness)
+	case opt.SuperBatch < 1:
+		return nil, fmt.Errorf("super-batch: %d steps; need at least 1", opt.SuperBatch)
+	}
+	ids, err := hotVertices(ds, cfg, opt.Ratio, rankBatches, threads)
+	if err != nil {
+		return nil, err
+	}
+	_, dim := tr.Model().Config().Dims(0)
+	d := &hotDriver{opt: opt, be: be, model: tr.Model(), ids: ids, dim: dim, cur: -1, tasks: map[int]*hotTask{}}
+	d.steps = (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
+	d.perEp = (d.steps + opt.SuperBatch - 1) / opt.SuperBatch
+	slot := make([]int32, ds.Graph.NumNodes)
+	for v := range slot {
+		slot[v] = -1
+	}
+	for s, v := range ids {
+		slot[v] = int32(s)
+	}
+	parts := opt.Staleness + 1
+	d.table = make([]float32, max(1, parts*len(ids)*dim))
+	d.stats = HotStats{Vertices: len(ids), TableBytes: int64(len(d.table)) * 4}
+	if d.cpu, err = newHotCPU(ds, cfg, tr.Model(), ids, opt); err != nil {
+		return nil, err
+	}
+	if err := d.upload(tr, slot); err != nil {
+		d.close()
+		return nil, err
+	}
+	if !opt.Sequential {
+		d.work = make(chan *hotTask, parts+1)
+		go d.worker()
+	}
+	return d, nil
+}
+
+// upload puts the slot table, the base and the row table on the trainer's
+// backend and hands them to its inputs.
+func (d *hotDriver) upload(tr *train.Trainer, slot []int32) error {
+	var err error
+	if d.slot, err = d.be.Upload(slot); err != nil {
+		return fmt.Errorf("hot vertices: %w", err)
+	}
+	if d.base, err = d.be.Alloc(backend.I32, 1); err != nil {
+		return fmt.Errorf("hot vertices: %w", err)
+	}
+	if d.tab, err = backend.UploadHost(d.be, d.table); err != nil {
+		return fmt.Errorf("hot vertices: %d MiB of host rows: %w", len(d.table)*4>>20, err)
+	}
+	in := tr.Inputs()
+	bottom, err := d.be.MaskGraph(in.Graph, d.slot)
+	if err != nil {
+		return fmt.Errorf("hot vertices: %w", err)
+	}
+	d.in = &train.HotInputs{Hot: nn.Hot{Slot: d.slot, Table: d.tab, Base: backend.Count{Buf: d.base, Cap: 1}}, Bottom: bottom}
+	in.Hot = d.in
+	return nil
+}
+
+// hotVertices ranks the vertices by how many of the first training batches
+// have them as bottom-layer destinations (the pre-sampling pass over the
+// top L-1 hops) and keeps the first ratio·N that some batch reached.
+func hotVertices(ds *dataset.Dataset, cfg train.Config, ratio float64, rankBatches, threads int) ([]int32, error) {
+	batches := rankingBatches(ds, cfg, rankBatches)
+	L := len(cfg.Fanouts)
+	counts, err := featstore.AccessCounts(ds.Graph, batches, cfg.Fanouts[:L-1], cfg.Seed, threads)
+	if err != nil {
+		return nil, fmt.Errorf("hot vertices: ranking: %w", err)
+	}
+	want := int(math.Ceil(ratio * float64(ds.Graph.NumNodes)))
+	var ids []int32
+	for v, c := range counts {
+		if c > 0 {
+			ids = append(ids, int32(v))
+		}
+	}
+	slices.SortStableFunc(ids, func(a, b int32) int { return int(counts[b]) - int(counts[a]) })
+	return ids[:min(want, len(ids))], nil
+}
+
+// superBatch is the global index of the super-batch holding step of epoch.
+func (d *hotDriver) superBatch(epoch, step int) int {
+	return epoch*d.perEp + step/d.opt.SuperBatch
+}
+
+// beforeRun is the replay driver's BeforeRun: at the start of super-batch
+// g, the weights of the moment are W_g, which serve super-batch g+K; the
+// rows of g (made from W_{g-K}) are waited for and put in place.
+func (d *hotDriver) beforeRun(epoch, step int) error {
+	g := d.superBatch(epoch, step)
+	if g == d.cur {
+		return nil // a run resumed inside the super-batch (after an overflow)
+	}
+	w, err := d.weights()
+	if err != nil {
+		return err
+	}
+	if d.cur < 0 {
+		// The first super-batch of this driver: W_j for j < g is the
+		// weights of the moment.
+		for h := g; h < g+d.opt.Staleness; h++ {
+			d.start(h, w)
+		}
+	}
+	d.start(g+d.opt.Staleness, w)
+	t0 := time.Now()
+	t := d.tasks[g]
+	if t == nil {
+		return fmt.Errorf("hot vertices: no rows were started for super-batch %d", g)
+	}
+	err = <-t.done
+	delete(d.tasks, g)
+	d.stats.WaitSeconds += time.Since(t0).Seconds()
+	if err != nil {
+		return err
+	}
+	d.be.Write(d.base, 0, []int32{int32(d.part(g) * len(d.ids))})
+	d.cur = g
+	return nil
+}
+
+// part is the table part that holds super-batch g's rows.
+func (d *hotDriver) part(g int) int { return g % (d.opt.Staleness + 1) }
+
+// weights copies the trainer's parameters to the host (the device has
+// finished every step issued so far).
+func (d *hotDriver) weights() ([][]float32, error) {
+	ps := d.model.Params()
+	w := make([][]float32, len(ps))
+	for i, p := range ps {
+		w[i] = make([]float32, p.W.Len())
+		d.be.Read(w[i], p.W, 0)
+	}
+	if err := d.be.Sync(); err != nil {
+		return nil, fmt.Errorf("hot vertices: reading the weights: %w", err)
+	}
+	return w, nil
+}
+
+// start computes super-batch g's rows with w: now (Sequential) or on the
+// worker.
+func (d *hotDriver) start(g int, w [][]float32) {
+	t := &hotTask{g: g, weights: w, done: make(chan error, 1)}
+	d.tasks[g] = t
+	if d.work == nil {
+		t.done <- d.compute(t)
+		return
+	}
+	d.work <- t
+}
+
+func (d *hotDriver) worker() {
+	for t := range d.work {
+		t.done <- d.compute(t)
+	}
+}
+
+// compute writes super-batch t.g's rows into its table part. Its samples
+// are keyed by the super-batch's first step.
+func (d *hotDriver) compute(t *hotTask) error {
+	t0 := time.Now()
+	epoch, step := t.g/d.perEp, (t.g%d.perEp)*d.opt.SuperBatch
+	rows := len(d.ids) * d.dim
+	out := d.table[d.part(t.g)*rows : (d.part(t.g)+1)*rows]
+	err := d.cpu.rows(t.weights, epoch, step, out)
+	d.stats.CPUSeconds += time.Since(t0).Seconds()
+	d.stats.SuperBatches++
+	return err
+}
+
+// close stops the worker and frees what the driver allocated (the
+// trainer's inputs must no longer be used for training).
+func (d *hotDriver) close() {
+	if d.work != nil {
+		close(d.work)
+		for _, t := range d.tasks {
+			<-t.done
+		}
+		d.work = nil
+	}
+	for _, b := range []backend.Buffer{d.slot, d.base, d.tab} {
+		if b != nil {
+			d.be.Free(b)
+		}
+	}
+	d.slot, d.base, d.tab = nil, nil, nil
+	if d.cpu != nil {
+		d.cpu.close()
+	}
+}

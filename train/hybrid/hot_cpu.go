@@ -1,0 +1,152 @@
+package hybrid
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/nn"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// hotChunk is the number of hot vertices the CPU computes at once.
+const hotChunk = 16384
+
+// hotCPU computes hot vertices' bottom-layer rows on a CPU backend: a copy
+// of the model whose weights each super-batch sets, the graph, features
+// and degrees used in place, and one block per chunk of hot vertices,
+// sampled as the step's bottom hop samples (stream L-1) with the clock of
+// the super-batch's first step.
+type hotCPU struct {
+	be     backend.Backend
+	in     *train.Inputs // graph and degrees
+	feat   backend.Buffer
+	model  *nn.Model
+	inf    *nn.Inference
+	ids    []int32
+	fanout int
+	stream uint32
+	seed   uint64
+	dim    int
+
+	seeds, counts, clock, out backend.Buffer
+	blk                       *backend.Block
+}
+
+func newHotCPU(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, opt HotOptions) (*hotCPU, error) {
+	var be backend.Backend
+	if opt.NewCPU != nil {
+		var err error
+		if be, err = opt.NewCPU(); err != nil {
+			return nil, err
+		}
+	} else {
+		be = cpu.New(0)
+	}
+	L := len(cfg.Fanouts)
+	h := &hotCPU{be: be, ids: ids, fanout: cfg.Fanouts[L-1], stream: uint32(L - 1), seed: cfg.Seed}
+	_, h.dim = m.Config().Dims(0)
+	var err error
+	if h.in, err = train.UploadWith(be, ds, nil); err != nil {
+		return nil, fmt.Errorf("hot vertices: %w", err)
+	}
+	if h.feat, err = be.Upload(ds.Features); err != nil {
+		return nil, fmt.Errorf("hot vertices: %w", err)
+	}
+	if h.model, err = nn.NewModel(be, m.Config(), cfg.Seed); err != nil {
+		return nil, fmt.Errorf("hot vertices: %w", err)
+	}
+	c := h.caps(ds)
+	if h.inf, err = h.model.NewInference(c); err != nil {
+		return nil, fmt.Errorf("hot vertices: %w", err)
+	}
+	if err := h.alloc(c); err != nil {
+		return nil, fmt.Errorf("hot vertices: %w", err)
+	}
+	return h, nil
+}
+
+// caps is the envelope of one chunk: its destinations, the most edges any
+// chunk samples, and every source they can have.
+func (h *hotCPU) caps(ds *dataset.Dataset) nn.Caps {
+	n := max(1, min(hotChunk, len(h.ids)))
+	edges := 0
+	for c0 := 0; c0 < len(h.ids); c0 += n {
+		e := 0
+		for _, v := range h.ids[c0:min(len(h.ids), c0+n)] {
+			d := int(ds.Graph.Degree(int64(v)))
+			if h.fanout >= 0 {
+				d = min(d, h.fanout)
+			}
+			e += d
+		}
+		edges = max(edges, e)
+	}
+	edges = max(edges, 1)
+	return nn.Caps{Dst: n, Edges: edges, Src: n + edges}
+}
+
+func (h *hotCPU) alloc(c nn.Caps) error {
+	var err error
+	a := func(dt backend.DType, n int) backend.Buffer {
+		if err != nil {
+			return nil
+		}
+		var b backend.Buffer
+		b, err = h.be.Alloc(dt, n)
+		return b
+	}
+	h.seeds, h.counts, h.clock = a(backend.I32, c.Dst), a(backend.I32, 3), a(backend.I32, 2)
+	h.out = a(backend.F32, c.Dst*h.dim)
+	h.blk = &backend.Block{
+		Indptr: a(backend.I32, c.Dst+1), Nbrs: a(backend.I32, c.Edges), Indices: a(backend.I32, c.Edges),
+		SrcIDs: a(backend.I32, c.Src),
+	}
+	if err != nil {
+		return err
+	}
+	h.blk.NumDst = backend.Count{Buf: h.counts, Off: 0, Cap: c.Dst}
+	h.blk.NumEdges = backend.Count{Buf: h.counts, Off: 1, Cap: c.Edges}
+	h.blk.NumSrc = backend.Count{Buf: h.counts, Off: 2, Cap: c.Src}
+	return nil
+}
+
+// rows computes the hot vertices' rows (out: [len(ids), dim]) with the
+// weights w (the model's Params in order), sampling with the clock (epoch,
+// step).
+func (h *hotCPU) rows(w [][]float32, epoch, step int, out []float32) error {
+	for i, p := range h.model.Params() {
+		h.be.Write(p.W, 0, w[i])
+	}
+	h.be.Write(h.clock, 0, []int32{int32(epoch), int32(step)})
+	r := backend.Rand{Seed: h.seed, Stream: h.stream, Clock: h.clock}
+	n := h.blk.NumDst.Cap
+	for c0 := 0; c0 < len(h.ids); c0 += n {
+		k := min(n, len(h.ids)-c0)
+		h.be.Write(h.seeds, 0, h.ids[c0:c0+k])
+		h.be.Write(h.counts, 0, []int32{int32(k)})
+		h.be.SampleLayer(h.in.Graph, h.seeds, h.blk.NumDst, h.fanout, r, h.blk)
+		h.be.Relabel(h.in.Graph, h.blk)
+		if err := h.inf.LayerPre(0, h.blk, h.feat, h.in.Degree, h.out); err != nil {
+			return fmt.Errorf("hot vertices: %w", err)
+		}
+		h.be.Read(out[c0*h.dim:(c0+k)*h.dim], h.out, 0)
+	}
+	if err := h.be.Sync(); err != nil {
+		return fmt.Errorf("hot vertices: the CPU's rows: %w", err)
+	}
+	return h.model.Err()
+}
+
+func (h *hotCPU) close() {
+	if h.inf != nil {
+		h.inf.Free()
+	}
+	if h.model != nil {
+		h.model.Free()
+	}
+	if c, ok := h.be.(backend.Closer); ok {
+		c.Close()
+	}
+}

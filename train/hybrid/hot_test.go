@@ -1,0 +1,104 @@
+package hybrid
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/record"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// hotRun trains cfg with hot vertices on the CPU (the record backend
+// standing in for a GPU) and returns every step's loss, the final
+// parameters and the statistics.
+func hotRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, hot HotOptions) ([]float32, [][]float32, *Stats) {
+	t.Helper()
+	var losses []float32
+	var params [][]float32
+	be := record.New(cpu.New(2))
+	hot.NewCPU = func() (backend.Backend, error) { return cpu.New(2), nil }
+	var log strings.Builder
+	topt := train.Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }}
+	sum, st, err := Run(context.Background(), be, ds, cfg, topt, Options{CacheRows: 3000, Hot: hot, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "hot vertices:") {
+		t.Errorf("the plan does not name the hot vertices:\n%s", log.String())
+	}
+	_ = sum
+	return losses, params, st
+}
+
+// TestHotPipelineIsTheReference: the pipelined schedule (the CPU computes
+// super-batch g+1's rows on a worker while g trains) gives bitwise the run
+// of the sequential reference schedule, and a second run the same again,
+// for staleness 1 and 2; the rows were computed once per super-batch.
+func TestHotPipelineIsTheReference(t *testing.T) {
+	ds, cfg := tiny(t)
+	cfg.Epochs = 2
+	for _, k := range []int{1, 2} {
+		opt := HotOptions{Ratio: 0.1, Staleness: k, SuperBatch: 5}
+		opt.Sequential = true
+		ref, _, rst := hotRun(t, ds, cfg, opt)
+		opt.Sequential = false
+		for run := range 2 {
+			got, _, st := hotRun(t, ds, cfg, opt)
+			if !slices.Equal(got, ref) {
+				t.Fatalf("staleness %d, run %d: the pipelined losses differ from the sequential schedule's", k, run)
+			}
+			if st.Hot.SuperBatches != rst.Hot.SuperBatches {
+				t.Errorf("staleness %d: %d super-batches computed, the reference %d", k, st.Hot.SuperBatches, rst.Hot.SuperBatches)
+			}
+		}
+		steps := (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
+		perEp := (steps + 4) / 5
+		if want := cfg.Epochs*perEp + k; rst.Hot.SuperBatches != want {
+			t.Errorf("staleness %d: %d super-batches of rows computed, want %d (every super-batch, and %d ahead)", k, rst.Hot.SuperBatches, want, k)
+		}
+		if rst.Hot.Vertices != int(math.Ceil(0.1*float64(ds.Graph.NumNodes))) {
+			t.Errorf("%d hot vertices, want 10%% of %d", rst.Hot.Vertices, ds.Graph.NumNodes)
+		}
+	}
+}
+
+// TestHotFreshRowsEqualTheStep: with one step per super-batch and
+// staleness 0, the CPU's rows are computed with the step's own weights and
+// sampled with the step's own key, so the first forward pass (and its
+// loss) is the one without hot vertices: the masking, the CPU's rows and
+// their replacement add up to the same batch. Later steps differ, since
+// the hot rows pass no gradient to the bottom layer's weights, but train
+// about as well.
+func TestHotFreshRowsEqualTheStep(t *testing.T) {
+	ds, cfg := tiny(t)
+	cfg.Epochs = 3
+	cfg.InDropout = 0 // the CPU's rows see no input dropout
+	var want []float32
+	tr, err := train.New(record.New(cpu.New(2)), ds, cfg, train.Options{Replay: true, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _, err := tr.RunReplay(context.Background(), train.ReplayOptions{})
+	tr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, st := hotRun(t, ds, cfg, HotOptions{Ratio: 0.2, Staleness: 0, SuperBatch: 1})
+	if len(got) != len(want) {
+		t.Fatalf("%d steps, replay %d", len(got), len(want))
+	}
+	if d := math.Abs(float64(got[0]-want[0])) / float64(want[0]); d > 1e-6 {
+		t.Errorf("first step: loss %v with hot rows, %v without (relative %.2g)", got[0], want[0], d)
+	}
+	if slices.Equal(got, want) {
+		t.Error("every loss equals the run without hot vertices: the hot rows changed nothing")
+	}
+	_ = rs
+	t.Logf("first loss %v (without hot rows %v); last %v (%v); %d hot vertices, CPU %.3f s", got[0], want[0], got[len(got)-1], want[len(want)-1], st.Hot.Vertices, st.Hot.CPUSeconds)
+}
