@@ -25,7 +25,8 @@ func checkpoint(kind string) *train.Checkpoint {
 		c.Params = append(c.Params, train.ParamInfo{Name: name, Shape: shape})
 		c.Data = append(c.Data, [3][]float32{v, nil, nil})
 	}
-	if kind == "gin" {
+	switch kind {
+	case "gin":
 		add("layer0.w1", 3, 4)
 		add("layer0.b1", 4)
 		add("layer0.w2", 4, 4)
@@ -34,14 +35,25 @@ func checkpoint(kind string) *train.Checkpoint {
 		add("layer1.b1", 2)
 		add("layer1.w2", 2, 2)
 		add("layer1.bias", 2)
-	} else if kind == "sage" {
+	case "sage":
 		add("layer0.w_self", 3, 4)
 		add("layer0.w_neigh", 3, 4)
 		add("layer0.bias", 4)
 		add("layer1.w_self", 4, 2)
 		add("layer1.w_neigh", 4, 2)
 		add("layer1.bias", 2)
-	} else {
+	case "gat":
+		// Hidden 4 = 2 heads of 2; the last layer averages 3 heads of 2.
+		c.Model.Heads, c.Model.OutHeads = 2, 3
+		add("layer0.w", 3, 4)
+		add("layer0.att_src", 2, 2)
+		add("layer0.att_dst", 2, 2)
+		add("layer0.bias", 4)
+		add("layer1.w", 4, 6)
+		add("layer1.att_src", 3, 2)
+		add("layer1.att_dst", 3, 2)
+		add("layer1.bias", 2)
+	default:
 		add("layer0.w", 3, 4)
 		add("layer0.bias", 4)
 		add("layer1.w", 4, 2)
@@ -58,6 +70,7 @@ func TestPyGRoundTrip(t *testing.T) {
 		"sage": {"convs.0.lin_l.bias", "convs.0.lin_l.weight", "convs.0.lin_r.weight", "convs.1.lin_l.bias", "convs.1.lin_l.weight", "convs.1.lin_r.weight"},
 		"gcn":  {"convs.0.bias", "convs.0.lin.weight", "convs.1.bias", "convs.1.lin.weight"},
 		"gin":  {"convs.0.eps", "convs.0.nn.lins.0.bias", "convs.0.nn.lins.0.weight", "convs.0.nn.lins.1.bias", "convs.0.nn.lins.1.weight", "convs.1.eps", "convs.1.nn.lins.0.bias", "convs.1.nn.lins.0.weight", "convs.1.nn.lins.1.bias", "convs.1.nn.lins.1.weight"},
+		"gat":  {"convs.0.att_dst", "convs.0.att_src", "convs.0.bias", "convs.0.lin.weight", "convs.1.att_dst", "convs.1.att_src", "convs.1.bias", "convs.1.lin.weight"},
 	} {
 		c := checkpoint(kind)
 		ts, meta, err := PyG(c)
@@ -80,7 +93,7 @@ func TestPyGRoundTrip(t *testing.T) {
 		if !slices.Equal(names, want) {
 			t.Fatalf("%s: tensors %v, want %v", kind, names, want)
 		}
-		if gotMeta["num_layers"] != "2" || !strings.HasSuffix(gotMeta["pyg_model"], map[string]string{"sage": "GraphSAGE", "gcn": "GCN", "gin": "GIN"}[kind]) {
+		if gotMeta["num_layers"] != "2" || !strings.HasSuffix(gotMeta["pyg_model"], map[string]string{"sage": "GraphSAGE", "gcn": "GCN", "gin": "GIN", "gat": "GAT"}[kind]) {
 			t.Errorf("%s: metadata %v", kind, gotMeta)
 		}
 		// The first layer's weight: fanout's [3, 4] element (r, c) is torch's (c, r).
@@ -88,7 +101,7 @@ func TestPyGRoundTrip(t *testing.T) {
 		if kind == "sage" {
 			src = c.Data[1][0] // w_neigh → lin_l
 		}
-		w := got[map[string]string{"sage": "convs.0.lin_l.weight", "gcn": "convs.0.lin.weight", "gin": "convs.0.nn.lins.0.weight"}[kind]]
+		w := got[map[string]string{"sage": "convs.0.lin_l.weight", "gcn": "convs.0.lin.weight", "gin": "convs.0.nn.lins.0.weight", "gat": "convs.0.lin.weight"}[kind]]
 		if !slices.Equal(w.Shape, []int{4, 3}) {
 			t.Fatalf("%s: weight shape %v, want [4 3]", kind, w.Shape)
 		}
@@ -104,8 +117,8 @@ func TestPyGRoundTrip(t *testing.T) {
 
 func TestPyGUnknownModel(t *testing.T) {
 	c := checkpoint("gcn")
-	c.Config.Model = "gat"
-	if _, _, err := PyG(c); err == nil || !strings.Contains(err.Error(), `no PyG mapping for model "gat"`) {
+	c.Config.Model = "gatv2"
+	if _, _, err := PyG(c); err == nil || !strings.Contains(err.Error(), `no PyG mapping for model "gatv2"`) {
 		t.Fatalf("err = %v", err)
 	}
 }

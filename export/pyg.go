@@ -15,10 +15,10 @@ type pygName struct {
 	Transpose    bool
 }
 
-// pygNames are the mappings to torch_geometric.nn.models.GraphSAGE and GCN
-// (BasicGNN: convs is the ModuleList of convolutions). SAGEConv's lin_l
-// multiplies the neighbour mean and carries the bias, lin_r the root;
-// GCNConv keeps its bias apart from lin.
+// pygNames are the mappings to torch_geometric.nn.models.GraphSAGE, GCN,
+// GIN and GAT (BasicGNN: convs is the ModuleList of convolutions).
+// SAGEConv's lin_l multiplies the neighbour mean and carries the bias,
+// lin_r the root; GCNConv keeps its bias apart from lin.
 var pygNames = map[string][]pygName{
 	"sage": {{"w_neigh", "lin_l.weight", true}, {"bias", "lin_l.bias", false}, {"w_self", "lin_r.weight", true}},
 	"gcn":  {{"w", "lin.weight", true}, {"bias", "bias", false}},
@@ -27,6 +27,9 @@ var pygNames = map[string][]pygName{
 	// a buffer, in the state_dict either way.
 	"gin": {{"w1", "nn.lins.0.weight", true}, {"b1", "nn.lins.0.bias", false},
 		{"w2", "nn.lins.1.weight", true}, {"bias", "nn.lins.1.bias", false}, {"eps", "eps", false}},
+	// GATConv (PyG 2.5 and later: one lin for sources and destinations);
+	// att_src and att_dst gain a leading 1 (pyg_gat.go).
+	"gat": {{"w", "lin.weight", true}, {"att_src", "att_src", false}, {"att_dst", "att_dst", false}, {"bias", "bias", false}},
 }
 
 // PyG returns the checkpoint's parameters under the names and layouts of
@@ -35,7 +38,7 @@ var pygNames = map[string][]pygName{
 func PyG(c *train.Checkpoint) ([]Tensor, map[string]string, error) {
 	names, ok := pygNames[c.Config.Model]
 	if !ok {
-		return nil, nil, fmt.Errorf("export: no PyG mapping for model %q (mapped: sage, gcn, gin)", c.Config.Model)
+		return nil, nil, fmt.Errorf("export: no PyG mapping for model %q (mapped: sage, gcn, gin, gat)", c.Config.Model)
 	}
 	var out []Tensor
 	for i, p := range c.Params {
@@ -50,6 +53,14 @@ func PyG(c *train.Checkpoint) ([]Tensor, map[string]string, error) {
 			return nil, nil, fmt.Errorf("export: %s parameter %q has no PyG name", c.Config.Model, p.Name)
 		}
 		t := Tensor{Name: fmt.Sprintf("convs.%d.%s", l, m.Name), Shape: p.Shape, Data: c.Data[i][0]}
+		if c.Config.Model == "gat" {
+			if err := gatCheck(c.Model, l, suffix, p.Shape); err != nil {
+				return nil, nil, err
+			}
+			if suffix == "att_src" || suffix == "att_dst" {
+				t.Shape = []int{1, p.Shape[0], p.Shape[1]} // [heads, dim] → [1, heads, dim]
+			}
+		}
 		if m.Transpose {
 			if len(p.Shape) != 2 {
 				return nil, nil, fmt.Errorf("export: parameter %q of shape %v is not a matrix", p.Name, p.Shape)
@@ -66,7 +77,12 @@ func PyG(c *train.Checkpoint) ([]Tensor, map[string]string, error) {
 			out = append(out, Tensor{Name: fmt.Sprintf("convs.%d.eps", l), Shape: []int{1}, Data: []float32{0}})
 		}
 	}
-	class := map[string]string{"sage": "GraphSAGE", "gcn": "GCN", "gin": "GIN"}[c.Config.Model]
+	if c.Config.Model == "gat" {
+		if err := gatComplete(c); err != nil {
+			return nil, nil, err
+		}
+	}
+	class := map[string]string{"sage": "GraphSAGE", "gcn": "GCN", "gin": "GIN", "gat": "GAT"}[c.Config.Model]
 	meta := map[string]string{
 		"format":      "pt",
 		"pyg_model":   "torch_geometric.nn.models." + class,
@@ -75,6 +91,9 @@ func PyG(c *train.Checkpoint) ([]Tensor, map[string]string, error) {
 	}
 	if c.Config.Model == "gin" {
 		meta["train_eps"] = fmt.Sprint(learnEps)
+	}
+	if c.Config.Model == "gat" {
+		gatMeta(c.Model, meta)
 	}
 	return out, meta, nil
 }

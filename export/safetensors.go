@@ -2,8 +2,8 @@
 // safetensors format (a little-endian uint64 header length, a JSON header
 // naming each tensor's dtype, shape and byte range, then the raw
 // little-endian data), under the state_dict names of PyTorch Geometric's
-// models (pyg.go), so that torch_geometric's GraphSAGE or GCN loads them
-// with load_state_dict.
+// models (pyg.go), so that torch_geometric's GraphSAGE, GCN, GIN or GAT
+// loads them with load_state_dict.
 package export
 
 import (

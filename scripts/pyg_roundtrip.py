@@ -1,22 +1,31 @@
 #!/usr/bin/env python3
 """Checks a `fanout export` file in PyTorch Geometric.
 
-Builds torch_geometric's GraphSAGE or GCN with the architecture recorded in
-the file's metadata, loads the exported state dict with strict=True, runs
-full-neighbour inference on the whole graph of a fanout dataset directory,
-and prints the test accuracy as JSON, to compare with
+Builds torch_geometric's GraphSAGE, GCN, GIN or GAT with the architecture
+recorded in the file's metadata, loads the exported state dict with
+strict=True, runs full-neighbour inference on the whole graph of a fanout
+dataset directory, and prints the test accuracy as JSON, to compare with
 `fanout eval --full-eval` on the same checkpoint and data.
+
+GAT: torch_geometric's GAT gives all its GATConv layers the same heads, the
+last one with concat=False (heads averaged, as in fanout). Where fanout's
+last layer has another head count (--out-heads; the metadata's last_conv),
+that GATConv replaces convs[-1] before loading. GATConv's weight is named
+lin.weight from torch_geometric 2.5 on (lin_src and lin_dst before), so GAT
+needs 2.5 or later.
 
 usage: pyg_roundtrip.py DATASET_DIR MODEL.safetensors
 """
 import argparse
 import json
 import os
+import sys
 
 import numpy as np
 import torch
 from safetensors.torch import load_file, safe_open
-from torch_geometric.nn.models import GCN, GIN, GraphSAGE
+from torch_geometric.nn import GATConv
+from torch_geometric.nn.models import GAT, GCN, GIN, GraphSAGE
 
 
 def load_dataset(d):
@@ -41,17 +50,31 @@ def main():
     with safe_open(args.weights, framework="pt") as f:
         meta = f.metadata()
     kind = meta["pyg_model"].rsplit(".", 1)[1]
-    cls = {"GraphSAGE": GraphSAGE, "GCN": GCN, "GIN": GIN}[kind]
+    cls = {"GraphSAGE": GraphSAGE, "GCN": GCN, "GIN": GIN, "GAT": GAT}[kind]
     kw = dict(in_channels=int(meta["in_channels"]), hidden_channels=int(meta["hidden_channels"]),
               out_channels=int(meta["out_channels"]), num_layers=int(meta["num_layers"]))
     if kind == "GraphSAGE":
         kw["aggr"] = "mean"
     if kind == "GIN":
         kw["train_eps"] = meta.get("train_eps") == "true"
-    model = cls(**kw).to(args.device)
+    if kind == "GAT":
+        # fanout's attention: LeakyReLU slope 0.2, each vertex attends to itself.
+        kw.update(heads=int(meta["heads"]), negative_slope=0.2, add_self_loops=True)
+    model = cls(**kw)
+    if kind == "GAT" and int(meta["out_heads"]) != kw["heads"]:
+        last_in = kw["hidden_channels"] if kw["num_layers"] > 1 else kw["in_channels"]
+        model.convs[-1] = GATConv(last_in, kw["out_channels"], heads=int(meta["out_heads"]), concat=False,
+                                  negative_slope=0.2, add_self_loops=True)
+    model = model.to(args.device)
     model.load_state_dict(load_file(args.weights, device=args.device), strict=True)
     model.eval()
     x, edge_index, y, test = load_dataset(args.data)
+    loops = int((edge_index[0] == edge_index[1]).sum())
+    if kind == "GAT" and loops:
+        # fanout attends to a stored self loop besides the one it adds;
+        # GATConv removes stored ones before adding its own.
+        print(f"warning: {loops} self-loop edges: GAT's attention differs from fanout's on those vertices",
+              file=sys.stderr)
     with torch.no_grad():
         logits = model(x.to(args.device), edge_index.to(args.device))
     pred = logits.argmax(dim=1).cpu()

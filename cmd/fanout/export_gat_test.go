@@ -1,0 +1,168 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/export"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// TestExportGATComputesLikeGATConv: a trained GAT (4 hidden heads, 2
+// averaged output heads) exported, then run over the whole graph as PyG's
+// GATConv computes (x·lin.weightᵀ viewed as [heads, dim], LeakyReLU(0.2) of
+// att_src·z_j + att_dst·z_i softmaxed over the neighbours with self loops
+// removed and one added, heads concatenated or, in the last layer,
+// averaged, + bias, ReLU between layers), gives fanout eval's logits.
+func TestExportGATComputesLikeGATConv(t *testing.T) {
+	dir := t.TempDir()
+	data, run := filepath.Join(dir, "tiny"), filepath.Join(dir, "run")
+	if code, _, stderr := fanout(t, "gen", "tiny", "--out", data); code != 0 {
+		t.Fatal(stderr)
+	}
+	if code, _, stderr := fanout(t, trainArgs("--data", data, "--model", "gat", "--heads", "4", "--out-heads", "2", "--out", run)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	ckpt, st, lg := filepath.Join(run, train.BestCheckpoint), filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "logits.npy")
+	if code, stdout, stderr := fanout(t, "export", "--checkpoint", ckpt, st); code != 0 {
+		t.Fatalf("export: exit %d: %s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := fanout(t, "eval", "--checkpoint", ckpt, "--data", data, "--device", "cpu", "--full-eval", "--logits", lg); code != 0 {
+		t.Fatalf("eval: exit %d: %s%s", code, stdout, stderr)
+	}
+	ts, meta, err := export.ReadSafetensors(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	num := func(k string) int {
+		v, err := strconv.Atoi(meta[k])
+		if err != nil {
+			t.Fatalf("metadata %s: %q", k, meta[k])
+		}
+		return v
+	}
+	layers, heads, outHeads, hidden, classes := num("num_layers"), num("heads"), num("out_heads"), num("hidden_channels"), num("out_channels")
+	if meta["pyg_model"] != "torch_geometric.nn.models.GAT" || heads != 4 || outHeads != 2 ||
+		meta["last_conv"] != fmt.Sprintf("torch_geometric.nn.conv.GATConv(%d, %d, heads=2, concat=False)", hidden, classes) {
+		t.Fatalf("metadata %v", meta)
+	}
+	read := func(name string) any {
+		d, _, err := npy.ReadFile(filepath.Join(data, name+".npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	indptr, feat := read("indptr").([]int64), read("feat").([]float32)
+	var indices []int64
+	switch ix := read("indices").(type) {
+	case []int32:
+		for _, v := range ix {
+			indices = append(indices, int64(v))
+		}
+	case []int64:
+		indices = ix
+	}
+	n := len(indptr) - 1
+	x := make([]float64, len(feat))
+	for i, v := range feat {
+		x[i] = float64(v)
+	}
+	in := len(feat) / n
+	for l := 0; l < layers; l++ {
+		last := l == layers-1
+		H, C := heads, hidden/heads
+		if last {
+			H, C = outHeads, classes
+		}
+		w, as, ad, b := ts[fmt.Sprintf("convs.%d.lin.weight", l)], ts[fmt.Sprintf("convs.%d.att_src", l)], ts[fmt.Sprintf("convs.%d.att_dst", l)], ts[fmt.Sprintf("convs.%d.bias", l)]
+		if len(w.Shape) != 2 || w.Shape[0] != H*C || w.Shape[1] != in || len(as.Data) != H*C || len(ad.Data) != H*C {
+			t.Fatalf("layer %d: lin.weight %v, att_src %v, att_dst %v for %d heads of %d over %d inputs", l, w.Shape, as.Shape, ad.Shape, H, C, in)
+		}
+		z := make([]float64, n*H*C) // x·lin.weightᵀ, viewed [n, H, C]
+		for v := 0; v < n; v++ {
+			for k := 0; k < H*C; k++ {
+				var s float64
+				for i := 0; i < in; i++ {
+					s += x[v*in+i] * float64(w.Data[k*in+i])
+				}
+				z[v*H*C+k] = s
+			}
+		}
+		es, ed := make([]float64, n*H), make([]float64, n*H)
+		for v := 0; v < n; v++ {
+			for h := 0; h < H; h++ {
+				for f := 0; f < C; f++ {
+					es[v*H+h] += z[v*H*C+h*C+f] * float64(as.Data[h*C+f])
+					ed[v*H+h] += z[v*H*C+h*C+f] * float64(ad.Data[h*C+f])
+				}
+			}
+		}
+		width := H * C
+		if last {
+			width = C
+		}
+		y := make([]float64, n*width)
+		for v := 0; v < n; v++ {
+			srcs := []int64{int64(v)} // the self loop GATConv adds
+			for _, j := range indices[indptr[v]:indptr[v+1]] {
+				if j != int64(v) { // and the ones it removes
+					srcs = append(srcs, j)
+				}
+			}
+			for h := 0; h < H; h++ {
+				score := make([]float64, len(srcs))
+				top := math.Inf(-1)
+				for k, j := range srcs {
+					s := es[int(j)*H+h] + ed[v*H+h]
+					if s < 0 {
+						s *= 0.2
+					}
+					score[k], top = s, max(top, s)
+				}
+				var sum float64
+				for k := range score {
+					score[k] = math.Exp(score[k] - top)
+					sum += score[k]
+				}
+				for k, j := range srcs {
+					for f := 0; f < C; f++ {
+						a := score[k] / sum * z[int(j)*H*C+h*C+f]
+						if last {
+							y[v*width+f] += a / float64(H)
+						} else {
+							y[v*width+h*C+f] += a
+						}
+					}
+				}
+			}
+			for k := 0; k < width; k++ {
+				y[v*width+k] += float64(b.Data[k])
+				if !last {
+					y[v*width+k] = max(y[v*width+k], 0)
+				}
+			}
+		}
+		x, in = y, width
+	}
+	got, shape, err := npy.ReadFile(lg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := got.([]float32)
+	if len(shape) != 2 || int(shape[0]) != n || int(shape[1]) != classes {
+		t.Fatalf("logits %v, want [%d %d]", shape, n, classes)
+	}
+	var worst float64
+	for i, v := range logits {
+		worst = max(worst, math.Abs(float64(v)-x[i])/(1+math.Abs(x[i])))
+	}
+	if worst > 1e-4 {
+		t.Fatalf("fanout's logits and GATConv's differ by %.3g (relative)", worst)
+	}
+	t.Logf("%d vertices, %d classes: the largest relative difference %.3g", n, classes, worst)
+}
