@@ -209,6 +209,14 @@ type Dense interface {
 	// typically host memory the device reads in place (UploadHost). Other
 	// rows are left as they are.
 	ReplaceRows(slot, table Buffer, base Count, dim int, ids Buffer, n Count, out Buffer)
+	// ScatterAddRows adds the rows of hot vertices into an accumulator: for
+	// i < n with s = slot[ids[i]] >= 0, acc[s, :] += src[i, :]. ids must
+	// not repeat a vertex among the live rows (a block's destinations do
+	// not). acc is F32 [rows, dim]; src F32 [n.Cap, dim].
+	ScatterAddRows(slot, acc Buffer, dim int, ids Buffer, n Count, src Buffer)
+	// Axpy: y[i] += alpha·x[i] for every element (x and y F32 of one
+	// length).
+	Axpy(alpha float32, x, y Buffer)
 	// Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [cap, in],
 	// w [in, out], y [cap, out]. With accumulate, rows of y past the live
 	// count are left untouched (callers accumulate into views whose later

@@ -104,6 +104,26 @@ func (inf *Inference) LayerPre(l int, blk *backend.Block, table, deg, out backen
 	return inf.layer(l, blk, table, deg, out, false)
 }
 
+// LayerPreBackward overwrites the gradients (Param.G) of model layer l's
+// weights (LayerWeights(l), shared with the model) from dh (F32
+// [blk.NumDst.Cap, out_l]), the gradient of the output of the LayerPre
+// call just made on blk: the share of the weight gradient of rows computed
+// by LayerPre.
+func (inf *Inference) LayerPreBackward(l int, blk *backend.Block, dh backend.Buffer) error {
+	if inf.layers == nil {
+		return errors.New("nn: inference: freed")
+	}
+	if l < 0 || l >= len(inf.layers) {
+		return fmt.Errorf("nn: inference backward: layer %d out of range [0, %d)", l, len(inf.layers))
+	}
+	_, out := inf.m.cfg.dims(l)
+	if dh == nil || dh.DType() != backend.F32 || dh.Len() < blk.NumDst.Cap*out {
+		return fmt.Errorf("nn: inference backward: dh must be F32 [%d, %d]", blk.NumDst.Cap, out)
+	}
+	inf.layers[l].backward(blk, inf.x, dh, nil)
+	return nil
+}
+
 func (inf *Inference) layer(l int, blk *backend.Block, table, deg, out backend.Buffer, finish bool) error {
 	if err := inf.check(l, blk, table, deg, out); err != nil {
 		return fmt.Errorf("nn: inference layer %d: %w", l, err)

@@ -71,6 +71,15 @@ type Hot struct {
 	Slot  backend.Buffer // I32 [N]: the vertex's row in the table (after Base), or -1
 	Table backend.Buffer // F32 [rows, out_0]
 	Base  backend.Count  // its live value is the first table row of this pass (Cap unused)
+	// Grad, when set, collects the hot rows' gradient: Backward adds each
+	// hot destination's row of layer 0's output gradient into row slot of
+	// Grad (F32 [hot, out_0]) before zeroing it, so that whoever computed
+	// the rows can compute their share of layer 0's weight gradient.
+	Grad backend.Buffer
+	// Extra, when set, has one buffer per parameter of LayerWeights(0),
+	// added to that parameter's gradient after layer 0's backward: the hot
+	// rows' share of the weight gradient, computed elsewhere.
+	Extra []backend.Buffer
 }
 
 // Share names the live counts that scale a rank's loss: Num (the rank's
@@ -153,6 +162,19 @@ func (m *Model) Params() []*Param {
 	var ps []*Param
 	for _, ly := range m.layers {
 		ps = append(ps, ly.params()...)
+	}
+	return ps
+}
+
+// LayerWeights are model layer l's parameters without its bias (which the
+// model applies): the ones the layer's own backward computes gradients for.
+func (m *Model) LayerWeights(l int) []*Param {
+	ly := m.layers[l]
+	var ps []*Param
+	for _, p := range ly.params() {
+		if p != ly.bias() {
+			ps = append(ps, p)
+		}
 	}
 	return ps
 }

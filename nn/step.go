@@ -80,6 +80,10 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 	if train {
 		m.hot = b.Hot
 	}
+	if h := m.hot; h != nil && h.Extra != nil && len(h.Extra) != len(m.LayerWeights(0)) {
+		m.fail(fmt.Errorf("nn: Forward: %d extra gradients for layer 0's %d weights", len(h.Extra), len(m.LayerWeights(0))))
+		return m.logits()
+	}
 	m.xIn = rows(m.be, b.X, m.caps[0].Src, m.cfg.InDim)
 	if train && m.cfg.InputDropout > 0 {
 		// The bottom layer needs no input gradient, so the mask is not kept
@@ -190,6 +194,9 @@ func (m *Model) Backward(b *Batch) {
 		dh := m.dAct[l]
 		m.be.BiasActDropoutBackward(dh, m.act[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dh, ly.bias().G)
 		if l == 0 && m.hot != nil {
+			if m.hot.Grad != nil {
+				m.be.ScatterAddRows(m.hot.Slot, m.hot.Grad, out, blk.SrcIDs, blk.NumDst, dh)
+			}
 			m.be.ReplaceRows(m.hot.Slot, nil, m.hot.Base, out, blk.SrcIDs, blk.NumDst, dh)
 		}
 		var dx backend.Buffer
@@ -197,6 +204,11 @@ func (m *Model) Backward(b *Batch) {
 			dx = m.dxView[l]
 		}
 		ly.backward(blk, m.input(l), dh, dx)
+		if l == 0 && m.hot != nil && m.hot.Extra != nil {
+			for i, p := range m.LayerWeights(0) {
+				m.be.Axpy(1, m.hot.Extra[i], p.G)
+			}
+		}
 	}
 	m.haveLoss = false // dlogits were consumed in place
 }

@@ -2,6 +2,7 @@ package backendtest
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/sample"
@@ -119,5 +120,57 @@ func testReplaceRows(e *env) {
 			checkEqual(e.t, what, e.readF32(out, cp*dim), want, dim)
 		}
 		e.be.Free(tb)
+	}
+}
+
+// testScatterAddRows: the rows of hot vertices add into their slot's row
+// of the accumulator, twice over two calls; other rows are untouched.
+func testScatterAddRows(e *env) {
+	for _, dim := range []int{1, 7, 32} {
+		const n, cp, live, hot = 60, 40, 33, 20
+		slot := make([]int32, n)
+		for v := range slot {
+			slot[v] = -1
+		}
+		for s, v := range e.rnd.Perm(n)[:hot] {
+			slot[v] = int32(s)
+		}
+		ids := make([]int32, cp)
+		for i, v := range e.rnd.Perm(n)[:cp] {
+			ids[i] = int32(v)
+			if i >= live {
+				ids[i] = 1 << 30 // past the count: must not be read
+			}
+		}
+		acc0 := e.randF32(hot*dim, 3)
+		acc := e.upload(append([]float32(nil), acc0...))
+		want := append([]float32(nil), acc0...)
+		for round := range 2 {
+			src := e.randF32(cp*dim, 5)
+			e.be.ScatterAddRows(e.upload(slot), acc, dim, e.upload(ids), e.count(live, cp), e.upload(src))
+			for i := range live {
+				if s := slot[ids[i]]; s >= 0 {
+					for c := range dim {
+						want[int(s)*dim+c] += src[i*dim+c]
+					}
+				}
+			}
+			checkEqual(e.t, fmt.Sprintf("ScatterAddRows dim=%d round %d", dim, round), e.readF32(acc, hot*dim), want, dim)
+		}
+	}
+}
+
+// testAxpy: y += alpha·x, element by element.
+func testAxpy(e *env) {
+	for _, n := range []int{1, 5, 1000} {
+		x, y := e.randF32(n, 2), e.randF32(n, 2)
+		yb := e.upload(append([]float32(nil), y...))
+		e.be.Axpy(-0.75, e.upload(x), yb)
+		want, scale := make([]float64, n), make([]float64, n)
+		for i := range want {
+			want[i] = float64(y[i]) - 0.75*float64(x[i])
+			scale[i] = math.Abs(float64(y[i])) + 0.75*math.Abs(float64(x[i]))
+		}
+		checkClose(e.t, fmt.Sprintf("Axpy n=%d", n), e.readF32(yb, n), want, scale, 1e-7, 1)
 	}
 }

@@ -77,6 +77,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"SampleLayerOverflow", testSampleLayerOverflow},
 		{"MaskGraph", testMaskGraph},
 		{"ReplaceRows", testReplaceRows},
+		{"ScatterAddRows", testScatterAddRows},
+		{"Axpy", testAxpy},
 		{"Relabel", testRelabel},
 		{"RelabelOverflow", testRelabelOverflow},
 		{"CountAboveCapacity", testCountAboveCapacity},

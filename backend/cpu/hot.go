@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/fanout-gnn/fanout/backend"
+import (
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu/vec"
+)
 
 // ReplaceRows overwrites the rows of hot vertices from table (or with
 // zeros when table is nil); see backend.Dense.
@@ -43,4 +46,54 @@ func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, di
 		}
 		copy(dstRow, tab[r*dim:(r+1)*dim])
 	}
+}
+
+// ScatterAddRows adds the rows of hot vertices into acc; see
+// backend.Dense.
+func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src backend.Buffer) {
+	c := b.begin("ScatterAddRows")
+	defer c.end()
+	c.dim("dim", dim)
+	rows, _ := c.count("n", n)
+	idx := c.i32("ids", ids, n.Cap)
+	ss := c.i32("slot", slot, 0)
+	as := c.f32("acc", acc, 0)
+	sr := c.f32("src", src, n.Cap*dim)
+	if !c.ok {
+		return
+	}
+	accRows := len(as) / dim
+	for i, v := range idx[:rows] {
+		if v < 0 || int(v) >= len(ss) {
+			c.failf("ids[%d] = %d outside the slot table of %d vertices", i, v, len(ss))
+			return
+		}
+		s := int(ss[v])
+		if s < 0 {
+			continue
+		}
+		if s >= accRows {
+			c.failf("slot[%d] = %d outside the accumulator of %d rows", v, s, accRows)
+			return
+		}
+		vec.Axpy(1, sr[i*dim:(i+1)*dim], as[s*dim:(s+1)*dim])
+	}
+}
+
+// Axpy adds alpha·x to y.
+func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
+	c := b.begin("Axpy")
+	defer c.end()
+	xs := c.f32("x", x, 0)
+	var ys []float32
+	if c.ok {
+		ys = c.f32("y", y, len(xs))
+	}
+	if c.ok && len(ys) != len(xs) {
+		c.failf("y has %d elements, x %d", len(ys), len(xs))
+	}
+	if !c.ok {
+		return
+	}
+	vec.Axpy(alpha, xs, ys)
 }

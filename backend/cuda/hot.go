@@ -29,3 +29,41 @@ func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, di
 		ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
 	c.launch("replace_rows", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 }
+
+// ScatterAddRows adds the rows of hot vertices into acc (see
+// backend.Dense); one launch, no atomics (ids do not repeat).
+func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src backend.Buffer) {
+	c := b.begin("ScatterAddRows")
+	defer c.end()
+	c.dim("dim", dim)
+	nP := c.count("n", n)
+	idx := c.buf("ids", ids, backend.I32, n.Cap)
+	sb := c.buf("slot", slot, backend.I32, 0)
+	ab := c.buf("acc", acc, backend.F32, 0)
+	sr := c.buf("src", src, backend.F32, n.Cap*dim)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(sb.addr()).i64(int64(sb.n)).ptr(ab.addr()).i64(int64(ab.n/dim)).i32(dim).ptr(idx.addr()).
+		ptr(nP).i32(n.Cap).ptr(sr.addr()).ptr(b.errDev)
+	c.launch("scatter_add_rows", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+}
+
+// Axpy adds alpha·x to y; one launch.
+func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
+	c := b.begin("Axpy")
+	defer c.end()
+	xb := c.buf("x", x, backend.F32, 0)
+	var yb *buffer
+	if c.ok {
+		yb = c.buf("y", y, backend.F32, xb.n)
+	}
+	if c.ok && yb.n != xb.n {
+		c.failf("y has %d elements, x %d", yb.n, xb.n)
+	}
+	if !c.ok || xb.n == 0 {
+		return
+	}
+	c.args().f32(alpha).ptr(xb.addr()).ptr(yb.addr()).i64(int64(xb.n))
+	c.launch("axpy", d1(c.blocks(int64(xb.n), 256)), d1(256), 0)
+}

@@ -125,3 +125,11 @@ func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, di
 func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph, error) {
 	return b.inner.MaskGraph(g, skip)
 }
+
+func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src backend.Buffer) {
+	b.do(func() { b.inner.ScatterAddRows(slot, acc, dim, ids, n, src) })
+}
+
+func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
+	b.do(func() { b.inner.Axpy(alpha, x, y) })
+}

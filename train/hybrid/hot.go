@@ -45,15 +45,20 @@ type HotOptions struct {
 type HotStats struct {
 	Vertices     int     `json:"hot_vertices"`
 	SuperBatches int     `json:"super_batches"`   // rows computed
-	CPUSeconds   float64 `json:"cpu_s"`           // computing the rows, in all
-	WaitSeconds  float64 `json:"wait_s"`          // the training loop waiting for rows
+	Gradients    int     `json:"gradients"`       // hot shares of layer 0's weight gradient computed
+	CPUSeconds   float64 `json:"cpu_s"`           // computing rows and gradients, in all
+	WaitSeconds  float64 `json:"wait_s"`          // the training loop waiting for them
 	TableBytes   int64   `json:"hot_table_bytes"` // host memory of the rows (K+1 super-batches)
+	GradBytes    int64   `json:"hot_grad_bytes"`  // device memory collecting the rows' gradient
 }
 
-// hotTask is one super-batch's rows to compute.
+// hotTask is one super-batch's rows, or the hot share of layer 0's weight
+// gradient, to compute.
 type hotTask struct {
 	g       int         // global super-batch index
 	weights [][]float32 // the model's parameters to compute with
+	dh      []float32   // for a gradient: the hot rows' output gradient, summed over the super-batch
+	grad    [][]float32 // the gradient's result (LayerWeights(0) order)
 	done    chan error
 }
 
@@ -73,6 +78,11 @@ type hotDriver struct {
 	perEp int            // super-batches per epoch
 	cur   int            // the super-batch whose rows are in place; -1 none
 	tasks map[int]*hotTask
+	grads map[int]*hotTask    // gradients by super-batch
+	used  map[int][][]float32 // the weights each super-batch's rows were computed with
+	acc   backend.Buffer      // on be: F32 [hot, dim], the hot rows' output gradient (nn.Hot.Grad)
+	extra []backend.Buffer    // on be: the hot share added to layer 0's weight gradients (nn.Hot.Extra)
+	zero  bool                // extra holds zeros
 	work  chan *hotTask
 	cpu   *hotCPU
 	stats HotStats
@@ -97,7 +107,8 @@ func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg trai
 		return nil, err
 	}
 	_, dim := tr.Model().Config().Dims(0)
-	d := &hotDriver{opt: opt, be: be, model: tr.Model(), ids: ids, dim: dim, cur: -1, tasks: map[int]*hotTask{}}
+	d := &hotDriver{opt: opt, be: be, model: tr.Model(), ids: ids, dim: dim, cur: -1, tasks: map[int]*hotTask{},
+		grads: map[int]*hotTask{}, used: map[int][][]float32{}}
 	d.steps = (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
 	d.perEp = (d.steps + opt.SuperBatch - 1) / opt.SuperBatch
 	slot := make([]int32, ds.Graph.NumNodes)
@@ -109,7 +120,7 @@ func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg trai
 	}
 	parts := opt.Staleness + 1
 	d.table = make([]float32, max(1, parts*len(ids)*dim))
-	d.stats = HotStats{Vertices: len(ids), TableBytes: int64(len(d.table)) * 4}
+	d.stats = HotStats{Vertices: len(ids), TableBytes: int64(len(d.table)) * 4, GradBytes: int64(len(ids)) * int64(dim) * 4}
 	if d.cpu, err = newHotCPU(ds, cfg, tr.Model(), ids, opt); err != nil {
 		return nil, err
 	}
@@ -137,12 +148,24 @@ func (d *hotDriver) upload(tr *train.Trainer, slot []int32) error {
 	if d.tab, err = backend.UploadHost(d.be, d.table); err != nil {
 		return fmt.Errorf("hot vertices: %d MiB of host rows: %w", len(d.table)*4>>20, err)
 	}
+	if d.acc, err = d.be.Alloc(backend.F32, max(1, len(d.ids)*d.dim)); err != nil {
+		return fmt.Errorf("hot vertices: %d MiB for the rows' gradient: %w", len(d.ids)*d.dim*4>>20, err)
+	}
+	for _, p := range d.model.LayerWeights(0) {
+		b, err := d.be.Alloc(backend.F32, p.W.Len())
+		if err != nil {
+			return fmt.Errorf("hot vertices: %w", err)
+		}
+		d.extra = append(d.extra, b)
+	}
+	d.zero = true
 	in := tr.Inputs()
 	bottom, err := d.be.MaskGraph(in.Graph, d.slot)
 	if err != nil {
 		return fmt.Errorf("hot vertices: %w", err)
 	}
-	d.in = &train.HotInputs{Hot: nn.Hot{Slot: d.slot, Table: d.tab, Base: backend.Count{Buf: d.base, Cap: 1}}, Bottom: bottom}
+	d.in = &train.HotInputs{Hot: nn.Hot{Slot: d.slot, Table: d.tab, Base: backend.Count{Buf: d.base, Cap: 1},
+		Grad: d.acc, Extra: d.extra}, Bottom: bottom}
 	in.Hot = d.in
 	return nil
 }
@@ -173,9 +196,14 @@ func (d *hotDriver) superBatch(epoch, step int) int {
 	return epoch*d.perEp + step/d.opt.SuperBatch
 }
 
-// beforeRun is the replay driver's BeforeRun: at the start of super-batch
-// g, the weights of the moment are W_g, which serve super-batch g+K; the
-// rows of g (made from W_{g-K}) are waited for and put in place.
+// beforeRun is the replay driver's BeforeRun. At the start of super-batch
+// g the weights of the moment are W_g, which serve super-batch g+K's rows;
+// the output gradient the hot rows collected during the previous
+// super-batch goes to the CPU, which computes their share of layer 0's
+// weight gradient with the weights those rows were made with; g's rows
+// (made from W_{g-K}) are waited for and put in place, and so is the share
+// of super-batch g-2 (computed while g-1 trained), which g's steps add to
+// layer 0's weight gradient, 1/steps of it each.
 func (d *hotDriver) beforeRun(epoch, step int) error {
 	g := d.superBatch(epoch, step)
 	if g == d.cur {
@@ -187,26 +215,83 @@ func (d *hotDriver) beforeRun(epoch, step int) error {
 	}
 	if d.cur < 0 {
 		// The first super-batch of this driver: W_j for j < g is the
-		// weights of the moment.
+		// weights of the moment, and no gradient has been collected (the
+		// warm-up step before the capture added to the accumulator).
+		d.be.Fill(d.acc, 0)
 		for h := g; h < g+d.opt.Staleness; h++ {
-			d.start(h, w)
+			d.start(h, w, nil)
 		}
+	} else if err := d.collect(d.cur); err != nil {
+		return err
 	}
-	d.start(g+d.opt.Staleness, w)
+	d.start(g+d.opt.Staleness, w, nil)
 	t0 := time.Now()
-	t := d.tasks[g]
-	if t == nil {
-		return fmt.Errorf("hot vertices: no rows were started for super-batch %d", g)
-	}
-	err = <-t.done
-	delete(d.tasks, g)
-	d.stats.WaitSeconds += time.Since(t0).Seconds()
-	if err != nil {
+	defer func() { d.stats.WaitSeconds += time.Since(t0).Seconds() }()
+	if err := d.finish(d.tasks, g); err != nil {
 		return err
 	}
 	d.be.Write(d.base, 0, []int32{int32(d.part(g) * len(d.ids))})
+	if err := d.apply(g); err != nil {
+		return err
+	}
 	d.cur = g
 	return nil
+}
+
+// collect reads the output gradient the hot rows collected during
+// super-batch prev, clears the accumulator, and starts the CPU's share.
+func (d *hotDriver) collect(prev int) error {
+	dh := make([]float32, len(d.ids)*d.dim)
+	d.be.Read(dh, d.acc, 0)
+	d.be.Fill(d.acc, 0)
+	if err := d.be.Sync(); err != nil {
+		return fmt.Errorf("hot vertices: reading the rows' gradient: %w", err)
+	}
+	w := d.used[prev]
+	delete(d.used, prev)
+	if w == nil {
+		return fmt.Errorf("hot vertices: no weights recorded for super-batch %d", prev)
+	}
+	d.start(prev, w, dh)
+	return nil
+}
+
+// apply puts the hot share of super-batch g-2's gradient in place for g's
+// steps (zeros when there is none).
+func (d *hotDriver) apply(g int) error {
+	t := d.grads[g-2]
+	if t == nil {
+		if !d.zero {
+			for _, b := range d.extra {
+				d.be.Fill(b, 0)
+			}
+			d.zero = true
+		}
+		return nil
+	}
+	if err := d.finish(d.grads, g-2); err != nil {
+		return err
+	}
+	steps := min(d.opt.SuperBatch, d.steps-(g%d.perEp)*d.opt.SuperBatch)
+	for i, b := range d.extra {
+		share := t.grad[i]
+		for k := range share {
+			share[k] /= float32(steps)
+		}
+		d.be.Write(b, 0, share)
+	}
+	d.zero = false
+	return nil
+}
+
+// finish waits for task g of m and removes it.
+func (d *hotDriver) finish(m map[int]*hotTask, g int) error {
+	t := m[g]
+	if t == nil {
+		return fmt.Errorf("hot vertices: nothing was started for super-batch %d", g)
+	}
+	delete(m, g)
+	return <-t.done
 }
 
 // part is the table part that holds super-batch g's rows.
@@ -227,11 +312,17 @@ func (d *hotDriver) weights() ([][]float32, error) {
 	return w, nil
 }
 
-// start computes super-batch g's rows with w: now (Sequential) or on the
-// worker.
-func (d *hotDriver) start(g int, w [][]float32) {
-	t := &hotTask{g: g, weights: w, done: make(chan error, 1)}
-	d.tasks[g] = t
+// start computes super-batch g's rows (dh nil) or its rows' share of
+// layer 0's weight gradient with w: now (Sequential) or on the worker, in
+// the order started.
+func (d *hotDriver) start(g int, w [][]float32, dh []float32) {
+	t := &hotTask{g: g, weights: w, dh: dh, done: make(chan error, 1)}
+	if dh == nil {
+		d.tasks[g] = t
+		d.used[g] = w
+	} else {
+		d.grads[g] = t
+	}
 	if d.work == nil {
 		t.done <- d.compute(t)
 		return
@@ -245,17 +336,22 @@ func (d *hotDriver) worker() {
 	}
 }
 
-// compute writes super-batch t.g's rows into its table part. Its samples
-// are keyed by the super-batch's first step.
+// compute runs a task. Its samples are keyed by the super-batch's first
+// step, so the gradient sees the blocks its rows were made from.
 func (d *hotDriver) compute(t *hotTask) error {
 	t0 := time.Now()
+	defer func() { d.stats.CPUSeconds += time.Since(t0).Seconds() }()
 	epoch, step := t.g/d.perEp, (t.g%d.perEp)*d.opt.SuperBatch
+	if t.dh != nil {
+		var err error
+		t.grad, err = d.cpu.grads(t.weights, epoch, step, t.dh)
+		d.stats.Gradients++
+		return err
+	}
 	rows := len(d.ids) * d.dim
 	out := d.table[d.part(t.g)*rows : (d.part(t.g)+1)*rows]
-	err := d.cpu.rows(t.weights, epoch, step, out)
-	d.stats.CPUSeconds += time.Since(t0).Seconds()
 	d.stats.SuperBatches++
-	return err
+	return d.cpu.rows(t.weights, epoch, step, out)
 }
 
 // close stops the worker and frees what the driver allocated (the
@@ -263,17 +359,19 @@ func (d *hotDriver) compute(t *hotTask) error {
 func (d *hotDriver) close() {
 	if d.work != nil {
 		close(d.work)
-		for _, t := range d.tasks {
-			<-t.done
+		for _, m := range []map[int]*hotTask{d.tasks, d.grads} {
+			for _, t := range m {
+				<-t.done
+			}
 		}
 		d.work = nil
 	}
-	for _, b := range []backend.Buffer{d.slot, d.base, d.tab} {
+	for _, b := range append([]backend.Buffer{d.slot, d.base, d.tab, d.acc}, d.extra...) {
 		if b != nil {
 			d.be.Free(b)
 		}
 	}
-	d.slot, d.base, d.tab = nil, nil, nil
+	d.slot, d.base, d.tab, d.acc, d.extra = nil, nil, nil, nil, nil
 	if d.cpu != nil {
 		d.cpu.close()
 	}

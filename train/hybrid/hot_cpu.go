@@ -30,8 +30,8 @@ type hotCPU struct {
 	seed   uint64
 	dim    int
 
-	seeds, counts, clock, out backend.Buffer
-	blk                       *backend.Block
+	seeds, counts, clock, out, dh backend.Buffer
+	blk                           *backend.Block
 }
 
 func newHotCPU(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, opt HotOptions) (*hotCPU, error) {
@@ -98,7 +98,7 @@ func (h *hotCPU) alloc(c nn.Caps) error {
 		return b
 	}
 	h.seeds, h.counts, h.clock = a(backend.I32, c.Dst), a(backend.I32, 3), a(backend.I32, 2)
-	h.out = a(backend.F32, c.Dst*h.dim)
+	h.out, h.dh = a(backend.F32, c.Dst*h.dim), a(backend.F32, c.Dst*h.dim)
 	h.blk = &backend.Block{
 		Indptr: a(backend.I32, c.Dst+1), Nbrs: a(backend.I32, c.Edges), Indices: a(backend.I32, c.Edges),
 		SrcIDs: a(backend.I32, c.Src),
@@ -116,6 +116,45 @@ func (h *hotCPU) alloc(c nn.Caps) error {
 // weights w (the model's Params in order), sampling with the clock (epoch,
 // step).
 func (h *hotCPU) rows(w [][]float32, epoch, step int, out []float32) error {
+	return h.each(w, epoch, step, nil, func(c0, k int) {
+		h.be.Read(out[c0*h.dim:(c0+k)*h.dim], h.out, 0)
+	})
+}
+
+// grads computes the hot rows' share of layer 0's weight gradient (in
+// LayerWeights(0) order) from their output gradient dh ([len(ids), dim]),
+// with the blocks and weights rows used. Chunks whose gradient is all zero
+// (no step of the super-batch reached them) are skipped.
+func (h *hotCPU) grads(w [][]float32, epoch, step int, dh []float32) ([][]float32, error) {
+	ws := h.model.LayerWeights(0)
+	sums := make([][]float32, len(ws))
+	tmp := make([][]float32, len(ws))
+	for i, p := range ws {
+		sums[i], tmp[i] = make([]float32, p.W.Len()), make([]float32, p.W.Len())
+	}
+	var ferr error
+	err := h.each(w, epoch, step, dh, func(c0, k int) {
+		h.be.Write(h.dh, 0, dh[c0*h.dim:(c0+k)*h.dim])
+		if err := h.inf.LayerPreBackward(0, h.blk, h.dh); err != nil && ferr == nil {
+			ferr = err
+		}
+		for i, p := range ws {
+			h.be.Read(tmp[i], p.G, 0)
+			for j, v := range tmp[i] {
+				sums[i][j] += v
+			}
+		}
+	})
+	if err == nil {
+		err = ferr
+	}
+	return sums, err
+}
+
+// each sets the weights and runs layer 0 over every chunk of hot vertices
+// (those with a non-zero row of skipIfZero, when given), then calls then
+// with the chunk's first row and size.
+func (h *hotCPU) each(w [][]float32, epoch, step int, skipIfZero []float32, then func(c0, k int)) error {
 	for i, p := range h.model.Params() {
 		h.be.Write(p.W, 0, w[i])
 	}
@@ -124,6 +163,9 @@ func (h *hotCPU) rows(w [][]float32, epoch, step int, out []float32) error {
 	n := h.blk.NumDst.Cap
 	for c0 := 0; c0 < len(h.ids); c0 += n {
 		k := min(n, len(h.ids)-c0)
+		if skipIfZero != nil && allZero(skipIfZero[c0*h.dim:(c0+k)*h.dim]) {
+			continue
+		}
 		h.be.Write(h.seeds, 0, h.ids[c0:c0+k])
 		h.be.Write(h.counts, 0, []int32{int32(k)})
 		h.be.SampleLayer(h.in.Graph, h.seeds, h.blk.NumDst, h.fanout, r, h.blk)
@@ -131,12 +173,21 @@ func (h *hotCPU) rows(w [][]float32, epoch, step int, out []float32) error {
 		if err := h.inf.LayerPre(0, h.blk, h.feat, h.in.Degree, h.out); err != nil {
 			return fmt.Errorf("hot vertices: %w", err)
 		}
-		h.be.Read(out[c0*h.dim:(c0+k)*h.dim], h.out, 0)
+		then(c0, k)
 	}
 	if err := h.be.Sync(); err != nil {
-		return fmt.Errorf("hot vertices: the CPU's rows: %w", err)
+		return fmt.Errorf("hot vertices: the CPU's work: %w", err)
 	}
 	return h.model.Err()
+}
+
+func allZero(s []float32) bool {
+	for _, v := range s {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (h *hotCPU) close() {

@@ -33,3 +33,34 @@ extern "C" __global__ void replace_rows(const int* slot, i64 slotLen, const floa
         out[t] = x;
     }
 }
+
+// scatter_add_rows: acc[slot[ids[i]], :] += src[i, :] for the live rows of
+// hot vertices (ids does not repeat a vertex, so no two threads add to one
+// element).
+extern "C" __global__ void scatter_add_rows(const int* slot, i64 slotLen, float* acc, i64 accRows, int dim,
+                                            const int* ids, const int* nP, int cap, const float* src, int* err) {
+    int n = live_count(nP, cap);
+    i64 total = (i64)n * dim;
+    for (i64 t = gtid(); t < total; t += gthreads()) {
+        i64 i = t / dim;
+        int c = (int)(t - i * dim);
+        int v = ids[i];
+        if (v < 0 || v >= slotLen) {
+            if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, v, (int)(slotLen > INT32_MAX_ ? INT32_MAX_ : slotLen));
+            continue;
+        }
+        int s = slot[v];
+        if (s < 0) continue;
+        if (s >= accRows) {
+            if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, v, (int)(accRows > INT32_MAX_ ? INT32_MAX_ : accRows));
+            continue;
+        }
+        float* a = acc + (i64)s * dim + c;
+        *a = fmaf(1.0f, src[t], *a);
+    }
+}
+
+// axpy: y[i] += alpha * x[i].
+extern "C" __global__ void axpy(float alpha, const float* x, float* y, i64 n) {
+    for (i64 i = gtid(); i < n; i += gthreads()) y[i] = fmaf(alpha, x[i], y[i]);
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine from the repository root, with bin/ built here:
+#   CGO_ENABLED=0 go build -o bin/fanout ./cmd/fanout
+#   for p in train/hybrid train backend/cuda; do CGO_ENABLED=0 go test -c -o bin/$(basename $p).test ./$p; done
+# PART=checks: the GPU tests of the hot vertices and GAT against the CPU.
+# PART=products: products-sim replay epochs of SAGE, GAT and GIN (bench), and
+#   the accuracy of 10 epochs, 3 seeds, replay against hybrid with 10% hot
+#   vertices at staleness 1.
+# PART=papers: papers-sim replay against hybrid under a budget that caches a
+#   quarter of the feature rows, without and with hot vertices, and zero-copy.
+# Results go to $OUT (or ./out).
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0
+R=$PWD
+O=${OUT:-$R/out}
+D=${DATA:-/tmp/fanout-data}
+mkdir -p "$O" "$D"
+cd /tmp
+t() { # name, then fanout arguments
+  local name=$1; shift
+  echo "== $name: fanout $*"
+  local t0=$SECONDS
+  "$R/bin/fanout" "$@" 2>&1 | grep -vE '^\s*$' | grep -vE '^epoch [0-9]+/[0-9]+ +[0-9]+ steps' | tail -${TAILN:-6}
+  echo "   (wall $((SECONDS - t0)) s)"
+}
+case "${PART:-checks}" in
+checks)
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+  "$R/bin/hybrid.test" -test.run 'CUDA' -test.v 2>&1 | grep -E '^(---|ok|FAIL|PASS)|_test.go'
+  "$R/bin/cuda.test" -test.run 'Conformance' -test.v 2>&1 | grep -E '(MaskGraph|ReplaceRows)|^(ok|FAIL|PASS)' | grep -v '=== RUN'
+  "$R/bin/train.test" -test.run "${TRAIN_TESTS:-CUDAMatchesCPULosses}" -test.v 2>&1 | grep -E '^(---|ok|FAIL|PASS)|_test.go'
+  ;;
+products)
+  [ -d "$D/products-sim" ] || "$R/bin/fanout" gen products-sim --out "$D/products-sim" >/dev/null
+  for m in "sage" "gat --heads 4" "gin"; do
+    "$R/bin/fanout" bench --data "$D/products-sim" --device cuda --mode replay --json --model $m
+  done
+  for s in ${SEEDS:-1 2 3}; do
+    t "replay seed $s" train --data "$D/products-sim" --device cuda --epochs 10 --seed "$s"
+    t "hot 0.1 seed $s" train --data "$D/products-sim" --device cuda --epochs 10 --seed "$s" --mode hybrid \
+      --hot-ratio 0.1 --staleness 1 --super-batch "${SUPER:-32}"
+  done
+  ;;
+papers)
+  [ -d "$D/papers-sim" ] || "$R/bin/fanout" gen papers-sim --out "$D/papers-sim" >/dev/null
+  B=${QUARTER_BUDGET:-6GiB}
+  t replay train --data "$D/papers-sim" --device cuda --epochs 1
+  t tiers train --data "$D/papers-sim" --device cuda --epochs 1 --mode hybrid --gpu-memory "$B" --cache-rows 4194304
+  for h in ${HOT:-0.05}; do
+    t "tiers+hot $h" train --data "$D/papers-sim" --device cuda --epochs 1 --mode hybrid --gpu-memory "$B" \
+      --cache-rows 4194304 --hot-ratio "$h" --super-batch "${SUPER:-128}"
+  done
+  t zero-copy train --data "$D/papers-sim" --device cuda --epochs 1 --mode hybrid --cache-rows 0
+  ;;
+esac
