@@ -44,7 +44,7 @@ func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.
 	if !c.ok {
 		return
 	}
-	c.args().ptr(sb.addr()).i64(int64(sb.n)).ptr(ab.addr()).i64(int64(ab.n/dim)).i32(dim).ptr(idx.addr()).
+	c.args().ptr(sb.addr()).i64(int64(sb.n)).ptr(ab.addr()).i64(int64(ab.n / dim)).i32(dim).ptr(idx.addr()).
 		ptr(nP).i32(n.Cap).ptr(sr.addr()).ptr(b.errDev)
 	c.launch("scatter_add_rows", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 }
