@@ -20,7 +20,7 @@ t() { # name, then fanout arguments
   local name=$1; shift
   echo "== $name: fanout $*"
   local t0=$SECONDS
-  "$R/bin/fanout" "$@" 2>&1 | grep -vE '^\s*$' | grep -vE '^epoch [0-9]+/[0-9]+ +[0-9]+ steps' | tail -${TAILN:-6}
+  "$R/bin/fanout" "$@" 2>&1 | grep -vE '^\s*$' | grep -vE "${DROP:-^epoch [0-9]+/[0-9]+ +[0-9]+ steps}" | tail -${TAILN:-6}
   echo "   (wall $((SECONDS - t0)) s)"
 }
 case "${PART:-checks}" in
@@ -48,7 +48,7 @@ papers)
   t tiers train --data "$D/papers-sim" --device cuda --epochs 1 --mode hybrid --gpu-memory "$B" --cache-rows 4194304
   for h in ${HOT:-0.05}; do
     t "tiers+hot $h" train --data "$D/papers-sim" --device cuda --epochs 1 --mode hybrid --gpu-memory "$B" \
-      --cache-rows 4194304 --hot-ratio "$h" --super-batch "${SUPER:-128}"
+      --hot-ratio "$h" --super-batch "${SUPER:-128}"
   done
   t zero-copy train --data "$D/papers-sim" --device cuda --epochs 1 --mode hybrid --cache-rows 0
   ;;

@@ -76,13 +76,7 @@ func testMaskGraph(e *env) {
 func testReplaceRows(e *env) {
 	for _, dim := range []int{1, 5, 32} {
 		const n, cp, live, hot, halves = 60, 40, 31, 17, 2
-		slot := make([]int32, n)
-		for v := range slot {
-			slot[v] = -1
-		}
-		for s, v := range e.rnd.Perm(n)[:hot] {
-			slot[v] = int32(s)
-		}
+		slot := e.hotSlots(n, hot)
 		ids := make([]int32, cp)
 		for i := range ids {
 			ids[i] = int32(e.rnd.IntN(n))
@@ -128,13 +122,7 @@ func testReplaceRows(e *env) {
 func testScatterAddRows(e *env) {
 	for _, dim := range []int{1, 7, 32} {
 		const n, cp, live, hot = 60, 40, 33, 20
-		slot := make([]int32, n)
-		for v := range slot {
-			slot[v] = -1
-		}
-		for s, v := range e.rnd.Perm(n)[:hot] {
-			slot[v] = int32(s)
-		}
+		slot := e.hotSlots(n, hot)
 		ids := make([]int32, cp)
 		for i, v := range e.rnd.Perm(n)[:cp] {
 			ids[i] = int32(v)
@@ -173,4 +161,17 @@ func testAxpy(e *env) {
 		}
 		checkClose(e.t, fmt.Sprintf("Axpy n=%d", n), e.readF32(yb, n), want, scale, 1e-7, 1)
 	}
+}
+
+// hotSlots is a slot table of n vertices of which hot random ones have the
+// slots 0..hot-1 and the others -1.
+func (e *env) hotSlots(n, hot int) []int32 {
+	slot := make([]int32, n)
+	for v := range slot {
+		slot[v] = -1
+	}
+	for s, v := range e.rnd.Perm(n)[:hot] {
+		slot[v] = int32(s)
+	}
+	return slot
 }

@@ -5,6 +5,23 @@
 // element; other rows are not touched.
 #include "common.cuh"
 
+// hot_slot is the slot of row i's vertex (-1: not hot); an id outside the
+// slot table is reported once per row (by the thread of its column 0).
+__device__ __forceinline__ int hot_slot(const int* slot, i64 slotLen, const int* ids, i64 i, int c, int* err) {
+    int v = ids[i];
+    if (v < 0 || v >= slotLen) {
+        if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, v, (int)(slotLen > INT32_MAX_ ? INT32_MAX_ : slotLen));
+        return -1;
+    }
+    return slot[v];
+}
+
+// report_row reports that row i's vertex has a slot outside a table of
+// rows rows.
+__device__ __forceinline__ void report_row(const int* ids, i64 i, int c, i64 rows, int* err) {
+    if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, ids[i], (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows));
+}
+
 extern "C" __global__ void replace_rows(const int* slot, i64 slotLen, const float* table, i64 tableRows,
                                         const int* baseP, int dim, const int* ids, const int* nP, int cap,
                                         float* out, int* err) {
@@ -14,18 +31,13 @@ extern "C" __global__ void replace_rows(const int* slot, i64 slotLen, const floa
     for (i64 t = gtid(); t < total; t += gthreads()) {
         i64 i = t / dim;
         int c = (int)(t - i * dim);
-        int v = ids[i];
-        if (v < 0 || v >= slotLen) {
-            if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, v, (int)(slotLen > INT32_MAX_ ? INT32_MAX_ : slotLen));
-            continue;
-        }
-        int s = slot[v];
+        int s = hot_slot(slot, slotLen, ids, i, c, err);
         if (s < 0) continue;
         float x = 0.0f;
         if (table) {
             i64 r = base + s;
             if (r < 0 || r >= tableRows) {
-                if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, v, (int)(tableRows > INT32_MAX_ ? INT32_MAX_ : tableRows));
+                report_row(ids, i, c, tableRows, err);
                 continue;
             }
             x = table[r * dim + c];
@@ -44,15 +56,10 @@ extern "C" __global__ void scatter_add_rows(const int* slot, i64 slotLen, float*
     for (i64 t = gtid(); t < total; t += gthreads()) {
         i64 i = t / dim;
         int c = (int)(t - i * dim);
-        int v = ids[i];
-        if (v < 0 || v >= slotLen) {
-            if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, v, (int)(slotLen > INT32_MAX_ ? INT32_MAX_ : slotLen));
-            continue;
-        }
-        int s = slot[v];
+        int s = hot_slot(slot, slotLen, ids, i, c, err);
         if (s < 0) continue;
         if (s >= accRows) {
-            if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, v, (int)(accRows > INT32_MAX_ ? INT32_MAX_ : accRows));
+            report_row(ids, i, c, accRows, err);
             continue;
         }
         float* a = acc + (i64)s * dim + c;
