@@ -252,7 +252,11 @@ type headAggCase struct {
 	mean       bool
 }
 
-var headAggCases = []headAggCase{{1, 1, false}, {3, 5, false}, {2, 16, false}, {4, 8, true}, {3, 33, true}, {1, 7, true}}
+// The CUDA backend groups lanes per head up to 32 heads and a bounded
+// width: {4, 64} and {4, 47, mean} are GAT's usual shapes; {2, 130} and
+// {33, 2} take its general kernels.
+var headAggCases = []headAggCase{{1, 1, false}, {3, 5, false}, {2, 16, false}, {4, 8, true}, {3, 33, true}, {1, 7, true},
+	{4, 64, false}, {4, 47, true}, {2, 130, true}, {33, 2, false}, {5, 40, false}}
 
 // widths are x's width heads·dim and out's (dim with mean).
 func (c headAggCase) widths() (w, ow int) {

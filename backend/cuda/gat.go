@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -196,13 +197,49 @@ func (c *call) headAgg(blk *backend.Block, coef, x backend.Buffer, heads, dim in
 }
 
 // push adds HA_ARGS to the launch's parameters.
-func (v *headAggArgs) push(c *call) *argPack {
+func (v *headAggArgs) push(c *call) *argPack { return v.pushWords(c, v.dim) }
+
+// pushWords adds HA_ARGS with a head's width given in words.
+func (v *headAggArgs) pushWords(c *call, words int) *argPack {
 	a := v.a
 	return c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).
-		ptr(a.ns).i32(a.srcCap).i32(v.heads).i32(v.dim).flag(v.mean)
+		ptr(a.ns).i32(a.srcCap).i32(v.heads).i32(words).flag(v.mean)
 }
 
-// HeadAggregate: one warp per destination, deterministic (kernels/gat.cu).
+// headAggWords are the words per lane the grouped kernels come in (NQ).
+var headAggWords = [...]int{2, 4, 8}
+
+// grouped picks the grouped kernel (kernels/gat_agg.cu) for the shape:
+// its suffix, log2 of the lanes per head, and a head's width in words
+// (float4 words when dim % 4 == 0 and every buffer in bufs, x included, is
+// 16-byte aligned). ok is false when the heads or the width do not fit.
+func (v *headAggArgs) grouped(bufs ...*buffer) (suf string, gl, words int, ok bool) {
+	if v.heads > 32 {
+		return "", 0, 0, false
+	}
+	gl = 5
+	for 1<<(5-gl) < v.heads {
+		gl--
+	}
+	kind, words := "v1", v.dim
+	aligned := v.x.ptr%16 == 0
+	for _, b := range bufs {
+		aligned = aligned && b.ptr%16 == 0
+	}
+	if v.dim%4 == 0 && aligned {
+		kind, words = "v4", v.dim/4
+	}
+	per := (words + 1<<gl - 1) >> gl
+	for _, nq := range headAggWords {
+		if per <= nq {
+			return fmt.Sprintf("%s_%d", kind, nq), gl, words, true
+		}
+	}
+	return "", 0, 0, false
+}
+
+// HeadAggregate: one warp per destination, deterministic
+// (kernels/gat_agg.cu).
 func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
 	c := b.begin("HeadAggregate")
 	defer c.end()
@@ -211,8 +248,13 @@ func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, head
 	if !c.ok {
 		return
 	}
-	v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(os.addr())
 	g, t := c.warpRows(v.a.dstCap)
+	if suf, gl, words, ok := v.grouped(os); ok {
+		v.pushWords(&c, words).i32(gl).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(os.addr())
+		c.launch("head_agg_"+suf, g, t, 0)
+		return
+	}
+	v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(os.addr())
 	c.launch("head_agg", g, t, 0)
 }
 
@@ -234,13 +276,20 @@ func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backen
 		return
 	}
 	g, t := c.warpRows(a.dstCap)
+	var dxp uintptr // dx of the scatter: none on the deterministic path
 	if !b.opt.Deterministic {
-		v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(dxs.addr())
+		dxp = dxs.addr()
+	}
+	if suf, gl, words, ok := v.grouped(ds, dxs); ok {
+		v.pushWords(&c, words).i32(gl).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(dxp)
+		c.launch("head_agg_bwd_"+suf, g, t, 0)
+	} else {
+		v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(dxp)
 		c.launch("head_agg_bwd", g, t, 0)
+	}
+	if !b.opt.Deterministic {
 		return
 	}
-	v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(0)
-	c.launch("head_agg_bwd", g, t, 0)
 	s, ok := c.sortBySource(a)
 	if !ok {
 		return
