@@ -64,16 +64,51 @@ func (b *Backend) HeadDotBackward(x, dout backend.Buffer, n backend.Count, heads
 	if !c.ok {
 		return
 	}
-	chunkRows := headDotChunkRows
-	for (n.Cap+chunkRows-1)/chunkRows > 65535 {
-		chunkRows *= 2
-	}
-	chunks := max(1, (n.Cap+chunkRows-1)/chunkRows)
+	chunkRows, chunks := headDotChunks(n.Cap)
 	partial := c.scratch(scratchColsum, int64(chunks)*int64(w)*4)
 	c.args().ptr(xs.addr()).ptr(ds.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(dxs.addr()).
 		ptr(partial).i32(chunkRows)
 	c.launch("head_dot_bwd", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	c.args().ptr(partial).ptr(nP).i32(n.Cap).i32(chunkRows).i32(w).ptr(das.addr())
+	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
+}
+
+// headDotChunks are the rows per partial sum of da and the chunks of rows
+// [:rows]: headDotChunkRows, doubled while more than 65535 chunks.
+func headDotChunks(rows int) (chunkRows, chunks int) {
+	chunkRows = headDotChunkRows
+	for (rows+chunkRows-1)/chunkRows > 65535 {
+		chunkRows *= 2
+	}
+	return chunkRows, max(1, (rows+chunkRows-1)/chunkRows)
+}
+
+// HeadDotBackward2: both HeadDotBackward passes in one kernel
+// (head_dot_bwd2) over rows [:max(n1, n2)], then a column_sums each.
+func (b *Backend) HeadDotBackward2(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
+	c := b.begin("HeadDotBackward2")
+	defer c.end()
+	rows := max(n1.Cap, n2.Cap)
+	n1P, w, xs, a1s := c.headDot(x, n1, heads, dim, a1)
+	n2P, _, _, a2s := c.headDot(x, n2, heads, dim, a2)
+	d1s := c.buf("dout1", dout1, backend.F32, n1.Cap*heads)
+	d2s := c.buf("dout2", dout2, backend.F32, n2.Cap*heads)
+	dxs := c.buf("dx", dx, backend.F32, rows*w)
+	da1s := c.buf("da1", da1, backend.F32, w)
+	da2s := c.buf("da2", da2, backend.F32, w)
+	if !c.ok {
+		return
+	}
+	chunkRows, chunks := headDotChunks(rows)
+	size := int64(chunks) * int64(w) * 4
+	p1 := c.scratch(scratchColsum, 2*size)
+	p2 := p1 + uintptr(size)
+	c.args().ptr(xs.addr()).ptr(d1s.addr()).ptr(d2s.addr()).ptr(n1P).i32(n1.Cap).ptr(n2P).i32(n2.Cap).i32(heads).
+		i32(dim).ptr(a1s.addr()).ptr(a2s.addr()).ptr(dxs.addr()).ptr(p1).ptr(p2).i32(chunkRows)
+	c.launch("head_dot_bwd2", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	c.args().ptr(p1).ptr(n1P).i32(n1.Cap).i32(chunkRows).i32(w).ptr(da1s.addr())
+	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
+	c.args().ptr(p2).ptr(n2P).i32(n2.Cap).i32(chunkRows).i32(w).ptr(da2s.addr())
 	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
 }
 

@@ -7,7 +7,8 @@
 //   float64, then a xor butterfly (every lane ends with the same bits).
 // head_dot_bwd: dx += dout x a element-wise and the partial sums of da per
 //   chunk of rows, like bias_act_dropout_bwd; column_sums (dense.cu) adds
-//   the chunks in a fixed order.
+//   the chunks in a fixed order. head_dot_bwd2 does two of them (a GAT
+//   layer's source and destination scores) in one pass over x and dx.
 // edge_softmax(_bwd): one warp per destination, per head: the lanes take a
 //   stride of positions; max, then the sum of exponentials in float64, then
 //   the coefficients (and, backward, Σ α g, then the logits' gradients).
@@ -90,6 +91,65 @@ extern "C" __global__ void head_dot_bwd(const float* x, const float* dout, const
 #pragma unroll
         for (int k = 0; k < 8; k++) t += red[k][threadIdx.x];
         partial[(i64)blockIdx.y * w + c] = (float)t;
+    }
+}
+
+// head_dot_bwd2: head_dot_bwd over rows [:n1] with (dout1, a1, partial1)
+// and over rows [:n2] with (dout2, a2, partial2) of the same x and dx in
+// one pass: dx = (dx + g1·a1) + g2·a2, each term where its rows reach, so
+// the same bits as head_dot_bwd twice; chunks over max(n1, n2) rows.
+extern "C" __global__ void head_dot_bwd2(const float* x, const float* dout1, const float* dout2, const int* n1P,
+                                         int cap1, const int* n2P, int cap2, int heads, int dim, const float* a1,
+                                         const float* a2, float* dx, float* partial1, float* partial2,
+                                         int chunkRows) {
+    __shared__ double red[2][8][33];
+    int n1 = live_count(n1P, cap1), n2 = live_count(n2P, cap2), w = heads * dim;
+    int c = blockIdx.x * 32 + threadIdx.x;
+    int r0 = blockIdx.y * chunkRows;
+    if (r0 >= max(n1, n2)) return;
+    int r1 = min(r0 + chunkRows, max(n1, n2)), m1 = min(r1, n1), m2 = min(r1, n2);
+    double s1 = 0.0, s2 = 0.0;
+    if (c < w) {
+        int h = c / dim;
+        float av1 = a1[c], av2 = a2[c];
+        for (int rb = r0 + threadIdx.y; rb < r1; rb += 8 * HD_U) {
+            float g1[HD_U], g2[HD_U], xv[HD_U], dv[HD_U];
+#pragma unroll
+            for (int u = 0; u < HD_U; u++) {
+                int r = rb + 8 * u;
+                i64 idx = (i64)r * w + c;
+                g1[u] = r < m1 ? dout1[(i64)r * heads + h] : 0.f;
+                g2[u] = r < m2 ? dout2[(i64)r * heads + h] : 0.f;
+                xv[u] = r < r1 ? x[idx] : 0.f;
+                dv[u] = r < r1 ? dx[idx] : 0.f;
+            }
+#pragma unroll
+            for (int u = 0; u < HD_U; u++) {
+                int r = rb + 8 * u;
+                if (r >= r1) break;
+                float v = dv[u];
+                if (r < m1) {
+                    v = __fadd_rn(v, __fmul_rn(g1[u], av1));
+                    s1 += (double)g1[u] * (double)xv[u];
+                }
+                if (r < m2) {
+                    v = __fadd_rn(v, __fmul_rn(g2[u], av2));
+                    s2 += (double)g2[u] * (double)xv[u];
+                }
+                dx[(i64)r * w + c] = v;
+            }
+        }
+    }
+    red[0][threadIdx.y][threadIdx.x] = s1;
+    red[1][threadIdx.y][threadIdx.x] = s2;
+    __syncthreads();
+    if (threadIdx.y < 2 && c < w) {
+        int p = threadIdx.y;
+        if (r0 >= (p == 0 ? n1 : n2)) return;
+        double t = 0.0;
+#pragma unroll
+        for (int k = 0; k < 8; k++) t += red[p][k][threadIdx.x];
+        (p == 0 ? partial1 : partial2)[(i64)blockIdx.y * w + c] = (float)t;
     }
 }
 
