@@ -41,7 +41,7 @@ func attPos(h hostBlock, i int) (src, row []int) {
 }
 
 func testHeadDot(e *env) {
-	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}} {
+	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}, {4, 64}, {4, 47}, {2, 130}, {33, 2}} {
 		heads, dim := c[0], c[1]
 		const cp, live = 40, 31
 		w := heads * dim

@@ -26,8 +26,13 @@ func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, 
 	if !c.ok {
 		return
 	}
-	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(os.addr())
 	g, t := c.warpRows(n.Cap)
+	if suf, gl, words, ok := headGroups(heads, dim, xs.ptr%16 == 0 && as.ptr%16 == 0); ok {
+		c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(words).i32(gl).ptr(as.addr()).ptr(os.addr())
+		c.launch("head_dot_"+suf, g, t, 0)
+		return
+	}
+	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(os.addr())
 	c.launch("head_dot", g, t, 0)
 }
 
@@ -241,28 +246,35 @@ func (v *headAggArgs) pushWords(c *call, words int) *argPack {
 		ptr(a.ns).i32(a.srcCap).i32(v.heads).i32(words).flag(v.mean)
 }
 
-// headAggWords are the words per lane the grouped kernels come in (NQ).
+// headAggWords are the words per lane the grouped kernels (head_dot_*,
+// head_agg_*, head_agg_bwd_*) come in (NQ).
 var headAggWords = [...]int{2, 4, 8}
 
-// grouped picks the grouped kernel (kernels/gat_agg.cu) for the shape:
-// its suffix, log2 of the lanes per head, and a head's width in words
-// (float4 words when dim % 4 == 0 and every buffer in bufs, x included, is
-// 16-byte aligned). ok is false when the heads or the width do not fit.
+// grouped picks the grouped kernel for the shape (headGroups), float4
+// words when x and every buffer in bufs are 16-byte aligned.
 func (v *headAggArgs) grouped(bufs ...*buffer) (suf string, gl, words int, ok bool) {
-	if v.heads > 32 {
-		return "", 0, 0, false
-	}
-	gl = 5
-	for 1<<(5-gl) < v.heads {
-		gl--
-	}
-	kind, words := "v1", v.dim
 	aligned := v.x.ptr%16 == 0
 	for _, b := range bufs {
 		aligned = aligned && b.ptr%16 == 0
 	}
-	if v.dim%4 == 0 && aligned {
-		kind, words = "v4", v.dim/4
+	return headGroups(v.heads, v.dim, aligned)
+}
+
+// headGroups picks a grouped kernel (kernels/gat.cuh's HeadLanes): its
+// suffix, log2 of the lanes per head, and a head's width in words (float4
+// words when dim % 4 == 0 and the buffers are aligned). ok is false when
+// the heads or the width do not fit.
+func headGroups(heads, dim int, aligned bool) (suf string, gl, words int, ok bool) {
+	if heads > 32 {
+		return "", 0, 0, false
+	}
+	gl = 5
+	for 1<<(5-gl) < heads {
+		gl--
+	}
+	kind, words := "v1", dim
+	if dim%4 == 0 && aligned {
+		kind, words = "v4", dim/4
 	}
 	per := (words + 1<<gl - 1) >> gl
 	for _, nq := range headAggWords {

@@ -4,7 +4,9 @@
 // edge e; position k = 0 is the self loop, k = 1 + e - e0 edge e).
 //
 // head_dot: one warp per row; per head the lanes add a stride of columns in
-//   float64, then a xor butterfly (every lane ends with the same bits).
+//   float64, then a xor butterfly (every lane ends with the same bits);
+//   head_dot_{v4,v1}_{NQ} the same with one lane group per head (the
+//   shapes that fit: up to 32 heads, 8 words per lane).
 // head_dot_bwd: dx += dout x a element-wise and the partial sums of da per
 //   chunk of rows, like bias_act_dropout_bwd; column_sums (dense.cu) adds
 //   the chunks in a fixed order. head_dot_bwd2 does two of them (a GAT
@@ -21,6 +23,7 @@
 //   after the edges are sorted by source (aggregate_det.cu).
 // head_agg(_bwd), head_agg_gather: see gat_agg.cu.
 #include "common.cuh"
+#include "vec.cuh"
 #include "block.cuh"
 #include "rng.cuh"
 #include "gat.cuh"
@@ -45,6 +48,46 @@ extern "C" __global__ void head_dot(const float* x, const int* nP, int cap, int 
         }
     }
 }
+
+// head_dot_{v4,v1}_{NQ}: head_dot with the lanes grouped per head
+// (HeadLanes, gat.cuh): a row's heads load in one pass; per lane float64
+// products in word order, then a xor butterfly over the group.
+template <typename V, int NQ>
+__device__ __forceinline__ void head_dot_grp(const V* x, int n, int heads, int dimV, int gl, const V* a,
+                                             float* out) {
+    HeadLanes L = head_lanes(heads, dimV, gl);
+    V av[NQ];
+#pragma unroll
+    for (int k = 0; k < NQ; k++) {
+        int c = L.col(k);
+        av[k] = c >= 0 ? a[L.h * dimV + c] : V();
+    }
+    for (int i = gwarp(); i < n; i += gwarps()) {
+        V xv[NQ];
+#pragma unroll
+        for (int k = 0; k < NQ; k++) {
+            int c = L.col(k);
+            xv[k] = c >= 0 ? x[(i64)i * L.wV + L.h * dimV + c] : V();
+        }
+        double s = 0.0;
+#pragma unroll
+        for (int k = 0; k < NQ; k++) s = vdot_d(xv[k], av[k], s);
+        for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
+        if (L.on && L.s == 0) out[(i64)i * heads + L.h] = (float)s;
+    }
+}
+
+#define HD_GRP(V, NQ, SUF)                                                                                 \
+    extern "C" __global__ void head_dot_##SUF(const V* x, const int* nP, int cap, int heads, int dimV, int gl, \
+                                              const V* a, float* out) {                                   \
+        head_dot_grp<V, NQ>(x, live_count(nP, cap), heads, dimV, gl, a, out);                               \
+    }
+HD_GRP(float4, 2, v4_2)
+HD_GRP(float4, 4, v4_4)
+HD_GRP(float4, 8, v4_8)
+HD_GRP(float, 2, v1_2)
+HD_GRP(float, 4, v1_4)
+HD_GRP(float, 8, v1_8)
 
 #define HD_U 8
 

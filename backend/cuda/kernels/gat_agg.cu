@@ -182,35 +182,6 @@ __device__ __forceinline__ float4 vshfl(float4 v, int src) {
     return make_float4(__shfl_sync(FULL_MASK, v.x, src), __shfl_sync(FULL_MASK, v.y, src),
                        __shfl_sync(FULL_MASK, v.z, src), __shfl_sync(FULL_MASK, v.w, src));
 }
-// vdot_d: s + Σ d·x over the components, in float64, in component order.
-__device__ __forceinline__ double vdot_d(float d, float x, double s) { return s + (double)d * (double)x; }
-__device__ __forceinline__ double vdot_d(float4 d, float4 x, double s) {
-    s += (double)d.x * (double)x.x;
-    s += (double)d.y * (double)x.y;
-    s += (double)d.z * (double)x.z;
-    return s + (double)d.w * (double)x.w;
-}
-
-// HeadLanes is a lane's place in the grouped kernels: head h (idle when h
-// >= heads), lane s of its group of 2^gl, and the head's width in words.
-struct HeadLanes {
-    int h, s, gl, dimV, wV;
-    bool on;
-    // word k's column within the head, or -1 when the lane has none
-    __device__ __forceinline__ int col(int k) const {
-        int c = s + (k << gl);
-        return on && c < dimV ? c : -1;
-    }
-};
-
-__device__ __forceinline__ HeadLanes head_lanes(int heads, int dimV, int gl) {
-    HeadLanes L;
-    int lane = lane_id();
-    L.h = lane >> gl, L.s = lane & ((1 << gl) - 1), L.gl = gl, L.dimV = dimV, L.wV = heads * dimV;
-    L.on = L.h < heads;
-    return L;
-}
-
 // HA_U positions per batch of loads: 4 when a row takes at most 8 floats
 // of a lane, else 2.
 #define HA_U(V, NQ) ((NQ) * (int)sizeof(V) <= 32 ? 4 : 2)
