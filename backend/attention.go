@@ -27,6 +27,14 @@ type Attention interface {
 	// = Σ_{i<n} dout[i, h]·x[i, h·dim+f], added in a fixed order (the
 	// same bits for any capacity). dout F32 [n.Cap, heads].
 	HeadDotBackward(x, dout Buffer, n Count, heads, dim int, a, dx, da Buffer)
+	// HeadDotBackward2 is HeadDotBackward(x, dout1, n1, heads, dim, a1,
+	// dx, da1) followed by HeadDotBackward(x, dout2, n2, heads, dim, a2,
+	// dx, da2) in one pass over x and dx: the same values bit for bit
+	// (dx[i] += dout1[i, h]·a1 on rows [:n1], then += dout2[i, h]·a2 on
+	// rows [:n2], each rounded), as when a GAT layer's source and
+	// destination scores share z. x and dx F32 [max(n1.Cap, n2.Cap),
+	// heads·dim], dout1 F32 [n1.Cap, heads], dout2 F32 [n2.Cap, heads].
+	HeadDotBackward2(x, dout1, dout2 Buffer, n1, n2 Count, heads, dim int, a1, a2, dx, da1, da2 Buffer)
 	// EdgeSoftmax writes the attention coefficients (layout above) of every
 	// live destination i and head h: with el F32 [NumSrc.Cap, heads] and
 	// er F32 [NumDst.Cap, heads], position k with source j scores

@@ -146,8 +146,7 @@ func (g *gatLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	be.Fill(g.dz, 0)
 	be.HeadAggregateBackward(blk, g.coef, g.z, dh, H, D, g.mean, g.dcoef, g.dz)
 	be.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
-	be.HeadDotBackward(g.z, g.del, blk.NumSrc, H, D, g.attSrc.W, g.dz, g.attSrc.G)
-	be.HeadDotBackward(g.z, g.der, blk.NumDst, H, D, g.attDst.W, g.dz, g.attDst.G)
+	be.HeadDotBackward2(g.z, g.del, g.der, blk.NumSrc, blk.NumDst, H, D, g.attSrc.W, g.attDst.W, g.dz, g.attSrc.G, g.attDst.G)
 	be.LinearBackwardWeight(x, g.dz, blk.NumSrc, g.in, H*D, g.w.G, false)
 	if dx != nil {
 		be.LinearBackwardData(g.dz, blk.NumSrc, g.w.W, g.in, H*D, dx, false)

@@ -41,7 +41,7 @@ func attPos(h hostBlock, i int) (src, row []int) {
 }
 
 func testHeadDot(e *env) {
-	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}} {
+	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}, {4, 64}, {4, 47}, {2, 130}, {33, 2}} {
 		heads, dim := c[0], c[1]
 		const cp, live = 40, 31
 		w := heads * dim
@@ -94,6 +94,33 @@ func testHeadDotBackward(e *env) {
 		checkClose(e.t, name+" dx", got, wantDx, scaleDx, tolElem, w)
 		checkEqual(e.t, name+" dx past the live rows", got[live*w:], dx0[live*w:], w)
 		checkClose(e.t, name+" da", e.readF32(da, w), wantDa, scaleDa, tolElem, dim)
+	}
+}
+
+// testHeadDotBackward2: the fused pair gives bitwise what two
+// HeadDotBackward calls give on the same backend, with the second count
+// below the first (a GAT layer's destinations among its sources) or above.
+func testHeadDotBackward2(e *env) {
+	for _, c := range [][4]int{{1, 1, 211, 150}, {3, 5, 211, 64}, {4, 16, 131, 211}, {2, 33, 211, 0}} {
+		heads, dim, live1, live2 := c[0], c[1], c[2], c[3]
+		const cp1, cp2 = 300, 260
+		w := heads * dim
+		x, a1, a2 := e.randF32(cp1*w, 1), e.randF32(w, 1), e.randF32(w, 1)
+		d1, d2, dx0 := e.randF32(cp1*heads, 1), e.randF32(cp2*heads, 1), e.randF32(cp1*w, 1)
+		for i := max(live1, live2) * w; i < cp1*w; i++ {
+			x[i] = float32(math.NaN())
+		}
+		xb, d1b, d2b, a1b, a2b := e.upload(x), e.upload(d1), e.upload(d2), e.upload(a1), e.upload(a2)
+		n1, n2 := e.count(live1, cp1), e.count(live2, cp2)
+		dx, da1, da2 := e.upload(dx0), e.poison(w), e.poison(w)
+		e.be.HeadDotBackward2(xb, d1b, d2b, n1, n2, heads, dim, a1b, a2b, dx, da1, da2)
+		rx, ra1, ra2 := e.upload(dx0), e.poison(w), e.poison(w)
+		e.be.HeadDotBackward(xb, d1b, n1, heads, dim, a1b, rx, ra1)
+		e.be.HeadDotBackward(xb, d2b, n2, heads, dim, a2b, rx, ra2)
+		name := fmt.Sprintf("HeadDotBackward2 heads=%d dim=%d live=%d,%d", heads, dim, live1, live2)
+		checkEqual(e.t, name+" dx", e.readF32(dx, cp1*w), e.readF32(rx, cp1*w), w)
+		checkEqual(e.t, name+" da1", e.readF32(da1, w), e.readF32(ra1, w), dim)
+		checkEqual(e.t, name+" da2", e.readF32(da2, w), e.readF32(ra2, w), dim)
 	}
 }
 
@@ -252,7 +279,11 @@ type headAggCase struct {
 	mean       bool
 }
 
-var headAggCases = []headAggCase{{1, 1, false}, {3, 5, false}, {2, 16, false}, {4, 8, true}, {3, 33, true}, {1, 7, true}}
+// The CUDA backend groups lanes per head up to 32 heads and a bounded
+// width: {4, 64} and {4, 47, mean} are GAT's usual shapes; {2, 130} and
+// {33, 2} take its general kernels.
+var headAggCases = []headAggCase{{1, 1, false}, {3, 5, false}, {2, 16, false}, {4, 8, true}, {3, 33, true}, {1, 7, true},
+	{4, 64, false}, {4, 47, true}, {2, 130, true}, {33, 2, false}, {5, 40, false}}
 
 // widths are x's width heads·dim and out's (dim with mean).
 func (c headAggCase) widths() (w, ow int) {

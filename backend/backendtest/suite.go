@@ -62,6 +62,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"DotSum", testDotSum},
 		{"HeadDot", testHeadDot},
 		{"HeadDotBackward", testHeadDotBackward},
+		{"HeadDotBackward2", testHeadDotBackward2},
 		{"EdgeSoftmax", testEdgeSoftmax},
 		{"EdgeSoftmaxBackward", testEdgeSoftmaxBackward},
 		{"HeadAggregate", testHeadAggregate},

@@ -54,6 +54,18 @@ func (c *call) headDot(x backend.Buffer, n backend.Count, heads, dim int, a back
 func (b *Backend) HeadDotBackward(x, dout backend.Buffer, n backend.Count, heads, dim int, a, dx, da backend.Buffer) {
 	c := b.begin("HeadDotBackward")
 	defer c.end()
+	b.headDotBackward(&c, x, dout, n, heads, dim, a, dx, da)
+}
+
+// HeadDotBackward2 is the two HeadDotBackward passes, in order.
+func (b *Backend) HeadDotBackward2(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
+	c := b.begin("HeadDotBackward2")
+	defer c.end()
+	b.headDotBackward(&c, x, dout1, n1, heads, dim, a1, dx, da1)
+	b.headDotBackward(&c, x, dout2, n2, heads, dim, a2, dx, da2)
+}
+
+func (b *Backend) headDotBackward(c *call, x, dout backend.Buffer, n backend.Count, heads, dim int, a, dx, da backend.Buffer) {
 	rows, w, xs, as := c.headDot(x, n, heads, dim, a)
 	ds := c.f32("dout", dout, n.Cap*heads)
 	dxs := c.f32("dx", dx, n.Cap*w)

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -25,8 +26,13 @@ func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, 
 	if !c.ok {
 		return
 	}
-	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(os.addr())
 	g, t := c.warpRows(n.Cap)
+	if suf, gl, words, ok := headGroups(heads, dim, xs.ptr%16 == 0 && as.ptr%16 == 0); ok {
+		c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(words).i32(gl).ptr(as.addr()).ptr(os.addr())
+		c.launch("head_dot_"+suf, g, t, 0)
+		return
+	}
+	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(os.addr())
 	c.launch("head_dot", g, t, 0)
 }
 
@@ -63,16 +69,51 @@ func (b *Backend) HeadDotBackward(x, dout backend.Buffer, n backend.Count, heads
 	if !c.ok {
 		return
 	}
-	chunkRows := headDotChunkRows
-	for (n.Cap+chunkRows-1)/chunkRows > 65535 {
-		chunkRows *= 2
-	}
-	chunks := max(1, (n.Cap+chunkRows-1)/chunkRows)
+	chunkRows, chunks := headDotChunks(n.Cap)
 	partial := c.scratch(scratchColsum, int64(chunks)*int64(w)*4)
 	c.args().ptr(xs.addr()).ptr(ds.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(dxs.addr()).
 		ptr(partial).i32(chunkRows)
 	c.launch("head_dot_bwd", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	c.args().ptr(partial).ptr(nP).i32(n.Cap).i32(chunkRows).i32(w).ptr(das.addr())
+	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
+}
+
+// headDotChunks are the rows per partial sum of da and the chunks of rows
+// [:rows]: headDotChunkRows, doubled while more than 65535 chunks.
+func headDotChunks(rows int) (chunkRows, chunks int) {
+	chunkRows = headDotChunkRows
+	for (rows+chunkRows-1)/chunkRows > 65535 {
+		chunkRows *= 2
+	}
+	return chunkRows, max(1, (rows+chunkRows-1)/chunkRows)
+}
+
+// HeadDotBackward2: both HeadDotBackward passes in one kernel
+// (head_dot_bwd2) over rows [:max(n1, n2)], then a column_sums each.
+func (b *Backend) HeadDotBackward2(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
+	c := b.begin("HeadDotBackward2")
+	defer c.end()
+	rows := max(n1.Cap, n2.Cap)
+	n1P, w, xs, a1s := c.headDot(x, n1, heads, dim, a1)
+	n2P, _, _, a2s := c.headDot(x, n2, heads, dim, a2)
+	d1s := c.buf("dout1", dout1, backend.F32, n1.Cap*heads)
+	d2s := c.buf("dout2", dout2, backend.F32, n2.Cap*heads)
+	dxs := c.buf("dx", dx, backend.F32, rows*w)
+	da1s := c.buf("da1", da1, backend.F32, w)
+	da2s := c.buf("da2", da2, backend.F32, w)
+	if !c.ok {
+		return
+	}
+	chunkRows, chunks := headDotChunks(rows)
+	size := int64(chunks) * int64(w) * 4
+	p1 := c.scratch(scratchColsum, 2*size)
+	p2 := p1 + uintptr(size)
+	c.args().ptr(xs.addr()).ptr(d1s.addr()).ptr(d2s.addr()).ptr(n1P).i32(n1.Cap).ptr(n2P).i32(n2.Cap).i32(heads).
+		i32(dim).ptr(a1s.addr()).ptr(a2s.addr()).ptr(dxs.addr()).ptr(p1).ptr(p2).i32(chunkRows)
+	c.launch("head_dot_bwd2", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	c.args().ptr(p1).ptr(n1P).i32(n1.Cap).i32(chunkRows).i32(w).ptr(da1s.addr())
+	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
+	c.args().ptr(p2).ptr(n2P).i32(n2.Cap).i32(chunkRows).i32(w).ptr(da2s.addr())
 	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
 }
 
@@ -196,13 +237,56 @@ func (c *call) headAgg(blk *backend.Block, coef, x backend.Buffer, heads, dim in
 }
 
 // push adds HA_ARGS to the launch's parameters.
-func (v *headAggArgs) push(c *call) *argPack {
+func (v *headAggArgs) push(c *call) *argPack { return v.pushWords(c, v.dim) }
+
+// pushWords adds HA_ARGS with a head's width given in words.
+func (v *headAggArgs) pushWords(c *call, words int) *argPack {
 	a := v.a
 	return c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).
-		ptr(a.ns).i32(a.srcCap).i32(v.heads).i32(v.dim).flag(v.mean)
+		ptr(a.ns).i32(a.srcCap).i32(v.heads).i32(words).flag(v.mean)
 }
 
-// HeadAggregate: one warp per destination, deterministic (kernels/gat.cu).
+// headAggWords are the words per lane the grouped kernels (head_dot_*,
+// head_agg_*, head_agg_bwd_*) come in (NQ).
+var headAggWords = [...]int{2, 4, 8}
+
+// grouped picks the grouped kernel for the shape (headGroups), float4
+// words when x and every buffer in bufs are 16-byte aligned.
+func (v *headAggArgs) grouped(bufs ...*buffer) (suf string, gl, words int, ok bool) {
+	aligned := v.x.ptr%16 == 0
+	for _, b := range bufs {
+		aligned = aligned && b.ptr%16 == 0
+	}
+	return headGroups(v.heads, v.dim, aligned)
+}
+
+// headGroups picks a grouped kernel (kernels/gat.cuh's HeadLanes): its
+// suffix, log2 of the lanes per head, and a head's width in words (float4
+// words when dim % 4 == 0 and the buffers are aligned). ok is false when
+// the heads or the width do not fit.
+func headGroups(heads, dim int, aligned bool) (suf string, gl, words int, ok bool) {
+	if heads > 32 {
+		return "", 0, 0, false
+	}
+	gl = 5
+	for 1<<(5-gl) < heads {
+		gl--
+	}
+	kind, words := "v1", dim
+	if dim%4 == 0 && aligned {
+		kind, words = "v4", dim/4
+	}
+	per := (words + 1<<gl - 1) >> gl
+	for _, nq := range headAggWords {
+		if per <= nq {
+			return fmt.Sprintf("%s_%d", kind, nq), gl, words, true
+		}
+	}
+	return "", 0, 0, false
+}
+
+// HeadAggregate: one warp per destination, deterministic
+// (kernels/gat_agg.cu).
 func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
 	c := b.begin("HeadAggregate")
 	defer c.end()
@@ -211,8 +295,13 @@ func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, head
 	if !c.ok {
 		return
 	}
-	v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(os.addr())
 	g, t := c.warpRows(v.a.dstCap)
+	if suf, gl, words, ok := v.grouped(os); ok {
+		v.pushWords(&c, words).i32(gl).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(os.addr())
+		c.launch("head_agg_"+suf, g, t, 0)
+		return
+	}
+	v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(os.addr())
 	c.launch("head_agg", g, t, 0)
 }
 
@@ -234,13 +323,20 @@ func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backen
 		return
 	}
 	g, t := c.warpRows(a.dstCap)
+	var dxp uintptr // dx of the scatter: none on the deterministic path
 	if !b.opt.Deterministic {
-		v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(dxs.addr())
+		dxp = dxs.addr()
+	}
+	if suf, gl, words, ok := v.grouped(ds, dxs); ok {
+		v.pushWords(&c, words).i32(gl).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(dxp)
+		c.launch("head_agg_bwd_"+suf, g, t, 0)
+	} else {
+		v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(dxp)
 		c.launch("head_agg_bwd", g, t, 0)
+	}
+	if !b.opt.Deterministic {
 		return
 	}
-	v.push(&c).ptr(v.coef.addr()).ptr(v.x.addr()).ptr(ds.addr()).ptr(dc.addr()).ptr(0)
-	c.launch("head_agg_bwd", g, t, 0)
 	s, ok := c.sortBySource(a)
 	if !ok {
 		return

@@ -123,7 +123,8 @@ func TestDeterministicAttention(t *testing.T) {
 	for k, tc := range []struct {
 		nd, ns, maxDeg, heads, dim int
 		mean                       bool
-	}{{1, 1, 3, 1, 1, false}, {300, 700, 6, 3, 8, false}, {2000, 6000, 20, 4, 16, true}, {500, 3000, 40, 8, 8, false}} {
+	}{{1, 1, 3, 1, 1, false}, {300, 700, 6, 3, 8, false}, {2000, 6000, 20, 4, 16, true}, {500, 3000, 40, 8, 8, false},
+		{3000, 8000, 10, 4, 64, false}, {800, 3000, 12, 4, 47, true}, {200, 600, 5, 2, 130, false}} {
 		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
 			g := newGATCase(uint64(k), tc.nd, tc.ns, tc.maxDeg, tc.heads, tc.dim, tc.mean)
 			first := g.run(t, b, 37, false)

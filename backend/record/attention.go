@@ -13,6 +13,10 @@ func (b *Backend) HeadDotBackward(x, dout backend.Buffer, n backend.Count, heads
 	b.do(func() { b.inner.HeadDotBackward(x, dout, n, heads, dim, a, dx, da) })
 }
 
+func (b *Backend) HeadDotBackward2(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
+	b.do(func() { b.inner.HeadDotBackward2(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2) })
+}
+
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
 	b.do(func() { b.inner.EdgeSoftmax(blk, el, er, heads, slope, p, r, coef) })
 }

@@ -4,10 +4,13 @@
 // edge e; position k = 0 is the self loop, k = 1 + e - e0 edge e).
 //
 // head_dot: one warp per row; per head the lanes add a stride of columns in
-//   float64, then a xor butterfly (every lane ends with the same bits).
+//   float64, then a xor butterfly (every lane ends with the same bits);
+//   head_dot_{v4,v1}_{NQ} the same with one lane group per head (the
+//   shapes that fit: up to 32 heads, 8 words per lane).
 // head_dot_bwd: dx += dout x a element-wise and the partial sums of da per
 //   chunk of rows, like bias_act_dropout_bwd; column_sums (dense.cu) adds
-//   the chunks in a fixed order.
+//   the chunks in a fixed order. head_dot_bwd2 does two of them (a GAT
+//   layer's source and destination scores) in one pass over x and dx.
 // edge_softmax(_bwd): one warp per destination, per head: the lanes take a
 //   stride of positions; max, then the sum of exponentials in float64, then
 //   the coefficients (and, backward, Σ α g, then the logits' gradients).
@@ -18,24 +21,12 @@
 //   sources with float atomics (del zeroed first), or, deterministic, kept
 //   per position in float64 (dt) and gathered per source (gat_del_gather)
 //   after the edges are sorted by source (aggregate_det.cu).
-// head_agg: one warp per destination, lanes over output columns, float32
-//   sums with fmaf: the self loop, then the edges in order.
-// head_agg_bwd: one warp per destination; for each position and head the
-//   lanes add a stride of the head's columns in float64 (dcoef: the dot of
-//   dout with the source's row), then scatter into dx with float atomics
-//   (or not: head_agg_gather is the deterministic alternative over the
-//   edges sorted by source).
+// head_agg(_bwd), head_agg_gather: see gat_agg.cu.
 #include "common.cuh"
+#include "vec.cuh"
 #include "block.cuh"
 #include "rng.cuh"
-
-#define GAT_NC 4
-
-__device__ __forceinline__ double warp_sum_d(double v) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
-    return v;
-}
+#include "gat.cuh"
 
 __device__ __forceinline__ float warp_max_f(float v) {
 #pragma unroll
@@ -58,6 +49,48 @@ extern "C" __global__ void head_dot(const float* x, const int* nP, int cap, int 
     }
 }
 
+// head_dot_{v4,v1}_{NQ}: head_dot with the lanes grouped per head
+// (HeadLanes, gat.cuh): a row's heads load in one pass; per lane float64
+// products in word order, then a xor butterfly over the group.
+template <typename V, int NQ>
+__device__ __forceinline__ void head_dot_grp(const V* x, int n, int heads, int dimV, int gl, const V* a,
+                                             float* out) {
+    HeadLanes L = head_lanes(heads, dimV, gl);
+    V av[NQ];
+#pragma unroll
+    for (int k = 0; k < NQ; k++) {
+        int c = L.col(k);
+        av[k] = c >= 0 ? a[L.h * dimV + c] : V();
+    }
+    for (int i = gwarp(); i < n; i += gwarps()) {
+        V xv[NQ];
+#pragma unroll
+        for (int k = 0; k < NQ; k++) {
+            int c = L.col(k);
+            xv[k] = c >= 0 ? x[(i64)i * L.wV + L.h * dimV + c] : V();
+        }
+        double s = 0.0;
+#pragma unroll
+        for (int k = 0; k < NQ; k++) s = vdot_d(xv[k], av[k], s);
+        for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
+        if (L.on && L.s == 0) out[(i64)i * heads + L.h] = (float)s;
+    }
+}
+
+#define HD_GRP(V, NQ, SUF)                                                                                 \
+    extern "C" __global__ void head_dot_##SUF(const V* x, const int* nP, int cap, int heads, int dimV, int gl, \
+                                              const V* a, float* out) {                                   \
+        head_dot_grp<V, NQ>(x, live_count(nP, cap), heads, dimV, gl, a, out);                               \
+    }
+HD_GRP(float4, 2, v4_2)
+HD_GRP(float4, 4, v4_4)
+HD_GRP(float4, 8, v4_8)
+HD_GRP(float, 2, v1_2)
+HD_GRP(float, 4, v1_4)
+HD_GRP(float, 8, v1_8)
+
+#define HD_U 8
+
 // head_dot_bwd: grid (ceil(w/32), chunks), block (32, 8); thread (x, y) of
 // block (bx, by) takes column 32*bx + x and rows r0 + y, r0 + y + 8, ... of
 // chunk by; partial is [chunks, w].
@@ -73,11 +106,25 @@ extern "C" __global__ void head_dot_bwd(const float* x, const float* dout, const
     if (c < w) {
         int h = c / dim;
         float av = a[c];
-        for (int r = r0 + threadIdx.y; r < r1; r += 8) {
-            i64 idx = (i64)r * w + c;
-            float g = dout[(i64)r * heads + h];
-            dx[idx] = __fadd_rn(dx[idx], __fmul_rn(g, av));
-            s += (double)g * (double)x[idx];
+        // the loads of HD_U rows go out before their stores (the compiler
+        // cannot tell that dx overlaps neither x nor dout); sums in row order
+        for (int rb = r0 + threadIdx.y; rb < r1; rb += 8 * HD_U) {
+            float g[HD_U], xv[HD_U], dv[HD_U];
+#pragma unroll
+            for (int u = 0; u < HD_U; u++) {
+                int r = rb + 8 * u;
+                i64 idx = (i64)r * w + c;
+                g[u] = r < r1 ? dout[(i64)r * heads + h] : 0.f;
+                xv[u] = r < r1 ? x[idx] : 0.f;
+                dv[u] = r < r1 ? dx[idx] : 0.f;
+            }
+#pragma unroll
+            for (int u = 0; u < HD_U; u++) {
+                int r = rb + 8 * u;
+                if (r >= r1) break;
+                dx[(i64)r * w + c] = __fadd_rn(dv[u], __fmul_rn(g[u], av));
+                s += (double)g[u] * (double)xv[u];
+            }
         }
     }
     red[threadIdx.y][threadIdx.x] = s;
@@ -90,17 +137,63 @@ extern "C" __global__ void head_dot_bwd(const float* x, const float* dout, const
     }
 }
 
-// att_src is the source of position k of destination i (e0: its first
-// edge), or -1 for an edge whose source is not live.
-__device__ __forceinline__ int att_src(const int* indices, int i, int e0, int k, int ns) {
-    if (k == 0) return i;
-    int j = indices[e0 + k - 1];
-    return (j >= 0 && j < ns) ? j : -1;
-}
-
-// att_row is the coefficient row of position k of destination i.
-__device__ __forceinline__ i64 att_row(int i, int e0, int k, int dstCap) {
-    return k == 0 ? (i64)i : (i64)dstCap + e0 + k - 1;
+// head_dot_bwd2: head_dot_bwd over rows [:n1] with (dout1, a1, partial1)
+// and over rows [:n2] with (dout2, a2, partial2) of the same x and dx in
+// one pass: dx = (dx + g1·a1) + g2·a2, each term where its rows reach, so
+// the same bits as head_dot_bwd twice; chunks over max(n1, n2) rows.
+extern "C" __global__ void head_dot_bwd2(const float* x, const float* dout1, const float* dout2, const int* n1P,
+                                         int cap1, const int* n2P, int cap2, int heads, int dim, const float* a1,
+                                         const float* a2, float* dx, float* partial1, float* partial2,
+                                         int chunkRows) {
+    __shared__ double red[2][8][33];
+    int n1 = live_count(n1P, cap1), n2 = live_count(n2P, cap2), w = heads * dim;
+    int c = blockIdx.x * 32 + threadIdx.x;
+    int r0 = blockIdx.y * chunkRows;
+    if (r0 >= max(n1, n2)) return;
+    int r1 = min(r0 + chunkRows, max(n1, n2)), m1 = min(r1, n1), m2 = min(r1, n2);
+    double s1 = 0.0, s2 = 0.0;
+    if (c < w) {
+        int h = c / dim;
+        float av1 = a1[c], av2 = a2[c];
+        for (int rb = r0 + threadIdx.y; rb < r1; rb += 8 * HD_U) {
+            float g1[HD_U], g2[HD_U], xv[HD_U], dv[HD_U];
+#pragma unroll
+            for (int u = 0; u < HD_U; u++) {
+                int r = rb + 8 * u;
+                i64 idx = (i64)r * w + c;
+                g1[u] = r < m1 ? dout1[(i64)r * heads + h] : 0.f;
+                g2[u] = r < m2 ? dout2[(i64)r * heads + h] : 0.f;
+                xv[u] = r < r1 ? x[idx] : 0.f;
+                dv[u] = r < r1 ? dx[idx] : 0.f;
+            }
+#pragma unroll
+            for (int u = 0; u < HD_U; u++) {
+                int r = rb + 8 * u;
+                if (r >= r1) break;
+                float v = dv[u];
+                if (r < m1) {
+                    v = __fadd_rn(v, __fmul_rn(g1[u], av1));
+                    s1 += (double)g1[u] * (double)xv[u];
+                }
+                if (r < m2) {
+                    v = __fadd_rn(v, __fmul_rn(g2[u], av2));
+                    s2 += (double)g2[u] * (double)xv[u];
+                }
+                dx[(i64)r * w + c] = v;
+            }
+        }
+    }
+    red[0][threadIdx.y][threadIdx.x] = s1;
+    red[1][threadIdx.y][threadIdx.x] = s2;
+    __syncthreads();
+    if (threadIdx.y < 2 && c < w) {
+        int p = threadIdx.y;
+        if (r0 >= (p == 0 ? n1 : n2)) return;
+        double t = 0.0;
+#pragma unroll
+        for (int k = 0; k < 8; k++) t += red[p][k][threadIdx.x];
+        (p == 0 ? partial1 : partial2)[(i64)blockIdx.y * w + c] = (float)t;
+    }
 }
 
 __device__ __forceinline__ float leaky(float t, float slope) { return t > 0.f ? t : __fmul_rn(slope, t); }
@@ -251,143 +344,5 @@ extern "C" __global__ void gat_del_gather(const int* srcPtr, const int* perm, co
         double s = j < nd ? dt[(i64)j * heads + h] : 0.0;
         for (int p = srcPtr[j]; p < srcPtr[j + 1]; p++) s += dt[((i64)dstCap + perm[p]) * heads + h];
         del[t] = (float)s;
-    }
-}
-
-#define HA_ARGS                                                                                                   \
-    const int *indptr, const int *indices, const int *nDstP, int dstCap, const int *nEP, int edgeCap,            \
-        const int *nSrcP, int srcCap, int heads, int dim, int mean
-
-extern "C" __global__ void head_agg(HA_ARGS, const float* coef, const float* x, float* out) {
-    BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
-    int lane = lane_id(), w = heads * dim;
-    float invH = 1.0f / (float)heads;
-    for (int i = gwarp(); i < bc.n; i += gwarps()) {
-        int e0, e1;
-        edge_range(indptr, i, bc.ne, &e0, &e1);
-        const float* cs = coef + (i64)i * heads;
-        const float* xs = x + (i64)i * w;
-        if (!mean) {
-            for (int cb = 0; cb < w; cb += 32 * GAT_NC) {
-                float acc[GAT_NC];
-#pragma unroll
-                for (int q = 0; q < GAT_NC; q++) {
-                    int c = cb + q * 32 + lane;
-                    acc[q] = c < w ? __fmul_rn(cs[c / dim], xs[c]) : 0.f;
-                }
-                for (int e = e0; e < e1; e++) {
-                    int j = indices[e];
-                    if (j < 0 || j >= bc.ns) continue;
-                    const float* ce = coef + ((i64)dstCap + e) * heads;
-                    const float* xj = x + (i64)j * w;
-#pragma unroll
-                    for (int q = 0; q < GAT_NC; q++) {
-                        int c = cb + q * 32 + lane;
-                        if (c < w) acc[q] = fmaf(ce[c / dim], xj[c], acc[q]);
-                    }
-                }
-#pragma unroll
-                for (int q = 0; q < GAT_NC; q++) {
-                    int c = cb + q * 32 + lane;
-                    if (c < w) out[(i64)i * w + c] = acc[q];
-                }
-            }
-            continue;
-        }
-        for (int fb = 0; fb < dim; fb += 32 * GAT_NC) {
-            float tot[GAT_NC];
-            for (int h = 0; h < heads; h++) {
-                float acc[GAT_NC];
-#pragma unroll
-                for (int q = 0; q < GAT_NC; q++) {
-                    int f = fb + q * 32 + lane;
-                    acc[q] = f < dim ? __fmul_rn(cs[h], xs[h * dim + f]) : 0.f;
-                }
-                for (int e = e0; e < e1; e++) {
-                    int j = indices[e];
-                    if (j < 0 || j >= bc.ns) continue;
-                    float ce = coef[((i64)dstCap + e) * heads + h];
-                    const float* xj = x + (i64)j * w + h * dim;
-#pragma unroll
-                    for (int q = 0; q < GAT_NC; q++) {
-                        int f = fb + q * 32 + lane;
-                        if (f < dim) acc[q] = fmaf(ce, xj[f], acc[q]);
-                    }
-                }
-#pragma unroll
-                for (int q = 0; q < GAT_NC; q++) tot[q] = h == 0 ? acc[q] : __fadd_rn(tot[q], acc[q]);
-            }
-#pragma unroll
-            for (int q = 0; q < GAT_NC; q++) {
-                int f = fb + q * 32 + lane;
-                if (f < dim) out[(i64)i * dim + f] = __fmul_rn(tot[q], invH);
-            }
-        }
-    }
-}
-
-// head_agg_weight is the weight of position row, head h in dx's sums.
-__device__ __forceinline__ float head_agg_weight(const float* coef, i64 row, int heads, int h, int mean) {
-    float wg = coef[row * heads + h];
-    return mean ? __fmul_rn(wg, 1.0f / (float)heads) : wg;
-}
-
-// head_agg_bwd: dcoef of every live position (0 for an edge whose source is
-// not live) and, when dx is not null, dx scattered with float atomics.
-extern "C" __global__ void head_agg_bwd(HA_ARGS, const float* coef, const float* x, const float* dout, float* dcoef,
-                                        float* dx) {
-    BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
-    int lane = lane_id(), w = heads * dim, ow = mean ? dim : w;
-    for (int i = gwarp(); i < bc.n; i += gwarps()) {
-        int e0, e1;
-        edge_range(indptr, i, bc.ne, &e0, &e1);
-        const float* dr = dout + (i64)i * ow;
-        for (int k = 0; k < 1 + e1 - e0; k++) {
-            int j = att_src(indices, i, e0, k, bc.ns);
-            i64 row = att_row(i, e0, k, dstCap);
-            for (int h = 0; h < heads; h++) {
-                double s = 0.0;
-                if (j >= 0) {
-                    const float* xj = x + (i64)j * w + h * dim;
-                    const float* d = mean ? dr : dr + h * dim;
-                    for (int f = lane; f < dim; f += 32) s += (double)d[f] * (double)xj[f];
-                }
-                s = warp_sum_d(s);
-                if (mean) s /= (double)heads;
-                if (lane == 0) dcoef[row * heads + h] = (float)s;
-            }
-            if (dx == 0 || j < 0) continue;
-            for (int c = lane; c < w; c += 32) {
-                int h = c / dim;
-                float d = dr[mean ? c - h * dim : c];
-                atomicAdd(dx + (i64)j * w + c, __fmul_rn(head_agg_weight(coef, row, heads, h, mean), d));
-            }
-        }
-    }
-}
-
-// head_agg_gather: for rows j < max(live dst, live src), dx[j, :] += the
-// self loop's term (j < live dst) and the terms of j's edges sorted by
-// source, added in that order in float32.
-extern "C" __global__ void head_agg_gather(const int* srcPtr, const int* perm, const int* edgeDst, const int* nDstP,
-                                           int dstCap, const int* nSrcP, int srcCap, int heads, int dim, int mean,
-                                           const float* coef, const float* dout, float* dx) {
-    int nd = live_count(nDstP, dstCap);
-    int rows = max(nd, live_count(nSrcP, srcCap));
-    int lane = lane_id(), w = heads * dim, ow = mean ? dim : w;
-    for (int j = gwarp(); j < rows; j += gwarps()) {
-        int p0 = srcPtr[j], p1 = srcPtr[j + 1];
-        for (int c = lane; c < w; c += 32) {
-            int h = c / dim, f = mean ? c - h * dim : c;
-            float acc = 0.f;
-            if (j < nd) acc = __fmul_rn(head_agg_weight(coef, j, heads, h, mean), dout[(i64)j * ow + f]);
-            for (int p = p0; p < p1; p++) {
-                int e = perm[p];
-                float wg = head_agg_weight(coef, (i64)dstCap + e, heads, h, mean);
-                acc = fmaf(wg, dout[(i64)edgeDst[e] * ow + f], acc);
-            }
-            i64 at = (i64)j * w + c;
-            dx[at] = __fadd_rn(dx[at], acc);
-        }
     }
 }

@@ -1,0 +1,331 @@
+// gat_agg.cu: GAT's coefficient-weighted aggregation (HeadAggregate and its
+// backward), the twins of backend/cpu/gat_agg.go; layout as in gat.cu.
+//
+// head_agg_{v4,v1}_{NQ} (head_agg_grp) and head_agg_bwd_{v4,v1}_{NQ}
+// (head_agg_bwd_grp): one warp per destination; the lanes form one group of
+// G = 2^gl lanes per head (G = 32 rounded down by the heads' power of two;
+// lanes past heads·G idle), lane s of head h's group taking the head's
+// words s, s + G, ... (float4 words when dim % 4 == 0 and the buffers are
+// 16-byte aligned, else floats), at most NQ of them. Every head of a row
+// moves in one pass, and the rows of up to HA_U positions are loaded
+// before they are used, so that several are in flight.
+//   Forward: float32 sums with fmaf, the self loop then the edges in order
+//   (per column the same operations as head_agg); with mean, group 0 adds
+//   the heads' sums in head order (shuffles), times 1/heads.
+//   Backward: the dout row of the destination stays in registers; per
+//   position every lane adds its words' products in float64 in word order,
+//   then a xor butterfly over the group (log2 G steps; the same order for
+//   a given shape), and dx gets w·dout through float atomics (16-byte
+//   reductions on sm_90, vec.cuh) or not at all (dx null: the
+//   deterministic path's head_agg_gather).
+// head_agg, head_agg_bwd: the general kernels (any heads and width), used
+// when the grouped ones do not fit: one warp per destination, lanes over
+// output columns; the backward's dcoef per head with a warp-wide butterfly.
+// head_agg_gather: the deterministic dx over the edges sorted by source.
+#include "common.cuh"
+#include "vec.cuh"
+#include "block.cuh"
+#include "gat.cuh"
+
+#define GAT_NC 4
+
+#define HA_ARGS                                                                                                   \
+    const int *indptr, const int *indices, const int *nDstP, int dstCap, const int *nEP, int edgeCap,            \
+        const int *nSrcP, int srcCap, int heads, int dim, int mean
+
+extern "C" __global__ void head_agg(HA_ARGS, const float* coef, const float* x, float* out) {
+    BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
+    int lane = lane_id(), w = heads * dim;
+    float invH = 1.0f / (float)heads;
+    for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        int e0, e1;
+        edge_range(indptr, i, bc.ne, &e0, &e1);
+        const float* cs = coef + (i64)i * heads;
+        const float* xs = x + (i64)i * w;
+        if (!mean) {
+            for (int cb = 0; cb < w; cb += 32 * GAT_NC) {
+                float acc[GAT_NC];
+#pragma unroll
+                for (int q = 0; q < GAT_NC; q++) {
+                    int c = cb + q * 32 + lane;
+                    acc[q] = c < w ? __fmul_rn(cs[c / dim], xs[c]) : 0.f;
+                }
+                for (int e = e0; e < e1; e++) {
+                    int j = indices[e];
+                    if (j < 0 || j >= bc.ns) continue;
+                    const float* ce = coef + ((i64)dstCap + e) * heads;
+                    const float* xj = x + (i64)j * w;
+#pragma unroll
+                    for (int q = 0; q < GAT_NC; q++) {
+                        int c = cb + q * 32 + lane;
+                        if (c < w) acc[q] = fmaf(ce[c / dim], xj[c], acc[q]);
+                    }
+                }
+#pragma unroll
+                for (int q = 0; q < GAT_NC; q++) {
+                    int c = cb + q * 32 + lane;
+                    if (c < w) out[(i64)i * w + c] = acc[q];
+                }
+            }
+            continue;
+        }
+        for (int fb = 0; fb < dim; fb += 32 * GAT_NC) {
+            float tot[GAT_NC];
+            for (int h = 0; h < heads; h++) {
+                float acc[GAT_NC];
+#pragma unroll
+                for (int q = 0; q < GAT_NC; q++) {
+                    int f = fb + q * 32 + lane;
+                    acc[q] = f < dim ? __fmul_rn(cs[h], xs[h * dim + f]) : 0.f;
+                }
+                for (int e = e0; e < e1; e++) {
+                    int j = indices[e];
+                    if (j < 0 || j >= bc.ns) continue;
+                    float ce = coef[((i64)dstCap + e) * heads + h];
+                    const float* xj = x + (i64)j * w + h * dim;
+#pragma unroll
+                    for (int q = 0; q < GAT_NC; q++) {
+                        int f = fb + q * 32 + lane;
+                        if (f < dim) acc[q] = fmaf(ce, xj[f], acc[q]);
+                    }
+                }
+#pragma unroll
+                for (int q = 0; q < GAT_NC; q++) tot[q] = h == 0 ? acc[q] : __fadd_rn(tot[q], acc[q]);
+            }
+#pragma unroll
+            for (int q = 0; q < GAT_NC; q++) {
+                int f = fb + q * 32 + lane;
+                if (f < dim) out[(i64)i * dim + f] = __fmul_rn(tot[q], invH);
+            }
+        }
+    }
+}
+
+// head_agg_weight is the weight of position row, head h in dx's sums.
+__device__ __forceinline__ float head_agg_weight(const float* coef, i64 row, int heads, int h, int mean) {
+    float wg = coef[row * heads + h];
+    return mean ? __fmul_rn(wg, 1.0f / (float)heads) : wg;
+}
+
+// head_agg_bwd: dcoef of every live position (0 for an edge whose source is
+// not live) and, when dx is not null, dx scattered with float atomics.
+extern "C" __global__ void head_agg_bwd(HA_ARGS, const float* coef, const float* x, const float* dout, float* dcoef,
+                                        float* dx) {
+    BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
+    int lane = lane_id(), w = heads * dim, ow = mean ? dim : w;
+    for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        int e0, e1;
+        edge_range(indptr, i, bc.ne, &e0, &e1);
+        const float* dr = dout + (i64)i * ow;
+        for (int k = 0; k < 1 + e1 - e0; k++) {
+            int j = att_src(indices, i, e0, k, bc.ns);
+            i64 row = att_row(i, e0, k, dstCap);
+            for (int h = 0; h < heads; h++) {
+                double s = 0.0;
+                if (j >= 0) {
+                    const float* xj = x + (i64)j * w + h * dim;
+                    const float* d = mean ? dr : dr + h * dim;
+                    for (int f = lane; f < dim; f += 32) s += (double)d[f] * (double)xj[f];
+                }
+                s = warp_sum_d(s);
+                if (mean) s /= (double)heads;
+                if (lane == 0) dcoef[row * heads + h] = (float)s;
+            }
+            if (dx == 0 || j < 0) continue;
+            for (int c = lane; c < w; c += 32) {
+                int h = c / dim;
+                float d = dr[mean ? c - h * dim : c];
+                atomicAdd(dx + (i64)j * w + c, __fmul_rn(head_agg_weight(coef, row, heads, h, mean), d));
+            }
+        }
+    }
+}
+
+// head_agg_gather: for rows j < max(live dst, live src), dx[j, :] += the
+// self loop's term (j < live dst) and the terms of j's edges sorted by
+// source, added in that order in float32.
+extern "C" __global__ void head_agg_gather(const int* srcPtr, const int* perm, const int* edgeDst, const int* nDstP,
+                                           int dstCap, const int* nSrcP, int srcCap, int heads, int dim, int mean,
+                                           const float* coef, const float* dout, float* dx) {
+    int nd = live_count(nDstP, dstCap);
+    int rows = max(nd, live_count(nSrcP, srcCap));
+    int lane = lane_id(), w = heads * dim, ow = mean ? dim : w;
+    for (int j = gwarp(); j < rows; j += gwarps()) {
+        int p0 = srcPtr[j], p1 = srcPtr[j + 1];
+        for (int c = lane; c < w; c += 32) {
+            int h = c / dim, f = mean ? c - h * dim : c;
+            float acc = 0.f;
+            if (j < nd) acc = __fmul_rn(head_agg_weight(coef, j, heads, h, mean), dout[(i64)j * ow + f]);
+            for (int p = p0; p < p1; p++) {
+                int e = perm[p];
+                float wg = head_agg_weight(coef, (i64)dstCap + e, heads, h, mean);
+                acc = fmaf(wg, dout[(i64)edgeDst[e] * ow + f], acc);
+            }
+            i64 at = (i64)j * w + c;
+            dx[at] = __fadd_rn(dx[at], acc);
+        }
+    }
+}
+
+// Rounded float and float4 arithmetic of the grouped kernels (explicit, so
+// that no multiply is fused into a later add).
+__device__ __forceinline__ float vmul_rn(float w, float x) { return __fmul_rn(w, x); }
+__device__ __forceinline__ float4 vmul_rn(float w, float4 x) {
+    return make_float4(__fmul_rn(w, x.x), __fmul_rn(w, x.y), __fmul_rn(w, x.z), __fmul_rn(w, x.w));
+}
+__device__ __forceinline__ float vadd_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ float4 vadd_rn(float4 a, float4 b) {
+    return make_float4(__fadd_rn(a.x, b.x), __fadd_rn(a.y, b.y), __fadd_rn(a.z, b.z), __fadd_rn(a.w, b.w));
+}
+__device__ __forceinline__ float vshfl(float v, int src) { return __shfl_sync(FULL_MASK, v, src); }
+__device__ __forceinline__ float4 vshfl(float4 v, int src) {
+    return make_float4(__shfl_sync(FULL_MASK, v.x, src), __shfl_sync(FULL_MASK, v.y, src),
+                       __shfl_sync(FULL_MASK, v.z, src), __shfl_sync(FULL_MASK, v.w, src));
+}
+// HA_U positions per batch of loads: 4 when a row takes at most 8 floats
+// of a lane, else 2.
+#define HA_U(V, NQ) ((NQ) * (int)sizeof(V) <= 32 ? 4 : 2)
+
+// ha_sources loads the sources of positions pb + lane of destination i (-1
+// past the np positions or for a source that is not live).
+__device__ __forceinline__ int ha_sources(const int* indices, int i, int e0, int pb, int np, int ns) {
+    int k = pb + lane_id();
+    return k < np ? att_src(indices, i, e0, k, ns) : -1;
+}
+
+template <typename V, int NQ>
+__device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indices, BlockCounts bc, int dstCap,
+                                             int heads, int dimV, int gl, int mean, const float* coef, const V* x,
+                                             V* out) {
+    const int U = HA_U(V, NQ);
+    HeadLanes L = head_lanes(heads, dimV, gl);
+    float invH = 1.0f / (float)heads;
+    for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        int e0, e1;
+        edge_range(indptr, i, bc.ne, &e0, &e1);
+        int np = 1 + e1 - e0;
+        V acc[NQ];
+#pragma unroll
+        for (int k = 0; k < NQ; k++) acc[k] = V();
+        for (int pb = 0; pb < np; pb += 32) {
+            int jl = ha_sources(indices, i, e0, pb, np, bc.ns);
+            int cnt = min(32, np - pb);
+            for (int u0 = 0; u0 < cnt; u0 += U) {
+                int jj[U];
+                float cw[U];
+                V xv[U][NQ];
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
+                    if (u0 + u >= cnt) jj[u] = -1;
+                    cw[u] = jj[u] >= 0 && L.on ? coef[att_row(i, e0, pb + u0 + u, dstCap) * heads + L.h] : 0.f;
+#pragma unroll
+                    for (int k = 0; k < NQ; k++) {
+                        int c = L.col(k);
+                        xv[u][k] = jj[u] >= 0 && c >= 0 ? x[(i64)jj[u] * L.wV + L.h * dimV + c] : V();
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    if (jj[u] < 0) continue;
+                    bool self = pb + u0 + u == 0;
+#pragma unroll
+                    for (int k = 0; k < NQ; k++)
+                        acc[k] = self ? vmul_rn(cw[u], xv[u][k]) : vfma(cw[u], xv[u][k], acc[k]);
+                }
+            }
+        }
+        if (!mean) {
+#pragma unroll
+            for (int k = 0; k < NQ; k++) {
+                int c = L.col(k);
+                if (c >= 0) out[(i64)i * L.wV + L.h * dimV + c] = acc[k];
+            }
+            continue;
+        }
+#pragma unroll
+        for (int k = 0; k < NQ; k++) {
+            V tot = vshfl(acc[k], L.s);
+            for (int h = 1; h < heads; h++) tot = vadd_rn(tot, vshfl(acc[k], (h << gl) + L.s));
+            int c = L.col(k);
+            if (L.h == 0 && c >= 0) out[(i64)i * dimV + c] = vmul_rn(invH, tot);
+        }
+    }
+}
+
+template <typename V, int NQ>
+__device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* indices, BlockCounts bc, int dstCap,
+                                                 int heads, int dimV, int gl, int mean, const float* coef,
+                                                 const V* x, const V* dout, float* dcoef, V* dx) {
+    const int U = HA_U(V, NQ);
+    HeadLanes L = head_lanes(heads, dimV, gl);
+    float invH = 1.0f / (float)heads;
+    for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        int e0, e1;
+        edge_range(indptr, i, bc.ne, &e0, &e1);
+        int np = 1 + e1 - e0;
+        V d[NQ];
+#pragma unroll
+        for (int k = 0; k < NQ; k++) {
+            int c = L.col(k);
+            d[k] = c < 0 ? V() : mean ? dout[(i64)i * dimV + c] : dout[(i64)i * L.wV + L.h * dimV + c];
+        }
+        for (int pb = 0; pb < np; pb += 32) {
+            int jl = ha_sources(indices, i, e0, pb, np, bc.ns);
+            int cnt = min(32, np - pb);
+            for (int u0 = 0; u0 < cnt; u0 += U) {
+                int jj[U];
+                float cw[U];
+                V xv[U][NQ];
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
+                    if (u0 + u >= cnt) jj[u] = -1;
+                    cw[u] = dx && jj[u] >= 0 && L.on ? coef[att_row(i, e0, pb + u0 + u, dstCap) * heads + L.h] : 0.f;
+#pragma unroll
+                    for (int k = 0; k < NQ; k++) {
+                        int c = L.col(k);
+                        xv[u][k] = jj[u] >= 0 && c >= 0 ? x[(i64)jj[u] * L.wV + L.h * dimV + c] : V();
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    if (u0 + u >= cnt) break;
+                    double s = 0.0;
+#pragma unroll
+                    for (int k = 0; k < NQ; k++) s = vdot_d(d[k], xv[u][k], s);
+                    for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
+                    if (mean) s /= (double)heads;
+                    int k = pb + u0 + u;
+                    if (L.on && L.s == 0) dcoef[att_row(i, e0, k, dstCap) * heads + L.h] = (float)s;
+                    if (!dx || jj[u] < 0) continue;
+                    float wg = mean ? __fmul_rn(cw[u], invH) : cw[u];
+#pragma unroll
+                    for (int q = 0; q < NQ; q++) {
+                        int c = L.col(q);
+                        if (c >= 0) vatomic_add(dx + (i64)jj[u] * L.wV + L.h * dimV + c, wg, d[q]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#define HA_GRP(V, NQ, SUF)                                                                                       \
+    extern "C" __global__ void head_agg_##SUF(HA_ARGS, int gl, const float* coef, const V* x, V* out) {          \
+        head_agg_grp<V, NQ>(indptr, indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), dstCap,    \
+                            heads, dim, gl, mean, coef, x, out);                                                  \
+    }                                                                                                             \
+    extern "C" __global__ void head_agg_bwd_##SUF(HA_ARGS, int gl, const float* coef, const V* x, const V* dout,  \
+                                                  float* dcoef, V* dx) {                                          \
+        head_agg_bwd_grp<V, NQ>(indptr, indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap),        \
+                                dstCap, heads, dim, gl, mean, coef, x, dout, dcoef, dx);                          \
+    }
+
+// The grouped kernels take dim in words (dim/4 for v4).
+HA_GRP(float4, 2, v4_2)
+HA_GRP(float4, 4, v4_4)
+HA_GRP(float4, 8, v4_8)
+HA_GRP(float, 2, v1_2)
+HA_GRP(float, 4, v1_4)
+HA_GRP(float, 8, v1_8)
