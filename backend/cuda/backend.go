@@ -7,6 +7,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/ebitengine/purego"
+
 	"github.com/fanout-gnn/fanout/backend"
 )
 
@@ -237,6 +239,25 @@ func (b *Backend) open(kc *kernelCache, images []compiled, srcs []Source) error 
 }
 
 var kernelName = regexp.MustCompile(`extern "C" __global__ void(?:\s+__launch_bounds__\([^)]*\))?\s+(\w+)\s*\(`)
+
+// kernel is the function of a loaded kernel. Names the source scan found
+// are looked up when their module loads; others (kernels a macro defines)
+// are looked up in every module at first use and remembered.
+func (b *Backend) kernel(name string) (uintptr, bool) {
+	if fn, ok := b.fns[name]; ok {
+		return fn, true
+	}
+	cname := cString(name)
+	for _, mod := range b.modules {
+		var fn uintptr
+		r, _, _ := purego.SyscallN(b.drv.cuModuleGetFunction, uintptr(unsafe.Pointer(&fn)), mod, uintptr(unsafe.Pointer(&cname[0])))
+		if int32(r) == cudaSuccess {
+			b.fns[name] = fn
+			return fn, true
+		}
+	}
+	return 0, false
+}
 
 // loadModule loads one compiled file and looks up its kernels. A cached
 // image the driver rejects is rebuilt once.

@@ -286,7 +286,7 @@ func (c *call) launch(name string, grid, block dim3, smem int) {
 		return
 	}
 	b := c.b
-	fn, ok := b.fns[name]
+	fn, ok := b.kernel(name)
 	if !ok {
 		c.failf("kernel %s is not loaded", name)
 		return
@@ -329,7 +329,7 @@ func (c *call) setSmem(name string, bytes int) {
 		return
 	}
 	b := c.b
-	fn := b.fns[name]
+	fn, _ := b.kernel(name)
 	if b.smemSet[fn] >= bytes {
 		return
 	}
