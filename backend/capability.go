@@ -1,6 +1,10 @@
 package backend
 
-import "time"
+import (
+	"time"
+
+	"github.com/fanout-gnn/fanout/graph"
+)
 
 // MemoryStats is implemented by backends that track their memory use.
 // Fallback when absent: memory figures are not reported.
@@ -109,4 +113,58 @@ func UploadHost(be Backend, data any) (Buffer, error) {
 // step.
 type HostFuncs interface {
 	HostFunc(fn func())
+}
+
+// Lists are neighbour lists resident on one backend (PeerGraphs), which
+// the backends of its group may read.
+type Lists interface {
+	Lists() int // how many lists
+}
+
+// Where a PeerGraph finds a vertex's neighbour list.
+const (
+	ListLocal   uint8 = iota // among the vertices this backend owns
+	ListReplica              // a copy this backend keeps of another's list
+	ListRemote               // in a peer's memory, read in place
+)
+
+// ReadCounts are neighbour-list reads of a PeerGraph's sampling, by where
+// the list lived.
+type ReadCounts struct {
+	Local   int64 `json:"local"`
+	Replica int64 `json:"replica"`
+	Remote  int64 `json:"remote"`
+}
+
+// PeerGraphs is implemented by backends that sample from topology spread
+// over the memories of a group of backends (the GPUs of a host reading
+// each other's memory over NVLink or PCIe; CPU devices in one process).
+// Fallback when absent: every device uploads the whole graph.
+type PeerGraphs interface {
+	// UploadLists makes the neighbour lists of the vertices ids (their
+	// rows of csr, in csr's order) resident on this backend; list i is
+	// ids[i]'s.
+	UploadLists(csr *graph.CSR, ids []int32) (Lists, error)
+	// PeerGraph is a graph of numNodes vertices in which vertex v's
+	// neighbours are list index[v] of lists[at[v]] (made by this backend
+	// or by a peer of its group), read where they live. SampleLayer
+	// draws from it exactly as from the whole graph, and counts each
+	// destination's list read under kind[v] (ListLocal, ListReplica,
+	// ListRemote).
+	PeerGraph(numNodes int64, lists []Lists, at, index []int32, kind []uint8) (Graph, error)
+	// GraphReads are the list reads a PeerGraph's sampling has counted.
+	GraphReads(g Graph) (ReadCounts, error)
+}
+
+// PeerGraphsOf is be's PeerGraphs, or nil when be (or the backend a
+// wrapper forwards to) has none.
+func PeerGraphsOf(be Backend) PeerGraphs {
+	for {
+		if w, ok := be.(interface{ Inner() Backend }); ok {
+			be = w.Inner()
+			continue
+		}
+		p, _ := be.(PeerGraphs)
+		return p
+	}
 }

@@ -55,13 +55,20 @@ func Upload(be backend.Backend, ds *dataset.Dataset) (*Inputs, error) {
 // serves the features from feat (which Inputs.Free then releases). With a
 // nil feat the caller sets Inputs.Feat before the first step.
 func UploadWith(be backend.Backend, ds *dataset.Dataset, feat featstore.Store) (*Inputs, error) {
+	return uploadInputs(be, ds, feat, nil)
+}
+
+// uploadInputs is UploadWith sampling from g (nil: ds's graph, uploaded).
+func uploadInputs(be backend.Backend, ds *dataset.Dataset, feat featstore.Store, g backend.Graph) (*Inputs, error) {
 	if err := ds.Graph.Narrow(); err != nil {
 		return nil, err
 	}
-	in := &Inputs{Feat: feat}
+	in := &Inputs{Feat: feat, Graph: g}
 	var err error
-	if in.Graph, err = be.UploadGraph(ds.Graph); err != nil {
-		return nil, fmt.Errorf("upload graph: %w", err)
+	if g == nil {
+		if in.Graph, err = be.UploadGraph(ds.Graph); err != nil {
+			return nil, fmt.Errorf("upload graph: %w", err)
+		}
 	}
 	deg := make([]float32, ds.Graph.NumNodes)
 	for v := range deg {

@@ -31,6 +31,11 @@ type Options struct {
 	// whole to the backend (the hybrid mode's tiered store); the trainer
 	// frees it on Close.
 	Features featstore.Store
+	// Graph, when set, is the topology the trainer samples from instead of
+	// uploading the dataset's graph (a rank's PeerGraph, whose lists are
+	// spread over a group's devices; train/multigpu's PlaceTopology).
+	// It must have the dataset's vertices and edges.
+	Graph backend.Graph
 	// FeatureDType is how features are held on the backend: backend.F32
 	// (the default, also for 0) or backend.BF16 (half the bytes gathered
 	// and, in the hybrid mode, sent over PCIe; values rounded to bfloat16).
@@ -126,8 +131,11 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 // when given.
 func (t *Trainer) upload() (*Inputs, error) {
 	f := t.opt.Features
+	if g := t.opt.Graph; g != nil && (g.NumNodes() != t.ds.Graph.NumNodes || g.NumEdges() != t.ds.Graph.NumEdges()) {
+		return nil, fmt.Errorf("graph: %d vertices and %d edges, the dataset has %d and %d", g.NumNodes(), g.NumEdges(), t.ds.Graph.NumNodes, t.ds.Graph.NumEdges())
+	}
 	if f == nil {
-		in, err := UploadWith(t.be, t.ds, nil)
+		in, err := uploadInputs(t.be, t.ds, nil, t.opt.Graph)
 		if err != nil {
 			return nil, err
 		}
@@ -140,7 +148,7 @@ func (t *Trainer) upload() (*Inputs, error) {
 	if f.Rows() != t.ds.Graph.NumNodes || f.Dim() != t.ds.FeatDim {
 		return nil, fmt.Errorf("feature store: %d x %d rows, the dataset has %d x %d", f.Rows(), f.Dim(), t.ds.Graph.NumNodes, t.ds.FeatDim)
 	}
-	return UploadWith(t.be, t.ds, f)
+	return uploadInputs(t.be, t.ds, f, t.opt.Graph)
 }
 
 // newPlan provisions a plan for the conservative envelope of fanouts and

@@ -77,6 +77,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"SampleLayer", testSampleLayer},
 		{"SampleLayerOverflow", testSampleLayerOverflow},
 		{"MaskGraph", testMaskGraph},
+		{"PeerGraph", testPeerGraph},
 		{"ReplaceRows", testReplaceRows},
 		{"ScatterAddRows", testScatterAddRows},
 		{"Axpy", testAxpy},

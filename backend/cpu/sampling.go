@@ -16,6 +16,17 @@ type cpuGraph struct {
 	// uses) and the mask, I32 [N].
 	parent *cpuGraph
 	skip   *buffer
+	// A PeerGraph: where each vertex's list lived, and the reads counted.
+	kind  []uint8
+	reads *[3]int64
+}
+
+// root is the graph a MaskGraph view masks, or cg itself.
+func (cg *cpuGraph) root() *cpuGraph {
+	if cg.parent != nil {
+		return cg.parent
+	}
+	return cg
 }
 
 // MaskGraph is a view of g whose vertices v with skip[v] >= 0 have no
@@ -24,8 +35,8 @@ func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph
 	c := b.begin("MaskGraph")
 	defer c.end()
 	cg := c.graph(g)
-	if c.ok && cg.parent != nil {
-		cg = cg.parent
+	if c.ok {
+		cg = cg.root()
 	}
 	var x *buffer
 	if c.ok {
@@ -97,6 +108,7 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 		skip = cg.skip.i32
 	}
 	total := sample.LayerSkip(cg.csr, ds[:live], fanout, key, indptr, nbrs[:out.NumEdges.Cap], b.threads, skip)
+	cg.countReads(ds[:live], skip)
 	*nePtr = int32(min(total, 1<<31-1))
 	copy(srcIDs[:min(live, out.NumSrc.Cap)], ds[:live])
 }
@@ -117,9 +129,7 @@ func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
 	if !c.ok {
 		return
 	}
-	if cg.parent != nil {
-		cg = cg.parent
-	}
+	cg = cg.root()
 	nDst, _ := c.count("out.NumDst", out.NumDst)
 	nEdges, _ := c.count("out.NumEdges", out.NumEdges)
 	_, nsPtr := c.count("out.NumSrc", out.NumSrc)

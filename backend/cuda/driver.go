@@ -58,6 +58,7 @@ type driver struct {
 	cuEventDestroy, cuStreamBeginCapture, cuStreamEndCapture, cuGraphDestroy     uintptr
 	cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuMemcpyHtoD uintptr
 	cuMemHostGetDevicePointer, cuMemHostRegister, cuMemHostUnregister            uintptr
+	cuDeviceCanAccessPeer, cuCtxEnablePeerAccess                                 uintptr
 }
 
 // loadDriver opens libcuda.so.1 and resolves every entry point the backend
@@ -114,6 +115,8 @@ func loadDriver(libDir string) (*driver, error) {
 		"cuGraphLaunch":                &d.cuGraphLaunch,
 		"cuGraphExecDestroy":           &d.cuGraphExecDestroy,
 		"cuGraphDestroy":               &d.cuGraphDestroy,
+		"cuDeviceCanAccessPeer":        &d.cuDeviceCanAccessPeer,
+		"cuCtxEnablePeerAccess":        &d.cuCtxEnablePeerAccess,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("CUDA driver too old or unusable: %w", err)

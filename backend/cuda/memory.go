@@ -391,6 +391,10 @@ type devGraph struct {
 	relmap   *buffer // I64 [N]: Relabel's tag<<32 | first position per vertex
 	relState *buffer // I32 [2]: Relabel's generation and block counter
 	skip     *buffer // I32 [N] in a MaskGraph view, else nil
+	// A PeerGraph has no indptr and indices: every vertex's list is at
+	// its own address (here or in a peer's memory), with its degree and
+	// where it lives; SampleLayer adds the reads by kind to reads.
+	rowAddr, rowDeg, kind, reads *buffer // I64 [N], I32 [N], U8 [N], I64 [3]
 }
 
 func (g *devGraph) NumNodes() int64 { return g.numNodes }
@@ -457,7 +461,7 @@ func (b *Backend) FreeGraph(g backend.Graph) {
 	if !ok || dg == nil || dg.owner != b || b.closed {
 		return
 	}
-	for _, x := range []*buffer{dg.indptr, dg.indices, dg.relmap, dg.relState} {
+	for _, x := range []*buffer{dg.indptr, dg.indices, dg.relmap, dg.relState, dg.rowAddr, dg.rowDeg, dg.kind, dg.reads} {
 		if x != nil && x.root != nil && !x.root.freed {
 			b.release(x)
 		}

@@ -58,7 +58,7 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 		return
 	}
 	tiles, status, ctr := c.scanState(nDst.Cap + 1)
-	c.args().ptr(dg.indptr.ptr).i64(dg.numNodes).ptr(ds.ptr).ptr(nd).i32(nDst.Cap).i32(fanout).
+	c.args().ptr(dg.indptr.addr()).ptr(dg.rowDeg.addr()).i64(dg.numNodes).ptr(ds.ptr).ptr(nd).i32(nDst.Cap).i32(fanout).
 		ptr(dg.skip.addr()).ptr(indptr.ptr).ptr(ne).ptr(status).ptr(ctr)
 	c.launch("sample_count_scan", d1(uint32(tiles)), d1(256), 0)
 
@@ -75,10 +75,14 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 		dsts, smem = warps, warps*per
 		c.setSmem("sample_fill", smem)
 	}
-	c.args().ptr(dg.indptr.ptr).ptr(dg.indices.addr()).i64(dg.numNodes).ptr(ds.ptr).ptr(nd).i32(nDst.Cap).
+	c.args().ptr(dg.indptr.addr()).ptr(dg.indices.addr()).ptr(dg.rowAddr.addr()).ptr(dg.rowDeg.addr()).i64(dg.numNodes).ptr(ds.ptr).ptr(nd).i32(nDst.Cap).
 		i32(fanout).ptr(indptr.ptr).ptr(nbrs.addr()).i32(out.NumEdges.Cap).u32(k0).u32(k1).ptr(clock).u32(r.Stream).
 		ptr(src.addr()).i32(out.NumSrc.Cap).ptr(b.errDev)
 	c.launch(name, d1(c.blocks(int64(nDst.Cap), dsts)), d1(uint32(32*warps)), smem)
+	if dg.kind != nil {
+		c.args().ptr(ds.ptr).ptr(nd).i32(nDst.Cap).i64(dg.numNodes).ptr(dg.kind.ptr).ptr(dg.skip.addr()).ptr(dg.reads.ptr)
+		c.launch("count_reads", d1(c.blocks(int64(nDst.Cap), 256)), d1(256), 0)
+	}
 }
 
 // Relabel assigns local ids (see kernels/relabel.cu): destinations keep

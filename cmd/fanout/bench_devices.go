@@ -26,6 +26,13 @@ type devicesReport struct {
 	Speedup   float64 `json:"speedup"` // over the first device count measured
 	TestAcc   float64 `json:"test_acc"`
 	Date      string  `json:"date"`
+	// With the graph partitioned (--replicate): the partition, and the
+	// shares of sampled lists read locally, from replicas and from peers.
+	Cut     float64 `json:"edge_cut,omitempty"`
+	Balance float64 `json:"balance,omitempty"`
+	Local   float64 `json:"local_reads,omitempty"`
+	Replica float64 `json:"replica_reads,omitempty"`
+	Remote  float64 `json:"remote_reads,omitempty"`
 }
 
 // parseDeviceCounts reads --devices for bench: "2", "1,2,4" or "all" (every
@@ -72,8 +79,19 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		for i := range ranks {
 			ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{FeatureDType: fdt}}
 		}
+		var rep devicesReport
 		fmt.Fprintf(stderr, "measuring %d epochs of %s on %d x %s, %s mode\n", cfg.Epochs, ds.Name, n, bes[0].Name(), mode)
+		topo, err := placeTopology(rf, ds, ranks, stderr)
+		if err != nil {
+			return err
+		}
 		sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", train.ReplayOptions{Margin: rf.margin})
+		if err == nil && topo != nil {
+			rep.Cut, rep.Balance = topo.Stats.Cut, topo.Stats.Balance
+			if r, rerr := topo.Reads(); rerr == nil {
+				rep.Local, rep.Replica, rep.Remote = readShares(r)
+			}
+		}
 		for i := range bes {
 			colls[i].Close()
 			closeBackend(bes[i])
@@ -81,8 +99,8 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		if err != nil {
 			return err
 		}
-		rep := devicesReport{Preset: ds.Name, Device: rf.device, Devices: n, Mode: mode, Epochs: sum.Epochs,
-			EpochS: sum.Seconds / float64(max(sum.Epochs, 1)), TestAcc: sum.TestAcc, Date: time.Now().UTC().Format(time.DateOnly)}
+		rep.Preset, rep.Device, rep.Devices, rep.Mode, rep.Epochs = ds.Name, rf.device, n, mode, sum.Epochs
+		rep.EpochS, rep.TestAcc, rep.Date = sum.Seconds/float64(max(sum.Epochs, 1)), sum.TestAcc, time.Now().UTC().Format(time.DateOnly)
 		rep.StepsPerS = float64(steps) / rep.EpochS
 		if base == 0 {
 			base = rep.EpochS
@@ -95,6 +113,10 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		}
 		fmt.Fprintf(stdout, "%d device(s): epoch %.3f s (mean of %d, training only), %.1f steps/s, speed-up %.2fx, test accuracy %.4f\n",
 			n, rep.EpochS, rep.Epochs, rep.StepsPerS, rep.Speedup, rep.TestAcc)
+		if rep.Cut > 0 {
+			fmt.Fprintf(stdout, "  partition: edge cut %.3f, balance %.3f; lists read %.1f%% locally, %.1f%% from replicas, %.1f%% from peers\n",
+				rep.Cut, rep.Balance, 100*rep.Local, 100*rep.Replica, 100*rep.Remote)
+		}
 	}
 	return nil
 }

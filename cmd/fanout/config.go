@@ -63,6 +63,7 @@ func runOptions() []option {
 		{"device", "auto, cpu, cuda or cuda:N", func(_ *train.Config, rf *runFlags) any { return &rf.device }},
 		{"threads", "CPU worker threads (0 = all cores)", func(_ *train.Config, rf *runFlags) any { return &rf.threads }},
 		{"feature-dtype", "how the features are held on the device: float32, or bfloat16 (half the bytes gathered and sent over PCIe; values rounded to bfloat16)", func(_ *train.Config, rf *runFlags) any { return &rf.featureDType }},
+		{"replicate", "with --devices N > 1: the graph is partitioned over the devices, which read each other's lists in place; every device also keeps copies of the highest-degree vertices' lists: a fraction of all list bytes (0.1), a size (512MiB), 0, or all (the whole graph on every device, no partition); default 0.1", func(_ *train.Config, rf *runFlags) any { return &rf.replicate }},
 		{"envelope-margin", "replay: capacities = largest observed batch sizes x this margin", func(_ *train.Config, rf *runFlags) any { return &rf.margin }},
 	}
 	for _, o := range cudaOptions() {

@@ -59,6 +59,10 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 			return err
 		}
 	}
+	topo, err := placeTopology(rf, ds, ranks, stderr)
+	if err != nil {
+		return err
+	}
 	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay" || mode == "hybrid", train.ReplayOptions{Margin: rf.margin})
 	if errors.Is(err, train.ErrInterrupted) {
 		fmt.Fprintln(stderr, "interrupted")
@@ -67,6 +71,7 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 	if err != nil {
 		return err
 	}
+	printReads(topo, stderr)
 	for i, t := range tiers {
 		fmt.Fprintf(stderr, "device %d: cache %d rows, hit rate %.3f, peak %.1f MiB of a %.1f MiB budget\n",
 			i, t.Stats.Placement.CacheRows, t.Stats.HitRate, float64(t.Stats.PeakBytes)/(1<<20), float64(t.Stats.Placement.Budget)/(1<<20))

@@ -54,6 +54,7 @@ type runFlags struct {
 	// hybrid mode
 	gpuMemory string
 	cacheRows int
+	replicate string // --devices: lists every device copies (replicateBytes)
 	// hybrid mode's hot vertices
 	hotRatio   float64
 	staleness  int

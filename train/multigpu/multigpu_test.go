@@ -30,7 +30,9 @@ func run(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool
 	return l, h
 }
 
-func runSummary(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool) ([]float64, [][]uint64, *train.Summary) {
+// runSummary is run with the summary; setup, when given, prepares the
+// ranks before training.
+func runSummary(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool, setup ...func([]Rank)) ([]float64, [][]uint64, *train.Summary) {
 	t.Helper()
 	bes := make([]backend.Backend, n)
 	for i := range bes {
@@ -57,6 +59,9 @@ func runSummary(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, repl
 			mu.Unlock()
 			hashes[i] = append(hashes[i], paramHash(t, bes[i], trainers[i]))
 		}
+	}
+	for _, f := range setup {
+		f(ranks)
 	}
 	sum, err := Run(context.Background(), ds, cfg, ranks, replay, train.ReplayOptions{})
 	if err != nil {

@@ -14,10 +14,33 @@
 #include "rng.cuh"
 #include "scan.cuh"
 
+// Rows reads a graph's neighbour lists: a CSR (indptr, indices) or, when
+// indptr is null, a pointer table (a PeerGraph's: the address of every
+// vertex's list, in this GPU's memory or a peer's, and its degree). The
+// branch is uniform across a launch.
+struct Rows {
+    const i64* __restrict__ indptr;
+    const int* __restrict__ indices;
+    const long long* __restrict__ addr;
+    const int* __restrict__ deg;
+    __device__ __forceinline__ int degree(int v) const {
+        return indptr ? (int)(indptr[v + 1] - indptr[v]) : deg[v];
+    }
+    __device__ __forceinline__ const int* row(int v) const {
+        return indptr ? indices + indptr[v] : (const int*)addr[v];
+    }
+};
+
+__device__ __forceinline__ Rows make_rows(const i64* indptr, const int* indices, const long long* addr,
+                                          const int* deg) {
+    Rows g = {indptr, indices, addr, deg};
+    return g;
+}
+
 // SampleCounts produces destination i's sampled degree: 0 past the live
 // count and for ids outside the graph (which sample_fill reports).
 struct SampleCounts {
-    const i64* __restrict__ gIndptr;
+    Rows g;
     i64 numNodes;
     const int* __restrict__ dst;
     int n, fanout;
@@ -26,8 +49,8 @@ struct SampleCounts {
     __device__ __forceinline__ int value(int, int v) const {
         if (v < 0 || v >= numNodes) return 0;
         if (skip && skip[v] >= 0) return 0;
-        i64 d = gIndptr[v + 1] - gIndptr[v];
-        return (fanout < 0 || fanout >= d) ? (int)d : fanout;
+        int d = g.degree(v);
+        return (fanout < 0 || fanout >= d) ? d : fanout;
     }
 };
 
@@ -35,9 +58,10 @@ struct SampleCounts {
 // every destination (rows past the live count are empty), *numEdges = the
 // true total. One launch (scan.cuh).
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
-sample_count_scan(const i64* gIndptr, i64 numNodes, const int* dst, const int* nDstP, int dstCap, int fanout,
-                  const int* skip, int* indptr, int* numEdges, u64* status, int* ctr) {
-    SampleCounts p = {gIndptr, numNodes, dst, live_count(nDstP, dstCap), fanout, skip};
+sample_count_scan(const i64* gIndptr, const int* rowDeg, i64 numNodes, const int* dst, const int* nDstP, int dstCap,
+                  int fanout, const int* skip, int* indptr, int* numEdges, u64* status, int* ctr) {
+    Rows g = {gIndptr, 0, 0, rowDeg};
+    SampleCounts p = {g, numNodes, dst, live_count(nDstP, dstCap), fanout, skip};
     ScanState st = {status, ctr};
     scan_tiles(p, dstCap + 1, indptr, numEdges, 0, 0, st);
 }
@@ -95,11 +119,13 @@ __device__ __forceinline__ void floyd_large(u32* ch, u32 v, u32 d, int k, u32 k0
 // sample_fill: one warp per live destination writes its sampled neighbours
 // to nbrs[indptr[i] ...], dropping those at or past edgeCap. Fanouts above
 // 32 need k * 4 bytes of dynamic shared memory per warp.
-extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, i64 numNodes, const int* dst,
+extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, const long long* rowAddr,
+                                       const int* rowDeg, i64 numNodes, const int* dst,
                                        const int* nDstP, int dstCap, int fanout, const int* indptr, int* nbrs,
                                        int edgeCap, u32 k0, u32 k1, const int* clock, u32 stream, int* srcIDs,
                                        int srcCap, int* err) {
     extern __shared__ u32 chosenMem[];
+    Rows g = {gIndptr, gIndices, rowAddr, rowDeg};
     int n = live_count(nDstP, dstCap);
     int lane = lane_id();
     u32 step = (u32)clock[1], hi = rand_hi(clock, stream);
@@ -109,9 +135,8 @@ extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, 
         int off = indptr[i];
         if (lane == 0) dst_prologue(i, v, numNodes, srcIDs, srcCap, err);
         if (v < 0 || v >= numNodes || off >= edgeCap || indptr[i + 1] == off) continue;
-        i64 rs = gIndptr[v];
-        int d = (int)(gIndptr[v + 1] - rs);
-        const int* row = gIndices + rs;
+        int d = g.degree(v);
+        const int* row = g.row(v);
         int lim = edgeCap - off;
         int* out = nbrs + off;
         if (fanout < 0 || fanout >= d) {
@@ -136,7 +161,7 @@ extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, 
 // warp, each group reading its own bits); rows that take all their
 // neighbours (fanout >= degree) copy after the loop.
 template <int G>
-__device__ __forceinline__ void sample_fill_groups(const i64* gIndptr, const int* gIndices, i64 numNodes,
+__device__ __forceinline__ void sample_fill_groups(Rows g, i64 numNodes,
                                                    const int* dst, int n, int k, const int* indptr, int* nbrs,
                                                    int edgeCap, u32 k0, u32 k1, u32 step, u32 hi, int* srcIDs,
                                                    int srcCap, int* err) {
@@ -146,14 +171,14 @@ __device__ __forceinline__ void sample_fill_groups(const i64* gIndptr, const int
     for (int base = gwarp() * per; base < n; base += gwarps() * per) {
         int i = base + grp;
         int v = -1, off = 0, d = 0;
-        i64 rs = 0;
+        const int* row = 0;
         if (i < n) {
             v = dst[i];
             off = indptr[i];
             if (sub == 0) dst_prologue(i, v, numNodes, srcIDs, srcCap, err);
             if (v >= 0 && v < numNodes && off < edgeCap && indptr[i + 1] > off) {
-                rs = gIndptr[v];
-                d = (int)(gIndptr[v + 1] - rs);
+                d = g.degree(v);
+                row = g.row(v);
             } else {
                 v = -1;
             }
@@ -170,7 +195,6 @@ __device__ __forceinline__ void sample_fill_groups(const i64* gIndptr, const int
             u32 dup = __ballot_sync(FULL_MASK, sub < j && chosen == rj) & gmask;
             if (sub == j) chosen = dup ? t0 + (u32)j : rj;
         }
-        const int* row = gIndices + rs;
         int lim = edgeCap - off;
         if (floyd) {
             if (sub < k && sub < lim) nbrs[off + sub] = row[chosen];
@@ -182,16 +206,36 @@ __device__ __forceinline__ void sample_fill_groups(const i64* gIndptr, const int
 }
 
 #define FILL_GROUP_ARGS                                                                                          \
-    const i64 *gIndptr, const int *gIndices, i64 numNodes, const int *dst, const int *nDstP, int dstCap,        \
+    const i64 *gIndptr, const int *gIndices, const long long *rowAddr, const int *rowDeg, i64 numNodes,        \
+        const int *dst, const int *nDstP, int dstCap,                                                            \
         int fanout, const int *indptr, int *nbrs, int edgeCap, u32 k0, u32 k1, const int *clock, u32 stream,     \
         int *srcIDs, int srcCap, int *err
 
 extern "C" __global__ void sample_fill8(FILL_GROUP_ARGS) {
-    sample_fill_groups<8>(gIndptr, gIndices, numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
+    sample_fill_groups<8>(make_rows(gIndptr, gIndices, rowAddr, rowDeg), numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
                           edgeCap, k0, k1, (u32)clock[1], rand_hi(clock, stream), srcIDs, srcCap, err);
 }
 
 extern "C" __global__ void sample_fill16(FILL_GROUP_ARGS) {
-    sample_fill_groups<16>(gIndptr, gIndices, numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
+    sample_fill_groups<16>(make_rows(gIndptr, gIndices, rowAddr, rowDeg), numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
                            edgeCap, k0, k1, (u32)clock[1], rand_hi(clock, stream), srcIDs, srcCap, err);
+}
+
+// count_reads adds, for every live destination of a PeerGraph that a mask
+// does not skip, one read of its list to reads[kind[v]] (local, replica,
+// remote); counts meet in shared memory, then one global add per block
+// and kind.
+extern "C" __global__ void count_reads(const int* dst, const int* nDstP, int dstCap, i64 numNodes,
+                                       const unsigned char* kind, const int* skip, unsigned long long* reads) {
+    __shared__ unsigned int cnt[3];
+    if (threadIdx.x < 3) cnt[threadIdx.x] = 0;
+    __syncthreads();
+    int n = live_count(nDstP, dstCap);
+    for (i64 i = gtid(); i < n; i += gthreads()) {
+        int v = dst[i];
+        if (v < 0 || v >= numNodes || (skip && skip[v] >= 0)) continue;
+        atomicAdd(&cnt[kind[v] < 3 ? kind[v] : 2], 1u);
+    }
+    __syncthreads();
+    if (threadIdx.x < 3 && cnt[threadIdx.x]) atomicAdd(&reads[threadIdx.x], (unsigned long long)cnt[threadIdx.x]);
 }
