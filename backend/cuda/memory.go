@@ -478,9 +478,11 @@ func (c *call) graph(g backend.Graph) *devGraph {
 		c.failf("g: graph of type %T does not belong to this cuda backend", g)
 		return nil
 	}
-	if dg.indptr.root != nil && dg.indptr.root.freed {
-		c.failf("g: graph used after FreeGraph")
-		return nil
+	for _, x := range []*buffer{dg.indptr, dg.rowAddr} {
+		if x != nil && x.root != nil && x.root.freed {
+			c.failf("g: graph used after FreeGraph")
+			return nil
+		}
 	}
 	return dg
 }
