@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -85,6 +86,9 @@ type hotDriver struct {
 	zero  bool                // extra holds zeros
 	work  chan *hotTask
 	cpu   *hotCPU
+	total int // super-batches the run trains (no rows are made past them)
+
+	mu    sync.Mutex // guards stats, which the worker updates
 	stats HotStats
 }
 
@@ -111,6 +115,7 @@ func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg trai
 		grads: map[int]*hotTask{}, used: map[int][][]float32{}}
 	d.steps = (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
 	d.perEp = (d.steps + opt.SuperBatch - 1) / opt.SuperBatch
+	d.total = cfg.Epochs * d.perEp
 	slot := make([]int32, ds.Graph.NumNodes)
 	for v := range slot {
 		slot[v] = -1
@@ -226,7 +231,7 @@ func (d *hotDriver) beforeRun(epoch, step int) error {
 	}
 	d.start(g+d.opt.Staleness, w, nil)
 	t0 := time.Now()
-	defer func() { d.stats.WaitSeconds += time.Since(t0).Seconds() }()
+	defer func() { d.count(func(s *HotStats) { s.WaitSeconds += time.Since(t0).Seconds() }) }()
 	if err := d.finish(d.tasks, g); err != nil {
 		return err
 	}
@@ -312,10 +317,27 @@ func (d *hotDriver) weights() ([][]float32, error) {
 	return w, nil
 }
 
+// count updates the statistics.
+func (d *hotDriver) count(f func(*HotStats)) {
+	d.mu.Lock()
+	f(&d.stats)
+	d.mu.Unlock()
+}
+
+// Stats are the driver's figures so far.
+func (d *hotDriver) Stats() HotStats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stats
+}
+
 // start computes super-batch g's rows (dh nil) or its rows' share of
 // layer 0's weight gradient with w: now (Sequential) or on the worker, in
-// the order started.
+// the order started. Rows past the run's last super-batch are not made.
 func (d *hotDriver) start(g int, w [][]float32, dh []float32) {
+	if dh == nil && g >= d.total {
+		return
+	}
 	t := &hotTask{g: g, weights: w, dh: dh, done: make(chan error, 1)}
 	if dh == nil {
 		d.tasks[g] = t
@@ -340,22 +362,28 @@ func (d *hotDriver) worker() {
 // step, so the gradient sees the blocks its rows were made from.
 func (d *hotDriver) compute(t *hotTask) error {
 	t0 := time.Now()
-	defer func() { d.stats.CPUSeconds += time.Since(t0).Seconds() }()
 	epoch, step := t.g/d.perEp, (t.g%d.perEp)*d.opt.SuperBatch
+	var err error
 	if t.dh != nil {
-		var err error
 		t.grad, err = d.cpu.grads(t.weights, epoch, step, t.dh)
-		d.stats.Gradients++
-		return err
+	} else {
+		rows := len(d.ids) * d.dim
+		err = d.cpu.rows(t.weights, epoch, step, d.table[d.part(t.g)*rows:(d.part(t.g)+1)*rows])
 	}
-	rows := len(d.ids) * d.dim
-	out := d.table[d.part(t.g)*rows : (d.part(t.g)+1)*rows]
-	d.stats.SuperBatches++
-	return d.cpu.rows(t.weights, epoch, step, out)
+	d.count(func(s *HotStats) {
+		s.CPUSeconds += time.Since(t0).Seconds()
+		if t.dh != nil {
+			s.Gradients++
+		} else {
+			s.SuperBatches++
+		}
+	})
+	return err
 }
 
-// close stops the worker and frees what the driver allocated (the
-// trainer's inputs must no longer be used for training).
+// close stops the worker, once its tasks are done, and frees what the
+// driver allocated (the trainer's inputs must no longer be used for
+// training). A second call does nothing.
 func (d *hotDriver) close() {
 	if d.work != nil {
 		close(d.work)
@@ -374,5 +402,6 @@ func (d *hotDriver) close() {
 	d.slot, d.base, d.tab, d.acc, d.extra = nil, nil, nil, nil, nil
 	if d.cpu != nil {
 		d.cpu.close()
+		d.cpu = nil
 	}
 }

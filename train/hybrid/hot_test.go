@@ -39,7 +39,8 @@ func hotRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, hot HotOptions)
 // TestHotPipelineIsTheReference: the pipelined schedule (the CPU computes
 // super-batch g+1's rows on a worker while g trains) gives bitwise the run
 // of the sequential reference schedule, and a second run the same again,
-// for staleness 1 and 2; the rows were computed once per super-batch.
+// for staleness 1 and 2; the rows were computed once per super-batch, and
+// the gradient share of every super-batch but the last.
 func TestHotPipelineIsTheReference(t *testing.T) {
 	ds, cfg := tiny(t)
 	cfg.Epochs = 2
@@ -59,8 +60,9 @@ func TestHotPipelineIsTheReference(t *testing.T) {
 		}
 		steps := (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
 		perEp := (steps + 4) / 5
-		if want := cfg.Epochs*perEp + k; rst.Hot.SuperBatches != want {
-			t.Errorf("staleness %d: %d super-batches of rows computed, want %d (every super-batch, and %d ahead)", k, rst.Hot.SuperBatches, want, k)
+		if want := cfg.Epochs * perEp; rst.Hot.SuperBatches != want || rst.Hot.Gradients != want-1 {
+			t.Errorf("staleness %d: rows of %d super-batches and %d gradient shares computed, want %d and %d (each super-batch's, none past the last; a gradient for every super-batch but the last)",
+				k, rst.Hot.SuperBatches, rst.Hot.Gradients, want, want-1)
 		}
 		if rst.Hot.Vertices != int(math.Ceil(0.1*float64(ds.Graph.NumNodes))) {
 			t.Errorf("%d hot vertices, want 10%% of %d", rst.Hot.Vertices, ds.Graph.NumNodes)

@@ -120,7 +120,7 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 		defer hot.close()
 		if opt.Log != nil {
 			fmt.Fprintf(opt.Log, "hot vertices: %d (%.1f%%), rows computed on the CPU every %d steps, staleness %d super-batches (%.1f MiB of host rows)\n",
-				len(hot.ids), 100*float64(len(hot.ids))/float64(ds.Graph.NumNodes), opt.Hot.SuperBatch, opt.Hot.Staleness, float64(hot.stats.TableBytes)/(1<<20))
+				len(hot.ids), 100*float64(len(hot.ids))/float64(ds.Graph.NumNodes), opt.Hot.SuperBatch, opt.Hot.Staleness, float64(hot.Stats().TableBytes)/(1<<20))
 		}
 		ropt.Segment, ropt.BeforeRun = opt.Hot.SuperBatch, hot.beforeRun
 	}
@@ -129,7 +129,8 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 		return nil, nil, err
 	}
 	if hot != nil {
-		hs := hot.stats
+		hot.close() // waits for the CPU's last tasks
+		hs := hot.Stats()
 		tier.Stats.Hot = &hs
 	}
 	if err := tier.Finish(); err != nil {
