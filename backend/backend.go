@@ -212,8 +212,9 @@ type Dense interface {
 	// ScatterAddRows adds the rows of hot vertices into an accumulator: for
 	// i < n with s = slot[ids[i]] >= 0, acc[s, :] += src[i, :]. ids must
 	// not repeat a vertex among the live rows (a block's destinations do
-	// not). acc is F32 [rows, dim]; src F32 [n.Cap, dim].
-	ScatterAddRows(slot, acc Buffer, dim int, ids Buffer, n Count, src Buffer)
+	// not). acc is F32 [rows, dim]; src F32 [n.Cap, dim]. Nothing is added
+	// while unless (an I32 flag, element 0; may be nil) is non-zero.
+	ScatterAddRows(slot, acc Buffer, dim int, ids Buffer, n Count, src, unless Buffer)
 	// Axpy: y[i] += alpha·x[i] for every element (x and y F32 of one
 	// length).
 	Axpy(alpha float32, x, y Buffer)

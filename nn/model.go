@@ -76,6 +76,10 @@ type Hot struct {
 	// Grad (F32 [hot, out_0]) before zeroing it, so that whoever computed
 	// the rows can compute their share of layer 0's weight gradient.
 	Grad backend.Buffer
+	// Skip, when set, is an I32 flag (element 0): while it is non-zero
+	// nothing is added to Grad (the replay driver's overflow flag: a step
+	// that is not applied, and the warm-up before a capture, add nothing).
+	Skip backend.Buffer
 	// Extra, when set, has one buffer per parameter of LayerWeights(0),
 	// added to that parameter's gradient after layer 0's backward: the hot
 	// rows' share of the weight gradient, computed elsewhere.

@@ -195,7 +195,7 @@ func (m *Model) Backward(b *Batch) {
 		m.be.BiasActDropoutBackward(dh, m.act[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dh, ly.bias().G)
 		if l == 0 && m.hot != nil {
 			if m.hot.Grad != nil {
-				m.be.ScatterAddRows(m.hot.Slot, m.hot.Grad, out, blk.SrcIDs, blk.NumDst, dh)
+				m.be.ScatterAddRows(m.hot.Slot, m.hot.Grad, out, blk.SrcIDs, blk.NumDst, dh, m.hot.Skip)
 			}
 			m.be.ReplaceRows(m.hot.Slot, nil, m.hot.Base, out, blk.SrcIDs, blk.NumDst, dh)
 		}

@@ -157,7 +157,9 @@ func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
 func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConfig) (backend.Buffer, backend.Count) {
 	b := p.NNBatch(in)
 	if in.Hot != nil {
-		b.Hot = &in.Hot.Hot
+		h := in.Hot.Hot
+		h.Skip = adam.Skip
+		b.Hot = &h
 	}
 	logits := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
 	loss, correct := m.Loss(b, logits)

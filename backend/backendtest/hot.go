@@ -135,7 +135,9 @@ func testScatterAddRows(e *env) {
 		want := append([]float32(nil), acc0...)
 		for round := range 2 {
 			src := e.randF32(cp*dim, 5)
-			e.be.ScatterAddRows(e.upload(slot), acc, dim, e.upload(ids), e.count(live, cp), e.upload(src))
+			e.be.ScatterAddRows(e.upload(slot), acc, dim, e.upload(ids), e.count(live, cp), e.upload(src), nil)
+			// A set flag adds nothing.
+			e.be.ScatterAddRows(e.upload(slot), acc, dim, e.upload(ids), e.count(live, cp), e.upload(src), e.upload([]int32{1}))
 			for i := range live {
 				if s := slot[ids[i]]; s >= 0 {
 					for c := range dim {

@@ -50,7 +50,7 @@ func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, di
 
 // ScatterAddRows adds the rows of hot vertices into acc; see
 // backend.Dense.
-func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src backend.Buffer) {
+func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) {
 	c := b.begin("ScatterAddRows")
 	defer c.end()
 	c.dim("dim", dim)
@@ -59,7 +59,7 @@ func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.
 	ss := c.i32("slot", slot, 0)
 	as := c.f32("acc", acc, 0)
 	sr := c.f32("src", src, n.Cap*dim)
-	if !c.ok {
+	if c.flag("unless", unless) || !c.ok {
 		return
 	}
 	accRows := len(as) / dim

@@ -32,7 +32,7 @@ func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, di
 
 // ScatterAddRows adds the rows of hot vertices into acc (see
 // backend.Dense); one launch, no atomics (ids do not repeat).
-func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src backend.Buffer) {
+func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) {
 	c := b.begin("ScatterAddRows")
 	defer c.end()
 	c.dim("dim", dim)
@@ -41,11 +41,12 @@ func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.
 	sb := c.buf("slot", slot, backend.I32, 0)
 	ab := c.buf("acc", acc, backend.F32, 0)
 	sr := c.buf("src", src, backend.F32, n.Cap*dim)
+	u := c.optBuf("unless", unless, backend.I32, 1)
 	if !c.ok {
 		return
 	}
 	c.args().ptr(sb.addr()).i64(int64(sb.n)).ptr(ab.addr()).i64(int64(ab.n / dim)).i32(dim).ptr(idx.addr()).
-		ptr(nP).i32(n.Cap).ptr(sr.addr()).ptr(b.errDev)
+		ptr(nP).i32(n.Cap).ptr(sr.addr()).ptr(u.addr()).ptr(b.errDev)
 	c.launch("scatter_add_rows", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 }
 

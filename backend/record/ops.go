@@ -126,8 +126,8 @@ func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph
 	return b.inner.MaskGraph(g, skip)
 }
 
-func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src backend.Buffer) {
-	b.do(func() { b.inner.ScatterAddRows(slot, acc, dim, ids, n, src) })
+func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) {
+	b.do(func() { b.inner.ScatterAddRows(slot, acc, dim, ids, n, src, unless) })
 }
 
 func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {

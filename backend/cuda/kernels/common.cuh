@@ -17,6 +17,9 @@ typedef unsigned long long u64;
 #define ERR_ADAM_STEP 5   // Adam: step t < 1
 #define ERR_HOT_ROW 6     // ReplaceRows: id outside the slot table, or a row outside the table
 
+// flag_set reports whether an optional I32 flag (null: none) is non-zero.
+__device__ __forceinline__ bool flag_set(const int* flag) { return flag != 0 && *flag != 0; }
+
 // live_count reads a live count from device memory and clamps it to
 // [0, cap]. A null pointer means "cap".
 __device__ __forceinline__ int live_count(const int* p, int cap) {

@@ -48,9 +48,11 @@ extern "C" __global__ void replace_rows(const int* slot, i64 slotLen, const floa
 
 // scatter_add_rows: acc[slot[ids[i]], :] += src[i, :] for the live rows of
 // hot vertices (ids does not repeat a vertex, so no two threads add to one
-// element).
+// element), unless the flag unless (optional) is set.
 extern "C" __global__ void scatter_add_rows(const int* slot, i64 slotLen, float* acc, i64 accRows, int dim,
-                                            const int* ids, const int* nP, int cap, const float* src, int* err) {
+                                            const int* ids, const int* nP, int cap, const float* src,
+                                            const int* unless, int* err) {
+    if (flag_set(unless)) return;
     int n = live_count(nP, cap);
     i64 total = (i64)n * dim;
     for (i64 t = gtid(); t < total; t += gthreads()) {

@@ -4,8 +4,6 @@
 // loss and correct predictions. Each reads every size from device memory.
 #include "common.cuh"
 
-// flag_set reports whether an optional I32 flag (null: none) is non-zero.
-__device__ __forceinline__ bool flag_set(const int* flag) { return flag != 0 && *flag != 0; }
 
 // slice_seeds: s = clock[1]; start = s*batch (64-bit); live = 0 when s < 0
 // or start >= n, else min(batch, n - start); out[i] = perm[start + i] for
