@@ -123,6 +123,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" && rf.mode != "hybrid" {
 		return fmt.Errorf("mode: %q, want auto, eager, replay or hybrid", rf.mode)
 	}
+	switch {
+	case rf.hotRatio < 0 || rf.hotRatio > 1:
+		return fmt.Errorf("hot-ratio: %v is not a fraction in [0, 1]", rf.hotRatio)
+	case rf.staleness < 0:
+		return fmt.Errorf("staleness: %d is negative", rf.staleness)
+	case rf.superBatch < 1:
+		return fmt.Errorf("super-batch: %d steps; need at least 1", rf.superBatch)
+	}
 	if rf.hotRatio != 0 && rf.mode != "hybrid" {
 		return fmt.Errorf("hot-ratio: %v asks for CPU-computed hot vertices, which only --mode hybrid has (mode %s)", rf.hotRatio, rf.mode)
 	}
