@@ -94,8 +94,9 @@ func placeFeatures(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode str
 
 // featureBudgets are the bytes of features each device may hold: a
 // quarter of its memory (--gpu-memory, or what it has free) kept for the
-// step, less its topology (its lists and pointer table, or the whole
-// graph). -1 for a device that cannot say (the CPU).
+// step, less its topology (its lists and pointer table, already resident
+// when the graph is partitioned, or the whole graph), labels and degrees.
+// -1 for a device that cannot say (the CPU).
 func featureBudgets(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, topo *multigpu.Topology) []int64 {
 	n := ds.Graph.NumNodes
 	out := make([]int64, len(ranks))
@@ -106,20 +107,23 @@ func featureBudgets(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, to
 			continue
 		}
 		avail, _, err := m.MemInfo()
-		if rf.gpuMemory != "" {
-			if b, perr := parseSize(rf.gpuMemory); perr == nil {
-				avail, err = b, nil
-			}
-		}
 		if err != nil {
 			out[i] = -1
 			continue
 		}
 		graphBytes := 4*ds.Graph.NumEdges() + 8*(n+1)
 		if topo != nil {
-			graphBytes = topo.ListBytes[i] + 12*n
+			graphBytes = 0 // resident: not in what the device has free
 		}
-		out[i] = avail*3/4 - graphBytes - 8*n // labels and degrees
+		if rf.gpuMemory != "" {
+			if b, perr := parseSize(rf.gpuMemory); perr == nil {
+				avail = b
+				if topo != nil {
+					graphBytes = topo.ListBytes[i] + 12*n
+				}
+			}
+		}
+		out[i] = avail*3/4 - graphBytes - 8*n
 	}
 	return out
 }
