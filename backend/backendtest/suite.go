@@ -78,6 +78,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"SampleLayerOverflow", testSampleLayerOverflow},
 		{"MaskGraph", testMaskGraph},
 		{"PeerGraph", testPeerGraph},
+		{"PeerRows", testPeerRows},
 		{"ReplaceRows", testReplaceRows},
 		{"ScatterAddRows", testScatterAddRows},
 		{"Axpy", testAxpy},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,13 @@ type devicesReport struct {
 	Local   float64 `json:"local_reads,omitempty"`
 	Replica float64 `json:"replica_reads,omitempty"`
 	Remote  float64 `json:"remote_reads,omitempty"`
+	// With the feature rows sharded (--shard-features): the bytes of rows
+	// the largest shard holds, and the shares of gathered rows by where
+	// they lived.
+	FeatureBytes   int64   `json:"feature_bytes_per_device,omitempty"`
+	FeatureLocal   float64 `json:"feature_local_rows,omitempty"`
+	FeatureReplica float64 `json:"feature_replica_rows,omitempty"`
+	FeatureRemote  float64 `json:"feature_remote_rows,omitempty"`
 }
 
 // parseDeviceCounts reads --devices for bench: "2", "1,2,4" or "all" (every
@@ -64,6 +72,9 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 	if err != nil {
 		return err
 	}
+	if err := checkShardFeatures(rf.shardFeatures); err != nil {
+		return err
+	}
 	var base float64
 	for _, n := range counts {
 		if cfg.Batch%n != 0 {
@@ -82,16 +93,27 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		var rep devicesReport
 		fmt.Fprintf(stderr, "measuring %d epochs of %s on %d x %s, %s mode\n", cfg.Epochs, ds.Name, n, bes[0].Name(), mode)
 		topo, err := placeTopology(rf, ds, ranks, stderr)
-		if err != nil {
-			return err
+		var feats *multigpu.Features
+		if err == nil {
+			feats, err = placeFeatures(rf, ds, cfg, mode, ranks, topo, stderr)
 		}
-		sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", train.ReplayOptions{Margin: rf.margin})
+		var sum *train.Summary
+		if err == nil {
+			sum, err = multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", train.ReplayOptions{Margin: rf.margin})
+		}
 		if err == nil && topo != nil {
 			rep.Cut, rep.Balance = topo.Stats.Cut, topo.Stats.Balance
 			if r, rerr := topo.Reads(); rerr == nil {
 				rep.Local, rep.Replica, rep.Remote = readShares(r)
 			}
 		}
+		if err == nil && feats != nil {
+			rep.FeatureBytes = slices.Max(feats.RowBytes)
+			if r, rerr := feats.Reads(); rerr == nil {
+				rep.FeatureLocal, rep.FeatureReplica, rep.FeatureRemote = readShares(r)
+			}
+		}
+		feats.Free()
 		for i := range bes {
 			colls[i].Close()
 			closeBackend(bes[i])
@@ -116,6 +138,10 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		if rep.Cut > 0 {
 			fmt.Fprintf(stdout, "  partition: edge cut %.3f, balance %.3f; lists read %.1f%% locally, %.1f%% from replicas, %.1f%% from peers\n",
 				rep.Cut, rep.Balance, 100*rep.Local, 100*rep.Replica, 100*rep.Remote)
+		}
+		if rep.FeatureBytes > 0 {
+			fmt.Fprintf(stdout, "  features: sharded, at most %.1f MiB of rows per device; rows gathered %.1f%% locally, %.1f%% from replicas, %.1f%% from peers\n",
+				float64(rep.FeatureBytes)/(1<<20), 100*rep.FeatureLocal, 100*rep.FeatureReplica, 100*rep.FeatureRemote)
 		}
 	}
 	return nil

@@ -64,6 +64,7 @@ func runOptions() []option {
 		{"threads", "CPU worker threads (0 = all cores)", func(_ *train.Config, rf *runFlags) any { return &rf.threads }},
 		{"feature-dtype", "how the features are held on the device: float32, or bfloat16 (half the bytes gathered and sent over PCIe; values rounded to bfloat16)", func(_ *train.Config, rf *runFlags) any { return &rf.featureDType }},
 		{"replicate", "with --devices N > 1: the graph is partitioned over the devices, which read each other's lists in place; every device also keeps copies of the highest-degree vertices' lists: a fraction of all list bytes (0.1), a size (512MiB), 0, or all (the whole graph on every device, no partition); default 0.1", func(_ *train.Config, rf *runFlags) any { return &rf.replicate }},
+		{"shard-features", "with --devices N > 1: auto (the feature rows sharded over the devices as the graph, each device reading its peers' rows in place, only when the table does not fit a device with room for the step; on CPU devices the whole table on each), on (always sharded; float32 features, not with hybrid or --full-eval) or off (the whole table on every device)", func(_ *train.Config, rf *runFlags) any { return &rf.shardFeatures }},
 		{"envelope-margin", "replay: capacities = largest observed batch sizes x this margin", func(_ *train.Config, rf *runFlags) any { return &rf.margin }},
 	}
 	for _, o := range cudaOptions() {

@@ -63,6 +63,11 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 	if err != nil {
 		return err
 	}
+	feats, err := placeFeatures(rf, ds, cfg, mode, ranks, topo, stderr)
+	if err != nil {
+		return err
+	}
+	defer feats.Free() // after every rank is done, before the devices close
 	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay" || mode == "hybrid", train.ReplayOptions{Margin: rf.margin})
 	if errors.Is(err, train.ErrInterrupted) {
 		fmt.Fprintln(stderr, "interrupted")
@@ -72,6 +77,7 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 		return err
 	}
 	printReads(topo, stderr)
+	printFeatureReads(feats, stderr)
 	for i, t := range tiers {
 		fmt.Fprintf(stderr, "device %d: cache %d rows, hit rate %.3f, peak %.1f MiB of a %.1f MiB budget\n",
 			i, t.Stats.Placement.CacheRows, t.Stats.HitRate, float64(t.Stats.PeakBytes)/(1<<20), float64(t.Stats.Placement.Budget)/(1<<20))

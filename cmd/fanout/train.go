@@ -31,6 +31,7 @@ type source struct {
 // GPU options; preset is the default --preset.
 func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
 	rf.src.preset, rf.device, rf.margin, rf.featureDType = preset, "auto", 1.15, "float32"
+	rf.shardFeatures = "auto"
 	for _, o := range runOptions() {
 		register(fs, o.name, o.usage, o.field(nil, rf))
 	}
@@ -55,6 +56,8 @@ type runFlags struct {
 	gpuMemory string
 	cacheRows int
 	replicate string // --devices: lists every device copies (replicateBytes)
+	// --devices: auto, on or off (placeFeatures)
+	shardFeatures string
 	// hybrid mode's hot vertices
 	hotRatio   float64
 	staleness  int
@@ -81,6 +84,9 @@ func (rf *runFlags) check() error {
 		return fmt.Errorf("envelope-margin: %g, want at least 1", rf.margin)
 	}
 	if _, err := rf.featureType(); err != nil {
+		return err
+	}
+	if err := checkShardFeatures(rf.shardFeatures); err != nil {
 		return err
 	}
 	switch rf.devicesSpec {

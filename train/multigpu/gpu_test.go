@@ -70,3 +70,75 @@ func TestNCCLWorldSize1(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUShardedFeatures: on up to two GPUs (one when that is all there
+// is), the replay driver with the feature rows sharded as the topology
+// (a GPU reading its peer's rows in place) gives bitwise the losses of
+// every GPU holding the whole table, and the gathers count local rows (and
+// remote rows with two GPUs).
+func TestGPUShardedFeatures(t *testing.T) {
+	first, nccl := openGPU(t)
+	have, err := cuda.DeviceCount(cuda.Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	n := min(have, 2)
+	gpus := []*cuda.Backend{first}
+	for i := 1; i < n; i++ {
+		be, err := cuda.New(cuda.Options{CacheDir: t.TempDir(), Deterministic: true, TF32x3: true, Device: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Close()
+		gpus = append(gpus, be)
+	}
+	comms, err := nccl.NewComms(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range comms {
+		defer c.Close()
+	}
+	ds, cfg := tiny(t)
+	runWith := func(shard bool) ([]float32, *Features) {
+		var losses []float32
+		ranks := make([]Rank, n)
+		for i := range ranks {
+			ranks[i] = Rank{Backend: gpus[i], Coll: comms[i]}
+		}
+		ranks[0].Options.OnStep = func(_, _ int, l float32) { losses = append(losses, l) }
+		var f *Features
+		if shard {
+			topo, err := PlaceTopology(ds, ranks, 1<<16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f, err = PlaceFeatures(ds, ranks, topo.Owner, topo.Replicated); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := Run(context.Background(), ds, cfg, ranks, true, train.ReplayOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return losses, f
+	}
+	whole, _ := runWith(false)
+	sharded, f := runWith(true)
+	defer f.Free()
+	if len(whole) != len(sharded) {
+		t.Fatalf("%d steps with the whole table, %d sharded", len(whole), len(sharded))
+	}
+	for s := range whole {
+		if whole[s] != sharded[s] {
+			t.Fatalf("%d GPUs, step %d: loss %v with sharded features, %v with the whole table", n, s, sharded[s], whole[s])
+		}
+	}
+	reads, err := f.Reads()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d GPUs: rows gathered %+v; rows per device %v bytes", n, reads, f.RowBytes)
+	if reads.Local == 0 || (n > 1 && reads.Remote == 0) {
+		t.Errorf("%d GPUs: rows gathered %+v", n, reads)
+	}
+}

@@ -1,0 +1,180 @@
+package cpu
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+var _ backend.PeerRows = (*Backend)(nil)
+
+// cpuRows are feature rows copied into this backend's memory.
+type cpuRows struct {
+	owner *Backend
+	buf   *buffer // F32 [rows*dim], counted as this backend's memory
+	vals  []float32
+	dim   int
+}
+
+func (r *cpuRows) Rows() int { return len(r.vals) / r.dim }
+func (r *cpuRows) Dim() int  { return r.dim }
+
+// cpuRowTable finds each vertex's row in the rows of a group. On the CPU
+// every device's memory is the host's, so the table holds the rows' slices
+// and GatherRows reads them in place.
+type cpuRowTable struct {
+	owner    *Backend
+	rows     [][]float32 // each Rows' values
+	at       *buffer     // I32 [N]
+	index    *buffer     // I32 [N]
+	kind     *buffer     // U8 [N]
+	dim      int
+	numRows  int64
+	released bool
+}
+
+func (t *cpuRowTable) NumRows() int64 { return t.numRows }
+func (t *cpuRowTable) Dim() int       { return t.dim }
+
+// UploadRows copies the rows ids of the [N, dim] float32 table (see
+// backend.PeerRows).
+func (b *Backend) UploadRows(table any, dim int, ids []int32) (backend.Rows, error) {
+	feat, err := rowTable("cpu", table, dim)
+	if err != nil {
+		return nil, err
+	}
+	n := len(feat) / dim
+	vals := make([]float32, 0, len(ids)*dim)
+	for i, v := range ids {
+		if v < 0 || int(v) >= n {
+			return nil, fmt.Errorf("cpu: UploadRows: ids[%d] = %d outside the table of %d rows", i, v, n)
+		}
+		vals = append(vals, feat[int(v)*dim:(int(v)+1)*dim]...)
+	}
+	x, err := b.Upload(vals)
+	if err != nil {
+		return nil, err
+	}
+	return &cpuRows{owner: b, buf: x.(*buffer), vals: vals, dim: dim}, nil
+}
+
+// rowTable checks UploadRows' table: float32 rows of width dim.
+func rowTable(be string, table any, dim int) ([]float32, error) {
+	switch t := table.(type) {
+	case []float32:
+		if dim <= 0 || len(t)%dim != 0 {
+			return nil, fmt.Errorf("%s: UploadRows: %d values are not rows of width %d", be, len(t), dim)
+		}
+		return t, nil
+	case []uint16:
+		return nil, fmt.Errorf("%s: UploadRows: a bfloat16 table cannot be spread over devices (only float32 rows); hold the features as float32 or keep the whole table on every device", be)
+	}
+	return nil, fmt.Errorf("%s: UploadRows: unsupported table %T (want []float32)", be, table)
+}
+
+// RowTable builds the per-vertex table over rows made by any cpu backend
+// (see backend.PeerRows).
+func (b *Backend) RowTable(numRows int64, rows []backend.Rows, at, index []int32, kind []uint8) (backend.RowTable, error) {
+	if int64(len(at)) != numRows || int64(len(index)) != numRows || int64(len(kind)) != numRows {
+		return nil, fmt.Errorf("cpu: RowTable: tables of %d, %d and %d entries for %d vertices", len(at), len(index), len(kind), numRows)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("cpu: RowTable: no rows")
+	}
+	t := &cpuRowTable{owner: b, numRows: numRows}
+	for i, r := range rows {
+		c, ok := r.(*cpuRows)
+		if !ok || c == nil {
+			return nil, fmt.Errorf("cpu: RowTable: rows %d (%T) were not made by a cpu backend", i, r)
+		}
+		if i == 0 {
+			t.dim = c.dim
+		} else if c.dim != t.dim {
+			return nil, fmt.Errorf("cpu: RowTable: rows %d are %d wide, rows 0 %d", i, c.dim, t.dim)
+		}
+		t.rows = append(t.rows, c.vals)
+	}
+	for v := range numRows {
+		a, i := at[v], index[v]
+		if a < 0 || int(a) >= len(rows) || i < 0 || int(i) >= rows[a].Rows() || kind[v] > backend.RowRemote {
+			return nil, fmt.Errorf("cpu: RowTable: vertex %d points to row %d of rows %d (kind %d), which do not exist", v, i, a, kind[v])
+		}
+	}
+	var bufs [3]backend.Buffer
+	for i, data := range []any{append([]int32(nil), at...), append([]int32(nil), index...), append([]uint8(nil), kind...)} {
+		x, err := b.Upload(data)
+		if err != nil {
+			for _, y := range bufs[:i] {
+				b.Free(y)
+			}
+			return nil, err
+		}
+		bufs[i] = x
+	}
+	t.at, t.index, t.kind = bufs[0].(*buffer), bufs[1].(*buffer), bufs[2].(*buffer)
+	return t, nil
+}
+
+// GatherRows copies each live id's row from wherever the table finds it
+// and counts the rows by kind (see backend.PeerRows).
+func (b *Backend) GatherRows(t backend.RowTable, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	c := b.begin("GatherRows")
+	defer c.end()
+	rt, ok := t.(*cpuRowTable)
+	switch {
+	case !c.ok:
+		return
+	case !ok || rt == nil || rt.owner != b:
+		c.failf("t: row table of type %T does not belong to this cpu backend", t)
+		return
+	case rt.released:
+		c.failf("t: row table used after FreeRowTable")
+		return
+	}
+	dim := rt.dim
+	live, _ := c.count("n", n)
+	idx := c.i32("ids", ids, n.Cap)
+	os := c.f32("out", out, n.Cap*dim)
+	var st []int64
+	if !isNil(stats) {
+		st = c.i64("stats", stats, 3)
+	}
+	if !c.ok {
+		return
+	}
+	at, index, kind := rt.at.i32, rt.index.i32, rt.kind.u8
+	var counts [3]int64
+	for i, v := range idx[:live] {
+		if v < 0 || int64(v) >= rt.numRows {
+			c.failf("ids[%d] = %d outside the %d rows", i, v, rt.numRows)
+			return
+		}
+		r := int(index[v])
+		copy(os[i*dim:(i+1)*dim], rt.rows[at[v]][r*dim:(r+1)*dim])
+		counts[kind[v]]++
+	}
+	if st != nil {
+		for k, m := range counts {
+			st[k] += m
+		}
+	}
+}
+
+// FreeRows releases rows made by this backend.
+func (b *Backend) FreeRows(r backend.Rows) {
+	if c, ok := r.(*cpuRows); ok && c != nil && c.owner == b {
+		b.Free(c.buf)
+	}
+}
+
+// FreeRowTable releases a table made by this backend.
+func (b *Backend) FreeRowTable(t backend.RowTable) {
+	rt, ok := t.(*cpuRowTable)
+	if !ok || rt == nil || rt.owner != b || rt.released {
+		return
+	}
+	for _, x := range []*buffer{rt.at, rt.index, rt.kind} {
+		b.Free(x)
+	}
+	rt.released = true
+}

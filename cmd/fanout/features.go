@@ -1,0 +1,144 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/multigpu"
+)
+
+// checkShardFeatures checks --shard-features.
+func checkShardFeatures(s string) error {
+	switch s {
+	case "", "auto", "on", "off":
+		return nil
+	}
+	return fmt.Errorf("shard-features: %q, want auto, on or off", s)
+}
+
+// placeFeatures decides where the feature rows live with several devices
+// (--shard-features) and says so: sharded over the devices as the topology
+// (the graph's partition and replicas; with no topology, a partition made
+// here), each device reading its peers' rows in place, or the whole table
+// on every device. auto shards only when the table does not fit a device
+// with room for the step (on CPU devices it replicates). Sharding is not
+// possible with the hybrid mode's tiers, layer-wise inference
+// (--full-eval) or bfloat16 features: on is then an error, auto
+// replicates. When the devices cannot read each other's memory, on is an
+// error and auto replicates, said once. The result is nil when every
+// device holds the whole table.
+func placeFeatures(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode string, ranks []multigpu.Rank, topo *multigpu.Topology, stderr io.Writer) (*multigpu.Features, error) {
+	if len(ranks) < 2 {
+		return nil, nil
+	}
+	dt, err := rf.featureType()
+	if err != nil {
+		return nil, err
+	}
+	tableBytes := int64(len(ds.Features)) * int64(dt.Size())
+	whole := func(why string) (*multigpu.Features, error) {
+		fmt.Fprintf(stderr, "features: the whole table (%.1f MiB) on every device (%s)\n", float64(tableBytes)/(1<<20), why)
+		return nil, nil
+	}
+	on := rf.shardFeatures == "on"
+	var cannot string
+	switch {
+	case mode == "hybrid":
+		cannot = "the hybrid mode keeps each device's rows in its own tiers"
+	case cfg.FullEval:
+		cannot = "--full-eval's layer-wise inference reads the whole table"
+	case dt != backend.F32:
+		cannot = "only float32 features are sharded"
+	}
+	switch {
+	case rf.shardFeatures == "off":
+		return whole("--shard-features off")
+	case cannot != "" && on:
+		return nil, fmt.Errorf("shard-features: %s", cannot)
+	case cannot != "":
+		return whole(cannot)
+	case !on:
+		budgets := featureBudgets(rf, ds, ranks, topo)
+		if !multigpu.ShardFeatures(tableBytes, budgets) {
+			if budgets[0] < 0 {
+				return whole("CPU devices share the host's memory")
+			}
+			return whole("it fits each device with room for the step")
+		}
+	}
+	var owner, replicated []int32
+	if topo != nil {
+		owner, replicated = topo.Owner, topo.Replicated
+	}
+	f, err := multigpu.PlaceFeatures(ds, ranks, owner, replicated)
+	if err != nil {
+		if on {
+			return nil, fmt.Errorf("shard-features: %w", err)
+		}
+		return whole(err.Error())
+	}
+	how := "as the topology"
+	if topo == nil {
+		how = "by a partition of the graph"
+	}
+	fmt.Fprintf(stderr, "features: sharded over %d devices %s, the rows of %d replicated vertices on every device; rows per device:", len(ranks), how, len(replicated))
+	for _, b := range f.RowBytes {
+		fmt.Fprintf(stderr, " %.1f MiB", float64(b)/(1<<20))
+	}
+	fmt.Fprintf(stderr, " (whole table %.1f MiB)\n", float64(tableBytes)/(1<<20))
+	return f, nil
+}
+
+// featureBudgets are the bytes of features each device may hold: a
+// quarter of its memory (--gpu-memory, or what it has free) kept for the
+// step, less its topology (its lists and pointer table, already resident
+// when the graph is partitioned, or the whole graph), labels and degrees.
+// -1 for a device that cannot say (the CPU).
+func featureBudgets(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, topo *multigpu.Topology) []int64 {
+	n := ds.Graph.NumNodes
+	out := make([]int64, len(ranks))
+	for i, r := range ranks {
+		m, ok := r.Backend.(memInfoer)
+		if !ok {
+			out[i] = -1
+			continue
+		}
+		avail, _, err := m.MemInfo()
+		if err != nil {
+			out[i] = -1
+			continue
+		}
+		graphBytes := 4*ds.Graph.NumEdges() + 8*(n+1)
+		if topo != nil {
+			graphBytes = 0 // resident: not in what the device has free
+		}
+		if rf.gpuMemory != "" {
+			if b, perr := parseSize(rf.gpuMemory); perr == nil {
+				avail = b
+				if topo != nil {
+					graphBytes = topo.ListBytes[i] + 12*n
+				}
+			}
+		}
+		out[i] = avail*3/4 - graphBytes - 8*n
+	}
+	return out
+}
+
+// printFeatureReads says where the gathered feature rows lived.
+func printFeatureReads(f *multigpu.Features, stderr io.Writer) {
+	if f == nil {
+		return
+	}
+	r, err := f.Reads()
+	if err != nil {
+		fmt.Fprintf(stderr, "features: rows not counted: %v\n", err)
+		return
+	}
+	l, rep, rem := readShares(r)
+	fmt.Fprintf(stderr, "gathered %d feature rows (training and evaluation): %.1f%% local, %.1f%% replicas, %.1f%% from peers\n",
+		r.Local+r.Replica+r.Remote, 100*l, 100*rep, 100*rem)
+}

@@ -1,0 +1,139 @@
+package featstore
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// Sharded serves rows spread over the memories of a group's backends
+// (backend.PeerRows): each backend of the group holds some rows (its
+// shard, made with UploadShard), and a rank's store gathers every row
+// where it lives, its own memory or a peer's, read in place, through a
+// per-vertex table. The gather is one backend op (GatherRows) that counts
+// the rows by where they lived (local, replica, remote) on the device.
+//
+// The store does not own the shards, which its peers read as long as they
+// gather: whoever made them frees them (backend.PeerRows.FreeRows) once
+// every rank is done. Free keeps the counters, so they can be read after
+// the trainer that owned the store is closed.
+type Sharded struct {
+	be    backend.Backend
+	pr    backend.PeerRows
+	table backend.RowTable
+	stats backend.Buffer // I64 [3]: rows gathered by kind
+	dim   int
+	rows  int64
+	own   int64 // bytes of the shard on this backend
+
+	mu    sync.Mutex
+	final *backend.ReadCounts // the counters as Free read them
+	err   error               // Free's failure to read them
+}
+
+// UploadShard makes the rows ids of the [N, dim] float32 table feat
+// resident on be, a shard for NewSharded (a bfloat16 table cannot be
+// sharded: it is refused).
+func UploadShard(be backend.Backend, feat any, dim int, ids []int32) (backend.Rows, error) {
+	pr := backend.PeerRowsOf(be)
+	if pr == nil {
+		return nil, fmt.Errorf("featstore: %s cannot gather rows spread over devices", be.Name())
+	}
+	r, err := pr.UploadRows(feat, dim, ids)
+	if err != nil {
+		return nil, fmt.Errorf("featstore: shard of %d rows: %w", len(ids), err)
+	}
+	return r, nil
+}
+
+// NewSharded serves a table of numRows vertices in which vertex v's row
+// is row index[v] of shards[at[v]] (made on be or on a peer of its group),
+// counted under kind[v] (backend.RowLocal, RowReplica, RowRemote). own is
+// the shard of shards that lives on be (its bytes count in DeviceBytes),
+// or -1.
+func NewSharded(be backend.Backend, numRows int64, shards []backend.Rows, own int, at, index []int32, kind []uint8) (*Sharded, error) {
+	pr := backend.PeerRowsOf(be)
+	if pr == nil {
+		return nil, fmt.Errorf("featstore: %s cannot gather rows spread over devices", be.Name())
+	}
+	t, err := pr.RowTable(numRows, shards, at, index, kind)
+	if err != nil {
+		return nil, fmt.Errorf("featstore: sharded rows: %w", err)
+	}
+	s := &Sharded{be: be, pr: pr, table: t, dim: t.Dim(), rows: numRows}
+	if own >= 0 && own < len(shards) {
+		s.own = int64(shards[own].Rows()) * int64(s.dim) * 4
+	}
+	if s.stats, err = be.Alloc(backend.I64, 3); err != nil {
+		pr.FreeRowTable(t)
+		return nil, fmt.Errorf("featstore: sharded rows' counters: %w", err)
+	}
+	return s, nil
+}
+
+func (s *Sharded) Dim() int    { return s.dim }
+func (s *Sharded) Rows() int64 { return s.rows }
+
+// Gather issues the gather through the table, counting rows by kind.
+func (s *Sharded) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	s.pr.GatherRows(s.table, ids, n, out, s.stats)
+}
+
+// DeviceBytes counts this backend's shard, the table (an address and a
+// kind per vertex) and the counters.
+func (s *Sharded) DeviceBytes() int64 { return s.own + 9*s.rows + 24 }
+
+// Stats are the rows gathered, by where they lived, since the store was
+// made or the counters reset; after Free, the counters as Free found them.
+func (s *Sharded) Stats() (backend.ReadCounts, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.final != nil || s.err != nil {
+		return *orZero(s.final), s.err
+	}
+	if s.stats == nil {
+		return backend.ReadCounts{}, errors.New("featstore: the sharded store is freed")
+	}
+	return s.read()
+}
+
+func orZero(c *backend.ReadCounts) *backend.ReadCounts {
+	if c == nil {
+		return &backend.ReadCounts{}
+	}
+	return c
+}
+
+// read reads the counters (s.mu held).
+func (s *Sharded) read() (backend.ReadCounts, error) {
+	c := make([]int64, 3)
+	s.be.Read(c, s.stats, 0)
+	if err := s.be.Sync(); err != nil {
+		return backend.ReadCounts{}, err
+	}
+	return backend.ReadCounts{Local: c[backend.RowLocal], Replica: c[backend.RowReplica], Remote: c[backend.RowRemote]}, nil
+}
+
+// ResetStats zeroes the counters.
+func (s *Sharded) ResetStats() { s.be.Write(s.stats, 0, []int64{0, 0, 0}) }
+
+// Free reads the counters one last time and releases the table and the
+// counters (not the shards).
+func (s *Sharded) Free() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stats == nil {
+		return
+	}
+	c, err := s.read()
+	if err != nil {
+		s.err = fmt.Errorf("featstore: sharded rows' counters: %w", err)
+	} else {
+		s.final = &c
+	}
+	s.be.Free(s.stats)
+	s.pr.FreeRowTable(s.table)
+	s.stats, s.table = nil, nil
+}
