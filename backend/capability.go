@@ -136,6 +136,11 @@ type ReadCounts struct {
 	Remote  int64 `json:"remote"`
 }
 
+// Plus is c and o added kind by kind.
+func (c ReadCounts) Plus(o ReadCounts) ReadCounts {
+	return ReadCounts{Local: c.Local + o.Local, Replica: c.Replica + o.Replica, Remote: c.Remote + o.Remote}
+}
+
 // PeerGraphs is implemented by backends that sample from topology spread
 // over the memories of a group of backends (the GPUs of a host reading
 // each other's memory over NVLink or PCIe; CPU devices in one process).

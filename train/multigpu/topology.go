@@ -128,9 +128,7 @@ func (t *Topology) Reads() (backend.ReadCounts, error) {
 		if err != nil {
 			return sum, fmt.Errorf("device %d: %w", r, err)
 		}
-		sum.Local += c.Local
-		sum.Replica += c.Replica
-		sum.Remote += c.Remote
+		sum = sum.Plus(c)
 	}
 	return sum, nil
 }
