@@ -134,11 +134,15 @@ type ReadCounts struct {
 	Local   int64 `json:"local"`
 	Replica int64 `json:"replica"`
 	Remote  int64 `json:"remote"`
+	// Reused are remote feature rows a gather took from the rows the
+	// gather before it kept on this device, instead of reading them from
+	// the peer again (PeerRows.KeepRows); they are not in Remote.
+	Reused int64 `json:"reused,omitempty"`
 }
 
 // Plus is c and o added kind by kind.
 func (c ReadCounts) Plus(o ReadCounts) ReadCounts {
-	return ReadCounts{Local: c.Local + o.Local, Replica: c.Replica + o.Replica, Remote: c.Remote + o.Remote}
+	return ReadCounts{Local: c.Local + o.Local, Replica: c.Replica + o.Replica, Remote: c.Remote + o.Remote, Reused: c.Reused + o.Reused}
 }
 
 // PeerGraphs is implemented by backends that sample from topology spread

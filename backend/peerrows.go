@@ -45,6 +45,14 @@ type PeerRows interface {
 	// nil, is I64 [3]: the rows read are added to stats[kind] (local,
 	// replica, remote).
 	GatherRows(t RowTable, ids Buffer, n Count, out, stats Buffer)
+	// KeepRows makes every GatherRows through t keep on this device the
+	// remote rows it read among the first rows of its output (up to rows
+	// of them), so that the next GatherRows through t copies a row it needs
+	// again from there instead of reading it from the peer (cross-batch
+	// reuse; the rows are the same bits either way). With stats of 4
+	// elements, GatherRows adds the rows it took from the kept ones to
+	// stats[3] instead of stats[2]. It allocates: not during a capture.
+	KeepRows(t RowTable, rows int) error
 	// FreeRows releases rows; no RowTable may read them afterwards.
 	FreeRows(r Rows)
 	// FreeRowTable releases a table (not the rows it points to).

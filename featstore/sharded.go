@@ -23,7 +23,12 @@ type Sharded struct {
 	be    backend.Backend
 	pr    backend.PeerRows
 	table backend.RowTable
-	stats backend.Buffer // I64 [3]: rows gathered by kind
+	stats backend.Buffer // I64 [4]: rows gathered by kind, then remote rows reused
+	keep  int            // KeepRows asked for (0: no reuse); kept is set once it is done
+	kept  bool
+	// keepBytes is what KeepRows holds: two halves of rows, a tag and a
+	// slot per vertex.
+	keepBytes int64
 	dim   int
 	rows  int64
 	own   int64 // bytes of the shard on this backend
@@ -66,7 +71,7 @@ func NewSharded(be backend.Backend, numRows int64, shards []backend.Rows, own in
 	if own >= 0 && own < len(shards) {
 		s.own = int64(shards[own].Rows()) * int64(s.dim) * 4
 	}
-	if s.stats, err = be.Alloc(backend.I64, 3); err != nil {
+	if s.stats, err = be.Alloc(backend.I64, 4); err != nil {
 		pr.FreeRowTable(t)
 		return nil, fmt.Errorf("featstore: sharded rows' counters: %w", err)
 	}
@@ -76,14 +81,42 @@ func NewSharded(be backend.Backend, numRows int64, shards []backend.Rows, own in
 func (s *Sharded) Dim() int    { return s.dim }
 func (s *Sharded) Rows() int64 { return s.rows }
 
-// Gather issues the gather through the table, counting rows by kind.
+// Keep makes the store keep the remote rows of each gather, up to rows of
+// them, for the next gather (backend.PeerRows.KeepRows): rows that two
+// consecutive batches share are read from the peer once. It allocates, so
+// call it outside a capture (the replay driver's BeforeCapture); a store
+// asked for reuse with rows 0 keeps as many rows as its first gather has
+// (eager drivers).
+func (s *Sharded) Keep(rows int) error {
+	s.keep = max(rows, 1)
+	if rows <= 0 {
+		return nil
+	}
+	s.kept = true
+	if err := s.pr.KeepRows(s.table, rows); err != nil {
+		return fmt.Errorf("featstore: keeping %d rows for reuse: %w", rows, err)
+	}
+	s.keepBytes = 8*int64(rows)*int64(s.dim) + 8*s.rows
+	return nil
+}
+
+// Gather issues the gather through the table, counting rows by kind (and
+// rows reused, when the store keeps rows).
 func (s *Sharded) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	if s.keep > 0 && !s.kept {
+		s.kept = true
+		if err := s.pr.KeepRows(s.table, n.Cap); err != nil {
+			s.keep = 0 // reuse off; the rows are read from the peers as before
+		} else {
+			s.keepBytes = 8*int64(n.Cap)*int64(s.dim) + 8*s.rows
+		}
+	}
 	s.pr.GatherRows(s.table, ids, n, out, s.stats)
 }
 
 // DeviceBytes counts this backend's shard, the table (an address and a
 // kind per vertex) and the counters.
-func (s *Sharded) DeviceBytes() int64 { return s.own + 9*s.rows + 24 }
+func (s *Sharded) DeviceBytes() int64 { return s.own + 9*s.rows + 32 + s.keepBytes }
 
 // Stats are the rows gathered, by where they lived, since the store was
 // made or the counters reset; after Free, the counters as Free found them.
@@ -108,16 +141,16 @@ func orZero(c *backend.ReadCounts) *backend.ReadCounts {
 
 // read reads the counters (s.mu held).
 func (s *Sharded) read() (backend.ReadCounts, error) {
-	c := make([]int64, 3)
+	c := make([]int64, 4)
 	s.be.Read(c, s.stats, 0)
 	if err := s.be.Sync(); err != nil {
 		return backend.ReadCounts{}, err
 	}
-	return backend.ReadCounts{Local: c[backend.RowLocal], Replica: c[backend.RowReplica], Remote: c[backend.RowRemote]}, nil
+	return backend.ReadCounts{Local: c[backend.RowLocal], Replica: c[backend.RowReplica], Remote: c[backend.RowRemote], Reused: c[3]}, nil
 }
 
 // ResetStats zeroes the counters.
-func (s *Sharded) ResetStats() { s.be.Write(s.stats, 0, []int64{0, 0, 0}) }
+func (s *Sharded) ResetStats() { s.be.Write(s.stats, 0, []int64{0, 0, 0, 0}) }
 
 // Free reads the counters one last time and releases the table and the
 // counters (not the shards).

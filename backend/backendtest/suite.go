@@ -79,6 +79,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"MaskGraph", testMaskGraph},
 		{"PeerGraph", testPeerGraph},
 		{"PeerRows", testPeerRows},
+		{"KeepRows", testKeepRows},
 		{"ReplaceRows", testReplaceRows},
 		{"ScatterAddRows", testScatterAddRows},
 		{"Axpy", testAxpy},

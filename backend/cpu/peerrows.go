@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -31,6 +32,12 @@ type cpuRowTable struct {
 	dim      int
 	numRows  int64
 	released bool
+	// KeepRows: two halves of kept rows (the last gather's and the one
+	// before), and per vertex the gather that kept its row and where.
+	keep      [2][]float32
+	keepRows  int
+	tag, slot []int32
+	gen       int32
 }
 
 func (t *cpuRowTable) NumRows() int64 { return t.numRows }
@@ -143,21 +150,65 @@ func (b *Backend) GatherRows(t backend.RowTable, ids backend.Buffer, n backend.C
 		return
 	}
 	at, index, kind := rt.at.i32, rt.index.i32, rt.kind.u8
-	var counts [3]int64
+	var counts [4]int64
+	g := rt.gen
+	prev, cur := rt.keep[(g-1)&1], rt.keep[g&1]
 	for i, v := range idx[:live] {
 		if v < 0 || int64(v) >= rt.numRows {
 			c.failf("ids[%d] = %d outside the %d rows", i, v, rt.numRows)
 			return
 		}
 		r := int(index[v])
-		copy(os[i*dim:(i+1)*dim], rt.rows[at[v]][r*dim:(r+1)*dim])
-		counts[kind[v]]++
+		row := rt.rows[at[v]][r*dim : (r+1)*dim]
+		k := int(kind[v])
+		if k == int(backend.RowRemote) && rt.keepRows > 0 {
+			if s := int(rt.slot[v]); rt.tag[v] == g-1 && s >= 0 && s < rt.keepRows {
+				row, k = prev[s*dim:(s+1)*dim], 3
+			}
+			if i < rt.keepRows {
+				copy(cur[i*dim:(i+1)*dim], row)
+			}
+		}
+		copy(os[i*dim:(i+1)*dim], row)
+		counts[k]++
+	}
+	if rt.keepRows > 0 {
+		for i, v := range idx[:min(live, rt.keepRows)] {
+			if kind[v] == backend.RowRemote {
+				rt.tag[v], rt.slot[v] = g, int32(i)
+			}
+		}
+		rt.gen++
 	}
 	if st != nil {
-		for k, m := range counts {
-			st[k] += m
+		if len(st) < 4 {
+			counts[2] += counts[3] // no place for the reused rows: they count as remote
+		}
+		for k := range min(len(st), 4) {
+			st[k] += counts[k]
 		}
 	}
+}
+
+// KeepRows makes the gathers through t keep their remote rows for the next
+// (see backend.PeerRows).
+func (b *Backend) KeepRows(t backend.RowTable, rows int) error {
+	c := b.begin("KeepRows")
+	defer c.end()
+	rt, ok := t.(*cpuRowTable)
+	if !c.ok {
+		return b.err
+	}
+	if !ok || rt == nil || rt.owner != b || rt.released || rows < 0 {
+		return fmt.Errorf("cpu: KeepRows: %d rows of a row table of type %T that this backend cannot use", rows, t)
+	}
+	rt.keepRows = rows
+	rt.keep = [2][]float32{make([]float32, rows*rt.dim), make([]float32, rows*rt.dim)}
+	rt.tag, rt.slot = make([]int32, rt.numRows), make([]int32, rt.numRows)
+	for v := range rt.tag {
+		rt.tag[v] = math.MinInt32
+	}
+	return nil
 }
 
 // FreeRows releases rows made by this backend.

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -28,6 +29,11 @@ type devRowTable struct {
 	addr    *buffer // I64 [N]
 	kind    *buffer // U8 [N]
 	vec     bool    // every row starts on 16 bytes and dim % 4 == 0
+	// KeepRows: two halves of kept rows (F32 [2, keepRows, dim]), per
+	// vertex the gather that kept its row and where (I32 [N] each), and
+	// the gather counter (I32 [1]).
+	keep, tag, slot, gen *buffer
+	keepRows             int
 }
 
 func (t *devRowTable) NumRows() int64 { return t.numRows }
@@ -164,9 +170,65 @@ func (b *Backend) GatherRows(t backend.RowTable, ids backend.Buffer, n backend.C
 	if rt.vec && ob.ptr%16 == 0 {
 		name, words = "peer_rows4", rt.dim/4
 	}
+	if rt.keep != nil {
+		nstats := 0
+		if st != nil {
+			nstats = min(st.n, 4)
+		}
+		c.args().ptr(rt.addr.addr()).ptr(rt.kind.addr()).i64(rt.numRows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).
+			ptr(ob.addr()).ptr(st.addr()).i32(nstats).ptr(rt.keep.addr()).i32(rt.keepRows).ptr(rt.tag.addr()).
+			ptr(rt.slot.addr()).ptr(rt.gen.addr()).ptr(b.errDev)
+		c.launch(name+"_keep", d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
+		c.args().ptr(rt.kind.addr()).i64(rt.numRows).ptr(idx.addr()).ptr(nP).i32(n.Cap).i32(rt.keepRows).
+			ptr(rt.tag.addr()).ptr(rt.slot.addr()).ptr(rt.gen.addr())
+		c.launch("peer_rows_tag", d1(c.blocks(int64(min(n.Cap, rt.keepRows)), 256)), d1(256), 0)
+		c.args().ptr(rt.gen.addr())
+		c.launch("peer_rows_advance", d1(1), d1(1), 0)
+		return
+	}
 	c.args().ptr(rt.addr.addr()).ptr(rt.kind.addr()).i64(rt.numRows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).
 		ptr(ob.addr()).ptr(st.addr()).ptr(b.errDev)
 	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+}
+
+// KeepRows makes the gathers through t keep their remote rows for the
+// next (see backend.PeerRows): two halves of rows, a tag and a slot per
+// vertex, and a gather counter, all on this device.
+func (b *Backend) KeepRows(t backend.RowTable, rows int) error {
+	rt, ok := t.(*devRowTable)
+	if !ok || rt == nil || rt.owner != b || rt.addr == nil || rows < 0 {
+		return fmt.Errorf("cuda: KeepRows: %d rows of a row table of type %T that this backend cannot use", rows, t)
+	}
+	var err error
+	alloc := func(dt backend.DType, n int) *buffer {
+		if err != nil {
+			return nil
+		}
+		var x backend.Buffer
+		if x, err = b.Alloc(dt, max(n, 1)); err != nil {
+			return nil
+		}
+		return x.(*buffer)
+	}
+	rt.keep, rt.tag, rt.slot, rt.gen = alloc(backend.F32, 2*rows*rt.dim), alloc(backend.I32, int(rt.numRows)),
+		alloc(backend.I32, int(rt.numRows)), alloc(backend.I32, 1)
+	if err != nil {
+		b.freeKeep(rt)
+		return fmt.Errorf("cuda: KeepRows: %d rows: %w", rows, err)
+	}
+	rt.keepRows = rows
+	b.Fill(rt.tag, math.MinInt32)
+	return b.Sync()
+}
+
+// freeKeep releases what KeepRows allocated.
+func (b *Backend) freeKeep(rt *devRowTable) {
+	for _, x := range []*buffer{rt.keep, rt.tag, rt.slot, rt.gen} {
+		if x != nil {
+			b.Free(x)
+		}
+	}
+	rt.keep, rt.tag, rt.slot, rt.gen, rt.keepRows = nil, nil, nil, nil, 0
 }
 
 // FreeRows releases rows made by this backend.
@@ -185,4 +247,5 @@ func (b *Backend) FreeRowTable(t backend.RowTable) {
 	b.Free(rt.addr)
 	b.Free(rt.kind)
 	rt.addr, rt.kind = nil, nil
+	b.freeKeep(rt)
 }

@@ -58,3 +58,12 @@ func (b *Backend) FreeRowTable(t backend.RowTable) {
 		p.FreeRowTable(t)
 	}
 }
+
+// KeepRows forwards to the inner backend.
+func (b *Backend) KeepRows(t backend.RowTable, rows int) error {
+	p, err := b.peerRows("KeepRows")
+	if err != nil {
+		return err
+	}
+	return p.KeepRows(t, rows)
+}

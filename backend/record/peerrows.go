@@ -74,3 +74,16 @@ func (b *Backend) FreeRowTable(t backend.RowTable) {
 		}
 	}
 }
+
+// KeepRows forwards to the inner backend (it allocates: not while
+// capturing).
+func (b *Backend) KeepRows(t backend.RowTable, rows int) error {
+	if err := b.refuse("KeepRows"); err != nil {
+		return err
+	}
+	p, err := b.peerRows("KeepRows")
+	if err != nil {
+		return err
+	}
+	return p.KeepRows(t, rows)
+}

@@ -41,6 +41,7 @@ type devicesReport struct {
 	FeatureLocal   float64 `json:"feature_local_rows,omitempty"`
 	FeatureReplica float64 `json:"feature_replica_rows,omitempty"`
 	FeatureRemote  float64 `json:"feature_remote_rows,omitempty"`
+	FeatureReused  float64 `json:"feature_reused_rows,omitempty"` // kept from the previous batch, not read from the peer again
 }
 
 // parseDeviceCounts reads --devices for bench: "2", "1,2,4" or "all" (every
@@ -104,13 +105,13 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		if err == nil && topo != nil {
 			rep.Cut, rep.Balance = topo.Stats.Cut, topo.Stats.Balance
 			if r, rerr := topo.Reads(); rerr == nil {
-				rep.Local, rep.Replica, rep.Remote = readShares(r)
+				rep.Local, rep.Replica, rep.Remote, _ = readShares(r)
 			}
 		}
 		if err == nil && feats != nil {
 			rep.FeatureBytes = slices.Max(feats.RowBytes)
 			if r, rerr := feats.Reads(); rerr == nil {
-				rep.FeatureLocal, rep.FeatureReplica, rep.FeatureRemote = readShares(r)
+				rep.FeatureLocal, rep.FeatureReplica, rep.FeatureRemote, rep.FeatureReused = readShares(r)
 			}
 		}
 		feats.Free()
@@ -140,8 +141,8 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 				rep.Cut, rep.Balance, 100*rep.Local, 100*rep.Replica, 100*rep.Remote)
 		}
 		if rep.FeatureBytes > 0 {
-			fmt.Fprintf(stdout, "  features: sharded, at most %.1f MiB of rows per device; rows gathered %.1f%% locally, %.1f%% from replicas, %.1f%% from peers\n",
-				float64(rep.FeatureBytes)/(1<<20), 100*rep.FeatureLocal, 100*rep.FeatureReplica, 100*rep.FeatureRemote)
+			fmt.Fprintf(stdout, "  features: sharded, at most %.1f MiB of rows per device; rows gathered %.1f%% locally, %.1f%% from replicas, %.1f%% from peers, %.1f%% kept from the previous batch\n",
+				float64(rep.FeatureBytes)/(1<<20), 100*rep.FeatureLocal, 100*rep.FeatureReplica, 100*rep.FeatureRemote, 100*rep.FeatureReused)
 		}
 	}
 	return nil

@@ -77,7 +77,7 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 		return err
 	}
 	printReads(topo, stderr)
-	printFeatureReads(feats, stderr)
+	printFeatureReads(feats, 4*int64(ds.FeatDim), stderr)
 	for i, t := range tiers {
 		fmt.Fprintf(stderr, "device %d: cache %d rows, hit rate %.3f, peak %.1f MiB of a %.1f MiB budget\n",
 			i, t.Stats.Placement.CacheRows, t.Stats.HitRate, float64(t.Stats.PeakBytes)/(1<<20), float64(t.Stats.Placement.Budget)/(1<<20))

@@ -89,6 +89,9 @@ func placeFeatures(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode str
 		fmt.Fprintf(stderr, " %.1f MiB", float64(b)/(1<<20))
 	}
 	fmt.Fprintf(stderr, " (whole table %.1f MiB)\n", float64(tableBytes)/(1<<20))
+	if !rf.noFeatureReuse {
+		f.Reuse(ranks)
+	}
 	return f, nil
 }
 
@@ -129,7 +132,7 @@ func featureBudgets(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, to
 }
 
 // printFeatureReads says where the gathered feature rows lived.
-func printFeatureReads(f *multigpu.Features, stderr io.Writer) {
+func printFeatureReads(f *multigpu.Features, rowBytes int64, stderr io.Writer) {
 	if f == nil {
 		return
 	}
@@ -138,7 +141,7 @@ func printFeatureReads(f *multigpu.Features, stderr io.Writer) {
 		fmt.Fprintf(stderr, "features: rows not counted: %v\n", err)
 		return
 	}
-	l, rep, rem := readShares(r)
-	fmt.Fprintf(stderr, "gathered %d feature rows (training and evaluation): %.1f%% local, %.1f%% replicas, %.1f%% from peers\n",
-		r.Local+r.Replica+r.Remote, 100*l, 100*rep, 100*rem)
+	l, rep, rem, reu := readShares(r)
+	fmt.Fprintf(stderr, "gathered %d feature rows (training and evaluation): %.1f%% local, %.1f%% replicas, %.1f%% read from peers, %.1f%% kept from the previous batch (%.1f MiB not read again)\n",
+		r.Local+r.Replica+r.Remote+r.Reused, 100*l, 100*rep, 100*rem, 100*reu, float64(r.Reused)*float64(rowBytes)/(1<<20))
 }

@@ -75,13 +75,15 @@ func printReads(topo *multigpu.Topology, stderr io.Writer) {
 		fmt.Fprintf(stderr, "topology: reads not counted: %v\n", err)
 		return
 	}
-	l, rep, rem := readShares(r)
+	l, rep, rem, _ := readShares(r)
 	fmt.Fprintf(stderr, "sampling read %d neighbour lists (training and evaluation): %.1f%% local, %.1f%% replicas, %.1f%% from peers\n",
 		r.Local+r.Replica+r.Remote, 100*l, 100*rep, 100*rem)
 }
 
-// readShares are the fractions of list reads by where the lists lived.
-func readShares(r backend.ReadCounts) (local, replica, remote float64) {
-	total := float64(max(1, r.Local+r.Replica+r.Remote))
-	return float64(r.Local) / total, float64(r.Replica) / total, float64(r.Remote) / total
+// readShares are the fractions of reads (lists or rows) by where they
+// were read: locally, from replicas, from peers, or from the rows kept
+// from the previous batch.
+func readShares(r backend.ReadCounts) (local, replica, remote, reused float64) {
+	total := float64(max(1, r.Local+r.Replica+r.Remote+r.Reused))
+	return float64(r.Local) / total, float64(r.Replica) / total, float64(r.Remote) / total, float64(r.Reused) / total
 }

@@ -56,8 +56,10 @@ type runFlags struct {
 	gpuMemory string
 	cacheRows int
 	replicate string // --devices: lists every device copies (replicateBytes)
-	// --devices: auto, on or off (placeFeatures)
-	shardFeatures string
+	// --devices: feature rows sharded (auto, on or off: placeFeatures)
+	// and, if so, not reused across batches
+	shardFeatures  string
+	noFeatureReuse bool
 	// hybrid mode's hot vertices
 	hotRatio   float64
 	staleness  int

@@ -8,6 +8,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/train"
 )
 
 // Features are the feature rows of a group sharded over its ranks'
@@ -141,6 +142,26 @@ func PlaceFeatures(ds *dataset.Dataset, ranks []Rank, owner, replicated []int32)
 		ranks[r].Options.Features = s
 	}
 	return f, nil
+}
+
+// Reuse makes every rank's store keep the remote rows of each gather for
+// the next (featstore.Sharded.Keep): sized from the replay envelope before
+// the step is captured (chained before any BeforeCapture a rank has), or
+// from the first gather with the eager driver.
+func (f *Features) Reuse(ranks []Rank) {
+	for r, s := range f.stores {
+		s.Keep(0)
+		prev := ranks[r].BeforeCapture
+		ranks[r].BeforeCapture = func(env train.EnvelopeReport) error {
+			if err := s.Keep(env.Caps[0].Src); err != nil {
+				return err
+			}
+			if prev != nil {
+				return prev(env)
+			}
+			return nil
+		}
+	}
 }
 
 // Reads are the rows the ranks' gathers counted, summed, by where they

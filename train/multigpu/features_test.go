@@ -96,3 +96,36 @@ func TestShardFeaturesChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestShardedFeaturesReuse: with reuse, the remote rows a batch shares
+// with the batch before are copied from the rows kept on the device, not
+// read from the peer again: training is bitwise the same (the same rows),
+// in the replay driver (kept rows sized from the envelope) and the eager
+// one (from the first gather), and some rows were reused.
+func TestShardedFeaturesReuse(t *testing.T) {
+	ds, cfg := tiny(t)
+	for _, replay := range []bool{true, false} {
+		want, _ := run(t, ds, cfg, 2, replay)
+		var feats *Features
+		got, _, _ := runSummary(t, ds, cfg, 2, replay, func(ranks []Rank) {
+			var err error
+			if feats, err = PlaceFeatures(ds, ranks, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			feats.Reuse(ranks)
+		})
+		if !slices.Equal(got, want) {
+			t.Fatalf("replay %t: losses with reused rows differ from the whole table's", replay)
+		}
+		reads, err := feats.Reads()
+		feats.Free()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("replay %t: rows local %d, remote %d, reused %d (%.1f%% of the peers' rows)", replay, reads.Local, reads.Remote, reads.Reused,
+			100*float64(reads.Reused)/float64(reads.Remote+reads.Reused))
+		if reads.Reused == 0 || reads.Remote == 0 || reads.Local == 0 {
+			t.Errorf("replay %t: %+v", replay, reads)
+		}
+	}
+}
