@@ -29,9 +29,9 @@ type Sharded struct {
 	// keepBytes is what KeepRows holds: two halves of rows, a tag and a
 	// slot per vertex.
 	keepBytes int64
-	dim   int
-	rows  int64
-	own   int64 // bytes of the shard on this backend
+	dim       int
+	rows      int64
+	own       int64 // bytes of the shard on this backend
 
 	mu    sync.Mutex
 	final *backend.ReadCounts // the counters as Free read them
