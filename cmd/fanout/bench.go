@@ -109,7 +109,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var eagerStep float64
 	var splits []report.Split
 	for _, m := range modes {
-		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.tf32x3, FeatureDType: rf.featureDType,
+		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.options().TF32x3, FeatureDType: rf.featureDType,
 			Date: time.Now().UTC().Format(time.DateOnly)}
 		b := be
 		if m == "replay" {
@@ -140,7 +140,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "wrote %s\n", *plotOut)
 	}
 	if *prof {
-		rep := benchReport{Preset: ds.Name, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.tf32x3, Date: time.Now().UTC().Format(time.DateOnly)}
+		rep := benchReport{Preset: ds.Name, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.options().TF32x3, Date: time.Now().UTC().Format(time.DateOnly)}
 		return benchProfile(be, ds, cfg, rep, *steps, *warmup, *asJSON, stdout, stderr)
 	}
 	return nil

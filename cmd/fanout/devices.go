@@ -172,7 +172,7 @@ func openDevices(rf *runFlags, stderr io.Writer) ([]backend.Backend, []backend.C
 func openGPUs(rf *runFlags, stderr io.Writer) ([]backend.Backend, []backend.Collective, string, error) {
 	n := rf.devices
 	cf := rf.cuda
-	opt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32, TF32x3: cf.tf32x3, Deterministic: cf.deterministic}
+	opt := cf.options()
 	have, err := cuda.DeviceCount(opt)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("devices: %w", err)

@@ -69,7 +69,8 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		return err
 	}
 	cf := rf.cuda
-	copt := cuda.Options{LibDir: cf.libDir, CacheDir: cf.cacheDir, TF32: cf.tf32, TF32x3: cf.tf32x3, Deterministic: cf.deterministic, Device: l.LocalRank}
+	copt := cf.options()
+	copt.Device = l.LocalRank
 	have, err := cuda.DeviceCount(copt)
 	if err != nil {
 		return err

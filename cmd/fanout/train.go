@@ -32,6 +32,7 @@ type source struct {
 func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
 	rf.src.preset, rf.device, rf.margin, rf.featureDType = preset, "auto", 1.15, "float32"
 	rf.shardFeatures = "auto"
+	rf.cuda.defaults()
 	for _, o := range runOptions() {
 		register(fs, o.name, o.usage, o.field(nil, rf))
 	}
