@@ -114,7 +114,7 @@ func featureBudgets(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, to
 			out[i] = -1
 			continue
 		}
-		graphBytes := 4*ds.Graph.NumEdges() + 8*(n+1)
+		graphBytes := topologyBytes(ds)
 		if topo != nil {
 			graphBytes = 0 // resident: not in what the device has free
 		}
@@ -126,7 +126,7 @@ func featureBudgets(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, to
 				}
 			}
 		}
-		out[i] = avail*3/4 - graphBytes - 8*n
+		out[i] = dataRoom(avail) - graphBytes - 8*n
 	}
 	return out
 }

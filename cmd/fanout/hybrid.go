@@ -33,7 +33,7 @@ func fitsDevice(be backend.Backend, ds *dataset.Dataset, stderr io.Writer) bool 
 		return true
 	}
 	need := dataBytes(ds)
-	if need <= free*3/4 {
+	if need <= dataRoom(free) {
 		return true
 	}
 	fmt.Fprintf(stderr, "mode auto: the features and topology (%.1f GiB) do not fit the GPU's free %.1f GiB with room for the step: hybrid mode\n",
@@ -41,11 +41,19 @@ func fitsDevice(be backend.Backend, ds *dataset.Dataset, stderr io.Writer) bool 
 	return false
 }
 
+// dataRoom is how much of a device's memory the resident data may take:
+// three quarters, the rest kept for the step.
+func dataRoom(mem int64) int64 { return mem * 3 / 4 }
+
 // dataBytes is what a dataset takes resident: features, topology, labels
 // and degrees.
 func dataBytes(ds *dataset.Dataset) int64 {
-	n := ds.Graph.NumNodes
-	return int64(len(ds.Features))*4 + (n+1)*8 + int64(len(ds.Graph.Indices))*4 + n*8
+	return int64(len(ds.Features))*4 + topologyBytes(ds) + 8*ds.Graph.NumNodes
+}
+
+// topologyBytes is the whole graph resident: indptr and indices.
+func topologyBytes(ds *dataset.Dataset) int64 {
+	return (ds.Graph.NumNodes+1)*8 + int64(len(ds.Graph.Indices))*4
 }
 
 // parseSize reads a byte count: a number with an optional unit (B, KiB,

@@ -68,16 +68,15 @@ type hotDriver struct {
 	opt   HotOptions
 	be    backend.Backend // the trainer's
 	model *nn.Model       // the trainer's
-	in    *train.HotInputs
-	slot  backend.Buffer // on be: I32 [N]
-	base  backend.Buffer // on be: I32 [1]
-	table []float32      // (K+1) parts of [hot, dim], host memory both backends read in place
-	tab   backend.Buffer // table on be (UploadHost)
-	ids   []int32        // hot vertices in slot order
-	dim   int            // layer 0's output width
-	steps int            // steps per epoch
-	perEp int            // super-batches per epoch
-	cur   int            // the super-batch whose rows are in place; -1 none
+	slot  backend.Buffer  // on be: I32 [N]
+	base  backend.Buffer  // on be: I32 [1]
+	table []float32       // (K+1) parts of [hot, dim], host memory both backends read in place
+	tab   backend.Buffer  // table on be (UploadHost)
+	ids   []int32         // hot vertices in slot order
+	dim   int             // layer 0's output width
+	steps int             // steps per epoch
+	perEp int             // super-batches per epoch
+	cur   int             // the super-batch whose rows are in place; -1 none
 	tasks map[int]*hotTask
 	grads map[int]*hotTask    // gradients by super-batch
 	used  map[int][][]float32 // the weights each super-batch's rows were computed with
@@ -169,9 +168,8 @@ func (d *hotDriver) upload(tr *train.Trainer, slot []int32) error {
 	if err != nil {
 		return fmt.Errorf("hot vertices: %w", err)
 	}
-	d.in = &train.HotInputs{Hot: nn.Hot{Slot: d.slot, Table: d.tab, Base: backend.Count{Buf: d.base, Cap: 1},
+	in.Hot = &train.HotInputs{Hot: nn.Hot{Slot: d.slot, Table: d.tab, Base: backend.Count{Buf: d.base, Cap: 1},
 		Grad: d.acc, Extra: d.extra}, Bottom: bottom}
-	in.Hot = d.in
 	return nil
 }
 
