@@ -193,6 +193,27 @@ __device__ __forceinline__ int ha_sources(const int* indices, int i, int e0, int
     return k < np ? att_src(indices, i, e0, k, ns) : -1;
 }
 
+// ha_load takes the U positions from u0 of the chunk at pb (cnt live in
+// it) of destination i: their sources (-1 past cnt), their coefficients for
+// the lane's head (0 when !withCoef) and the lane's words of each source's
+// row, every load issued before any is used.
+template <typename V, int NQ, int U>
+__device__ __forceinline__ void ha_load(int jl, int u0, int cnt, int i, int e0, int pb, int dstCap, int heads,
+                                        int dimV, const HeadLanes& L, bool withCoef, const float* coef, const V* x,
+                                        int (&jj)[U], float (&cw)[U], V (&xv)[U][NQ]) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
+        if (u0 + u >= cnt) jj[u] = -1;
+        cw[u] = withCoef && jj[u] >= 0 && L.on ? coef[att_row(i, e0, pb + u0 + u, dstCap) * heads + L.h] : 0.f;
+#pragma unroll
+        for (int k = 0; k < NQ; k++) {
+            int c = L.col(k);
+            xv[u][k] = jj[u] >= 0 && c >= 0 ? x[(i64)jj[u] * L.wV + L.h * dimV + c] : V();
+        }
+    }
+}
+
 template <typename V, int NQ>
 __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indices, BlockCounts bc, int dstCap,
                                              int heads, int dimV, int gl, int mean, const float* coef, const V* x,
@@ -214,17 +235,7 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
                 int jj[U];
                 float cw[U];
                 V xv[U][NQ];
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-                    jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
-                    if (u0 + u >= cnt) jj[u] = -1;
-                    cw[u] = jj[u] >= 0 && L.on ? coef[att_row(i, e0, pb + u0 + u, dstCap) * heads + L.h] : 0.f;
-#pragma unroll
-                    for (int k = 0; k < NQ; k++) {
-                        int c = L.col(k);
-                        xv[u][k] = jj[u] >= 0 && c >= 0 ? x[(i64)jj[u] * L.wV + L.h * dimV + c] : V();
-                    }
-                }
+                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, dstCap, heads, dimV, L, true, coef, x, jj, cw, xv);
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (jj[u] < 0) continue;
@@ -277,17 +288,7 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
                 int jj[U];
                 float cw[U];
                 V xv[U][NQ];
-#pragma unroll
-                for (int u = 0; u < U; u++) {
-                    jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
-                    if (u0 + u >= cnt) jj[u] = -1;
-                    cw[u] = dx && jj[u] >= 0 && L.on ? coef[att_row(i, e0, pb + u0 + u, dstCap) * heads + L.h] : 0.f;
-#pragma unroll
-                    for (int k = 0; k < NQ; k++) {
-                        int c = L.col(k);
-                        xv[u][k] = jj[u] >= 0 && c >= 0 ? x[(i64)jj[u] * L.wV + L.h * dimV + c] : V();
-                    }
-                }
+                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, dstCap, heads, dimV, L, dx != 0, coef, x, jj, cw, xv);
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (u0 + u >= cnt) break;
