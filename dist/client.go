@@ -124,15 +124,28 @@ func (c *Client) call(ctx context.Context, m msg) (msg, error) {
 	}
 	select {
 	case r := <-ch:
-		if r.Op != "ok" {
-			return r, errors.New(r.Err)
-		}
-		return r, nil
+		return reply(r)
 	case <-c.done:
-		return msg{}, c.Err()
+		// read hands a reply over before it notices the connection closing
+		// behind it (a refusal is sent, then the store hangs up): the reply,
+		// when there is one, is the better reason.
+		select {
+		case r := <-ch:
+			return reply(r)
+		default:
+			return msg{}, c.Err()
+		}
 	case <-ctx.Done():
 		return msg{}, fmt.Errorf("rendezvous: %s %q: %w", m.Op, m.Key, ctx.Err())
 	}
+}
+
+// reply turns the store's answer into a result.
+func reply(r msg) (msg, error) {
+	if r.Op != "ok" {
+		return r, errors.New(r.Err)
+	}
+	return r, nil
 }
 
 // beat sends heartbeats until the client closes or the job fails.
