@@ -209,6 +209,13 @@ type Dense interface {
 	// typically host memory the device reads in place (UploadHost). Other
 	// rows are left as they are.
 	ReplaceRows(slot, table Buffer, base Count, dim int, ids Buffer, n Count, out Buffer)
+	// AddRows adds table rows into the rows of hot vertices: for i < n with
+	// s = slot[ids[i]] >= 0, out[i·ld + off + c] += table[(base + s)·dim + c]
+	// for c < dim, where base is the live value of a Count (base.Cap is
+	// unused). out is F32 [n.Cap, ld] with off + dim <= ld; table is F32
+	// [rows, dim], typically host memory the device reads in place. Other
+	// rows and columns are left as they are.
+	AddRows(slot, table Buffer, base Count, dim int, ids Buffer, n Count, out Buffer, ld, off int)
 	// ScatterAddRows adds the rows of hot vertices into an accumulator: for
 	// i < n with s = slot[ids[i]] >= 0, acc[s, :] += src[i, :]. ids must
 	// not repeat a vertex among the live rows (a block's destinations do

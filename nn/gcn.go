@@ -105,7 +105,7 @@ func (g *gcnLayer) prepare(blk *backend.Block, deg backend.Buffer) {
 }
 
 // forward writes h[:NumDst] (h [caps.Dst, out]) from x [caps.Src, in].
-func (g *gcnLayer) forward(blk *backend.Block, x, h backend.Buffer, _ pass) {
+func (g *gcnLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	be := g.be
 	if g.order == gcnMatmulFirst {
 		be.Linear(x, blk.NumSrc, g.w.W, g.in, g.out, g.tmp, false)
@@ -113,6 +113,7 @@ func (g *gcnLayer) forward(blk *backend.Block, x, h backend.Buffer, _ pass) {
 		return
 	}
 	be.Aggregate(blk, g.edgeW, g.selfW, x, g.in, g.tmp)
+	addHot(be, ps.hot, blk, g.in, g.tmp, g.in, 0)
 	be.Linear(g.tmp, blk.NumDst, g.w.W, g.in, g.out, h, false)
 }
 

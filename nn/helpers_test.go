@@ -116,11 +116,24 @@ func degrees(g *graph.CSR) []float32 {
 // (fanouts[h] at hop h; the block of hop h is Blocks[L-1-h]) with caps
 // padded above the worst case, and returns them with their caps.
 func sampledBatch(t testing.TB, be backend.Backend, g *graph.CSR, seeds []int32, fanouts []int, seed uint64) ([]*backend.Block, []Caps) {
+	return sampledBatchMasked(t, be, g, seeds, fanouts, seed, nil)
+}
+
+// sampledBatchMasked is sampledBatch whose bottom hop, when slot is not
+// nil, samples no neighbours for the vertices v with slot[v] >= 0
+// (backend MaskGraph), as the hybrid mode's hot vertices.
+func sampledBatchMasked(t testing.TB, be backend.Backend, g *graph.CSR, seeds []int32, fanouts []int, seed uint64, slot []int32) ([]*backend.Block, []Caps) {
 	t.Helper()
 	L := len(fanouts)
 	gb, err := be.UploadGraph(g)
 	if err != nil {
 		t.Fatal(err)
+	}
+	bottom := gb
+	if slot != nil {
+		if bottom, err = be.MaskGraph(gb, upload(t, be, slot)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	clock := upload(t, be, []int32{0, 0})
 	counts := upload(t, be, make([]int32, 2*L+1))
@@ -151,8 +164,12 @@ func sampledBatch(t testing.TB, be backend.Backend, g *graph.CSR, seeds []int32,
 			SrcIDs:   alloc(t, be, backend.I32, c.Src),
 		}
 		r := backend.Rand{Seed: seed, Stream: uint32(h), Clock: clock}
-		be.SampleLayer(gb, dst, nDst, fanouts[h], r, blk)
-		be.Relabel(gb, blk)
+		gh := gb
+		if h == L-1 {
+			gh = bottom
+		}
+		be.SampleLayer(gh, dst, nDst, fanouts[h], r, blk)
+		be.Relabel(gh, blk)
 		blocks[L-1-h], caps[L-1-h] = blk, c
 		dst, nDst = blk.SrcIDs, blk.NumSrc
 	}

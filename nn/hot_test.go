@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -59,21 +60,8 @@ func TestHotRows(t *testing.T) {
 			// Hot: every other destination of the bottom block.
 			_, dim := cfg.dims(0)
 			nDst := bottom.nDst
-			slot := make([]int32, n)
-			for v := range slot {
-				slot[v] = -1
-			}
-			var hot []int32
-			for i := 0; i < nDst; i += 2 {
-				v := bottom.srcIDs[i]
-				slot[v] = int32(len(hot))
-				hot = append(hot, v)
-			}
-			inf, err := m.NewInference(caps[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer inf.Free()
+			slot, hot := everyOtherDst(n, bottom)
+			inf := newTestInference(t, m, caps[0])
 			pre := alloc(t, be, backend.F32, caps[0].Dst*dim)
 			if err := inf.LayerPre(0, blocks[0], upload(t, be, feat), deg, pre); err != nil {
 				t.Fatal(err)
@@ -150,4 +138,155 @@ func closeAll(t *testing.T, what string, got, want []float32) {
 			t.Fatalf("%s [%d]: got %v, want %v", what, i, got[i], want[i])
 		}
 	}
+}
+
+// TestHotInputs checks hot vertices whose neighbour term comes from a
+// table (Hot.Inputs): with the bottom hop sampled from the graph with hot
+// vertices masked and the table holding what Inference.LayerNeighbours
+// computes for them over the unmasked block, Forward gives the plain
+// pass's logits and Backward every one of its gradients, layer 0's
+// weights included: the rows are inputs of the product, not its output.
+// GraphSAGE's concatenation holds the neighbour term apart, so it is the
+// plain pass bitwise; the others add it to the self term in another order.
+// GAT cannot take its inputs so, and says so.
+func TestHotInputs(t *testing.T) {
+	for _, kind := range []string{KindSAGE, KindGCN, KindGIN, KindGAT} {
+		t.Run(kind, func(t *testing.T) {
+			be := newCPU(t)
+			g := sampleGraph()
+			n := int(g.NumNodes)
+			cfg := Config{Kind: kind, InDim: 4, Hidden: 8, Classes: 3, Layers: 2}
+			if kind == KindGAT {
+				cfg.Heads, cfg.OutHeads = 2, 2
+			}
+			if kind == KindGIN {
+				cfg.LearnEps = true
+			}
+			seeds, fanouts := []int32{0, 3, 5, 6}, []int{3, 2}
+			blocks, caps := sampledBatch(t, be, g, seeds, fanouts, 7)
+			m := newTestModel(t, be, cfg, caps)
+			if got, want := m.HotInputs(), kind != KindGAT; got != want {
+				t.Fatalf("HotInputs = %t, want %t", got, want)
+			}
+			r := rand.New(rand.NewPCG(3, 4))
+			for _, p := range m.Params() {
+				be.Write(p.W, 0, randMatrix(r, p.Size(), p.Size(), 1))
+			}
+			feat := randMatrix(r, n, n, cfg.InDim)
+			featBuf := upload(t, be, feat)
+			deg := upload(t, be, degrees(g))
+			labels := make([]int32, caps[1].Dst)
+			for i := range labels {
+				labels[i] = int32(i % cfg.Classes)
+			}
+			run := func(blocks []*backend.Block, hot *Hot) ([]float32, [][]float32, error) {
+				bottom := download(be, blocks[0])
+				x := make([]float32, caps[0].Src*cfg.InDim)
+				for i, v := range bottom.srcIDs {
+					copy(x[i*cfg.InDim:], feat[int(v)*cfg.InDim:(int(v)+1)*cfg.InDim])
+				}
+				b := &Batch{Blocks: blocks, X: upload(t, be, x), Degree: deg, Labels: upload(t, be, labels), Hot: hot}
+				logits := m.Forward(b, true, backend.Rand{})
+				m.Loss(b, logits)
+				m.Backward(b)
+				if err := m.Err(); err != nil {
+					return nil, nil, err
+				}
+				out := readF32(be, logits)
+				syncOK(t, be)
+				var gs [][]float32
+				for _, p := range m.Params() {
+					gs = append(gs, readF32(be, p.G))
+				}
+				return out, gs, nil
+			}
+			wantLogits, want, err := run(blocks, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+
+			// Hot: every other destination of the bottom block; their
+			// neighbour terms over the plain block, after a base.
+			plain := download(be, blocks[0])
+			in, _ := cfg.dims(0)
+			slot, hot := everyOtherDst(n, plain)
+			inf := newTestInference(t, m, caps[0])
+			nb := alloc(t, be, backend.F32, caps[0].Dst*in)
+			err = inf.LayerNeighbours(0, blocks[0], featBuf, deg, nb)
+			if kind == KindGAT {
+				if err == nil || !strings.Contains(err.Error(), "does not aggregate") {
+					t.Fatalf("GAT's neighbour terms: %v", err)
+				}
+				hb := &Hot{Slot: upload(t, be, slot), Table: nb, Base: backend.Count{Buf: upload(t, be, []int32{0}), Cap: 1}, Inputs: true}
+				if _, _, err := run(blocks, hb); err == nil || !strings.Contains(err.Error(), "hot inputs") {
+					t.Fatalf("GAT with hot inputs: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := readF32(be, nb)
+			table := make([]float32, 2*len(hot)*in) // second half: the rows, after base
+			for s, v := range hot {
+				for i := range plain.nDst {
+					if plain.srcIDs[i] == v {
+						copy(table[(len(hot)+s)*in:], rows[i*in:(i+1)*in])
+					}
+				}
+			}
+			masked, _ := sampledBatchMasked(t, be, g, seeds, fanouts, 7, slot)
+			if got := download(be, masked[0]); got.nEdges() >= plain.nEdges() {
+				t.Fatalf("the masked bottom block has %d edges, the plain one %d", got.nEdges(), plain.nEdges())
+			}
+			hb := &Hot{Slot: upload(t, be, slot), Table: upload(t, be, table), Base: backend.Count{Buf: upload(t, be, []int32{int32(len(hot))}), Cap: 1}, Inputs: true}
+			gotLogits, got, err := run(masked, hb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check := closeAll
+			if kind == KindSAGE {
+				check = equalAll
+			}
+			check(t, "logits with hot inputs", gotLogits, wantLogits)
+			for i := range want {
+				check(t, fmt.Sprintf("gradient of %s", m.Params()[i].Name), got[i], want[i])
+			}
+		})
+	}
+}
+
+func equalAll(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s [%d]: got %v, want %v (bitwise)", what, i, got[i], want[i])
+		}
+	}
+}
+
+// everyOtherDst makes every other destination of a block hot: the slot
+// table of n vertices and the hot vertices in slot order.
+func everyOtherDst(n int, b hostBlock) ([]int32, []int32) {
+	slot := make([]int32, n)
+	for v := range slot {
+		slot[v] = -1
+	}
+	var hot []int32
+	for i := 0; i < b.nDst; i += 2 {
+		v := b.srcIDs[i]
+		slot[v] = int32(len(hot))
+		hot = append(hot, v)
+	}
+	return slot, hot
+}
+
+func newTestInference(t *testing.T, m *Model, c Caps) *Inference {
+	t.Helper()
+	inf, err := m.NewInference(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(inf.Free)
+	return inf
 }

@@ -125,7 +125,7 @@ func (inf *Inference) LayerPreBackward(l int, blk *backend.Block, dh backend.Buf
 }
 
 func (inf *Inference) layer(l int, blk *backend.Block, table, deg, out backend.Buffer, finish bool) error {
-	if err := inf.check(l, blk, table, deg, out); err != nil {
+	if err := inf.check(l, blk, table, deg, out, -1); err != nil {
 		return fmt.Errorf("nn: inference layer %d: %w", l, err)
 	}
 	be, cfg := inf.m.be, inf.m.cfg
@@ -140,7 +140,9 @@ func (inf *Inference) layer(l int, blk *backend.Block, table, deg, out backend.B
 	return nil
 }
 
-func (inf *Inference) check(l int, blk *backend.Block, table, deg, out backend.Buffer) error {
+// check validates a layer call whose out has rows of width (-1: the
+// layer's output width).
+func (inf *Inference) check(l int, blk *backend.Block, table, deg, out backend.Buffer, width int) error {
 	if inf.layers == nil {
 		return errors.New("the inference has been freed")
 	}
@@ -159,8 +161,11 @@ func (inf *Inference) check(l int, blk *backend.Block, table, deg, out backend.B
 	if table == nil || (table.DType() != backend.F32 && table.DType() != backend.BF16) || table.Len() == 0 || table.Len()%in != 0 {
 		return fmt.Errorf("table must be F32 (or BF16) [N, %d] with N > 0", in)
 	}
-	if out == nil || out.DType() != backend.F32 || out.Len() < got.Dst*dim {
-		return fmt.Errorf("out must be F32 [%d, %d]", got.Dst, dim)
+	if width < 0 {
+		width = dim
+	}
+	if out == nil || out.DType() != backend.F32 || out.Len() < got.Dst*width {
+		return fmt.Errorf("out must be F32 [%d, %d]", got.Dst, width)
 	}
 	if cfg.needsDegree() && (deg == nil || deg.DType() != backend.F32) {
 		return fmt.Errorf("%s needs an F32 degree table", cfg.Kind)

@@ -44,6 +44,9 @@ type layer interface {
 type pass struct {
 	train bool         // a training pass: dropout inside the layer applies
 	rand  backend.Rand // the step's seed and clock; Stream and Keys are the layer's to set
+	// hot, when set, holds hot destinations' neighbour terms (Hot.Inputs)
+	// that the layer adds into its aggregate before its product.
+	hot *Hot
 }
 
 // Batch is one sampled mini-batch in backend memory.
@@ -80,6 +83,15 @@ type Hot struct {
 	// nothing is added to Grad (the replay driver's overflow flag: a step
 	// that is not applied, and the warm-up before a capture, add nothing).
 	Skip backend.Buffer
+	// Inputs makes Table hold each hot vertex's neighbour term of layer 0's
+	// aggregate (Inference.LayerNeighbours; rows of in_0) instead of its
+	// output: layer 0 adds the row into its aggregate before its product
+	// (the hot destination has no sampled neighbours of its own there), so
+	// the product with the weights of the moment, its gradient and every
+	// layer above treat the row as any other. Nothing is replaced, zeroed or
+	// collected; Grad and Extra are unused. Only models whose layer 0
+	// aggregates before its product (Model.HotInputs).
+	Inputs bool
 	// Extra, when set, has one buffer per parameter of LayerWeights(0),
 	// added to that parameter's gradient after layer 0's backward: the hot
 	// rows' share of the weight gradient, computed elsewhere.

@@ -70,8 +70,9 @@ func (s *sageLayer) prepare(blk *backend.Block, deg backend.Buffer) {
 }
 
 // forward writes h[:NumDst] (h [caps.Dst, out]) from x [caps.Src, in].
-func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, _ pass) {
+func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	s.be.AggregateConcat(blk, s.edgeW, x, s.in, s.cat)
+	addHot(s.be, ps.hot, blk, s.in, s.cat, 2*s.in, s.in)
 	s.be.Linear(s.cat, blk.NumDst, s.w, 2*s.in, s.out, h, false)
 }
 

@@ -80,6 +80,10 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 	if train {
 		m.hot = b.Hot
 	}
+	if h := m.hot; h != nil && h.Inputs && !m.HotInputs() {
+		m.fail(fmt.Errorf("nn: Forward: hot inputs need a bottom layer that aggregates before its product; %s's does not", m.cfg.Kind))
+		return m.logits()
+	}
 	if h := m.hot; h != nil && h.Extra != nil && len(h.Extra) != len(m.LayerWeights(0)) {
 		m.fail(fmt.Errorf("nn: Forward: %d extra gradients for layer 0's %d weights", len(h.Extra), len(m.LayerWeights(0))))
 		return m.logits()
@@ -98,8 +102,12 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		blk := b.Blocks[l]
 		_, out := m.cfg.dims(l)
 		ly.prepare(blk, b.Degree)
-		ly.forward(blk, m.input(l), m.act[l], pass{train: train, rand: r})
-		if l == 0 && m.hot != nil {
+		ps := pass{train: train, rand: r}
+		if l == 0 && m.hot != nil && m.hot.Inputs {
+			ps.hot = m.hot
+		}
+		ly.forward(blk, m.input(l), m.act[l], ps)
+		if l == 0 && m.hot != nil && !m.hot.Inputs {
 			m.be.ReplaceRows(m.hot.Slot, m.hot.Table, m.hot.Base, out, blk.SrcIDs, blk.NumDst, m.act[0])
 		}
 		p := float32(0)
@@ -193,7 +201,7 @@ func (m *Model) Backward(b *Batch) {
 		}
 		dh := m.dAct[l]
 		m.be.BiasActDropoutBackward(dh, m.act[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dh, ly.bias().G)
-		if l == 0 && m.hot != nil {
+		if l == 0 && m.hot != nil && !m.hot.Inputs {
 			if m.hot.Grad != nil {
 				m.be.ScatterAddRows(m.hot.Slot, m.hot.Grad, out, blk.SrcIDs, blk.NumDst, dh, m.hot.Skip)
 			}
@@ -204,7 +212,7 @@ func (m *Model) Backward(b *Batch) {
 			dx = m.dxView[l]
 		}
 		ly.backward(blk, m.input(l), dh, dx)
-		if l == 0 && m.hot != nil && m.hot.Extra != nil {
+		if l == 0 && m.hot != nil && !m.hot.Inputs && m.hot.Extra != nil {
 			for i, p := range m.LayerWeights(0) {
 				m.be.Axpy(1, m.hot.Extra[i], p.G)
 			}

@@ -5,7 +5,8 @@
 # PART=checks: the GPU tests of the hot vertices and GAT against the CPU.
 # PART=products: products-sim replay epochs of SAGE, GAT and GIN (bench), and
 #   the accuracy of 10 epochs, 3 seeds, replay against hybrid with 10% hot
-#   vertices at staleness 1.
+#   vertices at staleness 1 (HOTROWS: inputs, outputs or both; BENCH= skips
+#   the benches).
 # PART=papers: papers-sim replay against hybrid under a budget that caches a
 #   quarter of the feature rows, without and with hot vertices, and zero-copy.
 # Results go to $OUT (or ./out).
@@ -27,18 +28,22 @@ case "${PART:-checks}" in
 checks)
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
   "$R/bin/hybrid.test" -test.run 'CUDA' -test.v 2>&1 | grep -E '^(---|ok|FAIL|PASS)|_test.go'
-  "$R/bin/cuda.test" -test.run 'Conformance' -test.v 2>&1 | grep -E '(MaskGraph|ReplaceRows)|^(ok|FAIL|PASS)' | grep -v '=== RUN'
+  "$R/bin/cuda.test" -test.run 'Conformance' -test.v 2>&1 | grep -E '(MaskGraph|ReplaceRows|AddRows)|^(ok|FAIL|PASS)' | grep -v '=== RUN'
   "$R/bin/train.test" -test.run "${TRAIN_TESTS:-CUDAMatchesCPULosses}" -test.v 2>&1 | grep -E '^(---|ok|FAIL|PASS)|_test.go'
   ;;
 products)
   [ -d "$D/products-sim" ] || "$R/bin/fanout" gen products-sim --out "$D/products-sim" >/dev/null
-  for m in "sage" "gat --heads 4" "gin"; do
-    "$R/bin/fanout" bench --data "$D/products-sim" --device cuda --mode replay --json --model $m
-  done
+  if [ -n "${BENCH-1}" ]; then
+    for m in "sage" "gat --heads 4" "gin"; do
+      "$R/bin/fanout" bench --data "$D/products-sim" --device cuda --mode replay --json --model $m
+    done
+  fi
   for s in ${SEEDS:-1 2 3}; do
     t "replay seed $s" train --data "$D/products-sim" --device cuda --epochs 10 --seed "$s"
-    t "hot 0.1 seed $s" train --data "$D/products-sim" --device cuda --epochs 10 --seed "$s" --mode hybrid \
-      --hot-ratio 0.1 --staleness 1 --super-batch "${SUPER:-32}"
+    for rows in ${HOTROWS:-inputs}; do
+      t "hot 0.1 $rows seed $s" train --data "$D/products-sim" --device cuda --epochs 10 --seed "$s" --mode hybrid \
+        --hot-ratio 0.1 --staleness 1 --super-batch "${SUPER:-32}" --hot-rows "$rows"
+    done
   done
   ;;
 papers)

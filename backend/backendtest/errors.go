@@ -65,6 +65,10 @@ var stickyCases = []stickyCase{
 		e.be.ReplaceRows(e.upload([]int32{-1, 5, -1}), e.upload(e.randF32(2*4, 1)), e.count(0, 0), 4,
 			e.upload([]int32{0, 1, 2}), e.count(3, 3), e.poison(12))
 	}},
+	{"AddRows", func(e *env) { // columns past the row's width
+		e.be.AddRows(e.upload([]int32{-1, 0, -1}), e.upload(e.randF32(2*4, 1)), e.count(0, 0), 4,
+			e.upload([]int32{0, 1, 2}), e.count(3, 3), e.poison(3*6), 6, 3)
+	}},
 	{"Gather", func(e *env) { // nil ids
 		e.be.Gather(e.upload(e.randF32(40, 1)), 4, nil, e.count(3, 3), e.poison(12))
 	}},

@@ -77,13 +77,7 @@ func testReplaceRows(e *env) {
 	for _, dim := range []int{1, 5, 32} {
 		const n, cp, live, hot, halves = 60, 40, 31, 17, 2
 		slot := e.hotSlots(n, hot)
-		ids := make([]int32, cp)
-		for i := range ids {
-			ids[i] = int32(e.rnd.IntN(n))
-			if i >= live {
-				ids[i] = 1 << 30 // past the count: must not be read
-			}
-		}
+		ids := e.liveIDs(n, cp, live)
 		tableVals := e.randF32(halves*hot*dim, 10)
 		tb, err := backend.UploadHost(e.be, append([]float32(nil), tableVals...))
 		if err != nil {
@@ -112,6 +106,54 @@ func testReplaceRows(e *env) {
 				}
 			}
 			checkEqual(e.t, what, e.readF32(out, cp*dim), want, dim)
+		}
+		e.be.Free(tb)
+	}
+}
+
+// liveIDs are cp random vertex ids below n, of which the first live are
+// read; the others lie outside any slot table.
+func (e *env) liveIDs(n, cp, live int) []int32 {
+	ids := make([]int32, cp)
+	for i := range ids {
+		ids[i] = int32(e.rnd.IntN(n))
+		if i >= live {
+			ids[i] = 1 << 30 // past the count: must not be read
+		}
+	}
+	return ids
+}
+
+// testAddRows: the table's row base + slot is added into a column window
+// of the rows of vertices with a slot; other rows and columns, and rows
+// past the live count, are not touched.
+func testAddRows(e *env) {
+	for _, w := range []struct{ dim, ld, off int }{{1, 1, 0}, {5, 12, 6}, {32, 64, 32}, {7, 9, 1}} {
+		const n, cp, live, hot, halves = 60, 40, 31, 17, 2
+		dim := w.dim
+		slot := e.hotSlots(n, hot)
+		ids := e.liveIDs(n, cp, live)
+		tableVals := e.randF32(halves*hot*dim, 10)
+		tb, err := backend.UploadHost(e.be, append([]float32(nil), tableVals...))
+		if err != nil {
+			e.t.Fatalf("UploadHost: %v", err)
+		}
+		start := e.randF32(cp*w.ld, 10)
+		for _, base := range []int{0, hot} {
+			what := fmt.Sprintf("AddRows dim=%d ld=%d off=%d base=%d", dim, w.ld, w.off, base)
+			out := e.upload(append([]float32(nil), start...))
+			e.be.AddRows(e.upload(slot), tb, e.count(base, 0), dim, e.upload(ids), e.count(live, cp), out, w.ld, w.off)
+			want := append([]float32(nil), start...)
+			for i := range live {
+				s := slot[ids[i]]
+				if s < 0 {
+					continue
+				}
+				for c := range dim {
+					want[i*w.ld+w.off+c] += tableVals[(base+int(s))*dim+c]
+				}
+			}
+			checkEqual(e.t, what, e.readF32(out, cp*w.ld), want, w.ld)
 		}
 		e.be.Free(tb)
 	}

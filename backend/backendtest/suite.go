@@ -81,6 +81,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"PeerRows", testPeerRows},
 		{"KeepRows", testKeepRows},
 		{"ReplaceRows", testReplaceRows},
+		{"AddRows", testAddRows},
 		{"ScatterAddRows", testScatterAddRows},
 		{"Axpy", testAxpy},
 		{"Relabel", testRelabel},

@@ -30,6 +30,30 @@ func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, di
 	c.launch("replace_rows", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 }
 
+// AddRows adds table rows into a column window of the rows of hot
+// vertices (see backend.Dense); one launch, no atomics (each element is
+// one thread's).
+func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) {
+	c := b.begin("AddRows")
+	defer c.end()
+	c.dim("dim", dim)
+	if c.ok && (off < 0 || off+dim > ld) {
+		c.failf("columns [%d, %d) outside rows of %d", off, off+dim, ld)
+	}
+	nP := c.count("n", n)
+	idx := c.buf("ids", ids, backend.I32, n.Cap)
+	sb := c.buf("slot", slot, backend.I32, 0)
+	ob := c.buf("out", out, backend.F32, n.Cap*ld)
+	tb := c.buf("table", table, backend.F32, 0)
+	baseP := c.count("base", backend.Count{Buf: base.Buf, Off: base.Off, Cap: 1 << 30})
+	if !c.ok {
+		return
+	}
+	c.args().ptr(sb.addr()).i64(int64(sb.n)).ptr(tb.addr()).i64(int64(tb.n / dim)).ptr(baseP).i32(dim).ptr(idx.addr()).
+		ptr(nP).i32(n.Cap).ptr(ob.addr()).i32(ld).i32(off).ptr(b.errDev)
+	c.launch("add_rows", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+}
+
 // ScatterAddRows adds the rows of hot vertices into acc (see
 // backend.Dense); one launch, no atomics (ids do not repeat).
 func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) {

@@ -146,6 +146,10 @@ func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out bac
 	b.op("DotSum", func() { b.inner.DotSum(a, bb, n, dim, out) })
 }
 
+func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) {
+	b.op("AddRows", func() { b.inner.AddRows(slot, table, base, dim, ids, n, out, ld, off) })
+}
+
 func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	b.op("ReplaceRows", func() { b.inner.ReplaceRows(slot, table, base, dim, ids, n, out) })
 }

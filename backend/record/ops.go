@@ -117,6 +117,10 @@ func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out bac
 	b.do(func() { b.inner.DotSum(a, bb, n, dim, out) })
 }
 
+func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) {
+	b.do(func() { b.inner.AddRows(slot, table, base, dim, ids, n, out, ld, off) })
+}
+
 func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	b.do(func() { b.inner.ReplaceRows(slot, table, base, dim, ids, n, out) })
 }

@@ -83,8 +83,9 @@ func trainOptions() []option {
 		{"gpu-memory", "hybrid: GPU memory the run may use, e.g. 20GiB, 512MiB or bytes (default: what the GPU has free)", func(_ *train.Config, rf *runFlags) any { return &rf.gpuMemory }},
 		{"cache-rows", "hybrid: feature rows in the GPU cache (-1: as many as the budget leaves; 0: every row read from host memory)", func(_ *train.Config, rf *runFlags) any { return &rf.cacheRows }},
 		{"hot-ratio", "hybrid: fraction of the vertices whose bottom-layer rows the CPU computes (the hottest bottom-layer destinations of a pre-sampling pass); the GPU skips their neighbourhoods; 0: none", func(_ *train.Config, rf *runFlags) any { return &rf.hotRatio }},
-		{"staleness", "hybrid: hot rows of super-batch g use the weights from the start of super-batch g-K (K = 1: the CPU works one super-batch ahead of the GPU; 0: the GPU waits for fresh rows)", func(_ *train.Config, rf *runFlags) any { return &rf.staleness }},
+		{"staleness", "hybrid: the CPU works K super-batches ahead of the GPU (0: the GPU waits for each super-batch's rows); with --hot-rows outputs, super-batch g's rows use the weights from the start of super-batch g-K", func(_ *train.Config, rf *runFlags) any { return &rf.staleness }},
 		{"super-batch", "hybrid: training steps that share one set of hot rows", func(_ *train.Config, rf *runFlags) any { return &rf.superBatch }},
+		{"hot-rows", "hybrid: what the CPU computes for hot vertices: inputs (their aggregated neighbour features, which the GPU multiplies by the weights of the moment: nothing stale, exact gradients; GAT falls back to outputs) or outputs (layer 0's output, with the weights of --staleness super-batches before)", func(_ *train.Config, rf *runFlags) any { return &rf.hotRows }},
 	}
 }
 

@@ -13,11 +13,16 @@ func TestTrainHotVertices(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"hot vertices: 1639 (10.0%)", "super-batches of rows", "test accuracy"} {
+	for _, want := range []string{"hot vertices: 1639 (10.0%)", "aggregated inputs of layer 0", "super-batches of rows (inputs)", "test accuracy"} {
 		if !strings.Contains(stderr+out, want) {
 			t.Errorf("output lacks %q:\n%s%s", want, stderr, out)
 		}
 	}
+	code, out, stderr = fanout(t, "train", "--device", "cpu", "--mode", "hybrid", "--hot-ratio", "0.1", "--hot-rows", "outputs", "--epochs", "1")
+	if code != 0 || !strings.Contains(stderr, "super-batches of rows (outputs)") {
+		t.Fatalf("--hot-rows outputs: exit %d:\n%s%s", code, stderr, out)
+	}
+	oneLineError(t, "hot-rows", "train", "--device", "cpu", "--mode", "hybrid", "--hot-ratio", "0.1", "--hot-rows", "both")
 	oneLineError(t, "hot-ratio", "train", "--device", "cpu", "--hot-ratio", "0.1")
 	oneLineError(t, "hot-ratio", "train", "--device", "cpu", "--mode", "hybrid", "--hot-ratio", "1.5")
 	oneLineError(t, "staleness", "train", "--device", "cpu", "--mode", "hybrid", "--hot-ratio", "0.1", "--staleness", "-1")

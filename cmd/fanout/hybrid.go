@@ -90,7 +90,7 @@ func hybridOptions(rf *runFlags, be backend.Backend, log io.Writer) (hybrid.Opti
 		return hybrid.Options{}, err
 	}
 	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: log, Replay: train.ReplayOptions{Margin: rf.margin}, FeatureDType: dt,
-		Hot: hybrid.HotOptions{Ratio: rf.hotRatio, Staleness: rf.staleness, SuperBatch: rf.superBatch,
+		Hot: hybrid.HotOptions{Ratio: rf.hotRatio, Staleness: rf.staleness, SuperBatch: rf.superBatch, Outputs: rf.hotRows == "outputs",
 			NewCPU: func() (backend.Backend, error) { return cpu.New(rf.threads), nil }}}
 	if rf.gpuMemory != "" {
 		b, err := parseSize(rf.gpuMemory)
@@ -130,8 +130,12 @@ func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc strin
 	fmt.Fprintf(stderr, "hybrid: cache hit rate %.3f (%d of %d rows from host memory), %.1f MiB over PCIe per training launch (evaluation's gathers included), peak %.1f MiB of a %.1f MiB budget\n",
 		st.HitRate, st.HostRows, st.Rows, float64(st.PCIeBytes)/float64(steps)/(1<<20), float64(st.PeakBytes)/(1<<20), float64(st.Placement.Budget)/(1<<20))
 	if h := st.Hot; h != nil {
-		fmt.Fprintf(stderr, "hybrid: %d hot vertices: %d super-batches of rows in %.2f s of CPU work; training waited %.2f s for them\n",
-			h.Vertices, h.SuperBatches, h.CPUSeconds, h.WaitSeconds)
+		what := "outputs"
+		if h.Inputs {
+			what = "inputs"
+		}
+		fmt.Fprintf(stderr, "hybrid: %d hot vertices: %d super-batches of rows (%s) in %.2f s of CPU work; training waited %.2f s for them\n",
+			h.Vertices, h.SuperBatches, what, h.CPUSeconds, h.WaitSeconds)
 	}
 	printSummary(stdout, sum)
 	return nil

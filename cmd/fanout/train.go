@@ -65,6 +65,7 @@ type runFlags struct {
 	hotRatio   float64
 	staleness  int
 	superBatch int
+	hotRows    string
 }
 
 // featureType is --feature-dtype as a backend type.
@@ -110,7 +111,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rf.add(fs, "tiny")
 	rf.mode = "auto"
 	rf.cacheRows = -1
-	rf.staleness, rf.superBatch = 1, 32
+	rf.staleness, rf.superBatch, rf.hotRows = 1, 32, "inputs"
 	for _, o := range trainOptions() {
 		register(fs, o.name, o.usage, o.field(nil, &rf))
 	}
@@ -139,6 +140,8 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("staleness: %d is negative", rf.staleness)
 	case rf.superBatch < 1:
 		return fmt.Errorf("super-batch: %d steps; need at least 1", rf.superBatch)
+	case rf.hotRows != "inputs" && rf.hotRows != "outputs":
+		return fmt.Errorf("hot-rows: %q is neither inputs nor outputs", rf.hotRows)
 	}
 	if rf.hotRatio != 0 && rf.mode != "hybrid" {
 		return fmt.Errorf("hot-ratio: %v asks for CPU-computed hot vertices, which only --mode hybrid has (mode %s)", rf.hotRatio, rf.mode)

@@ -68,8 +68,9 @@ func TestHybridCUDA(t *testing.T) {
 }
 
 // TestHotCUDA: on a GPU, hybrid with CPU-computed hot vertices (the host
-// table read in place, the bottom hop masked on the device, the rows'
-// gradient collected on the device) follows the CPU's run of the same
+// table read in place, the bottom hop masked on the device; as inputs
+// added before layer 0's product, or as outputs whose gradient is
+// collected on the device) follows the CPU's run of the same
 // schedule within 1e-5 relative loss when the rows are fresh (one step per
 // super-batch, staleness 0); with stale rows the pipelined schedule equals
 // the sequential one bitwise on the GPU too. (Stale rows make the training
@@ -87,24 +88,26 @@ func TestHotCUDA(t *testing.T) {
 		})
 		return l, st
 	}
-	fresh := HotOptions{Ratio: 0.1, Staleness: 0, SuperBatch: 1}
-	onGPU, st := run(gpu, fresh)
-	onCPU, _ := run(record.New(cpu.New(2)), fresh)
-	if len(onGPU) != len(onCPU) {
-		t.Fatalf("steps: GPU %d, CPU %d", len(onGPU), len(onCPU))
-	}
-	worst := 0.0
-	for i := range onGPU {
-		worst = max(worst, math.Abs(float64(onGPU[i]-onCPU[i]))/math.Abs(float64(onCPU[i])))
-	}
-	t.Logf("fresh hot rows on the GPU against the CPU: largest relative loss difference %.2g over %d steps; %d hot vertices, %d super-batches, %d gradients", worst, len(onGPU), st.Hot.Vertices, st.Hot.SuperBatches, st.Hot.Gradients)
-	if worst > 1e-5 {
-		t.Fatalf("hot vertices on the GPU differ from the CPU by %.2g", worst)
-	}
-	stale := HotOptions{Ratio: 0.1, Staleness: 1, SuperBatch: 4, Sequential: true}
-	ref, _ := run(gpu, stale)
-	stale.Sequential = false
-	if got, _ := run(gpu, stale); !slices.Equal(got, ref) {
-		t.Fatal("on the GPU the pipelined schedule differs from the sequential one")
+	for _, outputs := range []bool{false, true} {
+		fresh := HotOptions{Ratio: 0.1, Staleness: 0, SuperBatch: 1, Outputs: outputs}
+		onGPU, st := run(gpu, fresh)
+		onCPU, _ := run(record.New(cpu.New(2)), fresh)
+		if len(onGPU) != len(onCPU) {
+			t.Fatalf("steps: GPU %d, CPU %d", len(onGPU), len(onCPU))
+		}
+		worst := 0.0
+		for i := range onGPU {
+			worst = max(worst, math.Abs(float64(onGPU[i]-onCPU[i]))/math.Abs(float64(onCPU[i])))
+		}
+		t.Logf("outputs %t: fresh hot rows on the GPU against the CPU: largest relative loss difference %.2g over %d steps; %d hot vertices, %d super-batches, %d gradients", outputs, worst, len(onGPU), st.Hot.Vertices, st.Hot.SuperBatches, st.Hot.Gradients)
+		if worst > 1e-5 {
+			t.Fatalf("outputs %t: hot vertices on the GPU differ from the CPU by %.2g", outputs, worst)
+		}
+		stale := HotOptions{Ratio: 0.1, Staleness: 1, SuperBatch: 4, Sequential: true, Outputs: outputs}
+		ref, _ := run(gpu, stale)
+		stale.Sequential = false
+		if got, _ := run(gpu, stale); !slices.Equal(got, ref) {
+			t.Fatalf("outputs %t: on the GPU the pipelined schedule differs from the sequential one", outputs)
+		}
 	}
 }

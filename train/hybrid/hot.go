@@ -33,6 +33,13 @@ type HotOptions struct {
 	Staleness int
 	// SuperBatch is the number of steps that share one set of hot rows.
 	SuperBatch int
+	// Outputs makes the CPU compute the hot vertices' bottom-layer outputs
+	// (its product with the weights of Staleness super-batches ago, and
+	// later the rows' share of the weight gradient) even where the model
+	// can take their aggregated inputs instead (nn.Model.HotInputs: every
+	// model but GAT), which the GPU multiplies by the weights of the
+	// moment: no weight is stale and the gradient is exact.
+	Outputs bool
 	// Sequential computes the rows at each super-batch's start on the
 	// calling goroutine instead of ahead on a worker: the reference
 	// schedule, which the pipelined one equals bitwise.
@@ -46,6 +53,7 @@ type HotOptions struct {
 type HotStats struct {
 	Vertices     int     `json:"hot_vertices"`
 	SuperBatches int     `json:"super_batches"`   // rows computed
+	Inputs       bool    `json:"hot_inputs"`      // the rows are aggregated inputs (else outputs)
 	Gradients    int     `json:"gradients"`       // hot shares of layer 0's weight gradient computed
 	CPUSeconds   float64 `json:"cpu_s"`           // computing rows and gradients, in all
 	WaitSeconds  float64 `json:"wait_s"`          // the training loop waiting for them
@@ -73,19 +81,22 @@ type hotDriver struct {
 	table []float32       // (K+1) parts of [hot, dim], host memory both backends read in place
 	tab   backend.Buffer  // table on be (UploadHost)
 	ids   []int32         // hot vertices in slot order
-	dim   int             // layer 0's output width
-	steps int             // steps per epoch
-	perEp int             // super-batches per epoch
-	cur   int             // the super-batch whose rows are in place; -1 none
-	tasks map[int]*hotTask
-	grads map[int]*hotTask    // gradients by super-batch
-	used  map[int][][]float32 // the weights each super-batch's rows were computed with
-	acc   backend.Buffer      // on be: F32 [hot, dim], the hot rows' output gradient (nn.Hot.Grad)
-	extra []backend.Buffer    // on be: the hot share added to layer 0's weight gradients (nn.Hot.Extra)
-	zero  bool                // extra holds zeros
-	work  chan *hotTask
-	cpu   *hotCPU
-	total int // super-batches the run trains (no rows are made past them)
+	dim   int             // the rows' width: layer 0's input (inputs) or output
+	// inputs: the rows are layer 0's aggregated neighbour inputs
+	// (nn.Hot.Inputs), which need no weights and pass no gradient back.
+	inputs bool
+	steps  int // steps per epoch
+	perEp  int // super-batches per epoch
+	cur    int // the super-batch whose rows are in place; -1 none
+	tasks  map[int]*hotTask
+	grads  map[int]*hotTask    // gradients by super-batch
+	used   map[int][][]float32 // the weights each super-batch's rows were computed with
+	acc    backend.Buffer      // on be: F32 [hot, dim], the hot rows' output gradient (nn.Hot.Grad)
+	extra  []backend.Buffer    // on be: the hot share added to layer 0's weight gradients (nn.Hot.Extra)
+	zero   bool                // extra holds zeros
+	work   chan *hotTask
+	cpu    *hotCPU
+	total  int // super-batches the run trains (no rows are made past them)
 
 	mu    sync.Mutex // guards stats, which the worker updates
 	stats HotStats
@@ -109,8 +120,12 @@ func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg trai
 	if err != nil {
 		return nil, err
 	}
-	_, dim := tr.Model().Config().Dims(0)
-	d := &hotDriver{opt: opt, be: be, model: tr.Model(), ids: ids, dim: dim, cur: -1, tasks: map[int]*hotTask{},
+	in, dim := tr.Model().Config().Dims(0)
+	inputs := !opt.Outputs && tr.Model().HotInputs()
+	if inputs {
+		dim = in
+	}
+	d := &hotDriver{opt: opt, be: be, model: tr.Model(), ids: ids, dim: dim, inputs: inputs, cur: -1, tasks: map[int]*hotTask{},
 		grads: map[int]*hotTask{}, used: map[int][][]float32{}}
 	d.steps = (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
 	d.perEp = (d.steps + opt.SuperBatch - 1) / opt.SuperBatch
@@ -124,8 +139,11 @@ func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg trai
 	}
 	parts := opt.Staleness + 1
 	d.table = make([]float32, max(1, parts*len(ids)*dim))
-	d.stats = HotStats{Vertices: len(ids), TableBytes: int64(len(d.table)) * 4, GradBytes: int64(len(ids)) * int64(dim) * 4}
-	if d.cpu, err = newHotCPU(ds, cfg, tr.Model(), ids, opt); err != nil {
+	d.stats = HotStats{Vertices: len(ids), Inputs: inputs, TableBytes: int64(len(d.table)) * 4}
+	if !inputs {
+		d.stats.GradBytes = int64(len(ids)) * int64(dim) * 4
+	}
+	if d.cpu, err = newHotCPU(ds, cfg, tr.Model(), ids, inputs, opt); err != nil {
 		return nil, err
 	}
 	if err := d.upload(tr, slot); err != nil {
@@ -152,24 +170,27 @@ func (d *hotDriver) upload(tr *train.Trainer, slot []int32) error {
 	if d.tab, err = backend.UploadHost(d.be, d.table); err != nil {
 		return fmt.Errorf("hot vertices: %d MiB of host rows: %w", len(d.table)*4>>20, err)
 	}
-	if d.acc, err = d.be.Alloc(backend.F32, max(1, len(d.ids)*d.dim)); err != nil {
-		return fmt.Errorf("hot vertices: %d MiB for the rows' gradient: %w", len(d.ids)*d.dim*4>>20, err)
-	}
-	for _, p := range d.model.LayerWeights(0) {
-		b, err := d.be.Alloc(backend.F32, p.W.Len())
-		if err != nil {
-			return fmt.Errorf("hot vertices: %w", err)
+	hot := nn.Hot{Slot: d.slot, Table: d.tab, Base: backend.Count{Buf: d.base, Cap: 1}, Inputs: d.inputs}
+	if !d.inputs {
+		if d.acc, err = d.be.Alloc(backend.F32, max(1, len(d.ids)*d.dim)); err != nil {
+			return fmt.Errorf("hot vertices: %d MiB for the rows' gradient: %w", len(d.ids)*d.dim*4>>20, err)
 		}
-		d.extra = append(d.extra, b)
+		for _, p := range d.model.LayerWeights(0) {
+			b, err := d.be.Alloc(backend.F32, p.W.Len())
+			if err != nil {
+				return fmt.Errorf("hot vertices: %w", err)
+			}
+			d.extra = append(d.extra, b)
+		}
+		d.zero = true
+		hot.Grad, hot.Extra = d.acc, d.extra
 	}
-	d.zero = true
 	in := tr.Inputs()
 	bottom, err := d.be.MaskGraph(in.Graph, d.slot)
 	if err != nil {
 		return fmt.Errorf("hot vertices: %w", err)
 	}
-	in.Hot = &train.HotInputs{Hot: nn.Hot{Slot: d.slot, Table: d.tab, Base: backend.Count{Buf: d.base, Cap: 1},
-		Grad: d.acc, Extra: d.extra}, Bottom: bottom}
+	in.Hot = &train.HotInputs{Hot: hot, Bottom: bottom}
 	return nil
 }
 
@@ -199,7 +220,9 @@ func (d *hotDriver) superBatch(epoch, step int) int {
 	return epoch*d.perEp + step/d.opt.SuperBatch
 }
 
-// beforeRun is the replay driver's BeforeRun. At the start of super-batch
+// beforeRun is the replay driver's BeforeRun. With inputs, super-batch
+// g+K's rows are started (they need no weights) and g's waited for and put
+// in place. With outputs: at the start of super-batch
 // g the weights of the moment are W_g, which serve super-batch g+K's rows;
 // the output gradient the hot rows collected during the previous
 // super-batch goes to the CPU, which computes their share of layer 0's
@@ -211,6 +234,15 @@ func (d *hotDriver) beforeRun(epoch, step int) error {
 	g := d.superBatch(epoch, step)
 	if g == d.cur {
 		return nil // a run resumed inside the super-batch (after an overflow)
+	}
+	if d.inputs {
+		if d.cur < 0 {
+			for h := g; h < g+d.opt.Staleness; h++ {
+				d.start(h, nil, nil)
+			}
+		}
+		d.start(g+d.opt.Staleness, nil, nil)
+		return d.place(g)
 	}
 	w, err := d.weights()
 	if err != nil {
@@ -228,15 +260,21 @@ func (d *hotDriver) beforeRun(epoch, step int) error {
 		return err
 	}
 	d.start(g+d.opt.Staleness, w, nil)
+	if err := d.place(g); err != nil {
+		return err
+	}
+	return d.apply(g)
+}
+
+// place waits for super-batch g's rows and points the table's base at
+// them.
+func (d *hotDriver) place(g int) error {
 	t0 := time.Now()
 	defer func() { d.count(func(s *HotStats) { s.WaitSeconds += time.Since(t0).Seconds() }) }()
 	if err := d.finish(d.tasks, g); err != nil {
 		return err
 	}
 	d.be.Write(d.base, 0, []int32{int32(d.part(g) * len(d.ids))})
-	if err := d.apply(g); err != nil {
-		return err
-	}
 	d.cur = g
 	return nil
 }

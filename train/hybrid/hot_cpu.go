@@ -13,7 +13,8 @@ import (
 // hotChunk is the number of hot vertices the CPU computes at once.
 const hotChunk = 16384
 
-// hotCPU computes hot vertices' bottom-layer rows on a CPU backend: a copy
+// hotCPU computes hot vertices' bottom-layer rows on a CPU backend (their
+// aggregated inputs, or their outputs): a copy
 // of the model whose weights each super-batch sets, the graph, features
 // and degrees used in place, and one block per chunk of hot vertices,
 // sampled as the step's bottom hop samples (stream L-1) with the clock of
@@ -29,12 +30,13 @@ type hotCPU struct {
 	stream uint32
 	seed   uint64
 	dim    int
+	inputs bool // rows are aggregated inputs (nn.Inference.LayerNeighbours), else outputs
 
 	seeds, counts, clock, out, dh backend.Buffer
 	blk                           *backend.Block
 }
 
-func newHotCPU(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, opt HotOptions) (*hotCPU, error) {
+func newHotCPU(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, inputs bool, opt HotOptions) (*hotCPU, error) {
 	var be backend.Backend
 	if opt.NewCPU != nil {
 		var err error
@@ -45,8 +47,12 @@ func newHotCPU(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, 
 		be = cpu.New(0)
 	}
 	L := len(cfg.Fanouts)
-	h := &hotCPU{be: be, ids: ids, fanout: cfg.Fanouts[L-1], stream: uint32(L - 1), seed: cfg.Seed}
-	_, h.dim = m.Config().Dims(0)
+	h := &hotCPU{be: be, ids: ids, fanout: cfg.Fanouts[L-1], stream: uint32(L - 1), seed: cfg.Seed, inputs: inputs}
+	in, out := m.Config().Dims(0)
+	h.dim = out
+	if inputs {
+		h.dim = in
+	}
 	var err error
 	if h.in, err = train.UploadWith(be, ds, nil); err != nil {
 		return nil, fmt.Errorf("hot vertices: %w", err)
@@ -113,8 +119,8 @@ func (h *hotCPU) alloc(c nn.Caps) error {
 }
 
 // rows computes the hot vertices' rows (out: [len(ids), dim]) with the
-// weights w (the model's Params in order), sampling with the clock (epoch,
-// step).
+// weights w (the model's Params in order; nil for inputs, which need
+// none), sampling with the clock (epoch, step).
 func (h *hotCPU) rows(w [][]float32, epoch, step int, out []float32) error {
 	return h.each(w, epoch, step, nil, func(c0, k int) {
 		h.be.Read(out[c0*h.dim:(c0+k)*h.dim], h.out, 0)
@@ -155,8 +161,10 @@ func (h *hotCPU) grads(w [][]float32, epoch, step int, dh []float32) ([][]float3
 // (those with a non-zero row of skipIfZero, when given), then calls then
 // with the chunk's first row and size.
 func (h *hotCPU) each(w [][]float32, epoch, step int, skipIfZero []float32, then func(c0, k int)) error {
-	for i, p := range h.model.Params() {
-		h.be.Write(p.W, 0, w[i])
+	if w != nil {
+		for i, p := range h.model.Params() {
+			h.be.Write(p.W, 0, w[i])
+		}
 	}
 	h.be.Write(h.clock, 0, []int32{int32(epoch), int32(step)})
 	r := backend.Rand{Seed: h.seed, Stream: h.stream, Clock: h.clock}
@@ -170,7 +178,11 @@ func (h *hotCPU) each(w [][]float32, epoch, step int, skipIfZero []float32, then
 		h.be.Write(h.counts, 0, []int32{int32(k)})
 		h.be.SampleLayer(h.in.Graph, h.seeds, h.blk.NumDst, h.fanout, r, h.blk)
 		h.be.Relabel(h.in.Graph, h.blk)
-		if err := h.inf.LayerPre(0, h.blk, h.feat, h.in.Degree, h.out); err != nil {
+		layer := h.inf.LayerPre
+		if h.inputs {
+			layer = h.inf.LayerNeighbours
+		}
+		if err := layer(0, h.blk, h.feat, h.in.Degree, h.out); err != nil {
 			return fmt.Errorf("hot vertices: %w", err)
 		}
 		then(c0, k)

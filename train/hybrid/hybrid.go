@@ -119,8 +119,15 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 		}
 		defer hot.close()
 		if opt.Log != nil {
-			fmt.Fprintf(opt.Log, "hot vertices: %d (%.1f%%), rows computed on the CPU every %d steps, staleness %d super-batches (%.1f MiB of host rows)\n",
-				len(hot.ids), 100*float64(len(hot.ids))/float64(ds.Graph.NumNodes), opt.Hot.SuperBatch, opt.Hot.Staleness, float64(hot.Stats().TableBytes)/(1<<20))
+			rows := "aggregated inputs of layer 0, multiplied on the device by the weights of the moment"
+			if !hot.inputs {
+				rows = fmt.Sprintf("outputs of layer 0, with the weights of %d super-batches before", opt.Hot.Staleness)
+				if !opt.Hot.Outputs {
+					rows += fmt.Sprintf(" (a %s bottom layer cannot take aggregated inputs)", cfg.Model)
+				}
+			}
+			fmt.Fprintf(opt.Log, "hot vertices: %d (%.1f%%), rows computed on the CPU every %d steps, %d super-batches ahead: %s (%.1f MiB of host rows)\n",
+				len(hot.ids), 100*float64(len(hot.ids))/float64(ds.Graph.NumNodes), opt.Hot.SuperBatch, opt.Hot.Staleness, rows, float64(hot.Stats().TableBytes)/(1<<20))
 		}
 		ropt.Segment, ropt.BeforeRun = opt.Hot.SuperBatch, hot.beforeRun
 	}

@@ -22,6 +22,20 @@ __device__ __forceinline__ void report_row(const int* ids, i64 i, int c, i64 row
     if (c == 0) report_error(err, ERR_HOT_ROW, (int)i, ids[i], (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows));
 }
 
+// hot_row is the table row (base + slot) of row i's vertex, or -1 when it
+// is not hot or (reported) its row lies outside a table of rows rows.
+__device__ __forceinline__ i64 hot_row(const int* slot, i64 slotLen, const int* ids, i64 i, int c, i64 base,
+                                       i64 rows, int* err) {
+    int s = hot_slot(slot, slotLen, ids, i, c, err);
+    if (s < 0) return -1;
+    i64 r = base + s;
+    if (r < 0 || r >= rows) {
+        report_row(ids, i, c, rows, err);
+        return -1;
+    }
+    return r;
+}
+
 extern "C" __global__ void replace_rows(const int* slot, i64 slotLen, const float* table, i64 tableRows,
                                         const int* baseP, int dim, const int* ids, const int* nP, int cap,
                                         float* out, int* err) {
@@ -31,18 +45,30 @@ extern "C" __global__ void replace_rows(const int* slot, i64 slotLen, const floa
     for (i64 t = gtid(); t < total; t += gthreads()) {
         i64 i = t / dim;
         int c = (int)(t - i * dim);
-        int s = hot_slot(slot, slotLen, ids, i, c, err);
-        if (s < 0) continue;
-        float x = 0.0f;
-        if (table) {
-            i64 r = base + s;
-            if (r < 0 || r >= tableRows) {
-                report_row(ids, i, c, tableRows, err);
-                continue;
-            }
-            x = table[r * dim + c];
+        if (!table) {
+            if (hot_slot(slot, slotLen, ids, i, c, err) >= 0) out[t] = 0.0f;
+            continue;
         }
-        out[t] = x;
+        i64 r = hot_row(slot, slotLen, ids, i, c, base, tableRows, err);
+        if (r >= 0) out[t] = table[r * dim + c];
+    }
+}
+
+// add_rows: out[i, off + c] += table[base + slot[ids[i]], c] for the live
+// rows of hot vertices (out's rows are ld wide).
+extern "C" __global__ void add_rows(const int* slot, i64 slotLen, const float* table, i64 tableRows,
+                                    const int* baseP, int dim, const int* ids, const int* nP, int cap,
+                                    float* out, int ld, int off, int* err) {
+    int n = live_count(nP, cap);
+    i64 base = (i64)*baseP;
+    i64 total = (i64)n * dim;
+    for (i64 t = gtid(); t < total; t += gthreads()) {
+        i64 i = t / dim;
+        int c = (int)(t - i * dim);
+        i64 r = hot_row(slot, slotLen, ids, i, c, base, tableRows, err);
+        if (r < 0) continue;
+        float* o = out + i * ld + off + c;
+        *o = fmaf(1.0f, table[r * dim + c], *o);
     }
 }
 
@@ -58,13 +84,9 @@ extern "C" __global__ void scatter_add_rows(const int* slot, i64 slotLen, float*
     for (i64 t = gtid(); t < total; t += gthreads()) {
         i64 i = t / dim;
         int c = (int)(t - i * dim);
-        int s = hot_slot(slot, slotLen, ids, i, c, err);
+        i64 s = hot_row(slot, slotLen, ids, i, c, 0, accRows, err);
         if (s < 0) continue;
-        if (s >= accRows) {
-            report_row(ids, i, c, accRows, err);
-            continue;
-        }
-        float* a = acc + (i64)s * dim + c;
+        float* a = acc + s * dim + c;
         *a = fmaf(1.0f, src[t], *a);
     }
 }
