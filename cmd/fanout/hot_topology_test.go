@@ -22,6 +22,14 @@ func TestTrainHotVertices(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "super-batches of rows (outputs)") {
 		t.Fatalf("--hot-rows outputs: exit %d:\n%s%s", code, stderr, out)
 	}
+	// auto (the default): a timed trial per candidate, 0 included.
+	code, out, stderr = fanout(t, "train", "--device", "cpu", "--mode", "hybrid", "--super-batch", "2", "--epochs", "1")
+	for _, want := range []string{"(--hot-ratio auto)", "hot ratio 0    :", "ms per step over 6 steps", "chosen (--hot-ratio sets it)", "test accuracy"} {
+		if code != 0 || !strings.Contains(stderr+out, want) {
+			t.Errorf("--hot-ratio auto: exit %d, output lacks %q:\n%s%s", code, want, stderr, out)
+		}
+	}
+	oneLineError(t, "hot-ratio", "train", "--device", "cpu", "--mode", "hybrid", "--hot-ratio", "lots")
 	oneLineError(t, "hot-rows", "train", "--device", "cpu", "--mode", "hybrid", "--hot-ratio", "0.1", "--hot-rows", "both")
 	oneLineError(t, "hot-ratio", "train", "--device", "cpu", "--hot-ratio", "0.1")
 	oneLineError(t, "hot-ratio", "train", "--device", "cpu", "--mode", "hybrid", "--hot-ratio", "1.5")

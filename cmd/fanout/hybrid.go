@@ -118,6 +118,20 @@ func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc strin
 		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc)
 	be = withCapture(be)
 	opt.Device = desc
+	if rf.hotAuto {
+		fmt.Fprintf(stderr, "timing a few super-batches of %d steps at each hot ratio (--hot-ratio auto):\n", hopt.Hot.SuperBatch)
+		ratio, trials, err := hybrid.ChooseHotRatio(ctx, be, ds, cfg, hopt, nil)
+		if errors.Is(err, train.ErrInterrupted) || ctx.Err() != nil {
+			fmt.Fprintln(stderr, "interrupted")
+			return interruptStatus(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		hybrid.PrintTrials(stderr, trials, ratio)
+		hopt.Hot.Ratio = ratio
+		backend.MemoryOf(be).ResetPeak() // the run's peak, not the trials'
+	}
 	sum, st, err := hybrid.Run(ctx, be, ds, cfg, opt, hopt)
 	if errors.Is(err, train.ErrInterrupted) {
 		fmt.Fprintln(stderr, "interrupted")
@@ -127,8 +141,12 @@ func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc strin
 		return err
 	}
 	steps := max(st.Launches, 1)
-	fmt.Fprintf(stderr, "hybrid: cache hit rate %.3f (%d of %d rows from host memory), %.1f MiB over PCIe per training launch (evaluation's gathers included), peak %.1f MiB of a %.1f MiB budget\n",
-		st.HitRate, st.HostRows, st.Rows, float64(st.PCIeBytes)/float64(steps)/(1<<20), float64(st.PeakBytes)/(1<<20), float64(st.Placement.Budget)/(1<<20))
+	budget := fmt.Sprintf("of a %.1f MiB budget", float64(st.Placement.Budget)/(1<<20))
+	if hopt.Budget == 0 {
+		budget = "(no budget set)"
+	}
+	fmt.Fprintf(stderr, "hybrid: cache hit rate %.3f (%d of %d rows from host memory), %.1f MiB over PCIe per training launch (evaluation's gathers included), peak %.1f MiB %s\n",
+		st.HitRate, st.HostRows, st.Rows, float64(st.PCIeBytes)/float64(steps)/(1<<20), float64(st.PeakBytes)/(1<<20), budget)
 	if h := st.Hot; h != nil {
 		what := "outputs"
 		if h.Inputs {

@@ -62,7 +62,9 @@ type runFlags struct {
 	shardFeatures  string
 	noFeatureReuse bool
 	// hybrid mode's hot vertices
-	hotRatio   float64
+	hotSpec    string  // --hot-ratio as given: a fraction, or auto
+	hotRatio   float64 // the fraction (0 for auto until measured)
+	hotAuto    bool    // --hot-ratio auto: chosen by a measurement
 	staleness  int
 	superBatch int
 	hotRows    string
@@ -111,7 +113,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rf.add(fs, "tiny")
 	rf.mode = "auto"
 	rf.cacheRows = -1
-	rf.staleness, rf.superBatch, rf.hotRows = 1, 32, "inputs"
+	rf.staleness, rf.superBatch, rf.hotRows, rf.hotSpec = 1, 32, "inputs", "auto"
 	for _, o := range trainOptions() {
 		register(fs, o.name, o.usage, o.field(nil, &rf))
 	}
@@ -133,9 +135,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" && rf.mode != "hybrid" {
 		return fmt.Errorf("mode: %q, want auto, eager, replay or hybrid", rf.mode)
 	}
+	if err := rf.parseHotRatio(); err != nil {
+		return err
+	}
 	switch {
-	case rf.hotRatio < 0 || rf.hotRatio > 1:
-		return fmt.Errorf("hot-ratio: %v is not a fraction in [0, 1]", rf.hotRatio)
 	case rf.staleness < 0:
 		return fmt.Errorf("staleness: %d is negative", rf.staleness)
 	case rf.superBatch < 1:
@@ -376,4 +379,19 @@ func presetNames() string {
 		s += n
 	}
 	return s
+}
+
+// parseHotRatio reads --hot-ratio: auto, or a fraction in [0, 1].
+func (rf *runFlags) parseHotRatio() error {
+	rf.hotAuto = strings.EqualFold(strings.TrimSpace(rf.hotSpec), "auto")
+	if rf.hotAuto {
+		rf.hotRatio = 0
+		return nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(rf.hotSpec), 64)
+	if err != nil || v < 0 || v > 1 {
+		return fmt.Errorf("hot-ratio: %q is neither auto nor a fraction in [0, 1]", rf.hotSpec)
+	}
+	rf.hotRatio = v
+	return nil
 }

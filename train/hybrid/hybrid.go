@@ -25,6 +25,8 @@ type Options struct {
 	Hot    HotOptions
 	Replay train.ReplayOptions
 	Log    io.Writer // the plan and the figures; nil: silent
+
+	trial *trial // ChooseHotRatio's timing of a trial run
 }
 
 // Stats are what the hybrid driver placed and measured.
@@ -130,6 +132,16 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 				len(hot.ids), 100*float64(len(hot.ids))/float64(ds.Graph.NumNodes), opt.Hot.SuperBatch, opt.Hot.Staleness, rows, float64(hot.Stats().TableBytes)/(1<<20))
 		}
 		ropt.Segment, ropt.BeforeRun = opt.Hot.SuperBatch, hot.beforeRun
+	}
+	if t := opt.trial; t != nil {
+		ropt.Segment = opt.Hot.SuperBatch
+		inner := ropt.BeforeRun
+		ropt.BeforeRun = func(epoch, step int) error {
+			if err := t.mark(epoch, step); err != nil || inner == nil {
+				return err
+			}
+			return inner(epoch, step)
+		}
 	}
 	sum, rst, err := tr.RunReplay(ctx, ropt)
 	if err != nil {
