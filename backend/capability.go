@@ -89,6 +89,31 @@ type Collective interface {
 	Close() error
 }
 
+// GraphFreer is implemented by backends whose uploaded graphs hold memory
+// until freed (CUDA). Fallback when absent: a graph lives as long as its
+// backend.
+type GraphFreer interface {
+	// FreeGraph releases a graph made by UploadGraph (not a view of one,
+	// such as MaskGraph's, which shares its memory).
+	FreeGraph(g Graph)
+}
+
+// FreeGraph releases g, made by be's UploadGraph, when be (or the backend a
+// wrapper forwards to) can; otherwise g stays until be closes.
+func FreeGraph(be Backend, g Graph) {
+	for {
+		if f, ok := be.(GraphFreer); ok {
+			f.FreeGraph(g)
+			return
+		}
+		w, ok := be.(interface{ Inner() Backend })
+		if !ok {
+			return
+		}
+		be = w.Inner()
+	}
+}
+
 // HostMapper is implemented by backends whose ops can read host memory in
 // place (CUDA: pinned memory mapped into the device's address space, read
 // over PCIe). A buffer it returns does not count as backend memory in

@@ -7,6 +7,8 @@
 #   the accuracy of 10 epochs, 3 seeds, replay against hybrid with 10% hot
 #   vertices at staleness 1 (HOTROWS: inputs, outputs or both; BENCH= skips
 #   the benches).
+# PART=inputs: hot rows as inputs against outputs, and --hot-ratio auto, on
+#   products-sim (10 epochs, seed 1) and papers-sim under a 6 GiB budget.
 # PART=papers: papers-sim replay against hybrid under a budget that caches a
 #   quarter of the feature rows, without and with hot vertices, and zero-copy.
 # Results go to $OUT (or ./out).
@@ -56,5 +58,20 @@ papers)
       --hot-ratio "$h" --super-batch "${SUPER:-128}"
   done
   t zero-copy train --data "$D/papers-sim" --device cuda --epochs 1 --mode hybrid --cache-rows 0
+  ;;
+inputs)
+  # Hot rows as aggregated inputs (the default) against outputs, and the
+  # start-up measurement that picks --hot-ratio (auto, the default).
+  [ -d "$D/products-sim" ] || "$R/bin/fanout" gen products-sim --out "$D/products-sim" >/dev/null
+  P="--data $D/products-sim --device cuda --epochs 10 --seed 1"
+  t "replay" train $P
+  TAILN=12 t "hybrid, --hot-ratio auto" train $P --mode hybrid
+  t "hot 0.1 outputs" train $P --mode hybrid --hot-ratio 0.1 --hot-rows outputs
+  t "hot 0.1 inputs, super-batch 128" train $P --mode hybrid --hot-ratio 0.1 --super-batch 128
+  [ -d "$D/papers-sim" ] || "$R/bin/fanout" gen papers-sim --out "$D/papers-sim" >/dev/null
+  Q="--data $D/papers-sim --device cuda --epochs 1"
+  t "papers replay" train $Q
+  TAILN=12 t "papers hybrid 6GiB, --hot-ratio auto" train $Q --mode hybrid --gpu-memory 6GiB --super-batch 128
+  t "papers hybrid 6GiB, hot 0.05 inputs" train $Q --mode hybrid --gpu-memory 6GiB --hot-ratio 0.05 --super-batch 128
   ;;
 esac

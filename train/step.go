@@ -23,6 +23,8 @@ type Inputs struct {
 	// masked) and take their bottom-layer rows from Hot's table.
 	Hot   *HotInputs
 	owned []backend.Buffer
+	// ownGraph: Graph was uploaded here, and Free releases it.
+	ownGraph bool
 }
 
 // HotInputs are hot vertices whose bottom-layer rows are computed
@@ -69,6 +71,7 @@ func uploadInputs(be backend.Backend, ds *dataset.Dataset, feat featstore.Store,
 		if in.Graph, err = be.UploadGraph(ds.Graph); err != nil {
 			return nil, fmt.Errorf("upload graph: %w", err)
 		}
+		in.ownGraph = true
 	}
 	deg := make([]float32, ds.Graph.NumNodes)
 	for v := range deg {
@@ -88,13 +91,18 @@ func uploadInputs(be backend.Backend, ds *dataset.Dataset, feat featstore.Store,
 	return in, nil
 }
 
-// Free releases the uploaded tables and the feature store (the graph stays
-// until the backend closes).
+// Free releases the uploaded tables, the graph when it was uploaded here
+// (where the backend can free graphs: backend.GraphFreer) and the feature
+// store.
 func (in *Inputs) Free(be backend.Backend) {
 	for _, b := range in.owned {
 		be.Free(b)
 	}
 	in.owned = nil
+	if in.ownGraph {
+		backend.FreeGraph(be, in.Graph)
+		in.ownGraph = false
+	}
 	if in.Feat != nil {
 		in.Feat.Free()
 		in.Feat = nil

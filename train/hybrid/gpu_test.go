@@ -111,3 +111,24 @@ func TestHotCUDA(t *testing.T) {
 		}
 	}
 }
+
+// TestChooseHotRatioCUDA: on a GPU the trials of --hot-ratio auto leave
+// no device memory behind (each trial's trainer frees its graph, tables,
+// plan and model), so every trial and the run after them plan against
+// the same free memory.
+func TestChooseHotRatioCUDA(t *testing.T) {
+	gpu := traintest.GPU(t)
+	ds, cfg := tiny(t)
+	cfg.Batch = 32
+	m := backend.MemoryOf(gpu)
+	before := m.InUseBytes()
+	opt := Options{CacheRows: 3000, Hot: HotOptions{Staleness: 1, SuperBatch: 2}}
+	ratio, trials, err := ChooseHotRatio(context.Background(), gpu, ds, cfg, opt, []float64{0, 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := m.InUseBytes(); after != before {
+		t.Errorf("device memory in use: %d bytes before the trials, %d after", before, after)
+	}
+	t.Logf("trials %+v: chose %g", trials, ratio)
+}
