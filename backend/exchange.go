@@ -75,6 +75,14 @@ type Exchanger interface {
 // forwards to) has none. It is be's own, so that a wrapper records or
 // times the ops.
 func ExchangerOf(be Backend) Exchanger {
+	x, _ := ownCapability[Exchanger](be)
+	return x
+}
+
+// ownCapability is be's capability T when the backend at the bottom of
+// its wrappers has it (a wrapper that forwards T has it whatever is
+// inside), and false otherwise.
+func ownCapability[T any](be Backend) (T, bool) {
 	inner := be
 	for {
 		w, ok := inner.(interface{ Inner() Backend })
@@ -83,9 +91,10 @@ func ExchangerOf(be Backend) Exchanger {
 		}
 		inner = w.Inner()
 	}
-	if _, ok := inner.(Exchanger); !ok {
-		return nil
+	var none T
+	if _, ok := inner.(T); !ok {
+		return none, false
 	}
-	x, _ := be.(Exchanger)
-	return x
+	x, ok := be.(T)
+	return x, ok
 }

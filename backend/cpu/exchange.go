@@ -52,6 +52,18 @@ func (c *call) exchange(x *backend.Exchange) *xch {
 	return e
 }
 
+// exchangeRows checks the arguments of an op over a gather's rows: x, the
+// live count, ids (I32 [n.Cap]) and out (F32 [n.Cap, x.Dim]).
+func (c *call) exchangeRows(x *backend.Exchange, ids backend.Buffer, n backend.Count, out backend.Buffer) (e *xch, live int, idx []int32, os []float32) {
+	e = c.exchange(x)
+	live, _ = c.count("n", n)
+	idx = c.i32("ids", ids, n.Cap)
+	if c.ok {
+		os = c.f32("out", out, n.Cap*x.Dim)
+	}
+	return e, live, idx, os
+}
+
 // heldRow is row w of Held, or nil (recording an error) past its end.
 func (c *call) heldRow(e *xch, w int32, dim int) []float32 {
 	if w < 0 || int(w+1)*dim > len(e.held) {
@@ -66,13 +78,7 @@ func (c *call) heldRow(e *xch, w int32, dim int) []float32 {
 func (b *Backend) ExchangeAsk(x *backend.Exchange, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	c := b.begin("ExchangeAsk")
 	defer c.end()
-	e := c.exchange(x)
-	live, _ := c.count("n", n)
-	idx := c.i32("ids", ids, n.Cap)
-	var os []float32
-	if x != nil {
-		os = c.f32("out", out, n.Cap*x.Dim)
-	}
+	e, live, idx, os := c.exchangeRows(x, ids, n, out)
 	if !c.ok {
 		return
 	}
@@ -170,13 +176,7 @@ func (b *Backend) ExchangeServe(x *backend.Exchange) {
 func (b *Backend) ExchangeTake(x *backend.Exchange, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	c := b.begin("ExchangeTake")
 	defer c.end()
-	e := c.exchange(x)
-	live, _ := c.count("n", n)
-	idx := c.i32("ids", ids, n.Cap)
-	var os []float32
-	if x != nil {
-		os = c.f32("out", out, n.Cap*x.Dim)
-	}
+	e, live, idx, os := c.exchangeRows(x, ids, n, out)
 	if !c.ok {
 		return
 	}

@@ -52,6 +52,19 @@ func (c *call) exchange(x *backend.Exchange) *xch {
 	return e
 }
 
+// exchangeRows checks the arguments of an op over a gather's rows: x, the
+// live count (its device address), ids (I32 [n.Cap]) and out (F32
+// [n.Cap, x.Dim]).
+func (c *call) exchangeRows(x *backend.Exchange, ids backend.Buffer, n backend.Count, out backend.Buffer) (e *xch, nP uintptr, idx, ob *buffer) {
+	e = c.exchange(x)
+	nP = c.count("n", n)
+	idx = c.buf("ids", ids, backend.I32, n.Cap)
+	if c.ok {
+		ob = c.buf("out", out, backend.F32, n.Cap*x.Dim)
+	}
+	return e, nP, idx, ob
+}
+
 // keepRows is x.KeepRows with reuse on, else 0.
 func (e *xch) keepRows(x *backend.Exchange) int {
 	if e.keep == nil {
@@ -65,13 +78,7 @@ func (e *xch) keepRows(x *backend.Exchange) int {
 func (b *Backend) ExchangeAsk(x *backend.Exchange, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	c := b.begin("ExchangeAsk")
 	defer c.end()
-	e := c.exchange(x)
-	nP := c.count("n", n)
-	idx := c.buf("ids", ids, backend.I32, n.Cap)
-	if !c.ok {
-		return
-	}
-	ob := c.buf("out", out, backend.F32, n.Cap*x.Dim)
+	e, nP, idx, ob := c.exchangeRows(x, ids, n, out)
 	if !c.ok {
 		return
 	}
@@ -104,13 +111,7 @@ func (b *Backend) ExchangeServe(x *backend.Exchange) {
 func (b *Backend) ExchangeTake(x *backend.Exchange, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	c := b.begin("ExchangeTake")
 	defer c.end()
-	e := c.exchange(x)
-	nP := c.count("n", n)
-	idx := c.buf("ids", ids, backend.I32, n.Cap)
-	if !c.ok {
-		return
-	}
-	ob := c.buf("out", out, backend.F32, n.Cap*x.Dim)
+	e, nP, idx, ob := c.exchangeRows(x, ids, n, out)
 	if !c.ok {
 		return
 	}
