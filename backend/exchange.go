@@ -46,6 +46,7 @@ const (
 	ExchangeReused          // rows taken from the previous gather's kept rows
 	ExchangeChunk           // Chunk, once per gather: the rows each peer's chunk puts on the wire
 	ExchangeOverflow        // rows that did not fit their peer's chunk (left unwritten)
+	ExchangeGathers         // gathers (ExchangeAsk calls)
 	ExchangeStats           // the number of counters
 )
 

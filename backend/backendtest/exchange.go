@@ -89,6 +89,7 @@ func testExchange(e *env) {
 			}
 			kept = next
 			want[backend.ExchangeChunk] += cp
+			want[backend.ExchangeGathers]++
 			wantRows := make([]float32, live*dim)
 			for i, v := range ids[:live] {
 				copy(wantRows[i*dim:(i+1)*dim], feat[int(v)*dim:(int(v)+1)*dim])

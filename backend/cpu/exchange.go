@@ -88,6 +88,7 @@ func (b *Backend) ExchangeAsk(x *backend.Exchange, ids backend.Buffer, n backend
 	}
 	var counts [backend.ExchangeStats]int64
 	counts[backend.ExchangeChunk] = int64(ch)
+	counts[backend.ExchangeGathers] = 1
 	var prev, cur []float32
 	var g int32
 	if e.keep != nil {

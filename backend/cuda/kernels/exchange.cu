@@ -5,13 +5,17 @@
 // chunk vertex ids; pos says where each asked row goes in the output. Rows
 // are moved as 4-byte words, one thread per word. Counters (u64, optional):
 // 0 held, 1 asked of the same host, 2 asked of another host, 3 reused,
-// 4 the chunk (once per gather), 5 rows that did not fit a chunk.
+// 4 the chunk (once per gather), 5 rows that did not fit a chunk, 6 gathers.
 #include "common.cuh"
 
-// xch_reset zeroes every peer's count and counts the chunk: before xch_ask.
+// xch_reset zeroes every peer's count and counts the chunk and the gather:
+// before xch_ask.
 extern "C" __global__ void xch_reset(int* ask, int ranks, int chunk, unsigned long long* stats) {
     for (i64 p = gtid(); p < ranks; p += gthreads()) ask[p * (i64)(chunk + 1)] = 0;
-    if (gtid() == 0 && stats) atomicAdd(&stats[4], (unsigned long long)chunk);
+    if (gtid() == 0 && stats) {
+        atomicAdd(&stats[4], (unsigned long long)chunk);
+        atomicAdd(&stats[6], 1ull);
+    }
 }
 
 // xch_ask: one thread per word of each live row. A held row, or one the
