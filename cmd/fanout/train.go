@@ -61,6 +61,7 @@ type runFlags struct {
 	// and, if so, not reused across batches
 	shardFeatures  string
 	noFeatureReuse bool
+	ranksPerHost   int // --shard-features hosts: ranks that make a host (0: the launcher's, or all)
 	// hybrid mode's hot vertices
 	hotRatio   float64
 	staleness  int
