@@ -104,19 +104,7 @@ func (t *Trainer) share(p *Plan) {
 // reduceHost sums host values across the group through a backend buffer
 // (epoch totals); alone it returns vals unchanged.
 func (t *Trainer) reduceHost(vals []float32) ([]float32, error) {
-	c := t.opt.Parallel
-	if c == nil {
-		return vals, nil
-	}
-	buf, err := t.be.Upload(append([]float32(nil), vals...))
-	if err != nil {
-		return nil, err
-	}
-	defer t.be.Free(buf)
-	c.AllReduceSum(buf)
-	out := make([]float32, len(vals))
-	t.be.Read(out, buf, 0)
-	return out, t.sync()
+	return hostReduce(t, vals, backend.Collective.AllReduceSum)
 }
 
 // maxHost takes the element-wise maximum of host values across the group
@@ -127,17 +115,23 @@ func (t *Trainer) reduceHost(vals []float32) ([]float32, error) {
 // the same points: the ranks' collectives inside a step (the features'
 // all-to-alls) then have the same sizes and run in lockstep.
 func (t *Trainer) maxHost(vals []int32) ([]int32, error) {
+	return hostReduce(t, vals, backend.Collective.AllReduceMax)
+}
+
+// hostReduce reduces host values across the group with op, through a
+// backend buffer.
+func hostReduce[T int32 | float32](t *Trainer, vals []T, op func(backend.Collective, backend.Buffer)) ([]T, error) {
 	c := t.opt.Parallel
 	if c == nil || len(vals) == 0 {
 		return vals, nil
 	}
-	buf, err := t.be.Upload(append([]int32(nil), vals...))
+	buf, err := t.be.Upload(append([]T(nil), vals...))
 	if err != nil {
 		return nil, err
 	}
 	defer t.be.Free(buf)
-	c.AllReduceMax(buf)
-	out := make([]int32, len(vals))
+	op(c, buf)
+	out := make([]T, len(vals))
 	t.be.Read(out, buf, 0)
 	return out, t.sync()
 }
