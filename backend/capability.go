@@ -85,6 +85,11 @@ type Collective interface {
 	// AllReduceMax replaces the I32 buffer buf, on every rank, with the
 	// element-wise maximum of buf over all ranks.
 	AllReduceMax(buf Buffer)
+	// AllToAll sends chunk p of send (chunk elements from p·chunk) to
+	// rank p, which receives it as chunk r (this rank) of recv. send and
+	// recv hold Size()·chunk elements of one type, I32 or F32, and every
+	// rank passes the same chunk.
+	AllToAll(send, recv Buffer, chunk int)
 	// Close releases the communicator.
 	Close() error
 }

@@ -64,17 +64,6 @@ type PeerRows interface {
 // records or times the op; a wrapper only forwards it when the backend
 // inside has it.
 func PeerRowsOf(be Backend) PeerRows {
-	inner := be
-	for {
-		w, ok := inner.(interface{ Inner() Backend })
-		if !ok {
-			break
-		}
-		inner = w.Inner()
-	}
-	if _, ok := inner.(PeerRows); !ok {
-		return nil
-	}
-	p, _ := be.(PeerRows)
+	p, _ := ownCapability[PeerRows](be)
 	return p
 }

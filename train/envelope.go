@@ -21,8 +21,9 @@ func (t *Trainer) conservativeCaps(fanouts []int) []nn.Caps {
 
 // observeSizes samples the first n steps of the first epoch on a
 // sampling-only plan at the conservative envelope and returns the largest
-// live sizes seen per block (bottom first). Sampling depends only on the
-// seed and the clock, so the steps sampled here are the ones trained later.
+// live sizes seen per block (bottom first; a group's largest over its
+// ranks). Sampling depends only on the seed and the clock, so the steps
+// sampled here are the ones trained later.
 func (t *Trainer) observeSizes(n int) ([]nn.Caps, error) {
 	cons := t.conservativeCaps(t.cfg.Fanouts)
 	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, cons, 0)
@@ -42,7 +43,7 @@ func (t *Trainer) observeSizes(n int) ([]nn.Caps, error) {
 		}
 		observe(obs, p, counts)
 	}
-	return obs, nil
+	return t.maxCaps(obs)
 }
 
 // observe raises obs (bottom first) to the live sizes in counts.

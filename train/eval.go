@@ -112,6 +112,11 @@ func (t *Trainer) sampleEval(seeds []int32, s int) error {
 		if err := t.sync(); err != nil {
 			return fmt.Errorf("evaluate step %d: %w", s, err)
 		}
+		// A group grows together (maxHost), so its plans stay equal.
+		counts, err := t.maxHost(counts)
+		if err != nil {
+			return err
+		}
 		if p.Overflow(counts) == nil {
 			return nil
 		}

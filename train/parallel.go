@@ -2,6 +2,7 @@ package train
 
 import (
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/nn"
 )
 
 // Data parallelism. A Trainer made with Options.Parallel is one rank of a
@@ -77,8 +78,8 @@ func (t *Trainer) globalLive(s int) int {
 
 // reduceGrads all-reduces every gradient (and the overflow flag, when the
 // step has one) across the group; a no-op alone. The replay driver's
-// warm-up step before a capture runs with reduce off (one rank may
-// re-capture alone after its evaluation grew the plan).
+// warm-up step before a capture runs with reduce off (its results are
+// dropped; every rank re-captures at the same point, see maxHost).
 func (t *Trainer) reduceGrads(flag backend.Buffer) {
 	c := t.opt.Parallel
 	if c == nil || t.noReduce {
@@ -103,17 +104,51 @@ func (t *Trainer) share(p *Plan) {
 // reduceHost sums host values across the group through a backend buffer
 // (epoch totals); alone it returns vals unchanged.
 func (t *Trainer) reduceHost(vals []float32) ([]float32, error) {
+	return hostReduce(t, vals, backend.Collective.AllReduceSum)
+}
+
+// maxHost takes the element-wise maximum of host values across the group
+// through a backend buffer; alone it returns vals unchanged. The replay
+// driver's sizes go through it (observed sizes, and the counts of a batch
+// that overflowed, in training or evaluation), so every rank of a group
+// provisions the same envelope and grows it, and re-captures its step, at
+// the same points: the ranks' collectives inside a step (the features'
+// all-to-alls) then have the same sizes and run in lockstep.
+func (t *Trainer) maxHost(vals []int32) ([]int32, error) {
+	return hostReduce(t, vals, backend.Collective.AllReduceMax)
+}
+
+// hostReduce reduces host values across the group with op, through a
+// backend buffer.
+func hostReduce[T int32 | float32](t *Trainer, vals []T, op func(backend.Collective, backend.Buffer)) ([]T, error) {
 	c := t.opt.Parallel
-	if c == nil {
+	if c == nil || len(vals) == 0 {
 		return vals, nil
 	}
-	buf, err := t.be.Upload(append([]float32(nil), vals...))
+	buf, err := t.be.Upload(append([]T(nil), vals...))
 	if err != nil {
 		return nil, err
 	}
 	defer t.be.Free(buf)
-	c.AllReduceSum(buf)
-	out := make([]float32, len(vals))
+	op(c, buf)
+	out := make([]T, len(vals))
 	t.be.Read(out, buf, 0)
 	return out, t.sync()
+}
+
+// maxCaps is maxHost over capacities.
+func (t *Trainer) maxCaps(caps []nn.Caps) ([]nn.Caps, error) {
+	flat := make([]int32, 0, 3*len(caps))
+	for _, c := range caps {
+		flat = append(flat, int32(c.Dst), int32(c.Edges), int32(c.Src))
+	}
+	flat, err := t.maxHost(flat)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]nn.Caps, len(caps))
+	for i := range out {
+		out[i] = nn.Caps{Dst: int(flat[3*i]), Edges: int(flat[3*i+1]), Src: int(flat[3*i+2])}
+	}
+	return out, nil
 }

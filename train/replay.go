@@ -386,8 +386,9 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 }
 
 // grow samples step f of epoch on a sampling-only plan at the conservative
-// envelope, raises the envelope to fit it with the margin, re-provisions the
-// plan and re-captures the step.
+// envelope, raises the envelope to fit it (every rank of a group to the
+// largest sizes of any) with the margin, re-provisions the plan and
+// re-captures the step.
 func (r *replayer) grow(epoch, f int) error {
 	t := r.t
 	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
@@ -401,6 +402,9 @@ func (r *replayer) grow(epoch, f int) error {
 	counts := make([]int32, p.Counts.Len())
 	t.be.Read(counts, p.Counts, 0)
 	if err := t.be.Sync(); err != nil {
+		return err
+	}
+	if counts, err = t.maxHost(counts); err != nil {
 		return err
 	}
 	observe(r.stats.Envelope.Ideal, p, counts)

@@ -80,6 +80,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"PeerGraph", testPeerGraph},
 		{"PeerRows", testPeerRows},
 		{"KeepRows", testKeepRows},
+		{"Exchange", testExchange},
 		{"ReplaceRows", testReplaceRows},
 		{"AddRows", testAddRows},
 		{"ScatterAddRows", testScatterAddRows},

@@ -30,6 +30,7 @@ const (
 type NCCL struct {
 	lib                                                             *library
 	commInitAll, allReduce, commDestroy, getErrorString, getVersion uintptr
+	groupStart, groupEnd, send, recv                                uintptr
 }
 
 // LoadNCCL opens libnccl (libDir first, when set).
@@ -45,6 +46,10 @@ func LoadNCCL(libDir string) (*NCCL, error) {
 		"ncclCommDestroy":    &n.commDestroy,
 		"ncclGetErrorString": &n.getErrorString,
 		"ncclGetVersion":     &n.getVersion,
+		"ncclGroupStart":     &n.groupStart,
+		"ncclGroupEnd":       &n.groupEnd,
+		"ncclSend":           &n.send,
+		"ncclRecv":           &n.recv,
 	}); err != nil {
 		return nil, err
 	}
@@ -137,6 +142,56 @@ func (c *Comm) allReduce(op string, buf backend.Buffer, dt backend.DType, ncclTy
 	if err := c.n.err("ncclAllReduce", r); err != nil {
 		k.fail(err)
 	}
+}
+
+// AllToAll sends chunk p of send to rank p and receives rank p's chunk
+// into chunk p of recv (I32 or F32; see backend.Collective): one
+// ncclSend and one ncclRecv per rank, itself included, in one NCCL group
+// on the rank's stream, so it is captured with the step.
+func (c *Comm) AllToAll(send, recv backend.Buffer, chunk int) {
+	b := c.be
+	k := b.begin("AllToAll")
+	defer k.end()
+	if !k.ok {
+		return
+	}
+	dt, nt := backend.F32, uintptr(ncclFloat32)
+	if send != nil && send.DType() == backend.I32 {
+		dt, nt = backend.I32, ncclInt32
+	}
+	if chunk < 0 {
+		k.failf("chunk %d", chunk)
+		return
+	}
+	s := k.buf("send", send, dt, c.size*chunk)
+	r := k.buf("recv", recv, dt, c.size*chunk)
+	if !k.ok || chunk == 0 {
+		return
+	}
+	step := uintptr(chunk) * uintptr(dt.Size())
+	if err := c.n.err("ncclGroupStart", call0(c.n.groupStart)); err != nil {
+		k.fail(err)
+		return
+	}
+	var first error
+	for p := 0; p < c.size; p++ {
+		rs, _, _ := purego.SyscallN(c.n.send, s.addr()+uintptr(p)*step, uintptr(chunk), nt, uintptr(p), c.comm, b.stream)
+		rr, _, _ := purego.SyscallN(c.n.recv, r.addr()+uintptr(p)*step, uintptr(chunk), nt, uintptr(p), c.comm, b.stream)
+		if first == nil {
+			first = errors.Join(c.n.err("ncclSend", rs), c.n.err("ncclRecv", rr))
+		}
+	}
+	if err := c.n.err("ncclGroupEnd", call0(c.n.groupEnd)); first == nil {
+		first = err
+	}
+	if first != nil {
+		k.fail(first)
+	}
+}
+
+func call0(fn uintptr) uintptr {
+	r, _, _ := purego.SyscallN(fn)
+	return r
 }
 
 // Close destroys the communicator.

@@ -23,12 +23,12 @@ type Group struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	slots   [][]float64 // per rank: the values deposited for the reduction in progress
+	slots   []any // per rank: what it deposited for the exchange in progress
 	arrived int
 	left    int    // ranks that still have to take the current result
-	gen     uint64 // reductions completed
-	result  []float64
-	err     error // set by Abort: every later reduction fails at once
+	gen     uint64 // exchanges completed
+	result  []any  // every rank's deposit of the last exchange
+	err     error  // set by Abort: every later exchange fails at once
 }
 
 // Comm is one rank's handle; it implements backend.Collective.
@@ -46,7 +46,7 @@ func New(bes []backend.Backend) ([]*Comm, error) {
 	if len(bes) == 0 {
 		return nil, errors.New("inproc: no ranks")
 	}
-	g := &Group{n: len(bes), slots: make([][]float64, len(bes))}
+	g := &Group{n: len(bes), slots: make([]any, len(bes))}
 	g.cond = sync.NewCond(&g.mu)
 	cs := make([]*Comm, len(bes))
 	for i, be := range bes {
@@ -101,12 +101,74 @@ func (c *Comm) reduce(buf backend.Buffer, dt backend.DType, op func(acc, x float
 			c.Abort(fmt.Errorf("inproc: reduce a %s buffer, want %s", buf.DType(), dt))
 			return
 		}
-		vals := c.read(buf)
-		out, ok := c.g.exchange(c.rank, vals, op)
-		if ok {
-			c.write(buf, out)
+		all, ok := c.g.exchange(c.rank, c.read(buf))
+		if !ok {
+			return
 		}
+		out, err := combine(all, op)
+		if err != nil {
+			c.Abort(err)
+			return
+		}
+		c.write(buf, out)
 	})
+}
+
+// AllToAll hands chunk p of send to rank p, as chunk c.rank of its recv
+// (see backend.Collective); the values are copied, not converted, so every
+// bit arrives.
+func (c *Comm) AllToAll(send, recv backend.Buffer, chunk int) {
+	c.be.(backend.HostFuncs).HostFunc(func() {
+		n := c.g.n * chunk
+		dt := send.DType()
+		if chunk < 0 || dt != recv.DType() || (dt != backend.F32 && dt != backend.I32) || send.Len() < n || recv.Len() < n {
+			c.Abort(fmt.Errorf("inproc: AllToAll of chunks of %d from %d %s to %d %s values over %d ranks", chunk, send.Len(), dt, recv.Len(), recv.DType(), c.g.n))
+			return
+		}
+		var mine any
+		if dt == backend.F32 {
+			h := make([]float32, n)
+			c.be.Read(h, send, 0)
+			mine = h
+		} else {
+			h := make([]int32, n)
+			c.be.Read(h, send, 0)
+			mine = h
+		}
+		all, ok := c.g.exchange(c.rank, mine)
+		if !ok {
+			return
+		}
+		var got any
+		var err error
+		switch h := mine.(type) {
+		case []float32:
+			got, err = takeChunks(h, all, c.rank, chunk)
+		case []int32:
+			got, err = takeChunks(h, all, c.rank, chunk)
+		}
+		if err != nil {
+			c.Abort(err)
+			return
+		}
+		c.be.Write(recv, 0, got)
+	})
+}
+
+// takeChunks is chunk rank of every rank's deposit, in rank order (h is
+// this rank's deposit; the others may still be reading it).
+func takeChunks[T int32 | float32](h []T, all []any, rank, chunk int) ([]T, error) {
+	for p, s := range all {
+		v, ok := s.([]T)
+		if !ok || len(v) != len(h) {
+			return nil, fmt.Errorf("inproc: AllToAll: rank %d sends %d values of %T, rank %d %d of %T", p, len(v), s, rank, len(h), h)
+		}
+	}
+	out := make([]T, len(h))
+	for p, s := range all {
+		copy(out[p*chunk:(p+1)*chunk], s.([]T)[rank*chunk:])
+	}
+	return out, nil
 }
 
 // read copies buf to the host as float64.
@@ -145,13 +207,13 @@ func (c *Comm) write(buf backend.Buffer, vals []float64) {
 	c.be.Write(buf, 0, h)
 }
 
-// exchange deposits rank's values, waits for every rank, and returns the
-// reduction in rank order; ok is false when the group was aborted or the
-// ranks' lengths differ.
-func (g *Group) exchange(rank int, vals []float64, op func(acc, x float64) float64) ([]float64, bool) {
+// exchange deposits rank's value, waits for every rank, and returns every
+// rank's deposit by rank (the caller must not modify them); ok is false
+// when the group was aborted.
+func (g *Group) exchange(rank int, v any) ([]any, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	// Wait until the previous reduction's result has been taken by all.
+	// Wait until the previous exchange's deposits have been taken by all.
 	for g.left > 0 && g.err == nil {
 		g.cond.Wait()
 	}
@@ -159,10 +221,10 @@ func (g *Group) exchange(rank int, vals []float64, op func(acc, x float64) float
 		return nil, false
 	}
 	gen := g.gen
-	g.slots[rank] = vals
+	g.slots[rank] = v
 	g.arrived++
 	if g.arrived == g.n {
-		g.result = g.combine(op)
+		g.result = append([]any(nil), g.slots...)
 		g.arrived, g.left = 0, g.n
 		g.gen++
 		g.cond.Broadcast()
@@ -170,7 +232,7 @@ func (g *Group) exchange(rank int, vals []float64, op func(acc, x float64) float
 	for g.gen == gen && g.err == nil {
 		g.cond.Wait()
 	}
-	if g.err != nil || g.result == nil {
+	if g.err != nil {
 		return nil, false
 	}
 	out := g.result
@@ -181,21 +243,19 @@ func (g *Group) exchange(rank int, vals []float64, op func(acc, x float64) float
 	return out, true
 }
 
-// combine reduces the deposited slots in rank order; a length mismatch
-// aborts the group. The caller holds g.mu.
-func (g *Group) combine(op func(acc, x float64) float64) []float64 {
-	n := len(g.slots[0])
-	for r, s := range g.slots {
-		if len(s) != n {
-			g.err = fmt.Errorf("inproc: rank %d reduces %d values, rank 0 %d", r, len(s), n)
-			return nil
+// combine reduces the ranks' values in rank order (every rank computes the
+// same bits); lengths that differ are an error.
+func combine(all []any, op func(acc, x float64) float64) ([]float64, error) {
+	first := all[0].([]float64)
+	out := append([]float64(nil), first...)
+	for r, s := range all[1:] {
+		v := s.([]float64)
+		if len(v) != len(first) {
+			return nil, fmt.Errorf("inproc: rank %d reduces %d values, rank 0 %d", r+1, len(v), len(first))
+		}
+		for i, x := range v {
+			out[i] = op(out[i], x)
 		}
 	}
-	out := append([]float64(nil), g.slots[0]...)
-	for _, s := range g.slots[1:] {
-		for i, v := range s {
-			out[i] = op(out[i], v)
-		}
-	}
-	return out
+	return out, nil
 }

@@ -42,6 +42,8 @@ type devicesReport struct {
 	FeatureReplica float64 `json:"feature_replica_rows,omitempty"`
 	FeatureRemote  float64 `json:"feature_remote_rows,omitempty"`
 	FeatureReused  float64 `json:"feature_reused_rows,omitempty"` // kept from the previous batch, not read from the peer again
+	// With --shard-features hosts: rows and bytes per gather by level.
+	Exchange *exchangeReport `json:"exchange,omitempty"`
 }
 
 // parseDeviceCounts reads --devices for bench: "2", "1,2,4" or "all" (every
@@ -95,7 +97,11 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		fmt.Fprintf(stderr, "measuring %d epochs of %s on %d x %s, %s mode\n", cfg.Epochs, ds.Name, n, bes[0].Name(), mode)
 		topo, err := placeTopology(rf, ds, ranks, stderr)
 		var feats *multigpu.Features
-		if err == nil {
+		var xch *multigpu.Exchange
+		switch {
+		case err == nil && rf.shardFeatures == "hosts":
+			xch, err = placeExchanged(rf, ds, cfg, mode, ranks, rf.ranksPerHost, stderr)
+		case err == nil:
 			feats, err = placeFeatures(rf, ds, cfg, mode, ranks, topo, stderr)
 		}
 		var sum *train.Summary
@@ -112,6 +118,12 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 			rep.FeatureBytes = slices.Max(feats.RowBytes)
 			if r, rerr := feats.Reads(); rerr == nil {
 				rep.FeatureLocal, rep.FeatureReplica, rep.FeatureRemote, rep.FeatureReused = readShares(r)
+			}
+		}
+		if err == nil && xch != nil {
+			if c, cerr := xch.Counts(); cerr == nil {
+				f := exchangeFigures(c)
+				rep.Exchange = &f
 			}
 		}
 		feats.Free()
@@ -143,6 +155,10 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		if rep.FeatureBytes > 0 {
 			fmt.Fprintf(stdout, "  features: sharded, at most %.1f MiB of rows per device; rows gathered %.1f%% locally, %.1f%% from replicas, %.1f%% from peers, %.1f%% kept from the previous batch\n",
 				float64(rep.FeatureBytes)/(1<<20), 100*rep.FeatureLocal, 100*rep.FeatureReplica, 100*rep.FeatureRemote, 100*rep.FeatureReused)
+		}
+		if x := rep.Exchange; x != nil {
+			fmt.Fprintf(stdout, "  features exchanged, per step (all ranks): rows own %.0f, same host %.0f, other hosts %.0f, kept %.0f; same host %.1f KiB (%.1f KiB on the wire), other hosts %.1f KiB (%.1f KiB on the wire)\n",
+				x.Own, x.SameHost, x.OtherHost, x.Reused, x.LiveSameKiB, x.WireSameKiB, x.LiveOtherKiB, x.WireOtherKiB)
 		}
 	}
 	return nil

@@ -63,7 +63,13 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 	if err != nil {
 		return err
 	}
-	feats, err := placeFeatures(rf, ds, cfg, mode, ranks, topo, stderr)
+	var feats *multigpu.Features
+	var xch *multigpu.Exchange
+	if rf.shardFeatures == "hosts" {
+		xch, err = placeExchanged(rf, ds, cfg, mode, ranks, rf.ranksPerHost, stderr)
+	} else {
+		feats, err = placeFeatures(rf, ds, cfg, mode, ranks, topo, stderr)
+	}
 	if err != nil {
 		return err
 	}
@@ -78,6 +84,7 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 	}
 	printReads(topo, stderr)
 	printFeatureReads(feats, 4*int64(ds.FeatDim), stderr)
+	printExchange(xch, stderr)
 	for i, t := range tiers {
 		fmt.Fprintf(stderr, "device %d: cache %d rows, hit rate %.3f, peak %.1f MiB of a %.1f MiB budget\n",
 			i, t.Stats.Placement.CacheRows, t.Stats.HitRate, float64(t.Stats.PeakBytes)/(1<<20), float64(t.Stats.Placement.Budget)/(1<<20))

@@ -13,10 +13,10 @@ import (
 // checkShardFeatures checks --shard-features.
 func checkShardFeatures(s string) error {
 	switch s {
-	case "", "auto", "on", "off":
+	case "", "auto", "on", "off", "hosts":
 		return nil
 	}
-	return fmt.Errorf("shard-features: %q, want auto, on or off", s)
+	return fmt.Errorf("shard-features: %q, want auto, on, off or hosts", s)
 }
 
 // placeFeatures decides where the feature rows live with several devices

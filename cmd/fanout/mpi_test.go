@@ -55,3 +55,30 @@ func TestMPIMatchesOneProcess(t *testing.T) {
 		t.Fatalf("fanout launch: %q; one process: %q", got, want)
 	}
 }
+
+// TestMPIExchangedFeatures: two CPU processes under mpirun, each holding
+// half the feature rows (two hosts of one process) and fetching the rest
+// from the other with MPI_Alltoall, train tiny to the one-process result,
+// eager and replay, and say what the exchange moved.
+func TestMPIExchangedFeatures(t *testing.T) {
+	mpiEnv(t)
+	for _, mode := range []string{"eager", "replay"} {
+		var one bytes.Buffer
+		args := []string{"train", "--device", "cpu", "--threads", "1", "--epochs", "2", "--mode", mode}
+		if code := run(context.Background(), args, &one, &bytes.Buffer{}); code != 0 {
+			t.Fatal("one process failed")
+		}
+		args = append(args, "--shard-features", "hosts", "--ranks-per-host", "1")
+		cmd := exec.Command("mpirun", append([]string{"-n", "2", "--oversubscribe", os.Args[0]}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: mpirun: %v\n%s", mode, err, out)
+		}
+		if got, want := result(string(out)), result(one.String()); got != want {
+			t.Fatalf("%s: two MPI processes exchanging features: %q; one process: %q\n%s", mode, got, want, out)
+		}
+		if !strings.Contains(string(out), "other hosts") || !strings.Contains(string(out), "spread over 2 ranks in 2 host(s)") {
+			t.Fatalf("%s: no word of the exchange:\n%s", mode, out)
+		}
+	}
+}

@@ -130,7 +130,12 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		return err
 	}
 	defer ds.Close()
-	sum, err := runOneRank(ctx, ds, cfg, gpu, comm, opt, rf.margin)
+	ranks := []multigpu.Rank{{Backend: gpu, Coll: comm, Options: opt}}
+	xch, err := placeProcessFeatures(rf, l, ds, cfg, "replay", ranks, stderr)
+	if err != nil {
+		return err
+	}
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, true, train.ReplayOptions{Margin: rf.margin})
 	if err != nil {
 		if cerr := client.Err(); cerr != nil {
 			return fmt.Errorf("%w (the job: %v)", err, cerr)
@@ -138,9 +143,25 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		return err
 	}
 	if l.Rank == 0 {
+		printExchange(xch, stderr)
 		printSummary(stdout, sum)
 	}
 	return nil
+}
+
+// placeProcessFeatures spreads the features over the job's processes with
+// --shard-features hosts (hosts of --ranks-per-host, or of the launcher's
+// LOCAL_WORLD_SIZE); otherwise every process holds the whole table and
+// the result is nil.
+func placeProcessFeatures(rf *runFlags, l *dist.Launch, ds *dataset.Dataset, cfg train.Config, mode string, ranks []multigpu.Rank, stderr io.Writer) (*multigpu.Exchange, error) {
+	if rf.shardFeatures != "hosts" {
+		return nil, nil
+	}
+	perHost := rf.ranksPerHost
+	if perHost == 0 {
+		perHost = l.LocalWorldSize
+	}
+	return placeExchanged(rf, ds, cfg, mode, ranks, perHost, stderr)
 }
 
 // exchangeID makes NCCL's id on rank 0 and hands it to every rank through
@@ -163,11 +184,6 @@ func exchangeID(ctx context.Context, c *dist.Client, nccl *cuda.NCCL, rank int) 
 	}
 	copy(id.Internal[:], b)
 	return id, nil
-}
-
-// runOneRank runs the data-parallel replay driver with this process's rank.
-func runOneRank(ctx context.Context, ds *dataset.Dataset, cfg train.Config, gpu *cuda.Backend, comm *cuda.Comm, opt train.Options, margin float64) (*train.Summary, error) {
-	return multigpu.Run(ctx, ds, cfg, []multigpu.Rank{{Backend: gpu, Coll: comm, Options: opt}}, true, train.ReplayOptions{Margin: margin})
 }
 
 // runMPI trains as one CPU process of a job started by mpirun: the
@@ -206,7 +222,12 @@ func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config,
 		return err
 	}
 	defer ds.Close()
-	sum, err := multigpu.Run(ctx, ds, cfg, []multigpu.Rank{{Backend: be, Coll: comm, Options: opt}}, mode == "replay", train.ReplayOptions{Margin: rf.margin})
+	ranks := []multigpu.Rank{{Backend: be, Coll: comm, Options: opt}}
+	xch, err := placeProcessFeatures(rf, l, ds, cfg, mode, ranks, stderr)
+	if err != nil {
+		return err
+	}
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", train.ReplayOptions{Margin: rf.margin})
 	if err == nil {
 		err = comm.Err()
 	}
@@ -214,6 +235,7 @@ func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config,
 		return err
 	}
 	if l.Rank == 0 {
+		printExchange(xch, stderr)
 		printSummary(stdout, sum)
 	}
 	return nil

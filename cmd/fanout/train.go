@@ -61,6 +61,7 @@ type runFlags struct {
 	// and, if so, not reused across batches
 	shardFeatures  string
 	noFeatureReuse bool
+	ranksPerHost   int // --shard-features hosts: ranks that make a host (0: the launcher's, or all)
 	// hybrid mode's hot vertices
 	hotSpec    string  // --hot-ratio as given: a fraction, or auto
 	hotRatio   float64 // the fraction (0 for auto until measured)

@@ -30,9 +30,9 @@ var sonames = []string{"libmpi.so.40", "libmpi.so"}
 
 // MPI is the loaded library, initialised.
 type MPI struct {
-	init, initialized, finalize, rank, size, allreduce uintptr
-	commWorld, float, int32t, opSum, opMax             uintptr
-	mu                                                 sync.Mutex // SERIALIZED: one call at a time
+	init, initialized, finalize, rank, size, allreduce, alltoall uintptr
+	commWorld, float, int32t, opSum, opMax                       uintptr
+	mu                                                           sync.Mutex // SERIALIZED: one call at a time
 }
 
 // Open loads Open MPI and initialises it (MPI_Init_thread, serialized
@@ -54,6 +54,7 @@ func Open() (*MPI, error) {
 	for name, dst := range map[string]*uintptr{
 		"MPI_Init_thread": &m.init, "MPI_Initialized": &m.initialized, "MPI_Finalize": &m.finalize,
 		"MPI_Comm_rank": &m.rank, "MPI_Comm_size": &m.size, "MPI_Allreduce": &m.allreduce,
+		"MPI_Alltoall":        &m.alltoall,
 		"ompi_mpi_comm_world": &m.commWorld, "ompi_mpi_float": &m.float, "ompi_mpi_int": &m.int32t,
 		"ompi_mpi_op_sum": &m.opSum, "ompi_mpi_op_max": &m.opMax,
 	} {
@@ -114,6 +115,20 @@ func (m *MPI) allReduce(p unsafe.Pointer, count int, dtype, op uintptr) error {
 	return nil
 }
 
+// allToAll sends count values of dtype at send+p·count to rank p and
+// receives rank p's at recv+p·count, across COMM_WORLD (MPI_Alltoall).
+func (m *MPI) allToAll(send, recv unsafe.Pointer, count int, dtype uintptr) error {
+	if count > math.MaxInt32 {
+		return fmt.Errorf("MPI: %d values in one chunk", count)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, _, _ := purego.SyscallN(m.alltoall, uintptr(send), uintptr(count), dtype, uintptr(recv), uintptr(count), dtype, m.commWorld); int32(r) != success {
+		return fmt.Errorf("MPI: MPI_Alltoall failed (code %d)", int32(r))
+	}
+	return nil
+}
+
 // Comm is this process's rank as a backend.Collective over be (a CPU
 // backend): each reduction reads the buffer, all-reduces it in place with
 // MPI and writes it back, as a host function in be's op order.
@@ -162,4 +177,39 @@ func (c *Comm) AllReduceMax(buf backend.Buffer) {
 		}
 		c.be.Write(buf, 0, h)
 	})
+}
+
+// AllToAll hands chunk p of send to process p, as chunk Rank() of its recv
+// (I32 or F32; see backend.Collective), with one MPI_Alltoall.
+func (c *Comm) AllToAll(send, recv backend.Buffer, chunk int) {
+	c.be.(backend.HostFuncs).HostFunc(func() {
+		n := c.Size() * chunk
+		switch {
+		case chunk < 0 || send.DType() != recv.DType() || send.Len() < n || recv.Len() < n:
+			c.fail(fmt.Errorf("MPI: AllToAll of chunks of %d from %d %s to %d %s values over %d processes", chunk, send.Len(), send.DType(), recv.Len(), recv.DType(), c.Size()))
+		case send.DType() == backend.F32:
+			c.fail(allToAll(c, send, recv, make([]float32, n), make([]float32, n), c.m.float))
+		case send.DType() == backend.I32:
+			c.fail(allToAll(c, send, recv, make([]int32, n), make([]int32, n), c.m.int32t))
+		default:
+			c.fail(fmt.Errorf("MPI: AllToAll of %s values (want I32 or F32)", send.DType()))
+		}
+	})
+}
+
+// allToAll reads send into s, exchanges it into r and writes r to recv.
+func allToAll[T int32 | float32](c *Comm, send, recv backend.Buffer, s, r []T, dtype uintptr) error {
+	c.be.Read(s, send, 0)
+	if err := c.m.allToAll(unsafe.Pointer(unsafe.SliceData(s)), unsafe.Pointer(unsafe.SliceData(r)), len(s)/c.Size(), dtype); err != nil {
+		return err
+	}
+	c.be.Write(recv, 0, r)
+	return nil
+}
+
+// fail keeps the first error.
+func (c *Comm) fail(err error) {
+	if err != nil && c.err == nil {
+		c.err = err
+	}
 }

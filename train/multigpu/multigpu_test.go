@@ -34,6 +34,12 @@ func run(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool
 // ranks before training.
 func runSummary(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool, setup ...func([]Rank)) ([]float64, [][]uint64, *train.Summary) {
 	t.Helper()
+	return runWith(t, ds, cfg, n, replay, train.ReplayOptions{}, setup...)
+}
+
+// runWith is runSummary with the replay driver's options.
+func runWith(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool, ropt train.ReplayOptions, setup ...func([]Rank)) ([]float64, [][]uint64, *train.Summary) {
+	t.Helper()
 	bes := make([]backend.Backend, n)
 	for i := range bes {
 		var be backend.Backend = cpu.New(1)
@@ -63,7 +69,7 @@ func runSummary(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, repl
 	for _, f := range setup {
 		f(ranks)
 	}
-	sum, err := Run(context.Background(), ds, cfg, ranks, replay, train.ReplayOptions{})
+	sum, err := Run(context.Background(), ds, cfg, ranks, replay, ropt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,132 @@
+package backendtest
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// testExchange: one rank of four (two hosts of two) gathers rows through
+// the exchange ops, the peers played by the host: every live row of every
+// gather is the whole table's (bitwise), whether held, asked for or kept
+// from the previous gather; the rows a peer asks for are served from the
+// rank's own rows; the counters say where the rows came from.
+func testExchange(e *env) {
+	xb := backend.ExchangerOf(e.be)
+	if xb == nil {
+		e.t.Skip("the backend has no Exchanger")
+	}
+	const rows, ranks, perHost, rank, cp, live, keep = 90, 4, 2, 1, 40, 33, 25
+	for _, dim := range []int{3, 8} {
+		feat := e.randF32(rows*dim, 10)
+		where := make([]int32, rows)
+		var held []float32
+		var heldIDs []int32
+		for v := range rows {
+			if p := v % ranks; p == rank {
+				where[v] = int32(len(heldIDs))
+				heldIDs = append(heldIDs, int32(v))
+				held = append(held, feat[v*dim:(v+1)*dim]...)
+			} else {
+				where[v] = int32(-1 - p)
+			}
+		}
+		x := &backend.Exchange{Ranks: ranks, Rank: rank, PerHost: perHost, Chunk: cp, Dim: dim,
+			Where: e.upload(where), Held: e.upload(held),
+			Ask: e.poisonI32(ranks * (cp + 1)), Pos: e.poisonI32(ranks * cp), Asked: e.poisonI32(ranks * (cp + 1)),
+			Reply: e.poison(ranks * cp * dim), Got: e.poison(ranks * cp * dim),
+			Keep: e.poison(2 * keep * dim), KeepRows: keep, Tag: e.alloc(backend.I32, rows, math.MinInt32),
+			Slot: e.alloc(backend.I32, rows, 0), Gen: e.upload([]int32{0}), Stats: e.upload(make([]int64, backend.ExchangeStats))}
+		var want [backend.ExchangeStats]int64
+		kept := map[int32]bool{}
+		for round := range 4 {
+			what := fmt.Sprintf("Exchange dim=%d round %d", dim, round)
+			ids := make([]int32, cp)
+			for i, v := range e.rnd.Perm(rows)[:cp] {
+				ids[i] = int32(v)
+			}
+			out := e.poison(cp * dim)
+			idsB, n := e.upload(ids), e.count(live, cp)
+			xb.ExchangeAsk(x, idsB, n, out)
+			// The peers: each serves the rows asked of it from the whole table.
+			ask := e.readI32(x.Ask, ranks*(cp+1))
+			got := make([]float32, ranks*cp*dim)
+			asked := map[int32]bool{}
+			for p := range ranks {
+				m := int(ask[p*(cp+1)])
+				if p == rank && m != 0 {
+					e.t.Fatalf("%s: %d rows asked of this rank itself", what, m)
+				}
+				for k, v := range ask[p*(cp+1)+1:][:m] {
+					if int(v)%ranks != p || asked[v] {
+						e.t.Fatalf("%s: vertex %d asked of rank %d", what, v, p)
+					}
+					asked[v] = true
+					copy(got[(p*cp+k)*dim:][:dim], feat[int(v)*dim:][:dim])
+				}
+			}
+			e.be.Write(x.Got, 0, got)
+			xb.ExchangeTake(x, idsB, n, out)
+			next := map[int32]bool{}
+			for i, v := range ids[:live] {
+				switch p := int(v) % ranks; {
+				case p == rank:
+					want[backend.ExchangeOwn]++
+				case kept[v]:
+					want[backend.ExchangeReused]++
+				case p/perHost == rank/perHost:
+					want[backend.ExchangeHost]++
+				default:
+					want[backend.ExchangeOther]++
+				}
+				if int(v)%ranks != rank && !kept[v] && !asked[v] {
+					e.t.Fatalf("%s: vertex %d neither held, kept nor asked for", what, v)
+				}
+				if int(v)%ranks != rank && i < keep {
+					next[v] = true
+				}
+			}
+			kept = next
+			want[backend.ExchangeChunk] += cp
+			want[backend.ExchangeGathers]++
+			wantRows := make([]float32, live*dim)
+			for i, v := range ids[:live] {
+				copy(wantRows[i*dim:(i+1)*dim], feat[int(v)*dim:(int(v)+1)*dim])
+			}
+			checkEqual(e.t, what, e.readF32(out, live*dim), wantRows, dim)
+			for i, v := range e.readF32(out, cp*dim)[live*dim:] {
+				if !math.IsNaN(float64(v)) {
+					e.t.Fatalf("%s: value %d past the live rows written", what, live*dim+i)
+				}
+			}
+			stats := make([]int64, backend.ExchangeStats)
+			e.be.Read(stats, x.Stats, 0)
+			e.sync()
+			if [backend.ExchangeStats]int64(stats) != want {
+				e.t.Fatalf("%s: counts %v, want %v", what, stats, want)
+			}
+		}
+		if want[backend.ExchangeReused] == 0 {
+			e.t.Fatalf("dim %d: no row was reused", dim)
+		}
+		// Serving: peer p asks for p+3 of the rows held here (none of rank 1 itself).
+		asked := make([]int32, ranks*(cp+1))
+		wantReply := make([]float32, ranks*cp*dim)
+		for p := range ranks {
+			if p == rank {
+				continue
+			}
+			asked[p*(cp+1)] = int32(p + 3)
+			for k, j := range e.rnd.Perm(len(heldIDs))[:p+3] {
+				v := heldIDs[j]
+				asked[p*(cp+1)+1+k] = v
+				copy(wantReply[(p*cp+k)*dim:][:dim], feat[int(v)*dim:][:dim])
+			}
+		}
+		e.be.Write(x.Asked, 0, asked)
+		e.be.Write(x.Reply, 0, make([]float32, ranks*cp*dim))
+		xb.ExchangeServe(x)
+		checkEqual(e.t, fmt.Sprintf("ExchangeServe dim=%d", dim), e.readF32(x.Reply, ranks*cp*dim), wantReply, dim)
+	}
+}
