@@ -2,9 +2,11 @@ package multigpu
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
@@ -140,5 +142,67 @@ func TestGPUShardedFeatures(t *testing.T) {
 	t.Logf("%d GPUs: rows gathered %+v; rows per device %v bytes", n, reads, f.RowBytes)
 	if reads.Local == 0 || (n > 1 && reads.Remote == 0) {
 		t.Errorf("%d GPUs: rows gathered %+v", n, reads)
+	}
+}
+
+// TestGPUExchangedFeatures: on the GPUs there are (one: NCCL sends to and
+// receives from itself; two: as two hosts), the replay driver with the
+// feature rows fetched through the exchange ops and NCCL's all-to-all,
+// captured with the step, gives bitwise the losses of every GPU holding
+// the whole table.
+func TestGPUExchangedFeatures(t *testing.T) {
+	first, nccl := openGPU(t)
+	have, err := cuda.DeviceCount(cuda.Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	n := min(have, 2)
+	gpus := []*cuda.Backend{first}
+	for i := 1; i < n; i++ {
+		be, err := cuda.New(cuda.Options{CacheDir: t.TempDir(), Deterministic: true, TF32x3: true, Device: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Close()
+		gpus = append(gpus, be)
+	}
+	comms, err := nccl.NewComms(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range comms {
+		defer c.Close()
+	}
+	ds, cfg := tiny(t)
+	runWith := func(exchange bool) ([]float32, *Exchange) {
+		var losses []float32
+		ranks := make([]Rank, n)
+		for i := range ranks {
+			ranks[i] = Rank{Backend: gpus[i], Coll: comms[i]}
+		}
+		ranks[0].Options.OnStep = func(_, _ int, l float32) { losses = append(losses, l) }
+		var x *Exchange
+		if exchange {
+			if x, err = PlaceExchanged(ds, ranks, 1, featstore.HighestDegree(ds.Graph, 64), true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := Run(context.Background(), ds, cfg, ranks, true, train.ReplayOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		return losses, x
+	}
+	whole, _ := runWith(false)
+	got, x := runWith(true)
+	if !slices.Equal(got, whole) {
+		t.Fatalf("%d GPUs: losses with exchanged features differ from the whole table's\n%v\n%v", n, got, whole)
+	}
+	c, err := x.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d GPUs: %+v", n, c)
+	if c.Own == 0 || c.Gathers == 0 || (n > 1 && c.Other == 0) {
+		t.Errorf("%d GPUs: counts %+v", n, c)
 	}
 }
