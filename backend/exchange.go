@@ -1,5 +1,7 @@
 package backend
 
+import "math"
+
 // Exchange is one rank's state for exchanging feature rows with the other
 // ranks of a group through a Collective's AllToAll (featstore.Exchanged):
 // the rows this rank holds, a per-vertex table saying where every other
@@ -10,6 +12,11 @@ package backend
 //
 // A gather is ExchangeAsk, AllToAll(Ask, Asked, Chunk+1),
 // ExchangeServe, AllToAll(Reply, Got, Chunk*Dim), ExchangeTake.
+//
+// Chunk may be below what a gather asks of a peer: the rows past it are
+// left unwritten and counted, Need says how many rows the chunk would have
+// needed (so that the caller can flag the gather, grow the chunks and
+// gather again), and such rows are not kept for reuse.
 type Exchange struct {
 	Ranks   int // ranks in the group
 	Rank    int // this rank
@@ -36,7 +43,15 @@ type Exchange struct {
 	Gen      Buffer // I32 [1]: gathers done (starts at 0)
 
 	Stats Buffer // I64 [ExchangeStats], or nil: counters added to by every gather
+	// Need, when set, is I32 [2]: [0] the most rows this gather asks of
+	// one peer (past Chunk too; set to 0 by ExchangeAsk first), [1] the
+	// most any gather asked since the caller last set it to 0.
+	Need Buffer
 }
+
+// ExchangeLost tags (Exchange.Tag) a vertex whose row did not fit its
+// peer's chunk in the gather under way: ExchangeTake does not keep it.
+const ExchangeLost = math.MinInt32 + 1
 
 // The counters of an Exchange (Stats), by element.
 const (
@@ -60,15 +75,17 @@ type Exchanger interface {
 	// holds the row or the previous gather kept it, and otherwise appends
 	// the vertex to the chunk of the rank Where names (Ask, Pos); it first
 	// sets every chunk's count to zero. Rows that do not fit a chunk are
-	// counted as ExchangeOverflow and left untouched. It counts the rows
-	// by level in Stats.
+	// counted as ExchangeOverflow and left untouched (and, with Keep,
+	// tagged ExchangeLost). It counts the rows by level in Stats and the
+	// most rows asked of one peer in Need.
 	ExchangeAsk(x *Exchange, ids Buffer, n Count, out Buffer)
 	// ExchangeServe writes, for every peer's chunk of Asked, the rows it
 	// asks for into Reply (they must be held here).
 	ExchangeServe(x *Exchange)
 	// ExchangeTake writes the rows of Got into out at the places Pos
-	// recorded, keeps the rows not held here among the first KeepRows, and
-	// advances Gen (with Keep).
+	// recorded, keeps the rows not held here among the first KeepRows
+	// (but those tagged ExchangeLost, whose tag it clears), and advances
+	// Gen (with Keep).
 	ExchangeTake(x *Exchange, ids Buffer, n Count, out Buffer)
 }
 

@@ -15,23 +15,31 @@ import (
 // that holds it through its Collective's AllToAll (NCCL between GPUs, MPI
 // between CPU processes). A gather is a fixed sequence of backend ops and
 // two all-to-alls (backend.Exchanger) whose sizes are static: each rank
-// asks each peer for at most Chunk rows, and Chunk is the gather's
-// capacity (the bottom block's sources), so a gather never overflows its
-// chunks. Rows the gather before kept are not asked for again.
+// asks each peer for at most Chunk rows. Until SizeChunks sets it, Chunk
+// is the gather's capacity (the bottom block's sources), so a gather never
+// overflows its chunks; a driver that knows the batches sets it tighter
+// (Asks counts what a batch asks of one peer), flags a gather that asked
+// more (FlagOverflow), grows the chunks and gathers again. Rows the
+// gather before kept are not asked for again.
 //
-// Every rank must gather in lockstep, with the same capacity: the
+// Every rank must gather in lockstep, with the same chunks: the
 // all-to-alls are collectives. The train package keeps a group's
-// envelopes equal for that (the replay driver agrees on its capacities).
+// envelopes and chunks equal for that (the replay driver agrees on its
+// capacities and chunks).
 type Exchanged struct {
-	be    backend.Backend
-	xb    backend.Exchanger
-	coll  backend.Collective
-	x     backend.Exchange
-	reuse bool
-	rows  int64
-	held  int // rows this rank holds
-	bufs  []backend.Buffer
-	err   error // a failed growth: the gathers are off
+	be     backend.Backend
+	xb     backend.Exchanger
+	coll   backend.Collective
+	x      backend.Exchange
+	reuse  bool
+	rows   int64
+	held   int // rows this rank holds
+	owner  []int32
+	rep    map[int32]bool   // the replicated vertices (held here whoever owns them)
+	chunks []backend.Buffer // Ask, Pos, Asked, Reply, Got
+	kept   []backend.Buffer // Keep, Tag, Slot, Gen
+	fixed  bool             // SizeChunks set the chunks: they no longer follow the capacity
+	err    error            // a failed growth: the gathers are off
 
 	mu    sync.Mutex
 	final *ExchangeCounts // the counters as Free read them
@@ -63,11 +71,15 @@ func NewExchanged(be backend.Backend, coll backend.Collective, feat []float32, d
 		rows = make([]float32, dim) // a rank holding nothing still passes a buffer
 	}
 	s := &Exchanged{be: be, xb: xb, coll: coll, reuse: reuse, rows: int64(len(where)), held: len(held),
+		owner: l.Owner, rep: map[int32]bool{},
 		x: backend.Exchange{Ranks: l.Ranks, Rank: rank, PerHost: l.PerHost, Dim: dim}}
+	for _, v := range l.Replicated {
+		s.rep[v] = true
+	}
 	for _, u := range []struct {
 		dst  *backend.Buffer
 		data any
-	}{{&s.x.Where, where}, {&s.x.Held, rows}, {&s.x.Stats, make([]int64, backend.ExchangeStats)}} {
+	}{{&s.x.Where, where}, {&s.x.Held, rows}, {&s.x.Stats, make([]int64, backend.ExchangeStats)}, {&s.x.Need, make([]int32, 2)}} {
 		b, err := be.Upload(u.data)
 		if err != nil {
 			s.Free()
@@ -82,17 +94,13 @@ func (s *Exchanged) Dim() int    { return s.x.Dim }
 func (s *Exchanged) Rows() int64 { return s.rows }
 
 // Gather issues the exchange. A capacity above the chunks' (the first
-// gather, or a grown envelope) first re-sizes them: that allocates, so it
-// happens in an eager gather, never in a capture (the replay driver's
-// warm-up step gathers before it captures).
+// gather, or a grown envelope, while SizeChunks has not set them) or above
+// the kept rows' first re-sizes them: that allocates, so it happens in an
+// eager gather, never in a capture (the replay driver's warm-up step
+// gathers before it captures).
 func (s *Exchanged) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	if s.err == nil && (s.x.Ask == nil || n.Cap > s.x.Chunk) {
-		if err := s.grow(n.Cap); err != nil {
-			s.err = err
-			if a, ok := s.coll.(interface{ Abort(error) }); ok {
-				a.Abort(err) // the peers would wait for this rank's all-to-alls
-			}
-		}
+	if s.err == nil {
+		s.fail(s.fit(n.Cap))
 	}
 	if s.err != nil {
 		return
@@ -105,55 +113,165 @@ func (s *Exchanged) Gather(ids backend.Buffer, n backend.Count, out backend.Buff
 	s.xb.ExchangeTake(&x, ids, n, out)
 }
 
+// fail turns the gathers off after err (nil: nothing) and aborts the
+// group: the peers would wait for this rank's all-to-alls.
+func (s *Exchanged) fail(err error) {
+	if err == nil {
+		return
+	}
+	s.err = err
+	if a, ok := s.coll.(interface{ Abort(error) }); ok {
+		a.Abort(err)
+	}
+}
+
+// fit sizes the chunks (while they follow the capacity) and the kept rows
+// for a gather of capacity rows.
+func (s *Exchanged) fit(capacity int) error {
+	if s.x.Ask == nil || (!s.fixed && capacity > s.x.Chunk) {
+		if err := s.allocChunks(max(capacity, s.x.Chunk)); err != nil {
+			return err
+		}
+	}
+	if s.reuse && (s.x.Keep == nil || capacity > s.x.KeepRows) {
+		return s.allocKept(capacity)
+	}
+	return nil
+}
+
 // Err is a failure to size the chunks, after which the store gathers
 // nothing.
 func (s *Exchanged) Err() error { return s.err }
 
-// grow re-allocates the chunks (and the kept rows) for gathers of chunk
-// rows; the kept rows are forgotten.
-func (s *Exchanged) grow(chunk int) error {
-	for _, b := range s.bufs {
-		s.be.Free(b)
+// Chunk is the rows a gather asks of one peer at most (0 before the first
+// gather or SizeChunks).
+func (s *Exchanged) Chunk() int { return s.x.Chunk }
+
+// SizeChunks makes every chunk hold rows rows from now on, whatever the
+// gathers' capacity; a gather asking more of a peer is flagged by
+// FlagOverflow and leaves the rows past the chunk unwritten. It allocates,
+// so it must not run inside a capture, and every rank of the group must
+// size its chunks alike.
+func (s *Exchanged) SizeChunks(rows int) error {
+	if s.err != nil {
+		return s.err
 	}
-	s.bufs = nil
+	s.fixed = true
+	if rows = max(rows, 1); rows != s.x.Chunk || s.x.Ask == nil {
+		if err := s.allocChunks(rows); err != nil {
+			s.fail(err)
+			return err
+		}
+	}
+	return nil
+}
+
+// FlagOverflow issues, after a Gather, the check that it asked no peer for
+// more rows than a chunk holds; otherwise it sets flag (I32 [3], the
+// replay driver's) to {1, epoch, step} from clock, as backend.FlagOverflow.
+func (s *Exchanged) FlagOverflow(clock, flag backend.Buffer) {
+	if s.err == nil && s.x.Ask != nil {
+		s.be.FlagOverflow(backend.Count{Buf: s.x.Need, Cap: s.x.Chunk}, clock, flag)
+	}
+}
+
+// Need reads back the most rows the last gather asked of one peer and the
+// most any gather did since the last clear; with clear, the latter starts
+// anew.
+func (s *Exchanged) Need(clear bool) (last, most int, err error) {
+	n := make([]int32, 2)
+	s.be.Read(n, s.x.Need, 0)
+	if err := s.be.Sync(); err != nil {
+		return 0, 0, err
+	}
+	if clear {
+		s.be.Write(s.x.Need, 1, []int32{0})
+	}
+	return int(n[0]), int(n[1]), nil
+}
+
+// Asks counts on the host the most rows a gather of ids (a batch's live
+// bottom sources) asks of one peer, when the gather before it was of prev
+// (nil: none, or reuse off), whose rows it then finds kept.
+func (s *Exchanged) Asks(ids, prev []int32) int {
+	kept := map[int32]bool{}
+	if s.reuse {
+		for _, v := range prev {
+			kept[v] = true
+		}
+	}
+	per := make([]int, s.x.Ranks)
+	most := 0
+	for _, v := range ids {
+		if p := s.owner[v]; int(p) != s.x.Rank && !s.rep[v] && !kept[v] {
+			per[p]++
+			most = max(most, per[p])
+		}
+	}
+	return most
+}
+
+// allocChunks re-allocates the chunks for chunk rows per peer.
+func (s *Exchanged) allocChunks(chunk int) error {
 	x := &s.x
 	r, d := x.Ranks, x.Dim
-	allocs := []struct {
-		dst *backend.Buffer
-		dt  backend.DType
-		n   int
-	}{{&x.Ask, backend.I32, r * (chunk + 1)}, {&x.Pos, backend.I32, r * chunk}, {&x.Asked, backend.I32, r * (chunk + 1)},
-		{&x.Reply, backend.F32, r * chunk * d}, {&x.Got, backend.F32, r * chunk * d}}
-	if s.reuse {
-		allocs = append(allocs, []struct {
-			dst *backend.Buffer
-			dt  backend.DType
-			n   int
-		}{{&x.Keep, backend.F32, 2 * chunk * d}, {&x.Tag, backend.I32, int(s.rows)}, {&x.Slot, backend.I32, int(s.rows)}, {&x.Gen, backend.I32, 1}}...)
-	}
-	for _, a := range allocs {
-		b, err := s.be.Alloc(a.dt, max(a.n, 1))
-		if err != nil {
-			return fmt.Errorf("featstore: chunks of %d rows for %d ranks: %w", chunk, r, err)
-		}
-		s.bufs = append(s.bufs, b)
-		*a.dst = b
+	err := s.alloc(&s.chunks, []alloc{{&x.Ask, backend.I32, r * (chunk + 1)}, {&x.Pos, backend.I32, r * chunk},
+		{&x.Asked, backend.I32, r * (chunk + 1)}, {&x.Reply, backend.F32, r * chunk * d}, {&x.Got, backend.F32, r * chunk * d}})
+	if err != nil {
+		return fmt.Errorf("featstore: chunks of %d rows for %d ranks: %w", chunk, r, err)
 	}
 	x.Chunk = chunk
 	s.be.Fill(x.Ask, 0)
 	s.be.Fill(x.Asked, 0)
-	if s.reuse {
-		x.KeepRows = chunk
-		s.be.Fill(x.Tag, math.MinInt32)
-		s.be.Fill(x.Gen, 0)
+	return nil
+}
+
+// allocKept re-allocates the kept rows for gathers of up to rows rows;
+// the rows kept so far are forgotten.
+func (s *Exchanged) allocKept(rows int) error {
+	x := &s.x
+	err := s.alloc(&s.kept, []alloc{{&x.Keep, backend.F32, 2 * rows * x.Dim}, {&x.Tag, backend.I32, int(s.rows)},
+		{&x.Slot, backend.I32, int(s.rows)}, {&x.Gen, backend.I32, 1}})
+	if err != nil {
+		return fmt.Errorf("featstore: %d kept rows: %w", rows, err)
+	}
+	x.KeepRows = rows
+	s.be.Fill(x.Tag, math.MinInt32)
+	s.be.Fill(x.Gen, 0)
+	return nil
+}
+
+// alloc is one buffer for the exchange.
+type alloc struct {
+	dst *backend.Buffer
+	dt  backend.DType
+	n   int
+}
+
+// alloc frees the buffers in *bufs and allocates as, recording them there.
+func (s *Exchanged) alloc(bufs *[]backend.Buffer, as []alloc) error {
+	for _, b := range *bufs {
+		s.be.Free(b)
+	}
+	*bufs = (*bufs)[:0]
+	for _, a := range as {
+		*a.dst = nil
+	}
+	for _, a := range as {
+		b, err := s.be.Alloc(a.dt, max(a.n, 1))
+		if err != nil {
+			return err
+		}
+		*bufs = append(*bufs, b)
+		*a.dst = b
 	}
 	return nil
 }
 
 // DeviceBytes counts the rows held, the table and the chunks.
 func (s *Exchanged) DeviceBytes() int64 {
-	var n int64 = 4*int64(s.held)*int64(s.x.Dim) + 4*s.rows + 8*backend.ExchangeStats
-	for _, b := range s.bufs {
+	var n int64 = 4*int64(s.held)*int64(s.x.Dim) + 4*s.rows + 8*backend.ExchangeStats + 8
+	for _, b := range append(s.chunks, s.kept...) {
 		n += int64(b.Len()) * int64(b.DType().Size())
 	}
 	return n
@@ -190,8 +308,8 @@ func (c ExchangeCounts) LiveBytes() (host, other int64) {
 	return c.Host * c.RowBytes, c.Other * c.RowBytes
 }
 
-// WireBytes are the bytes the fixed chunks put on the wire (every peer's
-// whole chunk, used or not; the 4-byte count of each chunk aside).
+// WireBytes are the bytes the chunks put on the wire (every peer's whole
+// chunk, used or not; the 4-byte count of each chunk aside).
 func (c ExchangeCounts) WireBytes() (host, other int64) {
 	if c.Ranks == 0 {
 		return 0, 0
@@ -246,11 +364,11 @@ func (s *Exchanged) Free() {
 			s.final = &c
 		}
 	}
-	for _, b := range append(s.bufs, s.x.Where, s.x.Held, s.x.Stats) {
+	for _, b := range append(append(s.chunks, s.kept...), s.x.Where, s.x.Held, s.x.Stats, s.x.Need) {
 		if b != nil {
 			s.be.Free(b)
 		}
 	}
-	s.bufs = nil
-	s.x.Where, s.x.Held, s.x.Stats = nil, nil, nil
+	s.chunks, s.kept = nil, nil
+	s.x.Where, s.x.Held, s.x.Stats, s.x.Need = nil, nil, nil, nil
 }

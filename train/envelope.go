@@ -23,27 +23,46 @@ func (t *Trainer) conservativeCaps(fanouts []int) []nn.Caps {
 // sampling-only plan at the conservative envelope and returns the largest
 // live sizes seen per block (bottom first; a group's largest over its
 // ranks). Sampling depends only on the seed and the clock, so the steps
-// sampled here are the ones trained later.
-func (t *Trainer) observeSizes(n int) ([]nn.Caps, error) {
+// sampled here are the ones trained later. With a chunked feature store it
+// also returns the most rows one of the batches after the first asks of one
+// peer (this rank's; the first batch, which no gather precedes, asks for
+// every row it does not hold, and only the warm-up's gather, whose results
+// are dropped, finds no batch before it).
+func (t *Trainer) observeSizes(n int) ([]nn.Caps, int, error) {
 	cons := t.conservativeCaps(t.cfg.Fanouts)
 	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, cons, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer p.Free()
 	perm, steps := t.epochSeeds(0)
 	obs := make([]nn.Caps, len(cons))
 	counts := make([]int32, p.Counts.Len())
+	chunks := t.chunked()
+	var prev []int32
+	need := 0
 	for s := 0; s < min(n, steps); s++ {
 		p.SetBatch(t.stepSeeds(perm, s), 0, s)
 		p.Sample(t.in, t.cfg.Seed)
 		t.be.Read(counts, p.Counts, 0)
 		if err := t.be.Sync(); err != nil {
-			return nil, fmt.Errorf("observe step %d: %w", s, err)
+			return nil, 0, fmt.Errorf("observe step %d: %w", s, err)
 		}
 		observe(obs, p, counts)
+		if chunks == nil {
+			continue
+		}
+		ids, err := t.batchSources(p, counts)
+		if err != nil {
+			return nil, 0, fmt.Errorf("observe step %d: %w", s, err)
+		}
+		if s > 0 || min(n, steps) == 1 {
+			need = max(need, chunks.Asks(ids, prev))
+		}
+		prev = ids
 	}
-	return t.maxCaps(obs)
+	caps, err := t.maxCaps(obs)
+	return caps, need, err
 }
 
 // observe raises obs (bottom first) to the live sizes in counts.

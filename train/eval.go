@@ -44,6 +44,9 @@ func (t *Trainer) Evaluate(ids []int64) (acc, loss float64, err error) {
 		}
 		p = t.eval
 		p.Gather(t.in)
+		if err := t.gatherFits(p); err != nil {
+			return 0, 0, err
+		}
 		l, c, _ := p.Predict(t.model, t.in, t.cfg.Seed)
 		t.be.Read(host, l, 0)
 		t.be.Read(cnt, c.Buf, c.Off)
@@ -81,6 +84,9 @@ func (t *Trainer) Predict(ids []int64) ([]int32, error) {
 		}
 		p = t.eval
 		p.Gather(t.in)
+		if err := t.gatherFits(p); err != nil {
+			return nil, err
+		}
 		_, _, logits := p.Predict(t.model, t.in, t.cfg.Seed)
 		t.be.Argmax(logits, p.NSeeds, classes, pred)
 		t.be.Read(out[s*p.Batch:s*p.Batch+len(seeds)], pred, 0)

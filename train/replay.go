@@ -15,8 +15,11 @@ type ReplayOptions struct {
 	Margin  float64 // envelope = largest observed size × Margin (default 1.15)
 	Observe int     // batches sampled to size the envelope (default 16)
 	// Caps, when set, is the envelope to start from (bottom first) instead
-	// of observing; tests use it to force overflows.
-	Caps []nn.Caps
+	// of observing; tests use it to force overflows. The chunks of an
+	// exchanged feature store then hold the gathers' capacity, or Chunk
+	// rows when Chunk > 0.
+	Caps  []nn.Caps
+	Chunk int
 	// BeforeCapture, when set, runs once the plan and the model's
 	// workspace are provisioned for the envelope and before the step is
 	// first captured: the hybrid driver sizes its feature cache there, from
@@ -69,6 +72,7 @@ type replayer struct {
 	acc               backend.Buffer // F32 [2]: loss sum, correct sum
 	graph             backend.Replay
 	plan              *Plan             // the plan the graph was captured on
+	chunk             int               // the feature chunks' rows it was captured with
 	loss              backend.Buffer    // the model's loss (F32 [1]) in the captured step
 	marks             [][2]backend.Mark // device time stamps around launches, settled later
 	stats             ReplayStats
@@ -113,12 +117,19 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 	ideal := opt.Caps
 	caps := opt.Caps
 	if caps == nil {
-		obs, err := t.observeSizes(opt.Observe)
+		obs, need, err := t.observeSizes(opt.Observe)
 		if err != nil {
 			return nil, err
 		}
 		ideal = obs
 		caps = tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.batch(), opt.Margin)
+		if err := t.sizeChunks(need, opt.Chunk); err != nil {
+			return nil, err
+		}
+	} else if opt.Chunk > 0 {
+		if err := t.sizeChunks(0, opt.Chunk); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.replan(caps); err != nil {
 		return nil, err
@@ -203,6 +214,12 @@ func (r *replayer) capture() error {
 	if err := t.sync(); err != nil {
 		return err
 	}
+	if c := t.chunked(); c != nil {
+		// Growth looks at the gathers launched after the capture.
+		if _, _, err := c.Need(true); err != nil {
+			return err
+		}
+	}
 	if err := r.cap.BeginCapture(); err != nil {
 		return err
 	}
@@ -212,7 +229,7 @@ func (r *replayer) capture() error {
 		return fmt.Errorf("capture: %w", err)
 	}
 	r.graph = g
-	r.plan = t.plan
+	r.plan, r.chunk = t.plan, t.chunkRows()
 	r.stats.Captures++
 	t.be.Fill(r.flag, 0)
 	return t.be.Sync()
@@ -231,6 +248,7 @@ func (r *replayer) issue() {
 		be.FlagOverflow(b.NumSrc, p.Clock, r.flag)
 	}
 	p.Gather(t.in)
+	t.flagChunks(p, r.flag)
 	adam := t.adam
 	adam.Skip = r.flag
 	loss, correct := p.Learn(t.model, t.in, t.cfg.Seed, adam)
@@ -315,8 +333,9 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 // that the caller continues from the overflowed step.
 func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	t := r.t
-	if r.plan != t.plan {
-		// Evaluation grew the shared plan: capture the step anew.
+	if r.plan != t.plan || r.chunk != t.chunkRows() {
+		// Evaluation grew the shared plan or the feature chunks: capture
+		// the step anew.
 		if err := r.capture(); err != nil {
 			return 0, err
 		}
@@ -387,7 +406,8 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 
 // grow samples step f of epoch on a sampling-only plan at the conservative
 // envelope, raises the envelope to fit it (every rank of a group to the
-// largest sizes of any) with the margin, re-provisions the plan and
+// largest sizes of any) with the margin, re-provisions the plan, grows the
+// feature chunks when a gather asked more than they hold (growChunks) and
 // re-captures the step.
 func (r *replayer) grow(epoch, f int) error {
 	t := r.t
@@ -413,6 +433,9 @@ func (r *replayer) grow(epoch, f int) error {
 		return err
 	}
 	if r.stats.Envelope, err = t.envelopeReport(caps, r.stats.Envelope.Ideal); err != nil {
+		return err
+	}
+	if _, err := t.growChunks(false); err != nil {
 		return err
 	}
 	return r.capture()

@@ -14,6 +14,7 @@ type evalGraph struct {
 	ids   backend.Buffer // I32 [n]
 	n     int
 	plan  *Plan
+	chunk int // the feature chunks' rows
 	graph backend.Replay
 }
 
@@ -58,7 +59,7 @@ func (r *replayer) evalGraphFor(ids []int64) (*evalGraph, error) {
 		key ^= int(ids[0]) << 20
 	}
 	g := r.evals[key]
-	if g != nil && g.plan == t.plan {
+	if g != nil && g.plan == t.plan && g.chunk == t.chunkRows() {
 		return g, nil
 	}
 	if g == nil {
@@ -89,7 +90,7 @@ func (r *replayer) evalGraphFor(ids []int64) (*evalGraph, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture evaluation: %w", err)
 	}
-	g.graph, g.plan = rep, t.plan
+	g.graph, g.plan, g.chunk = rep, t.plan, t.chunkRows()
 	r.stats.EvalCaps++
 	return g, nil
 }
@@ -104,6 +105,7 @@ func (r *replayer) issueEval(g *evalGraph) {
 		be.FlagOverflow(b.NumSrc, p.Clock, r.flag)
 	}
 	p.Gather(t.in)
+	t.flagChunks(p, r.flag)
 	loss, correct, _ := p.Predict(t.model, t.in, t.cfg.Seed)
 	be.Accumulate(loss, correct, r.evalAcc, r.flag)
 	be.AddCount(p.ClockStep(), 1, nil)

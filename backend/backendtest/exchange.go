@@ -11,7 +11,10 @@ import (
 // the exchange ops, the peers played by the host: every live row of every
 // gather is the whole table's (bitwise), whether held, asked for or kept
 // from the previous gather; the rows a peer asks for are served from the
-// rank's own rows; the counters say where the rows came from.
+// rank's own rows; the counters say where the rows came from, and Need the
+// most rows asked of one peer. One gather asks through chunks too small:
+// the rows past them are counted, left unwritten and not kept, so the next
+// gather reuses only rows it got.
 func testExchange(e *env) {
 	xb := backend.ExchangerOf(e.be)
 	if xb == nil {
@@ -38,40 +41,63 @@ func testExchange(e *env) {
 			Reply: e.poison(ranks * cp * dim), Got: e.poison(ranks * cp * dim),
 			Keep: e.poison(2 * keep * dim), KeepRows: keep, Tag: e.alloc(backend.I32, rows, math.MinInt32),
 			Slot: e.alloc(backend.I32, rows, 0), Gen: e.upload([]int32{0}), Stats: e.upload(make([]int64, backend.ExchangeStats))}
+		x.Need = e.upload([]int32{0, 0})
 		var want [backend.ExchangeStats]int64
 		kept := map[int32]bool{}
-		for round := range 4 {
+		var peak int32
+		for round := range 6 {
 			what := fmt.Sprintf("Exchange dim=%d round %d", dim, round)
+			// Round 4 asks through chunks of 2 rows (the same buffers): the
+			// rows past them are lost (left unwritten, not kept), and the
+			// next round, with whole chunks again, reuses only rows it got.
+			xr := x
+			if round == 4 {
+				small := *x
+				small.Chunk = 2
+				xr = &small
+			}
+			ch := xr.Chunk
+			overflowBefore := want[backend.ExchangeOverflow]
 			ids := make([]int32, cp)
 			for i, v := range e.rnd.Perm(rows)[:cp] {
 				ids[i] = int32(v)
 			}
 			out := e.poison(cp * dim)
 			idsB, n := e.upload(ids), e.count(live, cp)
-			xb.ExchangeAsk(x, idsB, n, out)
+			xb.ExchangeAsk(xr, idsB, n, out)
 			// The peers: each serves the rows asked of it from the whole table.
-			ask := e.readI32(x.Ask, ranks*(cp+1))
-			got := make([]float32, ranks*cp*dim)
+			ask := e.readI32(x.Ask, ranks*(ch+1))
+			got := make([]float32, ranks*ch*dim)
 			asked := map[int32]bool{}
+			var need int32
 			for p := range ranks {
-				m := int(ask[p*(cp+1)])
+				m := int(ask[p*(ch+1)])
 				if p == rank && m != 0 {
 					e.t.Fatalf("%s: %d rows asked of this rank itself", what, m)
 				}
-				for k, v := range ask[p*(cp+1)+1:][:m] {
+				need = max(need, int32(m))
+				want[backend.ExchangeOverflow] += int64(max(0, m-ch))
+				for k, v := range ask[p*(ch+1)+1:][:min(m, ch)] {
 					if int(v)%ranks != p || asked[v] {
 						e.t.Fatalf("%s: vertex %d asked of rank %d", what, v, p)
 					}
 					asked[v] = true
-					copy(got[(p*cp+k)*dim:][:dim], feat[int(v)*dim:][:dim])
+					copy(got[(p*ch+k)*dim:][:dim], feat[int(v)*dim:][:dim])
 				}
 			}
+			peak = max(peak, need)
+			if n := e.readI32(x.Need, 2); n[0] != need || n[1] != peak {
+				e.t.Fatalf("%s: need %v, want [%d %d]", what, n, need, peak)
+			}
 			e.be.Write(x.Got, 0, got)
-			xb.ExchangeTake(x, idsB, n, out)
+			xb.ExchangeTake(xr, idsB, n, out)
+			rowsOut := e.readF32(out, cp*dim)
 			next := map[int32]bool{}
+			lost := 0
 			for i, v := range ids[:live] {
+				own := int(v)%ranks == rank
 				switch p := int(v) % ranks; {
-				case p == rank:
+				case own:
 					want[backend.ExchangeOwn]++
 				case kept[v]:
 					want[backend.ExchangeReused]++
@@ -80,22 +106,27 @@ func testExchange(e *env) {
 				default:
 					want[backend.ExchangeOther]++
 				}
-				if int(v)%ranks != rank && !kept[v] && !asked[v] {
-					e.t.Fatalf("%s: vertex %d neither held, kept nor asked for", what, v)
+				row := rowsOut[i*dim : (i+1)*dim]
+				if !own && !kept[v] && !asked[v] {
+					// Past its chunk: left unwritten and not kept.
+					if !math.IsNaN(float64(row[0])) {
+						e.t.Fatalf("%s: vertex %d, asked past its chunk, was written", what, v)
+					}
+					lost++
+					continue
 				}
-				if int(v)%ranks != rank && i < keep {
+				checkEqual(e.t, what, row, feat[int(v)*dim:(int(v)+1)*dim], dim)
+				if !own && i < keep {
 					next[v] = true
 				}
 			}
-			kept = next
-			want[backend.ExchangeChunk] += cp
-			want[backend.ExchangeGathers]++
-			wantRows := make([]float32, live*dim)
-			for i, v := range ids[:live] {
-				copy(wantRows[i*dim:(i+1)*dim], feat[int(v)*dim:(int(v)+1)*dim])
+			if over := want[backend.ExchangeOverflow] - overflowBefore; int64(lost) != over || (round == 4) != (lost > 0) {
+				e.t.Fatalf("%s: %d rows lost, %d did not fit their chunks", what, lost, over)
 			}
-			checkEqual(e.t, what, e.readF32(out, live*dim), wantRows, dim)
-			for i, v := range e.readF32(out, cp*dim)[live*dim:] {
+			kept = next
+			want[backend.ExchangeChunk] += int64(ch)
+			want[backend.ExchangeGathers]++
+			for i, v := range rowsOut[live*dim:] {
 				if !math.IsNaN(float64(v)) {
 					e.t.Fatalf("%s: value %d past the live rows written", what, live*dim+i)
 				}

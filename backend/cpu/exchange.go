@@ -1,6 +1,8 @@
 package cpu
 
 import (
+	"math"
+
 	"github.com/fanout-gnn/fanout/backend"
 )
 
@@ -9,7 +11,7 @@ var _ backend.Exchanger = (*Backend)(nil)
 // xch holds an Exchange's buffers as slices, checked once per op.
 type xch struct {
 	where, ask, pos, asked []int32
-	tag, slot, gen         []int32
+	tag, slot, gen, need   []int32
 	held, reply, got, keep []float32
 	stats                  []int64
 }
@@ -45,6 +47,9 @@ func (c *call) exchange(x *backend.Exchange) *xch {
 	}
 	if !isNil(x.Stats) {
 		e.stats = c.i64("x.Stats", x.Stats, backend.ExchangeStats)
+	}
+	if !isNil(x.Need) {
+		e.need = c.i32("x.Need", x.Need, 2)
 	}
 	if !c.ok {
 		return nil
@@ -85,6 +90,9 @@ func (b *Backend) ExchangeAsk(x *backend.Exchange, ids backend.Buffer, n backend
 	dim, ch := x.Dim, x.Chunk
 	for p := range x.Ranks {
 		e.ask[p*(ch+1)] = 0
+	}
+	if e.need != nil {
+		e.need[0] = 0
 	}
 	var counts [backend.ExchangeStats]int64
 	counts[backend.ExchangeChunk] = int64(ch)
@@ -134,8 +142,15 @@ func (b *Backend) ExchangeAsk(x *backend.Exchange, ids backend.Buffer, n backend
 		}
 		k := int(e.ask[p*(ch+1)])
 		e.ask[p*(ch+1)]++
+		if e.need != nil {
+			e.need[0] = max(e.need[0], int32(k+1))
+			e.need[1] = max(e.need[1], int32(k+1))
+		}
 		if k >= ch {
 			counts[backend.ExchangeOverflow]++
+			if e.keep != nil && i < x.KeepRows {
+				e.tag[v] = backend.ExchangeLost
+			}
 			continue
 		}
 		e.ask[p*(ch+1)+1+k] = v
@@ -206,7 +221,11 @@ func (b *Backend) ExchangeTake(x *backend.Exchange, ids backend.Buffer, n backen
 	}
 	g := e.gen[0]
 	for i, v := range idx[:min(live, x.KeepRows)] {
-		if v >= 0 && int(v) < len(e.where) && e.where[v] < 0 {
+		switch {
+		case v < 0 || int(v) >= len(e.where) || e.where[v] >= 0:
+		case e.tag[v] == backend.ExchangeLost:
+			e.tag[v] = math.MinInt32
+		default:
 			e.tag[v], e.slot[v] = g, int32(i)
 		}
 	}

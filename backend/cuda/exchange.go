@@ -9,7 +9,7 @@ var _ backend.Exchanger = (*Backend)(nil)
 // xch holds an Exchange's buffers, checked once per op.
 type xch struct {
 	where, held, ask, pos, asked, reply, got *buffer
-	keep, tag, slot, gen, stats              *buffer
+	keep, tag, slot, gen, stats, need        *buffer
 	numRows                                  int64
 }
 
@@ -35,6 +35,7 @@ func (c *call) exchange(x *backend.Exchange) *xch {
 		reply: c.buf("x.Reply", x.Reply, backend.F32, r*ch*d),
 		got:   c.buf("x.Got", x.Got, backend.F32, r*ch*d),
 		stats: c.optBuf("x.Stats", x.Stats, backend.I64, backend.ExchangeStats),
+		need:  c.optBuf("x.Need", x.Need, backend.I32, 2),
 	}
 	if !c.ok {
 		return nil
@@ -82,12 +83,12 @@ func (b *Backend) ExchangeAsk(x *backend.Exchange, ids backend.Buffer, n backend
 	if !c.ok {
 		return
 	}
-	c.args().ptr(e.ask.addr()).i32(x.Ranks).i32(x.Chunk).ptr(e.stats.addr())
+	c.args().ptr(e.ask.addr()).i32(x.Ranks).i32(x.Chunk).ptr(e.stats.addr()).ptr(e.need.addr())
 	c.launch("xch_reset", d1(c.blocks(int64(x.Ranks), 256)), d1(256), 0)
 	c.args().ptr(e.where.addr()).i64(e.numRows).ptr(e.held.addr()).i32(x.Dim).i32(x.Rank).i32(x.Ranks).
 		i32(x.PerHost).i32(x.Chunk).ptr(e.ask.addr()).ptr(e.pos.addr()).ptr(idx.addr()).ptr(nP).i32(n.Cap).
 		ptr(ob.addr()).ptr(e.keep.addr()).i32(e.keepRows(x)).ptr(e.tag.addr()).ptr(e.slot.addr()).ptr(e.gen.addr()).
-		ptr(e.stats.addr()).ptr(b.errDev)
+		ptr(e.stats.addr()).ptr(e.need.addr()).ptr(b.errDev)
 	c.launch("xch_ask", d1(c.blocks(int64(n.Cap)*int64(x.Dim), 256)), d1(256), 0)
 }
 

@@ -6,12 +6,19 @@
 // are moved as 4-byte words, one thread per word. Counters (u64, optional):
 // 0 held, 1 asked of the same host, 2 asked of another host, 3 reused,
 // 4 the chunk (once per gather), 5 rows that did not fit a chunk, 6 gathers.
+// need (optional, int [2]): the most rows this gather asks of one peer, and
+// the most since the host cleared it. A row that does not fit its chunk is
+// tagged XCH_LOST, so that xch_tag does not keep it.
 #include "common.cuh"
 
-// xch_reset zeroes every peer's count and counts the chunk and the gather:
-// before xch_ask.
-extern "C" __global__ void xch_reset(int* ask, int ranks, int chunk, unsigned long long* stats) {
+#define XCH_LOST (-0x7fffffff)       // math.MinInt32 + 1 (backend.ExchangeLost)
+#define XCH_UNTAGGED (-0x7fffffff - 1) // math.MinInt32
+
+// xch_reset zeroes every peer's count and this gather's need, and counts
+// the chunk and the gather: before xch_ask.
+extern "C" __global__ void xch_reset(int* ask, int ranks, int chunk, unsigned long long* stats, int* need) {
     for (i64 p = gtid(); p < ranks; p += gthreads()) ask[p * (i64)(chunk + 1)] = 0;
+    if (gtid() == 0 && need) need[0] = 0;
     if (gtid() == 0 && stats) {
         atomicAdd(&stats[4], (unsigned long long)chunk);
         atomicAdd(&stats[6], 1ull);
@@ -22,10 +29,13 @@ extern "C" __global__ void xch_reset(int* ask, int ranks, int chunk, unsigned lo
 // previous gather kept (tag[v] = gen - 1, read only here), is copied into
 // out (a kept one also into the current half of keep); the first word's
 // thread of any other row appends it to its peer's chunk and counts it.
+// A row past its chunk is tagged XCH_LOST by that thread: the row's other
+// threads, which read its tag, find it no more the previous gather's than
+// before.
 extern "C" __global__ void xch_ask(const int* where, i64 numRows, const u32* held, int dim, int rank, int ranks,
                                    int perHost, int chunk, int* ask, int* pos, const int* ids, const int* nP, int cap,
-                                   u32* out, u32* keep, int keepRows, const int* tag, const int* slot,
-                                   const int* genP, unsigned long long* stats, int* err) {
+                                   u32* out, u32* keep, int keepRows, int* tag, const int* slot,
+                                   const int* genP, unsigned long long* stats, int* need, int* err) {
     __shared__ unsigned int counts[6];
     if (threadIdx.x < 6) counts[threadIdx.x] = 0;
     __syncthreads();
@@ -66,8 +76,13 @@ extern "C" __global__ void xch_ask(const int* where, i64 numRows, const u32* hel
         }
         atomicAdd(&counts[p / perHost == rank / perHost ? 1 : 2], 1u);
         int k = atomicAdd(&ask[p * (i64)(chunk + 1)], 1);
+        if (need) {
+            atomicMax(&need[0], k + 1);
+            atomicMax(&need[1], k + 1);
+        }
         if (k >= chunk) {
             atomicAdd(&counts[5], 1u);
+            if (keep && i < (u64)keepRows) tag[v] = XCH_LOST;
             continue;
         }
         ask[p * (i64)(chunk + 1) + 1 + k] = v;
@@ -127,13 +142,18 @@ extern "C" __global__ void xch_take(int dim, int ranks, int chunk, const int* as
 }
 
 // xch_tag records which gather kept each row not held here among the first
-// keepRows, and where; peer_rows_advance then moves the counter on.
+// keepRows, and where, but for the rows that did not fit their chunks
+// (XCH_LOST), which it untags; peer_rows_advance then moves the counter on.
 extern "C" __global__ void xch_tag(const int* where, i64 numRows, const int* ids, const int* nP, int cap,
                                    int keepRows, int* tag, int* slot, const int* genP) {
     int n = live_count(nP, cap);
     int g = *genP;
     for (i64 i = gtid(); i < n && i < keepRows; i += gthreads()) {
         int v = ids[i];
-        if (v >= 0 && v < numRows && where[v] < 0) tag[v] = g, slot[v] = (int)i;
+        if (v < 0 || v >= numRows || where[v] >= 0) continue;
+        if (tag[v] == XCH_LOST)
+            tag[v] = XCH_UNTAGGED;
+        else
+            tag[v] = g, slot[v] = (int)i;
     }
 }
