@@ -5,10 +5,12 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // mpiEnv lets mpirun run as root (CI runs as root) and the test binary act
@@ -55,6 +57,29 @@ func TestMPIMatchesOneProcess(t *testing.T) {
 	}
 	if got, want := result(lo.String()), result(one.String()); got != want {
 		t.Fatalf("fanout launch: %q; one process: %q", got, want)
+	}
+}
+
+// TestMPIRankFailureEndsJob: when one of two MPI processes fails (here its
+// data does not exist: mpirun's MPMD form gives it other arguments), it
+// says which rank failed and why and ends the job, instead of leaving the
+// other waiting in its first collective for ever.
+func TestMPIRankFailureEndsJob(t *testing.T) {
+	mpiEnv(t)
+	args := []string{"train", "--device", "cpu", "--threads", "1", "--epochs", "1"}
+	mpiArgs := append([]string{"--oversubscribe", "-n", "1", os.Args[0]}, args...)
+	mpiArgs = append(append(append(mpiArgs, ":", "-n", "1", os.Args[0]), args...), "--data", filepath.Join(t.TempDir(), "missing"))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "mpirun", mpiArgs...).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the job did not end within 60 s of one rank failing:\n%s", out)
+	}
+	if err == nil {
+		t.Fatalf("the job succeeded without its data:\n%s", out)
+	}
+	if !strings.Contains(string(out), "rank 1 of 2: --data:") || !strings.Contains(string(out), "ending the job") {
+		t.Fatalf("the failing rank did not say why:\n%s", out)
 	}
 }
 

@@ -187,13 +187,21 @@ func exchangeID(ctx context.Context, c *dist.Client, nccl *cuda.NCCL, rank int) 
 }
 
 // runMPI trains as one CPU process of a job started by mpirun: the
-// gradients are all-reduced with MPI (Open MPI, loaded at run time).
-func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
+// gradients are all-reduced with MPI (Open MPI, loaded at run time). A rank
+// that fails says why and ends the job (MPI_Abort), so that its peers do
+// not wait for it in their next collective.
+func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config, opt train.Options, stdout, stderr io.Writer) (err error) {
 	m, err := mpi.Open()
 	if err != nil {
 		return err
 	}
 	defer m.Finalize()
+	defer func() {
+		if err != nil && m.Size() > 1 && ctx.Err() == nil { // a signal reaches every rank
+			fmt.Fprintf(stderr, "fanout train: rank %d of %d: %v; ending the job\n", l.Rank, l.WorldSize, err)
+			m.Abort(1)
+		}
+	}()
 	if m.Size() != l.WorldSize || m.Rank() != l.Rank {
 		return fmt.Errorf("CPU processes reduce through MPI: start them with mpirun (MPI sees rank %d of %d, the %s variables say %d of %d)",
 			m.Rank(), m.Size(), l.Launcher, l.Rank, l.WorldSize)

@@ -30,9 +30,9 @@ var sonames = []string{"libmpi.so.40", "libmpi.so"}
 
 // MPI is the loaded library, initialised.
 type MPI struct {
-	init, initialized, finalize, rank, size, allreduce, alltoall uintptr
-	commWorld, float, int32t, opSum, opMax                       uintptr
-	mu                                                           sync.Mutex // SERIALIZED: one call at a time
+	init, initialized, finalize, rank, size, allreduce, alltoall, abort uintptr
+	commWorld, float, int32t, opSum, opMax                              uintptr
+	mu                                                                  sync.Mutex // SERIALIZED: one call at a time
 }
 
 // Open loads Open MPI and initialises it (MPI_Init_thread, serialized
@@ -54,7 +54,7 @@ func Open() (*MPI, error) {
 	for name, dst := range map[string]*uintptr{
 		"MPI_Init_thread": &m.init, "MPI_Initialized": &m.initialized, "MPI_Finalize": &m.finalize,
 		"MPI_Comm_rank": &m.rank, "MPI_Comm_size": &m.size, "MPI_Allreduce": &m.allreduce,
-		"MPI_Alltoall":        &m.alltoall,
+		"MPI_Alltoall": &m.alltoall, "MPI_Abort": &m.abort,
 		"ompi_mpi_comm_world": &m.commWorld, "ompi_mpi_float": &m.float, "ompi_mpi_int": &m.int32t,
 		"ompi_mpi_op_sum": &m.opSum, "ompi_mpi_op_max": &m.opMax,
 	} {
@@ -100,6 +100,15 @@ func (m *MPI) Finalize() error {
 		return fmt.Errorf("MPI: MPI_Finalize failed (code %d)", int32(r))
 	}
 	return nil
+}
+
+// Abort ends every process of the job with code (MPI_Abort on
+// COMM_WORLD): a rank that fails stops its peers, which would otherwise
+// wait in their next collective for ever. It does not return when the
+// library honours it. It takes no lock: the failing rank is in no
+// collective, and a peer's is what it must end.
+func (m *MPI) Abort(code int) {
+	purego.SyscallN(m.abort, m.commWorld, uintptr(code))
 }
 
 // allReduce reduces count values at p in place across COMM_WORLD.
