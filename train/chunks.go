@@ -102,7 +102,7 @@ func (t *Trainer) growChunks(useLast bool) (bool, error) {
 	return true, c.SizeChunks(max(c.Chunk()+1, int(math.Ceil(float64(agreed[0])*t.margin()))))
 }
 
-// gatherFits is for an eager gather on p: when the chunks are below its
+// gatherFits is for an eager gather on p (training or evaluation): when the chunks are below its
 // capacity it reads back what the gather asked of one peer (every rank,
 // agreeing), and while any rank asked more than a chunk holds it grows the
 // chunks and gathers again.
@@ -114,6 +114,17 @@ func (t *Trainer) gatherFits(p *Plan) error {
 			return err
 		}
 		p.Gather(t.in)
+	}
+	return nil
+}
+
+// startChunks gives an eager run's chunked store its first, small chunks
+// (before its first gather, which would size them to the gather's
+// capacity): gatherFits then grows them, on every rank alike, to what the
+// gathers ask times the margin, gathering again when one asked more.
+func (t *Trainer) startChunks() error {
+	if c := t.chunked(); c != nil && c.Chunk() == 0 {
+		return c.SizeChunks(1)
 	}
 	return nil
 }

@@ -93,6 +93,9 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 	host := make([]float32, 1)
 	cnt := make([]int32, 1)
 	first := t.state.StepInEpoch
+	if err := t.startChunks(); err != nil {
+		return st, err
+	}
 	for s := first; s < steps; s++ {
 		if ctx.Err() != nil {
 			t.state.Seconds += time.Since(start).Seconds()
@@ -103,6 +106,9 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		t.plan.SetShare(seeds, global, epoch, s)
 		t.plan.SampleTrain(t.in, t.cfg.Seed)
 		t.plan.Gather(t.in)
+		if err := t.gatherFits(t.plan); err != nil {
+			return st, fmt.Errorf("epoch %d step %d: %w", epoch+1, s, err)
+		}
 		loss, corr := t.plan.Learn(t.model, t.in, t.cfg.Seed, t.adam)
 		t.be.Read(host, loss, 0)
 		t.be.Read(cnt, corr.Buf, corr.Off)
