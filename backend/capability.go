@@ -106,14 +106,18 @@ type GraphFreer interface {
 // FreeGraph releases g, made by be's UploadGraph, when be (or the backend a
 // wrapper forwards to) can; otherwise g stays until be closes.
 func FreeGraph(be Backend, g Graph) {
+	if f, ok := bottom(be).(GraphFreer); ok {
+		f.FreeGraph(g)
+	}
+}
+
+// bottom is the backend at the bottom of be's wrappers (be itself when it
+// wraps none).
+func bottom(be Backend) Backend {
 	for {
-		if f, ok := be.(GraphFreer); ok {
-			f.FreeGraph(g)
-			return
-		}
 		w, ok := be.(interface{ Inner() Backend })
 		if !ok {
-			return
+			return be
 		}
 		be = w.Inner()
 	}
@@ -198,12 +202,6 @@ type PeerGraphs interface {
 // PeerGraphsOf is be's PeerGraphs, or nil when be (or the backend a
 // wrapper forwards to) has none.
 func PeerGraphsOf(be Backend) PeerGraphs {
-	for {
-		if w, ok := be.(interface{ Inner() Backend }); ok {
-			be = w.Inner()
-			continue
-		}
-		p, _ := be.(PeerGraphs)
-		return p
-	}
+	p, _ := bottom(be).(PeerGraphs)
+	return p
 }

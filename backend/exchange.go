@@ -101,16 +101,8 @@ func ExchangerOf(be Backend) Exchanger {
 // its wrappers has it (a wrapper that forwards T has it whatever is
 // inside), and false otherwise.
 func ownCapability[T any](be Backend) (T, bool) {
-	inner := be
-	for {
-		w, ok := inner.(interface{ Inner() Backend })
-		if !ok {
-			break
-		}
-		inner = w.Inner()
-	}
 	var none T
-	if _, ok := inner.(T); !ok {
+	if _, ok := bottom(be).(T); !ok {
 		return none, false
 	}
 	x, ok := be.(T)
