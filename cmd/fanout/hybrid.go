@@ -120,7 +120,7 @@ func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc strin
 	opt.Device = desc
 	if rf.hotAuto {
 		fmt.Fprintf(stderr, "timing a few super-batches of %d steps at each hot ratio (--hot-ratio auto):\n", hopt.Hot.SuperBatch)
-		ratio, trials, err := hybrid.ChooseHotRatio(ctx, be, ds, cfg, hopt, nil)
+		trials, err := hybrid.ChooseHotRatio(ctx, be, ds, cfg, &hopt, nil)
 		if errors.Is(err, train.ErrInterrupted) || ctx.Err() != nil {
 			fmt.Fprintln(stderr, "interrupted")
 			return interruptStatus(ctx)
@@ -128,8 +128,7 @@ func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc strin
 		if err != nil {
 			return err
 		}
-		hybrid.PrintTrials(stderr, trials, ratio)
-		hopt.Hot.Ratio = ratio
+		hybrid.PrintTrials(stderr, trials, hopt.Hot.Ratio)
 		backend.MemoryOf(be).ResetPeak() // the run's peak, not the trials'
 	}
 	sum, st, err := hybrid.Run(ctx, be, ds, cfg, opt, hopt)

@@ -70,23 +70,28 @@ func (t *trial) result(ratio float64) HotTrial {
 
 // ChooseHotRatio trains a few super-batches at each candidate hot ratio
 // (on a trainer it then discards: nothing is written, the run starts
-// afresh) and returns the ratio with the least time per step, waits for
-// the CPU's rows included, and every trial. Candidates are tried in the
-// given order (0 first, by default); once one is more than 10% slower than
-// the best so far, larger ones are not tried. When no trial could be
-// timed (an epoch of too few super-batches), it returns 0.
-func ChooseHotRatio(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options, candidates []float64) (float64, []HotTrial, error) {
+// afresh), sets opt.Hot.Ratio to the ratio with the least time per step,
+// waits for the CPU's rows included, and returns every trial. Candidates
+// are tried in the given order (0 first, by default); once one is more than
+// 10% slower than the best so far, larger ones are not tried. When no trial
+// could be timed (an epoch of too few super-batches), the ratio is 0. The
+// pre-sampling passes run once: the trials share them, and so does a run
+// with opt afterwards.
+func ChooseHotRatio(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt *Options, candidates []float64) ([]HotTrial, error) {
 	if len(candidates) == 0 {
 		candidates = DefaultHotCandidates()
+	}
+	if opt.ranks == nil {
+		opt.ranks = &rankings{}
 	}
 	best, bestRatio := math.Inf(1), 0.0
 	var trials []HotTrial
 	for _, c := range candidates {
-		o := opt
+		o := *opt
 		o.Hot.Ratio, o.Log, o.trial = c, nil, &trial{}
 		_, _, err := Run(ctx, be, ds, cfg, train.Options{Replay: true}, o)
 		if err != nil && !errors.As(err, &trialDone{}) {
-			return 0, trials, fmt.Errorf("hybrid: timing hot ratio %g: %w", c, err)
+			return trials, fmt.Errorf("hybrid: timing hot ratio %g: %w", c, err)
 		}
 		r := o.trial.result(c)
 		trials = append(trials, r)
@@ -99,7 +104,8 @@ func ChooseHotRatio(ctx context.Context, be backend.Backend, ds *dataset.Dataset
 			break
 		}
 	}
-	return bestRatio, trials, nil
+	opt.Hot.Ratio = bestRatio
+	return trials, nil
 }
 
 // PrintTrials writes the trials and the choice.

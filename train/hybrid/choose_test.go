@@ -13,16 +13,21 @@ import (
 // TestChooseHotRatio: the measurement trains a few super-batches at each
 // candidate ratio, 0 included, times the same number of steps for each
 // (the super-batches after the first), and picks the fastest of those it
-// timed; with an epoch too short to time, it says so and picks 0.
+// timed; with an epoch too short to time, it says so and picks 0. The
+// pre-sampling passes ran once, kept for every trial and the run after.
 func TestChooseHotRatio(t *testing.T) {
 	ds, cfg := tiny(t)
 	cfg.Batch = 32
 	be := record.New(cpu.New(2))
 	opt := Options{CacheRows: 3000, Hot: HotOptions{Staleness: 1, SuperBatch: 2, NewCPU: func() (backend.Backend, error) { return cpu.New(2), nil }}}
 	cands := []float64{0, 0.05, 0.1}
-	ratio, trials, err := ChooseHotRatio(context.Background(), be, ds, cfg, opt, cands)
+	trials, err := ChooseHotRatio(context.Background(), be, ds, cfg, &opt, cands)
 	if err != nil {
 		t.Fatal(err)
+	}
+	ratio := opt.Hot.Ratio
+	if opt.ranks == nil || opt.ranks.order == nil || opt.ranks.dests == nil {
+		t.Fatalf("the trials' rankings were not kept for the run: %+v", opt.ranks)
 	}
 	if len(trials) == 0 || trials[0].Ratio != 0 {
 		t.Fatalf("trials %+v do not start at ratio 0", trials)
@@ -49,10 +54,11 @@ func TestChooseHotRatio(t *testing.T) {
 	t.Logf("trials %+v: chose %g", trials, ratio)
 
 	opt.Hot.SuperBatch = 1 << 20 // one super-batch per epoch: nothing to time
-	ratio, trials, err = ChooseHotRatio(context.Background(), be, ds, cfg, opt, cands)
+	trials, err = ChooseHotRatio(context.Background(), be, ds, cfg, &opt, cands)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ratio = opt.Hot.Ratio
 	if ratio != 0 || len(trials) != len(cands) || !math.IsNaN(trials[1].StepSeconds) {
 		t.Errorf("an untimed epoch: chose %g from %+v, want 0 and every trial untimed", ratio, trials)
 	}

@@ -123,12 +123,12 @@ func TestChooseHotRatioCUDA(t *testing.T) {
 	m := backend.MemoryOf(gpu)
 	before := m.InUseBytes()
 	opt := Options{CacheRows: 3000, Hot: HotOptions{Staleness: 1, SuperBatch: 2}}
-	ratio, trials, err := ChooseHotRatio(context.Background(), gpu, ds, cfg, opt, []float64{0, 0.05})
+	trials, err := ChooseHotRatio(context.Background(), gpu, ds, cfg, &opt, []float64{0, 0.05})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if after := m.InUseBytes(); after != before {
 		t.Errorf("device memory in use: %d bytes before the trials, %d after", before, after)
 	}
-	t.Logf("trials %+v: chose %g", trials, ratio)
+	t.Logf("trials %+v: chose %g", trials, opt.Hot.Ratio)
 }

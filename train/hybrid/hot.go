@@ -104,7 +104,8 @@ type hotDriver struct {
 
 // newHot ranks the hot vertices, allocates their tables and starts the
 // CPU's worker. tr's inputs get the hot rows (Inputs().Hot).
-func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt HotOptions, rankBatches, threads int) (*hotDriver, error) {
+func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg train.Config, hopt Options) (*hotDriver, error) {
+	opt := hopt.Hot
 	L := len(cfg.Fanouts)
 	switch {
 	case L < 2:
@@ -116,10 +117,11 @@ func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg trai
 	case opt.SuperBatch < 1:
 		return nil, fmt.Errorf("super-batch: %d steps; need at least 1", opt.SuperBatch)
 	}
-	ids, err := hotVertices(ds, cfg, opt.Ratio, rankBatches, threads)
+	dests, err := hopt.ranks.hotOrder(ds, cfg, hopt)
 	if err != nil {
 		return nil, err
 	}
+	ids := dests[:min(int(math.Ceil(opt.Ratio*float64(ds.Graph.NumNodes))), len(dests))]
 	in, dim := tr.Model().Config().Dims(0)
 	inputs := !opt.Outputs && tr.Model().HotInputs()
 	if inputs {
@@ -194,25 +196,31 @@ func (d *hotDriver) upload(tr *train.Trainer, slot []int32) error {
 	return nil
 }
 
-// hotVertices ranks the vertices by how many of the first training batches
+// hotOrder ranks the vertices by how many of the first training batches
 // have them as bottom-layer destinations (the pre-sampling pass over the
-// top L-1 hops) and keeps the first ratio·N that some batch reached.
-func hotVertices(ds *dataset.Dataset, cfg train.Config, ratio float64, rankBatches, threads int) ([]int32, error) {
-	batches := rankingBatches(ds, cfg, rankBatches)
+// top L-1 hops), leaving out those no batch reached: the hot vertices are
+// its first ratio·N.
+func (r *rankings) hotOrder(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
+	if r != nil && r.dests != nil {
+		return r.dests, nil
+	}
+	batches := rankingBatches(ds, cfg, opt.RankBatches)
 	L := len(cfg.Fanouts)
-	counts, err := featstore.AccessCounts(ds.Graph, batches, cfg.Fanouts[:L-1], cfg.Seed, threads)
+	counts, err := featstore.AccessCounts(ds.Graph, batches, cfg.Fanouts[:L-1], cfg.Seed, opt.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("hot vertices: ranking: %w", err)
 	}
-	want := int(math.Ceil(ratio * float64(ds.Graph.NumNodes)))
-	var ids []int32
+	ids := []int32{}
 	for v, c := range counts {
 		if c > 0 {
 			ids = append(ids, int32(v))
 		}
 	}
 	slices.SortStableFunc(ids, func(a, b int32) int { return int(counts[b]) - int(counts[a]) })
-	return ids[:min(want, len(ids))], nil
+	if r != nil {
+		r.dests = ids
+	}
+	return ids, nil
 }
 
 // superBatch is the global index of the super-batch holding step of epoch.

@@ -26,7 +26,8 @@ type Options struct {
 	Replay train.ReplayOptions
 	Log    io.Writer // the plan and the figures; nil: silent
 
-	trial *trial // ChooseHotRatio's timing of a trial run
+	trial *trial    // ChooseHotRatio's timing of a trial run
+	ranks *rankings // pre-sampling passes shared by ChooseHotRatio's trials and the run; nil: made per run
 }
 
 // Stats are what the hybrid driver placed and measured.
@@ -56,7 +57,7 @@ type Tier struct {
 // (train.Options.Features, which then owns it) and BeforeCapture to its
 // replay driver.
 func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options) (*Tier, error) {
-	order, err := rank(ds, cfg, opt)
+	order, err := opt.ranks.featureOrder(ds, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 	ropt.BeforeCapture = tier.BeforeCapture
 	var hot *hotDriver
 	if opt.Hot.Ratio > 0 {
-		if hot, err = newHot(tr, be, ds, cfg, opt.Hot, opt.RankBatches, opt.Threads); err != nil {
+		if hot, err = newHot(tr, be, ds, cfg, opt); err != nil {
 			return nil, nil, err
 		}
 		defer hot.close()
@@ -160,12 +161,27 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 	return sum, &tier.Stats, nil
 }
 
-// rank orders the vertices by the pre-sampling pass over the first
+// rankings are the pre-sampling passes' results, which depend on the
+// data, the configuration and Options.RankBatches only: ChooseHotRatio's
+// trials and the run after them share one set instead of sampling again.
+// A nil *rankings computes each pass when asked and keeps nothing.
+type rankings struct {
+	order []int32 // the feature rows, most gathered first
+	dests []int32 // the vertices some batch has as bottom-layer destinations, in most batches first
+}
+
+// featureOrder orders the vertices by the pre-sampling pass over the first
 // training batches of epoch 0 (the batches the run trains first).
-func rank(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
+func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
+	if r != nil && r.order != nil {
+		return r.order, nil
+	}
 	order, err := featstore.RankByAccess(ds.Graph, rankingBatches(ds, cfg, opt.RankBatches), cfg.Fanouts, cfg.Seed, opt.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: ranking the feature rows: %w", err)
+	}
+	if r != nil {
+		r.order = order
 	}
 	return order, nil
 }
