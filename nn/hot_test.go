@@ -22,10 +22,7 @@ func TestHotRows(t *testing.T) {
 			be := newCPU(t)
 			g := sampleGraph()
 			n := int(g.NumNodes)
-			cfg := Config{Kind: kind, InDim: 4, Hidden: 8, Classes: 3, Layers: 2}
-			if kind == KindGAT {
-				cfg.Heads, cfg.OutHeads = 2, 2
-			}
+			cfg := hotConfig(kind)
 			blocks, caps := sampledBatch(t, be, g, []int32{0, 3, 5, 6}, []int{3, 2}, 7)
 			m := newTestModel(t, be, cfg, caps)
 			r := rand.New(rand.NewPCG(3, 4))
@@ -155,10 +152,7 @@ func TestHotInputs(t *testing.T) {
 			be := newCPU(t)
 			g := sampleGraph()
 			n := int(g.NumNodes)
-			cfg := Config{Kind: kind, InDim: 4, Hidden: 8, Classes: 3, Layers: 2}
-			if kind == KindGAT {
-				cfg.Heads, cfg.OutHeads = 2, 2
-			}
+			cfg := hotConfig(kind)
 			if kind == KindGIN {
 				cfg.LearnEps = true
 			}
@@ -289,4 +283,13 @@ func newTestInference(t *testing.T, m *Model, c Caps) *Inference {
 	}
 	t.Cleanup(inf.Free)
 	return inf
+}
+
+// hotConfig is the two-layer model of kind the hot-row tests train.
+func hotConfig(kind string) Config {
+	cfg := Config{Kind: kind, InDim: 4, Hidden: 8, Classes: 3, Layers: 2}
+	if kind == KindGAT {
+		cfg.Heads, cfg.OutHeads = 2, 2
+	}
+	return cfg
 }

@@ -76,13 +76,7 @@ func testMaskGraph(e *env) {
 func testReplaceRows(e *env) {
 	for _, dim := range []int{1, 5, 32} {
 		const n, cp, live, hot, halves = 60, 40, 31, 17, 2
-		slot := e.hotSlots(n, hot)
-		ids := e.liveIDs(n, cp, live)
-		tableVals := e.randF32(halves*hot*dim, 10)
-		tb, err := backend.UploadHost(e.be, append([]float32(nil), tableVals...))
-		if err != nil {
-			e.t.Fatalf("UploadHost: %v", err)
-		}
+		slot, ids, tableVals, tb := e.hotCase(n, cp, live, hot, halves*hot*dim)
 		start := e.randF32(cp*dim, 10)
 		for _, tc := range []struct {
 			base  int
@@ -111,6 +105,18 @@ func testReplaceRows(e *env) {
 	}
 }
 
+// hotCase is a case of the hot-row ops: the slot table of hot of n
+// vertices, cp ids of which the first live are read, and a table of size
+// random values (as a slice and uploaded to be read in place).
+func (e *env) hotCase(n, cp, live, hot, size int) (slot, ids []int32, table []float32, tb backend.Buffer) {
+	slot, ids, table = e.hotSlots(n, hot), e.liveIDs(n, cp, live), e.randF32(size, 10)
+	tb, err := backend.UploadHost(e.be, append([]float32(nil), table...))
+	if err != nil {
+		e.t.Fatalf("UploadHost: %v", err)
+	}
+	return slot, ids, table, tb
+}
+
 // liveIDs are cp random vertex ids below n, of which the first live are
 // read; the others lie outside any slot table.
 func (e *env) liveIDs(n, cp, live int) []int32 {
@@ -131,13 +137,7 @@ func testAddRows(e *env) {
 	for _, w := range []struct{ dim, ld, off int }{{1, 1, 0}, {5, 12, 6}, {32, 64, 32}, {7, 9, 1}} {
 		const n, cp, live, hot, halves = 60, 40, 31, 17, 2
 		dim := w.dim
-		slot := e.hotSlots(n, hot)
-		ids := e.liveIDs(n, cp, live)
-		tableVals := e.randF32(halves*hot*dim, 10)
-		tb, err := backend.UploadHost(e.be, append([]float32(nil), tableVals...))
-		if err != nil {
-			e.t.Fatalf("UploadHost: %v", err)
-		}
+		slot, ids, tableVals, tb := e.hotCase(n, cp, live, hot, halves*hot*dim)
 		start := e.randF32(cp*w.ld, 10)
 		for _, base := range []int{0, hot} {
 			what := fmt.Sprintf("AddRows dim=%d ld=%d off=%d base=%d", dim, w.ld, w.off, base)
