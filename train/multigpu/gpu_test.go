@@ -22,6 +22,48 @@ func openGPU(t *testing.T) (*cuda.Backend, *cuda.NCCL) {
 	return be, n
 }
 
+// openGPUs returns up to most GPUs (device 0 and the next ones there
+// are) joined by NCCL, closed at the end of the test, or skips.
+func openGPUs(t *testing.T, most int) ([]*cuda.Backend, []*cuda.Comm) {
+	t.Helper()
+	first, nccl := openGPU(t)
+	have, err := cuda.DeviceCount(cuda.Options{})
+	if err != nil {
+		t.Skip(err)
+	}
+	gpus := []*cuda.Backend{first}
+	for i := 1; i < min(have, most); i++ {
+		be, err := cuda.New(cuda.Options{CacheDir: t.TempDir(), Deterministic: true, TF32x3: true, Device: i})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { be.Close() })
+		gpus = append(gpus, be)
+	}
+	comms, err := nccl.NewComms(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Registered after the backends' closes, so run before them.
+	t.Cleanup(func() {
+		for _, c := range comms {
+			c.Close()
+		}
+	})
+	return gpus, comms
+}
+
+// gpuRanks are the ranks of gpus joined by comms; rank 0 appends every
+// step's loss to losses.
+func gpuRanks(gpus []*cuda.Backend, comms []*cuda.Comm, losses *[]float32) []Rank {
+	ranks := make([]Rank, len(gpus))
+	for i := range ranks {
+		ranks[i] = Rank{Backend: gpus[i], Coll: comms[i]}
+	}
+	ranks[0].Options.OnStep = func(_, _ int, l float32) { *losses = append(*losses, l) }
+	return ranks
+}
+
 // TestNCCLWorldSize1: NCCL loads, all-reduces at world size 1 (sum and
 // max leave the values), and the group driver over one GPU with NCCL gives
 // bitwise the losses of the one-GPU replay run (the share is n/n = 1 and the
@@ -79,36 +121,12 @@ func TestNCCLWorldSize1(t *testing.T) {
 // every GPU holding the whole table, and the gathers count local rows (and
 // remote rows with two GPUs).
 func TestGPUShardedFeatures(t *testing.T) {
-	first, nccl := openGPU(t)
-	have, err := cuda.DeviceCount(cuda.Options{})
-	if err != nil {
-		t.Skip(err)
-	}
-	n := min(have, 2)
-	gpus := []*cuda.Backend{first}
-	for i := 1; i < n; i++ {
-		be, err := cuda.New(cuda.Options{CacheDir: t.TempDir(), Deterministic: true, TF32x3: true, Device: i})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer be.Close()
-		gpus = append(gpus, be)
-	}
-	comms, err := nccl.NewComms(gpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range comms {
-		defer c.Close()
-	}
+	gpus, comms := openGPUs(t, 2)
+	n := len(gpus)
 	ds, cfg := tiny(t)
 	runWith := func(shard bool) ([]float32, *Features) {
 		var losses []float32
-		ranks := make([]Rank, n)
-		for i := range ranks {
-			ranks[i] = Rank{Backend: gpus[i], Coll: comms[i]}
-		}
-		ranks[0].Options.OnStep = func(_, _ int, l float32) { losses = append(losses, l) }
+		ranks := gpuRanks(gpus, comms, &losses)
 		var f *Features
 		if shard {
 			topo, err := PlaceTopology(ds, ranks, 1<<16)
@@ -151,38 +169,15 @@ func TestGPUShardedFeatures(t *testing.T) {
 // captured with the step, gives bitwise the losses of every GPU holding
 // the whole table.
 func TestGPUExchangedFeatures(t *testing.T) {
-	first, nccl := openGPU(t)
-	have, err := cuda.DeviceCount(cuda.Options{})
-	if err != nil {
-		t.Skip(err)
-	}
-	n := min(have, 2)
-	gpus := []*cuda.Backend{first}
-	for i := 1; i < n; i++ {
-		be, err := cuda.New(cuda.Options{CacheDir: t.TempDir(), Deterministic: true, TF32x3: true, Device: i})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer be.Close()
-		gpus = append(gpus, be)
-	}
-	comms, err := nccl.NewComms(gpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range comms {
-		defer c.Close()
-	}
+	gpus, comms := openGPUs(t, 2)
+	n := len(gpus)
 	ds, cfg := tiny(t)
 	runWith := func(exchange bool) ([]float32, *Exchange) {
 		var losses []float32
-		ranks := make([]Rank, n)
-		for i := range ranks {
-			ranks[i] = Rank{Backend: gpus[i], Coll: comms[i]}
-		}
-		ranks[0].Options.OnStep = func(_, _ int, l float32) { losses = append(losses, l) }
+		ranks := gpuRanks(gpus, comms, &losses)
 		var x *Exchange
 		if exchange {
+			var err error
 			if x, err = PlaceExchanged(ds, ranks, 1, featstore.HighestDegree(ds.Graph, 64), true); err != nil {
 				t.Fatal(err)
 			}
