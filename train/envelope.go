@@ -134,10 +134,17 @@ func (t *Trainer) envelopeReport(caps, ideal []nn.Caps) (EnvelopeReport, error) 
 	if err := t.model.Reserve(ideal); err != nil {
 		return r, err
 	}
-	r.IdealBytes = planBytes(ideal, t.batch(), t.ds.FeatDim) + t.model.WorkspaceBytes()
+	r.IdealBytes = t.replayBytes(ideal)
 	if err := t.model.Reserve(caps); err != nil {
 		return r, err
 	}
-	r.Bytes = planBytes(caps, t.batch(), t.ds.FeatDim) + t.model.WorkspaceBytes()
+	r.Bytes = t.replayBytes(caps)
 	return r, nil
+}
+
+// replayBytes is the replayed step's memory at caps with the model reserved
+// for them: the plan, its twin (the next step's sampling; Plan.Twin) and
+// the model's workspace.
+func (t *Trainer) replayBytes(caps []nn.Caps) int64 {
+	return planBytes(caps, t.batch(), t.ds.FeatDim) + planBytes(caps, t.batch(), 0) + t.model.WorkspaceBytes()
 }

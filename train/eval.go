@@ -133,7 +133,7 @@ func (t *Trainer) sampleEval(seeds []int32, s int) error {
 		if t.rep != nil {
 			env := &t.rep.stats.Envelope
 			env.Caps = caps
-			env.Bytes = planBytes(caps, t.batch(), t.ds.FeatDim) + t.model.WorkspaceBytes()
+			env.Bytes = t.replayBytes(caps)
 		}
 	}
 }

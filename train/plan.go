@@ -102,6 +102,20 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 	return p, nil
 }
 
+// Twin makes a plan for p's envelope with seeds, counts, blocks and labels
+// of its own, sharing p's feature rows and Adam step: the replay driver
+// samples the next step into it while p's step computes, and the other way
+// round. Gathering into the shared rows stays in step order.
+func (p *Plan) Twin() (*Plan, error) {
+	q, err := NewPlan(p.be, p.Batch, p.Fanouts, p.Caps, 0)
+	if err != nil {
+		return nil, err
+	}
+	q.X, q.AdamT = p.X, p.AdamT
+	q.Shared, q.Reduce, q.Tight = p.Shared, p.Reduce, p.Tight
+	return q, nil
+}
+
 // Free releases the plan's buffers.
 func (p *Plan) Free() {
 	for _, b := range p.owned {

@@ -32,6 +32,10 @@ type ReplayOptions struct {
 	// rows there. After an overflow BeforeRun sees the re-run step again.
 	Segment   int
 	BeforeRun func(epoch, step int) error
+	// InOrder issues the next step's sampling after this step's work
+	// instead of beside it (backend.Concurrent), for measuring the
+	// overlap; the results are the same.
+	InOrder bool
 }
 
 // ReplayStats is what the replay driver did.
@@ -58,7 +62,18 @@ func (t *Trainer) margin() float64 {
 
 // replayer holds the device state of the replay driver: the epoch's
 // shuffled seeds, the overflow flag, the loss accumulators and the captured
-// step.
+// steps.
+//
+// Lookahead. The plan (plans[0], the trainer's) has a twin (plans[1]) with
+// sampling buffers of its own. graphs[k] learns from the batch sampled
+// into plans[k] while it samples the next step into plans[1-k], beside
+// (backend.Concurrent: a second CUDA stream in the graph), and the
+// launches alternate. A plan's clock is its step's; each graph advances
+// its plan's clock by two. A run samples its first step in order before
+// the first launch; the sample its last launch makes is not used. The
+// overflow checks of a plan's counts run on the stream when its batch is
+// learnt, so the flag names the first step that did not fit, and no step
+// before it is skipped.
 type replayer struct {
 	t     *Trainer
 	cap   backend.Capturer
@@ -67,11 +82,11 @@ type replayer struct {
 	nPerm int            // how many of them are live
 	// A group's rank counts the whole batch's live seeds on the device by
 	// slicing a stand-in permutation of the training split (values unused).
-	global, globalOut backend.Buffer // I32 [len(train)], I32 [Config.Batch]; nil alone
-	flag              backend.Buffer // I32 [3]: overflowed, epoch, step
-	acc               backend.Buffer // F32 [2]: loss sum, correct sum
-	graph             backend.Replay
-	plan              *Plan             // the plan the graph was captured on
+	global, globalOut backend.Buffer    // I32 [len(train)], I32 [Config.Batch]; nil alone
+	flag              backend.Buffer    // I32 [3]: overflowed, epoch, step
+	acc               backend.Buffer    // F32 [2]: loss sum, correct sum
+	graphs            [2]backend.Replay // graphs[k] learns plans[k]'s batch, samples into plans[1-k]
+	plans             [2]*Plan          // the plan the graphs were captured on, and its twin
 	chunk             int               // the feature chunks' rows it was captured with
 	loss              backend.Buffer    // the model's loss (F32 [1]) in the captured step
 	marks             [][2]backend.Mark // device time stamps around launches, settled later
@@ -114,6 +129,11 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 		opt.Observe = 16
 	}
 	r := &replayer{t: t, cap: c, opt: opt, evals: map[int]*evalGraph{}, nPerm: t.rankSeeds()}
+	defer func() {
+		if r.graphs[0] == nil {
+			r.free()
+		}
+	}()
 	ideal := opt.Caps
 	caps := opt.Caps
 	if caps == nil {
@@ -149,18 +169,18 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 			continue
 		}
 		if *a.dst, err = t.be.Alloc(a.dt, a.n); err != nil {
-			r.free()
 			return nil, err
 		}
 	}
+	if err := r.pair(); err != nil {
+		return nil, err
+	}
 	if opt.BeforeCapture != nil {
 		if err := opt.BeforeCapture(r.stats.Envelope); err != nil {
-			r.free()
 			return nil, err
 		}
 	}
 	if err := r.capture(); err != nil {
-		r.free()
 		return nil, err
 	}
 	return r, nil
@@ -195,21 +215,43 @@ func (t *Trainer) replan(caps []nn.Caps) error {
 	return t.be.Sync()
 }
 
-// capture records one whole step: seeds sliced on the device, sampling,
-// overflow checks, gathering, forward, loss, backward, Adam (skipped on
-// overflow), the accumulation of loss and accuracy, and the clock's advance.
+// pair makes the twin of the trainer's plan, when the plan is not the one
+// the twin was made for.
+func (r *replayer) pair() error {
+	t := r.t
+	if r.plans[0] == t.plan && r.plans[1] != nil {
+		return nil
+	}
+	if r.plans[1] != nil {
+		r.plans[1].Free()
+		r.plans[1] = nil
+	}
+	twin, err := t.plan.Twin()
+	if err != nil {
+		return err
+	}
+	r.plans = [2]*Plan{t.plan, twin}
+	return nil
+}
+
+// capture records the two steps (graphs[0] and graphs[1]): each checks
+// its plan's counts, samples the next step into the other plan beside its
+// work, gathers, runs forward, loss, backward and Adam (skipped on
+// overflow), accumulates loss and accuracy, and advances its plan's clock.
 func (r *replayer) capture() error {
 	t := r.t
-	if r.graph != nil {
-		r.graph.Close()
-		r.graph = nil
+	r.closeGraphs()
+	if err := r.pair(); err != nil {
+		return err
 	}
 	// One eager step sizes any lazily grown scratch before capture; its
 	// effects are undone: parameters are not touched (the flag is set) and
-	// the clock and accumulators are reset by the caller.
+	// the clocks and accumulators are reset by the caller.
 	t.be.Fill(r.flag, 1)
 	t.noReduce = true
-	r.issue()
+	r.setClocks(0, 0)
+	r.sample(r.plans[0])
+	r.issue(0)
 	t.noReduce = false
 	if err := t.sync(); err != nil {
 		return err
@@ -220,32 +262,56 @@ func (r *replayer) capture() error {
 			return err
 		}
 	}
-	if err := r.cap.BeginCapture(); err != nil {
-		return err
+	for k := range r.graphs {
+		if err := r.cap.BeginCapture(); err != nil {
+			return err
+		}
+		r.issue(k)
+		g, err := r.cap.EndCapture()
+		if err != nil {
+			return fmt.Errorf("capture: %w", err)
+		}
+		r.graphs[k] = g
 	}
-	r.issue()
-	g, err := r.cap.EndCapture()
-	if err != nil {
-		return fmt.Errorf("capture: %w", err)
-	}
-	r.graph = g
-	r.plan, r.chunk = t.plan, t.chunkRows()
+	r.chunk = t.chunkRows()
 	r.stats.Captures++
 	t.be.Fill(r.flag, 0)
 	return t.be.Sync()
 }
 
-// issue enqueues one step for the current plan (the body of the graph).
-func (r *replayer) issue() {
-	t, p, be := r.t, r.t.plan, r.t.be
+// setClocks sets the plans' clocks for a run from step s: the first step
+// learns from plans[0], the next from plans[1].
+func (r *replayer) setClocks(epoch, s int) {
+	for k, p := range r.plans {
+		r.t.be.Write(p.Clock, 0, []int32{int32(epoch), int32(s + k)})
+	}
+}
+
+// sample slices the seeds of p's step from the epoch's permutation and
+// samples its blocks.
+func (r *replayer) sample(p *Plan) {
+	t, be := r.t, r.t.be
 	be.SliceSeeds(r.perm, r.nPerm, t.batch(), p.Clock, p.Seeds, p.NSeeds)
 	if p.Shared {
 		be.SliceSeeds(r.global, len(t.ds.Train), t.cfg.Batch, p.Clock, r.globalOut, p.Global)
 	}
 	p.SampleTrain(t.in, t.cfg.Seed)
+}
+
+// issue enqueues graphs[k]'s step: learning from plans[k]'s batch, with
+// the next step's sampling into plans[1-k] beside it.
+func (r *replayer) issue(k int) {
+	t, be := r.t, r.t.be
+	p, next := r.plans[k], r.plans[1-k]
 	for _, b := range p.Blocks {
 		be.FlagOverflow(b.NumEdges, p.Clock, r.flag)
 		be.FlagOverflow(b.NumSrc, p.Clock, r.flag)
+	}
+	if r.opt.InOrder {
+		defer r.sample(next)
+	} else {
+		backend.RunBeside(be, func() { r.sample(next) })
+		defer backend.JoinBeside(be)
 	}
 	p.Gather(t.in)
 	t.flagChunks(p, r.flag)
@@ -254,15 +320,26 @@ func (r *replayer) issue() {
 	loss, correct := p.Learn(t.model, t.in, t.cfg.Seed, adam)
 	r.loss = loss
 	be.Accumulate(loss, correct, r.acc, r.flag)
-	be.AddCount(p.ClockStep(), 1, nil)
+	be.AddCount(p.ClockStep(), 2, nil)
+}
+
+// closeGraphs releases the captured steps.
+func (r *replayer) closeGraphs() {
+	for k, g := range r.graphs {
+		if g != nil {
+			g.Close()
+			r.graphs[k] = nil
+		}
+	}
 }
 
 func (r *replayer) free() {
 	r.settleMarks()
 	r.freeEvals()
-	if r.graph != nil {
-		r.graph.Close()
-		r.graph = nil
+	r.closeGraphs()
+	if r.plans[1] != nil {
+		r.plans[1].Free()
+		r.plans[1] = nil
 	}
 	for _, b := range []backend.Buffer{r.perm, r.flag, r.acc, r.evalAcc, r.global, r.globalOut} {
 		if b != nil {
@@ -333,7 +410,7 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 // that the caller continues from the overflowed step.
 func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	t := r.t
-	if r.plan != t.plan || r.chunk != t.chunkRows() {
+	if r.plans[0] != t.plan || r.chunk != t.chunkRows() {
 		// Evaluation grew the shared plan or the feature chunks: capture
 		// the step anew.
 		if err := r.capture(); err != nil {
@@ -349,8 +426,9 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 			return 0, err
 		}
 	}
-	t.be.Write(t.plan.Clock, 0, []int32{int32(epoch), int32(s)})
+	r.setClocks(epoch, s)
 	t.be.Fill(r.flag, 0)
+	r.sample(r.plans[0])
 	timer, timed := t.be.(backend.Timer)
 	timed = timed && t.opt.OnStep == nil
 	start := time.Now()
@@ -362,7 +440,7 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 		if timed {
 			before, _ = timer.Mark()
 		}
-		r.graph.Launch()
+		r.graphs[(i-s)%2].Launch()
 		launched++
 		t.progress(t.epochStage(), i+1, steps)
 		if before != nil {

@@ -70,19 +70,20 @@ type Backend struct {
 	cachedKern  int             // kernel files read from the disk cache
 
 	pool       *pool
-	scratch    [numScratch]scratchBuf
-	retired    []scratchBuf     // replaced scratch still used by a graph (see capture.go)
-	graphRefs  map[uintptr]int  // scratch block -> live graphs that use it
-	capScratch map[uintptr]bool // scratch blocks used by the capture in progress
-	events     []uintptr        // CUDA events of closed marks, for reuse
-	errDev     uintptr          // device int32[4]: first error detected by a kernel
-	host       uintptr          // pinned host page: error record copy and count staging
-	pack       *argPack         // kernel arguments of the launch being issued
+	scratch    [2][numScratch]scratchBuf // per queue: the stream's, then the second queue's (beside.go)
+	retired    []scratchBuf              // replaced scratch still used by a graph (see capture.go)
+	graphRefs  map[uintptr]int           // scratch block -> live graphs that use it
+	capScratch map[uintptr]bool          // scratch blocks used by the capture in progress
+	events     []uintptr                 // CUDA events of closed marks, for reuse
+	errDev     uintptr                   // device int32[4]: first error detected by a kernel
+	host       uintptr                   // pinned host page: error record copy and count staging
+	pack       *argPack                  // kernel arguments of the launch being issued
 	pin        runtime.Pinner
 	gemmSc     *gemmArgs   // alpha and beta of the SGEMM being issued
 	pads       []padRegion // stashed padding rows of capacity GEMMs, not yet put back (pad.go)
 	adamQ      adamQueue   // Adam updates not yet launched (adam.go)
 	flagQ      flagQueue   // FlagOverflow checks not yet launched (steps.go)
+	side       sideQueue   // the second stream of backend.Concurrent (beside.go)
 	ws         uintptr     // cuBLAS workspace
 	wsClass    int64
 
@@ -400,6 +401,7 @@ func (b *Backend) shutdown() {
 		d.call("cuModuleUnload", d.cuModuleUnload, m)
 	}
 	b.modules = nil
+	b.releaseSide()
 	if b.stream != 0 {
 		d.call("cuStreamDestroy_v2", d.cuStreamDestroy, b.stream)
 		b.stream = 0

@@ -182,7 +182,7 @@ func (c *call) scratch(slot int, bytes int64) uintptr {
 		return 0
 	}
 	b := c.b
-	s := &b.scratch[slot]
+	s := &b.scratch[b.side.lane()][slot]
 	if s.ptr == 0 || s.class < bytes {
 		if s.ptr != 0 {
 			if b.graphRefs[s.ptr] > 0 || b.capScratch[s.ptr] {
@@ -210,7 +210,7 @@ func (c *call) scratch(slot int, bytes int64) uintptr {
 
 // scratchZeroed is scratch whose memory is zeroed whenever it is (re)made.
 func (c *call) scratchZeroed(slot int, bytes int64) uintptr {
-	s := &c.b.scratch[slot]
+	s := &c.b.scratch[c.b.side.lane()][slot]
 	grow := s.ptr == 0 || s.class < bytes
 	p := c.scratch(slot, bytes)
 	if grow && p != 0 {

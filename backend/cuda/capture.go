@@ -50,6 +50,7 @@ func (b *Backend) BeginCapture() error {
 	if b.capturing {
 		return fmt.Errorf("cuda: BeginCapture: already capturing")
 	}
+	c.joinSide()
 	if err := b.drv.call("cuStreamBeginCapture_v2", b.drv.cuStreamBeginCapture, b.stream, captureModeRelaxed); err != nil {
 		return err
 	}
@@ -67,6 +68,7 @@ func (b *Backend) EndCapture() (backend.Replay, error) {
 	if !b.capturing {
 		return nil, fmt.Errorf("cuda: EndCapture: not capturing")
 	}
+	c.joinSide()
 	b.capturing = false
 	used := b.capScratch
 	b.capScratch = nil

@@ -193,12 +193,12 @@ func TestCaptureScratch(t *testing.T) {
 			}
 		}
 		// An eager op outgrows the column-sum scratch the graph uses.
-		old := b.scratch[scratchColsum].ptr
+		old := b.scratch[0][scratchColsum].ptr
 		big := newLinearStep(t, b, r, 40000, 39000)
 		big.issue(b)
 		must(t, b)
-		if b.scratch[scratchColsum].ptr == old || len(b.retired) == 0 || inPool(b, old) {
-			t.Fatalf("outgrown scratch %#x: current %#x, retired %d, in pool %t", old, b.scratch[scratchColsum].ptr,
+		if b.scratch[0][scratchColsum].ptr == old || len(b.retired) == 0 || inPool(b, old) {
+			t.Fatalf("outgrown scratch %#x: current %#x, retired %d, in pool %t", old, b.scratch[0][scratchColsum].ptr,
 				len(b.retired), inPool(b, old))
 		}
 		b.Fill(s.dbias, 0)

@@ -59,6 +59,7 @@ type driver struct {
 	cuGraphInstantiateWithFlags, cuGraphLaunch, cuGraphExecDestroy, cuMemcpyHtoD uintptr
 	cuMemHostGetDevicePointer, cuMemHostRegister, cuMemHostUnregister            uintptr
 	cuDeviceCanAccessPeer, cuCtxEnablePeerAccess                                 uintptr
+	cuStreamCreateWithPriority, cuCtxGetStreamPriorityRange, cuStreamWaitEvent   uintptr
 }
 
 // loadDriver opens libcuda.so.1 and resolves every entry point the backend
@@ -117,6 +118,9 @@ func loadDriver(libDir string) (*driver, error) {
 		"cuGraphDestroy":               &d.cuGraphDestroy,
 		"cuDeviceCanAccessPeer":        &d.cuDeviceCanAccessPeer,
 		"cuCtxEnablePeerAccess":        &d.cuCtxEnablePeerAccess,
+		"cuStreamCreateWithPriority":   &d.cuStreamCreateWithPriority,
+		"cuCtxGetStreamPriorityRange":  &d.cuCtxGetStreamPriorityRange,
+		"cuStreamWaitEvent":            &d.cuStreamWaitEvent,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("CUDA driver too old or unusable: %w", err)

@@ -276,6 +276,7 @@ func (b *Backend) Read(dst any, buf backend.Buffer, off int) {
 	if !ok {
 		return
 	}
+	c.joinSide()
 	bytes := int64(n) * int64(dt.Size())
 	var pin runtime.Pinner
 	pin.Pin(p)
@@ -347,6 +348,7 @@ func (b *Backend) Sync() error {
 		c.failf("cannot synchronise while capturing a graph")
 		return b.err
 	}
+	c.joinSide()
 	d := b.drv
 	r, _, _ := purego.SyscallN(d.cuMemcpyDtoHAsync, b.host+hostErrOff, b.errDev, 16, b.stream)
 	if code := int32(r); code != cudaSuccess {

@@ -166,10 +166,17 @@ func TestCaptureSampling(t *testing.T) {
 		t.Fatalf("clock %v after three steps", c)
 	}
 
+	sameAsCPU(t, gpu, s, csr, seeds, fanouts, 2)
+}
+
+// sameAsCPU fails unless the blocks of s (sampled on gpu) equal those the
+// CPU backend samples from csr and seeds at step number step.
+func sameAsCPU(t *testing.T, gpu backend.Backend, s *sampler3, csr *graph.CSR, seeds []int32, fanouts []int, step int32) {
+	t.Helper()
 	host := cpu.New(2)
 	defer host.Close()
 	ref := newSampler3(t, host, csr, seeds, fanouts)
-	host.Write(ref.clock, 0, []int32{0, 2})
+	host.Write(ref.clock, 0, []int32{0, step})
 	ref.step(fanouts)
 	for h := range fanouts {
 		gb, hb := s.blocks[h], ref.blocks[h]

@@ -116,7 +116,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			b = withCapture(be)
 		}
 		fmt.Fprintf(stderr, "measuring %d %s steps (after %d warm-up) of %s on %s\n", *steps, m, *warmup, ds.Name, desc)
-		if err := benchMode(b, ds, cfg, &rep, *steps, *warmup, rf.margin); err != nil {
+		if err := benchMode(b, ds, cfg, &rep, *steps, *warmup, rf.replay()); err != nil {
 			return err
 		}
 		if m == "eager" {
@@ -161,7 +161,7 @@ func parseModes(s string) ([]string, error) {
 }
 
 // benchMode measures one driver on a fresh trainer and fills rep.
-func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *benchReport, steps, warmup int, margin float64) error {
+func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *benchReport, steps, warmup int, ropt train.ReplayOptions) error {
 	ms, hasMem := be.(backend.MemoryStats)
 	if hasMem {
 		ms.ResetPeak()
@@ -186,7 +186,7 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *b
 	if rep.Mode == "replay" {
 		// The floor is counted at the largest observed sizes: replay keeps
 		// per-step counts on the device.
-		res, st, err := tr.BenchReplay(steps, warmup, train.ReplayOptions{Margin: margin}, hooks)
+		res, st, err := tr.BenchReplay(steps, warmup, ropt, hooks)
 		if err != nil {
 			return err
 		}

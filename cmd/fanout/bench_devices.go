@@ -106,7 +106,7 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		}
 		var sum *train.Summary
 		if err == nil {
-			sum, err = multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", train.ReplayOptions{Margin: rf.margin})
+			sum, err = multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", rf.replay())
 		}
 		if err == nil && topo != nil {
 			rep.Cut, rep.Balance = topo.Stats.Cut, topo.Stats.Balance

@@ -68,6 +68,7 @@ func runOptions() []option {
 		{"shard-features", "with --devices N > 1: auto (the feature rows sharded over the devices as the graph, each device reading its peers' rows in place, only when the table does not fit a device with room for the step; on CPU devices the whole table on each), on (always sharded; float32 features, not with hybrid or --full-eval), off (the whole table on every device) or hosts (spread over the ranks of a job in hosts, the vertices partitioned over the hosts and dealt to a host's ranks, every other row fetched with all-to-alls: NCCL between GPUs, MPI between CPU processes; the --replicate budget's vertices' rows on every rank)", func(_ *train.Config, rf *runFlags) any { return &rf.shardFeatures }},
 		{"ranks-per-host", "with --shard-features hosts: how many ranks make a host (0: the launcher's LOCAL_WORLD_SIZE for processes; all devices of one process); several in-process devices can stand for several hosts", func(_ *train.Config, rf *runFlags) any { return &rf.ranksPerHost }},
 		{"envelope-margin", "replay: capacities = largest observed batch sizes x this margin", func(_ *train.Config, rf *runFlags) any { return &rf.margin }},
+		{"overlap-sampling", "replay: sample the next step beside this step's work (a second GPU stream); false samples it after, in order (the same results)", func(_ *train.Config, rf *runFlags) any { return &rf.overlap }},
 	}
 	for _, o := range cudaOptions() {
 		opts = append(opts, option{o.name, o.usage, func(_ *train.Config, rf *runFlags) any { return o.field(&rf.cuda) }})

@@ -74,7 +74,7 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 		return err
 	}
 	defer feats.Free() // after every rank is done, before the devices close
-	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay" || mode == "hybrid", train.ReplayOptions{Margin: rf.margin})
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay" || mode == "hybrid", rf.replay())
 	if errors.Is(err, train.ErrInterrupted) {
 		fmt.Fprintln(stderr, "interrupted")
 		return interruptStatus(ctx)

@@ -89,7 +89,7 @@ func hybridOptions(rf *runFlags, be backend.Backend, log io.Writer) (hybrid.Opti
 	if err != nil {
 		return hybrid.Options{}, err
 	}
-	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: log, Replay: train.ReplayOptions{Margin: rf.margin}, FeatureDType: dt,
+	hopt := hybrid.Options{CacheRows: int64(rf.cacheRows), Threads: rf.threads, Log: log, Replay: rf.replay(), FeatureDType: dt,
 		Hot: hybrid.HotOptions{Ratio: rf.hotRatio, Staleness: rf.staleness, SuperBatch: rf.superBatch, Outputs: rf.hotRows == "outputs",
 			NewCPU: func() (backend.Backend, error) { return cpu.New(rf.threads), nil }}}
 	if rf.gpuMemory != "" {

@@ -135,7 +135,7 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 	if err != nil {
 		return err
 	}
-	sum, err := multigpu.Run(ctx, ds, cfg, ranks, true, train.ReplayOptions{Margin: rf.margin})
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, true, rf.replay())
 	if err != nil {
 		if cerr := client.Err(); cerr != nil {
 			return fmt.Errorf("%w (the job: %v)", err, cerr)
@@ -235,7 +235,7 @@ func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config,
 	if err != nil {
 		return err
 	}
-	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", train.ReplayOptions{Margin: rf.margin})
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", rf.replay())
 	if err == nil {
 		err = comm.Err()
 	}

@@ -30,7 +30,7 @@ type source struct {
 // data comes from, the device, threads, the replay envelope's margin and the
 // GPU options; preset is the default --preset.
 func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
-	rf.src.preset, rf.device, rf.margin, rf.featureDType = preset, "auto", 1.15, "float32"
+	rf.src.preset, rf.device, rf.margin, rf.featureDType, rf.overlap = preset, "auto", 1.15, "float32", true
 	rf.shardFeatures = "auto"
 	rf.cuda.defaults()
 	for _, o := range runOptions() {
@@ -49,6 +49,7 @@ type runFlags struct {
 	threads      int
 	mode         string
 	margin       float64
+	overlap      bool   // --overlap-sampling
 	devices      int    // resolved from devicesSpec; 0: one device, no group
 	devicesSpec  string // --devices: N or all
 	cuda         cudaFlags
@@ -202,7 +203,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer tr.Close()
-	sum, err := runDriver(ctx, tr, replay, rf.margin, stderr)
+	sum, err := runDriver(ctx, tr, replay, rf.replay(), stderr)
 	if errors.Is(err, train.ErrInterrupted) {
 		if rf.out == "" {
 			fmt.Fprintln(stderr, "interrupted (no --out: nothing saved)")
@@ -256,12 +257,17 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 	return opt, train.CheckRunDir(rf.out, mode)
 }
 
+// replay is the replay driver's options from the flags.
+func (rf *runFlags) replay() train.ReplayOptions {
+	return train.ReplayOptions{Margin: rf.margin, InOrder: !rf.overlap}
+}
+
 // runDriver trains with the replay or the eager driver.
-func runDriver(ctx context.Context, tr *train.Trainer, replay bool, margin float64, stderr io.Writer) (*train.Summary, error) {
+func runDriver(ctx context.Context, tr *train.Trainer, replay bool, ropt train.ReplayOptions, stderr io.Writer) (*train.Summary, error) {
 	if !replay {
 		return tr.Run(ctx)
 	}
-	sum, st, err := tr.RunReplay(ctx, train.ReplayOptions{Margin: margin})
+	sum, st, err := tr.RunReplay(ctx, ropt)
 	if st != nil {
 		fmt.Fprintf(stderr, "replay: %d captures, %d overflows re-run, envelope %.1f MiB (ideal %.1f MiB)\n",
 			st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealBytes)/(1<<20))
