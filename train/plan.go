@@ -37,6 +37,10 @@ type Plan struct {
 	// Reduce, when set, runs between backward and Adam (the group's
 	// gradient all-reduce); flag is the step's overflow flag or nil.
 	Reduce func(flag backend.Buffer)
+	// BeforeBackward, when set, is issued between the loss and the
+	// backward pass (the replay driver puts the next step's sampling
+	// there).
+	BeforeBackward func()
 	// Tight marks an envelope sized from observed batches (the replay
 	// driver's) rather than the conservative bound: a batch may overflow it.
 	Tight bool

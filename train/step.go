@@ -171,6 +171,9 @@ func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConf
 	}
 	logits := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
 	loss, correct := m.Loss(b, logits)
+	if p.BeforeBackward != nil {
+		p.BeforeBackward()
+	}
 	m.Backward(b)
 	if p.Reduce != nil {
 		p.Reduce(adam.Skip)

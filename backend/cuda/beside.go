@@ -11,10 +11,10 @@ var _ backend.Concurrent = (*Backend)(nil)
 // sideQueue is the backend's second stream (backend.Concurrent). While
 // active, b.stream is the side stream and main holds the first; ops then
 // use the side's own scratch slots, so work beside the main stream never
-// shares scratch with it. The stream has the device's highest priority:
-// the work put beside is a chain of short, latency-bound launches (the
-// next step's sampling), whose blocks should start as soon as an SM
-// frees.
+// shares scratch with it. The stream has the device's highest priority
+// (the work put beside is a chain of short launches; the priority made no
+// measurable difference to the replayed step, whose graph may not keep
+// it).
 type sideQueue struct {
 	stream, fork, join uintptr
 	main               uintptr // the backend's stream while the side is active
