@@ -143,8 +143,12 @@ func (t *Trainer) envelopeReport(caps, ideal []nn.Caps) (EnvelopeReport, error) 
 }
 
 // replayBytes is the replayed step's memory at caps with the model reserved
-// for them: the plan, its twin (the next step's sampling; Plan.Twin) and
-// the model's workspace.
+// for them: the plan, its twin (the next step's sampling, and its rows
+// with fetchBeside; Plan.Twin) and the model's workspace.
 func (t *Trainer) replayBytes(caps []nn.Caps) int64 {
-	return planBytes(caps, t.batch(), t.ds.FeatDim) + planBytes(caps, t.batch(), 0) + t.model.WorkspaceBytes()
+	twinDim := 0
+	if t.fetchBeside() {
+		twinDim = t.ds.FeatDim
+	}
+	return planBytes(caps, t.batch(), t.ds.FeatDim) + planBytes(caps, t.batch(), twinDim) + t.model.WorkspaceBytes()
 }

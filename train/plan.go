@@ -107,15 +107,22 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 }
 
 // Twin makes a plan for p's envelope with seeds, counts, blocks and labels
-// of its own, sharing p's feature rows and Adam step: the replay driver
-// samples the next step into it while p's step computes, and the other way
-// round. Gathering into the shared rows stays in step order.
-func (p *Plan) Twin() (*Plan, error) {
-	q, err := NewPlan(p.be, p.Batch, p.Fanouts, p.Caps, 0)
+// of its own, sharing p's Adam step and, unless ownRows, p's feature rows:
+// the replay driver samples (and, with ownRows, gathers) the next step
+// into it while p's step computes, and the other way round.
+func (p *Plan) Twin(ownRows bool) (*Plan, error) {
+	dim := 0
+	if ownRows && p.X != nil {
+		dim = p.X.Len() / p.Caps[0].Src
+	}
+	q, err := NewPlan(p.be, p.Batch, p.Fanouts, p.Caps, dim)
 	if err != nil {
 		return nil, err
 	}
-	q.X, q.AdamT = p.X, p.AdamT
+	if dim == 0 {
+		q.X = p.X
+	}
+	q.AdamT = p.AdamT
 	q.Shared, q.Reduce, q.Tight = p.Shared, p.Reduce, p.Tight
 	return q, nil
 }

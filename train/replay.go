@@ -226,7 +226,7 @@ func (r *replayer) pair() error {
 		r.plans[1].Free()
 		r.plans[1] = nil
 	}
-	twin, err := t.plan.Twin()
+	twin, err := t.plan.Twin(t.fetchBeside())
 	if err != nil {
 		return err
 	}
@@ -250,7 +250,7 @@ func (r *replayer) capture() error {
 	t.be.Fill(r.flag, 1)
 	t.noReduce = true
 	r.setClocks(0, 0)
-	r.sample(r.plans[0])
+	r.first()
 	r.issue(0)
 	t.noReduce = false
 	if err := t.sync(); err != nil {
@@ -298,27 +298,52 @@ func (r *replayer) sample(p *Plan) {
 	p.SampleTrain(t.in, t.cfg.Seed)
 }
 
+// first samples a run's first step into plans[0] (and fetches its rows,
+// with fetchBeside), in order: each launch then prepares the step after
+// its own.
+func (r *replayer) first() {
+	r.sample(r.plans[0])
+	if r.t.fetchBeside() {
+		r.plans[0].Gather(r.t.in)
+	}
+}
+
 // issue enqueues graphs[k]'s step: learning from plans[k]'s batch, with
-// the next step's sampling into plans[1-k] beside it.
+// the next step's sampling into plans[1-k] beside its backward pass, and
+// with fetchBeside the next step's rows fetched there too.
 func (r *replayer) issue(k int) {
 	t, be := r.t, r.t.be
 	p, next := r.plans[k], r.plans[1-k]
+	fetch := t.fetchBeside()
 	for _, b := range p.Blocks {
 		be.FlagOverflow(b.NumEdges, p.Clock, r.flag)
 		be.FlagOverflow(b.NumSrc, p.Clock, r.flag)
 	}
+	if fetch {
+		// p's rows came in the step before (or first): the store's last
+		// gather is p's until this step's fetch starts below.
+		t.flagChunks(p, r.flag)
+	}
+	prepare := func() {
+		r.sample(next)
+		if fetch {
+			next.Gather(t.in)
+		}
+	}
 	if r.opt.InOrder {
-		defer r.sample(next)
+		defer prepare()
 	} else {
 		// Beside the backward pass: its products leave the memory system
 		// more room than the forward's gathers and aggregations (measured:
 		// 1% faster with --tf32 than forking at the step's start).
-		p.BeforeBackward = func() { backend.RunBeside(be, func() { r.sample(next) }) }
+		p.BeforeBackward = func() { backend.RunBeside(be, prepare) }
 		defer func() { p.BeforeBackward = nil }()
 		defer backend.JoinBeside(be)
 	}
-	p.Gather(t.in)
-	t.flagChunks(p, r.flag)
+	if !fetch {
+		p.Gather(t.in)
+		t.flagChunks(p, r.flag)
+	}
 	adam := t.adam
 	adam.Skip = r.flag
 	loss, correct := p.Learn(t.model, t.in, t.cfg.Seed, adam)
@@ -432,7 +457,7 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	}
 	r.setClocks(epoch, s)
 	t.be.Fill(r.flag, 0)
-	r.sample(r.plans[0])
+	r.first()
 	timer, timed := t.be.(backend.Timer)
 	timed = timed && t.opt.OnStep == nil
 	start := time.Now()
