@@ -26,6 +26,9 @@ const (
 	cudaErrorNoDevice       = 100
 
 	attrMaxSharedPerBlockOptin = 97
+	attrClockRate              = 13 // kHz, the SM's peak
+	attrMemoryClockRate        = 36 // kHz
+	attrGlobalMemoryBusWidth   = 37 // bits
 	attrMultiprocessorCount    = 16
 	attrComputeCapMajor        = 75
 	attrComputeCapMinor        = 76
@@ -160,6 +163,9 @@ type deviceInfo struct {
 	smemOptin    int
 	totalMem     int64
 	driverVer    int
+	clockKHz     int // peak SM clock
+	memClockKHz  int
+	busBits      int
 }
 
 // arch is e.g. 90 for sm_90.
@@ -204,6 +210,7 @@ func (d *driver) initDevice(ordinal int) (deviceInfo, error) {
 	}{
 		{attrComputeCapMajor, &info.major}, {attrComputeCapMinor, &info.minor},
 		{attrMultiprocessorCount, &info.sms}, {attrMaxSharedPerBlockOptin, &info.smemOptin},
+		{attrClockRate, &info.clockKHz}, {attrMemoryClockRate, &info.memClockKHz}, {attrGlobalMemoryBusWidth, &info.busBits},
 	}
 	for _, a := range attrs {
 		var v int32

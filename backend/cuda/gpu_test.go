@@ -54,6 +54,11 @@ func TestDeviceInfo(t *testing.T) {
 	target, cached := warm.Target()
 	t.Logf("%s; kernels %s; NVRTC %s; cuBLAS %d; New %v compiling, %v from cache (%d files)",
 		warm.Name(), target, warm.rtc.Library(), warm.blas.version(), coldTime, warmTime, cached)
+	if p := warm.Peak(); p.BandwidthGBs < 100 {
+		t.Errorf("peak %+v: want the memory's bandwidth from the attributes (hundreds of GB/s at least)", p)
+	} else {
+		t.Logf("peak: %.0f GB/s, %.0f dense 16-bit tensor TFLOP/s", p.BandwidthGBs, p.TensorTFLOPS)
+	}
 }
 
 // TestPhiloxMatchesRNG compares the device Philox with package rng.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/nn"
 	"github.com/fanout-gnn/fanout/report"
@@ -28,7 +29,11 @@ type benchReport struct {
 	train.Floor
 	FloorSeconds float64 `json:"floor_s"`    // per step: GFLOP / matmul rate + GB / bandwidth
 	Efficiency   float64 `json:"efficiency"` // floor / measured step time
-	PeakBytes    int64   `json:"peak_bytes,omitempty"`
+	// The floor at the device's peak rates (from its attributes, not
+	// measured): GFLOP / dense 16-bit tensor rate + GB / memory bandwidth.
+	Peak             *cuda.Peak `json:"peak,omitempty"`
+	PeakFloorSeconds float64    `json:"peak_floor_s,omitempty"`
+	PeakBytes        int64      `json:"peak_bytes,omitempty"`
 	// Per step in the unsynced pass, where the backend counts them (CUDA).
 	Launches      float64 `json:"launches_per_step,omitempty"`
 	Gemms         float64 `json:"gemms_per_step,omitempty"`
@@ -220,6 +225,12 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *b
 	rep.Floor = tr.StepFloor(rep.Blocks)
 	rep.FloorSeconds = rep.GFLOP/rep.MatmulGFLOPS + rep.GB/rep.BandwidthGBs
 	rep.Efficiency = rep.FloorSeconds / rep.StepSeconds
+	if c, ok := cudaOf(be); ok {
+		if p := c.Peak(); p.TensorTFLOPS > 0 && p.BandwidthGBs > 0 {
+			rep.Peak = &p
+			rep.PeakFloorSeconds = rep.GFLOP/(p.TensorTFLOPS*1e3) + rep.GB/p.BandwidthGBs
+		}
+	}
 	return nil
 }
 
@@ -331,6 +342,10 @@ func printBench(w io.Writer, r benchReport) {
 	fmt.Fprintf(w, "  matmul            %.1f GFLOP/s at %s\n", r.MatmulGFLOPS, r.MatmulShape)
 	fmt.Fprintf(w, "  bandwidth         %.0f GB/s (row copy)\n", r.BandwidthGBs)
 	fmt.Fprintf(w, "  floor             %s per step (%.1f GFLOP, %.2f GB); efficiency %.0f%%\n", ms(r.FloorSeconds), r.GFLOP, r.GB, 100*r.Efficiency)
+	if r.Peak != nil {
+		fmt.Fprintf(w, "  floor at peak     %s per step (dense 16-bit tensor rate %.0f TFLOP/s, memory %.0f GB/s: the device's attributes); the step is %.1fx it\n",
+			ms(r.PeakFloorSeconds), r.Peak.TensorTFLOPS, r.Peak.BandwidthGBs, r.StepSeconds/r.PeakFloorSeconds)
+	}
 	if r.Launches > 0 {
 		fmt.Fprintf(w, "  per step          %.0f kernel launches, %.0f GEMMs, %.0f host syncs\n", r.Launches, r.Gemms, r.HostSyncs)
 	}
