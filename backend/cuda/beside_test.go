@@ -12,13 +12,7 @@ import (
 // refuses to nest.
 func TestBeside(t *testing.T) {
 	gpu := openTest(t, Options{})
-	r := rand.New(rand.NewPCG(15, 16))
-	csr := powerLawCSR(r, 20000)
-	seeds := make([]int32, 300)
-	for i, p := range r.Perm(int(csr.NumNodes))[:len(seeds)] {
-		seeds[i] = int32(p)
-	}
-	fanouts := []int{10, 5, 40}
+	csr, seeds, fanouts := samplingCase(rand.New(rand.NewPCG(15, 16)))
 	here := newSampler3(t, gpu, csr, seeds, fanouts)
 	side := newSampler3(t, gpu, csr, seeds, fanouts)
 	here.step(fanouts) // step 0 on the stream

@@ -140,13 +140,7 @@ func TestSamplingMatchesCPUBackend(t *testing.T) {
 // same (device-advanced) step.
 func TestCaptureSampling(t *testing.T) {
 	gpu := openTest(t, Options{})
-	r := rand.New(rand.NewPCG(13, 14))
-	csr := powerLawCSR(r, 20000)
-	seeds := make([]int32, 300)
-	for i, p := range r.Perm(int(csr.NumNodes))[:len(seeds)] {
-		seeds[i] = int32(p)
-	}
-	fanouts := []int{10, 5, 40}
+	csr, seeds, fanouts := samplingCase(rand.New(rand.NewPCG(13, 14)))
 	s := newSampler3(t, gpu, csr, seeds, fanouts)
 	s.step(fanouts) // step 0, eager: grows scratch
 	must(t, gpu)
@@ -167,6 +161,17 @@ func TestCaptureSampling(t *testing.T) {
 	}
 
 	sameAsCPU(t, gpu, s, csr, seeds, fanouts, 2)
+}
+
+// samplingCase is a graph with heavy-tailed degrees, 300 distinct seeds
+// and three hops' fanouts (one above 32), for the capture tests.
+func samplingCase(r *rand.Rand) (*graph.CSR, []int32, []int) {
+	csr := powerLawCSR(r, 20000)
+	seeds := make([]int32, 300)
+	for i, p := range r.Perm(int(csr.NumNodes))[:len(seeds)] {
+		seeds[i] = int32(p)
+	}
+	return csr, seeds, []int{10, 5, 40}
 }
 
 // sameAsCPU fails unless the blocks of s (sampled on gpu) equal those the
