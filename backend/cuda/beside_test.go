@@ -24,20 +24,11 @@ func TestBeside(t *testing.T) {
 	}
 	sameAsCPU(t, gpu, side, csr, seeds, fanouts, 0)
 
-	if err := gpu.BeginCapture(); err != nil {
-		t.Fatal(err)
-	}
-	gpu.Beside(func() { side.step(fanouts) })
-	here.step(fanouts)
-	gpu.Join()
-	g, err := gpu.EndCapture()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	g.Launch() // step 1
-	g.Launch() // step 2
-	must(t, gpu)
+	replayTwice(t, gpu, func() { // steps 1 and 2
+		gpu.Beside(func() { side.step(fanouts) })
+		here.step(fanouts)
+		gpu.Join()
+	})
 	sameAsCPU(t, gpu, here, csr, seeds, fanouts, 2)
 	sameAsCPU(t, gpu, side, csr, seeds, fanouts, 2)
 

@@ -144,23 +144,29 @@ func TestCaptureSampling(t *testing.T) {
 	s := newSampler3(t, gpu, csr, seeds, fanouts)
 	s.step(fanouts) // step 0, eager: grows scratch
 	must(t, gpu)
-	if err := gpu.BeginCapture(); err != nil {
-		t.Fatal(err)
-	}
-	s.step(fanouts)
-	g, err := gpu.EndCapture()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	g.Launch() // step 1
-	g.Launch() // step 2
-	must(t, gpu)
+	replayTwice(t, gpu, func() { s.step(fanouts) }) // steps 1 and 2
 	if c := readI32(t, gpu, s.clock, 2); c[1] != 3 {
 		t.Fatalf("clock %v after three steps", c)
 	}
 
 	sameAsCPU(t, gpu, s, csr, seeds, fanouts, 2)
+}
+
+// replayTwice captures the ops issue issues and launches the graph twice.
+func replayTwice(t *testing.T, gpu *Backend, issue func()) {
+	t.Helper()
+	if err := gpu.BeginCapture(); err != nil {
+		t.Fatal(err)
+	}
+	issue()
+	g, err := gpu.EndCapture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	g.Launch()
+	g.Launch()
+	must(t, gpu)
 }
 
 // samplingCase is a graph with heavy-tailed degrees, 300 distinct seeds
