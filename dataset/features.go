@@ -59,14 +59,7 @@ func (d *Dataset) RoundFeatures() {
 	if d.FeaturesBF16 != nil {
 		return
 	}
-	src := d.Features
-	out := make([]uint16, len(src))
-	parallel.Range(int64(len(src)), parallel.Threads(0), func(_ int, lo, hi int64) {
-		for i := lo; i < hi; i++ {
-			out[i] = backend.BF16Bits(src[i])
-		}
-	})
-	d.Features, d.FeaturesBF16 = nil, out
+	d.Features, d.FeaturesBF16 = nil, convertAll(d.Features, backend.BF16Bits)
 }
 
 // WidenFeatures replaces bfloat16 features with their float32 values
@@ -76,14 +69,18 @@ func (d *Dataset) WidenFeatures() {
 	if d.FeaturesBF16 == nil {
 		return
 	}
-	src := d.FeaturesBF16
-	out := make([]float32, len(src))
+	d.Features, d.FeaturesBF16 = convertAll(d.FeaturesBF16, backend.BF16Float), nil
+}
+
+// convertAll is f of every value of src, a new slice, computed in parallel.
+func convertAll[S, D any](src []S, f func(S) D) []D {
+	out := make([]D, len(src))
 	parallel.Range(int64(len(src)), parallel.Threads(0), func(_ int, lo, hi int64) {
 		for i := lo; i < hi; i++ {
-			out[i] = backend.BF16Float(src[i])
+			out[i] = f(src[i])
 		}
 	})
-	d.Features, d.FeaturesBF16 = out, nil
+	return out
 }
 
 // CheckFeaturesBF16 is CheckFeatures for bfloat16 bit patterns: a value

@@ -70,23 +70,24 @@ func (t table) put(dst any, i int, v int64) {
 	src := int(v) * t.dim
 	switch o := dst.(type) {
 	case []float32:
-		o = o[i*t.dim : (i+1)*t.dim]
 		if t.dt == backend.F32 {
-			copy(o, t.f32[src:])
-			return
-		}
-		for j, h := range t.bf16[src : src+t.dim] {
-			o[j] = backend.BF16Float(h)
+			copy(o[i*t.dim:(i+1)*t.dim], t.f32[src:])
+		} else {
+			convert(o[i*t.dim:(i+1)*t.dim], t.bf16[src:], backend.BF16Float)
 		}
 	case []uint16:
-		o = o[i*t.dim : (i+1)*t.dim]
 		if t.dt == backend.BF16 {
-			copy(o, t.bf16[src:])
-			return
+			copy(o[i*t.dim:(i+1)*t.dim], t.bf16[src:])
+		} else {
+			convert(o[i*t.dim:(i+1)*t.dim], t.f32[src:], backend.BF16Bits)
 		}
-		for j, f := range t.f32[src : src+t.dim] {
-			o[j] = backend.BF16Bits(f)
-		}
+	}
+}
+
+// convert writes f of each of src's first len(dst) values into dst.
+func convert[S, D any](dst []D, src []S, f func(S) D) {
+	for j := range dst {
+		dst[j] = f(src[j])
 	}
 }
 
