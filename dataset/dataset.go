@@ -15,13 +15,19 @@ import (
 type Dataset struct {
 	Name       string
 	Graph      *graph.CSR
-	Features   []float32 // [Graph.NumNodes, FeatDim] row-major
+	Features   []float32 // [Graph.NumNodes, FeatDim] row-major; nil when FeaturesBF16 holds them
 	FeatDim    int
 	Labels     []int32 // [Graph.NumNodes]; -1 marks an unlabelled vertex
 	NumClasses int
 	Train      []int64 // vertex ids
 	Valid      []int64
 	Test       []int64
+
+	// FeaturesBF16 holds the features as bfloat16 bit patterns instead of
+	// Features ([Graph.NumNodes, FeatDim] row-major, backend.BF16Bits of the
+	// float32 values), half the bytes; nil for float32 features. One of
+	// the two is set (FeatureDType, FeatureTable: features.go).
+	FeaturesBF16 []uint16
 
 	// Symmetric is declared by whoever built the graph: every edge u->v has
 	// its reverse v->u. It is recorded in the manifest, and Validate checks it.
@@ -47,7 +53,7 @@ func (d *Dataset) Close() error {
 		errs = append(errs, c())
 	}
 	d.closers = nil
-	d.Features, d.Labels, d.Train, d.Valid, d.Test = nil, nil, nil, nil, nil
+	d.Features, d.FeaturesBF16, d.Labels, d.Train, d.Valid, d.Test = nil, nil, nil, nil, nil, nil
 	if d.Graph != nil {
 		d.Graph.Indptr, d.Graph.Indices, d.Graph.Indices64 = nil, nil, nil
 	}

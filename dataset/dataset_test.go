@@ -234,7 +234,7 @@ func TestInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	i := d.Info()
-	want := Info{Name: "star", Symmetric: true, NumNodes: 6, NumEdges: 8, FeatDim: 2, NumClasses: 2,
+	want := Info{Name: "star", Symmetric: true, NumNodes: 6, NumEdges: 8, FeatDim: 2, FeatureDType: "float32", FeatureBytes: 48, NumClasses: 2,
 		NumTrain: 2, NumTest: 1, Labelled: 4,
 		Degree: graph.DegreeStats{Min: 0, Max: 4, Mean: 8.0 / 6, P50: 1, P90: 4, P99: 4, Isolated: 1}}
 	if !reflect.DeepEqual(i, want) {
@@ -247,6 +247,7 @@ func TestInfo(t *testing.T) {
 		"edges      8 (directed, symmetric; int32 ids)\n",
 		"degree     mean 1.33  min 0  p50 1  p90 4  p99 4  max 4\n",
 		"isolated   1 (16.7%)\n",
+		"features   2 float32 per vertex (48 B)\n",
 		"labelled   4 (66.7%)\n",
 		"split      train 2  valid 0  test 1\n",
 	} {

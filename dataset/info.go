@@ -17,6 +17,8 @@ type Info struct {
 	WideIndices   bool  // indices are int64
 	Degree        graph.DegreeStats
 	FeatDim       int
+	FeatureDType  string // float32 or bfloat16
+	FeatureBytes  int64  // the feature table's size as held
 	NumClasses    int
 	NumTrain      int64
 	NumValid      int64
@@ -28,12 +30,13 @@ type Info struct {
 func (d *Dataset) Info() Info {
 	i := Info{
 		Name: d.Name, Source: d.Source, Symmetric: d.Symmetric, Preprocessing: d.Preprocessing,
-		FeatDim: d.FeatDim, NumClasses: d.NumClasses,
+		FeatDim: d.FeatDim, FeatureDType: d.FeatureDType().String(), NumClasses: d.NumClasses,
 		NumTrain: int64(len(d.Train)), NumValid: int64(len(d.Valid)), NumTest: int64(len(d.Test)),
 	}
 	if g := d.Graph; g != nil {
 		i.NumNodes, i.NumEdges, i.WideIndices = g.NumNodes, g.NumEdges(), g.Wide()
 		i.Degree = g.DegreeStats()
+		i.FeatureBytes = d.FeatureBytes()
 	}
 	for _, c := range d.Labels {
 		if c >= 0 {
@@ -71,11 +74,24 @@ func (i Info) String() string {
 	s := i.Degree
 	line("degree", "mean %.2f  min %d  p50 %d  p90 %d  p99 %d  max %d", s.Mean, s.Min, s.P50, s.P90, s.P99, s.Max)
 	line("isolated", "%s (%s)", group(s.Isolated), percent(s.Isolated, i.NumNodes))
-	line("features", "%d float32 per vertex", i.FeatDim)
+	line("features", "%d %s per vertex (%s)", i.FeatDim, i.FeatureDType, size(i.FeatureBytes))
 	line("classes", "%d", i.NumClasses)
 	line("labelled", "%s (%s)", group(i.Labelled), percent(i.Labelled, i.NumNodes))
 	line("split", "train %s  valid %s  test %s", group(i.NumTrain), group(i.NumValid), group(i.NumTest))
 	return b.String()
+}
+
+// size renders a byte count in binary units: "1.0 MiB".
+func size(b int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(b), 0
+	for v >= 1024 && u < len(units)-1 {
+		v, u = v/1024, u+1
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d B", b)
+	}
+	return fmt.Sprintf("%.1f %s", v, units[u])
 }
 
 // percent renders part/whole as "12.3%".

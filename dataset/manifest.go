@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/fanout-gnn/fanout/backend"
 )
 
 // File names inside a dataset directory.
@@ -16,7 +18,7 @@ const (
 	ManifestFile = "manifest.yaml"
 	IndptrFile   = "indptr.npy"  // int64 [num_nodes+1]
 	IndicesFile  = "indices.npy" // int32 [num_edges] (int64 from 2^31 vertices)
-	FeatFile     = "feat.npy"    // float32 [num_nodes, feat_dim]
+	FeatFile     = "feat.npy"    // float32 [num_nodes, feat_dim]; uint16 bfloat16 bits with feature_dtype: bfloat16
 	LabelFile    = "label.npy"   // int32 [num_nodes], -1 = unlabelled
 	TrainFile    = "train_idx.npy"
 	ValidFile    = "valid_idx.npy"
@@ -46,6 +48,9 @@ type Manifest struct {
 	// order: symmetrize, drop-self-loops, dedup-edges, normalize-features,
 	// or free text.
 	Preprocessing []string `yaml:"preprocessing,omitempty,flow"`
+	// FeatureDType is how feat.npy holds the features: float32 (<f4; also
+	// when absent) or bfloat16 (<u2 bit patterns: numpy has no bfloat16).
+	FeatureDType string `yaml:"feature_dtype,omitempty"`
 }
 
 // maxManifestBytes bounds what ReadManifest accepts.
@@ -115,6 +120,9 @@ func (m Manifest) check() error {
 			return fmt.Errorf("preprocessing entry %d is %q, want a name on one line", i+1, p)
 		}
 	}
+	if _, err := ParseFeatureDType(m.FeatureDType); err != nil {
+		return err
+	}
 	if m.FeatDim == 0 {
 		return errors.New("feat_dim is 0 or missing")
 	}
@@ -171,7 +179,17 @@ func manifestOf(d *Dataset) Manifest {
 		NumValid:      int64(len(d.Valid)),
 		NumTest:       int64(len(d.Test)),
 		Preprocessing: d.Preprocessing,
+		FeatureDType:  featureDTypeKey(d),
 	}
+}
+
+// featureDTypeKey is the feature_dtype a manifest records for d: absent
+// for float32, so a float32 dataset's manifest is as it always was.
+func featureDTypeKey(d *Dataset) string {
+	if d.FeatureDType() == backend.BF16 {
+		return DTypeBFloat16
+	}
+	return ""
 }
 
 // marshal renders the manifest as YAML with a leading comment.

@@ -4,8 +4,10 @@ package dataset
 // to 1 in absolute value (rows of zeros stay zero), the usual preprocessing
 // of bag-of-words features such as Planetoid's, and records the step in
 // Preprocessing. The original slice (possibly memory-mapped) is not
-// modified.
+// modified. Bfloat16 features are widened first, so the result is float32
+// (round it again with RoundFeatures).
 func (d *Dataset) NormalizeFeatures() {
+	d.WidenFeatures()
 	out := make([]float32, len(d.Features))
 	for r := 0; r*d.FeatDim < len(d.Features); r++ {
 		row := d.Features[r*d.FeatDim : (r+1)*d.FeatDim]

@@ -10,9 +10,11 @@ import (
 
 // Open opens the dataset directory dir: it reads manifest.yaml, memory-maps
 // the arrays, checks their dtypes and shapes against the manifest and runs
-// Validate. Arrays stored with a wider or narrower integer type than the
-// in-memory one (int64 labels, int32 split ids, ...) are converted, which
-// copies them. The caller must Close the dataset.
+// Validate. feat.npy holds float32 features, or bfloat16 bit patterns
+// (Dataset.FeaturesBF16) where the manifest says feature_dtype: bfloat16;
+// either is mapped as it is. Arrays stored with a wider or narrower
+// integer type than the in-memory one (int64 labels, int32 split ids, ...)
+// are converted, which copies them. The caller must Close the dataset.
 func Open(dir string) (_ *Dataset, err error) {
 	m, err := ReadManifest(filepath.Join(dir, ManifestFile))
 	if err != nil {
@@ -39,7 +41,7 @@ func Open(dir string) (_ *Dataset, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.Features, err = loadFeat(l, m); err != nil {
+	if err = loadFeat(l, m); err != nil {
 		return nil, err
 	}
 	if d.Labels, err = loadInt[int32](l, LabelFile, m.NumNodes, "num_nodes"); err != nil {
@@ -121,22 +123,37 @@ func convertInt[T int32 | int64, S int32 | int64](src []S, path string) ([]T, er
 	return out, nil
 }
 
-// loadFeat maps feat.npy, which must be float32 [num_nodes, feat_dim].
-func loadFeat(l loader, m Manifest) ([]float32, error) {
+// loadFeat maps feat.npy, [num_nodes, feat_dim] of the manifest's
+// feature_dtype: float32 (<f4), or bfloat16 bit patterns (<u2), into d.
+func loadFeat(l loader, m Manifest) error {
 	data, shape, err := l.load(FeatFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	f, ok := data.([]float32)
-	if !ok {
-		descr, _ := npy.Descr(data)
-		return nil, fmt.Errorf("%s: dtype %s, want float32 (convert with astype(numpy.float32))", l.path(FeatFile), descr)
+	descr, _ := npy.Descr(data)
+	bf16 := m.FeatureDType == DTypeBFloat16
+	switch f := data.(type) {
+	case []float32:
+		if bf16 {
+			return fmt.Errorf("%s: dtype %s, but %s says feature_dtype: bfloat16, which feat.npy stores as <u2 (bfloat16 bit patterns)", l.path(FeatFile), descr, ManifestFile)
+		}
+		l.d.Features = f
+	case []uint16:
+		if !bf16 {
+			return fmt.Errorf("%s: dtype %s, but %s has no feature_dtype: bfloat16 (add it if the file holds bfloat16 bit patterns; float32 features are <f4)", l.path(FeatFile), descr, ManifestFile)
+		}
+		l.d.FeaturesBF16 = f
+	default:
+		if bf16 {
+			return fmt.Errorf("%s: dtype %s, want <u2 (bfloat16 bit patterns), as %s says feature_dtype: bfloat16", l.path(FeatFile), descr, ManifestFile)
+		}
+		return fmt.Errorf("%s: dtype %s, want float32 (convert with astype(numpy.float32))", l.path(FeatFile), descr)
 	}
 	if len(shape) != 2 || shape[0] != m.NumNodes || shape[1] != int64(m.FeatDim) {
-		return nil, fmt.Errorf("%s: shape %s, but %s says num_nodes = %d, feat_dim = %d",
+		return fmt.Errorf("%s: shape %s, but %s says num_nodes = %d, feat_dim = %d",
 			l.path(FeatFile), shapeText(shape), ManifestFile, m.NumNodes, m.FeatDim)
 	}
-	return f, nil
+	return nil
 }
 
 // shapeText renders a shape for messages: [1000 100].

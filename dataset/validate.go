@@ -13,8 +13,9 @@ import (
 // Validate checks that the dataset is consistent: indptr has num_nodes+1
 // entries, starts at 0, never decreases and ends at the number of indices;
 // the right one of Indices/Indices64 is set and every index lies in
-// [0, num_nodes); features hold num_nodes*feat_dim values; labels lie in
-// [-1, num_classes); every feature is finite; a graph declared symmetric
+// [0, num_nodes); one feature table (float32 or bfloat16) holds
+// num_nodes*feat_dim values; labels lie in [-1, num_classes); every
+// feature is finite; a graph declared symmetric
 // is (symmetric.go); split ids lie in [0, num_nodes), are labelled and are
 // not repeated within a split; the train split is not empty (valid and test
 // may be). Each check is one pass, split across GOMAXPROCS goroutines. The
@@ -37,11 +38,8 @@ func (d *Dataset) Validate() error {
 	if err := validateGraph(g); err != nil {
 		return err
 	}
-	if want := n * int64(d.FeatDim); int64(len(d.Features)) != want {
-		return fileErr(FeatFile, "%d values, want num_nodes*feat_dim = %d*%d = %d", len(d.Features), n, d.FeatDim, want)
-	}
-	if err := CheckFeatures(d.Features, d.FeatDim); err != nil {
-		return &FileError{File: FeatFile, Err: err}
+	if err := d.validateFeatures(); err != nil {
+		return err
 	}
 	if d.Symmetric {
 		if err := checkSymmetric(g); err != nil {
@@ -88,13 +86,34 @@ func CheckFeatures(feat []float32, dim int) error {
 	return firstError(int64(len(feat)), func(lo, hi int64) error {
 		for i, v := range feat[lo:hi] {
 			if v-v != 0 { // NaN or ±Inf
-				at := lo + int64(i)
-				return fmt.Errorf("row %d (vertex %d), column %d is %v; features must be finite numbers",
-					at/int64(dim), at/int64(dim), at%int64(dim), v)
+				return notFinite(lo+int64(i), dim, fmt.Sprint(v))
 			}
 		}
 		return nil
 	})
+}
+
+// validateFeatures checks that one feature table is set, float32 or
+// bfloat16, of num_nodes*feat_dim finite values.
+func (d *Dataset) validateFeatures() error {
+	if d.Features != nil && d.FeaturesBF16 != nil {
+		return fileErr(FeatFile, "both float32 and bfloat16 features are set; a dataset holds one")
+	}
+	n, values := d.Graph.NumNodes, int64(len(d.Features))
+	if d.FeaturesBF16 != nil {
+		values = int64(len(d.FeaturesBF16))
+	}
+	if want := n * int64(d.FeatDim); values != want {
+		return fileErr(FeatFile, "%d values, want num_nodes*feat_dim = %d*%d = %d", values, n, d.FeatDim, want)
+	}
+	err := CheckFeatures(d.Features, d.FeatDim)
+	if d.FeaturesBF16 != nil {
+		err = CheckFeaturesBF16(d.FeaturesBF16, d.FeatDim)
+	}
+	if err != nil {
+		return &FileError{File: FeatFile, Err: err}
+	}
+	return nil
 }
 
 // validateSplit checks one split's ids: in range, labelled, no duplicates.

@@ -124,7 +124,7 @@ func writeFiles(dir string, d *Dataset) error {
 	}{
 		{IndptrFile, g.Indptr, []int64{n + 1}},
 		{IndicesFile, indices, []int64{g.NumEdges()}},
-		{FeatFile, d.Features, []int64{n, int64(d.FeatDim)}},
+		{FeatFile, d.FeatureTable(), []int64{n, int64(d.FeatDim)}},
 		{LabelFile, d.Labels, []int64{n}},
 		{TrainFile, d.Train, []int64{int64(len(d.Train))}},
 		{ValidFile, d.Valid, []int64{int64(len(d.Valid))}},

@@ -46,27 +46,29 @@ type Exchanged struct {
 	ferr  error
 }
 
-// NewExchanged holds this rank's rows of the [N, dim] float32 table feat
-// (l.Held(rank)) on be and serves the table through coll (rank
-// coll.Rank() of l.Ranks). With reuse, each gather keeps the rows it did
-// not hold for the next.
-func NewExchanged(be backend.Backend, coll backend.Collective, feat []float32, dim int, l *Layout, reuse bool) (*Exchanged, error) {
+// NewExchanged holds this rank's rows of the [N, dim] table feat
+// (l.Held(rank)) on be as float32 and serves the table through coll (rank
+// coll.Rank() of l.Ranks). feat is []float32, or []uint16 bfloat16 bits
+// (the held rows are widened as they are copied). With reuse, each gather
+// keeps the rows it did not hold for the next.
+func NewExchanged(be backend.Backend, coll backend.Collective, feat any, dim int, l *Layout, reuse bool) (*Exchanged, error) {
 	xb := backend.ExchangerOf(be)
 	if xb == nil {
 		return nil, fmt.Errorf("featstore: %s cannot exchange rows with other ranks", be.Name())
 	}
-	if dim <= 0 || len(feat)%dim != 0 || int64(len(feat)/dim) != int64(len(l.Owner)) {
-		return nil, fmt.Errorf("featstore: %d values are not %d rows of width %d", len(feat), len(l.Owner), dim)
+	t, err := tableOf(feat, dim)
+	if err != nil {
+		return nil, err
+	}
+	if t.rows != int64(len(l.Owner)) {
+		return nil, fmt.Errorf("featstore: %d rows of width %d, the layout has %d", t.rows, dim, len(l.Owner))
 	}
 	rank := coll.Rank()
 	if coll.Size() != l.Ranks {
 		return nil, fmt.Errorf("featstore: the rows are placed over %d ranks, the group has %d", l.Ranks, coll.Size())
 	}
 	where, held := l.Where(rank)
-	rows := make([]float32, 0, len(held)*dim)
-	for _, v := range held {
-		rows = append(rows, feat[int(v)*dim:int(v+1)*dim]...)
-	}
+	rows := t.hostRows(backend.F32, len(held), func(i int) int64 { return int64(held[i]) }).([]float32)
 	if len(rows) == 0 {
 		rows = make([]float32, dim) // a rank holding nothing still passes a buffer
 	}

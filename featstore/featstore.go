@@ -50,31 +50,29 @@ type Resident struct {
 // Upload makes the [rows, dim] table feat resident on be (the CPU backend
 // uses the slice in place; the caller must not modify it afterwards).
 func Upload(be backend.Backend, feat []float32, dim int) (*Resident, error) {
-	if dim <= 0 || len(feat)%dim != 0 {
-		return nil, fmt.Errorf("featstore: %d values are not rows of width %d", len(feat), dim)
-	}
-	t, err := be.Upload(feat)
-	if err != nil {
-		return nil, fmt.Errorf("featstore: upload %d x %d features: %w", len(feat)/dim, dim, err)
-	}
-	return &Resident{be: be, table: t, dim: dim, rows: int64(len(feat) / dim), owned: true}, nil
+	return UploadAs(be, feat, dim, backend.F32)
 }
 
-// UploadAs is Upload with the table held as dt: backend.F32 as given, or
-// backend.BF16 (half the bytes; every value rounded to bfloat16, and
-// gathered rows widened back to float32).
-func UploadAs(be backend.Backend, feat []float32, dim int, dt backend.DType) (*Resident, error) {
-	if dt != backend.BF16 {
-		return Upload(be, feat, dim)
-	}
-	if dim <= 0 || len(feat)%dim != 0 {
-		return nil, fmt.Errorf("featstore: %d values are not rows of width %d", len(feat), dim)
-	}
-	t, err := be.Upload(backend.ToBF16(feat))
+// UploadAs is Upload of a table feat held as []float32 or as []uint16
+// bfloat16 bit patterns (a bfloat16 dataset's), kept on be as dt:
+// backend.F32 or backend.BF16 (half the bytes; gathered rows are widened
+// back to float32), or 0 for feat's own type. A table held as dt is
+// uploaded in place (the CPU backend uses the slice; CUDA copies it
+// straight from the host); otherwise each value is converted, a chunk of
+// rows at a time: rounded to bfloat16 (backend.BF16Bits), or widened.
+func UploadAs(be backend.Backend, feat any, dim int, dt backend.DType) (*Resident, error) {
+	t, err := tableOf(feat, dim)
 	if err != nil {
-		return nil, fmt.Errorf("featstore: upload %d x %d bfloat16 features: %w", len(feat)/dim, dim, err)
+		return nil, err
 	}
-	return &Resident{be: be, table: t, dim: dim, rows: int64(len(feat) / dim), owned: true}, nil
+	if dt != backend.BF16 && dt != backend.F32 {
+		dt = t.dt
+	}
+	x, err := t.upload(be, dt)
+	if err != nil {
+		return nil, fmt.Errorf("featstore: upload %d x %d %s features: %w", t.rows, dim, dt, err)
+	}
+	return &Resident{be: be, table: x, dim: dim, rows: t.rows, owned: true}, nil
 }
 
 // Wrap serves an existing backend table ([rows, dim] F32) without owning it.

@@ -38,13 +38,24 @@ type Sharded struct {
 	err   error               // Free's failure to read them
 }
 
-// UploadShard makes the rows ids of the [N, dim] float32 table feat
-// resident on be, a shard for NewSharded (a bfloat16 table cannot be
-// sharded: it is refused).
+// UploadShard makes the rows ids of the [N, dim] table feat resident on
+// be as float32, a shard for NewSharded (shards hold float32 rows only).
+// A table held as bfloat16 bits ([]uint16, a bfloat16 dataset's) has the
+// rows widened first, in a host copy of the shard's rows (4 bytes a
+// value) that lives while the shard is uploaded.
 func UploadShard(be backend.Backend, feat any, dim int, ids []int32) (backend.Rows, error) {
 	pr := backend.PeerRowsOf(be)
 	if pr == nil {
 		return nil, fmt.Errorf("featstore: %s cannot gather rows spread over devices", be.Name())
+	}
+	if _, ok := feat.([]uint16); ok {
+		t, err := tableOf(feat, dim)
+		if err == nil {
+			feat, ids, err = widenRows(t, ids)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	r, err := pr.UploadRows(feat, dim, ids)
 	if err != nil {

@@ -25,29 +25,29 @@ type Tiered struct {
 	slot  backend.Buffer // I32 [N]: cache row of each vertex, or -1
 	cache backend.Buffer // F32 [cached, dim], nil until Fill
 	stats backend.Buffer // I64 [2]: rows read from host, all rows
-	feat  []float32      // the host copy Fill reads cache rows from
+	feat  table          // the host table Fill reads cache rows from
 	dt    backend.DType  // F32 or BF16: both tiers hold it
 	order []int32        // vertices, most accessed first
 	n     int            // rows in the cache
 }
 
-// NewTiered puts the [N, dim] table feat in host memory the device reads
-// in place, with an empty cache; order ranks the vertices for Fill (most
-// gathered first; see RankByAccess). feat is kept (not copied) for Fill.
-func NewTiered(be backend.Backend, feat []float32, dim int, order []int32, dt backend.DType) (*Tiered, error) {
-	if dim <= 0 || len(feat)%dim != 0 {
-		return nil, fmt.Errorf("featstore: %d values are not rows of width %d", len(feat), dim)
+// NewTiered puts the [N, dim] table feat ([]float32, or []uint16
+// bfloat16 bits) in host memory the device reads in place, as dt (F32 or
+// BF16; 0: as feat is held), with an empty cache; order ranks the vertices
+// for Fill (most gathered first; see RankByAccess). feat is kept (not
+// copied) for Fill, and is the host tier itself when it is held as dt;
+// otherwise the host tier is a converted copy (rounded to bfloat16, or
+// widened to float32: 4 bytes a value in host memory).
+func NewTiered(be backend.Backend, feat any, dim int, order []int32, dt backend.DType) (*Tiered, error) {
+	src, err := tableOf(feat, dim)
+	if err != nil {
+		return nil, err
 	}
-	if dt != backend.BF16 {
-		dt = backend.F32
+	if dt != backend.BF16 && dt != backend.F32 {
+		dt = src.dt
 	}
-	t := &Tiered{be: be, dim: dim, rows: int64(len(feat) / dim), feat: feat, order: order, dt: dt}
-	var host any = feat
-	if dt == backend.BF16 {
-		host = backend.ToBF16(feat)
-	}
-	var err error
-	if t.host, err = backend.UploadHost(be, host); err != nil {
+	t := &Tiered{be: be, dim: dim, rows: src.rows, feat: src, order: order, dt: dt}
+	if t.host, err = backend.UploadHost(be, src.as(dt)); err != nil {
 		return nil, fmt.Errorf("featstore: host tier of %d x %d features: %w", t.rows, dim, err)
 	}
 	slot := make([]int32, t.rows)
@@ -86,31 +86,7 @@ func (t *Tiered) Fill(rows int) error {
 	if err != nil {
 		return fmt.Errorf("featstore: cache of %d rows: %w", rows, err)
 	}
-	// Filled through one reused chunk, so the host holds a chunk, not a
-	// second cache (Write has the data once it returns). With a table of
-	// most of the host's memory live, fresh chunks would pile up as garbage
-	// faster than the collector, paced by the live heap, frees them.
-	const chunk = 1 << 16
-	vals := make([]float32, min(rows, chunk)*t.dim)
-	var half []uint16
-	if t.dt == backend.BF16 {
-		half = make([]uint16, len(vals))
-	}
-	for lo := 0; lo < rows; lo += chunk {
-		hi := min(rows, lo+chunk)
-		part := vals[:(hi-lo)*t.dim]
-		for i, v := range t.order[lo:hi] {
-			copy(part[i*t.dim:(i+1)*t.dim], t.feat[int(v)*t.dim:])
-		}
-		if t.dt == backend.BF16 {
-			for i, f := range part {
-				half[i] = backend.BF16Bits(f)
-			}
-			t.be.Write(cache, lo*t.dim, half[:len(part)])
-		} else {
-			t.be.Write(cache, lo*t.dim, part)
-		}
-	}
+	t.feat.writeRows(t.be, cache, rows, func(i int) int64 { return int64(t.order[i]) })
 	t.cache, t.n = cache, rows
 	t.be.Write(t.slot, 0, slot)
 	return t.be.Sync()

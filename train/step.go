@@ -39,14 +39,15 @@ type HotInputs struct {
 // FeatDim is the width of a feature row.
 func (in *Inputs) FeatDim() int { return in.Feat.Dim() }
 
-// Upload makes a dataset resident on be, features included. The CPU backend
-// uses the dataset's (possibly memory-mapped) arrays in place.
+// Upload makes a dataset resident on be, features included, held as the
+// dataset holds them (float32 or bfloat16). The CPU backend uses the
+// dataset's (possibly memory-mapped) arrays in place.
 func Upload(be backend.Backend, ds *dataset.Dataset) (*Inputs, error) {
 	in, err := UploadWith(be, ds, nil)
 	if err != nil {
 		return nil, err
 	}
-	if in.Feat, err = featstore.Upload(be, ds.Features, ds.FeatDim); err != nil {
+	if in.Feat, err = featstore.UploadAs(be, ds.FeatureTable(), ds.FeatDim, 0); err != nil {
 		in.Free(be)
 		return nil, err
 	}

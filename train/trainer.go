@@ -37,8 +37,11 @@ type Options struct {
 	// It must have the dataset's vertices and edges.
 	Graph backend.Graph
 	// FeatureDType is how features are held on the backend: backend.F32
-	// (the default, also for 0) or backend.BF16 (half the bytes gathered
-	// and, in the hybrid mode, sent over PCIe; values rounded to bfloat16).
+	// or backend.BF16 (half the bytes gathered and, in the hybrid mode,
+	// sent over PCIe; float32 values rounded to bfloat16); 0 holds them as
+	// the dataset does (Dataset.FeatureDType), uploaded in place. F32 over
+	// a bfloat16 dataset widens the table as it is uploaded (4 bytes a
+	// value on the backend).
 	FeatureDType backend.DType
 	// OnProgress, when set, hears how far long work has gone: the steps of
 	// an epoch ("epoch 3/20") and the batches of an evaluation
@@ -139,7 +142,7 @@ func (t *Trainer) upload() (*Inputs, error) {
 		if err != nil {
 			return nil, err
 		}
-		if in.Feat, err = featstore.UploadAs(t.be, t.ds.Features, t.ds.FeatDim, t.opt.FeatureDType); err != nil {
+		if in.Feat, err = featstore.UploadAs(t.be, t.ds.FeatureTable(), t.ds.FeatDim, t.opt.FeatureDType); err != nil {
 			in.Free(t.be)
 			return nil, err
 		}

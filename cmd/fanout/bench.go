@@ -171,9 +171,9 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *b
 	if hasMem {
 		ms.ResetPeak()
 	}
-	fdt := backend.F32
-	if rep.FeatureDType == "bfloat16" || rep.FeatureDType == "bf16" {
-		fdt = backend.BF16
+	fdt, err := parseFeatureDType(rep.FeatureDType)
+	if err != nil {
+		return err
 	}
 	tr, err := train.New(be, ds, cfg, train.Options{Device: rep.Device, Replay: rep.Mode == "replay", FeatureDType: fdt})
 	if err != nil {

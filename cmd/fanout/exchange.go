@@ -30,7 +30,7 @@ func placeExchanged(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode st
 	case cfg.FullEval:
 		return nil, fmt.Errorf("shard-features hosts: --full-eval's layer-wise inference reads the whole table")
 	case dt != backend.F32:
-		return nil, fmt.Errorf("shard-features hosts: only float32 features are exchanged")
+		return nil, fmt.Errorf("shard-features hosts: only float32 features are exchanged%s", widenHint(ds))
 	}
 	if err := multigpu.ExchangeFeatures(ds, ranks); err != nil {
 		return nil, fmt.Errorf("shard-features hosts: %w", err)
@@ -56,7 +56,7 @@ func placeExchanged(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode st
 		for _, b := range x.RowBytes {
 			fmt.Fprintf(stderr, " %.1f MiB", float64(b)/(1<<20))
 		}
-		fmt.Fprintf(stderr, " (whole table %.1f MiB)\n", float64(4*len(ds.Features))/(1<<20))
+		fmt.Fprintf(stderr, " (whole table %.1f MiB)\n", float64(tableSize(ds, backend.F32))/(1<<20))
 	}
 	return x, nil
 }

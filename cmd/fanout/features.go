@@ -38,7 +38,7 @@ func placeFeatures(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode str
 	if err != nil {
 		return nil, err
 	}
-	tableBytes := int64(len(ds.Features)) * int64(dt.Size())
+	tableBytes := tableSize(ds, dt)
 	whole := func(why string) (*multigpu.Features, error) {
 		fmt.Fprintf(stderr, "features: the whole table (%.1f MiB) on every device (%s)\n", float64(tableBytes)/(1<<20), why)
 		return nil, nil
@@ -51,7 +51,7 @@ func placeFeatures(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode str
 	case cfg.FullEval:
 		cannot = "--full-eval's layer-wise inference reads the whole table"
 	case dt != backend.F32:
-		cannot = "only float32 features are sharded"
+		cannot = "only float32 features are sharded" + widenHint(ds)
 	}
 	switch {
 	case rf.shardFeatures == "off":
@@ -93,6 +93,14 @@ func placeFeatures(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode str
 		f.Reuse(ranks)
 	}
 	return f, nil
+}
+
+// widenHint says, for a bfloat16 dataset, how to have float32 rows.
+func widenHint(ds *dataset.Dataset) string {
+	if ds.FeatureDType() != backend.BF16 {
+		return ""
+	}
+	return "; the dataset's are bfloat16: --feature-dtype float32 widens them, 4 bytes a value"
 }
 
 // featureBudgets are the bytes of features each device may hold: a

@@ -16,8 +16,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "output dataset directory (required)")
 	seed := fs.Uint64("seed", 1, "generator seed")
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
+	dtype := storedDType(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N]\npresets: %s\n", presetNames())
+		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--feature-dtype bfloat16]\npresets: %s\n", presetNames())
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -34,6 +35,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkThreads(*threads); err != nil {
 		return err
 	}
+	if _, err := parseFeatureDType(*dtype); err != nil {
+		return err
+	}
 	p, err := rmat.Lookup(pos[0])
 	if err != nil {
 		return err
@@ -46,11 +50,15 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	gen := time.Since(start)
+	feat, err := storeAs(ds, *dtype)
+	if err != nil {
+		return err
+	}
 	if err := dataset.Write(*out, ds); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges (generated in %s, written in %s)\n", p.Name, *out,
-		ds.Graph.NumNodes, ds.Graph.NumEdges(), gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %s (generated in %s, written in %s)\n", p.Name, *out,
+		ds.Graph.NumNodes, ds.Graph.NumEdges(), feat, gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
 	return nil
 }
 

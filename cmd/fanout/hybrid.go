@@ -23,7 +23,7 @@ type memInfoer interface {
 // fitsDevice reports whether the dataset's features and topology fit the
 // device's free memory with room for the step (a quarter of it); a backend
 // that cannot say is taken to fit.
-func fitsDevice(be backend.Backend, ds *dataset.Dataset, stderr io.Writer) bool {
+func fitsDevice(be backend.Backend, ds *dataset.Dataset, dt backend.DType, stderr io.Writer) bool {
 	m, ok := be.(memInfoer)
 	if !ok {
 		return true
@@ -32,7 +32,7 @@ func fitsDevice(be backend.Backend, ds *dataset.Dataset, stderr io.Writer) bool 
 	if err != nil {
 		return true
 	}
-	need := dataBytes(ds)
+	need := dataBytes(ds, dt)
 	if need <= dataRoom(free) {
 		return true
 	}
@@ -45,10 +45,15 @@ func fitsDevice(be backend.Backend, ds *dataset.Dataset, stderr io.Writer) bool 
 // three quarters, the rest kept for the step.
 func dataRoom(mem int64) int64 { return mem * 3 / 4 }
 
-// dataBytes is what a dataset takes resident: features, topology, labels
-// and degrees.
-func dataBytes(ds *dataset.Dataset) int64 {
-	return int64(len(ds.Features))*4 + topologyBytes(ds) + 8*ds.Graph.NumNodes
+// dataBytes is what a dataset takes resident: features held as dt,
+// topology, labels and degrees.
+func dataBytes(ds *dataset.Dataset, dt backend.DType) int64 {
+	return tableSize(ds, dt) + topologyBytes(ds) + 8*ds.Graph.NumNodes
+}
+
+// tableSize is the feature table held as dt.
+func tableSize(ds *dataset.Dataset, dt backend.DType) int64 {
+	return ds.Graph.NumNodes * int64(ds.FeatDim) * int64(dt.Size())
 }
 
 // topologyBytes is the whole graph resident: indptr and indices.

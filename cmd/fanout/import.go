@@ -26,8 +26,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	nTest := fs.Int("test", npz.DefaultTest, "npz: test vertices")
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
 	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1 (usual for bag-of-words features)")
+	dtype := storedDType(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]")
+		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       (any of them: [--feature-dtype bfloat16] [--normalize-features])")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -45,6 +46,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if err := checkSplitSizes(fs, pos[0], *perClass, *nValid, *nTest); err != nil {
+		return err
+	}
+	if _, err := parseFeatureDType(*dtype); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -83,11 +87,15 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *norm {
 		ds.NormalizeFeatures()
 	}
+	feat, err := storeAs(ds, *dtype)
+	if err != nil {
+		return err
+	}
 	if err := dataset.Write(*out, ds); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test (%s)\n", ds.Name, *out,
-		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test, %s (%s)\n", ds.Name, *out,
+		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), feat, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -30,7 +31,7 @@ type source struct {
 // data comes from, the device, threads, the replay envelope's margin and the
 // GPU options; preset is the default --preset.
 func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
-	rf.src.preset, rf.device, rf.margin, rf.featureDType, rf.overlap = preset, "auto", 1.15, "float32", true
+	rf.src.preset, rf.device, rf.margin, rf.overlap = preset, "auto", 1.15, true
 	rf.shardFeatures = "auto"
 	rf.cuda.defaults()
 	for _, o := range runOptions() {
@@ -53,7 +54,7 @@ type runFlags struct {
 	devices      int    // resolved from devicesSpec; 0: one device, no group
 	devicesSpec  string // --devices: N or all
 	cuda         cudaFlags
-	featureDType string // float32 or bfloat16
+	featureDType string // float32 or bfloat16; "" until resolveConfig sets the dataset's
 	// hybrid mode
 	gpuMemory string
 	cacheRows int
@@ -73,15 +74,7 @@ type runFlags struct {
 }
 
 // featureType is --feature-dtype as a backend type.
-func (rf *runFlags) featureType() (backend.DType, error) {
-	switch rf.featureDType {
-	case "float32", "":
-		return backend.F32, nil
-	case "bfloat16", "bf16":
-		return backend.BF16, nil
-	}
-	return 0, fmt.Errorf("feature-dtype: %q, want float32 or bfloat16", rf.featureDType)
-}
+func (rf *runFlags) featureType() (backend.DType, error) { return parseFeatureDType(rf.featureDType) }
 
 // check names the first run setting that is wrong.
 func (rf *runFlags) check() error {
@@ -185,7 +178,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	auto := rf.mode == "auto"
 	rf.mode = resolveMode(rf.mode, be)
-	if rf.mode == "replay" && auto && !fitsDevice(be, ds, stderr) {
+	if rf.mode == "replay" && auto && !fitsDevice(be, ds, opt.FeatureDType, stderr) {
 		rf.mode = "hybrid"
 	}
 	if rf.mode == "hybrid" {
@@ -299,7 +292,10 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 		}
 		base = presetConfig(p)
 		trainSize, of = p.MaxTrain(), "at most %d vertices in preset "+p.Name
+		rf.featureDType = cmp.Or(rf.featureDType, dataset.DTypeFloat32)
 	} else if m, err := dataset.ReadManifest(filepath.Join(rf.src.data, dataset.ManifestFile)); err == nil {
+		// Features are held as the dataset stores them unless asked.
+		rf.featureDType = cmp.Or(rf.featureDType, m.FeatureDType, dataset.DTypeFloat32)
 		// A generated preset on disk trains with the preset's model by default.
 		if p, err := rmat.Lookup(m.Name); err == nil && strings.HasPrefix(m.Source, "rmat") {
 			base = presetConfig(p)

@@ -16,7 +16,9 @@ const hotChunk = 16384
 // hotCPU computes hot vertices' bottom-layer rows on a CPU backend (their
 // aggregated inputs, or their outputs): a copy
 // of the model whose weights each super-batch sets, the graph, features
-// and degrees used in place, and one block per chunk of hot vertices,
+// (as the dataset holds them: float32, or bfloat16, which the layer's
+// gather widens, so the rows see the values the GPU's bfloat16 table
+// holds) and degrees used in place, and one block per chunk of hot vertices,
 // sampled as the step's bottom hop samples (stream L-1) with the clock of
 // the super-batch's first step.
 type hotCPU struct {
@@ -57,7 +59,7 @@ func newHotCPU(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, 
 	if h.in, err = train.UploadWith(be, ds, nil); err != nil {
 		return nil, fmt.Errorf("hot vertices: %w", err)
 	}
-	if h.feat, err = be.Upload(ds.Features); err != nil {
+	if h.feat, err = be.Upload(ds.FeatureTable()); err != nil {
 		return nil, fmt.Errorf("hot vertices: %w", err)
 	}
 	if h.model, err = nn.NewModel(be, m.Config(), cfg.Seed); err != nil {

@@ -19,7 +19,9 @@ type Options struct {
 	RankBatches int   // training batches the pre-sampling pass samples; 0: 64
 	Threads     int   // CPU threads of the pre-sampling pass; 0: all
 	// FeatureDType holds both tiers as backend.BF16 (half the PCIe bytes)
-	// or, by default, float32.
+	// or backend.F32; 0 holds them as the dataset does, its table itself
+	// the host tier. Other than the dataset makes the host tier a converted
+	// copy (featstore.NewTiered).
 	FeatureDType backend.DType
 	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
 	Hot    HotOptions
@@ -61,7 +63,7 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 	if err != nil {
 		return nil, err
 	}
-	store, err := featstore.NewTiered(be, ds.Features, ds.FeatDim, order, opt.FeatureDType)
+	store, err := featstore.NewTiered(be, ds.FeatureTable(), ds.FeatDim, order, opt.FeatureDType)
 	if err != nil {
 		return nil, err
 	}

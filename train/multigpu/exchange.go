@@ -36,7 +36,7 @@ func PlaceExchanged(ds *dataset.Dataset, ranks []Rank, perHost int, replicated [
 	}
 	x := &Exchange{Layout: l, RowBytes: l.RowBytes(ds.FeatDim)}
 	for i := range ranks {
-		s, err := featstore.NewExchanged(ranks[i].Backend, ranks[i].Coll, ds.Features, ds.FeatDim, l, reuse)
+		s, err := featstore.NewExchanged(ranks[i].Backend, ranks[i].Coll, ds.FeatureTable(), ds.FeatDim, l, reuse)
 		if err != nil {
 			for j := range i {
 				ranks[j].Options.Features = nil
@@ -67,12 +67,9 @@ func (x *Exchange) Counts() (featstore.ExchangeCounts, error) {
 }
 
 // ExchangeFeatures says whether a job's features can be exchanged: every
-// rank's backend needs the exchange ops (backend.Exchanger) and the
-// features float32 rows.
+// rank's backend needs the exchange ops (backend.Exchanger). The rows are
+// exchanged as float32 (a bfloat16 dataset's held rows are widened).
 func ExchangeFeatures(ds *dataset.Dataset, ranks []Rank) error {
-	if ds.Features == nil {
-		return errors.New("only float32 features are exchanged")
-	}
 	for i, r := range ranks {
 		if backend.ExchangerOf(r.Backend) == nil {
 			return fmt.Errorf("device %d (%s) cannot exchange rows with other ranks", i, r.Backend.Name())

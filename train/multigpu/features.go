@@ -33,9 +33,11 @@ type Features struct {
 // each vertex (Topology.Owner; nil partitions the graph here) and
 // replicated the vertices whose rows every rank copies (Topology.Replicated,
 // or nil). The trainers free their stores; the rows, which peers read
-// until every rank is done, are freed by Free after Run. It fails when a
-// backend cannot gather rows spread over devices, or the features are not
-// float32; the caller may then keep the whole table on every rank.
+// until every rank is done, are freed by Free after Run. The shards hold
+// float32 rows (a bfloat16 dataset's rows are widened as each shard is
+// uploaded: featstore.UploadShard). It fails when a backend cannot gather
+// rows spread over devices; the caller may then keep the whole table on
+// every rank.
 func PlaceFeatures(ds *dataset.Dataset, ranks []Rank, owner, replicated []int32) (f *Features, err error) {
 	n := len(ranks)
 	if n == 0 {
@@ -98,11 +100,11 @@ func PlaceFeatures(ds *dataset.Dataset, ranks []Rank, owner, replicated []int32)
 				copies = append(copies, v)
 			}
 		}
-		if f.shards[r], err = featstore.UploadShard(ranks[r].Backend, ds.Features, ds.FeatDim, own[r]); err != nil {
+		if f.shards[r], err = featstore.UploadShard(ranks[r].Backend, ds.FeatureTable(), ds.FeatDim, own[r]); err != nil {
 			return nil, fmt.Errorf("device %d: %w", r, err)
 		}
 		if len(copies) > 0 {
-			if f.replicas[r], err = featstore.UploadShard(ranks[r].Backend, ds.Features, ds.FeatDim, copies); err != nil {
+			if f.replicas[r], err = featstore.UploadShard(ranks[r].Backend, ds.FeatureTable(), ds.FeatDim, copies); err != nil {
 				return nil, fmt.Errorf("device %d: %w", r, err)
 			}
 		}
