@@ -92,6 +92,9 @@ func NewExchanged(be backend.Backend, coll backend.Collective, feat any, dim int
 	return s, nil
 }
 
+// Remote: rows come from other ranks.
+func (s *Exchanged) Remote() bool { return true }
+
 func (s *Exchanged) Dim() int    { return s.x.Dim }
 func (s *Exchanged) Rows() int64 { return s.rows }
 

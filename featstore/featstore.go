@@ -32,6 +32,14 @@ type Store interface {
 	Free()
 }
 
+// Remote is implemented by stores whose gathers read memory beyond the
+// device: host memory over PCIe (Tiered), other ranks' memories through
+// all-to-alls (Exchanged). The replay driver fetches their rows a step
+// ahead, beside the step before's backward pass, into rows of their own.
+type Remote interface {
+	Remote() bool
+}
+
 // Tabled is implemented by stores whose whole table is one backend buffer
 // (layer-wise inference reads it in place instead of through Gather).
 type Tabled interface {

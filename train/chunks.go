@@ -39,19 +39,6 @@ func (t *Trainer) chunked() chunkedFeatures {
 	return c
 }
 
-// fetchBeside says whether the replay driver fetches a step's feature rows
-// in the step before it, beside that step's backward pass, into the plan's
-// twin: for a store that fetches rows from other ranks (chunkedFeatures),
-// whose all-to-alls then overlap the compute. Other stores gather in the
-// step itself, into rows the twin shares (a resident gather is short, and
-// the rows would double). On GPUs the fetch's all-to-alls then run on the
-// second stream and the gradient all-reduce on the first, through one NCCL
-// communicator: NCCL runs one communicator's operations in the order they
-// were issued, on every rank alike (the fetch first), so they cannot
-// deadlock; the all-reduce waits for the fetch when the fetch is longer
-// than the backward pass.
-func (t *Trainer) fetchBeside() bool { return t.chunked() != nil }
-
 // chunkRows is the chunks' rows (0 without a chunked store).
 func (t *Trainer) chunkRows() int {
 	if c := t.chunked(); c != nil {

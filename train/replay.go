@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
@@ -350,6 +351,26 @@ func (r *replayer) issue(k int) {
 	r.loss = loss
 	be.Accumulate(loss, correct, r.acc, r.flag)
 	be.AddCount(p.ClockStep(), 2, nil)
+}
+
+// fetchBeside says whether the replay driver fetches a step's feature rows
+// in the step before it, beside that step's backward pass, into the plan's
+// twin: for a store whose gathers read beyond the device
+// (featstore.Remote: host memory over PCIe, other ranks), which the
+// compute then hides. Other stores gather in the step itself, into rows
+// the twin shares (a resident gather is short, and the rows would double).
+// Across ranks the fetch's all-to-alls run on the second stream and the
+// gradient all-reduce on the first, through one NCCL communicator: NCCL
+// runs one communicator's operations in the order they were issued, on
+// every rank alike (the fetch first), so they cannot deadlock; the
+// all-reduce waits for the fetch when the fetch is longer than the
+// backward pass.
+func (t *Trainer) fetchBeside() bool {
+	if t.in == nil {
+		return false
+	}
+	r, ok := t.in.Feat.(featstore.Remote)
+	return ok && r.Remote()
 }
 
 // closeGraphs releases the captured steps.
