@@ -92,9 +92,6 @@ func (t *Tiered) Fill(rows int) error {
 	return t.be.Sync()
 }
 
-// Remote: rows past the cache come from host memory over PCIe.
-func (t *Tiered) Remote() bool { return true }
-
 func (t *Tiered) Dim() int    { return t.dim }
 func (t *Tiered) Rows() int64 { return t.rows }
 

@@ -355,9 +355,8 @@ func (r *replayer) issue(k int) {
 
 // fetchBeside says whether the replay driver fetches a step's feature rows
 // in the step before it, beside that step's backward pass, into the plan's
-// twin: for a store whose gathers read beyond the device
-// (featstore.Remote: host memory over PCIe, other ranks), which the
-// compute then hides. Other stores gather in the step itself, into rows
+// twin: for a store whose gathers wait on transfers the compute can hide
+// (featstore.Remote: rows from other ranks). Other stores gather in the step itself, into rows
 // the twin shares (a resident gather is short, and the rows would double).
 // Across ranks the fetch's all-to-alls run on the second stream and the
 // gradient all-reduce on the first, through one NCCL communicator: NCCL
