@@ -102,6 +102,6 @@ func printExchange(x *multigpu.Exchange, stderr io.Writer) {
 	fmt.Fprintf(stderr, "features per gather (a training step or an evaluation batch; %d per rank; %d rank(s) counted): rows own %.0f, same host %.0f, other hosts %.0f, kept from the previous batch %.0f; bytes moved same host %.1f KiB (%.1f KiB on the wire), other hosts %.1f KiB (%.1f KiB on the wire)\n",
 		r.GathersPerRank, r.Ranks, r.Own, r.SameHost, r.OtherHost, r.Reused, r.LiveSameKiB, r.WireSameKiB, r.LiveOtherKiB, r.WireOtherKiB)
 	if c.Overflow > 0 {
-		fmt.Fprintf(stderr, "features: %d rows did not fit their chunks (a bug: the chunks hold a gather's capacity)\n", c.Overflow)
+		fmt.Fprintf(stderr, "features: %d rows did not fit their chunks; those gathers (or steps) ran again once the chunks grew, so no step used them\n", c.Overflow)
 	}
 }
