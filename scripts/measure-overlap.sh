@@ -6,7 +6,7 @@
 #   train/hybrid and train/multigpu (BENCH_ONLY=1 skips the tests)
 # The GPU tests, then products-sim replay steps: the base binary, the
 # next step's sampling beside the step (the default) and in order
-# (--overlap-sampling=false), each with the default products and --tf32,
+# (--overlap-sampling=false), each with 3xTF32 (--tf32=false) and TF32 (--tf32),
 # alternating, twice.
 set -uo pipefail
 R=$PWD
@@ -24,10 +24,10 @@ fi
 cd /tmp
 for round in 1 2; do
   for b in "fanout-base" "fanout" "fanout --overlap-sampling=false"; do
-    for m in "" "--tf32"; do
+    for m in "--tf32=false" "--tf32"; do
       set -- $b
       exe=$1; shift
-      printf '%-45s ' "$b ${m:-(default products)}"
+      printf '%-45s ' "$b $m"
       "$R/bin/$exe" bench --data "$D/products-sim" --device cuda --mode replay --steps 200 --json "$@" $m |
         python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("step %.4f ms, epoch %.4f s, floor %.4f ms, busy %.4f, peak %.1f MiB" % (d["step_s"]*1e3, d["epoch_s"], d["floor_s"]*1e3, d["busy"], d.get("peak_bytes",0)/2**20))'
     done

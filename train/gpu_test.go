@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -37,22 +38,53 @@ func openCUDAWith(t *testing.T, opt cuda.Options) backend.Backend {
 }
 
 // TestCUDAMatchesCPULosses: 50 tiny steps give the CPU's losses, with
-// cuBLAS's float32 products and with the 3xTF32 kernels (which take every
-// product of tiny's model: all widths are multiples of 4).
+// cuBLAS's float32 products, with the 3xTF32 kernels (which take every
+// product of tiny's model: all widths are multiples of 4) and with TF32
+// products on cuBLAS (the command line's default on a GPU).
 func TestCUDAMatchesCPULosses(t *testing.T) {
-	for _, opt := range []cuda.Options{{}, {TF32x3: true}} {
-		t.Run(fmt.Sprintf("tf32x3=%t", opt.TF32x3), func(t *testing.T) { cudaMatchesCPULosses(t, openCUDAWith(t, opt), opt.TF32x3) })
+	for _, opt := range []cuda.Options{{}, {TF32x3: true}, {TF32: true}} {
+		name := fmt.Sprintf("tf32x3=%t", opt.TF32x3)
+		if opt.TF32 {
+			name = "tf32"
+		}
+		t.Run(name, func(t *testing.T) { cudaMatchesCPULosses(t, openCUDAWith(t, opt), opt) })
 	}
 }
 
+// lossBound is how far (relative) a GPU step's loss may be from the CPU's
+// at step i. GAT's training on tiny amplifies a one-ulp difference about
+// 1.5 times a step (measured on an H200: with the 3xTF32 products the
+// losses agree to 1e-7 for 15 steps, then drift to 2.5e-6 at step 20 and
+// 1e-3 by step 40, while the float32 products give the CPU's losses
+// exactly), so with the 3xTF32 kernels GAT is held to 1e-5 for its first
+// 20 steps and to 1e-2 after; float32 products are held to 1e-5
+// throughout, the other models to 1e-3. TF32 products (a 10-bit mantissa:
+// about 2.6e-4 relative error in a product, docs/perf.md) start within
+// 1e-3 of the CPU (measured on an H200: at most 1.8e-4 at the first step)
+// and are held to 2e-2 after (measured worst over 50 steps: SAGE 3.5e-3,
+// GCN 3.8e-4, GAT 7.8e-3), except GIN, whose sums without normalisation
+// give tiny losses of a few hundred and a chaotic training: TF32 moved
+// its losses by up to 22% (step 5; 1.1e-3 at step 49),
+// where float32 and 3xTF32 stay within 4e-6; it is held to 0.5.
+func lossBound(model string, opt cuda.Options, i int) float64 {
+	switch {
+	case opt.TF32 && i == 0:
+		return 1e-3
+	case opt.TF32 && model == "gin":
+		return 0.5
+	case opt.TF32:
+		return 2e-2
+	case model == "gat" && opt.TF32x3 && i >= 20:
+		return 1e-2
+	case model == "gat":
+		return 1e-5 // issue 10's bound: its attention dropout masks must be the CPU's exactly
+	}
+	return 1e-3
+}
+
 // cudaMatchesCPULosses trains each model for 5 epochs of tiny on gpu and
-// on the CPU and compares every step's loss. GAT's training on tiny amplifies a one-ulp difference about 1.5 times a
-// step (measured on an H200: with the 3xTF32 products the losses agree to
-// 1e-7 for 15 steps, then drift to 2.5e-6 at step 20 and 1e-3 by step 40,
-// while the float32 products give the CPU's losses exactly), so with the
-// 3xTF32 kernels GAT is held to 1e-5 for its first 20 steps and to 1e-2
-// after; float32 products are held to 1e-5 throughout.
-func cudaMatchesCPULosses(t *testing.T, gpu backend.Backend, tf32x3 bool) {
+// on the CPU and compares every step's loss (lossBound).
+func cudaMatchesCPULosses(t *testing.T, gpu backend.Backend, opt cuda.Options) {
 	ds := tinyData(t)
 	for _, model := range []string{"sage", "gcn", "gin", "gat"} {
 		cfg := tinyModel(t, model)
@@ -62,21 +94,18 @@ func cudaMatchesCPULosses(t *testing.T, gpu backend.Backend, tf32x3 bool) {
 			t.Fatalf("%s: %d CPU steps, %d GPU steps; want the same, at least 50", model, len(cpuLoss), len(gpuLoss))
 		}
 		worst := 0.0
+		var trace []string
 		for i := range cpuLoss {
 			rel := math.Abs(float64(gpuLoss[i]-cpuLoss[i])) / math.Abs(float64(cpuLoss[i]))
 			worst = max(worst, rel)
-			bound := 1e-3
-			switch {
-			case model == "gat" && tf32x3 && i >= 20:
-				bound = 1e-2
-			case model == "gat":
-				bound = 1e-5 // issue 10's bound: its attention dropout masks must be the CPU's exactly
+			if i%5 == 0 || i == len(cpuLoss)-1 {
+				trace = append(trace, fmt.Sprintf("%d:%.1e", i, rel))
 			}
-			if rel > bound {
+			if bound := lossBound(model, opt, i); rel > bound {
 				t.Fatalf("%s step %d: GPU loss %v, CPU %v (relative %.2g > %g)", model, i, gpuLoss[i], cpuLoss[i], rel, bound)
 			}
 		}
-		t.Logf("%s: %d steps, largest relative loss difference %.2g", model, len(cpuLoss), worst)
+		t.Logf("%s: %d steps, largest relative loss difference %.2g (by step: %s)", model, len(cpuLoss), worst, strings.Join(trace, " "))
 	}
 }
 

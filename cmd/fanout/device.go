@@ -31,16 +31,16 @@ func cudaOptions() []cudaOption {
 	return []cudaOption{
 		{"cuda-lib-dir", "directory holding libcuda, libnvrtc and libcublas (default: the system's library path)", func(c *cudaFlags) any { return &c.libDir }},
 		{"kernel-cache", "directory for compiled GPU kernels (default: the user cache directory)", func(c *cudaFlags) any { return &c.cacheDir }},
-		{"tf32", "use TF32 tensor cores for matrix products on the GPU (faster still; " + tf32Error + "); overrides --tf32x3", func(c *cudaFlags) any { return &c.tf32 }},
-		{"tf32x3", "use tensor cores with split inputs (3xTF32) for matrix products on the GPU: about float32's accuracy, 12% faster per step than float32 products on cuBLAS, which --tf32x3=false gives", func(c *cudaFlags) any { return &c.tf32x3 }},
+		{"tf32", "matrix products on the GPU's TF32 tensor cores in one pass (" + tf32Error + "; as accurate as float32 on every accuracy test we have, docs/perf.md); --tf32=false gives the 3xTF32 products of --tf32x3", func(c *cudaFlags) any { return &c.tf32 }},
+		{"tf32x3", "with --tf32=false: tensor cores with split inputs (3xTF32), about float32's accuracy and about a third slower per step than --tf32; --tf32=false --tf32x3=false gives cuBLAS's float32 products", func(c *cudaFlags) any { return &c.tf32x3 }},
 		{"deterministic", "bitwise reproducible GPU runs: the aggregation backward sorts and gathers instead of adding with float atomics (slower)", func(c *cudaFlags) any { return &c.deterministic }},
 	}
 }
 
-// defaults are the GPU settings a user gets without flags: the 3xTF32
-// products (as accurate as float32 on every accuracy run we have, and
-// faster: docs/perf.md).
-func (c *cudaFlags) defaults() { c.tf32x3 = true }
+// defaults are the GPU settings a user gets without flags: TF32 products
+// (as accurate as float32 on every accuracy test we have, and the fastest:
+// docs/perf.md), with 3xTF32 behind --tf32=false.
+func (c *cudaFlags) defaults() { c.tf32, c.tf32x3 = true, true }
 
 // options are the CUDA backend's options the flags ask for (--tf32, the
 // faster single-pass products, overrides --tf32x3).
