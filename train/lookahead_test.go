@@ -38,11 +38,7 @@ func (s *rowsLog) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer
 // the plan's alone; either way replay equals eager, with the envelope
 // observed and through forced overflows that re-run steps.
 func TestFetchAhead(t *testing.T) {
-	ds := tinyData(t)
-	cfg := tinyConfig(t)
-	cfg.Epochs = 2
-	want, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
-	small := []nn.Caps{{Dst: 300, Edges: 300, Src: 400}, {Dst: cfg.Batch, Edges: 200, Src: 300}}
+	ds, cfg, want, wantParams, small := overflowCase(t)
 	for _, remote := range []bool{false, true} {
 		for _, caps := range [][]nn.Caps{nil, small} {
 			be := record.New(cpu.New(2))

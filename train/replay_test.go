@@ -83,14 +83,20 @@ func TestReplayReproducesEagerBitwise(t *testing.T) {
 	}
 }
 
-func TestReplayOverflowRecoversExactly(t *testing.T) {
+// overflowCase is tiny for two epochs, its eager losses and parameters,
+// and an envelope far below every batch: the first steps overflow, the
+// envelope grows until the batches fit.
+func overflowCase(t *testing.T) (*dataset.Dataset, Config, []float32, [][]float32, []nn.Caps) {
 	ds := tinyData(t)
 	cfg := tinyConfig(t)
 	cfg.Epochs = 2
 	wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
-	// An envelope far below every batch: the first steps overflow, the
-	// envelope grows until the batches fit.
 	small := []nn.Caps{{Dst: 300, Edges: 300, Src: 400}, {Dst: cfg.Batch, Edges: 200, Src: 300}}
+	return ds, cfg, wantLoss, wantParams, small
+}
+
+func TestReplayOverflowRecoversExactly(t *testing.T) {
+	ds, cfg, wantLoss, wantParams, small := overflowCase(t)
 	gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{Caps: small, Margin: 1.01})
 	if st.Overflows == 0 || st.Captures < 2 {
 		t.Fatalf("no overflow forced: %+v", st)
