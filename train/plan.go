@@ -159,6 +159,16 @@ func (p *Plan) Overflow(counts []int32) error {
 	return nil
 }
 
+// FlagOverflow issues the checks of every block's edge and source counts
+// against their capacities, setting flag (the replay driver's) with the
+// plan's clock when one overflowed.
+func (p *Plan) FlagOverflow(flag backend.Buffer) {
+	for _, b := range p.Blocks {
+		p.be.FlagOverflow(b.NumEdges, p.Clock, flag)
+		p.be.FlagOverflow(b.NumSrc, p.Clock, flag)
+	}
+}
+
 // ClockStep is the step element of the plan's clock, as a count that a
 // captured step advances on the device.
 func (p *Plan) ClockStep() backend.Count {

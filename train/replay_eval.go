@@ -100,10 +100,7 @@ func (r *replayer) issueEval(g *evalGraph) {
 	t, p, be := r.t, r.t.plan, r.t.be
 	be.SliceSeeds(g.ids, g.n, p.Batch, p.Clock, p.Seeds, p.NSeeds)
 	p.Sample(t.in, t.cfg.Seed^evalSeedMix)
-	for _, b := range p.Blocks {
-		be.FlagOverflow(b.NumEdges, p.Clock, r.flag)
-		be.FlagOverflow(b.NumSrc, p.Clock, r.flag)
-	}
+	p.FlagOverflow(r.flag)
 	p.Gather(t.in)
 	t.flagChunks(p, r.flag)
 	loss, correct, _ := p.Predict(t.model, t.in, t.cfg.Seed)
