@@ -1,6 +1,9 @@
 package backend
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Exchange is one rank's state for exchanging feature rows with the other
 // ranks of a group through a Collective's AllToAll (featstore.Exchanged):
@@ -107,4 +110,22 @@ func ownCapability[T any](be Backend) (T, bool) {
 	}
 	x, ok := be.(T)
 	return x, ok
+}
+
+// Check describes the first of x's sizes that no backend can serve (nil
+// when every one is usable): ranks, ranks per host and row width in [1,
+// 2^31), this rank among the ranks, chunks and kept rows not negative.
+func (x *Exchange) Check() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"x.Ranks", x.Ranks}, {"x.PerHost", x.PerHost}, {"x.Dim", x.Dim}} {
+		if f.v <= 0 || f.v > math.MaxInt32 {
+			return fmt.Errorf("%s: %d, want in [1, 2^31)", f.name, f.v)
+		}
+	}
+	if x.Chunk < 0 || x.Rank < 0 || x.Rank >= x.Ranks || x.KeepRows < 0 {
+		return fmt.Errorf("x: rank %d of %d, chunk %d, %d rows kept", x.Rank, x.Ranks, x.Chunk, x.KeepRows)
+	}
+	return nil
 }

@@ -19,11 +19,8 @@ func (c *call) exchange(x *backend.Exchange) *xch {
 		c.failf("x: nil exchange")
 		return nil
 	}
-	c.dim("x.Ranks", x.Ranks)
-	c.dim("x.PerHost", x.PerHost)
-	c.dim("x.Dim", x.Dim)
-	if c.ok && (x.Chunk < 0 || x.Rank < 0 || x.Rank >= x.Ranks || x.KeepRows < 0) {
-		c.failf("x: rank %d of %d, chunk %d, %d rows kept", x.Rank, x.Ranks, x.Chunk, x.KeepRows)
+	if err := x.Check(); err != nil {
+		c.failf("%v", err)
 	}
 	r, ch, d := x.Ranks, x.Chunk, x.Dim
 	e := &xch{
