@@ -31,7 +31,7 @@ type source struct {
 // data comes from, the device, threads, the replay envelope's margin and the
 // GPU options; preset is the default --preset.
 func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
-	rf.src.preset, rf.device, rf.margin, rf.overlap = preset, "auto", 1.15, true
+	rf.src.preset, rf.device, rf.margin, rf.overlap = preset, "auto", train.DefaultMargin, true
 	rf.shardFeatures = "auto"
 	rf.cuda.defaults()
 	for _, o := range runOptions() {
