@@ -111,6 +111,27 @@ func FreeGraph(be Backend, g Graph) {
 	}
 }
 
+// PaddingScratch is implemented by backends whose ops multiply whole
+// capacities (CUDA while capturing a step) and must otherwise stash the
+// padding rows of a matrix summed over rows, zero them and put them back,
+// because they may be someone's data. After ScratchPadding(buf), whenever
+// buf as a whole (not a part of it) is an op's matrix with a live count,
+// its rows past that count are the backend's to overwrite: it zeroes them
+// in place. Declare buffers whose padding rows nobody reads (a layer's
+// scratch, an activation gradient). Fallback when absent: nothing changes.
+type PaddingScratch interface {
+	ScratchPadding(buf Buffer)
+}
+
+// ScratchPadding declares buf's padding rows free to overwrite (see
+// PaddingScratch) to be's bottom backend, when it asks for such
+// declarations.
+func ScratchPadding(be Backend, buf Buffer) {
+	if p, ok := bottom(be).(PaddingScratch); ok && buf != nil {
+		p.ScratchPadding(buf)
+	}
+}
+
 // bottom is the backend at the bottom of be's wrappers (be itself when it
 // wraps none).
 func bottom(be Backend) Backend {

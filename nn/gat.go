@@ -102,7 +102,7 @@ func (g *gatLayer) reserve(c Caps) error {
 	g.er = g.ws.alloc("gat destination scores", backend.F32, c.Dst*H)
 	g.coef = g.ws.alloc("gat attention", backend.F32, (c.Dst+c.Edges)*H)
 	if !g.forwardOnly {
-		g.dz = g.ws.alloc("gat projection gradient", backend.F32, c.Src*w)
+		g.dz = g.ws.allocRows("gat projection gradient", backend.F32, c.Src*w)
 		g.dcoef = g.ws.alloc("gat attention gradient", backend.F32, (c.Dst+c.Edges)*H)
 		g.del = g.ws.alloc("gat source score gradient", backend.F32, c.Src*H)
 		g.der = g.ws.alloc("gat destination score gradient", backend.F32, c.Dst*H)

@@ -94,9 +94,9 @@ func (g *ginLayer) reserve(c Caps) error {
 	g.srcDeg = g.ws.alloc("gin source degrees", backend.F32, c.Src)
 	g.edgeW = g.ws.alloc("gin edge weights", backend.F32, c.Edges)
 	g.selfW = g.ws.alloc("gin self weights", backend.F32, c.Dst)
-	g.agg = g.ws.alloc("gin sum", backend.F32, c.Dst*g.in)
-	g.z = g.ws.alloc("gin hidden", backend.F32, c.Dst*g.out)
-	g.dz = g.ws.alloc("gin hidden gradient", backend.F32, c.Dst*g.out)
+	g.agg = g.ws.allocRows("gin sum", backend.F32, c.Dst*g.in)
+	g.z = g.ws.allocRows("gin hidden", backend.F32, c.Dst*g.out)
+	g.dz = g.ws.allocRows("gin hidden gradient", backend.F32, c.Dst*g.out)
 	g.dAgg = g.ws.alloc("gin sum gradient", backend.F32, c.Dst*g.in)
 	g.eps0 = g.ws.alloc("gin fixed epsilon", backend.F32, 1)
 	if err := g.ws.err; err != nil {

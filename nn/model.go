@@ -243,7 +243,7 @@ func (m *Model) reserve(caps []Caps) error {
 	for l, c := range caps {
 		_, out := m.cfg.dims(l)
 		m.act[l] = m.ws.alloc(fmt.Sprintf("layer %d activations", l), backend.F32, c.Dst*out)
-		m.dAct[l] = m.ws.alloc(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
+		m.dAct[l] = m.ws.allocRows(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
 		if l < L-1 && m.cfg.Dropout > 0 {
 			m.mask[l] = m.ws.alloc(fmt.Sprintf("layer %d dropout mask", l), backend.U8, c.Dst*out)
 		}

@@ -53,7 +53,7 @@ func (s *sageLayer) reserve(c Caps) error {
 	s.ws.release()
 	s.caps = c
 	s.edgeW = s.ws.alloc("sage edge weights", backend.F32, c.Edges)
-	s.cat = s.ws.alloc("sage concatenation", backend.F32, c.Dst*2*s.in)
+	s.cat = s.ws.allocRows("sage concatenation", backend.F32, c.Dst*2*s.in)
 	s.dAgg = s.ws.alloc("sage aggregate gradient", backend.F32, c.Dst*s.in)
 	if err := s.ws.err; err != nil {
 		s.ws.release()

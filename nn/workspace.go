@@ -29,6 +29,17 @@ func (w *workspace) alloc(what string, dt backend.DType, n int) backend.Buffer {
 	return b
 }
 
+// allocRows is alloc for a buffer used only as a whole matrix with live
+// counts, whose rows past the live count nobody reads: the backend may zero
+// them in place instead of stashing them (backend.ScratchPadding).
+func (w *workspace) allocRows(what string, dt backend.DType, n int) backend.Buffer {
+	b := w.alloc(what, dt, n)
+	if b != nil {
+		backend.ScratchPadding(w.be, b)
+	}
+	return b
+}
+
 // release frees every buffer and resets the error.
 func (w *workspace) release() {
 	for _, b := range w.bufs {

@@ -14,7 +14,8 @@ import (
 // they were even when the output is a view whose padding rows belong to
 // someone else (an overwritten output's are unspecified); and
 // LinearBackwardWeight, which sums over rows, sees its inputs' padding rows
-// as zeros (stashed, zeroed, put back). Consecutive Linear ops over the same
+// as zeros (stashed, zeroed, put back; or only zeroed, for whole buffers
+// declared by ScratchPadding). Consecutive Linear ops over the same
 // matrices share one stash; it is put back before any other op.
 
 // Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [n.Cap, in],
@@ -93,8 +94,8 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 		return
 	}
 	c.capacityGemm([]matrix{
-		{ptr: xs.ptr, cols: in, rows: n.Cap, nP: nP, role: roleZero},
-		{ptr: dys.ptr, cols: out, rows: n.Cap, nP: nP, role: roleZero},
+		{ptr: xs.ptr, cols: in, rows: n.Cap, nP: nP, role: roleZero, free: xs.paddingFree(n.Cap * in)},
+		{ptr: dys.ptr, cols: out, rows: n.Cap, nP: nP, role: roleZero, free: dys.paddingFree(n.Cap * out)},
 		{ptr: dws.ptr, cols: out, rows: in, role: roleWhole},
 	}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
 }

@@ -24,6 +24,9 @@ type allocation struct {
 	hostPtr    uintptr
 	registered bool
 	data       any
+	// paddingFree: declared by ScratchPadding (nobody reads the padding
+	// rows of the whole buffer).
+	paddingFree bool
 }
 
 // buffer is a typed device array: a whole allocation, or a view of one.
@@ -34,6 +37,29 @@ type buffer struct {
 	root  *allocation // nil for zero-length buffers
 	view  bool
 	owner *Backend
+}
+
+// paddingFree reports whether x, as a matrix of need elements with a live
+// count, is a whole buffer declared by ScratchPadding, so that its padding
+// rows may be zeroed in place.
+func (x *buffer) paddingFree(need int) bool {
+	return x.root != nil && x.root.paddingFree && x.ptr == x.root.ptr && int64(need)*int64(x.dt.Size()) == x.root.bytes
+}
+
+// ScratchPadding declares that nobody reads the padding rows of buf as a
+// whole matrix (backend.PaddingScratch): capacity products zero them in
+// place instead of stashing them.
+func (b *Backend) ScratchPadding(buf backend.Buffer) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	x, ok := buf.(*buffer)
+	if !ok || x == nil || x.owner != b {
+		b.fail(fmt.Errorf("cuda: ScratchPadding: %s", describeForeign(buf)))
+		return
+	}
+	if x.root != nil && !x.root.freed {
+		x.root.paddingFree = true
+	}
 }
 
 func (x *buffer) DType() backend.DType { return x.dt }

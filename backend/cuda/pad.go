@@ -18,6 +18,10 @@ package cuda
 // output of a row-wise product, whose padding rows are restored later) or
 // zeroed on demand (a summed input). Any other overlap with a stashed matrix
 // restores everything first.
+//
+// A summed input whose padding rows are nobody's data (a whole buffer
+// declared by ScratchPadding) is not stashed: its padding rows are zeroed
+// in place and left so.
 
 // maxPads is the number of matrices that can be stashed at once (one
 // scratch slot each); it matches PAD_MAX in kernels/util.cu.
@@ -59,6 +63,7 @@ type matrix struct {
 	cols, rows int
 	nP         uintptr
 	role       padRole
+	free       bool // its padding rows are nobody's data (buffer.paddingFree)
 }
 
 func (m matrix) end() uintptr { return m.ptr + uintptr(m.rows)*uintptr(m.cols)*4 }
@@ -119,7 +124,7 @@ func (c *call) capacityGemm(ops []matrix, gemm func(addr []uintptr)) {
 				flush = true
 			}
 		}
-		if !found && (m.role == roleKeep || m.role == roleZero) {
+		if !found && (m.role == roleKeep || m.role == roleZero && !m.free) {
 			fresh++
 		}
 	}
@@ -141,6 +146,8 @@ func (c *call) capacityGemm(ops []matrix, gemm func(addr []uintptr)) {
 		}
 		k := c.findPad(m)
 		switch {
+		case k < 0 && m.role == roleZero && m.free:
+			acts = append(acts, padAction{m: m, mode: padZeroOnly})
 		case k < 0:
 			slot := len(b.pads)
 			stash := c.scratch(scratchPad0+slot, int64(m.rows)*int64(m.cols)*4)
