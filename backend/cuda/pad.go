@@ -254,7 +254,12 @@ func (c *call) padLaunchOne(acts []padAction) {
 	}
 	s.zeros(40 * (maxPads - len(acts))).i32(len(acts))
 	c.args().bytes(s.done())
-	c.launch("pad_regions", d1(c.blocks(work, 256)), d1(256), 0)
+	// The padding rows are a small part of the capacity that work counts
+	// (the envelope's margin): a grid of 4 blocks per multiprocessor, whose
+	// threads stride over them, spares the launch thousands of blocks that
+	// would find nothing to do.
+	blocks := min(c.blocks(work, 256), uint32(4*c.b.dev.sms))
+	c.launch("pad_regions", d1(blocks), d1(256), 0)
 }
 
 func btoi(v bool) int {
