@@ -39,29 +39,6 @@ type buffer struct {
 	owner *Backend
 }
 
-// paddingFree reports whether x, as a matrix of need elements with a live
-// count, is a whole buffer declared by ScratchPadding, so that its padding
-// rows may be zeroed in place.
-func (x *buffer) paddingFree(need int) bool {
-	return x.root != nil && x.root.paddingFree && x.ptr == x.root.ptr && int64(need)*int64(x.dt.Size()) == x.root.bytes
-}
-
-// ScratchPadding declares that nobody reads the padding rows of buf as a
-// whole matrix (backend.PaddingScratch): capacity products zero them in
-// place instead of stashing them.
-func (b *Backend) ScratchPadding(buf backend.Buffer) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	x, ok := buf.(*buffer)
-	if !ok || x == nil || x.owner != b {
-		b.fail(fmt.Errorf("cuda: ScratchPadding: %s", describeForeign(buf)))
-		return
-	}
-	if x.root != nil && !x.root.freed {
-		x.root.paddingFree = true
-	}
-}
-
 func (x *buffer) DType() backend.DType { return x.dt }
 func (x *buffer) Len() int             { return x.n }
 

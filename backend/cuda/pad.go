@@ -1,5 +1,11 @@
 package cuda
 
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
 // Padding rows of capacity GEMMs (see linear.go). A Linear op that
 // multiplies the whole capacity must behave as if only live rows were
 // multiplied: rows of an accumulated output past the live count keep their
@@ -267,4 +273,27 @@ func btoi(v bool) int {
 		return 1
 	}
 	return 0
+}
+
+// paddingFree reports whether x, as a matrix of need elements with a live
+// count, is a whole buffer declared by ScratchPadding, so that its padding
+// rows may be zeroed in place.
+func (x *buffer) paddingFree(need int) bool {
+	return x.root != nil && x.root.paddingFree && x.ptr == x.root.ptr && int64(need)*int64(x.dt.Size()) == x.root.bytes
+}
+
+// ScratchPadding declares that nobody reads the padding rows of buf as a
+// whole matrix (backend.PaddingScratch): capacity products zero them in
+// place instead of stashing them.
+func (b *Backend) ScratchPadding(buf backend.Buffer) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	x, ok := buf.(*buffer)
+	if !ok || x == nil || x.owner != b {
+		b.fail(fmt.Errorf("cuda: ScratchPadding: %s", describeForeign(buf)))
+		return
+	}
+	if x.root != nil && !x.root.freed {
+		x.root.paddingFree = true
+	}
 }
