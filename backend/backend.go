@@ -334,6 +334,13 @@ type Sparse interface {
 	// edgeW[e]·x[Indices[e], :], with out [NumDst.Cap, 2·dim]. One product
 	// with the stacked weights [W_self; W_neigh] then does the layer's work.
 	AggregateConcat(blk *Block, edgeW, x Buffer, dim int, out Buffer)
+	// AggregateConcatTable is AggregateConcat with x's rows read in place
+	// from a table of every vertex: source j's row is table[SrcIDs[j], :]
+	// (table F32, or BF16 widened to float32, [rows, dim]), so the block's
+	// source rows need no gather. It writes what Gather into x followed by
+	// AggregateConcat would, bit for bit. An id outside the table is an
+	// error.
+	AggregateConcatTable(blk *Block, edgeW, table Buffer, dim int, out Buffer)
 	// AggregateBackward accumulates the gradient with respect to x:
 	// dx[j, :] += Σ over edges e with Indices[e] = j of edgeW[e]·dout[i, :],
 	// plus selfW[i]·dout[i, :] into dx[i, :]. dx rows [0, NumSrc) must hold

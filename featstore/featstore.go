@@ -49,6 +49,14 @@ type Tabled interface {
 	Table() backend.Buffer // F32 [Rows, Dim]
 }
 
+// Direct is implemented by stores whose whole table lives in backend
+// memory, where ops may read rows by id in place of a gather (a GraphSAGE
+// bottom layer does: backend.Sparse's AggregateConcatTable). A tiered
+// store's table is host memory behind a cache, and is not one.
+type Direct interface {
+	DeviceTable() backend.Buffer // F32 or BF16 [Rows, Dim]
+}
+
 // Resident is a store whose whole table lives in backend memory.
 type Resident struct {
 	be    backend.Backend
@@ -94,6 +102,9 @@ func Wrap(be backend.Backend, table backend.Buffer, dim int) *Resident {
 func (r *Resident) Dim() int              { return r.dim }
 func (r *Resident) Rows() int64           { return r.rows }
 func (r *Resident) Table() backend.Buffer { return r.table }
+
+// DeviceTable is the table in backend memory (Direct).
+func (r *Resident) DeviceTable() backend.Buffer { return r.table }
 func (r *Resident) DeviceBytes() int64 {
 	return int64(r.table.Len()) * int64(r.table.DType().Size())
 }

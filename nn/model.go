@@ -47,14 +47,27 @@ type pass struct {
 	// hot, when set, holds hot destinations' neighbour terms (Hot.Inputs)
 	// that the layer adds into its aggregate before its product.
 	hot *Hot
+	// table: x is a feature table of every vertex, and source j's row is
+	// x[blk.SrcIDs[j]] (layer 0 of a batch with Table; see tableReader).
+	table bool
+}
+
+// tableReader is a layer that can read its input rows from a feature table
+// by the block's source ids (pass.table) instead of from gathered rows.
+type tableReader interface {
+	readsTable()
 }
 
 // Batch is one sampled mini-batch in backend memory.
 type Batch struct {
 	Blocks []*backend.Block // [0] bottom ... [L-1] top (its destinations are the seeds)
 	X      backend.Buffer   // F32 [Blocks[0].NumSrc.Cap, InDim]: features of Blocks[0].SrcIDs
-	Labels backend.Buffer   // I32 [Blocks[L-1].NumDst.Cap]; label < 0 is ignored
-	Degree backend.Buffer   // F32 [N] full-graph degree per vertex (GCN only; may be nil for SAGE)
+	// Table, in place of X (X nil), is the feature table of every vertex
+	// (F32 or BF16 [N, InDim]): layer 0 reads its sources' rows from it by
+	// id, so they need no gather. Only for a model that ReadsTable.
+	Table  backend.Buffer
+	Labels backend.Buffer // I32 [Blocks[L-1].NumDst.Cap]; label < 0 is ignored
+	Degree backend.Buffer // F32 [N] full-graph degree per vertex (GCN only; may be nil for SAGE)
 	// Share, when set, makes this batch one rank's share of a batch split
 	// across ranks: Loss scales the loss and its gradient by Num/Den.
 	Share *Share
@@ -166,6 +179,18 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 	}
 	m.dropP = make([]float32, cfg.Layers)
 	return m, nil
+}
+
+// ReadsTable reports whether a batch may give the input features as the
+// whole table (Batch.Table) instead of gathered rows: the bottom layer reads
+// its sources' rows in place (GraphSAGE's does), and no input dropout
+// changes them first.
+func (m *Model) ReadsTable() bool {
+	if len(m.layers) == 0 || m.cfg.InputDropout > 0 {
+		return false
+	}
+	_, ok := m.layers[0].(tableReader)
+	return ok
 }
 
 // Config returns the model's configuration.

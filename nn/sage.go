@@ -71,10 +71,18 @@ func (s *sageLayer) prepare(blk *backend.Block, deg backend.Buffer) {
 
 // forward writes h[:NumDst] (h [caps.Dst, out]) from x [caps.Src, in].
 func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
-	s.be.AggregateConcat(blk, s.edgeW, x, s.in, s.cat)
+	if ps.table {
+		s.be.AggregateConcatTable(blk, s.edgeW, x, s.in, s.cat)
+	} else {
+		s.be.AggregateConcat(blk, s.edgeW, x, s.in, s.cat)
+	}
 	addHot(s.be, ps.hot, blk, s.in, s.cat, 2*s.in, s.in)
 	s.be.Linear(s.cat, blk.NumDst, s.w, 2*s.in, s.out, h, false)
 }
+
+// readsTable: the layer's input rows may come from a feature table
+// (pass.table); its backward never reads them.
+func (s *sageLayer) readsTable() {}
 
 // backward overwrites the weight gradients from dh [caps.Dst, out] and, when
 // dx is non-nil, overwrites dx [caps.Src, in] (rows [0, NumSrc) valid).

@@ -31,7 +31,7 @@ func (m *Model) CheckBatch(b *Batch) error {
 			return fmt.Errorf("nn: batch: block %d has caps %+v, reserved %+v", l, got, m.caps[l])
 		}
 	}
-	if err := checkBuf("X", b.X, backend.F32, m.caps[0].Src*m.cfg.InDim); err != nil {
+	if err := m.checkInputs(b); err != nil {
 		return err
 	}
 	if b.Labels != nil {
@@ -43,6 +43,24 @@ func (m *Model) CheckBatch(b *Batch) error {
 		if err := checkBuf("Degree", b.Degree, backend.F32, 1); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// checkInputs checks the batch's features: X, or a Table the model reads.
+func (m *Model) checkInputs(b *Batch) error {
+	if b.X != nil || b.Table == nil {
+		return checkBuf("X", b.X, backend.F32, m.caps[0].Src*m.cfg.InDim)
+	}
+	if !m.ReadsTable() {
+		return fmt.Errorf("nn: batch: features given as a table, but %s's bottom layer (input dropout %v) needs gathered rows in X", m.cfg.Kind, m.cfg.InputDropout)
+	}
+	dt := b.Table.DType()
+	if dt != backend.F32 && dt != backend.BF16 {
+		return fmt.Errorf("nn: batch: Table is %s, want float32 or bfloat16", dt)
+	}
+	if b.Table.Len()%m.cfg.InDim != 0 {
+		return fmt.Errorf("nn: batch: Table has %d elements, not rows of %d", b.Table.Len(), m.cfg.InDim)
 	}
 	return nil
 }
@@ -88,7 +106,12 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		m.fail(fmt.Errorf("nn: Forward: %d extra gradients for layer 0's %d weights", len(h.Extra), len(m.LayerWeights(0))))
 		return m.logits()
 	}
-	m.xIn = rows(m.be, b.X, m.caps[0].Src, m.cfg.InDim)
+	table := b.X == nil
+	if table {
+		m.xIn = b.Table
+	} else {
+		m.xIn = rows(m.be, b.X, m.caps[0].Src, m.cfg.InDim)
+	}
 	if train && m.cfg.InputDropout > 0 {
 		// The bottom layer needs no input gradient, so the mask is not kept
 		// for Backward; the layer's weight gradients read the dropped input.
@@ -102,7 +125,7 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		blk := b.Blocks[l]
 		_, out := m.cfg.dims(l)
 		ly.prepare(blk, b.Degree)
-		ps := pass{train: train, rand: r}
+		ps := pass{train: train, rand: r, table: l == 0 && table}
 		if l == 0 && m.hot != nil && m.hot.Inputs {
 			ps.hot = m.hot
 		}

@@ -48,7 +48,9 @@ func TestFetchAhead(t *testing.T) {
 			}
 			store := &rowsLog{Resident: res, remote: remote}
 			var got []float32
-			tr, err := New(be, ds, cfg, Options{Features: store, OnStep: func(_, _ int, l float32) {
+			// GatherRows: a resident table would otherwise be read in place
+			// (TestTableInput), and there would be no rows to fetch.
+			tr, err := New(be, ds, cfg, Options{Features: store, GatherRows: true, OnStep: func(_, _ int, l float32) {
 				got = append(got, l)
 				store.done = true
 			}})

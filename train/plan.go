@@ -25,12 +25,15 @@ type Plan struct {
 	NSeeds backend.Count    // live seeds
 	Counts backend.Buffer   // I32 [1 + 2·hops]
 	Blocks []*backend.Block // bottom first: Blocks[L-1-h] is hop h
-	X      backend.Buffer   // F32 [Caps[0].Src, featDim]
-	Labels backend.Buffer   // I32 [Batch]
-	Clock  backend.Buffer   // I32 [2]: epoch, step
-	AdamT  backend.Count    // I32 Adam step number (in Counts' tail)
-	Global backend.Count    // I32 live seeds of the whole batch across ranks (= NSeeds alone)
-	One    backend.Count    // I32 constant 1 (a one-row count)
+	X      backend.Buffer   // F32 [Caps[0].Src, featDim]; nil with Table
+	// Table, when set, is the resident feature table the model reads its
+	// bottom rows from in place (nn.Batch.Table): the plan gathers none.
+	Table  backend.Buffer
+	Labels backend.Buffer // I32 [Batch]
+	Clock  backend.Buffer // I32 [2]: epoch, step
+	AdamT  backend.Count  // I32 Adam step number (in Counts' tail)
+	Global backend.Count  // I32 live seeds of the whole batch across ranks (= NSeeds alone)
+	One    backend.Count  // I32 constant 1 (a one-row count)
 	// Shared marks a plan of one rank of a data-parallel group: the loss
 	// and its gradient are scaled by NSeeds/Global (see parallel.go).
 	Shared bool
@@ -122,6 +125,7 @@ func (p *Plan) Twin(ownRows bool) (*Plan, error) {
 	if dim == 0 {
 		q.X = p.X
 	}
+	q.Table = p.Table
 	q.AdamT = p.AdamT
 	q.Shared, q.Reduce, q.Tight = p.Shared, p.Reduce, p.Tight
 	return q, nil

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -39,14 +38,7 @@ func TestProgress(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer tr.Close()
-			if replay {
-				_, _, err = tr.RunReplay(context.Background(), ReplayOptions{})
-			} else {
-				_, err = tr.Run(context.Background())
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			runTrainer(t, tr, replay)
 			for e := 1; e <= 2; e++ {
 				if got := last[fmt.Sprintf("epoch %d/2", e)]; got != steps {
 					t.Errorf("epoch %d: progress reached %d of %d steps", e, got, steps)

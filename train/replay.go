@@ -201,7 +201,7 @@ func (t *Trainer) replan(caps []nn.Caps) error {
 		t.be.Read(adamT, t.plan.Counts, t.plan.AdamT.Off)
 		t.plan.Free()
 	}
-	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, caps, t.ds.FeatDim)
+	p, err := t.makePlan(t.cfg.Fanouts, caps)
 	if err != nil {
 		return err
 	}

@@ -44,6 +44,20 @@ func eagerRun(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config)
 	return losses, params(t, tr)
 }
 
+// runTrainer trains tr to the end with the replay or the eager driver.
+func runTrainer(t *testing.T, tr *Trainer, replay bool) {
+	t.Helper()
+	var err error
+	if replay {
+		_, _, err = tr.RunReplay(context.Background(), ReplayOptions{})
+	} else {
+		_, err = tr.Run(context.Background())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func params(t *testing.T, tr *Trainer) [][]float32 {
 	c, err := tr.Snapshot()
 	if err != nil {

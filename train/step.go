@@ -142,17 +142,20 @@ func (p *Plan) sample(g, bottom backend.Graph, seed uint64) {
 	}
 }
 
-// Gather copies the input features of the bottom block's sources and the
-// seeds' labels into the plan.
+// Gather copies the input features of the bottom block's sources (unless
+// the model reads them in place: Table) and the seeds' labels into the
+// plan.
 func (p *Plan) Gather(in *Inputs) {
-	b := p.Blocks[0]
-	in.Feat.Gather(b.SrcIDs, b.NumSrc, p.X)
+	if p.X != nil {
+		b := p.Blocks[0]
+		in.Feat.Gather(b.SrcIDs, b.NumSrc, p.X)
+	}
 	p.be.Gather(in.Labels, 1, p.Seeds, p.NSeeds, p.Labels)
 }
 
 // NNBatch is the model's view of the plan.
 func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
-	b := &nn.Batch{Blocks: p.Blocks, X: p.X, Labels: p.Labels, Degree: in.Degree}
+	b := &nn.Batch{Blocks: p.Blocks, X: p.X, Table: p.Table, Labels: p.Labels, Degree: in.Degree}
 	if p.Shared {
 		b.Share = &nn.Share{Num: p.NSeeds, Den: p.Global, One: p.One}
 	}

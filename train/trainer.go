@@ -43,6 +43,10 @@ type Options struct {
 	// a bfloat16 dataset widens the table as it is uploaded (4 bytes a
 	// value on the backend).
 	FeatureDType backend.DType
+	// GatherRows makes every step gather the bottom layer's input rows,
+	// even where the model could read them from a resident table in place
+	// (nn.Model.ReadsTable; the default then): for comparison.
+	GatherRows bool
 	// OnProgress, when set, hears how far long work has gone: the steps of
 	// an epoch ("epoch 3/20") and the batches of an evaluation
 	// ("evaluate"), done of total, as they are issued (the replay driver
@@ -158,7 +162,7 @@ func (t *Trainer) upload() (*Inputs, error) {
 // reserves the model's workspace for it.
 func (t *Trainer) newPlan(fanouts []int) (*Plan, error) {
 	caps := t.conservativeCaps(fanouts)
-	p, err := NewPlan(t.be, t.batch(), fanouts, caps, t.ds.FeatDim)
+	p, err := t.makePlan(fanouts, caps)
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +172,37 @@ func (t *Trainer) newPlan(fanouts []int) (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// makePlan allocates a plan for caps. Where the model reads the features
+// in place (tableInput), the plan holds no rows of its own.
+func (t *Trainer) makePlan(fanouts []int, caps []nn.Caps) (*Plan, error) {
+	table := t.tableInput()
+	dim := t.ds.FeatDim
+	if table != nil {
+		dim = 0
+	}
+	p, err := NewPlan(t.be, t.batch(), fanouts, caps, dim)
+	if err != nil {
+		return nil, err
+	}
+	p.Table = table
+	return p, nil
+}
+
+// tableInput is the feature table the model reads its bottom rows from in
+// place (nn.Batch.Table), or nil where each step gathers them: the store
+// keeps the whole table in backend memory (featstore.Direct), the model's
+// bottom layer can read it (nn.Model.ReadsTable), and Options.GatherRows
+// is off.
+func (t *Trainer) tableInput() backend.Buffer {
+	if t.opt.GatherRows || t.in == nil || !t.model.ReadsTable() {
+		return nil
+	}
+	if d, ok := t.in.Feat.(featstore.Direct); ok {
+		return d.DeviceTable()
+	}
+	return nil
 }
 
 // Inputs are the tables the step reads; a driver may set Inputs().Hot

@@ -82,6 +82,14 @@ var stickyCases = []stickyCase{
 		e.be.AggregateConcat(e.uploadBlock(h), e.upload(e.randF32(h.capEdges, 1)),
 			e.upload(e.randF32(h.capSrc*8, 1)), 8, e.poison(h.capDst*8))
 	}},
+	{"AggregateConcatTable", func(e *env) { // a source id past the table's rows
+		h := e.randomBlock(10, 20)
+		blk := e.uploadBlock(h)
+		ids := make([]int32, h.capSrc)
+		ids[3] = 5
+		blk.SrcIDs = e.upload(ids)
+		e.be.AggregateConcatTable(blk, e.upload(e.randF32(h.capEdges, 1)), e.upload(e.randF32(5*8, 1)), 8, e.poison(h.capDst*16))
+	}},
 	{"Gemm", func(e *env) { // c too short
 		e.be.Gemm(false, false, 4, 5, 6, 1, e.upload(e.randF32(24, 1)), e.upload(e.randF32(30, 1)), 0, e.poison(19))
 	}},

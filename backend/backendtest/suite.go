@@ -73,6 +73,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"GCNWeights", testGCNWeights},
 		{"Aggregate", testAggregate},
 		{"AggregateConcat", testAggregateConcat},
+		{"AggregateConcatTable", testAggregateConcatTable},
 		{"AggregateBackward", testAggregateBackward},
 		{"SampleLayer", testSampleLayer},
 		{"SampleLayerOverflow", testSampleLayerOverflow},
@@ -142,6 +143,8 @@ func (e *env) upload(data any) backend.Buffer {
 		c = append([]int64(nil), d...)
 	case []uint8:
 		c = append([]uint8(nil), d...)
+	case []uint16: // bfloat16 bits
+		c = append([]uint16(nil), d...)
 	default:
 		e.t.Fatalf("upload: unsupported type %T", data)
 	}

@@ -125,14 +125,55 @@ func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, d
 	b.aggregate(&c, blk, edgeW, nil, x, dim, out, true)
 }
 
+// AggregateConcatTable is AggregateConcat reading source j's row from
+// table[SrcIDs[j], :] (F32, or BF16 widened) in place: the same additions in
+// the same order as Gather followed by AggregateConcat.
+func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) {
+	c := b.begin("AggregateConcatTable")
+	defer c.end()
+	c.dim("dim", dim)
+	v := c.block(blk)
+	tb := c.tableBuf("table", table)
+	var ids []int32
+	if blk != nil {
+		ids = c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumSrc.Cap)
+	}
+	if !c.ok {
+		return
+	}
+	rows := tb.Len() / max(dim, 1)
+	for j, id := range ids[:v.nSrc] {
+		if id < 0 || int(id) >= rows {
+			c.failf("blk.SrcIDs[%d] = %d outside table of %d rows", j, id, rows)
+			return
+		}
+	}
+	b.aggregateRows(&c, v, blk, edgeW, nil, dim, out, true, func(j int, tmp []float32) []float32 {
+		r := int(ids[j]) * dim
+		if tb.dt == backend.BF16 {
+			widenRow(tmp, tb.u16[r:r+dim])
+			return tmp
+		}
+		return tb.f32[r : r+dim]
+	})
+}
+
 // aggregate runs Aggregate, or AggregateConcat when cat is set (out rows of
 // 2·dim: the destination's own row, then the sum).
 func (b *Backend) aggregate(c *call, blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer, cat bool) {
 	c.dim("dim", dim)
 	v := c.block(blk)
+	xs := c.f32("x", x, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*dim)
+	b.aggregateRows(c, v, blk, edgeW, selfW, dim, out, cat, func(j int, _ []float32) []float32 {
+		return xs[j*dim : (j+1)*dim]
+	})
+}
+
+// aggregateRows is aggregate over source rows given by row(j, tmp), which
+// may fill and return tmp (a scratch row of dim).
+func (b *Backend) aggregateRows(c *call, v blockView, blk *backend.Block, edgeW, selfW backend.Buffer, dim int, out backend.Buffer, cat bool, row func(j int, tmp []float32) []float32) {
 	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
 	sw := c.optF32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
-	xs := c.f32("x", x, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*dim)
 	stride := dim
 	if cat {
 		stride = 2 * dim
@@ -142,8 +183,9 @@ func (b *Backend) aggregate(c *call, blk *backend.Block, edgeW, selfW, x backend
 		return
 	}
 	b.rows(v.nDst, max(1, 1024/dim), func(lo, hi int) {
+		tmp := make([]float32, dim)
 		for i := lo; i < hi; i++ {
-			o, xi := os[i*stride:(i+1)*stride], xs[i*dim:(i+1)*dim]
+			o, xi := os[i*stride:(i+1)*stride], row(i, tmp)
 			if cat {
 				copy(o, xi)
 				o = o[dim:]
@@ -162,7 +204,7 @@ func (b *Backend) aggregate(c *call, blk *backend.Block, edgeW, selfW, x backend
 				if j < 0 || j >= v.nSrc {
 					continue
 				}
-				vec.Axpy(ew[e], xs[j*dim:(j+1)*dim], o)
+				vec.Axpy(ew[e], row(j, tmp), o)
 			}
 		}
 	})

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 )
@@ -39,6 +40,13 @@ func TestCompileKernels(t *testing.T) {
 				}
 				if len(img) == 0 {
 					t.Fatal("empty image")
+				}
+				// Every name the loader will look up is a function of the
+				// image (a macro's "extern \"C\"" line would not be).
+				for _, m := range kernelName.FindAllStringSubmatch(src.Code, -1) {
+					if !bytes.Contains(img, []byte(".text."+m[1]+"\x00")) {
+						t.Errorf("kernel %s is not in the compiled image", m[1])
+					}
 				}
 			})
 		}

@@ -52,7 +52,12 @@ func openTest(t testing.TB, opt Options) *Backend {
 	t.Helper()
 	keepOnce.Do(func() { keeper, keepErr = New(Options{CacheDir: testCacheDir}) })
 	if keepErr != nil {
-		t.Skip("no CUDA device: " + keepErr.Error())
+		// Skip only without a device; a device whose backend fails to open
+		// (a kernel that does not compile or load) fails the test.
+		if _, err := Available(Options{}); err != nil {
+			t.Skip("no CUDA device: " + err.Error())
+		}
+		t.Fatalf("New: %v", keepErr)
 	}
 	opt.CacheDir = testCacheDir
 	b, err := New(opt)

@@ -382,6 +382,8 @@ func kernelError(code, a, bb, cc int32) error {
 		return fmt.Errorf("cuda: Adam: step t = %d, want >= 1", a)
 	case 6:
 		return fmt.Errorf("cuda: ReplaceRows: row %d: vertex %d has no hot row inside the table (slot table or table of %d rows)", a, bb, cc)
+	case 7:
+		return fmt.Errorf("cuda: AggregateConcatTable: blk.SrcIDs[%d] = %d outside table of %d rows", a, bb, cc)
 	}
 	return fmt.Errorf("cuda: kernel error %d (%d, %d, %d)", code, a, bb, cc)
 }

@@ -133,6 +133,45 @@ func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, d
 	c.aggregate("aggregate_cat", blk, edgeW, nil, x, dim, out, srcRows, catRows)
 }
 
+// AggregateConcatTable is AggregateConcat reading source j's row from
+// table[SrcIDs[j], :] in place (F32, or BF16 widened): the same kernel, and
+// so the same bits, as Gather followed by AggregateConcat. An id outside the
+// table is reported by Sync.
+func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) {
+	c := b.begin("AggregateConcatTable")
+	defer c.end()
+	c.dim("dim", dim)
+	a := c.block(blk)
+	ew := c.optBuf("edgeW", edgeW, backend.F32, a.edgeCap)
+	var ids *buffer
+	if blk != nil {
+		ids = c.buf("blk.SrcIDs", blk.SrcIDs, backend.I32, a.srcCap)
+	}
+	dt := backend.F32
+	if x, ok := table.(*buffer); ok && x != nil && x.dt == backend.BF16 {
+		dt = backend.BF16
+	}
+	tb := c.buf("table", table, dt, 0)
+	os := c.buf("out", out, backend.F32, 2*a.dstCap*dim)
+	if !c.ok {
+		return
+	}
+	name, vecs, align := "aggregate_cat_table_f32x", dim, uintptr(16)
+	if dt == backend.BF16 {
+		name, align = "aggregate_cat_table_bf16x", 8
+	}
+	if dim%4 == 0 && tb.ptr%align == 0 && os.ptr%16 == 0 {
+		name, vecs = name+"4", dim/4
+	} else {
+		name += "1"
+	}
+	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(0).ptr(a.nd).i32(a.dstCap).
+		ptr(a.ne).i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).i32(vecs).
+		ptr(ids.addr()).i64(int64(tb.n / max(dim, 1))).ptr(b.errDev).ptr(tb.addr()).ptr(os.addr())
+	g, t := c.warpRows(a.dstCap)
+	c.launch(name, g, t, 0)
+}
+
 // AggregateBackward accumulates into dx [NumSrc.Cap, dim]:
 // dx[Indices[e], :] += edgeW[e]·dout[i, :] and dx[i, :] += selfW[i]·dout[i, :]
 // for live destinations i. By default it scatters with float atomicAdd, so

@@ -112,6 +112,10 @@ func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, d
 	b.op("AggregateConcat", func() { b.inner.AggregateConcat(blk, edgeW, x, dim, out) })
 }
 
+func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) {
+	b.op("AggregateConcatTable", func() { b.inner.AggregateConcatTable(blk, edgeW, table, dim, out) })
+}
+
 func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
 	b.op("AggregateBackward", func() { b.inner.AggregateBackward(blk, edgeW, selfW, dout, dim, dx) })
 }

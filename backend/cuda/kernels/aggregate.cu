@@ -14,6 +14,7 @@
 #include "block.cuh"
 
 #define AGG_NC 4
+#define AGG_U 4
 
 // edge_info loads edge eb+lane's source (or -1) and weight.
 __device__ __forceinline__ void edge_info(const int* indices, const float* edgeW, int e, int e1, int ns, int* j,
@@ -29,17 +30,74 @@ __device__ __forceinline__ void edge_info(const int* indices, const float* edgeW
     }
 }
 
+// Source rows of an aggregation: row(j) is where source j's row lies (-1:
+// skip it), load(r, c) its vector c. LocalRows are the rows of x itself;
+// the table rows (aggregate_cat_table*) are a feature table's row
+// SrcIDs[j], float32 or bfloat16 widened to float32.
+template <typename V>
+struct LocalRows {
+    const V* x;
+    int vecs;
+    __device__ __forceinline__ LocalRows(const V* x_, int vecs_) : x(x_), vecs(vecs_) {}
+    __device__ __forceinline__ int row(int j) const { return j; }
+    __device__ __forceinline__ V load(int r, int c) const { return x[(i64)r * vecs + c]; }
+};
+
+// TableRows: W is the stored vector (float4 / float; uint2 / ushort for
+// bfloat16), widened by to_float to Wide<W>::type.
+template <typename W>
+struct Wide {
+    typedef float type;
+};
+template <>
+struct Wide<float4> {
+    typedef float4 type;
+};
+template <>
+struct Wide<uint2> {
+    typedef float4 type;
+};
+__device__ __forceinline__ float bf16_to_float(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
+__device__ __forceinline__ float4 to_float(float4 w) { return w; }
+__device__ __forceinline__ float to_float(float w) { return w; }
+__device__ __forceinline__ float to_float(unsigned short w) { return bf16_to_float(w); }
+__device__ __forceinline__ float4 to_float(uint2 w) {
+    return make_float4(bf16_to_float(w.x & 0xffff), bf16_to_float(w.x >> 16), bf16_to_float(w.y & 0xffff),
+                       bf16_to_float(w.y >> 16));
+}
+
+template <typename W>
+struct TableRows {
+    const W* t;
+    const int* ids;
+    i64 rows;
+    int vecs;
+    int* err;
+    __device__ __forceinline__ TableRows(const W* t_, const int* ids_, i64 rows_, int vecs_, int* err_)
+        : t(t_), ids(ids_), rows(rows_), vecs(vecs_), err(err_) {}
+    __device__ __forceinline__ int row(int j) const {
+        int id = ids[j];
+        if (id < 0 || id >= rows) {
+            report_error(err, ERR_TABLE_ID, j, id, (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows));
+            return -1;
+        }
+        return id;
+    }
+    __device__ __forceinline__ typename Wide<W>::type load(int r, int c) const { return to_float(t[(i64)r * vecs + c]); }
+};
+
 // aggregate_fwd: with CAT, out rows hold 2 * vecs vectors, x[i, :] then the
 // sum; otherwise vecs, the sum alone.
-template <typename V, bool CAT>
+template <typename V, bool CAT, typename R>
 __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indices, const float* edgeW,
-                                              const float* selfW, const V* x, int vecs, BlockCounts bc, V* out) {
+                                              const float* selfW, R x, int vecs, BlockCounts bc, V* out) {
     int lane = lane_id();
     const int outVecs = CAT ? 2 * vecs : vecs;
     for (int i = gwarp(); i < bc.n; i += gwarps()) {
         V* o = out + (i64)i * outVecs;
+        int ri = x.row(i);
         if (CAT) {
-            for (int c = lane; c < vecs; c += 32) o[c] = x[(i64)i * vecs + c];
+            for (int c = lane; c < vecs; c += 32) o[c] = ri >= 0 ? x.load(ri, c) : V();
             o += vecs;
         }
         int e0, e1;
@@ -51,18 +109,19 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
             for (int q = 0; q < AGG_NC; q++) {
                 int c = cb + q * 32 + lane;
                 acc[q] = V();
-                if (selfW && c < vecs) acc[q] = vscale(s, x[(i64)i * vecs + c]);
+                if (selfW && c < vecs && ri >= 0) acc[q] = vscale(s, x.load(ri, c));
             }
             for (int eb = e0; eb < e1; eb += 32) {
                 int j;
                 float w;
                 edge_info(indices, edgeW, eb + lane, e1, bc.ns, &j, &w);
+                if (j >= 0) j = x.row(j);
                 int cnt = min(32, e1 - eb);
-                for (int k = 0; k < cnt; k += 4) {
-                    int jj[4];
-                    float ww[4];
+                for (int k = 0; k < cnt; k += AGG_U) {
+                    int jj[AGG_U];
+                    float ww[AGG_U];
 #pragma unroll
-                    for (int u = 0; u < 4; u++) {
+                    for (int u = 0; u < AGG_U; u++) {
                         jj[u] = __shfl_sync(FULL_MASK, j, k + u);
                         ww[u] = __shfl_sync(FULL_MASK, w, k + u);
                         if (k + u >= cnt) jj[u] = -1;
@@ -71,11 +130,11 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
                     for (int q = 0; q < AGG_NC; q++) {
                         int c = cb + q * 32 + lane;
                         if (c >= vecs) continue;
-                        V xv[4];
+                        V xv[AGG_U];
 #pragma unroll
-                        for (int u = 0; u < 4; u++) xv[u] = jj[u] >= 0 ? x[(i64)jj[u] * vecs + c] : V();
+                        for (int u = 0; u < AGG_U; u++) xv[u] = jj[u] >= 0 ? x.load(jj[u], c) : V();
 #pragma unroll
-                        for (int u = 0; u < 4; u++)
+                        for (int u = 0; u < AGG_U; u++)
                             if (jj[u] >= 0) acc[q] = vfma(ww[u], xv[u], acc[q]);
                     }
                 }
@@ -131,16 +190,45 @@ __device__ __forceinline__ void aggregate_bwd(const int* indptr, const int* indi
 #define AGG_COUNTS block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap)
 
 extern "C" __global__ void aggregate_fwd4(AGG_ARGS, const float4* x, float4* out) {
-    aggregate_fwd<float4, false>(indptr, indices, edgeW, selfW, x, vecs, AGG_COUNTS, out);
+    aggregate_fwd<float4, false>(indptr, indices, edgeW, selfW, LocalRows<float4>(x, vecs), vecs, AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_fwd1(AGG_ARGS, const float* x, float* out) {
-    aggregate_fwd<float, false>(indptr, indices, edgeW, selfW, x, vecs, AGG_COUNTS, out);
+    aggregate_fwd<float, false>(indptr, indices, edgeW, selfW, LocalRows<float>(x, vecs), vecs, AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_cat4(AGG_ARGS, const float4* x, float4* out) {
-    aggregate_fwd<float4, true>(indptr, indices, edgeW, (const float*)0, x, vecs, AGG_COUNTS, out);
+    aggregate_fwd<float4, true>(indptr, indices, edgeW, (const float*)0, LocalRows<float4>(x, vecs), vecs, AGG_COUNTS,
+                                out);
 }
 extern "C" __global__ void aggregate_cat1(AGG_ARGS, const float* x, float* out) {
-    aggregate_fwd<float, true>(indptr, indices, edgeW, (const float*)0, x, vecs, AGG_COUNTS, out);
+    aggregate_fwd<float, true>(indptr, indices, edgeW, (const float*)0, LocalRows<float>(x, vecs), vecs, AGG_COUNTS,
+                               out);
+}
+
+// aggregate_cat_table*: aggregate_cat reading source j's row from a feature
+// table at row ids[j] (the block's SrcIDs): f32x4 / f32x1 for float32
+// tables, bf16x4 / bf16x1 for bfloat16 ones. An id outside the table is
+// reported and its row read as zeros.
+#define AGG_TABLE_ARGS AGG_ARGS, const int *ids, i64 tableRows, int *err
+template <typename V, typename W>
+__device__ __forceinline__ void aggregate_cat_table(AGG_TABLE_ARGS, const W* table, V* out) {
+    aggregate_fwd<V, true>(indptr, indices, edgeW, (const float*)0, TableRows<W>(table, ids, tableRows, vecs, err), vecs,
+                           AGG_COUNTS, out);
+}
+extern "C" __global__ void aggregate_cat_table_f32x4(AGG_TABLE_ARGS, const float4* table, float4* out) {
+    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,
+                        tableRows, err, table, out);
+}
+extern "C" __global__ void aggregate_cat_table_f32x1(AGG_TABLE_ARGS, const float* table, float* out) {
+    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,
+                        tableRows, err, table, out);
+}
+extern "C" __global__ void aggregate_cat_table_bf16x4(AGG_TABLE_ARGS, const uint2* table, float4* out) {
+    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,
+                        tableRows, err, table, out);
+}
+extern "C" __global__ void aggregate_cat_table_bf16x1(AGG_TABLE_ARGS, const unsigned short* table, float* out) {
+    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,
+                        tableRows, err, table, out);
 }
 extern "C" __global__ void aggregate_bwd4(AGG_ARGS, const float4* dout, float4* dx) {
     aggregate_bwd<float4>(indptr, indices, edgeW, selfW, dout, vecs, AGG_COUNTS, dx);

@@ -16,6 +16,7 @@ typedef unsigned long long u64;
 #define ERR_LABEL 4       // SoftmaxCrossEntropy: label >= classes
 #define ERR_ADAM_STEP 5   // Adam: step t < 1
 #define ERR_HOT_ROW 6     // ReplaceRows: id outside the slot table, or a row outside the table
+#define ERR_TABLE_ID 7    // AggregateConcatTable: a source id outside the table
 
 // flag_set reports whether an optional I32 flag (null: none) is non-zero.
 __device__ __forceinline__ bool flag_set(const int* flag) { return flag != 0 && *flag != 0; }

@@ -42,7 +42,10 @@ func GPU(t *testing.T) *cuda.Backend {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	be, err := cuda.New(cuda.Options{CacheDir: dir, Deterministic: true, TF32x3: true})
 	if err != nil {
-		t.Skip("no CUDA device: " + err.Error())
+		if _, aerr := cuda.Available(cuda.Options{}); aerr != nil {
+			t.Skip("no CUDA device: " + aerr.Error())
+		}
+		t.Fatalf("cuda.New: %v", err) // a device, but its backend failed
 	}
 	t.Cleanup(func() { be.Close() })
 	return be
