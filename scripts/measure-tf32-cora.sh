@@ -3,7 +3,7 @@
 #   CGO_ENABLED=0 go build -o bin/fanout ./cmd/fanout
 # and Planetoid Cora's raw files in .data/cora. The accuracy tests of the
 # products with --tf32 (the default) against --tf32=false (3xTF32 where widths allow,
-# cuBLAS float32 otherwise): Cora GAT (seeds $GAT_SEEDS, default 1-5), GCN
+# cuBLAS float32 otherwise), or of the flag sets in MODES (separated by '|'): Cora GAT (seeds $GAT_SEEDS, default 1-5), GCN
 # and GraphSAGE (seeds $SEEDS, default 1-5), and tiny for 10 epochs (seeds
 # $TINY_SEEDS, default 1-5).
 set -uo pipefail
@@ -14,7 +14,8 @@ mkdir -p "$D"
 [ -d "$D/tiny" ] || "$R/bin/fanout" gen tiny --out "$D/tiny" >/dev/null
 cd /tmp
 acc() { "$R/bin/fanout" train --device cuda "$@" 2>&1 | grep -o "test accuracy [0-9.]*" | tail -1; }
-for m in "--tf32" "--tf32=false"; do
+IFS='|' read -ra modes <<<"${MODES:---tf32|--tf32=false}"
+for m in "${modes[@]}"; do
   for s in ${GAT_SEEDS:-1 2 3 4 5}; do
     echo "gat $m seed $s: $(acc --data "$D/cora" --model gat --layers 2 --hidden 64 --heads 8 --out-heads 1 \
       --attn-dropout 0.6 --dropout 0.6 --input-dropout 0.6 --fanouts -1,-1 --batch 140 --epochs 200 --lr 0.005 \
