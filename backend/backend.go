@@ -247,13 +247,14 @@ type Dense interface {
 	// [cap, dim]) records the elements the gradient passes through: 1 iff
 	// kept and, with ReLU, positive (that is, iff y > 0), else 0. With p = 0
 	// mask is unused and may be nil. p must lie in [0, 1). x and y may be the
-	// same buffer.
+	// same buffer. y may be BF16 (bfloat16 activations, half the bytes): the
+	// results rounded to nearest even, the mask that of the unrounded ones.
 	BiasActDropout(x Buffer, n Count, dim int, bias Buffer, relu bool, p float32, r Rand, mask, y Buffer)
 	// BiasActDropoutBackward: on rows [:n], dx = dy·mask/(1-p) when p > 0
 	// (the mask holds the ReLU's gate too), else dy·[y > 0 if relu]; dbias
 	// (when non-nil) = column sums of dx over rows [:n] (overwritten). mask
 	// is read only when p > 0 and y only when relu and p = 0 (each may be nil
-	// otherwise). dy and dx may be the same buffer.
+	// otherwise); y may be BF16. dy and dx may be the same buffer.
 	BiasActDropoutBackward(dy, y Buffer, n Count, dim int, relu bool, p float32, mask, dx, dbias Buffer)
 	// SoftmaxCrossEntropy over rows [:n] of logits [cap, classes] with I32
 	// labels: loss (F32 [1]) = mean loss; dlogits = gradient of the mean
@@ -333,6 +334,7 @@ type Sparse interface {
 	// out[i, :dim] = x[i, :] and out[i, dim:] = Σ_{e in row i}
 	// edgeW[e]·x[Indices[e], :], with out [NumDst.Cap, 2·dim]. One product
 	// with the stacked weights [W_self; W_neigh] then does the layer's work.
+	// x may be BF16 (bfloat16 activations), widened to float32 as read.
 	AggregateConcat(blk *Block, edgeW, x Buffer, dim int, out Buffer)
 	// AggregateConcatTable is AggregateConcat with x's rows read in place
 	// from a table of every vertex: source j's row is table[SrcIDs[j], :]

@@ -50,6 +50,12 @@ type Config struct {
 	// AttnDropout is GAT's dropout probability on the attention
 	// coefficients during training, in [0, 1) (0 for the other kinds).
 	AttnDropout float32
+	// BF16Activations keeps a hidden layer's output (after bias,
+	// activation and dropout) as bfloat16 where the next layer reads it so
+	// (GraphSAGE's concatenation widens it as it reads): half the bytes
+	// written and aggregated. Products, gradients and the pre-activation
+	// stay float32.
+	BF16Activations bool
 }
 
 // Validate returns an error naming the first invalid field.

@@ -52,6 +52,20 @@ type pass struct {
 	table bool
 }
 
+// halfReader is a layer that can read its input rows as bfloat16
+// (Config.BF16Activations).
+type halfReader interface {
+	readsBF16()
+}
+
+// next is the layer above layer l, or nil for the top layer.
+func (m *Model) next(l int) layer {
+	if l+1 < len(m.layers) {
+		return m.layers[l+1]
+	}
+	return nil
+}
+
 // tableReader is a layer that can read its input rows from a feature table
 // by the block's source ids (pass.table) instead of from gathered rows.
 type tableReader interface {
@@ -128,7 +142,8 @@ type Model struct {
 	// Workspaces, allocated by Reserve (per layer l, rows = caps[l].Dst).
 	ws      workspace
 	caps    []Caps
-	act     []backend.Buffer // F32 [Dst, out_l]: layer output after bias/act/dropout; act[L-1] = logits
+	act     []backend.Buffer // F32 [Dst, out_l]: layer output (after bias/act/dropout unless hid[l] is its own); act[L-1] = logits
+	hid     []backend.Buffer // layer output after bias/act/dropout: act[l], or BF16 [Dst, out_l] (Config.BF16Activations)
 	dAct    []backend.Buffer // F32 [Dst, out_l]: gradient of act; dAct[L-1] = dlogits
 	mask    []backend.Buffer // U8 [Dst, out_l] for hidden layers when Dropout > 0, else nil
 	xView   []backend.Buffer // layer l > 0: view of act[l-1] as [caps[l].Src, in_l]
@@ -261,6 +276,7 @@ func (m *Model) Reserve(caps []Caps) error {
 func (m *Model) reserve(caps []Caps) error {
 	L := m.cfg.Layers
 	m.act = make([]backend.Buffer, L)
+	m.hid = make([]backend.Buffer, L)
 	m.dAct = make([]backend.Buffer, L)
 	m.mask = make([]backend.Buffer, L)
 	m.xView = make([]backend.Buffer, L)
@@ -268,6 +284,10 @@ func (m *Model) reserve(caps []Caps) error {
 	for l, c := range caps {
 		_, out := m.cfg.dims(l)
 		m.act[l] = m.ws.alloc(fmt.Sprintf("layer %d activations", l), backend.F32, c.Dst*out)
+		m.hid[l] = m.act[l]
+		if _, half := m.next(l).(halfReader); half && m.cfg.BF16Activations {
+			m.hid[l] = m.ws.alloc(fmt.Sprintf("layer %d activations (bfloat16)", l), backend.BF16, c.Dst*out)
+		}
 		m.dAct[l] = m.ws.allocRows(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
 		if l < L-1 && m.cfg.Dropout > 0 {
 			m.mask[l] = m.ws.alloc(fmt.Sprintf("layer %d dropout mask", l), backend.U8, c.Dst*out)
@@ -284,7 +304,7 @@ func (m *Model) reserve(caps []Caps) error {
 	}
 	for l := 1; l < L; l++ {
 		in, _ := m.cfg.dims(l)
-		m.xView[l] = rows(m.be, m.act[l-1], caps[l].Src, in)
+		m.xView[l] = rows(m.be, m.hid[l-1], caps[l].Src, in)
 		m.dxView[l] = rows(m.be, m.dAct[l-1], caps[l].Src, in)
 	}
 	for l, ly := range m.layers {
@@ -300,7 +320,7 @@ func (m *Model) releaseWorkspaces() {
 		ly.release()
 	}
 	m.ws.release()
-	m.caps, m.act, m.dAct, m.mask, m.xView, m.dxView = nil, nil, nil, nil, nil, nil
+	m.caps, m.act, m.hid, m.dAct, m.mask, m.xView, m.dxView = nil, nil, nil, nil, nil, nil, nil
 	m.loss, m.correct, m.xDrop, m.xMask = nil, nil, nil, nil
 	m.haveLoss = false
 }

@@ -84,6 +84,10 @@ func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 // (pass.table); its backward never reads them.
 func (s *sageLayer) readsTable() {}
 
+// readsBF16: the layer's input may be bfloat16 activations (its
+// concatenation widens them; its backward never reads them).
+func (s *sageLayer) readsBF16() {}
+
 // backward overwrites the weight gradients from dh [caps.Dst, out] and, when
 // dx is non-nil, overwrites dx [caps.Src, in] (rows [0, NumSrc) valid).
 func (s *sageLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {

@@ -145,7 +145,7 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		if p > 0 {
 			mask = m.mask[l]
 		}
-		m.be.BiasActDropout(m.act[l], blk.NumDst, out, ly.bias().W, l < L-1, p, rl, mask, m.act[l])
+		m.be.BiasActDropout(m.act[l], blk.NumDst, out, ly.bias().W, l < L-1, p, rl, mask, m.hid[l])
 	}
 	m.haveLoss = false
 	return m.act[L-1]
@@ -223,7 +223,7 @@ func (m *Model) Backward(b *Batch) {
 			mask = m.mask[l]
 		}
 		dh := m.dAct[l]
-		m.be.BiasActDropoutBackward(dh, m.act[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dh, ly.bias().G)
+		m.be.BiasActDropoutBackward(dh, m.hid[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dh, ly.bias().G)
 		if l == 0 && m.hot != nil && !m.hot.Inputs {
 			if m.hot.Grad != nil {
 				m.be.ScatterAddRows(m.hot.Slot, m.hot.Grad, out, blk.SrcIDs, blk.NumDst, dh, m.hot.Skip)

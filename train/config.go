@@ -39,6 +39,9 @@ type Config struct {
 	Heads       int     `json:"heads,omitempty"`
 	OutHeads    int     `json:"out_heads,omitempty"`
 	AttnDropout float32 `json:"attn_dropout,omitempty"`
+	// Activations is how hidden layers' outputs are held: "float32" (or
+	// "") or "bfloat16" where the next layer reads them so (GraphSAGE).
+	Activations string `json:"activations,omitempty"`
 }
 
 // Defaults is a sensible starting configuration (GraphSAGE, 2 layers).
@@ -52,7 +55,8 @@ func Defaults() Config {
 // ModelConfig is the nn configuration for a dataset's input and class counts.
 func (c Config) ModelConfig(inDim, classes int) nn.Config {
 	mc := nn.Config{Kind: c.Model, InDim: inDim, Hidden: c.Hidden, Classes: classes,
-		Layers: c.Layers, Dropout: c.Dropout, InputDropout: c.InDropout, LearnEps: c.GINEps == "learn"}
+		Layers: c.Layers, Dropout: c.Dropout, InputDropout: c.InDropout, LearnEps: c.GINEps == "learn",
+		BF16Activations: c.Activations == "bfloat16"}
 	if c.Model == nn.KindGAT {
 		mc.Heads, mc.OutHeads, mc.AttnDropout = max(c.Heads, 1), c.OutHeads, c.AttnDropout
 		if mc.OutHeads == 0 {
@@ -67,6 +71,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Model != "sage" && c.Model != "gcn" && c.Model != "gin" && c.Model != "gat":
 		return fmt.Errorf("model: %q is not a model (want sage, gcn, gin or gat)", c.Model)
+	case c.Activations != "" && c.Activations != "float32" && c.Activations != "bfloat16":
+		return fmt.Errorf("activations: %q, want float32 or bfloat16", c.Activations)
 	case c.GINEps != "" && c.GINEps != "0" && c.GINEps != "learn":
 		return fmt.Errorf("gin-eps: %q, want 0 or learn", c.GINEps)
 	case c.Heads < 0 || c.Heads > 1024:

@@ -302,3 +302,29 @@ func TestTableInputCUDA(t *testing.T) {
 		tableInputMatchesGather(t, func() backend.Backend { return openCUDAWith(t, cuda.Options{Deterministic: true}) }, "sage", dt, false)
 	}
 }
+
+// TestBF16ActivationsCUDA: GraphSAGE with bfloat16 hidden activations on
+// the GPU (float32 products) follows the CPU's run with bfloat16
+// activations over 50 tiny steps. Both round the same float32 values, but a
+// last-bit difference before rounding can move a value by one bfloat16 ulp
+// (2^-8), so the bound is TF32's: 1e-3 at the first step, 2e-2 after.
+func TestBF16ActivationsCUDA(t *testing.T) {
+	gpu := openCUDA(t)
+	ds := tinyData(t)
+	cfg := tinyModel(t, "sage")
+	cfg.Activations = "bfloat16"
+	cpuLoss := stepLossesOn(t, nil, ds, cfg, 5)
+	gpuLoss := stepLossesOn(t, gpu, ds, cfg, 5)
+	if len(cpuLoss) < 50 || len(gpuLoss) != len(cpuLoss) {
+		t.Fatalf("%d CPU steps, %d GPU steps; want the same, at least 50", len(cpuLoss), len(gpuLoss))
+	}
+	worst := 0.0
+	for i := range cpuLoss {
+		rel := math.Abs(float64(gpuLoss[i]-cpuLoss[i])) / math.Abs(float64(cpuLoss[i]))
+		worst = max(worst, rel)
+		if bound := lossBound("sage", cuda.Options{TF32: true}, i); rel > bound {
+			t.Fatalf("step %d: GPU loss %v, CPU %v (relative %.2g > %g)", i, gpuLoss[i], cpuLoss[i], rel, bound)
+		}
+	}
+	t.Logf("sage, bfloat16 activations: %d steps, largest relative loss difference %.2g", len(cpuLoss), worst)
+}

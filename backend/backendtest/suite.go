@@ -74,6 +74,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"Aggregate", testAggregate},
 		{"AggregateConcat", testAggregateConcat},
 		{"AggregateConcatTable", testAggregateConcatTable},
+		{"BF16Activations", testBF16Activations},
 		{"AggregateBackward", testAggregateBackward},
 		{"SampleLayer", testSampleLayer},
 		{"SampleLayerOverflow", testSampleLayerOverflow},
@@ -206,29 +207,19 @@ func (e *env) sync() {
 	}
 }
 
-func (e *env) readF32(b backend.Buffer, n int) []float32 {
+// readBack copies the first n elements of b to the host after a sync.
+func readBack[T any](e *env, b backend.Buffer, n int) []T {
 	e.t.Helper()
-	out := make([]float32, n)
+	out := make([]T, n)
 	e.be.Read(out, b, 0)
 	e.sync()
 	return out
 }
 
-func (e *env) readI32(b backend.Buffer, n int) []int32 {
-	e.t.Helper()
-	out := make([]int32, n)
-	e.be.Read(out, b, 0)
-	e.sync()
-	return out
-}
-
-func (e *env) readU8(b backend.Buffer, n int) []uint8 {
-	e.t.Helper()
-	out := make([]uint8, n)
-	e.be.Read(out, b, 0)
-	e.sync()
-	return out
-}
+func (e *env) readF32(b backend.Buffer, n int) []float32 { return readBack[float32](e, b, n) }
+func (e *env) readI32(b backend.Buffer, n int) []int32   { return readBack[int32](e, b, n) }
+func (e *env) readU8(b backend.Buffer, n int) []uint8    { return readBack[uint8](e, b, n) }
+func (e *env) readU16(b backend.Buffer, n int) []uint16  { return readBack[uint16](e, b, n) }
 
 // randF32 returns n values uniform in [-scale, scale).
 func (e *env) randF32(n int, scale float64) []float32 {

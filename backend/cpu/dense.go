@@ -90,7 +90,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	rows, _ := c.count("n", n)
 	xs := c.f32("x", x, n.Cap*dim)
 	bs := c.optF32("bias", bias, dim)
-	ys := c.f32("y", y, n.Cap*dim)
+	yb := c.actBuf("y", y, n.Cap*dim)
 	var ms []uint8
 	var key rng.Key
 	var keys []int32
@@ -108,8 +108,15 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	thr := rng.DropThreshold(p)
 	scale := 1 / (1 - p)
 	b.rows(rows, max(1, 2048/dim), func(lo, hi int) {
+		var tmp []float32
+		if yb.dt == backend.BF16 {
+			tmp = make([]float32, dim)
+		}
 		for i := lo; i < hi; i++ {
-			xr, yr := xs[i*dim:(i+1)*dim], ys[i*dim:(i+1)*dim]
+			xr, yr := xs[i*dim:(i+1)*dim], tmp
+			if tmp == nil {
+				yr = yb.f32[i*dim : (i+1)*dim]
+			}
 			for j, v := range xr {
 				if bs != nil {
 					v += bs[j]
@@ -126,8 +133,30 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 				}
 				dropRow(key, idx, thr, scale, relu, yr, ms[i*dim:(i+1)*dim])
 			}
+			if tmp != nil {
+				roundRow(yb.u16[i*dim:(i+1)*dim], tmp)
+			}
 		}
 	})
+}
+
+// roundRow writes float32 src to dst as bfloat16 bits (nearest even).
+func roundRow(dst []uint16, src []float32) {
+	for j, v := range src {
+		dst[j] = backend.BF16Bits(v)
+	}
+}
+
+// actBuf is an activation argument: F32, or BF16 (rounded on write,
+// widened on read).
+func (c *call) actBuf(name string, arg backend.Buffer, need int) *buffer {
+	if !c.ok {
+		return nil
+	}
+	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
+		return c.buf(name, arg, backend.BF16, need)
+	}
+	return c.buf(name, arg, backend.F32, need)
 }
 
 // dropChunk is the number of columns whose Philox words dropRow draws at
@@ -177,9 +206,9 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	checkP(&c, p)
 	rows, _ := c.count("n", n)
 	dys := c.f32("dy", dy, n.Cap*dim)
-	var ys []float32
+	var yb *buffer
 	if relu && p == 0 {
-		ys = c.f32("y", y, n.Cap*dim)
+		yb = c.actBuf("y", y, n.Cap*dim)
 	}
 	var ms []uint8
 	if p > 0 {
@@ -199,8 +228,10 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 			if ms != nil {
 				keep = -uint32(ms[i] & 1) // the ReLU's gate included
 				g *= scale
+			} else if relu && yb.dt == backend.BF16 {
+				keep = positive(backend.BF16Float(yb.u16[i]))
 			} else if relu {
-				keep = positive(ys[i])
+				keep = positive(yb.f32[i])
 			}
 			dxs[i] = math.Float32frombits(math.Float32bits(g) & keep)
 		}

@@ -163,7 +163,18 @@ func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.
 func (b *Backend) aggregate(c *call, blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer, cat bool) {
 	c.dim("dim", dim)
 	v := c.block(blk)
-	xs := c.f32("x", x, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*dim)
+	need := capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap }) * dim
+	if cat {
+		// GraphSAGE's input may be bfloat16 activations, widened as read.
+		if xb := c.actBuf("x", x, need); xb != nil && xb.dt == backend.BF16 {
+			b.aggregateRows(c, v, blk, edgeW, selfW, dim, out, cat, func(j int, tmp []float32) []float32 {
+				widenRow(tmp, xb.u16[j*dim:(j+1)*dim])
+				return tmp
+			})
+			return
+		}
+	}
+	xs := c.f32("x", x, need)
 	b.aggregateRows(c, v, blk, edgeW, selfW, dim, out, cat, func(j int, _ []float32) []float32 {
 		return xs[j*dim : (j+1)*dim]
 	})

@@ -50,6 +50,23 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
+// actBuf is an activation argument: F32, or BF16 (rounded on write,
+// widened on read).
+func (c *call) actBuf(name string, arg backend.Buffer, need int) *buffer {
+	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
+		return c.buf(name, arg, backend.BF16, need)
+	}
+	return c.buf(name, arg, backend.F32, need)
+}
+
+// actAlign is the alignment of an activation's four-element words.
+func actAlign(half bool) uintptr {
+	if half {
+		return 8
+	}
+	return 16
+}
+
 // dropoutArgs checks p (0 <= p < 1, as the CPU backend) and returns the
 // keep threshold and scale 1/(1-p) computed in float32.
 func (c *call) dropoutArgs(p float32) (thr uint32, scale float32) {
@@ -70,7 +87,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	nP := c.count("n", n)
 	xs := c.buf("x", x, backend.F32, n.Cap*dim)
 	bs := c.optBuf("bias", bias, backend.F32, dim)
-	ys := c.buf("y", y, backend.F32, n.Cap*dim)
+	ys := c.actBuf("y", y, n.Cap*dim)
 	var ms, ks *buffer
 	var clock uintptr
 	var k0, k1 uint32
@@ -83,10 +100,11 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	if !c.ok {
 		return
 	}
-	vec := dim%4 == 0 && xs.ptr%16 == 0 && ys.ptr%16 == 0 && (ms == nil || ms.ptr%4 == 0)
+	half := ys.dt == backend.BF16
+	vec := dim%4 == 0 && xs.ptr%16 == 0 && ys.ptr%actAlign(half) == 0 && (ms == nil || ms.ptr%4 == 0)
 	groups := int64((dim + 3) / 4)
 	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(bs.addr()).flag(relu).flag(dropout).u32(thr).f32(scale).
-		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ks.addr()).ptr(ms.addr()).ptr(ys.addr()).flag(vec)
+		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ks.addr()).ptr(ms.addr()).ptr(ys.addr()).flag(vec).flag(half)
 	c.launch("bias_act_dropout", d1(c.blocks(int64(n.Cap)*groups, 256)), d1(256), 0)
 }
 
@@ -104,8 +122,9 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	dys := c.buf("dy", dy, backend.F32, n.Cap*dim)
 	var ys, ms *buffer
 	if relu && p == 0 {
-		ys = c.buf("y", y, backend.F32, n.Cap*dim)
+		ys = c.actBuf("y", y, n.Cap*dim)
 	}
+	half := ys != nil && ys.dt == backend.BF16
 	if p > 0 {
 		ms = c.buf("mask", mask, backend.U8, n.Cap*dim)
 	}
@@ -117,7 +136,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	// Chunks of rows for the partial column sums: at least 64 rows, and
 	// few enough chunks that the grid stays near eight blocks per
 	// multiprocessor (fewer partials for column_sums to add).
-	vec := dim%4 == 0 && dys.ptr%16 == 0 && dxs.ptr%16 == 0 && (ys == nil || ys.ptr%16 == 0) && (ms == nil || ms.ptr%4 == 0)
+	vec := dim%4 == 0 && dys.ptr%16 == 0 && dxs.ptr%16 == 0 && (ys == nil || ys.ptr%actAlign(half) == 0) && (ms == nil || ms.ptr%4 == 0)
 	name, colBlocks := "bias_act_dropout_bwd", (dim+31)/32
 	if vec {
 		name, colBlocks = "bias_act_dropout_bwd4", (dim+127)/128
@@ -134,7 +153,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
 	}
 	c.args().ptr(dys.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(relu).flag(p > 0).f32(scale).
-		ptr(ms.addr()).ptr(dxs.addr()).ptr(partial).i32(chunkRows)
+		ptr(ms.addr()).ptr(dxs.addr()).ptr(partial).i32(chunkRows).flag(half)
 	c.launch(name, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	if dbs != nil {
 		c.args().ptr(partial).ptr(nP).i32(n.Cap).i32(chunkRows).i32(dim).ptr(dbs.addr())

@@ -130,6 +130,11 @@ func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, 
 func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) {
 	c := b.begin("AggregateConcat")
 	defer c.end()
+	if xb, ok := x.(*buffer); ok && xb != nil && xb.dt == backend.BF16 {
+		// bfloat16 activations: the table kernel over x's own rows.
+		c.aggregateTable(blk, edgeW, x, false, dim, out)
+		return
+	}
 	c.aggregate("aggregate_cat", blk, edgeW, nil, x, dim, out, srcRows, catRows)
 }
 
@@ -140,18 +145,28 @@ func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, d
 func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) {
 	c := b.begin("AggregateConcatTable")
 	defer c.end()
+	c.aggregateTable(blk, edgeW, table, true, dim, out)
+}
+
+// aggregateTable launches aggregate_cat_table*: source j's row is
+// table[SrcIDs[j]] when byID, else table's row j (a bfloat16 x of
+// AggregateConcat, [NumSrc.Cap, dim]).
+func (c *call) aggregateTable(blk *backend.Block, edgeW, table backend.Buffer, byID bool, dim int, out backend.Buffer) {
 	c.dim("dim", dim)
 	a := c.block(blk)
 	ew := c.optBuf("edgeW", edgeW, backend.F32, a.edgeCap)
 	var ids *buffer
-	if blk != nil {
+	if blk != nil && byID {
 		ids = c.buf("blk.SrcIDs", blk.SrcIDs, backend.I32, a.srcCap)
 	}
-	dt := backend.F32
+	dt, arg, need := backend.F32, "table", 0
 	if x, ok := table.(*buffer); ok && x != nil && x.dt == backend.BF16 {
 		dt = backend.BF16
 	}
-	tb := c.buf("table", table, dt, 0)
+	if !byID {
+		arg, need = "x", a.srcCap*dim
+	}
+	tb := c.buf(arg, table, dt, need)
 	os := c.buf("out", out, backend.F32, 2*a.dstCap*dim)
 	if !c.ok {
 		return
@@ -167,7 +182,7 @@ func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.
 	}
 	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(0).ptr(a.nd).i32(a.dstCap).
 		ptr(a.ne).i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).i32(vecs).
-		ptr(ids.addr()).i64(int64(tb.n / max(dim, 1))).ptr(b.errDev).ptr(tb.addr()).ptr(os.addr())
+		ptr(ids.addr()).i64(int64(tb.n / max(dim, 1))).ptr(c.b.errDev).ptr(tb.addr()).ptr(os.addr())
 	g, t := c.warpRows(a.dstCap)
 	c.launch(name, g, t, 0)
 }

@@ -56,6 +56,7 @@ type runFlags struct {
 	devicesSpec  string // --devices: N or all
 	cuda         cudaFlags
 	featureDType string // float32 or bfloat16; "" until resolveConfig sets the dataset's
+	oneGPU       *bool  // training on one GPU (gpuFeatureDType), once known
 	// hybrid mode
 	gpuMemory string
 	cacheRows int
@@ -81,16 +82,18 @@ type runFlags struct {
 // and on several devices or processes, whose sharded and exchanged feature
 // rows are float32.
 func (rf *runFlags) gpuFeatureDType() string {
-	if l, err := dist.FromEnv(os.Environ()); rf.devicesSpec != "" || l != nil || err != nil {
-		return ""
-	}
-	switch {
-	case rf.device == "cpu":
-		return ""
-	case rf.device == "auto":
-		if _, err := cuda.Available(rf.cuda.options()); err != nil {
-			return ""
+	if rf.oneGPU == nil {
+		one := true
+		if l, err := dist.FromEnv(os.Environ()); rf.devicesSpec != "" || l != nil || err != nil || rf.device == "cpu" {
+			one = false
+		} else if rf.device == "auto" {
+			_, err := cuda.Available(rf.cuda.options())
+			one = err == nil
 		}
+		rf.oneGPU = &one
+	}
+	if !*rf.oneGPU {
+		return ""
 	}
 	return dataset.DTypeBFloat16
 }

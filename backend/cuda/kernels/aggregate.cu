@@ -57,14 +57,10 @@ template <>
 struct Wide<uint2> {
     typedef float4 type;
 };
-__device__ __forceinline__ float bf16_to_float(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
 __device__ __forceinline__ float4 to_float(float4 w) { return w; }
 __device__ __forceinline__ float to_float(float w) { return w; }
 __device__ __forceinline__ float to_float(unsigned short w) { return bf16_to_float(w); }
-__device__ __forceinline__ float4 to_float(uint2 w) {
-    return make_float4(bf16_to_float(w.x & 0xffff), bf16_to_float(w.x >> 16), bf16_to_float(w.y & 0xffff),
-                       bf16_to_float(w.y >> 16));
-}
+__device__ __forceinline__ float4 to_float(uint2 w) { return bf16x4_to_float4(w); }
 
 template <typename W>
 struct TableRows {
@@ -76,6 +72,7 @@ struct TableRows {
     __device__ __forceinline__ TableRows(const W* t_, const int* ids_, i64 rows_, int vecs_, int* err_)
         : t(t_), ids(ids_), rows(rows_), vecs(vecs_), err(err_) {}
     __device__ __forceinline__ int row(int j) const {
+        if (ids == 0) return j;  // x's own rows (bfloat16 activations)
         int id = ids[j];
         if (id < 0 || id >= rows) {
             report_error(err, ERR_TABLE_ID, j, id, (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows));

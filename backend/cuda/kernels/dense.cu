@@ -19,7 +19,8 @@
 
 extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int cap, int dim, const float* bias,
                                             int relu, int dropout, u32 thr, float scale, u32 k0, u32 k1,
-                                            const int* clock, u32 stream, const int* keys, unsigned char* mask, float* y, int vec) {
+                                            const int* clock, u32 stream, const int* keys, unsigned char* mask, float* y, int vec,
+                                            int ybf16) {
     int n = live_count(nP, cap);
     int groups = (dim + 3) >> 2;
     i64 total = (i64)n * groups;
@@ -55,11 +56,20 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
             }
         }
         if (vec) {
-            *(float4*)(y + base) = make_float4(v[0], v[1], v[2], v[3]);
+            if (ybf16) {
+                unsigned short* yh = (unsigned short*)y + base;
+                *(uint2*)yh = make_uint2((unsigned int)float_to_bf16(v[0]) | ((unsigned int)float_to_bf16(v[1]) << 16),
+                                         (unsigned int)float_to_bf16(v[2]) | ((unsigned int)float_to_bf16(v[3]) << 16));
+            } else {
+                *(float4*)(y + base) = make_float4(v[0], v[1], v[2], v[3]);
+            }
             if (dropout) *(uchar4*)(mask + base) = make_uchar4(keep[0], keep[1], keep[2], keep[3]);
         } else {
             for (int k = 0; k < m; k++) {
-                y[base + k] = v[k];
+                if (ybf16)
+                    ((unsigned short*)y)[base + k] = float_to_bf16(v[k]);
+                else
+                    y[base + k] = v[k];
                 if (dropout) mask[base + k] = keep[k];
             }
         }
@@ -71,7 +81,7 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
 // r0 + y, r0 + y + 8, ... of chunk by. partial (may be null) is [chunks, dim].
 extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y, const int* nP, int cap, int dim,
                                                 int relu, int dropout, float scale, const unsigned char* mask,
-                                                float* dx, float* partial, int chunkRows) {
+                                                float* dx, float* partial, int chunkRows, int ybf16) {
     __shared__ float red[8][33];
     int n = live_count(nP, cap);
     int c = blockIdx.x * 32 + threadIdx.x;
@@ -84,7 +94,7 @@ extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y,
             i64 idx = (i64)r * dim + c;
             float g = dy[idx];
             if (dropout) g = mask[idx] ? g * scale : 0.f;
-            else if (relu && !(y[idx] > 0.f)) g = 0.f;
+            else if (relu && !((ybf16 ? bf16_to_float(((const unsigned short*)y)[idx]) : y[idx]) > 0.f)) g = 0.f;
             dx[idx] = g;
             s += g;
         }
@@ -118,9 +128,15 @@ __device__ __forceinline__ float4 bwd_elem4(float4 g, float4 yv, uchar4 m, int r
 // thread x handles columns 4*(32*bx + x) .. +3. Each thread adds its rows in
 // the same order as bias_act_dropout_bwd, so partial is bitwise the same.
 // Two rows are loaded before either is stored (dx may alias dy).
+// y4 loads y's word i: float32, or four bfloat16 widened.
+__device__ __forceinline__ float4 y4(const float4* y, i64 i, int ybf16) {
+    if (!ybf16) return y[i];
+    return bf16x4_to_float4(((const uint2*)y)[i]);
+}
+
 extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4* y, const int* nP, int cap, int dim,
                                                  int relu, int dropout, float scale, const uchar4* mask, float4* dx,
-                                                 float* partial, int chunkRows) {
+                                                 float* partial, int chunkRows, int ybf16) {
     __shared__ float4 red[8][33];
     int n = live_count(nP, cap);
     int words = dim >> 2;
@@ -136,7 +152,7 @@ extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4*
             bool two = r + 8 < r1;
             i64 ia = (i64)r * words + c, ib = ia + 8 * (i64)words;
             float4 ga = dy[ia], gb = two ? dy[ib] : zero;
-            float4 ya = relu && !dropout ? y[ia] : zero, yb = relu && !dropout && two ? y[ib] : zero;
+            float4 ya = relu && !dropout ? y4(y, ia, ybf16) : zero, yb = relu && !dropout && two ? y4(y, ib, ybf16) : zero;
             uchar4 ma = dropout ? mask[ia] : one, mb = dropout && two ? mask[ib] : one;
             ga = bwd_elem4(ga, ya, ma, relu, dropout, scale);
             dx[ia] = ga;

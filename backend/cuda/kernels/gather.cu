@@ -58,8 +58,6 @@ extern "C" __global__ void gather_rows1(const u32* table, i64 tableRows, int wor
 // bfloat16 tables widen to float32 rows: gather_bf16x4 moves four values a
 // thread (8-byte loads, 16-byte stores) when the width allows, gather_bf16x1
 // one. A value's float32 bits are its bfloat16 bits shifted up 16.
-__device__ __forceinline__ float bf16_float(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
-
 extern "C" __global__ void gather_bf16x4(const uint2* table, i64 tableRows, int words, const int* ids, const int* nP,
                                          int cap, float4* out, int* err) {
     u64 total = (u64)live_count(nP, cap) * (u64)words;
@@ -71,7 +69,7 @@ extern "C" __global__ void gather_bf16x4(const uint2* table, i64 tableRows, int 
             continue;
         }
         uint2 w = table[(u64)id * words + c];
-        out[t] = make_float4(bf16_float(w.x & 0xffff), bf16_float(w.x >> 16), bf16_float(w.y & 0xffff), bf16_float(w.y >> 16));
+        out[t] = bf16x4_to_float4(w);
     }
 }
 
@@ -85,6 +83,6 @@ extern "C" __global__ void gather_bf16x1(const unsigned short* table, i64 tableR
             if (c == 0) report_error(err, ERR_GATHER_ID, (int)i, id, (int)(tableRows > INT32_MAX_ ? INT32_MAX_ : tableRows));
             continue;
         }
-        out[t] = bf16_float(table[(u64)id * words + c]);
+        out[t] = bf16_to_float(table[(u64)id * words + c]);
     }
 }

@@ -69,11 +69,8 @@ extern "C" __global__ void tiered_rows1(const u32* cache, const int* slot, const
 
 // bfloat16 tiers widen to float32 rows: four values a thread when the width
 // allows (tiered_bf16x4), else one (tiered_bf16x1); the counts as above.
-__device__ __forceinline__ float tbf16(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
-__device__ __forceinline__ float4 widen(uint2 w) {
-    return make_float4(tbf16(w.x & 0xffff), tbf16(w.x >> 16), tbf16(w.y & 0xffff), tbf16(w.y >> 16));
-}
-__device__ __forceinline__ float widen(unsigned short w) { return tbf16(w); }
+__device__ __forceinline__ float4 widen(uint2 w) { return bf16x4_to_float4(w); }
+__device__ __forceinline__ float widen(unsigned short w) { return bf16_to_float(w); }
 
 template <typename W, typename O>
 __device__ __forceinline__ void tiered_bf16_body(const W* cache, const int* slot, const W* host, i64 hostRows,
