@@ -8,7 +8,8 @@ import (
 
 // CheckBatch reports whether b fits the reserved envelope: one block per
 // layer whose capacities equal the reserved Caps, X of at least
-// [Blocks[0].NumSrc.Cap, InDim] floats, Labels (when set) of at least the top
+// [Blocks[0].NumSrc.Cap, InDim] floats (or, without X, a Table of InDim-wide
+// rows for a model that ReadsTable), Labels (when set) of at least the top
 // destination capacity, and a degree table for GCN. It reads no device
 // memory.
 func (m *Model) CheckBatch(b *Batch) error {
