@@ -23,7 +23,11 @@
 // assertion; see capability.go.
 package backend
 
-import "github.com/fanout-gnn/fanout/graph"
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/graph"
+)
 
 // DType is the element type of a Buffer.
 type DType uint8
@@ -348,4 +352,13 @@ type Sparse interface {
 	// plus selfW[i]·dout[i, :] into dx[i, :]. dx rows [0, NumSrc) must hold
 	// valid data (zero them first for a fresh gradient).
 	AggregateBackward(blk *Block, edgeW, selfW, dout Buffer, dim int, dx Buffer)
+}
+
+// CheckColumns checks AddRows's column window: columns [off, off+dim) must
+// lie inside rows of ld.
+func CheckColumns(off, dim, ld int) error {
+	if off < 0 || off+dim > ld {
+		return fmt.Errorf("columns [%d, %d) outside rows of %d", off, off+dim, ld)
+	}
+	return nil
 }

@@ -157,3 +157,12 @@ func (c *call) i64(name string, arg backend.Buffer, need int) []int64 {
 	}
 	return nil
 }
+
+// f32or16 is an argument that may be F32 or BF16 (a feature table,
+// activations): buf with the argument's own type of the two.
+func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
+	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
+		return c.buf(name, arg, backend.BF16, need)
+	}
+	return c.buf(name, arg, backend.F32, need)
+}

@@ -90,7 +90,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	rows, _ := c.count("n", n)
 	xs := c.f32("x", x, n.Cap*dim)
 	bs := c.optF32("bias", bias, dim)
-	yb := c.actBuf("y", y, n.Cap*dim)
+	yb := c.f32or16("y", y, n.Cap*dim)
 	var ms []uint8
 	var key rng.Key
 	var keys []int32
@@ -147,18 +147,6 @@ func roundRow(dst []uint16, src []float32) {
 	}
 }
 
-// actBuf is an activation argument: F32, or BF16 (rounded on write,
-// widened on read).
-func (c *call) actBuf(name string, arg backend.Buffer, need int) *buffer {
-	if !c.ok {
-		return nil
-	}
-	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
-		return c.buf(name, arg, backend.BF16, need)
-	}
-	return c.buf(name, arg, backend.F32, need)
-}
-
 // dropChunk is the number of columns whose Philox words dropRow draws at
 // once (a multiple of 32, so that chunks start on whole 8-slot groups).
 const dropChunk = 1024
@@ -208,7 +196,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	dys := c.f32("dy", dy, n.Cap*dim)
 	var yb *buffer
 	if relu && p == 0 {
-		yb = c.actBuf("y", y, n.Cap*dim)
+		yb = c.f32or16("y", y, n.Cap*dim)
 	}
 	var ms []uint8
 	if p > 0 {

@@ -133,7 +133,7 @@ func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.
 	defer c.end()
 	c.dim("dim", dim)
 	v := c.block(blk)
-	tb := c.tableBuf("table", table)
+	tb := c.f32or16("table", table, 0)
 	var ids []int32
 	if blk != nil {
 		ids = c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumSrc.Cap)
@@ -166,7 +166,7 @@ func (b *Backend) aggregate(c *call, blk *backend.Block, edgeW, selfW, x backend
 	need := capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap }) * dim
 	if cat {
 		// GraphSAGE's input may be bfloat16 activations, widened as read.
-		if xb := c.actBuf("x", x, need); xb != nil && xb.dt == backend.BF16 {
+		if xb := c.f32or16("x", x, need); xb != nil && xb.dt == backend.BF16 {
 			b.aggregateRows(c, v, blk, edgeW, selfW, dim, out, cat, func(j int, tmp []float32) []float32 {
 				widenRow(tmp, xb.u16[j*dim:(j+1)*dim])
 				return tmp

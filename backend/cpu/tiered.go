@@ -10,11 +10,11 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	c.dim("dim", dim)
 	rows, _ := c.count("n", n)
 	idx := c.i32("ids", ids, n.Cap)
-	hb := c.tableBuf("host", host)
+	hb := c.f32or16("host", host, 0)
 	ss := c.i32("slot", slot, 0)
 	var cb *buffer
 	if !isNil(cache) {
-		cb = c.tableBuf("cache", cache)
+		cb = c.f32or16("cache", cache, 0)
 	}
 	os := c.f32("out", out, n.Cap*dim)
 	var st []int64
@@ -62,17 +62,6 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 		st[0] += int64(misses)
 		st[1] += int64(rows)
 	}
-}
-
-// tableBuf is a feature table argument: F32 or BF16.
-func (c *call) tableBuf(name string, arg backend.Buffer) *buffer {
-	if !c.ok {
-		return nil
-	}
-	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
-		return c.buf(name, arg, backend.BF16, 0)
-	}
-	return c.buf(name, arg, backend.F32, 0)
 }
 
 // UploadHost is Upload: the CPU's memory is the host's.

@@ -102,6 +102,15 @@ func (c *call) buf(name string, arg backend.Buffer, dt backend.DType, need int) 
 	return nil
 }
 
+// f32or16 is an argument that may be F32 or BF16 (a feature table,
+// activations): buf with the argument's own type of the two.
+func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
+	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
+		return c.buf(name, arg, backend.BF16, need)
+	}
+	return c.buf(name, arg, backend.F32, need)
+}
+
 // optBuf is buf for an argument that may be nil (returns nil, no error).
 func (c *call) optBuf(name string, arg backend.Buffer, dt backend.DType, need int) *buffer {
 	if isNil(arg) {

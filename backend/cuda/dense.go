@@ -50,15 +50,6 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
-// actBuf is an activation argument: F32, or BF16 (rounded on write,
-// widened on read).
-func (c *call) actBuf(name string, arg backend.Buffer, need int) *buffer {
-	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
-		return c.buf(name, arg, backend.BF16, need)
-	}
-	return c.buf(name, arg, backend.F32, need)
-}
-
 // actAlign is the alignment of an activation's four-element words.
 func actAlign(half bool) uintptr {
 	if half {
@@ -87,7 +78,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	nP := c.count("n", n)
 	xs := c.buf("x", x, backend.F32, n.Cap*dim)
 	bs := c.optBuf("bias", bias, backend.F32, dim)
-	ys := c.actBuf("y", y, n.Cap*dim)
+	ys := c.f32or16("y", y, n.Cap*dim)
 	var ms, ks *buffer
 	var clock uintptr
 	var k0, k1 uint32
@@ -122,7 +113,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	dys := c.buf("dy", dy, backend.F32, n.Cap*dim)
 	var ys, ms *buffer
 	if relu && p == 0 {
-		ys = c.actBuf("y", y, n.Cap*dim)
+		ys = c.f32or16("y", y, n.Cap*dim)
 	}
 	half := ys != nil && ys.dt == backend.BF16
 	if p > 0 {

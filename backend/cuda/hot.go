@@ -37,8 +37,8 @@ func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim in
 	c := b.begin("AddRows")
 	defer c.end()
 	c.dim("dim", dim)
-	if c.ok && (off < 0 || off+dim > ld) {
-		c.failf("columns [%d, %d) outside rows of %d", off, off+dim, ld)
+	if err := backend.CheckColumns(off, dim, ld); c.ok && err != nil {
+		c.failf("%v", err)
 	}
 	nP := c.count("n", n)
 	idx := c.buf("ids", ids, backend.I32, n.Cap)

@@ -159,20 +159,17 @@ func (c *call) aggregateTable(blk *backend.Block, edgeW, table backend.Buffer, b
 	if blk != nil && byID {
 		ids = c.buf("blk.SrcIDs", blk.SrcIDs, backend.I32, a.srcCap)
 	}
-	dt, arg, need := backend.F32, "table", 0
-	if x, ok := table.(*buffer); ok && x != nil && x.dt == backend.BF16 {
-		dt = backend.BF16
-	}
+	arg, need := "table", 0
 	if !byID {
 		arg, need = "x", a.srcCap*dim
 	}
-	tb := c.buf(arg, table, dt, need)
+	tb := c.f32or16(arg, table, need)
 	os := c.buf("out", out, backend.F32, 2*a.dstCap*dim)
 	if !c.ok {
 		return
 	}
 	name, vecs, align := "aggregate_cat_table_f32x", dim, uintptr(16)
-	if dt == backend.BF16 {
+	if tb.dt == backend.BF16 {
 		name, align = "aggregate_cat_table_bf16x", 8
 	}
 	if dim%4 == 0 && tb.ptr%align == 0 && os.ptr%16 == 0 {

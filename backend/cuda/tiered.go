@@ -89,11 +89,11 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	c.dim("dim", dim)
 	nP := c.count("n", n)
 	idx := c.buf("ids", ids, backend.I32, n.Cap)
+	hb := c.f32or16("host", host, 0)
 	tdt := backend.F32
-	if x, ok := host.(*buffer); ok && x != nil && x.dt == backend.BF16 {
-		tdt = backend.BF16
+	if hb != nil {
+		tdt = hb.dt
 	}
-	hb := c.buf("host", host, tdt, 0)
 	cb := c.optBuf("cache", cache, tdt, 0)
 	ob := c.buf("out", out, backend.F32, n.Cap*dim)
 	st := c.optBuf("stats", stats, backend.I64, 2)

@@ -30,21 +30,11 @@ __device__ __forceinline__ void edge_info(const int* indices, const float* edgeW
     }
 }
 
-// Source rows of an aggregation: row(j) is where source j's row lies (-1:
-// skip it), load(r, c) its vector c. LocalRows are the rows of x itself;
-// the table rows (aggregate_cat_table*) are a feature table's row
-// SrcIDs[j], float32 or bfloat16 widened to float32.
-template <typename V>
-struct LocalRows {
-    const V* x;
-    int vecs;
-    __device__ __forceinline__ LocalRows(const V* x_, int vecs_) : x(x_), vecs(vecs_) {}
-    __device__ __forceinline__ int row(int j) const { return j; }
-    __device__ __forceinline__ V load(int r, int c) const { return x[(i64)r * vecs + c]; }
-};
-
-// TableRows: W is the stored vector (float4 / float; uint2 / ushort for
-// bfloat16), widened by to_float to Wide<W>::type.
+// Rows are the source rows of an aggregation: row(j) is where source j's
+// row lies (-1: skip it), load(r, c) its vector c, widened to float32. W
+// is the stored vector (float4 / float; uint2 / ushort for bfloat16). With
+// ids null they are x's own rows; otherwise (aggregate_cat_table*) a
+// feature table's row ids[j] (the block's SrcIDs), checked against rows.
 template <typename W>
 struct Wide {
     typedef float type;
@@ -63,16 +53,16 @@ __device__ __forceinline__ float to_float(unsigned short w) { return bf16_to_flo
 __device__ __forceinline__ float4 to_float(uint2 w) { return bf16x4_to_float4(w); }
 
 template <typename W>
-struct TableRows {
+struct Rows {
     const W* t;
     const int* ids;
     i64 rows;
     int vecs;
     int* err;
-    __device__ __forceinline__ TableRows(const W* t_, const int* ids_, i64 rows_, int vecs_, int* err_)
+    __device__ __forceinline__ Rows(const W* t_, const int* ids_, i64 rows_, int vecs_, int* err_)
         : t(t_), ids(ids_), rows(rows_), vecs(vecs_), err(err_) {}
     __device__ __forceinline__ int row(int j) const {
-        if (ids == 0) return j;  // x's own rows (bfloat16 activations)
+        if (ids == 0) return j;
         int id = ids[j];
         if (id < 0 || id >= rows) {
             report_error(err, ERR_TABLE_ID, j, id, (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows));
@@ -187,17 +177,17 @@ __device__ __forceinline__ void aggregate_bwd(const int* indptr, const int* indi
 #define AGG_COUNTS block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap)
 
 extern "C" __global__ void aggregate_fwd4(AGG_ARGS, const float4* x, float4* out) {
-    aggregate_fwd<float4, false>(indptr, indices, edgeW, selfW, LocalRows<float4>(x, vecs), vecs, AGG_COUNTS, out);
+    aggregate_fwd<float4, false>(indptr, indices, edgeW, selfW, Rows<float4>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_fwd1(AGG_ARGS, const float* x, float* out) {
-    aggregate_fwd<float, false>(indptr, indices, edgeW, selfW, LocalRows<float>(x, vecs), vecs, AGG_COUNTS, out);
+    aggregate_fwd<float, false>(indptr, indices, edgeW, selfW, Rows<float>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_cat4(AGG_ARGS, const float4* x, float4* out) {
-    aggregate_fwd<float4, true>(indptr, indices, edgeW, (const float*)0, LocalRows<float4>(x, vecs), vecs, AGG_COUNTS,
+    aggregate_fwd<float4, true>(indptr, indices, edgeW, (const float*)0, Rows<float4>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS,
                                 out);
 }
 extern "C" __global__ void aggregate_cat1(AGG_ARGS, const float* x, float* out) {
-    aggregate_fwd<float, true>(indptr, indices, edgeW, (const float*)0, LocalRows<float>(x, vecs), vecs, AGG_COUNTS,
+    aggregate_fwd<float, true>(indptr, indices, edgeW, (const float*)0, Rows<float>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS,
                                out);
 }
 
@@ -208,7 +198,7 @@ extern "C" __global__ void aggregate_cat1(AGG_ARGS, const float* x, float* out) 
 #define AGG_TABLE_ARGS AGG_ARGS, const int *ids, i64 tableRows, int *err
 template <typename V, typename W>
 __device__ __forceinline__ void aggregate_cat_table(AGG_TABLE_ARGS, const W* table, V* out) {
-    aggregate_fwd<V, true>(indptr, indices, edgeW, (const float*)0, TableRows<W>(table, ids, tableRows, vecs, err), vecs,
+    aggregate_fwd<V, true>(indptr, indices, edgeW, (const float*)0, Rows<W>(table, ids, tableRows, vecs, err), vecs,
                            AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_cat_table_f32x4(AGG_TABLE_ARGS, const float4* table, float4* out) {
