@@ -56,7 +56,6 @@ type runFlags struct {
 	devicesSpec  string // --devices: N or all
 	cuda         cudaFlags
 	featureDType string // float32 or bfloat16; "" until resolveConfig sets the dataset's
-	oneGPU       *bool  // training on one GPU (gpuFeatureDType), once known
 	// hybrid mode
 	gpuMemory string
 	cacheRows int
@@ -82,18 +81,13 @@ type runFlags struct {
 // and on several devices or processes, whose sharded and exchanged feature
 // rows are float32.
 func (rf *runFlags) gpuFeatureDType() string {
-	if rf.oneGPU == nil {
-		one := true
-		if l, err := dist.FromEnv(os.Environ()); rf.devicesSpec != "" || l != nil || err != nil || rf.device == "cpu" {
-			one = false
-		} else if rf.device == "auto" {
-			_, err := cuda.Available(rf.cuda.options())
-			one = err == nil
-		}
-		rf.oneGPU = &one
-	}
-	if !*rf.oneGPU {
+	if l, err := dist.FromEnv(os.Environ()); rf.devicesSpec != "" || l != nil || err != nil || rf.device == "cpu" {
 		return ""
+	}
+	if rf.device == "auto" {
+		if _, err := cuda.Available(rf.cuda.options()); err != nil {
+			return ""
+		}
 	}
 	return dataset.DTypeBFloat16
 }
@@ -309,7 +303,7 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 		return train.Config{}, err
 	}
 	base := train.Defaults()
-	trainSize, of := int64(-1), ""
+	trainSize, of, stored := int64(-1), "", "" // stored: the dataset's feature type, once known
 	if rf.src.data == "" {
 		p, err := rmat.Lookup(rf.src.preset)
 		if err != nil {
@@ -317,16 +311,19 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 		}
 		base = presetConfig(p)
 		trainSize, of = p.MaxTrain(), "at most %d vertices in preset "+p.Name
-		rf.featureDType = cmp.Or(rf.featureDType, rf.gpuFeatureDType(), dataset.DTypeFloat32)
+		stored = dataset.DTypeFloat32
 	} else if m, err := dataset.ReadManifest(filepath.Join(rf.src.data, dataset.ManifestFile)); err == nil {
-		// Features are held as bfloat16 on a GPU and as the dataset stores
-		// them on the CPU, unless asked.
-		rf.featureDType = cmp.Or(rf.featureDType, rf.gpuFeatureDType(), m.FeatureDType, dataset.DTypeFloat32)
+		stored = cmp.Or(m.FeatureDType, dataset.DTypeFloat32)
 		// A generated preset on disk trains with the preset's model by default.
 		if p, err := rmat.Lookup(m.Name); err == nil && strings.HasPrefix(m.Source, "rmat") {
 			base = presetConfig(p)
 		}
 		trainSize, of = m.NumTrain, "%d vertices in "+rf.src.data
+	}
+	if rf.featureDType == "" && stored != "" {
+		// Features are held as bfloat16 on one GPU and as the dataset
+		// stores them elsewhere, unless asked.
+		rf.featureDType = cmp.Or(rf.gpuFeatureDType(), stored)
 	}
 	cfg := base
 	if err := fc.apply(hyperOptions(), &cfg, nil, set); err != nil {
