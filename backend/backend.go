@@ -229,12 +229,19 @@ type Dense interface {
 	// Axpy: y[i] += alpha·x[i] for every element (x and y F32 of one
 	// length).
 	Axpy(alpha float32, x, y Buffer)
+	// Convert copies x into y of the same length, changing the element
+	// type: F32 to BF16 rounds to nearest even, BF16 to F32 widens exactly,
+	// and a like type copies.
+	Convert(x, y Buffer)
 	// Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [cap, in],
 	// w [in, out], y [cap, out]. With accumulate, rows of y past the live
 	// count are left untouched (callers accumulate into views whose later
 	// rows are live data); without, their contents afterwards are
 	// unspecified (a GPU multiplying the whole capacity may write them).
-	// The same holds for dx in LinearBackwardData.
+	// The same holds for dx in LinearBackwardData. x and w may both be
+	// BF16 (bfloat16 operands, even in and out): the products and sums are
+	// float32, y stays F32. The same holds for x and dy of
+	// LinearBackwardWeight.
 	Linear(x Buffer, n Count, w Buffer, in, out int, y Buffer, accumulate bool)
 	// LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate).
 	LinearBackwardData(dy Buffer, n Count, w Buffer, in, out int, dx Buffer, accumulate bool)
@@ -258,7 +265,9 @@ type Dense interface {
 	// (the mask holds the ReLU's gate too), else dy·[y > 0 if relu]; dbias
 	// (when non-nil) = column sums of dx over rows [:n] (overwritten). mask
 	// is read only when p > 0 and y only when relu and p = 0 (each may be nil
-	// otherwise); y may be BF16. dy and dx may be the same buffer.
+	// otherwise); y may be BF16. dy and dx may be the same buffer. dx may
+	// be BF16 (a rounded copy for bfloat16 products; then it must not
+	// overlap dy), and dbias then sums the values before rounding.
 	BiasActDropoutBackward(dy, y Buffer, n Count, dim int, relu bool, p float32, mask, dx, dbias Buffer)
 	// SoftmaxCrossEntropy over rows [:n] of logits [cap, classes] with I32
 	// labels: loss (F32 [1]) = mean loss; dlogits = gradient of the mean
@@ -339,13 +348,14 @@ type Sparse interface {
 	// edgeW[e]·x[Indices[e], :], with out [NumDst.Cap, 2·dim]. One product
 	// with the stacked weights [W_self; W_neigh] then does the layer's work.
 	// x may be BF16 (bfloat16 activations), widened to float32 as read.
+	// out may be BF16: the float32 results rounded to nearest even.
 	AggregateConcat(blk *Block, edgeW, x Buffer, dim int, out Buffer)
 	// AggregateConcatTable is AggregateConcat with x's rows read in place
 	// from a table of every vertex: source j's row is table[SrcIDs[j], :]
 	// (table F32, or BF16 widened to float32, [rows, dim]), so the block's
 	// source rows need no gather. It writes what Gather into x followed by
 	// AggregateConcat would, bit for bit. An id outside the table is an
-	// error.
+	// error. out may be BF16, as in AggregateConcat.
 	AggregateConcatTable(blk *Block, edgeW, table Buffer, dim int, out Buffer)
 	// AggregateBackward accumulates the gradient with respect to x:
 	// dx[j, :] += Σ over edges e with Indices[e] = j of edgeW[e]·dout[i, :],

@@ -56,6 +56,14 @@ type Config struct {
 	// written and aggregated. Products, gradients and the pre-activation
 	// stay float32.
 	BF16Activations bool
+	// BF16Bottom multiplies the bottom GraphSAGE layer in bfloat16 (mixed
+	// precision): its concatenation is stored rounded, its weights are
+	// rounded into a copy each forward pass, and its output gradient is
+	// rounded for the weight gradient; the products sum in float32 and
+	// the weights, their gradients and Adam stay float32. The bottom
+	// layer's two products read half the bytes. GraphSAGE only, with an
+	// even bottom output width, and without hot vertices.
+	BF16Bottom bool
 }
 
 // Validate returns an error naming the first invalid field.
@@ -82,6 +90,12 @@ func (c Config) Validate() error {
 	}
 	if math.IsNaN(float64(c.InputDropout)) || c.InputDropout < 0 || c.InputDropout >= 1 {
 		return fmt.Errorf("nn: config InputDropout %v: must be in [0, 1)", c.InputDropout)
+	}
+	if c.BF16Bottom && c.Kind != KindSAGE {
+		return fmt.Errorf("nn: config BF16Bottom: only %q multiplies its bottom layer in bfloat16, not %q", KindSAGE, c.Kind)
+	}
+	if _, out := c.dims(0); c.BF16Bottom && out%2 != 0 {
+		return fmt.Errorf("nn: config BF16Bottom: the bottom layer's output width %d must be even", out)
 	}
 	return c.validateGAT()
 }

@@ -146,6 +146,7 @@ type Model struct {
 	hid     []backend.Buffer // layer output after bias/act/dropout: act[l], or BF16 [Dst, out_l] (Config.BF16Activations)
 	dAct    []backend.Buffer // F32 [Dst, out_l]: gradient of act; dAct[L-1] = dlogits
 	mask    []backend.Buffer // U8 [Dst, out_l] for hidden layers when Dropout > 0, else nil
+	dHalf   backend.Buffer   // BF16 [caps[0].Dst, out_0]: layer 0's output gradient, rounded (Config.BF16Bottom)
 	xView   []backend.Buffer // layer l > 0: view of act[l-1] as [caps[l].Src, in_l]
 	dxView  []backend.Buffer // layer l > 0: view of dAct[l-1] as [caps[l].Src, in_l]
 	xDrop   backend.Buffer   // F32 [caps[0].Src, InDim]: input after dropout (InputDropout > 0)
@@ -189,6 +190,9 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 		if err != nil {
 			m.Free()
 			return nil, err
+		}
+		if s, ok := ly.(*sageLayer); ok && l == 0 {
+			s.half = cfg.BF16Bottom
 		}
 		m.layers = append(m.layers, ly)
 	}
@@ -293,6 +297,10 @@ func (m *Model) reserve(caps []Caps) error {
 			m.mask[l] = m.ws.alloc(fmt.Sprintf("layer %d dropout mask", l), backend.U8, c.Dst*out)
 		}
 	}
+	if m.cfg.BF16Bottom {
+		_, out := m.cfg.dims(0)
+		m.dHalf = m.ws.allocRows("layer 0 activation gradients (bfloat16)", backend.BF16, caps[0].Dst*out)
+	}
 	if m.cfg.InputDropout > 0 {
 		m.xDrop = m.ws.alloc("input dropout", backend.F32, caps[0].Src*m.cfg.InDim)
 		m.xMask = m.ws.alloc("input dropout mask", backend.U8, caps[0].Src*m.cfg.InDim)
@@ -321,7 +329,7 @@ func (m *Model) releaseWorkspaces() {
 	}
 	m.ws.release()
 	m.caps, m.act, m.hid, m.dAct, m.mask, m.xView, m.dxView = nil, nil, nil, nil, nil, nil, nil
-	m.loss, m.correct, m.xDrop, m.xMask = nil, nil, nil, nil
+	m.loss, m.correct, m.xDrop, m.xMask, m.dHalf = nil, nil, nil, nil, nil
 	m.haveLoss = false
 }
 

@@ -23,6 +23,11 @@ type sageLayer struct {
 	w, g          backend.Buffer // the stacked block [2·in, out] and its gradient
 	b             *Param         // [out]
 
+	// half: bfloat16 products (Config.BF16Bottom): cat is BF16, the
+	// products read wh, a rounded copy of w, and backward's dh is BF16.
+	half bool
+	wh   backend.Buffer
+
 	ws    workspace
 	caps  Caps
 	edgeW backend.Buffer // F32 [caps.Edges] 1/sampled degree
@@ -53,7 +58,12 @@ func (s *sageLayer) reserve(c Caps) error {
 	s.ws.release()
 	s.caps = c
 	s.edgeW = s.ws.alloc("sage edge weights", backend.F32, c.Edges)
-	s.cat = s.ws.allocRows("sage concatenation", backend.F32, c.Dst*2*s.in)
+	catType := backend.F32
+	if s.half {
+		catType = backend.BF16
+		s.wh = s.ws.alloc("sage weights (bfloat16)", backend.BF16, 2*s.in*s.out)
+	}
+	s.cat = s.ws.allocRows("sage concatenation", catType, c.Dst*2*s.in)
 	s.dAgg = s.ws.alloc("sage aggregate gradient", backend.F32, c.Dst*s.in)
 	if err := s.ws.err; err != nil {
 		s.ws.release()
@@ -77,7 +87,12 @@ func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 		s.be.AggregateConcat(blk, s.edgeW, x, s.in, s.cat)
 	}
 	addHot(s.be, ps.hot, blk, s.in, s.cat, 2*s.in, s.in)
-	s.be.Linear(s.cat, blk.NumDst, s.w, 2*s.in, s.out, h, false)
+	w := s.w
+	if s.half {
+		s.be.Convert(s.w, s.wh)
+		w = s.wh
+	}
+	s.be.Linear(s.cat, blk.NumDst, w, 2*s.in, s.out, h, false)
 }
 
 // readsTable: the layer's input rows may come from a feature table
@@ -88,8 +103,9 @@ func (s *sageLayer) readsTable() {}
 // concatenation widens them; its backward never reads them).
 func (s *sageLayer) readsBF16() {}
 
-// backward overwrites the weight gradients from dh [caps.Dst, out] and, when
-// dx is non-nil, overwrites dx [caps.Src, in] (rows [0, NumSrc) valid).
+// backward overwrites the weight gradients from dh [caps.Dst, out] (BF16
+// when half, which has no dx) and, when dx is non-nil, overwrites dx
+// [caps.Src, in] (rows [0, NumSrc) valid).
 func (s *sageLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	be := s.be
 	be.LinearBackwardWeight(s.cat, dh, blk.NumDst, 2*s.in, s.out, s.g, false)

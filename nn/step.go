@@ -99,6 +99,10 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 	if train {
 		m.hot = b.Hot
 	}
+	if m.hot != nil && m.cfg.BF16Bottom {
+		m.fail(fmt.Errorf("nn: Forward: hot vertices need a float32 bottom layer; BF16Bottom is set"))
+		return m.logits()
+	}
 	if h := m.hot; h != nil && h.Inputs && !m.HotInputs() {
 		m.fail(fmt.Errorf("nn: Forward: hot inputs need a bottom layer that aggregates before its product; %s's does not", m.cfg.Kind))
 		return m.logits()
@@ -223,8 +227,12 @@ func (m *Model) Backward(b *Batch) {
 		if m.dropP[l] > 0 {
 			mask = m.mask[l]
 		}
-		dh := m.dAct[l]
-		m.be.BiasActDropoutBackward(dh, m.hid[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dh, ly.bias().G)
+		dh, dz := m.dAct[l], m.dAct[l]
+		if l == 0 && m.dHalf != nil {
+			dz = m.dHalf // rounded for the bfloat16 weight gradient
+		}
+		m.be.BiasActDropoutBackward(dh, m.hid[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dz, ly.bias().G)
+		dh = dz
 		if l == 0 && m.hot != nil && !m.hot.Inputs {
 			if m.hot.Grad != nil {
 				m.be.ScatterAddRows(m.hot.Slot, m.hot.Grad, out, blk.SrcIDs, blk.NumDst, dh, m.hot.Skip)

@@ -42,6 +42,10 @@ type Config struct {
 	// Activations is how hidden layers' outputs are held: "float32" (or
 	// "") or "bfloat16" where the next layer reads them so (GraphSAGE).
 	Activations string `json:"activations,omitempty"`
+	// BottomProducts is how the bottom GraphSAGE layer multiplies:
+	// "float32" (or "") or "bfloat16" operands with float32 sums
+	// (nn.Config.BF16Bottom).
+	BottomProducts string `json:"bottom_products,omitempty"`
 }
 
 // Defaults is a sensible starting configuration (GraphSAGE, 2 layers).
@@ -56,7 +60,7 @@ func Defaults() Config {
 func (c Config) ModelConfig(inDim, classes int) nn.Config {
 	mc := nn.Config{Kind: c.Model, InDim: inDim, Hidden: c.Hidden, Classes: classes,
 		Layers: c.Layers, Dropout: c.Dropout, InputDropout: c.InDropout, LearnEps: c.GINEps == "learn",
-		BF16Activations: c.Activations == "bfloat16"}
+		BF16Activations: c.Activations == "bfloat16", BF16Bottom: c.BottomProducts == "bfloat16"}
 	if c.Model == nn.KindGAT {
 		mc.Heads, mc.OutHeads, mc.AttnDropout = max(c.Heads, 1), c.OutHeads, c.AttnDropout
 		if mc.OutHeads == 0 {
@@ -73,6 +77,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("model: %q is not a model (want sage, gcn, gin or gat)", c.Model)
 	case c.Activations != "" && c.Activations != "float32" && c.Activations != "bfloat16":
 		return fmt.Errorf("activations: %q, want float32 or bfloat16", c.Activations)
+	case c.BottomProducts != "" && c.BottomProducts != "float32" && c.BottomProducts != "bfloat16":
+		return fmt.Errorf("bottom-products: %q, want float32 or bfloat16", c.BottomProducts)
+	case c.BottomProducts == "bfloat16" && c.Model != "sage":
+		return fmt.Errorf("bottom-products: bfloat16 is GraphSAGE's only (model %s)", c.Model)
 	case c.GINEps != "" && c.GINEps != "0" && c.GINEps != "learn":
 		return fmt.Errorf("gin-eps: %q, want 0 or learn", c.GINEps)
 	case c.Heads < 0 || c.Heads > 1024:

@@ -61,6 +61,15 @@ type stickyCase struct {
 
 // stickyCases run each on a fresh backend (see Run).
 var stickyCases = []stickyCase{
+	{"Linear", func(e *env) { // a bfloat16 x with a float32 w
+		e.be.Linear(e.alloc(backend.BF16, 8, 0), e.count(2, 2), e.alloc(backend.F32, 8, 0), 4, 2, e.poison(4), false)
+	}},
+	{"LinearBackwardWeight", func(e *env) { // bfloat16 operands of odd width
+		e.be.LinearBackwardWeight(e.alloc(backend.BF16, 6, 0), e.alloc(backend.BF16, 4, 0), e.count(2, 2), 3, 2, e.poison(6), false)
+	}},
+	{"Convert", func(e *env) { // lengths differ
+		e.be.Convert(e.poison(6), e.alloc(backend.BF16, 5, 0))
+	}},
 	{"ReplaceRows", func(e *env) { // a slot past the table's rows
 		e.be.ReplaceRows(e.upload([]int32{-1, 5, -1}), e.upload(e.randF32(2*4, 1)), e.count(0, 0), 4,
 			e.upload([]int32{0, 1, 2}), e.count(3, 3), e.poison(12))

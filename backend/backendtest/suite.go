@@ -75,6 +75,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"AggregateConcat", testAggregateConcat},
 		{"AggregateConcatTable", testAggregateConcatTable},
 		{"BF16Activations", testBF16Activations},
+		{"BF16Products", testBF16Products},
 		{"AggregateBackward", testAggregateBackward},
 		{"SampleLayer", testSampleLayer},
 		{"SampleLayerOverflow", testSampleLayerOverflow},

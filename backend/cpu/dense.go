@@ -202,10 +202,14 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	if p > 0 {
 		ms = c.u8("mask", mask, n.Cap*dim)
 	}
-	dxs := c.f32("dx", dx, n.Cap*dim)
+	dxb := c.f32or16("dx", dx, n.Cap*dim)
 	dbs := c.optF32("dbias", dbias, dim)
 	if !c.ok {
 		return
+	}
+	dxs := dxb.f32
+	if dxb.dt == backend.BF16 { // the float32 values first, rounded below
+		dxs = make([]float32, rows*dim)
 	}
 	scale := 1 / (1 - p)
 	b.rows(rows, max(1, 2048/dim), func(lo, hi int) {
@@ -226,6 +230,9 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	})
 	if dbs != nil {
 		b.columnSums(dxs, rows, dim, dbs)
+	}
+	if dxb.dt == backend.BF16 {
+		roundRows(dxb.u16, dxs)
 	}
 }
 

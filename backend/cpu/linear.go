@@ -3,15 +3,15 @@ package cpu
 import "github.com/fanout-gnn/fanout/backend"
 
 // Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [n.Cap, in],
-// w [in, out], y [n.Cap, out].
+// w [in, out], y [n.Cap, out]. x and w may both be BF16 (bfloat16
+// operands, widened: the product and its sums are float32).
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
 	c := b.begin("Linear")
 	defer c.end()
 	c.dim("in", in)
 	c.dim("out", out)
 	rows, _ := c.count("n", n)
-	xs := c.f32("x", x, n.Cap*in)
-	ws := c.f32("w", w, in*out)
+	xs, ws := c.operands("x", "w", x, w, n.Cap*in, in*out, in, out)
 	ys := c.f32("y", y, n.Cap*out)
 	if !c.ok {
 		return
@@ -37,15 +37,15 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 }
 
 // LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate);
-// x [n.Cap, in], dy [n.Cap, out], dw [in, out].
+// x [n.Cap, in], dy [n.Cap, out], dw [in, out]. x and dy may both be BF16,
+// as in Linear.
 func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) {
 	c := b.begin("LinearBackwardWeight")
 	defer c.end()
 	c.dim("in", in)
 	c.dim("out", out)
 	rows, _ := c.count("n", n)
-	xs := c.f32("x", x, n.Cap*in)
-	dys := c.f32("dy", dy, n.Cap*out)
+	xs, dys := c.operands("x", "dy", x, dy, n.Cap*in, n.Cap*out, in, out)
 	dws := c.f32("dw", dw, in*out)
 	if !c.ok {
 		return

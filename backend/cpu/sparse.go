@@ -189,14 +189,25 @@ func (b *Backend) aggregateRows(c *call, v blockView, blk *backend.Block, edgeW,
 	if cat {
 		stride = 2 * dim
 	}
-	os := c.f32("out", out, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap })*stride)
+	need := capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }) * stride
+	var ob *buffer
+	if cat { // GraphSAGE's concatenation may be rounded to bfloat16
+		ob = c.f32or16("out", out, need)
+	} else {
+		ob = c.buf("out", out, backend.F32, need)
+	}
 	if !c.ok {
 		return
 	}
+	half := ob.dt == backend.BF16
 	b.rows(v.nDst, max(1, 1024/dim), func(lo, hi int) {
-		tmp := make([]float32, dim)
+		tmp, wide := make([]float32, dim), make([]float32, stride)
 		for i := lo; i < hi; i++ {
-			o, xi := os[i*stride:(i+1)*stride], row(i, tmp)
+			o := wide
+			if !half {
+				o = ob.f32[i*stride : (i+1)*stride]
+			}
+			whole, xi := o, row(i, tmp)
 			if cat {
 				copy(o, xi)
 				o = o[dim:]
@@ -216,6 +227,9 @@ func (b *Backend) aggregateRows(c *call, v blockView, blk *backend.Block, edgeW,
 					continue
 				}
 				vec.Axpy(ew[e], row(j, tmp), o)
+			}
+			if half {
+				roundRows(ob.u16[i*stride:(i+1)*stride], whole)
 			}
 		}
 	})

@@ -105,7 +105,7 @@ func (c *call) buf(name string, arg backend.Buffer, dt backend.DType, need int) 
 // f32or16 is an argument that may be F32 or BF16 (a feature table,
 // activations): buf with the argument's own type of the two.
 func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
-	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
+	if isBF16(arg) {
 		return c.buf(name, arg, backend.BF16, need)
 	}
 	return c.buf(name, arg, backend.F32, need)

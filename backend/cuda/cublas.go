@@ -18,6 +18,10 @@ const (
 	cublasWorkspaceBytes  = 32 << 20
 	cublasStatusSuccess   = 0
 	cublasPointerModeHost = 0
+	cudaR32F              = 0  // cudaDataType_t CUDA_R_32F
+	cudaR16BF             = 14 // cudaDataType_t CUDA_R_16BF
+	cublasCompute32F      = 68 // cublasComputeType_t CUBLAS_COMPUTE_32F
+	cublasGemmDefault     = ^uintptr(0)
 )
 
 // cublasNames maps status codes to names (cublasGetStatusName is missing
@@ -36,6 +40,7 @@ type cublas struct {
 	handle uintptr
 
 	create, destroy, setStream, sgemm, setMath, setWorkspace, getVersion uintptr
+	gemmEx                                                               uintptr // 0 when missing
 }
 
 func loadCublas(libDir string) (*cublas, error) {
@@ -56,20 +61,14 @@ func loadCublas(libDir string) (*cublas, error) {
 		return nil, err
 	}
 	c.setWorkspace, _ = lib.sym("cublasSetWorkspace_v2")
+	c.gemmEx, _ = lib.sym("cublasGemmEx")
 	return c, nil
 }
 
 //go:uintptrescapes
 func (c *cublas) call(name string, fn uintptr, args ...uintptr) error {
 	r, _, _ := purego.SyscallN(fn, args...)
-	if code := int(int32(r)); code != cublasStatusSuccess {
-		n, ok := cublasNames[code]
-		if !ok {
-			n = fmt.Sprintf("CUBLAS_STATUS_%d", code)
-		}
-		return &Error{Call: name, Code: code, Name: n}
-	}
-	return nil
+	return status(name, r)
 }
 
 // init creates the handle (the context must be current), binds it to
@@ -110,23 +109,49 @@ type gemmArgs struct{ alpha, beta float32 }
 // matrices: op(a) [m, k], op(b) [k, n], c [m, n]. cuBLAS is column-major, so
 // it computes cᵀ = op(b)ᵀ·op(a)ᵀ on the same memory.
 func (c *cublas) sgemmRowMajor(sc *gemmArgs, transA, transB bool, m, n, k int, a, b, cc uintptr) error {
-	opA, lda := uintptr(cublasOpN), max(k, 1)
-	if transA {
-		opA, lda = cublasOpT, max(m, 1)
-	}
-	opB, ldb := uintptr(cublasOpN), max(n, 1)
-	if transB {
-		opB, ldb = cublasOpT, max(k, 1)
-	}
+	opA, lda, opB, ldb := rowMajor(transA, transB, m, n, k)
 	r, _, _ := purego.SyscallN(c.sgemm, c.handle, opB, opA, uintptr(n), uintptr(m), uintptr(k),
-		uintptr(unsafe.Pointer(&sc.alpha)), b, uintptr(ldb), a, uintptr(lda),
+		uintptr(unsafe.Pointer(&sc.alpha)), b, ldb, a, lda,
 		uintptr(unsafe.Pointer(&sc.beta)), cc, uintptr(max(n, 1)))
-	if code := int(int32(r)); code != cublasStatusSuccess {
-		n, ok := cublasNames[code]
-		if !ok {
-			n = fmt.Sprintf("CUBLAS_STATUS_%d", code)
-		}
-		return &Error{Call: "cublasSgemm_v2", Code: code, Name: n}
+	return status("cublasSgemm_v2", r)
+}
+
+// bf16GemmRowMajor is sgemmRowMajor with bfloat16 a and b: float32 c,
+// products and sums in float32 (cublasGemmEx, CUBLAS_COMPUTE_32F).
+func (c *cublas) bf16GemmRowMajor(sc *gemmArgs, transA, transB bool, m, n, k int, a, b, cc uintptr) error {
+	if c.gemmEx == 0 {
+		return fmt.Errorf("cuda: this cuBLAS has no cublasGemmEx, which bfloat16 products need")
 	}
-	return nil
+	opA, lda, opB, ldb := rowMajor(transA, transB, m, n, k)
+	r, _, _ := purego.SyscallN(c.gemmEx, c.handle, opB, opA, uintptr(n), uintptr(m), uintptr(k),
+		uintptr(unsafe.Pointer(&sc.alpha)), b, cudaR16BF, ldb, a, cudaR16BF, lda,
+		uintptr(unsafe.Pointer(&sc.beta)), cc, cudaR32F, uintptr(max(n, 1)), cublasCompute32F, cublasGemmDefault)
+	return status("cublasGemmEx", r)
+}
+
+// rowMajor gives the column-major operations and leading dimensions of a
+// row-major product op(a) [m, k] · op(b) [k, n].
+func rowMajor(transA, transB bool, m, n, k int) (opA, lda, opB, ldb uintptr) {
+	opA, lda = cublasOpN, uintptr(max(k, 1))
+	if transA {
+		opA, lda = cublasOpT, uintptr(max(m, 1))
+	}
+	opB, ldb = cublasOpN, uintptr(max(n, 1))
+	if transB {
+		opB, ldb = cublasOpT, uintptr(max(k, 1))
+	}
+	return opA, lda, opB, ldb
+}
+
+// status is nil for CUBLAS_STATUS_SUCCESS, else the named error.
+func status(call string, r uintptr) error {
+	code := int(int32(r))
+	if code == cublasStatusSuccess {
+		return nil
+	}
+	n, ok := cublasNames[code]
+	if !ok {
+		n = fmt.Sprintf("CUBLAS_STATUS_%d", code)
+	}
+	return &Error{Call: call, Code: code, Name: n}
 }

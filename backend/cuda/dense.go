@@ -103,7 +103,8 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 // ReLU's gate), else dy·[y > 0 if relu], on live rows; dbias (may be nil) =
 // column sums of dx over live rows, deterministic (partial sums per chunk of
 // rows, added in order). y is read only with relu and p = 0, mask only with
-// p > 0. dy and dx may be the same buffer.
+// p > 0. dy and dx may be the same buffer; a BF16 dx (rounded) must not
+// overlap dy.
 func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
 	c := b.begin("BiasActDropoutBackward")
 	defer c.end()
@@ -119,15 +120,19 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	if p > 0 {
 		ms = c.buf("mask", mask, backend.U8, n.Cap*dim)
 	}
-	dxs := c.buf("dx", dx, backend.F32, n.Cap*dim)
+	dxs := c.f32or16("dx", dx, n.Cap*dim)
 	dbs := c.optBuf("dbias", dbias, backend.F32, dim)
+	halfDx := dxs != nil && dxs.dt == backend.BF16
+	if c.ok && halfDx && dys.overlaps(dxs) {
+		c.failf("dx: a bfloat16 dx must not overlap dy")
+	}
 	if !c.ok {
 		return
 	}
 	// Chunks of rows for the partial column sums: at least 64 rows, and
 	// few enough chunks that the grid stays near eight blocks per
 	// multiprocessor (fewer partials for column_sums to add).
-	vec := dim%4 == 0 && dys.ptr%16 == 0 && dxs.ptr%16 == 0 && (ys == nil || ys.ptr%actAlign(half) == 0) && (ms == nil || ms.ptr%4 == 0)
+	vec := dim%4 == 0 && dys.ptr%16 == 0 && dxs.ptr%actAlign(halfDx) == 0 && (ys == nil || ys.ptr%actAlign(half) == 0) && (ms == nil || ms.ptr%4 == 0)
 	name, colBlocks := "bias_act_dropout_bwd", (dim+31)/32
 	if vec {
 		name, colBlocks = "bias_act_dropout_bwd4", (dim+127)/128
@@ -144,7 +149,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
 	}
 	c.args().ptr(dys.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(relu).flag(p > 0).f32(scale).
-		ptr(ms.addr()).ptr(dxs.addr()).ptr(partial).i32(chunkRows).flag(half)
+		ptr(ms.addr()).ptr(dxs.addr()).ptr(partial).i32(chunkRows).flag(half).flag(halfDx)
 	c.launch(name, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	if dbs != nil {
 		c.args().ptr(partial).ptr(nP).i32(n.Cap).i32(chunkRows).i32(dim).ptr(dbs.addr())

@@ -19,29 +19,30 @@ import (
 // matrices share one stash; it is put back before any other op.
 
 // Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [n.Cap, in],
-// w [in, out], y [n.Cap, out].
+// w [in, out], y [n.Cap, out]. x and w may both be BF16 (cublasGemmEx with
+// float32 products and sums; even in and out).
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
 	c := b.begin("Linear")
 	defer c.end()
 	c.dim("in", in)
 	c.dim("out", out)
 	nP := c.count("n", n)
-	xs := c.buf("x", x, backend.F32, n.Cap*in)
-	ws := c.buf("w", w, backend.F32, in*out)
+	xs, ws := c.operands("x", "w", x, w, n.Cap*in, in*out, in, out)
 	ys := c.buf("y", y, backend.F32, n.Cap*out)
-	if !c.ok || c.tcRows(false, xs.addr(), ws.addr(), ys.addr(), nP, n.Cap, out, in, accumulate) {
+	half := xs != nil && xs.dt == backend.BF16
+	if !c.ok || !half && c.tcRows(false, xs.addr(), ws.addr(), ys.addr(), nP, n.Cap, out, in, accumulate) {
 		return
 	}
 	gemm := func(rows int) {
-		c.sgemm(false, false, rows, out, in, 1, xs.addr(), ws.addr(), beta(accumulate), ys.addr())
+		c.gemm(half, false, false, rows, out, in, 1, xs.addr(), ws.addr(), beta(accumulate), ys.addr())
 	}
 	if c.exactRows() {
 		gemm(c.gemmRows(nP, n.Cap))
 		return
 	}
 	c.capacityGemm([]matrix{
-		{ptr: xs.ptr, cols: in, rows: n.Cap, nP: nP, role: roleRows},
-		{ptr: ws.ptr, cols: out, rows: in, role: roleWhole},
+		{ptr: xs.ptr, cols: words(half, in), rows: n.Cap, nP: nP, role: roleRows},
+		{ptr: ws.ptr, cols: words(half, out), rows: in, role: roleWhole},
 		{ptr: ys.ptr, cols: out, rows: n.Cap, nP: nP, role: outputRole(accumulate)},
 	}, func([]uintptr) { gemm(n.Cap) })
 }
@@ -73,31 +74,59 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
-// LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate).
+// LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate). x and
+// dy may both be BF16, as in Linear.
 func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) {
 	c := b.begin("LinearBackwardWeight")
 	defer c.end()
 	c.dim("in", in)
 	c.dim("out", out)
 	nP := c.count("n", n)
-	xs := c.buf("x", x, backend.F32, n.Cap*in)
-	dys := c.buf("dy", dy, backend.F32, n.Cap*out)
+	xs, dys := c.operands("x", "dy", x, dy, n.Cap*in, n.Cap*out, in, out)
 	dws := c.buf("dw", dw, backend.F32, in*out)
-	if !c.ok || c.tcWgrad(xs.addr(), dys.addr(), dws.addr(), nP, n.Cap, in, out, accumulate) {
+	half := xs != nil && xs.dt == backend.BF16
+	if !c.ok || !half && c.tcWgrad(xs.addr(), dys.addr(), dws.addr(), nP, n.Cap, in, out, accumulate) {
 		return
 	}
 	gemm := func(rows int, x, dy uintptr) {
-		c.sgemm(true, false, in, out, rows, 1, x, dy, beta(accumulate), dws.addr())
+		c.gemm(half, true, false, in, out, rows, 1, x, dy, beta(accumulate), dws.addr())
 	}
 	if c.exactRows() {
 		gemm(c.gemmRows(nP, n.Cap), xs.addr(), dys.addr())
 		return
 	}
 	c.capacityGemm([]matrix{
-		{ptr: xs.ptr, cols: in, rows: n.Cap, nP: nP, role: roleZero, free: xs.paddingFree(n.Cap * in)},
-		{ptr: dys.ptr, cols: out, rows: n.Cap, nP: nP, role: roleZero, free: dys.paddingFree(n.Cap * out)},
+		{ptr: xs.ptr, cols: words(half, in), rows: n.Cap, nP: nP, role: roleZero, free: xs.paddingFree(n.Cap * in)},
+		{ptr: dys.ptr, cols: words(half, out), rows: n.Cap, nP: nP, role: roleZero, free: dys.paddingFree(n.Cap * out)},
 		{ptr: dws.ptr, cols: out, rows: in, role: roleWhole},
 	}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
+}
+
+// operands checks a product's two operands, x (need elements) and w
+// (wneed): both F32, or both BF16 with even widths.
+func (c *call) operands(xn, wn string, x, w backend.Buffer, need, wneed int, widths ...int) (xs, ws *buffer) {
+	xs = c.f32or16(xn, x, need)
+	if xs == nil {
+		return nil, nil
+	}
+	ws = c.buf(wn, w, xs.dt, wneed)
+	if xs.dt == backend.BF16 {
+		for _, n := range widths {
+			if n%2 != 0 {
+				c.failf("width %d: bfloat16 products need even widths", n)
+			}
+		}
+	}
+	return xs, ws
+}
+
+// words is a row of cols elements in 4-byte words, as the padding stashes
+// move them (a bfloat16 row of even width is cols/2 words).
+func words(half bool, cols int) int {
+	if half {
+		return cols / 2
+	}
+	return cols
 }
 
 // Gemm: c = alpha·op(a)·op(b) + beta·c with op(a) [m, k], op(b) [k, n],
@@ -157,6 +186,12 @@ func (c *call) gemmRows(nP uintptr, capRows int) int {
 
 // sgemm issues one row-major SGEMM; empty products only scale c.
 func (c *call) sgemm(transA, transB bool, m, n, k int, alpha float32, a, bm uintptr, beta float32, cm uintptr) {
+	c.gemm(false, transA, transB, m, n, k, alpha, a, bm, beta, cm)
+}
+
+// gemm issues one row-major product, of bfloat16 a and b when half (float32
+// c); empty products only scale c.
+func (c *call) gemm(half, transA, transB bool, m, n, k int, alpha float32, a, bm uintptr, beta float32, cm uintptr) {
 	if !c.ok || m == 0 || n == 0 {
 		return
 	}
@@ -170,7 +205,11 @@ func (c *call) sgemm(transA, transB bool, m, n, k int, alpha float32, a, bm uint
 	}
 	b.gemmSc.alpha, b.gemmSc.beta = alpha, beta
 	b.stats.Gemms++
-	if err := b.blas.sgemmRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm); err != nil {
+	run := b.blas.sgemmRowMajor
+	if half {
+		run = b.blas.bf16GemmRowMajor
+	}
+	if err := run(b.gemmSc, transA, transB, m, n, k, a, bm, cm); err != nil {
 		c.fail(err)
 	}
 }

@@ -130,8 +130,9 @@ func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, 
 func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) {
 	c := b.begin("AggregateConcat")
 	defer c.end()
-	if xb, ok := x.(*buffer); ok && xb != nil && xb.dt == backend.BF16 {
-		// bfloat16 activations: the table kernel over x's own rows.
+	if isBF16(x) || isBF16(out) {
+		// bfloat16 activations or concatenation: the table kernel over x's
+		// own rows.
 		c.aggregateTable(blk, edgeW, x, false, dim, out)
 		return
 	}
@@ -164,18 +165,22 @@ func (c *call) aggregateTable(blk *backend.Block, edgeW, table backend.Buffer, b
 		arg, need = "x", a.srcCap*dim
 	}
 	tb := c.f32or16(arg, table, need)
-	os := c.buf("out", out, backend.F32, 2*a.dstCap*dim)
+	os := c.f32or16("out", out, 2*a.dstCap*dim)
 	if !c.ok {
 		return
 	}
-	name, vecs, align := "aggregate_cat_table_f32x", dim, uintptr(16)
-	if tb.dt == backend.BF16 {
-		name, align = "aggregate_cat_table_bf16x", 8
+	half, halfOut := tb.dt == backend.BF16, os.dt == backend.BF16
+	name, vecs := "aggregate_cat_table_f32x", dim
+	if half {
+		name = "aggregate_cat_table_bf16x"
 	}
-	if dim%4 == 0 && tb.ptr%align == 0 && os.ptr%16 == 0 {
+	if dim%4 == 0 && tb.ptr%actAlign(half) == 0 && os.ptr%actAlign(halfOut) == 0 {
 		name, vecs = name+"4", dim/4
 	} else {
 		name += "1"
+	}
+	if halfOut {
+		name += "_obf16"
 	}
 	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(0).ptr(a.nd).i32(a.dstCap).
 		ptr(a.ne).i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).i32(vecs).

@@ -167,6 +167,10 @@ func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.
 	b.op("ScatterAddRows", func() { b.inner.ScatterAddRows(slot, acc, dim, ids, n, src, unless) })
 }
 
+func (b *Backend) Convert(x, y backend.Buffer) {
+	b.op("Convert", func() { b.inner.Convert(x, y) })
+}
+
 func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
 	b.op("Axpy", func() { b.inner.Axpy(alpha, x, y) })
 }

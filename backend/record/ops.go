@@ -138,6 +138,10 @@ func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.
 	b.do(func() { b.inner.ScatterAddRows(slot, acc, dim, ids, n, src, unless) })
 }
 
+func (b *Backend) Convert(x, y backend.Buffer) {
+	b.do(func() { b.inner.Convert(x, y) })
+}
+
 func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
 	b.do(func() { b.inner.Axpy(alpha, x, y) })
 }

@@ -35,14 +35,15 @@ type benchReport struct {
 	PeakFloorSeconds float64    `json:"peak_floor_s,omitempty"`
 	PeakBytes        int64      `json:"peak_bytes,omitempty"`
 	// Per step in the unsynced pass, where the backend counts them (CUDA).
-	Launches      float64 `json:"launches_per_step,omitempty"`
-	Gemms         float64 `json:"gemms_per_step,omitempty"`
-	HostSyncs     float64 `json:"host_syncs_per_step,omitempty"`
-	GraphLaunches float64 `json:"graph_launches_per_step,omitempty"`
-	Date          string  `json:"date"`
-	TF32          bool    `json:"tf32,omitempty"`
-	TF32x3        bool    `json:"tf32x3,omitempty"`
-	FeatureDType  string  `json:"feature_dtype,omitempty"`
+	Launches       float64 `json:"launches_per_step,omitempty"`
+	Gemms          float64 `json:"gemms_per_step,omitempty"`
+	HostSyncs      float64 `json:"host_syncs_per_step,omitempty"`
+	GraphLaunches  float64 `json:"graph_launches_per_step,omitempty"`
+	Date           string  `json:"date"`
+	TF32           bool    `json:"tf32,omitempty"`
+	TF32x3         bool    `json:"tf32x3,omitempty"`
+	FeatureDType   string  `json:"feature_dtype,omitempty"`
+	BottomProducts string  `json:"bottom_products,omitempty"`
 	// Replay mode.
 	Replay           *train.ReplayStats `json:"replay,omitempty"`
 	Busy             float64            `json:"busy,omitempty"`               // device time in replays over wall time
@@ -115,7 +116,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var splits []report.Split
 	for _, m := range modes {
 		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.options().TF32x3, FeatureDType: rf.featureDType,
-			Date: time.Now().UTC().Format(time.DateOnly)}
+			BottomProducts: cfg.BottomProducts,
+			Date:           time.Now().UTC().Format(time.DateOnly)}
 		b := be
 		if m == "replay" {
 			b = withCapture(be)

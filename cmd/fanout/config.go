@@ -37,6 +37,7 @@ func hyperOptions() []option {
 		{"out-heads", "GAT's attention heads of the last layer, averaged (0: as --heads)", func(c *train.Config, _ *runFlags) any { return &c.OutHeads }},
 		{"attn-dropout", "GAT's dropout `probability` on the attention coefficients", func(c *train.Config, _ *runFlags) any { return &c.AttnDropout }},
 		{"activations", "how hidden layers' outputs are held: float32, or bfloat16 where the next layer reads them so (GraphSAGE; half the bytes written and aggregated); default float32 (bfloat16 measured on products-sim: 0.5% faster per step, 0.1 points less accurate, 31 MiB more memory; docs/perf.md)", func(c *train.Config, _ *runFlags) any { return &c.Activations }},
+		{"bottom-products", "how the bottom GraphSAGE layer multiplies: float32, or bfloat16 operands with float32 sums (mixed precision; float32 weights and Adam)", func(c *train.Config, _ *runFlags) any { return &c.BottomProducts }},
 		{"layers", "number of GNN layers", func(c *train.Config, _ *runFlags) any { return &c.Layers }},
 		{"hidden", "hidden width", func(c *train.Config, _ *runFlags) any { return &c.Hidden }},
 		{"fanouts", "`list` of neighbours per hop from the seeds, comma-separated (-1 = all, 0 = none)", func(c *train.Config, _ *runFlags) any { return &c.Fanouts }},

@@ -115,6 +115,9 @@ func hybridOptions(rf *runFlags, be backend.Backend, log io.Writer) (hybrid.Opti
 
 // runHybrid trains with the hybrid driver and prints its figures.
 func runHybrid(ctx context.Context, rf *runFlags, be backend.Backend, desc string, ds *dataset.Dataset, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
+	if cfg.BottomProducts == "bfloat16" && (rf.hotAuto || rf.hotRatio != 0) {
+		return fmt.Errorf("bottom-products: bfloat16, but the hybrid mode's hot vertices (--hot-ratio %s) need a float32 bottom layer; use --hot-ratio 0 or --bottom-products float32", rf.hotSpec)
+	}
 	hopt, err := hybridOptions(rf, be, stderr)
 	if err != nil {
 		return err

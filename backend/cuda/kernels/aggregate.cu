@@ -73,18 +73,25 @@ struct Rows {
     __device__ __forceinline__ typename Wide<W>::type load(int r, int c) const { return to_float(t[(i64)r * vecs + c]); }
 };
 
+// put stores vector c of an output row: float32, or bfloat16 rounded
+// (uint2: four, ushort: one).
+__device__ __forceinline__ void put(float4* o, int c, float4 v) { o[c] = v; }
+__device__ __forceinline__ void put(float* o, int c, float v) { o[c] = v; }
+__device__ __forceinline__ void put(uint2* o, int c, float4 v) { o[c] = float4_to_bf16x4(v); }
+__device__ __forceinline__ void put(unsigned short* o, int c, float v) { o[c] = float_to_bf16(v); }
+
 // aggregate_fwd: with CAT, out rows hold 2 * vecs vectors, x[i, :] then the
-// sum; otherwise vecs, the sum alone.
-template <typename V, bool CAT, typename R>
+// sum; otherwise vecs, the sum alone. O is the stored output vector.
+template <typename V, bool CAT, typename R, typename O>
 __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indices, const float* edgeW,
-                                              const float* selfW, R x, int vecs, BlockCounts bc, V* out) {
+                                              const float* selfW, R x, int vecs, BlockCounts bc, O* out) {
     int lane = lane_id();
     const int outVecs = CAT ? 2 * vecs : vecs;
     for (int i = gwarp(); i < bc.n; i += gwarps()) {
-        V* o = out + (i64)i * outVecs;
+        O* o = out + (i64)i * outVecs;
         int ri = x.row(i);
         if (CAT) {
-            for (int c = lane; c < vecs; c += 32) o[c] = ri >= 0 ? x.load(ri, c) : V();
+            for (int c = lane; c < vecs; c += 32) put(o, c, ri >= 0 ? x.load(ri, c) : V());
             o += vecs;
         }
         int e0, e1;
@@ -129,7 +136,7 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
 #pragma unroll
             for (int q = 0; q < AGG_NC; q++) {
                 int c = cb + q * 32 + lane;
-                if (c < vecs) o[c] = acc[q];
+                if (c < vecs) put(o, c, acc[q]);
             }
         }
     }
@@ -192,30 +199,37 @@ extern "C" __global__ void aggregate_cat1(AGG_ARGS, const float* x, float* out) 
 }
 
 // aggregate_cat_table*: aggregate_cat reading source j's row from a feature
-// table at row ids[j] (the block's SrcIDs): f32x4 / f32x1 for float32
-// tables, bf16x4 / bf16x1 for bfloat16 ones. An id outside the table is
-// reported and its row read as zeros.
+// table at row ids[j] (the block's SrcIDs), or from x's own rows when ids is
+// null: f32x4 / f32x1 for float32 tables, bf16x4 / bf16x1 for bfloat16 ones;
+// the _obf16 kernels round the output to bfloat16. An id outside the table
+// is reported and its row read as zeros.
 #define AGG_TABLE_ARGS AGG_ARGS, const int *ids, i64 tableRows, int *err
-template <typename V, typename W>
-__device__ __forceinline__ void aggregate_cat_table(AGG_TABLE_ARGS, const W* table, V* out) {
-    aggregate_fwd<V, true>(indptr, indices, edgeW, (const float*)0, Rows<W>(table, ids, tableRows, vecs, err), vecs,
-                           AGG_COUNTS, out);
+template <typename W, typename O>
+__device__ __forceinline__ void aggregate_cat_table(AGG_TABLE_ARGS, const W* table, O* out) {
+    aggregate_fwd<typename Wide<W>::type, true>(indptr, indices, edgeW, (const float*)0,
+                                                Rows<W>(table, ids, tableRows, vecs, err), vecs, AGG_COUNTS, out);
 }
-extern "C" __global__ void aggregate_cat_table_f32x4(AGG_TABLE_ARGS, const float4* table, float4* out) {
-    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,
-                        tableRows, err, table, out);
-}
-extern "C" __global__ void aggregate_cat_table_f32x1(AGG_TABLE_ARGS, const float* table, float* out) {
-    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,
-                        tableRows, err, table, out);
-}
-extern "C" __global__ void aggregate_cat_table_bf16x4(AGG_TABLE_ARGS, const uint2* table, float4* out) {
-    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,
-                        tableRows, err, table, out);
-}
+#define AGG_TABLE_CALL                                                                                              \
+    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,       \
+                        tableRows, err, table, out)
+extern "C" __global__ void aggregate_cat_table_f32x4(AGG_TABLE_ARGS, const float4* table, float4* out) { AGG_TABLE_CALL; }
+extern "C" __global__ void aggregate_cat_table_f32x1(AGG_TABLE_ARGS, const float* table, float* out) { AGG_TABLE_CALL; }
+extern "C" __global__ void aggregate_cat_table_bf16x4(AGG_TABLE_ARGS, const uint2* table, float4* out) { AGG_TABLE_CALL; }
 extern "C" __global__ void aggregate_cat_table_bf16x1(AGG_TABLE_ARGS, const unsigned short* table, float* out) {
-    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,
-                        tableRows, err, table, out);
+    AGG_TABLE_CALL;
+}
+extern "C" __global__ void aggregate_cat_table_f32x4_obf16(AGG_TABLE_ARGS, const float4* table, uint2* out) {
+    AGG_TABLE_CALL;
+}
+extern "C" __global__ void aggregate_cat_table_f32x1_obf16(AGG_TABLE_ARGS, const float* table, unsigned short* out) {
+    AGG_TABLE_CALL;
+}
+extern "C" __global__ void aggregate_cat_table_bf16x4_obf16(AGG_TABLE_ARGS, const uint2* table, uint2* out) {
+    AGG_TABLE_CALL;
+}
+extern "C" __global__ void aggregate_cat_table_bf16x1_obf16(AGG_TABLE_ARGS, const unsigned short* table,
+                                                            unsigned short* out) {
+    AGG_TABLE_CALL;
 }
 extern "C" __global__ void aggregate_bwd4(AGG_ARGS, const float4* dout, float4* dx) {
     aggregate_bwd<float4>(indptr, indices, edgeW, selfW, dout, vecs, AGG_COUNTS, dx);

@@ -31,6 +31,10 @@ __device__ __forceinline__ unsigned short float_to_bf16(float v) {
     if ((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0u) return (unsigned short)((b >> 16) | 0x40u);
     return (unsigned short)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 }
+__device__ __forceinline__ uint2 float4_to_bf16x4(float4 v) {
+    return make_uint2((unsigned int)float_to_bf16(v.x) | ((unsigned int)float_to_bf16(v.y) << 16),
+                      (unsigned int)float_to_bf16(v.z) | ((unsigned int)float_to_bf16(v.w) << 16));
+}
 
 // flag_set reports whether an optional I32 flag (null: none) is non-zero.
 __device__ __forceinline__ bool flag_set(const int* flag) { return flag != 0 && *flag != 0; }

@@ -10,8 +10,9 @@
 // vec is set (dim % 4 == 0, aligned addresses).
 //
 // Backward: dx = dy * mask * scale with dropout (the mask holds the ReLU's
-// gate, so y is not read), else dy * [y > 0 when relu], on live rows, and
-// dbias = column sums of dx, deterministic: bias_act_dropout_bwd(4) writes
+// gate, so y is not read), else dy * [y > 0 when relu], on live rows
+// (written as bfloat16 when dxbf16: then dx must not overlap dy), and
+// dbias = column sums of dx before rounding, deterministic: bias_act_dropout_bwd(4) writes
 // one partial sum per (chunk of chunkRows rows, column), column_sums adds
 // the partials of live chunks in a fixed order in float64.
 #include "common.cuh"
@@ -57,9 +58,7 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
         }
         if (vec) {
             if (ybf16) {
-                unsigned short* yh = (unsigned short*)y + base;
-                *(uint2*)yh = make_uint2((unsigned int)float_to_bf16(v[0]) | ((unsigned int)float_to_bf16(v[1]) << 16),
-                                         (unsigned int)float_to_bf16(v[2]) | ((unsigned int)float_to_bf16(v[3]) << 16));
+                *(uint2*)((unsigned short*)y + base) = float4_to_bf16x4(make_float4(v[0], v[1], v[2], v[3]));
             } else {
                 *(float4*)(y + base) = make_float4(v[0], v[1], v[2], v[3]);
             }
@@ -81,7 +80,7 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
 // r0 + y, r0 + y + 8, ... of chunk by. partial (may be null) is [chunks, dim].
 extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y, const int* nP, int cap, int dim,
                                                 int relu, int dropout, float scale, const unsigned char* mask,
-                                                float* dx, float* partial, int chunkRows, int ybf16) {
+                                                float* dx, float* partial, int chunkRows, int ybf16, int dxbf16) {
     __shared__ float red[8][33];
     int n = live_count(nP, cap);
     int c = blockIdx.x * 32 + threadIdx.x;
@@ -95,7 +94,10 @@ extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y,
             float g = dy[idx];
             if (dropout) g = mask[idx] ? g * scale : 0.f;
             else if (relu && !((ybf16 ? bf16_to_float(((const unsigned short*)y)[idx]) : y[idx]) > 0.f)) g = 0.f;
-            dx[idx] = g;
+            if (dxbf16)
+                ((unsigned short*)dx)[idx] = float_to_bf16(g);
+            else
+                dx[idx] = g;
             s += g;
         }
     }
@@ -134,9 +136,17 @@ __device__ __forceinline__ float4 y4(const float4* y, i64 i, int ybf16) {
     return bf16x4_to_float4(((const uint2*)y)[i]);
 }
 
+// store4 writes v as dx's word i: float32, or four bfloat16 rounded.
+__device__ __forceinline__ void store4(float4* dx, i64 i, float4 v, int dxbf16) {
+    if (dxbf16)
+        ((uint2*)dx)[i] = float4_to_bf16x4(v);
+    else
+        dx[i] = v;
+}
+
 extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4* y, const int* nP, int cap, int dim,
                                                  int relu, int dropout, float scale, const uchar4* mask, float4* dx,
-                                                 float* partial, int chunkRows, int ybf16) {
+                                                 float* partial, int chunkRows, int ybf16, int dxbf16) {
     __shared__ float4 red[8][33];
     int n = live_count(nP, cap);
     int words = dim >> 2;
@@ -155,11 +165,11 @@ extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4*
             float4 ya = relu && !dropout ? y4(y, ia, ybf16) : zero, yb = relu && !dropout && two ? y4(y, ib, ybf16) : zero;
             uchar4 ma = dropout ? mask[ia] : one, mb = dropout && two ? mask[ib] : one;
             ga = bwd_elem4(ga, ya, ma, relu, dropout, scale);
-            dx[ia] = ga;
+            store4(dx, ia, ga, dxbf16);
             s.x += ga.x, s.y += ga.y, s.z += ga.z, s.w += ga.w;
             if (two) {
                 gb = bwd_elem4(gb, yb, mb, relu, dropout, scale);
-                dx[ib] = gb;
+                store4(dx, ib, gb, dxbf16);
                 s.x += gb.x, s.y += gb.y, s.z += gb.z, s.w += gb.w;
             }
         }

@@ -71,3 +71,15 @@ extern "C" __global__ void masked_copy(const float* src, float* dst, const int* 
     i64 live = (i64)live_count(nP, cap) * cols, total = (i64)cap * cols;
     for (i64 i = gtid(); i < total; i += gthreads()) dst[i] = i < live ? src[i] : 0.f;
 }
+
+// convert: y[i] = x[i] for i < n, each float32 or bfloat16 (xbf16, ybf16):
+// to bfloat16 rounds to nearest even, to float32 widens exactly.
+extern "C" __global__ void convert(const void* x, void* y, i64 n, int xbf16, int ybf16) {
+    for (i64 i = gtid(); i < n; i += gthreads()) {
+        float v = xbf16 ? bf16_to_float(((const unsigned short*)x)[i]) : ((const float*)x)[i];
+        if (ybf16)
+            ((unsigned short*)y)[i] = float_to_bf16(v);
+        else
+            ((float*)y)[i] = v;
+    }
+}
