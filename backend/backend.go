@@ -240,8 +240,8 @@ type Dense interface {
 	// unspecified (a GPU multiplying the whole capacity may write them).
 	// The same holds for dx in LinearBackwardData. x and w may both be
 	// BF16 (bfloat16 operands, even in and out): the products and sums are
-	// float32, y stays F32. The same holds for x and dy of
-	// LinearBackwardWeight.
+	// float32, and y is F32 or BF16 (the float32 results rounded). x and
+	// dy of LinearBackwardWeight may be BF16 likewise (dw stays F32).
 	Linear(x Buffer, n Count, w Buffer, in, out int, y Buffer, accumulate bool)
 	// LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate).
 	LinearBackwardData(dy Buffer, n Count, w Buffer, in, out int, dx Buffer, accumulate bool)
@@ -260,6 +260,7 @@ type Dense interface {
 	// mask is unused and may be nil. p must lie in [0, 1). x and y may be the
 	// same buffer. y may be BF16 (bfloat16 activations, half the bytes): the
 	// results rounded to nearest even, the mask that of the unrounded ones.
+	// x may be BF16 (widened as read), also in place over a BF16 y.
 	BiasActDropout(x Buffer, n Count, dim int, bias Buffer, relu bool, p float32, r Rand, mask, y Buffer)
 	// BiasActDropoutBackward: on rows [:n], dx = dy·mask/(1-p) when p > 0
 	// (the mask holds the ReLU's gate too), else dy·[y > 0 if relu]; dbias

@@ -58,11 +58,14 @@ type Config struct {
 	BF16Activations bool
 	// BF16Bottom multiplies the bottom GraphSAGE layer in bfloat16 (mixed
 	// precision): its concatenation is stored rounded, its weights are
-	// rounded into a copy each forward pass, and its output gradient is
-	// rounded for the weight gradient; the products sum in float32 and
-	// the weights, their gradients and Adam stay float32. The bottom
-	// layer's two products read half the bytes. GraphSAGE only, with an
-	// even bottom output width, and without hot vertices.
+	// rounded into a copy each forward pass, its output (below another
+	// layer) is written rounded and kept so through bias, ReLU and
+	// dropout, and its output gradient is rounded for the weight
+	// gradient; the products sum in float32 and the weights, their
+	// gradients and Adam stay float32. The bottom layer's two products
+	// read half the bytes, and its output is written and aggregated at
+	// half the bytes. GraphSAGE only, with an even bottom output width,
+	// and without hot vertices.
 	BF16Bottom bool
 }
 

@@ -142,7 +142,7 @@ type Model struct {
 	// Workspaces, allocated by Reserve (per layer l, rows = caps[l].Dst).
 	ws      workspace
 	caps    []Caps
-	act     []backend.Buffer // F32 [Dst, out_l]: layer output (after bias/act/dropout unless hid[l] is its own); act[L-1] = logits
+	act     []backend.Buffer // F32 [Dst, out_l] (BF16 for layer 0 below others with Config.BF16Bottom): layer output (after bias/act/dropout unless hid[l] is its own); act[L-1] = logits
 	hid     []backend.Buffer // layer output after bias/act/dropout: act[l], or BF16 [Dst, out_l] (Config.BF16Activations)
 	dAct    []backend.Buffer // F32 [Dst, out_l]: gradient of act; dAct[L-1] = dlogits
 	mask    []backend.Buffer // U8 [Dst, out_l] for hidden layers when Dropout > 0, else nil
@@ -287,9 +287,13 @@ func (m *Model) reserve(caps []Caps) error {
 	m.dxView = make([]backend.Buffer, L)
 	for l, c := range caps {
 		_, out := m.cfg.dims(l)
-		m.act[l] = m.ws.alloc(fmt.Sprintf("layer %d activations", l), backend.F32, c.Dst*out)
+		actType := backend.F32
+		if l == 0 && L > 1 && m.cfg.BF16Bottom {
+			actType = backend.BF16 // the bfloat16 product's output, held so through bias/ReLU/dropout
+		}
+		m.act[l] = m.ws.alloc(fmt.Sprintf("layer %d activations", l), actType, c.Dst*out)
 		m.hid[l] = m.act[l]
-		if _, half := m.next(l).(halfReader); half && m.cfg.BF16Activations {
+		if _, half := m.next(l).(halfReader); half && m.cfg.BF16Activations && actType == backend.F32 {
 			m.hid[l] = m.ws.alloc(fmt.Sprintf("layer %d activations (bfloat16)", l), backend.BF16, c.Dst*out)
 		}
 		m.dAct[l] = m.ws.allocRows(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)

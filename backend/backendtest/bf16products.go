@@ -17,11 +17,7 @@ var bf16Shapes = []linearShape{
 // float32 values.
 func (e *env) bf16Host(n int, scale float64) ([]uint16, []float32) {
 	bits := backend.ToBF16(e.randF32(n, scale))
-	wide := make([]float32, n)
-	for i, h := range bits {
-		wide[i] = backend.BF16Float(h)
-	}
-	return bits, wide
+	return bits, widenBits(bits)
 }
 
 // testBF16Products checks the ops of bfloat16 products: Convert rounds and
@@ -40,11 +36,7 @@ func testBF16Products(e *env) {
 	checkEqual(e.t, "Convert float32 to bfloat16", bits, backend.ToBF16(vals), 0)
 	wide := e.poison(len(vals))
 	e.be.Convert(h, wide)
-	want := make([]float32, len(bits))
-	for i, b := range bits {
-		want[i] = backend.BF16Float(b)
-	}
-	checkEqual(e.t, "Convert bfloat16 to float32", f32bits(e.readF32(wide, len(vals))), f32bits(want), 0)
+	checkEqual(e.t, "Convert bfloat16 to float32", f32bits(e.readF32(wide, len(vals))), f32bits(widenBits(bits)), 0)
 
 	for _, s := range bf16Shapes {
 		for _, acc := range []bool{false, true} {
@@ -56,6 +48,23 @@ func testBF16Products(e *env) {
 			got := e.readF32(y, s.live*s.out)
 			want, scale := matmulRef(false, false, s.live, s.out, s.in, 1, x, w, 1, y0)
 			checkClose(e.t, name, got, want, scale, tolSum, s.out)
+
+			// A bfloat16 y holds the float32 sums rounded: within half a
+			// bfloat16 ulp of them, and the sums within tolSum (one ulp in
+			// all, as a sum of another order may round the other way).
+			name = fmt.Sprintf("Linear bfloat16 y %+v accumulate=%v", s, acc)
+			yh0 := backend.ToBF16(e.randF32(s.cap*s.out, 1))
+			yh := e.upload(yh0)
+			y0 = nil
+			if acc {
+				y0 = widenBits(yh0)
+			}
+			e.be.Linear(e.upload(xb), e.count(s.live, s.cap), e.upload(wb), s.in, s.out, yh, acc)
+			want, scale = matmulRef(false, false, s.live, s.out, s.in, 1, x, w, 1, y0)
+			for i, v := range want {
+				scale[i] += math.Abs(v) * 0x1p-8 / tolSum
+			}
+			checkClose(e.t, name, widenBits(e.readU16(yh, s.live*s.out)), want, scale, tolSum, s.out)
 
 			name = fmt.Sprintf("LinearBackwardWeight bfloat16 %+v accumulate=%v", s, acc)
 			dyb, dy := e.bf16Host(s.cap*s.out, 1)
@@ -71,9 +80,10 @@ func testBF16Products(e *env) {
 
 }
 
-// testBF16Rounded: a bfloat16 dx of BiasActDropoutBackward and a bfloat16
-// out of AggregateConcat(Table) hold the float32 results rounded, and the
-// bias gradient is that of the float32 values.
+// testBF16Rounded: a bfloat16 dx of BiasActDropoutBackward, a bfloat16 y
+// of BiasActDropout (from bfloat16 x, in place) and a bfloat16 out of
+// AggregateConcat(Table) hold the float32 results rounded, bit for bit, and
+// the bias gradient is that of the float32 values.
 func testBF16Rounded(e *env) {
 	const cp, live = 45, 37
 	for _, dim := range []int{2, 16, 33, 100} {
@@ -91,6 +101,18 @@ func testBF16Rounded(e *env) {
 			e.be.BiasActDropoutBackward(dy, y, e.count(live, cp), dim, true, p, m, dx16, db16)
 			checkEqual(e.t, name, e.readU16(dx16, live*dim), backend.ToBF16(e.readF32(dx32, live*dim)), dim)
 			checkEqual(e.t, name+" dbias", f32bits(e.readF32(db16, dim)), f32bits(e.readF32(db32, dim)), dim)
+		}
+
+		for _, p := range []float32{0, 0.5} {
+			name := fmt.Sprintf("BiasActDropout bfloat16 x dim=%d p=%g", dim, p)
+			xb, x := e.bf16Host(cp*dim, 2)
+			bias, r := e.upload(e.randF32(dim, 1)), e.rand(0xfeed1234abcd, 130, 3, 17)
+			m32, m16 := e.alloc(backend.U8, cp*dim, 77), e.alloc(backend.U8, cp*dim, 77)
+			y32, y16 := e.poison(cp*dim), e.upload(xb) // y16: in place over x
+			e.be.BiasActDropout(e.upload(x), e.count(live, cp), dim, bias, true, p, r, m32, y32)
+			e.be.BiasActDropout(y16, e.count(live, cp), dim, bias, true, p, r, m16, y16)
+			checkEqual(e.t, name, e.readU16(y16, live*dim), backend.ToBF16(e.readF32(y32, live*dim)), dim)
+			checkEqual(e.t, name+" mask", e.readU8(m16, live*dim), e.readU8(m32, live*dim), dim)
 		}
 
 		h := e.randomBlock(40, 90)
@@ -120,6 +142,15 @@ func testBF16Rounded(e *env) {
 			}
 		}
 	}
+}
+
+// widenBits is the float32 values of bfloat16 bits.
+func widenBits(h []uint16) []float32 {
+	out := make([]float32, len(h))
+	for i, v := range h {
+		out[i] = backend.BF16Float(v)
+	}
+	return out
 }
 
 // testBF16Capture: bfloat16 products captured and replayed (a GPU

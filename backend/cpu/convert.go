@@ -62,10 +62,3 @@ func widen(h []uint16) []float32 {
 	widenRow(out, h)
 	return out
 }
-
-// roundRows writes v rounded to bfloat16 into h.
-func roundRows(h []uint16, v []float32) {
-	for i, f := range v {
-		h[i] = backend.BF16Bits(f)
-	}
-}

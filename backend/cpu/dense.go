@@ -88,7 +88,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	c.dim("dim", dim)
 	checkP(&c, p)
 	rows, _ := c.count("n", n)
-	xs := c.f32("x", x, n.Cap*dim)
+	xb := c.f32or16("x", x, n.Cap*dim)
 	bs := c.optF32("bias", bias, dim)
 	yb := c.f32or16("y", y, n.Cap*dim)
 	var ms []uint8
@@ -108,12 +108,20 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	thr := rng.DropThreshold(p)
 	scale := 1 / (1 - p)
 	b.rows(rows, max(1, 2048/dim), func(lo, hi int) {
-		var tmp []float32
+		var tmp, wide []float32
 		if yb.dt == backend.BF16 {
 			tmp = make([]float32, dim)
 		}
+		if xb.dt == backend.BF16 {
+			wide = make([]float32, dim)
+		}
 		for i := lo; i < hi; i++ {
-			xr, yr := xs[i*dim:(i+1)*dim], tmp
+			xr, yr := wide, tmp
+			if wide == nil {
+				xr = xb.f32[i*dim : (i+1)*dim]
+			} else {
+				widenRow(wide, xb.u16[i*dim:(i+1)*dim])
+			}
 			if tmp == nil {
 				yr = yb.f32[i*dim : (i+1)*dim]
 			}
@@ -232,7 +240,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 		b.columnSums(dxs, rows, dim, dbs)
 	}
 	if dxb.dt == backend.BF16 {
-		roundRows(dxb.u16, dxs)
+		roundRow(dxb.u16, dxs)
 	}
 }
 

@@ -4,7 +4,8 @@ import "github.com/fanout-gnn/fanout/backend"
 
 // Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [n.Cap, in],
 // w [in, out], y [n.Cap, out]. x and w may both be BF16 (bfloat16
-// operands, widened: the product and its sums are float32).
+// operands, widened: the product and its sums are float32), and then y
+// may be BF16 too (the float32 results rounded).
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
 	c := b.begin("Linear")
 	defer c.end()
@@ -12,11 +13,20 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	c.dim("out", out)
 	rows, _ := c.count("n", n)
 	xs, ws := c.operands("x", "w", x, w, n.Cap*in, in*out, in, out)
-	ys := c.f32("y", y, n.Cap*out)
+	yb := c.f32or16("y", y, n.Cap*out)
+	if c.ok && yb.dt == backend.BF16 && x.DType() != backend.BF16 {
+		c.failf("y: bfloat16 output needs bfloat16 operands")
+	}
 	if !c.ok {
 		return
 	}
+	if yb.dt == backend.F32 {
+		b.sgemm(&c, false, false, rows, out, in, xs, in, ws, out, beta(accumulate), yb.f32, out)
+		return
+	}
+	ys := widen(yb.u16[:rows*out]) // the float32 sums, then rounded
 	b.sgemm(&c, false, false, rows, out, in, xs, in, ws, out, beta(accumulate), ys, out)
+	roundRow(yb.u16, ys)
 }
 
 // LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate);

@@ -229,7 +229,7 @@ func (b *Backend) aggregateRows(c *call, v blockView, blk *backend.Block, edgeW,
 				vec.Axpy(ew[e], row(j, tmp), o)
 			}
 			if half {
-				roundRows(ob.u16[i*stride:(i+1)*stride], whole)
+				roundRow(ob.u16[i*stride:(i+1)*stride], whole)
 			}
 		}
 	})

@@ -116,16 +116,21 @@ func (c *cublas) sgemmRowMajor(sc *gemmArgs, transA, transB bool, m, n, k int, a
 	return status("cublasSgemm_v2", r)
 }
 
-// bf16GemmRowMajor is sgemmRowMajor with bfloat16 a and b: float32 c,
-// products and sums in float32 (cublasGemmEx, CUBLAS_COMPUTE_32F).
-func (c *cublas) bf16GemmRowMajor(sc *gemmArgs, transA, transB bool, m, n, k int, a, b, cc uintptr) error {
+// bf16GemmRowMajor is sgemmRowMajor with bfloat16 a and b, products and
+// sums in float32 (cublasGemmEx, CUBLAS_COMPUTE_32F); c is float32, or
+// bfloat16 (rounded) when halfC.
+func (c *cublas) bf16GemmRowMajor(sc *gemmArgs, transA, transB bool, m, n, k int, a, b, cc uintptr, halfC bool) error {
 	if c.gemmEx == 0 {
 		return fmt.Errorf("cuda: this cuBLAS has no cublasGemmEx, which bfloat16 products need")
 	}
 	opA, lda, opB, ldb := rowMajor(transA, transB, m, n, k)
+	cType := uintptr(cudaR32F)
+	if halfC {
+		cType = cudaR16BF
+	}
 	r, _, _ := purego.SyscallN(c.gemmEx, c.handle, opB, opA, uintptr(n), uintptr(m), uintptr(k),
 		uintptr(unsafe.Pointer(&sc.alpha)), b, cudaR16BF, ldb, a, cudaR16BF, lda,
-		uintptr(unsafe.Pointer(&sc.beta)), cc, cudaR32F, uintptr(max(n, 1)), cublasCompute32F, cublasGemmDefault)
+		uintptr(unsafe.Pointer(&sc.beta)), cc, cType, uintptr(max(n, 1)), cublasCompute32F, cublasGemmDefault)
 	return status("cublasGemmEx", r)
 }
 

@@ -69,14 +69,15 @@ func (c *call) dropoutArgs(p float32) (thr uint32, scale float32) {
 
 // BiasActDropout: y = dropout(act(x + bias)) on live rows of [n.Cap, dim]
 // matrices (see kernels/dense.cu). bias may be nil; with p = 0 mask is not
-// used and may be nil. x and y may be the same buffer.
+// used and may be nil. x and y may be the same buffer. Either may be BF16;
+// x and y of different types must not overlap.
 func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
 	c := b.begin("BiasActDropout")
 	defer c.end()
 	c.dim("dim", dim)
 	thr, scale := c.dropoutArgs(p)
 	nP := c.count("n", n)
-	xs := c.buf("x", x, backend.F32, n.Cap*dim)
+	xs := c.f32or16("x", x, n.Cap*dim)
 	bs := c.optBuf("bias", bias, backend.F32, dim)
 	ys := c.f32or16("y", y, n.Cap*dim)
 	var ms, ks *buffer
@@ -91,11 +92,15 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	if !c.ok {
 		return
 	}
-	half := ys.dt == backend.BF16
-	vec := dim%4 == 0 && xs.ptr%16 == 0 && ys.ptr%actAlign(half) == 0 && (ms == nil || ms.ptr%4 == 0)
+	half, halfX := ys.dt == backend.BF16, xs.dt == backend.BF16
+	if halfX != half && xs.overlaps(ys) {
+		c.failf("y overlaps x, of another type")
+		return
+	}
+	vec := dim%4 == 0 && xs.ptr%actAlign(halfX) == 0 && ys.ptr%actAlign(half) == 0 && (ms == nil || ms.ptr%4 == 0)
 	groups := int64((dim + 3) / 4)
 	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(bs.addr()).flag(relu).flag(dropout).u32(thr).f32(scale).
-		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ks.addr()).ptr(ms.addr()).ptr(ys.addr()).flag(vec).flag(half)
+		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ks.addr()).ptr(ms.addr()).ptr(ys.addr()).flag(vec).flag(half).flag(halfX)
 	c.launch("bias_act_dropout", d1(c.blocks(int64(n.Cap)*groups, 256)), d1(256), 0)
 }
 

@@ -20,7 +20,8 @@ import (
 
 // Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [n.Cap, in],
 // w [in, out], y [n.Cap, out]. x and w may both be BF16 (cublasGemmEx with
-// float32 products and sums; even in and out).
+// float32 products and sums; even in and out), and then y may be BF16
+// (rounded by cuBLAS).
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
 	c := b.begin("Linear")
 	defer c.end()
@@ -28,13 +29,17 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	c.dim("out", out)
 	nP := c.count("n", n)
 	xs, ws := c.operands("x", "w", x, w, n.Cap*in, in*out, in, out)
-	ys := c.buf("y", y, backend.F32, n.Cap*out)
+	ys := c.f32or16("y", y, n.Cap*out)
 	half := xs != nil && xs.dt == backend.BF16
+	halfY := ys != nil && ys.dt == backend.BF16
+	if c.ok && halfY && !half {
+		c.failf("y: bfloat16 output needs bfloat16 operands")
+	}
 	if !c.ok || !half && c.tcRows(false, xs.addr(), ws.addr(), ys.addr(), nP, n.Cap, out, in, accumulate) {
 		return
 	}
 	gemm := func(rows int) {
-		c.gemm(half, false, false, rows, out, in, 1, xs.addr(), ws.addr(), beta(accumulate), ys.addr())
+		c.gemm(gemmType{half, halfY}, false, false, rows, out, in, 1, xs.addr(), ws.addr(), beta(accumulate), ys.addr())
 	}
 	if c.exactRows() {
 		gemm(c.gemmRows(nP, n.Cap))
@@ -43,7 +48,7 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	c.capacityGemm([]matrix{
 		{ptr: xs.ptr, cols: words(half, in), rows: n.Cap, nP: nP, role: roleRows},
 		{ptr: ws.ptr, cols: words(half, out), rows: in, role: roleWhole},
-		{ptr: ys.ptr, cols: out, rows: n.Cap, nP: nP, role: outputRole(accumulate)},
+		{ptr: ys.ptr, cols: words(halfY, out), rows: n.Cap, nP: nP, role: outputRole(accumulate)},
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
@@ -89,7 +94,7 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 		return
 	}
 	gemm := func(rows int, x, dy uintptr) {
-		c.gemm(half, true, false, in, out, rows, 1, x, dy, beta(accumulate), dws.addr())
+		c.gemm(gemmType{half, false}, true, false, in, out, rows, 1, x, dy, beta(accumulate), dws.addr())
 	}
 	if c.exactRows() {
 		gemm(c.gemmRows(nP, n.Cap), xs.addr(), dys.addr())
@@ -186,12 +191,16 @@ func (c *call) gemmRows(nP uintptr, capRows int) int {
 
 // sgemm issues one row-major SGEMM; empty products only scale c.
 func (c *call) sgemm(transA, transB bool, m, n, k int, alpha float32, a, bm uintptr, beta float32, cm uintptr) {
-	c.gemm(false, transA, transB, m, n, k, alpha, a, bm, beta, cm)
+	c.gemm(gemmType{}, transA, transB, m, n, k, alpha, a, bm, beta, cm)
 }
 
-// gemm issues one row-major product, of bfloat16 a and b when half (float32
-// c); empty products only scale c.
-func (c *call) gemm(half, transA, transB bool, m, n, k int, alpha float32, a, bm uintptr, beta float32, cm uintptr) {
+// gemmType is a product's element types: bfloat16 operands (ab) and a
+// bfloat16 result (c), else float32.
+type gemmType struct{ ab, c bool }
+
+// gemm issues one row-major product of the types t; empty products only
+// scale c.
+func (c *call) gemm(t gemmType, transA, transB bool, m, n, k int, alpha float32, a, bm uintptr, beta float32, cm uintptr) {
 	if !c.ok || m == 0 || n == 0 {
 		return
 	}
@@ -200,16 +209,22 @@ func (c *call) gemm(half, transA, transB bool, m, n, k int, alpha float32, a, bm
 		return
 	}
 	if k == 0 && beta == 0 {
-		c.memset(cm, 0, int64(m)*int64(n)*4)
+		size := int64(4)
+		if t.c {
+			size = 2
+		}
+		c.memset(cm, 0, int64(m)*int64(n)*size)
 		return
 	}
 	b.gemmSc.alpha, b.gemmSc.beta = alpha, beta
 	b.stats.Gemms++
-	run := b.blas.sgemmRowMajor
-	if half {
-		run = b.blas.bf16GemmRowMajor
+	var err error
+	if t.ab {
+		err = b.blas.bf16GemmRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm, t.c)
+	} else {
+		err = b.blas.sgemmRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm)
 	}
-	if err := run(b.gemmSc, transA, transB, m, n, k, a, bm, cm); err != nil {
+	if err != nil {
 		c.fail(err)
 	}
 }

@@ -1,6 +1,7 @@
 // dense.cu: fused bias + ReLU + dropout and its backward.
 //
-// Forward, element (row, col) of live rows: v = x + bias[col] (when bias),
+// Forward, element (row, col) of live rows (x and y float32 or bfloat16:
+// xbf16, ybf16): v = x + bias[col] (when bias),
 // v = max(v, 0) when relu (NaN stays), and with dropout the element is kept
 // iff word col%4 of Philox(row, col/4, step, epoch<<8|stream) >= thr; kept
 // values are multiplied by scale = 1/(1-p) (computed on the host in float32
@@ -21,7 +22,7 @@
 extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int cap, int dim, const float* bias,
                                             int relu, int dropout, u32 thr, float scale, u32 k0, u32 k1,
                                             const int* clock, u32 stream, const int* keys, unsigned char* mask, float* y, int vec,
-                                            int ybf16) {
+                                            int ybf16, int xbf16) {
     int n = live_count(nP, cap);
     int groups = (dim + 3) >> 2;
     i64 total = (i64)n * groups;
@@ -38,10 +39,12 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
         float v[4] = {0.f, 0.f, 0.f, 0.f};
         int m = min(4, dim - c0);
         if (vec) {
-            float4 xv = *(const float4*)(x + base);
+            float4 xv = xbf16 ? bf16x4_to_float4(*(const uint2*)((const unsigned short*)x + base))
+                              : *(const float4*)(x + base);
             v[0] = xv.x, v[1] = xv.y, v[2] = xv.z, v[3] = xv.w;
         } else {
-            for (int k = 0; k < m; k++) v[k] = x[base + k];
+            for (int k = 0; k < m; k++)
+                v[k] = xbf16 ? bf16_to_float(((const unsigned short*)x)[base + k]) : x[base + k];
         }
         uint4 w = make_uint4(0u, 0u, 0u, 0u);
         if (dropout) w = philox4x32_10(make_uint4(keys ? (u32)keys[row] : (u32)row, (u32)g, step, hi), k0, k1);
