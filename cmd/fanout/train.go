@@ -94,7 +94,7 @@ func (rf *runFlags) gpuFeatureDType() string {
 // GraphSAGE trains on one GPU with TF32 products (--tf32=false asks for
 // float32-grade products) outside the hybrid mode (whose hot vertices
 // need float32 bottom rows), with an even hidden width; as accurate as
-// float32 products on every accuracy test we have and 8% faster per
+// float32 products on every accuracy test we have and 10% faster per
 // products-sim step (docs/perf.md). Elsewhere "" (float32).
 func (rf *runFlags) gpuBottomProducts(cfg train.Config) string {
 	if cfg.Model != "sage" || cfg.Layers < 2 || cfg.Hidden%2 != 0 || !rf.cuda.tf32 || rf.mode == "hybrid" || !rf.oneGPU() {
