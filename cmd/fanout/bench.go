@@ -78,6 +78,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *steps < 1 || *warmup < 0 {
 		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
 	}
+	if *devices != "" {
+		// Data-parallel: the one-GPU defaults (bfloat16 features and
+		// bottom products) do not apply.
+		rf.gpuProbed, rf.gpu = true, false
+	}
 	cfg, err := resolveConfig(fs, &rf, hf)
 	if err != nil {
 		return err
