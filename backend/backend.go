@@ -365,6 +365,17 @@ type Sparse interface {
 	AggregateBackward(blk *Block, edgeW, selfW, dout Buffer, dim int, dx Buffer)
 }
 
+// CheckBF16Widths checks the widths of a bfloat16 product: each must be
+// even (Linear and LinearBackwardWeight over BF16 operands).
+func CheckBF16Widths(widths ...int) error {
+	for _, n := range widths {
+		if n%2 != 0 {
+			return fmt.Errorf("width %d: bfloat16 products need even widths", n)
+		}
+	}
+	return nil
+}
+
 // CheckColumns checks AddRows's column window: columns [off, off+dim) must
 // lie inside rows of ld.
 func CheckColumns(off, dim, ld int) error {

@@ -46,10 +46,8 @@ func (c *call) operands(xn, wn string, x, w backend.Buffer, need, wneed int, wid
 		return xb.f32, c.f32(wn, w, wneed)
 	}
 	wb := c.buf(wn, w, backend.BF16, wneed)
-	for _, n := range widths {
-		if n%2 != 0 {
-			c.failf("width %d: bfloat16 products need even widths", n)
-		}
+	if err := backend.CheckBF16Widths(widths...); c.ok && err != nil {
+		c.failf("%v", err)
 	}
 	if !c.ok {
 		return nil, nil

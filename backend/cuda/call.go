@@ -111,6 +111,18 @@ func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
 	return c.buf(name, arg, backend.F32, need)
 }
 
+// overlaps reports whether two buffers share device memory.
+func (x *buffer) overlaps(o *buffer) bool {
+	end := func(b *buffer) uintptr { return b.ptr + uintptr(b.n*b.dt.Size()) }
+	return x.ptr < end(o) && o.ptr < end(x)
+}
+
+// isBF16 reports whether arg is a bfloat16 buffer of this backend.
+func isBF16(arg backend.Buffer) bool {
+	x, ok := arg.(*buffer)
+	return ok && x != nil && x.dt == backend.BF16
+}
+
 // optBuf is buf for an argument that may be nil (returns nil, no error).
 func (c *call) optBuf(name string, arg backend.Buffer, dt backend.DType, need int) *buffer {
 	if isNil(arg) {

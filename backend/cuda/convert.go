@@ -25,15 +25,3 @@ func (b *Backend) Convert(x, y backend.Buffer) {
 	c.args().ptr(xb.addr()).ptr(yb.addr()).i64(int64(xb.n)).flag(xb.dt == backend.BF16).flag(yb.dt == backend.BF16)
 	c.launch("convert", d1(c.blocks(int64(xb.n), 256)), d1(256), 0)
 }
-
-// overlaps reports whether two buffers share device memory.
-func (x *buffer) overlaps(o *buffer) bool {
-	end := func(b *buffer) uintptr { return b.ptr + uintptr(b.n*b.dt.Size()) }
-	return x.ptr < end(o) && o.ptr < end(x)
-}
-
-// isBF16 reports whether arg is a bfloat16 buffer of this backend.
-func isBF16(arg backend.Buffer) bool {
-	x, ok := arg.(*buffer)
-	return ok && x != nil && x.dt == backend.BF16
-}

@@ -115,12 +115,8 @@ func (c *call) operands(xn, wn string, x, w backend.Buffer, need, wneed int, wid
 		return nil, nil
 	}
 	ws = c.buf(wn, w, xs.dt, wneed)
-	if xs.dt == backend.BF16 {
-		for _, n := range widths {
-			if n%2 != 0 {
-				c.failf("width %d: bfloat16 products need even widths", n)
-			}
-		}
+	if err := backend.CheckBF16Widths(widths...); c.ok && xs.dt == backend.BF16 && err != nil {
+		c.failf("%v", err)
 	}
 	return xs, ws
 }
