@@ -185,14 +185,11 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 		case KindGAT:
 			ly, err = newGAT(be, l, in, cfg, seed)
 		default:
-			ly, err = newSAGE(be, l, in, out, seed)
+			ly, err = newSAGE(be, l, in, out, seed, l == 0 && cfg.BF16Bottom)
 		}
 		if err != nil {
 			m.Free()
 			return nil, err
-		}
-		if s, ok := ly.(*sageLayer); ok && l == 0 {
-			s.half = cfg.BF16Bottom
 		}
 		m.layers = append(m.layers, ly)
 	}

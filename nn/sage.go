@@ -35,8 +35,9 @@ type sageLayer struct {
 	dAgg  backend.Buffer // F32 [caps.Dst, in] gradient of the neighbour mean
 }
 
-func newSAGE(be backend.Backend, l, in, out int, seed uint64) (*sageLayer, error) {
-	s := &sageLayer{be: be, in: in, out: out, ws: workspace{be: be}}
+// newSAGE makes layer l; half multiplies it in bfloat16 (Config.BF16Bottom).
+func newSAGE(be backend.Backend, l, in, out int, seed uint64, half bool) (*sageLayer, error) {
+	s := &sageLayer{be: be, in: in, out: out, half: half, ws: workspace{be: be}}
 	block, ws, err := newStacked(be, []string{fmt.Sprintf("layer%d.w_self", l), fmt.Sprintf("layer%d.w_neigh", l)}, in, out)
 	if err != nil {
 		return nil, err
