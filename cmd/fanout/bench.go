@@ -59,7 +59,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	steps := fs.Int("steps", 20, "steps to measure (the epoch time is extrapolated)")
 	warmup := fs.Int("warmup", 3, "steps to run before measuring")
 	asJSON := fs.Bool("json", false, "print one JSON line per mode instead of a table")
-	devices := fs.String("devices", "", "train data-parallel on these device counts and report the epoch and speed-up: 2, 1,2,4 or all (--epochs epochs each, 3 by default)")
+	fs.StringVar(&rf.deviceCounts, "devices", "", "train data-parallel on these device counts and report the epoch and speed-up: 2, 1,2,4 or all (--epochs epochs each, 3 by default)")
 	plotOut := fs.String("plot", "", "also draw the step's time split (sample, gather, train, idle) per mode as a PNG to this file")
 	prof := fs.Bool("profile", false, "add an eager pass with each op timed on the device, and print the ops that take the most time")
 	hf := addHyperFlags(fs)
@@ -78,11 +78,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *steps < 1 || *warmup < 0 {
 		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
 	}
-	if *devices != "" {
-		// Data-parallel: the one-GPU defaults (bfloat16 features and
-		// bottom products) do not apply.
-		rf.gpuProbed, rf.gpu = true, false
-	}
 	cfg, err := resolveConfig(fs, &rf, hf)
 	if err != nil {
 		return err
@@ -94,8 +89,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer ds.Close()
 	gen := time.Since(start).Seconds()
-	if *devices != "" {
-		counts, err := parseDeviceCounts(*devices, func() (int, error) { return allDevices(&rf) })
+	if rf.deviceCounts != "" {
+		counts, err := parseDeviceCounts(rf.deviceCounts, func() (int, error) { return allDevices(&rf) })
 		if err != nil {
 			return err
 		}

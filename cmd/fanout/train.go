@@ -54,6 +54,7 @@ type runFlags struct {
 	overlap      bool   // --overlap-sampling
 	devices      int    // resolved from devicesSpec; 0: one device, no group
 	devicesSpec  string // --devices: N or all
+	deviceCounts string // bench --devices: the counts to measure, data-parallel
 	cuda         cudaFlags
 	featureDType string // float32 or bfloat16; "" until resolveConfig sets the dataset's
 	// hybrid mode
@@ -111,7 +112,7 @@ func (rf *runFlags) oneGPU() bool {
 		return rf.gpu
 	}
 	rf.gpuProbed = true
-	if l, err := dist.FromEnv(os.Environ()); rf.devicesSpec != "" || l != nil || err != nil || rf.device == "cpu" {
+	if l, err := dist.FromEnv(os.Environ()); rf.devicesSpec != "" || rf.deviceCounts != "" || l != nil || err != nil || rf.device == "cpu" {
 		return false
 	}
 	if rf.device == "auto" {
