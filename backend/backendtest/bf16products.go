@@ -183,7 +183,11 @@ func testBF16Capture(e *env) {
 	if err != nil {
 		e.t.Fatalf("EndCapture: %v", err)
 	}
-	defer rp.Close()
+	defer func() {
+		if err := rp.Close(); err != nil {
+			e.t.Errorf("Replay.Close: %v", err)
+		}
+	}()
 	rp.Launch()
 	want, scale := matmulRef(false, false, live, out, in, 1, x, w, 1, nil)
 	checkClose(e.t, "Linear bfloat16 replayed", e.readF32(y, live*out), want, scale, tolSum, out)
