@@ -363,6 +363,21 @@ type Sparse interface {
 	// plus selfW[i]·dout[i, :] into dx[i, :]. dx rows [0, NumSrc) must hold
 	// valid data (zero them first for a fresh gradient).
 	AggregateBackward(blk *Block, edgeW, selfW, dout Buffer, dim int, dx Buffer)
+	// TransposeBlock writes t (see Transposed): blk's live edges grouped
+	// by source, for AggregateConcatBackward.
+	TransposeBlock(blk *Block, t Transposed)
+	// AggregateConcatBackward is AggregateConcat's input gradient followed
+	// by the backward of the activation that produced its x, one pass
+	// over the sources instead of a scatter, an elementwise pass and a
+	// zeroed buffer. With dcat F32 [NumDst.Cap, 2·dim], the gradient of
+	// the concatenation, for each live source j of blk:
+	//   g[j, :] = dcat[j, :dim] when j < NumDst (else 0), then
+	//   + edgeW[e]·dcat[EdgeDst[e], dim:] for j's edges e in t's order;
+	// dx[j, :] = g[j, :] passed back through act as BiasActDropoutBackward
+	// does, and act.DBias = the column sums of dx over the live sources
+	// (before rounding). dx is F32 or BF16 [NumSrc.Cap, dim]; its rows past
+	// NumSrc are left alone. t must be TransposeBlock's for blk.
+	AggregateConcatBackward(blk *Block, t Transposed, edgeW, dcat Buffer, dim int, act ActGrad, dx Buffer)
 }
 
 // CheckBF16Widths checks the widths of a bfloat16 product: each must be

@@ -141,7 +141,7 @@ func TestSAGELayerGrad(t *testing.T) {
 	const in, out = 5, 3
 	for name, blk := range blocks {
 		t.Run(name, func(t *testing.T) {
-			ly, err := newSAGE(be, 0, in, out, 11, false)
+			ly, err := newSAGE(be, 1, in, out, 11, false) // above the bottom: it has an input gradient
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -52,6 +52,16 @@ type pass struct {
 	table bool
 }
 
+// gatherer is a layer whose input gradient is gathered by source and
+// continues through the activation below it in the same pass (GraphSAGE
+// above the bottom): transpose groups a training block's edges by source
+// (issued beside the forward pass), and backwardAct is backward with that
+// activation's backward folded in, writing the gradient before it.
+type gatherer interface {
+	transpose(blk *backend.Block)
+	backwardAct(blk *backend.Block, dh backend.Buffer, act backend.ActGrad, dx backend.Buffer)
+}
+
 // halfReader is a layer that can read its input rows as bfloat16
 // (Config.BF16Activations).
 type halfReader interface {
@@ -293,7 +303,9 @@ func (m *Model) reserve(caps []Caps) error {
 		if _, half := m.next(l).(halfReader); half && m.cfg.BF16Activations && actType == backend.F32 {
 			m.hid[l] = m.ws.alloc(fmt.Sprintf("layer %d activations (bfloat16)", l), backend.BF16, c.Dst*out)
 		}
-		m.dAct[l] = m.ws.allocRows(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
+		if !(l == 0 && m.cfg.BF16Bottom && m.gathers(1)) { // else layer 1 writes dHalf directly
+			m.dAct[l] = m.ws.allocRows(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
+		}
 		if l < L-1 && m.cfg.Dropout > 0 {
 			m.mask[l] = m.ws.alloc(fmt.Sprintf("layer %d dropout mask", l), backend.U8, c.Dst*out)
 		}
@@ -314,7 +326,9 @@ func (m *Model) reserve(caps []Caps) error {
 	for l := 1; l < L; l++ {
 		in, _ := m.cfg.dims(l)
 		m.xView[l] = rows(m.be, m.hid[l-1], caps[l].Src, in)
-		m.dxView[l] = rows(m.be, m.dAct[l-1], caps[l].Src, in)
+		if m.dAct[l-1] != nil {
+			m.dxView[l] = rows(m.be, m.dAct[l-1], caps[l].Src, in)
+		}
 	}
 	for l, ly := range m.layers {
 		if err := ly.reserve(caps[l]); err != nil {

@@ -64,21 +64,27 @@ func newTestModel(t testing.TB, be backend.Backend, cfg Config, caps []Caps) *Mo
 }
 
 // TestModelGrad checks every parameter's gradient of the mean loss of a
-// 2-layer model, with dropout under a fixed mask, against finite differences.
+// 2-layer model, with dropout under a fixed mask, against finite differences;
+// and a 3-layer GraphSAGE without dropout (its gathered input gradients
+// pass the ReLU by the layer's output instead of the mask).
 func TestModelGrad(t *testing.T) {
-	for _, kind := range []string{KindSAGE, KindGCN, KindGIN, KindGAT} {
-		t.Run(kind, func(t *testing.T) {
+	for _, name := range []string{KindSAGE, KindGCN, KindGIN, KindGAT, "sage-3-layers"} {
+		t.Run(name, func(t *testing.T) {
 			be := newCPU(t)
+			kind, layers, dropout, fanouts := name, 2, float32(0.3), []int{3, 2}
+			if name == "sage-3-layers" {
+				kind, layers, dropout, fanouts = KindSAGE, 3, 0, []int{3, 2, 2}
+			}
 			// GIN with a learned ε: its gradient is checked with the rest.
-			cfg := Config{Kind: kind, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Dropout: 0.3, LearnEps: kind == KindGIN}
+			cfg := Config{Kind: kind, InDim: 4, Hidden: 6, Classes: 3, Layers: layers, Dropout: dropout, LearnEps: kind == KindGIN}
 			if kind == KindGAT {
 				// Two heads of 3 columns, then 3 averaged heads of 3 classes,
 				// with attention dropout under a fixed mask.
 				cfg.Heads, cfg.OutHeads, cfg.AttnDropout = 2, 3, 0.3
 			}
-			tb := newTestBatch(t, be, cfg.InDim, cfg.Classes, []int{3, 2})
+			tb := newTestBatch(t, be, cfg.InDim, cfg.Classes, fanouts)
 			m := newTestModel(t, be, cfg, tb.caps)
-			if kind == KindGAT {
+			if kind == KindGAT || layers == 3 {
 				awayFromKinks(be, m)
 			}
 			r := backend.Rand{Seed: 5, Clock: tb.clock}

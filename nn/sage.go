@@ -32,12 +32,19 @@ type sageLayer struct {
 	caps  Caps
 	edgeW backend.Buffer // F32 [caps.Edges] 1/sampled degree
 	cat   backend.Buffer // F32 [caps.Dst, 2·in] [x_dst | neighbour mean] (kept for backward)
-	dAgg  backend.Buffer // F32 [caps.Dst, in] gradient of the neighbour mean
+
+	// The input gradient (layers above the bottom, inputGrad): dcat is the
+	// gradient of cat, gathered by source through t (the block's edges
+	// grouped by source) into the input's rows.
+	inputGrad bool
+	dcat      backend.Buffer // F32 [caps.Dst, 2·in]
+	t         backend.Transposed
 }
 
 // newSAGE makes layer l; half multiplies it in bfloat16 (Config.BF16Bottom).
+// Layers above the bottom (l > 0) reserve what their input gradient needs.
 func newSAGE(be backend.Backend, l, in, out int, seed uint64, half bool) (*sageLayer, error) {
-	s := &sageLayer{be: be, in: in, out: out, half: half, ws: workspace{be: be}}
+	s := &sageLayer{be: be, in: in, out: out, half: half, inputGrad: l > 0, ws: workspace{be: be}}
 	block, ws, err := newStacked(be, []string{fmt.Sprintf("layer%d.w_self", l), fmt.Sprintf("layer%d.w_neigh", l)}, in, out)
 	if err != nil {
 		return nil, err
@@ -65,7 +72,14 @@ func (s *sageLayer) reserve(c Caps) error {
 		s.wh = s.ws.alloc("sage weights (bfloat16)", backend.BF16, 2*s.in*s.out)
 	}
 	s.cat = s.ws.allocRows("sage concatenation", catType, c.Dst*2*s.in)
-	s.dAgg = s.ws.alloc("sage aggregate gradient", backend.F32, c.Dst*s.in)
+	if s.inputGrad {
+		s.dcat = s.ws.allocRows("sage concatenation gradient", backend.F32, c.Dst*2*s.in)
+		s.t = backend.Transposed{
+			SrcPtr:  s.ws.alloc("sage edges by source (offsets)", backend.I32, c.Src+1),
+			Perm:    s.ws.alloc("sage edges by source", backend.I32, c.Edges),
+			EdgeDst: s.ws.alloc("sage edge destinations", backend.I32, c.Edges),
+		}
+	}
 	if err := s.ws.err; err != nil {
 		s.ws.release()
 		return err
@@ -105,19 +119,44 @@ func (s *sageLayer) readsTable() {}
 func (s *sageLayer) readsBF16() {}
 
 // backward overwrites the weight gradients from dh [caps.Dst, out] (BF16
-// when half, which has no dx) and, when dx is non-nil, overwrites dx
-// [caps.Src, in] (rows [0, NumSrc) valid).
+// when half, which has no dx) and, when dx is non-nil (a layer with
+// inputGrad), overwrites dx [caps.Src, in] rows [0, NumSrc).
 func (s *sageLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
-	be := s.be
-	be.LinearBackwardWeight(s.cat, dh, blk.NumDst, 2*s.in, s.out, s.g, false)
+	s.weightGrads(dh, blk)
 	if dx == nil {
 		return
 	}
-	be.LinearBackwardData(dh, blk.NumDst, s.wNeigh.W, s.in, s.out, s.dAgg, false)
-	be.Fill(dx, 0)
-	be.AggregateBackward(blk, s.edgeW, nil, s.dAgg, s.in, dx)
-	dxDst := rows(be, dx, s.caps.Dst, s.in)
-	be.LinearBackwardData(dh, blk.NumDst, s.wSelf.W, s.in, s.out, dxDst, true)
+	s.transpose(blk)
+	s.inputGradient(blk, dh, backend.ActGrad{}, dx)
+}
+
+// transpose groups blk's edges by source for the input gradient (a
+// training forward pass issues it beside the layers; see gatherer).
+func (s *sageLayer) transpose(blk *backend.Block) {
+	if s.inputGrad {
+		s.be.TransposeBlock(blk, s.t)
+	}
+}
+
+// backwardAct is backward whose input gradient continues through the
+// activation that produced x (act): dx (F32, or BF16 for a bfloat16 layer
+// below) receives the gradient before that activation, and act.DBias the
+// bias gradient of the layer below. transpose must have run on blk.
+func (s *sageLayer) backwardAct(blk *backend.Block, dh backend.Buffer, act backend.ActGrad, dx backend.Buffer) {
+	s.weightGrads(dh, blk)
+	s.inputGradient(blk, dh, act, dx)
+}
+
+func (s *sageLayer) weightGrads(dh backend.Buffer, blk *backend.Block) {
+	s.be.LinearBackwardWeight(s.cat, dh, blk.NumDst, 2*s.in, s.out, s.g, false)
+}
+
+// inputGradient: one product gives the gradient of the whole
+// concatenation (dh times the stacked weights), and one gather by source
+// adds each input row's two parts and passes them through act.
+func (s *sageLayer) inputGradient(blk *backend.Block, dh backend.Buffer, act backend.ActGrad, dx backend.Buffer) {
+	s.be.LinearBackwardData(dh, blk.NumDst, s.w, 2*s.in, s.out, s.dcat, false)
+	s.be.AggregateConcatBackward(blk, s.t, s.edgeW, s.dcat, s.in, act, dx)
 }
 
 func (l *sageLayer) workspace() *workspace { return &l.ws }

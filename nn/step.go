@@ -126,6 +126,7 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		m.be.BiasActDropout(m.xIn, b.Blocks[0].NumSrc, m.cfg.InDim, nil, false, m.cfg.InputDropout, ri, m.xMask, m.xDrop)
 		m.xIn = m.xDrop
 	}
+	beside := train && m.transposeBeside(b)
 	for l, ly := range m.layers {
 		blk := b.Blocks[l]
 		_, out := m.cfg.dims(l)
@@ -152,8 +153,43 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		}
 		m.be.BiasActDropout(m.act[l], blk.NumDst, out, ly.bias().W, l < L-1, p, rl, mask, m.hid[l])
 	}
+	if beside {
+		backend.JoinBeside(m.be)
+	}
 	m.haveLoss = false
 	return m.act[L-1]
+}
+
+// gathers reports whether layer l's backward gathers its input gradient
+// and passes it through layer l-1's activation (gatherer).
+func (m *Model) gathers(l int) bool {
+	if l <= 0 || l >= len(m.layers) {
+		return false
+	}
+	_, ok := m.layers[l].(gatherer)
+	return ok
+}
+
+// transposeBeside issues the transposes of a training pass's blocks on the
+// backend's second queue (backend.RunBeside), beside the forward pass that
+// does not need them; Forward joins them at its end. It reports whether
+// there was any.
+func (m *Model) transposeBeside(b *Batch) bool {
+	any := false
+	for l := 1; l < len(m.layers); l++ {
+		any = any || m.gathers(l)
+	}
+	if !any {
+		return false
+	}
+	backend.RunBeside(m.be, func() {
+		for l := 1; l < len(m.layers); l++ {
+			if g, ok := m.layers[l].(gatherer); ok {
+				g.transpose(b.Blocks[l])
+			}
+		}
+	})
+	return true
 }
 
 // input is the input of layer l: the batch features or the previous output.
@@ -223,27 +259,32 @@ func (m *Model) Backward(b *Batch) {
 		ly := m.layers[l]
 		blk := b.Blocks[l]
 		_, out := m.cfg.dims(l)
-		var mask backend.Buffer
-		if m.dropP[l] > 0 {
-			mask = m.mask[l]
+		dh := m.dz(l)
+		if !m.gathers(l + 1) { // else layer l+1's backward passed the gradient through this activation
+			m.be.BiasActDropoutBackward(m.dAct[l], m.hid[l], blk.NumDst, out, l < L-1, m.dropP[l], m.dropMask(l), dh, ly.bias().G)
 		}
-		dh, dz := m.dAct[l], m.dAct[l]
-		if l == 0 && m.dHalf != nil {
-			dz = m.dHalf // rounded for the bfloat16 weight gradient
-		}
-		m.be.BiasActDropoutBackward(dh, m.hid[l], blk.NumDst, out, l < L-1, m.dropP[l], mask, dz, ly.bias().G)
-		dh = dz
 		if l == 0 && m.hot != nil && !m.hot.Inputs {
 			if m.hot.Grad != nil {
 				m.be.ScatterAddRows(m.hot.Slot, m.hot.Grad, out, blk.SrcIDs, blk.NumDst, dh, m.hot.Skip)
 			}
 			m.be.ReplaceRows(m.hot.Slot, nil, m.hot.Base, out, blk.SrcIDs, blk.NumDst, dh)
 		}
-		var dx backend.Buffer
-		if l > 0 {
-			dx = m.dxView[l]
+		switch {
+		case m.gathers(l):
+			// The gradient of layer l-1's output goes straight through its
+			// activation into the rows of its input to the product:
+			// block l's sources are block l-1's destinations.
+			in, _ := m.cfg.dims(l)
+			act := backend.ActGrad{Relu: true, P: m.dropP[l-1], Y: m.xView[l], DBias: m.layers[l-1].bias().G}
+			if mask := m.dropMask(l - 1); mask != nil {
+				act.Mask = rows(m.be, mask, m.caps[l].Src, in)
+			}
+			ly.(gatherer).backwardAct(blk, dh, act, rows(m.be, m.dz(l-1), m.caps[l].Src, in))
+		case l > 0:
+			ly.backward(blk, m.input(l), dh, m.dxView[l])
+		default:
+			ly.backward(blk, m.input(l), dh, nil)
 		}
-		ly.backward(blk, m.input(l), dh, dx)
 		if l == 0 && m.hot != nil && !m.hot.Inputs && m.hot.Extra != nil {
 			for i, p := range m.LayerWeights(0) {
 				m.be.Axpy(1, m.hot.Extra[i], p.G)
@@ -251,6 +292,24 @@ func (m *Model) Backward(b *Batch) {
 		}
 	}
 	m.haveLoss = false // dlogits were consumed in place
+}
+
+// dz is the buffer that receives the gradient before layer l's activation:
+// dAct[l] (in place), or for a bfloat16 bottom layer its rounded copy.
+func (m *Model) dz(l int) backend.Buffer {
+	if l == 0 && m.dHalf != nil {
+		return m.dHalf // rounded for the bfloat16 weight gradient
+	}
+	return m.dAct[l]
+}
+
+// dropMask is layer l's dropout mask, nil when its last pass dropped
+// nothing.
+func (m *Model) dropMask(l int) backend.Buffer {
+	if m.dropP[l] > 0 {
+		return m.mask[l]
+	}
+	return nil
 }
 
 // Update applies one Adam step to every parameter; t is the device step

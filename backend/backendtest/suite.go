@@ -77,6 +77,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"BF16Activations", testBF16Activations},
 		{"BF16Products", testBF16Products},
 		{"AggregateBackward", testAggregateBackward},
+		{"TransposeBlock", testTransposeBlock},
+		{"AggregateConcatBackward", testAggregateConcatBackward},
 		{"SampleLayer", testSampleLayer},
 		{"SampleLayerOverflow", testSampleLayerOverflow},
 		{"MaskGraph", testMaskGraph},

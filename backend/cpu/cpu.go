@@ -34,9 +34,11 @@ type Backend struct {
 	inUse, peak int64 // bytes of live Alloc/Upload buffers
 
 	// Scratch reused across ops (grow-only): reduction partial sums and the
-	// source-grouped edge lists of AggregateBackward.
+	// source-grouped edge lists of AggregateBackward, and the gathered
+	// gradient of AggregateConcatBackward.
 	partial                      []float64
 	tStart, tCursor, tEdge, tDst []int32
+	gathered                     []float32
 }
 
 var (

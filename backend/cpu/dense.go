@@ -215,6 +215,14 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	if !c.ok {
 		return
 	}
+	b.actBackward(dys, rows, dim, relu, p, yb, ms, dxb, dbs)
+}
+
+// actBackward is BiasActDropoutBackward's work on checked operands: dys
+// (the incoming gradient, may be dx's float32 storage) passed back
+// through the ReLU and dropout into dxb, and dbs (may be nil) = the
+// column sums of dx before rounding.
+func (b *Backend) actBackward(dys []float32, rows, dim int, relu bool, p float32, yb *buffer, ms []uint8, dxb *buffer, dbs []float32) {
 	dxs := dxb.f32
 	if dxb.dt == backend.BF16 { // the float32 values first, rounded below
 		dxs = make([]float32, rows*dim)

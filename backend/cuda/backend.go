@@ -108,6 +108,7 @@ const (
 	scratchWgrad  // partial products of the tensor-core weight gradient (gemm_tc.go)
 	scratchWT     // a transposed weight for the tensor-core forward product (gemm_tc.go)
 	scratchGAT    // the logits' gradients of the deterministic EdgeSoftmaxBackward (gat.go)
+	scratchCSC    // TransposeBlock's per-source counts (transpose.go)
 	numScratch
 )
 

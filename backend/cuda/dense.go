@@ -97,11 +97,11 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 		c.failf("y overlaps x, of another type")
 		return
 	}
-	vec := dim%4 == 0 && xs.ptr%actAlign(halfX) == 0 && ys.ptr%actAlign(half) == 0 && (ms == nil || ms.ptr%4 == 0)
-	groups := int64((dim + 3) / 4)
+	vec := dim%4 == 0 && xs.ptr%actAlign(halfX) == 0 && ys.ptr%actAlign(half) == 0 && (ms == nil || ms.ptr%4 == 0) &&
+		(bs == nil || bs.ptr%16 == 0)
 	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(bs.addr()).flag(relu).flag(dropout).u32(thr).f32(scale).
 		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ks.addr()).ptr(ms.addr()).ptr(ys.addr()).flag(vec).flag(half).flag(halfX)
-	c.launch("bias_act_dropout", d1(c.blocks(int64(n.Cap)*groups, 256)), d1(256), 0)
+	c.launch("bias_act_dropout", d1(c.blocks(int64(n.Cap)*32, 256)), d1(256), 0) // a warp per row
 }
 
 // BiasActDropoutBackward: dx = dy·mask/(1-p) when p > 0 (the mask holds the
@@ -142,13 +142,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	if vec {
 		name, colBlocks = "bias_act_dropout_bwd4", (dim+127)/128
 	}
-	chunkRows := 64
-	// With Options.Deterministic the chunks (and so the order of the
-	// bias gradient's sums) depend on the capacity only past 4M rows.
-	for (n.Cap+chunkRows-1)/chunkRows > 65535 || !c.b.opt.Deterministic && ((n.Cap+chunkRows-1)/chunkRows)*colBlocks > 8*c.b.dev.sms && chunkRows < 1024 {
-		chunkRows *= 2
-	}
-	chunks := max(1, (n.Cap+chunkRows-1)/chunkRows)
+	chunkRows, chunks := c.colsumChunks(n.Cap, colBlocks, 64)
 	var partial uintptr
 	if dbs != nil {
 		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
@@ -157,9 +151,34 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 		ptr(ms.addr()).ptr(dxs.addr()).ptr(partial).i32(chunkRows).flag(half).flag(halfDx)
 	c.launch(name, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	if dbs != nil {
-		c.args().ptr(partial).ptr(nP).i32(n.Cap).i32(chunkRows).i32(dim).ptr(dbs.addr())
-		c.launch("column_sums", d1(uint32((dim+31)/32)), dim3{32, 8, 1}, 0)
+		c.columnSums(partial, nP, n.Cap, chunkRows, dim, dbs.addr())
 	}
+}
+
+// colsumChunks picks the chunks of rows whose partial column sums a
+// backward kernel writes (column_sums adds them): at least minRows rows (a
+// multiple of the rows one block takes at a time), and few enough chunks that a grid of colBlocks column blocks stays near eight
+// blocks per multiprocessor (fewer partials to add). With
+// Options.Deterministic the chunks (and so the order of the sums) depend on
+// the capacity only past 4M rows.
+func (c *call) colsumChunks(rowsCap, colBlocks, minRows int) (chunkRows, chunks int) {
+	chunkRows = minRows
+	for (rowsCap+chunkRows-1)/chunkRows > 65535 || !c.b.opt.Deterministic && ((rowsCap+chunkRows-1)/chunkRows)*colBlocks > 8*c.b.dev.sms && chunkRows < 1024 {
+		chunkRows *= 2
+	}
+	return chunkRows, max(1, (rowsCap+chunkRows-1)/chunkRows)
+}
+
+// colsumY is COLSUM_Y of kernels/dense.cu: the threads of column_sums
+// that share a column.
+const colsumY = 32
+
+// columnSums launches column_sums: out (F32 [dim]) = the sums over the live
+// chunks of rows (live count at nP, capacity capRows) of partial [chunks,
+// dim], in a fixed order.
+func (c *call) columnSums(partial, nP uintptr, capRows, chunkRows, dim int, out uintptr) {
+	c.args().ptr(partial).ptr(nP).i32(capRows).i32(chunkRows).i32(dim).ptr(out)
+	c.launch("column_sums", d1(uint32((dim+31)/32)), dim3{32, colsumY, 1}, 0)
 }
 
 // lossWarps is LOSS_WARPS of kernels/loss.cu: rows per block.

@@ -74,8 +74,7 @@ func (b *Backend) HeadDotBackward(x, dout backend.Buffer, n backend.Count, heads
 	c.args().ptr(xs.addr()).ptr(ds.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(dxs.addr()).
 		ptr(partial).i32(chunkRows)
 	c.launch("head_dot_bwd", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
-	c.args().ptr(partial).ptr(nP).i32(n.Cap).i32(chunkRows).i32(w).ptr(das.addr())
-	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
+	c.columnSums(partial, nP, n.Cap, chunkRows, w, das.addr())
 }
 
 // headDotChunks are the rows per partial sum of da and the chunks of rows
@@ -111,10 +110,8 @@ func (b *Backend) HeadDotBackward2(x, dout1, dout2 backend.Buffer, n1, n2 backen
 	c.args().ptr(xs.addr()).ptr(d1s.addr()).ptr(d2s.addr()).ptr(n1P).i32(n1.Cap).ptr(n2P).i32(n2.Cap).i32(heads).
 		i32(dim).ptr(a1s.addr()).ptr(a2s.addr()).ptr(dxs.addr()).ptr(p1).ptr(p2).i32(chunkRows)
 	c.launch("head_dot_bwd2", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
-	c.args().ptr(p1).ptr(n1P).i32(n1.Cap).i32(chunkRows).i32(w).ptr(da1s.addr())
-	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
-	c.args().ptr(p2).ptr(n2P).i32(n2.Cap).i32(chunkRows).i32(w).ptr(da2s.addr())
-	c.launch("column_sums", d1(uint32((w+31)/32)), dim3{32, 8, 1}, 0)
+	c.columnSums(p1, n1P, n1.Cap, chunkRows, w, da1s.addr())
+	c.columnSums(p2, n2P, n2.Cap, chunkRows, w, da2s.addr())
 }
 
 // attArgs are the validated arguments EdgeSoftmax and its backward share.

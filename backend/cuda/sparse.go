@@ -174,13 +174,17 @@ func (c *call) aggregateTable(blk *backend.Block, edgeW, table backend.Buffer, b
 	if half {
 		name = "aggregate_cat_table_bf16x"
 	}
-	if dim%4 == 0 && tb.ptr%actAlign(half) == 0 && os.ptr%actAlign(halfOut) == 0 {
+	four := dim%4 == 0 && tb.ptr%actAlign(half) == 0 && os.ptr%actAlign(halfOut) == 0
+	if four {
 		name, vecs = name+"4", dim/4
 	} else {
 		name += "1"
 	}
 	if halfOut {
 		name += "_obf16"
+	}
+	if four && vecs <= 32 {
+		name += "_n1" // one chunk of 32 words per pass (kernels/aggregate.cu)
 	}
 	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(0).ptr(a.nd).i32(a.dstCap).
 		ptr(a.ne).i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).i32(vecs).

@@ -120,6 +120,14 @@ func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backe
 	b.op("AggregateBackward", func() { b.inner.AggregateBackward(blk, edgeW, selfW, dout, dim, dx) })
 }
 
+func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
+	b.op("TransposeBlock", func() { b.inner.TransposeBlock(blk, t) })
+}
+
+func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) {
+	b.op("AggregateConcatBackward", func() { b.inner.AggregateConcatBackward(blk, t, edgeW, dcat, dim, act, dx) })
+}
+
 func (b *Backend) ScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) {
 	b.op("ScaleShare", func() { b.inner.ScaleShare(x, n, dim, num, den) })
 }

@@ -93,6 +93,14 @@ func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backe
 	b.do(func() { b.inner.AggregateBackward(blk, edgeW, selfW, dout, dim, dx) })
 }
 
+func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
+	b.do(func() { b.inner.TransposeBlock(blk, t) })
+}
+
+func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) {
+	b.do(func() { b.inner.AggregateConcatBackward(blk, t, edgeW, dcat, dim, act, dx) })
+}
+
 func (b *Backend) ScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) {
 	b.do(func() { b.inner.ScaleShare(x, n, dim, num, den) })
 }

@@ -13,7 +13,7 @@
 #include "vec.cuh"
 #include "block.cuh"
 
-#define AGG_NC 4
+#define AGG_NC 2
 #define AGG_U 4
 
 // edge_info loads edge eb+lane's source (or -1) and weight.
@@ -81,8 +81,9 @@ __device__ __forceinline__ void put(uint2* o, int c, float4 v) { o[c] = float4_t
 __device__ __forceinline__ void put(unsigned short* o, int c, float v) { o[c] = float_to_bf16(v); }
 
 // aggregate_fwd: with CAT, out rows hold 2 * vecs vectors, x[i, :] then the
-// sum; otherwise vecs, the sum alone. O is the stored output vector.
-template <typename V, bool CAT, typename R, typename O>
+// sum; otherwise vecs, the sum alone. O is the stored output vector. NC
+// chunks of 32 vectors per pass over the edges.
+template <typename V, bool CAT, typename R, typename O, int NC = AGG_NC>
 __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indices, const float* edgeW,
                                               const float* selfW, R x, int vecs, BlockCounts bc, O* out) {
     int lane = lane_id();
@@ -97,10 +98,10 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
         int e0, e1;
         edge_range(indptr, i, bc.ne, &e0, &e1);
         float s = selfW ? selfW[i] : 0.f;
-        for (int cb = 0; cb < vecs; cb += 32 * AGG_NC) {
-            V acc[AGG_NC];
+        for (int cb = 0; cb < vecs; cb += 32 * NC) {
+            V acc[NC];
 #pragma unroll
-            for (int q = 0; q < AGG_NC; q++) {
+            for (int q = 0; q < NC; q++) {
                 int c = cb + q * 32 + lane;
                 acc[q] = V();
                 if (selfW && c < vecs && ri >= 0) acc[q] = vscale(s, x.load(ri, c));
@@ -121,7 +122,7 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
                         if (k + u >= cnt) jj[u] = -1;
                     }
 #pragma unroll
-                    for (int q = 0; q < AGG_NC; q++) {
+                    for (int q = 0; q < NC; q++) {
                         int c = cb + q * 32 + lane;
                         if (c >= vecs) continue;
                         V xv[AGG_U];
@@ -134,7 +135,7 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
                 }
             }
 #pragma unroll
-            for (int q = 0; q < AGG_NC; q++) {
+            for (int q = 0; q < NC; q++) {
                 int c = cb + q * 32 + lane;
                 if (c < vecs) put(o, c, acc[q]);
             }
@@ -204,32 +205,55 @@ extern "C" __global__ void aggregate_cat1(AGG_ARGS, const float* x, float* out) 
 // the _obf16 kernels round the output to bfloat16. An id outside the table
 // is reported and its row read as zeros.
 #define AGG_TABLE_ARGS AGG_ARGS, const int *ids, i64 tableRows, int *err
-template <typename W, typename O>
+template <int NC, typename W, typename O>
 __device__ __forceinline__ void aggregate_cat_table(AGG_TABLE_ARGS, const W* table, O* out) {
-    aggregate_fwd<typename Wide<W>::type, true>(indptr, indices, edgeW, (const float*)0,
-                                                Rows<W>(table, ids, tableRows, vecs, err), vecs, AGG_COUNTS, out);
+    aggregate_fwd<typename Wide<W>::type, true, Rows<W>, O, NC>(indptr, indices, edgeW, (const float*)0,
+                                                               Rows<W>(table, ids, tableRows, vecs, err), vecs,
+                                                               AGG_COUNTS, out);
 }
-#define AGG_TABLE_CALL                                                                                              \
-    aggregate_cat_table(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,       \
-                        tableRows, err, table, out)
-extern "C" __global__ void aggregate_cat_table_f32x4(AGG_TABLE_ARGS, const float4* table, float4* out) { AGG_TABLE_CALL; }
-extern "C" __global__ void aggregate_cat_table_f32x1(AGG_TABLE_ARGS, const float* table, float* out) { AGG_TABLE_CALL; }
-extern "C" __global__ void aggregate_cat_table_bf16x4(AGG_TABLE_ARGS, const uint2* table, float4* out) { AGG_TABLE_CALL; }
+// Each 16-byte kernel has a twin, name_n1, with one chunk of 32 words per
+// pass: fewer registers and so more warps per multiprocessor, for rows of
+// at most 32 words (measured faster on the bottom layer's 100 bfloat16
+// features; docs/perf.md). The loader finds kernels by their spelled-out
+// declarations, so each is written out.
+#define AGG_TABLE_CALL(NC)                                                                                          \
+    aggregate_cat_table<NC>(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,   \
+                            tableRows, err, table, out)
+extern "C" __global__ void aggregate_cat_table_f32x4(AGG_TABLE_ARGS, const float4* table, float4* out) {
+    AGG_TABLE_CALL(AGG_NC);
+}
+extern "C" __global__ void aggregate_cat_table_f32x4_n1(AGG_TABLE_ARGS, const float4* table, float4* out) {
+    AGG_TABLE_CALL(1);
+}
+extern "C" __global__ void aggregate_cat_table_f32x1(AGG_TABLE_ARGS, const float* table, float* out) {
+    AGG_TABLE_CALL(AGG_NC);
+}
+extern "C" __global__ void aggregate_cat_table_bf16x4(AGG_TABLE_ARGS, const uint2* table, float4* out) {
+    AGG_TABLE_CALL(AGG_NC);
+}
+extern "C" __global__ void aggregate_cat_table_bf16x4_n1(AGG_TABLE_ARGS, const uint2* table, float4* out) {
+    AGG_TABLE_CALL(1);
+}
 extern "C" __global__ void aggregate_cat_table_bf16x1(AGG_TABLE_ARGS, const unsigned short* table, float* out) {
-    AGG_TABLE_CALL;
+    AGG_TABLE_CALL(AGG_NC);
 }
 extern "C" __global__ void aggregate_cat_table_f32x4_obf16(AGG_TABLE_ARGS, const float4* table, uint2* out) {
-    AGG_TABLE_CALL;
+    AGG_TABLE_CALL(AGG_NC);
+}
+extern "C" __global__ void aggregate_cat_table_f32x4_obf16_n1(AGG_TABLE_ARGS, const float4* table, uint2* out) {
+    AGG_TABLE_CALL(1);
 }
 extern "C" __global__ void aggregate_cat_table_f32x1_obf16(AGG_TABLE_ARGS, const float* table, unsigned short* out) {
-    AGG_TABLE_CALL;
+    AGG_TABLE_CALL(AGG_NC);
 }
 extern "C" __global__ void aggregate_cat_table_bf16x4_obf16(AGG_TABLE_ARGS, const uint2* table, uint2* out) {
-    AGG_TABLE_CALL;
+    AGG_TABLE_CALL(AGG_NC);
 }
-extern "C" __global__ void aggregate_cat_table_bf16x1_obf16(AGG_TABLE_ARGS, const unsigned short* table,
-                                                            unsigned short* out) {
-    AGG_TABLE_CALL;
+extern "C" __global__ void aggregate_cat_table_bf16x4_obf16_n1(AGG_TABLE_ARGS, const uint2* table, uint2* out) {
+    AGG_TABLE_CALL(1);
+}
+extern "C" __global__ void aggregate_cat_table_bf16x1_obf16(AGG_TABLE_ARGS, const unsigned short* table, unsigned short* out) {
+    AGG_TABLE_CALL(AGG_NC);
 }
 extern "C" __global__ void aggregate_bwd4(AGG_ARGS, const float4* dout, float4* dx) {
     aggregate_bwd<float4>(indptr, indices, edgeW, selfW, dout, vecs, AGG_COUNTS, dx);

@@ -6,9 +6,10 @@
 // iff word col%4 of Philox(row, col/4, step, epoch<<8|stream) >= thr; kept
 // values are multiplied by scale = 1/(1-p) (computed on the host in float32
 // like the CPU backend), dropped ones are 0, and mask records 1 where the
-// gradient passes (kept and, with relu, positive: y > 0), else 0. One thread
-// per group of four columns (one Philox call); 16-byte loads and stores when
-// vec is set (dim % 4 == 0, aligned addresses).
+// gradient passes (kept and, with relu, positive: y > 0), else 0. One warp
+// per row, one lane per group of four columns (one Philox call; no
+// division to find the row); 16-byte loads and stores when vec is set
+// (dim % 4 == 0, aligned addresses, bias's too).
 //
 // Backward: dx = dy * mask * scale with dropout (the mask holds the ReLU's
 // gate, so y is not read), else dy * [y > 0 when relu], on live rows
@@ -18,6 +19,7 @@
 // the partials of live chunks in a fixed order in float64.
 #include "common.cuh"
 #include "rng.cuh"
+#include "act.cuh"
 
 extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int cap, int dim, const float* bias,
                                             int relu, int dropout, u32 thr, float scale, u32 k0, u32 k1,
@@ -25,54 +27,60 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
                                             int ybf16, int xbf16) {
     int n = live_count(nP, cap);
     int groups = (dim + 3) >> 2;
-    i64 total = (i64)n * groups;
     u32 step = 0, hi = 0;
     if (dropout) {
         step = (u32)clock[1];
         hi = rand_hi(clock, stream);
     }
-    bool small = total < 0x7fffffff;
-    for (i64 t = gtid(); t < total; t += gthreads()) {
-        int row = small ? (int)((u32)t / (u32)groups) : (int)(t / groups);
-        int g = (int)(t - (i64)row * groups), c0 = g * 4;
-        i64 base = (i64)row * dim + c0;
-        float v[4] = {0.f, 0.f, 0.f, 0.f};
-        int m = min(4, dim - c0);
-        if (vec) {
-            float4 xv = xbf16 ? bf16x4_to_float4(*(const uint2*)((const unsigned short*)x + base))
-                              : *(const float4*)(x + base);
-            v[0] = xv.x, v[1] = xv.y, v[2] = xv.z, v[3] = xv.w;
-        } else {
-            for (int k = 0; k < m; k++)
-                v[k] = xbf16 ? bf16_to_float(((const unsigned short*)x)[base + k]) : x[base + k];
-        }
-        uint4 w = make_uint4(0u, 0u, 0u, 0u);
-        if (dropout) w = philox4x32_10(make_uint4(keys ? (u32)keys[row] : (u32)row, (u32)g, step, hi), k0, k1);
-        unsigned char keep[4] = {1, 1, 1, 1};
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            if (bias && k < m) v[k] += bias[c0 + k];
-            if (relu && v[k] < 0.f) v[k] = 0.f;
-            if (dropout) {
-                bool kept = philox_word(w, k) >= thr;
-                v[k] = kept ? v[k] * scale : 0.f;
-                keep[k] = kept && (!relu || v[k] > 0.f);
-            }
-        }
-        if (vec) {
-            if (ybf16) {
-                *(uint2*)((unsigned short*)y + base) = float4_to_bf16x4(make_float4(v[0], v[1], v[2], v[3]));
+    int lane = lane_id();
+    for (int row = gwarp(); row < n; row += gwarps()) {
+        u32 key = keys ? (u32)keys[row] : (u32)row;
+        for (int g = lane; g < groups; g += 32) {
+            int c0 = g * 4;
+            i64 base = (i64)row * dim + c0;
+            float v[4] = {0.f, 0.f, 0.f, 0.f};
+            int m = min(4, dim - c0);
+            if (vec) {
+                float4 xv = xbf16 ? bf16x4_to_float4(*(const uint2*)((const unsigned short*)x + base))
+                                  : *(const float4*)(x + base);
+                v[0] = xv.x, v[1] = xv.y, v[2] = xv.z, v[3] = xv.w;
             } else {
-                *(float4*)(y + base) = make_float4(v[0], v[1], v[2], v[3]);
+                for (int k = 0; k < m; k++)
+                    v[k] = xbf16 ? bf16_to_float(((const unsigned short*)x)[base + k]) : x[base + k];
             }
-            if (dropout) *(uchar4*)(mask + base) = make_uchar4(keep[0], keep[1], keep[2], keep[3]);
-        } else {
-            for (int k = 0; k < m; k++) {
-                if (ybf16)
-                    ((unsigned short*)y)[base + k] = float_to_bf16(v[k]);
-                else
-                    y[base + k] = v[k];
-                if (dropout) mask[base + k] = keep[k];
+            if (bias && vec) { // one 16-byte load (vec: bias is aligned too)
+                float4 bv = *(const float4*)(bias + c0);
+                v[0] += bv.x, v[1] += bv.y, v[2] += bv.z, v[3] += bv.w;
+            } else if (bias) {
+                for (int k = 0; k < m; k++) v[k] += bias[c0 + k];
+            }
+            uint4 w = make_uint4(0u, 0u, 0u, 0u);
+            if (dropout) w = philox4x32_10(make_uint4(key, (u32)g, step, hi), k0, k1);
+            unsigned char keep[4] = {1, 1, 1, 1};
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                if (relu && v[k] < 0.f) v[k] = 0.f;
+                if (dropout) {
+                    bool kept = philox_word(w, k) >= thr;
+                    v[k] = kept ? v[k] * scale : 0.f;
+                    keep[k] = kept && (!relu || v[k] > 0.f);
+                }
+            }
+            if (vec) {
+                if (ybf16) {
+                    *(uint2*)((unsigned short*)y + base) = float4_to_bf16x4(make_float4(v[0], v[1], v[2], v[3]));
+                } else {
+                    *(float4*)(y + base) = make_float4(v[0], v[1], v[2], v[3]);
+                }
+                if (dropout) *(uchar4*)(mask + base) = make_uchar4(keep[0], keep[1], keep[2], keep[3]);
+            } else {
+                for (int k = 0; k < m; k++) {
+                    if (ybf16)
+                        ((unsigned short*)y)[base + k] = float_to_bf16(v[k]);
+                    else
+                        y[base + k] = v[k];
+                    if (dropout) mask[base + k] = keep[k];
+                }
             }
         }
     }
@@ -115,38 +123,11 @@ extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y,
     }
 }
 
-// bwd_elem is one element of the backward: dy gated by the mask (which
-// holds the ReLU's gate) or, without dropout, by the ReLU.
-__device__ __forceinline__ float bwd_elem(float g, float yv, unsigned char m, int relu, int dropout, float scale) {
-    if (dropout) g = m ? g * scale : 0.f;
-    else if (relu && !(yv > 0.f)) g = 0.f;
-    return g;
-}
-
-__device__ __forceinline__ float4 bwd_elem4(float4 g, float4 yv, uchar4 m, int relu, int dropout, float scale) {
-    return make_float4(bwd_elem(g.x, yv.x, m.x, relu, dropout, scale), bwd_elem(g.y, yv.y, m.y, relu, dropout, scale),
-                       bwd_elem(g.z, yv.z, m.z, relu, dropout, scale), bwd_elem(g.w, yv.w, m.w, relu, dropout, scale));
-}
-
 // bias_act_dropout_bwd4: bias_act_dropout_bwd over 16-byte words (dim % 4
 // == 0, aligned addresses): grid (ceil(dim/128), chunks), block (32, 8);
 // thread x handles columns 4*(32*bx + x) .. +3. Each thread adds its rows in
 // the same order as bias_act_dropout_bwd, so partial is bitwise the same.
 // Two rows are loaded before either is stored (dx may alias dy).
-// y4 loads y's word i: float32, or four bfloat16 widened.
-__device__ __forceinline__ float4 y4(const float4* y, i64 i, int ybf16) {
-    if (!ybf16) return y[i];
-    return bf16x4_to_float4(((const uint2*)y)[i]);
-}
-
-// store4 writes v as dx's word i: float32, or four bfloat16 rounded.
-__device__ __forceinline__ void store4(float4* dx, i64 i, float4 v, int dxbf16) {
-    if (dxbf16)
-        ((uint2*)dx)[i] = float4_to_bf16x4(v);
-    else
-        dx[i] = v;
-}
-
 extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4* y, const int* nP, int cap, int dim,
                                                  int relu, int dropout, float scale, const uchar4* mask, float4* dx,
                                                  float* partial, int chunkRows, int ybf16, int dxbf16) {
@@ -192,34 +173,35 @@ extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4*
 }
 
 // column_sums: out[c] = sum over live chunks b of partial[b, c] in float64.
-// Grid ceil(dim/32), block (32, 8): thread (x, y) adds chunks y, y + 8, ...
-// of column 32*bx + x in order, then the eight sums are added in order of
-// y: a fixed order, so the result is deterministic.
+// Grid ceil(dim/32), block (32, COLSUM_Y): thread (x, y) adds chunks y,
+// y + COLSUM_Y, ... of column 32*bx + x in order, then the COLSUM_Y sums
+// are added in order of y: a fixed order, so the result is deterministic.
+#define COLSUM_Y 32
 extern "C" __global__ void column_sums(const float* partial, const int* nP, int cap, int chunkRows, int dim,
                                        float* out) {
-    __shared__ double red[8][33];
+    __shared__ double red[COLSUM_Y][33];
     int n = live_count(nP, cap);
     int chunks = (n + chunkRows - 1) / chunkRows;
     int c = blockIdx.x * 32 + threadIdx.x;
     double s = 0.0;
     if (c < dim) {
         int b = threadIdx.y;
-        for (; b + 24 < chunks; b += 32) {
-            float v0 = partial[(i64)b * dim + c], v1 = partial[(i64)(b + 8) * dim + c];
-            float v2 = partial[(i64)(b + 16) * dim + c], v3 = partial[(i64)(b + 24) * dim + c];
+        for (; b + 3 * COLSUM_Y < chunks; b += 4 * COLSUM_Y) {
+            float v0 = partial[(i64)b * dim + c], v1 = partial[(i64)(b + COLSUM_Y) * dim + c];
+            float v2 = partial[(i64)(b + 2 * COLSUM_Y) * dim + c], v3 = partial[(i64)(b + 3 * COLSUM_Y) * dim + c];
             s += v0;
             s += v1;
             s += v2;
             s += v3;
         }
-        for (; b < chunks; b += 8) s += partial[(i64)b * dim + c];
+        for (; b < chunks; b += COLSUM_Y) s += partial[(i64)b * dim + c];
     }
     red[threadIdx.y][threadIdx.x] = s;
     __syncthreads();
     if (threadIdx.y == 0 && c < dim) {
         double t = 0.0;
 #pragma unroll
-        for (int k = 0; k < 8; k++) t += red[k][threadIdx.x];
+        for (int k = 0; k < COLSUM_Y; k++) t += red[k][threadIdx.x];
         out[c] = (float)t;
     }
 }

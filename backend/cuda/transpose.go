@@ -1,0 +1,118 @@
+package cuda
+
+import (
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// TransposeBlock groups blk's live edges by source into t (see
+// kernels/transpose.cu): by default a counting sort with integer atomics (a
+// memset and three launches; the order within a source is arbitrary), with
+// Options.Deterministic the stable sort of the deterministic aggregation
+// backward, copied into t (each source's edges in edge order).
+func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
+	c := b.begin("TransposeBlock")
+	defer c.end()
+	a := c.block(blk)
+	sp := c.buf("t.SrcPtr", t.SrcPtr, backend.I32, a.srcCap+1)
+	pm := c.buf("t.Perm", t.Perm, backend.I32, a.edgeCap)
+	ed := c.buf("t.EdgeDst", t.EdgeDst, backend.I32, a.edgeCap)
+	if !c.ok {
+		return
+	}
+	ptrBytes, edgeBytes := int64(a.srcCap+1)*4, int64(a.edgeCap)*4
+	if b.opt.Deterministic {
+		s, ok := c.sortBySource(a)
+		if !ok {
+			c.memset(sp.addr(), 0, ptrBytes) // no sources: no edges
+			return
+		}
+		c.copyDevice(sp.addr(), s.srcPtr, ptrBytes)
+		c.copyDevice(pm.addr(), s.perm, edgeBytes)
+		c.copyDevice(ed.addr(), s.edgeDst, edgeBytes)
+		return
+	}
+	cnt := c.scratch(scratchCSC, ptrBytes)
+	if !c.ok {
+		return
+	}
+	c.memset(cnt, 0, ptrBytes)
+	g, th := c.warpRows(a.dstCap)
+	for _, fill := range []bool{false, true} {
+		if fill {
+			c.scan(cnt, sp.addr(), 0, a.srcCap+1, 0, 0, 0, 0)
+		}
+		c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).
+			ptr(a.ns).i32(a.srcCap).flag(fill).ptr(sp.addr()).ptr(ed.addr()).ptr(cnt).ptr(pm.addr())
+		c.launch("csc_edges", g, th, 0)
+	}
+}
+
+// AggregateConcatBackward gathers each live source's gradient through t and
+// passes it back through act in one launch (cat_bwd_act, kernels/
+// transpose.cu), then adds the bias gradient's partial sums (column_sums).
+// Its sums follow t's order, so with Options.Deterministic (a stable t) the
+// result is bitwise reproducible.
+func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) {
+	c := b.begin("AggregateConcatBackward")
+	defer c.end()
+	c.dim("dim", dim)
+	_, scale := c.dropoutArgs(act.P)
+	a := c.block(blk)
+	sp := c.buf("t.SrcPtr", t.SrcPtr, backend.I32, a.srcCap+1)
+	pm := c.buf("t.Perm", t.Perm, backend.I32, a.edgeCap)
+	ed := c.buf("t.EdgeDst", t.EdgeDst, backend.I32, a.edgeCap)
+	ew := c.buf("edgeW", edgeW, backend.F32, a.edgeCap)
+	dc := c.buf("dcat", dcat, backend.F32, a.dstCap*2*dim)
+	var ys, ms *buffer
+	if act.Relu && act.P == 0 {
+		ys = c.f32or16("act.Y", act.Y, a.srcCap*dim)
+	}
+	if act.P > 0 {
+		ms = c.buf("act.Mask", act.Mask, backend.U8, a.srcCap*dim)
+	}
+	dxs := c.f32or16("dx", dx, a.srcCap*dim)
+	dbs := c.optBuf("act.DBias", act.DBias, backend.F32, dim)
+	if c.ok && dxs.overlaps(dc) {
+		c.failf("dx overlaps dcat")
+	}
+	if !c.ok {
+		return
+	}
+	halfY, halfDx := ys != nil && ys.dt == backend.BF16, dxs.dt == backend.BF16
+	vec := dim%4 == 0 && dc.ptr%16 == 0 && dxs.ptr%actAlign(halfDx) == 0 &&
+		(ys == nil || ys.ptr%actAlign(halfY) == 0) && (ms == nil || ms.ptr%4 == 0)
+	name, words := "cat_bwd_act1", dim
+	if vec {
+		name, words = "cat_bwd_act4", dim/4
+	}
+	chunkRows, chunks := c.colsumChunks(a.srcCap, 1, catChunkRows)
+	var partial uintptr
+	if dbs != nil {
+		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
+	}
+	c.args().ptr(sp.addr()).ptr(pm.addr()).ptr(ed.addr()).ptr(ew.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ns).
+		i32(a.srcCap).i32(words).flag(act.Relu).flag(act.P > 0).f32(scale).flag(halfY).flag(halfDx).ptr(partial).
+		i32(chunkRows).ptr(dc.addr()).ptr(ys.addr()).ptr(ms.addr()).ptr(dxs.addr())
+	c.launch(name, dim3{1, uint32(chunks), 1}, dim3{32, catWarps, 1}, 0)
+	if dbs != nil {
+		c.columnSums(partial, a.ns, a.srcCap, chunkRows, dim, dbs.addr())
+	}
+}
+
+// Sizes matching kernels/transpose.cu: a cat_bwd_act block has catWarps
+// warps (CAT_WARPS), and a chunk of rows gives each at least one.
+const (
+	catWarps     = 8
+	catChunkRows = catWarps
+)
+
+// copyDevice copies bytes between device addresses on the stream.
+func (c *call) copyDevice(dst, src uintptr, bytes int64) {
+	if !c.ok || bytes == 0 {
+		return
+	}
+	d := c.b.drv
+	if err := d.call("cuMemcpyDtoDAsync", d.cuMemcpyDtoDAsync, dst, src, uintptr(bytes), c.b.stream); err != nil {
+		c.fail(err)
+	}
+}
