@@ -91,7 +91,7 @@ type catBwdCase struct {
 // one rounded and gives the same bias gradient; rows past the live
 // sources are left alone.
 func testAggregateConcatBackward(e *env) {
-	cases := []catBwdCase{{1, true, 0}, {16, true, 0.5}, {33, true, 0.25}, {100, true, 0}, {100, false, 0}, {64, true, 0.5}}
+	cases := []catBwdCase{{1, true, 0}, {16, true, 0.5}, {33, true, 0.25}, {100, true, 0}, {100, false, 0}, {64, true, 0.5}, {256, true, 0.5}}
 	for _, c := range cases {
 		name := fmt.Sprintf("AggregateConcatBackward %+v", c)
 		h, blk, t := e.transposeCase(45, 100)

@@ -142,7 +142,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	if vec {
 		name, colBlocks = "bias_act_dropout_bwd4", (dim+127)/128
 	}
-	chunkRows, chunks := c.colsumChunks(n.Cap, colBlocks, 64)
+	chunkRows, chunks := c.colsumChunks(n.Cap, colBlocks, 64, 8)
 	var partial uintptr
 	if dbs != nil {
 		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
@@ -161,9 +161,9 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 // blocks per multiprocessor (fewer partials to add). With
 // Options.Deterministic the chunks (and so the order of the sums) depend on
 // the capacity only past 4M rows.
-func (c *call) colsumChunks(rowsCap, colBlocks, minRows int) (chunkRows, chunks int) {
+func (c *call) colsumChunks(rowsCap, colBlocks, minRows, perSM int) (chunkRows, chunks int) {
 	chunkRows = minRows
-	for (rowsCap+chunkRows-1)/chunkRows > 65535 || !c.b.opt.Deterministic && ((rowsCap+chunkRows-1)/chunkRows)*colBlocks > 8*c.b.dev.sms && chunkRows < 1024 {
+	for (rowsCap+chunkRows-1)/chunkRows > 65535 || !c.b.opt.Deterministic && ((rowsCap+chunkRows-1)/chunkRows)*colBlocks > perSM*c.b.dev.sms && chunkRows < 1024 {
 		chunkRows *= 2
 	}
 	return chunkRows, max(1, (rowsCap+chunkRows-1)/chunkRows)

@@ -85,7 +85,8 @@ func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transpos
 	if vec {
 		name, words = "cat_bwd_act4", dim/4
 	}
-	chunkRows, chunks := c.colsumChunks(a.srcCap, 1, catChunkRows)
+	colBlocks := (words + catWords - 1) / catWords
+	chunkRows, chunks := c.colsumChunks(a.srcCap, colBlocks, catChunkRows, 8)
 	var partial uintptr
 	if dbs != nil {
 		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
@@ -93,16 +94,21 @@ func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transpos
 	c.args().ptr(sp.addr()).ptr(pm.addr()).ptr(ed.addr()).ptr(ew.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ns).
 		i32(a.srcCap).i32(words).flag(act.Relu).flag(act.P > 0).f32(scale).flag(halfY).flag(halfDx).ptr(partial).
 		i32(chunkRows).ptr(dc.addr()).ptr(ys.addr()).ptr(ms.addr()).ptr(dxs.addr())
-	c.launch(name, dim3{1, uint32(chunks), 1}, dim3{32, catWarps, 1}, 0)
+	c.launch(name, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, catWarps, 1}, 0)
 	if dbs != nil {
 		c.columnSums(partial, a.ns, a.srcCap, chunkRows, dim, dbs.addr())
 	}
 }
 
 // Sizes matching kernels/transpose.cu: a cat_bwd_act block has catWarps
-// warps (CAT_WARPS), and a chunk of rows gives each at least one.
+// warps (CAT_WARPS) and takes catWords words of each row (32·CAT_NC), and
+// a chunk of rows gives each warp at least one. The column blocks and the
+// chunks share the grid's budget of eight blocks per multiprocessor:
+// measured faster than one block for all columns, and than twice the
+// blocks (docs/perf.md).
 const (
 	catWarps     = 8
+	catWords     = 32
 	catChunkRows = catWarps
 )
 

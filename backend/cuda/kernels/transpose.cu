@@ -39,10 +39,11 @@ extern "C" __global__ void csc_edges(const int* indptr, const int* indices, cons
     }
 }
 
-// cat_bwd_act: grid (1, chunks), block (32, CAT_WARPS). Warp w of block b
-// takes source rows r0 + w, r0 + w + CAT_WARPS, ... below r1 = min(r0 +
-// chunkRows, ns), r0 = b·chunkRows, in passes over the columns of 32·CAT_NC
-// words (lane + 32q of the pass). For row j:
+// cat_bwd_act: grid (column blocks, chunks), block (32, CAT_WARPS). Warp w
+// of block (bx, b) takes source rows r0 + w, r0 + w + CAT_WARPS, ... below
+// r1 = min(r0 + chunkRows, ns), r0 = b·chunkRows, and the columns of passes
+// bx, bx + gridDim.x, ... of 32·CAT_NC words (lane + 32q of the pass). For
+// row j:
 //   g = dcat[j, :words] when j < nd (else 0), then
 //       + edgeW[e]·dcat[edgeDst[e], words:] for p in [srcPtr[j], srcPtr[j+1])
 //       in order (e = perm[p]);
@@ -73,7 +74,7 @@ __device__ __forceinline__ void cat_bwd_act(const int* srcPtr, const int* perm, 
     if (r0 >= ns) return;
     int r1 = min(r0 + chunkRows, ns);
     i64 stride = 2 * (i64)words;
-    for (int cb = 0; cb < words; cb += 32 * CAT_NC) {
+    for (int cb = blockIdx.x * 32 * CAT_NC; cb < words; cb += gridDim.x * 32 * CAT_NC) {
         V s[CAT_NC];
 #pragma unroll
         for (int q = 0; q < CAT_NC; q++) s[q] = V();
