@@ -154,7 +154,7 @@ type Model struct {
 	caps    []Caps
 	act     []backend.Buffer // F32 [Dst, out_l] (BF16 for layer 0 below others with Config.BF16Bottom): layer output (after bias/act/dropout unless hid[l] is its own); act[L-1] = logits
 	hid     []backend.Buffer // layer output after bias/act/dropout: act[l], or BF16 [Dst, out_l] (Config.BF16Activations)
-	dAct    []backend.Buffer // F32 [Dst, out_l]: gradient of act; dAct[L-1] = dlogits
+	dAct    []backend.Buffer // F32 [Dst, out_l]: gradient of act; dAct[L-1] = dlogits; dAct[0] is nil where layer 1 writes dHalf (gatherer)
 	mask    []backend.Buffer // U8 [Dst, out_l] for hidden layers when Dropout > 0, else nil
 	dHalf   backend.Buffer   // BF16 [caps[0].Dst, out_0]: layer 0's output gradient, rounded (Config.BF16Bottom)
 	xView   []backend.Buffer // layer l > 0: view of act[l-1] as [caps[l].Src, in_l]

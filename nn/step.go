@@ -175,11 +175,11 @@ func (m *Model) gathers(l int) bool {
 // does not need them; Forward joins them at its end. It reports whether
 // there was any.
 func (m *Model) transposeBeside(b *Batch) bool {
-	any := false
+	some := false
 	for l := 1; l < len(m.layers); l++ {
-		any = any || m.gathers(l)
+		some = some || m.gathers(l)
 	}
-	if !any {
+	if !some {
 		return false
 	}
 	backend.RunBeside(m.be, func() {
