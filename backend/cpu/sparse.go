@@ -201,7 +201,11 @@ func (b *Backend) aggregateRows(c *call, v blockView, blk *backend.Block, edgeW,
 	}
 	half := ob.dt == backend.BF16
 	b.rows(v.nDst, max(1, 1024/dim), func(lo, hi int) {
-		tmp, wide := make([]float32, dim), make([]float32, stride)
+		tmp := make([]float32, dim)
+		var wide []float32 // a float32 row to round, for a bfloat16 out
+		if half {
+			wide = make([]float32, stride)
+		}
 		for i := lo; i < hi; i++ {
 			o := wide
 			if !half {
