@@ -58,9 +58,11 @@ type detSorted struct {
 }
 
 // sortBySource groups a's live edges by source with the stable radix sort
-// described above (scratch slot scratchDetAgg). ok is false when there is
+// described above (scratch slot scratchDetAgg). Each non-zero address of
+// into receives that part of the result instead of the scratch (srcPtr
+// [srcCap+1], perm and edgeDst [edgeCap] int32s). ok is false when there is
 // nothing to sort (no source rows) or on failure.
-func (c *call) sortBySource(a blockArgs) (s detSorted, ok bool) {
+func (c *call) sortBySource(a blockArgs, into detSorted) (s detSorted, ok bool) {
 	l := detPlan(a.edgeCap, a.srcCap)
 	if l.passes == 0 {
 		return s, false // no source rows: nothing to add to
@@ -72,6 +74,12 @@ func (c *call) sortBySource(a blockArgs) (s detSorted, ok bool) {
 	at := func(off int64) uintptr { return base + uintptr(off)*4 }
 	keys, vals, keysNext, valsNext := at(l.keysA), uintptr(0), at(l.keysB), at(l.valsB)
 	edgeDst, srcPtr, hist := at(l.edgeDst), at(l.srcPtr), at(l.hist)
+	if into.edgeDst != 0 {
+		edgeDst = into.edgeDst
+	}
+	if into.srcPtr != 0 {
+		srcPtr = into.srcPtr
+	}
 
 	c.memset(srcPtr, 0, (int64(a.srcCap)+1)*4)
 	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).
@@ -85,6 +93,9 @@ func (c *call) sortBySource(a blockArgs) (s detSorted, ok bool) {
 		out := keysNext
 		if last {
 			out = 0 // the keys of the final order are not needed
+			if into.perm != 0 {
+				valsNext = into.perm
+			}
 		}
 		c.args().ptr(keys).ptr(a.ne).i32(a.edgeCap).i32(p * l.width).i32(l.width).i32(l.tiles).ptr(hist)
 		c.launch("det_hist", d1(uint32(l.tiles)), d1(256), 0)
@@ -106,7 +117,7 @@ func (c *call) sortBySource(a blockArgs) (s detSorted, ok bool) {
 // aggregateBackwardDet is AggregateBackward through the sort-and-gather
 // path above.
 func (c *call) aggregateBackwardDet(a blockArgs, ew, sw, dout, dx *buffer, dim int) {
-	s, ok := c.sortBySource(a)
+	s, ok := c.sortBySource(a, detSorted{})
 	if !ok {
 		return
 	}

@@ -197,7 +197,7 @@ func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer,
 	dt := c.scratch(scratchGAT, int64(v.coefN)*8)
 	v.push(&c).ptr(dc.addr()).ptr(dl.addr()).ptr(dr.addr()).ptr(dt)
 	c.launch("edge_softmax_bwd", g, t, 0)
-	s, ok := c.sortBySource(v.a)
+	s, ok := c.sortBySource(v.a, detSorted{})
 	if !ok {
 		return
 	}
@@ -334,7 +334,7 @@ func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backen
 	if !b.opt.Deterministic {
 		return
 	}
-	s, ok := c.sortBySource(a)
+	s, ok := c.sortBySource(a, detSorted{})
 	if !ok {
 		return
 	}

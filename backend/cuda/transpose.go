@@ -8,7 +8,7 @@ import (
 // kernels/transpose.cu): by default a counting sort with integer atomics (a
 // memset and three launches; the order within a source is arbitrary), with
 // Options.Deterministic the stable sort of the deterministic aggregation
-// backward, copied into t (each source's edges in edge order).
+// backward, written into t (each source's edges in edge order).
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 	c := b.begin("TransposeBlock")
 	defer c.end()
@@ -19,16 +19,11 @@ func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 	if !c.ok {
 		return
 	}
-	ptrBytes, edgeBytes := int64(a.srcCap+1)*4, int64(a.edgeCap)*4
+	ptrBytes := int64(a.srcCap+1) * 4
 	if b.opt.Deterministic {
-		s, ok := c.sortBySource(a)
-		if !ok {
+		if _, ok := c.sortBySource(a, detSorted{srcPtr: sp.addr(), perm: pm.addr(), edgeDst: ed.addr()}); !ok && c.ok {
 			c.memset(sp.addr(), 0, ptrBytes) // no sources: no edges
-			return
 		}
-		c.copyDevice(sp.addr(), s.srcPtr, ptrBytes)
-		c.copyDevice(pm.addr(), s.perm, edgeBytes)
-		c.copyDevice(ed.addr(), s.edgeDst, edgeBytes)
 		return
 	}
 	cnt := c.scratch(scratchCSC, ptrBytes)
@@ -111,14 +106,3 @@ const (
 	catWords     = 32
 	catChunkRows = catWarps
 )
-
-// copyDevice copies bytes between device addresses on the stream.
-func (c *call) copyDevice(dst, src uintptr, bytes int64) {
-	if !c.ok || bytes == 0 {
-		return
-	}
-	d := c.b.drv
-	if err := d.call("cuMemcpyDtoDAsync", d.cuMemcpyDtoDAsync, dst, src, uintptr(bytes), c.b.stream); err != nil {
-		c.fail(err)
-	}
-}
