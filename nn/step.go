@@ -175,18 +175,18 @@ func (m *Model) gathers(l int) bool {
 // does not need them; Forward joins them at its end. It reports whether
 // there was any.
 func (m *Model) transposeBeside(b *Batch) bool {
-	some := false
+	var ls []int
 	for l := 1; l < len(m.layers); l++ {
-		some = some || m.gathers(l)
+		if m.gathers(l) {
+			ls = append(ls, l)
+		}
 	}
-	if !some {
+	if len(ls) == 0 {
 		return false
 	}
 	backend.RunBeside(m.be, func() {
-		for l := 1; l < len(m.layers); l++ {
-			if g, ok := m.layers[l].(gatherer); ok {
-				g.transpose(b.Blocks[l])
-			}
+		for _, l := range ls {
+			m.layers[l].(gatherer).transpose(b.Blocks[l])
 		}
 	})
 	return true

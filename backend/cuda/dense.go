@@ -134,15 +134,12 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	if !c.ok {
 		return
 	}
-	// Chunks of rows for the partial column sums: at least 64 rows, and
-	// few enough chunks that the grid stays near eight blocks per
-	// multiprocessor (fewer partials for column_sums to add).
 	vec := dim%4 == 0 && dys.ptr%16 == 0 && dxs.ptr%actAlign(halfDx) == 0 && (ys == nil || ys.ptr%actAlign(half) == 0) && (ms == nil || ms.ptr%4 == 0)
 	name, colBlocks := "bias_act_dropout_bwd", (dim+31)/32
 	if vec {
 		name, colBlocks = "bias_act_dropout_bwd4", (dim+127)/128
 	}
-	chunkRows, chunks := c.colsumChunks(n.Cap, colBlocks, 64, 8)
+	chunkRows, chunks := c.colsumChunks(n.Cap, colBlocks, 64, 8) // chunks of at least 64 rows
 	var partial uintptr
 	if dbs != nil {
 		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
@@ -157,10 +154,11 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 
 // colsumChunks picks the chunks of rows whose partial column sums a
 // backward kernel writes (column_sums adds them): at least minRows rows (a
-// multiple of the rows one block takes at a time), and few enough chunks that a grid of colBlocks column blocks stays near eight
+// multiple of the rows one block takes at a time), doubled, up to 1024,
+// while a grid of colBlocks column blocks by the chunks would exceed perSM
 // blocks per multiprocessor (fewer partials to add). With
 // Options.Deterministic the chunks (and so the order of the sums) depend on
-// the capacity only past 4M rows.
+// the capacity only past 65535 chunks.
 func (c *call) colsumChunks(rowsCap, colBlocks, minRows, perSM int) (chunkRows, chunks int) {
 	chunkRows = minRows
 	for (rowsCap+chunkRows-1)/chunkRows > 65535 || !c.b.opt.Deterministic && ((rowsCap+chunkRows-1)/chunkRows)*colBlocks > perSM*c.b.dev.sms && chunkRows < 1024 {
