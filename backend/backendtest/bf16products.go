@@ -174,20 +174,10 @@ func testBF16Capture(e *env) {
 	xs, dys, ws := e.upload(xb), e.upload(dyb), e.upload(wb)
 	y, dw, n := e.poison(capRows*out), e.poison(in*out), e.count(live, capRows)
 	e.sync()
-	if err := cp.BeginCapture(); err != nil {
-		e.t.Fatalf("BeginCapture: %v", err)
-	}
-	e.be.Linear(xs, n, ws, in, out, y, false)
-	e.be.LinearBackwardWeight(xs, dys, n, in, out, dw, false)
-	rp, err := cp.EndCapture()
-	if err != nil {
-		e.t.Fatalf("EndCapture: %v", err)
-	}
-	defer func() {
-		if err := rp.Close(); err != nil {
-			e.t.Errorf("Replay.Close: %v", err)
-		}
-	}()
+	rp := e.capture(cp, func() {
+		e.be.Linear(xs, n, ws, in, out, y, false)
+		e.be.LinearBackwardWeight(xs, dys, n, in, out, dw, false)
+	})
 	rp.Launch()
 	want, scale := matmulRef(false, false, live, out, in, 1, x, w, 1, nil)
 	checkClose(e.t, "Linear bfloat16 replayed", e.readF32(y, live*out), want, scale, tolSum, out)

@@ -6,6 +6,26 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
+// capture records ops as a Replay of cp, which the test closes (and checks
+// the closing) when it ends.
+func (e *env) capture(cp backend.Capturer, ops func()) backend.Replay {
+	e.t.Helper()
+	if err := cp.BeginCapture(); err != nil {
+		e.t.Fatalf("BeginCapture: %v", err)
+	}
+	ops()
+	rp, err := cp.EndCapture()
+	if err != nil {
+		e.t.Fatalf("EndCapture: %v", err)
+	}
+	e.t.Cleanup(func() {
+		if err := rp.Close(); err != nil {
+			e.t.Errorf("Replay.Close: %v", err)
+		}
+	})
+	return rp
+}
+
 // testCapture (backends implementing backend.Capturer): a captured step of
 // SliceSeeds + Gather + FlagOverflow + Accumulate + AddCount on the clock's
 // step runs nothing while captured, then each replay slices the next step's
@@ -34,23 +54,13 @@ func testCapture(e *env) {
 	small := backend.Count{Buf: cnt.Buf, Off: cnt.Off, Cap: batch - 1} // overflows on full batches
 	e.sync()
 
-	if err := cp.BeginCapture(); err != nil {
-		e.t.Fatalf("BeginCapture: %v", err)
-	}
-	e.be.SliceSeeds(pb, n, batch, clock, seeds, cnt)
-	e.be.Gather(tb, dim, seeds, cnt, out)
-	e.be.FlagOverflow(small, clock, flag)
-	e.be.Accumulate(loss, cnt, acc, nil)
-	e.be.AddCount(step, 1, nil)
-	rp, err := cp.EndCapture()
-	if err != nil {
-		e.t.Fatalf("EndCapture: %v", err)
-	}
-	defer func() {
-		if err := rp.Close(); err != nil {
-			e.t.Errorf("Replay.Close: %v", err)
-		}
-	}()
+	rp := e.capture(cp, func() {
+		e.be.SliceSeeds(pb, n, batch, clock, seeds, cnt)
+		e.be.Gather(tb, dim, seeds, cnt, out)
+		e.be.FlagOverflow(small, clock, flag)
+		e.be.Accumulate(loss, cnt, acc, nil)
+		e.be.AddCount(step, 1, nil)
+	})
 	checkEqual(e.t, "clock after capture (nothing ran)", e.readI32(clock, 2), []int32{2, 0}, 0)
 
 	var wantAcc [2]float32

@@ -136,15 +136,7 @@ func capturedPeerRows(e *env, c backend.Capturer, pr backend.PeerRows, tab backe
 	rows := len(kind)
 	ids := make([]int32, cp)
 	idsBuf, n, out, stats := e.upload(ids), e.count(0, cp), e.poison(cp*dim), e.upload([]int64{0, 0, 0})
-	if err := c.BeginCapture(); err != nil {
-		e.t.Fatalf("BeginCapture: %v", err)
-	}
-	pr.GatherRows(tab, idsBuf, n, out, stats)
-	rep, err := c.EndCapture()
-	if err != nil {
-		e.t.Fatalf("EndCapture: %v", err)
-	}
-	defer rep.Close()
+	rep := e.capture(c, func() { pr.GatherRows(tab, idsBuf, n, out, stats) })
 	var want [3]int64
 	for _, live := range []int{13, 20} {
 		for i := range ids {
