@@ -25,7 +25,7 @@ func (t *Trainer) BenchReplay(steps, warmup int, opt ReplayOptions, hooks BenchH
 	t.be.Fill(r.acc, 0)
 	ctx := context.Background()
 	for s := 0; s < warmup; {
-		n, err := r.run(ctx, 0, s, warmup)
+		n, _, err := r.run(ctx, 0, s, warmup)
 		if err != nil {
 			return res, nil, err
 		}
@@ -39,7 +39,7 @@ func (t *Trainer) BenchReplay(steps, warmup int, opt ReplayOptions, hooks BenchH
 	}
 	start := time.Now()
 	for s := warmup; s < warmup+steps; {
-		n, err := r.run(ctx, 0, s, warmup+steps)
+		n, _, err := r.run(ctx, 0, s, warmup+steps)
 		if err != nil {
 			return res, nil, err
 		}

@@ -97,8 +97,11 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		return st, err
 	}
 	for s := first; s < steps; s++ {
-		if ctx.Err() != nil {
+		if stop, err := t.stopAgreed(ctx, s-first, 1); err != nil || stop {
 			t.state.Seconds += time.Since(start).Seconds()
+			if err != nil {
+				return st, err
+			}
 			return st, ErrInterrupted
 		}
 		seeds := t.stepSeeds(perm, s)

@@ -1,6 +1,8 @@
 package train
 
 import (
+	"context"
+
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/nn"
 )
@@ -85,6 +87,15 @@ func (t *Trainer) reduceGrads(flag backend.Buffer) {
 	if c == nil || t.noReduce {
 		return
 	}
+	if t.fetchBeside() {
+		// The next step's fetch is beside the backward pass, its
+		// all-to-alls on the second stream. NCCL does not promise an
+		// order between one communicator's operations on two streams, and
+		// a rank whose all-reduce ran before its all-to-all while a peer's
+		// ran after would wait for ever: every rank joins the fetch here,
+		// so its collectives run fetch first, then flag and gradients.
+		backend.JoinBeside(t.be)
+	}
 	if flag != nil {
 		c.AllReduceMax(flag)
 	}
@@ -99,6 +110,38 @@ func (t *Trainer) share(p *Plan) {
 		p.Shared = true
 		p.Reduce = t.reduceGrads
 	}
+}
+
+// agreeWindow is how many replayed steps a rank of a group runs between
+// two agreements on stopping (stopAgreed): each costs a host round trip
+// and a one-word all-reduce (products-sim: 64 steps are about 30 ms of
+// work). The eager driver, which waits for every step anyway, agrees at
+// every step.
+const agreeWindow = 64
+
+// stopAgreed says whether the run stops before its k-th step since the
+// driver last started because ctx was cancelled. Alone, as soon as ctx is.
+// A rank of a group checks only every window steps, and then
+// all ranks stop if any saw ctx cancelled: the ranks of a group see a
+// cancellation at different steps (a signal reaches processes, and
+// goroutines poll, at different times), and a rank that stopped alone
+// would leave its peers waiting in the next step's collectives.
+func (t *Trainer) stopAgreed(ctx context.Context, k, window int) (bool, error) {
+	if t.opt.Parallel == nil {
+		return ctx.Err() != nil, nil
+	}
+	if k%window != 0 {
+		return false, nil
+	}
+	seen := int32(0)
+	if ctx.Err() != nil {
+		seen = 1
+	}
+	all, err := t.maxHost([]int32{seen})
+	if err != nil {
+		return false, err
+	}
+	return all[0] != 0, nil
 }
 
 // reduceHost sums host values across the group through a backend buffer

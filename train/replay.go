@@ -252,13 +252,13 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 	var lossSum float64
 	var correct int64
 	for s := first; s < steps; {
-		n, err := r.run(ctx, epoch, s, steps)
+		n, stop, err := r.run(ctx, epoch, s, steps)
 		if err != nil {
 			return st, err
 		}
 		s += n
 		t.state.StepInEpoch = s
-		if ctx.Err() != nil && s < steps {
+		if stop && s < steps {
 			t.state.Seconds += time.Since(start).Seconds()
 			return st, ErrInterrupted
 		}
@@ -288,18 +288,30 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 	return st, nil
 }
 
-// run launches the captured step for steps [s, steps) (fewer when ctx is
-// cancelled) and returns how many were applied. When a step overflowed its
-// envelope, it and every later step launched are no-ops on the device; run
-// then grows the envelope, re-captures, and returns the steps before it, so
-// that the caller continues from the overflowed step.
-func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
+// run launches the captured step for steps [s, steps) and returns how many
+// were applied, and whether the run stopped because ctx was cancelled
+// (the caller then stops too). When a step overflowed its envelope, it and
+// every later step launched are no-ops on the device; run then grows the
+// envelope, re-captures, and returns the steps before it, so that the
+// caller continues from the overflowed step.
+//
+// In a group every rank launches the same steps, whatever it alone sees:
+// each launch holds the group's collectives, and a rank that launched one
+// more than its peers would wait in it for ever (found on two GPUs: rank 0,
+// which reports its losses, stopped at an overflowed step that its peers
+// launched past). So a rank of a group stops early only where the group
+// agrees (stopAgreed: before a run's first step and every agreeWindow
+// steps), and never at a flag its
+// step reporting saw: the flag is the same on every rank (all-reduced in
+// the step), the steps after it are no-ops, and the growth below starts
+// from the step it names on every rank alike.
+func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, error) {
 	t := r.t
 	if r.plans[0] != t.plan || r.chunk != t.chunkRows() {
 		// Evaluation grew the shared plan or the feature chunks: capture
 		// the step anew.
 		if err := r.capture(); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	end := steps
@@ -308,7 +320,7 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	}
 	if r.opt.BeforeRun != nil {
 		if err := r.opt.BeforeRun(epoch, s); err != nil {
-			return 0, err
+			return 0, false, err
 		}
 	}
 	r.setClocks(epoch, s)
@@ -318,9 +330,18 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 	timed = timed && t.opt.OnStep == nil
 	start := time.Now()
 	launched := 0
+	stop := false
+	reporting := t.opt.OnStep != nil
 	loss := make([]float32, 1)
 	flag := make([]int32, 3)
-	for i := s; i < end && ctx.Err() == nil; i++ {
+	for i := s; i < end; i++ {
+		var err error
+		if stop, err = t.stopAgreed(ctx, i-s, agreeWindow); err != nil {
+			return 0, false, err
+		}
+		if stop {
+			break
+		}
 		var before backend.Mark
 		if timed {
 			before, _ = timer.Mark()
@@ -335,36 +356,40 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, error) {
 				before.Close()
 			}
 		}
-		if t.opt.OnStep != nil {
+		if reporting {
 			t.be.Read(loss, r.loss, 0)
 			t.be.Read(flag, r.flag, 0)
 			if err := t.sync(); err != nil {
-				return 0, err
+				return 0, false, err
 			}
 			if flag[0] != 0 {
-				break
+				if t.opt.Parallel == nil {
+					break // alone: the later steps would be no-ops
+				}
+				reporting = false
+				continue
 			}
 			t.opt.OnStep(epoch, i, loss[0])
 		}
 	}
 	t.be.Read(flag, r.flag, 0)
 	if err := t.sync(); err != nil {
-		return 0, fmt.Errorf("epoch %d replay: %w", epoch+1, err)
+		return 0, false, fmt.Errorf("epoch %d replay: %w", epoch+1, err)
 	}
 	r.stats.WallS += time.Since(start).Seconds()
 	r.stats.Launches += launched
 	if flag[0] == 0 {
-		return launched, nil
+		return launched, stop, nil
 	}
 	f := int(flag[2])
 	if f < s || f >= s+launched {
-		return 0, fmt.Errorf("epoch %d: overflow flag names step %d outside the launched steps %d..%d", epoch+1, f, s, s+launched-1)
+		return 0, false, fmt.Errorf("epoch %d: overflow flag names step %d outside the launched steps %d..%d", epoch+1, f, s, s+launched-1)
 	}
 	r.stats.Overflows++
 	if err := r.grow(epoch, f); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	return f - s, nil
+	return f - s, stop, nil
 }
 
 // grow samples step f of epoch on a sampling-only plan at the conservative

@@ -145,11 +145,10 @@ func (r *replayer) issue(k int) {
 // step itself, into rows the twin shares (a resident gather is short, and
 // the rows would double).
 // Across ranks the fetch's all-to-alls run on the second stream and the
-// gradient all-reduce on the first, through one NCCL communicator: NCCL
-// runs one communicator's operations in the order they were issued, on
-// every rank alike (the fetch first), so they cannot deadlock; the
-// all-reduce waits for the fetch when the fetch is longer than the
-// backward pass.
+// gradient all-reduce on the first, through one communicator; the
+// all-reduce joins the second stream first (reduceGrads), so every rank
+// runs them in one order, the fetch first, and waits for the fetch when
+// the fetch is longer than the backward pass.
 func (t *Trainer) fetchBeside() bool {
 	if t.in == nil {
 		return false

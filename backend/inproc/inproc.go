@@ -23,11 +23,11 @@ type Group struct {
 
 	mu      sync.Mutex
 	cond    *sync.Cond
-	slots   []any // per rank: what it deposited for the exchange in progress
+	slots   []deposit // per rank: what it deposited for the exchange in progress
 	arrived int
 	left    int    // ranks that still have to take the current result
 	gen     uint64 // exchanges completed
-	result  []any  // every rank's deposit of the last exchange
+	result  []any  // every rank's value of the last exchange
 	err     error  // set by Abort: every later exchange fails at once
 }
 
@@ -46,7 +46,7 @@ func New(bes []backend.Backend) ([]*Comm, error) {
 	if len(bes) == 0 {
 		return nil, errors.New("inproc: no ranks")
 	}
-	g := &Group{n: len(bes), slots: make([]any, len(bes))}
+	g := &Group{n: len(bes), slots: make([]deposit, len(bes))}
 	g.cond = sync.NewCond(&g.mu)
 	cs := make([]*Comm, len(bes))
 	for i, be := range bes {
@@ -101,7 +101,7 @@ func (c *Comm) reduce(buf backend.Buffer, dt backend.DType, op func(acc, x float
 			c.Abort(fmt.Errorf("inproc: reduce a %s buffer, want %s", buf.DType(), dt))
 			return
 		}
-		all, ok := c.g.exchange(c.rank, c.read(buf))
+		all, ok := c.g.exchange(c.rank, fmt.Sprintf("AllReduce%s of %d %s values", opName(dt), buf.Len(), dt), c.read(buf))
 		if !ok {
 			return
 		}
@@ -135,7 +135,7 @@ func (c *Comm) AllToAll(send, recv backend.Buffer, chunk int) {
 			c.be.Read(h, send, 0)
 			mine = h
 		}
-		all, ok := c.g.exchange(c.rank, mine)
+		all, ok := c.g.exchange(c.rank, fmt.Sprintf("AllToAll of chunks of %d %s values", chunk, dt), mine)
 		if !ok {
 			return
 		}
@@ -207,10 +207,27 @@ func (c *Comm) write(buf backend.Buffer, vals []float64) {
 	c.be.Write(buf, 0, h)
 }
 
-// exchange deposits rank's value, waits for every rank, and returns every
-// rank's deposit by rank (the caller must not modify them); ok is false
-// when the group was aborted.
-func (g *Group) exchange(rank int, v any) ([]any, bool) {
+// deposit is one rank's part of an exchange: what it called, and its value.
+type deposit struct {
+	op string
+	v  any
+}
+
+// opName names a reduction by the type it reduces (sums are of F32, maxima
+// of I32).
+func opName(dt backend.DType) string {
+	if dt == backend.F32 {
+		return "Sum"
+	}
+	return "Max"
+}
+
+// exchange deposits rank's value of collective op, waits for every rank,
+// and returns every rank's value by rank (the caller must not modify
+// them); ok is false when the group was aborted. Ranks whose calls differ
+// (NCCL would wait for ever, or combine unrelated buffers: the ranks' ops
+// are out of step) abort the group with an error naming both calls.
+func (g *Group) exchange(rank int, op string, v any) ([]any, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	// Wait until the previous exchange's deposits have been taken by all.
@@ -221,10 +238,16 @@ func (g *Group) exchange(rank int, v any) ([]any, bool) {
 		return nil, false
 	}
 	gen := g.gen
-	g.slots[rank] = v
+	g.slots[rank] = deposit{op: op, v: v}
 	g.arrived++
 	if g.arrived == g.n {
-		g.result = append([]any(nil), g.slots...)
+		g.result = make([]any, g.n)
+		for r, d := range g.slots {
+			g.result[r] = d.v
+			if d.op != g.slots[0].op && g.err == nil {
+				g.err = fmt.Errorf("inproc: collectives out of step: rank 0 calls %s, rank %d %s", g.slots[0].op, r, d.op)
+			}
+		}
 		g.arrived, g.left = 0, g.n
 		g.gen++
 		g.cond.Broadcast()

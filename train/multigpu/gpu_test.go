@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/featstore"
@@ -166,9 +167,24 @@ func TestGPUShardedFeatures(t *testing.T) {
 // TestGPUExchangedFeatures: on the GPUs there are (one: NCCL sends to and
 // receives from itself; two: as two hosts), the replay driver with the
 // feature rows fetched through the exchange ops and NCCL's all-to-all,
-// captured with the step, gives bitwise the losses of every GPU holding
-// the whole table.
+// captured with the step (the next step's fetch beside the backward pass),
+// gives bitwise the losses of every GPU holding the whole table.
 func TestGPUExchangedFeatures(t *testing.T) {
+	exchangedMatchesWhole(t, true, train.ReplayOptions{})
+}
+
+// TestGPUExchangedFeaturesInOrder: the same with the next step's sampling
+// and fetch issued after the step's work, on the one stream.
+func TestGPUExchangedFeaturesInOrder(t *testing.T) {
+	exchangedMatchesWhole(t, true, train.ReplayOptions{InOrder: true})
+}
+
+// TestGPUExchangedFeaturesEager: the same driven eagerly from the host.
+func TestGPUExchangedFeaturesEager(t *testing.T) {
+	exchangedMatchesWhole(t, false, train.ReplayOptions{})
+}
+
+func exchangedMatchesWhole(t *testing.T, replay bool, ropt train.ReplayOptions) {
 	gpus, comms := openGPUs(t, 2)
 	n := len(gpus)
 	ds, cfg := tiny(t)
@@ -182,9 +198,12 @@ func TestGPUExchangedFeatures(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := Run(context.Background(), ds, cfg, ranks, true, train.ReplayOptions{}); err != nil {
+		// A group whose collectives are out of step waits for ever: the
+		// deadline aborts it and fails the test (tiny trains in seconds).
+		if err := runDeadline(t, 45*time.Second, context.Background(), ds, cfg, ranks, replay, ropt); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("%d GPUs, exchange %v: %d steps", n, exchange, len(losses))
 		return losses, x
 	}
 	whole, _ := runWith(false)

@@ -65,7 +65,10 @@ func Run(ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Ran
 			runtime.LockOSThread()
 			defer runtime.UnlockOSThread()
 			sums[i], errs[i] = runRank(ctx, ds, cfg, ranks[i], replay, ropt)
-			if errs[i] != nil {
+			// An interruption stops every rank at the same step (the
+			// drivers agree on it), leaving no rank waiting: only a failure
+			// aborts the group.
+			if errs[i] != nil && !errors.Is(errs[i], train.ErrInterrupted) {
 				for _, r := range ranks {
 					if a, ok := r.Coll.(aborter); ok {
 						a.Abort(errs[i])
@@ -81,20 +84,20 @@ func Run(ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Ran
 	return sums[0], nil
 }
 
-// firstError prefers a rank's own failure over the aborts it caused, and an
-// interruption over both.
+// firstError is the first rank's failure, or the interruption when every
+// rank that stopped early was interrupted.
 func firstError(errs []error) error {
-	for _, err := range errs {
-		if errors.Is(err, train.ErrInterrupted) {
-			return err
-		}
-	}
+	var interrupted error
 	for r, err := range errs {
-		if err != nil {
+		switch {
+		case err == nil:
+		case errors.Is(err, train.ErrInterrupted):
+			interrupted = err
+		default:
 			return fmt.Errorf("device %d: %w", r, err)
 		}
 	}
-	return nil
+	return interrupted
 }
 
 func runRank(ctx context.Context, ds *dataset.Dataset, cfg train.Config, r Rank, replay bool, ropt train.ReplayOptions) (*train.Summary, error) {
