@@ -112,7 +112,7 @@ func testBiasActDropout(e *env) {
 			}
 			want[i] = v
 		}
-		checkClose(e.t, name+" y", e.readF32(y, live*c.dim), want, nil, tolElem, c.dim)
+		e.checkClose(name+" y", e.readF32(y, live*c.dim), want, nil, tolElem, c.dim)
 		if c.p > 0 {
 			checkEqual(e.t, name+" mask", e.readU8(mask, live*c.dim), wantMask, c.dim)
 		}
@@ -161,9 +161,9 @@ func testBiasActDropoutBackward(e *env) {
 				sum[i%c.dim] += g
 				mag[i%c.dim] += math.Abs(g)
 			}
-			checkClose(e.t, name+" dx", e.readF32(dx, live*c.dim), want, nil, tolElem, c.dim)
+			e.checkClose(name+" dx", e.readF32(dx, live*c.dim), want, nil, tolElem, c.dim)
 			if withBias {
-				checkClose(e.t, name+" dbias", e.readF32(dbias, c.dim), sum, mag, tolSum, 0)
+				e.checkClose(name+" dbias", e.readF32(dbias, c.dim), sum, mag, tolSum, 0)
 			}
 		}
 	}

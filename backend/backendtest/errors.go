@@ -15,7 +15,7 @@ func testCountAboveCapacity(e *env) {
 	y := e.poison(cp * out)
 	e.be.Linear(e.upload(x), e.count(cp+1000, cp), e.upload(w), in, out, y, false)
 	want, scale := matmulRef(false, false, cp, out, in, 1, x, w, 0, nil)
-	checkClose(e.t, "Linear with count above capacity", e.readF32(y, cp*out), want, scale, tolSum, out)
+	e.checkClose("Linear with count above capacity", e.readF32(y, cp*out), want, scale, tolSum, out)
 
 	ids := []int32{3, 1, 4, 1, 5, 9, 2, 6}
 	table := e.randF32(10*4, 1)

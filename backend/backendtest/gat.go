@@ -61,7 +61,7 @@ func testHeadDot(e *env) {
 				}
 			}
 		}
-		checkClose(e.t, fmt.Sprintf("HeadDot heads=%d dim=%d", heads, dim), e.readF32(out, live*heads), want, scale, tolElem, heads)
+		e.checkClose(fmt.Sprintf("HeadDot heads=%d dim=%d", heads, dim), e.readF32(out, live*heads), want, scale, tolElem, heads)
 	}
 }
 
@@ -91,9 +91,9 @@ func testHeadDotBackward(e *env) {
 		}
 		name := fmt.Sprintf("HeadDotBackward heads=%d dim=%d", heads, dim)
 		got := e.readF32(dx, cp*w)
-		checkClose(e.t, name+" dx", got, wantDx, scaleDx, tolElem, w)
+		e.checkClose(name+" dx", got, wantDx, scaleDx, tolElem, w)
 		checkEqual(e.t, name+" dx past the live rows", got[live*w:], dx0[live*w:], w)
-		checkClose(e.t, name+" da", e.readF32(da, w), wantDa, scaleDa, tolElem, dim)
+		e.checkClose(name+" da", e.readF32(da, w), wantDa, scaleDa, tolElem, dim)
 	}
 }
 
@@ -218,7 +218,7 @@ func testEdgeSoftmax(e *env) {
 				}
 			}
 		}
-		checkClose(e.t, name, gotLive, want, nil, tolElem, 0)
+		e.checkClose(name, gotLive, want, nil, tolElem, 0)
 	}
 }
 
@@ -268,8 +268,8 @@ func testEdgeSoftmaxBackward(e *env) {
 		for k := range scaleL {
 			scaleL[k] += 1e-6
 		}
-		checkClose(e.t, name+" der", e.readF32(der, h.nDst*c.heads), wantR, scaleR, tolSum, c.heads)
-		checkClose(e.t, name+" del", e.readF32(del, h.nSrc*c.heads), wantL, scaleL, tolSum, c.heads)
+		e.checkClose(name+" der", e.readF32(der, h.nDst*c.heads), wantR, scaleR, tolSum, c.heads)
+		e.checkClose(name+" del", e.readF32(del, h.nSrc*c.heads), wantL, scaleL, tolSum, c.heads)
 	}
 }
 
@@ -341,7 +341,7 @@ func testHeadAggregate(e *env) {
 		out := e.poison(h.capDst * ow)
 		e.be.HeadAggregate(e.uploadBlock(h), e.upload(coef), e.upload(x), c.heads, c.dim, c.mean, out)
 		want, scale := headAggRef(h, coef, x, c.heads, c.dim, c.mean)
-		checkClose(e.t, name, e.readF32(out, h.nDst*ow), want, scale, tolSum, ow)
+		e.checkClose(name, e.readF32(out, h.nDst*ow), want, scale, tolSum, ow)
 	}
 }
 
@@ -382,7 +382,7 @@ func testHeadAggregateBackward(e *env) {
 				}
 			}
 		}
-		checkClose(e.t, name+" dcoef", gotC, wantC, scaleC, tolSum, 0)
-		checkClose(e.t, name+" dx", e.readF32(dx, h.nSrc*w), wantX, scaleX, tolSum, w)
+		e.checkClose(name+" dcoef", gotC, wantC, scaleC, tolSum, 0)
+		e.checkClose(name+" dx", e.readF32(dx, h.nSrc*w), wantX, scaleX, tolSum, w)
 	}
 }

@@ -20,8 +20,8 @@ func testGINWeights(e *env) {
 			wantE[k] = float64(deg[i]) / float64(hi-lo)
 		}
 	}
-	checkClose(e.t, "GINWeights edgeW", e.readF32(ew, h.nEdges), wantE, nil, tolElem, 0)
-	checkClose(e.t, "GINWeights selfW", e.readF32(sw, h.nDst), wantS, nil, tolElem, 0)
+	e.checkClose("GINWeights edgeW", e.readF32(ew, h.nEdges), wantE, nil, tolElem, 0)
+	e.checkClose("GINWeights selfW", e.readF32(sw, h.nDst), wantS, nil, tolElem, 0)
 }
 
 // testDotSum: the sum of a row-wise product over the live rows only, the
@@ -41,7 +41,7 @@ func testDotSum(e *env) {
 		scale += math.Abs(float64(a[i]) * float64(b[i]))
 	}
 	got := e.readF32(out, 1)
-	checkClose(e.t, "DotSum", got, []float64{want}, []float64{scale}, tolElem, 0)
+	e.checkClose("DotSum", got, []float64{want}, []float64{scale}, tolElem, 0)
 	e.be.DotSum(ab, bb, e.count(live, rows), dim, out)
 	if again := e.readF32(out, 1); again[0] != got[0] {
 		e.t.Fatalf("DotSum: %v, then %v", got[0], again[0])

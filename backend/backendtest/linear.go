@@ -71,7 +71,7 @@ func testLinear(e *env) {
 			e.be.Linear(e.upload(x), e.count(s.live, s.cap), e.upload(w), s.in, s.out, y, acc)
 			got := e.readF32(y, s.live*s.out)
 			want, scale := matmulRef(false, false, s.live, s.out, s.in, 1, x, w, 1, y0)
-			checkClose(e.t, name, got, want, scale, tolSum, s.out)
+			e.checkClose(name, got, want, scale, tolSum, s.out)
 		}
 	}
 }
@@ -87,7 +87,7 @@ func testLinearBackwardData(e *env) {
 			got := e.readF32(dx, s.live*s.in)
 			// dx = dy·wᵀ: op(b) = wᵀ with w stored [in, out] = [n, k].
 			want, scale := matmulRef(false, true, s.live, s.in, s.out, 1, dy, w, 1, dx0)
-			checkClose(e.t, name, got, want, scale, tolSum, s.in)
+			e.checkClose(name, got, want, scale, tolSum, s.in)
 		}
 	}
 }
@@ -103,7 +103,7 @@ func testLinearBackwardWeight(e *env) {
 			got := e.readF32(dw, s.in*s.out)
 			// dw = xᵀ·dy over the live rows: op(a) = xᵀ with x stored [k, m].
 			want, scale := matmulRef(true, false, s.in, s.out, s.live, 1, x[:s.live*s.in], dy[:s.live*s.out], 1, dw0)
-			checkClose(e.t, name, got, want, scale, tolSum, s.out)
+			e.checkClose(name, got, want, scale, tolSum, s.out)
 		}
 	}
 }
@@ -128,7 +128,7 @@ func testGemm(e *env) {
 				e.be.Gemm(tr[0], tr[1], m, n, k, ab[0], e.upload(a), e.upload(b), ab[1], c)
 				got := e.readF32(c, m*n)
 				want, scale := matmulRef(tr[0], tr[1], m, n, k, float64(ab[0]), a, b, float64(ab[1]), c0)
-				checkClose(e.t, name, got, want, scale, tolSum, n)
+				e.checkClose(name, got, want, scale, tolSum, n)
 			}
 		}
 	}

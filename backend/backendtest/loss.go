@@ -30,8 +30,8 @@ func testSoftmaxCrossEntropy(e *env) {
 			correct := e.count(-7, 0)
 			e.be.SoftmaxCrossEntropy(e.upload(logits), e.upload(labels), e.count(live, cp), classes, loss, dl, correct)
 			wantLoss, wantGrad, gradScale, wantCorrect := softmaxRef(logits, labels, live, classes)
-			checkClose(e.t, name+" loss", e.readF32(loss, 1), []float64{wantLoss}, nil, tolSum, 0)
-			checkClose(e.t, name+" dlogits", e.readF32(dl, live*classes), wantGrad, gradScale, tolElem, classes)
+			e.checkClose(name+" loss", e.readF32(loss, 1), []float64{wantLoss}, nil, tolSum, 0)
+			e.checkClose(name+" dlogits", e.readF32(dl, live*classes), wantGrad, gradScale, tolElem, classes)
 			if got := e.readCount(correct); got != wantCorrect {
 				e.t.Errorf("%s correct: got %d, want %d", name, got, wantCorrect)
 			}
@@ -101,9 +101,9 @@ func testAdam(e *env) {
 			pb, gb, mb, vb := e.upload(param), e.upload(grad), e.upload(m), e.upload(v)
 			e.be.Adam(pb, gb, mb, vb, e.count(int(step), 0), cfg)
 			wp, wm, wv, sp, sm := adamRef(param, grad, m, v, int(step), cfg)
-			checkClose(e.t, name+" param", e.readF32(pb, size), wp, sp, tolElem, 0)
-			checkClose(e.t, name+" m", e.readF32(mb, size), wm, sm, tolElem, 0)
-			checkClose(e.t, name+" v", e.readF32(vb, size), wv, nil, tolElem, 0)
+			e.checkClose(name+" param", e.readF32(pb, size), wp, sp, tolElem, 0)
+			e.checkClose(name+" m", e.readF32(mb, size), wm, sm, tolElem, 0)
+			e.checkClose(name+" v", e.readF32(vb, size), wv, nil, tolElem, 0)
 			checkEqual(e.t, name+" grad unchanged", e.readF32(gb, size), grad, 0)
 		}
 	}

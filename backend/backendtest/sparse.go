@@ -68,7 +68,7 @@ func testMeanWeights(e *env) {
 			want[k] = 1 / float64(hi-lo)
 		}
 	}
-	checkClose(e.t, "MeanWeights edgeW", e.readF32(ew, h.nEdges), want, nil, tolElem, 0)
+	e.checkClose("MeanWeights edgeW", e.readF32(ew, h.nEdges), want, nil, tolElem, 0)
 }
 
 func testGCNWeights(e *env) {
@@ -88,8 +88,8 @@ func testGCNWeights(e *env) {
 			wantE[k] = float64(deg[i]) / float64(hi-lo) / math.Sqrt(di*dj)
 		}
 	}
-	checkClose(e.t, "GCNWeights edgeW", e.readF32(ew, h.nEdges), wantE, nil, tolElem, 0)
-	checkClose(e.t, "GCNWeights selfW", e.readF32(sw, h.nDst), wantS, nil, tolElem, 0)
+	e.checkClose("GCNWeights edgeW", e.readF32(ew, h.nEdges), wantE, nil, tolElem, 0)
+	e.checkClose("GCNWeights selfW", e.readF32(sw, h.nDst), wantS, nil, tolElem, 0)
 }
 
 // aggRef returns the forward aggregation and its scale (Σ|terms|).
@@ -129,7 +129,7 @@ func testAggregate(e *env) {
 			out := e.poison(h.capDst * dim)
 			e.be.Aggregate(e.uploadBlock(h), e.upload(ew), swb, e.upload(x), dim, out)
 			want, scale := aggRef(h, ew, sw, x, dim)
-			checkClose(e.t, name, e.readF32(out, h.nDst*dim), want, scale, tolSum, dim)
+			e.checkClose(name, e.readF32(out, h.nDst*dim), want, scale, tolSum, dim)
 		}
 	}
 }
@@ -155,7 +155,7 @@ func testAggregateConcat(e *env) {
 			}
 		}
 		got := e.readF32(out, h.capDst*2*dim)
-		checkClose(e.t, name, got[:h.nDst*2*dim], want, wantScale, tolSum, 2*dim)
+		e.checkClose(name, got[:h.nDst*2*dim], want, wantScale, tolSum, 2*dim)
 		for k, v := range got[h.nDst*2*dim:] {
 			if !math.IsNaN(float64(v)) {
 				e.t.Errorf("%s: element %d past the live rows was written (%g)", name, h.nDst*2*dim+k, v)
@@ -200,7 +200,7 @@ func testAggregateBackward(e *env) {
 					add(int(h.indices[k]), ew[k], i)
 				}
 			}
-			checkClose(e.t, name, e.readF32(dx, h.nSrc*dim), want, scale, tolSum, dim)
+			e.checkClose(name, e.readF32(dx, h.nSrc*dim), want, scale, tolSum, dim)
 		}
 	}
 }

@@ -12,7 +12,10 @@
 // Tolerances are stated per op as a bound on |got - want| relative to a
 // scale: the magnitude of the result for elementwise ops (1e-5), and the
 // sum of magnitudes of the terms for sums (1e-4 for matmul and aggregation,
-// so that a GPU that reorders sums, with TF32 off, passes).
+// so that a GPU that reorders sums, with TF32 off, passes). A NaN or an
+// infinity always fails. Run logs, per tolerance, the largest error its
+// checks measured on the backend, the figure its comment (compare.go)
+// states the tolerance's multiple of.
 //
 // Use it from a backend's test:
 //
@@ -95,13 +98,15 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"CountAboveCapacity", testCountAboveCapacity},
 		{"StickyErrors", testStickyErrors},
 	}
+	m := &measured{}
+	defer m.log(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			be := newBackend(t)
 			if be == nil {
 				t.Fatal("newBackend returned nil")
 			}
-			tc.fn(newEnv(t, be, tc.name))
+			tc.fn(newEnv(t, be, tc.name, m))
 		})
 	}
 	for _, sc := range stickyCases {
@@ -110,7 +115,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 			if be == nil {
 				t.Fatal("newBackend returned nil")
 			}
-			e := newEnv(t, be, "StickyError/"+sc.op)
+			e := newEnv(t, be, "StickyError/"+sc.op, m)
 			sc.call(e)
 			err := be.Sync()
 			if err == nil || !strings.Contains(err.Error(), sc.op) {
@@ -123,15 +128,17 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 // env bundles a subtest's backend, its random source and helpers that turn
 // a failed call into a test failure.
 type env struct {
-	t   *testing.T
-	be  backend.Backend
-	rnd *rand.Rand
+	t        *testing.T
+	be       backend.Backend
+	rnd      *rand.Rand
+	name     string    // the subtest's
+	measured *measured // the errors the checks measured, for the summary
 }
 
-func newEnv(t *testing.T, be backend.Backend, name string) *env {
+func newEnv(t *testing.T, be backend.Backend, name string, m *measured) *env {
 	h := fnv.New64a()
 	h.Write([]byte(name))
-	return &env{t: t, be: be, rnd: rand.New(rand.NewPCG(0x5eed, h.Sum64()))}
+	return &env{t: t, be: be, rnd: rand.New(rand.NewPCG(0x5eed, h.Sum64())), name: name, measured: m}
 }
 
 // upload copies data (the backend may keep the slice) into a new buffer.

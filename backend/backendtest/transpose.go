@@ -117,7 +117,7 @@ func testAggregateConcatBackward(e *env) {
 			mag[i%c.dim] += scale[i]
 		}
 		got := e.readF32(dx, h.capSrc*c.dim)
-		checkClose(e.t, name+" dx", got, want, scale, tolSum, c.dim)
+		e.checkClose(name+" dx", got, want, scale, tolSum, c.dim)
 		for k, v := range got[h.nSrc*c.dim:] {
 			if !math.IsNaN(float64(v)) {
 				e.t.Errorf("%s: element %d past the live sources was written (%g)", name, h.nSrc*c.dim+k, v)
@@ -125,7 +125,7 @@ func testAggregateConcatBackward(e *env) {
 			}
 		}
 		dbias := e.readF32(act.DBias, c.dim)
-		checkClose(e.t, name+" dbias", dbias, sum, mag, tolSum, 0)
+		e.checkClose(name+" dbias", dbias, sum, mag, tolSum, 0)
 
 		// The same call into a bfloat16 dx: the float32 values rounded, and
 		// the bias gradient summed before rounding (t fixes the order).
