@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,14 +94,31 @@ func TestPhiloxMatchesRNG(t *testing.T) {
 	}
 }
 
-func TestAvailableIsOneLineWithBadLibDir(t *testing.T) {
-	_, err := loadCublas(t.TempDir())
+// TestMissingCublasIsOneLine: when cuBLAS cannot be loaded, loadCublas's
+// error (which Available and New report) is one line naming cuBLAS and the
+// directory it was given. The sonames are swapped for ones that exist
+// nowhere, so the check runs on a host with cuBLAS too (it would otherwise
+// find the library on the loader path, past the given directory); the
+// given directory holds a file by that name that is no library, so the
+// loader's own message is part of the error.
+func TestMissingCublasIsOneLine(t *testing.T) {
+	dir := t.TempDir()
+	const absent = "libcublas-fanout-absent.so.99"
+	if err := os.WriteFile(filepath.Join(dir, absent), []byte("not a shared object\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	saved := cublasSonames
+	cublasSonames = []string{absent}
+	t.Cleanup(func() { cublasSonames = saved })
+	_, err := loadCublas(dir)
 	if err == nil {
-		t.Skip("cuBLAS found outside the given directory")
+		t.Fatalf("loadCublas loaded %s", absent)
 	}
-	if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "cuBLAS") {
-		t.Errorf("error %q: want one line naming cuBLAS", err)
+	msg := err.Error()
+	if strings.Contains(msg, "\n") || !strings.Contains(msg, "cuBLAS") || !strings.Contains(msg, dir) || !strings.Contains(msg, absent) {
+		t.Errorf("error %q: want one line naming cuBLAS, %s and %s", msg, absent, dir)
 	}
+	t.Log(msg)
 }
 
 func TestPoolStats(t *testing.T) {
@@ -226,7 +245,7 @@ func TestLinearBackwardWeightKeepsInputs(t *testing.T) {
 			}
 		}
 	}
-	if e := relErr(readF32(t, b, dw, in*out), want); e > 1e-5 {
+	if e := relErr(readF32(t, b, dw, in*out), want); !(e <= 1e-5) {
 		t.Errorf("dw relative error %g", e)
 	}
 	for name, p := range map[string]struct {
@@ -272,10 +291,10 @@ func TestTF32(t *testing.T) {
 		errs[tf32] = relErr(readF32(t, b, c, m*n), want)
 	}
 	t.Logf("GEMM %dx%dx%d relative error: float32 %.2e, TF32 %.2e", m, n, k, errs[false], errs[true])
-	if errs[false] > 1e-5 {
+	if !(errs[false] <= 1e-5) {
 		t.Errorf("float32 GEMM error %g", errs[false])
 	}
-	if errs[true] > 5e-3 {
+	if !(errs[true] <= 5e-3) {
 		t.Errorf("TF32 GEMM error %g", errs[true])
 	}
 }
@@ -344,7 +363,7 @@ func TestLinearKeepsPaddingRows(t *testing.T) {
 								want += float64(prev[i*cols+j])
 							}
 						}
-						if g := float64(got[i*cols+j]); math.Abs(g-want) > 1e-5*(1+math.Abs(want)) {
+						if g := float64(got[i*cols+j]); !(math.Abs(g-want) <= 1e-5*(1+math.Abs(want))) {
 							t.Fatalf("%s: row %d col %d = %g, want %g", name, i, j, g, want)
 						}
 					}
