@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
+	"github.com/fanout-gnn/fanout/internal/tolerance"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
@@ -21,9 +23,52 @@ func losses(t *testing.T, run func(train.Options) error) []float32 {
 	return l
 }
 
+// cpuBound holds a run on the GPU (traintest.GPU: the deterministic path,
+// 3xTF32 products) to the CPU's run of the same schedule, relative loss
+// difference over 20 tiny steps. Measured: 7.8e-7 for hybrid with a
+// partial cache (H200, TestHybridCUDA), 7.8e-7 and 7.1e-7 for fresh hot
+// rows as inputs and as outputs (H100, TestHotCUDA; docs/perf.md): 5e-6 is
+// 6.4x the larger.
+const cpuBound = 5e-6
+
+// followsCPU holds the GPU run's losses to the CPU's within cpuBound (a
+// NaN or an infinity failing), logs the measured relative error and
+// returns it.
+func followsCPU(t testing.TB, what string, onGPU, onCPU []float32) float64 {
+	t.Helper()
+	worst, err := tolerance.Losses(onGPU, onCPU, tolerance.Every(cpuBound))
+	if err != nil {
+		t.Fatalf("%s, GPU against CPU: %v", what, err)
+	}
+	t.Logf("%s, GPU against CPU: %d steps, measured relative error %.2g at most", what, len(onCPU), worst)
+	return worst
+}
+
+// TestFollowsCPURejectsNaN: a NaN or an infinity in either run fails
+// followsCPU (on any machine: the check must not wait for a GPU to be
+// shown), and equal runs pass.
+func TestFollowsCPURejectsNaN(t *testing.T) {
+	want := []float32{2.1, 1.9, 1.7, 1.6}
+	if msg, failed := tolerance.Fails(func(tb testing.TB) { followsCPU(tb, "equal", want, want) }); failed {
+		t.Errorf("equal runs fail: %s", msg)
+	}
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		for step := range want {
+			bad := slices.Clone(want)
+			bad[step] = float32(v)
+			if _, failed := tolerance.Fails(func(tb testing.TB) { followsCPU(tb, "planted", bad, want) }); !failed {
+				t.Errorf("%v at step %d of the GPU's run: passed", v, step)
+			}
+			if _, failed := tolerance.Fails(func(tb testing.TB) { followsCPU(tb, "planted", want, bad) }); !failed {
+				t.Errorf("%v at step %d of the CPU's run: passed", v, step)
+			}
+		}
+	}
+}
+
 // TestHybridCUDA: on a GPU, hybrid with a partial cache (host rows read
 // over PCIe in place) equals the all-resident replay run bitwise (the
-// deterministic path), and the CPU's hybrid run within 1e-5 relative.
+// deterministic path), and follows the CPU's hybrid run (cpuBound).
 func TestHybridCUDA(t *testing.T) {
 	gpu := traintest.GPU(t)
 	ds, cfg := tiny(t)
@@ -48,21 +93,17 @@ func TestHybridCUDA(t *testing.T) {
 		_, _, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, o, hopt)
 		return err
 	})
-	if len(hyb) != len(replay) || len(hyb) != len(onCPU) {
-		t.Fatalf("steps: hybrid %d, replay %d, CPU %d", len(hyb), len(replay), len(onCPU))
+	if len(hyb) != len(replay) {
+		t.Fatalf("steps: hybrid %d, replay %d", len(hyb), len(replay))
 	}
-	worst := 0.0
 	for i := range hyb {
 		if hyb[i] != replay[i] {
 			t.Fatalf("step %d: hybrid %v, replay %v", i, hyb[i], replay[i])
 		}
-		worst = max(worst, math.Abs(float64(hyb[i]-onCPU[i]))/math.Abs(float64(onCPU[i])))
 	}
-	t.Logf("hybrid on the GPU against the CPU: largest relative loss difference %.2g; hit rate %.3f", worst, st.HitRate)
-	if worst > 1e-5 {
-		t.Fatalf("hybrid on the GPU differs from the CPU by %.2g", worst)
-	}
-	if st.HitRate <= 0 || st.HitRate >= 1 {
+	followsCPU(t, "hybrid", hyb, onCPU)
+	t.Logf("hit rate %.3f", st.HitRate)
+	if !(st.HitRate > 0 && st.HitRate < 1) {
 		t.Fatalf("hit rate %.3f with 2000 of 16384 rows cached", st.HitRate)
 	}
 }
@@ -70,10 +111,10 @@ func TestHybridCUDA(t *testing.T) {
 // TestHotCUDA: on a GPU, hybrid with CPU-computed hot vertices (the host
 // table read in place, the bottom hop masked on the device; as inputs
 // added before layer 0's product, or as outputs whose gradient is
-// collected on the device) follows the CPU's run of the same
-// schedule within 1e-5 relative loss when the rows are fresh (one step per
-// super-batch, staleness 0); with stale rows the pipelined schedule equals
-// the sequential one bitwise on the GPU too. (Stale rows make the training
+// collected on the device) follows the CPU's run of the same schedule
+// (cpuBound) when the rows are fresh (one step per super-batch, staleness
+// 0); with stale rows the pipelined schedule equals the sequential one
+// bitwise on the GPU too. (Stale rows make the training
 // dynamics amplify the last-bit differences between GPU and CPU: measured
 // 3e-6 after 8 steps, 2e-4 after 20, docs/perf.md.)
 func TestHotCUDA(t *testing.T) {
@@ -92,17 +133,8 @@ func TestHotCUDA(t *testing.T) {
 		fresh := HotOptions{Ratio: 0.1, Staleness: 0, SuperBatch: 1, Outputs: outputs}
 		onGPU, st := run(gpu, fresh)
 		onCPU, _ := run(record.New(cpu.New(2)), fresh)
-		if len(onGPU) != len(onCPU) {
-			t.Fatalf("steps: GPU %d, CPU %d", len(onGPU), len(onCPU))
-		}
-		worst := 0.0
-		for i := range onGPU {
-			worst = max(worst, math.Abs(float64(onGPU[i]-onCPU[i]))/math.Abs(float64(onCPU[i])))
-		}
-		t.Logf("outputs %t: fresh hot rows on the GPU against the CPU: largest relative loss difference %.2g over %d steps; %d hot vertices, %d super-batches, %d gradients", outputs, worst, len(onGPU), st.Hot.Vertices, st.Hot.SuperBatches, st.Hot.Gradients)
-		if worst > 1e-5 {
-			t.Fatalf("outputs %t: hot vertices on the GPU differ from the CPU by %.2g", outputs, worst)
-		}
+		followsCPU(t, fmt.Sprintf("outputs %t: fresh hot rows", outputs), onGPU, onCPU)
+		t.Logf("outputs %t: %d hot vertices, %d super-batches, %d gradients", outputs, st.Hot.Vertices, st.Hot.SuperBatches, st.Hot.Gradients)
 		stale := HotOptions{Ratio: 0.1, Staleness: 1, SuperBatch: 4, Sequential: true, Outputs: outputs}
 		ref, _ := run(gpu, stale)
 		stale.Sequential = false

@@ -119,7 +119,7 @@ func TestHotInputsAreTheStep(t *testing.T) {
 		t.Fatal("five steps per super-batch: every loss equals replay's; the hot neighbourhoods were not shared")
 	}
 	last := func(l []float32) float64 { return float64(l[len(l)-1]) }
-	if d := math.Abs(last(got)-last(want)) / last(want); d > 0.1 {
+	if d := math.Abs(last(got)-last(want)) / last(want); !(d <= 0.1) {
 		t.Errorf("five steps per super-batch: last loss %v, replay %v", last(got), last(want))
 	}
 }
@@ -140,7 +140,7 @@ func TestHotFreshRowsEqualTheStep(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("%d steps, replay %d", len(got), len(want))
 	}
-	if d := math.Abs(float64(got[0]-want[0])) / float64(want[0]); d > 1e-6 {
+	if d := math.Abs(float64(got[0]-want[0])) / float64(want[0]); !(d <= 1e-6) {
 		t.Errorf("first step: loss %v with hot rows, %v without (relative %.2g)", got[0], want[0], d)
 	}
 	if slices.Equal(got, want) {

@@ -164,7 +164,7 @@ func TestBF16Features(t *testing.T) {
 		replay = l
 	}
 	t.Logf("tiny, 10 epochs: test accuracy %.4f with float32 features, %.4f with bfloat16", acc[backend.F32], acc[backend.BF16])
-	if math.Abs(acc[backend.F32]-acc[backend.BF16]) > 0.01 {
+	if !(math.Abs(acc[backend.F32]-acc[backend.BF16]) <= 0.01) {
 		t.Errorf("bfloat16 features move test accuracy by %.2f points", 100*(acc[backend.BF16]-acc[backend.F32]))
 	}
 	var hyb []float32
