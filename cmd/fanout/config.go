@@ -41,7 +41,7 @@ func hyperOptions() []option {
 		{"layers", "number of GNN layers", func(c *train.Config, _ *runFlags) any { return &c.Layers }},
 		{"hidden", "hidden width", func(c *train.Config, _ *runFlags) any { return &c.Hidden }},
 		{"fanouts", "`list` of neighbours per hop from the seeds, comma-separated (-1 = all, 0 = none)", func(c *train.Config, _ *runFlags) any { return &c.Fanouts }},
-		{"batch", "seed vertices per step (at most the training split)", func(c *train.Config, _ *runFlags) any { return &c.Batch }},
+		{"batch", "seed vertices per step (a batch larger than the training split takes the whole split, one batch an epoch)", func(c *train.Config, _ *runFlags) any { return &c.Batch }},
 		{"epochs", "training epochs", func(c *train.Config, _ *runFlags) any { return &c.Epochs }},
 		{"lr", "Adam learning `rate`", func(c *train.Config, _ *runFlags) any { return &c.LR }},
 		{"weight-decay", "L2 weight `decay`", func(c *train.Config, _ *runFlags) any { return &c.WeightDecay }},
@@ -321,6 +321,9 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// has reports whether the file sets the key name.
+func (fc *fileConfig) has(name string) bool { return fc != nil && fc.keys[name] != nil }
 
 // apply sets, for each option the file holds and skip does not name, the
 // setting field(c, rf). Errors name the file, line and key.

@@ -41,9 +41,7 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 		return err
 	}
 	defer ds.Close()
-	if len(ds.Train) < cfg.Batch {
-		return fmt.Errorf("batch: %d is larger than the training split (%d vertices in %s)", cfg.Batch, len(ds.Train), ds.Name)
-	}
+	rf.fitBatch(&cfg, ds, n, stderr)
 	desc := fmt.Sprintf("%d x %s", n, bes[0].Name())
 	fmt.Fprintf(stderr, "training %s (%d layers, hidden %d, fanouts %s, global batch %d = %d x %d) on %s with %s, %s mode\n",
 		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, n, cfg.Batch/n, ds.Name, desc, mode)

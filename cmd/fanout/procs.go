@@ -120,7 +120,6 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		}
 	}()
 	desc := fmt.Sprintf("rank %d of %d (%s), %s", l.Rank, l.WorldSize, l.Launcher, gpu.Name())
-	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, replay mode\n", cfg.Model, cfg.Batch, desc)
 	if l.Rank != 0 {
 		opt = train.Options{FeatureDType: opt.FeatureDType}
 	}
@@ -130,6 +129,8 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		return err
 	}
 	defer ds.Close()
+	rf.fitBatch(&cfg, ds, l.WorldSize, rankZero(l, stderr))
+	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, replay mode\n", cfg.Model, cfg.Batch, desc)
 	ranks := []multigpu.Rank{{Backend: gpu, Coll: comm, Options: opt}}
 	xch, err := placeProcessFeatures(rf, l, ds, cfg, "replay", ranks, stderr)
 	if err != nil {
@@ -147,6 +148,15 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		printSummary(stdout, sum)
 	}
 	return nil
+}
+
+// rankZero is w on the job's rank 0 and io.Discard on the others: a note
+// about the whole job is said once.
+func rankZero(l *dist.Launch, w io.Writer) io.Writer {
+	if l.Rank == 0 {
+		return w
+	}
+	return io.Discard
 }
 
 // placeProcessFeatures spreads the features over the job's processes with
@@ -220,7 +230,6 @@ func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config,
 		return err
 	}
 	desc := fmt.Sprintf("rank %d of %d (MPI), %s", l.Rank, l.WorldSize, be.Name())
-	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, %s mode\n", cfg.Model, cfg.Batch, desc, mode)
 	if l.Rank != 0 {
 		opt = train.Options{FeatureDType: opt.FeatureDType}
 	}
@@ -230,6 +239,8 @@ func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config,
 		return err
 	}
 	defer ds.Close()
+	rf.fitBatch(&cfg, ds, l.WorldSize, rankZero(l, stderr))
+	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, %s mode\n", cfg.Model, cfg.Batch, desc, mode)
 	ranks := []multigpu.Rank{{Backend: be, Coll: comm, Options: opt}}
 	xch, err := placeProcessFeatures(rf, l, ds, cfg, mode, ranks, stderr)
 	if err != nil {

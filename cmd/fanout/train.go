@@ -57,6 +57,7 @@ type runFlags struct {
 	deviceCounts string // bench --devices: the counts to measure, data-parallel
 	cuda         cudaFlags
 	featureDType string // float32 or bfloat16; "" until resolveConfig sets the dataset's
+	batchGiven   bool   // --batch (or the config file's batch) was given: fitBatch's note says so
 	// hybrid mode
 	gpuMemory string
 	cacheRows int
@@ -224,9 +225,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer ds.Close()
-	if n := len(ds.Train); cfg.Batch > n {
-		return fmt.Errorf("batch: %d is larger than the training split (%d vertices in %s); use at most %d", cfg.Batch, n, ds.Name, n)
-	}
+	rf.fitBatch(&cfg, ds, 1, stderr)
 	auto := rf.mode == "auto"
 	rf.mode = resolveMode(rf.mode, be)
 	if rf.mode == "replay" && auto && !fitsDevice(be, ds, opt.FeatureDType, stderr) {
@@ -338,14 +337,13 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 		return train.Config{}, err
 	}
 	base := train.Defaults()
-	trainSize, of, stored := int64(-1), "", "" // stored: the dataset's feature type, once known
+	stored := "" // the dataset's feature type, once known
 	if rf.src.data == "" {
 		p, err := rmat.Lookup(rf.src.preset)
 		if err != nil {
 			return base, fmt.Errorf("preset: %w", err)
 		}
 		base = presetConfig(p)
-		trainSize, of = p.MaxTrain(), "at most %d vertices in preset "+p.Name
 		stored = dataset.DTypeFloat32
 	} else if m, err := dataset.ReadManifest(filepath.Join(rf.src.data, dataset.ManifestFile)); err == nil {
 		stored = cmp.Or(m.FeatureDType, dataset.DTypeFloat32)
@@ -353,7 +351,6 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 		if p, err := rmat.Lookup(m.Name); err == nil && strings.HasPrefix(m.Source, "rmat") {
 			base = presetConfig(p)
 		}
-		trainSize, of = m.NumTrain, "%d vertices in "+rf.src.data
 	}
 	if rf.featureDType == "" && stored != "" {
 		// Features are held as bfloat16 on one GPU and as the dataset
@@ -375,11 +372,28 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 	if err := rf.check(); err != nil {
 		return cfg, err
 	}
-	if trainSize >= 0 && int64(cfg.Batch) > trainSize {
-		return cfg, fmt.Errorf("batch: %d is larger than the training split (%s); use at most %d",
-			cfg.Batch, fmt.Sprintf(of, trainSize), trainSize)
-	}
+	rf.batchGiven = set["batch"] || fc.has("batch")
 	return cfg, nil
+}
+
+// fitBatch makes cfg's batch fit ds's training split: where the split is
+// smaller, an epoch is one batch of the whole split (rounded up to a
+// multiple of the group's size, which every batch must divide by), as
+// PyG's and DGL's loaders take a batch larger than their data, and a line
+// on w says so. Planetoid's splits (Cora: 140 vertices) are smaller than
+// the default batch.
+func (rf *runFlags) fitBatch(cfg *train.Config, ds *dataset.Dataset, group int, w io.Writer) {
+	n := len(ds.Train)
+	if cfg.Batch <= n || n == 0 {
+		return
+	}
+	fit := (n + group - 1) / group * group
+	if rf.batchGiven {
+		fmt.Fprintf(w, "batch: %d is larger than the training split (%d vertices in %s): an epoch is one batch of %d\n", cfg.Batch, n, ds.Name, fit)
+	} else {
+		fmt.Fprintf(w, "batch: the training split (%d vertices in %s) is smaller than the default batch of %d: an epoch is one batch of %d\n", n, ds.Name, cfg.Batch, fit)
+	}
+	cfg.Batch = fit
 }
 
 // checkData checks that ds is the dataset the checkpoint at path was
