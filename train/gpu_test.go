@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 
@@ -55,61 +54,36 @@ func TestCUDAMatchesCPULosses(t *testing.T) {
 	}
 }
 
-// lossBound is how far (relative) a GPU step's loss may be from the CPU's
-// at step i. GAT's training on tiny amplifies a one-ulp difference about
-// 1.5 times a step (measured on an H200: with the 3xTF32 products the
-// losses agree to 1e-7 for 15 steps, then drift to 2.5e-6 at step 20 and
-// 1e-3 by step 40, while the float32 products give the CPU's losses
-// exactly), so with the 3xTF32 kernels GAT is held to 1e-5 for its first
-// 20 steps and to 1e-2 after; float32 products are held to 1e-5
-// throughout, the other models to 1e-3. TF32 products (a 10-bit mantissa:
-// about 2.6e-4 relative error in a product, docs/perf.md) start within
-// 1e-3 of the CPU (measured on an H200: at most 1.8e-4 at the first step)
-// and are held to 2e-2 after (measured worst over 50 steps: SAGE 3.5e-3,
-// GCN 3.8e-4, GAT 7.8e-3), except GIN, whose sums without normalisation
-// give tiny losses of a few hundred and a chaotic training: TF32 moved
-// its losses by up to 22% (step 5; 1.1e-3 at step 49),
-// where float32 and 3xTF32 stay within 4e-6; it is held to 0.5.
-func lossBound(model string, opt cuda.Options, i int) float64 {
-	switch {
-	case opt.TF32 && i == 0:
-		return 1e-3
-	case opt.TF32 && model == "gin":
-		return 0.5
-	case opt.TF32:
-		return 2e-2
-	case model == "gat" && opt.TF32x3 && i >= 20:
-		return 1e-2
-	case model == "gat":
-		return 1e-5 // issue 10's bound: its attention dropout masks must be the CPU's exactly
-	}
-	return 1e-3
-}
-
 // cudaMatchesCPULosses trains each model for 5 epochs of tiny on gpu and
-// on the CPU and compares every step's loss (lossBound).
+// on the CPU and holds every step's loss to lossBound; where the bound
+// stops at the early steps (GIN under TF32), the trained models' test
+// accuracy and loss are held to the CPU's (trainedClose).
 func cudaMatchesCPULosses(t *testing.T, gpu backend.Backend, opt cuda.Options) {
 	ds := tinyData(t)
 	for _, model := range []string{"sage", "gcn", "gin", "gat"} {
 		cfg := tinyModel(t, model)
-		cpuLoss := stepLossesOn(t, nil, ds, cfg, 5)
-		gpuLoss := stepLossesOn(t, gpu, ds, cfg, 5)
-		if len(cpuLoss) < 50 || len(gpuLoss) != len(cpuLoss) {
-			t.Fatalf("%s: %d CPU steps, %d GPU steps; want the same, at least 50", model, len(cpuLoss), len(gpuLoss))
-		}
-		worst := 0.0
-		var trace []string
-		for i := range cpuLoss {
-			rel := math.Abs(float64(gpuLoss[i]-cpuLoss[i])) / math.Abs(float64(cpuLoss[i]))
-			worst = max(worst, rel)
-			if i%5 == 0 || i == len(cpuLoss)-1 {
-				trace = append(trace, fmt.Sprintf("%d:%.1e", i, rel))
+		bound := lossBound(model, opt)
+		// The trained models are evaluated where the bound stops at the
+		// early steps (GIN under TF32).
+		trained := math.IsInf(bound.late, 1)
+		var acc, loss [2]float64
+		evaluate := func(k int) func(*Trainer) {
+			if !trained {
+				return nil
 			}
-			if bound := lossBound(model, opt, i); rel > bound {
-				t.Fatalf("%s step %d: GPU loss %v, CPU %v (relative %.2g > %g)", model, i, gpuLoss[i], cpuLoss[i], rel, bound)
+			return func(tr *Trainer) {
+				var err error
+				if acc[k], loss[k], err = tr.Evaluate(ds.Test); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
-		t.Logf("%s: %d steps, largest relative loss difference %.2g (by step: %s)", model, len(cpuLoss), worst, strings.Join(trace, " "))
+		cpuLoss := stepLossesThen(t, nil, ds, cfg, 5, evaluate(0))
+		gpuLoss := stepLossesThen(t, gpu, ds, cfg, 5, evaluate(1))
+		lossesFollow(t, model+", GPU against CPU", gpuLoss, cpuLoss, bound)
+		if trained {
+			trainedClose(t, model+", GPU against CPU", acc[1], acc[0], loss[1], loss[0], ginAccPoints, ginLossRel)
+		}
 	}
 }
 
@@ -119,37 +93,19 @@ func TestCoraGCNAccuracyCUDA(t *testing.T) {
 	}
 	gpu := openCUDA(t)
 	ds := loadCora(t)
-	if acc := coraAccuracyOn(t, gpu, ds, coraGCN()); acc < 0.80 {
+	if acc := coraAccuracyOn(t, gpu, ds, coraGCN()); !(acc >= 0.80) {
 		t.Fatalf("GCN on Cora, CUDA: mean test accuracy %.4f over 5 seeds, want >= 0.80", acc)
 	} else {
 		t.Logf("GCN on Cora, CUDA: mean test accuracy %.4f over 5 seeds", acc)
 	}
 }
 
-// TestCoraGATAccuracyCUDA is TestCoraGATAccuracy on the GPU (seed 1, or
-// FANOUT_CORA_GAT_SEEDS seeds).
+// TestCoraGATAccuracyCUDA is TestCoraGATAccuracy on the GPU.
 func TestCoraGATAccuracyCUDA(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains a GAT for 200 epochs")
 	}
 	coraGATAccuracy(t, openCUDA(t))
-}
-
-// relClose fails unless every loss of got is within tol (relative) of want.
-func relClose(t *testing.T, what string, got, want []float32, tol float64) float64 {
-	t.Helper()
-	if len(got) != len(want) {
-		t.Fatalf("%s: %d steps, want %d", what, len(got), len(want))
-	}
-	worst := 0.0
-	for i := range want {
-		rel := math.Abs(float64(got[i]-want[i])) / math.Abs(float64(want[i]))
-		worst = max(worst, rel)
-		if rel > tol || math.IsNaN(rel) {
-			t.Fatalf("%s step %d: %v, want %v (relative %.2g > %g)", what, i, got[i], want[i], rel, tol)
-		}
-	}
-	return worst
 }
 
 func TestReplayMatchesEagerCUDA(t *testing.T) {
@@ -165,15 +121,14 @@ func TestReplayMatchesEagerCUDA(t *testing.T) {
 		}
 		// The default aggregation backward adds with float atomics, so two
 		// eager runs already differ in the last bits, and training amplifies
-		// that into occasional flips: measured on an H200, GCN's loss at step
-		// 18 differed by 1.5e-5 in 2 of 12 runs, SAGE's at step 25 or 91 by
-		// up to 2.6e-5. Replay is held to 1e-3 here (a wrong step shows up far
-		// above that); the deterministic path is held to bitwise equality in
-		// TestReplayBitwiseDeterministicCUDA.
-		worst := relClose(t, model+" replay vs eager", got, want, 1e-3)
-		t.Logf("%s: %d steps, largest relative difference %.2g; %d captures, %d overflows",
+		// that into occasional flips (replayBound); the deterministic path is
+		// held to bitwise equality in TestReplayBitwiseDeterministicCUDA.
+		worst := relClose(t, model+" replay vs eager", got, want, replayBound)
+		t.Logf("%s: %d steps, measured relative error %.2g at most; %d captures, %d overflows",
 			model, len(want), worst, st.Captures, st.Overflows)
-		if model == "gat" && worst > 1e-5 {
+		// GAT: issue 10's bound, 140x its measured 7.1e-8 (H200), as
+		// against the CPU (lossBound).
+		if model == "gat" && !(worst <= 1e-5) {
 			t.Errorf("gat: replay vs eager, largest relative loss difference %.2g > 1e-5 (issue 10's bound)", worst)
 		}
 	}
@@ -190,17 +145,13 @@ func TestReplayOverflowCUDA(t *testing.T) {
 	if st.Overflows == 0 {
 		t.Fatalf("no overflow forced: %+v", st)
 	}
-	// 1e-3: see TestReplayMatchesEagerCUDA on the atomics' last-bit flips.
-	relClose(t, "replay after overflows vs eager", got, want, 1e-3)
-	for i := range wantParams {
-		for j := range wantParams[i] {
-			d := math.Abs(float64(gotParams[i][j] - wantParams[i][j]))
-			if d > 1e-3*(1+math.Abs(float64(wantParams[i][j]))) {
-				t.Fatalf("parameter array %d element %d: %v, eager %v", i, j, gotParams[i][j], wantParams[i][j])
-			}
-		}
-	}
-	t.Logf("%d overflows, %d captures", st.Overflows, st.Captures)
+	// The losses: replayBound (measured here within 1e-5, H200, issue 4).
+	// The parameters: 1e-3 of (1 + |w|), a tenth of one Adam step at
+	// tiny's learning rate (0.01); not measured yet (logged below).
+	worst := relClose(t, "replay after overflows vs eager", got, want, replayBound)
+	params := paramsClose(t, gotParams, wantParams, 1e-3)
+	t.Logf("%d overflows, %d captures; measured relative error %.2g at most in the losses, %.2g in the parameters",
+		st.Overflows, st.Captures, worst, params)
 }
 
 // firstDiff is the first step whose losses differ bitwise (or in number), or
@@ -224,7 +175,7 @@ func firstDiff(a, b []float32) int {
 // At its own tight envelope, replay multiplies matrices of other shapes, and
 // cuBLAS may add up a product in another order for another shape (measured
 // on an H200: SAGE's losses part by one ulp at step 25, GCN's stay equal),
-// so there it is held to 1e-3 relative and the difference is logged. With
+// so there it is held to replayBound and the difference is logged. With
 // the 3xTF32 kernels it must be bitwise equal there too.
 func TestReplayBitwiseDeterministicCUDA(t *testing.T) {
 	t.Run("cublas", func(t *testing.T) {
@@ -277,7 +228,7 @@ func replayBitwise(t *testing.T, gpu backend.Backend, tight bool) {
 			case p.must:
 				t.Errorf("%s: %s: first difference at step %d: %v vs %v", model, p.what, i, lossAt(p.got, i), lossAt(p.ref, i))
 			default:
-				worst := relClose(t, model+" "+p.what, p.got, p.ref, 1e-3)
+				worst := relClose(t, model+" "+p.what, p.got, p.ref, replayBound)
 				t.Logf("%s: %s: first difference at step %d: %v vs %v; largest relative difference %.2g",
 					model, p.what, i, lossAt(p.got, i), lossAt(p.ref, i), worst)
 			}
@@ -306,33 +257,22 @@ func TestTableInputCUDA(t *testing.T) {
 
 // TestBF16ActivationsCUDA: GraphSAGE with bfloat16 hidden activations on
 // the GPU (float32 products) follows the CPU's run with bfloat16
-// activations over 50 tiny steps. Both round the same float32 values, but a
-// last-bit difference before rounding can move a value by one bfloat16 ulp
-// (2^-8), so the bound is TF32's: 1e-3 at the first step, 2e-2 after.
+// activations over 50 tiny steps (bf16Bounds). Both round the same float32
+// values, but a last-bit difference before rounding can move a value by
+// one bfloat16 ulp (2^-8).
 func TestBF16ActivationsCUDA(t *testing.T) {
 	gpu := openCUDA(t)
 	cfg := tinyModel(t, "sage")
 	cfg.Activations = "bfloat16"
-	t.Logf("sage, bfloat16 activations: largest relative loss difference %.2g", followsCPU(t, gpu, tinyData(t), cfg))
+	followsCPU(t, gpu, tinyData(t), cfg)
 }
 
 // followsCPU trains cfg for 5 epochs on the CPU and on gpu and holds every
-// step's loss to TF32's bound (lossBound); it returns the largest relative
-// difference.
+// step's loss to bf16Bounds (cfg has a bfloat16 option); it returns the
+// largest relative difference.
 func followsCPU(t *testing.T, gpu backend.Backend, ds *dataset.Dataset, cfg Config) float64 {
 	t.Helper()
 	cpuLoss := stepLossesOn(t, nil, ds, cfg, 5)
 	gpuLoss := stepLossesOn(t, gpu, ds, cfg, 5)
-	if len(cpuLoss) < 50 || len(gpuLoss) != len(cpuLoss) {
-		t.Fatalf("%d CPU steps, %d GPU steps; want the same, at least 50", len(cpuLoss), len(gpuLoss))
-	}
-	worst := 0.0
-	for i := range cpuLoss {
-		rel := math.Abs(float64(gpuLoss[i]-cpuLoss[i])) / math.Abs(float64(cpuLoss[i]))
-		worst = max(worst, rel)
-		if bound := lossBound(cfg.Model, cuda.Options{TF32: true}, i); rel > bound {
-			t.Fatalf("step %d: GPU loss %v, CPU %v (relative %.2g > %g)", i, gpuLoss[i], cpuLoss[i], rel, bound)
-		}
-	}
-	return worst
+	return lossesFollow(t, cfg.Model+", bfloat16, GPU against CPU", gpuLoss, cpuLoss, bf16Bounds(cfg))
 }
