@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -43,13 +42,9 @@ func coraAccuracy(t *testing.T, ds *dataset.Dataset, cfg Config) float64 {
 
 // coraAccuracyOn is coraAccuracy on be (nil: a fresh CPU backend per seed).
 func coraAccuracyOn(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config) float64 {
-	return coraSeeds(t, be, ds, cfg, 5)
-}
-
-// coraSeeds is coraAccuracyOn for seeds 1..seeds.
-func coraSeeds(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, seeds int) float64 {
+	const seeds = 5
 	var sum float64
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+	for seed := uint64(1); seed <= seeds; seed++ {
 		cfg.Seed = seed
 		b := be
 		if b == nil {
@@ -82,7 +77,7 @@ func TestCoraGCNAccuracy(t *testing.T) {
 		t.Skip("trains 5 models")
 	}
 	ds := loadCora(t)
-	if acc := coraAccuracy(t, ds, coraGCN()); acc < 0.80 {
+	if acc := coraAccuracy(t, ds, coraGCN()); !(acc >= 0.80) {
 		t.Fatalf("GCN on Cora: mean test accuracy %.4f over 5 seeds, want >= 0.80", acc)
 	} else {
 		t.Logf("GCN on Cora: mean test accuracy %.4f over 5 seeds", acc)
@@ -98,7 +93,7 @@ func TestCoraSAGEAccuracy(t *testing.T) {
 	cfg.Model = "sage"
 	cfg.Fanouts = []int{10, 10}
 	cfg.InDropout = 0.5
-	if acc := coraAccuracy(t, ds, cfg); acc < 0.79 {
+	if acc := coraAccuracy(t, ds, cfg); !(acc >= 0.79) {
 		t.Fatalf("GraphSAGE on Cora: mean test accuracy %.4f over 5 seeds, want >= 0.79", acc)
 	} else {
 		t.Logf("GraphSAGE on Cora: mean test accuracy %.4f over 5 seeds", acc)
@@ -124,7 +119,7 @@ func TestCoraGINBeatsFeaturesAlone(t *testing.T) {
 	alone.Fanouts = []int{0, 0}
 	mlp := coraAccuracy(t, ds, alone)
 	t.Logf("Cora GIN: %.3f with neighbours, %.3f with fanouts 0", gnn, mlp)
-	if gnn-mlp < 0.15 {
+	if !(gnn-mlp >= 0.15) {
 		t.Fatalf("neighbours add %.1f points; want at least 15", 100*(gnn-mlp))
 	}
 }
@@ -141,38 +136,24 @@ func coraGAT() Config {
 		EvalEvery: 1, FullEval: true}
 }
 
-// coraGATSeedsVar sets the number of seeds of TestCoraGATAccuracy: 1 by
-// default (about 9 s on 2 cores), 5 for the published protocol (about 45 s;
-// the figures in docs/perf.md).
-const coraGATSeedsVar = "FANOUT_CORA_GAT_SEEDS"
-
 // TestCoraGATAccuracy: GAT on Cora reaches the published accuracy (83.0 ±
-// 0.7): a mean of at least 82% over seeds 1..5, or 80% for seed 1 alone.
+// 0.7): a mean of at least 82% over seeds 1..5 (measured 0.829, 0.838,
+// 0.827, 0.821, 0.820: 82.7% on the CPU, the same on a GPU with float32
+// products; docs/perf.md). Five seeds take 42 s on 2 idle cores.
 func TestCoraGATAccuracy(t *testing.T) {
 	if testing.Short() {
-		t.Skip("trains a GAT for 200 epochs")
+		t.Skip("trains 5 GATs for 200 epochs")
 	}
 	coraGATAccuracy(t, nil)
 }
 
-// coraGATAccuracy trains coraGAT on be (nil: the CPU) for the seeds
-// coraGATSeedsVar asks for and checks the mean test accuracy.
+// coraGATAccuracy trains coraGAT on be (nil: the CPU) for seeds 1..5 and
+// checks the mean test accuracy.
 func coraGATAccuracy(t *testing.T, be backend.Backend) {
-	seeds, want := 1, 0.80
-	if v := os.Getenv(coraGATSeedsVar); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a number of seeds", coraGATSeedsVar, v)
-		}
-		seeds = n
-	}
-	if seeds >= 5 {
-		want = 0.82
-	}
 	ds := loadCora(t)
-	acc := coraSeeds(t, be, ds, coraGAT(), seeds)
-	t.Logf("GAT on Cora: mean test accuracy %.4f over %d seeds", acc, seeds)
-	if acc < want {
-		t.Fatalf("GAT on Cora: mean test accuracy %.4f over %d seeds, want >= %.2f", acc, seeds, want)
+	acc := coraAccuracyOn(t, be, ds, coraGAT())
+	t.Logf("GAT on Cora: mean test accuracy %.4f over 5 seeds", acc)
+	if !(acc >= 0.82) {
+		t.Fatalf("GAT on Cora: mean test accuracy %.4f over 5 seeds, want >= 0.82", acc)
 	}
 }
