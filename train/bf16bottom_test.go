@@ -34,7 +34,7 @@ func TestBF16Bottom(t *testing.T) {
 }
 
 // TestBF16BottomCUDA: the GPU's bfloat16 bottom products (cublasGemmEx)
-// follow the CPU's within the TF32 bound over 5 tiny epochs, and replay
+// follow the CPU's within bf16Bounds over 5 tiny epochs, and replay
 // follows eager.
 func TestBF16BottomCUDA(t *testing.T) {
 	gpu := openCUDA(t)

@@ -217,7 +217,7 @@ func TestEvaluateFullEval(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if accF != accR || math.Abs(lossF-lossR) > 1e-4*max(1, lossR) {
+				if accF != accR || !(math.Abs(lossF-lossR) <= 1e-4*max(1, lossR)) {
 					t.Fatalf("%s round %d: full eval acc %v loss %v, sampled all-neighbour acc %v loss %v", kind, round, accF, lossF, accR, lossR)
 				}
 			}
