@@ -154,11 +154,12 @@ func TestReplayOverflowCUDA(t *testing.T) {
 		st.Overflows, st.Captures, worst, params)
 }
 
-// firstDiff is the first step whose losses differ bitwise (or in number), or
-// -1.
+// firstDiff is the first step whose losses differ bitwise (or in number),
+// or where either is not finite (two runs of NaN losses are not equal),
+// or -1.
 func firstDiff(a, b []float32) int {
 	for i := range min(len(a), len(b)) {
-		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+		if v := float64(a[i]); math.Float32bits(a[i]) != math.Float32bits(b[i]) || math.IsNaN(v) || math.IsInf(v, 0) {
 			return i
 		}
 	}

@@ -91,6 +91,22 @@ func TestGPUChecksRejectNaN(t *testing.T) {
 	}
 }
 
+// TestFirstDiffRejectsNaN: two runs whose losses are the same NaN or
+// infinity are not bitwise equal for the GPU tests.
+func TestFirstDiffRejectsNaN(t *testing.T) {
+	want := fallingLosses()
+	if i := firstDiff(want, slices.Clone(want)); i != -1 {
+		t.Fatalf("equal runs differ at step %d", i)
+	}
+	for _, v := range notFinite {
+		a := slices.Clone(want)
+		a[9] = float32(v)
+		if i := firstDiff(a, slices.Clone(a)); i != 9 {
+			t.Errorf("%v at step 9 of both runs: first difference %d, want 9", v, i)
+		}
+	}
+}
+
 // TestGPUComparisonOnCPU runs cudaMatchesCPULosses with a CPU backend in
 // the GPU's place (the runs are then equal), under TF32's bounds, whose
 // GIN schedule evaluates the trained models: the harness itself runs in
