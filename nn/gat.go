@@ -59,7 +59,7 @@ type gatLayer struct {
 }
 
 // newGAT makes layer l of a GAT model with input width in.
-func newGAT(be backend.Backend, l, in int, cfg Config, seed uint64) (*gatLayer, error) {
+func newGAT(be backend.Backend, pa *paramAlloc, l, in int, cfg Config, seed uint64) (*gatLayer, error) {
 	g := &gatLayer{be: be, l: l, in: in, heads: cfg.Heads, p: cfg.AttnDropout, ws: workspace{be: be}}
 	_, out := cfg.dims(l)
 	g.dim = out / cfg.Heads
@@ -69,7 +69,7 @@ func newGAT(be backend.Backend, l, in int, cfg Config, seed uint64) (*gatLayer, 
 	var err error
 	mk := func(p **Param, name string, shape ...int) {
 		if err == nil {
-			*p, err = newParam(be, fmt.Sprintf("layer%d.%s", l, name), shape...)
+			*p, err = newParam(pa, fmt.Sprintf("layer%d.%s", l, name), shape...)
 		}
 	}
 	mk(&g.w, "w", in, g.heads*g.dim)

@@ -104,7 +104,7 @@ func TestGATLayerGrad(t *testing.T) {
 				if tc.top {
 					cfg.Layers, cfg.Classes = 1, tc.dim
 				}
-				ly, err := newGAT(be, 0, in, cfg, 11)
+				ly, err := newGAT(be, ownParams(be), 0, in, cfg, 11)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -129,7 +129,7 @@ func TestGATEvalNoAttentionDropout(t *testing.T) {
 	blk := blocks["all"]
 	hb := download(be, blk)
 	cfg := Config{Kind: KindGAT, InDim: 4, Hidden: 6, Classes: 3, Layers: 2, Heads: 2, OutHeads: 1, AttnDropout: 0.5}
-	ly, err := newGAT(be, 0, 4, cfg, 3)
+	ly, err := newGAT(be, ownParams(be), 0, 4, cfg, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,13 +45,13 @@ type gcnLayer struct {
 	dTmp   backend.Buffer // gradient of tmp, same shape
 }
 
-func newGCN(be backend.Backend, l, in, out int, seed uint64) (*gcnLayer, error) {
+func newGCN(be backend.Backend, pa *paramAlloc, l, in, out int, seed uint64) (*gcnLayer, error) {
 	g := &gcnLayer{be: be, in: in, out: out, ws: workspace{be: be}}
 	var err error
-	if g.w, err = newParam(be, fmt.Sprintf("layer%d.w", l), in, out); err != nil {
+	if g.w, err = newParam(pa, fmt.Sprintf("layer%d.w", l), in, out); err != nil {
 		return nil, err
 	}
-	if g.b, err = newParam(be, fmt.Sprintf("layer%d.bias", l), out); err != nil {
+	if g.b, err = newParam(pa, fmt.Sprintf("layer%d.bias", l), out); err != nil {
 		g.w.free(be)
 		return nil, err
 	}

@@ -39,12 +39,12 @@ type ginLayer struct {
 	eps0   backend.Buffer // F32 [1] zero: the fixed ε
 }
 
-func newGIN(be backend.Backend, l, in, out int, learnEps bool, seed uint64) (*ginLayer, error) {
+func newGIN(be backend.Backend, pa *paramAlloc, l, in, out int, learnEps bool, seed uint64) (*ginLayer, error) {
 	g := &ginLayer{be: be, in: in, out: out, ws: workspace{be: be}}
 	var err error
 	mk := func(p **Param, name string, shape ...int) {
 		if err == nil {
-			*p, err = newParam(be, fmt.Sprintf("layer%d.%s", l, name), shape...)
+			*p, err = newParam(pa, fmt.Sprintf("layer%d.%s", l, name), shape...)
 		}
 	}
 	mk(&g.w1, "w1", in, out)

@@ -141,7 +141,7 @@ func TestSAGELayerGrad(t *testing.T) {
 	const in, out = 5, 3
 	for name, blk := range blocks {
 		t.Run(name, func(t *testing.T) {
-			ly, err := newSAGE(be, 1, in, out, 11, false) // above the bottom: it has an input gradient
+			ly, err := newSAGE(be, ownParams(be), 1, in, out, 11, false) // above the bottom: it has an input gradient
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -162,7 +162,7 @@ func TestGCNLayerGrad(t *testing.T) {
 		for _, order := range []gcnOrder{gcnAggFirst, gcnMatmulFirst} {
 			for name, blk := range blocks {
 				t.Run(fmt.Sprintf("%dx%d/order%d/%s", in, out, order, name), func(t *testing.T) {
-					ly, err := newGCN(be, 0, in, out, 11)
+					ly, err := newGCN(be, ownParams(be), 0, in, out, 11)
 					if err != nil {
 						t.Fatal(err)
 					}

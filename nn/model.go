@@ -148,6 +148,7 @@ type Model struct {
 	be     backend.Backend
 	cfg    Config
 	layers []layer
+	params *paramAlloc // the arenas the parameters are views of
 
 	// Workspaces, allocated by Reserve (per layer l, rows = caps[l].Dst).
 	ws      workspace
@@ -173,7 +174,8 @@ type Model struct {
 }
 
 // NewModel validates cfg and allocates the parameters (Glorot-uniform
-// weights from seed, zero biases, zero Adam moments). Call Reserve before
+// weights from seed, zero biases, zero Adam moments) as views of one arena
+// each for weights, gradients and moments (Grads). Call Reserve before
 // Forward.
 func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 	if be == nil {
@@ -182,6 +184,30 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// The layers say what they hold only as they are made: a first model
+	// with parameters of their own counts the values, the second takes
+	// them from arenas of that size.
+	count := ownParams(be)
+	first, err := buildModel(be, cfg, seed, count)
+	if err != nil {
+		return nil, err
+	}
+	first.Free()
+	pa, err := arenaParams(be, count.total)
+	if err != nil {
+		return nil, err
+	}
+	m, err := buildModel(be, cfg, seed, pa)
+	if err != nil {
+		pa.free()
+		return nil, err
+	}
+	m.params = pa
+	return m, nil
+}
+
+// buildModel makes the layers, their parameters from pa.
+func buildModel(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*Model, error) {
 	m := &Model{be: be, cfg: cfg, ws: workspace{be: be}}
 	for l := 0; l < cfg.Layers; l++ {
 		in, out := cfg.dims(l)
@@ -189,13 +215,13 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 		var err error
 		switch cfg.Kind {
 		case KindGCN:
-			ly, err = newGCN(be, l, in, out, seed)
+			ly, err = newGCN(be, pa, l, in, out, seed)
 		case KindGIN:
-			ly, err = newGIN(be, l, in, out, cfg.LearnEps, seed)
+			ly, err = newGIN(be, pa, l, in, out, cfg.LearnEps, seed)
 		case KindGAT:
-			ly, err = newGAT(be, l, in, cfg, seed)
+			ly, err = newGAT(be, pa, l, in, cfg, seed)
 		default:
-			ly, err = newSAGE(be, l, in, out, seed, l == 0 && cfg.BF16Bottom)
+			ly, err = newSAGE(be, pa, l, in, out, seed, l == 0 && cfg.BF16Bottom)
 		}
 		if err != nil {
 			m.Free()
@@ -205,6 +231,16 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 	}
 	m.dropP = make([]float32, cfg.Layers)
 	return m, nil
+}
+
+// Grads is every parameter's gradient, back to back (F32, the sum of the
+// parameters' sizes; each Param's G is a view of it): what a data-parallel
+// group all-reduces, in one call.
+func (m *Model) Grads() backend.Buffer {
+	if m.params == nil {
+		return nil
+	}
+	return m.be.View(m.params.arena[1], 0, m.params.off)
 }
 
 // ReadsTable reports whether a batch may give the input features as the
@@ -353,6 +389,10 @@ func (m *Model) Free() {
 	m.releaseWorkspaces()
 	for _, p := range m.Params() {
 		p.free(m.be)
+	}
+	if m.params != nil {
+		m.params.free()
+		m.params = nil
 	}
 	m.layers = nil
 }

@@ -34,15 +34,71 @@ func (p *Param) Size() int {
 	return n
 }
 
-// newParam allocates W, G, M and V (zeroed) for a parameter of the given
+// paramAlloc gives a model's parameters their buffers: each parameter its
+// own four (arena unset), or views of four arenas (W, G, M, V) that hold
+// every parameter of the model back to back, in the order they are made,
+// so that all gradients are one buffer (Model.Grads) that a group
+// all-reduces in one call. Either way it counts the elements asked for.
+type paramAlloc struct {
+	be    backend.Backend
+	arena [4]backend.Buffer // W, G, M, V: F32 [total] each, or nil
+	off   int               // elements of the arenas handed out
+	total int               // elements asked for
+}
+
+// paramAlign is the elements each parameter's views start on (256 bytes,
+// as the driver aligns allocations): kernels load rows and biases in
+// 16-byte words.
+const paramAlign = 64
+
+// ownParams allocates each parameter its own buffers.
+func ownParams(be backend.Backend) *paramAlloc { return &paramAlloc{be: be} }
+
+// arenaParams allocates four zeroed arenas of n elements to hand out.
+func arenaParams(be backend.Backend, n int) (*paramAlloc, error) {
+	a := &paramAlloc{be: be}
+	for i := range a.arena {
+		b, err := be.Alloc(backend.F32, max(n, 1))
+		if err != nil {
+			a.free()
+			return nil, fmt.Errorf("nn: allocating the parameters (%d values): %w", n, err)
+		}
+		a.arena[i] = b
+	}
+	return a, nil
+}
+
+// free releases the arenas (the parameters' views go with them).
+func (a *paramAlloc) free() {
+	for i, b := range a.arena {
+		if b != nil {
+			a.be.Free(b)
+			a.arena[i] = nil
+		}
+	}
+}
+
+// newParam makes W, G, M and V (zeroed) for a parameter of the given
 // shape; on failure it frees what it allocated.
-func newParam(be backend.Backend, name string, shape ...int) (*Param, error) {
+func newParam(a *paramAlloc, name string, shape ...int) (*Param, error) {
 	p := &Param{Name: name, Shape: shape}
 	n := p.Size()
-	for _, dst := range []*backend.Buffer{&p.W, &p.G, &p.M, &p.V} {
-		b, err := be.Alloc(backend.F32, n)
+	a.total += (n + paramAlign - 1) / paramAlign * paramAlign
+	dsts := []*backend.Buffer{&p.W, &p.G, &p.M, &p.V}
+	if a.arena[0] != nil {
+		if a.off+n > a.arena[0].Len() {
+			return nil, fmt.Errorf("nn: parameter %s %v does not fit the %d values provisioned", name, shape, a.arena[0].Len())
+		}
+		for i, dst := range dsts {
+			*dst = a.be.View(a.arena[i], a.off, n)
+		}
+		a.off += (n + paramAlign - 1) / paramAlign * paramAlign
+		return p, nil
+	}
+	for _, dst := range dsts {
+		b, err := a.be.Alloc(backend.F32, n)
 		if err != nil {
-			p.free(be)
+			p.free(a.be)
 			return nil, fmt.Errorf("nn: allocating parameter %s %v: %w", name, shape, err)
 		}
 		*dst = b
@@ -57,8 +113,9 @@ func newParam(be backend.Backend, name string, shape ...int) (*Param, error) {
 // per weight. It returns the block (its W and G are what the products use)
 // and one Param per name whose buffers are views of the block; the first
 // one's free releases the block, which owns nothing itself.
-func newStacked(be backend.Backend, names []string, in, out int) (block *Param, ps []*Param, err error) {
-	block, err = newParam(be, names[0], len(names)*in, out)
+func newStacked(a *paramAlloc, names []string, in, out int) (block *Param, ps []*Param, err error) {
+	be := a.be
+	block, err = newParam(a, names[0], len(names)*in, out)
 	if err != nil {
 		return nil, nil, err
 	}

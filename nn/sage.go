@@ -43,14 +43,14 @@ type sageLayer struct {
 
 // newSAGE makes layer l; half multiplies it in bfloat16 (Config.BF16Bottom).
 // Layers above the bottom (l > 0) reserve what their input gradient needs.
-func newSAGE(be backend.Backend, l, in, out int, seed uint64, half bool) (*sageLayer, error) {
+func newSAGE(be backend.Backend, pa *paramAlloc, l, in, out int, seed uint64, half bool) (*sageLayer, error) {
 	s := &sageLayer{be: be, in: in, out: out, half: half, inputGrad: l > 0, ws: workspace{be: be}}
-	block, ws, err := newStacked(be, []string{fmt.Sprintf("layer%d.w_self", l), fmt.Sprintf("layer%d.w_neigh", l)}, in, out)
+	block, ws, err := newStacked(pa, []string{fmt.Sprintf("layer%d.w_self", l), fmt.Sprintf("layer%d.w_neigh", l)}, in, out)
 	if err != nil {
 		return nil, err
 	}
 	s.wSelf, s.wNeigh, s.w, s.g = ws[0], ws[1], block.W, block.G
-	if s.b, err = newParam(be, fmt.Sprintf("layer%d.bias", l), out); err != nil {
+	if s.b, err = newParam(pa, fmt.Sprintf("layer%d.bias", l), out); err != nil {
 		s.wSelf.free(be)
 		return nil, err
 	}
