@@ -53,6 +53,9 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 	if err := t.maybeResume(); err != nil {
 		return nil, err
 	}
+	if err := t.shareStart(); err != nil {
+		return nil, err
+	}
 	metrics, err := openMetrics(t.opt.RunDir, t.opt.Resume)
 	if err != nil {
 		return nil, err

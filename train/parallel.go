@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/nn"
@@ -78,26 +79,43 @@ func (t *Trainer) globalLive(s int) int {
 	return max(0, min(t.cfg.Batch, len(t.ds.Train)-s*t.cfg.Batch))
 }
 
-// reduceGrads all-reduces every gradient (and the overflow flag, when the
-// step has one) across the group; a no-op alone. The replay driver's
-// warm-up step before a capture runs with reduce off (its results are
-// dropped; every rank re-captures at the same point, see maxHost).
+// reduceFlag all-reduces the step's overflow flag across the group (a
+// no-op alone), on the second stream beside the forward pass: every
+// overflow check of the step was issued before it, nothing before Adam
+// reads the flag, and reduceGrads waits for it, so its latency (a
+// collective's, about 10 µs on two H100s) hides behind the forward pass.
+// The replay driver's warm-up step before a capture runs with reduce off
+// (its results are dropped; every rank re-captures at the same point, see
+// maxHost).
+func (t *Trainer) reduceFlag(flag backend.Buffer) {
+	c := t.opt.Parallel
+	if c == nil || t.noReduce || c.Size() == 1 || flag == nil {
+		return // alone, an all-reduce is the identity
+	}
+	backend.RunBeside(t.be, func() { c.AllReduceMax(flag) })
+}
+
+// reduceGrads all-reduces every gradient across the group, after the flag
+// (reduceFlag); a no-op alone.
 func (t *Trainer) reduceGrads(flag backend.Buffer) {
 	c := t.opt.Parallel
-	if c == nil || t.noReduce {
+	if c == nil || t.noReduce || c.Size() == 1 {
 		return
 	}
-	if t.fetchBeside() {
-		// The next step's fetch is beside the backward pass, its
-		// all-to-alls on the second stream. NCCL does not promise an
-		// order between one communicator's operations on two streams, and
-		// a rank whose all-reduce ran before its all-to-all while a peer's
-		// ran after would wait for ever: every rank joins the fetch here,
-		// so its collectives run fetch first, then flag and gradients.
-		backend.JoinBeside(t.be)
-	}
-	if flag != nil {
-		c.AllReduceMax(flag)
+	// The flag's all-reduce and, with a remote feature store, the next
+	// step's fetch run on the second stream, their collectives beside the
+	// backward pass. NCCL does not promise an order between one
+	// communicator's operations on two streams, and a rank whose
+	// all-reduce ran before its all-to-all while a peer's ran after would
+	// wait for ever: every rank joins the second stream here, so its
+	// collectives run in one order (flag, fetch, gradients).
+	backend.JoinBeside(t.be)
+	// One call for every gradient (the model's arena): each collective
+	// costs a launch and a round of the ring's latency (about 10 µs on
+	// two H100s), more than its bytes.
+	if g := t.model.Grads(); g != nil {
+		c.AllReduceSum(g)
+		return
 	}
 	for _, p := range t.model.Params() {
 		c.AllReduceSum(p.G)
@@ -108,7 +126,7 @@ func (t *Trainer) reduceGrads(flag backend.Buffer) {
 func (t *Trainer) share(p *Plan) {
 	if t.opt.Parallel != nil {
 		p.Shared = true
-		p.Reduce = t.reduceGrads
+		p.ReduceFlag, p.Reduce = t.reduceFlag, t.reduceGrads
 	}
 }
 
@@ -127,7 +145,7 @@ const agreeWindow = 64
 // goroutines poll, at different times), and a rank that stopped alone
 // would leave its peers waiting in the next step's collectives.
 func (t *Trainer) stopAgreed(ctx context.Context, k, window int) (bool, error) {
-	if t.opt.Parallel == nil {
+	if t.opt.Parallel == nil || t.opt.Parallel.Size() == 1 {
 		return ctx.Err() != nil, nil
 	}
 	if k%window != 0 {
@@ -194,4 +212,51 @@ func (t *Trainer) maxCaps(caps []nn.Caps) ([]nn.Caps, error) {
 		out[i] = nn.Caps{Dst: int(flat[3*i]), Edges: int(flat[3*i+1]), Src: int(flat[3*i+2])}
 	}
 	return out, nil
+}
+
+// shareStart makes every rank of a group start where rank 0 starts. Only
+// rank 0 holds the run directory, so only it resumes from last.ckpt
+// (maybeResume); alone, the others would train from epoch 1 with their
+// initial weights: the ranks would then train different numbers of steps
+// (the group waits for ever at the end: `fanout launch ... --resume`
+// never exited) and different weights. Every rank takes rank 0's
+// position in the run, bit for bit through maxHost (the other ranks bring
+// the least int32), and its weights and Adam moments through an
+// all-reduce sum to which the other ranks bring zeros (x + 0 = x).
+func (t *Trainer) shareStart() error {
+	c := t.opt.Parallel
+	if c == nil || c.Size() == 1 {
+		return nil
+	}
+	lead := c.Rank() == 0
+	s := t.state
+	words := []int32{int32(s.Epoch), int32(s.StepInEpoch), s.AdamT, int32(s.BestEpoch), int32(s.SinceBest)}
+	for _, f := range []float64{s.BestValid, s.TestAtBest, s.Seconds} {
+		b := math.Float64bits(f)
+		words = append(words, int32(uint32(b>>32)), int32(uint32(b)))
+	}
+	if !lead {
+		for i := range words {
+			words[i] = math.MinInt32
+		}
+	}
+	words, err := t.maxHost(words)
+	if err != nil {
+		return err
+	}
+	f := func(i int) float64 {
+		return math.Float64frombits(uint64(uint32(words[i]))<<32 | uint64(uint32(words[i+1])))
+	}
+	t.state = State{Epoch: int(words[0]), StepInEpoch: int(words[1]), AdamT: words[2], BestEpoch: int(words[3]),
+		SinceBest: int(words[4]), BestValid: f(5), TestAtBest: f(7), Seconds: f(9)}
+	for _, p := range t.model.Params() {
+		for _, b := range []backend.Buffer{p.W, p.M, p.V} {
+			if !lead {
+				t.be.Fill(b, 0)
+			}
+			c.AllReduceSum(b)
+		}
+	}
+	t.be.Write(t.plan.Counts, t.plan.AdamT.Off, []int32{t.state.AdamT})
+	return t.sync()
 }

@@ -24,8 +24,20 @@ func (t *Trainer) Snapshot() (*Checkpoint, error) {
 		t.be.Read(d[2], p.V, 0)
 		c.Data = append(c.Data, d)
 	}
+	// The Adam step number lives on the device (the replay driver never
+	// reads it back during an epoch): a checkpoint of a replayed run once
+	// kept the host's stale copy, and a resumed run restarted Adam's bias
+	// correction.
+	adamT := make([]int32, 1)
+	if t.plan != nil {
+		t.be.Read(adamT, t.plan.Counts, t.plan.AdamT.Off)
+	}
 	if err := t.be.Sync(); err != nil {
 		return nil, err
+	}
+	if t.plan != nil {
+		c.State.AdamT = adamT[0]
+		t.state.AdamT = adamT[0]
 	}
 	return c, nil
 }

@@ -37,9 +37,11 @@ type Plan struct {
 	// Shared marks a plan of one rank of a data-parallel group: the loss
 	// and its gradient are scaled by NSeeds/Global (see parallel.go).
 	Shared bool
-	// Reduce, when set, runs between backward and Adam (the group's
-	// gradient all-reduce); flag is the step's overflow flag or nil.
-	Reduce func(flag backend.Buffer)
+	// ReduceFlag, when set, is issued before the forward pass (the group's
+	// all-reduce of the step's overflow flag, beside the forward pass), and
+	// Reduce between backward and Adam (the gradients' all-reduce, which
+	// waits for it); flag is the step's overflow flag or nil.
+	ReduceFlag, Reduce func(flag backend.Buffer)
 	// BeforeBackward, when set, is issued between the loss and the
 	// backward pass (the replay driver puts the next step's sampling
 	// there).
@@ -127,7 +129,7 @@ func (p *Plan) Twin(ownRows bool) (*Plan, error) {
 	}
 	q.Table = p.Table
 	q.AdamT = p.AdamT
-	q.Shared, q.Reduce, q.Tight = p.Shared, p.Reduce, p.Tight
+	q.Shared, q.ReduceFlag, q.Reduce, q.Tight = p.Shared, p.ReduceFlag, p.Reduce, p.Tight
 	return q, nil
 }
 

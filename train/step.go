@@ -173,6 +173,9 @@ func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConf
 		h.Skip = adam.Skip
 		b.Hot = &h
 	}
+	if p.ReduceFlag != nil {
+		p.ReduceFlag(adam.Skip)
+	}
 	logits := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
 	loss, correct := m.Loss(b, logits)
 	if p.BeforeBackward != nil {

@@ -181,3 +181,46 @@ func TestInterruptStopsRanksAlike(t *testing.T) {
 		})
 	}
 }
+
+// TestGroupResumes: a group resumed from last.ckpt, which only rank 0
+// holds (its run directory, as under a launcher), trains the remaining
+// epoch to bitwise the losses of an uninterrupted run, in the replay and
+// the eager driver, within the deadline. Before the fix only rank 0
+// resumed: rank 1 started again from epoch 1 with its initial weights, and
+// the group waited for ever once rank 0 was done.
+func TestGroupResumes(t *testing.T) {
+	ds, cfg := tiny(t)
+	for _, replay := range []bool{true, false} {
+		t.Run(fmt.Sprintf("replay=%v", replay), func(t *testing.T) {
+			dir := t.TempDir()
+			losses := func(epochs int, rundir string, resume bool) map[[2]int]float32 {
+				ranks, _ := cpuGroup(t, 2)
+				got := map[[2]int]float32{}
+				ranks[0].Options.OnStep = func(e, s int, l float32) { got[[2]int{e, s}] = l }
+				ranks[0].Options.RunDir, ranks[0].Options.Resume = rundir, resume
+				c := cfg
+				c.Epochs = epochs
+				if err := runDeadline(t, groupDeadline, context.Background(), ds, c, ranks, replay, train.ReplayOptions{}); err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			whole := losses(3, "", false)
+			losses(2, dir, false)
+			resumed := losses(3, dir, true)
+			n := 0
+			for k, l := range resumed {
+				if k[0] != 2 {
+					t.Fatalf("the resumed run trained step %v", k)
+				}
+				if l != whole[k] {
+					t.Fatalf("epoch 3 step %d: loss %v resumed, %v uninterrupted", k[1], l, whole[k])
+				}
+				n++
+			}
+			if n == 0 {
+				t.Fatal("the resumed run trained nothing")
+			}
+		})
+	}
+}
