@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -119,5 +120,63 @@ func TestMPIExchangedFeatures(t *testing.T) {
 			t.Fatalf("%s: %v KiB live, %v KiB on the wire per gather:\n%s", mode, live, wire, out)
 		}
 		t.Logf("%s: other hosts %.1f KiB live, %.1f KiB on the wire per gather", mode, live, wire)
+	}
+}
+
+// launchDeadline is how long a launched job of tiny may take here before
+// the test calls it hung (each one trains in seconds).
+const launchDeadline = 3 * time.Minute
+
+// launchJob runs `fanout launch args...` as its own process group, killed
+// whole (mpirun and its ranks) if it outlives the deadline, and returns
+// its exit status and output.
+func launchJob(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"launch"}, args...)...)
+	cmd.Env = os.Environ() // mpiEnv set FANOUT_TEST_MAIN and mpirun's root variables
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode(), out.String()
+	case <-time.After(launchDeadline):
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+		t.Fatalf("fanout launch %s: still running after %s (killed):\n%s", strings.Join(args, " "), launchDeadline, out.String())
+	}
+	return 0, ""
+}
+
+// TestLaunchResumeEnds: two CPU processes under fanout launch resume a run
+// and exit, at the uninterrupted run's result. Only rank 0 holds the run
+// directory: before the fix only it resumed, rank 1 trained again from
+// epoch 1 with its initial weights, and once rank 0 was done the job never
+// ended (rank 1 spun in its next all-reduce).
+func TestLaunchResumeEnds(t *testing.T) {
+	mpiEnv(t)
+	dir := t.TempDir()
+	job := func(epochs int, extra ...string) string {
+		args := append([]string{"--nproc", "2", "--", "train", "--device", "cpu", "--threads", "1", "--hidden", "16", "--epochs", strconv.Itoa(epochs)}, extra...)
+		code, out := launchJob(t, args...)
+		if code != 0 {
+			t.Fatalf("fanout launch %s: exit %d\n%s", strings.Join(args, " "), code, out)
+		}
+		return out
+	}
+	whole := job(3)
+	run := filepath.Join(dir, "run")
+	job(2, "--out", run)
+	resumed := job(3, "--out", run, "--resume")
+	if got, want := result(resumed), result(whole); got != want {
+		t.Fatalf("resumed: %q; uninterrupted: %q\n%s", got, want, resumed)
+	}
+	if !strings.Contains(resumed, "resumed from") {
+		t.Fatalf("the job did not say it resumed:\n%s", resumed)
 	}
 }
