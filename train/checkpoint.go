@@ -162,39 +162,10 @@ func fileDamaged(f *os.File) bool {
 // decodeCheckpoint reads a format 1 or 2 checkpoint from r; for format 2 it
 // checks the trailing checksum and that nothing follows it.
 func decodeCheckpoint(r io.Reader) (*Checkpoint, error) {
-	magic := make([]byte, len(checkpointMagic))
-	if _, err := io.ReadFull(r, magic); err != nil {
-		return nil, errors.New("not a fanout checkpoint (too short)")
+	c, r, sum, err := decodeHeader(r)
+	if err != nil {
+		return nil, err
 	}
-	c := &Checkpoint{}
-	var sum hash.Hash32
-	switch string(magic) {
-	case checkpointMagic:
-		c.Format = 2
-		sum = crc32.New(crcTable)
-		sum.Write(magic)
-		r = io.TeeReader(r, sum)
-	case checkpointMagicV1:
-		c.Format = 1
-	default:
-		return nil, errors.New("not a fanout checkpoint (bad magic)")
-	}
-	var n uint64
-	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
-		return nil, fmt.Errorf("truncated header: %w", err)
-	}
-	if n > 1<<24 {
-		return nil, fmt.Errorf("header length %d is implausible", n)
-	}
-	hdr := make([]byte, n)
-	if _, err := io.ReadFull(r, hdr); err != nil {
-		return nil, fmt.Errorf("truncated header: %w", err)
-	}
-	format := c.Format
-	if err := json.Unmarshal(hdr, c); err != nil {
-		return nil, fmt.Errorf("header: %w", err)
-	}
-	c.Format = format
 	if err := c.readData(r); err != nil {
 		return nil, err
 	}
@@ -213,6 +184,62 @@ func decodeCheckpoint(r io.Reader) (*Checkpoint, error) {
 		return nil, fmt.Errorf("%d unexpected bytes after the checksum", k)
 	}
 	return c, nil
+}
+
+// decodeHeader reads a checkpoint's magic line and JSON header from r. It
+// returns the checkpoint without its data, the reader of what follows and,
+// for format 2, the running checksum of every byte read through it.
+func decodeHeader(r io.Reader) (*Checkpoint, io.Reader, hash.Hash32, error) {
+	magic := make([]byte, len(checkpointMagic))
+	if _, err := io.ReadFull(r, magic); err != nil {
+		return nil, nil, nil, errors.New("not a fanout checkpoint (too short)")
+	}
+	c := &Checkpoint{}
+	var sum hash.Hash32
+	switch string(magic) {
+	case checkpointMagic:
+		c.Format = 2
+		sum = crc32.New(crcTable)
+		sum.Write(magic)
+		r = io.TeeReader(r, sum)
+	case checkpointMagicV1:
+		c.Format = 1
+	default:
+		return nil, nil, nil, errors.New("not a fanout checkpoint (bad magic)")
+	}
+	var n uint64
+	if err := binary.Read(r, binary.LittleEndian, &n); err != nil {
+		return nil, nil, nil, fmt.Errorf("truncated header: %w", err)
+	}
+	if n > 1<<24 {
+		return nil, nil, nil, fmt.Errorf("header length %d is implausible", n)
+	}
+	hdr := make([]byte, n)
+	if _, err := io.ReadFull(r, hdr); err != nil {
+		return nil, nil, nil, fmt.Errorf("truncated header: %w", err)
+	}
+	format := c.Format
+	if err := json.Unmarshal(hdr, c); err != nil {
+		return nil, nil, nil, fmt.Errorf("header: %w", err)
+	}
+	c.Format = format
+	return c, r, sum, nil
+}
+
+// checkpointState reads the run state from the header of the checkpoint
+// at path, without its parameters (or checking its checksum: a caller
+// that loaded the file has checked it).
+func checkpointState(path string) (State, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return State{}, err
+	}
+	defer f.Close()
+	c, _, _, err := decodeHeader(bufio.NewReader(f))
+	if err != nil {
+		return State{}, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return c.State, nil
 }
 
 // readData reads each parameter's W, M and V as the header's shapes say.

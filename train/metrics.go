@@ -1,7 +1,9 @@
 package train
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,20 +15,58 @@ type metricsLog struct {
 }
 
 // openMetrics opens RunDir/metrics.jsonl, truncating it for a new run and
-// appending when resuming. With no RunDir it writes nothing.
+// appending when resuming. With no RunDir it writes nothing. A resumed
+// file is first made to match last.ckpt (repairMetrics).
 func openMetrics(runDir string, resume bool) (*metricsLog, error) {
 	if runDir == "" {
 		return &metricsLog{}, nil
 	}
+	path := filepath.Join(runDir, MetricsFile)
 	flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if resume {
 		flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		st, err := checkpointState(filepath.Join(runDir, LastCheckpoint))
+		if err != nil {
+			return nil, err
+		}
+		if err := repairMetrics(path, st.Epoch); err != nil {
+			return nil, err
+		}
 	}
-	f, err := os.OpenFile(filepath.Join(runDir, MetricsFile), flag, 0o644)
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	return &metricsLog{f: f}, nil
+}
+
+// repairMetrics keeps the lines of the metrics file at path that a run
+// resumed after `epochs` whole epochs continues: one line per epoch, in
+// order, none past epochs. A run killed between an epoch's line and the
+// checkpoint that covers it left a line the resumed run writes again; a
+// line cut short by the kill, and what follows it, is dropped too. The file
+// is rewritten (atomically) only when a line goes.
+func repairMetrics(path string, epochs int) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", MetricsFile, err)
+	}
+	keep, last := 0, 0
+	for rest := b; len(rest) > 0; {
+		line, tail, complete := bytes.Cut(rest, []byte("\n"))
+		var st EpochStats
+		if !complete || json.Unmarshal(line, &st) != nil || st.Epoch <= last || st.Epoch > epochs {
+			break
+		}
+		last, keep, rest = st.Epoch, keep+len(line)+1, tail
+	}
+	if keep == len(b) {
+		return nil
+	}
+	return writeFileAtomic(path, b[:keep])
 }
 
 // Write appends one epoch's record.

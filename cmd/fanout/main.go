@@ -45,7 +45,8 @@ func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := func() {}
 	if len(args) > 0 && interruptible(args[0]) {
-		stop = cancelOnSignal(cancel, os.Stderr)
+		stopSignals, stopPipes := cancelOnSignal(cancel, os.Stderr), survivePipes()
+		stop = func() { stopSignals(); stopPipes() }
 	}
 	code := run(ctx, args, os.Stdout, os.Stderr)
 	stop()
@@ -54,7 +55,7 @@ func main() {
 
 // interruptible reports whether a command watches its context: on Ctrl-C or
 // SIGTERM it finishes what it is doing, saves, and exits with 128 + the
-// signal's number. The other commands keep the default: the signal ends
+// signal's number; a closed output does not stop it. The other commands keep the default: the signal ends
 // them at once (their outputs are written atomically).
 func interruptible(command string) bool { return command == "train" || command == "launch" }
 

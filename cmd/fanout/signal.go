@@ -41,6 +41,19 @@ func cancelOnSignal(cancel context.CancelCauseFunc, stderr io.Writer) func() {
 	return func() { signal.Stop(ch) }
 }
 
+// survivePipes keeps a closed stdout or stderr (`fanout train | head -2`)
+// from ending the process: by default the first write after the reader
+// went away kills it with SIGPIPE, in the middle of a run, between a
+// checkpoint and its epoch's line in metrics.jsonl. With SIGPIPE delivered
+// to a channel such a write fails with EPIPE instead: what the closed
+// stream would have shown is lost, and the run goes on. It returns a
+// function that stops listening.
+func survivePipes() func() {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGPIPE)
+	return func() { signal.Stop(ch) }
+}
+
 // interruptStatus is the exit status of a command whose context was
 // cancelled: the signal's, or Ctrl-C's when no signal was the cause.
 func interruptStatus(ctx context.Context) exitError {

@@ -135,3 +135,41 @@ func TestSignals(t *testing.T) {
 		}
 	})
 }
+
+// TestClosedOutputDoesNotStopTraining: a run whose stdout and stderr are a
+// pipe nobody reads any more (`fanout train | head -2`) trains to its end:
+// every epoch's line in metrics.jsonl and summary.json written. SIGPIPE
+// used to kill it at its first line, or between a checkpoint and its
+// epoch's metrics line, which then lagged the checkpoint.
+func TestClosedOutputDoesNotStopTraining(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader is gone before the first line
+	cmd := exec.Command(os.Args[0], trainArgs("--out", run, "--epochs", "3")...)
+	cmd.Env = append(os.Environ(), "FANOUT_TEST_MAIN=1")
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the run did not end within 2 minutes")
+	}
+	if err != nil {
+		t.Fatalf("a run with a closed output: %v (%s)", err, cmd.ProcessState)
+	}
+	if got := epochSteps(t, run); len(got) != 3 {
+		t.Fatalf("metrics.jsonl holds %d epochs, want 3", len(got))
+	}
+	if _, err := os.Stat(filepath.Join(run, train.SummaryFile)); err != nil {
+		t.Fatal(err)
+	}
+}
