@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -106,9 +107,19 @@ func openRunDir(dir string, mode RunMode, dryRun bool) (_ *RunDir, err error) {
 	}
 	switch mode {
 	case NewRun:
-		if len(held) > 0 {
+		if len(held) > 0 && !beforeCheckpoint(dir) {
 			return nil, fmt.Errorf("run directory %s already holds a run (%s): continue it with --resume or start over with --force",
 				dir, strings.Join(held, ", "))
+		}
+		// What a run stopped before its first checkpoint left (nothing
+		// to continue from) goes; the run starts again.
+		if !dryRun {
+			for _, f := range held {
+				if err := os.Remove(filepath.Join(dir, f)); err != nil {
+					return nil, fmt.Errorf("run directory: removing what a run stopped before its first checkpoint left: %w", err)
+				}
+				r.Removed = append(r.Removed, f)
+			}
 		}
 	case ResumeRun:
 		if _, err := os.Stat(filepath.Join(dir, LastCheckpoint)); err != nil {
@@ -124,6 +135,35 @@ func openRunDir(dir string, mode RunMode, dryRun bool) (_ *RunDir, err error) {
 		}
 	}
 	return r, nil
+}
+
+// beforeCheckpoint reports whether what dir holds of a run is at most what
+// a run stopped before its first checkpoint leaves: no last.ckpt and no
+// summary.json, and at most the first epoch's line in metrics.jsonl
+// (with best.ckpt, perhaps, which an epoch writes before last.ckpt).
+// There is nothing to continue from, and nothing a new run would lose.
+func beforeCheckpoint(dir string) bool {
+	for _, f := range []string{LastCheckpoint, SummaryFile} {
+		if _, err := os.Lstat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
+			return false
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false
+	}
+	return bytes.Count(bytes.TrimSpace(b), []byte("\n")) == 0
+}
+
+// StoppedBeforeCheckpoint reports whether a run was started in dir (it has
+// the lock file) and stopped before its first checkpoint: it has no
+// last.ckpt to resume from, and a new run there loses nothing. A command
+// asked to resume such a run starts it again.
+func StoppedBeforeCheckpoint(dir string) bool {
+	if _, err := os.Lstat(filepath.Join(dir, LockFile)); err != nil {
+		return false
+	}
+	return beforeCheckpoint(dir)
 }
 
 // Close releases the lock. The lock file stays: it is only a place to lock.

@@ -38,7 +38,11 @@ func TestRunDirModes(t *testing.T) {
 	if _, err := OpenRunDir(dir, ResumeRun); err == nil || !strings.Contains(err.Error(), "has no last.ckpt") {
 		t.Errorf("resume without a checkpoint: %v", err)
 	}
-	touch(t, dir, MetricsFile, "notes.txt")
+	touch(t, dir, "notes.txt")
+	// Two epochs' lines: a run went past its first checkpoint.
+	if err := os.WriteFile(filepath.Join(dir, MetricsFile), []byte("{}\n{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, check := range []func() error{
 		func() error { return CheckRunDir(dir, NewRun) },
 		func() error { _, err := OpenRunDir(dir, NewRun); return err },
@@ -64,6 +68,52 @@ func TestRunDirModes(t *testing.T) {
 	}
 	if !exists(dir, "notes.txt") {
 		t.Error("--force removed a file that is not the run's")
+	}
+}
+
+// TestRunDirStoppedBeforeCheckpoint: a run killed before its first
+// checkpoint leaves its lock, an empty metrics.jsonl and perhaps best.ckpt.
+// A new run there starts again without --force (it was refused: "continue
+// it with --resume", while --resume found no last.ckpt), removing them;
+// StoppedBeforeCheckpoint tells a command asked to resume it to do the same.
+func TestRunDirStoppedBeforeCheckpoint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if StoppedBeforeCheckpoint(dir) {
+		t.Fatal("a missing directory: stopped before its first checkpoint")
+	}
+	r, err := OpenRunDir(dir, NewRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	touch(t, dir, BestCheckpoint)
+	if err := os.WriteFile(filepath.Join(dir, MetricsFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !StoppedBeforeCheckpoint(dir) {
+		t.Fatal("a run killed before its first checkpoint is not recognised")
+	}
+	if err := CheckRunDir(dir, NewRun); err != nil {
+		t.Fatalf("check: %v", err)
+	}
+	r, err = OpenRunDir(dir, NewRun)
+	if err != nil {
+		t.Fatalf("a new run over a run killed before its first checkpoint: %v", err)
+	}
+	r.Close()
+	slices.Sort(r.Removed)
+	if !slices.Equal(r.Removed, []string{BestCheckpoint, MetricsFile}) || exists(dir, BestCheckpoint) {
+		t.Errorf("removed %v", r.Removed)
+	}
+	for _, held := range []string{LastCheckpoint, SummaryFile} {
+		touch(t, dir, held)
+		if StoppedBeforeCheckpoint(dir) {
+			t.Errorf("a directory with %s: stopped before its first checkpoint", held)
+		}
+		if err := CheckRunDir(dir, NewRun); err == nil {
+			t.Errorf("a new run over %s: no error", held)
+		}
+		os.Remove(filepath.Join(dir, held))
 	}
 }
 

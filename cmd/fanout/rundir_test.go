@@ -97,3 +97,32 @@ func TestEvalChecksCheckpointAndData(t *testing.T) {
 	os.WriteFile(ckpt, raw, 0o644)
 	oneLineError(t, "checksum mismatch", "eval", "--checkpoint", ckpt, "--data", a, "--device", "cpu")
 }
+
+// TestRunKilledBeforeFirstCheckpoint: a run directory whose run was killed
+// before its first checkpoint (its lock and an empty metrics.jsonl) is
+// trained again by train, and by train --resume, which says why, neither
+// needing --force. Before, train said "continue it with --resume" and
+// --resume said there was no last.ckpt.
+func TestRunKilledBeforeFirstCheckpoint(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--resume"}} {
+		run := filepath.Join(t.TempDir(), "run")
+		r, err := train.OpenRunDir(run, train.NewRun)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		if err := os.WriteFile(filepath.Join(run, train.MetricsFile), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := fanout(t, trainArgs(append([]string{"--out", run}, extra...)...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", extra, code, stderr)
+		}
+		if extra != nil && !strings.Contains(stderr, "stopped before its first checkpoint; starting it from epoch 1") {
+			t.Errorf("--resume did not say it starts again:\n%s", stderr)
+		}
+		if _, err := os.Stat(filepath.Join(run, train.LastCheckpoint)); err != nil {
+			t.Errorf("%v: %v", extra, err)
+		}
+	}
+}

@@ -279,6 +279,10 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 	if err != nil {
 		return train.Options{}, err
 	}
+	if rf.resume && !rf.force && rf.out != "" && train.StoppedBeforeCheckpoint(rf.out) {
+		fmt.Fprintf(progress, "--resume: %s has no %s: its run stopped before its first checkpoint; starting it from epoch 1\n", rf.out, train.LastCheckpoint)
+		rf.resume = false
+	}
 	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress, FeatureDType: dt}
 	if isTerminal(progress) {
 		bar := newProgress(progress, "train")
