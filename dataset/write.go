@@ -1,12 +1,15 @@
 package dataset
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
 )
@@ -17,44 +20,110 @@ import (
 // existing dir must be empty or hold a fanout dataset (a valid manifest and
 // only dataset files); a dataset there is replaced: the old directory is
 // renamed aside, the new one renamed in, and the old one removed.
-func Write(dir string, d *Dataset) (err error) {
+func Write(dir string, d *Dataset) error {
+	_, err := WriteContext(context.Background(), dir, d)
+	return err
+}
+
+// WriteContext is Write that stops when ctx is done, removing what it had
+// written and returning ctx's error. It first removes the temporary
+// siblings of dir that an earlier write killed before its end left
+// (".NAME.tmp-*", and ".NAME.old-*" beside a complete dir), unless a
+// write still running holds them, and returns their names.
+func WriteContext(ctx context.Context, dir string, d *Dataset) (stale []string, err error) {
 	if d == nil {
-		return errors.New("dataset not written: nil dataset")
+		return nil, errors.New("dataset not written: nil dataset")
 	}
 	if err := d.Validate(); err != nil {
-		return fmt.Errorf("dataset not written to %s: %w", dir, err)
+		return nil, fmt.Errorf("dataset not written to %s: %w", dir, err)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	existing, err := checkTarget(abs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	parent, base := filepath.Split(abs)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
+		return nil, err
 	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-")
+	if stale, err = removeStale(parent, base); err != nil {
+		return stale, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+base+tempSuffix)
 	if err != nil {
-		return err
+		return stale, err
 	}
 	defer func() {
 		if err != nil {
 			os.RemoveAll(tmp)
 		}
 	}()
-	if err = writeFiles(tmp, d); err != nil {
-		return fmt.Errorf("writing %s: %w", dir, err)
+	// Held while this write runs: a write beside it leaves tmp alone.
+	held, err := lockDir(tmp)
+	if err != nil {
+		return stale, err
+	}
+	defer unlockDir(held)
+	if err = writeFiles(ctx, tmp, d); err != nil {
+		if ctx.Err() != nil {
+			return stale, ctx.Err()
+		}
+		return stale, fmt.Errorf("writing %s: %w", dir, err)
 	}
 	if err = os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes it 0700
-		return err
+		return stale, err
+	}
+	if err = ctx.Err(); err != nil {
+		return stale, err
 	}
 	if err = replaceDir(abs, tmp, existing); err != nil {
-		return fmt.Errorf("writing %s: %w", dir, err)
+		return stale, fmt.Errorf("writing %s: %w", dir, err)
 	}
-	return syncDir(parent)
+	return stale, syncDir(parent)
+}
+
+// Suffixes of Write's temporary siblings of a dataset directory NAME:
+// .NAME.tmp-* is being written, .NAME.old-* is the dataset it replaces.
+const (
+	tempSuffix = ".tmp-"
+	oldSuffix  = ".old-"
+)
+
+// removeStale removes parent's temporary siblings of the dataset directory
+// base that no running write holds (lockDir): the .tmp- directories, and
+// the .old- ones where base itself is there (while it is not, an .old- one
+// is the dataset a killed write was replacing, and stays). It returns their
+// names.
+func removeStale(parent, base string) ([]string, error) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return nil, err
+	}
+	_, err = os.Stat(filepath.Join(parent, base))
+	complete := err == nil
+	var removed []string
+	for _, e := range entries {
+		name := e.Name()
+		tmp := strings.HasPrefix(name, "."+base+tempSuffix)
+		if !e.IsDir() || !(tmp || (complete && strings.HasPrefix(name, "."+base+oldSuffix))) {
+			continue
+		}
+		path := filepath.Join(parent, name)
+		held, err := lockDir(path)
+		if err != nil || held == nil {
+			continue // a write holds it, or this system cannot tell
+		}
+		err = os.RemoveAll(path)
+		unlockDir(held)
+		if err != nil {
+			return removed, fmt.Errorf("removing %s, which an interrupted write left: %w", path, err)
+		}
+		removed = append(removed, name)
+	}
+	return removed, nil
 }
 
 // checkTarget reports whether dir exists with content, and fails unless it
@@ -90,7 +159,7 @@ func replaceDir(dir, tmp string, existing bool) error {
 	if err := os.Remove(dir); err == nil { // it was empty
 		return os.Rename(tmp, dir)
 	}
-	old, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+".old-")
+	old, err := os.MkdirTemp(filepath.Dir(dir), "."+filepath.Base(dir)+oldSuffix)
 	if err != nil {
 		return err
 	}
@@ -110,7 +179,7 @@ func replaceDir(dir, tmp string, existing bool) error {
 }
 
 // writeFiles writes every array and the manifest into dir, synced.
-func writeFiles(dir string, d *Dataset) error {
+func writeFiles(ctx context.Context, dir string, d *Dataset) error {
 	g := d.Graph
 	n := g.NumNodes
 	var indices any = g.Indices
@@ -131,7 +200,7 @@ func writeFiles(dir string, d *Dataset) error {
 		{TestFile, d.Test, []int64{int64(len(d.Test))}},
 	}
 	for _, a := range arrays {
-		if err := writeArray(filepath.Join(dir, a.file), a.data, a.shape); err != nil {
+		if err := writeArray(ctx, filepath.Join(dir, a.file), a.data, a.shape); err != nil {
 			return err
 		}
 	}
@@ -148,9 +217,33 @@ func writeFiles(dir string, d *Dataset) error {
 	return syncDir(dir)
 }
 
-// writeArray writes one .npy file and syncs it.
-func writeArray(path string, data any, shape []int64) error {
-	return writeSynced(path, func(f *os.File) error { return npy.Write(f, data, shape) })
+// writeArray writes one .npy file and syncs it, stopping between chunks
+// when ctx is done.
+func writeArray(ctx context.Context, path string, data any, shape []int64) error {
+	return writeSynced(path, func(f *os.File) error { return npy.Write(ctxWriter{ctx, f}, data, shape) })
+}
+
+// ctxWriter writes in chunks of at most 64 MiB and fails with ctx's error
+// once ctx is done (a features file can be tens of gigabytes).
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c ctxWriter) Write(b []byte) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		if err := c.ctx.Err(); err != nil {
+			return n, err
+		}
+		k, err := c.w.Write(b[:min(len(b), 64<<20)])
+		n += k
+		if err != nil {
+			return n, err
+		}
+		b = b[k:]
+	}
+	return n, nil
 }
 
 // writeSynced creates path, fills it with fill, fsyncs and closes it.

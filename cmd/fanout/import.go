@@ -51,32 +51,20 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := parseFeatureDType(*dtype); err != nil {
 		return err
 	}
+	if pos[0] == "ogb" && !flagSet(fs, "symmetrize") {
+		n := *name
+		if n == "" {
+			n = filepath.Base(filepath.Clean(pos[1]))
+		}
+		*sym = ogb.AddInverseEdge(n)
+	}
+	opts := npz.Options{Seed: *seed, TrainPerClass: *perClass, Valid: *nValid, Test: *nTest}
 	start := time.Now()
-	var ds *dataset.Dataset
-	switch pos[0] {
-	case "ogb":
-		if !flagSet(fs, "symmetrize") {
-			n := *name
-			if n == "" {
-				n = filepath.Base(filepath.Clean(pos[1]))
-			}
-			*sym = ogb.AddInverseEdge(n)
-		}
-		bar := newProgress(stderr, "importing")
-		ds, err = ogb.Import(pos[1], ogb.Options{Name: *name, Symmetrize: *sym, Threads: *threads, Progress: bar.update})
-		bar.done()
-	case "planetoid":
-		if *name == "" {
-			return errors.New("planetoid: --name is required (cora, citeseer or pubmed)")
-		}
-		ds, err = planetoid.Import(pos[1], *name)
-	case "npz":
-		ds, err = npz.Import(pos[1], npz.Options{Seed: *seed, TrainPerClass: *perClass, Valid: *nValid, Test: *nTest})
-		if errors.Is(err, npz.ErrSplitTooLarge) {
-			err = fmt.Errorf("%w (--train-per-class, --valid, --test)", err)
-		}
-	default:
-		return fmt.Errorf("unknown format %q: want ogb, planetoid or npz", pos[0])
+	ds, err := whileRunning(ctx, func() (*dataset.Dataset, error) {
+		return importData(pos[0], pos[1], *name, *sym, opts, *threads, stderr)
+	})
+	if ctx.Err() != nil {
+		return interruptedWrite(ctx, *out, stderr)
 	}
 	if err != nil {
 		return err
@@ -91,12 +79,35 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := dataset.Write(*out, ds); err != nil {
+	if err := writeDataset(ctx, *out, ds, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test, %s (%s)\n", ds.Name, *out,
 		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), feat, time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// importData reads the dataset of format at src.
+func importData(format, src, name string, sym bool, opts npz.Options, threads int, stderr io.Writer) (ds *dataset.Dataset, err error) {
+	switch format {
+	case "ogb":
+		bar := newProgress(stderr, "importing")
+		ds, err = ogb.Import(src, ogb.Options{Name: name, Symmetrize: sym, Threads: threads, Progress: bar.update})
+		bar.done()
+	case "planetoid":
+		if name == "" {
+			return nil, errors.New("planetoid: --name is required (cora, citeseer or pubmed)")
+		}
+		ds, err = planetoid.Import(src, name)
+	case "npz":
+		ds, err = npz.Import(src, opts)
+		if errors.Is(err, npz.ErrSplitTooLarge) {
+			err = fmt.Errorf("%w (--train-per-class, --valid, --test)", err)
+		}
+	default:
+		return nil, fmt.Errorf("unknown format %q: want ogb, planetoid or npz", format)
+	}
+	return ds, err
 }
 
 // checkSplitSizes checks import's split flags: at least 1 each, and only for

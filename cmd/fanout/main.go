@@ -34,6 +34,7 @@ func commands() []command {
 		{"eval", "evaluate a checkpoint on a dataset", runEval},
 		{"bench", "measure a preset's training epoch", runBench},
 		{"plot", "draw a run's loss and accuracy per epoch as a PNG: RUN [--out F.png]", runPlot},
+		{"simulate", "simulate a multi-device job's sampling and placement on the CPU and predict its epoch at 1 to 64 GPUs", runSimulate},
 		{"launch", "start N local processes of one job: --nproc N -- train [flags] (torchrun's variables, a fresh token)", runLaunch},
 		{"export", "write a checkpoint's parameters as safetensors under PyTorch Geometric's names: --checkpoint C OUT", runExport},
 		{"version", "print the version, the commit, the Go version and the GPU libraries found", runVersion},
@@ -45,7 +46,7 @@ func main() {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	stop := func() {}
 	if len(args) > 0 && interruptible(args[0]) {
-		stopSignals, stopPipes := cancelOnSignal(cancel, os.Stderr), survivePipes()
+		stopSignals, stopPipes := cancelOnSignal(cancel, os.Stderr, stopping(args[0])), survivePipes()
 		stop = func() { stopSignals(); stopPipes() }
 	}
 	code := run(ctx, args, os.Stdout, os.Stderr)
@@ -54,10 +55,23 @@ func main() {
 }
 
 // interruptible reports whether a command watches its context: on Ctrl-C or
-// SIGTERM it finishes what it is doing, saves, and exits with 128 + the
-// signal's number; a closed output does not stop it. The other commands keep the default: the signal ends
-// them at once (their outputs are written atomically).
-func interruptible(command string) bool { return command == "train" || command == "launch" }
+// SIGTERM train finishes its step and saves, gen and import remove what they
+// were writing, and each exits with 128 + the signal's number; a closed
+// output does not stop them. The other commands keep the default: the
+// signal ends them at once (they write their outputs atomically).
+func interruptible(command string) bool { return stopping(command) != "" }
+
+// stopping is what an interruptible command does on Ctrl-C or SIGTERM, as
+// it says then; "" for the others.
+func stopping(command string) string {
+	switch command {
+	case "train", "launch":
+		return "stopping after the current step"
+	case "gen", "import":
+		return "stopping; what was written is removed"
+	}
+	return ""
+}
 
 // errUsage marks an error whose usage text was already printed.
 var errUsage = errors.New("usage")

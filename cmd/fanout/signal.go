@@ -25,14 +25,14 @@ func signalStatus(sig os.Signal) int {
 }
 
 // cancelOnSignal cancels ctx (cause: signalled) on the first Ctrl-C or
-// SIGTERM, and exits at once, with the signal's status, on a second. It
+// SIGTERM, saying what the command does then (stopping), and exits at once, with the signal's status, on a second. It
 // returns a function that stops listening.
-func cancelOnSignal(cancel context.CancelCauseFunc, stderr io.Writer) func() {
+func cancelOnSignal(cancel context.CancelCauseFunc, stderr io.Writer, stopping string) func() {
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-ch
-		fmt.Fprintf(stderr, "\nfanout: %v: stopping after the current step (send it again to stop at once)\n", s)
+		fmt.Fprintf(stderr, "\nfanout: %v: %s (send it again to stop at once)\n", s, stopping)
 		cancel(signalled{s})
 		s = <-ch
 		fmt.Fprintf(stderr, "fanout: %v again: stopping now, without saving\n", s)
