@@ -223,6 +223,81 @@ func TestSilentRankDeclaredDead(t *testing.T) {
 	}
 }
 
+// lines is a log that hands each line to a channel.
+type lines struct {
+	mu sync.Mutex
+	ch chan string
+}
+
+func (l *lines) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		l.ch <- line
+	}
+	return len(b), nil
+}
+
+// next waits for the log's next line.
+func (l *lines) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case s := <-l.ch:
+		return s
+	case <-time.After(deadline):
+		t.Fatalf("no log line within %s", deadline)
+		return ""
+	}
+}
+
+// TestUnauthenticatedClientsBounded: before its token is checked, a client
+// that sends nothing is dropped after AuthTimeout, and one whose first
+// message outgrows MaxJoinMessage (a join with a 400 MiB token grew rank 0
+// to 917 MiB) as soon as that much is read, each with one log line; the
+// job goes on and a real rank still joins.
+func TestUnauthenticatedClientsBounded(t *testing.T) {
+	log := &lines{ch: make(chan string, 16)}
+	opt := steady
+	opt.AuthTimeout, opt.Log = 300*time.Millisecond, log
+	s := serve(t, 1, opt)
+
+	silent, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	if l := log.next(t); !strings.Contains(l, "dropped a connection from "+silent.LocalAddr().String()) || !strings.Contains(l, "no join within 300ms") {
+		t.Fatalf("log: %q", l)
+	}
+
+	join := []byte(`{"op":"join","token":"` + strings.Repeat("a", 8<<20) + `"}` + "\n")
+	big, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	go big.Write(join) // the store hangs up long before the end
+	if l := log.next(t); !strings.Contains(l, "dropped a connection from "+big.LocalAddr().String()) || !strings.Contains(l, fmt.Sprintf("larger than %d bytes", MaxJoinMessage)) {
+		t.Fatalf("log: %q", l)
+	}
+	// The store read at most the bound and a buffer and hung up.
+	big.SetReadDeadline(time.Now().Add(deadline))
+	if _, err := big.Read(make([]byte, 1)); err == nil {
+		t.Fatal("the store kept the oversized client's connection")
+	}
+
+	c, err := Join(context.Background(), s.Addr(), 0, 1, "secret", opt)
+	if err != nil {
+		t.Fatalf("a real rank after the dropped clients: %v", err)
+	}
+	c.Close()
+	select {
+	case l := <-log.ch:
+		t.Fatalf("a log line for the real rank: %q", l)
+	default:
+	}
+}
+
 func TestFromEnv(t *testing.T) {
 	for _, c := range []struct {
 		env  []string

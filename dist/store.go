@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sort"
 	"sync"
@@ -20,12 +21,26 @@ import (
 // time, fails the job: every other rank's next call returns an error naming
 // it, and Err says so at once.
 
-// Options tune the store's timeouts.
+// Options tune the store's timeouts and bounds.
 type Options struct {
 	JoinTimeout time.Duration // every rank must have joined by then (default 5 minutes)
 	Heartbeat   time.Duration // a rank pings this often (default 1 s)
 	DeadAfter   time.Duration // a silent rank is dead after this (default 10 heartbeats)
+	// AuthTimeout is how long a new connection may take to send its join
+	// (default 10 s); one that sends nothing is dropped.
+	AuthTimeout time.Duration
+	// MaxMessage bounds a joined rank's messages (default 1 MiB: the
+	// values the store carries are ids of a few hundred bytes). Before the
+	// token is checked a message may have at most MaxJoinMessage bytes.
+	MaxMessage int
+	// Log, when set, gets one line for each connection the store drops
+	// or refuses before it joins (the address, and why).
+	Log io.Writer
 }
+
+// MaxJoinMessage bounds a connection's first message, read before its
+// token is checked: a join is a few hundred bytes, a token included.
+const MaxJoinMessage = 16 << 10
 
 func (o Options) withDefaults() Options {
 	if o.JoinTimeout <= 0 {
@@ -36,6 +51,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.DeadAfter <= 0 {
 		o.DeadAfter = 10 * o.Heartbeat
+	}
+	if o.AuthTimeout <= 0 {
+		o.AuthTimeout = 10 * time.Second
+	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = 1 << 20
 	}
 	return o
 }

@@ -4,23 +4,35 @@ import (
 	"bufio"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"time"
 )
 
 // serve handles one connection: the join, then requests until it closes.
+// Until the token is checked, the connection has AuthTimeout to send its
+// join in at most MaxJoinMessage bytes, or is dropped with a log line.
 func (s *Server) serve(c net.Conn) {
-	dec := json.NewDecoder(bufio.NewReader(c))
+	r := bufio.NewReaderSize(c, 4<<10)
 	p := &peer{conn: c, enc: json.NewEncoder(c), lastSeen: time.Now()}
-	c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var m msg
-	if err := dec.Decode(&m); err != nil || m.Op != "join" {
+	c.SetReadDeadline(time.Now().Add(s.opt.AuthTimeout))
+	m, err := readMsg(r, MaxJoinMessage)
+	if err == nil && m.Op != "join" {
+		err = fmt.Errorf("its first message is %q, not a join", shortOp(m.Op))
+	}
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			err = fmt.Errorf("no join within %s", s.opt.AuthTimeout)
+		}
+		s.logf("rendezvous: dropped a connection from %s before it joined: %v", c.RemoteAddr(), err)
 		c.Close()
 		return
 	}
 	rank, err := s.admit(m, p)
 	if err != nil {
+		s.logf("rendezvous: refused a join from %s: %v", c.RemoteAddr(), err)
 		p.send(msg{Op: "err", ID: m.ID, Err: err.Error()})
 		c.Close()
 		return
@@ -28,8 +40,8 @@ func (s *Server) serve(c net.Conn) {
 	p.send(msg{Op: "ok", ID: m.ID})
 	for {
 		c.SetReadDeadline(time.Now().Add(s.opt.DeadAfter))
-		var m msg
-		if err := dec.Decode(&m); err != nil {
+		m, err := readMsg(r, s.opt.MaxMessage)
+		if err != nil {
 			s.mu.Lock()
 			if !p.bye && !s.closed {
 				s.fail(fmt.Errorf("rank %d disconnected: %v", rank, err))
@@ -43,6 +55,52 @@ func (s *Server) serve(c net.Conn) {
 		p.lastSeen = time.Now()
 		s.mu.Unlock()
 		s.handle(p, m)
+	}
+}
+
+// errTooLarge is a message past its bound; the connection is dropped
+// without reading the rest.
+type errTooLarge int
+
+func (e errTooLarge) Error() string { return fmt.Sprintf("a message larger than %d bytes", int(e)) }
+
+// readMsg reads one message, a JSON line of at most limit bytes: a longer
+// one fails as soon as limit bytes are read, so a client cannot make the
+// store hold more.
+func readMsg(r *bufio.Reader, limit int) (msg, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > limit {
+			return msg{}, errTooLarge(limit)
+		}
+		line = append(line, chunk...)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return msg{}, err
+		}
+	}
+	var m msg
+	if err := json.Unmarshal(line, &m); err != nil {
+		return msg{}, fmt.Errorf("not a message of the store: %v", err)
+	}
+	return m, nil
+}
+
+// shortOp is an op as a log line quotes it: at most 32 bytes.
+func shortOp(op string) string {
+	if len(op) > 32 {
+		return op[:32] + "..."
+	}
+	return op
+}
+
+// logf writes one line to Options.Log, when set.
+func (s *Server) logf(format string, args ...any) {
+	if s.opt.Log != nil {
+		fmt.Fprintf(s.opt.Log, format+"\n", args...)
 	}
 }
 

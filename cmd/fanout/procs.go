@@ -86,7 +86,7 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		return fmt.Errorf("several processes need NCCL: %w", err)
 	}
 	addr := net.JoinHostPort(l.MasterAddr, strconv.Itoa(l.MasterPort))
-	sopt := dist.Options{JoinTimeout: 5 * time.Minute}
+	sopt := dist.Options{JoinTimeout: 5 * time.Minute, Log: stderr}
 	if l.Rank == 0 {
 		srv, err := dist.Serve(net.JoinHostPort("", strconv.Itoa(l.MasterPort)), l.WorldSize, token, sopt)
 		if err != nil {
