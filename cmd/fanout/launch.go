@@ -53,15 +53,9 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(*port), "FANOUT_TOKEN="+hex.EncodeToString(tok))
 	}
 	if cpuJob(rest) {
-		// CPU processes reduce through MPI, whose own launcher wires them.
-		mpirun, err := exec.LookPath("mpirun")
-		if err != nil {
-			return errors.New("CPU processes reduce through MPI: mpirun not found (Debian: apt-get install openmpi-bin)")
-		}
-		args := append([]string{"-n", strconv.Itoa(*nproc), "--oversubscribe", exe}, rest...)
-		return runJob(ctx, mpirun, args, 1, func(int) []string { return os.Environ() }, stdout, stderr)
+		return runMPIJob(ctx, exe, rest, *nproc, stdout, stderr)
 	}
-	return runJob(ctx, exe, rest, *nproc, env, stdout, stderr)
+	return runJob(ctx, exe, rest, *nproc, env, rankLines(stdout, stderr))
 }
 
 // cpuJob reports whether the launched command trains on CPUs.
@@ -74,8 +68,24 @@ func cpuJob(args []string) bool {
 	return false
 }
 
+// lineSink takes each line process p of a job writes, on its stdout or
+// its stderr; runJob calls it one line at a time.
+type lineSink func(p int, line string, isErr bool)
+
+// rankLines writes each line of process r to stdout or stderr, prefixed
+// with its rank.
+func rankLines(stdout, stderr io.Writer) lineSink {
+	return func(r int, line string, isErr bool) {
+		w := stdout
+		if isErr {
+			w = stderr
+		}
+		fmt.Fprintf(w, "[rank %d] %s\n", r, line)
+	}
+}
+
 // runJob starts n processes of exe args and waits for all of them.
-func runJob(ctx context.Context, exe string, args []string, n int, env func(int) []string, stdout, stderr io.Writer) error {
+func runJob(ctx context.Context, exe string, args []string, n int, env func(int) []string, sink lineSink) error {
 	var mu sync.Mutex // one line at a time on the shared outputs
 	cmds := make([]*exec.Cmd, n)
 	wgs := make([]sync.WaitGroup, n) // each rank's output readers
@@ -91,18 +101,20 @@ func runJob(ctx context.Context, exe string, args []string, n int, env func(int)
 		}
 		cmds[r] = c
 		for _, p := range []struct {
-			r io.Reader
-			w io.Writer
-		}{{out, stdout}, {errp, stderr}} {
+			r     io.Reader
+			isErr bool
+		}{{out, false}, {errp, true}} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				sc := bufio.NewScanner(p.r)
+				sc.Buffer(nil, 1<<20)
 				for sc.Scan() {
 					mu.Lock()
-					fmt.Fprintf(p.w, "[rank %d] %s\n", r, sc.Text())
+					sink(r, sc.Text(), p.isErr)
 					mu.Unlock()
 				}
+				io.Copy(io.Discard, p.r) // a longer line: the rest, unread, must not stall the process
 			}()
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -179,4 +180,53 @@ func TestLaunchResumeEnds(t *testing.T) {
 	if !strings.Contains(resumed, "resumed from") {
 		t.Fatalf("the job did not say it resumed:\n%s", resumed)
 	}
+}
+
+// TestLaunchNamesRanks: under fanout launch's mpirun every line carries the
+// rank that wrote it (all were "[rank 0]", mpirun's), and when a rank is
+// killed the job's last line names it (it said "rank 0: exit status 137").
+func TestLaunchNamesRanks(t *testing.T) {
+	mpiEnv(t)
+	args := []string{"--nproc", "2", "--", "train", "--device", "cpu", "--threads", "1", "--hidden", "8", "--epochs", "1"}
+	code, out := launchJob(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for r := range 2 {
+		if want := regexp.MustCompile(fmt.Sprintf(`(?m)^\[rank %d\] training sage \(global batch [^)]*\) on rank %d of 2`, r, r)); !want.MatchString(out) {
+			t.Errorf("no line %q in:\n%s", want, out)
+		}
+	}
+	t.Setenv("FANOUT_TEST_KILL_RANK", "1")
+	code, out = launchJob(t, args...)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; code == 0 || last != "fanout launch: the job failed: rank 1 was killed by signal 9 (Killed)" {
+		t.Fatalf("exit %d, last line %q; want rank 1 named\n%s", code, last, out)
+	}
+}
+
+// TestLaunchAsRootSaysWhatToSet: as root without Open MPI's two variables,
+// launch says what to set in its own error, before mpirun's banner.
+func TestLaunchAsRootSaysWhatToSet(t *testing.T) {
+	env := map[string]string{}
+	get := func(k string) string { return env[k] }
+	err := mpiRootAllowed(0, get)
+	if err == nil || !strings.Contains(err.Error(), "set OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1") {
+		t.Fatalf("root without the variables: %v", err)
+	}
+	if err := mpiRootAllowed(1000, get); err != nil {
+		t.Fatalf("another user: %v", err)
+	}
+	env["OMPI_ALLOW_RUN_AS_ROOT"], env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1", "1"
+	if err := mpiRootAllowed(0, get); err != nil {
+		t.Fatalf("root with the variables: %v", err)
+	}
+	if os.Geteuid() != 0 {
+		return
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		return
+	}
+	t.Setenv("OMPI_ALLOW_RUN_AS_ROOT", "")
+	oneLineError(t, "set OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "launch", "--nproc", "2", "--", "train", "--device", "cpu")
 }
