@@ -161,13 +161,20 @@ type Summary struct {
 	Seconds      float64 `json:"seconds"`  // training wall time, evaluation excluded
 	Device       string  `json:"device"`
 	Dataset      string  `json:"dataset"`
-	Config       Config  `json:"config"`
+	// The seeds of one step on each device and over the whole group
+	// (Config.Batch), and the group's devices (1 alone).
+	DeviceBatch int    `json:"device_batch"`
+	GlobalBatch int    `json:"global_batch"`
+	Devices     int    `json:"devices"`
+	Config      Config `json:"config"`
 }
 
 // finish writes summary.json and returns the summary.
 func (t *Trainer) finish() (*Summary, error) {
 	s := &Summary{BestValidAcc: t.state.BestValid, BestEpoch: t.state.BestEpoch, TestAcc: t.state.TestAtBest,
 		Epochs: t.state.Epoch, Seconds: t.state.Seconds, Device: t.opt.Device, Dataset: t.ds.Name, Config: t.cfg}
+	_, s.Devices = t.rankSize()
+	s.DeviceBatch, s.GlobalBatch = t.batch(), t.cfg.Batch
 	if t.opt.RunDir == "" {
 		return s, nil
 	}

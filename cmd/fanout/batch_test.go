@@ -68,7 +68,7 @@ func TestBatchLargerThanSplit(t *testing.T) {
 	}{
 		{nil, "batch: the training split (141 vertices in tiny) is smaller than the default batch of 256: an epoch is one batch of 141"},
 		{[]string{"--batch", "5000"}, "batch: 5000 is larger than the training split (141 vertices in tiny): an epoch is one batch of 141"},
-		{[]string{"--devices", "2"}, "batch: the training split (141 vertices in tiny) is smaller than the default batch of 256: an epoch is one batch of 142"},
+		{[]string{"--devices", "2"}, "batch: the training split (141 vertices in tiny) is smaller than the default global batch of 512 (256 per device): an epoch is one batch of 142"},
 	} {
 		run := filepath.Join(t.TempDir(), "run")
 		args := append([]string{"train", "--data", data, "--device", "cpu", "--epochs", "2", "--out", run}, c.args...)

@@ -97,7 +97,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if !setFlags(fs)["epochs"] {
 			cfg.Epochs = 3
 		}
-		rf.fitBatch(&cfg, ds, lcm(counts), stderr)
 		if *mode == "both" {
 			return fmt.Errorf("mode: both measures one device; with --devices choose eager, replay or auto")
 		}
@@ -365,18 +364,4 @@ func printBench(w io.Writer, r benchReport) {
 		fmt.Fprintf(w, "  speed-up          %.2fx over eager (same run)\n", r.SpeedupOverEager)
 	}
 	fmt.Fprintf(w, "  loss              %.4f (mean of measured steps)\n", r.Loss)
-}
-
-// lcm is the least common multiple of counts (1 for none): a batch that
-// divides by it divides by each.
-func lcm(counts []int) int {
-	m := 1
-	for _, n := range counts {
-		a, b := m, n
-		for b != 0 {
-			a, b = b, a%b
-		}
-		m = m / a * n
-	}
-	return m
 }

@@ -70,7 +70,6 @@ func parseDeviceCounts(s string, all func() (int, error)) ([]int, error) {
 // benchDevices trains --epochs epochs data-parallel on each device count
 // and prints their epoch times and the speed-up over the first count.
 func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.Dataset, cfg train.Config, asJSON bool, stdout, stderr io.Writer) error {
-	steps := (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
 	fdt, err := rf.featureType()
 	if err != nil {
 		return err
@@ -79,10 +78,14 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		return err
 	}
 	var base float64
+	one := cfg
 	for _, n := range counts {
-		if cfg.Batch%n != 0 {
-			return fmt.Errorf("batch: %d seeds do not split evenly over %d devices", cfg.Batch, n)
+		cfg := one
+		if err := rf.groupBatch(&cfg, n, stderr); err != nil {
+			return err
 		}
+		rf.fitBatch(&cfg, ds, n, stderr)
+		steps := (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
 		r := *rf
 		r.devices = n
 		bes, colls, mode, err := openDevices(&r, stderr)

@@ -41,7 +41,7 @@ func hyperOptions() []option {
 		{"layers", "number of GNN layers", func(c *train.Config, _ *runFlags) any { return &c.Layers }},
 		{"hidden", "hidden width", func(c *train.Config, _ *runFlags) any { return &c.Hidden }},
 		{"fanouts", "`list` of neighbours per hop from the seeds, comma-separated (-1 = all, 0 = none)", func(c *train.Config, _ *runFlags) any { return &c.Fanouts }},
-		{"batch", "seed vertices per step (a batch larger than the training split takes the whole split, one batch an epoch)", func(c *train.Config, _ *runFlags) any { return &c.Batch }},
+		{"batch", "seed vertices per step, of each device with several devices or processes (the global batch is then N times larger, as in PyTorch DDP, DGL and PyG); a batch larger than the training split takes the whole split, one batch an epoch", func(c *train.Config, _ *runFlags) any { return &c.Batch }},
 		{"epochs", "training epochs", func(c *train.Config, _ *runFlags) any { return &c.Epochs }},
 		{"lr", "Adam learning `rate`", func(c *train.Config, _ *runFlags) any { return &c.LR }},
 		{"weight-decay", "L2 weight `decay`", func(c *train.Config, _ *runFlags) any { return &c.WeightDecay }},
@@ -82,7 +82,8 @@ func runOptions() []option {
 func trainOptions() []option {
 	return []option{
 		{"out", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)", func(_ *train.Config, rf *runFlags) any { return &rf.out }},
-		{"devices", "train data-parallel on N devices of one host, or all (CPU devices in one process, one per two cores for all; or GPUs 0..N-1 joined by NCCL); the global --batch must divide by N; default: one device, no group", func(_ *train.Config, rf *runFlags) any { return &rf.devicesSpec }},
+		{"global-batch", "with several devices or processes: the seed vertices of one step over the whole group, split evenly over the devices (instead of --batch per device)", func(_ *train.Config, rf *runFlags) any { return &rf.globalBatch }},
+		{"devices", "train data-parallel on N devices of one host, or all (CPU devices in one process, one per two cores for all; or GPUs 0..N-1 joined by NCCL); --batch seeds per device (--global-batch splits one batch over them); default: one device, no group", func(_ *train.Config, rf *runFlags) any { return &rf.devicesSpec }},
 		{"mode", "driver: eager (host-driven), replay (whole step captured once and replayed), hybrid (replay with the features in a GPU cache and host memory, for data larger than the GPU) or auto (replay on a GPU, hybrid when the data does not fit it, eager on the CPU)", func(_ *train.Config, rf *runFlags) any { return &rf.mode }},
 		{"gpu-memory", "hybrid: GPU memory the run may use, e.g. 20GiB, 512MiB or bytes (default: what the GPU has free)", func(_ *train.Config, rf *runFlags) any { return &rf.gpuMemory }},
 		{"cache-rows", "hybrid: feature rows in the GPU cache (-1: as many as the budget leaves; 0: every row read from host memory)", func(_ *train.Config, rf *runFlags) any { return &rf.cacheRows }},

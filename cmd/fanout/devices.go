@@ -23,8 +23,8 @@ import (
 // collective; their threads split --threads.
 func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.Options, stdout, stderr io.Writer) error {
 	n := rf.devices
-	if cfg.Batch%n != 0 {
-		return fmt.Errorf("batch: %d seeds do not split evenly over %d devices; choose a multiple of %d", cfg.Batch, n, n)
+	if err := rf.groupBatch(&cfg, n, stderr); err != nil {
+		return err
 	}
 	bes, colls, mode, err := openDevices(rf, stderr)
 	if err != nil {

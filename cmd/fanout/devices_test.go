@@ -7,15 +7,16 @@ import (
 	"testing"
 )
 
-// TestTrainDevices: --devices 2 on the CPU trains and reaches the one-device
-// test accuracy; GPUs and an uneven batch get plain errors.
+// TestTrainDevices: --devices 2 on the CPU with the one device's batch
+// split over them (--global-batch) trains and reaches the one-device test
+// accuracy; GPUs and an uneven global batch get plain errors.
 func TestTrainDevices(t *testing.T) {
 	var one, two, errb bytes.Buffer
 	if code := run(context.Background(), []string{"train", "--device", "cpu", "--epochs", "2"}, &one, &errb); code != 0 {
 		t.Fatalf("one device: exit %d: %s", code, errb.String())
 	}
 	errb.Reset()
-	if code := run(context.Background(), []string{"train", "--device", "cpu", "--devices", "2", "--epochs", "2"}, &two, &errb); code != 0 {
+	if code := run(context.Background(), []string{"train", "--device", "cpu", "--devices", "2", "--epochs", "2", "--global-batch", "256"}, &two, &errb); code != 0 {
 		t.Fatalf("two devices: exit %d: %s", code, errb.String())
 	}
 	if !strings.Contains(errb.String(), "global batch 256 = 2 x 128") {
@@ -26,7 +27,7 @@ func TestTrainDevices(t *testing.T) {
 		t.Errorf("test accuracy on 2 devices %s, on one %s", acc(two.String()), acc(one.String()))
 	}
 	for _, c := range []struct{ args, want string }{
-		{"--device cpu --devices 3 --epochs 1", "do not split evenly over 3 devices"},
+		{"--device cpu --devices 3 --epochs 1 --global-batch 256", "global-batch: 256 seeds do not split evenly over 3 devices"},
 		{"--device cuda --devices 2 --epochs 1", "devices: "},
 		{"--device cpu --devices -1", `devices: "-1", want a count of at least 1 or all`},
 	} {
@@ -60,7 +61,7 @@ func TestBenchDevices(t *testing.T) {
 // its own tiered store, and the run reaches the one-device accuracy.
 func TestTrainDevicesHybrid(t *testing.T) {
 	var out, errb, one bytes.Buffer
-	if code := run(context.Background(), strings.Fields("train --device cpu --devices 2 --mode hybrid --cache-rows 1000 --epochs 2"), &out, &errb); code != 0 {
+	if code := run(context.Background(), strings.Fields("train --device cpu --devices 2 --mode hybrid --cache-rows 1000 --epochs 2 --global-batch 256"), &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"device 0: cache 1000 rows", "device 1: cache 1000 rows"} {

@@ -41,7 +41,8 @@ func result(out string) string {
 func TestMPIMatchesOneProcess(t *testing.T) {
 	mpiEnv(t)
 	var one bytes.Buffer
-	args := []string{"train", "--device", "cpu", "--threads", "1", "--epochs", "2"}
+	// --global-batch: the processes split the one process's batch.
+	args := []string{"train", "--device", "cpu", "--threads", "1", "--epochs", "2", "--global-batch", "256"}
 	if code := run(context.Background(), args, &one, &bytes.Buffer{}); code != 0 {
 		t.Fatal("one process failed")
 	}
@@ -93,7 +94,7 @@ func TestMPIExchangedFeatures(t *testing.T) {
 	mpiEnv(t)
 	for _, mode := range []string{"eager", "replay"} {
 		var one bytes.Buffer
-		args := []string{"train", "--device", "cpu", "--threads", "1", "--epochs", "2", "--mode", mode}
+		args := []string{"train", "--device", "cpu", "--threads", "1", "--epochs", "2", "--mode", mode, "--global-batch", "256"}
 		if code := run(context.Background(), args, &one, &bytes.Buffer{}); code != 0 {
 			t.Fatal("one process failed")
 		}

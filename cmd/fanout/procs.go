@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -87,12 +88,22 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 	}
 	addr := net.JoinHostPort(l.MasterAddr, strconv.Itoa(l.MasterPort))
 	sopt := dist.Options{JoinTimeout: 5 * time.Minute, Log: stderr}
+	finished := false
 	if l.Rank == 0 {
 		srv, err := dist.Serve(net.JoinHostPort("", strconv.Itoa(l.MasterPort)), l.WorldSize, token, sopt)
 		if err != nil {
 			return err
 		}
-		defer srv.Close()
+		defer func() {
+			// After this run finished (its client gone: deferred later,
+			// it leaves first), the store stays up until every rank
+			// has left it: a rank still finishing would otherwise lose
+			// it and abort its communicator, as after a peer's death.
+			if finished {
+				srv.Drain(storeDrain)
+			}
+			srv.Close()
+		}()
 	}
 	client, err := dist.Join(ctx, addr, l.Rank, l.WorldSize, token, sopt)
 	if err != nil {
@@ -113,12 +124,7 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		return err
 	}
 	defer comm.Close()
-	go func() { // a peer that dies fails the job here instead of hanging in NCCL
-		<-client.Failed()
-		if err := client.Err(); err != nil && !strings.Contains(err.Error(), "closed") {
-			comm.Abort(err)
-		}
-	}()
+	defer abortOnFailure(client, comm)() // stops watching before comm.Close (deferred earlier, runs later)
 	desc := fmt.Sprintf("rank %d of %d (%s), %s", l.Rank, l.WorldSize, l.Launcher, gpu.Name())
 	if l.Rank != 0 {
 		opt = train.Options{FeatureDType: opt.FeatureDType}
@@ -129,8 +135,11 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		return err
 	}
 	defer ds.Close()
+	if err := rf.groupBatch(&cfg, l.WorldSize, rankZero(l, stderr)); err != nil {
+		return err
+	}
 	rf.fitBatch(&cfg, ds, l.WorldSize, rankZero(l, stderr))
-	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, replay mode\n", cfg.Model, cfg.Batch, desc)
+	fmt.Fprintf(stderr, "training %s (global batch %d = %d x %d) on %s, replay mode\n", cfg.Model, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize, desc)
 	ranks := []multigpu.Rank{{Backend: gpu, Coll: comm, Options: opt}}
 	xch, err := placeProcessFeatures(rf, l, ds, cfg, "replay", ranks, stderr)
 	if err != nil {
@@ -147,7 +156,43 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		printExchange(xch, stderr)
 		printSummary(stdout, sum)
 	}
+	finished = true
 	return nil
+}
+
+// storeDrain is how long rank 0's store waits, after rank 0 finished, for
+// the other ranks to finish and leave.
+const storeDrain = 5 * time.Minute
+
+// abortOnFailure aborts comm when the job fails (a peer died, the store is
+// gone), so that this rank does not hang in NCCL, until the returned
+// function is called: from then on, and never at the same time as it,
+// the communicator is the caller's to close.
+func abortOnFailure(client *dist.Client, comm *cuda.Comm) (stop func()) {
+	var mu sync.Mutex
+	ended := make(chan struct{})
+	go func() {
+		select {
+		case <-client.Failed():
+		case <-ended:
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-ended:
+			return
+		default:
+		}
+		if err := client.Err(); err != nil && !strings.Contains(err.Error(), "closed") {
+			comm.Abort(err)
+		}
+	}()
+	return func() {
+		mu.Lock()
+		close(ended)
+		mu.Unlock()
+	}
 }
 
 // rankZero is w on the job's rank 0 and io.Discard on the others: a note
@@ -239,8 +284,11 @@ func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config,
 		return err
 	}
 	defer ds.Close()
+	if err := rf.groupBatch(&cfg, l.WorldSize, rankZero(l, stderr)); err != nil {
+		return err
+	}
 	rf.fitBatch(&cfg, ds, l.WorldSize, rankZero(l, stderr))
-	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, %s mode\n", cfg.Model, cfg.Batch, desc, mode)
+	fmt.Fprintf(stderr, "training %s (global batch %d = %d x %d) on %s, %s mode\n", cfg.Model, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize, desc, mode)
 	ranks := []multigpu.Rank{{Backend: be, Coll: comm, Options: opt}}
 	xch, err := placeProcessFeatures(rf, l, ds, cfg, mode, ranks, stderr)
 	if err != nil {

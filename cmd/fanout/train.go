@@ -58,6 +58,7 @@ type runFlags struct {
 	cuda         cudaFlags
 	featureDType string // float32 or bfloat16; "" until resolveConfig sets the dataset's
 	batchGiven   bool   // --batch (or the config file's batch) was given: fitBatch's note says so
+	globalBatch  int    // --global-batch: the seeds of one step over the whole group (0: --batch per device)
 	// hybrid mode
 	gpuMemory string
 	cacheRows int
@@ -74,46 +75,49 @@ type runFlags struct {
 	staleness  int
 	superBatch int
 	hotRows    string
-	// defaults that depend on the device (oneGPU)
+	// defaults that depend on the device (onGPUs)
 	gpuProbed, gpu bool
 	bottomDefault  bool // --bottom-products was set by gpuBottomProducts
 }
 
 // gpuFeatureDType is the default --feature-dtype where training runs on
-// one GPU: bfloat16, which is as accurate as float32 features on every
-// accuracy test we have and halves the bytes the bottom layer reads
-// (docs/perf.md). Elsewhere it is "" (the dataset's own type): on the CPU,
-// and on several devices or processes, whose sharded and exchanged feature
-// rows are float32.
+// GPUs, one or several: bfloat16, which is as accurate as float32 features
+// on every accuracy test we have and halves the bytes the bottom layer
+// reads (docs/perf.md). Elsewhere it is "" (the dataset's own type): on
+// the CPU, and where the rows are sharded or exchanged over the devices
+// (--shard-features on or hosts), which needs float32 rows. (Under auto a
+// bfloat16 table stays whole on every device.)
 func (rf *runFlags) gpuFeatureDType() string {
-	if rf.oneGPU() {
+	if rf.onGPUs() && rf.shardFeatures != "on" && rf.shardFeatures != "hosts" {
 		return dataset.DTypeBFloat16
 	}
 	return ""
 }
 
 // gpuBottomProducts is the default --bottom-products: bfloat16 where
-// GraphSAGE trains on one GPU with TF32 products (--tf32=false asks for
-// float32-grade products) outside the hybrid mode (whose hot vertices
-// need float32 bottom rows), with an even hidden width; as accurate as
-// float32 products on every accuracy test we have and 10% faster per
-// products-sim step (docs/perf.md). Elsewhere "" (float32).
+// GraphSAGE trains on GPUs (one or several: each device runs the step a
+// lone GPU runs) with TF32 products (--tf32=false asks for float32-grade
+// products) outside the hybrid mode (whose hot vertices need float32
+// bottom rows), with an even hidden width; as accurate as float32 products
+// on every accuracy test we have and 10% faster per products-sim step
+// (docs/perf.md). Elsewhere "" (float32).
 func (rf *runFlags) gpuBottomProducts(cfg train.Config) string {
-	if cfg.Model != "sage" || cfg.Layers < 2 || cfg.Hidden%2 != 0 || !rf.cuda.tf32 || rf.mode == "hybrid" || !rf.oneGPU() {
+	if cfg.Model != "sage" || cfg.Layers < 2 || cfg.Hidden%2 != 0 || !rf.cuda.tf32 || rf.mode == "hybrid" || !rf.onGPUs() {
 		return ""
 	}
 	return "bfloat16"
 }
 
-// oneGPU reports whether training runs on one GPU: not on the CPU, not on
-// several devices or processes, and with --device auto only when a GPU is
-// there. The probe initialises the driver, so its answer is kept.
-func (rf *runFlags) oneGPU() bool {
+// onGPUs reports whether training runs on GPUs: one, several in this
+// process (--devices), or one per process under a launcher; not on the
+// CPU, and with --device auto only when a GPU is there. The probe
+// initialises the driver, so its answer is kept.
+func (rf *runFlags) onGPUs() bool {
 	if rf.gpuProbed {
 		return rf.gpu
 	}
 	rf.gpuProbed = true
-	if l, err := dist.FromEnv(os.Environ()); rf.devicesSpec != "" || rf.deviceCounts != "" || l != nil || err != nil || rf.device == "cpu" {
+	if _, err := dist.FromEnv(os.Environ()); err != nil || rf.device == "cpu" {
 		return false
 	}
 	if rf.device == "auto" {
@@ -392,10 +396,14 @@ func (rf *runFlags) fitBatch(cfg *train.Config, ds *dataset.Dataset, group int, 
 		return
 	}
 	fit := (n + group - 1) / group * group
-	if rf.batchGiven {
+	if rf.batchGiven || rf.globalBatch > 0 {
 		fmt.Fprintf(w, "batch: %d is larger than the training split (%d vertices in %s): an epoch is one batch of %d\n", cfg.Batch, n, ds.Name, fit)
 	} else {
-		fmt.Fprintf(w, "batch: the training split (%d vertices in %s) is smaller than the default batch of %d: an epoch is one batch of %d\n", n, ds.Name, cfg.Batch, fit)
+		batch := fmt.Sprintf("default batch of %d", cfg.Batch)
+		if group > 1 {
+			batch = fmt.Sprintf("default global batch of %d (%d per device)", cfg.Batch, cfg.Batch/group)
+		}
+		fmt.Fprintf(w, "batch: the training split (%d vertices in %s) is smaller than the %s: an epoch is one batch of %d\n", n, ds.Name, batch, fit)
 	}
 	cfg.Batch = fit
 }

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// groupBatch turns the batch flags into the global batch of a group of n
+// ranks (train.Config.Batch, which the trainer splits over the ranks), as
+// data-parallel trainers count it (PyTorch DDP, DGL, PyG): --batch is the
+// seeds of one step on each device, so the global batch is n times larger
+// and an epoch has about 1/n of one device's steps; --global-batch B splits
+// B over the ranks instead (the run that reproduces one device). Nothing
+// rescales the learning rate. It says what it chose, once (w).
+func (rf *runFlags) groupBatch(cfg *train.Config, n int, w io.Writer) error {
+	if rf.globalBatch < 0 {
+		return fmt.Errorf("global-batch: %d, want a positive count of seeds", rf.globalBatch)
+	}
+	if rf.globalBatch > 0 && rf.batchGiven {
+		return fmt.Errorf("batch %d and global-batch %d: give one (--batch counts the seeds of each device, --global-batch those of the whole group)", cfg.Batch, rf.globalBatch)
+	}
+	if n <= 1 {
+		if rf.globalBatch > 0 {
+			cfg.Batch = rf.globalBatch
+		}
+		return nil
+	}
+	if rf.globalBatch > 0 {
+		if rf.globalBatch%n != 0 {
+			return fmt.Errorf("global-batch: %d seeds do not split evenly over %d devices; choose a multiple of %d", rf.globalBatch, n, n)
+		}
+		cfg.Batch = rf.globalBatch
+		fmt.Fprintf(w, "batch: global batch %d split over %d devices (%d each)\n", cfg.Batch, n, cfg.Batch/n)
+		return nil
+	}
+	per := cfg.Batch
+	cfg.Batch = per * n
+	fmt.Fprintf(w, "batch: %d seeds per device x %d devices = global batch %d (an epoch has 1/%d of one device's steps; the learning rate is not rescaled; --global-batch %d would split %d over the devices)\n",
+		per, n, cfg.Batch, n, per, per)
+	return nil
+}
