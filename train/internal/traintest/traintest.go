@@ -33,7 +33,7 @@ func Tiny(t *testing.T) (*dataset.Dataset, train.Config) {
 // GPU opens device 0 on the deterministic path with the 3xTF32 products
 // (runs compare bitwise), closed at the end of the test, or skips the test
 // when there is no usable device.
-func GPU(t *testing.T) *cuda.Backend {
+func GPU(t testing.TB) *cuda.Backend {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "fanout-test-kernels-")
 	if err != nil {
