@@ -188,6 +188,49 @@ func TestDeadRankDetected(t *testing.T) {
 	}
 }
 
+// TestDrainWaitsForRanks: once rank 0 is done, Drain keeps the store up
+// until the other ranks have left it, so that a rank still finishing does
+// not lose the store and take that for a failure; it gives up after its
+// timeout.
+func TestDrainWaitsForRanks(t *testing.T) {
+	s := serve(t, 2, steady)
+	cs, errs := joinAll(t, s, 2, steady, 0, 1)
+	if errs[0] != nil || errs[1] != nil {
+		t.Fatal(errs)
+	}
+	cs[0].Close()
+	drained := make(chan bool, 1)
+	go func() { drained <- s.Drain(deadline) }()
+	waitUntil(t, s, "rank 0 leaving", func() bool { return s.joined[0] == nil })
+	select {
+	case <-drained:
+		t.Fatal("Drain returned while rank 1 was in the store")
+	default:
+	}
+	if err := cs[1].Err(); err != nil {
+		t.Fatalf("rank 1, still finishing: %v", err)
+	}
+	cs[1].Close()
+	select {
+	case ok := <-drained:
+		if !ok {
+			t.Fatal("Drain: a rank is left")
+		}
+	case <-time.After(deadline):
+		t.Fatal("Drain did not return once every rank had left")
+	}
+
+	s = serve(t, 1, steady)
+	c, err := Join(context.Background(), s.Addr(), 0, 1, "secret", steady)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if s.Drain(10 * time.Millisecond) {
+		t.Fatal("Drain: every rank left, while rank 0 is in the store")
+	}
+}
+
 // rawJoin connects to the store and joins as rank, then says nothing more
 // (no heartbeats): a process that hangs.
 func rawJoin(t *testing.T, s *Server, rank, world int) net.Conn {

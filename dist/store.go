@@ -127,6 +127,28 @@ func Serve(addr string, world int, token string, opt Options) (*Server, error) {
 // Addr is where the store listens.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
+// Drain waits until every rank that joined has left the store (said
+// goodbye and hung up), the job has failed or the store closed, or timeout
+// has passed, and reports whether every rank left. Rank 0 calls it before
+// Close once its run has finished: a rank still finishing its own would
+// otherwise see the store go away and take that for the job's failure.
+func (s *Server) Drain(timeout time.Duration) bool {
+	expired := false
+	t := time.AfterFunc(timeout, func() {
+		s.mu.Lock()
+		expired = true
+		s.mu.Unlock()
+		s.cond.Broadcast()
+	})
+	defer t.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.joined) > 0 && s.failed == nil && !s.closed && !expired {
+		s.cond.Wait()
+	}
+	return len(s.joined) == 0
+}
+
 // Close stops the store.
 func (s *Server) Close() error {
 	s.mu.Lock()

@@ -48,6 +48,7 @@ func (s *Server) serve(c net.Conn) {
 			}
 			delete(s.joined, rank)
 			s.mu.Unlock()
+			s.cond.Broadcast() // Drain waits for the ranks to leave
 			c.Close()
 			return
 		}
