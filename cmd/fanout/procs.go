@@ -135,8 +135,11 @@ func runProcesses(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.C
 		return err
 	}
 	defer ds.Close()
+	if err := rf.groupBatch(&cfg, l.WorldSize, rankZero(l, stderr)); err != nil {
+		return err
+	}
 	rf.fitBatch(&cfg, ds, l.WorldSize, rankZero(l, stderr))
-	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, replay mode\n", cfg.Model, cfg.Batch, desc)
+	fmt.Fprintf(stderr, "training %s (global batch %d = %d x %d) on %s, replay mode\n", cfg.Model, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize, desc)
 	ranks := []multigpu.Rank{{Backend: gpu, Coll: comm, Options: opt}}
 	xch, err := placeProcessFeatures(rf, l, ds, cfg, "replay", ranks, stderr)
 	if err != nil {
@@ -281,8 +284,11 @@ func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config,
 		return err
 	}
 	defer ds.Close()
+	if err := rf.groupBatch(&cfg, l.WorldSize, rankZero(l, stderr)); err != nil {
+		return err
+	}
 	rf.fitBatch(&cfg, ds, l.WorldSize, rankZero(l, stderr))
-	fmt.Fprintf(stderr, "training %s (global batch %d) on %s, %s mode\n", cfg.Model, cfg.Batch, desc, mode)
+	fmt.Fprintf(stderr, "training %s (global batch %d = %d x %d) on %s, %s mode\n", cfg.Model, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize, desc, mode)
 	ranks := []multigpu.Rank{{Backend: be, Coll: comm, Options: opt}}
 	xch, err := placeProcessFeatures(rf, l, ds, cfg, mode, ranks, stderr)
 	if err != nil {
