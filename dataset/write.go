@@ -126,6 +126,21 @@ func removeStale(parent, base string) ([]string, error) {
 	return removed, nil
 }
 
+// CheckTarget reports whether dir holds a fanout dataset, which a write
+// there replaces, and fails where dir holds anything else (a write refuses
+// it); an absent or empty dir holds none. Commands check it before work.
+func CheckTarget(dir string) (holds bool, err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false, err
+	}
+	if _, err := checkTarget(abs); err != nil {
+		return false, err
+	}
+	_, err = os.Stat(filepath.Join(abs, ManifestFile))
+	return err == nil, nil
+}
+
 // checkTarget reports whether dir exists with content, and fails unless it
 // is absent, empty or a fanout dataset.
 func checkTarget(dir string) (bool, error) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/fanout-gnn/fanout/export"
 	"github.com/fanout-gnn/fanout/train"
@@ -15,6 +16,7 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	fs := newFlags("export", stderr)
 	ckpt := fs.String("checkpoint", "", "checkpoint file (RUNDIR/best.ckpt or last.ckpt; required)")
 	format := fs.String("format", "safetensors", "output format: safetensors (PyTorch Geometric's parameter names and layouts)")
+	force := fs.Bool("force", false, "overwrite OUT if it exists")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -27,6 +29,9 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if *format != "safetensors" {
 		return fmt.Errorf("format: %q, want safetensors", *format)
+	}
+	if _, err := os.Lstat(pos[0]); err == nil && !*force {
+		return fmt.Errorf("%s exists; pass --force to overwrite it, or choose another file", pos[0])
 	}
 	ck, err := train.LoadCheckpoint(*ckpt)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -18,8 +19,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	seed := fs.Uint64("seed", 1, "generator seed")
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
 	dtype := storedDType(fs)
+	force := replaceFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--feature-dtype bfloat16]\npresets: %s\n", presetNames())
+		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--feature-dtype bfloat16] [--force]\npresets: %s\n", presetNames())
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -41,6 +43,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	p, err := rmat.Lookup(pos[0])
 	if err != nil {
+		return err
+	}
+	if err := checkOut(*out, *force); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -85,6 +90,24 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer ds.Close()
 	fmt.Fprint(stdout, ds.Info().String())
+	return nil
+}
+
+// replaceFlag is gen's and import's --force.
+func replaceFlag(fs *flag.FlagSet) *bool {
+	return fs.Bool("force", false, "replace the dataset already in --out")
+}
+
+// checkOut checks --out before any work: a dataset there is replaced only
+// with --force, and anything else there is refused.
+func checkOut(out string, force bool) error {
+	holds, err := dataset.CheckTarget(out)
+	if err != nil {
+		return err
+	}
+	if holds && !force {
+		return fmt.Errorf("%s already holds a dataset; pass --force to replace it, or choose another --out", out)
+	}
 	return nil
 }
 

@@ -27,8 +27,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
 	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1 (usual for bag-of-words features)")
 	dtype := storedDType(fs)
+	force := replaceFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       (any of them: [--feature-dtype bfloat16] [--normalize-features])")
+		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--force])")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -49,6 +50,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if _, err := parseFeatureDType(*dtype); err != nil {
+		return err
+	}
+	if err := checkOut(*out, *force); err != nil {
 		return err
 	}
 	if pos[0] == "ogb" && !flagSet(fs, "symmetrize") {

@@ -283,6 +283,9 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 	if err != nil {
 		return train.Options{}, err
 	}
+	if rf.out != "" && rf.src.data != "" && within(rf.out, rf.src.data) {
+		return train.Options{}, fmt.Errorf("--out %s is the dataset directory %s or inside it: the run's files would sit among the dataset's; choose an --out outside it", rf.out, rf.src.data)
+	}
 	if rf.resume && !rf.force && rf.out != "" && train.StoppedBeforeCheckpoint(rf.out) {
 		fmt.Fprintf(progress, "--resume: %s has no %s: its run stopped before its first checkpoint; starting it from epoch 1\n", rf.out, train.LastCheckpoint)
 		rf.resume = false
@@ -309,6 +312,22 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 		return opt, nil
 	}
 	return opt, train.CheckRunDir(rf.out, mode)
+}
+
+// within reports whether path is dir or below it, symbolic links
+// resolved where the paths exist.
+func within(path, dir string) bool {
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			p = a
+		}
+		return p
+	}
+	rel, err := filepath.Rel(real(dir), real(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // replay is the replay driver's options from the flags.
