@@ -78,6 +78,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *steps < 1 || *warmup < 0 {
 		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
 	}
+	if err := checkWritable("--plot", *plotOut); err != nil {
+		return err
+	}
 	cfg, err := resolveConfig(fs, &rf, hf)
 	if err != nil {
 		return err

@@ -37,6 +37,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *ckpt == "" {
 		return errors.New("--checkpoint FILE is required")
 	}
+	if err := checkWritables("--predictions", *preds, "--embeddings", outs.embeddings, "--logits", outs.logits, "--probabilities", outs.probabilities); err != nil {
+		return err
+	}
 	ck, err := train.LoadCheckpoint(*ckpt)
 	if err != nil {
 		return err

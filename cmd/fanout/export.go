@@ -33,6 +33,9 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if _, err := os.Lstat(pos[0]); err == nil && !*force {
 		return fmt.Errorf("%s exists; pass --force to overwrite it, or choose another file", pos[0])
 	}
+	if err := checkWritable("OUT", pos[0]); err != nil {
+		return err
+	}
 	ck, err := train.LoadCheckpoint(*ckpt)
 	if err != nil {
 		return err

@@ -28,6 +28,9 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if path == "" {
 		path = filepath.Join(pos[0], "curves.png")
 	}
+	if err := checkWritable("--out", path); err != nil {
+		return err
+	}
 	if err := report.PlotRun(r, path); err != nil {
 		return err
 	}
