@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
 )
 
 // Snapshot copies the model, its optimizer state and the run's state to
@@ -136,11 +138,31 @@ func (t *Trainer) maybeResume() error {
 	if err := t.Restore(c); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	if changed := changedSettings(c.Config, t.cfg); changed != "" {
+		t.progressf("resuming with settings the run did not have: %s\n", changed)
+	}
 	if c.Format < CheckpointFormat {
 		t.progressf("%s\n", OldFormatNote(path, c))
 	}
 	t.progressf("resumed from %s at epoch %d step %d\n", path, c.State.Epoch+1, c.State.StepInEpoch)
 	return nil
+}
+
+// changedSettings names, as "lr 0.01 (was 0.003), epochs 4 (was 2)", the
+// settings of now that differ from was, each by its flag's name. Resume
+// refuses a changed seed, batch or fanouts, and the model's shape; any
+// other change is allowed, and said.
+func changedSettings(was, now Config) string {
+	var out []string
+	a, b := reflect.ValueOf(was), reflect.ValueOf(now)
+	for i := range a.NumField() {
+		if reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+			continue
+		}
+		name, _, _ := strings.Cut(a.Type().Field(i).Tag.Get("json"), ",")
+		out = append(out, fmt.Sprintf("%s %v (was %v)", strings.ReplaceAll(name, "_", "-"), b.Field(i).Interface(), a.Field(i).Interface()))
+	}
+	return strings.Join(out, ", ")
 }
 
 // OldFormatNote says what a checkpoint in an older format lacks, or "".

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -125,4 +126,20 @@ func TestRunKilledBeforeFirstCheckpoint(t *testing.T) {
 			t.Errorf("%v: %v", extra, err)
 		}
 	}
+}
+
+// TestResumeNamesChangedSettings: a resumed run whose allowed settings
+// differ from the run's (a new --lr, more --epochs) says which, old and new
+// (it continued silently, while a changed seed, batch or fanouts is
+// refused).
+func TestResumeNamesChangedSettings(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	if code, _, stderr := fanout(t, trainArgs("--out", run)...); code != 0 {
+		t.Fatal(stderr)
+	}
+	code, _, stderr := fanout(t, append(trainArgs("--out", run, "--resume"), "--epochs", "2", "--lr", "0.05")...)
+	if code != 0 || !regexp.MustCompile(`resuming with settings the run did not have: epochs 2 \(was 1\), lr 0\.05 \(was 0\.0\d+\)\n`).MatchString(stderr) {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	oneLineError(t, "seed, batch or fanouts differ", append(trainArgs("--out", run, "--resume"), "--epochs", "3", "--seed", "7")...)
 }
