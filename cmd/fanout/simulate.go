@@ -1,0 +1,338 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/multigpu"
+	"github.com/fanout-gnn/fanout/train/multigpu/simulate"
+)
+
+// simFlags are fanout simulate's flags.
+type simFlags struct {
+	src                         source
+	hosts, devices, steps       int
+	batch, globalBatch, threads int
+	fanouts, replicate, shard   string
+	chunks, gpuMemory           string
+	noReuse, json, perRank      bool
+	predict                     bool
+	seed                        uint64
+	stepMs                      float64
+	links                       simulate.Links
+	netGbps                     float64
+	intra                       string
+	paramBytes                  int64
+	hidden                      int
+}
+
+func (f *simFlags) register(fs *flag.FlagSet) {
+	l := simulate.DefaultLinks()
+	fs.StringVar(&f.src.data, "data", "", "dataset directory (default: generate --preset in memory)")
+	fs.StringVar(&f.src.preset, "preset", "tiny", "built-in preset to generate in memory when --data is not given: "+presetNames())
+	fs.IntVar(&f.hosts, "hosts", 1, "hosts of the simulated job")
+	fs.IntVar(&f.devices, "devices", 2, "devices (GPUs) per host")
+	fs.IntVar(&f.steps, "steps", 20, "steps simulated, of every rank")
+	fs.IntVar(&f.batch, "batch", 0, "seeds per device per step (default: the preset's; the global batch is batch x devices x hosts)")
+	fs.IntVar(&f.globalBatch, "global-batch", 0, "seeds of one step over all devices, split evenly (instead of --batch per device)")
+	fs.StringVar(&f.fanouts, "fanouts", "", "neighbours per hop from the seeds, comma-separated (default: the preset's)")
+	fs.Uint64Var(&f.seed, "seed", train.Defaults().Seed, "training seed (shuffling, sampling)")
+	fs.StringVar(&f.replicate, "replicate", defaultReplicate, "lists every device copies: a fraction of all list bytes, a size (512MiB), 0, or all (the whole graph on every device)")
+	fs.StringVar(&f.shard, "shard-features", "auto", "auto (sharded as on when the float32 table does not fit --gpu-memory, else off), on (sharded over a host's devices as the topology, read from peers in place), off (the whole table on every device), hosts (spread over the job's ranks in hosts, fetched with all-to-alls) or flat (partitioned over every rank, fetched with all-to-alls)")
+	fs.StringVar(&f.gpuMemory, "gpu-memory", "80GiB", "a device's memory, for --shard-features auto")
+	fs.BoolVar(&f.noReuse, "no-feature-reuse", false, "read every row at every batch instead of keeping the rows of one batch that the next needs")
+	fs.StringVar(&f.chunks, "chunks", "replay", "how the all-to-alls' chunks are sized: replay (from 16 observed batches) or eager (grown from one row)")
+	fs.IntVar(&f.threads, "threads", 0, "ranks simulated at once (0 = all cores)")
+	fs.BoolVar(&f.json, "json", false, "print the simulation and the predictions as JSON")
+	fs.BoolVar(&f.perRank, "per-rank", false, "print every rank of every step")
+	fs.BoolVar(&f.predict, "predict", true, "simulate 1, 2, 4, 8, 2x8, 4x8 and 8x8 devices as well and predict each epoch")
+	fs.Float64Var(&f.stepMs, "step-ms", 0, "one GPU's step time at the per-device batch in ms (default: an H100's on products-sim: 0.230, 0.309, 0.436, 0.618 ms at 256, 512, 1024, 2048 seeds, interpolated)")
+	fs.Float64Var(&f.links.NVLinkGBs, "nvlink-gbs", l.NVLinkGBs, "NVLink bandwidth per GPU per direction, GB/s")
+	fs.Float64Var(&f.links.PCIeGBs, "pcie-gbs", l.PCIeGBs, "PCIe bandwidth per GPU, GB/s (with --intra pcie)")
+	fs.Float64Var(&f.netGbps, "net-gbps", 8*l.NetGBs, "network bandwidth per GPU between hosts, Gb/s")
+	fs.StringVar(&f.intra, "intra", "nvlink", "link between the GPUs of a host: nvlink or pcie")
+	fs.Float64Var(&f.links.CollectiveUs, "collective-us", l.CollectiveUs, "fixed cost of one collective within a host, µs")
+	fs.Float64Var(&f.links.NetCollectiveUs, "net-collective-us", l.NetCollectiveUs, "fixed cost of one collective across hosts, µs")
+	fs.IntVar(&f.links.Collectives, "collectives", l.Collectives, "collectives a step issues besides the features' all-to-alls (the overflow flag, the gradients)")
+	fs.Float64Var(&f.links.Overlap, "overlap", l.Overlap, "share of the step's compute that the next step's all-to-all fetch hides behind")
+	fs.Int64Var(&f.paramBytes, "param-bytes", 0, "bytes of gradients all-reduced per step (default: the GraphSAGE model's float32 parameters)")
+	fs.IntVar(&f.hidden, "hidden", 0, "hidden width, for the parameters (default: the preset's)")
+}
+
+func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f simFlags
+	fs := newFlags("simulate", stderr)
+	f.register(fs)
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := checkThreads(f.threads); err != nil {
+		return err
+	}
+	ds, base, err := simDataset(&f, stderr)
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	cfg, global, err := f.config(ds, base)
+	if err != nil {
+		return err
+	}
+	model, err := f.model(ds, base, cfg)
+	if err != nil {
+		return err
+	}
+	r := simulate.NewRunner(ds)
+	start := time.Now()
+	res, err := r.Run(cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "simulated %d steps of %d ranks in %s\n", len(res.Steps), cfg.Ranks(), time.Since(start).Round(time.Millisecond))
+	var preds []simulate.Prediction
+	if f.predict {
+		preds, err = r.Scaling(cfg, global, model, simulate.Ladder(), func(s simulate.Scale, _ *simulate.Result) {
+			fmt.Fprintf(stderr, "simulated %s devices (%s)\n", s, time.Since(start).Round(time.Millisecond))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if f.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", " ")
+		return enc.Encode(struct {
+			Simulation  *simulate.Result      `json:"simulation"`
+			Model       *simulate.Model       `json:"model"`
+			Predictions []simulate.Prediction `json:"predictions,omitempty"`
+		}{res, model, preds})
+	}
+	printSimulation(stdout, res, f.perRank)
+	if preds != nil {
+		printPredictions(stdout, res, model, preds, global)
+	}
+	return nil
+}
+
+// simDataset opens --data or generates --preset, and the training
+// configuration it implies (the preset's model and sampling).
+func simDataset(f *simFlags, stderr io.Writer) (*dataset.Dataset, train.Config, error) {
+	base := train.Defaults()
+	name := f.src.preset
+	if f.src.data != "" {
+		name = ""
+		if m, err := dataset.ReadManifest(filepath.Join(f.src.data, dataset.ManifestFile)); err == nil && strings.HasPrefix(m.Source, "rmat") {
+			name = m.Name
+		}
+	}
+	if p, err := rmat.Lookup(name); err == nil {
+		base = presetConfig(p)
+	}
+	ds, err := loadDataset(f.src, f.threads, stderr)
+	return ds, base, err
+}
+
+// config is the simulated job, and whether its batch is global.
+func (f *simFlags) config(ds *dataset.Dataset, base train.Config) (simulate.Config, bool, error) {
+	c := simulate.Config{Hosts: f.hosts, Devices: f.devices, Seed: f.seed, Steps: f.steps, Reuse: !f.noReuse,
+		Chunks: simulate.Chunks(f.chunks), Threads: f.threads, Fanouts: base.Fanouts}
+	if c.Chunks != simulate.ReplayChunks && c.Chunks != simulate.EagerChunks {
+		return c, false, fmt.Errorf("chunks: %q, want replay or eager", f.chunks)
+	}
+	n := f.hosts * f.devices
+	if n < 1 {
+		return c, false, fmt.Errorf("hosts, devices: %d x %d", f.hosts, f.devices)
+	}
+	var err error
+	if f.fanouts != "" {
+		if c.Fanouts, err = parseFanouts(f.fanouts); err != nil {
+			return c, false, fmt.Errorf("fanouts: %w", err)
+		}
+	}
+	global := f.globalBatch > 0
+	switch {
+	case global && f.batch > 0:
+		return c, false, errors.New("batch: give --batch (per device) or --global-batch, not both")
+	case global && f.globalBatch%n != 0:
+		return c, false, fmt.Errorf("global-batch: %d seeds do not split evenly over %d devices", f.globalBatch, n)
+	case global:
+		c.Batch = f.globalBatch
+	case f.batch > 0:
+		c.Batch = f.batch * n
+	default:
+		c.Batch = base.Batch * n
+	}
+	listBytes := 4 * ds.Graph.NumEdges()
+	if c.Replicate, err = replicateBytes(f.replicate, listBytes); err != nil {
+		return c, false, err
+	}
+	shard := f.shard
+	if shard == "auto" {
+		mem, err := parseSize(f.gpuMemory)
+		if err != nil {
+			return c, false, fmt.Errorf("gpu-memory: %w", err)
+		}
+		budget := dataRoom(mem) - topologyBytes(ds) - 8*ds.Graph.NumNodes
+		shard = "off"
+		if multigpu.ShardFeatures(tableSize(ds, backend.F32), []int64{budget}) {
+			shard = "on"
+		}
+	}
+	c.Features, err = simulate.ParseFeatures(shard)
+	return c, global, err
+}
+
+// model is the epoch's model for the flags.
+func (f *simFlags) model(ds *dataset.Dataset, base train.Config, c simulate.Config) (*simulate.Model, error) {
+	m := &simulate.Model{Step: simulate.H100ProductsSim(), Links: f.links, ParamBytes: f.paramBytes}
+	m.Links.NetGBs = f.netGbps / 8
+	switch f.intra {
+	case "nvlink":
+	case "pcie":
+		m.Links.IntraPCIe = true
+	default:
+		return nil, fmt.Errorf("intra: %q, want nvlink or pcie", f.intra)
+	}
+	if f.stepMs > 0 {
+		m.Step = m.Step.Scaled(c.Batch/c.Ranks(), f.stepMs)
+	}
+	if m.ParamBytes == 0 {
+		hidden := base.Hidden
+		if f.hidden > 0 {
+			hidden = f.hidden
+		}
+		m.ParamBytes = simulate.ParamBytes(ds.FeatDim, hidden, ds.NumClasses, len(c.Fanouts))
+	}
+	return m, nil
+}
+
+// printSimulation prints the job, its steps (summed over the ranks) and
+// its ranks (averaged over the steps), or every rank of every step.
+func printSimulation(w io.Writer, res *simulate.Result, perRank bool) {
+	c := res.Config
+	n := c.Ranks()
+	fmt.Fprintf(w, "%s: %d vertices, %d edges, %d features; %d host(s) x %d devices, global batch %d (%d per device), fanouts %s, seed %d\n",
+		res.Dataset, res.Vertices, res.Edges, res.FeatDim, c.Hosts, c.Devices, c.Batch, c.Batch/n, train.FormatFanouts(c.Fanouts), c.Seed)
+	fmt.Fprintf(w, "topology: %s; features: %s (reuse %v); %d steps of %d in an epoch\n",
+		topologyNote(res), c.Features, c.Reuse, len(res.Steps), res.EpochSteps)
+	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\trank\tseeds\tedges\tlists local\treplica\tpeer\tpeer KiB\trows local\treplica\tsame host\tother hosts\treused\tKiB same host\tother hosts\tchunk\tfill\timbalance\t")
+	var mean []simulate.RankStep
+	for _, st := range res.Steps {
+		var sum simulate.RankStep
+		var most int64
+		for r, rs := range st.Ranks {
+			sum = addRank(sum, rs)
+			most = max(most, rs.Edges)
+			if perRank {
+				rankLine(tw, fmt.Sprint(st.Step), fmt.Sprint(r), rs, res, 0, "", "")
+			}
+		}
+		mean = append(mean, st.Ranks...)
+		imb := float64(most) * float64(n) / float64(max(sum.Edges, 1))
+		fill := ""
+		if c.Features.Exchanged() && st.Chunk > 0 && n > 1 {
+			fill = fmt.Sprintf("%.2f", float64(sum.Rows.SameHost+sum.Rows.OtherHost)/float64(st.Chunk*st.Gathers*n*(n-1)))
+		}
+		rankLine(tw, fmt.Sprint(st.Step), "all", sum, res, st.Chunk, fill, fmt.Sprintf("%.3f", imb))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "per rank, mean over the steps:")
+	tw = tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\trank\tseeds\tedges\tlists local\treplica\tpeer\tpeer KiB\trows local\treplica\tsame host\tother hosts\treused\tKiB same host\tother hosts\t\t\t\t")
+	for r := range n {
+		var sum simulate.RankStep
+		for k := range res.Steps {
+			sum = addRank(sum, mean[k*n+r])
+		}
+		rankLine(tw, "", fmt.Sprint(r), scaleRank(sum, len(res.Steps)), res, 0, "", "")
+	}
+	tw.Flush()
+}
+
+// topologyNote describes the lists' placement.
+func topologyNote(res *simulate.Result) string {
+	c := res.Config
+	switch {
+	case c.Replicate < 0 || c.TopoRanks < 2:
+		return "the whole graph on every device"
+	}
+	return fmt.Sprintf("partitioned over %d devices, the lists of %d highest-degree vertices (%.1f MiB) on every device",
+		c.TopoRanks, res.Replicated, float64(min(c.Replicate, 4*res.Edges))/(1<<20))
+}
+
+// rankLine prints one row of figures: lists and rows by where they were
+// read, and the bytes of rows moved (read from peers in place, or asked
+// with all-to-alls: an id and a row each).
+func rankLine(w io.Writer, step, rank string, rs simulate.RankStep, res *simulate.Result, chunk int, fill, imb string) {
+	rowBytes := 4 * float64(res.FeatDim)
+	if res.Config.Features.Exchanged() {
+		rowBytes += 4
+	}
+	ch := ""
+	if chunk > 0 {
+		ch = fmt.Sprint(chunk)
+	}
+	fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.1f\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%s\t%s\t%s\t\n", step, rank, rs.Seeds, rs.Edges,
+		rs.Lists.Local, rs.Lists.Replica, rs.Lists.Remote, float64(rs.Lists.RemoteBytes)/1024,
+		rs.Rows.Local, rs.Rows.Replica, rs.Rows.SameHost, rs.Rows.OtherHost, rs.Rows.Reused,
+		float64(rs.Rows.SameHost)*rowBytes/1024, float64(rs.Rows.OtherHost)*rowBytes/1024, ch, fill, imb)
+}
+
+// addRank adds b's figures to a's.
+func addRank(a, b simulate.RankStep) simulate.RankStep {
+	a.Seeds += b.Seeds
+	a.Edges += b.Edges
+	a.Lists.Local += b.Lists.Local
+	a.Lists.Replica += b.Lists.Replica
+	a.Lists.Remote += b.Lists.Remote
+	a.Lists.RemoteBytes += b.Lists.RemoteBytes
+	a.Rows.Local += b.Rows.Local
+	a.Rows.Replica += b.Rows.Replica
+	a.Rows.SameHost += b.Rows.SameHost
+	a.Rows.OtherHost += b.Rows.OtherHost
+	a.Rows.Reused += b.Rows.Reused
+	a.Need = max(a.Need, b.Need)
+	return a
+}
+
+// scaleRank divides a sum of k ranks' figures by k (rounded down).
+func scaleRank(a simulate.RankStep, k int) simulate.RankStep {
+	d := int64(max(k, 1))
+	a.Seeds /= int(d)
+	a.Edges /= d
+	a.Lists = simulate.Lists{Local: a.Lists.Local / d, Replica: a.Lists.Replica / d, Remote: a.Lists.Remote / d, RemoteBytes: a.Lists.RemoteBytes / d}
+	a.Rows = simulate.Rows{Local: a.Rows.Local / d, Replica: a.Rows.Replica / d, SameHost: a.Rows.SameHost / d, OtherHost: a.Rows.OtherHost / d, Reused: a.Rows.Reused / d}
+	return a
+}
+
+// printPredictions prints the model's epoch at every size of the ladder.
+func printPredictions(w io.Writer, res *simulate.Result, m *simulate.Model, preds []simulate.Prediction, global bool) {
+	l := m.Links
+	batch := "per-device batch kept"
+	if global {
+		batch = fmt.Sprintf("global batch %d kept", res.Config.Batch)
+	}
+	fmt.Fprintf(w, "predicted epochs (%s; one GPU's step %.3f ms at %d seeds; links: intra-host %.0f GB/s%s, network %.0f GB/s per GPU; %d collectives a step at %.0f µs (%.0f µs across hosts); %.2f MB of gradients):\n",
+		batch, m.Step.At(float64(res.Config.Batch/res.Config.Ranks())), res.Config.Batch/res.Config.Ranks(), map[bool]float64{false: l.NVLinkGBs, true: l.PCIeGBs}[l.IntraPCIe],
+		map[bool]string{false: " NVLink", true: " PCIe"}[l.IntraPCIe], l.NetGBs, l.Collectives, l.CollectiveUs, l.NetCollectiveUs, float64(m.ParamBytes)/1e6)
+	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "devices\tbatch/dev\tsteps\tcompute ms\timbalance\tNVLink\tnetwork\tall-reduce\tstep ms\tepoch s\tspeed-up\tbound\tnext\t")
+	for _, p := range preds {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.4f\t%.2fx\t%s\t%s\t\n", simulate.Scale{Hosts: p.Hosts, Devices: p.Devices},
+			p.PerDevice, p.Steps, p.Compute, p.Imbalance, p.NVLink, p.Network, p.AllReduce, p.StepMs, p.EpochS, p.Speedup, p.Bound, p.Overhead)
+	}
+	tw.Flush()
+}
