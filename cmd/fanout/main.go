@@ -34,6 +34,7 @@ func commands() []command {
 		{"eval", "evaluate a checkpoint on a dataset", runEval},
 		{"bench", "measure a preset's training epoch", runBench},
 		{"plot", "draw a run's loss and accuracy per epoch as a PNG: RUN [--out F.png]", runPlot},
+		{"simulate", "simulate a multi-device job's sampling and placement on the CPU and predict its epoch at 1 to 64 GPUs", runSimulate},
 		{"launch", "start N local processes of one job: --nproc N -- train [flags] (torchrun's variables, a fresh token)", runLaunch},
 		{"export", "write a checkpoint's parameters as safetensors under PyTorch Geometric's names: --checkpoint C OUT", runExport},
 		{"version", "print the version, the commit, the Go version and the GPU libraries found", runVersion},
