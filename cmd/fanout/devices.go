@@ -42,6 +42,9 @@ func runDevices(ctx context.Context, rf *runFlags, cfg train.Config, opt train.O
 	}
 	defer ds.Close()
 	rf.fitBatch(&cfg, ds, n, stderr)
+	if err := checkHostMemory(bes[0], cfg, ds, n); err != nil {
+		return err
+	}
 	desc := fmt.Sprintf("%d x %s", n, bes[0].Name())
 	fmt.Fprintf(stderr, "training %s (%d layers, hidden %d, fanouts %s, global batch %d = %d x %d) on %s with %s, %s mode\n",
 		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, n, cfg.Batch/n, ds.Name, desc, mode)

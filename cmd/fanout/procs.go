@@ -288,6 +288,9 @@ func runMPI(ctx context.Context, l *dist.Launch, rf *runFlags, cfg train.Config,
 		return err
 	}
 	rf.fitBatch(&cfg, ds, l.WorldSize, rankZero(l, stderr))
+	if err := checkHostMemory(be, cfg, ds, max(l.LocalWorldSize, 1)); err != nil {
+		return err
+	}
 	fmt.Fprintf(stderr, "training %s (global batch %d = %d x %d) on %s, %s mode\n", cfg.Model, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize, desc, mode)
 	ranks := []multigpu.Rank{{Backend: be, Coll: comm, Options: opt}}
 	xch, err := placeProcessFeatures(rf, l, ds, cfg, mode, ranks, stderr)

@@ -230,6 +230,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer ds.Close()
 	rf.fitBatch(&cfg, ds, 1, stderr)
+	if err := checkHostMemory(be, cfg, ds, 1); err != nil {
+		return err
+	}
 	auto := rf.mode == "auto"
 	rf.mode = resolveMode(rf.mode, be)
 	if rf.mode == "replay" && auto && !fitsDevice(be, ds, opt.FeatureDType, stderr) {
