@@ -399,11 +399,28 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 	if err := cfg.Validate(); err != nil {
 		return cfg, err
 	}
+	if err := givenApplies(cfg, set["heads"] || fc.has("heads")); err != nil {
+		return cfg, err
+	}
 	if err := rf.check(); err != nil {
 		return cfg, err
 	}
 	rf.batchGiven = set["batch"] || fc.has("batch")
 	return cfg, nil
+}
+
+// givenApplies refuses settings the user gave that the run would ignore
+// (the configuration itself stores 0 heads for 1, as older checkpoints
+// do): --heads 0 trained with one head, and --gin-eps learn trained a
+// model without an ε.
+func givenApplies(cfg train.Config, headsGiven bool) error {
+	switch {
+	case headsGiven && cfg.Heads < 1:
+		return fmt.Errorf("heads: %d, want 1 to 1024", cfg.Heads)
+	case cfg.GINEps == "learn" && cfg.Model != "gin":
+		return fmt.Errorf("gin-eps: learn, but only gin has an ε to learn (model %s)", cfg.Model)
+	}
+	return nil
 }
 
 // fitBatch makes cfg's batch fit ds's training split: where the split is
