@@ -101,6 +101,10 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	fmt.Fprintf(stderr, "simulated %d steps of %d ranks in %s\n", len(res.Steps), cfg.Ranks(), time.Since(start).Round(time.Millisecond))
+	job, err := model.Job(res, global)
+	if err != nil {
+		return err
+	}
 	var preds []simulate.Prediction
 	if f.predict {
 		preds, err = r.Scaling(cfg, global, model, simulate.Ladder(), func(s simulate.Scale, _ *simulate.Result) {
@@ -116,13 +120,12 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return enc.Encode(struct {
 			Simulation  *simulate.Result      `json:"simulation"`
 			Model       *simulate.Model       `json:"model"`
+			Job         simulate.Prediction   `json:"job"`
 			Predictions []simulate.Prediction `json:"predictions,omitempty"`
-		}{res, model, preds})
+		}{res, model, job, preds})
 	}
 	printSimulation(stdout, res, f.perRank)
-	if preds != nil {
-		printPredictions(stdout, res, model, preds, global)
-	}
+	printPredictions(stdout, res, model, job, preds, global)
 	return nil
 }
 
@@ -319,7 +322,7 @@ func scaleRank(a simulate.RankStep, k int) simulate.RankStep {
 }
 
 // printPredictions prints the model's epoch at every size of the ladder.
-func printPredictions(w io.Writer, res *simulate.Result, m *simulate.Model, preds []simulate.Prediction, global bool) {
+func printPredictions(w io.Writer, res *simulate.Result, m *simulate.Model, job simulate.Prediction, preds []simulate.Prediction, global bool) {
 	l := m.Links
 	batch := "per-device batch kept"
 	if global {
@@ -330,8 +333,12 @@ func printPredictions(w io.Writer, res *simulate.Result, m *simulate.Model, pred
 		map[bool]string{false: " NVLink", true: " PCIe"}[l.IntraPCIe], l.NetGBs, l.Collectives, l.CollectiveUs, l.NetCollectiveUs, float64(m.ParamBytes)/1e6)
 	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "devices\tbatch/dev\tsteps\tcompute ms\timbalance\tNVLink\tnetwork\tall-reduce\tstep ms\tepoch s\tspeed-up\tbound\tnext\t")
-	for _, p := range preds {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.4f\t%.2fx\t%s\t%s\t\n", simulate.Scale{Hosts: p.Hosts, Devices: p.Devices},
+	for i, p := range append([]simulate.Prediction{job}, preds...) {
+		scale := simulate.Scale{Hosts: p.Hosts, Devices: p.Devices}.String()
+		if i == 0 {
+			scale = "this job: " + scale
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.3f\t%.4f\t%.2fx\t%s\t%s\t\n", scale,
 			p.PerDevice, p.Steps, p.Compute, p.Imbalance, p.NVLink, p.Network, p.AllReduce, p.StepMs, p.EpochS, p.Speedup, p.Bound, p.Overhead)
 	}
 	tw.Flush()

@@ -73,3 +73,22 @@ func (r *Runner) Scaling(base Config, global bool, m *Model, scales []Scale, don
 	}
 	return out, nil
 }
+
+// Job predicts the epoch of the simulated job res, with its speed-up over
+// one GPU at the same per-device batch (with global: at the global batch).
+func (m *Model) Job(res *Result, global bool) (Prediction, error) {
+	c := res.Config
+	one := c.Batch / c.Ranks()
+	if global {
+		one = c.Batch
+	}
+	ref, err := m.OneGPU(res.TrainSeeds, one)
+	if err != nil {
+		return Prediction{}, err
+	}
+	p, err := m.Predict(FiguresOf(res))
+	if err == nil {
+		p.Speedup = ref.EpochS / p.EpochS
+	}
+	return p, err
+}
