@@ -21,8 +21,11 @@ import (
 // binary started with FANOUT_TEST_MAIN=1 is fanout.
 func TestMain(m *testing.M) {
 	if os.Getenv("FANOUT_TEST_MAIN") == "1" {
-		// A rank of an MPI job that dies at once (TestLaunchNamesRanks).
+		// A rank of an MPI job that is killed (TestLaunchNamesRanks), once
+		// started: mpirun names a rank that dies within its first
+		// milliseconds only as "1 process returned a non-zero exit code".
 		if r := os.Getenv("FANOUT_TEST_KILL_RANK"); r != "" && r == os.Getenv("OMPI_COMM_WORLD_RANK") {
+			time.Sleep(300 * time.Millisecond)
 			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		main()
