@@ -26,51 +26,31 @@ package backend
 import (
 	"fmt"
 
+	"github.com/fanout-gnn/fanout/dtype"
 	"github.com/fanout-gnn/fanout/graph"
 )
 
-// DType is the element type of a Buffer.
-type DType uint8
+// DType is the element type of a Buffer (package dtype, a leaf that the
+// dataset package shares without importing the backends).
+type DType = dtype.DType
 
 // Element types.
 const (
-	F32  DType = iota + 1 // float32
-	I32                   // int32
-	I64                   // int64
-	U8                    // uint8
-	BF16                  // bfloat16, held as uint16 bit patterns (feature tables: Gather converts to float32)
+	F32  = dtype.F32  // float32
+	I32  = dtype.I32  // int32
+	I64  = dtype.I64  // int64
+	U8   = dtype.U8   // uint8
+	BF16 = dtype.BF16 // bfloat16, held as uint16 bit patterns (feature tables: Gather converts to float32)
 )
 
-// Size is the element size in bytes.
-func (d DType) Size() int {
-	switch d {
-	case F32, I32:
-		return 4
-	case I64:
-		return 8
-	case U8:
-		return 1
-	case BF16:
-		return 2
-	}
-	return 0
-}
+// ToBF16 rounds float32 values to bfloat16 (dtype.ToBF16).
+func ToBF16(src []float32) []uint16 { return dtype.ToBF16(src) }
 
-func (d DType) String() string {
-	switch d {
-	case F32:
-		return "float32"
-	case I32:
-		return "int32"
-	case I64:
-		return "int64"
-	case U8:
-		return "uint8"
-	case BF16:
-		return "bfloat16"
-	}
-	return "invalid"
-}
+// BF16Bits is one float32 rounded to bfloat16's bits (dtype.BF16Bits).
+func BF16Bits(v float32) uint16 { return dtype.BF16Bits(v) }
+
+// BF16Float is the float32 value of bfloat16 bits (dtype.BF16Float).
+func BF16Float(h uint16) float32 { return dtype.BF16Float(h) }
 
 // Buffer is a typed array in backend memory. Buffers are created by Alloc,
 // Upload or View and are owned by the backend that made them.

@@ -24,7 +24,7 @@ type Dataset struct {
 	Test       []int64
 
 	// FeaturesBF16 holds the features as bfloat16 bit patterns instead of
-	// Features ([Graph.NumNodes, FeatDim] row-major, backend.BF16Bits of the
+	// Features ([Graph.NumNodes, FeatDim] row-major, dtype.BF16Bits of the
 	// float32 values), half the bytes; nil for float32 features. One of
 	// the two is set (FeatureDType, FeatureTable: features.go).
 	FeaturesBF16 []uint16

@@ -3,7 +3,7 @@ package dataset
 import (
 	"fmt"
 
-	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dtype"
 	"github.com/fanout-gnn/fanout/internal/parallel"
 )
 
@@ -15,23 +15,23 @@ const (
 
 // ParseFeatureDType reads a features' dtype name: float32 (or "", a
 // manifest without the key) or bfloat16.
-func ParseFeatureDType(s string) (backend.DType, error) {
+func ParseFeatureDType(s string) (dtype.DType, error) {
 	switch s {
 	case "", DTypeFloat32:
-		return backend.F32, nil
+		return dtype.F32, nil
 	case DTypeBFloat16:
-		return backend.BF16, nil
+		return dtype.BF16, nil
 	}
 	return 0, fmt.Errorf("feature_dtype is %q, want %s or %s", s, DTypeFloat32, DTypeBFloat16)
 }
 
-// FeatureDType is how the features are held: backend.BF16 when
-// FeaturesBF16 is set, else backend.F32.
-func (d *Dataset) FeatureDType() backend.DType {
+// FeatureDType is how the features are held: dtype.BF16 when
+// FeaturesBF16 is set, else dtype.F32.
+func (d *Dataset) FeatureDType() dtype.DType {
 	if d.FeaturesBF16 != nil {
-		return backend.BF16
+		return dtype.BF16
 	}
-	return backend.F32
+	return dtype.F32
 }
 
 // FeatureTable is the features as held, without a copy: Features
@@ -51,7 +51,7 @@ func (d *Dataset) FeatureBytes() int64 {
 }
 
 // RoundFeatures replaces float32 features with bfloat16 ones
-// (backend.BF16Bits: round to nearest, ties to even), half the bytes; the
+// (dtype.BF16Bits: round to nearest, ties to even), half the bytes; the
 // float32 slice is dropped, not modified. Rounding is what a run with
 // --feature-dtype bfloat16 does to float32 features as it uploads them, so
 // the two hold the same numbers. Features already bfloat16 are kept.
@@ -59,7 +59,7 @@ func (d *Dataset) RoundFeatures() {
 	if d.FeaturesBF16 != nil {
 		return
 	}
-	d.Features, d.FeaturesBF16 = nil, convertAll(d.Features, backend.BF16Bits)
+	d.Features, d.FeaturesBF16 = nil, convertAll(d.Features, dtype.BF16Bits)
 }
 
 // WidenFeatures replaces bfloat16 features with their float32 values
@@ -69,7 +69,7 @@ func (d *Dataset) WidenFeatures() {
 	if d.FeaturesBF16 == nil {
 		return
 	}
-	d.Features, d.FeaturesBF16 = convertAll(d.FeaturesBF16, backend.BF16Float), nil
+	d.Features, d.FeaturesBF16 = convertAll(d.FeaturesBF16, dtype.BF16Float), nil
 }
 
 // convertAll is f of every value of src, a new slice, computed in parallel.
@@ -92,7 +92,7 @@ func CheckFeaturesBF16(feat []uint16, dim int) error {
 	return firstError(int64(len(feat)), func(lo, hi int64) error {
 		for i, h := range feat[lo:hi] {
 			if h&0x7f80 == 0x7f80 {
-				return notFinite(lo+int64(i), dim, fmt.Sprintf("%v (bfloat16 bits %#04x)", backend.BF16Float(h), h))
+				return notFinite(lo+int64(i), dim, fmt.Sprintf("%v (bfloat16 bits %#04x)", dtype.BF16Float(h), h))
 			}
 		}
 		return nil

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dtype"
 )
 
 // ringBF16 is ring(n) with its features rounded to bfloat16.
@@ -56,7 +56,7 @@ func TestManifestFeatureDType(t *testing.T) {
 // table), half the feature bytes of the float32 one, and described so.
 func TestWriteOpenBF16(t *testing.T) {
 	want := ringBF16(10)
-	if !slices.Equal(want.FeaturesBF16, backend.ToBF16(ring(10).Features)) || want.Features != nil {
+	if !slices.Equal(want.FeaturesBF16, dtype.ToBF16(ring(10).Features)) || want.Features != nil {
 		t.Fatalf("RoundFeatures: %v (float32 kept: %v)", want.FeaturesBF16, want.Features != nil)
 	}
 	dir := filepath.Join(t.TempDir(), "ds")
@@ -69,7 +69,7 @@ func TestWriteOpenBF16(t *testing.T) {
 	}
 	defer got.Close()
 	sameContent(t, got, want)
-	if got.FeatureDType() != backend.BF16 || got.Features != nil || !slices.Equal(got.FeaturesBF16, want.FeaturesBF16) {
+	if got.FeatureDType() != dtype.BF16 || got.Features != nil || !slices.Equal(got.FeaturesBF16, want.FeaturesBF16) {
 		t.Errorf("opened: dtype %v, float32 set: %v, bits %v", got.FeatureDType(), got.Features != nil, got.FeaturesBF16)
 	}
 	if b := got.FeatureBytes(); b != 60 || ring(10).FeatureBytes() != 120 {
@@ -83,12 +83,12 @@ func TestWriteOpenBF16(t *testing.T) {
 		t.Errorf("manifest:\n%s", text)
 	}
 	got.WidenFeatures()
-	if got.FeatureDType() != backend.F32 || got.FeaturesBF16 != nil {
+	if got.FeatureDType() != dtype.F32 || got.FeaturesBF16 != nil {
 		t.Fatal("WidenFeatures left bfloat16 features")
 	}
 	for i, v := range got.Features {
-		if v != backend.BF16Float(want.FeaturesBF16[i]) {
-			t.Fatalf("widened value %d: %v, want %v", i, v, backend.BF16Float(want.FeaturesBF16[i]))
+		if v != dtype.BF16Float(want.FeaturesBF16[i]) {
+			t.Fatalf("widened value %d: %v, want %v", i, v, dtype.BF16Float(want.FeaturesBF16[i]))
 		}
 	}
 }
@@ -181,7 +181,7 @@ func TestNormalizeBF16(t *testing.T) {
 	want.WidenFeatures()
 	want.NormalizeFeatures()
 	d.NormalizeFeatures()
-	if d.FeatureDType() != backend.F32 || !slices.Equal(d.Features, want.Features) {
+	if d.FeatureDType() != dtype.F32 || !slices.Equal(d.Features, want.Features) {
 		t.Fatalf("normalised bfloat16 features: dtype %v, %v; want float32 %v", d.FeatureDType(), d.Features, want.Features)
 	}
 	if d.Features[1*3] != float32(1)/2.5 {

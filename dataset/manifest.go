@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dtype"
 )
 
 // File names inside a dataset directory.
@@ -186,7 +186,7 @@ func manifestOf(d *Dataset) Manifest {
 // featureDTypeKey is the feature_dtype a manifest records for d: absent
 // for float32, so a float32 dataset's manifest is as it always was.
 func featureDTypeKey(d *Dataset) string {
-	if d.FeatureDType() == backend.BF16 {
+	if d.FeatureDType() == dtype.BF16 {
 		return DTypeBFloat16
 	}
 	return ""
