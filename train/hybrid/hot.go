@@ -9,7 +9,6 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/nn"
 	"github.com/fanout-gnn/fanout/train"
 )
@@ -206,7 +205,7 @@ func (r *rankings) hotOrder(ds *dataset.Dataset, cfg train.Config, opt Options) 
 	}
 	batches := rankingBatches(ds, cfg, opt.RankBatches)
 	L := len(cfg.Fanouts)
-	counts, err := featstore.AccessCounts(ds.Graph, batches, cfg.Fanouts[:L-1], cfg.Seed, opt.Threads)
+	counts, err := AccessCounts(ds.Graph, batches, cfg.Fanouts[:L-1], cfg.Seed, opt.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("hot vertices: ranking: %w", err)
 	}

@@ -178,7 +178,7 @@ func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Optio
 	if r != nil && r.order != nil {
 		return r.order, nil
 	}
-	order, err := featstore.RankByAccess(ds.Graph, rankingBatches(ds, cfg, opt.RankBatches), cfg.Fanouts, cfg.Seed, opt.Threads)
+	order, err := RankByAccess(ds.Graph, rankingBatches(ds, cfg, opt.RankBatches), cfg.Fanouts, cfg.Seed, opt.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: ranking the feature rows: %w", err)
 	}

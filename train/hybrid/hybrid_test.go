@@ -12,7 +12,6 @@ import (
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
@@ -52,7 +51,7 @@ func TestPlace(t *testing.T) {
 func TestRankByAccess(t *testing.T) {
 	ds, _ := tiny(t)
 	batches := [][]int32{{5, 9, 11}, {9, 40}}
-	order, err := featstore.RankByAccess(ds.Graph, batches, []int{0, 0}, 1, 1)
+	order, err := RankByAccess(ds.Graph, batches, []int{0, 0}, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@
 // topology, the tables and the step's envelope are placed, and whose other
 // rows stay in host memory that the gather kernel reads in place over PCIe,
 // inside the replayed graph. The cache holds the rows a pre-sampling pass
-// found gathered most often (featstore.RankByAccess).
+// found gathered most often (RankByAccess).
 package hybrid
 
 import (

@@ -1,4 +1,4 @@
-package featstore
+package hybrid
 
 import (
 	"cmp"
