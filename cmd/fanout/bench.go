@@ -68,7 +68,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q", pos[0])
+		return fmt.Errorf("unexpected argument %s", quoted(pos[0]))
 	}
 	if *mode != "auto" {
 		if _, err := parseModes(*mode); err != nil {
@@ -165,7 +165,7 @@ func parseModes(s string) ([]string, error) {
 	modes := strings.Split(s, ",")
 	for _, m := range modes {
 		if m != "eager" && m != "replay" {
-			return nil, fmt.Errorf("--mode %q: want eager, replay or both", s)
+			return nil, fmt.Errorf("--mode %s: want eager, replay or both", quoted(s))
 		}
 	}
 	return modes, nil

@@ -60,7 +60,7 @@ func parseDeviceCounts(s string, all func() (int, error)) ([]int, error) {
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("devices: %q, want counts such as 1,2,4 or all", s)
+			return nil, fmt.Errorf("devices: %s, want counts such as 1,2,4 or all", quoted(s))
 		}
 		out = append(out, n)
 	}

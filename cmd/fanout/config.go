@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -133,12 +134,29 @@ func (v value) String() string {
 func (v value) Set(s string) error { return parseInto(v.p, s) }
 
 // shown is a value as an error message shows it: as given, or quoted when
-// it holds anything that would break the message's one line.
+// it holds anything that would break the message's one line; at most
+// quoteLimit bytes of it either way.
 func shown(s string) string {
-	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return strconv.Quote(s)
+	if s == "" || len(s) > quoteLimit || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return quoted(s)
 	}
 	return s
+}
+
+// quoteLimit is how much of an input an error message quotes.
+const quoteLimit = 200
+
+// quoted is s as an error message quotes what it rejects: Go-quoted, and
+// at most quoteLimit bytes of it, with the length of the whole after.
+func quoted(s string) string {
+	if len(s) <= quoteLimit {
+		return strconv.Quote(s)
+	}
+	cut := quoteLimit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
 
 // parseInto parses s into the setting *p: the same rules for a flag and a
@@ -228,7 +246,7 @@ func parseFanouts(s string) ([]int, error) {
 	for _, p := range strings.Split(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil {
-			return nil, fmt.Errorf("%q is not a list of integers like 15,10,5", s)
+			return nil, fmt.Errorf("%s is not a list of integers like 15,10,5", quoted(s))
 		}
 		out = append(out, v)
 	}
@@ -300,14 +318,14 @@ func parseConfig(path string, b []byte) (*fileConfig, error) {
 		switch {
 		case known[name]:
 		case contains(commandLineOnly, name):
-			return nil, fmt.Errorf("%s: %q is not a config key; give --%s on the command line", at, name, name)
+			return nil, fmt.Errorf("%s: %s is not a config key; give --%s on the command line", at, quoted(name), name)
 		case known[strings.ReplaceAll(name, "_", "-")]:
-			return nil, fmt.Errorf("%s: unknown key %q; it is spelled %q, like the flag", at, name, strings.ReplaceAll(name, "_", "-"))
+			return nil, fmt.Errorf("%s: unknown key %s; it is spelled %s, like the flag", at, quoted(name), quoted(strings.ReplaceAll(name, "_", "-")))
 		default:
-			return nil, fmt.Errorf("%s: unknown key %q (config keys are the flag names of fanout train -h)", at, name)
+			return nil, fmt.Errorf("%s: unknown key %s (config keys are the flag names of fanout train -h)", at, quoted(name))
 		}
 		if fc.keys[name] != nil {
-			return nil, fmt.Errorf("%s: key %q given twice", at, name)
+			return nil, fmt.Errorf("%s: key %s given twice", at, quoted(name))
 		}
 		fc.keys[name] = v
 	}

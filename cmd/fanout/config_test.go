@@ -152,3 +152,24 @@ func TestTF32FigureIsTheSameEverywhere(t *testing.T) {
 		t.Errorf("train -h does not give --tf32's figure %q", figure)
 	}
 }
+
+// TestErrorsQuoteAtMost200Bytes: an error quotes at most 200 bytes of the
+// input it rejects, and says how long the input was (a pasted file in a
+// flag was echoed whole).
+func TestErrorsQuoteAtMost200Bytes(t *testing.T) {
+	long := strings.Repeat("x", 5000)
+	cfg := writeConfig(t, "hidden: "+long+"\n")
+	for _, args := range [][]string{
+		{"train", "--device", "cpu", "--mode", long},
+		{"train", "--device", long},
+		{"train", "--device", "cpu", "--fanouts", long},
+		{"train", "--device", "cpu", "--config", cfg},
+		{"import", long, "x", "--out", t.TempDir()},
+		{long},
+	} {
+		_, _, stderr := fanout(t, args...)
+		if strings.Contains(stderr, strings.Repeat("x", 201)) || !strings.Contains(stderr, "... (5000 bytes)") {
+			t.Errorf("%.40q...: stderr %.300q (%d bytes)", args, stderr, len(stderr))
+		}
+	}
+}

@@ -83,13 +83,13 @@ func openBackend(spec string, threads int, cf cudaFlags, stderr io.Writer) (back
 		if n, ok := strings.CutPrefix(spec, "cuda:"); ok {
 			d, err := strconv.Atoi(n)
 			if err != nil || d < 0 {
-				return nil, "", fmt.Errorf("--device %q: want cuda:N with N a device number", spec)
+				return nil, "", fmt.Errorf("--device %s: want cuda:N with N a device number", quoted(spec))
 			}
 			opt.Device = d
 		}
 		return openCUDA(opt)
 	}
-	return nil, "", fmt.Errorf("--device %q: want auto, cpu, cuda or cuda:N", spec)
+	return nil, "", fmt.Errorf("--device %s: want auto, cpu, cuda or cuda:N", quoted(spec))
 }
 
 // fallbackReason words why no GPU could be used; never blank.

@@ -172,7 +172,7 @@ func openDevices(rf *runFlags, stderr io.Writer) ([]backend.Backend, []backend.C
 	case "cuda":
 		return openGPUs(rf, stderr)
 	}
-	return nil, nil, "", fmt.Errorf("devices: %d devices need --device cpu or cuda (GPUs 0..%d), not %q", n, n-1, rf.device)
+	return nil, nil, "", fmt.Errorf("devices: %d devices need --device cpu or cuda (GPUs 0..%d), not %s", n, n-1, quoted(rf.device))
 }
 
 // openGPUs opens GPUs 0..N-1 and joins them with NCCL. NVLink multicast

@@ -17,7 +17,7 @@ func parseFeatureDType(s string) (backend.DType, error) {
 	case "bfloat16", "bf16":
 		return backend.BF16, nil
 	}
-	return 0, fmt.Errorf("feature-dtype: %q, want float32 or bfloat16", s)
+	return 0, fmt.Errorf("feature-dtype: %s, want float32 or bfloat16", quoted(s))
 }
 
 // storedDType registers gen's and import's --feature-dtype: how the

@@ -32,7 +32,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q", pos[0])
+		return fmt.Errorf("unexpected argument %s", quoted(pos[0]))
 	}
 	if *ckpt == "" {
 		return errors.New("--checkpoint FILE is required")

@@ -28,7 +28,7 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("want one output file after the flags (fanout export --checkpoint C OUT.safetensors), got %d arguments", len(pos))
 	}
 	if *format != "safetensors" {
-		return fmt.Errorf("format: %q, want safetensors", *format)
+		return fmt.Errorf("format: %s, want safetensors", quoted(*format))
 	}
 	if _, err := os.Lstat(pos[0]); err == nil && !*force {
 		return fmt.Errorf("%s exists; pass --force to overwrite it, or choose another file", pos[0])

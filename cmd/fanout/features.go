@@ -16,7 +16,7 @@ func checkShardFeatures(s string) error {
 	case "", "auto", "on", "off", "hosts":
 		return nil
 	}
-	return fmt.Errorf("shard-features: %q, want auto, on, off or hosts", s)
+	return fmt.Errorf("shard-features: %s, want auto, on, off or hosts", quoted(s))
 }
 
 // placeFeatures decides where the feature rows live with several devices

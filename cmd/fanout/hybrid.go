@@ -82,7 +82,7 @@ func parseSize(s string) (int64, error) {
 	}
 	v, err := strconv.ParseFloat(t, 64)
 	if err != nil || v <= 0 || v*mul > 1<<62 {
-		return 0, fmt.Errorf("gpu-memory: %q is not a size (want, e.g., 20GiB, 512MiB or a number of bytes)", s)
+		return 0, fmt.Errorf("gpu-memory: %s is not a size (want, e.g., 20GiB, 512MiB or a number of bytes)", quoted(s))
 	}
 	return int64(v * mul), nil
 }

@@ -109,7 +109,7 @@ func importData(format, src, name string, sym bool, opts npz.Options, threads in
 			err = fmt.Errorf("%w (--train-per-class, --valid, --test)", err)
 		}
 	default:
-		return nil, fmt.Errorf("unknown format %q: want ogb, planetoid or npz", format)
+		return nil, fmt.Errorf("unknown format %s: want ogb, planetoid or npz", quoted(format))
 	}
 	return ds, err
 }

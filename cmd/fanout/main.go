@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -118,7 +120,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "fanout: unknown command %q\n", args[0])
+	fmt.Fprintf(stderr, "fanout: unknown command %s\n", quoted(args[0]))
 	usage(stderr)
 	return 2
 }
@@ -176,9 +178,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 				}
 				return nil, err
 			}
-			msg := strings.Replace(err.Error(), "for flag -", "for --", 1)
-			msg = strings.Replace(msg, "not defined: -", "not defined: --", 1)
-			fmt.Fprintf(out, "%s: %s\n", fs.Name(), msg)
+			fmt.Fprintf(out, "%s: %s\n", fs.Name(), flagError(err))
 			return nil, errUsage
 		}
 		args = fs.Args()
@@ -188,6 +188,23 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
+}
+
+// badValue is the flag package's message for a value its flag refused,
+// which quotes the whole value.
+var badValue = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -(\S+): `)
+
+// flagError is a flag parse error as fanout says it: flags spelled with
+// two dashes, and at most quoteLimit bytes of a refused value.
+func flagError(err error) string {
+	msg := err.Error()
+	if m := badValue.FindStringSubmatchIndex(msg); m != nil {
+		if v, uerr := strconv.Unquote(msg[m[2]:m[3]]); uerr == nil {
+			msg = "invalid value " + quoted(v) + " for flag -" + msg[m[4]:m[5]] + ": " + msg[m[1]:]
+		}
+	}
+	msg = strings.Replace(msg, "for flag -", "for --", 1)
+	return strings.Replace(msg, "not defined: -", "not defined: --", 1)
 }
 
 // flagSet reports whether the flag name was given on the command line.

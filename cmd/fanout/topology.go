@@ -30,7 +30,7 @@ func replicateBytes(s string, listBytes int64) (int64, error) {
 	}
 	b, err := parseSize(t)
 	if err != nil {
-		return 0, fmt.Errorf("replicate: %q is not all, a fraction in [0, 1] or a size (e.g. 512MiB)", s)
+		return 0, fmt.Errorf("replicate: %s is not all, a fraction in [0, 1] or a size (e.g. 512MiB)", quoted(s))
 	}
 	return b, nil
 }

@@ -151,7 +151,7 @@ func (rf *runFlags) check() error {
 	default:
 		n, err := strconv.Atoi(rf.devicesSpec)
 		if err != nil || n < 1 {
-			return fmt.Errorf("devices: %q, want a count of at least 1 or all", rf.devicesSpec)
+			return fmt.Errorf("devices: %s, want a count of at least 1 or all", quoted(rf.devicesSpec))
 		}
 		rf.devices = n
 	}
@@ -177,14 +177,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q (flags only; see fanout train -h)", pos[0])
+		return fmt.Errorf("unexpected argument %s (flags only; see fanout train -h)", quoted(pos[0]))
 	}
 	cfg, err := resolveConfig(fs, &rf, hf)
 	if err != nil {
 		return err
 	}
 	if rf.mode != "eager" && rf.mode != "replay" && rf.mode != "auto" && rf.mode != "hybrid" {
-		return fmt.Errorf("mode: %q, want auto, eager, replay or hybrid", rf.mode)
+		return fmt.Errorf("mode: %s, want auto, eager, replay or hybrid", quoted(rf.mode))
 	}
 	if err := rf.parseHotRatio(); err != nil {
 		return err
@@ -195,7 +195,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case rf.superBatch < 1:
 		return fmt.Errorf("super-batch: %d steps; need at least 1", rf.superBatch)
 	case rf.hotRows != "inputs" && rf.hotRows != "outputs":
-		return fmt.Errorf("hot-rows: %q is neither inputs nor outputs", rf.hotRows)
+		return fmt.Errorf("hot-rows: %s is neither inputs nor outputs", quoted(rf.hotRows))
 	}
 	if rf.hotRatio != 0 && rf.mode != "hybrid" {
 		return fmt.Errorf("hot-ratio: %v asks for CPU-computed hot vertices, which only --mode hybrid has (mode %s)", rf.hotRatio, rf.mode)
@@ -520,7 +520,7 @@ func (rf *runFlags) parseHotRatio() error {
 	}
 	v, err := strconv.ParseFloat(strings.TrimSpace(rf.hotSpec), 64)
 	if err != nil || v < 0 || v > 1 {
-		return fmt.Errorf("hot-ratio: %q is neither auto nor a fraction in [0, 1]", rf.hotSpec)
+		return fmt.Errorf("hot-ratio: %s is neither auto nor a fraction in [0, 1]", quoted(rf.hotSpec))
 	}
 	rf.hotRatio = v
 	return nil

@@ -20,7 +20,7 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q", pos[0])
+		return fmt.Errorf("unexpected argument %s", quoted(pos[0]))
 	}
 	version, commit := "(unknown)", "(unknown)"
 	if bi, ok := debug.ReadBuildInfo(); ok {
