@@ -353,6 +353,7 @@ func TestFromEnv(t *testing.T) {
 		{[]string{"RANK=4", "WORLD_SIZE=4", "MASTER_ADDR=a"}, nil, "rank 4 of a world of 4"},
 		{[]string{"RANK=0", "WORLD_SIZE=2"}, nil, "MASTER_ADDR is not set"},
 		{[]string{"RANK=x", "WORLD_SIZE=2", "MASTER_ADDR=a"}, nil, `RANK="x"`},
+		{[]string{"RANK=" + strings.Repeat("x", 1000), "WORLD_SIZE=2", "MASTER_ADDR=a"}, nil, `xxx"... (1000 bytes) is not a count`},
 		{[]string{"RANK=0", "WORLD_SIZE=2", "MASTER_ADDR=a", "MASTER_PORT=99999"}, nil, "not a port"},
 		{[]string{"SLURM_PROCID=3", "SLURM_NTASKS=8", "SLURM_LOCALID=1", "SLURM_JOB_NODELIST=gpu[03-05,07]"},
 			&Launch{Launcher: "slurm", Rank: 3, WorldSize: 8, LocalRank: 1, MasterAddr: "gpu03", MasterPort: DefaultPort}, ""},

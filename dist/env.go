@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Launch is one process's place in a job.
@@ -63,7 +65,7 @@ func ints(env map[string]string, launcher string, names []string, optional map[s
 		}
 		x, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || x < 0 {
-			return nil, fmt.Errorf("%s: %s=%q is not a count", launcher, n, v)
+			return nil, fmt.Errorf("%s: %s=%s is not a count", launcher, n, quote.Quote(v))
 		}
 		out[i] = x
 	}
@@ -134,7 +136,7 @@ func fromMPI(env map[string]string) (*Launch, error) {
 func port(launcher, s string) (int, error) {
 	p, err := strconv.Atoi(strings.TrimSpace(s))
 	if err != nil || p < 1 || p > 65535 {
-		return 0, fmt.Errorf("%s: MASTER_PORT=%q is not a port", launcher, s)
+		return 0, fmt.Errorf("%s: MASTER_PORT=%s is not a port", launcher, quote.Quote(s))
 	}
 	return p, nil
 }
@@ -170,11 +172,11 @@ func FirstHost(list string) (string, error) {
 	}
 	end := strings.IndexByte(list[i:], ']')
 	if end < 0 {
-		return "", fmt.Errorf("slurm: SLURM_JOB_NODELIST=%q has an unclosed [", list)
+		return "", fmt.Errorf("slurm: SLURM_JOB_NODELIST=%s has an unclosed [", quote.Quote(list))
 	}
 	first := strings.FieldsFunc(list[i+1:i+end], func(r rune) bool { return r == ',' || r == '-' })
 	if len(first) == 0 || first[0] == "" {
-		return "", fmt.Errorf("slurm: SLURM_JOB_NODELIST=%q has an empty range", list)
+		return "", fmt.Errorf("slurm: SLURM_JOB_NODELIST=%s has an empty range", quote.Quote(list))
 	}
 	return list[:i] + first[0], nil
 }

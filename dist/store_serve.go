@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net"
 	"time"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // serve handles one connection: the join, then requests until it closes.
@@ -19,7 +21,7 @@ func (s *Server) serve(c net.Conn) {
 	c.SetReadDeadline(time.Now().Add(s.opt.AuthTimeout))
 	m, err := readMsg(r, MaxJoinMessage)
 	if err == nil && m.Op != "join" {
-		err = fmt.Errorf("its first message is %q, not a join", shortOp(m.Op))
+		err = fmt.Errorf("its first message is %s, not a join", quote.Quote(m.Op))
 	}
 	if err != nil {
 		var ne net.Error
@@ -90,14 +92,6 @@ func readMsg(r *bufio.Reader, limit int) (msg, error) {
 	return m, nil
 }
 
-// shortOp is an op as a log line quotes it: at most 32 bytes.
-func shortOp(op string) string {
-	if len(op) > 32 {
-		return op[:32] + "..."
-	}
-	return op
-}
-
 // logf writes one line to Options.Log, when set.
 func (s *Server) logf(format string, args ...any) {
 	if s.opt.Log != nil {
@@ -144,14 +138,14 @@ func (s *Server) handle(p *peer, m msg) {
 		}
 		s.mu.Unlock()
 		if dup {
-			p.send(msg{Op: "err", ID: m.ID, Err: fmt.Sprintf("key %q is set already", m.Key)})
+			p.send(msg{Op: "err", ID: m.ID, Err: fmt.Sprintf("key %s is set already", quote.Quote(m.Key))})
 			return
 		}
 		p.send(msg{Op: "ok", ID: m.ID})
 	case "get", "all":
 		go s.wait(p, m)
 	default:
-		p.send(msg{Op: "err", ID: m.ID, Err: fmt.Sprintf("unknown request %q", m.Op)})
+		p.send(msg{Op: "err", ID: m.ID, Err: fmt.Sprintf("unknown request %s", quote.Quote(m.Op))})
 	}
 }
 

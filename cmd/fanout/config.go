@@ -10,11 +10,11 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -144,20 +144,11 @@ func shown(s string) string {
 }
 
 // quoteLimit is how much of an input an error message quotes.
-const quoteLimit = 200
+const quoteLimit = quote.Limit
 
 // quoted is s as an error message quotes what it rejects: Go-quoted, and
 // at most quoteLimit bytes of it, with the length of the whole after.
-func quoted(s string) string {
-	if len(s) <= quoteLimit {
-		return strconv.Quote(s)
-	}
-	cut := quoteLimit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
-}
+func quoted(s string) string { return quote.Quote(s) }
 
 // parseInto parses s into the setting *p: the same rules for a flag and a
 // config file's scalar.
