@@ -104,10 +104,10 @@ func (s *sim) exchangeTotals(acc []featstore.ExchangeCounts, dim int) featstore.
 
 // replayChunks sizes the chunks of res's steps as the replay driver does:
 // the most rows one of the first observed batches after the first asks of
-// one peer, over the ranks, times the margin; a later step that asks more
-// grows them to its need times the margin (the driver flags it, grows,
-// captures again and runs it again: two gathers). The totals' chunk rows
-// follow.
+// one peer, over the ranks, times the margin; a later step (after the
+// first) that asks more grows them to its need times the margin (the
+// driver flags it, grows, captures again and runs it again: two gathers).
+// The totals' chunk rows follow.
 func replayChunks(res *Result) {
 	m := min(observedSteps, res.EpochSteps, len(res.Steps))
 	obs := 0
@@ -122,7 +122,10 @@ func replayChunks(res *Result) {
 	for k := range res.Steps {
 		st := &res.Steps[k]
 		st.Gathers = 1
-		if need := stepNeed(st); need > chunk {
+		// The run's first step is not grown for: the replay driver's
+		// warm-up gathers its batch eagerly before the capture, and the
+		// captured gather then finds those rows kept.
+		if need := stepNeed(st); k > 0 && need > chunk {
 			chunk = max(chunk+1, int(math.Ceil(float64(need)*margin)))
 			st.Gathers = 2
 		}

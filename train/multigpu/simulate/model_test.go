@@ -57,3 +57,24 @@ func TestStepTimes(t *testing.T) {
 		t.Errorf("ParamBytes = %d", ParamBytes(100, 256, 47, 3))
 	}
 }
+
+// TestReplayChunks: the chunks hold the most rows an observed batch after
+// the first asks of a peer, times the margin; the first step's larger ask
+// (no batch kept rows before it) grows nothing, a later one grows them.
+func TestReplayChunks(t *testing.T) {
+	res := &Result{Config: Config{Hosts: 1, Devices: 2, Margin: 1.05}, EpochSteps: 3}
+	for _, need := range []int{100, 50, 40, 60, 70} {
+		res.Steps = append(res.Steps, Step{Ranks: []RankStep{{Need: need}, {Need: need / 2}}})
+	}
+	replayChunks(res)
+	var got []int
+	for _, st := range res.Steps {
+		got = append(got, st.Chunk*10+st.Gathers)
+	}
+	want := []int{531, 531, 531, 632, 742} // 50 observed: 53; 60 asked: 63, two gathers; 70: 74
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("chunk*10+gathers %v, want %v", got, want)
+		}
+	}
+}
