@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,6 +32,7 @@ type simFlags struct {
 	predict                     bool
 	seed                        uint64
 	stepMs                      float64
+	stepTimes                   string
 	links                       simulate.Links
 	netGbps                     float64
 	intra                       string
@@ -59,6 +61,7 @@ func (f *simFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.perRank, "per-rank", false, "print every rank of every step")
 	fs.BoolVar(&f.predict, "predict", true, "simulate 1, 2, 4, 8, 2x8, 4x8 and 8x8 devices as well and predict each epoch")
 	fs.Float64Var(&f.stepMs, "step-ms", 0, "one GPU's step time at the per-device batch in ms (default: an H100's on products-sim: 0.230, 0.309, 0.436, 0.618 ms at 256, 512, 1024, 2048 seeds, interpolated)")
+	fs.StringVar(&f.stepTimes, "step-times", "", "one GPU's step times by batch instead of the H100's, as seeds:ms pairs (256:0.230,512:0.309,1024:0.436,2048:0.618); --step-ms then scales them")
 	fs.Float64Var(&f.links.NVLinkGBs, "nvlink-gbs", l.NVLinkGBs, "NVLink bandwidth per GPU per direction, GB/s")
 	fs.Float64Var(&f.links.PCIeGBs, "pcie-gbs", l.PCIeGBs, "PCIe bandwidth per GPU, GB/s (with --intra pcie)")
 	fs.Float64Var(&f.netGbps, "net-gbps", 8*l.NetGBs, "network bandwidth per GPU between hosts, Gb/s")
@@ -208,6 +211,13 @@ func (f *simFlags) model(ds *dataset.Dataset, base train.Config, c simulate.Conf
 	default:
 		return nil, fmt.Errorf("intra: %q, want nvlink or pcie", f.intra)
 	}
+	if f.stepTimes != "" {
+		t, err := parseStepTimes(f.stepTimes)
+		if err != nil {
+			return nil, err
+		}
+		m.Step = t
+	}
 	if f.stepMs > 0 {
 		m.Step = m.Step.Scaled(c.Batch/c.Ranks(), f.stepMs)
 	}
@@ -219,6 +229,21 @@ func (f *simFlags) model(ds *dataset.Dataset, base train.Config, c simulate.Conf
 		m.ParamBytes = simulate.ParamBytes(ds.FeatDim, hidden, ds.NumClasses, len(c.Fanouts))
 	}
 	return m, nil
+}
+
+// parseStepTimes reads --step-times: seeds:ms pairs, comma-separated.
+func parseStepTimes(s string) (simulate.StepTimes, error) {
+	var t simulate.StepTimes
+	for _, p := range strings.Split(s, ",") {
+		b, ms, ok := strings.Cut(strings.TrimSpace(p), ":")
+		n, err1 := strconv.Atoi(b)
+		v, err2 := strconv.ParseFloat(ms, 64)
+		if !ok || err1 != nil || err2 != nil || n < 1 || v <= 0 {
+			return t, fmt.Errorf("step-times: %q is not seeds:ms pairs like 512:0.309,1024:0.436", s)
+		}
+		t.Batch, t.Ms = append(t.Batch, n), append(t.Ms, v)
+	}
+	return t, t.Check()
 }
 
 // printSimulation prints the job, its steps (summed over the ranks) and

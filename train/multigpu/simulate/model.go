@@ -142,7 +142,7 @@ func ParamBytes(featDim, hidden, classes, layers int) int64 {
 
 // Predict is the epoch of the job f describes.
 func (m *Model) Predict(f Figures) (Prediction, error) {
-	if err := m.Step.check(); err != nil {
+	if err := m.Step.Check(); err != nil {
 		return Prediction{}, err
 	}
 	n := f.Hosts * f.Devices

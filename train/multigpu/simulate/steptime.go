@@ -19,8 +19,8 @@ func H100ProductsSim() StepTimes {
 	return StepTimes{Batch: []int{256, 512, 1024, 2048}, Ms: []float64{0.230, 0.309, 0.436, 0.618}}
 }
 
-// check rejects a table that cannot be interpolated.
-func (t StepTimes) check() error {
+// Check rejects a table that cannot be interpolated.
+func (t StepTimes) Check() error {
 	if len(t.Batch) < 2 || len(t.Batch) != len(t.Ms) || !slices.IsSorted(t.Batch) {
 		return fmt.Errorf("simulate: step times need two or more points in ascending batch, have %v and %v", t.Batch, t.Ms)
 	}
