@@ -37,6 +37,9 @@ type Dataset struct {
 	// Preprocessing lists the transforms applied to the source data, in
 	// order (Step* names, or free text).
 	Preprocessing []string
+	// IDs, when set, are the vertices' original ids (ids.go), written
+	// beside the arrays. Open leaves it nil: ReadIDs reads them.
+	IDs *NodeIDs
 
 	closers []func() error // unmap functions of an opened dataset
 }

@@ -29,7 +29,7 @@ const (
 const FormatVersion = 1
 
 // files lists every file a dataset directory holds.
-var files = []string{ManifestFile, IndptrFile, IndicesFile, FeatFile, LabelFile, TrainFile, ValidFile, TestFile}
+var files = []string{ManifestFile, IndptrFile, IndicesFile, FeatFile, LabelFile, TrainFile, ValidFile, TestFile, IDsFile, IDNamesFile}
 
 // Manifest is the content of manifest.yaml: what the arrays must hold.
 type Manifest struct {
@@ -51,6 +51,9 @@ type Manifest struct {
 	// FeatureDType is how feat.npy holds the features: float32 (<f4; also
 	// when absent) or bfloat16 (<u2 bit patterns: numpy has no bfloat16).
 	FeatureDType string `yaml:"feature_dtype,omitempty"`
+	// NodeIDs names the file of the vertices' original ids (ids.go):
+	// ids.npy or ids.txt; absent where the vertices have no other ids.
+	NodeIDs string `yaml:"node_ids,omitempty"`
 }
 
 // maxManifestBytes bounds what ReadManifest accepts.
@@ -123,6 +126,9 @@ func (m Manifest) check() error {
 	if _, err := ParseFeatureDType(m.FeatureDType); err != nil {
 		return err
 	}
+	if err := checkNodeIDsKey(m.NodeIDs); err != nil {
+		return err
+	}
 	if m.FeatDim == 0 {
 		return errors.New("feat_dim is 0 or missing")
 	}
@@ -180,6 +186,7 @@ func manifestOf(d *Dataset) Manifest {
 		NumTest:       int64(len(d.Test)),
 		Preprocessing: d.Preprocessing,
 		FeatureDType:  featureDTypeKey(d),
+		NodeIDs:       nodeIDsKey(d),
 	}
 }
 

@@ -64,6 +64,9 @@ func (d *Dataset) Validate() error {
 	if len(d.Train) == 0 {
 		return fileErr(TrainFile, "the train split is empty")
 	}
+	if err := d.validateIDs(); err != nil {
+		return err
+	}
 	seen := make([]uint64, (n+63)/64)
 	for _, s := range []struct {
 		file string

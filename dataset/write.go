@@ -219,6 +219,9 @@ func writeFiles(ctx context.Context, dir string, d *Dataset) error {
 			return err
 		}
 	}
+	if err := writeIDs(dir, d); err != nil {
+		return err
+	}
 	text, err := manifestOf(d).marshal()
 	if err != nil {
 		return err
