@@ -1,0 +1,87 @@
+package edgelist
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Expand turns the edge files given, paths or glob patterns (*, ?, [...]),
+// into the list of files, each pattern's matches sorted; a pattern that
+// matches nothing is an error.
+func Expand(args []string) ([]string, error) {
+	var files []string
+	for _, a := range args {
+		if !strings.ContainsAny(a, "*?[") {
+			files = append(files, a)
+			continue
+		}
+		m, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s matches no file", a)
+		}
+		slices.Sort(m)
+		files = append(files, m...)
+	}
+	if len(files) == 0 {
+		return nil, errors.New("no edge files")
+	}
+	return files, nil
+}
+
+// edges are the edge list's endpoints as dense vertex ids: edge i runs
+// from src[i] to dst[i].
+type edges struct {
+	src, dst []int32
+}
+
+// readEdges appends the edges of one file, looking their ids up in ids.
+func (e *edges) read(file string, o Options, ids *idMap) (err error) {
+	t, err := openTable(file)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, t.close()) }()
+	src, err := column(t, o.Src, "--src")
+	if err != nil {
+		return err
+	}
+	dst, err := column(t, o.Dst, "--dst")
+	if err != nil {
+		return err
+	}
+	for {
+		ok, err := t.next()
+		if err != nil || !ok {
+			return err
+		}
+		u, err := endpoint(t, src, ids, o.Nodes)
+		if err != nil {
+			return err
+		}
+		v, err := endpoint(t, dst, ids, o.Nodes)
+		if err != nil {
+			return err
+		}
+		e.src = append(e.src, u)
+		e.dst = append(e.dst, v)
+	}
+}
+
+// endpoint looks up the vertex of column c of the current row.
+func endpoint(t table, c int, ids *idMap, nodes string) (int32, error) {
+	s, ok := t.text(c)
+	if !ok {
+		return 0, t.errorAt(c, errNull)
+	}
+	v, ok := ids.lookup(s)
+	if !ok {
+		return 0, t.errorAt(c, fmt.Errorf("id %q is not in the node table %s", s, nodes))
+	}
+	return v, nil
+}
