@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/edgelist"
+	"github.com/fanout-gnn/fanout/dataset/npz"
+)
+
+// importEdgesUsage is the usage line of `fanout import edges`.
+const importEdgesUsage = `usage: fanout import edges FILE|GLOB... --nodes FILE --out DIR [--src COL] [--dst COL] [--id COL] [--label COL]
+       [--features COLS] [--split COL | --seed N --train-per-class N --valid N --test N] [--directed]
+       edges: CSV or TSV with a header line (optionally gzip), or Parquet; the node table likewise, one row per vertex`
+
+// runImportEdges is `fanout import edges`: an edge list and a node table
+// (package edgelist) into a dataset that keeps the original ids.
+func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("import edges", stderr)
+	out := fs.String("out", "", "output dataset directory (required)")
+	o := edgelist.Options{}
+	fs.StringVar(&o.Name, "name", "", "dataset name (default: the name of --out)")
+	fs.StringVar(&o.Src, "src", "src", "the edge files' column of source ids")
+	fs.StringVar(&o.Dst, "dst", "dst", "the edge files' column of destination ids")
+	weight := fs.String("weight", "", "a column of edge weights: refused, a fanout dataset's graph is unweighted")
+	fs.StringVar(&o.Nodes, "nodes", "", "the node table, CSV or Parquet, one row per vertex (required)")
+	fs.StringVar(&o.ID, "id", "id", "the node table's column of vertex ids (integers or strings; edges use the same ids)")
+	fs.StringVar(&o.Label, "label", "label", "the node table's column of class ids (-1, empty or NaN: unlabelled)")
+	features := fs.String("features", "", "the node table's feature columns, comma-separated, scalars or lists (default: every other numeric column)")
+	fs.StringVar(&o.Split, "split", "", "the node table's column of train, valid, test or none (default: a per-class split drawn as import npz draws it)")
+	splitFlags(fs, &o.Draw)
+	fs.BoolVar(&o.Directed, "directed", false, "keep the edges' direction (row v lists the sources of the edges into v); default: symmetrize")
+	fs.IntVar(&o.Threads, "threads", 0, "graph building threads (0 = all cores)")
+	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1")
+	dtype := storedDType(fs)
+	force := replaceFlag(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, importEdgesUsage)
+		fs.PrintDefaults()
+	}
+	files, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		fs.Usage()
+		return errUsage
+	}
+	if err := checkImportEdges(fs, *out, o, *weight); err != nil {
+		return err
+	}
+	if o.Name == "" {
+		o.Name = filepath.Base(filepath.Clean(*out))
+	}
+	if *features != "" {
+		o.Features = strings.Split(*features, ",")
+	}
+	if _, err := parseFeatureDType(*dtype); err != nil {
+		return err
+	}
+	if err := checkOut(*out, *force); err != nil {
+		return err
+	}
+	if files, err = edgelist.Expand(files); err != nil {
+		return err
+	}
+	start := time.Now()
+	ds, err := whileRunning(ctx, func() (*dataset.Dataset, error) { return edgelist.Import(files, o) })
+	if errors.Is(err, npz.ErrSplitTooLarge) {
+		err = fmt.Errorf("%w (--train-per-class, --valid, --test, or a --split column)", err)
+	}
+	return finishImport(ctx, importResult{ds: ds, err: err, src: o.Nodes, out: *out, norm: *norm, dtype: *dtype, start: start}, stdout, stderr)
+}
+
+// splitFlags are import's flags of a drawn per-class split (npz.Split).
+func splitFlags(fs *flag.FlagSet, o *npz.Options) {
+	fs.Uint64Var(&o.Seed, "seed", 1, "npz, edges: seed of the per-class split")
+	fs.IntVar(&o.TrainPerClass, "train-per-class", npz.DefaultTrainPerClass, "npz, edges: training vertices drawn per class")
+	fs.IntVar(&o.Valid, "valid", npz.DefaultValid, "npz, edges: validation vertices")
+	fs.IntVar(&o.Test, "test", npz.DefaultTest, "npz, edges: test vertices")
+}
+
+// checkImportEdges checks import edges' flags before any work.
+func checkImportEdges(fs *flag.FlagSet, out string, o edgelist.Options, weight string) error {
+	switch {
+	case out == "":
+		return errors.New("--out DIR is required")
+	case o.Nodes == "":
+		return errors.New("--nodes FILE is required: the node table gives every vertex its features and label")
+	case weight != "":
+		return fmt.Errorf("--weight %s: a fanout dataset's graph is unweighted, so edge weights cannot be kept; import without --weight", weight)
+	case o.Src == o.Dst:
+		return fmt.Errorf("--src and --dst both name %s", quoted(o.Src))
+	}
+	if err := checkThreads(o.Threads); err != nil {
+		return err
+	}
+	for _, name := range []string{"seed", "train-per-class", "valid", "test"} {
+		if o.Split != "" && flagSet(fs, name) {
+			return fmt.Errorf("--%s draws a split, but --split %s names a split column: give one of the two", name, o.Split)
+		}
+	}
+	return checkSplitSizes(fs, "npz", o.Draw.TrainPerClass, o.Draw.Valid, o.Draw.Test)
+}
+
+// importResult is an importer's dataset (or error) and how to store it.
+type importResult struct {
+	ds    *dataset.Dataset
+	err   error
+	src   string // what was imported, for messages
+	out   string
+	norm  bool   // --normalize-features
+	dtype string // --feature-dtype
+	start time.Time
+}
+
+// finishImport stores an imported dataset: it checks the features,
+// normalizes them where asked, converts them to the stored type, writes
+// the dataset and says what it wrote.
+func finishImport(ctx context.Context, r importResult, stdout, stderr io.Writer) error {
+	if ctx.Err() != nil {
+		return interruptedWrite(ctx, r.out, stderr)
+	}
+	if r.err != nil {
+		return r.err
+	}
+	ds := r.ds
+	if err := dataset.CheckFeatures(ds.Features, ds.FeatDim); err != nil {
+		return fmt.Errorf("%s: features: %w", r.src, err)
+	}
+	if r.norm {
+		ds.NormalizeFeatures()
+	}
+	feat, err := storeAs(ds, r.dtype)
+	if err != nil {
+		return err
+	}
+	if err := writeDataset(ctx, r.out, ds, stderr); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test, %s (%s)\n", ds.Name, r.out,
+		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), feat, time.Since(r.start).Round(time.Millisecond))
+	return nil
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset"
+)
+
+// importEdges runs `fanout import edges ARGS` and returns its exit status
+// and output, as fanout does for the commands main lists.
+func importEdges(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := 0
+	if err := runImportEdges(context.Background(), args, &out, &errb); err != nil {
+		code = 1
+		fmt.Fprintln(&errb, "fanout import:", err)
+	}
+	return code, out.String(), errb.String()
+}
+
+// edgeListFixture writes a node table and an edge list of n vertices with
+// string ids ("u0", "u1", ...): two features, class i%3 planted in the
+// first, each vertex linked to the next two.
+func edgeListFixture(t *testing.T, dir string, n int) (nodes, edges string) {
+	t.Helper()
+	var nb, eb strings.Builder
+	nb.WriteString("id,label,f0,f1\n")
+	eb.WriteString("src,dst\n")
+	for i := range n {
+		fmt.Fprintf(&nb, "u%d,%d,%d,%d\n", i, i%3, i%3, i%5)
+		fmt.Fprintf(&eb, "u%d,u%d\nu%d,u%d\n", i, (i+1)%n, i, (i+2)%n)
+	}
+	nodes, edges = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "edges.csv")
+	if err := os.WriteFile(nodes, []byte(nb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(edges, []byte(eb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return nodes, edges
+}
+
+// TestImportEdgesInfoTrain: the issue's example command imports a dataset
+// that info reads and train trains; the ids are kept.
+func TestImportEdgesInfoTrain(t *testing.T) {
+	dir := t.TempDir()
+	nodes, edges := edgeListFixture(t, dir, 90)
+	out := filepath.Join(dir, "g")
+	args := []string{edges, "--src", "src", "--dst", "dst", "--nodes", nodes, "--id", "id", "--label", "label", "--out", out,
+		"--train-per-class", "10", "--valid", "20", "--test", "20"}
+	code, stdout, stderr := importEdges(t, args...)
+	if code != 0 || !strings.Contains(stdout, "90 vertices, 360 edges, 30/20/20 train/valid/test") {
+		t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
+	}
+	ids, err := dataset.ReadIDs(out)
+	if err != nil || ids.Strings == nil || ids.Strings[7] != "u7" {
+		t.Fatalf("ids: %+v, %v", ids, err)
+	}
+	if code, _, stderr = importEdges(t, args...); code == 0 || !strings.Contains(stderr, "already holds a dataset; pass --force") {
+		t.Fatalf("a second import without --force: exit %d, %s", code, stderr)
+	}
+	code, stdout, stderr = fanout(t, "info", out)
+	if code != 0 || !strings.Contains(stdout, "vertices   90") || !strings.Contains(stdout, "classes    3") {
+		t.Fatalf("info: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = fanout(t, "train", "--data", out, "--device", "cpu", "--epochs", "1", "--out", filepath.Join(dir, "run"))
+	if code != 0 || !strings.Contains(stdout, "test accuracy") {
+		t.Fatalf("train: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestImportEdgesRefusals: bad flags and inputs are one line each, and
+// nothing is left in --out.
+func TestImportEdgesRefusals(t *testing.T) {
+	dir := t.TempDir()
+	nodes, edges := edgeListFixture(t, dir, 30)
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("src,dst\nu1,u2\nu3,nobody\n"), 0o644)
+	out := filepath.Join(dir, "g")
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"--nodes FILE is required", []string{edges, "--out", out}},
+		{"--weight w: a fanout dataset's graph is unweighted", []string{edges, "--nodes", nodes, "--out", out, "--weight", "w"}},
+		{"--seed draws a split, but --split s names a split column", []string{edges, "--nodes", nodes, "--out", out, "--split", "s", "--seed", "2"}},
+		{`bad.csv: row 2 (line 3), column "dst": id "nobody" is not in the node table`, []string{bad, "--nodes", nodes, "--out", out, "--valid", "1", "--test", "1"}},
+		{"matches no file", []string{filepath.Join(dir, "none*.csv"), "--nodes", nodes, "--out", out}},
+		{"choose smaller split sizes (--train-per-class, --valid, --test, or a --split column)", []string{edges, "--nodes", nodes, "--out", out}},
+	} {
+		code, _, stderr := importEdges(t, c.args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code == 0 || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("%s holds %d entries after failed imports, want the 3 inputs", dir, len(entries))
+	}
+}
