@@ -16,20 +16,21 @@ import (
 )
 
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "edges" {
+		return runImportEdges(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlags("import", stderr)
 	out := fs.String("out", "", "output dataset directory (required)")
 	name := fs.String("name", "", "dataset name (planetoid: cora, citeseer or pubmed; ogb: a name for the manifest)")
 	sym := fs.Bool("symmetrize", false, "ogb: add inverse edges (default: OGB's add_inverse_edge for the dataset, true for products)")
-	seed := fs.Uint64("seed", 1, "npz: seed of the per-class split")
-	perClass := fs.Int("train-per-class", npz.DefaultTrainPerClass, "npz: training vertices drawn per class")
-	nValid := fs.Int("valid", npz.DefaultValid, "npz: validation vertices")
-	nTest := fs.Int("test", npz.DefaultTest, "npz: test vertices")
+	var opts npz.Options
+	splitFlags(fs, &opts)
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
 	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1 (usual for bag-of-words features)")
 	dtype := storedDType(fs)
 	force := replaceFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--force])")
+		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       fanout import edges FILE|GLOB... --nodes FILE --out DIR (fanout import edges -h: its flags)\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--force])")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -46,7 +47,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := checkThreads(*threads); err != nil {
 		return err
 	}
-	if err := checkSplitSizes(fs, pos[0], *perClass, *nValid, *nTest); err != nil {
+	if err := checkSplitSizes(fs, pos[0], opts.TrainPerClass, opts.Valid, opts.Test); err != nil {
 		return err
 	}
 	if _, err := parseFeatureDType(*dtype); err != nil {
@@ -62,33 +63,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		*sym = ogb.AddInverseEdge(n)
 	}
-	opts := npz.Options{Seed: *seed, TrainPerClass: *perClass, Valid: *nValid, Test: *nTest}
 	start := time.Now()
 	ds, err := whileRunning(ctx, func() (*dataset.Dataset, error) {
 		return importData(pos[0], pos[1], *name, *sym, opts, *threads, stderr)
 	})
-	if ctx.Err() != nil {
-		return interruptedWrite(ctx, *out, stderr)
-	}
-	if err != nil {
-		return err
-	}
-	if err := dataset.CheckFeatures(ds.Features, ds.FeatDim); err != nil {
-		return fmt.Errorf("%s: features: %w", pos[1], err)
-	}
-	if *norm {
-		ds.NormalizeFeatures()
-	}
-	feat, err := storeAs(ds, *dtype)
-	if err != nil {
-		return err
-	}
-	if err := writeDataset(ctx, *out, ds, stderr); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test, %s (%s)\n", ds.Name, *out,
-		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), feat, time.Since(start).Round(time.Millisecond))
-	return nil
+	return finishImport(ctx, importResult{ds: ds, err: err, src: pos[1], out: *out, norm: *norm, dtype: *dtype, start: start}, stdout, stderr)
 }
 
 // importData reads the dataset of format at src.

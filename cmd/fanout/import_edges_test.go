@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,17 +10,10 @@ import (
 	"github.com/fanout-gnn/fanout/dataset"
 )
 
-// importEdges runs `fanout import edges ARGS` and returns its exit status
-// and output, as fanout does for the commands main lists.
+// importEdges runs `fanout import edges ARGS`.
 func importEdges(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := 0
-	if err := runImportEdges(context.Background(), args, &out, &errb); err != nil {
-		code = 1
-		fmt.Fprintln(&errb, "fanout import:", err)
-	}
-	return code, out.String(), errb.String()
+	return fanout(t, append([]string{"import", "edges"}, args...)...)
 }
 
 // edgeListFixture writes a node table and an edge list of n vertices with
