@@ -16,7 +16,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var src source
 	fs.StringVar(&src.data, "data", "", "dataset directory (default: generate --preset in memory)")
 	fs.StringVar(&src.preset, "preset", "tiny", "built-in preset when --data is not given")
-	preds := fs.String("predictions", "", "write the predicted class of every vertex to this .npy file (int32)")
+	preds := fs.String("predictions", "", "write the predicted class of every vertex to this .npy file (int32); where the dataset keeps original ids (import edges), FILE.ids.npy or FILE.ids.txt beside each output lists its rows' ids")
 	var outs evalOutputs
 	fs.StringVar(&outs.embeddings, "embeddings", "", "write every vertex's last hidden layer (after its ReLU) to this .npy file (float32 [N, hidden]; layer-wise full-neighbour inference)")
 	fs.StringVar(&outs.logits, "logits", "", "write every vertex's logits to this .npy file (float32 [N, classes]; layer-wise full-neighbour inference)")
@@ -83,7 +83,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	if *preds == "" {
-		return nil
+		return keyByIDs(src.data, stdout, outs.embeddings, outs.logits, outs.probabilities)
 	}
 	all := make([]int64, ds.Graph.NumNodes)
 	for i := range all {
@@ -97,5 +97,5 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %d predictions to %s\n", len(p), *preds)
-	return nil
+	return keyByIDs(src.data, stdout, *preds, outs.embeddings, outs.logits, outs.probabilities)
 }

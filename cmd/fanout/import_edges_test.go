@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/npy"
 )
 
 // importEdges runs `fanout import edges ARGS`.
@@ -17,16 +19,17 @@ func importEdges(t *testing.T, args ...string) (int, string, string) {
 }
 
 // edgeListFixture writes a node table and an edge list of n vertices with
-// string ids ("u0", "u1", ...): two features, class i%3 planted in the
-// first, each vertex linked to the next two.
-func edgeListFixture(t *testing.T, dir string, n int) (nodes, edges string) {
+// ids prefix+"0", prefix+"1", ... (integers where prefix is ""): two
+// features, class i%3 planted in the first, each vertex linked to the next
+// two.
+func edgeListFixture(t *testing.T, dir, prefix string, n int) (nodes, edges string) {
 	t.Helper()
 	var nb, eb strings.Builder
 	nb.WriteString("id,label,f0,f1\n")
 	eb.WriteString("src,dst\n")
 	for i := range n {
-		fmt.Fprintf(&nb, "u%d,%d,%d,%d\n", i, i%3, i%3, i%5)
-		fmt.Fprintf(&eb, "u%d,u%d\nu%d,u%d\n", i, (i+1)%n, i, (i+2)%n)
+		fmt.Fprintf(&nb, "%s%d,%d,%d,%d\n", prefix, i, i%3, i%3, i%5)
+		fmt.Fprintf(&eb, "%[1]s%[2]d,%[1]s%[3]d\n%[1]s%[2]d,%[1]s%[4]d\n", prefix, i, (i+1)%n, (i+2)%n)
 	}
 	nodes, edges = filepath.Join(dir, "nodes.csv"), filepath.Join(dir, "edges.csv")
 	if err := os.WriteFile(nodes, []byte(nb.String()), 0o644); err != nil {
@@ -42,7 +45,7 @@ func edgeListFixture(t *testing.T, dir string, n int) (nodes, edges string) {
 // that info reads and train trains; the ids are kept.
 func TestImportEdgesInfoTrain(t *testing.T) {
 	dir := t.TempDir()
-	nodes, edges := edgeListFixture(t, dir, 90)
+	nodes, edges := edgeListFixture(t, dir, "u", 90)
 	out := filepath.Join(dir, "g")
 	args := []string{edges, "--src", "src", "--dst", "dst", "--nodes", nodes, "--id", "id", "--label", "label", "--out", out,
 		"--train-per-class", "10", "--valid", "20", "--test", "20"}
@@ -61,9 +64,51 @@ func TestImportEdgesInfoTrain(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "vertices   90") || !strings.Contains(stdout, "classes    3") {
 		t.Fatalf("info: exit %d\n%s%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = fanout(t, "train", "--data", out, "--device", "cpu", "--epochs", "1", "--out", filepath.Join(dir, "run"))
+	trainEvalKeyed(t, dir, out)
+	ints := filepath.Join(dir, "ints")
+	if err := os.Mkdir(ints, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nodes, edges = edgeListFixture(t, ints, "", 60)
+	out = filepath.Join(ints, "g")
+	if code, _, stderr = importEdges(t, edges, "--nodes", nodes, "--out", out, "--train-per-class", "10", "--valid", "5", "--test", "5"); code != 0 {
+		t.Fatalf("import: %s", stderr)
+	}
+	trainEvalKeyed(t, ints, out)
+}
+
+// trainEvalKeyed trains a run on the dataset in out for one epoch and
+// checks that eval's predictions and embeddings come with the dataset's
+// original ids beside them.
+func trainEvalKeyed(t *testing.T, dir, out string) {
+	t.Helper()
+	run := filepath.Join(dir, "run")
+	code, stdout, stderr := fanout(t, "train", "--data", out, "--device", "cpu", "--epochs", "1", "--out", run)
 	if code != 0 || !strings.Contains(stdout, "test accuracy") {
 		t.Fatalf("train: exit %d\n%s%s", code, stdout, stderr)
+	}
+	preds, emb := filepath.Join(dir, "p.npy"), filepath.Join(dir, "e.npy")
+	code, stdout, stderr = fanout(t, "eval", "--checkpoint", filepath.Join(run, "best.ckpt"), "--data", out, "--device", "cpu",
+		"--predictions", preds, "--embeddings", emb)
+	if code != 0 {
+		t.Fatalf("eval: exit %d\n%s%s", code, stdout, stderr)
+	}
+	ids, err := dataset.ReadIDs(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"p", "e"} {
+		if ids.Strings != nil {
+			b, err := os.ReadFile(filepath.Join(dir, p+".ids.txt"))
+			if err != nil || string(b) != strings.Join(ids.Strings, "\n")+"\n" {
+				t.Errorf("%s.ids.txt: %v, want the dataset's ids a line each", p, err)
+			}
+			continue
+		}
+		got, _, err := npy.ReadFile(filepath.Join(dir, p+".ids.npy"))
+		if err != nil || !slices.Equal(got.([]int64), ids.Ints) || ids.Ints[7] != 7 {
+			t.Errorf("%s.ids.npy: %v, want the dataset's integer ids", p, err)
+		}
 	}
 }
 
@@ -71,7 +116,7 @@ func TestImportEdgesInfoTrain(t *testing.T) {
 // nothing is left in --out.
 func TestImportEdgesRefusals(t *testing.T) {
 	dir := t.TempDir()
-	nodes, edges := edgeListFixture(t, dir, 30)
+	nodes, edges := edgeListFixture(t, dir, "u", 30)
 	bad := filepath.Join(dir, "bad.csv")
 	os.WriteFile(bad, []byte("src,dst\nu1,u2\nu3,nobody\n"), 0o644)
 	out := filepath.Join(dir, "g")

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/npy"
+)
+
+// keyByIDs writes, beside each of eval's per-vertex outputs (paths; ""
+// skipped), the original ids of its rows, where the dataset in the
+// directory data keeps them (fanout import edges): P.npy gets P.ids.npy
+// (int64 [N]) or P.ids.txt (N lines): row i of P is the vertex whose
+// original id is element i, or line i+1. A dataset without ids, or data
+// "" (a preset), writes nothing.
+func keyByIDs(data string, stdout io.Writer, paths ...string) error {
+	if data == "" || strings.Join(paths, "") == "" {
+		return nil
+	}
+	ids, err := dataset.ReadIDs(data)
+	if err != nil || ids == nil {
+		return err
+	}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		key := strings.TrimSuffix(p, ".npy") + ".ids"
+		if ids.Strings != nil {
+			key += ".txt"
+			err = writeLines(key, ids.Strings)
+		} else {
+			key += ".npy"
+			err = npy.WriteFile(key, ids.Ints, []int64{int64(len(ids.Ints))})
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote the original ids of %s's rows to %s\n", p, key)
+	}
+	return nil
+}
+
+// writeLines writes one line per string to path, through a temporary
+// file renamed into place.
+func writeLines(path string, lines []string) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+	}()
+	w := bufio.NewWriterSize(f, 1<<20)
+	for _, s := range lines {
+		w.WriteString(s)
+		w.WriteByte('\n')
+	}
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
