@@ -30,7 +30,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"gen", "generate a benchmark preset dataset (tiny, products-sim, papers-sim)", runGen},
-		{"import", "import a dataset: ogb SRC | planetoid SRC --name NAME | npz FILE", runImport},
+		{"import", "import a dataset: ogb SRC | planetoid SRC --name NAME | npz FILE | edges FILES --nodes FILE", runImport},
 		{"info", "describe a dataset directory", runInfo},
 		{"train", "train a model (no arguments: the built-in tiny preset)", runTrain},
 		{"eval", "evaluate a checkpoint on a dataset", runEval},
