@@ -260,21 +260,18 @@ func printSimulation(w io.Writer, res *simulate.Result, perRank bool) {
 	var mean []simulate.RankStep
 	for _, st := range res.Steps {
 		var sum simulate.RankStep
-		var most int64
 		for r, rs := range st.Ranks {
 			sum = addRank(sum, rs)
-			most = max(most, rs.Edges)
 			if perRank {
 				rankLine(tw, fmt.Sprint(st.Step), fmt.Sprint(r), rs, res, 0, "", "")
 			}
 		}
 		mean = append(mean, st.Ranks...)
-		imb := float64(most) * float64(n) / float64(max(sum.Edges, 1))
 		fill := ""
 		if c.Features.Exchanged() && st.Chunk > 0 && n > 1 {
 			fill = fmt.Sprintf("%.2f", float64(sum.Rows.SameHost+sum.Rows.OtherHost)/float64(st.Chunk*st.Gathers*n*(n-1)))
 		}
-		rankLine(tw, fmt.Sprint(st.Step), "all", sum, res, st.Chunk, fill, fmt.Sprintf("%.3f", imb))
+		rankLine(tw, fmt.Sprint(st.Step), "all", sum, res, st.Chunk, fill, fmt.Sprintf("%.3f", st.Imbalance))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "per rank, mean over the steps:")

@@ -27,7 +27,7 @@ func TestSimulateJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := got.Simulation
-	if len(s.Steps) != 3 || len(s.Steps[0].Ranks) != 4 || s.Steps[0].Ranks[0].Seeds != 128 {
+	if len(s.Steps) != 3 || len(s.Steps[0].Ranks) != 4 || s.Steps[0].Ranks[0].Seeds != 128 || s.Steps[0].Imbalance < 1 {
 		t.Fatalf("steps %+v", s.Steps)
 	}
 	x := s.Totals.Exchange

@@ -93,10 +93,15 @@ func run(ds *dataset.Dataset, cfg Config, pl *placement) (*Result, error) {
 		default:
 			chunk = s.exchangeStep(&st, chunk, acc)
 		}
+		var most, sum int64
 		for _, rs := range st.Ranks {
+			most, sum = max(most, rs.Edges), sum+rs.Edges
 			res.Totals.Lists.Local += rs.Lists.Local
 			res.Totals.Lists.Replica += rs.Lists.Replica
 			res.Totals.Lists.Remote += rs.Lists.Remote
+		}
+		if sum > 0 {
+			st.Imbalance = float64(most) * float64(n) / float64(sum)
 		}
 		res.Steps = append(res.Steps, st)
 	}

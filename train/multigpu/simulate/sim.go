@@ -113,6 +113,8 @@ type Step struct {
 	// one where eager chunks grew).
 	Chunk   int `json:"chunk_rows,omitempty"`
 	Gathers int `json:"gathers,omitempty"`
+	// Imbalance is the slowest rank's sampled edges over the ranks' mean.
+	Imbalance float64 `json:"imbalance"`
 }
 
 // Totals are the counters as training's devices keep them, added over the
