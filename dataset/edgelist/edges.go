@@ -80,7 +80,10 @@ func endpoint(t table, c int, ids *idMap, nodes string) (int32, error) {
 		return 0, t.errorAt(c, errNull)
 	}
 	v, ok := ids.lookup(s)
-	if !ok {
+	switch {
+	case !ok && ids.identity > 0:
+		return 0, t.errorAt(c, fmt.Errorf("id %q is not a row of %s (ids 0 to %d)", s, nodes, ids.identity-1))
+	case !ok:
 		return 0, t.errorAt(c, fmt.Errorf("id %q is not in the node table %s", s, nodes))
 	}
 	return v, nil

@@ -18,6 +18,9 @@ type idMap struct {
 	order []string         // the ids in row order, while reading and for string ids
 	ints  map[int64]int32  // integer ids, once done
 	list  []int64          // integer ids in row order, once done
+	// identity, when set, is the vertex count of ids that are the dense
+	// ids themselves (.npy nodes in id order): nothing to map or keep.
+	identity int64
 }
 
 func newIDMap() *idMap { return &idMap{strs: map[string]int32{}} }
@@ -52,11 +55,12 @@ func (m *idMap) done() {
 	m.ints, m.list, m.strs, m.order = ints, list, nil, nil
 }
 
-// integers reports whether the ids are integers.
-func (m *idMap) integers() bool { return m.ints != nil }
-
 // lookup returns the dense id of s.
 func (m *idMap) lookup(s string) (int32, bool) {
+	if m.identity > 0 {
+		x, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		return int32(x), err == nil && x >= 0 && x < m.identity
+	}
 	if m.ints == nil {
 		v, ok := m.strs[s]
 		return v, ok
@@ -71,6 +75,9 @@ func (m *idMap) lookup(s string) (int32, bool) {
 
 // len is the number of ids.
 func (m *idMap) len() int64 {
+	if m.identity > 0 {
+		return m.identity
+	}
 	if m.ints != nil {
 		return int64(len(m.list))
 	}
@@ -80,6 +87,9 @@ func (m *idMap) len() int64 {
 // nodeIDs is the mapping as the dataset keeps it: string ids that hold a
 // line break cannot be kept in ids.txt and are refused.
 func (m *idMap) nodeIDs(nodes string) (*dataset.NodeIDs, error) {
+	if m.identity > 0 {
+		return nil, nil
+	}
 	if m.ints != nil {
 		return &dataset.NodeIDs{Ints: m.list}, nil
 	}

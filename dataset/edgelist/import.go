@@ -5,7 +5,9 @@
 // table's ids (64-bit integers, or strings) become the dense vertex ids
 // 0..n-1 in the order of its rows, and the dataset keeps them
 // (dataset.NodeIDs). An edge whose id the node table lacks is refused:
-// every vertex needs features and a label.
+// every vertex needs features and a label. The nodes may instead be .npy
+// arrays in id order (features, and labels), the edges' ids being their
+// rows.
 //
 // Every bad value is one RowError naming the file, the row and the column.
 // What is held in memory is the node table's arrays, the id map and the
@@ -26,9 +28,13 @@ import (
 type Options struct {
 	Src, Dst string // the edge files' columns of the two endpoints
 
-	Nodes string // the node table: a CSV, TSV or Parquet file, one row per vertex
+	// Nodes is the node table: a CSV, TSV or Parquet file, one row per
+	// vertex; or a .npy file of features in id order ([n, dim] or [n]).
+	Nodes string
 	ID    string // its column of vertex ids
-	Label string // its column of class ids (-1, empty, null or NaN: unlabelled)
+	// Label is its column of class ids (-1, empty, null or NaN:
+	// unlabelled); with .npy features, a .npy file of n class ids.
+	Label string
 	// Features names the feature columns, in order; nil means every other
 	// column that is numeric in the first row (but the split column). A
 	// column is a scalar, or a list (Parquet, or a CSV cell "[0.5, 1, 2]").

@@ -32,6 +32,9 @@ type nodeColumns struct {
 
 // readNodes reads the node table o.Nodes.
 func readNodes(o Options) (_ *nodes, err error) {
+	if isNPY(o.Nodes) {
+		return readNPYNodes(o)
+	}
 	t, err := openTable(o.Nodes)
 	if err != nil {
 		return nil, err
