@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/npy"
@@ -139,5 +141,70 @@ func TestImportEdgesRefusals(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
 		t.Errorf("%s holds %d entries after failed imports, want the 3 inputs", dir, len(entries))
+	}
+}
+
+// TestImportEdgesKilled: an import killed (SIGKILL) while it reads, or
+// while it writes, leaves no dataset in --out (or the one it was replacing,
+// whole), and the next import removes what the killed write left.
+func TestImportEdgesKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: kills imports of a 400k-edge list")
+	}
+	dir := t.TempDir()
+	nodes, edges := edgeListFixture(t, dir, "user-", 200000)
+	out := filepath.Join(dir, "g")
+	args := []string{"import", "edges", edges, "--nodes", nodes, "--out", out, "--force", "--valid", "100", "--test", "100"}
+	// importAfterKill imports, and checks that the killed write's
+	// temporary folder is removed and none is left.
+	importAfterKill := func() {
+		t.Helper()
+		code, _, stderr := fanout(t, args...)
+		if code != 0 || !strings.Contains(stderr, "removed 1 temporary folder(s) that an interrupted write of") {
+			t.Fatalf("import after a kill while writing: exit %d, %s", code, stderr)
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, ".g.*")); len(m) > 0 {
+			t.Fatalf("%v left after a complete import", m)
+		}
+	}
+	killImport(t, args, dir, false)
+	killImport(t, args, dir, true)
+	if _, err := os.Stat(out); err == nil {
+		t.Fatalf("the killed imports left %s", out)
+	}
+	importAfterKill()
+	killImport(t, args, dir, true)
+	d, err := dataset.Open(out) // the dataset the killed write was replacing
+	if err != nil {
+		t.Fatalf("killed while replacing %s: %v", out, err)
+	}
+	d.Close()
+	importAfterKill()
+}
+
+// killImport runs fanout args as a process and kills it: while it reads
+// (30 ms in), or as soon as its temporary dataset folder in dir holds a
+// file.
+func killImport(t *testing.T, args []string, dir string, whileWriting bool) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "FANOUT_TEST_MAIN=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if !whileWriting {
+		time.Sleep(30 * time.Millisecond)
+	}
+	for deadline := time.Now().Add(time.Minute); whileWriting && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if m, _ := filepath.Glob(filepath.Join(dir, ".g.tmp-*", "*.npy")); len(m) > 0 {
+			break
+		}
+	}
+	cmd.Process.Kill()
+	if err := cmd.Wait(); err == nil {
+		t.Fatalf("the import ended before it was killed")
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, ".g.tmp-*")); whileWriting && len(m) == 0 {
+		t.Fatalf("killed while writing, but no temporary folder is left")
 	}
 }
