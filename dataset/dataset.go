@@ -41,6 +41,7 @@ type Dataset struct {
 	// beside the arrays. Open leaves it nil: ReadIDs reads them.
 	IDs *NodeIDs
 
+	idsFile string         // an opened dataset's node_ids: the file of its original ids
 	closers []func() error // unmap functions of an opened dataset
 }
 

@@ -29,6 +29,9 @@ func TestNodeIDsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if info := o.Info().String(); !strings.Contains(info, "ids        the original ids in ids.npy (64-bit integers)") {
+		t.Errorf("info of a dataset with ids:\n%s", info)
+	}
 	o.Close()
 	names := make([]string, 10)
 	for i := range names {

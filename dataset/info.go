@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -23,7 +24,8 @@ type Info struct {
 	NumTrain      int64
 	NumValid      int64
 	NumTest       int64
-	Labelled      int64 // vertices whose label is not -1
+	Labelled      int64  // vertices whose label is not -1
+	NodeIDs       string // the file of the original ids (ids.npy, ids.txt); "" for none
 }
 
 // Info computes the summary (one pass over indptr and labels).
@@ -32,6 +34,7 @@ func (d *Dataset) Info() Info {
 		Name: d.Name, Source: d.Source, Symmetric: d.Symmetric, Preprocessing: d.Preprocessing,
 		FeatDim: d.FeatDim, FeatureDType: d.FeatureDType().String(), NumClasses: d.NumClasses,
 		NumTrain: int64(len(d.Train)), NumValid: int64(len(d.Valid)), NumTest: int64(len(d.Test)),
+		NodeIDs: cmp.Or(nodeIDsKey(d), d.idsFile),
 	}
 	if g := d.Graph; g != nil {
 		i.NumNodes, i.NumEdges, i.WideIndices = g.NumNodes, g.NumEdges(), g.Wide()
@@ -78,6 +81,13 @@ func (i Info) String() string {
 	line("classes", "%d", i.NumClasses)
 	line("labelled", "%s (%s)", group(i.Labelled), percent(i.Labelled, i.NumNodes))
 	line("split", "train %s  valid %s  test %s", group(i.NumTrain), group(i.NumValid), group(i.NumTest))
+	if i.NodeIDs != "" {
+		kind := "64-bit integers"
+		if i.NodeIDs == IDNamesFile {
+			kind = "strings"
+		}
+		line("ids", "the original ids in %s (%s)", i.NodeIDs, kind)
+	}
 	return b.String()
 }
 

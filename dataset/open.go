@@ -21,7 +21,7 @@ func Open(dir string) (_ *Dataset, err error) {
 		return nil, err
 	}
 	d := &Dataset{Name: m.Name, Source: m.Source, Symmetric: m.Symmetric, FeatDim: m.FeatDim, NumClasses: m.NumClasses,
-		Preprocessing: m.Preprocessing}
+		Preprocessing: m.Preprocessing, idsFile: m.NodeIDs}
 	defer func() {
 		if err != nil {
 			d.Close()

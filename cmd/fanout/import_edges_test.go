@@ -63,7 +63,8 @@ func TestImportEdgesInfoTrain(t *testing.T) {
 		t.Fatalf("a second import without --force: exit %d, %s", code, stderr)
 	}
 	code, stdout, stderr = fanout(t, "info", out)
-	if code != 0 || !strings.Contains(stdout, "vertices   90") || !strings.Contains(stdout, "classes    3") {
+	if code != 0 || !strings.Contains(stdout, "vertices   90") || !strings.Contains(stdout, "classes    3") ||
+		!strings.Contains(stdout, "ids        the original ids in ids.txt (strings)") {
 		t.Fatalf("info: exit %d\n%s%s", code, stdout, stderr)
 	}
 	trainEvalKeyed(t, dir, out)
