@@ -17,7 +17,7 @@ import (
 
 // importEdgesUsage is the usage line of `fanout import edges`.
 const importEdgesUsage = `usage: fanout import edges FILE|GLOB... --nodes FILE --out DIR [--src COL] [--dst COL] [--id COL] [--label COL]
-       [--features COLS] [--split COL | --seed N --train-per-class N --valid N --test N] [--directed]
+       [--features COLS] [--split COL|TRAIN,VALID,TEST | --seed N --train-per-class N --valid N --test N] [--directed]
        edges: CSV or TSV with a header line (optionally gzip), or Parquet; the node table likewise, one row per vertex`
 
 // runImportEdges is `fanout import edges`: an edge list and a node table
@@ -34,7 +34,7 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&o.ID, "id", "id", "the node table's column of vertex ids (integers or strings; edges use the same ids)")
 	fs.StringVar(&o.Label, "label", "label", "the node table's column of class ids (-1, empty or NaN: unlabelled); with .npy features, a .npy file of them")
 	features := fs.String("features", "", "the node table's feature columns, comma-separated, scalars or lists (default: every other numeric column)")
-	fs.StringVar(&o.Split, "split", "", "the node table's column of train, valid, test or none (default: a per-class split drawn as import npz draws it)")
+	fs.StringVar(&o.Split, "split", "", "the node table's column of train, valid, test or none, or its three mask columns TRAIN,VALID,TEST (default: a per-class split drawn as import npz draws it)")
 	splitFlags(fs, &o.Draw)
 	fs.BoolVar(&o.Directed, "directed", false, "keep the edges' direction (row v lists the sources of the edges into v); default: symmetrize")
 	fs.IntVar(&o.Threads, "threads", 0, "graph building threads (0 = all cores)")

@@ -39,8 +39,9 @@ type Options struct {
 	// column that is numeric in the first row (but the split column). A
 	// column is a scalar, or a list (Parquet, or a CSV cell "[0.5, 1, 2]").
 	Features []string
-	// Split names a column of train, valid (val), test or none/empty;
-	// empty means a split drawn by npz.Split under Draw.
+	// Split names a column of train, valid (val), test or none/empty, or
+	// three comma-separated mask columns (train,valid,test: true/false,
+	// 1/0); empty means a split drawn by npz.Split under Draw.
 	Split string
 	Draw  npz.Options
 
@@ -90,7 +91,7 @@ func Import(files []string, o Options) (*dataset.Dataset, error) {
 	if o.Split != "" {
 		d.Train, d.Valid, d.Test = nd.split[0], nd.split[1], nd.split[2]
 		if len(d.Train) == 0 {
-			return nil, fmt.Errorf("%s: column %q puts no vertex in train", o.Nodes, o.Split)
+			return nil, fmt.Errorf("%s: --split %s puts no vertex in train", o.Nodes, o.Split)
 		}
 	} else if d.Train, d.Valid, d.Test, err = npz.Split(nd.labels, nd.classes, o.Draw); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Nodes, err)
@@ -114,7 +115,7 @@ func source(files []string, o Options) string {
 	if len(files) > 1 {
 		edgeFiles = fmt.Sprintf("%s and %d more", edgeFiles, len(files)-1)
 	}
-	split := "split column " + o.Split
+	split := "split from " + o.Split
 	if o.Split == "" {
 		split = fmt.Sprintf("per-class split: %d per class, %d valid, %d test; seed %d",
 			orDefault(o.Draw.TrainPerClass, npz.DefaultTrainPerClass), orDefault(o.Draw.Valid, npz.DefaultValid),

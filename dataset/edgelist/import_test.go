@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -223,6 +224,9 @@ func TestMalformed(t *testing.T) {
 		{name: "empty edge id", edges: "src,dst\na,b\n,d\n", want: []string{"empty"}, row: 2, col: "src"},
 		{name: "list lengths", nodes: "id,label,e\na,0,[1 2]\nb,1,[1]\n", want: []string{"1 feature values, but row 1 has 2"}, row: 2, col: "e"},
 		{name: "bad split", nodes: "id,label,x,s\na,0,1,train\nb,1,2,tset\n", o: func(o *Options) { o.Split = "s" }, want: []string{`split "tset"`}, row: 2, col: "s"},
+		{name: "two masks", nodes: "id,label,x,tr,va,te\na,0,1,1,0,0\nb,1,2,true,true,\n", o: func(o *Options) { o.Split = "tr,va,te" }, want: []string{"in two splits (tr and va)"}, row: 2, col: "va"},
+		{name: "bad mask", nodes: "id,label,x,tr,va,te\na,0,1,1,0,0\nb,1,2,yes,,\n", o: func(o *Options) { o.Split = "tr,va,te" }, want: []string{`mask "yes"`}, row: 2, col: "tr"},
+		{name: "two split columns", o: func(o *Options) { o.Split = "x,label" }, want: []string{"want one column"}},
 		{name: "infinite feature", nodes: "id,label,x\na,0,1\nb,1,inf\n", want: []string{"not a finite float32"}, row: 2, col: "x"},
 		{name: "empty node table", nodes: "id,label,x\n", want: []string{"no rows"}},
 		{name: "split too large", o: func(o *Options) { o.Draw = npz.Options{} }, want: []string{"choose smaller split sizes"}},
@@ -274,5 +278,66 @@ func TestDamagedParquet(t *testing.T) {
 	_, err = Import([]string{np}, opts(np))
 	if err == nil || !strings.Contains(err.Error(), "nodes.parquet") {
 		t.Fatalf("a damaged file: %v", err)
+	}
+}
+
+type parquetNullableNode struct {
+	ID    string   `parquet:"id"`
+	Label *float64 `parquet:"label,optional"` // pandas' float labels with NaN
+	X     float32  `parquet:"x"`
+}
+
+type parquetNullableEdge struct {
+	Src string  `parquet:"src"`
+	Dst *string `parquet:"dst,optional"`
+}
+
+// TestParquetNulls: a null or NaN label is an unlabelled vertex; a null
+// endpoint is an error naming the file, the row and the column.
+func TestParquetNulls(t *testing.T) {
+	dir := t.TempDir()
+	f := func(x float64) *float64 { return &x }
+	s := func(x string) *string { return &x }
+	ns := []parquetNullableNode{{"a", f(0), 1}, {"b", f(1), 2}, {"c", nil, 3}, {"d", f(math.NaN()), 4}, {"e", f(1), 5}, {"f", f(0), 6}}
+	np := filepath.Join(dir, "nodes.parquet")
+	ep := filepath.Join(dir, "edges.parquet")
+	if err := parquet.WriteFile(np, ns); err != nil {
+		t.Fatal(err)
+	}
+	if err := parquet.WriteFile(ep, []parquetNullableEdge{{"a", s("b")}, {"c", s("d")}, {"e", nil}}); err != nil {
+		t.Fatal(err)
+	}
+	o := opts(np)
+	o.Draw = npz.Options{TrainPerClass: 1, Valid: 1, Test: 1}
+	_, err := Import([]string{ep}, o)
+	var re *RowError
+	if !errors.As(err, &re) || re.Row != 3 || re.Column != "dst" || !strings.Contains(err.Error(), "edges.parquet: row 3, column \"dst\": empty") {
+		t.Fatalf("a null endpoint: %v", err)
+	}
+	if err := parquet.WriteFile(ep, []parquetNullableEdge{{"a", s("b")}, {"c", s("d")}}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Import([]string{ep}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Labels, []int32{0, 1, -1, -1, 1, 0}) || d.IDs.Strings[5] != "f" {
+		t.Fatalf("labels %v, ids %v", d.Labels, d.IDs)
+	}
+}
+
+// TestMaskColumns: three boolean columns give the split.
+func TestMaskColumns(t *testing.T) {
+	dir := t.TempDir()
+	np := writeText(t, dir, "nodes.csv", "id,label,x,train,valid,test\na,0,1,1,0,0\nb,1,2,true,,\nc,0,3,0,1,0\nd,1,4,,,1\ne,-1,5,0,0,0\n")
+	ep := writeText(t, dir, "edges.csv", "src,dst\na,b\nc,d\n")
+	o := opts(np)
+	o.Split = "train,valid,test"
+	d, err := Import([]string{ep}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(d.Train, []int64{0, 1}) || !slices.Equal(d.Valid, []int64{2}) || !slices.Equal(d.Test, []int64{3}) || d.FeatDim != 1 {
+		t.Fatalf("split %v %v %v, dim %d (the masks are not features)", d.Train, d.Valid, d.Test, d.FeatDim)
 	}
 }

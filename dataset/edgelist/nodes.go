@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/npz"
@@ -21,13 +22,14 @@ type nodes struct {
 	dim     int
 	labels  []int32 // [n], -1 = unlabelled
 	classes int
-	split   [3][]int64 // train, valid, test, from the split column
+	split   [3][]int64 // train, valid, test, from the split column(s)
 }
 
 // nodeColumns are the node table's columns that readNodes uses.
 type nodeColumns struct {
-	id, label, split int   // -1 where absent
-	feat             []int // feature columns, in order
+	id, label int
+	split     []int // one column of split names, or three of train, valid and test masks; none
+	feat      []int // feature columns, in order
 }
 
 // readNodes reads the node table o.Nodes.
@@ -78,7 +80,7 @@ func readNodes(o Options) (_ *nodes, err error) {
 
 // nodeColumnsOf finds the id, label, split and named feature columns.
 func nodeColumnsOf(t table, o Options) (nodeColumns, error) {
-	c := nodeColumns{label: -1, split: -1}
+	var c nodeColumns
 	var err error
 	if c.id, err = column(t, o.ID, "--id"); err != nil {
 		return c, err
@@ -87,8 +89,16 @@ func nodeColumnsOf(t table, o Options) (nodeColumns, error) {
 		return c, err
 	}
 	if o.Split != "" {
-		if c.split, err = column(t, o.Split, "--split"); err != nil {
-			return c, err
+		names := strings.Split(o.Split, ",")
+		if len(names) != 1 && len(names) != 3 {
+			return c, fmt.Errorf("--split %s: want one column (train, valid, test) or three (train, valid and test masks)", o.Split)
+		}
+		for _, name := range names {
+			i, err := column(t, name, "--split")
+			if err != nil {
+				return c, err
+			}
+			c.split = append(c.split, i)
 		}
 	}
 	for _, name := range o.Features {
@@ -96,7 +106,7 @@ func nodeColumnsOf(t table, o Options) (nodeColumns, error) {
 		if err != nil {
 			return c, err
 		}
-		if i == c.id || i == c.label || i == c.split {
+		if c.other(i) {
 			return c, fmt.Errorf("%s: --features %s: the column is the vertex's id, label or split", t.path(), name)
 		}
 		c.feat = append(c.feat, i)
@@ -110,7 +120,7 @@ func nodeColumnsOf(t table, o Options) (nodeColumns, error) {
 func numericColumns(t table, c nodeColumns) ([]int, error) {
 	var feat []int
 	for i := range t.columns() {
-		if i == c.id || i == c.label || i == c.split {
+		if c.other(i) {
 			continue
 		}
 		if _, err := t.numbers(i, nil); err == nil {
@@ -158,10 +168,18 @@ func (nd *nodes) add(t table, c nodeColumns, row []float64) ([]float64, error) {
 		return row, t.errorAt(c.label, err)
 	}
 	nd.labels = append(nd.labels, label)
-	if c.split >= 0 {
-		return row, nd.addSplit(t, c, label)
+	switch len(c.split) {
+	case 1:
+		return row, nd.addSplit(t, c.split[0], label)
+	case 3:
+		return row, nd.addMasks(t, c.split, label)
 	}
 	return row, nil
+}
+
+// other reports whether column i is the id, the label or a split column.
+func (c nodeColumns) other(i int) bool {
+	return i == c.id || i == c.label || slices.Contains(c.split, i)
 }
 
 // splitNames are the split column's values: train, valid, test; empty,
@@ -169,8 +187,8 @@ func (nd *nodes) add(t table, c nodeColumns, row []float64) ([]float64, error) {
 var splitNames = [][]string{{"train"}, {"valid", "val", "validation"}, {"test"}}
 
 // addSplit puts the current row's vertex in the split its column names.
-func (nd *nodes) addSplit(t table, c nodeColumns, label int32) error {
-	s, ok := t.text(c.split)
+func (nd *nodes) addSplit(t table, c int, label int32) error {
+	s, ok := t.text(c)
 	s = strings.ToLower(strings.TrimSpace(s))
 	if !ok || s == "" || s == "none" {
 		return nil
@@ -178,11 +196,39 @@ func (nd *nodes) addSplit(t table, c nodeColumns, label int32) error {
 	for i, names := range splitNames {
 		if slices.Contains(names, s) {
 			if label < 0 {
-				return t.errorAt(c.split, fmt.Errorf("the vertex is in the %s split but has no label", s))
+				return t.errorAt(c, fmt.Errorf("the vertex is in the %s split but has no label", s))
 			}
 			nd.split[i] = append(nd.split[i], nd.ids.len()-1)
 			return nil
 		}
 	}
-	return t.errorAt(c.split, fmt.Errorf("split %q: want train, valid (val), test, none or empty", s))
+	return t.errorAt(c, fmt.Errorf("split %q: want train, valid (val), test, none or empty", s))
+}
+
+// addMasks puts the current row's vertex in the split whose mask column
+// (train, valid, test) is true (true or 1; false, 0, empty or null: not in
+// it); one at most.
+func (nd *nodes) addMasks(t table, masks []int, label int32) error {
+	in := -1
+	for i, c := range masks {
+		s, ok := t.text(c)
+		set, err := strconv.ParseBool(strings.TrimSpace(s))
+		switch {
+		case !ok || strings.TrimSpace(s) == "":
+			continue
+		case err != nil:
+			return t.errorAt(c, fmt.Errorf("mask %q: want true, false, 1, 0 or empty", s))
+		case !set:
+			continue
+		case in >= 0:
+			return t.errorAt(c, fmt.Errorf("the vertex is in two splits (%s and %s)", t.columns()[masks[in]], t.columns()[c]))
+		case label < 0:
+			return t.errorAt(c, errors.New("the vertex is in a split but has no label"))
+		}
+		in = i
+	}
+	if in >= 0 {
+		nd.split[in] = append(nd.split[in], nd.ids.len()-1)
+	}
+	return nil
 }
