@@ -74,10 +74,7 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		if err := t.checkLoss(st); err != nil {
 			return nil, err
 		}
-		if err := t.endEpoch(&st); err != nil {
-			return nil, err
-		}
-		if err := metrics.Write(st); err != nil {
+		if err := t.endEpoch(&st, metrics); err != nil {
 			return nil, err
 		}
 		if t.cfg.Patience > 0 && t.state.SinceBest >= t.cfg.Patience {
@@ -194,8 +191,9 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 }
 
 // endEpoch validates when due, keeps the best checkpoint, writes the
-// resumable one and prints the epoch's line.
-func (t *Trainer) endEpoch(st *EpochStats) error {
+// epoch's metrics line and then the resumable checkpoint, and prints the
+// epoch's line.
+func (t *Trainer) endEpoch(st *EpochStats, metrics *metricsLog) error {
 	t.state.Epoch++
 	t.state.StepInEpoch = 0
 	valid := ""
@@ -222,6 +220,12 @@ func (t *Trainer) endEpoch(st *EpochStats) error {
 	// Layer-wise inference's logits served this epoch's evaluations; they
 	// would only hold memory during training.
 	t.dropFullLogits()
+	// The epoch's metrics line goes first: a run killed between the two
+	// leaves at most a line past last.ckpt, which resume drops, never a
+	// checkpoint whose epoch has no line.
+	if err := metrics.Write(*st); err != nil {
+		return err
+	}
 	if err := t.saveCheckpoint(LastCheckpoint); err != nil {
 		return err
 	}
