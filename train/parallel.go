@@ -26,6 +26,15 @@ func (t *Trainer) rankSize() (rank, size int) {
 	return 0, 1
 }
 
+// group is the trainer's collective when it is one rank of several, nil
+// alone (no group, or a group of one, whose collectives are identities).
+func (t *Trainer) group() backend.Collective {
+	if c := t.opt.Parallel; c != nil && c.Size() > 1 {
+		return c
+	}
+	return nil
+}
+
 // batch is the number of seeds a step of this rank takes at most (the
 // plan's seed capacity): Config.Batch divided by the group's size.
 func (t *Trainer) batch() int {
@@ -88,8 +97,8 @@ func (t *Trainer) globalLive(s int) int {
 // (its results are dropped; every rank re-captures at the same point, see
 // maxHost).
 func (t *Trainer) reduceFlag(flag backend.Buffer) {
-	c := t.opt.Parallel
-	if c == nil || t.noReduce || c.Size() == 1 || flag == nil {
+	c := t.group()
+	if c == nil || t.noReduce || flag == nil {
 		return // alone, an all-reduce is the identity
 	}
 	backend.RunBeside(t.be, func() { c.AllReduceMax(flag) })
@@ -98,8 +107,8 @@ func (t *Trainer) reduceFlag(flag backend.Buffer) {
 // reduceGrads all-reduces every gradient across the group, after the flag
 // (reduceFlag); a no-op alone.
 func (t *Trainer) reduceGrads(flag backend.Buffer) {
-	c := t.opt.Parallel
-	if c == nil || t.noReduce || c.Size() == 1 {
+	c := t.group()
+	if c == nil || t.noReduce {
 		return
 	}
 	// The flag's all-reduce and, with a remote feature store, the next
@@ -145,7 +154,7 @@ const agreeWindow = 64
 // goroutines poll, at different times), and a rank that stopped alone
 // would leave its peers waiting in the next step's collectives.
 func (t *Trainer) stopAgreed(ctx context.Context, k, window int) (bool, error) {
-	if t.opt.Parallel == nil || t.opt.Parallel.Size() == 1 {
+	if t.group() == nil {
 		return ctx.Err() != nil, nil
 	}
 	if k%window != 0 {
@@ -224,8 +233,8 @@ func (t *Trainer) maxCaps(caps []nn.Caps) ([]nn.Caps, error) {
 // the least int32), and its weights and Adam moments through an
 // all-reduce sum to which the other ranks bring zeros (x + 0 = x).
 func (t *Trainer) shareStart() error {
-	c := t.opt.Parallel
-	if c == nil || c.Size() == 1 {
+	c := t.group()
+	if c == nil {
 		return nil
 	}
 	lead := c.Rank() == 0

@@ -301,10 +301,9 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 // which reports its losses, stopped at an overflowed step that its peers
 // launched past). So a rank of a group stops early only where the group
 // agrees (stopAgreed: before a run's first step and every agreeWindow
-// steps), and never at a flag its
-// step reporting saw: the flag is the same on every rank (all-reduced in
-// the step), the steps after it are no-ops, and the growth below starts
-// from the step it names on every rank alike.
+// steps), and never at a flag its step reporting saw: the flag is the same
+// on every rank (all-reduced in the step), the steps after it are no-ops,
+// and the growth below starts from the step it names on every rank alike.
 func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, error) {
 	t := r.t
 	if r.plans[0] != t.plan || r.chunk != t.chunkRows() {
@@ -363,7 +362,7 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 				return 0, false, err
 			}
 			if flag[0] != 0 {
-				if t.opt.Parallel == nil {
+				if t.group() == nil {
 					break // alone: the later steps would be no-ops
 				}
 				reporting = false

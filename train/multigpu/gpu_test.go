@@ -245,37 +245,22 @@ func BenchmarkGPUStepCollectives(b *testing.B) {
 	}{{"flag", true, false}, {"grads", false, false}, {"flag+grads", true, false}, {"flag+grads-per-param", true, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			graphs := make([]backend.Replay, len(gpus))
-			var wg sync.WaitGroup
 			errs := make([]error, len(gpus))
-			for r := range gpus {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					runtime.LockOSThread()
-					defer runtime.UnlockOSThread()
-					graphs[r], errs[r] = captureCollectives(gpus[r], comms[r], c.flag, c.split, sizes, total)
-				}()
-			}
-			wg.Wait()
+			onEachGPU(len(gpus), func(r int) {
+				graphs[r], errs[r] = captureCollectives(gpus[r], comms[r], c.flag, c.split, sizes, total)
+			})
 			for _, err := range errs {
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
 			run := func(n int) {
-				for r := range gpus {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						runtime.LockOSThread()
-						defer runtime.UnlockOSThread()
-						for range n {
-							graphs[r].Launch()
-						}
-						errs[r] = gpus[r].Sync()
-					}()
-				}
-				wg.Wait()
+				onEachGPU(len(gpus), func(r int) {
+					for range n {
+						graphs[r].Launch()
+					}
+					errs[r] = gpus[r].Sync()
+				})
 			}
 			run(20) // warm up
 			b.ResetTimer()
@@ -289,6 +274,22 @@ func BenchmarkGPUStepCollectives(b *testing.B) {
 			}
 		})
 	}
+}
+
+// onEachGPU runs fn(r) for every rank r at once, each on its own goroutine
+// locked to an OS thread (a CUDA context is current per thread).
+func onEachGPU(n int, fn func(r int)) {
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			fn(r)
+		}()
+	}
+	wg.Wait()
 }
 
 // captureCollectives captures one step's collectives on be.

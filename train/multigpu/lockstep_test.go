@@ -50,20 +50,9 @@ func cpuGroup(t *testing.T, n int) ([]Rank, []*inproc.Comm) {
 // within deadline (after aborting it).
 func runDeadline(t *testing.T, deadline time.Duration, ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Rank, replay bool, ropt train.ReplayOptions) error {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, ds, cfg, ranks, replay, ropt)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(deadline):
-		abortAll(ranks)
-		<-done
-		t.Fatalf("the group did not finish in %v: its ranks' collectives are out of step", deadline)
-		return nil
-	}
+	var err error
+	within(t, deadline, ranks, func() { _, err = Run(ctx, ds, cfg, ranks, replay, ropt) })
+	return err
 }
 
 // runApart runs each rank as a process of a job would, with a context of
@@ -72,24 +61,36 @@ func runDeadline(t *testing.T, deadline time.Duration, ctx context.Context, ds *
 func runApart(t *testing.T, ctxs []context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Rank, replay bool) []error {
 	t.Helper()
 	errs := make([]error, len(ranks))
-	var wg sync.WaitGroup
-	for i := range ranks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = runRank(ctxs[i], ds, cfg, ranks[i], replay, train.ReplayOptions{})
-		}()
-	}
+	within(t, groupDeadline, ranks, func() {
+		var wg sync.WaitGroup
+		for i := range ranks {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = runRank(ctxs[i], ds, cfg, ranks[i], replay, train.ReplayOptions{})
+			}()
+		}
+		wg.Wait()
+	})
+	return errs
+}
+
+// within runs fn, and when it has not returned after deadline aborts the
+// ranks' collectives (which releases ranks waiting in them), waits for fn
+// and fails the test: the ranks' collectives were out of step.
+func within(t *testing.T, deadline time.Duration, ranks []Rank, fn func()) {
+	t.Helper()
 	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
+	go func() {
+		defer close(done)
+		fn()
+	}()
 	select {
 	case <-done:
-		return errs
-	case <-time.After(groupDeadline):
+	case <-time.After(deadline):
 		abortAll(ranks)
 		<-done
-		t.Fatalf("the ranks did not finish in %v: one waits for a collective its peers never issue (%v)", groupDeadline, errs)
-		return nil
+		t.Fatalf("the ranks did not finish in %v: one waits for a collective its peers never issue", deadline)
 	}
 }
 
