@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/dist"
@@ -78,55 +77,6 @@ type runFlags struct {
 	// defaults that depend on the device (onGPUs)
 	gpuProbed, gpu bool
 	bottomDefault  bool // --bottom-products was set by gpuBottomProducts
-}
-
-// gpuFeatureDType is the default --feature-dtype where training runs on
-// GPUs, one or several: bfloat16, which is as accurate as float32 features
-// on every accuracy test we have and halves the bytes the bottom layer
-// reads (docs/perf.md). Elsewhere it is "" (the dataset's own type): on
-// the CPU, and where the rows are sharded or exchanged over the devices
-// (--shard-features on or hosts), which needs float32 rows. (Under auto a
-// bfloat16 table stays whole on every device.)
-func (rf *runFlags) gpuFeatureDType() string {
-	if rf.onGPUs() && rf.shardFeatures != "on" && rf.shardFeatures != "hosts" {
-		return dataset.DTypeBFloat16
-	}
-	return ""
-}
-
-// gpuBottomProducts is the default --bottom-products: bfloat16 where
-// GraphSAGE trains on GPUs (one or several: each device runs the step a
-// lone GPU runs) with TF32 products (--tf32=false asks for float32-grade
-// products) outside the hybrid mode (whose hot vertices need float32
-// bottom rows), with an even hidden width; as accurate as float32 products
-// on every accuracy test we have and 10% faster per products-sim step
-// (docs/perf.md). Elsewhere "" (float32).
-func (rf *runFlags) gpuBottomProducts(cfg train.Config) string {
-	if cfg.Model != "sage" || cfg.Layers < 2 || cfg.Hidden%2 != 0 || !rf.cuda.tf32 || rf.mode == "hybrid" || !rf.onGPUs() {
-		return ""
-	}
-	return "bfloat16"
-}
-
-// onGPUs reports whether training runs on GPUs: one, several in this
-// process (--devices), or one per process under a launcher; not on the
-// CPU, and with --device auto only when a GPU is there. The probe
-// initialises the driver, so its answer is kept.
-func (rf *runFlags) onGPUs() bool {
-	if rf.gpuProbed {
-		return rf.gpu
-	}
-	rf.gpuProbed = true
-	if _, err := dist.FromEnv(os.Environ()); err != nil || rf.device == "cpu" {
-		return false
-	}
-	if rf.device == "auto" {
-		if _, err := cuda.Available(rf.cuda.options()); err != nil {
-			return false
-		}
-	}
-	rf.gpu = true
-	return true
 }
 
 // featureType is --feature-dtype as a backend type.
@@ -421,30 +371,6 @@ func givenApplies(cfg train.Config, headsGiven bool) error {
 		return fmt.Errorf("gin-eps: learn, but only gin has an ε to learn (model %s)", cfg.Model)
 	}
 	return nil
-}
-
-// fitBatch makes cfg's batch fit ds's training split: where the split is
-// smaller, an epoch is one batch of the whole split (rounded up to a
-// multiple of the group's size, which every batch must divide by), as
-// PyG's and DGL's loaders take a batch larger than their data, and a line
-// on w says so. Planetoid's splits (Cora: 140 vertices) are smaller than
-// the default batch.
-func (rf *runFlags) fitBatch(cfg *train.Config, ds *dataset.Dataset, group int, w io.Writer) {
-	n := len(ds.Train)
-	if cfg.Batch <= n || n == 0 {
-		return
-	}
-	fit := (n + group - 1) / group * group
-	if rf.batchGiven || rf.globalBatch > 0 {
-		fmt.Fprintf(w, "batch: %d is larger than the training split (%d vertices in %s): an epoch is one batch of %d\n", cfg.Batch, n, ds.Name, fit)
-	} else {
-		batch := fmt.Sprintf("default batch of %d", cfg.Batch)
-		if group > 1 {
-			batch = fmt.Sprintf("default global batch of %d (%d per device)", cfg.Batch, cfg.Batch/group)
-		}
-		fmt.Fprintf(w, "batch: the training split (%d vertices in %s) is smaller than the %s: an epoch is one batch of %d\n", n, ds.Name, batch, fit)
-	}
-	cfg.Batch = fit
 }
 
 // checkData checks that ds is the dataset the checkpoint at path was

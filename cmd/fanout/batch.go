@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -40,4 +41,28 @@ func (rf *runFlags) groupBatch(cfg *train.Config, n int, w io.Writer) error {
 	fmt.Fprintf(w, "batch: %d seeds per device x %d devices = global batch %d (an epoch has 1/%d of one device's steps; the learning rate is not rescaled; --global-batch %d would split %d over the devices)\n",
 		per, n, cfg.Batch, n, per, per)
 	return nil
+}
+
+// fitBatch makes cfg's batch fit ds's training split: where the split is
+// smaller, an epoch is one batch of the whole split (rounded up to a
+// multiple of the group's size, which every batch must divide by), as
+// PyG's and DGL's loaders take a batch larger than their data, and a line
+// on w says so. Planetoid's splits (Cora: 140 vertices) are smaller than
+// the default batch.
+func (rf *runFlags) fitBatch(cfg *train.Config, ds *dataset.Dataset, group int, w io.Writer) {
+	n := len(ds.Train)
+	if cfg.Batch <= n || n == 0 {
+		return
+	}
+	fit := (n + group - 1) / group * group
+	if rf.batchGiven || rf.globalBatch > 0 {
+		fmt.Fprintf(w, "batch: %d is larger than the training split (%d vertices in %s): an epoch is one batch of %d\n", cfg.Batch, n, ds.Name, fit)
+	} else {
+		batch := fmt.Sprintf("default batch of %d", cfg.Batch)
+		if group > 1 {
+			batch = fmt.Sprintf("default global batch of %d (%d per device)", cfg.Batch, cfg.Batch/group)
+		}
+		fmt.Fprintf(w, "batch: the training split (%d vertices in %s) is smaller than the %s: an epoch is one batch of %d\n", n, ds.Name, batch, fit)
+	}
+	cfg.Batch = fit
 }
