@@ -88,6 +88,8 @@ func TestOpenBadInput(t *testing.T) {
 			"train_idx.npy: shape [0], but manifest.yaml says num_train = 3"},
 		{"duplicate split id", func(t *testing.T, dir string) { putArray(t, dir, TrainFile, []int64{0, 1, 0}, 3) },
 			"train_idx.npy: entry 2 repeats vertex 0"},
+		{"train and test", func(t *testing.T, dir string) { putArray(t, dir, TestFile, []int64{2}, 1) },
+			"test_idx.npy: entry 0 is vertex 2, which is also in the training split (train_idx.npy entry 2)"},
 		{"unknown key", func(t *testing.T, dir string) { editManifest(t, dir, "name: ring", "name: ring\ncolour: blue") },
 			"manifest.yaml: line 4: unknown key \"colour\""},
 		{"format version", func(t *testing.T, dir string) { editManifest(t, dir, "format_version: 1", "format_version: 2") },

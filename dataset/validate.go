@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 
@@ -17,7 +18,8 @@ import (
 // num_nodes*feat_dim values; labels lie in [-1, num_classes); every
 // feature is finite; a graph declared symmetric
 // is (symmetric.go); split ids lie in [0, num_nodes), are labelled and are
-// not repeated within a split; the train split is not empty (valid and test
+// not repeated, within a split or across splits (a vertex is in one split
+// at most); the train split is not empty (valid and test
 // may be). Each check is one pass, split across GOMAXPROCS goroutines. The
 // error names the file and field at fault.
 func (d *Dataset) Validate() error {
@@ -68,16 +70,24 @@ func (d *Dataset) Validate() error {
 		return err
 	}
 	seen := make([]uint64, (n+63)/64)
-	for _, s := range []struct {
-		file string
-		ids  []int64
-	}{{TrainFile, d.Train}, {ValidFile, d.Valid}, {TestFile, d.Test}} {
-		clear(seen)
-		if err := d.validateSplit(s.file, s.ids, seen); err != nil {
+	splits := d.splits()
+	for i := range splits {
+		if err := d.validateSplit(splits[:i+1], seen); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// split is one of a dataset's vertex splits, for messages.
+type split struct {
+	name, file string
+	ids        []int64
+}
+
+// splits lists the train, valid and test splits, in that order.
+func (d *Dataset) splits() []split {
+	return []split{{"training", TrainFile, d.Train}, {"validation", ValidFile, d.Valid}, {"test", TestFile, d.Test}}
 }
 
 // CheckFeatures reports the first feature that is NaN or infinite, by row
@@ -119,24 +129,45 @@ func (d *Dataset) validateFeatures() error {
 	return nil
 }
 
-// validateSplit checks one split's ids: in range, labelled, no duplicates.
-// seen is a zeroed bitmap over the vertices.
-func (d *Dataset) validateSplit(file string, ids []int64, seen []uint64) error {
+// validateSplit checks the ids of the last of splits: in range, labelled,
+// not repeated and in none of the splits before it. seen is the bitmap over
+// the vertices of the earlier splits; the split's own vertices are added.
+func (d *Dataset) validateSplit(splits []split, seen []uint64) error {
 	n := d.Graph.NumNodes
-	for i, v := range ids {
+	s := splits[len(splits)-1]
+	for i, v := range s.ids {
 		if v < 0 || v >= n {
-			return fileErr(file, "entry %d is vertex %d, out of range [0, %d)", i, v, n)
+			return fileErr(s.file, "entry %d is vertex %d, out of range [0, %d)", i, v, n)
 		}
 		if d.Labels[v] < 0 {
-			return fileErr(file, "entry %d is vertex %d, which is unlabelled (label -1)", i, v)
+			return fileErr(s.file, "entry %d is vertex %d, which is unlabelled (label -1)", i, v)
 		}
 		w, bit := v/64, uint64(1)<<(v%64)
 		if seen[w]&bit != 0 {
-			return fileErr(file, "entry %d repeats vertex %d", i, v)
+			return splitClash(splits, i)
 		}
 		seen[w] |= bit
 	}
 	return nil
+}
+
+// splitClash describes entry i of the last of splits, whose vertex was seen
+// before: a repeat within the split, or a vertex that is also in an earlier
+// split (the splits must be disjoint: a test vertex trained on measures
+// nothing).
+func splitClash(splits []split, i int) error {
+	s := splits[len(splits)-1]
+	v := s.ids[i]
+	if j := slices.Index(s.ids[:i], v); j >= 0 {
+		return fileErr(s.file, "entry %d repeats vertex %d (entry %d)", i, v, j)
+	}
+	for _, e := range splits[:len(splits)-1] {
+		if j := slices.Index(e.ids, v); j >= 0 {
+			return fileErr(s.file, "entry %d is vertex %d, which is also in the %s split (%s entry %d); a vertex belongs to one split at most",
+				i, v, e.name, e.file, j)
+		}
+	}
+	return fileErr(s.file, "entry %d repeats vertex %d", i, v)
 }
 
 // validateGraph checks the CSR arrays, naming indptr.npy and indices.npy.
