@@ -5,6 +5,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dtype"
 	"github.com/fanout-gnn/fanout/internal/parallel"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Feature dtypes, as the manifest's feature_dtype key names them.
@@ -22,7 +23,7 @@ func ParseFeatureDType(s string) (dtype.DType, error) {
 	case DTypeBFloat16:
 		return dtype.BF16, nil
 	}
-	return 0, fmt.Errorf("feature_dtype is %q, want %s or %s", s, DTypeFloat32, DTypeBFloat16)
+	return 0, fmt.Errorf("feature_dtype is %s, want %s or %s", quote.Quote(s), DTypeFloat32, DTypeBFloat16)
 }
 
 // FeatureDType is how the features are held: dtype.BF16 when

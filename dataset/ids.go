@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Files of a dataset's original vertex ids (NodeIDs), one of the two, named
@@ -151,7 +152,7 @@ func checkNodeIDsKey(key string) error {
 	case "", IDsFile, IDNamesFile:
 		return nil
 	}
-	return errors.New("node_ids is " + key + ", want " + IDsFile + " or " + IDNamesFile)
+	return errors.New("node_ids is " + quote.Quote(key) + ", want " + IDsFile + " or " + IDNamesFile)
 }
 
 // nodeIDsKey is the node_ids a manifest records for d.

@@ -71,7 +71,7 @@ func TestNodeIDsValidated(t *testing.T) {
 			t.Errorf("%+v: %v, want %q", c.ids, err, c.want)
 		}
 	}
-	if _, err := ParseManifest([]byte("format_version: 1\nfeat_dim: 1\nnum_classes: 1\nnum_train: 1\nnum_nodes: 1\nnode_ids: x.npy\n")); err == nil || !strings.Contains(err.Error(), "node_ids is x.npy") {
+	if _, err := ParseManifest([]byte("format_version: 1\nfeat_dim: 1\nnum_classes: 1\nnum_train: 1\nnum_nodes: 1\nnode_ids: x.npy\n")); err == nil || !strings.Contains(err.Error(), `node_ids is "x.npy"`) {
 		t.Errorf("node_ids: x.npy: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/fanout-gnn/fanout/dtype"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // File names inside a dataset directory.
@@ -60,8 +61,10 @@ type Manifest struct {
 const maxManifestBytes = 1 << 20
 
 // ParseManifest decodes manifest text. Unknown keys, a second YAML document,
-// an unsupported format_version and negative or inconsistent counts are
-// errors; they name the field.
+// a value of the wrong type (1.5 for a count, yes for symmetric), an
+// unsupported format_version or feature_dtype, counts out of range or
+// inconsistent with each other and text that is not one line are errors;
+// they name the field and quote at most quote.Limit bytes of the input.
 func ParseManifest(data []byte) (Manifest, error) {
 	var m Manifest
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -70,7 +73,7 @@ func ParseManifest(data []byte) (Manifest, error) {
 		if errors.Is(err, io.EOF) {
 			return m, errors.New("empty manifest")
 		}
-		return m, oneLine(err)
+		return m, clipQuotes(oneLine(err))
 	}
 	var extra any
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -78,6 +81,9 @@ func ParseManifest(data []byte) (Manifest, error) {
 	}
 	if len(m.Preprocessing) == 0 {
 		m.Preprocessing = nil
+	}
+	if err := checkKinds(data); err != nil {
+		return m, err
 	}
 	return m, m.check()
 }
@@ -93,60 +99,12 @@ func oneLine(err error) error {
 	for i, e := range te.Errors {
 		if f, ok := strings.CutSuffix(e, " not found in type dataset.Manifest"); ok {
 			if at, key, ok := strings.Cut(f, "field "); ok {
-				e = fmt.Sprintf("%sunknown key %q", at, key)
+				e = fmt.Sprintf("%sunknown key %s", at, quote.Quote(key))
 			}
 		}
 		msgs[i] = e
 	}
 	return errors.New(strings.Join(msgs, "; "))
-}
-
-// check validates the manifest fields on their own.
-func (m Manifest) check() error {
-	if m.FormatVersion != FormatVersion {
-		return fmt.Errorf("format_version is %d, want %d", m.FormatVersion, FormatVersion)
-	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{
-		{"num_nodes", m.NumNodes}, {"num_edges", m.NumEdges}, {"feat_dim", int64(m.FeatDim)},
-		{"num_classes", int64(m.NumClasses)}, {"num_train", m.NumTrain}, {"num_valid", m.NumValid},
-		{"num_test", m.NumTest},
-	} {
-		if f.v < 0 {
-			return fmt.Errorf("%s is negative (%d)", f.name, f.v)
-		}
-	}
-	for i, p := range m.Preprocessing {
-		if strings.TrimSpace(p) == "" || strings.ContainsAny(p, "\n\r") {
-			return fmt.Errorf("preprocessing entry %d is %q, want a name on one line", i+1, p)
-		}
-	}
-	if _, err := ParseFeatureDType(m.FeatureDType); err != nil {
-		return err
-	}
-	if err := checkNodeIDsKey(m.NodeIDs); err != nil {
-		return err
-	}
-	if m.FeatDim == 0 {
-		return errors.New("feat_dim is 0 or missing")
-	}
-	if m.NumClasses == 0 {
-		return errors.New("num_classes is 0 or missing")
-	}
-	if m.NumTrain == 0 {
-		return errors.New("num_train is 0 or missing: the train split must not be empty")
-	}
-	for _, f := range []struct {
-		name string
-		v    int64
-	}{{"num_train", m.NumTrain}, {"num_valid", m.NumValid}, {"num_test", m.NumTest}} {
-		if f.v > m.NumNodes {
-			return fmt.Errorf("%s (%d) exceeds num_nodes (%d)", f.name, f.v, m.NumNodes)
-		}
-	}
-	return nil
 }
 
 // ReadManifest reads and parses a manifest file; errors name the file.

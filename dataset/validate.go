@@ -16,11 +16,12 @@ import (
 // the right one of Indices/Indices64 is set and every index lies in
 // [0, num_nodes); one feature table (float32 or bfloat16) holds
 // num_nodes*feat_dim values; labels lie in [-1, num_classes); every
-// feature is finite; a graph declared symmetric
-// is (symmetric.go); split ids lie in [0, num_nodes), are labelled and are
-// not repeated, within a split or across splits (a vertex is in one split
-// at most); the train split is not empty (valid and test
-// may be). Each check is one pass, split across GOMAXPROCS goroutines. The
+// feature is finite; a graph declared symmetric is (symmetric.go); split
+// ids lie in [0, num_nodes), are labelled and are not repeated, within a
+// split or across splits (a vertex is in one split at most); the train
+// split is not empty (valid and test may be); the manifest that describes
+// the dataset is one ParseManifest accepts (text on one line, counts in
+// range). Each check is one pass, split across GOMAXPROCS goroutines. The
 // error names the file and field at fault.
 func (d *Dataset) Validate() error {
 	if d.Graph == nil {
@@ -75,6 +76,9 @@ func (d *Dataset) Validate() error {
 		if err := d.validateSplit(splits[:i+1], seen); err != nil {
 			return err
 		}
+	}
+	if err := manifestOf(d).check(); err != nil {
+		return &FileError{File: ManifestFile, Err: err}
 	}
 	return nil
 }

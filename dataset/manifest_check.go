@@ -1,0 +1,196 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
+)
+
+// Bounds of a manifest's fields: far above any dataset this package
+// reads, and low enough that no array size in bytes overflows.
+const (
+	MaxNodes      = 1 << 40 // num_nodes, and so each split's size
+	MaxEdges      = 1 << 40 // num_edges
+	MaxFeatDim    = 1 << 24 // feat_dim
+	MaxClasses    = 1 << 24 // num_classes; labels are int32
+	maxFeatValues = 1 << 60 // num_nodes × feat_dim, so feat.npy's bytes fit in int64
+	maxNameBytes  = 255     // name: a file name's length
+	maxTextBytes  = 4096    // source and each preprocessing step
+)
+
+// manifestKinds is the YAML type each scalar key must have: integer keys
+// hold integers (yaml would truncate 1.5 to 1) and symmetric a boolean
+// (true or false, not yes or on). Text keys take any scalar.
+var manifestKinds = map[string]string{
+	"format_version": "!!int", "num_nodes": "!!int", "num_edges": "!!int", "feat_dim": "!!int",
+	"num_classes": "!!int", "num_train": "!!int", "num_valid": "!!int", "num_test": "!!int",
+	"symmetric": "!!bool",
+}
+
+// checkKinds checks the parsed document's scalars against manifestKinds:
+// what the decoder converts silently.
+func checkKinds(data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return clipQuotes(err)
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
+		return nil
+	}
+	return checkMapping(doc.Content[0])
+}
+
+// checkMapping checks one mapping's values, and those it merges (<<).
+func checkMapping(m *yaml.Node) error {
+	m = resolved(m)
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		key, val := m.Content[i], resolved(m.Content[i+1])
+		if key.Value == "<<" && key.Tag == "!!merge" {
+			merged := []*yaml.Node{val}
+			if val.Kind == yaml.SequenceNode {
+				merged = val.Content
+			}
+			for _, sub := range merged {
+				if err := checkMapping(sub); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		want, ok := manifestKinds[key.Value]
+		if !ok || val.Kind != yaml.ScalarNode || val.ShortTag() == want {
+			continue
+		}
+		what := "an integer"
+		if want == "!!bool" {
+			what = "true or false"
+		}
+		if val.ShortTag() == "!!null" {
+			return fmt.Errorf("line %d: %s has no value, want %s", val.Line, key.Value, what)
+		}
+		return fmt.Errorf("line %d: %s is %s, want %s", val.Line, key.Value, quote.Quote(val.Value), what)
+	}
+	return nil
+}
+
+// resolved follows an alias to the node it names.
+func resolved(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
+
+// quotedText matches the quoted input in yaml's messages: "key", 'anchor'.
+var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
+
+// clipQuotes shortens the input yaml quotes in err's message to
+// quote.Limit bytes.
+func clipQuotes(err error) error {
+	msg := err.Error()
+	if len(msg) <= quote.Limit {
+		return err
+	}
+	return errors.New(quotedText.ReplaceAllStringFunc(msg, func(q string) string {
+		s := q[1 : len(q)-1]
+		if q[0] == '"' {
+			if u, err := strconv.Unquote(q); err == nil {
+				s = u
+			}
+		}
+		return quote.Quote(s)
+	}))
+}
+
+// check validates the manifest fields on their own: each in its range or
+// among its known values, the counts consistent with each other.
+func (m Manifest) check() error {
+	if m.FormatVersion != FormatVersion {
+		return fmt.Errorf("format_version is %d, want %d", m.FormatVersion, FormatVersion)
+	}
+	if err := checkText("name", m.Name, maxNameBytes); err != nil {
+		return err
+	}
+	if err := checkText("source", m.Source, maxTextBytes); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name   string
+		v, top int64
+	}{
+		{"num_nodes", m.NumNodes, MaxNodes}, {"num_edges", m.NumEdges, MaxEdges}, {"feat_dim", int64(m.FeatDim), MaxFeatDim},
+		{"num_classes", int64(m.NumClasses), MaxClasses}, {"num_train", m.NumTrain, MaxNodes}, {"num_valid", m.NumValid, MaxNodes},
+		{"num_test", m.NumTest, MaxNodes},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("%s is negative (%d)", f.name, f.v)
+		}
+		if f.v > f.top {
+			return fmt.Errorf("%s is %d, more than the %d this format allows", f.name, f.v, f.top)
+		}
+	}
+	for i, p := range m.Preprocessing {
+		if strings.TrimSpace(p) == "" {
+			return fmt.Errorf("preprocessing entry %d is %s, want a step's name", i+1, quote.Quote(p))
+		}
+		if err := checkText(fmt.Sprintf("preprocessing entry %d", i+1), p, maxTextBytes); err != nil {
+			return err
+		}
+	}
+	if _, err := ParseFeatureDType(m.FeatureDType); err != nil {
+		return err
+	}
+	if err := checkNodeIDsKey(m.NodeIDs); err != nil {
+		return err
+	}
+	if m.FeatDim == 0 {
+		return errors.New("feat_dim is 0 or missing")
+	}
+	if m.NumClasses == 0 {
+		return errors.New("num_classes is 0 or missing")
+	}
+	if m.NumTrain == 0 {
+		return errors.New("num_train is 0 or missing: the train split must not be empty")
+	}
+	if m.NumNodes > maxFeatValues/int64(m.FeatDim) {
+		return fmt.Errorf("num_nodes × feat_dim = %d × %d is more than the %d features this format allows", m.NumNodes, m.FeatDim, int64(maxFeatValues))
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"num_train", m.NumTrain}, {"num_valid", m.NumValid}, {"num_test", m.NumTest}} {
+		if f.v > m.NumNodes {
+			return fmt.Errorf("%s (%d) exceeds num_nodes (%d)", f.name, f.v, m.NumNodes)
+		}
+	}
+	if sum := m.NumTrain + m.NumValid + m.NumTest; sum > m.NumNodes {
+		return fmt.Errorf("num_train + num_valid + num_test = %d + %d + %d = %d exceeds num_nodes (%d): a vertex belongs to one split at most",
+			m.NumTrain, m.NumValid, m.NumTest, sum, m.NumNodes)
+	}
+	return nil
+}
+
+// checkText checks a text field: valid UTF-8 on one line, without control
+// characters, of at most limit bytes.
+func checkText(field, s string, limit int) error {
+	switch {
+	case !utf8.ValidString(s):
+		return fmt.Errorf("%s is %s, which is not UTF-8 text", field, quote.Quote(s))
+	case len(s) > limit:
+		return fmt.Errorf("%s is %s, longer than %d bytes", field, quote.Quote(s), limit)
+	case strings.IndexFunc(s, unicode.IsControl) >= 0:
+		return fmt.Errorf("%s is %s, want text on one line without control characters", field, quote.Quote(s))
+	}
+	return nil
+}
