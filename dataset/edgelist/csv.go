@@ -20,11 +20,24 @@ type csvTable struct {
 	header []string
 	rec    []string
 	row    int64
+	read   *countingReader // the bytes taken from the file
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
 }
 
 func openCSV(path string, f *os.File, comma rune) (*csvTable, error) {
-	t := &csvTable{name: path, f: f}
-	br := bufio.NewReaderSize(f, 1<<20)
+	t := &csvTable{name: path, f: f, read: &countingReader{r: f}}
+	br := bufio.NewReaderSize(t.read, 1<<20)
 	var in io.Reader = br
 	if isGzip(br) {
 		gz, err := gzip.NewReader(br)
@@ -53,6 +66,7 @@ func openCSV(path string, f *os.File, comma rune) (*csvTable, error) {
 }
 
 func (t *csvTable) path() string      { return t.name }
+func (t *csvTable) offset() int64     { return t.read.n }
 func (t *csvTable) columns() []string { return t.header }
 
 func (t *csvTable) next() (bool, error) {

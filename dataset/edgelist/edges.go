@@ -1,6 +1,7 @@
 package edgelist
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -40,8 +41,21 @@ type edges struct {
 	src, dst []int32
 }
 
-// readEdges appends the edges of one file, looking their ids up in ids.
-func (e *edges) read(file string, o Options, ids *idMap) (err error) {
+func (e *edges) add(u, v int32) error {
+	e.src = append(e.src, u)
+	e.dst = append(e.dst, v)
+	return nil
+}
+
+// checkEvery is how many rows readEdges reads between looks at its
+// context and progress reports.
+const checkEvery = 1 << 16
+
+// readEdges reads the edges of one file, looking their ids up in ids, and
+// hands each to emit (u the source, v the destination). Every checkEvery
+// rows it stops if ctx is done and calls read, when non-nil, with the bytes
+// of the file read so far.
+func readEdges(ctx context.Context, file string, o Options, ids *idMap, emit func(u, v int32) error, read func(int64)) (err error) {
 	t, err := openTable(file)
 	if err != nil {
 		return err
@@ -55,9 +69,20 @@ func (e *edges) read(file string, o Options, ids *idMap) (err error) {
 	if err != nil {
 		return err
 	}
-	for {
+	for rows := 0; ; rows++ {
+		if rows%checkEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if read != nil {
+				read(t.offset())
+			}
+		}
 		ok, err := t.next()
 		if err != nil || !ok {
+			if read != nil {
+				read(t.offset())
+			}
 			return err
 		}
 		u, err := endpoint(t, src, ids, o.Nodes)
@@ -68,8 +93,9 @@ func (e *edges) read(file string, o Options, ids *idMap) (err error) {
 		if err != nil {
 			return err
 		}
-		e.src = append(e.src, u)
-		e.dst = append(e.dst, v)
+		if err := emit(u, v); err != nil {
+			return err
+		}
 	}
 }
 

@@ -10,11 +10,14 @@
 // rows.
 //
 // Every bad value is one RowError naming the file, the row and the column.
-// What is held in memory is the node table's arrays, the id map and the
-// edge arrays (two int32 per edge); the edge files are streamed.
+// Import holds in memory the node table's arrays, the id map and the edge
+// arrays (two int32 per edge); the edge files are streamed. ImportBounded
+// holds the edges within a memory budget instead: it sorts them in runs
+// on disk, merges the runs and maps the graph it writes (bounded.go).
 package edgelist
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -50,6 +53,18 @@ type Options struct {
 	Directed bool
 	Threads  int    // graph building goroutines; <= 0 means GOMAXPROCS
 	Name     string // the dataset's name; empty means the node table's file name
+
+	// Memory is ImportBounded's budget for edges, in bytes: the sort
+	// buffer and the merge's read buffers (at least MinMemory). The node
+	// table's arrays and the id map come on top of it.
+	Memory int64
+	// TempDir is where ImportBounded keeps its sorted runs and the graph
+	// it builds, in a directory of its own; empty means os.TempDir(). It
+	// needs the disk DiskNeeded states.
+	TempDir string
+	// Progress, when non-nil, is told how ImportBounded is getting on:
+	// ProgressPrinter writes it as lines of text.
+	Progress func(Progress)
 }
 
 // graphOptions is how the graph is built, as the other importers do:
@@ -67,7 +82,7 @@ func Import(files []string, o Options) (*dataset.Dataset, error) {
 	}
 	var e edges
 	for _, f := range files {
-		if err := e.read(f, o, nd.ids); err != nil {
+		if err := readEdges(context.Background(), f, o, nd.ids, e.add, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -76,7 +91,12 @@ func Import(files []string, o Options) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	e = edges{}
+	return assemble(g, nd, files, o)
+}
+
+// assemble is the dataset of the graph g built from files and the nodes
+// nd: its ids, name, split and source.
+func assemble(g *graph.CSR, nd *nodes, files []string, o Options) (*dataset.Dataset, error) {
 	ids, err := nd.ids.nodeIDs(o.Nodes)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,8 @@ type parquetTable struct {
 	n, at  int               // rows in buf, the current one
 	cells  [][]parquet.Value // leaf column -> values of the current row
 	row    int64
+	rows   int64 // in the file
+	size   int64 // of the file
 }
 
 // parquetBatch is the number of rows read at a time.
@@ -39,7 +41,8 @@ func openParquet(path string, f *os.File) (t *parquetTable, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
-	t = &parquetTable{name: path, f: f, r: parquet.NewReader(pf), buf: make([]parquet.Row, parquetBatch)}
+	t = &parquetTable{name: path, f: f, r: parquet.NewReader(pf), buf: make([]parquet.Row, parquetBatch),
+		rows: pf.NumRows(), size: st.Size()}
 	schema := pf.Schema()
 	for _, fld := range schema.Fields() {
 		t.names = append(t.names, fld.Name())
@@ -67,6 +70,14 @@ func recoverAs(path string, err *error) {
 
 func (t *parquetTable) path() string      { return t.name }
 func (t *parquetTable) columns() []string { return t.names }
+
+// offset is the share of the file's rows read, in bytes of the file.
+func (t *parquetTable) offset() int64 {
+	if t.rows == 0 {
+		return t.size
+	}
+	return int64(float64(t.size) * float64(t.row) / float64(t.rows))
+}
 
 func (t *parquetTable) next() (ok bool, err error) {
 	defer recoverAs(t.name, &err)

@@ -53,6 +53,9 @@ type table interface {
 	numbers(c int, dst []float64) ([]float64, error)
 	// errorAt wraps err as a RowError of the current row and column c.
 	errorAt(c int, err error) error
+	// offset is about how many bytes of the file have been read, for
+	// progress reports.
+	offset() int64
 	close() error
 }
 

@@ -1,0 +1,262 @@
+package edgelist
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/parallel"
+)
+
+// MinMemory is the smallest budget ImportBounded takes (Options.Memory).
+const MinMemory = 64 << 10
+
+// Imported is ImportBounded's dataset, whose graph is mapped from its
+// scratch directory: write it (dataset.Write), then Close it.
+type Imported struct {
+	Dataset *dataset.Dataset
+	Stats   Stats
+	scratch *scratch
+	maps    []*mapped
+}
+
+// Stats tells what ImportBounded did.
+type Stats struct {
+	Edges  int64 // edge rows read
+	Keys   int64 // graph entries sorted: self loops dropped, both directions unless directed
+	Runs   int   // sorted runs written to disk (0: the edges fitted the budget)
+	Passes int   // merge passes before the last one (0: the runs were merged in one)
+	// ScratchPeak is the most bytes the scratch directory held at once.
+	ScratchPeak int64
+	// Stale names the scratch directories of killed imports removed first.
+	Stale []string
+}
+
+// Close unmaps the graph and removes the scratch directory. The dataset's
+// graph must not be used afterwards.
+func (im *Imported) Close() error {
+	var errs []error
+	for _, m := range im.maps {
+		errs = append(errs, m.unmap())
+	}
+	im.maps = nil
+	if im.Dataset != nil && im.Dataset.Graph != nil {
+		im.Dataset.Graph.Indptr, im.Dataset.Graph.Indices = nil, nil
+	}
+	if im.scratch != nil {
+		errs = append(errs, im.scratch.remove())
+		im.scratch = nil
+	}
+	return errors.Join(errs...)
+}
+
+// DiskNeeded is an upper bound on the bytes of ImportBounded's scratch
+// directory for an edge list of that many edges (rows) and vertices:
+// the sorted runs (8 bytes per entry, an entry per edge, two unless
+// directed) and, beside them while the last pass merges, the graph (4
+// bytes per entry and 8 per vertex), or a second copy of the runs where
+// they take more than one pass. Writing the dataset takes the graph's
+// bytes and the features' again, beside it.
+func DiskNeeded(edges, vertices int64, o Options) int64 {
+	keys := edges
+	if !o.Directed {
+		keys *= 2
+	}
+	runs := keys * keyBytes
+	csr := keys*4 + (vertices+1)*8
+	arena := max(o.Memory, MinMemory) / keyBytes
+	spills := (keys + arena - 1) / arena
+	if spills*int64(parallel.Threads(o.Threads)) > int64(fanIn(arena)) {
+		return runs + max(runs, csr)
+	}
+	return runs + csr
+}
+
+// ImportBounded is Import holding the edges within o.Memory bytes: edges
+// fill a buffer of keys; a full buffer is sorted, its repeats dropped, and
+// written as runs to a scratch directory under o.TempDir; the runs are
+// merged (in several passes where there are too many for the budget) into
+// the graph's files, which are mapped. What it holds in memory beyond the
+// budget is what Import holds of the node table, and the write buffers.
+// A scratch directory left by an import that was killed is removed first;
+// on error its own is removed. ctx stops it between rows and keys.
+func ImportBounded(ctx context.Context, files []string, o Options) (_ *Imported, err error) {
+	if o.Memory < MinMemory {
+		return nil, fmt.Errorf("a memory budget of %d bytes is below the least, %d", o.Memory, MinMemory)
+	}
+	total, err := filesSize(files)
+	if err != nil {
+		return nil, err
+	}
+	nd, err := readNodes(o)
+	if err != nil {
+		return nil, err
+	}
+	sc, stale, err := newScratch(o.TempDir)
+	if err != nil {
+		return nil, err
+	}
+	im := &Imported{scratch: sc, Stats: Stats{Stale: stale}}
+	defer func() {
+		if err != nil {
+			im.Close()
+		}
+	}()
+	b := &bounded{o: o, im: im, runs: &runSet{dir: sc.dir}, arena: make([]uint64, o.Memory/keyBytes),
+		threads: parallel.Threads(o.Threads), tr: newTracker(o.Progress)}
+	if err := b.read(ctx, files, nd.ids, total); err != nil {
+		return nil, err
+	}
+	n := nd.ids.len()
+	if err := b.build(ctx, n); err != nil {
+		return nil, err
+	}
+	b.arena = nil
+	debug.FreeOSMemory() // give the budget back before the dataset is written
+	g, err := im.mapGraph(n)
+	if err != nil {
+		return nil, err
+	}
+	if im.Dataset, err = assemble(g, nd, files, o); err != nil {
+		return nil, err
+	}
+	return im, nil
+}
+
+// filesSize is the total size of the files.
+func filesSize(files []string) (int64, error) {
+	var total int64
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			return 0, err
+		}
+		total += st.Size()
+	}
+	return total, nil
+}
+
+// bounded is the state of one ImportBounded.
+type bounded struct {
+	o       Options
+	im      *Imported
+	runs    *runSet
+	arena   []uint64 // the budget: the sort buffer, then the merge's blocks
+	buf     []uint64 // the keys not yet sorted (in arena)
+	threads int
+	tr      *tracker
+}
+
+// read reads every edge file into keys, spilling sorted runs.
+func (b *bounded) read(ctx context.Context, files []string, ids *idMap, total int64) error {
+	b.buf = b.arena[:0]
+	b.tr.begin("read", total, "bytes")
+	var before int64 // bytes of the files already read
+	for _, f := range files {
+		err := readEdges(ctx, f, b.o, ids, b.add, func(off int64) {
+			b.tr.p.Edges, b.tr.p.Runs = b.im.Stats.Edges, len(b.runs.runs)
+			b.tr.report(before + off)
+		})
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(f)
+		if err != nil {
+			return err
+		}
+		before += st.Size()
+	}
+	return nil
+}
+
+// add takes one edge u -> v: row v lists u, and row u lists v unless
+// directed; self loops are dropped.
+func (b *bounded) add(u, v int32) error {
+	b.im.Stats.Edges++
+	if u == v {
+		return nil
+	}
+	if len(b.buf)+2 > cap(b.buf) {
+		if err := b.runs.spill(b.buf, b.threads); err != nil {
+			return err
+		}
+		b.buf = b.arena[:0]
+	}
+	b.buf = append(b.buf, key(v, u))
+	b.im.Stats.Keys++
+	if !b.o.Directed {
+		b.buf = append(b.buf, key(u, v))
+		b.im.Stats.Keys++
+	}
+	return nil
+}
+
+// build merges the keys into the graph's files in the scratch directory.
+func (b *bounded) build(ctx context.Context, n int64) (err error) {
+	var cs []*cursor
+	var keys int64
+	if len(b.runs.runs) == 0 {
+		// Everything fitted: merge the buffer's sorted parts in memory.
+		for _, p := range sortParts(b.buf, b.threads) {
+			cs = append(cs, &cursor{keys: p})
+			keys += int64(len(p))
+		}
+	} else {
+		if err := b.runs.spill(b.buf, b.threads); err != nil {
+			return err
+		}
+		b.buf = nil
+		b.im.Stats.Runs = b.runs.seq
+		passes, err := b.runs.reduce(ctx, b.arena, func(pass int, keys int64) {
+			b.tr.p.Pass, b.tr.p.Runs = pass, len(b.runs.runs)
+			b.tr.begin("combine", keys, "keys")
+		})
+		b.im.Stats.Passes = passes
+		if err != nil {
+			return err
+		}
+		if cs, err = openRuns(b.runs.runs, b.arena); err != nil {
+			return err
+		}
+		keys = totalKeys(b.runs.runs)
+	}
+	w, err := newCSRWriter(b.runs.dir, n)
+	if err != nil {
+		closeAll(cs)
+		return err
+	}
+	b.tr.p.Runs = len(b.runs.runs)
+	b.tr.begin("merge", keys, "keys")
+	_, err = merge(ctx, cs, w.add, b.tr.report)
+	err = errors.Join(err, closeAll(cs), w.close())
+	if err != nil {
+		return err
+	}
+	b.im.Stats.ScratchPeak = max(b.runs.peak, b.runs.disk+w.entries*4+(n+1)*8)
+	return b.runs.remove(b.runs.runs)
+}
+
+// mapGraph maps the graph files of n vertices.
+func (im *Imported) mapGraph(n int64) (*graph.CSR, error) {
+	ptr, err := openMapped(filepath.Join(im.scratch.dir, indptrRaw), 8)
+	if err != nil {
+		return nil, err
+	}
+	im.maps = append(im.maps, ptr)
+	idx, err := openMapped(filepath.Join(im.scratch.dir, indicesRaw), 4)
+	if err != nil {
+		return nil, err
+	}
+	im.maps = append(im.maps, idx)
+	g := &graph.CSR{NumNodes: n, Indptr: ptr.int64s(), Indices: idx.int32s()}
+	if int64(len(g.Indptr)) != n+1 || g.Indptr[n] != int64(len(g.Indices)) {
+		return nil, fmt.Errorf("the graph built in %s: %d offsets for %d vertices, ending at %d for %d entries",
+			im.scratch.dir, len(g.Indptr), n, g.Indptr[len(g.Indptr)-1], len(g.Indices))
+	}
+	return g, nil
+}
