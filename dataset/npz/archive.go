@@ -4,7 +4,8 @@
 // Network Evaluation", 2018): adj_data/adj_indices/adj_indptr/adj_shape for
 // the graph, attr_* (sparse) or attr_matrix (dense) for node features and
 // labels (dense, indexed by label_indices, or labels_* sparse one-hot rows)
-// for classes. The train/valid/test split is drawn per class from a seed.
+// for classes, which class_names, where present, counts and bounds. The
+// train/valid/test split is drawn per class from a seed.
 package npz
 
 import (
@@ -118,6 +119,31 @@ func (a *Archive) Read(key string) (data any, shape []int64, err error) {
 		return nil, nil, fmt.Errorf("%s: %s: %d bytes after the array's data (shape %s)", a.name, key, extra, ShapeString(shape))
 	}
 	return data, shape, nil
+}
+
+// Shape reads the shape of array key from its header, whatever its dtype
+// (strings and pickled objects too, which Read does not decode). The member
+// is read to its end, so that its CRC-32 is checked.
+func (a *Archive) Shape(key string) ([]int64, error) {
+	f, ok := a.members[key]
+	if !ok {
+		return nil, fmt.Errorf("%s: no array %q (has %s)", a.name, key, strings.Join(a.Keys(), ", "))
+	}
+	rc, err := f.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
+	}
+	defer rc.Close()
+	h, err := npy.ReadHeader(rc)
+	if _, rest := io.Copy(io.Discard, rc); errors.Is(rest, zip.ErrChecksum) {
+		return nil, fmt.Errorf("%s: member %s is damaged (its CRC-32 does not match)", a.name, f.Name)
+	} else if err == nil {
+		err = rest
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
+	}
+	return h.Shape, nil
 }
 
 // Close closes the underlying file (a no-op for NewArchive).

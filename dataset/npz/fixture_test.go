@@ -3,10 +3,13 @@ package npz
 import (
 	"archive/zip"
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
 )
@@ -35,7 +38,12 @@ func archiveBytes(t testing.TB, members []member, method uint16) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := npy.Write(w, m.data, m.shape); err != nil {
+		if raw, ok := m.data.(rawNPY); ok {
+			_, err = w.Write(raw)
+		} else {
+			err = npy.Write(w, m.data, m.shape)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -140,4 +148,35 @@ func dotted(ms []member) []member {
 func storedBytes(t testing.TB, members []member) []byte {
 	t.Helper()
 	return archiveBytes(t, members, zip.Store)
+}
+
+// rawNPY is a member's whole .npy file, for dtypes npy.Write does not
+// write.
+type rawNPY []byte
+
+// stringsNPY is a 1-D numpy array of strings as numpy.array(names) saves
+// it: dtype <UN, N the longest name, each name UTF-32 padded with zeros.
+func stringsNPY(names ...string) rawNPY {
+	width := 1
+	for _, s := range names {
+		width = max(width, utf8.RuneCountInString(s))
+	}
+	dict := fmt.Sprintf("{'descr': '<U%d', 'fortran_order': False, 'shape': (%d,), }", width, len(names))
+	pad := 64 - (10+len(dict)+1)%64
+	header := dict + strings.Repeat(" ", pad%64) + "\n"
+	var b bytes.Buffer
+	b.WriteString("\x93NUMPY\x01\x00")
+	binary.Write(&b, binary.LittleEndian, uint16(len(header)))
+	b.WriteString(header)
+	for _, s := range names {
+		runes := []rune(s)
+		for i := range width {
+			var r rune
+			if i < len(runes) {
+				r = runes[i]
+			}
+			binary.Write(&b, binary.LittleEndian, uint32(r))
+		}
+	}
+	return b.Bytes()
 }

@@ -25,8 +25,9 @@ const (
 	DefaultTest          = 1000
 )
 
-// MaxClasses bounds the class ids importers accept (2^24).
-const MaxClasses = 1 << 24
+// MaxClasses bounds the class ids importers accept (2^24), as a dataset's
+// manifest does.
+const MaxClasses = dataset.MaxClasses
 
 // maxDenseElems bounds the dense feature matrix Import builds from a sparse
 // one (2^34 float32 values, 64 GiB): the shape is read from the file, so a
@@ -43,7 +44,8 @@ const maxDenseElems = int64(1) << 34
 // ([N] class ids or [N, C] one-hot rows), from labels with label_indices
 // (labels[i] is the class of vertex label_indices[i]), or from sparse
 // one-hot rows under labels_* (or label_*, or labels.*); vertices without a
-// label are -1. The split is Split(labels, ...) under opt. Every member read
+// label are -1. Where the archive has class_names, the classes are those
+// it names, and a label beyond them is an error. The split is Split(labels, ...) under opt. Every member read
 // has its CRC checked.
 func Import(file string, opt Options) (*dataset.Dataset, error) {
 	a, err := Open(file)
@@ -92,6 +94,9 @@ func importArchive(a *Archive, opt Options, maxElems int64) (*dataset.Dataset, e
 	}
 	labels, classes, err := readLabels(a, n)
 	if err != nil {
+		return nil, err
+	}
+	if classes, err = namedClasses(a, labels, classes); err != nil {
 		return nil, err
 	}
 	train, valid, test, err := Split(labels, classes, opt)
