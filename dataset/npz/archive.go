@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Archive is an opened .npz file. Members are read one at a time, on demand.
@@ -60,7 +61,7 @@ func NewArchive(r io.ReaderAt, size int64, name string) (*Archive, error) {
 	for _, f := range zr.File {
 		key := strings.TrimSuffix(f.Name, ".npy")
 		if _, dup := a.members[key]; dup {
-			return nil, fmt.Errorf("%s: member %q appears twice", name, f.Name)
+			return nil, fmt.Errorf("%s: member %s appears twice", name, quote.Quote(f.Name))
 		}
 		a.members[key] = f
 	}
@@ -95,28 +96,15 @@ func (a *Archive) Has(key string) bool {
 // where its bytes still parse, and so are bytes after the array. Errors name
 // the archive and the key.
 func (a *Archive) Read(key string) (data any, shape []int64, err error) {
-	f, ok := a.members[key]
-	if !ok {
-		return nil, nil, fmt.Errorf("%s: no array %q (has %s)", a.name, key, strings.Join(a.Keys(), ", "))
-	}
-	rc, err := f.Open()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
-	}
-	defer rc.Close()
-	data, shape, err = npy.Read(rc)
-	extra, rest := io.Copy(io.Discard, rc) // to the end, where zip checks the CRC
-	if errors.Is(rest, zip.ErrChecksum) {
-		return nil, nil, fmt.Errorf("%s: member %s is damaged (its CRC-32 does not match)", a.name, f.Name)
+	extra, err := a.readMember(key, func(r io.Reader) (err error) {
+		data, shape, err = npy.Read(r)
+		return err
+	})
+	if err == nil && extra > 0 {
+		err = fmt.Errorf("%s: %s: %d bytes after the array's data (shape %s)", a.name, key, extra, ShapeString(shape))
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
-	}
-	if rest != nil {
-		return nil, nil, fmt.Errorf("%s: %s: %w", a.name, key, rest)
-	}
-	if extra > 0 {
-		return nil, nil, fmt.Errorf("%s: %s: %d bytes after the array's data (shape %s)", a.name, key, extra, ShapeString(shape))
+		return nil, nil, err
 	}
 	return data, shape, nil
 }
@@ -124,26 +112,50 @@ func (a *Archive) Read(key string) (data any, shape []int64, err error) {
 // Shape reads the shape of array key from its header, whatever its dtype
 // (strings and pickled objects too, which Read does not decode). The member
 // is read to its end, so that its CRC-32 is checked.
-func (a *Archive) Shape(key string) ([]int64, error) {
+func (a *Archive) Shape(key string) (shape []int64, err error) {
+	_, err = a.readMember(key, func(r io.Reader) error {
+		h, err := npy.ReadHeader(r)
+		shape = h.Shape
+		return err
+	})
+	return shape, err
+}
+
+// readMember opens member key, calls read on it, then reads it to its end,
+// where zip checks the CRC-32, and returns how many bytes read had left.
+func (a *Archive) readMember(key string, read func(io.Reader) error) (extra int64, err error) {
 	f, ok := a.members[key]
 	if !ok {
-		return nil, fmt.Errorf("%s: no array %q (has %s)", a.name, key, strings.Join(a.Keys(), ", "))
+		return 0, fmt.Errorf("%s: no array %q (has %s)", a.name, key, a.keyList())
 	}
 	rc, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
+		return 0, fmt.Errorf("%s: %s: %w", a.name, key, err)
 	}
 	defer rc.Close()
-	h, err := npy.ReadHeader(rc)
-	if _, rest := io.Copy(io.Discard, rc); errors.Is(rest, zip.ErrChecksum) {
-		return nil, fmt.Errorf("%s: member %s is damaged (its CRC-32 does not match)", a.name, f.Name)
-	} else if err == nil {
+	err = read(rc)
+	extra, rest := io.Copy(io.Discard, rc)
+	if errors.Is(rest, zip.ErrChecksum) {
+		return 0, fmt.Errorf("%s: member %s is damaged (its CRC-32 does not match)", a.name, f.Name)
+	}
+	if err == nil {
 		err = rest
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
+		return 0, fmt.Errorf("%s: %s: %w", a.name, key, err)
 	}
-	return h.Shape, nil
+	return extra, nil
+}
+
+// keyList names the archive's arrays for messages, at most quote.Limit
+// bytes of them.
+func (a *Archive) keyList() string {
+	keys := a.Keys()
+	list := strings.Join(keys, ", ")
+	if len(list) <= quote.Limit {
+		return list
+	}
+	return fmt.Sprintf("%d arrays: %s", len(keys), quote.Quote(list))
 }
 
 // Close closes the underlying file (a no-op for NewArchive).

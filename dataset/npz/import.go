@@ -71,7 +71,7 @@ func importArchive(a *Archive, opt Options, maxElems int64) (*dataset.Dataset, e
 	k, ok := findCSR(a, layouts...)
 	if !ok {
 		return nil, fmt.Errorf("%s: no adjacency matrix: want %s or %s; the archive holds %s",
-			a.name, layouts[0].names(), layouts[1].names(), strings.Join(a.Keys(), ", "))
+			a.name, layouts[0].names(), layouts[1].names(), a.keyList())
 	}
 	adj, err := readCSR(a, k, false)
 	if err != nil {
