@@ -7,12 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/nn"
-	"github.com/fanout-gnn/fanout/train"
 )
 
-func checkpoint(kind string) *train.Checkpoint {
-	c := &train.Checkpoint{Config: train.Config{Model: kind}, Model: nn.Config{Kind: kind, InDim: 3, Hidden: 4, Classes: 2, Layers: 2}}
+func sampleCheckpoint(kind string) *checkpoint.Checkpoint {
+	c := &checkpoint.Checkpoint{Config: checkpoint.Config{Model: kind}, Model: nn.Config{Kind: kind, InDim: 3, Hidden: 4, Classes: 2, Layers: 2}}
 	add := func(name string, shape ...int) {
 		n := 1
 		for _, d := range shape {
@@ -22,7 +22,7 @@ func checkpoint(kind string) *train.Checkpoint {
 		for i := range v {
 			v[i] = float32(len(c.Params)*100 + i)
 		}
-		c.Params = append(c.Params, train.ParamInfo{Name: name, Shape: shape})
+		c.Params = append(c.Params, checkpoint.ParamInfo{Name: name, Shape: shape})
 		c.Data = append(c.Data, [3][]float32{v, nil, nil})
 	}
 	switch kind {
@@ -72,7 +72,7 @@ func TestPyGRoundTrip(t *testing.T) {
 		"gin":  {"convs.0.eps", "convs.0.nn.lins.0.bias", "convs.0.nn.lins.0.weight", "convs.0.nn.lins.1.bias", "convs.0.nn.lins.1.weight", "convs.1.eps", "convs.1.nn.lins.0.bias", "convs.1.nn.lins.0.weight", "convs.1.nn.lins.1.bias", "convs.1.nn.lins.1.weight"},
 		"gat":  {"convs.0.att_dst", "convs.0.att_src", "convs.0.bias", "convs.0.lin.weight", "convs.1.att_dst", "convs.1.att_src", "convs.1.bias", "convs.1.lin.weight"},
 	} {
-		c := checkpoint(kind)
+		c := sampleCheckpoint(kind)
 		ts, meta, err := PyG(c)
 		if err != nil {
 			t.Fatal(err)
@@ -116,7 +116,7 @@ func TestPyGRoundTrip(t *testing.T) {
 }
 
 func TestPyGUnknownModel(t *testing.T) {
-	c := checkpoint("gcn")
+	c := sampleCheckpoint("gcn")
 	c.Config.Model = "gatv2"
 	if _, _, err := PyG(c); err == nil || !strings.Contains(err.Error(), `no PyG mapping for model "gatv2"`) {
 		t.Fatalf("err = %v", err)
@@ -126,7 +126,7 @@ func TestPyGUnknownModel(t *testing.T) {
 // FuzzReadSafetensors: any bytes give tensors or an error, never a panic.
 func FuzzReadSafetensors(f *testing.F) {
 	path := filepath.Join(f.TempDir(), "seed.safetensors")
-	ts, meta, _ := PyG(checkpoint("gcn"))
+	ts, meta, _ := PyG(sampleCheckpoint("gcn"))
 	if err := WriteSafetensors(path, ts, meta); err != nil {
 		f.Fatal(err)
 	}

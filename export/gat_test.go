@@ -7,16 +7,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/nn"
-	"github.com/fanout-gnn/fanout/train"
 )
 
 // gatCheckpoint makes a GAT checkpoint whose every value says where it is:
 // layer l's w[i][h·dim+f] = 1000l + 100i + 10h + f, att_src[h][f] =
 // 1000l + 500 + 10h + f, att_dst the same + 100, bias[k] = 1000l + 700 + k.
-func gatCheckpoint(m nn.Config) *train.Checkpoint {
+func gatCheckpoint(m nn.Config) *checkpoint.Checkpoint {
 	m.Kind = "gat"
-	c := &train.Checkpoint{Config: train.Config{Model: "gat"}, Model: m}
+	c := &checkpoint.Checkpoint{Config: checkpoint.Config{Model: "gat"}, Model: m}
 	for l := 0; l < m.Layers; l++ {
 		in, heads, dim := gatLayerDims(m, l)
 		base := float32(1000 * l)
@@ -50,7 +50,7 @@ func gatCheckpoint(m nn.Config) *train.Checkpoint {
 			shape []int
 			data  []float32
 		}{{"w", []int{in, heads * dim}, w}, {"att_src", []int{heads, dim}, att(500)}, {"att_dst", []int{heads, dim}, att(600)}, {"bias", []int{out}, b}} {
-			c.Params = append(c.Params, train.ParamInfo{Name: fmt.Sprintf("layer%d.%s", l, p.name), Shape: p.shape})
+			c.Params = append(c.Params, checkpoint.ParamInfo{Name: fmt.Sprintf("layer%d.%s", l, p.name), Shape: p.shape})
 			c.Data = append(c.Data, [3][]float32{p.data, nil, nil})
 		}
 	}
@@ -162,21 +162,21 @@ func TestPyGGATRefuses(t *testing.T) {
 	m := nn.Config{InDim: 3, Hidden: 4, Classes: 2, Layers: 2, Heads: 2, OutHeads: 3}
 	for _, tc := range []struct {
 		name   string
-		change func(c *train.Checkpoint)
+		change func(c *checkpoint.Checkpoint)
 		want   string
 	}{
-		{"att shape", func(c *train.Checkpoint) { c.Params[1].Shape = []int{1, 4} }, `"layer0.att_src" has shape [1 4], want [2 2]`},
-		{"concatenated last bias", func(c *train.Checkpoint) {
+		{"att shape", func(c *checkpoint.Checkpoint) { c.Params[1].Shape = []int{1, 4} }, `"layer0.att_src" has shape [1 4], want [2 2]`},
+		{"concatenated last bias", func(c *checkpoint.Checkpoint) {
 			c.Params[7].Shape, c.Data[7][0] = []int{6}, make([]float32, 6)
 		}, `"layer1.bias" has shape [6], want [2]`},
-		{"w not a matrix", func(c *train.Checkpoint) { c.Params[4].Shape = []int{24} }, `"layer1.w" has shape [24], want [4 6]`},
-		{"heads of another config", func(c *train.Checkpoint) { c.Model.OutHeads = 2 }, `"layer1.w" has shape [4 6], want [4 4]`},
-		{"missing", func(c *train.Checkpoint) { c.Params, c.Data = c.Params[:6], c.Data[:6] }, `"layer1.att_dst" appears 0 times`},
-		{"repeated", func(c *train.Checkpoint) {
+		{"w not a matrix", func(c *checkpoint.Checkpoint) { c.Params[4].Shape = []int{24} }, `"layer1.w" has shape [24], want [4 6]`},
+		{"heads of another config", func(c *checkpoint.Checkpoint) { c.Model.OutHeads = 2 }, `"layer1.w" has shape [4 6], want [4 4]`},
+		{"missing", func(c *checkpoint.Checkpoint) { c.Params, c.Data = c.Params[:6], c.Data[:6] }, `"layer1.att_dst" appears 0 times`},
+		{"repeated", func(c *checkpoint.Checkpoint) {
 			c.Params, c.Data = append(c.Params, c.Params[3]), append(c.Data, c.Data[3])
 		}, `"layer0.bias" appears 2 times`},
-		{"beyond the layers", func(c *train.Checkpoint) { c.Params[4].Name = "layer2.w" }, `"layer2.w": the model has 2 layers`},
-		{"unknown", func(c *train.Checkpoint) { c.Params[0].Name = "layer0.w_self" }, `"layer0.w_self" has no PyG name`},
+		{"beyond the layers", func(c *checkpoint.Checkpoint) { c.Params[4].Name = "layer2.w" }, `"layer2.w": the model has 2 layers`},
+		{"unknown", func(c *checkpoint.Checkpoint) { c.Params[0].Name = "layer0.w_self" }, `"layer0.w_self" has no PyG name`},
 	} {
 		c := gatCheckpoint(m)
 		tc.change(c)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/checkpoint"
 )
 
 // pygName maps one of fanout's per-layer parameters to PyG's state_dict:
@@ -35,7 +35,7 @@ var pygNames = map[string][]pygName{
 // PyG returns the checkpoint's parameters under the names and layouts of
 // PyTorch Geometric's model of the same kind, and metadata describing the
 // model (its class and arguments).
-func PyG(c *train.Checkpoint) ([]Tensor, map[string]string, error) {
+func PyG(c *checkpoint.Checkpoint) ([]Tensor, map[string]string, error) {
 	names, ok := pygNames[c.Config.Model]
 	if !ok {
 		return nil, nil, fmt.Errorf("export: no PyG mapping for model %q (mapped: sage, gcn, gin, gat)", c.Config.Model)

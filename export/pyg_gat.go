@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/nn"
-	"github.com/fanout-gnn/fanout/train"
 )
 
 // GAT maps to torch_geometric.nn.models.GAT(in_channels, hidden_channels,
@@ -67,7 +67,7 @@ func gatCheck(m nn.Config, l int, suffix string, shape []int) error {
 
 // gatComplete checks that the checkpoint holds every layer's w, att_src,
 // att_dst and bias once, so that a strict load cannot miss one.
-func gatComplete(c *train.Checkpoint) error {
+func gatComplete(c *checkpoint.Checkpoint) error {
 	seen := map[string]int{}
 	for _, p := range c.Params {
 		seen[p.Name]++

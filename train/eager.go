@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/fanout-gnn/fanout/checkpoint"
 )
 
 // ErrInterrupted is returned by Run when its context was cancelled; the
@@ -65,7 +67,7 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		st, err := epoch(ctx)
 		if err != nil {
 			if errors.Is(err, ErrInterrupted) {
-				if serr := t.saveCheckpoint(LastCheckpoint); serr != nil {
+				if serr := t.saveCheckpoint(checkpoint.LastCheckpoint); serr != nil {
 					return nil, fmt.Errorf("interrupted, and the checkpoint failed: %w", serr)
 				}
 			}
@@ -210,7 +212,7 @@ func (t *Trainer) endEpoch(st *EpochStats, metrics *metricsLog) error {
 			if t.state.TestAtBest, _, err = t.Evaluate(t.ds.Test); err != nil {
 				return err
 			}
-			if err := t.saveCheckpoint(BestCheckpoint); err != nil {
+			if err := t.saveCheckpoint(checkpoint.BestCheckpoint); err != nil {
 				return err
 			}
 		} else {
@@ -226,7 +228,7 @@ func (t *Trainer) endEpoch(st *EpochStats, metrics *metricsLog) error {
 	if err := metrics.Write(*st); err != nil {
 		return err
 	}
-	if err := t.saveCheckpoint(LastCheckpoint); err != nil {
+	if err := t.saveCheckpoint(checkpoint.LastCheckpoint); err != nil {
 		return err
 	}
 	perEpoch := t.state.Seconds / float64(t.state.Epoch)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/fanout-gnn/fanout/checkpoint"
 )
 
 // metricsLog appends one JSON object per epoch to RunDir/metrics.jsonl.
@@ -21,11 +23,11 @@ func openMetrics(runDir string, resume bool) (*metricsLog, error) {
 	if runDir == "" {
 		return &metricsLog{}, nil
 	}
-	path := filepath.Join(runDir, MetricsFile)
+	path := filepath.Join(runDir, checkpoint.MetricsFile)
 	flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if resume {
 		flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-		st, err := checkpointState(filepath.Join(runDir, LastCheckpoint))
+		st, err := checkpoint.ReadState(filepath.Join(runDir, checkpoint.LastCheckpoint))
 		if err != nil {
 			return nil, err
 		}
@@ -52,7 +54,7 @@ func repairMetrics(path string, epochs int) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", MetricsFile, err)
+		return fmt.Errorf("%s: %w", checkpoint.MetricsFile, err)
 	}
 	keep, last := 0, 0
 	for rest := b; len(rest) > 0; {
@@ -66,7 +68,7 @@ func repairMetrics(path string, epochs int) error {
 	if keep == len(b) {
 		return nil
 	}
-	return writeFileAtomic(path, b[:keep])
+	return checkpoint.WriteFileAtomic(path, b[:keep])
 }
 
 // Write appends one epoch's record.

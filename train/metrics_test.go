@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/checkpoint"
 )
 
 // metricsEpochs reads the epochs of a metrics file's lines, and the loss of
@@ -55,11 +56,11 @@ func TestResumeRepairsMetrics(t *testing.T) {
 	}
 	whole := t.TempDir()
 	train(whole, 3, false)
-	_, want := metricsEpochs(t, filepath.Join(whole, MetricsFile))
+	_, want := metricsEpochs(t, filepath.Join(whole, checkpoint.MetricsFile))
 
 	dir := t.TempDir()
 	train(dir, 2, false)
-	path := filepath.Join(dir, MetricsFile)
+	path := filepath.Join(dir, checkpoint.MetricsFile)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -4,19 +4,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
-	"strings"
+
+	"github.com/fanout-gnn/fanout/checkpoint"
 )
 
 // Snapshot copies the model, its optimizer state and the run's state to
 // the host.
-func (t *Trainer) Snapshot() (*Checkpoint, error) {
-	c := &Checkpoint{Config: t.cfg, Model: t.model.Config(), State: t.state, Dataset: t.fingerprint()}
+func (t *Trainer) Snapshot() (*checkpoint.Checkpoint, error) {
+	c := &checkpoint.Checkpoint{Config: t.cfg, Model: t.model.Config(), State: t.state, Dataset: t.fingerprint()}
 	for _, p := range t.model.Params() {
-		c.Params = append(c.Params, ParamInfo{Name: p.Name, Shape: p.Shape})
+		c.Params = append(c.Params, checkpoint.ParamInfo{Name: p.Name, Shape: p.Shape})
 		var d [3][]float32
 		for k := range d {
 			d[k] = make([]float32, p.W.Len())
@@ -46,7 +45,7 @@ func (t *Trainer) Snapshot() (*Checkpoint, error) {
 
 // Restore loads a checkpoint's parameters, optimizer moments and run state.
 // The model's configuration and the dataset's shape must match.
-func (t *Trainer) Restore(c *Checkpoint) error {
+func (t *Trainer) Restore(c *checkpoint.Checkpoint) error {
 	if c.Model != t.model.Config() {
 		return fmt.Errorf("checkpoint model %+v differs from this run's %+v", c.Model, t.model.Config())
 	}
@@ -85,20 +84,20 @@ func (t *Trainer) saveCheckpoint(name string) error {
 
 // RunMode is what the options ask of a run directory; Resume and Force
 // together are an error.
-func (o Options) RunMode() (RunMode, error) {
+func (o Options) RunMode() (checkpoint.RunMode, error) {
 	switch {
 	case o.Resume && o.Force:
 		return 0, errors.New("--resume and --force exclude each other: resume the run or start it again")
 	case o.Resume:
-		return ResumeRun, nil
+		return checkpoint.ResumeRun, nil
 	case o.Force:
-		return ForceRun, nil
+		return checkpoint.ForceRun, nil
 	}
-	return NewRun, nil
+	return checkpoint.NewRun, nil
 }
 
 // openRunDir opens and locks Options.RunDir when it is set.
-func (t *Trainer) openRunDir() (*RunDir, error) {
+func (t *Trainer) openRunDir() (*checkpoint.RunDir, error) {
 	if t.opt.RunDir == "" {
 		if t.opt.Resume {
 			return nil, errors.New("--resume needs a run directory (--out)")
@@ -109,7 +108,7 @@ func (t *Trainer) openRunDir() (*RunDir, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := OpenRunDir(t.opt.RunDir, mode)
+	r, err := checkpoint.OpenRunDir(t.opt.RunDir, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -124,8 +123,8 @@ func (t *Trainer) maybeResume() error {
 	if !t.opt.Resume || t.opt.RunDir == "" {
 		return nil
 	}
-	path := filepath.Join(t.opt.RunDir, LastCheckpoint)
-	c, err := LoadCheckpoint(path)
+	path := filepath.Join(t.opt.RunDir, checkpoint.LastCheckpoint)
+	c, err := checkpoint.Load(path)
 	if err != nil {
 		return err
 	}
@@ -138,40 +137,14 @@ func (t *Trainer) maybeResume() error {
 	if err := t.Restore(c); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if changed := changedSettings(c.Config, t.cfg); changed != "" {
+	if changed := checkpoint.Changed(c.Config, t.cfg); changed != "" {
 		t.progressf("resuming with settings the run did not have: %s\n", changed)
 	}
-	if c.Format < CheckpointFormat {
-		t.progressf("%s\n", OldFormatNote(path, c))
+	if c.Format < checkpoint.CurrentFormat {
+		t.progressf("%s\n", checkpoint.OldFormatNote(path, c))
 	}
 	t.progressf("resumed from %s at epoch %d step %d\n", path, c.State.Epoch+1, c.State.StepInEpoch)
 	return nil
-}
-
-// changedSettings names, as "lr 0.01 (was 0.003), epochs 4 (was 2)", the
-// settings of now that differ from was, each by its flag's name. Resume
-// refuses a changed seed, batch or fanouts, and the model's shape; any
-// other change is allowed, and said.
-func changedSettings(was, now Config) string {
-	var out []string
-	a, b := reflect.ValueOf(was), reflect.ValueOf(now)
-	for i := range a.NumField() {
-		if reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
-			continue
-		}
-		name, _, _ := strings.Cut(a.Type().Field(i).Tag.Get("json"), ",")
-		out = append(out, fmt.Sprintf("%s %v (was %v)", strings.ReplaceAll(name, "_", "-"), b.Field(i).Interface(), a.Field(i).Interface()))
-	}
-	return strings.Join(out, ", ")
-}
-
-// OldFormatNote says what a checkpoint in an older format lacks, or "".
-func OldFormatNote(path string, c *Checkpoint) string {
-	if c.Format >= CheckpointFormat || c.Format == 0 {
-		return ""
-	}
-	return fmt.Sprintf("note: %s is a format-%d checkpoint: it has no checksum and no dataset fingerprint, so neither was checked (the next save writes format %d)",
-		path, c.Format, CheckpointFormat)
 }
 
 // Summary is what a finished run reports (RunDir/summary.json).
@@ -204,23 +177,14 @@ func (t *Trainer) finish() (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, writeFileAtomic(filepath.Join(t.opt.RunDir, SummaryFile), append(b, '\n'))
+	return s, checkpoint.WriteFileAtomic(filepath.Join(t.opt.RunDir, checkpoint.SummaryFile), append(b, '\n'))
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it into place.
-func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tempFilePrefix+"*")
-	if err != nil {
-		return err
+// fingerprint is the fingerprint of the trainer's dataset, computed once.
+func (t *Trainer) fingerprint() checkpoint.DatasetInfo {
+	if t.fp == nil {
+		fp := checkpoint.Fingerprint(t.ds)
+		t.fp = &fp
 	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := errors.Join(f.Sync(), f.Close()); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return *t.fp
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 )
@@ -195,8 +196,8 @@ func TestResumeReproducesUninterruptedRun(t *testing.T) {
 	if got.BestValidAcc != want.BestValidAcc || got.TestAcc != want.TestAcc || got.Epochs != want.Epochs {
 		t.Fatalf("resumed run %+v differs from uninterrupted %+v", got, want)
 	}
-	a, _ := LoadCheckpoint(filepath.Join(full, "last.ckpt"))
-	b, _ := LoadCheckpoint(filepath.Join(part, "last.ckpt"))
+	a, _ := checkpoint.Load(filepath.Join(full, "last.ckpt"))
+	b, _ := checkpoint.Load(filepath.Join(part, "last.ckpt"))
 	if a == nil || b == nil {
 		t.Fatal("missing last.ckpt")
 	}

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/nn"
@@ -55,16 +56,7 @@ type Options struct {
 }
 
 // State is where a run stands; it is saved in checkpoints.
-type State struct {
-	Epoch       int     `json:"epoch"`         // epoch in progress (0-based)
-	StepInEpoch int     `json:"step_in_epoch"` // next step of that epoch
-	AdamT       int32   `json:"adam_t"`        // optimizer steps taken
-	BestValid   float64 `json:"best_valid_acc"`
-	BestEpoch   int     `json:"best_epoch"` // 1-based; 0 = none yet
-	TestAtBest  float64 `json:"test_acc_at_best"`
-	SinceBest   int     `json:"evals_since_best"`
-	Seconds     float64 `json:"seconds"` // training wall time so far
-}
+type State = checkpoint.State
 
 // Trainer trains one model on one dataset with one backend.
 type Trainer struct {
@@ -79,8 +71,8 @@ type Trainer struct {
 	full  *fullLogits // cached logits of layer-wise inference (Config.FullEval)
 	state State
 	adam  backend.AdamConfig
-	fp    *DatasetInfo // the dataset's fingerprint, once computed
-	run   *RunDir      // the locked run directory, when Options.RunDir is set
+	fp    *checkpoint.DatasetInfo // the dataset's fingerprint, once computed
+	run   *checkpoint.RunDir      // the locked run directory, when Options.RunDir is set
 
 	noReduce     bool      // the replay driver's warm-up step skips the group's all-reduce
 	replayMargin float64   // the replay driver's envelope margin (0 until it starts)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
 )
@@ -37,7 +38,7 @@ func smallSplit(t *testing.T, n int) string {
 // epochSteps reads the steps of each epoch from a run's metrics.jsonl.
 func epochSteps(t *testing.T, run string) []int {
 	t.Helper()
-	f, err := os.Open(filepath.Join(run, train.MetricsFile))
+	f, err := os.Open(filepath.Join(run, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

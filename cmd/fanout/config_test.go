@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -88,7 +89,7 @@ func TestConfigFileAndFlags(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "run", train.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, "run", checkpoint.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/dataset/npy"
 	"github.com/fanout-gnn/fanout/train"
 )
@@ -40,7 +41,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkWritables("--predictions", *preds, "--embeddings", outs.embeddings, "--logits", outs.logits, "--probabilities", outs.probabilities); err != nil {
 		return err
 	}
-	ck, err := train.LoadCheckpoint(*ckpt)
+	ck, err := checkpoint.Load(*ckpt)
 	if err != nil {
 		return err
 	}

@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/dataset/npy"
 	"github.com/fanout-gnn/fanout/export"
-	"github.com/fanout-gnn/fanout/train"
 )
 
 // TestEvalOutputs: eval writes the embeddings [N, hidden], the logits and
@@ -26,7 +26,7 @@ func TestEvalOutputs(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	e, l, p, pr := filepath.Join(dir, "e.npy"), filepath.Join(dir, "l.npy"), filepath.Join(dir, "p.npy"), filepath.Join(dir, "pred.npy")
-	code, out, stderr := fanout(t, "eval", "--checkpoint", filepath.Join(run, train.BestCheckpoint), "--data", data, "--device", "cpu",
+	code, out, stderr := fanout(t, "eval", "--checkpoint", filepath.Join(run, checkpoint.BestCheckpoint), "--data", data, "--device", "cpu",
 		"--full-eval", "--embeddings", e, "--logits", l, "--probabilities", p, "--predictions", pr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s%s", code, out, stderr)
@@ -86,7 +86,7 @@ func TestExport(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	out := filepath.Join(dir, "m.safetensors")
-	ckpt := filepath.Join(run, train.BestCheckpoint)
+	ckpt := filepath.Join(run, checkpoint.BestCheckpoint)
 	if code, stdout, stderr := fanout(t, "export", "--checkpoint", ckpt, out); code != 0 || !strings.Contains(stdout, "torch_geometric.nn.models.GraphSAGE") {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
 	}

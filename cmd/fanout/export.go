@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/export"
-	"github.com/fanout-gnn/fanout/train"
 )
 
 // runExport writes a checkpoint's parameters for another framework.
@@ -36,7 +36,7 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkWritable("OUT", pos[0]); err != nil {
 		return err
 	}
-	ck, err := train.LoadCheckpoint(*ckpt)
+	ck, err := checkpoint.Load(*ckpt)
 	if err != nil {
 		return err
 	}

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/dataset/npy"
 	"github.com/fanout-gnn/fanout/export"
 	"github.com/fanout-gnn/fanout/internal/tolerance"
-	"github.com/fanout-gnn/fanout/train"
 )
 
 // TestExportGATComputesLikeGATConv: a trained GAT (4 hidden heads, 2
@@ -29,7 +29,7 @@ func TestExportGATComputesLikeGATConv(t *testing.T) {
 	if code, _, stderr := fanout(t, trainArgs("--data", data, "--model", "gat", "--heads", "4", "--out-heads", "2", "--out", run)...); code != 0 {
 		t.Fatal(stderr)
 	}
-	ckpt, st, lg := filepath.Join(run, train.BestCheckpoint), filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "logits.npy")
+	ckpt, st, lg := filepath.Join(run, checkpoint.BestCheckpoint), filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "logits.npy")
 	if code, stdout, stderr := fanout(t, "export", "--checkpoint", ckpt, st); code != 0 {
 		t.Fatalf("export: exit %d: %s%s", code, stdout, stderr)
 	}

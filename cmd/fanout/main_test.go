@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -143,7 +144,7 @@ func TestGATTrainEvalRoundTrip(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "test accuracy") {
 		t.Fatalf("train: exit %d\n%s%s", code, out, stderr)
 	}
-	ck, err := train.LoadCheckpoint(filepath.Join(run, "best.ckpt"))
+	ck, err := checkpoint.Load(filepath.Join(run, "best.ckpt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/checkpoint"
 )
 
 // quick are flags for a training run of a few milliseconds.
@@ -29,25 +29,25 @@ func TestRunDirectoryIsNotOverwritten(t *testing.T) {
 	if code, _, stderr := fanout(t, trainArgs("--out", run)...); code != 0 {
 		t.Fatalf("first run: %s", stderr)
 	}
-	metrics, _ := os.ReadFile(filepath.Join(run, train.MetricsFile))
+	metrics, _ := os.ReadFile(filepath.Join(run, checkpoint.MetricsFile))
 	code, _, stderr := fanout(t, trainArgs("--out", run)...)
 	if code == 0 || !strings.Contains(stderr, "already holds a run") || strings.Contains(stderr, "generated") {
 		t.Fatalf("second run into the same directory: exit %d, %s", code, stderr)
 	}
-	if again, _ := os.ReadFile(filepath.Join(run, train.MetricsFile)); !bytes.Equal(again, metrics) {
+	if again, _ := os.ReadFile(filepath.Join(run, checkpoint.MetricsFile)); !bytes.Equal(again, metrics) {
 		t.Fatal("the refused run changed metrics.jsonl")
 	}
 	// --resume continues (to 2 epochs); --force starts again from nothing.
 	if code, _, stderr := fanout(t, append(trainArgs("--out", run, "--resume"), "--epochs", "2")...); code != 0 || !strings.Contains(stderr, "resumed from") {
 		t.Fatalf("resume: exit %d, %s", code, stderr)
 	}
-	if b, _ := os.ReadFile(filepath.Join(run, train.MetricsFile)); strings.Count(string(b), "\n") != 2 {
+	if b, _ := os.ReadFile(filepath.Join(run, checkpoint.MetricsFile)); strings.Count(string(b), "\n") != 2 {
 		t.Fatalf("after resume, metrics.jsonl holds %q", b)
 	}
 	if code, _, stderr := fanout(t, trainArgs("--out", run, "--force")...); code != 0 {
 		t.Fatalf("force: exit %d, %s", code, stderr)
 	}
-	if b, _ := os.ReadFile(filepath.Join(run, train.MetricsFile)); strings.Count(string(b), "\n") != 1 {
+	if b, _ := os.ReadFile(filepath.Join(run, checkpoint.MetricsFile)); strings.Count(string(b), "\n") != 1 {
 		t.Fatalf("after --force, metrics.jsonl holds %q", b)
 	}
 }
@@ -63,7 +63,7 @@ func TestInterruptedTrainExits130(t *testing.T) {
 	if code != 130 || !strings.Contains(errb.String(), "interrupted: saved") {
 		t.Fatalf("exit %d, stderr %q", code, errb.String())
 	}
-	if _, err := train.LoadCheckpoint(filepath.Join(dir, train.LastCheckpoint)); err != nil {
+	if _, err := checkpoint.Load(filepath.Join(dir, checkpoint.LastCheckpoint)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -81,7 +81,7 @@ func TestEvalChecksCheckpointAndData(t *testing.T) {
 	if code, _, stderr := fanout(t, trainArgs("--data", a, "--out", run)...); code != 0 {
 		t.Fatal(stderr)
 	}
-	ckpt := filepath.Join(run, train.BestCheckpoint)
+	ckpt := filepath.Join(run, checkpoint.BestCheckpoint)
 	eval := func(data string, extra ...string) (int, string, string) {
 		return fanout(t, append([]string{"eval", "--checkpoint", ckpt, "--data", data, "--device", "cpu", "--threads", "2"}, extra...)...)
 	}
@@ -107,12 +107,12 @@ func TestEvalChecksCheckpointAndData(t *testing.T) {
 func TestRunKilledBeforeFirstCheckpoint(t *testing.T) {
 	for _, extra := range [][]string{nil, {"--resume"}} {
 		run := filepath.Join(t.TempDir(), "run")
-		r, err := train.OpenRunDir(run, train.NewRun)
+		r, err := checkpoint.OpenRunDir(run, checkpoint.NewRun)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.Close()
-		if err := os.WriteFile(filepath.Join(run, train.MetricsFile), nil, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(run, checkpoint.MetricsFile), nil, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		code, _, stderr := fanout(t, trainArgs(append([]string{"--out", run}, extra...)...)...)
@@ -122,7 +122,7 @@ func TestRunKilledBeforeFirstCheckpoint(t *testing.T) {
 		if extra != nil && !strings.Contains(stderr, "stopped before its first checkpoint; starting it from epoch 1") {
 			t.Errorf("--resume did not say it starts again:\n%s", stderr)
 		}
-		if _, err := os.Stat(filepath.Join(run, train.LastCheckpoint)); err != nil {
+		if _, err := os.Stat(filepath.Join(run, checkpoint.LastCheckpoint)); err != nil {
 			t.Errorf("%v: %v", extra, err)
 		}
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/checkpoint"
 )
 
 // TestMain lets a test run the command as a separate process: the test
@@ -116,10 +116,10 @@ func TestSignals(t *testing.T) {
 			oneLineError(t, fmt.Sprintf("in use by process %d", p.cmd.Process.Pid), trainArgs("--out", run, "--resume")...)
 			p.cmd.Process.Signal(c.sig)
 			code, stderr := p.exit(t)
-			if code != c.code || !strings.Contains(stderr, "interrupted: saved "+filepath.Join(run, train.LastCheckpoint)) {
+			if code != c.code || !strings.Contains(stderr, "interrupted: saved "+filepath.Join(run, checkpoint.LastCheckpoint)) {
 				t.Fatalf("exit %d, want %d; stderr:\n%s", code, c.code, stderr)
 			}
-			ck, err := train.LoadCheckpoint(filepath.Join(run, train.LastCheckpoint))
+			ck, err := checkpoint.Load(filepath.Join(run, checkpoint.LastCheckpoint))
 			if err != nil || ck.State.Epoch < 2 {
 				t.Fatalf("last.ckpt: %v (state %+v)", err, ck)
 			}
@@ -176,7 +176,7 @@ func TestClosedOutputDoesNotStopTraining(t *testing.T) {
 	if got := epochSteps(t, run); len(got) != 3 {
 		t.Fatalf("metrics.jsonl holds %d epochs, want 3", len(got))
 	}
-	if _, err := os.Stat(filepath.Join(run, train.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(run, checkpoint.SummaryFile)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/dist"
@@ -211,7 +212,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if rf.out == "" {
 			fmt.Fprintln(stderr, "interrupted (no --out: nothing saved)")
 		} else {
-			fmt.Fprintf(stderr, "interrupted: saved %s; continue with --resume\n", filepath.Join(rf.out, train.LastCheckpoint))
+			fmt.Fprintf(stderr, "interrupted: saved %s; continue with --resume\n", filepath.Join(rf.out, checkpoint.LastCheckpoint))
 		}
 		return interruptStatus(ctx)
 	}
@@ -239,8 +240,8 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 	if rf.out != "" && rf.src.data != "" && within(rf.out, rf.src.data) {
 		return train.Options{}, fmt.Errorf("--out %s is the dataset directory %s or inside it: the run's files would sit among the dataset's; choose an --out outside it", rf.out, rf.src.data)
 	}
-	if rf.resume && !rf.force && rf.out != "" && train.StoppedBeforeCheckpoint(rf.out) {
-		fmt.Fprintf(progress, "--resume: %s has no %s: its run stopped before its first checkpoint; starting it from epoch 1\n", rf.out, train.LastCheckpoint)
+	if rf.resume && !rf.force && rf.out != "" && checkpoint.StoppedBeforeCheckpoint(rf.out) {
+		fmt.Fprintf(progress, "--resume: %s has no %s: its run stopped before its first checkpoint; starting it from epoch 1\n", rf.out, checkpoint.LastCheckpoint)
 		rf.resume = false
 	}
 	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress, FeatureDType: dt}
@@ -264,7 +265,7 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 		}
 		return opt, nil
 	}
-	return opt, train.CheckRunDir(rf.out, mode)
+	return opt, checkpoint.CheckRunDir(rf.out, mode)
 }
 
 // within reports whether path is dir or below it, symbolic links
@@ -375,11 +376,11 @@ func givenApplies(cfg train.Config, headsGiven bool) error {
 
 // checkData checks that ds is the dataset the checkpoint at path was
 // trained on (its fingerprint); with allow, a difference is only noted.
-func checkData(path string, ck *train.Checkpoint, ds *dataset.Dataset, allow bool, stderr io.Writer) error {
-	if note := train.OldFormatNote(path, ck); note != "" {
+func checkData(path string, ck *checkpoint.Checkpoint, ds *dataset.Dataset, allow bool, stderr io.Writer) error {
+	if note := checkpoint.OldFormatNote(path, ck); note != "" {
 		fmt.Fprintln(stderr, note)
 	}
-	diff := ck.Dataset.Mismatch(train.Fingerprint(ds))
+	diff := ck.Dataset.Mismatch(checkpoint.Fingerprint(ds))
 	switch {
 	case diff == "":
 		return nil

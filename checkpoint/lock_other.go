@@ -1,6 +1,6 @@
 //go:build !unix || aix
 
-package train
+package checkpoint
 
 import "os"
 

@@ -1,4 +1,10 @@
-package train
+// Package checkpoint holds what a training run saves and where: the
+// configuration and state a checkpoint records (Config, State), the
+// checkpoint file itself (Save, Load), the dataset's fingerprint that a
+// checkpoint is checked against, and the run directory with its lock. It
+// links no trainer, so a reader of checkpoints (package export) needs only
+// this package and nn.
+package checkpoint
 
 import (
 	"bufio"
@@ -24,8 +30,8 @@ const (
 	checkpointMagicV1 = "FANOUT-CKPT 1\n"
 )
 
-// CheckpointFormat is the format Save writes.
-const CheckpointFormat = 2
+// CurrentFormat is the format Save writes.
+const CurrentFormat = 2
 
 // crcTable is CRC-32C (Castagnoli), hardware-accelerated on amd64 and arm64.
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
@@ -117,9 +123,9 @@ func (c *Checkpoint) encode(w io.Writer) error {
 	return binary.Write(w, binary.LittleEndian, sum.Sum32())
 }
 
-// LoadCheckpoint reads a checkpoint file, checks its structure and, for
+// Load reads a checkpoint file, checks its structure and, for
 // format 2, its checksum. Errors name the file.
-func LoadCheckpoint(path string) (*Checkpoint, error) {
+func Load(path string) (*Checkpoint, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -226,10 +232,10 @@ func decodeHeader(r io.Reader) (*Checkpoint, io.Reader, hash.Hash32, error) {
 	return c, r, sum, nil
 }
 
-// checkpointState reads the run state from the header of the checkpoint
+// ReadState reads the run state from the header of the checkpoint
 // at path, without its parameters (or checking its checksum: a caller
 // that loaded the file has checked it).
-func checkpointState(path string) (State, error) {
+func ReadState(path string) (State, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return State{}, err

@@ -1,4 +1,4 @@
-package train
+package checkpoint
 
 import (
 	"bytes"
@@ -38,12 +38,12 @@ func TestCheckpointRoundTripAndTruncation(t *testing.T) {
 	if err := c.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	got, err := LoadCheckpoint(path)
+	got, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Format != CheckpointFormat {
-		t.Fatalf("format %d, want %d", got.Format, CheckpointFormat)
+	if got.Format != CurrentFormat {
+		t.Fatalf("format %d, want %d", got.Format, CurrentFormat)
 	}
 	got.Format = 0
 	if !reflect.DeepEqual(got, c) {
@@ -51,7 +51,7 @@ func TestCheckpointRoundTripAndTruncation(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(path)
 	os.WriteFile(path, raw[:len(raw)-5], 0o644)
-	if _, err := LoadCheckpoint(path); err == nil || !strings.Contains(err.Error(), "truncated") || !strings.Contains(err.Error(), path) {
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "truncated") || !strings.Contains(err.Error(), path) {
 		t.Fatalf("truncated checkpoint: %v", err)
 	}
 	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
@@ -85,7 +85,7 @@ func TestCheckpointChecksum(t *testing.T) {
 		bad := bytes.Clone(good)
 		bad[at] ^= 0x10
 		os.WriteFile(path, bad, 0o644)
-		_, err := LoadCheckpoint(path)
+		_, err := Load(path)
 		if err == nil {
 			t.Fatalf("byte %d flipped: loaded without error", at)
 		}
@@ -98,12 +98,12 @@ func TestCheckpointChecksum(t *testing.T) {
 	}
 	// Bytes after the checksum.
 	os.WriteFile(path, append(bytes.Clone(good), 0), 0o644)
-	if _, err := LoadCheckpoint(path); err == nil || !strings.Contains(err.Error(), "after the checksum") {
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "after the checksum") {
 		t.Errorf("trailing byte: %v", err)
 	}
 	// A format-1 file (no checksum) still loads and says so.
 	os.WriteFile(path, encodeV1(t, sampleCheckpoint()), 0o644)
-	c, err := LoadCheckpoint(path)
+	c, err := Load(path)
 	if err != nil {
 		t.Fatalf("format 1: %v", err)
 	}

@@ -1,4 +1,4 @@
-package train
+package checkpoint
 
 import (
 	"fmt"
@@ -166,21 +166,4 @@ func TestRunDirLock(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 	r.Close()
-}
-
-func TestTrainerRefusesAnExistingRun(t *testing.T) {
-	ds := tinyData(t)
-	cfg := tinyConfig(t)
-	cfg.Epochs = 1
-	dir := t.TempDir()
-	if _, err := New(nil, ds, cfg, Options{RunDir: dir, Resume: true, Force: true}); err == nil || !strings.Contains(err.Error(), "exclude") {
-		t.Errorf("--resume with --force: %v", err)
-	}
-	if _, err := New(nil, ds, cfg, Options{RunDir: dir, Resume: true}); err == nil || !strings.Contains(err.Error(), "no last.ckpt") {
-		t.Errorf("resume of an empty directory: %v", err)
-	}
-	touch(t, dir, SummaryFile)
-	if _, err := New(nil, ds, cfg, Options{RunDir: dir}); err == nil || !strings.Contains(err.Error(), "already holds a run") {
-		t.Errorf("new run over an old one: %v", err)
-	}
 }

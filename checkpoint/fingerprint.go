@@ -1,4 +1,4 @@
-package train
+package checkpoint
 
 import (
 	"crypto/sha256"
@@ -74,12 +74,3 @@ func (d DatasetInfo) Mismatch(other DatasetInfo) string {
 
 // short abbreviates a hash for messages.
 func short(h string) string { return h[:min(len(h), 12)] }
-
-// fingerprint is Fingerprint of the trainer's dataset, computed once.
-func (t *Trainer) fingerprint() DatasetInfo {
-	if t.fp == nil {
-		fp := Fingerprint(t.ds)
-		t.fp = &fp
-	}
-	return *t.fp
-}
