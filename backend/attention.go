@@ -17,24 +17,25 @@ package backend
 //
 // Edges whose source lies outside [0, NumSrc) (a block whose sources
 // overflowed) take no part: their coefficient is 0 and they add nothing.
+//
+// Attention is a capability: only GAT models use it, and nn.NewModel
+// checks it (AttentionOf) when it builds one.
 type Attention interface {
 	// HeadDot writes out[i, h] = Σ_f x[i, h·dim+f]·a[h·dim+f] for rows
 	// [:n], summed in float64: x F32 [n.Cap, heads·dim], a F32
 	// [heads·dim], out F32 [n.Cap, heads].
 	HeadDot(x Buffer, n Count, heads, dim int, a, out Buffer)
-	// HeadDotBackward accumulates dx[i, h·dim+f] += dout[i, h]·a[h·dim+f]
-	// on rows [:n] (rows past n are left alone) and overwrites da[h·dim+f]
-	// = Σ_{i<n} dout[i, h]·x[i, h·dim+f], added in a fixed order (the
-	// same bits for any capacity). dout F32 [n.Cap, heads].
-	HeadDotBackward(x, dout Buffer, n Count, heads, dim int, a, dx, da Buffer)
-	// HeadDotBackward2 is HeadDotBackward(x, dout1, n1, heads, dim, a1,
-	// dx, da1) followed by HeadDotBackward(x, dout2, n2, heads, dim, a2,
-	// dx, da2) in one pass over x and dx: the same values bit for bit
-	// (dx[i] += dout1[i, h]·a1 on rows [:n1], then += dout2[i, h]·a2 on
-	// rows [:n2], each rounded), as when a GAT layer's source and
-	// destination scores share z. x and dx F32 [max(n1.Cap, n2.Cap),
-	// heads·dim], dout1 F32 [n1.Cap, heads], dout2 F32 [n2.Cap, heads].
-	HeadDotBackward2(x, dout1, dout2 Buffer, n1, n2 Count, heads, dim int, a1, a2, dx, da1, da2 Buffer)
+	// HeadDotBackward is the backward of two HeadDots over the same x (a
+	// GAT layer's source and destination scores, which share z): on rows
+	// [:n1] dx[i, h·dim+f] += dout1[i, h]·a1[h·dim+f], then on rows [:n2]
+	// += dout2[i, h]·a2[h·dim+f], each product rounded as added (rows past
+	// them are left alone); da1[h·dim+f] = Σ_{i<n1} dout1[i, h]·x[i,
+	// h·dim+f] and da2 likewise over rows [:n2] are overwritten, added in a
+	// fixed order (the same bits for any capacity). x and dx F32
+	// [max(n1.Cap, n2.Cap), heads·dim], dout1 F32 [n1.Cap, heads], dout2
+	// F32 [n2.Cap, heads], a1, a2, da1, da2 F32 [heads·dim]. A single
+	// HeadDot's backward passes a zero count as n2.
+	HeadDotBackward(x, dout1, dout2 Buffer, n1, n2 Count, heads, dim int, a1, a2, dx, da1, da2 Buffer)
 	// EdgeSoftmax writes the attention coefficients (layout above) of every
 	// live destination i and head h: with el F32 [NumSrc.Cap, heads] and
 	// er F32 [NumDst.Cap, heads], position k with source j scores
@@ -77,4 +78,10 @@ type Attention interface {
 	// dx rows [0, NumSrc) must hold valid data (zero them first for a fresh
 	// gradient).
 	HeadAggregateBackward(blk *Block, coef, x, dout Buffer, heads, dim int, mean bool, dcoef, dx Buffer)
+}
+
+// AttentionOf is be's Attention (be itself, or the wrapper around a backend
+// that has it), or an error naming be and the capability.
+func AttentionOf(be Backend) (Attention, error) {
+	return need[Attention](be, "the graph attention ops (backend.Attention)")
 }

@@ -18,9 +18,15 @@
 //     first failure of any op is recorded and returned by Sync (and by every
 //     later Sync); ops issued after a failure may be skipped.
 //
-// Optional capabilities (graph capture, peer access, host-mapped memory,
-// collectives, memory statistics) are separate interfaces found by type
-// assertion; see capability.go.
+// The required core (Backend: Memory, Sampling, Dense, Sparse) is what
+// every model and mode needs. What only some models, stores or modes use
+// is a capability, a separate interface found by type assertion and
+// checked when the model, store or mode is built, with an error naming
+// the backend and the capability: graph attention (Attention, GAT models),
+// the hot-row ops (HotRows, the hybrid mode's hot vertices), the two-tier
+// gather (TieredGather, the tiered feature store), and graph capture, peer
+// access, host-mapped memory, collectives, memory statistics
+// (capability.go).
 package backend
 
 import (
@@ -121,7 +127,6 @@ type Backend interface {
 	Sampling
 	Dense
 	Sparse
-	Attention
 }
 
 // Memory allocates, moves and synchronises.
@@ -165,13 +170,6 @@ type Sampling interface {
 	// (edge order). It writes out.SrcIDs (after the destinations),
 	// out.NumSrc and out.Indices.
 	Relabel(g Graph, out *Block)
-	// MaskGraph is a view of g in which every vertex v with skip[v] >= 0
-	// (skip I32 [g.NumNodes()] in backend memory, read when an op runs)
-	// has no neighbours when SampleLayer samples it as a destination; every
-	// other vertex's neighbours are g's, drawn as from g. Relabel treats the
-	// view as g. The hybrid mode masks its hot vertices in the bottom hop,
-	// whose rows the CPU computes.
-	MaskGraph(g Graph, skip Buffer) (Graph, error)
 }
 
 // Dense holds row-wise and matrix ops. All matrices are row-major float32.
@@ -179,36 +177,6 @@ type Dense interface {
 	// Gather copies rows: out[i, :] = table[ids[i], :] for i < n; table is
 	// [rows, dim] (F32 or I32); out is [n.Cap, dim] of the same type.
 	Gather(table Buffer, dim int, ids Buffer, n Count, out Buffer)
-	// GatherTiered copies F32 rows from two tiers: for i < n, with v =
-	// ids[i] and s = slot[v] (slot I32 [N]), out[i, :] = cache[s, :] when
-	// s >= 0, else host[v, :] (host F32 [N, dim], typically host memory
-	// the device reads in place; cache F32 [rows, dim], may be nil when no
-	// slot is >= 0). stats, when non-nil, is I64 [2]: the rows read from
-	// host are added to stats[0] and all rows to stats[1].
-	GatherTiered(cache, slot, host Buffer, dim int, ids Buffer, n Count, out, stats Buffer)
-	// ReplaceRows overwrites the rows of hot vertices: for i < n with s =
-	// slot[ids[i]] >= 0 (slot I32 [N]), out[i, :] = table[base + s, :],
-	// where base is the live value of a Count (base.Cap is unused), or 0
-	// when table is nil. out is F32 [n.Cap, dim]; table is F32 [rows, dim],
-	// typically host memory the device reads in place (UploadHost). Other
-	// rows are left as they are.
-	ReplaceRows(slot, table Buffer, base Count, dim int, ids Buffer, n Count, out Buffer)
-	// AddRows adds table rows into the rows of hot vertices: for i < n with
-	// s = slot[ids[i]] >= 0, out[i·ld + off + c] += table[(base + s)·dim + c]
-	// for c < dim, where base is the live value of a Count (base.Cap is
-	// unused). out is F32 [n.Cap, ld] with off + dim <= ld; table is F32
-	// [rows, dim], typically host memory the device reads in place. Other
-	// rows and columns are left as they are.
-	AddRows(slot, table Buffer, base Count, dim int, ids Buffer, n Count, out Buffer, ld, off int)
-	// ScatterAddRows adds the rows of hot vertices into an accumulator: for
-	// i < n with s = slot[ids[i]] >= 0, acc[s, :] += src[i, :]. ids must
-	// not repeat a vertex among the live rows (a block's destinations do
-	// not). acc is F32 [rows, dim]; src F32 [n.Cap, dim]. Nothing is added
-	// while unless (an I32 flag, element 0; may be nil) is non-zero.
-	ScatterAddRows(slot, acc Buffer, dim int, ids Buffer, n Count, src, unless Buffer)
-	// Axpy: y[i] += alpha·x[i] for every element (x and y F32 of one
-	// length).
-	Axpy(alpha float32, x, y Buffer)
 	// Convert copies x into y of the same length, changing the element
 	// type: F32 to BF16 rounds to nearest even, BF16 to F32 widens exactly,
 	// and a like type copies.
@@ -227,9 +195,6 @@ type Dense interface {
 	LinearBackwardData(dy Buffer, n Count, w Buffer, in, out int, dx Buffer, accumulate bool)
 	// LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate).
 	LinearBackwardWeight(x, dy Buffer, n Count, in, out int, dw Buffer, accumulate bool)
-	// Gemm: c = alpha·op(a)·op(b) + beta·c with op(a) [m, k], op(b) [k, n].
-	// Static sizes; used by benchmarks and the CPU reference.
-	Gemm(transA, transB bool, m, n, k int, alpha float32, a, b Buffer, beta float32, c Buffer)
 	// BiasActDropout: y = dropout(act(x + bias)) on rows [:n], dim columns.
 	// bias may be nil. act is ReLU when relu is set, identity otherwise.
 	// With p > 0 each element is kept with probability 1-p and scaled by

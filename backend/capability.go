@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/fanout-gnn/fanout/graph"
@@ -225,4 +226,15 @@ type PeerGraphs interface {
 func PeerGraphsOf(be Backend) PeerGraphs {
 	p, _ := bottom(be).(PeerGraphs)
 	return p
+}
+
+// need is be's capability T (ownCapability), or an error that names be and
+// what (the capability, in words and by its interface) when the backend at
+// the bottom of be's wrappers lacks it.
+func need[T any](be Backend, what string) (T, error) {
+	x, ok := ownCapability[T](be)
+	if !ok {
+		return x, fmt.Errorf("backend %s lacks %s", be.Name(), what)
+	}
+	return x, nil
 }

@@ -19,6 +19,7 @@ import (
 // captured gather holds the cache's address.
 type Tiered struct {
 	be    backend.Backend
+	ops   backend.TieredGather // be's (checked by NewTiered)
 	dim   int
 	rows  int64
 	host  backend.Buffer // F32 [N, dim], host memory read in place
@@ -37,8 +38,13 @@ type Tiered struct {
 // for Fill (most gathered first; the hybrid driver ranks them by pre-sampling). feat is kept (not
 // copied) for Fill, and is the host tier itself when it is held as dt;
 // otherwise the host tier is a converted copy (rounded to bfloat16, or
-// widened to float32: 4 bytes a value in host memory).
+// widened to float32: 4 bytes a value in host memory). be must have the
+// two-tier gather (backend.TieredGather).
 func NewTiered(be backend.Backend, feat any, dim int, order []int32, dt backend.DType) (*Tiered, error) {
+	ops, err := backend.TieredOf(be)
+	if err != nil {
+		return nil, fmt.Errorf("featstore: tiered store: %w", err)
+	}
 	src, err := tableOf(feat, dim)
 	if err != nil {
 		return nil, err
@@ -46,7 +52,7 @@ func NewTiered(be backend.Backend, feat any, dim int, order []int32, dt backend.
 	if dt != backend.BF16 && dt != backend.F32 {
 		dt = src.dt
 	}
-	t := &Tiered{be: be, dim: dim, rows: src.rows, feat: src, order: order, dt: dt}
+	t := &Tiered{be: be, ops: ops, dim: dim, rows: src.rows, feat: src, order: order, dt: dt}
 	if t.host, err = backend.UploadHost(be, src.as(dt)); err != nil {
 		return nil, fmt.Errorf("featstore: host tier of %d x %d features: %w", t.rows, dim, err)
 	}
@@ -107,7 +113,7 @@ func (t *Tiered) Table() backend.Buffer { return t.host }
 
 // Gather issues the two-tier gather, counting host rows on the device.
 func (t *Tiered) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	t.be.GatherTiered(t.cache, t.slot, t.host, t.dim, ids, n, out, t.stats)
+	t.ops.GatherTiered(t.cache, t.slot, t.host, t.dim, ids, n, out, t.stats)
 }
 
 // DeviceBytes counts the cache, the slot table and the counters (the host

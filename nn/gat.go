@@ -34,6 +34,7 @@ const gatSlope = 0.2
 // GATConv's bias.
 type gatLayer struct {
 	be          backend.Backend
+	att         backend.Attention // be's (checked by NewModel)
 	l           int
 	in          int
 	heads, dim  int
@@ -60,13 +61,16 @@ type gatLayer struct {
 
 // newGAT makes layer l of a GAT model with input width in.
 func newGAT(be backend.Backend, pa *paramAlloc, l, in int, cfg Config, seed uint64) (*gatLayer, error) {
-	g := &gatLayer{be: be, l: l, in: in, heads: cfg.Heads, p: cfg.AttnDropout, ws: workspace{be: be}}
+	att, err := backend.AttentionOf(be)
+	if err != nil {
+		return nil, err
+	}
+	g := &gatLayer{be: be, att: att, l: l, in: in, heads: cfg.Heads, p: cfg.AttnDropout, ws: workspace{be: be}}
 	_, out := cfg.dims(l)
 	g.dim = out / cfg.Heads
 	if l == cfg.Layers-1 {
 		g.mean, g.heads, g.dim = true, cfg.OutHeads, out
 	}
-	var err error
 	mk := func(p **Param, name string, shape ...int) {
 		if err == nil {
 			*p, err = newParam(pa, fmt.Sprintf("layer%d.%s", l, name), shape...)
@@ -125,16 +129,16 @@ func (g *gatLayer) prepare(blk *backend.Block, deg backend.Buffer) {}
 func (g *gatLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	be, H, D := g.be, g.heads, g.dim
 	be.Linear(x, blk.NumSrc, g.w.W, g.in, H*D, g.z, false)
-	be.HeadDot(g.z, blk.NumSrc, H, D, g.attSrc.W, g.el)
-	be.HeadDot(g.z, blk.NumDst, H, D, g.attDst.W, g.er)
+	g.att.HeadDot(g.z, blk.NumSrc, H, D, g.attSrc.W, g.el)
+	g.att.HeadDot(g.z, blk.NumDst, H, D, g.attDst.W, g.er)
 	g.lastP, g.lastR = 0, backend.Rand{}
 	if ps.train && g.p > 0 {
 		g.lastP, g.lastR = g.p, ps.rand
 		g.lastR.Stream = attnDropoutStream + uint32(g.l)
 		g.lastR.Keys = blk.SrcIDs // destination i is source i: masks keyed by vertex id
 	}
-	be.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
-	be.HeadAggregate(blk, g.coef, g.z, H, D, g.mean, h)
+	g.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
+	g.att.HeadAggregate(blk, g.coef, g.z, H, D, g.mean, h)
 }
 
 // backward overwrites the gradients of w, att_src and att_dst from dh
@@ -144,9 +148,9 @@ func (g *gatLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 func (g *gatLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	be, H, D := g.be, g.heads, g.dim
 	be.Fill(g.dz, 0)
-	be.HeadAggregateBackward(blk, g.coef, g.z, dh, H, D, g.mean, g.dcoef, g.dz)
-	be.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
-	be.HeadDotBackward2(g.z, g.del, g.der, blk.NumSrc, blk.NumDst, H, D, g.attSrc.W, g.attDst.W, g.dz, g.attSrc.G, g.attDst.G)
+	g.att.HeadAggregateBackward(blk, g.coef, g.z, dh, H, D, g.mean, g.dcoef, g.dz)
+	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
+	g.att.HeadDotBackward(g.z, g.del, g.der, blk.NumSrc, blk.NumDst, H, D, g.attSrc.W, g.attDst.W, g.dz, g.attSrc.G, g.attDst.G)
 	be.LinearBackwardWeight(x, g.dz, blk.NumSrc, g.in, H*D, g.w.G, false)
 	if dx != nil {
 		be.LinearBackwardData(g.dz, blk.NumSrc, g.w.W, g.in, H*D, dx, false)

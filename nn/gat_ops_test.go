@@ -47,7 +47,7 @@ func dotAt(a, b []float32, idx []int) float64 {
 }
 
 func TestHeadDotGrad(t *testing.T) {
-	be := newCPU(t)
+	be := cpuBackend(t)
 	const capRows, live, heads, dim = 6, 4, 3, 5
 	r := rand.New(rand.NewPCG(11, 12))
 	x := upload(t, be, randMatrix(r, capRows, live, heads*dim))
@@ -61,14 +61,16 @@ func TestHeadDotGrad(t *testing.T) {
 	}
 	dx := upload(t, be, make([]float32, capRows*heads*dim))
 	da := alloc(t, be, backend.F32, heads*dim)
-	be.HeadDotBackward(x, upload(t, be, R), n, heads, dim, a, dx, da)
+	rb, none := upload(t, be, R), alloc(t, be, backend.F32, heads*dim)
+	noRows := backend.Count{Buf: upload(t, be, []int32{0}), Cap: capRows}
+	be.HeadDotBackward(x, rb, rb, n, noRows, heads, dim, a, a, dx, da, none)
 	syncOK(t, be)
 	checkGrad(t, be, "dx", x, liveIdx(live*heads*dim), readF32(be, dx), f)
 	checkGrad(t, be, "da", a, liveIdx(heads*dim), readF32(be, da), f)
 }
 
 func TestEdgeSoftmaxGrad(t *testing.T) {
-	be := newCPU(t)
+	be := cpuBackend(t)
 	hb := goldenBlock()
 	blk := hb.upload(t, be)
 	clock := upload(t, be, []int32{1, 3})
@@ -102,7 +104,7 @@ func TestEdgeSoftmaxGrad(t *testing.T) {
 }
 
 func TestHeadAggregateGrad(t *testing.T) {
-	be := newCPU(t)
+	be := cpuBackend(t)
 	hb := goldenBlock()
 	blk := hb.upload(t, be)
 	for _, tc := range []struct {

@@ -113,7 +113,7 @@ func (g *gcnLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 		return
 	}
 	be.Aggregate(blk, g.edgeW, g.selfW, x, g.in, g.tmp)
-	addHot(be, ps.hot, blk, g.in, g.tmp, g.in, 0)
+	addHot(ps.hot, blk, g.in, g.tmp, g.in, 0)
 	be.Linear(g.tmp, blk.NumDst, g.w.W, g.in, g.out, h, false)
 }
 

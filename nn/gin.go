@@ -118,7 +118,7 @@ func (g *ginLayer) prepare(blk *backend.Block, deg backend.Buffer) {
 func (g *ginLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	be := g.be
 	be.Aggregate(blk, g.edgeW, g.selfW, x, g.in, g.agg)
-	addHot(be, ps.hot, blk, g.in, g.agg, g.in, 0)
+	addHot(ps.hot, blk, g.in, g.agg, g.in, 0)
 	be.Linear(g.agg, blk.NumDst, g.w1.W, g.in, g.out, g.z, false)
 	be.BiasActDropout(g.z, blk.NumDst, g.out, g.b1.W, true, 0, backend.Rand{}, nil, g.z)
 	be.Linear(g.z, blk.NumDst, g.w2.W, g.out, g.out, h, false)

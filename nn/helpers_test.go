@@ -11,7 +11,10 @@ import (
 )
 
 // newCPU returns a 2-thread CPU backend closed at the end of the test.
-func newCPU(t testing.TB) backend.Backend {
+func newCPU(t testing.TB) backend.Backend { return cpuBackend(t) }
+
+// cpuBackend is newCPU as itself, with every capability's ops.
+func cpuBackend(t testing.TB) *cpu.Backend {
 	t.Helper()
 	be := cpu.New(2)
 	t.Cleanup(func() { be.Close() })
@@ -131,7 +134,11 @@ func sampledBatchMasked(t testing.TB, be backend.Backend, g *graph.CSR, seeds []
 	}
 	bottom := gb
 	if slot != nil {
-		if bottom, err = be.MaskGraph(gb, upload(t, be, slot)); err != nil {
+		hot, err := backend.HotRowsOf(be)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bottom, err = hot.MaskGraph(gb, upload(t, be, slot)); err != nil {
 			t.Fatal(err)
 		}
 	}

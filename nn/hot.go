@@ -7,8 +7,46 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
+// Hot is the seam through which a training pass takes the bottom-layer
+// rows of the hybrid mode's hot vertices, computed elsewhere (package
+// train/hybrid/hot implements it over backend.HotRows). The rows are either
+// layer 0's outputs before its bias (Inference's LayerPre): Forward
+// replaces the hot destinations' rows of layer 0's output with them, and
+// Backward hands their rows of the output gradient over and zeroes them
+// before layer 0's backward, so that layer 0's weights learn from the
+// other destinations only (the hot rows' share of the weight gradient is
+// computed elsewhere and added after), while the bias, the activation,
+// dropout and every layer above treat them as any row. Or, with Inputs,
+// they are layer 0's neighbour terms (Inference.LayerNeighbours), which
+// layer 0 adds into its aggregate before its product (the hot destination
+// has no sampled neighbours of its own there), so the product with the
+// weights of the moment, its gradient and every layer above treat the row
+// as any other; only models whose layer 0 aggregates before its product
+// (Model.HotInputs).
+type Hot interface {
+	// Inputs says whether the rows are layer 0's neighbour terms (else its
+	// outputs).
+	Inputs() bool
+	// AddInputs adds the hot destinations' rows of blk into the neighbour
+	// term of layer 0's aggregate: dim columns at off of out's rows of ld
+	// (out F32 [blk.NumDst.Cap, ld]). With Inputs only.
+	AddInputs(blk *backend.Block, dim int, out backend.Buffer, ld, off int)
+	// ReplaceOutputs overwrites the hot destinations' rows of layer 0's
+	// output (out F32 [blk.NumDst.Cap, dim]) with theirs. Without Inputs.
+	ReplaceOutputs(blk *backend.Block, dim int, out backend.Buffer)
+	// TakeGradient takes the hot destinations' rows of layer 0's output
+	// gradient dh (F32 [blk.NumDst.Cap, dim]): it keeps them for whoever
+	// computed the rows (nothing is kept while skip, an I32 flag that may
+	// be nil, is non-zero) and zeroes them. Without Inputs.
+	TakeGradient(blk *backend.Block, dim int, dh, skip backend.Buffer)
+	// AddWeightGradient adds the hot rows' share of layer 0's weight
+	// gradient, computed elsewhere, to grads (LayerWeights(0)'s gradients,
+	// in order) after layer 0's backward. Without Inputs.
+	AddWeightGradient(grads []backend.Buffer)
+}
+
 // hotInputLayer is a layer that can take the neighbour term of its
-// aggregate for some destinations from a table (Hot.Inputs): it aggregates
+// aggregate for some destinations from a table (Hot's Inputs): it aggregates
 // its input before its product, so the table's rows enter the product like
 // the rows it aggregates itself.
 type hotInputLayer interface {
@@ -21,17 +59,17 @@ type hotInputLayer interface {
 	neighbours(blk *backend.Block, x, out backend.Buffer)
 }
 
-// addHot adds the hot destinations' table rows into the neighbour term of
-// an aggregate: dim columns at off of out's rows of ld (nothing without
-// hot rows).
-func addHot(be backend.Backend, h *Hot, blk *backend.Block, dim int, out backend.Buffer, ld, off int) {
+// addHot adds the hot destinations' rows into the neighbour term of an
+// aggregate: dim columns at off of out's rows of ld (nothing without hot
+// rows).
+func addHot(h Hot, blk *backend.Block, dim int, out backend.Buffer, ld, off int) {
 	if h != nil {
-		be.AddRows(h.Slot, h.Table, h.Base, dim, blk.SrcIDs, blk.NumDst, out, ld, off)
+		h.AddInputs(blk, dim, out, ld, off)
 	}
 }
 
 // HotInputs says whether the model's bottom layer can take hot vertices'
-// aggregated neighbour input from a table (Hot.Inputs): GraphSAGE, GIN,
+// aggregated neighbour input from a table (Hot's Inputs): GraphSAGE, GIN,
 // and GCN when it aggregates before its product (after Reserve). GAT
 // cannot: its attention weighs each neighbour by the layer's weights.
 func (m *Model) HotInputs() bool {
@@ -46,7 +84,7 @@ func (m *Model) HotInputs() bool {
 // for blk's destinations (out F32 [blk.NumDst.Cap, in_l]), read from
 // table's rows of blk's sources: what the layer adds to each destination's
 // own term before its product. The hybrid mode's CPU computes hot vertices'
-// inputs (Hot.Inputs) with it. The term does not depend on the weights.
+// inputs (Hot's Inputs) with it. The term does not depend on the weights.
 func (inf *Inference) LayerNeighbours(l int, blk *backend.Block, table, deg, out backend.Buffer) error {
 	if inf.layers == nil {
 		return errors.New("nn: inference: freed")

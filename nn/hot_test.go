@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
 )
 
 // TestHotRows checks the hybrid mode's hot rows in a training pass: with
@@ -19,7 +20,7 @@ import (
 func TestHotRows(t *testing.T) {
 	for _, kind := range []string{KindSAGE, KindGCN, KindGIN, KindGAT} {
 		t.Run(kind, func(t *testing.T) {
-			be := newCPU(t)
+			be := cpuBackend(t)
 			g := sampleGraph()
 			n := int(g.NumNodes)
 			cfg := hotConfig(kind)
@@ -74,7 +75,8 @@ func TestHotRows(t *testing.T) {
 			}
 			baseBuf := upload(t, be, []int32{int32(len(hot))})
 			gradAcc := alloc(t, be, backend.F32, len(hot)*dim)
-			b.Hot = &Hot{Slot: upload(t, be, slot), Table: upload(t, be, table), Base: backend.Count{Buf: baseBuf, Cap: 1}, Grad: gradAcc}
+			th := &testHot{be: be, slot: upload(t, be, slot), table: upload(t, be, table), base: backend.Count{Buf: baseBuf, Cap: 1}, grad: gradAcc}
+			b.Hot = th
 			gotLogits, got := grads()
 			closeAll(t, "logits with hot rows", gotLogits, wantLogits)
 			ws := m.LayerWeights(0)
@@ -119,7 +121,7 @@ func TestHotRows(t *testing.T) {
 				extra = append(extra, upload(t, be, share))
 			}
 			be.Fill(gradAcc, 0)
-			b.Hot.Extra = extra
+			th.extra = extra
 			_, withExtra := grads()
 			for i := range want {
 				closeAll(t, fmt.Sprintf("gradient %d with the hot share added", i), withExtra[i], want[i])
@@ -149,7 +151,7 @@ func closeAll(t *testing.T, what string, got, want []float32) {
 func TestHotInputs(t *testing.T) {
 	for _, kind := range []string{KindSAGE, KindGCN, KindGIN, KindGAT} {
 		t.Run(kind, func(t *testing.T) {
-			be := newCPU(t)
+			be := cpuBackend(t)
 			g := sampleGraph()
 			n := int(g.NumNodes)
 			cfg := hotConfig(kind)
@@ -173,13 +175,16 @@ func TestHotInputs(t *testing.T) {
 			for i := range labels {
 				labels[i] = int32(i % cfg.Classes)
 			}
-			run := func(blocks []*backend.Block, hot *Hot) ([]float32, [][]float32, error) {
+			run := func(blocks []*backend.Block, hot Hot) ([]float32, [][]float32, error) {
 				bottom := download(be, blocks[0])
 				x := make([]float32, caps[0].Src*cfg.InDim)
 				for i, v := range bottom.srcIDs {
 					copy(x[i*cfg.InDim:], feat[int(v)*cfg.InDim:(int(v)+1)*cfg.InDim])
 				}
-				b := &Batch{Blocks: blocks, X: upload(t, be, x), Degree: deg, Labels: upload(t, be, labels), Hot: hot}
+				b := &Batch{Blocks: blocks, X: upload(t, be, x), Degree: deg, Labels: upload(t, be, labels)}
+				if hot != nil {
+					b.Hot = hot
+				}
 				logits := m.Forward(b, true, backend.Rand{})
 				m.Loss(b, logits)
 				m.Backward(b)
@@ -211,7 +216,7 @@ func TestHotInputs(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), "does not aggregate") {
 					t.Fatalf("GAT's neighbour terms: %v", err)
 				}
-				hb := &Hot{Slot: upload(t, be, slot), Table: nb, Base: backend.Count{Buf: upload(t, be, []int32{0}), Cap: 1}, Inputs: true}
+				hb := &testHot{be: be, slot: upload(t, be, slot), table: nb, base: backend.Count{Buf: upload(t, be, []int32{0}), Cap: 1}, inputs: true}
 				if _, _, err := run(blocks, hb); err == nil || !strings.Contains(err.Error(), "hot inputs") {
 					t.Fatalf("GAT with hot inputs: %v", err)
 				}
@@ -233,7 +238,7 @@ func TestHotInputs(t *testing.T) {
 			if got := download(be, masked[0]); got.nEdges() >= plain.nEdges() {
 				t.Fatalf("the masked bottom block has %d edges, the plain one %d", got.nEdges(), plain.nEdges())
 			}
-			hb := &Hot{Slot: upload(t, be, slot), Table: upload(t, be, table), Base: backend.Count{Buf: upload(t, be, []int32{int32(len(hot))}), Cap: 1}, Inputs: true}
+			hb := &testHot{be: be, slot: upload(t, be, slot), table: upload(t, be, table), base: backend.Count{Buf: upload(t, be, []int32{int32(len(hot))}), Cap: 1}, inputs: true}
 			gotLogits, got, err := run(masked, hb)
 			if err != nil {
 				t.Fatal(err)
@@ -292,4 +297,41 @@ func hotConfig(kind string) Config {
 		cfg.Heads, cfg.OutHeads = 2, 2
 	}
 	return cfg
+}
+
+// testHot is the Hot a test hands the model: the rows of the vertices v
+// with slot[v] >= 0 are rows base+slot[v] of table, through the CPU
+// backend's hot-row ops (package train/hybrid/hot holds the hybrid mode's).
+type testHot struct {
+	be          *cpu.Backend
+	slot, table backend.Buffer
+	base        backend.Count
+	grad        backend.Buffer   // collects the output gradient (nil: not kept)
+	extra       []backend.Buffer // added to layer 0's weight gradients (nil: none)
+	inputs      bool
+}
+
+func (h *testHot) Inputs() bool { return h.inputs }
+
+func (h *testHot) AddInputs(blk *backend.Block, dim int, out backend.Buffer, ld, off int) {
+	h.be.AddRows(h.slot, h.table, h.base, dim, blk.SrcIDs, blk.NumDst, out, ld, off)
+}
+
+func (h *testHot) ReplaceOutputs(blk *backend.Block, dim int, out backend.Buffer) {
+	h.be.ReplaceRows(h.slot, h.table, h.base, dim, blk.SrcIDs, blk.NumDst, out)
+}
+
+func (h *testHot) TakeGradient(blk *backend.Block, dim int, dh, skip backend.Buffer) {
+	if h.grad != nil {
+		h.be.ScatterAddRows(h.slot, h.grad, dim, blk.SrcIDs, blk.NumDst, dh, skip)
+	}
+	h.be.ReplaceRows(h.slot, nil, h.base, dim, blk.SrcIDs, blk.NumDst, dh)
+}
+
+func (h *testHot) AddWeightGradient(grads []backend.Buffer) {
+	for i, g := range grads {
+		if h.extra != nil {
+			h.be.Axpy(1, h.extra[i], g)
+		}
+	}
 }

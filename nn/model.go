@@ -44,9 +44,9 @@ type layer interface {
 type pass struct {
 	train bool         // a training pass: dropout inside the layer applies
 	rand  backend.Rand // the step's seed and clock; Stream and Keys are the layer's to set
-	// hot, when set, holds hot destinations' neighbour terms (Hot.Inputs)
-	// that the layer adds into its aggregate before its product.
-	hot *Hot
+	// hot, when set, holds hot destinations' neighbour terms (Hot's
+	// Inputs) that the layer adds into its aggregate before its product.
+	hot Hot
 	// table: x is a feature table of every vertex, and source j's row is
 	// x[blk.SrcIDs[j]] (layer 0 of a batch with Table; see tableReader).
 	table bool
@@ -97,42 +97,12 @@ type Batch struct {
 	Share *Share
 	// Hot, when set, gives the bottom-layer rows of hot vertices, computed
 	// elsewhere (the hybrid mode's CPU), to a training pass.
-	Hot *Hot
-}
-
-// Hot names the hybrid mode's hot vertices and their bottom-layer rows:
-// the output of model layer 0's graph layer before its bias (Inference's
-// LayerPre). In a training pass Forward replaces the rows of hot
-// destinations of layer 0 with the table's, and Backward zeroes their rows
-// of the gradient before layer 0's backward: the rows are constants, so
-// layer 0's weights learn from the other destinations only, while the bias,
-// the activation, dropout and every layer above treat them as any row.
-type Hot struct {
-	Slot  backend.Buffer // I32 [N]: the vertex's row in the table (after Base), or -1
-	Table backend.Buffer // F32 [rows, out_0]
-	Base  backend.Count  // its live value is the first table row of this pass (Cap unused)
-	// Grad, when set, collects the hot rows' gradient: Backward adds each
-	// hot destination's row of layer 0's output gradient into row slot of
-	// Grad (F32 [hot, out_0]) before zeroing it, so that whoever computed
-	// the rows can compute their share of layer 0's weight gradient.
-	Grad backend.Buffer
-	// Skip, when set, is an I32 flag (element 0): while it is non-zero
-	// nothing is added to Grad (the replay driver's overflow flag: a step
-	// that is not applied, and the warm-up before a capture, add nothing).
+	Hot Hot
+	// Skip, when set, is an I32 flag (element 0): while it is non-zero,
+	// what a training pass hands outside the model (Hot's TakeGradient)
+	// is not kept (the replay driver's overflow flag: a step that is not
+	// applied, and the warm-up before a capture, hand over nothing).
 	Skip backend.Buffer
-	// Inputs makes Table hold each hot vertex's neighbour term of layer 0's
-	// aggregate (Inference.LayerNeighbours; rows of in_0) instead of its
-	// output: layer 0 adds the row into its aggregate before its product
-	// (the hot destination has no sampled neighbours of its own there), so
-	// the product with the weights of the moment, its gradient and every
-	// layer above treat the row as any other. Nothing is replaced, zeroed or
-	// collected; Grad and Extra are unused. Only models whose layer 0
-	// aggregates before its product (Model.HotInputs).
-	Inputs bool
-	// Extra, when set, has one buffer per parameter of LayerWeights(0),
-	// added to that parameter's gradient after layer 0's backward: the hot
-	// rows' share of the weight gradient, computed elsewhere.
-	Extra []backend.Buffer
 }
 
 // Share names the live counts that scale a rank's loss: Num (the rank's
@@ -168,7 +138,7 @@ type Model struct {
 	// Host state of the last Forward, used by Backward.
 	dropP    []float32 // dropout probability applied at each layer
 	xIn      backend.Buffer
-	hot      *Hot // the hot rows the last Forward used, for Backward
+	hot      Hot // the hot rows the last Forward used, for Backward
 	haveLoss bool
 	err      error
 }
@@ -182,6 +152,9 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 		return nil, errors.New("nn: NewModel: nil backend")
 	}
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkCapabilities(be, cfg); err != nil {
 		return nil, err
 	}
 	// The layers say what they hold only as they are made: a first model
@@ -204,6 +177,17 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 	}
 	m.params = pa
 	return m, nil
+}
+
+// checkCapabilities says which capability of the backend cfg's layers need
+// and be lacks: attention (backend.Attention) for GAT.
+func checkCapabilities(be backend.Backend, cfg Config) error {
+	if cfg.Kind == KindGAT {
+		if _, err := backend.AttentionOf(be); err != nil {
+			return fmt.Errorf("nn: a %s model: %w", cfg.Kind, err)
+		}
+	}
+	return nil
 }
 
 // buildModel makes the layers, their parameters from pa.

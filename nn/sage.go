@@ -101,7 +101,7 @@ func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	} else {
 		s.be.AggregateConcat(blk, s.edgeW, x, s.in, s.cat)
 	}
-	addHot(s.be, ps.hot, blk, s.in, s.cat, 2*s.in, s.in)
+	addHot(ps.hot, blk, s.in, s.cat, 2*s.in, s.in)
 	w := s.w
 	if s.half {
 		s.be.Convert(s.w, s.wh)

@@ -103,12 +103,8 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		m.fail(fmt.Errorf("nn: Forward: hot vertices need a float32 bottom layer; BF16Bottom is set"))
 		return m.logits()
 	}
-	if h := m.hot; h != nil && h.Inputs && !m.HotInputs() {
+	if h := m.hot; h != nil && h.Inputs() && !m.HotInputs() {
 		m.fail(fmt.Errorf("nn: Forward: hot inputs need a bottom layer that aggregates before its product; %s's does not", m.cfg.Kind))
-		return m.logits()
-	}
-	if h := m.hot; h != nil && h.Extra != nil && len(h.Extra) != len(m.LayerWeights(0)) {
-		m.fail(fmt.Errorf("nn: Forward: %d extra gradients for layer 0's %d weights", len(h.Extra), len(m.LayerWeights(0))))
 		return m.logits()
 	}
 	table := b.X == nil
@@ -132,12 +128,12 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		_, out := m.cfg.dims(l)
 		ly.prepare(blk, b.Degree)
 		ps := pass{train: train, rand: r, table: l == 0 && table}
-		if l == 0 && m.hot != nil && m.hot.Inputs {
+		if l == 0 && m.hot != nil && m.hot.Inputs() {
 			ps.hot = m.hot
 		}
 		ly.forward(blk, m.input(l), m.act[l], ps)
-		if l == 0 && m.hot != nil && !m.hot.Inputs {
-			m.be.ReplaceRows(m.hot.Slot, m.hot.Table, m.hot.Base, out, blk.SrcIDs, blk.NumDst, m.act[0])
+		if l == 0 && m.hot != nil && !m.hot.Inputs() {
+			m.hot.ReplaceOutputs(blk, out, m.act[0])
 		}
 		p := float32(0)
 		if train && l < L-1 {
@@ -263,11 +259,8 @@ func (m *Model) Backward(b *Batch) {
 		if !m.gathers(l + 1) { // else layer l+1's backward passed the gradient through this activation
 			m.be.BiasActDropoutBackward(m.dAct[l], m.hid[l], blk.NumDst, out, l < L-1, m.dropP[l], m.dropMask(l), dh, ly.bias().G)
 		}
-		if l == 0 && m.hot != nil && !m.hot.Inputs {
-			if m.hot.Grad != nil {
-				m.be.ScatterAddRows(m.hot.Slot, m.hot.Grad, out, blk.SrcIDs, blk.NumDst, dh, m.hot.Skip)
-			}
-			m.be.ReplaceRows(m.hot.Slot, nil, m.hot.Base, out, blk.SrcIDs, blk.NumDst, dh)
+		if l == 0 && m.hot != nil && !m.hot.Inputs() {
+			m.hot.TakeGradient(blk, out, dh, b.Skip)
 		}
 		switch {
 		case m.gathers(l):
@@ -285,10 +278,12 @@ func (m *Model) Backward(b *Batch) {
 		default:
 			ly.backward(blk, m.input(l), dh, nil)
 		}
-		if l == 0 && m.hot != nil && !m.hot.Inputs && m.hot.Extra != nil {
-			for i, p := range m.LayerWeights(0) {
-				m.be.Axpy(1, m.hot.Extra[i], p.G)
+		if l == 0 && m.hot != nil && !m.hot.Inputs() {
+			var grads []backend.Buffer
+			for _, p := range m.LayerWeights(0) {
+				grads = append(grads, p.G)
 			}
+			m.hot.AddWeightGradient(grads)
 		}
 	}
 	m.haveLoss = false // dlogits were consumed in place

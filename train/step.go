@@ -19,21 +19,23 @@ type Inputs struct {
 	Labels backend.Buffer  // I32 [N]; -1 = unlabelled
 	Degree backend.Buffer  // F32 [N] full-graph degree (GCN normalisation)
 	// Hot, when set, are the hybrid mode's hot vertices: training steps
-	// sample the bottom hop from Hot.Bottom (the graph with hot vertices
-	// masked) and take their bottom-layer rows from Hot's table.
-	Hot   *HotInputs
+	// sample the bottom hop from Hot.Bottom() (the graph with hot vertices
+	// masked) and take their bottom-layer rows through Hot.
+	Hot   Hot
 	owned []backend.Buffer
 	// ownGraph: Graph was uploaded here, and Free releases it.
 	ownGraph bool
 }
 
-// HotInputs are hot vertices whose bottom-layer rows are computed
-// elsewhere (nn.Hot), and the graph in which they have no neighbours
-// (backend.Sampling's MaskGraph over Hot.Slot). The hybrid driver owns
-// them.
-type HotInputs struct {
+// Hot is the step's one seam to hot vertices, whose bottom-layer rows are
+// computed elsewhere (package train/hybrid/hot implements it; the hybrid
+// driver owns it): the model takes their rows through it (nn.Hot), and the
+// bottom hop of a training step samples from Bottom.
+type Hot interface {
 	nn.Hot
-	Bottom backend.Graph
+	// Bottom is the graph in which the hot vertices have no neighbours
+	// (the inputs' graph masked: backend.HotRows's MaskGraph).
+	Bottom() backend.Graph
 }
 
 // FeatDim is the width of a feature row.
@@ -121,7 +123,7 @@ func (p *Plan) Sample(in *Inputs, seed uint64) {
 func (p *Plan) SampleTrain(in *Inputs, seed uint64) {
 	bottom := in.Graph
 	if in.Hot != nil {
-		bottom = in.Hot.Bottom
+		bottom = in.Hot.Bottom()
 	}
 	p.sample(in.Graph, bottom, seed)
 }
@@ -169,9 +171,7 @@ func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
 func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConfig) (backend.Buffer, backend.Count) {
 	b := p.NNBatch(in)
 	if in.Hot != nil {
-		h := in.Hot.Hot
-		h.Skip = adam.Skip
-		b.Hot = &h
+		b.Hot, b.Skip = in.Hot, adam.Skip
 	}
 	if p.ReduceFlag != nil {
 		p.ReduceFlag(adam.Skip)

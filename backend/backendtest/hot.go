@@ -25,7 +25,7 @@ func testMaskGraph(e *env) {
 			}
 		}
 		sb := e.upload(append([]int32(nil), skip...))
-		view, err := e.be.MaskGraph(g, sb)
+		view, err := e.hot().MaskGraph(g, sb)
 		if err != nil {
 			e.t.Fatalf("MaskGraph: %v", err)
 		}
@@ -85,7 +85,7 @@ func testReplaceRows(e *env) {
 			what := fmt.Sprintf("ReplaceRows dim=%d base=%d table=%t", dim, tc.base, tc.table != nil)
 			out := e.upload(append([]float32(nil), start...))
 			base := e.count(tc.base, 0)
-			e.be.ReplaceRows(e.upload(slot), tc.table, base, dim, e.upload(ids), e.count(live, cp), out)
+			e.hot().ReplaceRows(e.upload(slot), tc.table, base, dim, e.upload(ids), e.count(live, cp), out)
 			want := append([]float32(nil), start...)
 			for i := range live {
 				s := slot[ids[i]]
@@ -142,7 +142,7 @@ func testAddRows(e *env) {
 		for _, base := range []int{0, hot} {
 			what := fmt.Sprintf("AddRows dim=%d ld=%d off=%d base=%d", dim, w.ld, w.off, base)
 			out := e.upload(append([]float32(nil), start...))
-			e.be.AddRows(e.upload(slot), tb, e.count(base, 0), dim, e.upload(ids), e.count(live, cp), out, w.ld, w.off)
+			e.hot().AddRows(e.upload(slot), tb, e.count(base, 0), dim, e.upload(ids), e.count(live, cp), out, w.ld, w.off)
 			want := append([]float32(nil), start...)
 			for i := range live {
 				s := slot[ids[i]]
@@ -177,9 +177,9 @@ func testScatterAddRows(e *env) {
 		want := append([]float32(nil), acc0...)
 		for round := range 2 {
 			src := e.randF32(cp*dim, 5)
-			e.be.ScatterAddRows(e.upload(slot), acc, dim, e.upload(ids), e.count(live, cp), e.upload(src), nil)
+			e.hot().ScatterAddRows(e.upload(slot), acc, dim, e.upload(ids), e.count(live, cp), e.upload(src), nil)
 			// A set flag adds nothing.
-			e.be.ScatterAddRows(e.upload(slot), acc, dim, e.upload(ids), e.count(live, cp), e.upload(src), e.upload([]int32{1}))
+			e.hot().ScatterAddRows(e.upload(slot), acc, dim, e.upload(ids), e.count(live, cp), e.upload(src), e.upload([]int32{1}))
 			for i := range live {
 				if s := slot[ids[i]]; s >= 0 {
 					for c := range dim {
@@ -197,7 +197,7 @@ func testAxpy(e *env) {
 	for _, n := range []int{1, 5, 1000} {
 		x, y := e.randF32(n, 2), e.randF32(n, 2)
 		yb := e.upload(append([]float32(nil), y...))
-		e.be.Axpy(-0.75, e.upload(x), yb)
+		e.hot().Axpy(-0.75, e.upload(x), yb)
 		want, scale := make([]float64, n), make([]float64, n)
 		for i := range want {
 			want[i] = float64(y[i]) - 0.75*float64(x[i])

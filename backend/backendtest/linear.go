@@ -108,32 +108,6 @@ func testLinearBackwardWeight(e *env) {
 	}
 }
 
-func testGemm(e *env) {
-	shapes := [][3]int{{1, 1, 1}, {7, 17, 33}, {33, 7, 17}, {17, 33, 7}, {64, 48, 300}, {100, 3, 5}, {5, 100, 3}, {3, 0, 4}, {4, 5, 0}}
-	for _, sh := range shapes {
-		m, n, k := sh[0], sh[1], sh[2]
-		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-			for _, ab := range [][2]float32{{1, 0}, {-0.5, 2}} {
-				name := fmt.Sprintf("Gemm m=%d n=%d k=%d transA=%v transB=%v alpha=%g beta=%g", m, n, k, tr[0], tr[1], ab[0], ab[1])
-				a := e.randF32(m*k, 1)
-				b := e.randF32(k*n, 1)
-				var c backend.Buffer
-				var c0 []float32
-				if ab[1] == 0 {
-					c = e.poison(m * n) // beta = 0 must not read C (NaN stays out)
-				} else {
-					c0 = e.randF32(m*n, 1)
-					c = e.upload(c0)
-				}
-				e.be.Gemm(tr[0], tr[1], m, n, k, ab[0], e.upload(a), e.upload(b), ab[1], c)
-				got := e.readF32(c, m*n)
-				want, scale := matmulRef(tr[0], tr[1], m, n, k, float64(ab[0]), a, b, float64(ab[1]), c0)
-				e.checkClose(name, got, want, scale, tolSum, n)
-			}
-		}
-	}
-}
-
 // testLinearKeepsPaddingRows: Linear and LinearBackwardData, when they
 // accumulate, leave the output's rows past the live count bit-for-bit as
 // they were (a driver accumulates into views whose later rows are live

@@ -77,7 +77,7 @@ func testPeerGraph(e *env) {
 			skip[v] = 0
 		}
 	}
-	view, err := e.be.MaskGraph(g, e.upload(skip))
+	view, err := e.hot().MaskGraph(g, e.upload(skip))
 	if err != nil {
 		e.t.Fatalf("MaskGraph: %v", err)
 	}

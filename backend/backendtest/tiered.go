@@ -45,7 +45,7 @@ func testGatherTiered(e *env) {
 					sl[v] = -1
 				}
 			}
-			e.be.GatherTiered(cache, e.upload(sl), hb, dim, e.upload(ids), e.count(live, cp), out, stats)
+			e.tiered().GatherTiered(cache, e.upload(sl), hb, dim, e.upload(ids), e.count(live, cp), out, stats)
 			want := make([]float32, live*dim)
 			misses := 0
 			for i := range live {
@@ -113,7 +113,7 @@ func testGatherBF16(e *env) {
 			e.t.Fatal(err)
 		}
 		out = e.poison(cp * dim)
-		e.be.GatherTiered(cb, e.upload(slot), hb, dim, e.upload(ids), e.count(live, cp), out, nil)
+		e.tiered().GatherTiered(cb, e.upload(slot), hb, dim, e.upload(ids), e.count(live, cp), out, nil)
 		checkEqual(e.t, fmt.Sprintf("GatherTiered bfloat16 dim=%d", dim), e.readF32(out, live*dim), want, dim)
 		for _, b := range []backend.Buffer{tb, hb, cb} {
 			e.be.Free(b)

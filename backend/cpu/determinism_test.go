@@ -94,7 +94,7 @@ func pipeline(t *testing.T, b *Backend) map[string][]uint32 {
 	m, v := alloc(backend.F32, feat*hidden), alloc(backend.F32, feat*hidden)
 	b.Adam(w1, dw1, m, v, count(1, 0), backend.AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
 	big := alloc(backend.F32, 500*300)
-	b.Gemm(true, false, 500, 300, seeds, 1, randBuf(seeds*500), randBuf(seeds*300), 0, big)
+	b.LinearBackwardWeight(randBuf(seeds*500), randBuf(seeds*300), count(seeds, seeds), 500, 300, big, false)
 	if err := b.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,13 @@ func attentionPipeline(t *testing.T, b *Backend, blk *backend.Block, clock backe
 	del, der := alloc(srcCap*heads), alloc(dstCap*heads)
 	b.EdgeSoftmaxBackward(blk, el, er, heads, 0.2, 0.3, r, dcoef, del, der)
 	da := alloc(heads * dim)
-	b.HeadDotBackward(z, del, blk.NumSrc, heads, dim, aSrc, dz, da)
+	none := alloc(heads * dim)
+	zero, err := b.Upload([]int32{0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRows := backend.Count{Buf: zero, Cap: srcCap}
+	b.HeadDotBackward(z, del, del, blk.NumSrc, noRows, heads, dim, aSrc, aSrc, dz, da, none)
 	if err := b.Sync(); err != nil {
 		t.Fatal(err)
 	}

@@ -48,23 +48,18 @@ func (c *call) headDot(x backend.Buffer, n backend.Count, heads, dim int, a back
 	return rows, w, xs, as
 }
 
-// HeadDotBackward accumulates dx[i, h·dim+f] += dout[i, h]·a[h·dim+f] on
-// rows [:n] and overwrites da[h·dim+f] = Σ_{i<n} dout[i, h]·x[i, h·dim+f],
-// accumulated in float64 in row order (threads split the columns).
-func (b *Backend) HeadDotBackward(x, dout backend.Buffer, n backend.Count, heads, dim int, a, dx, da backend.Buffer) {
+// HeadDotBackward accumulates dx[i, h·dim+f] += dout1[i, h]·a1[h·dim+f]
+// on rows [:n1], then dout2[i, h]·a2[h·dim+f] on rows [:n2], and
+// overwrites da1 and da2 with the column sums of dout·x, accumulated in
+// float64 in row order (threads split the columns).
+func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
 	c := b.begin("HeadDotBackward")
-	defer c.end()
-	b.headDotBackward(&c, x, dout, n, heads, dim, a, dx, da)
-}
-
-// HeadDotBackward2 is the two HeadDotBackward passes, in order.
-func (b *Backend) HeadDotBackward2(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
-	c := b.begin("HeadDotBackward2")
 	defer c.end()
 	b.headDotBackward(&c, x, dout1, n1, heads, dim, a1, dx, da1)
 	b.headDotBackward(&c, x, dout2, n2, heads, dim, a2, dx, da2)
 }
 
+// headDotBackward is one score vector's part of HeadDotBackward.
 func (b *Backend) headDotBackward(c *call, x, dout backend.Buffer, n backend.Count, heads, dim int, a, dx, da backend.Buffer) {
 	rows, w, xs, as := c.headDot(x, n, heads, dim, a)
 	ds := c.f32("dout", dout, n.Cap*heads)

@@ -63,33 +63,6 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 	b.sgemm(&c, true, false, in, out, rows, xs, in, dys, out, beta(accumulate), dws, out)
 }
 
-// Gemm: c = alpha·op(a)·op(b) + beta·c with op(a) [m, k], op(b) [k, n],
-// row-major; a is [k, m] when transA, b is [n, k] when transB.
-func (b *Backend) Gemm(transA, transB bool, m, n, k int, alpha float32, a, bm backend.Buffer, beta float32, cm backend.Buffer) {
-	c := b.begin("Gemm")
-	defer c.end()
-	if m < 0 || n < 0 || k < 0 {
-		c.failf("negative size m=%d n=%d k=%d", m, n, k)
-		return
-	}
-	as := c.f32("a", a, m*k)
-	bs := c.f32("b", bm, k*n)
-	cs := c.f32("c", cm, m*n)
-	if !c.ok {
-		return
-	}
-	lda, ldb := k, n
-	if transA {
-		lda = m
-	}
-	if transB {
-		ldb = k
-	}
-	if err := b.gemm.Sgemm(transA, transB, m, n, k, alpha, as, max(lda, 1), bs, max(ldb, 1), beta, cs, max(n, 1)); err != nil {
-		c.failf("%v", err)
-	}
-}
-
 func beta(accumulate bool) float32 {
 	if accumulate {
 		return 1

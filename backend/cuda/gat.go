@@ -56,27 +56,6 @@ func (c *call) width(heads, dim int) int {
 	return heads * dim
 }
 
-// HeadDotBackward: dx += dout ⊗ a on live rows; da = the column sums of
-// dout[i, h]·x[i, :] over live rows, as partial sums per 64 rows added in a
-// fixed order (column_sums).
-func (b *Backend) HeadDotBackward(x, dout backend.Buffer, n backend.Count, heads, dim int, a, dx, da backend.Buffer) {
-	c := b.begin("HeadDotBackward")
-	defer c.end()
-	nP, w, xs, as := c.headDot(x, n, heads, dim, a)
-	ds := c.buf("dout", dout, backend.F32, n.Cap*heads)
-	dxs := c.buf("dx", dx, backend.F32, n.Cap*w)
-	das := c.buf("da", da, backend.F32, w)
-	if !c.ok {
-		return
-	}
-	chunkRows, chunks := headDotChunks(n.Cap)
-	partial := c.scratch(scratchColsum, int64(chunks)*int64(w)*4)
-	c.args().ptr(xs.addr()).ptr(ds.addr()).ptr(nP).i32(n.Cap).i32(heads).i32(dim).ptr(as.addr()).ptr(dxs.addr()).
-		ptr(partial).i32(chunkRows)
-	c.launch("head_dot_bwd", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
-	c.columnSums(partial, nP, n.Cap, chunkRows, w, das.addr())
-}
-
 // headDotChunks are the rows per partial sum of da and the chunks of rows
 // [:rows]: headDotChunkRows, doubled while more than 65535 chunks.
 func headDotChunks(rows int) (chunkRows, chunks int) {
@@ -87,10 +66,12 @@ func headDotChunks(rows int) (chunkRows, chunks int) {
 	return chunkRows, max(1, (rows+chunkRows-1)/chunkRows)
 }
 
-// HeadDotBackward2: both HeadDotBackward passes in one kernel
-// (head_dot_bwd2) over rows [:max(n1, n2)], then a column_sums each.
-func (b *Backend) HeadDotBackward2(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
-	c := b.begin("HeadDotBackward2")
+// HeadDotBackward: dx += dout1 ⊗ a1 on rows [:n1], then dout2 ⊗ a2 on
+// rows [:n2], in one kernel (head_dot_bwd) over rows [:max(n1, n2)]; da1
+// and da2 are the column sums of dout·x, as partial sums per 64 rows added
+// in a fixed order (column_sums).
+func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
+	c := b.begin("HeadDotBackward")
 	defer c.end()
 	rows := max(n1.Cap, n2.Cap)
 	n1P, w, xs, a1s := c.headDot(x, n1, heads, dim, a1)
@@ -109,7 +90,7 @@ func (b *Backend) HeadDotBackward2(x, dout1, dout2 backend.Buffer, n1, n2 backen
 	p2 := p1 + uintptr(size)
 	c.args().ptr(xs.addr()).ptr(d1s.addr()).ptr(d2s.addr()).ptr(n1P).i32(n1.Cap).ptr(n2P).i32(n2.Cap).i32(heads).
 		i32(dim).ptr(a1s.addr()).ptr(a2s.addr()).ptr(dxs.addr()).ptr(p1).ptr(p2).i32(chunkRows)
-	c.launch("head_dot_bwd2", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	c.launch("head_dot_bwd", dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	c.columnSums(p1, n1P, n1.Cap, chunkRows, w, da1s.addr())
 	c.columnSums(p2, n2P, n2.Cap, chunkRows, w, da2s.addr())
 }

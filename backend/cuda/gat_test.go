@@ -65,15 +65,20 @@ func (g *gatCase) run(t *testing.T, be backend.Backend, pad int, capture bool) m
 	dout, a := grow(g.dout, dstCap*ow), upload(t, be, g.a)
 	bufs := map[string]backend.Buffer{"coef": grow(nil, (dstCap+edgeCap)*H), "out": grow(nil, dstCap*ow),
 		"dcoef": grow(nil, (dstCap+edgeCap)*H), "dz": grow(nil, srcCap*w), "del": grow(nil, srcCap*H),
-		"der": grow(nil, dstCap*H), "da": grow(nil, w)}
+		"der": grow(nil, dstCap*H), "da": grow(nil, w), "none": grow(nil, w)}
+	noRows := countBuf(t, be, 0, srcCap)
 	r := backend.Rand{Seed: 17, Stream: 161, Clock: upload(t, be, []int32{2, 5}), Keys: upload(t, be, keys)}
+	att, err := backend.AttentionOf(be)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ops := func() {
-		be.EdgeSoftmax(blk, el, er, H, 0.2, 0.3, r, bufs["coef"])
-		be.HeadAggregate(blk, bufs["coef"], z, H, g.dim, g.mean, bufs["out"])
+		att.EdgeSoftmax(blk, el, er, H, 0.2, 0.3, r, bufs["coef"])
+		att.HeadAggregate(blk, bufs["coef"], z, H, g.dim, g.mean, bufs["out"])
 		be.Fill(bufs["dz"], 0)
-		be.HeadAggregateBackward(blk, bufs["coef"], z, dout, H, g.dim, g.mean, bufs["dcoef"], bufs["dz"])
-		be.EdgeSoftmaxBackward(blk, el, er, H, 0.2, 0.3, r, bufs["dcoef"], bufs["del"], bufs["der"])
-		be.HeadDotBackward(z, bufs["del"], blk.NumSrc, H, g.dim, a, bufs["dz"], bufs["da"])
+		att.HeadAggregateBackward(blk, bufs["coef"], z, dout, H, g.dim, g.mean, bufs["dcoef"], bufs["dz"])
+		att.EdgeSoftmaxBackward(blk, el, er, H, 0.2, 0.3, r, bufs["dcoef"], bufs["del"], bufs["der"])
+		att.HeadDotBackward(z, bufs["del"], bufs["del"], blk.NumSrc, noRows, H, g.dim, a, a, bufs["dz"], bufs["da"], bufs["none"])
 	}
 	if !capture {
 		ops()

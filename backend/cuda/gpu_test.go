@@ -287,7 +287,7 @@ func TestTF32(t *testing.T) {
 	for _, tf32 := range []bool{false, true} {
 		b := openTest(t, Options{TF32: tf32})
 		c := alloc(t, b, backend.F32, m*n)
-		b.Gemm(false, false, m, n, k, 1, upload(t, b, as), upload(t, b, bs), 0, c)
+		b.Linear(upload(t, b, as), countBuf(t, b, m, m), upload(t, b, bs), k, n, c, false)
 		errs[tf32] = relErr(readF32(t, b, c, m*n), want)
 	}
 	t.Logf("GEMM %dx%dx%d relative error: float32 %.2e, TF32 %.2e", m, n, k, errs[false], errs[true])

@@ -130,24 +130,6 @@ func words(half bool, cols int) int {
 	return cols
 }
 
-// Gemm: c = alpha·op(a)·op(b) + beta·c with op(a) [m, k], op(b) [k, n],
-// row-major; a is [k, m] when transA, b is [n, k] when transB. Static sizes.
-func (b *Backend) Gemm(transA, transB bool, m, n, k int, alpha float32, a, bm backend.Buffer, beta float32, cm backend.Buffer) {
-	c := b.begin("Gemm")
-	defer c.end()
-	if m < 0 || n < 0 || k < 0 {
-		c.failf("negative size m=%d n=%d k=%d", m, n, k)
-		return
-	}
-	as := c.buf("a", a, backend.F32, m*k)
-	bs := c.buf("b", bm, backend.F32, k*n)
-	cs := c.buf("c", cm, backend.F32, m*n)
-	if !c.ok {
-		return
-	}
-	c.sgemm(transA, transB, m, n, k, alpha, as.addr(), bs.addr(), beta, cs.addr())
-}
-
 func beta(accumulate bool) float32 {
 	if accumulate {
 		return 1

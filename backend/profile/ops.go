@@ -52,5 +52,9 @@ func (b *Backend) UploadHost(data any) (backend.Buffer, error) {
 
 // MaskGraph forwards to the inner backend: it is not an op.
 func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph, error) {
-	return b.inner.MaskGraph(g, skip)
+	h, err := backend.HotRowsOf(b.inner)
+	if err != nil {
+		return nil, err
+	}
+	return h.MaskGraph(g, skip)
 }

@@ -4,8 +4,9 @@ package record
 
 import "github.com/fanout-gnn/fanout/backend"
 
-// The ops of the backend interfaces (Sampling, Dense, Sparse, Attention)
-// are in ops_gen.go, generated: each runs on the inner backend now, or is
+// The ops of the backend interfaces (Sampling, Dense, Sparse) and of the
+// op capabilities (Attention, HotRows, TieredGather) are in ops_gen.go,
+// generated: each runs on the inner backend now, or is
 // recorded during a capture with its arguments as given (*Block pointers
 // included). The methods below need more than that.
 
@@ -23,5 +24,9 @@ func (b *Backend) HostFunc(fn func()) {
 
 // MaskGraph makes the view on the inner backend at once: it is not an op.
 func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph, error) {
-	return b.inner.MaskGraph(g, skip)
+	h, err := backend.HotRowsOf(b.inner)
+	if err != nil {
+		return nil, err
+	}
+	return h.MaskGraph(g, skip)
 }

@@ -4,12 +4,20 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/hybrid/hot"
 )
+
+// HotOptions are the CPU-computed hot vertices (package hot).
+type HotOptions = hot.Options
+
+// HotStats are what the hot vertices cost and saved (package hot).
+type HotStats = hot.Stats
 
 // Options tune the hybrid driver.
 type Options struct {
@@ -117,24 +125,28 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 	defer tr.Close()
 	ropt := opt.Replay
 	ropt.BeforeCapture = tier.BeforeCapture
-	var hot *hotDriver
+	var hd *hot.Driver
 	if opt.Hot.Ratio > 0 {
-		if hot, err = newHot(tr, be, ds, cfg, opt); err != nil {
+		ranked, err := opt.ranks.hotOrder(ds, cfg, opt)
+		if err != nil {
 			return nil, nil, err
 		}
-		defer hot.close()
+		if hd, err = hot.New(tr, be, ds, cfg, opt.Hot, ranked); err != nil {
+			return nil, nil, err
+		}
+		defer hd.Close()
 		if opt.Log != nil {
 			rows := "aggregated inputs of layer 0, multiplied on the device by the weights of the moment"
-			if !hot.inputs {
+			if !hd.Inputs() {
 				rows = fmt.Sprintf("outputs of layer 0, with the weights of %d super-batches before", opt.Hot.Staleness)
 				if !opt.Hot.Outputs {
 					rows += fmt.Sprintf(" (a %s bottom layer cannot take aggregated inputs)", cfg.Model)
 				}
 			}
 			fmt.Fprintf(opt.Log, "hot vertices: %d (%.1f%%), rows computed on the CPU every %d steps, %d super-batches ahead: %s (%.1f MiB of host rows)\n",
-				len(hot.ids), 100*float64(len(hot.ids))/float64(ds.Graph.NumNodes), opt.Hot.SuperBatch, opt.Hot.Staleness, rows, float64(hot.Stats().TableBytes)/(1<<20))
+				hd.Vertices(), 100*float64(hd.Vertices())/float64(ds.Graph.NumNodes), opt.Hot.SuperBatch, opt.Hot.Staleness, rows, float64(hd.Stats().TableBytes)/(1<<20))
 		}
-		ropt.Segment, ropt.BeforeRun = opt.Hot.SuperBatch, hot.beforeRun
+		ropt.Segment, ropt.BeforeRun = opt.Hot.SuperBatch, hd.BeforeRun
 	}
 	if t := opt.trial; t != nil {
 		ropt.Segment = opt.Hot.SuperBatch
@@ -150,9 +162,9 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 	if err != nil {
 		return nil, nil, err
 	}
-	if hot != nil {
-		hot.close() // waits for the CPU's last tasks
-		hs := hot.Stats()
+	if hd != nil {
+		hd.Close() // waits for the CPU's last tasks
+		hs := hd.Stats()
 		tier.Stats.Hot = &hs
 	}
 	if err := tier.Finish(); err != nil {
@@ -170,6 +182,33 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 type rankings struct {
 	order []int32 // the feature rows, most gathered first
 	dests []int32 // the vertices some batch has as bottom-layer destinations, in most batches first
+}
+
+// hotOrder ranks the vertices by how many of the first training batches
+// have them as bottom-layer destinations (the pre-sampling pass over the
+// top L-1 hops), leaving out those no batch reached: the hot vertices are
+// its first ratio·N.
+func (r *rankings) hotOrder(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
+	if r != nil && r.dests != nil {
+		return r.dests, nil
+	}
+	batches := rankingBatches(ds, cfg, opt.RankBatches)
+	L := len(cfg.Fanouts)
+	counts, err := AccessCounts(ds.Graph, batches, cfg.Fanouts[:L-1], cfg.Seed, opt.Threads)
+	if err != nil {
+		return nil, fmt.Errorf("hot vertices: ranking: %w", err)
+	}
+	ids := []int32{}
+	for v, c := range counts {
+		if c > 0 {
+			ids = append(ids, int32(v))
+		}
+	}
+	slices.SortStableFunc(ids, func(a, b int32) int { return int(counts[b]) - int(counts[a]) })
+	if r != nil {
+		r.dests = ids
+	}
+	return ids, nil
 }
 
 // featureOrder orders the vertices by the pre-sampling pass over the first

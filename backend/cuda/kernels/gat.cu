@@ -8,9 +8,9 @@
 //   head_dot_{v4,v1}_{NQ} the same with one lane group per head (the
 //   shapes that fit: up to 32 heads, 8 words per lane).
 // head_dot_bwd: dx += dout x a element-wise and the partial sums of da per
-//   chunk of rows, like bias_act_dropout_bwd; column_sums (dense.cu) adds
-//   the chunks in a fixed order. head_dot_bwd2 does two of them (a GAT
-//   layer's source and destination scores) in one pass over x and dx.
+//   chunk of rows, like bias_act_dropout_bwd, for two score vectors (a GAT
+//   layer's source and destination scores) in one pass over x and dx;
+//   column_sums (dense.cu) adds the chunks in a fixed order.
 // edge_softmax(_bwd): one warp per destination, per head: the lanes take a
 //   stride of positions; max, then the sum of exponentials in float64, then
 //   the coefficients (and, backward, Σ α g, then the logits' gradients).
@@ -93,55 +93,12 @@ HD_GRP(float, 8, v1_8)
 
 // head_dot_bwd: grid (ceil(w/32), chunks), block (32, 8); thread (x, y) of
 // block (bx, by) takes column 32*bx + x and rows r0 + y, r0 + y + 8, ... of
-// chunk by; partial is [chunks, w].
-extern "C" __global__ void head_dot_bwd(const float* x, const float* dout, const int* nP, int cap, int heads, int dim,
-                                        const float* a, float* dx, float* partial, int chunkRows) {
-    __shared__ double red[8][33];
-    int n = live_count(nP, cap), w = heads * dim;
-    int c = blockIdx.x * 32 + threadIdx.x;
-    int r0 = blockIdx.y * chunkRows;
-    if (r0 >= n) return;
-    int r1 = min(r0 + chunkRows, n);
-    double s = 0.0;
-    if (c < w) {
-        int h = c / dim;
-        float av = a[c];
-        // the loads of HD_U rows go out before their stores (the compiler
-        // cannot tell that dx overlaps neither x nor dout); sums in row order
-        for (int rb = r0 + threadIdx.y; rb < r1; rb += 8 * HD_U) {
-            float g[HD_U], xv[HD_U], dv[HD_U];
-#pragma unroll
-            for (int u = 0; u < HD_U; u++) {
-                int r = rb + 8 * u;
-                i64 idx = (i64)r * w + c;
-                g[u] = r < r1 ? dout[(i64)r * heads + h] : 0.f;
-                xv[u] = r < r1 ? x[idx] : 0.f;
-                dv[u] = r < r1 ? dx[idx] : 0.f;
-            }
-#pragma unroll
-            for (int u = 0; u < HD_U; u++) {
-                int r = rb + 8 * u;
-                if (r >= r1) break;
-                dx[(i64)r * w + c] = __fadd_rn(dv[u], __fmul_rn(g[u], av));
-                s += (double)g[u] * (double)xv[u];
-            }
-        }
-    }
-    red[threadIdx.y][threadIdx.x] = s;
-    __syncthreads();
-    if (threadIdx.y == 0 && c < w) {
-        double t = 0.0;
-#pragma unroll
-        for (int k = 0; k < 8; k++) t += red[k][threadIdx.x];
-        partial[(i64)blockIdx.y * w + c] = (float)t;
-    }
-}
-
-// head_dot_bwd2: head_dot_bwd over rows [:n1] with (dout1, a1, partial1)
-// and over rows [:n2] with (dout2, a2, partial2) of the same x and dx in
-// one pass: dx = (dx + g1·a1) + g2·a2, each term where its rows reach, so
-// the same bits as head_dot_bwd twice; chunks over max(n1, n2) rows.
-extern "C" __global__ void head_dot_bwd2(const float* x, const float* dout1, const float* dout2, const int* n1P,
+// chunk by, over rows [:n1] with (dout1, a1, partial1) and over rows [:n2]
+// with (dout2, a2, partial2) of the same x and dx in one pass: dx = (dx +
+// g1·a1) + g2·a2, each term where its rows reach (the loads of HD_U rows go
+// out before their stores; sums in row order); partial1 and partial2 are
+// [chunks, w]; chunks over max(n1, n2) rows.
+extern "C" __global__ void head_dot_bwd(const float* x, const float* dout1, const float* dout2, const int* n1P,
                                          int cap1, const int* n2P, int cap2, int heads, int dim, const float* a1,
                                          const float* a2, float* dx, float* partial1, float* partial2,
                                          int chunkRows) {

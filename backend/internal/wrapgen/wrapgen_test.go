@@ -37,6 +37,11 @@ func TestMethods(t *testing.T) {
 			t.Errorf("%s(%s), want (%s)", name, m.Params, params)
 		}
 	}
+	for name, cap := range map[string]string{"HeadDot": "Attention", "ReplaceRows": "HotRows", "GatherTiered": "TieredGather", "Linear": ""} {
+		if m, ok := by[name]; !ok || m.Cap != cap {
+			t.Errorf("%s: generated %t, capability %q; want %q", name, ok, m.Cap, cap)
+		}
+	}
 	if _, ok := by["MaskGraph"]; ok {
 		t.Error("MaskGraph returns a graph and an error: it must stay hand-written")
 	}
@@ -49,5 +54,8 @@ func TestMethods(t *testing.T) {
 	}
 	if !strings.Contains(string(src), `b.op("Linear", func() { b.inner.Linear(x, n, w, in, out, y, accumulate) })`) {
 		t.Errorf("profile's Linear is not forwarded under its name:\n%s", src)
+	}
+	if !strings.Contains(string(src), `b.op("HeadDot", func() { b.inner.(backend.Attention).HeadDot(x, n, heads, dim, a, out) })`) {
+		t.Errorf("profile's HeadDot does not reach the inner backend's Attention:\n%s", src)
 	}
 }

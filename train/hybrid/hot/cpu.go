@@ -1,4 +1,4 @@
-package hybrid
+package hot
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 	"github.com/fanout-gnn/fanout/train"
 )
 
-// hotChunk is the number of hot vertices the CPU computes at once.
-const hotChunk = 16384
+// chunk is the number of hot vertices the CPU computes at once.
+const chunk = 16384
 
-// hotCPU computes hot vertices' bottom-layer rows on a CPU backend (their
+// cpuRows computes hot vertices' bottom-layer rows on a CPU backend (their
 // aggregated inputs, or their outputs): a copy
 // of the model whose weights each super-batch sets, the graph, features
 // (as the dataset holds them: float32, or bfloat16, which the layer's
@@ -21,7 +21,7 @@ const hotChunk = 16384
 // holds) and degrees used in place, and one block per chunk of hot vertices,
 // sampled as the step's bottom hop samples (stream L-1) with the clock of
 // the super-batch's first step.
-type hotCPU struct {
+type cpuRows struct {
 	be     backend.Backend
 	in     *train.Inputs // graph and degrees
 	feat   backend.Buffer
@@ -38,7 +38,7 @@ type hotCPU struct {
 	blk                           *backend.Block
 }
 
-func newHotCPU(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, inputs bool, opt HotOptions) (*hotCPU, error) {
+func newCPURows(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, inputs bool, opt Options) (*cpuRows, error) {
 	var be backend.Backend
 	if opt.NewCPU != nil {
 		var err error
@@ -49,7 +49,7 @@ func newHotCPU(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, 
 		be = cpu.New(0)
 	}
 	L := len(cfg.Fanouts)
-	h := &hotCPU{be: be, ids: ids, fanout: cfg.Fanouts[L-1], stream: uint32(L - 1), seed: cfg.Seed, inputs: inputs}
+	h := &cpuRows{be: be, ids: ids, fanout: cfg.Fanouts[L-1], stream: uint32(L - 1), seed: cfg.Seed, inputs: inputs}
 	in, out := m.Config().Dims(0)
 	h.dim = out
 	if inputs {
@@ -77,8 +77,8 @@ func newHotCPU(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, 
 
 // caps is the envelope of one chunk: its destinations, the most edges any
 // chunk samples, and every source they can have.
-func (h *hotCPU) caps(ds *dataset.Dataset) nn.Caps {
-	n := max(1, min(hotChunk, len(h.ids)))
+func (h *cpuRows) caps(ds *dataset.Dataset) nn.Caps {
+	n := max(1, min(chunk, len(h.ids)))
 	edges := 0
 	for c0 := 0; c0 < len(h.ids); c0 += n {
 		e := 0
@@ -95,7 +95,7 @@ func (h *hotCPU) caps(ds *dataset.Dataset) nn.Caps {
 	return nn.Caps{Dst: n, Edges: edges, Src: n + edges}
 }
 
-func (h *hotCPU) alloc(c nn.Caps) error {
+func (h *cpuRows) alloc(c nn.Caps) error {
 	var err error
 	a := func(dt backend.DType, n int) backend.Buffer {
 		if err != nil {
@@ -123,7 +123,7 @@ func (h *hotCPU) alloc(c nn.Caps) error {
 // rows computes the hot vertices' rows (out: [len(ids), dim]) with the
 // weights w (the model's Params in order; nil for inputs, which need
 // none), sampling with the clock (epoch, step).
-func (h *hotCPU) rows(w [][]float32, epoch, step int, out []float32) error {
+func (h *cpuRows) rows(w [][]float32, epoch, step int, out []float32) error {
 	return h.each(w, epoch, step, nil, func(c0, k int) {
 		h.be.Read(out[c0*h.dim:(c0+k)*h.dim], h.out, 0)
 	})
@@ -133,7 +133,7 @@ func (h *hotCPU) rows(w [][]float32, epoch, step int, out []float32) error {
 // LayerWeights(0) order) from their output gradient dh ([len(ids), dim]),
 // with the blocks and weights rows used. Chunks whose gradient is all zero
 // (no step of the super-batch reached them) are skipped.
-func (h *hotCPU) grads(w [][]float32, epoch, step int, dh []float32) ([][]float32, error) {
+func (h *cpuRows) grads(w [][]float32, epoch, step int, dh []float32) ([][]float32, error) {
 	ws := h.model.LayerWeights(0)
 	sums := make([][]float32, len(ws))
 	tmp := make([][]float32, len(ws))
@@ -162,7 +162,7 @@ func (h *hotCPU) grads(w [][]float32, epoch, step int, dh []float32) ([][]float3
 // each sets the weights and runs layer 0 over every chunk of hot vertices
 // (those with a non-zero row of skipIfZero, when given), then calls then
 // with the chunk's first row and size.
-func (h *hotCPU) each(w [][]float32, epoch, step int, skipIfZero []float32, then func(c0, k int)) error {
+func (h *cpuRows) each(w [][]float32, epoch, step int, skipIfZero []float32, then func(c0, k int)) error {
 	if w != nil {
 		for i, p := range h.model.Params() {
 			h.be.Write(p.W, 0, w[i])
@@ -204,7 +204,7 @@ func allZero(s []float32) bool {
 	return true
 }
 
-func (h *hotCPU) close() {
+func (h *cpuRows) close() {
 	if h.inf != nil {
 		h.inf.Free()
 	}

@@ -1,9 +1,15 @@
-package hybrid
+// Package hot holds the hybrid mode's hot vertices in one place
+// (NeutronOrch's layer split): which vertices are hot is the hybrid
+// driver's ranking; this package computes their bottom-layer rows on a CPU
+// backend for each super-batch of steps (cpu.go), on a schedule of bounded
+// staleness (Driver), and hands them to the training step through one
+// seam, Rows (train.Hot, and through it nn.Hot), over one capability of
+// the training backend, backend.HotRows.
+package hot
 
 import (
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"time"
 
@@ -13,12 +19,12 @@ import (
 	"github.com/fanout-gnn/fanout/train"
 )
 
-// HotOptions are the hybrid mode's CPU-computed hot vertices (NeutronOrch's
+// Options are the hybrid mode's CPU-computed hot vertices (NeutronOrch's
 // layer split): for each super-batch of SuperBatch consecutive steps the
 // CPU computes the bottom-layer rows of the hottest bottom-layer
 // destinations, and the GPU neither samples nor gathers their
 // neighbourhoods.
-type HotOptions struct {
+type Options struct {
 	// Ratio is the fraction of the vertices that are hot: the first of the
 	// ranking by how many pre-sampled batches have them as bottom-layer
 	// destinations (never a vertex no batch reached). 0: none.
@@ -48,8 +54,8 @@ type HotOptions struct {
 	NewCPU func() (backend.Backend, error)
 }
 
-// HotStats are what the hot vertices cost and saved.
-type HotStats struct {
+// Stats are what the hot vertices cost and saved.
+type Stats struct {
 	Vertices     int     `json:"hot_vertices"`
 	SuperBatches int     `json:"super_batches"`   // rows computed
 	Inputs       bool    `json:"hot_inputs"`      // the rows are aggregated inputs (else outputs)
@@ -60,9 +66,9 @@ type HotStats struct {
 	GradBytes    int64   `json:"hot_grad_bytes"`  // device memory collecting the rows' gradient
 }
 
-// hotTask is one super-batch's rows, or the hot share of layer 0's weight
+// task is one super-batch's rows, or the hot share of layer 0's weight
 // gradient, to compute.
-type hotTask struct {
+type task struct {
 	g       int         // global super-batch index
 	weights [][]float32 // the model's parameters to compute with
 	dh      []float32   // for a gradient: the hot rows' output gradient, summed over the super-batch
@@ -70,9 +76,11 @@ type hotTask struct {
 	done    chan error
 }
 
-// hotDriver keeps the hot rows of the replay driver's super-batches.
-type hotDriver struct {
-	opt   HotOptions
+// Driver keeps the hot rows of the replay driver's super-batches: its
+// BeforeRun is the replay driver's (train.ReplayOptions.BeforeRun, with
+// Segment the super-batch).
+type Driver struct {
+	opt   Options
 	be    backend.Backend // the trainer's
 	model *nn.Model       // the trainer's
 	slot  backend.Buffer  // on be: I32 [N]
@@ -82,29 +90,35 @@ type hotDriver struct {
 	ids   []int32         // hot vertices in slot order
 	dim   int             // the rows' width: layer 0's input (inputs) or output
 	// inputs: the rows are layer 0's aggregated neighbour inputs
-	// (nn.Hot.Inputs), which need no weights and pass no gradient back.
+	// (Rows.Inputs), which need no weights and pass no gradient back.
 	inputs bool
 	steps  int // steps per epoch
 	perEp  int // super-batches per epoch
 	cur    int // the super-batch whose rows are in place; -1 none
-	tasks  map[int]*hotTask
-	grads  map[int]*hotTask    // gradients by super-batch
+	tasks  map[int]*task
+	grads  map[int]*task       // gradients by super-batch
 	used   map[int][][]float32 // the weights each super-batch's rows were computed with
-	acc    backend.Buffer      // on be: F32 [hot, dim], the hot rows' output gradient (nn.Hot.Grad)
-	extra  []backend.Buffer    // on be: the hot share added to layer 0's weight gradients (nn.Hot.Extra)
+	acc    backend.Buffer      // on be: F32 [hot, dim], the hot rows' output gradient (Rows.TakeGradient)
+	extra  []backend.Buffer    // on be: the hot share added to layer 0's weight gradients (Rows.AddWeightGradient)
 	zero   bool                // extra holds zeros
-	work   chan *hotTask
-	cpu    *hotCPU
+	work   chan *task
+	cpu    *cpuRows
 	total  int // super-batches the run trains (no rows are made past them)
 
 	mu    sync.Mutex // guards stats, which the worker updates
-	stats HotStats
+	stats Stats
 }
 
-// newHot ranks the hot vertices, allocates their tables and starts the
-// CPU's worker. tr's inputs get the hot rows (Inputs().Hot).
-func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg train.Config, hopt Options) (*hotDriver, error) {
-	opt := hopt.Hot
+// New makes the hot vertices the first ratio·N of ranked (the vertices
+// some pre-sampled batch has as bottom-layer destinations, most often
+// first), allocates their tables on be (which must have backend.HotRows)
+// and starts the CPU's worker. tr's inputs get the hot rows
+// (Inputs().Hot).
+func New(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options, ranked []int32) (*Driver, error) {
+	ops, err := backend.HotRowsOf(be)
+	if err != nil {
+		return nil, fmt.Errorf("hot vertices: %w", err)
+	}
 	L := len(cfg.Fanouts)
 	switch {
 	case L < 2:
@@ -116,18 +130,14 @@ func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg trai
 	case opt.SuperBatch < 1:
 		return nil, fmt.Errorf("super-batch: %d steps; need at least 1", opt.SuperBatch)
 	}
-	dests, err := hopt.ranks.hotOrder(ds, cfg, hopt)
-	if err != nil {
-		return nil, err
-	}
-	ids := dests[:min(int(math.Ceil(opt.Ratio*float64(ds.Graph.NumNodes))), len(dests))]
+	ids := ranked[:min(int(math.Ceil(opt.Ratio*float64(ds.Graph.NumNodes))), len(ranked))]
 	in, dim := tr.Model().Config().Dims(0)
 	inputs := !opt.Outputs && tr.Model().HotInputs()
 	if inputs {
 		dim = in
 	}
-	d := &hotDriver{opt: opt, be: be, model: tr.Model(), ids: ids, dim: dim, inputs: inputs, cur: -1, tasks: map[int]*hotTask{},
-		grads: map[int]*hotTask{}, used: map[int][][]float32{}}
+	d := &Driver{opt: opt, be: be, model: tr.Model(), ids: ids, dim: dim, inputs: inputs, cur: -1, tasks: map[int]*task{},
+		grads: map[int]*task{}, used: map[int][][]float32{}}
 	d.steps = (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
 	d.perEp = (d.steps + opt.SuperBatch - 1) / opt.SuperBatch
 	d.total = cfg.Epochs * d.perEp
@@ -140,19 +150,19 @@ func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg trai
 	}
 	parts := opt.Staleness + 1
 	d.table = make([]float32, max(1, parts*len(ids)*dim))
-	d.stats = HotStats{Vertices: len(ids), Inputs: inputs, TableBytes: int64(len(d.table)) * 4}
+	d.stats = Stats{Vertices: len(ids), Inputs: inputs, TableBytes: int64(len(d.table)) * 4}
 	if !inputs {
 		d.stats.GradBytes = int64(len(ids)) * int64(dim) * 4
 	}
-	if d.cpu, err = newHotCPU(ds, cfg, tr.Model(), ids, inputs, opt); err != nil {
+	if d.cpu, err = newCPURows(ds, cfg, tr.Model(), ids, inputs, opt); err != nil {
 		return nil, err
 	}
-	if err := d.upload(tr, slot); err != nil {
-		d.close()
+	if err := d.upload(tr, ops, slot); err != nil {
+		d.Close()
 		return nil, err
 	}
 	if !opt.Sequential {
-		d.work = make(chan *hotTask, parts+1)
+		d.work = make(chan *task, parts+1)
 		go d.worker()
 	}
 	return d, nil
@@ -160,7 +170,7 @@ func newHot(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg trai
 
 // upload puts the slot table, the base and the row table on the trainer's
 // backend and hands them to its inputs.
-func (d *hotDriver) upload(tr *train.Trainer, slot []int32) error {
+func (d *Driver) upload(tr *train.Trainer, ops backend.HotRows, slot []int32) error {
 	var err error
 	if d.slot, err = d.be.Upload(slot); err != nil {
 		return fmt.Errorf("hot vertices: %w", err)
@@ -171,7 +181,7 @@ func (d *hotDriver) upload(tr *train.Trainer, slot []int32) error {
 	if d.tab, err = backend.UploadHost(d.be, d.table); err != nil {
 		return fmt.Errorf("hot vertices: %d MiB of host rows: %w", len(d.table)*4>>20, err)
 	}
-	hot := nn.Hot{Slot: d.slot, Table: d.tab, Base: backend.Count{Buf: d.base, Cap: 1}, Inputs: d.inputs}
+	rows := &Rows{ops: ops, slot: d.slot, table: d.tab, base: backend.Count{Buf: d.base, Cap: 1}, inputs: d.inputs}
 	if !d.inputs {
 		if d.acc, err = d.be.Alloc(backend.F32, max(1, len(d.ids)*d.dim)); err != nil {
 			return fmt.Errorf("hot vertices: %d MiB for the rows' gradient: %w", len(d.ids)*d.dim*4>>20, err)
@@ -184,50 +194,22 @@ func (d *hotDriver) upload(tr *train.Trainer, slot []int32) error {
 			d.extra = append(d.extra, b)
 		}
 		d.zero = true
-		hot.Grad, hot.Extra = d.acc, d.extra
+		rows.grad, rows.extra = d.acc, d.extra
 	}
 	in := tr.Inputs()
-	bottom, err := d.be.MaskGraph(in.Graph, d.slot)
-	if err != nil {
+	if rows.bottom, err = ops.MaskGraph(in.Graph, d.slot); err != nil {
 		return fmt.Errorf("hot vertices: %w", err)
 	}
-	in.Hot = &train.HotInputs{Hot: hot, Bottom: bottom}
+	in.Hot = rows
 	return nil
 }
 
-// hotOrder ranks the vertices by how many of the first training batches
-// have them as bottom-layer destinations (the pre-sampling pass over the
-// top L-1 hops), leaving out those no batch reached: the hot vertices are
-// its first ratio·N.
-func (r *rankings) hotOrder(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
-	if r != nil && r.dests != nil {
-		return r.dests, nil
-	}
-	batches := rankingBatches(ds, cfg, opt.RankBatches)
-	L := len(cfg.Fanouts)
-	counts, err := AccessCounts(ds.Graph, batches, cfg.Fanouts[:L-1], cfg.Seed, opt.Threads)
-	if err != nil {
-		return nil, fmt.Errorf("hot vertices: ranking: %w", err)
-	}
-	ids := []int32{}
-	for v, c := range counts {
-		if c > 0 {
-			ids = append(ids, int32(v))
-		}
-	}
-	slices.SortStableFunc(ids, func(a, b int32) int { return int(counts[b]) - int(counts[a]) })
-	if r != nil {
-		r.dests = ids
-	}
-	return ids, nil
-}
-
 // superBatch is the global index of the super-batch holding step of epoch.
-func (d *hotDriver) superBatch(epoch, step int) int {
+func (d *Driver) superBatch(epoch, step int) int {
 	return epoch*d.perEp + step/d.opt.SuperBatch
 }
 
-// beforeRun is the replay driver's BeforeRun. With inputs, super-batch
+// BeforeRun is the replay driver's BeforeRun. With inputs, super-batch
 // g+K's rows are started (they need no weights) and g's waited for and put
 // in place. With outputs: at the start of super-batch
 // g the weights of the moment are W_g, which serve super-batch g+K's rows;
@@ -237,7 +219,7 @@ func (d *hotDriver) superBatch(epoch, step int) int {
 // (made from W_{g-K}) are waited for and put in place, and so is the share
 // of super-batch g-2 (computed while g-1 trained), which g's steps add to
 // layer 0's weight gradient, 1/steps of it each.
-func (d *hotDriver) beforeRun(epoch, step int) error {
+func (d *Driver) BeforeRun(epoch, step int) error {
 	g := d.superBatch(epoch, step)
 	if g == d.cur {
 		return nil // a run resumed inside the super-batch (after an overflow)
@@ -275,9 +257,9 @@ func (d *hotDriver) beforeRun(epoch, step int) error {
 
 // place waits for super-batch g's rows and points the table's base at
 // them.
-func (d *hotDriver) place(g int) error {
+func (d *Driver) place(g int) error {
 	t0 := time.Now()
-	defer func() { d.count(func(s *HotStats) { s.WaitSeconds += time.Since(t0).Seconds() }) }()
+	defer func() { d.count(func(s *Stats) { s.WaitSeconds += time.Since(t0).Seconds() }) }()
 	if err := d.finish(d.tasks, g); err != nil {
 		return err
 	}
@@ -288,7 +270,7 @@ func (d *hotDriver) place(g int) error {
 
 // collect reads the output gradient the hot rows collected during
 // super-batch prev, clears the accumulator, and starts the CPU's share.
-func (d *hotDriver) collect(prev int) error {
+func (d *Driver) collect(prev int) error {
 	dh := make([]float32, len(d.ids)*d.dim)
 	d.be.Read(dh, d.acc, 0)
 	d.be.Fill(d.acc, 0)
@@ -306,7 +288,7 @@ func (d *hotDriver) collect(prev int) error {
 
 // apply puts the hot share of super-batch g-2's gradient in place for g's
 // steps (zeros when there is none).
-func (d *hotDriver) apply(g int) error {
+func (d *Driver) apply(g int) error {
 	t := d.grads[g-2]
 	if t == nil {
 		if !d.zero {
@@ -333,7 +315,7 @@ func (d *hotDriver) apply(g int) error {
 }
 
 // finish waits for task g of m and removes it.
-func (d *hotDriver) finish(m map[int]*hotTask, g int) error {
+func (d *Driver) finish(m map[int]*task, g int) error {
 	t := m[g]
 	if t == nil {
 		return fmt.Errorf("hot vertices: nothing was started for super-batch %d", g)
@@ -343,11 +325,11 @@ func (d *hotDriver) finish(m map[int]*hotTask, g int) error {
 }
 
 // part is the table part that holds super-batch g's rows.
-func (d *hotDriver) part(g int) int { return g % (d.opt.Staleness + 1) }
+func (d *Driver) part(g int) int { return g % (d.opt.Staleness + 1) }
 
 // weights copies the trainer's parameters to the host (the device has
 // finished every step issued so far).
-func (d *hotDriver) weights() ([][]float32, error) {
+func (d *Driver) weights() ([][]float32, error) {
 	ps := d.model.Params()
 	w := make([][]float32, len(ps))
 	for i, p := range ps {
@@ -361,14 +343,14 @@ func (d *hotDriver) weights() ([][]float32, error) {
 }
 
 // count updates the statistics.
-func (d *hotDriver) count(f func(*HotStats)) {
+func (d *Driver) count(f func(*Stats)) {
 	d.mu.Lock()
 	f(&d.stats)
 	d.mu.Unlock()
 }
 
 // Stats are the driver's figures so far.
-func (d *hotDriver) Stats() HotStats {
+func (d *Driver) Stats() Stats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.stats
@@ -377,11 +359,11 @@ func (d *hotDriver) Stats() HotStats {
 // start computes super-batch g's rows (dh nil) or its rows' share of
 // layer 0's weight gradient with w: now (Sequential) or on the worker, in
 // the order started. Rows past the run's last super-batch are not made.
-func (d *hotDriver) start(g int, w [][]float32, dh []float32) {
+func (d *Driver) start(g int, w [][]float32, dh []float32) {
 	if dh == nil && g >= d.total {
 		return
 	}
-	t := &hotTask{g: g, weights: w, dh: dh, done: make(chan error, 1)}
+	t := &task{g: g, weights: w, dh: dh, done: make(chan error, 1)}
 	if dh == nil {
 		d.tasks[g] = t
 		d.used[g] = w
@@ -395,7 +377,7 @@ func (d *hotDriver) start(g int, w [][]float32, dh []float32) {
 	d.work <- t
 }
 
-func (d *hotDriver) worker() {
+func (d *Driver) worker() {
 	for t := range d.work {
 		t.done <- d.compute(t)
 	}
@@ -403,7 +385,7 @@ func (d *hotDriver) worker() {
 
 // compute runs a task. Its samples are keyed by the super-batch's first
 // step, so the gradient sees the blocks its rows were made from.
-func (d *hotDriver) compute(t *hotTask) error {
+func (d *Driver) compute(t *task) error {
 	t0 := time.Now()
 	epoch, step := t.g/d.perEp, (t.g%d.perEp)*d.opt.SuperBatch
 	var err error
@@ -413,7 +395,7 @@ func (d *hotDriver) compute(t *hotTask) error {
 		rows := len(d.ids) * d.dim
 		err = d.cpu.rows(t.weights, epoch, step, d.table[d.part(t.g)*rows:(d.part(t.g)+1)*rows])
 	}
-	d.count(func(s *HotStats) {
+	d.count(func(s *Stats) {
 		s.CPUSeconds += time.Since(t0).Seconds()
 		if t.dh != nil {
 			s.Gradients++
@@ -424,13 +406,13 @@ func (d *hotDriver) compute(t *hotTask) error {
 	return err
 }
 
-// close stops the worker, once its tasks are done, and frees what the
+// Close stops the worker, once its tasks are done, and frees what the
 // driver allocated (the trainer's inputs must no longer be used for
 // training). A second call does nothing.
-func (d *hotDriver) close() {
+func (d *Driver) Close() {
 	if d.work != nil {
 		close(d.work)
-		for _, m := range []map[int]*hotTask{d.tasks, d.grads} {
+		for _, m := range []map[int]*task{d.tasks, d.grads} {
 			for _, t := range m {
 				<-t.done
 			}
@@ -448,3 +430,10 @@ func (d *hotDriver) close() {
 		d.cpu = nil
 	}
 }
+
+// Vertices is the number of hot vertices.
+func (d *Driver) Vertices() int { return len(d.ids) }
+
+// Inputs says whether the rows are layer 0's aggregated neighbour inputs
+// (else its outputs).
+func (d *Driver) Inputs() bool { return d.inputs }
