@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/graph"
@@ -107,17 +106,21 @@ func ImportBounded(ctx context.Context, files []string, o Options) (_ *Imported,
 			im.Close()
 		}
 	}()
-	b := &bounded{o: o, im: im, runs: &runSet{dir: sc.dir}, arena: make([]uint64, o.Memory/keyBytes),
+	arena, free, err := allocKeys(o.Memory / keyBytes)
+	if err != nil {
+		return nil, err
+	}
+	b := &bounded{o: o, im: im, runs: &runSet{dir: sc.dir}, arena: arena,
 		threads: parallel.Threads(o.Threads), tr: newTracker(o.Progress)}
-	if err := b.read(ctx, files, nd.ids, total); err != nil {
-		return nil, err
-	}
+	err = b.read(ctx, files, nd.ids, total)
 	n := nd.ids.len()
-	if err := b.build(ctx, n); err != nil {
+	if err == nil {
+		err = b.build(ctx, n)
+	}
+	b.arena, b.buf = nil, nil
+	if err = errors.Join(err, free()); err != nil { // the budget given back before the dataset is written
 		return nil, err
 	}
-	b.arena = nil
-	debug.FreeOSMemory() // give the budget back before the dataset is written
 	g, err := im.mapGraph(n)
 	if err != nil {
 		return nil, err
