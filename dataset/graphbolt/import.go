@@ -1,0 +1,158 @@
+package graphbolt
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/graph"
+)
+
+// Options controls Import.
+type Options struct {
+	// Feature is the name of the node feature_data entry of the features;
+	// empty means "feat".
+	Feature string
+	// Task names the task whose sets and labels are imported; empty means
+	// the first.
+	Task string
+	// Directed keeps the edges as given: row v lists the sources of the
+	// edges into v (DGL's CSC). Otherwise the graph is symmetrized.
+	Directed bool
+	Threads  int // graph building goroutines; <= 0 means GOMAXPROCS
+}
+
+// labelFeature is the node feature_data name whose array, where present,
+// gives every vertex its label.
+const labelFeature = "label"
+
+// Import reads the GraphBolt on-disk dataset in dir (its metadata.yaml
+// with a graph: section) into a dataset: the graph built as the other
+// importers build theirs (self loops and repeated edges dropped), the node
+// features, the labels (a node feature "label", or the labels of the
+// task's sets) and the task's train, validation and test seeds.
+func Import(dir string, o Options) (*dataset.Dataset, error) {
+	m, err := readMetadata(dir)
+	if err != nil {
+		return nil, err
+	}
+	n, edgeFile, err := homogeneous(dir, m)
+	if err != nil {
+		return nil, err
+	}
+	src, dst, err := readEdges(dir, edgeFile, n)
+	if err != nil {
+		return nil, err
+	}
+	opt := graph.BuildOptions{Symmetrize: !o.Directed, DropSelfLoops: true, Dedup: true, Threads: o.Threads}
+	g, err := graph.FromEdges(n, dst, src, opt)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", edgeFile.path, err)
+	}
+	d := &dataset.Dataset{Name: m.Name, Graph: g, Symmetric: !o.Directed, Preprocessing: dataset.GraphSteps(opt)}
+	if d.Name == "" {
+		d.Name = filepath.Base(filepath.Clean(dir))
+	}
+	if d.Features, d.FeatDim, err = features(dir, m, cmp(o.Feature, "feat"), n); err != nil {
+		return nil, err
+	}
+	t, ti, err := pickTask(m, o.Task)
+	if err != nil {
+		return nil, err
+	}
+	if err := taskSets(dir, m, t, ti, d); err != nil {
+		return nil, err
+	}
+	d.Source = fmt.Sprintf("GraphBolt on-disk dataset %s, task %s", filepath.Base(filepath.Clean(dir)), cmp(t.Name, fmt.Sprint(ti)))
+	return d, nil
+}
+
+// cmp returns s, or def when s is empty.
+func cmp(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// homogeneous checks that m describes one vertex type and one edge type
+// in raw form, and returns the vertex count and the edge file.
+func homogeneous(dir string, m *metadata) (int64, entry, error) {
+	if m.Graph == nil {
+		if m.Topology != nil {
+			hint := ""
+			if filepath.Base(filepath.Clean(dir)) == "preprocessed" {
+				hint = fmt.Sprintf(" (%s, the directory above, may hold it)", filepath.Dir(filepath.Clean(dir)))
+			}
+			return 0, entry{}, fmt.Errorf("%s: graph_topology is a %s in %s, a PyTorch file fanout cannot read; import the dataset directory whose %s has the raw graph: section%s",
+				MetadataFile, m.Topology.Type, m.Topology.Path, MetadataFile, hint)
+		}
+		return 0, entry{}, fmt.Errorf("%s: no graph: section (nodes and edges)", MetadataFile)
+	}
+	gd := m.Graph
+	if len(gd.Nodes) != 1 || len(gd.Edges) != 1 || gd.Nodes[0].Type != "" || gd.Edges[0].Type != "" {
+		var types []string
+		for _, e := range gd.Edges {
+			types = append(types, cmp(e.Type, "(untyped)"))
+		}
+		return 0, entry{}, fmt.Errorf("%s: graph: %d node types and %d edge types (%s): only homogeneous graphs (one of each, untyped) can be imported",
+			MetadataFile, len(gd.Nodes), len(gd.Edges), strings.Join(types, ", "))
+	}
+	n := gd.Nodes[0].Num
+	if n <= 0 || n >= graph.MaxInt32Vertices {
+		return 0, entry{}, fmt.Errorf("%s: graph.nodes[0].num is %d, want 1 to %d", MetadataFile, n, graph.MaxInt32Vertices-1)
+	}
+	e := gd.Edges[0]
+	return n, entry{field: "graph.edges[0]", format: e.Format, path: e.Path}, nil
+}
+
+// features reads the node feature_data entry name: [n, dim] or [n].
+func features(dir string, m *metadata, name string, n int64) ([]float32, int, error) {
+	i := slices.IndexFunc(m.Features, func(f featureData) bool { return f.Domain == "node" && f.Name == name })
+	if i < 0 {
+		var have []string
+		for _, f := range m.Features {
+			have = append(have, f.Domain+" "+f.Name)
+		}
+		return nil, 0, fmt.Errorf("%s: feature_data has no node feature %q (it has: %s)", MetadataFile, name, strings.Join(have, ", "))
+	}
+	f := m.Features[i]
+	feat, shape, err := readFloats(dir, entry{field: fmt.Sprintf("feature_data[%d] (%s)", i, name), format: f.Format, path: f.Path},
+		func(shape []int64) string {
+			if len(shape) < 1 || len(shape) > 2 || shape[0] != n || (len(shape) == 2 && shape[1] == 0) {
+				return fmt.Sprintf("[%d, features] or [%d], a row per vertex", n, n)
+			}
+			return ""
+		})
+	if err != nil {
+		return nil, 0, err
+	}
+	dim := 1
+	if len(shape) == 2 {
+		dim = int(shape[1])
+	}
+	if err := dataset.CheckFeatures(feat, dim); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", f.Path, err)
+	}
+	return feat, dim, nil
+}
+
+// pickTask finds the task named name, or the first.
+func pickTask(m *metadata, name string) (*task, int, error) {
+	if len(m.Tasks) == 0 {
+		return nil, 0, fmt.Errorf("%s: no tasks: a node classification task gives the train, validation and test sets", MetadataFile)
+	}
+	if name == "" {
+		return &m.Tasks[0], 0, nil
+	}
+	var names []string
+	for i := range m.Tasks {
+		if m.Tasks[i].Name == name {
+			return &m.Tasks[i], i, nil
+		}
+		names = append(names, m.Tasks[i].Name)
+	}
+	return nil, 0, fmt.Errorf("%s: no task %q (tasks: %s)", MetadataFile, name, strings.Join(names, ", "))
+}
