@@ -38,26 +38,7 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 	if !c.ok {
 		return
 	}
-	tableRows := tb.Len() / dim
-	for i, id := range idx[:rows] {
-		if id < 0 || int(id) >= tableRows {
-			c.failf("ids[%d] = %d outside table of %d rows", i, id, tableRows)
-			return
-		}
-	}
-	idx = idx[:rows]
-	switch dt {
-	case backend.F32:
-		gatherRows(b, tb.f32, dim, idx, ob.f32)
-	case backend.BF16:
-		b.rows(len(idx), max(1, 4096/dim), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				widenRow(ob.f32[i*dim:(i+1)*dim], tb.u16[int(idx[i])*dim:])
-			}
-		})
-	default:
-		gatherRows(b, tb.i32, dim, idx, ob.i32)
-	}
+	b.gatherRows(&c, idx[:rows], tb.Len()/dim, dim, ob, func(_ int, v int32) (rowRef, int) { return rowOf(tb, int(v), dim), 0 }, nil)
 }
 
 // widenRow writes bfloat16 bits src[:len(dst)] to dst as float32.
@@ -65,15 +46,6 @@ func widenRow(dst []float32, src []uint16) {
 	for j := range dst {
 		dst[j] = backend.BF16Float(src[j])
 	}
-}
-
-func gatherRows[T float32 | int32](b *Backend, table []T, dim int, idx []int32, out []T) {
-	b.rows(len(idx), max(1, 4096/dim), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			src := int(idx[i]) * dim
-			copy(out[i*dim:(i+1)*dim], table[src:src+dim])
-		}
-	})
 }
 
 // BiasActDropout: y = dropout(act(x + bias)) on rows [:n] of [n.Cap, dim]

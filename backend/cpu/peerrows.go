@@ -141,7 +141,7 @@ func (b *Backend) GatherRows(t backend.RowTable, ids backend.Buffer, n backend.C
 	dim := rt.dim
 	live, _ := c.count("n", n)
 	idx := c.i32("ids", ids, n.Cap)
-	os := c.f32("out", out, n.Cap*dim)
+	ob := c.buf("out", out, backend.F32, n.Cap*dim)
 	var st []int64
 	if !isNil(stats) {
 		st = c.i64("stats", stats, 3)
@@ -150,14 +150,10 @@ func (b *Backend) GatherRows(t backend.RowTable, ids backend.Buffer, n backend.C
 		return
 	}
 	at, index, kind := rt.at.i32, rt.index.i32, rt.kind.u8
-	var counts [4]int64
+	var counts [4]int64 // local, replica, remote read from the peer, remote reused
 	g := rt.gen
 	prev, cur := rt.keep[(g-1)&1], rt.keep[g&1]
-	for i, v := range idx[:live] {
-		if v < 0 || int64(v) >= rt.numRows {
-			c.failf("ids[%d] = %d outside the %d rows", i, v, rt.numRows)
-			return
-		}
+	b.gatherRows(&c, idx[:live], int(rt.numRows), dim, ob, func(i int, v int32) (rowRef, int) {
 		r := int(index[v])
 		row := rt.rows[at[v]][r*dim : (r+1)*dim]
 		k := int(kind[v])
@@ -169,8 +165,10 @@ func (b *Backend) GatherRows(t backend.RowTable, ids backend.Buffer, n backend.C
 				copy(cur[i*dim:(i+1)*dim], row)
 			}
 		}
-		copy(os[i*dim:(i+1)*dim], row)
-		counts[k]++
+		return rowRef{f32: row}, k
+	}, counts[:])
+	if !c.ok {
+		return
 	}
 	if rt.keepRows > 0 {
 		for i, v := range idx[:min(live, rt.keepRows)] {

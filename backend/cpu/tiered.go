@@ -16,7 +16,7 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	if !isNil(cache) {
 		cb = c.f32or16("cache", cache, 0)
 	}
-	os := c.f32("out", out, n.Cap*dim)
+	ob := c.buf("out", out, backend.F32, n.Cap*dim)
 	var st []int64
 	if !isNil(stats) {
 		st = c.i64("stats", stats, 2)
@@ -36,31 +36,22 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 		c.failf("slot: %d entries for %d host rows", len(ss), hostRows)
 		return
 	}
-	misses := 0
-	for i, v := range idx[:rows] {
-		if v < 0 || int(v) >= hostRows {
-			c.failf("ids[%d] = %d outside the %d rows", i, v, hostRows)
+	for _, v := range idx[:rows] {
+		if v >= 0 && int(v) < hostRows && int(ss[v]) >= cacheRows {
+			c.failf("slot[%d] = %d outside the cache of %d rows", v, ss[v], cacheRows)
 			return
 		}
-		src, row := hb, int(v)
-		if s := ss[v]; s >= 0 {
-			if int(s) >= cacheRows {
-				c.failf("slot[%d] = %d outside the cache of %d rows", v, s, cacheRows)
-				return
-			}
-			src, row = cb, int(s)
-		} else {
-			misses++
-		}
-		if src.dt == backend.BF16 {
-			widenRow(os[i*dim:(i+1)*dim], src.u16[row*dim:])
-		} else {
-			copy(os[i*dim:(i+1)*dim], src.f32[row*dim:(row+1)*dim])
-		}
 	}
-	if st != nil {
-		st[0] += int64(misses)
-		st[1] += int64(rows)
+	var counts [2]int64 // host rows, cached rows
+	b.gatherRows(&c, idx[:rows], hostRows, dim, ob, func(_ int, v int32) (rowRef, int) {
+		if s := ss[v]; s >= 0 {
+			return rowOf(cb, int(s), dim), 1
+		}
+		return rowOf(hb, int(v), dim), 0
+	}, counts[:])
+	if st != nil && c.ok {
+		st[0] += counts[0]
+		st[1] += counts[0] + counts[1]
 	}
 }
 

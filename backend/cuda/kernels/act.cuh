@@ -2,7 +2,7 @@
 // bias + ReLU + dropout, shared by bias_act_dropout_bwd (dense.cu) and the
 // gathered SAGE backward (transpose.cu).
 #pragma once
-#include "common.cuh"
+#include "bf16.cuh"
 
 // bwd_elem is one element of the backward: dy gated by the mask (which
 // holds the ReLU's gate) or, without dropout, by the ReLU.
@@ -17,34 +17,8 @@ __device__ __forceinline__ float4 bwd_elem4(float4 g, float4 yv, uchar4 m, int r
                        bwd_elem(g.z, yv.z, m.z, relu, dropout, scale), bwd_elem(g.w, yv.w, m.w, relu, dropout, scale));
 }
 
-// y4 loads y's word i: float32, or four bfloat16 widened.
-__device__ __forceinline__ float4 y4(const float4* y, i64 i, int ybf16) {
-    if (!ybf16) return y[i];
-    return bf16x4_to_float4(((const uint2*)y)[i]);
-}
-
-// store4 writes v as dx's word i: float32, or four bfloat16 rounded.
-__device__ __forceinline__ void store4(float4* dx, i64 i, float4 v, int dxbf16) {
-    if (dxbf16)
-        ((uint2*)dx)[i] = float4_to_bf16x4(v);
-    else
-        dx[i] = v;
-}
-
-// The same for one float: act_y loads y, act_store writes dx (float32 or
-// bfloat16), act_bwd passes one value (or word) back; MaskOf is the mask's
-// type for a value type.
-__device__ __forceinline__ float act_y(const float* y, i64 i, int ybf16) {
-    return ybf16 ? bf16_to_float(((const unsigned short*)y)[i]) : y[i];
-}
-__device__ __forceinline__ float4 act_y(const float4* y, i64 i, int ybf16) { return y4(y, i, ybf16); }
-__device__ __forceinline__ void act_store(float* dx, i64 i, float v, int dxbf16) {
-    if (dxbf16)
-        ((unsigned short*)dx)[i] = float_to_bf16(v);
-    else
-        dx[i] = v;
-}
-__device__ __forceinline__ void act_store(float4* dx, i64 i, float4 v, int dxbf16) { store4(dx, i, v, dxbf16); }
+// act_bwd passes one value (or word) back; MaskOf is the mask's type for a
+// value type.
 __device__ __forceinline__ float act_bwd(float g, float yv, unsigned char m, int relu, int dropout, float scale) {
     return bwd_elem(g, yv, m, relu, dropout, scale);
 }

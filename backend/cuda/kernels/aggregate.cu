@@ -10,6 +10,7 @@
 // clamped to [0, live edges]; edges whose source lies outside [0, live
 // sources) are skipped. selfW and edgeW may be null (no self term; weight 1).
 #include "common.cuh"
+#include "bf16.cuh"
 #include "vec.cuh"
 #include "block.cuh"
 
@@ -31,27 +32,11 @@ __device__ __forceinline__ void edge_info(const int* indices, const float* edgeW
 }
 
 // Rows are the source rows of an aggregation: row(j) is where source j's
-// row lies (-1: skip it), load(r, c) its vector c, widened to float32. W
-// is the stored vector (float4 / float; uint2 / ushort for bfloat16). With
+// row lies (-1: skip it), load(r, c) its vector c, widened to float32
+// (bf16.cuh). W is the stored vector (float4 / float; uint2 / ushort for
+// bfloat16); outputs are stored with put (bf16.cuh). With
 // ids null they are x's own rows; otherwise (aggregate_cat_table*) a
 // feature table's row ids[j] (the block's SrcIDs), checked against rows.
-template <typename W>
-struct Wide {
-    typedef float type;
-};
-template <>
-struct Wide<float4> {
-    typedef float4 type;
-};
-template <>
-struct Wide<uint2> {
-    typedef float4 type;
-};
-__device__ __forceinline__ float4 to_float(float4 w) { return w; }
-__device__ __forceinline__ float to_float(float w) { return w; }
-__device__ __forceinline__ float to_float(unsigned short w) { return bf16_to_float(w); }
-__device__ __forceinline__ float4 to_float(uint2 w) { return bf16x4_to_float4(w); }
-
 template <typename W>
 struct Rows {
     const W* t;
@@ -72,13 +57,6 @@ struct Rows {
     }
     __device__ __forceinline__ typename Wide<W>::type load(int r, int c) const { return to_float(t[(i64)r * vecs + c]); }
 };
-
-// put stores vector c of an output row: float32, or bfloat16 rounded
-// (uint2: four, ushort: one).
-__device__ __forceinline__ void put(float4* o, int c, float4 v) { o[c] = v; }
-__device__ __forceinline__ void put(float* o, int c, float v) { o[c] = v; }
-__device__ __forceinline__ void put(uint2* o, int c, float4 v) { o[c] = float4_to_bf16x4(v); }
-__device__ __forceinline__ void put(unsigned short* o, int c, float v) { o[c] = float_to_bf16(v); }
 
 // aggregate_fwd: with CAT, out rows hold 2 * vecs vectors, x[i, :] then the
 // sum; otherwise vecs, the sum alone. O is the stored output vector. NC

@@ -18,24 +18,6 @@ typedef unsigned long long u64;
 #define ERR_HOT_ROW 6     // ReplaceRows: id outside the slot table, or a row outside the table
 #define ERR_TABLE_ID 7    // AggregateConcatTable: a source id outside the table
 
-// bfloat16 as uint16 bit patterns: bf16_to_float widens exactly;
-// float_to_bf16 rounds to nearest even (NaN stays a quiet NaN), as
-// backend.BF16Bits.
-__device__ __forceinline__ float bf16_to_float(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
-__device__ __forceinline__ float4 bf16x4_to_float4(uint2 w) {
-    return make_float4(bf16_to_float(w.x & 0xffff), bf16_to_float(w.x >> 16), bf16_to_float(w.y & 0xffff),
-                       bf16_to_float(w.y >> 16));
-}
-__device__ __forceinline__ unsigned short float_to_bf16(float v) {
-    unsigned int b = __float_as_uint(v);
-    if ((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu) != 0u) return (unsigned short)((b >> 16) | 0x40u);
-    return (unsigned short)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
-}
-__device__ __forceinline__ uint2 float4_to_bf16x4(float4 v) {
-    return make_uint2((unsigned int)float_to_bf16(v.x) | ((unsigned int)float_to_bf16(v.y) << 16),
-                      (unsigned int)float_to_bf16(v.z) | ((unsigned int)float_to_bf16(v.w) << 16));
-}
-
 // flag_set reports whether an optional I32 flag (null: none) is non-zero.
 __device__ __forceinline__ bool flag_set(const int* flag) { return flag != 0 && *flag != 0; }
 

@@ -20,6 +20,7 @@
 #include "common.cuh"
 #include "rng.cuh"
 #include "act.cuh"
+#include "bf16.cuh"
 
 extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int cap, int dim, const float* bias,
                                             int relu, int dropout, u32 thr, float scale, u32 k0, u32 k1,
@@ -41,12 +42,11 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
             float v[4] = {0.f, 0.f, 0.f, 0.f};
             int m = min(4, dim - c0);
             if (vec) {
-                float4 xv = xbf16 ? bf16x4_to_float4(*(const uint2*)((const unsigned short*)x + base))
-                                  : *(const float4*)(x + base);
+                float4 xv = load_as((const float4*)x, base >> 2, xbf16); // vec: base is a multiple of 4
                 v[0] = xv.x, v[1] = xv.y, v[2] = xv.z, v[3] = xv.w;
             } else {
                 for (int k = 0; k < m; k++)
-                    v[k] = xbf16 ? bf16_to_float(((const unsigned short*)x)[base + k]) : x[base + k];
+                    v[k] = load_as(x, base + k, xbf16);
             }
             if (bias && vec) { // one 16-byte load (vec: bias is aligned too)
                 float4 bv = *(const float4*)(bias + c0);
@@ -67,18 +67,11 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
                 }
             }
             if (vec) {
-                if (ybf16) {
-                    *(uint2*)((unsigned short*)y + base) = float4_to_bf16x4(make_float4(v[0], v[1], v[2], v[3]));
-                } else {
-                    *(float4*)(y + base) = make_float4(v[0], v[1], v[2], v[3]);
-                }
+                store_as((float4*)y, base >> 2, make_float4(v[0], v[1], v[2], v[3]), ybf16);
                 if (dropout) *(uchar4*)(mask + base) = make_uchar4(keep[0], keep[1], keep[2], keep[3]);
             } else {
                 for (int k = 0; k < m; k++) {
-                    if (ybf16)
-                        ((unsigned short*)y)[base + k] = float_to_bf16(v[k]);
-                    else
-                        y[base + k] = v[k];
+                    store_as(y, base + k, v[k], ybf16);
                     if (dropout) mask[base + k] = keep[k];
                 }
             }
@@ -104,11 +97,8 @@ extern "C" __global__ void bias_act_dropout_bwd(const float* dy, const float* y,
             i64 idx = (i64)r * dim + c;
             float g = dy[idx];
             if (dropout) g = mask[idx] ? g * scale : 0.f;
-            else if (relu && !((ybf16 ? bf16_to_float(((const unsigned short*)y)[idx]) : y[idx]) > 0.f)) g = 0.f;
-            if (dxbf16)
-                ((unsigned short*)dx)[idx] = float_to_bf16(g);
-            else
-                dx[idx] = g;
+            else if (relu && !(load_as(y, idx, ybf16) > 0.f)) g = 0.f;
+            store_as(dx, idx, g, dxbf16);
             s += g;
         }
     }
@@ -146,14 +136,14 @@ extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4*
             bool two = r + 8 < r1;
             i64 ia = (i64)r * words + c, ib = ia + 8 * (i64)words;
             float4 ga = dy[ia], gb = two ? dy[ib] : zero;
-            float4 ya = relu && !dropout ? y4(y, ia, ybf16) : zero, yb = relu && !dropout && two ? y4(y, ib, ybf16) : zero;
+            float4 ya = relu && !dropout ? load_as(y, ia, ybf16) : zero, yb = relu && !dropout && two ? load_as(y, ib, ybf16) : zero;
             uchar4 ma = dropout ? mask[ia] : one, mb = dropout && two ? mask[ib] : one;
             ga = bwd_elem4(ga, ya, ma, relu, dropout, scale);
-            store4(dx, ia, ga, dxbf16);
+            store_as(dx, ia, ga, dxbf16);
             s.x += ga.x, s.y += ga.y, s.z += ga.z, s.w += ga.w;
             if (two) {
                 gb = bwd_elem4(gb, yb, mb, relu, dropout, scale);
-                store4(dx, ib, gb, dxbf16);
+                store_as(dx, ib, gb, dxbf16);
                 s.x += gb.x, s.y += gb.y, s.z += gb.z, s.w += gb.w;
             }
         }

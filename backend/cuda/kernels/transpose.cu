@@ -125,9 +125,9 @@ __device__ __forceinline__ void cat_bwd_act(const int* srcPtr, const int* perm, 
                 int c = cb + q * 32 + lane;
                 if (c >= words) continue;
                 i64 idx = (i64)j * words + c;
-                V yv = relu && !dropout ? act_y(y, idx, ybf16) : V();
+                V yv = relu && !dropout ? load_as(y, idx, ybf16) : V();
                 V g = act_bwd(acc[q], yv, m[q], relu, dropout, scale);
-                act_store(dx, idx, g, dxbf16);
+                store_as(dx, idx, g, dxbf16);
                 s[q] = vadd(s[q], g);
             }
         }

@@ -1,5 +1,6 @@
 // util.cu: small kernels: fills, count arithmetic and the padding rows of capacity GEMMs.
 #include "common.cuh"
+#include "bf16.cuh"
 
 // fill_u64: p[i] = v for i < n (8-byte fill; 4- and 1-byte fills use memset).
 extern "C" __global__ void fill_u64(u64* p, i64 n, u64 v) {
@@ -76,10 +77,6 @@ extern "C" __global__ void masked_copy(const float* src, float* dst, const int* 
 // to bfloat16 rounds to nearest even, to float32 widens exactly.
 extern "C" __global__ void convert(const void* x, void* y, i64 n, int xbf16, int ybf16) {
     for (i64 i = gtid(); i < n; i += gthreads()) {
-        float v = xbf16 ? bf16_to_float(((const unsigned short*)x)[i]) : ((const float*)x)[i];
-        if (ybf16)
-            ((unsigned short*)y)[i] = float_to_bf16(v);
-        else
-            ((float*)y)[i] = v;
+        store_as((float*)y, i, load_as((const float*)x, i, xbf16), ybf16);
     }
 }
