@@ -47,6 +47,7 @@ type ReplayStats struct {
 	Envelope  EnvelopeReport `json:"envelope"`
 	BusyS     float64        `json:"busy_s"` // device time inside replays (when the backend has a Timer)
 	WallS     float64        `json:"wall_s"` // wall time of the launch loops
+	GrowS     float64        `json:"grow_s"` // wall time of growing the envelope and capturing again after overflows
 }
 
 // DefaultMargin is the envelope's margin over the largest observed sizes.
@@ -325,8 +326,13 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 	r.setClocks(epoch, s)
 	t.be.Fill(r.flag, 0)
 	r.prepare(r.plans[0])
-	timer, timed := t.be.(backend.Timer)
-	timed = timed && t.opt.OnStep == nil
+	// The device time of the run: one mark before its first launch and one
+	// after its last (two per launch cost four driver calls a step and
+	// their settling two more, on the host's path at the epoch's end).
+	var before backend.Mark
+	if timer, ok := t.be.(backend.Timer); ok && t.opt.OnStep == nil {
+		before, _ = timer.Mark()
+	}
 	start := time.Now()
 	launched := 0
 	stop := false
@@ -334,6 +340,21 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 	loss := make([]float32, 1)
 	flag := make([]int32, 3)
 	for i := s; i < end; i++ {
+		if k := i - s; k > 0 && k%agreeWindow == 0 && !reporting {
+			// Every window, wait for the steps launched and look at the
+			// flag: the host runs far ahead of the device, and every step
+			// launched after an overflowed one does all its work (only its
+			// effects are skipped) and then runs again (papers-sim: one
+			// overflow cost a quarter of an epoch). The flag is all-reduced inside the step, so every rank
+			// of a group stops at the same launch.
+			t.be.Read(flag, r.flag, 0)
+			if err := t.sync(); err != nil {
+				return 0, false, fmt.Errorf("epoch %d replay: %w", epoch+1, err)
+			}
+			if flag[0] != 0 {
+				break
+			}
+		}
 		var err error
 		if stop, err = t.stopAgreed(ctx, i-s, agreeWindow); err != nil {
 			return 0, false, err
@@ -341,20 +362,9 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 		if stop {
 			break
 		}
-		var before backend.Mark
-		if timed {
-			before, _ = timer.Mark()
-		}
 		r.graphs[(i-s)%2].Launch()
 		launched++
 		t.progress(t.epochStage(), i+1, steps)
-		if before != nil {
-			if after, err := timer.Mark(); err == nil {
-				r.marks = append(r.marks, [2]backend.Mark{before, after})
-			} else {
-				before.Close()
-			}
-		}
 		if reporting {
 			t.be.Read(loss, r.loss, 0)
 			t.be.Read(flag, r.flag, 0)
@@ -371,6 +381,13 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 			t.opt.OnStep(epoch, i, loss[0])
 		}
 	}
+	if before != nil {
+		if after, err := t.be.(backend.Timer).Mark(); err == nil {
+			r.marks = append(r.marks, [2]backend.Mark{before, after})
+		} else {
+			before.Close()
+		}
+	}
 	t.be.Read(flag, r.flag, 0)
 	if err := t.sync(); err != nil {
 		return 0, false, fmt.Errorf("epoch %d replay: %w", epoch+1, err)
@@ -385,9 +402,14 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 		return 0, false, fmt.Errorf("epoch %d: overflow flag names step %d outside the launched steps %d..%d", epoch+1, f, s, s+launched-1)
 	}
 	r.stats.Overflows++
-	if err := r.grow(epoch, f); err != nil {
+	var g growTimes
+	if err := r.grow(epoch, f, &g); err != nil {
 		return 0, false, err
 	}
+	total := g.sample + g.provision + g.capture
+	r.stats.GrowS += total.Seconds()
+	t.progressf("replay: step %d of epoch %d overflowed the envelope; %d later launches discarded; grown and captured again in %.0f ms (sampling %.0f, provisioning %.0f, capture %.0f)\n",
+		f+1, epoch+1, s+launched-1-f, ms(total), ms(g.sample), ms(g.provision), ms(g.capture))
 	return f - s, stop, nil
 }
 
@@ -396,8 +418,9 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 // largest sizes of any) with the margin, re-provisions the plan, grows the
 // feature chunks when a gather asked more than they hold (growChunks) and
 // re-captures the step.
-func (r *replayer) grow(epoch, f int) error {
+func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	t := r.t
+	start := time.Now()
 	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
 	if err != nil {
 		return err
@@ -415,6 +438,8 @@ func (r *replayer) grow(epoch, f int) error {
 		return err
 	}
 	observe(r.stats.Envelope.Ideal, p, counts)
+	mid := time.Now()
+	took.sample = mid.Sub(start)
 	caps, err := t.growPlan(t.plan.Caps, p, counts)
 	if err != nil {
 		return err
@@ -425,5 +450,17 @@ func (r *replayer) grow(epoch, f int) error {
 	if _, err := t.growChunks(false); err != nil {
 		return err
 	}
-	return r.capture()
+	end := time.Now()
+	took.provision = end.Sub(mid)
+	err = r.capture()
+	took.capture = time.Since(end)
+	return err
 }
+
+// growTimes is where the time of a growth went: sampling the overflowed
+// step at the conservative envelope, provisioning the plan and the model
+// for the grown one, and capturing the step again.
+type growTimes struct{ sample, provision, capture time.Duration }
+
+// ms is d in milliseconds.
+func ms(d time.Duration) float64 { return 1e3 * d.Seconds() }

@@ -203,3 +203,40 @@ func TestReplayEvaluationGrowsThePlan(t *testing.T) {
 	sameSummaries(t, &ds, cfg)
 	t.Logf("%d training captures, %d evaluation captures", st.Captures, st.EvalCaps)
 }
+
+// An overflow found while the host runs ahead stops the launches within a
+// window: every step launched after the overflowed one does its work and
+// then runs again, so without the window's check one overflow early in a
+// long epoch replayed the rest of the epoch twice.
+func TestReplayOverflowStopsLaunchingWithinAWindow(t *testing.T) {
+	ds := tinyData(t)
+	cfg := tinyConfig(t)
+	cfg.Epochs, cfg.Batch = 1, 4
+	steps := (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
+	if steps < 2*agreeWindow {
+		t.Fatalf("%d steps per epoch: the case needs more than two windows", steps)
+	}
+	_, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
+	tr, err := New(record.New(cpu.New(2)), ds, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	small := []nn.Caps{{Dst: 8, Edges: 8, Src: 10}, {Dst: cfg.Batch, Edges: 6, Src: 8}}
+	_, st, err := tr.RunReplay(context.Background(), ReplayOptions{Caps: small, Margin: 1.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Overflows == 0 {
+		t.Fatalf("no overflow forced: %+v", st)
+	}
+	if limit := steps + st.Overflows*agreeWindow; st.Launches > limit {
+		t.Errorf("%d launches for %d steps and %d overflows: more than a window (%d) discarded per overflow", st.Launches, steps, st.Overflows, agreeWindow)
+	}
+	for i, p := range params(t, tr) {
+		if !slices.Equal(p, wantParams[i]) {
+			t.Fatalf("parameter array %d differs from eager after %d overflows", i, st.Overflows)
+		}
+	}
+	t.Logf("%d steps, %d overflows, %d launches, %.1f ms growing", steps, st.Overflows, st.Launches, 1e3*st.GrowS)
+}
