@@ -5,51 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strings"
-	"time"
 
-	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/backend/cuda"
-	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/nn"
 	"github.com/fanout-gnn/fanout/report"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/job"
 )
-
-// benchReport is bench's machine-readable line (--json).
-type benchReport struct {
-	Preset     string  `json:"preset"`
-	Device     string  `json:"device"`
-	Mode       string  `json:"mode"`
-	GenSeconds float64 `json:"gen_s"`
-	train.BenchResult
-	MatmulGFLOPS float64 `json:"matmul_gflops"`
-	MatmulShape  string  `json:"matmul_shape"`
-	BandwidthGBs float64 `json:"bandwidth_gbs"` // measured row-copy bandwidth (bytes read + written)
-	train.Floor
-	FloorSeconds float64 `json:"floor_s"`    // per step: GFLOP / matmul rate + GB / bandwidth
-	Efficiency   float64 `json:"efficiency"` // floor / measured step time
-	// The floor at the device's peak rates (from its attributes, not
-	// measured): GFLOP / dense 16-bit tensor rate + GB / memory bandwidth.
-	Peak             *cuda.Peak `json:"peak,omitempty"`
-	PeakFloorSeconds float64    `json:"peak_floor_s,omitempty"`
-	PeakBytes        int64      `json:"peak_bytes,omitempty"`
-	// Per step in the unsynced pass, where the backend counts them (CUDA).
-	Launches       float64 `json:"launches_per_step,omitempty"`
-	Gemms          float64 `json:"gemms_per_step,omitempty"`
-	HostSyncs      float64 `json:"host_syncs_per_step,omitempty"`
-	GraphLaunches  float64 `json:"graph_launches_per_step,omitempty"`
-	Date           string  `json:"date"`
-	TF32           bool    `json:"tf32,omitempty"`
-	TF32x3         bool    `json:"tf32x3,omitempty"`
-	FeatureDType   string  `json:"feature_dtype,omitempty"`
-	BottomProducts string  `json:"bottom_products,omitempty"`
-	// Replay mode.
-	Replay           *train.ReplayStats `json:"replay,omitempty"`
-	Busy             float64            `json:"busy,omitempty"`               // device time in replays over wall time
-	PeakOverIdeal    float64            `json:"peak_over_ideal,omitempty"`    // peak memory over peak with the ideal envelope
-	SpeedupOverEager float64            `json:"speedup_over_eager,omitempty"` // eager step time over this one, same run
-}
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench", stderr)
@@ -70,10 +30,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		return fmt.Errorf("unexpected argument %s", quoted(pos[0]))
 	}
-	if *mode != "auto" {
-		if _, err := parseModes(*mode); err != nil {
-			return err
-		}
+	modes, err := job.ParseBenchModes(*mode)
+	if err != nil {
+		return err
 	}
 	if *steps < 1 || *warmup < 0 {
 		return fmt.Errorf("--steps must be >= 1 and --warmup >= 0")
@@ -85,255 +44,47 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	ds, err := loadDataset(rf.src, rf.threads, stderr)
-	if err != nil {
-		return err
+	if rf.deviceCounts != "" && !setFlags(fs)["epochs"] {
+		cfg.Epochs = 3
 	}
-	defer ds.Close()
-	gen := time.Since(start).Seconds()
-	if rf.deviceCounts != "" {
-		counts, err := parseDeviceCounts(rf.deviceCounts, func() (int, error) { return allDevices(&rf) })
-		if err != nil {
-			return err
-		}
-		if !setFlags(fs)["epochs"] {
-			cfg.Epochs = 3
-		}
-		if *mode == "both" {
-			return fmt.Errorf("mode: both measures one device; with --devices choose eager, replay or auto")
-		}
-		rf.mode = *mode
-		return benchDevices(ctx, &rf, counts, ds, cfg, *asJSON, stdout, stderr)
-	}
-	rf.fitBatch(&cfg, ds, 1, stderr)
-	be, desc, err := openBackend(rf.device, rf.threads, rf.cuda, stderr)
-	if err != nil {
-		return err
-	}
-	defer closeBackend(be)
-	modes, err := parseModes(resolveMode(*mode, be))
-	if err != nil {
-		return err
-	}
-	var eagerStep float64
 	var splits []report.Split
-	for _, m := range modes {
-		rep := benchReport{Preset: ds.Name, Mode: m, GenSeconds: gen, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.options().TF32x3, FeatureDType: rf.featureDType,
-			BottomProducts: cfg.BottomProducts,
-			Date:           time.Now().UTC().Format(time.DateOnly)}
-		b := be
-		if m == "replay" {
-			b = withCapture(be)
+	b := job.Bench{Job: rf.job(cfg, train.Options{}, stderr), Modes: modes, Steps: *steps, Warmup: *warmup, DeviceCounts: rf.deviceCounts, Profile: *prof}
+	b.OnMode = func(rep job.BenchReport) error {
+		splits = append(splits, report.Split{Label: rep.Mode, Sample: rep.SampleS, Gather: rep.GatherS, Train: rep.TrainS, Idle: rep.IdleS, Step: rep.StepSeconds})
+		printJSONOr(stdout, *asJSON, rep, printBench)
+		if len(splits) < len(modes) || *plotOut == "" {
+			return nil
 		}
-		fmt.Fprintf(stderr, "measuring %d %s steps (after %d warm-up) of %s on %s\n", *steps, m, *warmup, ds.Name, desc)
-		if err := benchMode(b, ds, cfg, &rep, *steps, *warmup, rf.replay()); err != nil {
-			return err
-		}
-		if m == "eager" {
-			eagerStep = rep.StepSeconds
-		} else if eagerStep > 0 {
-			rep.SpeedupOverEager = eagerStep / rep.StepSeconds
-		}
-		splits = append(splits, report.Split{Label: m, Sample: rep.SampleS, Gather: rep.GatherS, Train: rep.TrainS, Idle: rep.IdleS, Step: rep.StepSeconds})
-		if *asJSON {
-			b, _ := json.Marshal(rep)
-			fmt.Fprintln(stdout, string(b))
-		} else {
-			printBench(stdout, rep)
-		}
-	}
-	if *plotOut != "" {
-		title := fmt.Sprintf("%s step on %s", ds.Name, desc)
+		title := fmt.Sprintf("%s step on %s", rep.Preset, rep.Device)
 		if err := report.PlotSplit(title, splits, *plotOut); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", *plotOut)
+		return nil
 	}
-	if *prof {
-		rep := benchReport{Preset: ds.Name, Device: desc, TF32: rf.cuda.tf32, TF32x3: rf.cuda.options().TF32x3, Date: time.Now().UTC().Format(time.DateOnly)}
-		return benchProfile(be, ds, cfg, rep, *steps, *warmup, *asJSON, stdout, stderr)
+	b.OnDevices = func(rep job.DevicesReport) error {
+		printJSONOr(stdout, *asJSON, rep, printDevices)
+		return nil
 	}
-	return nil
+	b.OnProfile = func(pr job.ProfileReport) error {
+		printJSONOr(stdout, *asJSON, pr, printProfile)
+		return nil
+	}
+	return job.RunBench(ctx, b)
 }
 
-// parseModes reads --mode.
-func parseModes(s string) ([]string, error) {
-	if s == "both" {
-		return []string{"eager", "replay"}, nil
+// printJSONOr prints r as one JSON line, or with print.
+func printJSONOr[R any](w io.Writer, asJSON bool, r R, print func(io.Writer, R)) {
+	if !asJSON {
+		print(w, r)
+		return
 	}
-	modes := strings.Split(s, ",")
-	for _, m := range modes {
-		if m != "eager" && m != "replay" {
-			return nil, fmt.Errorf("--mode %s: want eager, replay or both", quoted(s))
-		}
-	}
-	return modes, nil
+	b, _ := json.Marshal(r)
+	fmt.Fprintln(w, string(b))
 }
 
-// benchMode measures one driver on a fresh trainer and fills rep.
-func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *benchReport, steps, warmup int, ropt train.ReplayOptions) error {
-	ms, hasMem := be.(backend.MemoryStats)
-	if hasMem {
-		ms.ResetPeak()
-	}
-	fdt, err := parseFeatureDType(rep.FeatureDType)
-	if err != nil {
-		return err
-	}
-	tr, err := train.New(be, ds, cfg, train.Options{Device: rep.Device, Replay: rep.Mode == "replay", FeatureDType: fdt})
-	if err != nil {
-		return err
-	}
-	defer tr.Close()
-	var hooks train.BenchHooks
-	if c, ok := cudaOf(be); ok {
-		hooks.Before = c.ResetStats
-		hooks.After = func() {
-			st, n := c.Stats(), float64(steps)
-			rep.Launches, rep.Gemms, rep.HostSyncs = float64(st.Launches)/n, float64(st.Gemms)/n, float64(st.HostSyncs)/n
-		}
-	}
-	if rep.Mode == "replay" {
-		// The floor is counted at the largest observed sizes: replay keeps
-		// per-step counts on the device.
-		res, st, err := tr.BenchReplay(steps, warmup, ropt, hooks)
-		if err != nil {
-			return err
-		}
-		rep.BenchResult, rep.Replay = res, st
-		rep.GraphLaunches = float64(st.Launches) / float64(res.Steps)
-		if st.WallS > 0 && st.BusyS > 0 {
-			rep.Busy = st.BusyS / st.WallS
-		}
-		rep.Blocks = meanSizes(st.Envelope.Ideal)
-	} else if rep.BenchResult, err = tr.Bench(steps, warmup, hooks); err != nil {
-		return err
-	}
-	if hasMem {
-		rep.PeakBytes = ms.PeakBytes()
-		if rep.Replay != nil {
-			ideal := rep.PeakBytes - rep.Replay.Envelope.Bytes + rep.Replay.Envelope.IdealBytes
-			rep.PeakOverIdeal = float64(rep.PeakBytes) / float64(ideal)
-		}
-	}
-	if len(rep.Blocks) > 0 && rep.InputRows == 0 {
-		rep.InputRows = rep.Blocks[0].Src
-	}
-	m := int(rep.InputRows)
-	rep.MatmulShape = fmt.Sprintf("[%d x %d] x [%d x %d]", m, ds.FeatDim, ds.FeatDim, cfg.Hidden)
-	if rep.MatmulGFLOPS, err = gemmRate(be, max(m, 1), ds.FeatDim, cfg.Hidden); err != nil {
-		return err
-	}
-	if rep.BandwidthGBs, err = copyRate(be); err != nil {
-		return err
-	}
-	rep.Floor = tr.StepFloor(rep.Blocks)
-	rep.FloorSeconds = rep.GFLOP/rep.MatmulGFLOPS + rep.GB/rep.BandwidthGBs
-	rep.Efficiency = rep.FloorSeconds / rep.StepSeconds
-	if c, ok := cudaOf(be); ok {
-		if p := c.Peak(); p.TensorTFLOPS > 0 && p.BandwidthGBs > 0 {
-			rep.Peak = &p
-			rep.PeakFloorSeconds = rep.GFLOP/(p.TensorTFLOPS*1e3) + rep.GB/p.BandwidthGBs
-		}
-	}
-	return nil
-}
-
-// meanSizes turns capacities into block sizes for the floor (replay has no
-// per-step counts on the host; it uses the largest observed sizes).
-func meanSizes(caps []nn.Caps) []train.BlockSize {
-	out := make([]train.BlockSize, len(caps))
-	for i, c := range caps {
-		out[i] = train.BlockSize{Dst: float64(c.Dst), Edges: float64(c.Edges), Src: float64(c.Src)}
-	}
-	return out
-}
-
-// gemmRate measures the rate (GFLOP/s) of the backend's Linear op, the
-// product the step uses (with the backend's precision options), at the
-// bottom layer's shape: [m, k] x [k, n], ten products per host sync.
-func gemmRate(be backend.Backend, m, k, n int) (float64, error) {
-	var bufs [3]backend.Buffer
-	for i, size := range []int{m * k, k * n, m * n} {
-		b, err := be.Alloc(backend.F32, size)
-		if err != nil {
-			return 0, err
-		}
-		defer be.Free(b)
-		be.Fill(b, 0.5)
-		bufs[i] = b
-	}
-	cnt, err := be.Upload([]int32{int32(m)})
-	if err != nil {
-		return 0, err
-	}
-	defer be.Free(cnt)
-	rows := backend.Count{Buf: cnt, Cap: m}
-	const batch = 10
-	run := func() error {
-		for range batch {
-			be.Linear(bufs[0], rows, bufs[1], k, n, bufs[2], false)
-		}
-		return be.Sync()
-	}
-	if err := run(); err != nil {
-		return 0, err
-	}
-	reps := 0
-	start := time.Now()
-	for time.Since(start) < 300*time.Millisecond || reps < 3 {
-		if err := run(); err != nil {
-			return 0, err
-		}
-		reps += batch
-	}
-	return 2 * float64(m) * float64(k) * float64(n) * float64(reps) / time.Since(start).Seconds() / 1e9, nil
-}
-
-// copyRate measures memory bandwidth (GB/s, bytes read plus written) with
-// the backend's row gather over 256 MiB of rows in order.
-func copyRate(be backend.Backend) (float64, error) {
-	const dim, rows = 256, 1 << 18
-	table, err := be.Alloc(backend.F32, dim*rows)
-	if err != nil {
-		return 0, err
-	}
-	defer be.Free(table)
-	out, err := be.Alloc(backend.F32, dim*rows)
-	if err != nil {
-		return 0, err
-	}
-	defer be.Free(out)
-	ids := make([]int32, rows+1)
-	for i := range rows {
-		ids[i] = int32(i)
-	}
-	ids[rows] = rows
-	idb, err := be.Upload(ids)
-	if err != nil {
-		return 0, err
-	}
-	defer be.Free(idb)
-	n := backend.Count{Buf: be.View(idb, rows, 1), Cap: rows}
-	be.Fill(table, 0.25)
-	be.Gather(table, dim, idb, n, out)
-	if err := be.Sync(); err != nil {
-		return 0, err
-	}
-	reps := 0
-	start := time.Now()
-	for time.Since(start) < 300*time.Millisecond || reps < 3 {
-		be.Gather(table, dim, idb, n, out)
-		if err := be.Sync(); err != nil {
-			return 0, err
-		}
-		reps++
-	}
-	return 2 * 4 * dim * rows * float64(reps) / time.Since(start).Seconds() / 1e9, nil
-}
-
-func printBench(w io.Writer, r benchReport) {
+// printBench prints one mode's measurement.
+func printBench(w io.Writer, r job.BenchReport) {
 	ms := func(s float64) string { return fmt.Sprintf("%.2f ms", s*1e3) }
 	fmt.Fprintf(w, "preset %s on %s, %s mode (%s)\n", r.Preset, r.Device, r.Mode, r.Date)
 	fmt.Fprintf(w, "  generation        %.1f s (not part of the epoch)\n", r.GenSeconds)
@@ -367,4 +118,22 @@ func printBench(w io.Writer, r benchReport) {
 		fmt.Fprintf(w, "  speed-up          %.2fx over eager (same run)\n", r.SpeedupOverEager)
 	}
 	fmt.Fprintf(w, "  loss              %.4f (mean of measured steps)\n", r.Loss)
+}
+
+// printDevices prints one device count's measurement (bench --devices).
+func printDevices(w io.Writer, rep job.DevicesReport) {
+	fmt.Fprintf(w, "%d device(s): epoch %.3f s (mean of %d, training only), %.1f steps/s, speed-up %.2fx, test accuracy %.4f\n",
+		rep.Devices, rep.EpochS, rep.Epochs, rep.StepsPerS, rep.Speedup, rep.TestAcc)
+	if rep.Cut > 0 {
+		fmt.Fprintf(w, "  partition: edge cut %.3f, balance %.3f; lists read %.1f%% locally, %.1f%% from replicas, %.1f%% from peers\n",
+			rep.Cut, rep.Balance, 100*rep.Local, 100*rep.Replica, 100*rep.Remote)
+	}
+	if rep.FeatureBytes > 0 {
+		fmt.Fprintf(w, "  features: sharded, at most %.1f MiB of rows per device; rows gathered %.1f%% locally, %.1f%% from replicas, %.1f%% from peers, %.1f%% kept from the previous batch\n",
+			float64(rep.FeatureBytes)/(1<<20), 100*rep.FeatureLocal, 100*rep.FeatureReplica, 100*rep.FeatureRemote, 100*rep.FeatureReused)
+	}
+	if x := rep.Exchange; x != nil {
+		fmt.Fprintf(w, "  features exchanged, per step (all ranks): rows own %.0f, same host %.0f, other hosts %.0f, kept %.0f; same host %.1f KiB (%.1f KiB on the wire), other hosts %.1f KiB (%.1f KiB on the wire)\n",
+			x.Own, x.SameHost, x.OtherHost, x.Reused, x.LiveSameKiB, x.WireSameKiB, x.LiveOtherKiB, x.WireOtherKiB)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/job"
 )
 
 // genTiny writes the tiny preset to a fresh directory with the extra gen
@@ -94,7 +95,7 @@ func TestGenBF16(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := presetConfig(p)
+	cfg := job.PresetConfig(p)
 	cfg.Epochs = 1
 	for _, replay := range []bool{false, true} {
 		got, want := stepLosses(t, bf16, cfg, 0, replay), stepLosses(t, f32, cfg, backend.BF16, replay)

@@ -6,19 +6,8 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train/job"
 )
-
-// parseFeatureDType reads a --feature-dtype value: float32 (also "") or
-// bfloat16 (bf16).
-func parseFeatureDType(s string) (backend.DType, error) {
-	switch s {
-	case "float32", "":
-		return backend.F32, nil
-	case "bfloat16", "bf16":
-		return backend.BF16, nil
-	}
-	return 0, fmt.Errorf("feature-dtype: %s, want float32 or bfloat16", quoted(s))
-}
 
 // storedDType registers gen's and import's --feature-dtype: how the
 // written dataset stores its features.
@@ -29,7 +18,7 @@ func storedDType(fs *flag.FlagSet) *string {
 // storeAs rounds ds's features to bfloat16 when s (a --feature-dtype
 // value) asks for it, and says what the dataset will store.
 func storeAs(ds *dataset.Dataset, s string) (string, error) {
-	dt, err := parseFeatureDType(s)
+	dt, err := job.ParseFeatureDType(s)
 	if err != nil {
 		return "", err
 	}

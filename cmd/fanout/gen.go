@@ -6,11 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/train/job"
 )
 
 func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -35,28 +35,28 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *out == "" {
 		return errors.New("--out DIR is required")
 	}
-	if err := checkThreads(*threads); err != nil {
+	if err := job.CheckThreads(*threads); err != nil {
 		return err
 	}
-	if _, err := parseFeatureDType(*dtype); err != nil {
+	if _, err := job.ParseFeatureDType(*dtype); err != nil {
 		return err
 	}
 	p, err := rmat.Lookup(pos[0])
 	if err != nil {
 		return err
 	}
-	if err := checkOut(*out, *force); err != nil {
+	if err := job.CheckTarget(*out, *force); err != nil {
 		return err
 	}
 	start := time.Now()
 	fmt.Fprintf(stderr, "generating %s: %d vertices, %d vertex pairs\n", p.Name, p.NumNodes(), p.Pairs)
 	bar := newProgress(stderr, "generating "+p.Name)
-	ds, err := whileRunning(ctx, func() (*dataset.Dataset, error) {
+	ds, err := job.WhileRunning(ctx, func() (*dataset.Dataset, error) {
 		return rmat.Generate(p, rmat.Options{Seed: *seed, Threads: *threads, Progress: bar.update})
 	})
 	bar.done()
 	if ctx.Err() != nil {
-		return interruptedWrite(ctx, *out, stderr)
+		return job.InterruptedWrite(*out, stderr)
 	}
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := writeDataset(ctx, *out, ds, stderr); err != nil {
+	if err := job.WriteDataset(ctx, *out, ds, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %s (generated in %s, written in %s)\n", p.Name, *out,
@@ -96,62 +96,4 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // replaceFlag is gen's and import's --force.
 func replaceFlag(fs *flag.FlagSet) *bool {
 	return fs.Bool("force", false, "replace the dataset already in --out")
-}
-
-// checkOut checks --out before any work: a dataset there is replaced only
-// with --force, and anything else there is refused.
-func checkOut(out string, force bool) error {
-	holds, err := dataset.CheckTarget(out)
-	if err != nil {
-		return err
-	}
-	if holds && !force {
-		return fmt.Errorf("%s already holds a dataset; pass --force to replace it, or choose another --out", out)
-	}
-	return nil
-}
-
-// whileRunning runs f in a goroutine of its own and returns its result, or
-// ctx's error as soon as ctx is done: f, which cannot be stopped, is left
-// to the process's exit (a generator or an importer, which writes
-// nothing).
-func whileRunning[T any](ctx context.Context, f func() (T, error)) (T, error) {
-	type result struct {
-		v   T
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		v, err := f()
-		done <- result{v, err}
-	}()
-	select {
-	case r := <-done:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		return zero, ctx.Err()
-	}
-}
-
-// writeDataset writes ds to out for gen and import: it says which
-// temporary folders of an earlier, killed write of out it removed, and,
-// when ctx is done (Ctrl-C, SIGTERM), removes what it wrote and ends the
-// command with the signal's status.
-func writeDataset(ctx context.Context, out string, ds *dataset.Dataset, stderr io.Writer) error {
-	stale, err := dataset.WriteContext(ctx, out, ds)
-	if len(stale) > 0 {
-		fmt.Fprintf(stderr, "removed %d temporary folder(s) that an interrupted write of %s left: %s\n", len(stale), out, strings.Join(stale, ", "))
-	}
-	if ctx.Err() != nil {
-		return interruptedWrite(ctx, out, stderr)
-	}
-	return err
-}
-
-// interruptedWrite says that nothing was written to out and returns the
-// exit status of the signal that stopped the command.
-func interruptedWrite(ctx context.Context, out string, stderr io.Writer) error {
-	fmt.Fprintf(stderr, "interrupted: nothing written to %s (its temporary folder removed)\n", out)
-	return interruptStatus(ctx)
 }

@@ -7,20 +7,6 @@ import (
 	"testing"
 )
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"20GiB": 20 << 30, "512MiB": 512 << 20, "1.5G": 3 << 29, "4096": 4096, " 2 kb ": 2048} {
-		got, err := parseSize(in)
-		if err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "lots", "-1G", "0"} {
-		if _, err := parseSize(in); err == nil || !strings.Contains(err.Error(), "gpu-memory") {
-			t.Errorf("parseSize(%q): %v, want an error naming gpu-memory", in, err)
-		}
-	}
-}
-
 // TestTrainHybrid: --mode hybrid prints its plan and figures and reaches
 // the replay run's accuracy; a budget too small says how much is needed.
 func TestTrainHybrid(t *testing.T) {

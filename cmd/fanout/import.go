@@ -13,6 +13,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/dataset/ogb"
 	"github.com/fanout-gnn/fanout/dataset/planetoid"
+	"github.com/fanout-gnn/fanout/train/job"
 )
 
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -44,16 +45,16 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *out == "" {
 		return errors.New("--out DIR is required")
 	}
-	if err := checkThreads(*threads); err != nil {
+	if err := job.CheckThreads(*threads); err != nil {
 		return err
 	}
 	if err := checkSplitSizes(fs, pos[0], opts.TrainPerClass, opts.Valid, opts.Test); err != nil {
 		return err
 	}
-	if _, err := parseFeatureDType(*dtype); err != nil {
+	if _, err := job.ParseFeatureDType(*dtype); err != nil {
 		return err
 	}
-	if err := checkOut(*out, *force); err != nil {
+	if err := job.CheckTarget(*out, *force); err != nil {
 		return err
 	}
 	if pos[0] == "ogb" && !flagSet(fs, "symmetrize") {
@@ -64,7 +65,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		*sym = ogb.AddInverseEdge(n)
 	}
 	start := time.Now()
-	ds, err := whileRunning(ctx, func() (*dataset.Dataset, error) {
+	ds, err := job.WhileRunning(ctx, func() (*dataset.Dataset, error) {
 		return importData(pos[0], pos[1], *name, *sym, opts, *threads, stderr)
 	})
 	return finishImport(ctx, importResult{ds: ds, err: err, src: pos[1], out: *out, norm: *norm, dtype: *dtype, start: start}, stdout, stderr)

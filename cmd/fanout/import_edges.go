@@ -13,6 +13,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/edgelist"
 	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/fanout-gnn/fanout/train/job"
 )
 
 // importEdgesUsage is the usage line of `fanout import edges`.
@@ -62,17 +63,17 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *features != "" {
 		o.Features = strings.Split(*features, ",")
 	}
-	if _, err := parseFeatureDType(*dtype); err != nil {
+	if _, err := job.ParseFeatureDType(*dtype); err != nil {
 		return err
 	}
-	if err := checkOut(*out, *force); err != nil {
+	if err := job.CheckTarget(*out, *force); err != nil {
 		return err
 	}
 	if files, err = edgelist.Expand(files); err != nil {
 		return err
 	}
 	start := time.Now()
-	ds, err := whileRunning(ctx, func() (*dataset.Dataset, error) { return edgelist.Import(files, o) })
+	ds, err := job.WhileRunning(ctx, func() (*dataset.Dataset, error) { return edgelist.Import(files, o) })
 	if errors.Is(err, npz.ErrSplitTooLarge) {
 		err = fmt.Errorf("%w (--train-per-class, --valid, --test, or a --split column)", err)
 	}
@@ -99,7 +100,7 @@ func checkImportEdges(fs *flag.FlagSet, out string, o edgelist.Options, weight s
 	case o.Src == o.Dst:
 		return fmt.Errorf("--src and --dst both name %s", quoted(o.Src))
 	}
-	if err := checkThreads(o.Threads); err != nil {
+	if err := job.CheckThreads(o.Threads); err != nil {
 		return err
 	}
 	for _, name := range []string{"seed", "train-per-class", "valid", "test"} {
@@ -126,7 +127,7 @@ type importResult struct {
 // the dataset and says what it wrote.
 func finishImport(ctx context.Context, r importResult, stdout, stderr io.Writer) error {
 	if ctx.Err() != nil {
-		return interruptedWrite(ctx, r.out, stderr)
+		return job.InterruptedWrite(r.out, stderr)
 	}
 	if r.err != nil {
 		return r.err
@@ -142,7 +143,7 @@ func finishImport(ctx context.Context, r importResult, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	if err := writeDataset(ctx, r.out, ds, stderr); err != nil {
+	if err := job.WriteDataset(ctx, r.out, ds, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test, %s (%s)\n", ds.Name, r.out,

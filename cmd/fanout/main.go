@@ -19,6 +19,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/train/job"
 )
 
 // command is one subcommand: its name, a one-line summary and its body.
@@ -84,14 +86,6 @@ type exitError int
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-// checkThreads checks a --threads value.
-func checkThreads(n int) error {
-	if n < 0 {
-		return fmt.Errorf("threads: %d, want 0 (all cores) or a positive count", n)
-	}
-	return nil
-}
-
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stderr)
@@ -109,6 +103,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		switch {
 		case errors.As(err, &exit):
 			return int(exit)
+		case errors.Is(err, job.ErrInterrupted): // the job said so
+			return int(interruptStatus(ctx))
 		case err == nil:
 			return 0
 		case errors.Is(err, flag.ErrHelp):
@@ -195,7 +191,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 var badValue = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -(\S+): `)
 
 // flagError is a flag parse error as fanout says it: flags spelled with
-// two dashes, and at most quoteLimit bytes of a refused value.
+// two dashes, and at most quote.Limit bytes of a refused value.
 func flagError(err error) string {
 	msg := err.Error()
 	if m := badValue.FindStringSubmatchIndex(msg); m != nil {

@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/train/job"
 )
 
 // TestMemoryThatCannotExist: a model far beyond the host's memory is one
@@ -13,7 +15,7 @@ import (
 // fits is not refused. The run is a process of its own: before the check,
 // it died.
 func TestMemoryThatCannotExist(t *testing.T) {
-	if _, ok := memAvailable(); !ok {
+	if _, ok := job.MemAvailable(); !ok {
 		t.Skip("no /proc/meminfo: the host's available memory is not known, and not checked")
 	}
 	cmd := exec.Command(os.Args[0], "train", "--device", "cpu", "--threads", "1", "--epochs", "1", "--hidden", "1000000000000")

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/train/job"
 )
 
 // TestBenchProfile: --profile adds an eager pass whose JSON line lists the
@@ -19,7 +21,7 @@ func TestBenchProfile(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("want one JSON line for eager and one for the profile, got %q", stdout)
 	}
-	var pr profileReport
+	var pr job.ProfileReport
 	if err := json.Unmarshal([]byte(lines[1]), &pr); err != nil {
 		t.Fatal(err)
 	}

@@ -3,75 +3,55 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"text/tabwriter"
-	"time"
 
-	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
-	"github.com/fanout-gnn/fanout/train/multigpu"
+	"github.com/fanout-gnn/fanout/train/job"
 	"github.com/fanout-gnn/fanout/train/multigpu/simulate"
 )
 
-// simFlags are fanout simulate's flags.
+// simFlags are fanout simulate's flags: the simulation, and how to print
+// it.
 type simFlags struct {
-	src                         source
-	hosts, devices, steps       int
-	batch, globalBatch, threads int
-	fanouts, replicate, shard   string
-	chunks, gpuMemory           string
-	noReuse, json, perRank      bool
-	predict                     bool
-	seed                        uint64
-	stepMs                      float64
-	stepTimes                   string
-	links                       simulate.Links
-	netGbps                     float64
-	intra                       string
-	paramBytes                  int64
-	hidden                      int
+	sim           job.Simulation
+	json, perRank bool
 }
 
 func (f *simFlags) register(fs *flag.FlagSet) {
 	l := simulate.DefaultLinks()
-	fs.StringVar(&f.src.data, "data", "", "dataset directory (default: generate --preset in memory)")
-	fs.StringVar(&f.src.preset, "preset", "tiny", "built-in preset to generate in memory when --data is not given: "+presetNames())
-	fs.IntVar(&f.hosts, "hosts", 1, "hosts of the simulated job")
-	fs.IntVar(&f.devices, "devices", 2, "devices (GPUs) per host")
-	fs.IntVar(&f.steps, "steps", 20, "steps simulated, of every rank")
-	fs.IntVar(&f.batch, "batch", 0, "seeds per device per step (default: the preset's; the global batch is batch x devices x hosts)")
-	fs.IntVar(&f.globalBatch, "global-batch", 0, "seeds of one step over all devices, split evenly (instead of --batch per device)")
-	fs.StringVar(&f.fanouts, "fanouts", "", "neighbours per hop from the seeds, comma-separated (default: the preset's)")
-	fs.Uint64Var(&f.seed, "seed", train.Defaults().Seed, "training seed (shuffling, sampling)")
-	fs.StringVar(&f.replicate, "replicate", defaultReplicate, "lists every device copies: a fraction of all list bytes, a size (512MiB), 0, or all (the whole graph on every device)")
-	fs.StringVar(&f.shard, "shard-features", "auto", "auto (sharded as on when the float32 table does not fit --gpu-memory, else off), on (sharded over a host's devices as the topology, read from peers in place), off (the whole table on every device), hosts (spread over the job's ranks in hosts, fetched with all-to-alls) or flat (partitioned over every rank, fetched with all-to-alls)")
-	fs.StringVar(&f.gpuMemory, "gpu-memory", "80GiB", "a device's memory, for --shard-features auto")
-	fs.BoolVar(&f.noReuse, "no-feature-reuse", false, "read every row at every batch instead of keeping the rows of one batch that the next needs")
-	fs.StringVar(&f.chunks, "chunks", "replay", "how the all-to-alls' chunks are sized: replay (from 16 observed batches) or eager (grown from one row)")
-	fs.IntVar(&f.threads, "threads", 0, "ranks simulated at once (0 = all cores)")
+	fs.StringVar(&f.sim.Source.Data, "data", "", "dataset directory (default: generate --preset in memory)")
+	fs.StringVar(&f.sim.Source.Preset, "preset", "tiny", "built-in preset to generate in memory when --data is not given: "+presetNames())
+	fs.IntVar(&f.sim.Hosts, "hosts", 1, "hosts of the simulated job")
+	fs.IntVar(&f.sim.Devices, "devices", 2, "devices (GPUs) per host")
+	fs.IntVar(&f.sim.Steps, "steps", 20, "steps simulated, of every rank")
+	fs.IntVar(&f.sim.Batch, "batch", 0, "seeds per device per step (default: the preset's; the global batch is batch x devices x hosts)")
+	fs.IntVar(&f.sim.GlobalBatch, "global-batch", 0, "seeds of one step over all devices, split evenly (instead of --batch per device)")
+	fs.StringVar(&f.sim.Fanouts, "fanouts", "", "neighbours per hop from the seeds, comma-separated (default: the preset's)")
+	fs.Uint64Var(&f.sim.Seed, "seed", train.Defaults().Seed, "training seed (shuffling, sampling)")
+	fs.StringVar(&f.sim.Replicate, "replicate", job.DefaultReplicate, "lists every device copies: a fraction of all list bytes, a size (512MiB), 0, or all (the whole graph on every device)")
+	fs.StringVar(&f.sim.ShardFeatures, "shard-features", "auto", "auto (sharded as on when the float32 table does not fit --gpu-memory, else off), on (sharded over a host's devices as the topology, read from peers in place), off (the whole table on every device), hosts (spread over the job's ranks in hosts, fetched with all-to-alls) or flat (partitioned over every rank, fetched with all-to-alls)")
+	fs.StringVar(&f.sim.GPUMemory, "gpu-memory", "80GiB", "a device's memory, for --shard-features auto")
+	fs.BoolVar(&f.sim.NoReuse, "no-feature-reuse", false, "read every row at every batch instead of keeping the rows of one batch that the next needs")
+	fs.StringVar(&f.sim.Chunks, "chunks", "replay", "how the all-to-alls' chunks are sized: replay (from 16 observed batches) or eager (grown from one row)")
+	fs.IntVar(&f.sim.Threads, "threads", 0, "ranks simulated at once (0 = all cores)")
 	fs.BoolVar(&f.json, "json", false, "print the simulation and the predictions as JSON")
 	fs.BoolVar(&f.perRank, "per-rank", false, "print every rank of every step")
-	fs.BoolVar(&f.predict, "predict", true, "simulate 1, 2, 4, 8, 2x8, 4x8 and 8x8 devices as well and predict each epoch")
-	fs.Float64Var(&f.stepMs, "step-ms", 0, "one GPU's step time at the per-device batch in ms (default: an H100's on products-sim: 0.230, 0.309, 0.436, 0.618 ms at 256, 512, 1024, 2048 seeds, interpolated)")
-	fs.StringVar(&f.stepTimes, "step-times", "", "one GPU's step times by batch instead of the H100's, as seeds:ms pairs (256:0.230,512:0.309,1024:0.436,2048:0.618); --step-ms then scales them")
-	fs.Float64Var(&f.links.NVLinkGBs, "nvlink-gbs", l.NVLinkGBs, "NVLink bandwidth per GPU per direction, GB/s")
-	fs.Float64Var(&f.links.PCIeGBs, "pcie-gbs", l.PCIeGBs, "PCIe bandwidth per GPU, GB/s (with --intra pcie)")
-	fs.Float64Var(&f.netGbps, "net-gbps", 8*l.NetGBs, "network bandwidth per GPU between hosts, Gb/s")
-	fs.StringVar(&f.intra, "intra", "nvlink", "link between the GPUs of a host: nvlink or pcie")
-	fs.Float64Var(&f.links.CollectiveUs, "collective-us", l.CollectiveUs, "fixed cost of one collective within a host, µs")
-	fs.Float64Var(&f.links.NetCollectiveUs, "net-collective-us", l.NetCollectiveUs, "fixed cost of one collective across hosts, µs")
-	fs.IntVar(&f.links.Collectives, "collectives", l.Collectives, "collectives a step issues besides the features' all-to-alls (the overflow flag, the gradients)")
-	fs.Float64Var(&f.links.Overlap, "overlap", l.Overlap, "share of the step's compute that the next step's all-to-all fetch hides behind")
-	fs.Int64Var(&f.paramBytes, "param-bytes", 0, "bytes of gradients all-reduced per step (default: the GraphSAGE model's float32 parameters)")
-	fs.IntVar(&f.hidden, "hidden", 0, "hidden width, for the parameters (default: the preset's)")
+	fs.BoolVar(&f.sim.Predict, "predict", true, "simulate 1, 2, 4, 8, 2x8, 4x8 and 8x8 devices as well and predict each epoch")
+	fs.Float64Var(&f.sim.StepMs, "step-ms", 0, "one GPU's step time at the per-device batch in ms (default: an H100's on products-sim: 0.230, 0.309, 0.436, 0.618 ms at 256, 512, 1024, 2048 seeds, interpolated)")
+	fs.StringVar(&f.sim.StepTimes, "step-times", "", "one GPU's step times by batch instead of the H100's, as seeds:ms pairs (256:0.230,512:0.309,1024:0.436,2048:0.618); --step-ms then scales them")
+	fs.Float64Var(&f.sim.Links.NVLinkGBs, "nvlink-gbs", l.NVLinkGBs, "NVLink bandwidth per GPU per direction, GB/s")
+	fs.Float64Var(&f.sim.Links.PCIeGBs, "pcie-gbs", l.PCIeGBs, "PCIe bandwidth per GPU, GB/s (with --intra pcie)")
+	fs.Float64Var(&f.sim.NetGbps, "net-gbps", 8*l.NetGBs, "network bandwidth per GPU between hosts, Gb/s")
+	fs.StringVar(&f.sim.Intra, "intra", "nvlink", "link between the GPUs of a host: nvlink or pcie")
+	fs.Float64Var(&f.sim.Links.CollectiveUs, "collective-us", l.CollectiveUs, "fixed cost of one collective within a host, µs")
+	fs.Float64Var(&f.sim.Links.NetCollectiveUs, "net-collective-us", l.NetCollectiveUs, "fixed cost of one collective across hosts, µs")
+	fs.IntVar(&f.sim.Links.Collectives, "collectives", l.Collectives, "collectives a step issues besides the features' all-to-alls (the overflow flag, the gradients)")
+	fs.Float64Var(&f.sim.Links.Overlap, "overlap", l.Overlap, "share of the step's compute that the next step's all-to-all fetch hides behind")
+	fs.Int64Var(&f.sim.ParamBytes, "param-bytes", 0, "bytes of gradients all-reduced per step (default: the GraphSAGE model's float32 parameters)")
+	fs.IntVar(&f.sim.Hidden, "hidden", 0, "hidden width, for the parameters (default: the preset's)")
 }
 
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -81,41 +61,10 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	if err := checkThreads(f.threads); err != nil {
-		return err
-	}
-	ds, base, err := simDataset(&f, stderr)
+	f.sim.Log, f.sim.Progress = stderr, bars(stderr)
+	r, err := job.RunSimulation(f.sim)
 	if err != nil {
 		return err
-	}
-	defer ds.Close()
-	cfg, global, err := f.config(ds, base)
-	if err != nil {
-		return err
-	}
-	model, err := f.model(ds, base, cfg)
-	if err != nil {
-		return err
-	}
-	r := simulate.NewRunner(ds)
-	start := time.Now()
-	res, err := r.Run(cfg)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "simulated %d steps of %d ranks in %s\n", len(res.Steps), cfg.Ranks(), time.Since(start).Round(time.Millisecond))
-	job, err := model.Job(res, global)
-	if err != nil {
-		return err
-	}
-	var preds []simulate.Prediction
-	if f.predict {
-		preds, err = r.Scaling(cfg, global, model, simulate.Ladder(), func(s simulate.Scale, _ *simulate.Result) {
-			fmt.Fprintf(stderr, "simulated %s devices (%s)\n", s, time.Since(start).Round(time.Millisecond))
-		})
-		if err != nil {
-			return err
-		}
 	}
 	if f.json {
 		enc := json.NewEncoder(stdout)
@@ -125,125 +74,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			Model       *simulate.Model       `json:"model"`
 			Job         simulate.Prediction   `json:"job"`
 			Predictions []simulate.Prediction `json:"predictions,omitempty"`
-		}{res, model, job, preds})
+		}{r.Result, r.Model, r.Job, r.Predictions})
 	}
-	printSimulation(stdout, res, f.perRank)
-	printPredictions(stdout, res, model, job, preds, global)
+	printSimulation(stdout, r.Result, f.perRank)
+	printPredictions(stdout, r.Result, r.Model, r.Job, r.Predictions, r.Global)
 	return nil
-}
-
-// simDataset opens --data or generates --preset, and the training
-// configuration it implies (the preset's model and sampling).
-func simDataset(f *simFlags, stderr io.Writer) (*dataset.Dataset, train.Config, error) {
-	base := train.Defaults()
-	name := f.src.preset
-	if f.src.data != "" {
-		name = ""
-		if m, err := dataset.ReadManifest(filepath.Join(f.src.data, dataset.ManifestFile)); err == nil && strings.HasPrefix(m.Source, "rmat") {
-			name = m.Name
-		}
-	}
-	if p, err := rmat.Lookup(name); err == nil {
-		base = presetConfig(p)
-	}
-	ds, err := loadDataset(f.src, f.threads, stderr)
-	return ds, base, err
-}
-
-// config is the simulated job, and whether its batch is global.
-func (f *simFlags) config(ds *dataset.Dataset, base train.Config) (simulate.Config, bool, error) {
-	c := simulate.Config{Hosts: f.hosts, Devices: f.devices, Seed: f.seed, Steps: f.steps, Reuse: !f.noReuse,
-		Chunks: simulate.Chunks(f.chunks), Threads: f.threads, Fanouts: base.Fanouts}
-	if c.Chunks != simulate.ReplayChunks && c.Chunks != simulate.EagerChunks {
-		return c, false, fmt.Errorf("chunks: %q, want replay or eager", f.chunks)
-	}
-	n := f.hosts * f.devices
-	if n < 1 {
-		return c, false, fmt.Errorf("hosts, devices: %d x %d", f.hosts, f.devices)
-	}
-	var err error
-	if f.fanouts != "" {
-		if c.Fanouts, err = parseFanouts(f.fanouts); err != nil {
-			return c, false, fmt.Errorf("fanouts: %w", err)
-		}
-	}
-	global := f.globalBatch > 0
-	switch {
-	case global && f.batch > 0:
-		return c, false, errors.New("batch: give --batch (per device) or --global-batch, not both")
-	case global && f.globalBatch%n != 0:
-		return c, false, fmt.Errorf("global-batch: %d seeds do not split evenly over %d devices", f.globalBatch, n)
-	case global:
-		c.Batch = f.globalBatch
-	case f.batch > 0:
-		c.Batch = f.batch * n
-	default:
-		c.Batch = base.Batch * n
-	}
-	listBytes := 4 * ds.Graph.NumEdges()
-	if c.Replicate, err = replicateBytes(f.replicate, listBytes); err != nil {
-		return c, false, err
-	}
-	shard := f.shard
-	if shard == "auto" {
-		mem, err := parseSize(f.gpuMemory)
-		if err != nil {
-			return c, false, fmt.Errorf("gpu-memory: %w", err)
-		}
-		budget := dataRoom(mem) - topologyBytes(ds) - 8*ds.Graph.NumNodes
-		shard = "off"
-		if multigpu.ShardFeatures(tableSize(ds, backend.F32), []int64{budget}) {
-			shard = "on"
-		}
-	}
-	c.Features, err = simulate.ParseFeatures(shard)
-	return c, global, err
-}
-
-// model is the epoch's model for the flags.
-func (f *simFlags) model(ds *dataset.Dataset, base train.Config, c simulate.Config) (*simulate.Model, error) {
-	m := &simulate.Model{Step: simulate.H100ProductsSim(), Links: f.links, ParamBytes: f.paramBytes}
-	m.Links.NetGBs = f.netGbps / 8
-	switch f.intra {
-	case "nvlink":
-	case "pcie":
-		m.Links.IntraPCIe = true
-	default:
-		return nil, fmt.Errorf("intra: %q, want nvlink or pcie", f.intra)
-	}
-	if f.stepTimes != "" {
-		t, err := parseStepTimes(f.stepTimes)
-		if err != nil {
-			return nil, err
-		}
-		m.Step = t
-	}
-	if f.stepMs > 0 {
-		m.Step = m.Step.Scaled(c.Batch/c.Ranks(), f.stepMs)
-	}
-	if m.ParamBytes == 0 {
-		hidden := base.Hidden
-		if f.hidden > 0 {
-			hidden = f.hidden
-		}
-		m.ParamBytes = simulate.ParamBytes(ds.FeatDim, hidden, ds.NumClasses, len(c.Fanouts))
-	}
-	return m, nil
-}
-
-// parseStepTimes reads --step-times: seeds:ms pairs, comma-separated.
-func parseStepTimes(s string) (simulate.StepTimes, error) {
-	var t simulate.StepTimes
-	for _, p := range strings.Split(s, ",") {
-		b, ms, ok := strings.Cut(strings.TrimSpace(p), ":")
-		n, err1 := strconv.Atoi(b)
-		v, err2 := strconv.ParseFloat(ms, 64)
-		if !ok || err1 != nil || err2 != nil || n < 1 || v <= 0 {
-			return t, fmt.Errorf("step-times: %q is not seeds:ms pairs like 512:0.309,1024:0.436", s)
-		}
-		t.Batch, t.Ms = append(t.Batch, n), append(t.Ms, v)
-	}
-	return t, t.Check()
 }
 
 // printSimulation prints the job, its steps (summed over the ranks) and

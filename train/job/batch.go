@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"fmt"
@@ -15,24 +15,24 @@ import (
 // and an epoch has about 1/n of one device's steps; --global-batch B splits
 // B over the ranks instead (the run that reproduces one device). Nothing
 // rescales the learning rate. It says what it chose, once (w).
-func (rf *runFlags) groupBatch(cfg *train.Config, n int, w io.Writer) error {
-	if rf.globalBatch < 0 {
-		return fmt.Errorf("global-batch: %d, want a positive count of seeds", rf.globalBatch)
+func (j *Job) groupBatch(cfg *train.Config, n int, w io.Writer) error {
+	if j.GlobalBatch < 0 {
+		return fmt.Errorf("global-batch: %d, want a positive count of seeds", j.GlobalBatch)
 	}
-	if rf.globalBatch > 0 && rf.batchGiven {
-		return fmt.Errorf("batch %d and global-batch %d: give one (--batch counts the seeds of each device, --global-batch those of the whole group)", cfg.Batch, rf.globalBatch)
+	if j.GlobalBatch > 0 && j.BatchGiven {
+		return fmt.Errorf("batch %d and global-batch %d: give one (--batch counts the seeds of each device, --global-batch those of the whole group)", cfg.Batch, j.GlobalBatch)
 	}
 	if n <= 1 {
-		if rf.globalBatch > 0 {
-			cfg.Batch = rf.globalBatch
+		if j.GlobalBatch > 0 {
+			cfg.Batch = j.GlobalBatch
 		}
 		return nil
 	}
-	if rf.globalBatch > 0 {
-		if rf.globalBatch%n != 0 {
-			return fmt.Errorf("global-batch: %d seeds do not split evenly over %d devices; choose a multiple of %d", rf.globalBatch, n, n)
+	if j.GlobalBatch > 0 {
+		if j.GlobalBatch%n != 0 {
+			return fmt.Errorf("global-batch: %d seeds do not split evenly over %d devices; choose a multiple of %d", j.GlobalBatch, n, n)
 		}
-		cfg.Batch = rf.globalBatch
+		cfg.Batch = j.GlobalBatch
 		fmt.Fprintf(w, "batch: global batch %d split over %d devices (%d each)\n", cfg.Batch, n, cfg.Batch/n)
 		return nil
 	}
@@ -49,13 +49,13 @@ func (rf *runFlags) groupBatch(cfg *train.Config, n int, w io.Writer) error {
 // PyG's and DGL's loaders take a batch larger than their data, and a line
 // on w says so. Planetoid's splits (Cora: 140 vertices) are smaller than
 // the default batch.
-func (rf *runFlags) fitBatch(cfg *train.Config, ds *dataset.Dataset, group int, w io.Writer) {
+func (j *Job) fitBatch(cfg *train.Config, ds *dataset.Dataset, group int, w io.Writer) {
 	n := len(ds.Train)
 	if cfg.Batch <= n || n == 0 {
 		return
 	}
 	fit := (n + group - 1) / group * group
-	if rf.batchGiven || rf.globalBatch > 0 {
+	if j.BatchGiven || j.GlobalBatch > 0 {
 		fmt.Fprintf(w, "batch: %d is larger than the training split (%d vertices in %s): an epoch is one batch of %d\n", cfg.Batch, n, ds.Name, fit)
 	} else {
 		batch := fmt.Sprintf("default batch of %d", cfg.Batch)

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"errors"
@@ -21,14 +21,14 @@ func (o evalOutputs) any() bool { return o.embeddings != "" || o.logits != "" ||
 // write computes what was asked by layer-wise full-neighbour inference
 // over every vertex and writes it: the last hidden layer's output [N,
 // hidden], the logits [N, classes] and their softmax, float32.
-func (o evalOutputs) write(tr *train.Trainer, be backend.Backend, n int, stdout io.Writer) error {
+func (o evalOutputs) write(tr *train.Trainer, be backend.Backend, n int, out io.Writer) error {
 	mc := tr.Model().Config()
 	if o.embeddings != "" {
 		if mc.Layers < 2 {
 			return errors.New("--embeddings: a one-layer model has no hidden layer")
 		}
 		_, dim := mc.Dims(mc.Layers - 2)
-		if err := inferTo(tr, be, train.InferOptions{Layers: mc.Layers - 1}, n, dim, o.embeddings, nil, stdout, "embeddings"); err != nil {
+		if err := inferTo(tr, be, train.InferOptions{Layers: mc.Layers - 1}, n, dim, o.embeddings, nil, out, "embeddings"); err != nil {
 			return err
 		}
 	}
@@ -37,7 +37,7 @@ func (o evalOutputs) write(tr *train.Trainer, be backend.Backend, n int, stdout 
 	}
 	var logits []float32
 	keep := func(v []float32) { logits = v }
-	if err := inferTo(tr, be, train.InferOptions{}, n, mc.Classes, o.logits, keep, stdout, "logits"); err != nil {
+	if err := inferTo(tr, be, train.InferOptions{}, n, mc.Classes, o.logits, keep, out, "logits"); err != nil {
 		return err
 	}
 	if o.probabilities == "" {
@@ -47,13 +47,13 @@ func (o evalOutputs) write(tr *train.Trainer, be backend.Backend, n int, stdout 
 	if err := npy.WriteFile(o.probabilities, logits, []int64{int64(n), int64(mc.Classes)}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote probabilities [%d, %d] to %s\n", n, mc.Classes, o.probabilities)
+	fmt.Fprintf(out, "wrote probabilities [%d, %d] to %s\n", n, mc.Classes, o.probabilities)
 	return nil
 }
 
 // inferTo runs layer-wise inference, reads the [n, dim] table back, writes
 // it to path (when set) and hands it to keep (when set).
-func inferTo(tr *train.Trainer, be backend.Backend, opt train.InferOptions, n, dim int, path string, keep func([]float32), stdout io.Writer, what string) error {
+func inferTo(tr *train.Trainer, be backend.Backend, opt train.InferOptions, n, dim int, path string, keep func([]float32), out io.Writer, what string) error {
 	buf, err := tr.InferAllWith(opt)
 	if err != nil {
 		return err
@@ -68,7 +68,7 @@ func inferTo(tr *train.Trainer, be backend.Backend, opt train.InferOptions, n, d
 		if err := npy.WriteFile(path, host, []int64{int64(n), int64(dim)}); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s [%d, %d] to %s\n", what, n, dim, path)
+		fmt.Fprintf(out, "wrote %s [%d, %d] to %s\n", what, n, dim, path)
 	}
 	if keep != nil {
 		keep(host)

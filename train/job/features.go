@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"fmt"
@@ -6,17 +6,18 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
-// checkShardFeatures checks --shard-features.
-func checkShardFeatures(s string) error {
+// CheckShardFeatures checks --shard-features.
+func CheckShardFeatures(s string) error {
 	switch s {
 	case "", "auto", "on", "off", "hosts":
 		return nil
 	}
-	return fmt.Errorf("shard-features: %s, want auto, on, off or hosts", quoted(s))
+	return fmt.Errorf("shard-features: %s, want auto, on, off or hosts", quote.Quote(s))
 }
 
 // placeFeatures decides where the feature rows live with several devices
@@ -30,23 +31,23 @@ func checkShardFeatures(s string) error {
 // replicates. When the devices cannot read each other's memory, on is an
 // error and auto replicates, said once. The result is nil when every
 // device holds the whole table.
-func placeFeatures(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode string, ranks []multigpu.Rank, topo *multigpu.Topology, stderr io.Writer) (*multigpu.Features, error) {
+func (j *Job) placeFeatures(ds *dataset.Dataset, cfg train.Config, mode Mode, ranks []multigpu.Rank, topo *multigpu.Topology) (*multigpu.Features, error) {
 	if len(ranks) < 2 {
 		return nil, nil
 	}
-	dt, err := rf.featureType()
+	dt, err := j.featureType()
 	if err != nil {
 		return nil, err
 	}
 	tableBytes := tableSize(ds, dt)
 	whole := func(why string) (*multigpu.Features, error) {
-		fmt.Fprintf(stderr, "features: the whole table (%.1f MiB) on every device (%s)\n", float64(tableBytes)/(1<<20), why)
+		fmt.Fprintf(j.Log, "features: the whole table (%.1f MiB) on every device (%s)\n", float64(tableBytes)/(1<<20), why)
 		return nil, nil
 	}
-	on := rf.shardFeatures == "on"
+	on := j.Placement.ShardFeatures == "on"
 	var cannot string
 	switch {
-	case mode == "hybrid":
+	case mode == Hybrid:
 		cannot = "the hybrid mode keeps each device's rows in its own tiers"
 	case cfg.FullEval:
 		cannot = "--full-eval's layer-wise inference reads the whole table"
@@ -54,14 +55,14 @@ func placeFeatures(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode str
 		cannot = "only float32 features are sharded" + widenHint(ds)
 	}
 	switch {
-	case rf.shardFeatures == "off":
+	case j.Placement.ShardFeatures == "off":
 		return whole("--shard-features off")
 	case cannot != "" && on:
 		return nil, fmt.Errorf("shard-features: %s", cannot)
 	case cannot != "":
 		return whole(cannot)
 	case !on:
-		budgets := featureBudgets(rf, ds, ranks, topo)
+		budgets := j.featureBudgets(ds, ranks, topo)
 		if !multigpu.ShardFeatures(tableBytes, budgets) {
 			if budgets[0] < 0 {
 				return whole("CPU devices share the host's memory")
@@ -84,12 +85,12 @@ func placeFeatures(rf *runFlags, ds *dataset.Dataset, cfg train.Config, mode str
 	if topo == nil {
 		how = "by a partition of the graph"
 	}
-	fmt.Fprintf(stderr, "features: sharded over %d devices %s, the rows of %d replicated vertices on every device; rows per device:", len(ranks), how, len(replicated))
+	fmt.Fprintf(j.Log, "features: sharded over %d devices %s, the rows of %d replicated vertices on every device; rows per device:", len(ranks), how, len(replicated))
 	for _, b := range f.RowBytes {
-		fmt.Fprintf(stderr, " %.1f MiB", float64(b)/(1<<20))
+		fmt.Fprintf(j.Log, " %.1f MiB", float64(b)/(1<<20))
 	}
-	fmt.Fprintf(stderr, " (whole table %.1f MiB)\n", float64(tableBytes)/(1<<20))
-	if !rf.noFeatureReuse {
+	fmt.Fprintf(j.Log, " (whole table %.1f MiB)\n", float64(tableBytes)/(1<<20))
+	if !j.Placement.NoFeatureReuse {
 		f.Reuse(ranks)
 	}
 	return f, nil
@@ -108,7 +109,7 @@ func widenHint(ds *dataset.Dataset) string {
 // step, less its topology (its lists and pointer table, already resident
 // when the graph is partitioned, or the whole graph), labels and degrees.
 // -1 for a device that cannot say (the CPU).
-func featureBudgets(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, topo *multigpu.Topology) []int64 {
+func (j *Job) featureBudgets(ds *dataset.Dataset, ranks []multigpu.Rank, topo *multigpu.Topology) []int64 {
 	n := ds.Graph.NumNodes
 	out := make([]int64, len(ranks))
 	for i, r := range ranks {
@@ -126,8 +127,8 @@ func featureBudgets(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, to
 		if topo != nil {
 			graphBytes = 0 // resident: not in what the device has free
 		}
-		if rf.gpuMemory != "" {
-			if b, perr := parseSize(rf.gpuMemory); perr == nil {
+		if j.Hybrid.GPUMemory != "" {
+			if b, perr := ParseSize(j.Hybrid.GPUMemory); perr == nil {
 				avail = b
 				if topo != nil {
 					graphBytes = topo.ListBytes[i] + 12*n
@@ -140,16 +141,24 @@ func featureBudgets(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, to
 }
 
 // printFeatureReads says where the gathered feature rows lived.
-func printFeatureReads(f *multigpu.Features, rowBytes int64, stderr io.Writer) {
+func printFeatureReads(f *multigpu.Features, rowBytes int64, log io.Writer) {
 	if f == nil {
 		return
 	}
 	r, err := f.Reads()
 	if err != nil {
-		fmt.Fprintf(stderr, "features: rows not counted: %v\n", err)
+		fmt.Fprintf(log, "features: rows not counted: %v\n", err)
 		return
 	}
 	l, rep, rem, reu := readShares(r)
-	fmt.Fprintf(stderr, "gathered %d feature rows (training and evaluation): %.1f%% local, %.1f%% replicas, %.1f%% read from peers, %.1f%% kept from the previous batch (%.1f MiB not read again)\n",
+	fmt.Fprintf(log, "gathered %d feature rows (training and evaluation): %.1f%% local, %.1f%% replicas, %.1f%% read from peers, %.1f%% kept from the previous batch (%.1f MiB not read again)\n",
 		r.Local+r.Replica+r.Remote+r.Reused, 100*l, 100*rep, 100*rem, 100*reu, float64(r.Reused)*float64(rowBytes)/(1<<20))
+}
+
+// ShardsFeatures reports whether shard-features auto shards ds's float32
+// rows over devices of mem bytes each: when the table does not fit one
+// with room for the step, beside the whole topology.
+func ShardsFeatures(ds *dataset.Dataset, mem int64) bool {
+	budget := dataRoom(mem) - topologyBytes(ds) - 8*ds.Graph.NumNodes
+	return multigpu.ShardFeatures(tableSize(ds, backend.F32), []int64{budget})
 }

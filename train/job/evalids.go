@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 // (int64 [N]) or P.ids.txt (N lines): row i of P is the vertex whose
 // original id is element i, or line i+1. A dataset without ids, or data
 // "" (a preset), writes nothing.
-func keyByIDs(data string, stdout io.Writer, paths ...string) error {
+func keyByIDs(data string, out io.Writer, paths ...string) error {
 	if data == "" || strings.Join(paths, "") == "" {
 		return nil
 	}
@@ -41,7 +41,7 @@ func keyByIDs(data string, stdout io.Writer, paths ...string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote the original ids of %s's rows to %s\n", p, key)
+		fmt.Fprintf(out, "wrote the original ids of %s's rows to %s\n", p, key)
 	}
 	return nil
 }

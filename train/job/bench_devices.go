@@ -1,22 +1,22 @@
-package main
+package job
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
-// devicesReport is bench --devices' line for one device count.
-type devicesReport struct {
+// DevicesReport is what bench --devices measured of one device count
+// (its --json line).
+type DevicesReport struct {
 	Preset    string  `json:"preset"`
 	Device    string  `json:"device"`
 	Devices   int     `json:"devices"`
@@ -43,12 +43,12 @@ type devicesReport struct {
 	FeatureRemote  float64 `json:"feature_remote_rows,omitempty"`
 	FeatureReused  float64 `json:"feature_reused_rows,omitempty"` // kept from the previous batch, not read from the peer again
 	// With --shard-features hosts: rows and bytes per gather by level.
-	Exchange *exchangeReport `json:"exchange,omitempty"`
+	Exchange *ExchangeReport `json:"exchange,omitempty"`
 }
 
-// parseDeviceCounts reads --devices for bench: "2", "1,2,4" or "all" (every
+// ParseDeviceCounts reads --devices for bench: "2", "1,2,4" or "all" (every
 // GPU, or one CPU device per two cores).
-func parseDeviceCounts(s string, all func() (int, error)) ([]int, error) {
+func ParseDeviceCounts(s string, all func() (int, error)) ([]int, error) {
 	if s == "all" {
 		n, err := all()
 		if err != nil {
@@ -60,35 +60,37 @@ func parseDeviceCounts(s string, all func() (int, error)) ([]int, error) {
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("devices: %s, want counts such as 1,2,4 or all", quoted(s))
+			return nil, fmt.Errorf("devices: %s, want counts such as 1,2,4 or all", quote.Quote(s))
 		}
 		out = append(out, n)
 	}
 	return out, nil
 }
 
-// benchDevices trains --epochs epochs data-parallel on each device count
-// and prints their epoch times and the speed-up over the first count.
-func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.Dataset, cfg train.Config, asJSON bool, stdout, stderr io.Writer) error {
-	fdt, err := rf.featureType()
+// devices trains the configuration's epochs data-parallel on each device
+// count and reports their epoch times and the speed-up over the first.
+func (b *Bench) devices(ctx context.Context, counts []int, ds *dataset.Dataset) error {
+	j := &b.Job
+	cfg := j.Config
+	fdt, err := j.featureType()
 	if err != nil {
 		return err
 	}
-	if err := checkShardFeatures(rf.shardFeatures); err != nil {
+	if err := CheckShardFeatures(j.Placement.ShardFeatures); err != nil {
 		return err
 	}
 	var base float64
 	one := cfg
 	for _, n := range counts {
 		cfg := one
-		if err := rf.groupBatch(&cfg, n, stderr); err != nil {
+		if err := j.groupBatch(&cfg, n, j.Log); err != nil {
 			return err
 		}
-		rf.fitBatch(&cfg, ds, n, stderr)
+		j.fitBatch(&cfg, ds, n, j.Log)
 		steps := (len(ds.Train) + cfg.Batch - 1) / cfg.Batch
-		r := *rf
-		r.devices = n
-		bes, colls, mode, err := openDevices(&r, stderr)
+		r := *j
+		r.Devices = n
+		bes, colls, mode, err := r.openDevices()
 		if err != nil {
 			return err
 		}
@@ -96,20 +98,20 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		for i := range ranks {
 			ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{FeatureDType: fdt}}
 		}
-		var rep devicesReport
-		fmt.Fprintf(stderr, "measuring %d epochs of %s on %d x %s, %s mode\n", cfg.Epochs, ds.Name, n, bes[0].Name(), mode)
-		topo, err := placeTopology(rf, ds, ranks, stderr)
+		var rep DevicesReport
+		fmt.Fprintf(j.Log, "measuring %d epochs of %s on %d x %s, %s mode\n", cfg.Epochs, ds.Name, n, bes[0].Name(), mode)
+		topo, err := j.placeTopology(ds, ranks)
 		var feats *multigpu.Features
 		var xch *multigpu.Exchange
 		switch {
-		case err == nil && rf.shardFeatures == "hosts":
-			xch, err = placeExchanged(rf, ds, cfg, mode, ranks, rf.ranksPerHost, stderr)
+		case err == nil && j.Placement.ShardFeatures == "hosts":
+			xch, err = j.placeExchanged(ds, cfg, mode, ranks, j.Placement.RanksPerHost)
 		case err == nil:
-			feats, err = placeFeatures(rf, ds, cfg, mode, ranks, topo, stderr)
+			feats, err = j.placeFeatures(ds, cfg, mode, ranks, topo)
 		}
 		var sum *train.Summary
 		if err == nil {
-			sum, err = multigpu.Run(ctx, ds, cfg, ranks, mode == "replay", rf.replay())
+			sum, err = multigpu.Run(ctx, ds, cfg, ranks, mode == Replay, j.Replay)
 		}
 		if err == nil && topo != nil {
 			rep.Cut, rep.Balance = topo.Stats.Cut, topo.Stats.Balance
@@ -125,43 +127,27 @@ func benchDevices(ctx context.Context, rf *runFlags, counts []int, ds *dataset.D
 		}
 		if err == nil && xch != nil {
 			if c, cerr := xch.Counts(); cerr == nil {
-				f := exchangeFigures(c)
+				f := ExchangeFigures(c)
 				rep.Exchange = &f
 			}
 		}
 		feats.Free()
 		for i := range bes {
 			colls[i].Close()
-			closeBackend(bes[i])
+			CloseBackend(bes[i])
 		}
 		if err != nil {
 			return err
 		}
-		rep.Preset, rep.Device, rep.Devices, rep.Mode, rep.Epochs = ds.Name, rf.device, n, mode, sum.Epochs
+		rep.Preset, rep.Device, rep.Devices, rep.Mode, rep.Epochs = ds.Name, j.Device, n, mode.String(), sum.Epochs
 		rep.EpochS, rep.TestAcc, rep.Date = sum.Seconds/float64(max(sum.Epochs, 1)), sum.TestAcc, time.Now().UTC().Format(time.DateOnly)
 		rep.StepsPerS = float64(steps) / rep.EpochS
 		if base == 0 {
 			base = rep.EpochS
 		}
 		rep.Speedup = base / rep.EpochS
-		if asJSON {
-			b, _ := json.Marshal(rep)
-			fmt.Fprintln(stdout, string(b))
-			continue
-		}
-		fmt.Fprintf(stdout, "%d device(s): epoch %.3f s (mean of %d, training only), %.1f steps/s, speed-up %.2fx, test accuracy %.4f\n",
-			n, rep.EpochS, rep.Epochs, rep.StepsPerS, rep.Speedup, rep.TestAcc)
-		if rep.Cut > 0 {
-			fmt.Fprintf(stdout, "  partition: edge cut %.3f, balance %.3f; lists read %.1f%% locally, %.1f%% from replicas, %.1f%% from peers\n",
-				rep.Cut, rep.Balance, 100*rep.Local, 100*rep.Replica, 100*rep.Remote)
-		}
-		if rep.FeatureBytes > 0 {
-			fmt.Fprintf(stdout, "  features: sharded, at most %.1f MiB of rows per device; rows gathered %.1f%% locally, %.1f%% from replicas, %.1f%% from peers, %.1f%% kept from the previous batch\n",
-				float64(rep.FeatureBytes)/(1<<20), 100*rep.FeatureLocal, 100*rep.FeatureReplica, 100*rep.FeatureRemote, 100*rep.FeatureReused)
-		}
-		if x := rep.Exchange; x != nil {
-			fmt.Fprintf(stdout, "  features exchanged, per step (all ranks): rows own %.0f, same host %.0f, other hosts %.0f, kept %.0f; same host %.1f KiB (%.1f KiB on the wire), other hosts %.1f KiB (%.1f KiB on the wire)\n",
-				x.Own, x.SameHost, x.OtherHost, x.Reused, x.LiveSameKiB, x.WireSameKiB, x.LiveOtherKiB, x.WireOtherKiB)
+		if err := b.OnDevices(rep); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"fmt"
@@ -8,19 +8,20 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
-// defaultReplicate is --replicate's default: a tenth of the list bytes.
-const defaultReplicate = "0.1"
+// DefaultReplicate is --replicate's default: a tenth of the list bytes.
+const DefaultReplicate = "0.1"
 
-// replicateBytes reads --replicate for g: "all" (-1: the whole graph on
+// ReplicateBytes reads --replicate for g: "all" (-1: the whole graph on
 // every device, no partition), a fraction of the graph's list bytes (a
 // number up to 1), or a size (512MiB, 2GiB, bytes).
-func replicateBytes(s string, listBytes int64) (int64, error) {
+func ReplicateBytes(s string, listBytes int64) (int64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
-		t = defaultReplicate
+		t = DefaultReplicate
 	}
 	if t == "all" {
 		return -1, nil
@@ -28,9 +29,9 @@ func replicateBytes(s string, listBytes int64) (int64, error) {
 	if f, err := strconv.ParseFloat(t, 64); err == nil && f >= 0 && f <= 1 {
 		return int64(f * float64(listBytes)), nil
 	}
-	b, err := parseSize(t)
+	b, err := ParseSize(t)
 	if err != nil {
-		return 0, fmt.Errorf("replicate: %s is not all, a fraction in [0, 1] or a size (e.g. 512MiB)", quoted(s))
+		return 0, fmt.Errorf("replicate: %s is not all, a fraction in [0, 1] or a size (e.g. 512MiB)", quote.Quote(s))
 	}
 	return b, nil
 }
@@ -38,45 +39,45 @@ func replicateBytes(s string, listBytes int64) (int64, error) {
 // placeTopology spreads the graph over the ranks (--replicate), or leaves
 // the whole graph on each when asked to or when the devices cannot read
 // each other's memory (said once). The topology is nil then.
-func placeTopology(rf *runFlags, ds *dataset.Dataset, ranks []multigpu.Rank, stderr io.Writer) (*multigpu.Topology, error) {
+func (j *Job) placeTopology(ds *dataset.Dataset, ranks []multigpu.Rank) (*multigpu.Topology, error) {
 	if len(ranks) < 2 {
 		return nil, nil
 	}
 	listBytes := 4 * ds.Graph.NumEdges()
-	budget, err := replicateBytes(rf.replicate, listBytes)
+	budget, err := ReplicateBytes(j.Placement.Replicate, listBytes)
 	if err != nil || budget < 0 {
 		return nil, err
 	}
 	topo, err := multigpu.PlaceTopology(ds, ranks, budget)
 	if err != nil {
-		fmt.Fprintf(stderr, "topology: %v; every device holds the whole graph instead\n", err)
+		fmt.Fprintf(j.Log, "topology: %v; every device holds the whole graph instead\n", err)
 		for i := range ranks {
 			ranks[i].Options.Graph = nil
 		}
 		return nil, nil
 	}
 	st := topo.Stats
-	fmt.Fprintf(stderr, "topology: %d parts (edge cut %.3f, balance %.3f), the lists of the %d highest-degree vertices (%.1f MiB) on every device; lists per device:",
+	fmt.Fprintf(j.Log, "topology: %d parts (edge cut %.3f, balance %.3f), the lists of the %d highest-degree vertices (%.1f MiB) on every device; lists per device:",
 		len(ranks), st.Cut, st.Balance, len(topo.Replicated), float64(min(budget, listBytes))/(1<<20))
 	for _, b := range topo.ListBytes {
-		fmt.Fprintf(stderr, " %.1f MiB", float64(b)/(1<<20))
+		fmt.Fprintf(j.Log, " %.1f MiB", float64(b)/(1<<20))
 	}
-	fmt.Fprintf(stderr, " (whole graph %.1f MiB)\n", float64(listBytes)/(1<<20))
+	fmt.Fprintf(j.Log, " (whole graph %.1f MiB)\n", float64(listBytes)/(1<<20))
 	return topo, nil
 }
 
 // printReads says where the sampled lists lived.
-func printReads(topo *multigpu.Topology, stderr io.Writer) {
+func printReads(topo *multigpu.Topology, log io.Writer) {
 	if topo == nil {
 		return
 	}
 	r, err := topo.Reads()
 	if err != nil {
-		fmt.Fprintf(stderr, "topology: reads not counted: %v\n", err)
+		fmt.Fprintf(log, "topology: reads not counted: %v\n", err)
 		return
 	}
 	l, rep, rem, _ := readShares(r)
-	fmt.Fprintf(stderr, "sampling read %d neighbour lists (training and evaluation): %.1f%% local, %.1f%% replicas, %.1f%% from peers\n",
+	fmt.Fprintf(log, "sampling read %d neighbour lists (training and evaluation): %.1f%% local, %.1f%% replicas, %.1f%% from peers\n",
 		r.Local+r.Replica+r.Remote, 100*l, 100*rep, 100*rem)
 }
 

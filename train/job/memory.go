@@ -1,8 +1,9 @@
-package main
+package job
 
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -25,7 +27,7 @@ import (
 // (--hidden 100000000). Where MemAvailable cannot be read it checks
 // nothing.
 func checkHostMemory(be backend.Backend, cfg train.Config, ds *dataset.Dataset, copies int) error {
-	avail, ok := memAvailable()
+	avail, ok := MemAvailable()
 	if !ok || !strings.HasPrefix(be.Name(), "cpu") {
 		return nil
 	}
@@ -63,8 +65,8 @@ func modelBytes(cfg train.Config, featDim, classes int) float64 {
 	return 4 * values
 }
 
-// memAvailable reads MemAvailable from /proc/meminfo, in bytes.
-func memAvailable() (int64, bool) {
+// MemAvailable reads MemAvailable from /proc/meminfo, in bytes.
+func MemAvailable() (int64, bool) {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		return 0, false
@@ -89,4 +91,76 @@ func bytesString(b float64) string {
 		return strconv.FormatFloat(b/(1<<20), 'f', 1, 64) + " MiB"
 	}
 	return strconv.FormatFloat(math.Round(b), 'f', 0, 64) + " bytes"
+}
+
+// memInfoer is a backend that reports its device's free memory (CUDA).
+type memInfoer interface {
+	MemInfo() (free, total int64, err error)
+}
+
+// fitsDevice reports whether the dataset's features and topology fit the
+// device's free memory with room for the step (a quarter of it); a backend
+// that cannot say is taken to fit.
+func fitsDevice(be backend.Backend, ds *dataset.Dataset, dt backend.DType, log io.Writer) bool {
+	m, ok := be.(memInfoer)
+	if !ok {
+		return true
+	}
+	free, _, err := m.MemInfo()
+	if err != nil {
+		return true
+	}
+	need := dataBytes(ds, dt)
+	if need <= dataRoom(free) {
+		return true
+	}
+	fmt.Fprintf(log, "mode auto: the features and topology (%.1f GiB) do not fit the GPU's free %.1f GiB with room for the step: hybrid mode\n",
+		float64(need)/(1<<30), float64(free)/(1<<30))
+	return false
+}
+
+// dataRoom is how much of a device's memory the resident data may take:
+// three quarters, the rest kept for the step.
+func dataRoom(mem int64) int64 { return mem * 3 / 4 }
+
+// dataBytes is what a dataset takes resident: features held as dt,
+// topology, labels and degrees.
+func dataBytes(ds *dataset.Dataset, dt backend.DType) int64 {
+	return tableSize(ds, dt) + topologyBytes(ds) + 8*ds.Graph.NumNodes
+}
+
+// tableSize is the feature table held as dt.
+func tableSize(ds *dataset.Dataset, dt backend.DType) int64 {
+	return ds.Graph.NumNodes * int64(ds.FeatDim) * int64(dt.Size())
+}
+
+// topologyBytes is the whole graph resident: indptr and indices.
+func topologyBytes(ds *dataset.Dataset) int64 {
+	return (ds.Graph.NumNodes+1)*8 + int64(len(ds.Graph.Indices))*4
+}
+
+// ParseSize reads a byte count: a number with an optional unit (B, KiB,
+// MiB, GiB, TiB; K, M, G, T and KB, MB, GB, TB are read as the same
+// powers of 1024).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		mul    float64
+	}{{"TIB", 1 << 40}, {"GIB", 1 << 30}, {"MIB", 1 << 20}, {"KIB", 1 << 10},
+		{"TB", 1 << 40}, {"GB", 1 << 30}, {"MB", 1 << 20}, {"KB", 1 << 10},
+		{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
+	mul := 1.0
+	up := strings.ToUpper(t)
+	for _, u := range units {
+		if strings.HasSuffix(up, u.suffix) {
+			mul, t = u.mul, strings.TrimSpace(t[:len(t)-len(u.suffix)])
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v*mul > 1<<62 {
+		return 0, fmt.Errorf("gpu-memory: %s is not a size (want, e.g., 20GiB, 512MiB or a number of bytes)", quote.Quote(s))
+	}
+	return int64(v * mul), nil
 }

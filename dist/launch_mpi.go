@@ -1,4 +1,4 @@
-package main
+package dist
 
 import (
 	"context"
@@ -12,23 +12,23 @@ import (
 	"strings"
 )
 
-// runMPIJob starts nproc CPU processes of `fanout args...` under mpirun,
+// RunMPI starts nproc CPU processes of `fanout args...` under mpirun,
 // which wires the MPI job they reduce in. mpirun's --tag-output marks each
 // line with the rank that wrote it, which becomes the line's "[rank N]"
 // prefix; mpirun's own lines are prefixed "[mpirun]". When the job fails,
 // the error names the rank that failed first as mpirun saw it (killed by
 // a signal, a non-zero exit, MPI_Abort), not mpirun's own status.
-func runMPIJob(ctx context.Context, exe string, args []string, nproc int, stdout, stderr io.Writer) error {
+func RunMPI(ctx context.Context, exe string, args []string, nproc int, stdout, stderr io.Writer) error {
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
 		return errors.New("CPU processes reduce through MPI: mpirun not found (Debian: apt-get install openmpi-bin)")
 	}
-	if err := mpiRootAllowed(os.Geteuid(), os.Getenv); err != nil {
+	if err := MPIRootAllowed(os.Geteuid(), os.Getenv); err != nil {
 		return err
 	}
-	lines := &mpiLines{stdout: stdout, stderr: stderr}
+	lines := newMPILines(stdout, stderr)
 	argv := append([]string{"-n", strconv.Itoa(nproc), "--oversubscribe", "--tag-output", exe}, args...)
-	err = runJob(ctx, mpirun, argv, 1, func(int) []string { return os.Environ() }, lines.sink)
+	err = RunProcesses(ctx, mpirun, argv, 1, func(int) []string { return os.Environ() }, lines.sink)
 	if err == nil {
 		return nil
 	}
@@ -41,9 +41,9 @@ func runMPIJob(ctx context.Context, exe string, args []string, nproc int, stdout
 	return err
 }
 
-// mpiRootAllowed fails, with what to set, where mpirun would refuse to
+// MPIRootAllowed fails, with what to set, where mpirun would refuse to
 // run as root (Open MPI asks for two variables, or --allow-run-as-root).
-func mpiRootAllowed(euid int, getenv func(string) string) error {
+func MPIRootAllowed(euid int, getenv func(string) string) error {
 	if euid != 0 || (getenv("OMPI_ALLOW_RUN_AS_ROOT") == "1" && getenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM") == "1") {
 		return nil
 	}
@@ -58,18 +58,22 @@ type mpiLines struct {
 	stdout, stderr io.Writer
 	failed         string
 	exitCode       bool // failed names a rank whose exit code is on a line to come
+	// mpirun's lines: a tagged line, a rank killed by a signal, MPI_Abort,
+	// a rank's name and its exit code.
+	tagged, signal, abort, exitName, codeLine *regexp.Regexp
 }
 
-var (
-	mpiTagged   = regexp.MustCompile(`^\[\d+,(\d+)\]<(stdout|stderr)>:(.*)$`)
-	mpiSignal   = regexp.MustCompile(`process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+)(?: \(([^)]*)\))?`)
-	mpiAbort    = regexp.MustCompile(`MPI_ABORT was invoked on rank (\d+)`)
-	mpiExitName = regexp.MustCompile(`Process name: \[\[\d+,\d+\],(\d+)\]`)
-	mpiExitCode = regexp.MustCompile(`Exit code:\s*(\d+)`)
-)
+func newMPILines(stdout, stderr io.Writer) *mpiLines {
+	return &mpiLines{stdout: stdout, stderr: stderr,
+		tagged:   regexp.MustCompile(`^\[\d+,(\d+)\]<(stdout|stderr)>:(.*)$`),
+		signal:   regexp.MustCompile(`process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+)(?: \(([^)]*)\))?`),
+		abort:    regexp.MustCompile(`MPI_ABORT was invoked on rank (\d+)`),
+		exitName: regexp.MustCompile(`Process name: \[\[\d+,\d+\],(\d+)\]`),
+		codeLine: regexp.MustCompile(`Exit code:\s*(\d+)`)}
+}
 
 func (m *mpiLines) sink(_ int, line string, _ bool) {
-	if t := mpiTagged.FindStringSubmatch(line); t != nil {
+	if t := m.tagged.FindStringSubmatch(line); t != nil {
 		w := m.stdout
 		if t[2] == "stderr" {
 			w = m.stderr
@@ -81,7 +85,7 @@ func (m *mpiLines) sink(_ int, line string, _ bool) {
 		fmt.Fprintf(m.stderr, "[mpirun] %s\n", line)
 	}
 	if m.exitCode {
-		if c := mpiExitCode.FindStringSubmatch(line); c != nil {
+		if c := m.codeLine.FindStringSubmatch(line); c != nil {
 			m.failed, m.exitCode = strings.Replace(m.failed, "a non-zero status", "status "+c[1], 1), false
 		}
 		return
@@ -89,14 +93,14 @@ func (m *mpiLines) sink(_ int, line string, _ bool) {
 	if m.failed != "" {
 		return
 	}
-	if s := mpiSignal.FindStringSubmatch(line); s != nil {
+	if s := m.signal.FindStringSubmatch(line); s != nil {
 		m.failed = fmt.Sprintf("rank %s was killed by signal %s", s[1], s[2])
 		if s[3] != "" {
 			m.failed += " (" + s[3] + ")"
 		}
-	} else if a := mpiAbort.FindStringSubmatch(line); a != nil {
+	} else if a := m.abort.FindStringSubmatch(line); a != nil {
 		m.failed = fmt.Sprintf("rank %s ended the job (MPI_Abort; its reason is above)", a[1])
-	} else if e := mpiExitName.FindStringSubmatch(line); e != nil {
+	} else if e := m.exitName.FindStringSubmatch(line); e != nil {
 		m.failed, m.exitCode = fmt.Sprintf("rank %s exited with a non-zero status", e[1]), true
 	}
 }

@@ -1,0 +1,71 @@
+package job
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/internal/quote"
+)
+
+// LoadDataset opens src.Data or generates src.Preset in memory, saying so
+// on log; progress, when set, shows the generation.
+func LoadDataset(src Source, threads int, log io.Writer, progress func(string) (func(string, int64, int64), func())) (*dataset.Dataset, error) {
+	if src.Data != "" {
+		ds, err := dataset.Open(src.Data)
+		if err != nil {
+			return nil, fmt.Errorf("--data: %w", err)
+		}
+		return ds, nil
+	}
+	p, err := rmat.Lookup(src.Preset)
+	if err != nil {
+		return nil, fmt.Errorf("--preset: %w", err)
+	}
+	if src.FeatDim < 0 {
+		return nil, fmt.Errorf("feat-dim: %d, want a positive width", src.FeatDim)
+	}
+	if src.FeatDim > 0 {
+		p.FeatDim = src.FeatDim
+		p.Name = fmt.Sprintf("%s-f%d", p.Name, src.FeatDim)
+	}
+	seed := src.Seed
+	if seed == 0 {
+		seed = 1
+	}
+	start := time.Now()
+	update, done := func(string, int64, int64) {}, func() {}
+	if progress != nil {
+		update, done = progress("generating " + p.Name)
+	}
+	ds, err := rmat.Generate(p, rmat.Options{Seed: seed, Threads: threads, Progress: update})
+	done()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "generated %s in %s: %d vertices, %d edges\n", p.Name,
+		time.Since(start).Round(time.Millisecond), ds.Graph.NumNodes, ds.Graph.NumEdges())
+	return ds, nil
+}
+
+// load is LoadDataset of the job's source.
+func (j *Job) load() (*dataset.Dataset, error) {
+	return LoadDataset(j.Source, j.Threads, j.Log, j.Progress)
+}
+
+// ParseFeatureDType reads a --feature-dtype value.
+func ParseFeatureDType(s string) (backend.DType, error) {
+	switch s {
+	case "float32", "":
+		return backend.F32, nil
+	case "bfloat16", "bf16":
+		return backend.BF16, nil
+	}
+	return 0, fmt.Errorf("feature-dtype: %s, want float32 or bfloat16", quote.Quote(s))
+}
+
+// featureType is the job's feature type.
+func (j *Job) featureType() (backend.DType, error) { return ParseFeatureDType(j.FeatureDType) }

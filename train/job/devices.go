@@ -1,0 +1,113 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/hybrid"
+	"github.com/fanout-gnn/fanout/train/multigpu"
+)
+
+// runDevices trains data-parallel on j.Devices devices (train --devices).
+// CPU devices are CPU backends in this process, joined by the in-process
+// collective; their threads split --threads.
+func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
+	cfg, opt := j.Config, j.Options
+	n := j.Devices
+	if err := j.groupBatch(&cfg, n, j.Log); err != nil {
+		return nil, err
+	}
+	bes, colls, mode, err := j.openDevices()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for i := range bes {
+			colls[i].Close()
+			CloseBackend(bes[i])
+		}
+	}()
+	ds, err := j.load()
+	if err != nil {
+		return nil, err
+	}
+	defer ds.Close()
+	j.fitBatch(&cfg, ds, n, j.Log)
+	if err := checkHostMemory(bes[0], cfg, ds, n); err != nil {
+		return nil, err
+	}
+	desc := fmt.Sprintf("%d x %s", n, bes[0].Name())
+	fmt.Fprintf(j.Log, "training %s (%d layers, hidden %d, fanouts %s, global batch %d = %d x %d) on %s with %s, %s mode\n",
+		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, n, cfg.Batch/n, ds.Name, desc, mode)
+	ranks := make([]multigpu.Rank, n)
+	for i := range ranks {
+		ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{Device: desc, FeatureDType: opt.FeatureDType}}
+	}
+	opt.Device = desc
+	ranks[0].Options = opt
+	var tiers []*hybrid.Tier
+	if mode == Hybrid {
+		if tiers, err = j.hybridRanks(ds, cfg, bes, ranks); err != nil {
+			return nil, err
+		}
+	}
+	topo, err := j.placeTopology(ds, ranks)
+	if err != nil {
+		return nil, err
+	}
+	var feats *multigpu.Features
+	var xch *multigpu.Exchange
+	if j.Placement.ShardFeatures == "hosts" {
+		xch, err = j.placeExchanged(ds, cfg, mode, ranks, j.Placement.RanksPerHost)
+	} else {
+		feats, err = j.placeFeatures(ds, cfg, mode, ranks, topo)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer feats.Free() // after every rank is done, before the devices close
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode.captures(), j.Replay)
+	if err != nil {
+		return nil, j.interrupted(err)
+	}
+	printReads(topo, j.Log)
+	printFeatureReads(feats, 4*int64(ds.FeatDim), j.Log)
+	printExchange(xch, j.Log)
+	for i, t := range tiers {
+		fmt.Fprintf(j.Log, "device %d: cache %d rows, hit rate %.3f, peak %.1f MiB of a %.1f MiB budget\n",
+			i, t.Stats.Placement.CacheRows, t.Stats.HitRate, float64(t.Stats.PeakBytes)/(1<<20), float64(t.Stats.Placement.Budget)/(1<<20))
+	}
+	return sum, nil
+}
+
+// hybridRanks gives every rank its own tiered feature store under its
+// device's budget (--gpu-memory applies per device).
+func (j *Job) hybridRanks(ds *dataset.Dataset, cfg train.Config, bes []backend.Backend, ranks []multigpu.Rank) ([]*hybrid.Tier, error) {
+	if j.Hybrid.HotRatio != 0 {
+		return nil, fmt.Errorf("hot-ratio: CPU-computed hot vertices run on one device; with --devices %d use --hot-ratio 0", len(ranks))
+	}
+	tiers := make([]*hybrid.Tier, len(ranks))
+	for i := range ranks {
+		var log io.Writer
+		if i == 0 {
+			log = j.Log // one plan printed: the ranks' are alike
+		}
+		hopt, err := j.hybridOptions(bes[i], log)
+		if err != nil {
+			return nil, err
+		}
+		t, err := hybrid.NewTier(bes[i], ds, cfg, hopt)
+		if err != nil {
+			return nil, err
+		}
+		tiers[i] = t
+		ranks[i].Options.Features = t.Store
+		ranks[i].BeforeCapture = t.BeforeCapture
+		ranks[i].Finished = func(*train.Trainer) error { return t.Finish() }
+	}
+	return tiers, nil
+}

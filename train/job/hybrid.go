@@ -1,0 +1,105 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/internal/quote"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/hybrid"
+)
+
+// hybridOptions turns the hybrid flags into the driver's options for be:
+// the budget is --gpu-memory, or what be's device has free less a margin.
+func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, error) {
+	dt, err := j.featureType()
+	if err != nil {
+		return hybrid.Options{}, err
+	}
+	h := j.Hybrid
+	hopt := hybrid.Options{CacheRows: int64(h.CacheRows), Threads: j.Threads, Log: log, Replay: j.Replay, FeatureDType: dt,
+		Hot: hybrid.HotOptions{Ratio: h.HotRatio, Staleness: h.Staleness, SuperBatch: h.SuperBatch, Outputs: h.HotOutputs,
+			NewCPU: func() (backend.Backend, error) { return cpu.New(j.Threads), nil }}}
+	if h.GPUMemory != "" {
+		b, err := ParseSize(h.GPUMemory)
+		if err != nil {
+			return hopt, err
+		}
+		hopt.Budget = b
+	} else if m, ok := be.(memInfoer); ok {
+		free, _, err := m.MemInfo()
+		if err != nil {
+			return hopt, err
+		}
+		hopt.Budget = free - hybrid.DefaultMargin(free)
+	}
+	return hopt, nil
+}
+
+// runHybrid trains with the hybrid driver and prints its figures.
+func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds *dataset.Dataset, cfg train.Config, opt train.Options) (*train.Summary, error) {
+	if cfg.BottomProducts == "bfloat16" && (j.Hybrid.HotAuto || j.Hybrid.HotRatio != 0) {
+		return nil, fmt.Errorf("bottom-products: bfloat16, but the hybrid mode's hot vertices (--hot-ratio %s) need a float32 bottom layer; use --hot-ratio 0 or --bottom-products float32", j.Hybrid.HotSpec)
+	}
+	hopt, err := j.hybridOptions(be, j.Log)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(j.Log, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s, hybrid mode\n",
+		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc)
+	be = WithCapture(be)
+	opt.Device = desc
+	if j.Hybrid.HotAuto {
+		fmt.Fprintf(j.Log, "timing a few super-batches of %d steps at each hot ratio (--hot-ratio auto):\n", hopt.Hot.SuperBatch)
+		trials, err := hybrid.ChooseHotRatio(ctx, be, ds, cfg, &hopt, nil)
+		if errors.Is(err, train.ErrInterrupted) || ctx.Err() != nil {
+			fmt.Fprintln(j.Log, "interrupted")
+			return nil, ErrInterrupted
+		}
+		if err != nil {
+			return nil, err
+		}
+		hybrid.PrintTrials(j.Log, trials, hopt.Hot.Ratio)
+		backend.MemoryOf(be).ResetPeak() // the run's peak, not the trials'
+	}
+	sum, st, err := hybrid.Run(ctx, be, ds, cfg, opt, hopt)
+	if err != nil {
+		return nil, j.interrupted(err)
+	}
+	steps := max(st.Launches, 1)
+	budget := fmt.Sprintf("of a %.1f MiB budget", float64(st.Placement.Budget)/(1<<20))
+	if hopt.Budget == 0 {
+		budget = "(no budget set)"
+	}
+	fmt.Fprintf(j.Log, "hybrid: cache hit rate %.3f (%d of %d rows from host memory), %.1f MiB over PCIe per training launch (evaluation's gathers included), peak %.1f MiB %s\n",
+		st.HitRate, st.HostRows, st.Rows, float64(st.PCIeBytes)/float64(steps)/(1<<20), float64(st.PeakBytes)/(1<<20), budget)
+	if h := st.Hot; h != nil {
+		what := "outputs"
+		if h.Inputs {
+			what = "inputs"
+		}
+		fmt.Fprintf(j.Log, "hybrid: %d hot vertices: %d super-batches of rows (%s) in %.2f s of CPU work; training waited %.2f s for them\n",
+			h.Vertices, h.SuperBatches, what, h.CPUSeconds, h.WaitSeconds)
+	}
+	return sum, nil
+}
+
+// ParseHotRatio reads the hybrid mode's hot ratio: auto (chosen by a
+// measurement; the ratio is 0 until then), or a fraction in [0, 1].
+func ParseHotRatio(spec string) (ratio float64, auto bool, err error) {
+	if strings.EqualFold(strings.TrimSpace(spec), "auto") {
+		return 0, true, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(spec), 64)
+	if err != nil || v < 0 || v > 1 {
+		return 0, false, fmt.Errorf("hot-ratio: %s is neither auto nor a fraction in [0, 1]", quote.Quote(spec))
+	}
+	return v, false, nil
+}

@@ -1,0 +1,86 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/fanout-gnn/fanout/checkpoint"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// runOne trains on one device: eager or replay, or hybrid where asked or
+// where auto finds the data too large for the GPU.
+func runOne(ctx context.Context, j *Job) (*train.Summary, error) {
+	be, desc, err := OpenBackend(j.Device, j.Threads, j.CUDA, j.Log)
+	if err != nil {
+		return nil, err
+	}
+	defer CloseBackend(be)
+	ds, err := j.load()
+	if err != nil {
+		return nil, err
+	}
+	defer ds.Close()
+	cfg, opt := j.Config, j.Options
+	j.fitBatch(&cfg, ds, 1, j.Log)
+	if err := checkHostMemory(be, cfg, ds, 1); err != nil {
+		return nil, err
+	}
+	mode := j.Mode.Resolve(be)
+	if mode == Replay && j.Mode == Auto && !fitsDevice(be, ds, opt.FeatureDType, j.Log) {
+		mode = Hybrid
+		if j.BottomDefault { // the hybrid mode's hot vertices need float32 bottom rows
+			cfg.BottomProducts = ""
+		}
+	}
+	if mode == Hybrid {
+		return j.runHybrid(ctx, be, desc, ds, cfg, opt)
+	}
+	fmt.Fprintf(j.Log, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s, %s mode\n",
+		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc, mode)
+	replay := mode == Replay
+	if replay {
+		be = WithCapture(be)
+	}
+	opt.Device, opt.Replay = desc, replay
+	tr, err := train.New(be, ds, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	sum, err := j.drive(ctx, tr, replay)
+	if errors.Is(err, train.ErrInterrupted) {
+		if opt.RunDir == "" {
+			fmt.Fprintln(j.Log, "interrupted (no --out: nothing saved)")
+		} else {
+			fmt.Fprintf(j.Log, "interrupted: saved %s; continue with --resume\n", filepath.Join(opt.RunDir, checkpoint.LastCheckpoint))
+		}
+		return nil, ErrInterrupted
+	}
+	return sum, err
+}
+
+// drive trains with the replay or the eager driver.
+func (j *Job) drive(ctx context.Context, tr *train.Trainer, replay bool) (*train.Summary, error) {
+	if !replay {
+		return tr.Run(ctx)
+	}
+	sum, st, err := tr.RunReplay(ctx, j.Replay)
+	if st != nil {
+		fmt.Fprintf(j.Log, "replay: %d captures, %d overflows re-run, envelope %.1f MiB (ideal %.1f MiB)\n",
+			st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealBytes)/(1<<20))
+	}
+	return sum, err
+}
+
+// interrupted says a cancelled run stopped and returns ErrInterrupted; any
+// other error as it is.
+func (j *Job) interrupted(err error) error {
+	if errors.Is(err, train.ErrInterrupted) {
+		fmt.Fprintln(j.Log, "interrupted")
+		return ErrInterrupted
+	}
+	return err
+}

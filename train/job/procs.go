@@ -1,0 +1,177 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/dist"
+	"github.com/fanout-gnn/fanout/dist/mpi"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/multigpu"
+)
+
+// runProcesses trains as one process of a job started by a launcher
+// (torchrun, Slurm, mpirun): it joins the rendezvous store, gets NCCL's id
+// from rank 0, joins the job's NCCL communicator with the GPU LOCAL_RANK
+// picks, and runs the data-parallel driver with that one rank. Rank 0
+// writes the run directory. CPU processes reduce through MPI (runMPI).
+func runProcesses(ctx context.Context, j *Job) (_ *train.Summary, err error) {
+	l := j.Launch
+	if j.Device == "cpu" {
+		return runMPI(ctx, j)
+	}
+	token, err := dist.Token(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	copt := j.CUDA.Options()
+	copt.Device = l.LocalRank
+	have, err := cuda.DeviceCount(copt)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.CheckDevicesPerHost(have); err != nil {
+		return nil, err
+	}
+	noMulticast()
+	nccl, err := cuda.LoadNCCL(j.CUDA.LibDir)
+	if err != nil {
+		return nil, fmt.Errorf("several processes need NCCL: %w", err)
+	}
+	meet, err := dist.Meet(ctx, l, token, j.Log)
+	if err != nil {
+		return nil, err
+	}
+	finished := false
+	defer func() { meet.Close(finished) }()
+	var id cuda.UniqueID
+	b, err := dist.ShareID(ctx, meet.Client, l.Rank, "nccl-id", len(id.Internal), func() ([]byte, error) {
+		id, err := nccl.GetUniqueID()
+		return id.Internal[:], err
+	})
+	if err != nil {
+		return nil, err
+	}
+	copy(id.Internal[:], b)
+	gpu, err := cuda.New(copt)
+	if err != nil {
+		return nil, err
+	}
+	defer gpu.Close()
+	comm, err := nccl.NewCommRank(gpu, l.WorldSize, l.Rank, id)
+	if err != nil {
+		return nil, err
+	}
+	defer comm.Close()
+	defer dist.AbortOnFailure(meet.Client, comm.Abort)() // stops watching before comm.Close (deferred earlier, runs later)
+	desc := fmt.Sprintf("rank %d of %d (%s), %s", l.Rank, l.WorldSize, l.Launcher, gpu.Name())
+	sum, xch, err := j.runRank(ctx, gpu, comm, desc, Replay)
+	if err != nil {
+		if cerr := meet.Client.Err(); cerr != nil {
+			return nil, fmt.Errorf("%w (the job: %v)", err, cerr)
+		}
+		return nil, err
+	}
+	finished = true
+	return j.rankResult(sum, xch), nil
+}
+
+// runRank trains this process's one rank of the job on be, joined by
+// coll: it loads the data, fits the batch, places the features and runs
+// the data-parallel driver (rank 0 alone writes). The exchange is nil
+// unless the features are spread over the job's hosts.
+func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode Mode) (*train.Summary, *multigpu.Exchange, error) {
+	l := j.Launch
+	cfg, opt := j.Config, j.Options
+	if l.Rank != 0 {
+		opt = train.Options{FeatureDType: opt.FeatureDType}
+	}
+	opt.Device = desc
+	ds, err := j.load()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer ds.Close()
+	if err := j.groupBatch(&cfg, l.WorldSize, l.RankZero(j.Log)); err != nil {
+		return nil, nil, err
+	}
+	j.fitBatch(&cfg, ds, l.WorldSize, l.RankZero(j.Log))
+	if err := checkHostMemory(be, cfg, ds, max(l.LocalWorldSize, 1)); err != nil {
+		return nil, nil, err
+	}
+	fmt.Fprintf(j.Log, "training %s (global batch %d = %d x %d) on %s, %s mode\n", cfg.Model, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize, desc, mode)
+	ranks := []multigpu.Rank{{Backend: be, Coll: coll, Options: opt}}
+	var xch *multigpu.Exchange
+	if j.Placement.ShardFeatures == "hosts" {
+		// hosts of RanksPerHost, or of the launcher's LOCAL_WORLD_SIZE
+		perHost := j.Placement.RanksPerHost
+		if perHost == 0 {
+			perHost = l.LocalWorldSize
+		}
+		if xch, err = j.placeExchanged(ds, cfg, mode, ranks, perHost); err != nil {
+			return nil, nil, err
+		}
+	}
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == Replay, j.Replay)
+	return sum, xch, err
+}
+
+// runMPI trains as one CPU process of a job started by mpirun: the
+// gradients are all-reduced with MPI (Open MPI, loaded at run time). A rank
+// that fails says why and ends the job (MPI_Abort), so that its peers do
+// not wait for it in their next collective.
+func runMPI(ctx context.Context, j *Job) (_ *train.Summary, err error) {
+	l := j.Launch
+	m, err := mpi.Open()
+	if err != nil {
+		return nil, err
+	}
+	defer m.Finalize()
+	defer func() {
+		if err != nil && m.Size() > 1 && ctx.Err() == nil { // a signal reaches every rank
+			fmt.Fprintf(j.Log, "fanout train: rank %d of %d: %v; ending the job\n", l.Rank, l.WorldSize, err)
+			m.Abort(1)
+		}
+	}()
+	if m.Size() != l.WorldSize || m.Rank() != l.Rank {
+		return nil, fmt.Errorf("CPU processes reduce through MPI: start them with mpirun (MPI sees rank %d of %d, the %s variables say %d of %d)",
+			m.Rank(), m.Size(), l.Launcher, l.Rank, l.WorldSize)
+	}
+	threads := j.Threads
+	if threads == 0 {
+		threads = max(1, runtime.NumCPU()/max(1, l.LocalWorldSize))
+	}
+	var be backend.Backend = cpu.New(threads)
+	mode := j.Mode.Resolve(be)
+	if mode == Replay {
+		be = WithCapture(be)
+	}
+	comm, err := mpi.NewComm(m, be)
+	if err != nil {
+		return nil, err
+	}
+	desc := fmt.Sprintf("rank %d of %d (MPI), %s", l.Rank, l.WorldSize, be.Name())
+	sum, xch, err := j.runRank(ctx, be, comm, desc, mode)
+	if err == nil {
+		err = comm.Err()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return j.rankResult(sum, xch), nil
+}
+
+// rankResult is what a finished rank reports: on rank 0 what the exchange
+// moved (said on the log) and the summary; nothing elsewhere.
+func (j *Job) rankResult(sum *train.Summary, xch *multigpu.Exchange) *train.Summary {
+	if j.Launch.Rank != 0 {
+		return nil
+	}
+	printExchange(xch, j.Log)
+	return sum
+}

@@ -1,0 +1,204 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/multigpu/simulate"
+)
+
+// Simulation is a simulate job: the sampling and placement of a
+// data-parallel job of Hosts hosts of Devices devices, run on the CPU
+// through the training code paths (package simulate), and a model of its
+// epoch at this size and, with Predict, at the sizes of simulate.Ladder.
+type Simulation struct {
+	Source                      Source
+	Hosts, Devices, Steps       int
+	Batch, GlobalBatch, Threads int    // Batch per device, or GlobalBatch over all
+	Fanouts                     string // "" for the preset's
+	Replicate, ShardFeatures    string
+	Chunks, GPUMemory           string
+	NoReuse, Predict            bool
+	Seed                        uint64
+	StepMs                      float64 // one GPU's step time at the per-device batch (0: the H100 table's)
+	StepTimes                   string  // a table of seeds:ms pairs instead of the H100's
+	Links                       simulate.Links
+	NetGbps                     float64
+	Intra                       string // nvlink or pcie
+	ParamBytes                  int64  // 0: the GraphSAGE model's
+	Hidden                      int    // 0: the preset's
+	Log                         io.Writer
+	Progress                    func(title string) (update func(stage string, done, total int64), done func())
+}
+
+// SimulationResult is what a simulation found and predicts.
+type SimulationResult struct {
+	Result      *simulate.Result
+	Model       *simulate.Model
+	Job         simulate.Prediction   // this job's epoch
+	Predictions []simulate.Prediction // the ladder's, with Predict
+	Global      bool                  // the batch is global (kept over the ladder)
+}
+
+// RunSimulation simulates the job and predicts its epoch, saying on Log
+// how long the simulations took.
+func RunSimulation(s Simulation) (*SimulationResult, error) {
+	if err := CheckThreads(s.Threads); err != nil {
+		return nil, err
+	}
+	ds, base, err := s.dataset()
+	if err != nil {
+		return nil, err
+	}
+	defer ds.Close()
+	cfg, global, err := s.config(ds, base)
+	if err != nil {
+		return nil, err
+	}
+	model, err := s.model(ds, base, cfg)
+	if err != nil {
+		return nil, err
+	}
+	r := simulate.NewRunner(ds)
+	start := time.Now()
+	res, err := r.Run(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(s.Log, "simulated %d steps of %d ranks in %s\n", len(res.Steps), cfg.Ranks(), time.Since(start).Round(time.Millisecond))
+	job, err := model.Job(res, global)
+	if err != nil {
+		return nil, err
+	}
+	out := &SimulationResult{Result: res, Model: model, Job: job, Global: global}
+	if s.Predict {
+		out.Predictions, err = r.Scaling(cfg, global, model, simulate.Ladder(), func(sc simulate.Scale, _ *simulate.Result) {
+			fmt.Fprintf(s.Log, "simulated %s devices (%s)\n", sc, time.Since(start).Round(time.Millisecond))
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// dataset opens --data or generates --preset, and the training
+// configuration it implies (the preset's model and sampling).
+func (s *Simulation) dataset() (*dataset.Dataset, train.Config, error) {
+	base := train.Defaults()
+	name := s.Source.Preset
+	if s.Source.Data != "" {
+		name = ""
+		if m, err := dataset.ReadManifest(filepath.Join(s.Source.Data, dataset.ManifestFile)); err == nil && strings.HasPrefix(m.Source, "rmat") {
+			name = m.Name
+		}
+	}
+	if p, err := rmat.Lookup(name); err == nil {
+		base = PresetConfig(p)
+	}
+	ds, err := LoadDataset(s.Source, s.Threads, s.Log, s.Progress)
+	return ds, base, err
+}
+
+// config is the simulated job, and whether its batch is global.
+func (s *Simulation) config(ds *dataset.Dataset, base train.Config) (simulate.Config, bool, error) {
+	c := simulate.Config{Hosts: s.Hosts, Devices: s.Devices, Seed: s.Seed, Steps: s.Steps, Reuse: !s.NoReuse,
+		Chunks: simulate.Chunks(s.Chunks), Threads: s.Threads, Fanouts: base.Fanouts}
+	if c.Chunks != simulate.ReplayChunks && c.Chunks != simulate.EagerChunks {
+		return c, false, fmt.Errorf("chunks: %q, want replay or eager", s.Chunks)
+	}
+	n := s.Hosts * s.Devices
+	if n < 1 {
+		return c, false, fmt.Errorf("hosts, devices: %d x %d", s.Hosts, s.Devices)
+	}
+	var err error
+	if s.Fanouts != "" {
+		if c.Fanouts, err = ParseFanouts(s.Fanouts); err != nil {
+			return c, false, fmt.Errorf("fanouts: %w", err)
+		}
+	}
+	global := s.GlobalBatch > 0
+	switch {
+	case global && s.Batch > 0:
+		return c, false, errors.New("batch: give --batch (per device) or --global-batch, not both")
+	case global && s.GlobalBatch%n != 0:
+		return c, false, fmt.Errorf("global-batch: %d seeds do not split evenly over %d devices", s.GlobalBatch, n)
+	case global:
+		c.Batch = s.GlobalBatch
+	case s.Batch > 0:
+		c.Batch = s.Batch * n
+	default:
+		c.Batch = base.Batch * n
+	}
+	listBytes := 4 * ds.Graph.NumEdges()
+	if c.Replicate, err = ReplicateBytes(s.Replicate, listBytes); err != nil {
+		return c, false, err
+	}
+	shard := s.ShardFeatures
+	if shard == "auto" {
+		mem, err := ParseSize(s.GPUMemory)
+		if err != nil {
+			return c, false, fmt.Errorf("gpu-memory: %w", err)
+		}
+		shard = "off"
+		if ShardsFeatures(ds, mem) {
+			shard = "on"
+		}
+	}
+	c.Features, err = simulate.ParseFeatures(shard)
+	return c, global, err
+}
+
+// model is the epoch's model for the flags.
+func (s *Simulation) model(ds *dataset.Dataset, base train.Config, c simulate.Config) (*simulate.Model, error) {
+	m := &simulate.Model{Step: simulate.H100ProductsSim(), Links: s.Links, ParamBytes: s.ParamBytes}
+	m.Links.NetGBs = s.NetGbps / 8
+	switch s.Intra {
+	case "nvlink":
+	case "pcie":
+		m.Links.IntraPCIe = true
+	default:
+		return nil, fmt.Errorf("intra: %q, want nvlink or pcie", s.Intra)
+	}
+	if s.StepTimes != "" {
+		t, err := parseStepTimes(s.StepTimes)
+		if err != nil {
+			return nil, err
+		}
+		m.Step = t
+	}
+	if s.StepMs > 0 {
+		m.Step = m.Step.Scaled(c.Batch/c.Ranks(), s.StepMs)
+	}
+	if m.ParamBytes == 0 {
+		hidden := base.Hidden
+		if s.Hidden > 0 {
+			hidden = s.Hidden
+		}
+		m.ParamBytes = simulate.ParamBytes(ds.FeatDim, hidden, ds.NumClasses, len(c.Fanouts))
+	}
+	return m, nil
+}
+
+// parseStepTimes reads --step-times: seeds:ms pairs, comma-separated.
+func parseStepTimes(s string) (simulate.StepTimes, error) {
+	var t simulate.StepTimes
+	for _, p := range strings.Split(s, ",") {
+		b, ms, ok := strings.Cut(strings.TrimSpace(p), ":")
+		n, err1 := strconv.Atoi(b)
+		v, err2 := strconv.ParseFloat(ms, 64)
+		if !ok || err1 != nil || err2 != nil || n < 1 || v <= 0 {
+			return t, fmt.Errorf("step-times: %q is not seeds:ms pairs like 512:0.309,1024:0.436", s)
+		}
+		t.Batch, t.Ms = append(t.Batch, n), append(t.Ms, v)
+	}
+	return t, t.Check()
+}
