@@ -89,7 +89,7 @@ func RunBench(ctx context.Context, b Bench) error {
 			mb = WithCapture(be)
 		}
 		fmt.Fprintf(j.Log, "measuring %d %s steps (after %d warm-up) of %s on %s\n", b.Steps, m, b.Warmup, ds.Name, desc)
-		if err := benchMode(mb, ds, cfg, &rep, b.Steps, b.Warmup, j.Replay); err != nil {
+		if err := benchMode(mb, ds, cfg, m, &rep, b.Steps, b.Warmup, j.Replay); err != nil {
 			return err
 		}
 		if m == Eager {

@@ -47,7 +47,7 @@ type BenchReport struct {
 }
 
 // benchMode measures one driver on a fresh trainer and fills rep.
-func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *BenchReport, steps, warmup int, ropt train.ReplayOptions) error {
+func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, mode Mode, rep *BenchReport, steps, warmup int, ropt train.ReplayOptions) error {
 	ms, hasMem := be.(backend.MemoryStats)
 	if hasMem {
 		ms.ResetPeak()
@@ -56,7 +56,7 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *B
 	if err != nil {
 		return err
 	}
-	tr, err := train.New(be, ds, cfg, train.Options{Device: rep.Device, Replay: rep.Mode == "replay", FeatureDType: fdt})
+	tr, err := train.New(be, ds, cfg, train.Options{Device: rep.Device, Replay: mode == Replay, FeatureDType: fdt})
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep *B
 			rep.Launches, rep.Gemms, rep.HostSyncs = float64(st.Launches)/n, float64(st.Gemms)/n, float64(st.HostSyncs)/n
 		}
 	}
-	if rep.Mode == "replay" {
+	if mode == Replay {
 		// The floor is counted at the largest observed sizes: replay keeps
 		// per-step counts on the device.
 		res, st, err := tr.BenchReplay(steps, warmup, ropt, hooks)

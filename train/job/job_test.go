@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -56,5 +57,40 @@ func TestRunInterrupted(t *testing.T) {
 	cancel()
 	if _, err := Run(ctx, j); !errors.Is(err, ErrInterrupted) || !strings.Contains(log.String(), "interrupted (no --out: nothing saved)") {
 		t.Errorf("err %v, log:\n%s", err, log)
+	}
+}
+
+// TestRunBench: each mode asked for is measured in order and reported as
+// it is (auto is eager on the CPU; replay's speed-up is over the eager
+// pass of the same run); device counts are trained and reported each.
+func TestRunBench(t *testing.T) {
+	j, _ := tinyJob(t, Auto)
+	var modes []string
+	b := Bench{Job: j, Modes: []Mode{Auto, Replay}, Steps: 2, Warmup: 1,
+		OnMode: func(r BenchReport) error {
+			if !(r.StepSeconds > 0) || (r.Mode == "replay") != (r.Replay != nil) || (r.Mode == "replay") != (r.SpeedupOverEager > 0) {
+				t.Errorf("%s: %+v", r.Mode, r)
+			}
+			modes = append(modes, r.Mode)
+			return nil
+		}}
+	if err := RunBench(context.Background(), b); err != nil || !slices.Equal(modes, []string{"eager", "replay"}) {
+		t.Fatalf("modes %v, %v", modes, err)
+	}
+	var counts []int
+	b.DeviceCounts, b.Modes = "1,2", []Mode{Eager}
+	b.OnDevices = func(r DevicesReport) error {
+		counts = append(counts, r.Devices)
+		if r.Mode != "eager" || !(r.EpochS > 0) || r.Epochs != 1 {
+			t.Errorf("%d devices: %+v", r.Devices, r)
+		}
+		return nil
+	}
+	if err := RunBench(context.Background(), b); err != nil || !slices.Equal(counts, []int{1, 2}) {
+		t.Fatalf("counts %v, %v", counts, err)
+	}
+	b.Modes = []Mode{Eager, Replay}
+	if err := RunBench(context.Background(), b); err == nil || !strings.Contains(err.Error(), "both measures one device") {
+		t.Errorf("both with devices: %v", err)
 	}
 }
