@@ -207,6 +207,71 @@ func BenchmarkGather(b *testing.B) {
 	}
 }
 
+// BenchmarkGatherBF16 gathers 100k random rows of a [2M, dim] bfloat16
+// table, widened to float32.
+func BenchmarkGatherBF16(b *testing.B) {
+	for _, dim := range []int{100, 128, 47} {
+		b.Run(fmt.Sprintf("dim=%d", dim), func(b *testing.B) {
+			be := openTest(b, Options{})
+			const rows, n = 1 << 21, 100000
+			table := upload(b, be, make([]uint16, rows*dim))
+			ids, out, cnt := gatherIDs(b, be, rows, n, dim)
+			measure(b, be, int64(n)*int64(dim)*6+n*4, func() { be.Gather(table, dim, ids, cnt, out) })
+		})
+	}
+}
+
+// BenchmarkGatherTiered gathers 100k random rows from two tiers: the first
+// half of a [2M, dim] table cached in device memory, the rest read from
+// host memory in place, float32 or bfloat16.
+func BenchmarkGatherTiered(b *testing.B) {
+	for _, bf16 := range []bool{false, true} {
+		for _, dim := range []int{128, 47} {
+			b.Run(fmt.Sprintf("bf16=%t/dim=%d", bf16, dim), func(b *testing.B) {
+				be := openTest(b, Options{})
+				const rows, n = 1 << 21, 100000
+				var host, cache backend.Buffer
+				if bf16 {
+					host, cache = hostTable(b, be, make([]uint16, rows*dim)), upload(b, be, make([]uint16, rows/2*dim))
+				} else {
+					host, cache = hostTable(b, be, make([]float32, rows*dim)), alloc(b, be, backend.F32, rows/2*dim)
+				}
+				slot := make([]int32, rows)
+				for v := range slot {
+					slot[v] = -1
+					if v < rows/2 {
+						slot[v] = int32(v)
+					}
+				}
+				slotBuf, stats := upload(b, be, slot), alloc(b, be, backend.I64, 2)
+				ids, out, cnt := gatherIDs(b, be, rows, n, dim)
+				measure(b, be, 0, func() { be.GatherTiered(cache, slotBuf, host, dim, ids, cnt, out, stats) })
+			})
+		}
+	}
+}
+
+// gatherIDs are n random ids below rows, an F32 [n, dim] output and the
+// live count n.
+func gatherIDs(b *testing.B, be *Backend, rows, n, dim int) (ids, out backend.Buffer, cnt backend.Count) {
+	r := rand.New(rand.NewPCG(2, 2))
+	v := make([]int32, n)
+	for i := range v {
+		v[i] = int32(r.IntN(rows))
+	}
+	return upload(b, be, v), alloc(b, be, backend.F32, n*dim), countBuf(b, be, n, n)
+}
+
+// hostTable is data in host memory the device reads in place.
+func hostTable(b *testing.B, be *Backend, data any) backend.Buffer {
+	buf, err := be.UploadHost(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { be.Free(buf) })
+	return buf
+}
+
 // aggBlock builds a block of nDst destinations with fanout random
 // neighbours each among nSrc sources.
 func aggBlock(b *testing.B, be *Backend, nDst, nSrc, fanout int) *backend.Block {
