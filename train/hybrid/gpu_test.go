@@ -121,6 +121,7 @@ func TestHotCUDA(t *testing.T) {
 	gpu := traintest.GPU(t)
 	ds, cfg := tiny(t)
 	run := func(be backend.Backend, h HotOptions) ([]float32, *Stats) {
+		h.NewCPU = func() (backend.Backend, error) { return cpu.New(2), nil }
 		var st *Stats
 		l := losses(t, func(o train.Options) error {
 			var err error
@@ -154,7 +155,7 @@ func TestChooseHotRatioCUDA(t *testing.T) {
 	cfg.Batch = 32
 	m := backend.MemoryOf(gpu)
 	before := m.InUseBytes()
-	opt := Options{CacheRows: 3000, Hot: HotOptions{Staleness: 1, SuperBatch: 2}}
+	opt := Options{CacheRows: 3000, Hot: HotOptions{Staleness: 1, SuperBatch: 2, NewCPU: func() (backend.Backend, error) { return cpu.New(2), nil }}}
 	trials, err := ChooseHotRatio(context.Background(), gpu, ds, cfg, &opt, []float64{0, 0.05})
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/nn"
 	"github.com/fanout-gnn/fanout/train"
@@ -39,14 +38,9 @@ type cpuRows struct {
 }
 
 func newCPURows(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32, inputs bool, opt Options) (*cpuRows, error) {
-	var be backend.Backend
-	if opt.NewCPU != nil {
-		var err error
-		if be, err = opt.NewCPU(); err != nil {
-			return nil, err
-		}
-	} else {
-		be = cpu.New(0)
+	be, err := opt.NewCPU()
+	if err != nil {
+		return nil, fmt.Errorf("hot vertices: the CPU backend: %w", err)
 	}
 	L := len(cfg.Fanouts)
 	h := &cpuRows{be: be, ids: ids, fanout: cfg.Fanouts[L-1], stream: uint32(L - 1), seed: cfg.Seed, inputs: inputs}
@@ -55,7 +49,6 @@ func newCPURows(ds *dataset.Dataset, cfg train.Config, m *nn.Model, ids []int32,
 	if inputs {
 		h.dim = in
 	}
-	var err error
 	if h.in, err = train.UploadWith(be, ds, nil); err != nil {
 		return nil, fmt.Errorf("hot vertices: %w", err)
 	}

@@ -50,7 +50,8 @@ type Options struct {
 	// schedule, which the pipelined one equals bitwise.
 	Sequential bool
 	// NewCPU makes the backend the CPU computes on (the caller's CPU
-	// backend with its threads).
+	// backend with its threads); required with hot vertices (the driver
+	// builds no backend itself).
 	NewCPU func() (backend.Backend, error)
 }
 
@@ -129,6 +130,8 @@ func New(tr *train.Trainer, be backend.Backend, ds *dataset.Dataset, cfg train.C
 		return nil, fmt.Errorf("staleness: %d is negative", opt.Staleness)
 	case opt.SuperBatch < 1:
 		return nil, fmt.Errorf("super-batch: %d steps; need at least 1", opt.SuperBatch)
+	case opt.NewCPU == nil:
+		return nil, fmt.Errorf("hot vertices: Options.NewCPU is nil: the rows need a CPU backend to be computed on")
 	}
 	ids := ranked[:min(int(math.Ceil(opt.Ratio*float64(ds.Graph.NumNodes))), len(ranked))]
 	in, dim := tr.Model().Config().Dims(0)

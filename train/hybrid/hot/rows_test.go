@@ -24,3 +24,14 @@ func TestNeedsHotRows(t *testing.T) {
 		}
 	}
 }
+
+// TestNeedsNewCPU: the rows are computed on a CPU backend the caller
+// makes; without Options.NewCPU the setup fails saying so (the package
+// builds no backend itself).
+func TestNeedsNewCPU(t *testing.T) {
+	cfg := train.Config{Fanouts: []int{3, 2}}
+	_, err := New(nil, cpu.New(1), nil, cfg, Options{Ratio: 0.1, SuperBatch: 1}, nil)
+	if err == nil || !strings.Contains(err.Error(), "Options.NewCPU") {
+		t.Fatalf("without NewCPU: %v", err)
+	}
+}
