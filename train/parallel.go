@@ -42,27 +42,6 @@ func (t *Trainer) batch() int {
 	return t.cfg.Batch / size
 }
 
-// epochSeeds returns this rank's seeds of an epoch, laid out so that step s
-// takes seeds[s·batch : (s+1)·batch] (fewer at the end), and the number of
-// steps of the epoch (the same on every rank).
-func (t *Trainer) epochSeeds(epoch int) (seeds []int32, steps int) {
-	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
-	B := t.cfg.Batch
-	steps = (len(perm) + B - 1) / B
-	rank, size := t.rankSize()
-	if size == 1 {
-		return perm, steps
-	}
-	b := B / size
-	out := make([]int32, 0, (len(perm)+size-1)/size)
-	for s := 0; s < steps; s++ {
-		lo := min(len(perm), s*B+rank*b)
-		hi := min(len(perm), s*B+(rank+1)*b)
-		out = append(out, perm[lo:hi]...)
-	}
-	return out, steps
-}
-
 // rankSeeds is how many seeds of an epoch this rank takes (the same every
 // epoch).
 func (t *Trainer) rankSeeds() int {

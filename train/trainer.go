@@ -77,6 +77,7 @@ type Trainer struct {
 	noReduce     bool      // the replay driver's warm-up step skips the group's all-reduce
 	replayMargin float64   // the replay driver's envelope margin (0 until it starts)
 	rep          *replayer // the running replay driver, which also captures evaluation
+	seeds        epochShuffle
 }
 
 // New uploads the dataset, builds the model and provisions the plans.

@@ -1,0 +1,60 @@
+package train
+
+// epochSeeds returns this rank's seeds of an epoch, laid out so that step s
+// takes seeds[s·batch : (s+1)·batch] (fewer at the end), and the number of
+// steps of the epoch (the same on every rank). The shuffle is a pass of
+// Philox over the training split (papers-sim: about 0.1 s on the host), so
+// the last epoch asked for is kept (an envelope growth asks for it again)
+// and the next one is shuffled in the background while the device trains.
+// The slice returned is shared: callers do not modify it.
+func (t *Trainer) epochSeeds(epoch int) (seeds []int32, steps int) {
+	s := &t.seeds
+	switch {
+	case s.done != nil && s.epoch == epoch:
+	case s.next != nil && s.nextEpoch == epoch:
+		s.done, s.epoch = <-s.next, epoch
+		s.next = nil
+	default:
+		if s.next != nil {
+			<-s.next // a stale shuffle: let it finish rather than leak it
+			s.next = nil
+		}
+		s.done, s.epoch = t.rankShare(epoch), epoch
+	}
+	if s.next == nil && epoch+1 < t.cfg.Epochs {
+		next := make(chan []int32, 1)
+		s.next, s.nextEpoch = next, epoch+1
+		go func(e int) { next <- t.rankShare(e) }(epoch + 1)
+	}
+	return s.done, (len(t.ds.Train) + t.cfg.Batch - 1) / t.cfg.Batch
+}
+
+// epochShuffle is the trainer's kept and prepared epoch seeds
+// (epochSeeds).
+type epochShuffle struct {
+	epoch     int
+	done      []int32 // epoch's seeds, or nil
+	nextEpoch int
+	next      chan []int32 // nextEpoch's seeds, being shuffled; nil when none is
+}
+
+// rankShare shuffles the training split for an epoch and takes this rank's
+// share of every step. It reads only the trainer's configuration and
+// dataset, so it may run beside the driver.
+func (t *Trainer) rankShare(epoch int) []int32 {
+	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
+	B := t.cfg.Batch
+	steps := (len(perm) + B - 1) / B
+	rank, size := t.rankSize()
+	if size == 1 {
+		return perm
+	}
+	b := B / size
+	out := make([]int32, 0, (len(perm)+size-1)/size)
+	for s := 0; s < steps; s++ {
+		lo := min(len(perm), s*B+rank*b)
+		hi := min(len(perm), s*B+(rank+1)*b)
+		out = append(out, perm[lo:hi]...)
+	}
+	return out
+}
