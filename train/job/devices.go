@@ -37,7 +37,7 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 	}
 	defer ds.Close()
 	j.fitBatch(&cfg, ds, n, j.Log)
-	if err := checkHostMemory(bes[0], cfg, ds, n); err != nil {
+	if err := checkMemory(bes[0], cfg, ds, n); err != nil {
 		return nil, err
 	}
 	desc := fmt.Sprintf("%d x %s", n, bes[0].Name())

@@ -46,6 +46,46 @@ func checkHostMemory(be backend.Backend, cfg train.Config, ds *dataset.Dataset, 
 		bytesString(need), cfg.Layers, cfg.Hidden, ds.FeatDim, held, bytesString(float64(avail)))
 }
 
+// deviceMemory is implemented by backends that can say how much of their
+// device's memory is free (CUDA: cuMemGetInfo).
+type deviceMemory interface {
+	MemInfo() (free, total int64, err error)
+}
+
+// checkDeviceMemory refuses, with the figures, a run whose model cannot fit
+// a device's free memory, before the model and the step are allocated:
+// the lower bound of checkHostMemory for one model of the group (a device
+// holds one model and its share of cfg.Batch, with copies devices or
+// processes sharing the batch). Backends that cannot say what is free are
+// not checked; nor is the rest of the run (the graph, the features, the
+// step's blocks), which the drivers size and refuse on their own.
+func checkDeviceMemory(be backend.Backend, cfg train.Config, ds *dataset.Dataset, copies int) error {
+	dm, ok := be.(deviceMemory)
+	if !ok {
+		return nil
+	}
+	free, total, err := dm.MemInfo()
+	if err != nil {
+		return nil // nothing to check against; allocation reports its own errors
+	}
+	share := cfg
+	share.Batch = max(cfg.Batch/max(copies, 1), 1)
+	need := modelBytes(share, ds.FeatDim, ds.NumClasses)
+	if need <= float64(free) {
+		return nil
+	}
+	return fmt.Errorf("memory: this run needs at least %s on %s (the model's weights, gradients and Adam moments, and a batch's rows, for %d layers of hidden %d on %d features) and it has %s free of %s; lower --hidden, --layers or --batch",
+		bytesString(need), be.Name(), cfg.Layers, cfg.Hidden, ds.FeatDim, bytesString(float64(free)), bytesString(float64(total)))
+}
+
+// checkMemory is checkHostMemory and checkDeviceMemory.
+func checkMemory(be backend.Backend, cfg train.Config, ds *dataset.Dataset, copies int) error {
+	if err := checkHostMemory(be, cfg, ds, copies); err != nil {
+		return err
+	}
+	return checkDeviceMemory(be, cfg, ds, copies)
+}
+
 // modelBytes is the lower bound of checkHostMemory for one model, in
 // bytes (a float, as a size can exceed int64 arithmetic's comfort).
 func modelBytes(cfg train.Config, featDim, classes int) float64 {

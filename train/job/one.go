@@ -25,7 +25,7 @@ func runOne(ctx context.Context, j *Job) (*train.Summary, error) {
 	defer ds.Close()
 	cfg, opt := j.Config, j.Options
 	j.fitBatch(&cfg, ds, 1, j.Log)
-	if err := checkHostMemory(be, cfg, ds, 1); err != nil {
+	if err := checkMemory(be, cfg, ds, 1); err != nil {
 		return nil, err
 	}
 	mode := j.Mode.Resolve(be)

@@ -101,7 +101,7 @@ func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Coll
 		return nil, nil, err
 	}
 	j.fitBatch(&cfg, ds, l.WorldSize, l.RankZero(j.Log))
-	if err := checkHostMemory(be, cfg, ds, max(l.LocalWorldSize, 1)); err != nil {
+	if err := checkMemory(be, cfg, ds, max(l.LocalWorldSize, 1)); err != nil {
 		return nil, nil, err
 	}
 	fmt.Fprintf(j.Log, "training %s (global batch %d = %d x %d) on %s, %s mode\n", cfg.Model, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize, desc, mode)

@@ -1,0 +1,48 @@
+package job
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// smallDevice stands in for a GPU that says how much of its memory is free.
+type smallDevice struct {
+	*cpu.Backend
+	free, total int64
+}
+
+func (d smallDevice) MemInfo() (int64, int64, error) { return d.free, d.total, nil }
+func (d smallDevice) Name() string                   { return "cuda:0 test device" }
+
+// A model that cannot fit the device's free memory is refused with the
+// figures before anything is allocated (a GPU run of --hidden 100000000
+// failed deep in its first allocation); one that fits is not.
+func TestDeviceMemoryRefusesAModelThatCannotFit(t *testing.T) {
+	p, err := rmat.Lookup("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := train.Defaults()
+	cfg.Layers, cfg.Hidden, cfg.Batch = 3, 100_000_000, 1024
+	dev := smallDevice{Backend: cpu.New(1), free: 70 << 30, total: 80 << 30}
+	err = checkDeviceMemory(dev, cfg, ds, 1)
+	if err == nil || !strings.Contains(err.Error(), "on cuda:0 test device") || !strings.Contains(err.Error(), "70.0 GiB free of 80.0 GiB") ||
+		!strings.Contains(err.Error(), "lower --hidden") {
+		t.Fatalf("hidden %d on a device with 70 GiB free: %v", cfg.Hidden, err)
+	}
+	cfg.Hidden = 256
+	if err := checkDeviceMemory(dev, cfg, ds, 1); err != nil {
+		t.Fatalf("hidden 256: %v", err)
+	}
+	if err := checkDeviceMemory(cpu.New(1), train.Config{Layers: 3, Hidden: 100_000_000, Batch: 1024}, ds, 1); err != nil {
+		t.Fatalf("a backend that cannot say what is free is not checked: %v", err)
+	}
+}
