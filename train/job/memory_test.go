@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend/cpu"
-	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
 // smallDevice stands in for a GPU that says how much of its memory is free.
@@ -22,18 +22,10 @@ func (d smallDevice) Name() string                   { return "cuda:0 test devic
 // figures before anything is allocated (a GPU run of --hidden 100000000
 // failed deep in its first allocation); one that fits is not.
 func TestDeviceMemoryRefusesAModelThatCannotFit(t *testing.T) {
-	p, err := rmat.Lookup("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := train.Defaults()
+	ds, cfg := traintest.Tiny(t)
 	cfg.Layers, cfg.Hidden, cfg.Batch = 3, 100_000_000, 1024
 	dev := smallDevice{Backend: cpu.New(1), free: 70 << 30, total: 80 << 30}
-	err = checkDeviceMemory(dev, cfg, ds, 1)
+	err := checkDeviceMemory(dev, cfg, ds, 1)
 	if err == nil || !strings.Contains(err.Error(), "on cuda:0 test device") || !strings.Contains(err.Error(), "70.0 GiB free of 80.0 GiB") ||
 		!strings.Contains(err.Error(), "lower --hidden") {
 		t.Fatalf("hidden %d on a device with 70 GiB free: %v", cfg.Hidden, err)

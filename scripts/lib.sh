@@ -1,0 +1,24 @@
+# Sourced by the measurement scripts: run from the repository root on the
+# device machine, with bin/fanout built here. setup LOG makes the data and
+# output folders, generates the presets named in PRESETS (default
+# products-sim and papers-sim) and sets L, the summary log; r NAME LIMIT
+# EXE ARGS... runs one command under a time limit, appends its whole
+# output to $O/runs.log and the lines that matter to $L.
+set -uo pipefail
+export NCCL_NVLS_ENABLE=0
+setup() {
+  R=$PWD; D=${DATA:-/tmp/fanout-data}; O=${OUT:-$R/out}; mkdir -p "$D" "$O"
+  L=$O/$1
+  nvidia-smi -L | tee -a "$L"; G=$(nvidia-smi -L | wc -l)
+  for p in ${PRESETS:-products-sim papers-sim}; do
+    local t0=$SECONDS; [ -d "$D/$p" ] || bin/fanout gen "$p" --out "$D/$p" >/dev/null 2>&1
+    echo "gen $p: $((SECONDS - t0)) s" | tee -a "$L"
+  done
+}
+r() {
+  local name=$1 lim=$2 exe=$3; shift 3; echo "== $name: $exe $*" | tee -a "$L"; local t0=$SECONDS
+  timeout "$lim" "$exe" "$@" >"$O/cur.log" 2>&1; echo "   exit $? (wall $((SECONDS - t0)) s)" | tee -a "$L"
+  { echo "== $name: $*"; cat "$O/cur.log"; } >>"$O/runs.log"
+  grep -E "${KEEP:-^(\[rank 0\] )?(epoch [0-9]+/|test accuracy|replay|hybrid:)|device\(s\)|\"step_s\"|error|panic}" "$O/cur.log" | cut -c1-260 | sed 's/^/   /' | tee -a "$L"
+  rm -f "$O/cur.log"
+}
