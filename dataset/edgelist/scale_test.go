@@ -19,14 +19,14 @@ import (
 // when FANOUT_SCALE_DIR names a directory. FANOUT_SCALE_STEP=generate
 // writes FANOUT_SCALE_EDGES random edges (CSV, integer ids) among
 // FANOUT_SCALE_EDGES/10 vertices there, with .npy features and labels;
-// FANOUT_SCALE_STEP=import imports them within FANOUT_SCALE_MEMORY bytes
-// and writes the dataset to out/ there (docs/perf.md).
+// FANOUT_SCALE_STEP=import imports them (and any other edges*.csv there)
+// within FANOUT_SCALE_MEMORY bytes, writes the dataset to out/ there and
+// opens it again (docs/perf.md).
 func TestScale(t *testing.T) {
 	dir := os.Getenv("FANOUT_SCALE_DIR")
 	if dir == "" {
 		t.Skip("FANOUT_SCALE_DIR is not set: no scale measurement")
 	}
-	edges := filepath.Join(dir, "edges.csv")
 	switch step := os.Getenv("FANOUT_SCALE_STEP"); step {
 	case "generate":
 		m, err := strconv.ParseInt(os.Getenv("FANOUT_SCALE_EDGES"), 10, 64)
@@ -41,8 +41,12 @@ func TestScale(t *testing.T) {
 		}
 		o := Options{Src: "src", Dst: "dst", Nodes: filepath.Join(dir, "feat.npy"), Label: filepath.Join(dir, "label.npy"),
 			Memory: mem, TempDir: dir, Progress: ProgressPrinter(os.Stderr, 30*time.Second)}
+		files, err := Expand([]string{filepath.Join(dir, "edges*.csv")})
+		if err != nil {
+			t.Fatal(err)
+		}
 		start := time.Now()
-		im, err := ImportBounded(context.Background(), []string{edges}, o)
+		im, err := ImportBounded(context.Background(), files, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,6 +58,19 @@ func TestScale(t *testing.T) {
 		fmt.Fprintf(os.Stderr, "stats %+v\nvertices %d, entries %d; import %s, with the write %s; DiskNeeded %d bytes\n",
 			im.Stats, im.Dataset.Graph.NumNodes, im.Dataset.Graph.NumEdges(), imported.Round(time.Second),
 			time.Since(start).Round(time.Second), DiskNeeded(im.Stats.Edges, im.Dataset.Graph.NumNodes, o))
+		entries := im.Dataset.Graph.NumEdges()
+		if err := im.Close(); err != nil {
+			t.Fatal(err)
+		}
+		back, err := dataset.Open(filepath.Join(dir, "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer back.Close()
+		if back.Graph.NumEdges() != entries || back.Graph.Indptr[back.Graph.NumNodes] != entries {
+			t.Fatalf("the written dataset has %d entries (indptr ends at %d), want %d", back.Graph.NumEdges(), back.Graph.Indptr[back.Graph.NumNodes], entries)
+		}
+		fmt.Fprintf(os.Stderr, "opened again: %d entries, indptr ends at %d\n", back.Graph.NumEdges(), back.Graph.Indptr[back.Graph.NumNodes])
 	default:
 		t.Fatalf("FANOUT_SCALE_STEP %q: want generate or import", step)
 	}
