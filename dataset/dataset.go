@@ -40,6 +40,8 @@ type Dataset struct {
 	// IDs, when set, are the vertices' original ids (ids.go), written
 	// beside the arrays. Open leaves it nil: ReadIDs reads them.
 	IDs *NodeIDs
+	// Link, when set, is a link-prediction task's edge sets (link.go).
+	Link *LinkSplit
 
 	idsFile string         // an opened dataset's node_ids: the file of its original ids
 	closers []func() error // unmap functions of an opened dataset
@@ -58,6 +60,7 @@ func (d *Dataset) Close() error {
 	}
 	d.closers = nil
 	d.Features, d.FeaturesBF16, d.Labels, d.Train, d.Valid, d.Test = nil, nil, nil, nil, nil, nil
+	d.Link = nil
 	if d.Graph != nil {
 		d.Graph.Indptr, d.Graph.Indices, d.Graph.Indices64 = nil, nil, nil
 	}

@@ -26,6 +26,9 @@ type Info struct {
 	NumTest       int64
 	Labelled      int64  // vertices whose label is not -1
 	NodeIDs       string // the file of the original ids (ids.npy, ids.txt); "" for none
+	// Link task: edges per set and fixed negatives per held-out edge (0: none).
+	LinkTrain, LinkValid, LinkTest int64
+	LinkNegatives                  int
 }
 
 // Info computes the summary (one pass over indptr and labels).
@@ -36,6 +39,9 @@ func (d *Dataset) Info() Info {
 		NumTrain: int64(len(d.Train)), NumValid: int64(len(d.Valid)), NumTest: int64(len(d.Test)),
 		NodeIDs: cmp.Or(nodeIDsKey(d), d.idsFile),
 	}
+	var m Manifest
+	linkKeys(&m, d)
+	i.LinkTrain, i.LinkValid, i.LinkTest, i.LinkNegatives = m.LinkTrain, m.LinkValid, m.LinkTest, m.LinkNegatives
 	if g := d.Graph; g != nil {
 		i.NumNodes, i.NumEdges, i.WideIndices = g.NumNodes, g.NumEdges(), g.Wide()
 		i.Degree = g.DegreeStats()
@@ -81,6 +87,9 @@ func (i Info) String() string {
 	line("classes", "%d", i.NumClasses)
 	line("labelled", "%s (%s)", group(i.Labelled), percent(i.Labelled, i.NumNodes))
 	line("split", "train %s  valid %s  test %s", group(i.NumTrain), group(i.NumValid), group(i.NumTest))
+	if l := linkInfo(i); l != "" {
+		line("links", "%s", l)
+	}
 	if i.NodeIDs != "" {
 		kind := "64-bit integers"
 		if i.NodeIDs == IDNamesFile {

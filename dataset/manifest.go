@@ -30,7 +30,7 @@ const (
 const FormatVersion = 1
 
 // files lists every file a dataset directory holds.
-var files = []string{ManifestFile, IndptrFile, IndicesFile, FeatFile, LabelFile, TrainFile, ValidFile, TestFile, IDsFile, IDNamesFile}
+var files = append([]string{ManifestFile, IndptrFile, IndicesFile, FeatFile, LabelFile, TrainFile, ValidFile, TestFile, IDsFile, IDNamesFile}, linkFiles...)
 
 // Manifest is the content of manifest.yaml: what the arrays must hold.
 type Manifest struct {
@@ -55,6 +55,12 @@ type Manifest struct {
 	// NodeIDs names the file of the vertices' original ids (ids.go):
 	// ids.npy or ids.txt; absent where the vertices have no other ids.
 	NodeIDs string `yaml:"node_ids,omitempty"`
+	// Link keys: the pairs of a link task's arrays (link.go) and the fixed
+	// negatives per held-out edge; absent without a link task.
+	LinkTrain     int64 `yaml:"link_train,omitempty"`
+	LinkValid     int64 `yaml:"link_valid,omitempty"`
+	LinkTest      int64 `yaml:"link_test,omitempty"`
+	LinkNegatives int   `yaml:"link_negatives,omitempty"`
 }
 
 // maxManifestBytes bounds what ReadManifest accepts.
@@ -130,7 +136,7 @@ func ReadManifest(path string) (Manifest, error) {
 
 // manifestOf describes a dataset.
 func manifestOf(d *Dataset) Manifest {
-	return Manifest{
+	m := Manifest{
 		FormatVersion: FormatVersion,
 		Name:          d.Name,
 		Source:        d.Source,
@@ -146,6 +152,8 @@ func manifestOf(d *Dataset) Manifest {
 		FeatureDType:  featureDTypeKey(d),
 		NodeIDs:       nodeIDsKey(d),
 	}
+	linkKeys(&m, d)
+	return m
 }
 
 // featureDTypeKey is the feature_dtype a manifest records for d: absent

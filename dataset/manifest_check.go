@@ -32,7 +32,8 @@ const (
 var manifestKinds = map[string]string{
 	"format_version": "!!int", "num_nodes": "!!int", "num_edges": "!!int", "feat_dim": "!!int",
 	"num_classes": "!!int", "num_train": "!!int", "num_valid": "!!int", "num_test": "!!int",
-	"symmetric": "!!bool",
+	"symmetric":  "!!bool",
+	"link_train": "!!int", "link_valid": "!!int", "link_test": "!!int", "link_negatives": "!!int",
 }
 
 // checkKinds checks the parsed document's scalars against manifestKinds:
@@ -152,6 +153,9 @@ func (m Manifest) check() error {
 		return err
 	}
 	if err := checkNodeIDsKey(m.NodeIDs); err != nil {
+		return err
+	}
+	if err := m.checkLink(); err != nil {
 		return err
 	}
 	if m.FeatDim == 0 {

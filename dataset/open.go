@@ -61,6 +61,9 @@ func Open(dir string) (_ *Dataset, err error) {
 			return nil, err
 		}
 	}
+	if err = loadLink(l, m); err != nil {
+		return nil, err
+	}
 	if err := d.Validate(); err != nil {
 		if fe, ok := err.(*FileError); ok {
 			return nil, &FileError{File: l.path(fe.File), Err: fe.Err}

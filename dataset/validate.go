@@ -77,6 +77,9 @@ func (d *Dataset) Validate() error {
 			return err
 		}
 	}
+	if err := d.validateLink(); err != nil {
+		return err
+	}
 	if err := manifestOf(d).check(); err != nil {
 		return &FileError{File: ManifestFile, Err: err}
 	}

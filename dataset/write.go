@@ -219,6 +219,11 @@ func writeFiles(ctx context.Context, dir string, d *Dataset) error {
 			return err
 		}
 	}
+	if err := writeLink(func(file string, data any, shape []int64) error {
+		return writeArray(ctx, filepath.Join(dir, file), data, shape)
+	}, d); err != nil {
+		return err
+	}
 	if err := writeIDs(dir, d); err != nil {
 		return err
 	}
