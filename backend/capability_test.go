@@ -25,6 +25,7 @@ func TestOpCapabilities(t *testing.T) {
 		{"backend.Attention", func(be backend.Backend) error { _, err := backend.AttentionOf(be); return err }},
 		{"backend.HotRows", func(be backend.Backend) error { _, err := backend.HotRowsOf(be); return err }},
 		{"backend.TieredGather", func(be backend.Backend) error { _, err := backend.TieredOf(be); return err }},
+		{"backend.Norm", func(be backend.Backend) error { _, err := backend.NormOf(be); return err }},
 	}
 	full := cpu.New(1)
 	core := coreOnly{cpu.New(1)}

@@ -1,0 +1,213 @@
+package backendtest
+
+import (
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// norm is the backend's normalisation ops (backend.Norm).
+func (e *env) norm() backend.Norm { return capability(e, backend.NormOf) }
+
+// normCase is the input of a normalisation test: x [cap, dim] with live
+// rows, the rows past them NaN (they must not be read), and gamma, beta.
+type normCase struct {
+	rows, live, dim int
+	x, gamma, beta  []float32
+}
+
+const normEps = 1e-5
+
+func (e *env) normCase(rows, live, dim int) normCase {
+	c := normCase{rows: rows, live: live, dim: dim}
+	c.x = e.randF32(rows*dim, 3)
+	for i := range live * dim {
+		c.x[i] += float32(i%dim) * 0.5 // columns of different means
+	}
+	for i := live * dim; i < rows*dim; i++ {
+		c.x[i] = float32(math.NaN())
+	}
+	c.gamma, c.beta = e.randF32(dim, 1), e.randF32(dim, 1)
+	return c
+}
+
+// refStats is the float64 mean and biased variance of each column (perRow
+// false; dim entries) or row (perRow true; live entries).
+func (c normCase) refStats(perRow bool) (mu, v []float64) {
+	n, m := c.dim, c.live // statistics, and the values each is over
+	at := func(k, t int) float64 { return float64(c.x[t*c.dim+k]) }
+	if perRow {
+		n, m = c.live, c.dim
+		at = func(k, t int) float64 { return float64(c.x[k*c.dim+t]) }
+	}
+	mu, v = make([]float64, n), make([]float64, n)
+	for k := range n {
+		for t := range m {
+			mu[k] += at(k, t)
+		}
+		mu[k] /= float64(m)
+		for t := range m {
+			d := at(k, t) - mu[k]
+			v[k] += d * d
+		}
+		v[k] /= float64(m)
+	}
+	return mu, v
+}
+
+// refXhat is the normalised x in float64, [live, dim].
+func (c normCase) refXhat(perRow bool) []float64 {
+	mu, v := c.refStats(perRow)
+	out := make([]float64, c.live*c.dim)
+	for i := range c.live {
+		for j := range c.dim {
+			k := j
+			if perRow {
+				k = i
+			}
+			out[i*c.dim+j] = (float64(c.x[i*c.dim+j]) - mu[k]) / math.Sqrt(v[k]+normEps)
+		}
+	}
+	return out
+}
+
+// testBatchNormStats: column means and biased variances of the live rows.
+func testBatchNormStats(e *env) {
+	c := e.normCase(40, 29, 11)
+	stats := e.poison(2 * c.dim)
+	e.norm().BatchNormStats(e.upload(c.x), e.count(c.live, c.rows), c.dim, stats)
+	mu, v := c.refStats(false)
+	e.checkClose("BatchNormStats", e.readF32(stats, 2*c.dim), append(mu, v...), nil, tolSum, c.dim)
+}
+
+// testNormApply: batch statistics (given) and row statistics (the op's
+// own), scaled and shifted, live rows only.
+func testNormApply(e *env) {
+	for _, perRow := range []bool{false, true} {
+		c := e.normCase(40, 29, 11)
+		mu, v := c.refStats(false)
+		st := make([]float32, 2*c.dim)
+		for j := range c.dim {
+			st[j], st[c.dim+j] = float32(mu[j]), float32(v[j])
+		}
+		y := e.poison(c.rows * c.dim)
+		e.norm().NormApply(e.upload(c.x), e.count(c.live, c.rows), c.dim, perRow, e.upload(st),
+			e.upload(c.gamma), e.upload(c.beta), normEps, y)
+		xh := c.refXhat(perRow)
+		want, scale := make([]float64, len(xh)), make([]float64, len(xh))
+		for i, h := range xh {
+			j := i % c.dim
+			want[i] = float64(c.gamma[j])*h + float64(c.beta[j])
+			scale[i] = math.Abs(float64(c.gamma[j])*h) + math.Abs(float64(c.beta[j])) + 1e-3
+		}
+		name := "NormApply (batch)"
+		if perRow {
+			name = "NormApply (row)"
+		}
+		e.checkClose(name, e.readF32(y, c.live*c.dim), want, scale, tolSum, c.dim)
+	}
+}
+
+// testNormBackward: the gradients of a training pass against float64
+// formulas, dx over dy in place, dbias the column sums of dx.
+func testNormBackward(e *env) {
+	for _, perRow := range []bool{false, true} {
+		c := e.normCase(40, 29, 11)
+		n := e.count(c.live, c.rows)
+		xb := e.upload(c.x)
+		stats := e.poison(2 * c.dim)
+		if !perRow {
+			e.norm().BatchNormStats(xb, n, c.dim, stats)
+		}
+		dy := e.randF32(c.rows*c.dim, 1)
+		dyb := e.upload(dy)
+		dg, db, dbias := e.poison(c.dim), e.poison(c.dim), e.poison(c.dim)
+		e.norm().NormBackward(xb, dyb, n, c.dim, perRow, stats, e.upload(c.gamma), normEps, dyb, dg, db, dbias)
+		wantDx, wantDg, wantDb, wantBias, scale := c.refBackward(dy, perRow)
+		name := map[bool]string{false: "NormBackward (batch)", true: "NormBackward (row)"}[perRow]
+		e.checkClose(name+" dx", e.readF32(dyb, c.live*c.dim), wantDx, scale, tolSum, c.dim)
+		e.checkClose(name+" dgamma", e.readF32(dg, c.dim), wantDg, absSum(c.live, c.dim, dy), tolSum, 0)
+		e.checkClose(name+" dbeta", e.readF32(db, c.dim), wantDb, absSum(c.live, c.dim, dy), tolSum, 0)
+		e.checkClose(name+" dbias", e.readF32(dbias, c.dim), wantBias, absSum(c.live, c.dim, dy), tolSum, 0)
+	}
+}
+
+// absSum is Σ_i |a[i, j]| over the live rows, per column, plus 1e-3.
+func absSum(live, dim int, a []float32) []float64 {
+	s := make([]float64, dim)
+	for i := range live * dim {
+		s[i%dim] += math.Abs(float64(a[i]))
+	}
+	for j := range s {
+		s[j] += 1e-3
+	}
+	return s
+}
+
+// refBackward is the training pass's gradients in float64: dx, dgamma,
+// dbeta, the column sums of dx, and a scale for dx (the terms' sizes).
+func (c normCase) refBackward(dy []float32, perRow bool) (dx, dg, db, dbias, scale []float64) {
+	xh := c.refXhat(perRow)
+	_, v := c.refStats(perRow)
+	d, L := c.dim, c.live
+	dx, scale = make([]float64, L*d), make([]float64, L*d)
+	dg, db, dbias = make([]float64, d), make([]float64, d), make([]float64, d)
+	for i := range L {
+		for j := range d {
+			dg[j] += float64(dy[i*d+j]) * xh[i*d+j]
+			db[j] += float64(dy[i*d+j])
+		}
+	}
+	if perRow {
+		for i := range L {
+			var m1, m2 float64
+			for j := range d {
+				g := float64(c.gamma[j]) * float64(dy[i*d+j])
+				m1 += g
+				m2 += g * xh[i*d+j]
+			}
+			m1, m2 = m1/float64(d), m2/float64(d)
+			r := 1 / math.Sqrt(v[i]+normEps)
+			for j := range d {
+				g := float64(c.gamma[j]) * float64(dy[i*d+j])
+				dx[i*d+j] = r * (g - m1 - xh[i*d+j]*m2)
+				scale[i*d+j] = r * (math.Abs(g) + math.Abs(m1) + math.Abs(xh[i*d+j]*m2) + 1e-3)
+			}
+		}
+	} else {
+		for j := range d {
+			r := float64(c.gamma[j]) / math.Sqrt(v[j]+normEps)
+			for i := range L {
+				t := float64(dy[i*d+j]) - db[j]/float64(L) - xh[i*d+j]*dg[j]/float64(L)
+				dx[i*d+j] = r * t
+				scale[i*d+j] = math.Abs(r) * (math.Abs(float64(dy[i*d+j])) + math.Abs(db[j]/float64(L)) + math.Abs(xh[i*d+j]*dg[j]/float64(L)) + 1e-3)
+			}
+		}
+	}
+	for i := range L * d {
+		dbias[i%d] += dx[i]
+	}
+	return dx, dg, db, dbias, scale
+}
+
+// testNormRunning: the running statistics move by the momentum towards
+// the batch's (variance made unbiased), and not at all while the skip flag
+// is set or with fewer than two live rows.
+func testNormRunning(e *env) {
+	const dim, live, momentum = 7, 9, 0.1
+	batch, run := e.randF32(2*dim, 1), e.randF32(2*dim, 1)
+	for j := dim; j < 2*dim; j++ {
+		batch[j], run[j] = float32(math.Abs(float64(batch[j]))), float32(math.Abs(float64(run[j])))
+	}
+	want := make([]float64, 2*dim)
+	for j := range dim {
+		want[j] = (1-momentum)*float64(run[j]) + momentum*float64(batch[j])
+		want[dim+j] = (1-momentum)*float64(run[dim+j]) + momentum*float64(batch[dim+j])*live/(live-1)
+	}
+	rb, sb := e.upload(run), e.upload(batch)
+	e.norm().NormRunning(sb, e.count(2, 30), dim, momentum, rb, e.upload([]int32{1}))
+	e.norm().NormRunning(sb, e.count(1, 30), dim, momentum, rb, nil)
+	checkEqual(e.t, "NormRunning skipped", e.readF32(rb, 2*dim), run, 0)
+	e.norm().NormRunning(sb, e.count(live, 30), dim, momentum, rb, e.upload([]int32{0}))
+	e.checkClose("NormRunning", e.readF32(rb, 2*dim), want, nil, tolElem, 0)
+}

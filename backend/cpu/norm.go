@@ -1,0 +1,228 @@
+package cpu
+
+import (
+	"math"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// The normalisation ops (backend.Norm). Column statistics are float64 sums
+// over the rows in order, one thread per range of columns; row statistics
+// one thread per range of rows: the same bits for any thread count.
+
+// rstd is 1/sqrt(v + eps), computed in float64 and rounded once.
+func rstd(v float64, eps float32) float32 {
+	return float32(1 / math.Sqrt(v+float64(eps)))
+}
+
+// BatchNormStats overwrites stats with the column means and biased
+// variances of the live rows of x.
+func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
+	c := b.begin("BatchNormStats")
+	defer c.end()
+	c.dim("dim", dim)
+	rows, _ := c.count("n", n)
+	xs := c.f32("x", x, n.Cap*dim)
+	st := c.f32("stats", stats, 2*dim)
+	if !c.ok {
+		return
+	}
+	b.cols(dim, 16, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			mean, v := columnStats(xs, rows, dim, j)
+			st[j], st[dim+j] = float32(mean), float32(v)
+		}
+	})
+}
+
+// columnStats is column j's mean and biased variance over rows [:rows]
+// (both 0 without rows), in float64.
+func columnStats(xs []float32, rows, dim, j int) (mean, v float64) {
+	if rows == 0 {
+		return 0, 0
+	}
+	var s float64
+	for i := range rows {
+		s += float64(xs[i*dim+j])
+	}
+	mean = s / float64(rows)
+	var q float64
+	for i := range rows {
+		d := float64(xs[i*dim+j]) - mean
+		q += d * d
+	}
+	return mean, q / float64(rows)
+}
+
+// rowStats is a row's mean and biased variance in float64.
+func rowStats(row []float32) (mean, v float64) {
+	var s float64
+	for _, x := range row {
+		s += float64(x)
+	}
+	mean = s / float64(len(row))
+	var q float64
+	for _, x := range row {
+		d := float64(x) - mean
+		q += d * d
+	}
+	return mean, q / float64(len(row))
+}
+
+// NormApply normalises the live rows of x into y by the batch's (or
+// running) column statistics, or by each row's own.
+func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) {
+	c := b.begin("NormApply")
+	defer c.end()
+	c.dim("dim", dim)
+	rows, _ := c.count("n", n)
+	xs := c.f32("x", x, n.Cap*dim)
+	var st []float32
+	if !perRow {
+		st = c.f32("stats", stats, 2*dim)
+	}
+	g := c.f32("gamma", gamma, dim)
+	be := c.f32("beta", beta, dim)
+	ys := c.f32("y", y, n.Cap*dim)
+	if !c.ok {
+		return
+	}
+	var colR []float32
+	if !perRow {
+		colR = make([]float32, dim)
+		for j := range colR {
+			colR[j] = rstd(float64(st[dim+j]), eps)
+		}
+	}
+	b.rows(rows, 64, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xr, yr := xs[i*dim:(i+1)*dim], ys[i*dim:(i+1)*dim]
+			if perRow {
+				mean, v := rowStats(xr)
+				mu, r := float32(mean), rstd(v, eps)
+				for j, xv := range xr {
+					yr[j] = g[j]*((xv-mu)*r) + be[j]
+				}
+				continue
+			}
+			for j, xv := range xr {
+				yr[j] = g[j]*((xv-st[j])*colR[j]) + be[j]
+			}
+		}
+	})
+}
+
+// NormBackward overwrites dx, dgamma, dbeta (and dbias when set) with the
+// gradients of NormApply's training pass.
+func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {
+	c := b.begin("NormBackward")
+	defer c.end()
+	c.dim("dim", dim)
+	rows, _ := c.count("n", n)
+	xs := c.f32("x", x, n.Cap*dim)
+	dys := c.f32("dy", dy, n.Cap*dim)
+	var st []float32
+	if !perRow {
+		st = c.f32("stats", stats, 2*dim)
+	}
+	g := c.f32("gamma", gamma, dim)
+	dxs := c.f32("dx", dx, n.Cap*dim)
+	dg := c.f32("dgamma", dgamma, dim)
+	db := c.f32("dbeta", dbeta, dim)
+	dbi := c.optF32("dbias", dbias, dim)
+	if !c.ok {
+		return
+	}
+	// The means and reciprocal deviations: per column, or per row.
+	mu := make([]float32, dim)
+	r := make([]float32, dim)
+	if perRow {
+		mu, r = make([]float32, rows), make([]float32, rows)
+		b.rows(rows, 64, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				mean, v := rowStats(xs[i*dim : (i+1)*dim])
+				mu[i], r[i] = float32(mean), rstd(v, eps)
+			}
+		})
+	} else {
+		for j := range dim {
+			mu[j], r[j] = st[j], rstd(float64(st[dim+j]), eps)
+		}
+	}
+	xhat := func(i, j int) float32 {
+		if perRow {
+			return (xs[i*dim+j] - mu[i]) * r[i]
+		}
+		return (xs[i*dim+j] - mu[j]) * r[j]
+	}
+	// dgamma and dbeta first: dx may overwrite dy.
+	b.cols(dim, 16, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			var sg, sb float64
+			for i := range rows {
+				d := float64(dys[i*dim+j])
+				sg += d * float64(xhat(i, j))
+				sb += d
+			}
+			dg[j], db[j] = float32(sg), float32(sb)
+		}
+	})
+	if perRow {
+		b.rows(rows, 64, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				var s1, s2 float64 // Σ g·dy and Σ g·dy·x̂ over the row
+				for j := range dim {
+					t := float64(g[j] * dys[i*dim+j])
+					s1 += t
+					s2 += t * float64(xhat(i, j))
+				}
+				m1, m2 := float32(s1/float64(dim)), float32(s2/float64(dim))
+				for j := range dim {
+					dxs[i*dim+j] = r[i] * (g[j]*dys[i*dim+j] - m1 - xhat(i, j)*m2)
+				}
+			}
+		})
+	} else if rows > 0 {
+		inv := 1 / float32(rows)
+		b.cols(dim, 16, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				k := g[j] * r[j]
+				mb, mg := db[j]*inv, dg[j]*inv
+				for i := range rows {
+					dxs[i*dim+j] = k * (dys[i*dim+j] - mb - xhat(i, j)*mg)
+				}
+			}
+		})
+	}
+	if dbi != nil {
+		b.cols(dim, 16, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				var s float64
+				for i := range rows {
+					s += float64(dxs[i*dim+j])
+				}
+				dbi[j] = float32(s)
+			}
+		})
+	}
+}
+
+// NormRunning moves the running statistics towards the batch's.
+func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
+	c := b.begin("NormRunning")
+	defer c.end()
+	c.dim("dim", dim)
+	rows, _ := c.count("n", n)
+	st := c.f32("stats", stats, 2*dim)
+	run := c.f32("running", running, 2*dim)
+	skip := c.flag("unless", unless)
+	if !c.ok || skip || rows < 2 {
+		return
+	}
+	unbias := float32(float64(rows) / float64(rows-1))
+	keep := 1 - momentum
+	for j := range dim {
+		run[j] = keep*run[j] + momentum*st[j]
+		run[dim+j] = keep*run[dim+j] + momentum*(st[dim+j]*unbias)
+	}
+}

@@ -1,0 +1,188 @@
+// norm.cu: batch and layer normalisation (backend.Norm). Column statistics
+// and column sums: block (32, NORM_Y), thread (x, y) of block bx takes
+// column 32*bx + x and rows y, y + NORM_Y, ... in order, in float64; the
+// NORM_Y partial sums are then added in a fixed order, so every run gives
+// the same bits. Row statistics: one warp per row, float64 lane sums
+// reduced by a fixed butterfly. Per-element work: grid-stride loops.
+#include "common.cuh"
+
+#define NORM_Y 16
+
+// col_reduce adds v over the block's NORM_Y row groups of one column;
+// every thread of the column gets the total.
+__device__ __forceinline__ double col_reduce(double v, double* sh) {
+    sh[threadIdx.y * 32 + threadIdx.x] = v;
+    __syncthreads();
+    double s = 0.0;
+    for (int k = 0; k < NORM_Y; k++) s += sh[k * 32 + threadIdx.x];
+    __syncthreads();
+    return s;
+}
+
+// col_total is Σ a[i, j] over rows [:n] for the block's column j (col:
+// j < dim), added as col_reduce adds.
+__device__ __forceinline__ double col_total(const float* a, int n, int dim, int j, bool col, double* sh) {
+    double s = 0.0;
+    if (col)
+        for (int i = threadIdx.y; i < n; i += NORM_Y) s += (double)a[(i64)i * dim + j];
+    return col_reduce(s, sh);
+}
+
+__device__ __forceinline__ float norm_rstd(double v, float eps) { return (float)(1.0 / sqrt(v + (double)eps)); }
+
+extern "C" __global__ void bn_stats(const float* x, const int* nP, int cap, int dim, float* stats) {
+    __shared__ double sh[NORM_Y * 32];
+    int n = live_count(nP, cap);
+    int j = blockIdx.x * 32 + threadIdx.x;
+    bool col = j < dim;
+    double s = col_total(x, n, dim, j, col, sh);
+    double mean = n > 0 ? s / n : 0.0;
+    double q = 0.0;
+    if (col)
+        for (int i = threadIdx.y; i < n; i += NORM_Y) {
+            double d = (double)x[(i64)i * dim + j] - mean;
+            q += d * d;
+        }
+    q = col_reduce(q, sh);
+    if (col && threadIdx.y == 0) {
+        stats[j] = (float)mean;
+        stats[dim + j] = n > 0 ? (float)(q / n) : 0.0f;
+    }
+}
+
+// warp_sum adds v over a warp by a fixed butterfly (every lane gets it).
+__device__ __forceinline__ double warp_sum(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
+    return v;
+}
+
+// row_ms writes each live row's mean and reciprocal deviation to ms[2i],
+// ms[2i+1] (one warp per row).
+extern "C" __global__ void norm_row_ms(const float* x, const int* nP, int cap, int dim, float eps, float* ms) {
+    int n = live_count(nP, cap);
+    int lane = lane_id();
+    for (int i = gwarp(); i < n; i += gwarps()) {
+        const float* r = x + (i64)i * dim;
+        double s = 0.0;
+        for (int j = lane; j < dim; j += 32) s += (double)r[j];
+        double mean = warp_sum(s) / dim;
+        double q = 0.0;
+        for (int j = lane; j < dim; j += 32) {
+            double d = (double)r[j] - mean;
+            q += d * d;
+        }
+        q = warp_sum(q) / dim;
+        if (lane == 0) {
+            ms[2 * i] = (float)mean;
+            ms[2 * i + 1] = norm_rstd(q, eps);
+        }
+    }
+}
+
+// norm_col_ms writes each column's mean and reciprocal deviation from
+// stats (mean, biased variance) to ms[2j], ms[2j+1].
+extern "C" __global__ void norm_col_ms(const float* stats, int dim, float eps, float* ms) {
+    for (i64 j = gtid(); j < dim; j += gthreads()) {
+        ms[2 * j] = stats[j];
+        ms[2 * j + 1] = norm_rstd((double)stats[dim + j], eps);
+    }
+}
+
+// norm_apply: y = gamma·(x - mean)·rstd + beta on the live rows, with
+// (mean, rstd) ms[2k], ms[2k+1] of k = the row (perRow) or the column.
+extern "C" __global__ void norm_apply(const float* x, const int* nP, int cap, int dim, int perRow, const float* ms,
+                                      const float* gamma, const float* beta, float* y) {
+    i64 total = (i64)live_count(nP, cap) * dim;
+    for (i64 t = gtid(); t < total; t += gthreads()) {
+        int j = (int)(t % dim);
+        i64 k = perRow ? t / dim : j;
+        y[t] = gamma[j] * ((x[t] - ms[2 * k]) * ms[2 * k + 1]) + beta[j];
+    }
+}
+
+// norm_bwd_sums: dgamma[j] = Σ dy·x̂ and dbeta[j] = Σ dy over the live rows.
+extern "C" __global__ void norm_bwd_sums(const float* x, const float* dy, const int* nP, int cap, int dim, int perRow,
+                                         const float* ms, float* dgamma, float* dbeta) {
+    __shared__ double sh[NORM_Y * 32];
+    int n = live_count(nP, cap);
+    int j = blockIdx.x * 32 + threadIdx.x;
+    bool col = j < dim;
+    double sg = 0.0, sb = 0.0;
+    if (col)
+        for (int i = threadIdx.y; i < n; i += NORM_Y) {
+            i64 t = (i64)i * dim + j;
+            int k = perRow ? i : j;
+            double d = (double)dy[t];
+            sg += d * (double)((x[t] - ms[2 * k]) * ms[2 * k + 1]);
+            sb += d;
+        }
+    sg = col_reduce(sg, sh);
+    sb = col_reduce(sb, sh);
+    if (col && threadIdx.y == 0) {
+        dgamma[j] = (float)sg;
+        dbeta[j] = (float)sb;
+    }
+}
+
+// norm_bwd_cols: batch normalisation's dx = gamma·rstd·(dy - dbeta/n -
+// x̂·dgamma/n) on the live rows (dx may be dy).
+extern "C" __global__ void norm_bwd_cols(const float* x, const float* dy, const int* nP, int cap, int dim,
+                                         const float* ms, const float* gamma, const float* dgamma, const float* dbeta,
+                                         float* dx) {
+    int n = live_count(nP, cap);
+    i64 total = (i64)n * dim;
+    float inv = n > 0 ? 1.0f / (float)n : 0.0f;
+    for (i64 t = gtid(); t < total; t += gthreads()) {
+        int j = (int)(t % dim);
+        float r = ms[2 * j + 1];
+        float xh = (x[t] - ms[2 * j]) * r;
+        dx[t] = (gamma[j] * r) * (dy[t] - dbeta[j] * inv - xh * (dgamma[j] * inv));
+    }
+}
+
+// norm_bwd_rows: layer normalisation's dx = rstd·(g - mean(g) - x̂·mean(g·x̂))
+// with g = gamma·dy, one warp per live row (dx may be dy).
+extern "C" __global__ void norm_bwd_rows(const float* x, const float* dy, const int* nP, int cap, int dim,
+                                         const float* ms, const float* gamma, float* dx) {
+    int n = live_count(nP, cap);
+    int lane = lane_id();
+    for (int i = gwarp(); i < n; i += gwarps()) {
+        i64 base = (i64)i * dim;
+        float mu = ms[2 * i], r = ms[2 * i + 1];
+        double s1 = 0.0, s2 = 0.0;
+        for (int j = lane; j < dim; j += 32) {
+            double g = (double)(gamma[j] * dy[base + j]);
+            s1 += g;
+            s2 += g * (double)((x[base + j] - mu) * r);
+        }
+        float m1 = (float)(warp_sum(s1) / dim), m2 = (float)(warp_sum(s2) / dim);
+        for (int j = lane; j < dim; j += 32) {
+            float xh = (x[base + j] - mu) * r;
+            dx[base + j] = r * (gamma[j] * dy[base + j] - m1 - xh * m2);
+        }
+    }
+}
+
+// norm_col_sums: out[j] = Σ a[i, j] over the live rows.
+extern "C" __global__ void norm_col_sums(const float* a, const int* nP, int cap, int dim, float* out) {
+    __shared__ double sh[NORM_Y * 32];
+    int n = live_count(nP, cap);
+    int j = blockIdx.x * 32 + threadIdx.x;
+    bool col = j < dim;
+    double s = col_total(a, n, dim, j, col, sh);
+    if (col && threadIdx.y == 0) out[j] = (float)s;
+}
+
+// norm_running: running = (1-m)·running + m·batch (the variance times
+// n/(n-1)), unless the flag is set or fewer than two rows are live.
+extern "C" __global__ void norm_running(const float* stats, const int* nP, int cap, int dim, float momentum,
+                                        float* running, const int* unless) {
+    int n = live_count(nP, cap);
+    if (flag_set(unless) || n < 2) return;
+    float unbias = (float)((double)n / (double)(n - 1));
+    float keep = 1.0f - momentum;
+    for (i64 j = gtid(); j < dim; j += gthreads()) {
+        running[j] = keep * running[j] + momentum * stats[j];
+        running[dim + j] = keep * running[dim + j] + momentum * (stats[dim + j] * unbias);
+    }
+}

@@ -1,0 +1,127 @@
+package cuda
+
+import "github.com/fanout-gnn/fanout/backend"
+
+// The normalisation ops (backend.Norm), kernels/norm.cu. Column sums run in
+// blocks of (32, normY) threads, one block per 32 columns, in a fixed order.
+
+const normY = 16 // NORM_Y in kernels/norm.cu
+
+// colGrid is the launch shape of a column reduction over dim columns.
+func colGrid(dim int) (dim3, dim3) {
+	return d1(uint32((dim + 31) / 32)), dim3{32, normY, 1}
+}
+
+// BatchNormStats overwrites stats with the column means and biased
+// variances of the live rows of x.
+func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
+	c := b.begin("BatchNormStats")
+	defer c.end()
+	c.dim("dim", dim)
+	nP := c.count("n", n)
+	xs := c.buf("x", x, backend.F32, n.Cap*dim)
+	st := c.buf("stats", stats, backend.F32, 2*dim)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(st.addr())
+	g, t := colGrid(dim)
+	c.launch("bn_stats", g, t, 0)
+}
+
+// normMS writes the (mean, reciprocal deviation) pairs NormApply and
+// NormBackward read into scratch: per live row (perRow) or per column
+// (from stats). It returns the scratch's address.
+func (c *call) normMS(x *buffer, nP uintptr, n backend.Count, dim int, perRow bool, st *buffer, eps float32) uintptr {
+	if !perRow {
+		ms := c.scratch(scratchColsum, int64(2*dim)*4)
+		c.args().ptr(st.addr()).i32(dim).f32(eps).ptr(ms)
+		c.launch("norm_col_ms", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+		return ms
+	}
+	ms := c.scratch(scratchColsum, int64(2*max(n.Cap, 1))*4)
+	c.args().ptr(x.addr()).ptr(nP).i32(n.Cap).i32(dim).f32(eps).ptr(ms)
+	g, t := c.warpRows(n.Cap)
+	c.launch("norm_row_ms", g, t, 0)
+	return ms
+}
+
+// NormApply normalises the live rows of x into y.
+func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) {
+	c := b.begin("NormApply")
+	defer c.end()
+	c.dim("dim", dim)
+	nP := c.count("n", n)
+	xs := c.buf("x", x, backend.F32, n.Cap*dim)
+	var st *buffer
+	if !perRow {
+		st = c.buf("stats", stats, backend.F32, 2*dim)
+	}
+	g := c.buf("gamma", gamma, backend.F32, dim)
+	be := c.buf("beta", beta, backend.F32, dim)
+	ys := c.buf("y", y, backend.F32, n.Cap*dim)
+	if !c.ok {
+		return
+	}
+	ms := c.normMS(xs, nP, n, dim, perRow, st, eps)
+	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(perRow).ptr(ms).ptr(g.addr()).ptr(be.addr()).ptr(ys.addr())
+	c.launch("norm_apply", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+}
+
+// NormBackward overwrites dx, dgamma, dbeta (and dbias when set) with the
+// gradients of NormApply's training pass.
+func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {
+	c := b.begin("NormBackward")
+	defer c.end()
+	c.dim("dim", dim)
+	nP := c.count("n", n)
+	xs := c.buf("x", x, backend.F32, n.Cap*dim)
+	dys := c.buf("dy", dy, backend.F32, n.Cap*dim)
+	var st *buffer
+	if !perRow {
+		st = c.buf("stats", stats, backend.F32, 2*dim)
+	}
+	g := c.buf("gamma", gamma, backend.F32, dim)
+	dxs := c.buf("dx", dx, backend.F32, n.Cap*dim)
+	dg := c.buf("dgamma", dgamma, backend.F32, dim)
+	db := c.buf("dbeta", dbeta, backend.F32, dim)
+	dbi := c.optBuf("dbias", dbias, backend.F32, dim)
+	if !c.ok {
+		return
+	}
+	ms := c.normMS(xs, nP, n, dim, perRow, st, eps)
+	cg, ct := colGrid(dim)
+	c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(perRow).ptr(ms).ptr(dg.addr()).ptr(db.addr())
+	c.launch("norm_bwd_sums", cg, ct, 0)
+	if perRow {
+		c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(ms).ptr(g.addr()).ptr(dxs.addr())
+		wg, wt := c.warpRows(n.Cap)
+		c.launch("norm_bwd_rows", wg, wt, 0)
+	} else {
+		c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(ms).ptr(g.addr()).ptr(dg.addr()).
+			ptr(db.addr()).ptr(dxs.addr())
+		c.launch("norm_bwd_cols", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+	}
+	if dbi != nil {
+		c.args().ptr(dxs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(dbi.addr())
+		c.launch("norm_col_sums", cg, ct, 0)
+	}
+}
+
+// NormRunning moves the running statistics towards the batch's.
+func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
+	c := b.begin("NormRunning")
+	defer c.end()
+	c.dim("dim", dim)
+	nP := c.count("n", n)
+	st := c.buf("stats", stats, backend.F32, 2*dim)
+	run := c.buf("running", running, backend.F32, 2*dim)
+	u := c.optBuf("unless", unless, backend.I32, 1)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(st.addr()).ptr(nP).i32(n.Cap).i32(dim).f32(momentum).ptr(run.addr()).ptr(u.addr())
+	c.launch("norm_running", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+}
+
+var _ backend.Norm = (*Backend)(nil)
