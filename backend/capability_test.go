@@ -26,6 +26,7 @@ func TestOpCapabilities(t *testing.T) {
 		{"backend.HotRows", func(be backend.Backend) error { _, err := backend.HotRowsOf(be); return err }},
 		{"backend.TieredGather", func(be backend.Backend) error { _, err := backend.TieredOf(be); return err }},
 		{"backend.Norm", func(be backend.Backend) error { _, err := backend.NormOf(be); return err }},
+		{"backend.JumpingKnowledge", func(be backend.Backend) error { _, err := backend.JumpingKnowledgeOf(be); return err }},
 	}
 	full := cpu.New(1)
 	core := coreOnly{cpu.New(1)}

@@ -66,6 +66,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"NormApply", testNormApply},
 		{"NormBackward", testNormBackward},
 		{"NormRunning", testNormRunning},
+		{"LayerMax", testLayerMax},
 		{"HeadDot", testHeadDot},
 		{"HeadDotBackward", testHeadDotBackward},
 		{"HeadDotBackwardPair", testHeadDotBackwardPair},

@@ -3,10 +3,10 @@
 // the backend interfaces, so that a new op needs no hand-written
 // forwarding: every method without results of the required op interfaces
 // (Sampling, Dense with Steps, Sparse) and of the op capabilities
-// (Attention, HotRows, TieredGather, Norm) becomes one line that hands the call
-// to the wrapper's hook. A capability's op reaches the inner backend
-// through a type assertion: the wrappers have every op capability, and
-// backend's need (AttentionOf, ...) checks the backend at the bottom of
+// (Attention, HotRows, TieredGather, Norm, JumpingKnowledge) becomes one
+// line that hands the call to the wrapper's hook. A capability's op
+// reaches the inner backend through a type assertion: the wrappers have
+// every op capability, and backend's need (AttentionOf, ...) checks the backend at the bottom of
 // the wrappers before a model or store is built on one. Methods with
 // results, and the memory and other capability methods, stay hand-written
 // in the wrappers.
@@ -33,7 +33,7 @@ var Ops = []string{"Sampling", "Dense", "Sparse"}
 
 // Caps are the op capabilities whose methods are generated; the wrappers
 // are declared to have each.
-var Caps = []string{"Attention", "HotRows", "TieredGather", "Norm"}
+var Caps = []string{"Attention", "HotRows", "TieredGather", "Norm", "JumpingKnowledge"}
 
 // Hooks are the wrappers' call forms: %[1]s is the method's name, %[2]s its
 // arguments, %[3]s the inner backend (as the method's interface).
