@@ -1,0 +1,318 @@
+package cpu
+
+import (
+	"math"
+	"sort"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
+)
+
+// EdgeSeeds writes a link step's ends: the positives' ends and their
+// drawn negatives; see backend.Link.
+func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) {
+	c := b.begin("EdgeSeeds")
+	defer c.end()
+	c.dim("nodes", nodes)
+	if c.ok && k < 0 {
+		c.failf("k: %d, want >= 0", k)
+	}
+	live, _ := c.count("n", n)
+	ps := c.i32("pairs", pairs, 0)
+	is := c.i32("ids", ids, n.Cap)
+	ss := c.i32("ends", ends, n.Cap*(2+k))
+	var ds []int32
+	if !isNil(dist) {
+		ds = c.i32("dist", dist, nodes+1)
+	}
+	epoch, step := c.clock(r)
+	_, sp := c.count("nEnds", backend.Count{Buf: nEnds.Buf, Off: nEnds.Off, Cap: 1 << 30})
+	_, pp := c.count("nPairs", backend.Count{Buf: nPairs.Buf, Off: nPairs.Off, Cap: 1 << 30})
+	if !c.ok {
+		return
+	}
+	edges := len(ps) / 2
+	key := rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
+	for i, e := range is[:live] {
+		if e < 0 || int(e) >= edges {
+			c.failf("ids[%d] = %d outside the %d pairs", i, e, edges)
+			return
+		}
+		ss[i], ss[live+i] = ps[2*e], ps[2*e+1]
+		for j := 0; j < k; j++ {
+			ss[2*live+i*k+j] = Negative(key.Word(uint32(e), uint32(j)), nodes, ds)
+		}
+	}
+	*sp, *pp = int32(live*(2+k)), int32(live*(1+k))
+}
+
+// Negative is the vertex a negative draw's word w gives: uniform over
+// nodes, or by degree where dist (cumulative degrees, [nodes+1]) is set.
+func Negative(w uint32, nodes int, dist []int32) int32 {
+	if dist == nil {
+		return int32(rng.Uniform(w, uint32(nodes)))
+	}
+	t := int32(rng.Uniform(w, uint32(dist[nodes])))
+	// The first v whose next boundary lies past t: dist[v] <= t < dist[v+1].
+	return int32(sort.Search(nodes, func(v int) bool { return dist[v+1] > t }))
+}
+
+// ExcludeEdges removes a batch's positive edges (and, with reverse, their
+// reverses) from a sampled block; see backend.Link.
+func (b *Backend) ExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) {
+	c := b.begin("ExcludeEdges")
+	defer c.end()
+	if c.ok && blk == nil {
+		c.failf("blk: nil block")
+	}
+	live, _ := c.count("n", n)
+	if !c.ok {
+		return
+	}
+	ss := c.i32("ends", ends, 2*n.Cap)
+	table := c.i64("scratch", scratch, backend.ExcludeScratch(n.Cap))
+	dsts, _ := c.count("blk.NumDst", blk.NumDst)
+	indptr := c.i32("blk.Indptr", blk.Indptr, blk.NumDst.Cap+1)
+	nbrs := c.i32("blk.Nbrs", blk.Nbrs, blk.NumEdges.Cap)
+	ids := c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumDst.Cap)
+	_, ne := c.count("blk.NumEdges", backend.Count{Buf: blk.NumEdges.Buf, Off: blk.NumEdges.Off, Cap: 1 << 30})
+	if !c.ok || int(*ne) > blk.NumEdges.Cap {
+		return
+	}
+	set := pairSet{slots: table[:backend.ExcludeScratch(n.Cap)]}
+	set.clear()
+	for i := 0; i < live; i++ {
+		set.add(ss[i], ss[live+i])
+		if reverse {
+			set.add(ss[live+i], ss[i])
+		}
+	}
+	out := int32(0)
+	for d := 0; d < dsts; d++ {
+		lo, hi := indptr[d], indptr[d+1]
+		indptr[d] = out
+		for _, w := range nbrs[lo:hi] {
+			if !set.has(ids[d], w) {
+				nbrs[out] = w
+				out++
+			}
+		}
+	}
+	indptr[dsts] = out
+	*ne = out
+}
+
+// pairSet is the open-addressing table of ExcludeEdges (the CUDA kernel's
+// layout): keys u<<32 | w, empty slots -1, linear probing from pairHash.
+type pairSet struct{ slots []int64 }
+
+func (s pairSet) clear() {
+	for i := range s.slots {
+		s.slots[i] = -1
+	}
+}
+
+// pairKey packs a pair of vertex ids.
+func pairKey(u, w int32) int64 { return int64(uint64(uint32(u))<<32 | uint64(uint32(w))) }
+
+// pairHash is a pair's first slot (Fibonacci hashing; len(slots) is a
+// power of two).
+func pairHash(key int64, size int) int {
+	return int((uint64(key) * 0x9E3779B97F4A7C15) >> 32 & uint64(size-1))
+}
+
+func (s pairSet) add(u, w int32) {
+	key := pairKey(u, w)
+	for i := pairHash(key, len(s.slots)); ; i = (i + 1) & (len(s.slots) - 1) {
+		if s.slots[i] == -1 || s.slots[i] == key {
+			s.slots[i] = key
+			return
+		}
+	}
+}
+
+func (s pairSet) has(u, w int32) bool {
+	key := pairKey(u, w)
+	for i := pairHash(key, len(s.slots)); ; i = (i + 1) & (len(s.slots) - 1) {
+		switch s.slots[i] {
+		case key:
+			return true
+		case -1:
+			return false
+		}
+	}
+}
+
+// GroupRows lists the live positions grouped by row (a stable counting
+// sort); see backend.Link.
+func (b *Backend) GroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) {
+	c := b.begin("GroupRows")
+	defer c.end()
+	m, _ := c.count("nEnds", nEnds)
+	u, _ := c.count("nRows", nRows)
+	rs := c.i32("rows", rows, nEnds.Cap)
+	ps := c.i32("ptr", ptr, nRows.Cap+1)
+	os := c.i32("order", order, nEnds.Cap)
+	if !c.ok {
+		return
+	}
+	clear(ps[:u+1])
+	for q, r := range rs[:m] {
+		if r < 0 || int(r) >= u {
+			c.failf("rows[%d] = %d outside [0, %d)", q, r, u)
+			return
+		}
+		ps[r+1]++
+	}
+	for r := 0; r < u; r++ {
+		ps[r+1] += ps[r]
+	}
+	next := append([]int32(nil), ps[:u]...) // host scratch: the rows' next slots
+	for q, r := range rs[:m] {
+		os[next[r]] = int32(q)
+		next[r]++
+	}
+}
+
+// pairEnds is the positions (a, c) of pair p in a batch of b positives
+// with k negatives each.
+func pairEnds(p, b, k int) (a, c int) {
+	if p < b {
+		return p, b + p
+	}
+	q := p - b
+	return q / max(k, 1), 2*b + q
+}
+
+// PairProduct writes the elementwise products of the live pairs' rows;
+// see backend.Link.
+func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) {
+	c := b.begin("PairProduct")
+	defer c.end()
+	c.dim("dim", dim)
+	live, _ := c.count("n", n)
+	xs := c.f32("x", x, 0)
+	rs := c.i32("rows", rows, n.Cap*(2+k))
+	hs := c.f32("h", h, n.Cap*(1+k)*dim)
+	if !c.ok {
+		return
+	}
+	xrows := len(xs) / dim
+	for q, r := range rs[:live*(2+k)] {
+		if r < 0 || int(r) >= xrows {
+			c.failf("rows[%d] = %d outside x's %d rows", q, r, xrows)
+			return
+		}
+	}
+	row := func(q int) []float32 { r := int(rs[q]); return xs[r*dim : (r+1)*dim] }
+	b.pool.run(live*(1+k), func(p int) {
+		a, o := pairEnds(p, live, k)
+		xa, xo, hp := row(a), row(o), hs[p*dim:(p+1)*dim]
+		for j := range hp {
+			hp[j] = xa[j] * xo[j]
+		}
+	})
+}
+
+// PairProductBackward writes the gradient of PairProduct's input, row by
+// row in GroupRows's order; see backend.Link.
+func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) {
+	c := b.begin("PairProductBackward")
+	defer c.end()
+	c.dim("dim", dim)
+	live, _ := c.count("n", n)
+	u, _ := c.count("nRows", nRows)
+	xs := c.f32("x", x, nRows.Cap*dim)
+	ds := c.f32("dh", dh, n.Cap*(1+k)*dim)
+	rs := c.i32("rows", rows, n.Cap*(2+k))
+	ps := c.i32("ptr", ptr, nRows.Cap+1)
+	os := c.i32("order", order, n.Cap*(2+k))
+	out := c.f32("dx", dx, nRows.Cap*dim)
+	if !c.ok {
+		return
+	}
+	m := live * (2 + k)
+	for r := 0; r < u; r++ {
+		if ps[r] < 0 || ps[r] > ps[r+1] || int(ps[r+1]) > m {
+			c.failf("ptr[%d:%d] = [%d, %d] is not GroupRows's for %d positions", r, r+2, ps[r], ps[r+1], m)
+			return
+		}
+	}
+	for q, r := range rs[:m] {
+		if r < 0 || int(r) >= u {
+			c.failf("rows[%d] = %d outside [0, %d)", q, r, u)
+			return
+		}
+	}
+	b.pool.run(u, func(r int) {
+		acc := out[r*dim : (r+1)*dim]
+		clear(acc)
+		add := func(p, other int) {
+			g, o := ds[p*dim:(p+1)*dim], int(rs[other])
+			xo := xs[o*dim : (o+1)*dim]
+			for j := range acc {
+				acc[j] += g[j] * xo[j]
+			}
+		}
+		for _, q32 := range os[ps[r]:ps[r+1]] {
+			switch q := int(q32); {
+			case q < live: // a source: its positive, then its negatives
+				add(q, live+q)
+				for j := 0; j < k; j++ {
+					add(live+q*k+j, 2*live+q*k+j)
+				}
+			case q < 2*live: // a positive's destination
+				add(q-live, q-live)
+			default: // a negative of source (q-2·live)/k
+				add(live+q-2*live, (q-2*live)/k)
+			}
+		}
+	})
+}
+
+// PairLoss is the binary cross-entropy with logits of the live pairs;
+// see backend.Link.
+func (b *Backend) PairLoss(scores backend.Buffer, n backend.Count, k int, loss, dscores backend.Buffer, correct backend.Count) {
+	c := b.begin("PairLoss")
+	defer c.end()
+	live, _ := c.count("n", n)
+	ss := c.f32("scores", scores, n.Cap*(1+k))
+	ls := c.f32("loss", loss, 1)
+	ds := c.f32("dscores", dscores, n.Cap*(1+k))
+	_, cp := c.count("correct", backend.Count{Buf: correct.Buf, Off: correct.Off, Cap: 1 << 30})
+	if !c.ok {
+		return
+	}
+	pairs := live * (1 + k)
+	inv := 1 / float64(max(pairs, 1))
+	var sum float64
+	hits := 0
+	for p, s := range ss[:pairs] {
+		l, g, hit := BCE(s, p < live)
+		sum += l
+		ds[p] = float32(g * inv)
+		if hit {
+			hits++
+		}
+	}
+	ls[0] = float32(sum * inv)
+	*cp = int32(hits)
+}
+
+// BCE is the binary cross-entropy with logits of one score: the loss
+// (stable: max(s, 0) - s·y + log1p(exp(-|s|))), its gradient
+// sigmoid(s) - y, and whether s is on the label's side of 0.
+func BCE(s float32, positive bool) (loss, grad float64, hit bool) {
+	x := float64(s)
+	y := 0.0
+	if positive {
+		y = 1
+	}
+	loss = max(x, 0) - x*y + math.Log1p(math.Exp(-math.Abs(x)))
+	sig := 1 / (1 + math.Exp(-x))
+	if x < 0 {
+		e := math.Exp(x)
+		sig = e / (1 + e)
+	}
+	return loss, sig - y, (positive && s > 0) || (!positive && s < 0)
+}
