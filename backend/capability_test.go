@@ -27,6 +27,7 @@ func TestOpCapabilities(t *testing.T) {
 		{"backend.TieredGather", func(be backend.Backend) error { _, err := backend.TieredOf(be); return err }},
 		{"backend.Norm", func(be backend.Backend) error { _, err := backend.NormOf(be); return err }},
 		{"backend.JumpingKnowledge", func(be backend.Backend) error { _, err := backend.JumpingKnowledgeOf(be); return err }},
+		{"backend.Link", func(be backend.Backend) error { _, err := backend.LinkOf(be); return err }},
 	}
 	full := cpu.New(1)
 	core := coreOnly{cpu.New(1)}

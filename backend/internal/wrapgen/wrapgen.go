@@ -3,7 +3,7 @@
 // the backend interfaces, so that a new op needs no hand-written
 // forwarding: every method without results of the required op interfaces
 // (Sampling, Dense with Steps, Sparse) and of the op capabilities
-// (Attention, HotRows, TieredGather, Norm, JumpingKnowledge) becomes one
+// (Attention, HotRows, TieredGather, Norm, JumpingKnowledge, Link) becomes one
 // line that hands the call to the wrapper's hook. A capability's op
 // reaches the inner backend through a type assertion: the wrappers have
 // every op capability, and backend's need (AttentionOf, ...) checks the backend at the bottom of
@@ -33,7 +33,7 @@ var Ops = []string{"Sampling", "Dense", "Sparse"}
 
 // Caps are the op capabilities whose methods are generated; the wrappers
 // are declared to have each.
-var Caps = []string{"Attention", "HotRows", "TieredGather", "Norm", "JumpingKnowledge"}
+var Caps = []string{"Attention", "HotRows", "TieredGather", "Norm", "JumpingKnowledge", "Link"}
 
 // Hooks are the wrappers' call forms: %[1]s is the method's name, %[2]s its
 // arguments, %[3]s the inner backend (as the method's interface).
