@@ -67,6 +67,15 @@ type Config struct {
 	// half the bytes. GraphSAGE only, with an even bottom output width,
 	// and without hot vertices.
 	BF16Bottom bool
+	// Norm is the normalisation after each hidden layer: NormNone ("" or
+	// "none"), NormBatch or NormLayer (see norm.go).
+	Norm string `json:",omitempty"`
+	// JK is the jumping knowledge of the top (see jk.go): "" or JKNone
+	// (none: the top layer maps to the classes), JKLast, JKCat or JKMax
+	// (every layer is hidden, and a linear head maps the last layer's
+	// output, the layers' outputs concatenated, or their element-wise
+	// maximum to the classes), as PyTorch Geometric's BasicGNN.
+	JK string `json:",omitempty"`
 }
 
 // Validate returns an error naming the first invalid field.
@@ -99,6 +108,9 @@ func (c Config) Validate() error {
 	}
 	if _, out := c.dims(0); c.BF16Bottom && out%2 != 0 {
 		return fmt.Errorf("nn: config BF16Bottom: the bottom layer's output width %d must be even", out)
+	}
+	if err := c.validateNormJK(); err != nil {
+		return err
 	}
 	return c.validateGAT()
 }
@@ -137,7 +149,7 @@ func (c Config) dims(l int) (in, out int) {
 	if l == 0 {
 		in = c.InDim
 	}
-	if l == c.Layers-1 {
+	if !c.hiddenOut(l) {
 		out = c.Classes
 	}
 	return in, out

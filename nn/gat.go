@@ -68,7 +68,7 @@ func newGAT(be backend.Backend, pa *paramAlloc, l, in int, cfg Config, seed uint
 	g := &gatLayer{be: be, att: att, l: l, in: in, heads: cfg.Heads, p: cfg.AttnDropout, ws: workspace{be: be}}
 	_, out := cfg.dims(l)
 	g.dim = out / cfg.Heads
-	if l == cfg.Layers-1 {
+	if !cfg.hiddenOut(l) {
 		g.mean, g.heads, g.dim = true, cfg.OutHeads, out
 	}
 	mk := func(p **Param, name string, shape ...int) {

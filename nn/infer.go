@@ -134,9 +134,16 @@ func (inf *Inference) layer(l int, blk *backend.Block, table, deg, out backend.B
 	be.Gather(table, in, blk.SrcIDs, blk.NumSrc, inf.x)
 	ly.prepare(blk, deg)
 	ly.forward(blk, inf.x, out, pass{})
-	if finish {
-		be.BiasActDropout(out, blk.NumDst, dim, ly.bias().W, l < cfg.Layers-1, 0, backend.Rand{}, nil, out)
+	if !finish {
+		return nil
 	}
+	if n := inf.m.norms[l]; n != nil {
+		be.BiasActDropout(out, blk.NumDst, dim, ly.bias().W, false, 0, backend.Rand{}, nil, out)
+		n.infer(out, blk.NumDst)
+		be.BiasActDropout(out, blk.NumDst, dim, nil, true, 0, backend.Rand{}, nil, out)
+		return nil
+	}
+	be.BiasActDropout(out, blk.NumDst, dim, ly.bias().W, cfg.hiddenOut(l), 0, backend.Rand{}, nil, out)
 	return nil
 }
 

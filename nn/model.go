@@ -118,7 +118,9 @@ type Model struct {
 	be     backend.Backend
 	cfg    Config
 	layers []layer
-	params *paramAlloc // the arenas the parameters are views of
+	norms  []*normLayer // per layer: the normalisation of its output, or nil (norm.go)
+	head   *jkHead      // jumping knowledge's head, or nil (jk.go)
+	params *paramAlloc  // the arenas the parameters are views of
 
 	// Workspaces, allocated by Reserve (per layer l, rows = caps[l].Dst).
 	ws      workspace
@@ -212,6 +214,17 @@ func buildModel(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*M
 			return nil, err
 		}
 		m.layers = append(m.layers, ly)
+		nl, err := newNorm(be, pa, cfg, l, out)
+		if err != nil {
+			m.Free()
+			return nil, err
+		}
+		m.norms = append(m.norms, nl)
+	}
+	var err error
+	if m.head, err = newJK(be, pa, cfg, seed); err != nil {
+		m.Free()
+		return nil, err
 	}
 	m.dropP = make([]float32, cfg.Layers)
 	return m, nil
@@ -244,11 +257,20 @@ func (m *Model) Config() Config { return m.cfg }
 
 // Params returns every parameter, bottom layer first; within a layer the
 // weights come before the bias (SAGE: w_self, w_neigh, bias; GCN: w, bias;
-// GIN: w1, b1, w2, bias, eps when learned; GAT: w, att_src, att_dst, bias).
+// GIN: w1, b1, w2, bias, eps when learned; GAT: w, att_src, att_dst, bias),
+// then its normalisation's (norm.weight, norm.bias, and norm.running, a
+// Buffer, for batch normalisation); jumping knowledge's head (jk.w,
+// jk.bias) comes last.
 func (m *Model) Params() []*Param {
 	var ps []*Param
-	for _, ly := range m.layers {
+	for l, ly := range m.layers {
 		ps = append(ps, ly.params()...)
+		if l < len(m.norms) && m.norms[l] != nil {
+			ps = append(ps, m.norms[l].params()...)
+		}
+	}
+	if m.head != nil {
+		ps = append(ps, m.head.params()...)
 	}
 	return ps
 }
@@ -326,7 +348,7 @@ func (m *Model) reserve(caps []Caps) error {
 		if !(l == 0 && m.cfg.BF16Bottom && m.gathers(1)) { // else layer 1 writes dHalf directly
 			m.dAct[l] = m.ws.allocRows(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
 		}
-		if l < L-1 && m.cfg.Dropout > 0 {
+		if m.cfg.hiddenOut(l) && m.cfg.Dropout > 0 {
 			m.mask[l] = m.ws.alloc(fmt.Sprintf("layer %d dropout mask", l), backend.U8, c.Dst*out)
 		}
 	}
@@ -337,6 +359,14 @@ func (m *Model) reserve(caps []Caps) error {
 	if m.cfg.InputDropout > 0 {
 		m.xDrop = m.ws.alloc("input dropout", backend.F32, caps[0].Src*m.cfg.InDim)
 		m.xMask = m.ws.alloc("input dropout mask", backend.U8, caps[0].Src*m.cfg.InDim)
+	}
+	for l, n := range m.norms {
+		if n != nil {
+			n.reserve(&m.ws, l, caps[l].Dst)
+		}
+	}
+	if m.head != nil {
+		m.head.reserve(&m.ws, caps[L-1].Dst, m.cfg.Classes)
 	}
 	m.loss = m.ws.alloc("loss", backend.F32, 1)
 	m.correct = m.ws.alloc("correct count", backend.I32, 1)
@@ -378,5 +408,5 @@ func (m *Model) Free() {
 		m.params.free()
 		m.params = nil
 	}
-	m.layers = nil
+	m.layers, m.norms, m.head = nil, nil, nil
 }

@@ -87,26 +87,34 @@ func TestModelGrad(t *testing.T) {
 			if kind == KindGAT || layers == 3 {
 				awayFromKinks(be, m)
 			}
-			r := backend.Rand{Seed: 5, Clock: tb.clock}
-			f := func() float64 {
-				loss, _ := m.Loss(&tb.Batch, m.Forward(&tb.Batch, true, r))
-				return float64(readF32(be, loss)[0])
-			}
-			l0 := f()
-			m.Backward(&tb.Batch)
-			if err := m.Err(); err != nil {
-				t.Fatal(err)
-			}
-			syncOK(t, be)
-			if math.IsNaN(l0) || l0 <= 0 {
-				t.Fatalf("loss %v", l0)
-			}
+			f := lossAndGrads(t, be, m, tb, backend.Rand{Seed: 5, Clock: tb.clock})
 			for _, p := range m.Params() {
 				checkGrad(t, be, p.Name, p.W, liveIdx(p.Size()), readF32(be, p.G), f)
 			}
 			syncOK(t, be)
 		})
 	}
+}
+
+// lossAndGrads runs a training pass of m on tb and its backward (the
+// gradients then hold its parameters' derivatives), and returns the loss
+// of a training pass as a function for finite differences.
+func lossAndGrads(t *testing.T, be backend.Backend, m *Model, tb *testBatch, r backend.Rand) func() float64 {
+	t.Helper()
+	f := func() float64 {
+		loss, _ := m.Loss(&tb.Batch, m.Forward(&tb.Batch, true, r))
+		return float64(readF32(be, loss)[0])
+	}
+	l0 := f()
+	m.Backward(&tb.Batch)
+	if err := m.Err(); err != nil {
+		t.Fatal(err)
+	}
+	syncOK(t, be)
+	if math.IsNaN(l0) || l0 <= 0 {
+		t.Fatalf("loss %v", l0)
+	}
+	return f
 }
 
 // awayFromKinks gives every bias of m values of magnitude 0.2 to 0.5. A

@@ -21,6 +21,10 @@ type Param struct {
 	G     backend.Buffer // gradient, filled by Model.Backward (overwritten)
 	M     backend.Buffer // Adam first moment
 	V     backend.Buffer // Adam second moment
+	// Buffer marks state saved with the model that is not learned
+	// (batch normalisation's running statistics): Backward gives it no
+	// gradient and Update leaves it to the op that keeps it.
+	Buffer bool
 
 	owns []backend.Buffer // what free releases (views of a stacked block own nothing)
 }

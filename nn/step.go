@@ -136,7 +136,7 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 			m.hot.ReplaceOutputs(blk, out, m.act[0])
 		}
 		p := float32(0)
-		if train && l < L-1 {
+		if train && m.cfg.hiddenOut(l) {
 			p = m.cfg.Dropout
 		}
 		m.dropP[l] = p
@@ -147,20 +147,28 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		if p > 0 {
 			mask = m.mask[l]
 		}
-		m.be.BiasActDropout(m.act[l], blk.NumDst, out, ly.bias().W, l < L-1, p, rl, mask, m.hid[l])
+		bias := ly.bias().W
+		if n := m.norms[l]; n != nil {
+			n.forward(m.act[l], blk.NumDst, bias, train)
+			bias = nil // added before the normalisation
+		}
+		m.be.BiasActDropout(m.act[l], blk.NumDst, out, bias, m.cfg.hiddenOut(l), p, rl, mask, m.hid[l])
+	}
+	if m.head != nil {
+		m.head.forward(m.hid, b.Blocks[L-1].NumDst, m.cfg.Classes)
 	}
 	if beside {
 		backend.JoinBeside(m.be)
 	}
 	m.haveLoss = false
-	return m.act[L-1]
+	return m.logits()
 }
 
 // gathers reports whether layer l's backward gathers its input gradient
 // and passes it through layer l-1's activation (gatherer).
 func (m *Model) gathers(l int) bool {
-	if l <= 0 || l >= len(m.layers) {
-		return false
+	if l <= 0 || l >= len(m.layers) || m.head.reads(l-1) {
+		return false // (the head's share of layer l-1's output gradient is added before its activation's backward)
 	}
 	_, ok := m.layers[l].(gatherer)
 	return ok
@@ -200,7 +208,18 @@ func (m *Model) logits() backend.Buffer {
 	if m.act == nil {
 		return nil
 	}
+	if m.head != nil {
+		return m.head.logits
+	}
 	return m.act[len(m.act)-1]
+}
+
+// dlogits is the buffer that receives the gradient of the logits.
+func (m *Model) dlogits() backend.Buffer {
+	if m.head != nil {
+		return m.head.dlogits
+	}
+	return m.dAct[len(m.dAct)-1]
 }
 
 // Loss computes the mean softmax cross-entropy of logits (from Forward)
@@ -227,9 +246,9 @@ func (m *Model) Loss(b *Batch, logits backend.Buffer) (loss backend.Buffer, corr
 		m.fail(fmt.Errorf("nn: Loss: logits must be F32 [%d, %d]", m.caps[top].Dst, m.cfg.Classes))
 		return m.loss, correct
 	}
-	m.be.SoftmaxCrossEntropy(logits, b.Labels, b.Blocks[top].NumDst, m.cfg.Classes, m.loss, m.dAct[top], correct)
+	m.be.SoftmaxCrossEntropy(logits, b.Labels, b.Blocks[top].NumDst, m.cfg.Classes, m.loss, m.dlogits(), correct)
 	if sh := b.Share; sh != nil {
-		m.be.ScaleShare(m.dAct[top], b.Blocks[top].NumDst, m.cfg.Classes, sh.Num, sh.Den)
+		m.be.ScaleShare(m.dlogits(), b.Blocks[top].NumDst, m.cfg.Classes, sh.Num, sh.Den)
 		m.be.ScaleShare(m.loss, sh.One, 1, sh.Num, sh.Den)
 	}
 	m.haveLoss = true
@@ -251,13 +270,26 @@ func (m *Model) Backward(b *Batch) {
 		return
 	}
 	L := m.cfg.Layers
+	if m.head != nil {
+		m.head.backward(m.hid, b.Blocks[L-1].NumDst, m.cfg.Classes, m.dAct[L-1])
+	}
 	for l := L - 1; l >= 0; l-- {
 		ly := m.layers[l]
 		blk := b.Blocks[l]
 		_, out := m.cfg.dims(l)
 		dh := m.dz(l)
+		if m.head.reads(l) {
+			m.head.addLower(l, b.Blocks[L-1].NumDst, m.cfg.Classes, m.dAct[l])
+		}
+		dbias := ly.bias().G
+		if m.norms[l] != nil {
+			dbias = nil // the normalisation's backward writes it
+		}
 		if !m.gathers(l + 1) { // else layer l+1's backward passed the gradient through this activation
-			m.be.BiasActDropoutBackward(m.dAct[l], m.hid[l], blk.NumDst, out, l < L-1, m.dropP[l], m.dropMask(l), dh, ly.bias().G)
+			m.be.BiasActDropoutBackward(m.dAct[l], m.hid[l], blk.NumDst, out, m.cfg.hiddenOut(l), m.dropP[l], m.dropMask(l), dh, dbias)
+		}
+		if n := m.norms[l]; n != nil {
+			n.backward(dh, blk.NumDst, ly.bias().G)
 		}
 		if l == 0 && m.hot != nil && !m.hot.Inputs() {
 			m.hot.TakeGradient(blk, out, dh, b.Skip)
@@ -269,6 +301,9 @@ func (m *Model) Backward(b *Batch) {
 			// block l's sources are block l-1's destinations.
 			in, _ := m.cfg.dims(l)
 			act := backend.ActGrad{Relu: true, P: m.dropP[l-1], Y: m.xView[l], DBias: m.layers[l-1].bias().G}
+			if m.norms[l-1] != nil {
+				act.DBias = nil // the normalisation's backward writes it
+			}
 			if mask := m.dropMask(l - 1); mask != nil {
 				act.Mask = rows(m.be, mask, m.caps[l].Src, in)
 			}
@@ -316,6 +351,13 @@ func (m *Model) Update(t backend.Count, cfg backend.AdamConfig) {
 		return
 	}
 	for _, p := range m.Params() {
-		m.be.Adam(p.W, p.G, p.M, p.V, t, cfg)
+		if !p.Buffer {
+			m.be.Adam(p.W, p.G, p.M, p.V, t, cfg)
+		}
+	}
+	for _, n := range m.norms {
+		if n != nil {
+			n.update(cfg.Skip)
+		}
 	}
 }

@@ -23,7 +23,7 @@ func (c Config) LayerWork(l int, dst, src float64) Work {
 		return Work{FLOP: 2 * dst * (fi*fo + fo*fo), AggWidth: in}
 	case KindGAT:
 		width := out
-		if l == c.Layers-1 {
+		if !c.hiddenOut(l) {
 			width = c.OutHeads * out // every head maps to the classes
 		}
 		return Work{FLOP: 2 * src * fi * float64(width), AggWidth: width}

@@ -1,0 +1,155 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// Normalisation after a hidden layer (Config.Norm), as PyTorch Geometric's
+// BasicGNN places it: the layer's output plus its bias is normalised, then
+// goes through ReLU and dropout.
+//
+//	batch: per column over the batch's live rows in training (the
+//	       statistics of the pass), by the running statistics otherwise;
+//	       the running statistics follow the batches' with momentum 0.1
+//	       (PyTorch's), updated by Update in the step, so a replayed step
+//	       updates them on the device and a skipped step leaves them.
+//	layer: per row over its columns, the same in training and evaluation.
+//
+// Both scale and shift with learned vectors. Parameters: layerN.norm.weight
+// [out] (ones), layerN.norm.bias [out] (zeros) and, for batch
+// normalisation, layerN.norm.running [2, out] (the running means, zeros,
+// then the running variances, ones): a buffer, saved with the model but
+// neither trained nor decayed (Param.Buffer).
+
+// Normalisation kinds accepted by Config.Norm ("" is NormNone).
+const (
+	NormNone  = "none"
+	NormBatch = "batch"
+	NormLayer = "layer"
+)
+
+// Normalisation constants, PyTorch's defaults.
+const (
+	normEps      = 1e-5
+	normMomentum = 0.1
+)
+
+// normLayer is the normalisation after one hidden layer.
+type normLayer struct {
+	be                   backend.Backend
+	ops                  backend.Norm
+	perRow               bool // layer normalisation
+	dim                  int
+	gamma, beta, running *Param         // running is nil for layer normalisation
+	pre                  backend.Buffer // F32 [caps.Dst, dim]: the layer's output plus bias (kept for backward)
+	stats                backend.Buffer // F32 [2·dim]: the last training pass's batch statistics
+	n                    backend.Count  // the rows of the last training pass
+	pending              bool           // a training pass whose statistics Update has yet to fold in
+}
+
+// newNorm makes the normalisation of model layer l's output (dim wide), or
+// nil when cfg asks for none.
+func newNorm(be backend.Backend, pa *paramAlloc, cfg Config, l, dim int) (*normLayer, error) {
+	if !cfg.normed(l) {
+		return nil, nil
+	}
+	ops, err := backend.NormOf(be)
+	if err != nil {
+		return nil, fmt.Errorf("nn: %s normalisation: %w", cfg.Norm, err)
+	}
+	n := &normLayer{be: be, ops: ops, perRow: cfg.Norm == NormLayer, dim: dim}
+	name := func(s string) string { return fmt.Sprintf("layer%d.norm.%s", l, s) }
+	if n.gamma, err = newParam(pa, name("weight"), dim); err == nil {
+		n.beta, err = newParam(pa, name("bias"), dim)
+	}
+	if err == nil && !n.perRow {
+		if n.running, err = newParam(pa, name("running"), 2, dim); err == nil {
+			n.running.Buffer = true
+		}
+	}
+	if err != nil {
+		n.free()
+		return nil, err
+	}
+	be.Fill(n.gamma.W, 1)
+	if n.running != nil {
+		be.Fill(be.View(n.running.W, dim, dim), 1)
+	}
+	return n, nil
+}
+
+// normed reports whether model layer l's output is normalised: every
+// hidden layer's, and the top one's too under jumping knowledge.
+func (c Config) normed(l int) bool {
+	return c.Norm != "" && c.Norm != NormNone && c.hiddenOut(l)
+}
+
+func (n *normLayer) params() []*Param {
+	ps := []*Param{n.gamma, n.beta}
+	if n.running != nil {
+		ps = append(ps, n.running)
+	}
+	return ps
+}
+
+func (n *normLayer) free() {
+	for _, p := range []*Param{n.gamma, n.beta, n.running} {
+		if p != nil {
+			p.free(n.be)
+		}
+	}
+}
+
+// reserve allocates the kept input and the batch statistics for dst rows.
+func (n *normLayer) reserve(ws *workspace, l, dst int) {
+	n.pre = ws.alloc(fmt.Sprintf("layer %d normalisation input", l), backend.F32, dst*n.dim)
+	n.stats = ws.alloc(fmt.Sprintf("layer %d batch statistics", l), backend.F32, 2*n.dim)
+	n.pending = false
+}
+
+// forward normalises h (rows [:count], the layer's output before its bias)
+// in place, keeping h plus bias for backward: by the pass's statistics in
+// training, by the running ones otherwise.
+func (n *normLayer) forward(h backend.Buffer, count backend.Count, bias backend.Buffer, train bool) {
+	n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, n.pre)
+	stats := n.stats
+	switch {
+	case n.perRow:
+		stats = nil
+	case train:
+		n.ops.BatchNormStats(n.pre, count, n.dim, n.stats)
+		n.n, n.pending = count, true
+	default:
+		stats = n.running.W
+	}
+	n.ops.NormApply(n.pre, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, h)
+}
+
+// infer normalises h (rows [:count], the layer's output with its bias) in
+// place as evaluation does.
+func (n *normLayer) infer(h backend.Buffer, count backend.Count) {
+	var stats backend.Buffer
+	if !n.perRow {
+		stats = n.running.W
+	}
+	n.ops.NormApply(h, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, h)
+}
+
+// backward turns dh (rows [:count], the gradient of the normalised output)
+// in place into the gradient of the layer's output, and overwrites the
+// scale's, shift's and the layer's bias's gradients.
+func (n *normLayer) backward(dh backend.Buffer, count backend.Count, dbias backend.Buffer) {
+	n.ops.NormBackward(n.pre, dh, count, n.dim, n.perRow, n.stats, n.gamma.W, normEps, dh, n.gamma.G, n.beta.G, dbias)
+}
+
+// update folds the last training pass's batch statistics into the running
+// ones, unless skip (an I32 flag) is set.
+func (n *normLayer) update(skip backend.Buffer) {
+	if n.running == nil || !n.pending {
+		return
+	}
+	n.ops.NormRunning(n.stats, n.n, n.dim, normMomentum, n.running.W, skip)
+	n.pending = false
+}
