@@ -1,0 +1,280 @@
+package backendtest
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
+)
+
+// link is the backend's link-prediction ops (backend.Link).
+func (e *env) link() backend.Link { return capability(e, backend.LinkOf) }
+
+// linkLayout is a batch of b live positives (capacity bCap) with k
+// negatives each: positions and pairs as backend.Link lays them out.
+type linkLayout struct{ b, bCap, k int }
+
+func (l linkLayout) ends() int  { return l.b * (2 + l.k) }
+func (l linkLayout) pairs() int { return l.b * (1 + l.k) }
+
+// pair is the positions of pair p.
+func (l linkLayout) pair(p int) (a, c int) {
+	if p < l.b {
+		return p, l.b + p
+	}
+	q := p - l.b
+	return q / l.k, 2*l.b + q
+}
+
+// testEdgeSeeds: the ends of live edge ids, and negatives drawn from the
+// Philox words of each edge id, uniform and by degree (a cumulative degree
+// table with empty vertices, which are never drawn); counts written, ends
+// past the live ones untouched.
+func testEdgeSeeds(e *env) {
+	const edges, nodes, bCap, live, k = 50, 37, 12, 9, 3
+	pairs := make([]int32, 2*edges)
+	for i := range pairs {
+		pairs[i] = int32(e.rnd.IntN(nodes))
+	}
+	ids := make([]int32, bCap)
+	for i := range ids {
+		ids[i] = int32(e.rnd.IntN(edges))
+	}
+	dist := make([]int32, nodes+1)
+	for v := range nodes {
+		d := int32(e.rnd.IntN(6))
+		if v%5 == 0 {
+			d = 0
+		}
+		dist[v+1] = dist[v] + d
+	}
+	key := rng.Key{Seed: 0xfeedbeef12345, Epoch: 3, Step: 7, Stream: 251}
+	for _, byDegree := range []bool{false, true} {
+		name := fmt.Sprintf("EdgeSeeds degree=%v", byDegree)
+		var db backend.Buffer
+		if byDegree {
+			db = e.upload(dist)
+		}
+		ends := e.poisonI32(bCap * (2 + k))
+		nEnds, nPairs := e.count(-1, 1<<20), e.count(-1, 1<<20)
+		r := e.rand(key.Seed, key.Stream, int32(key.Epoch), int32(key.Step))
+		e.link().EdgeSeeds(e.upload(pairs), e.upload(ids), e.count(live, bCap), k, nodes, db, r, ends, nEnds, nPairs)
+		want := make([]int32, live*(2+k))
+		for i, id := range ids[:live] {
+			want[i], want[live+i] = pairs[2*id], pairs[2*id+1]
+			for j := range k {
+				w := key.Word(uint32(id), uint32(j))
+				v := int32(rng.Uniform(w, nodes))
+				if byDegree {
+					t := int32(rng.Uniform(w, uint32(dist[nodes])))
+					v = int32(sort.Search(nodes, func(u int) bool { return dist[u+1] > t }))
+					if dist[v+1] == dist[v] {
+						e.t.Fatalf("%s: the reference drew vertex %d of degree 0", name, v)
+					}
+				}
+				want[2*live+i*k+j] = v
+			}
+		}
+		got := e.readI32(ends, bCap*(2+k))
+		checkEqual(e.t, name, got, want, 0)
+		for i := len(want); i < len(got); i++ {
+			if got[i] != -999 {
+				e.t.Errorf("%s: end %d past the live ones written (%d)", name, i, got[i])
+			}
+		}
+		if n, p := e.readCount(nEnds), e.readCount(nPairs); n != live*(2+k) || p != live*(1+k) {
+			e.t.Errorf("%s: nEnds %d, nPairs %d; want %d, %d", name, n, p, live*(2+k), live*(1+k))
+		}
+	}
+}
+
+// testExcludeEdges: a sampled hop whose destinations include the
+// positives' ends loses exactly the positives (and, with reverse, their
+// reverses), the other neighbours in order; an overflowed block is left
+// alone.
+func testExcludeEdges(e *env) {
+	for _, reverse := range []bool{false, true} {
+		name := fmt.Sprintf("ExcludeEdges reverse=%v", reverse)
+		const live, capDst = 120, 130
+		csr, g, dst, key, r := e.sampleCase(live, capDst)
+		ref := refLayer(csr, dst[:live], -1, key)
+		// Positives: sampled edges (destination, neighbour) of the hop,
+		// some of them twice, and a pair that is no edge.
+		const bCap, b, k = 24, 20, 1
+		ends := make([]int32, bCap*(2+k))
+		for i := range b {
+			d := e.rnd.IntN(live)
+			for ref.indptr[d] == ref.indptr[d+1] {
+				d = e.rnd.IntN(live)
+			}
+			nb := ref.nbrs[int(ref.indptr[d])+e.rnd.IntN(int(ref.indptr[d+1]-ref.indptr[d]))]
+			ends[i], ends[b+i] = dst[d], nb
+			if i%2 == 1 { // stored reversed: only a reverse exclusion takes it out
+				ends[i], ends[b+i] = nb, dst[d]
+			}
+		}
+		ends[b-1], ends[2*b-1] = 499, 498
+		blk := e.sampleBlock(g, dst, e.count(live, capDst), -1, r, ref.total+5, capDst+600)
+		scratch := e.alloc(backend.I64, backend.ExcludeScratch(bCap), 7)
+		e.link().ExcludeEdges(blk, e.upload(ends), e.count(b, bCap), reverse, scratch)
+		gone := map[[2]int32]bool{}
+		for i := range b {
+			gone[[2]int32{ends[i], ends[b+i]}] = true
+			if reverse {
+				gone[[2]int32{ends[b+i], ends[i]}] = true
+			}
+		}
+		wantPtr := []int32{0}
+		var wantNbrs []int32
+		for d := range live {
+			for _, w := range ref.nbrs[ref.indptr[d]:ref.indptr[d+1]] {
+				if !gone[[2]int32{dst[d], w}] {
+					wantNbrs = append(wantNbrs, w)
+				}
+			}
+			wantPtr = append(wantPtr, int32(len(wantNbrs)))
+		}
+		if len(wantNbrs) == ref.total {
+			e.t.Fatalf("%s: the case removes nothing", name)
+		}
+		if got := e.readCount(blk.NumEdges); got != len(wantNbrs) {
+			e.t.Errorf("%s: NumEdges %d, want %d (of %d sampled)", name, got, len(wantNbrs), ref.total)
+		}
+		checkEqual(e.t, name+" Indptr", e.readI32(blk.Indptr, live+1), wantPtr, 0)
+		checkEqual(e.t, name+" Nbrs", e.readI32(blk.Nbrs, len(wantNbrs)), wantNbrs, 0)
+	}
+	// An overflowed block (NumEdges above its capacity) keeps its edges.
+	const live, capDst = 40, 40
+	csr, g, dst, key, r := e.sampleCase(live, capDst)
+	ref := refLayer(csr, dst[:live], -1, key)
+	blk := e.sampleBlock(g, dst, e.count(live, capDst), -1, r, ref.total-1, capDst+600)
+	ends := []int32{dst[0], ref.nbrs[0], 0, 0}
+	e.link().ExcludeEdges(blk, e.upload(ends), e.count(1, 1), true, e.alloc(backend.I64, backend.ExcludeScratch(1), 0))
+	if got := e.readCount(blk.NumEdges); got != ref.total {
+		e.t.Errorf("ExcludeEdges on an overflowed block: NumEdges %d, want %d untouched", got, ref.total)
+	}
+}
+
+// groupRowsCase draws rows for m live positions of capacity endCap over u
+// rows (each row used at least once) and groups them on the backend.
+func (e *env) groupRowsCase(m, endCap, u, rowCap int) (rows []int32, rb, ptr, order backend.Buffer) {
+	rows = make([]int32, endCap)
+	for q := range rows {
+		rows[q] = int32(e.rnd.IntN(u))
+		if q < u {
+			rows[q] = int32(q)
+		}
+		if q >= m {
+			rows[q] = 1 << 20 // past the live count
+		}
+	}
+	e.rnd.Shuffle(m, func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
+	rb = e.upload(rows)
+	ptr, order = e.poisonI32(rowCap+1), e.poisonI32(endCap)
+	e.link().GroupRows(rb, e.count(m, endCap), e.count(u, rowCap), ptr, order)
+	return rows, rb, ptr, order
+}
+
+// testGroupRows: each row's positions, in increasing order.
+func testGroupRows(e *env) {
+	const m, endCap, u, rowCap = 90, 100, 30, 35
+	rows, _, ptr, order := e.groupRowsCase(m, endCap, u, rowCap)
+	wantPtr, wantOrder := []int32{0}, []int32{}
+	for r := range u {
+		for q := range m {
+			if rows[q] == int32(r) {
+				wantOrder = append(wantOrder, int32(q))
+			}
+		}
+		wantPtr = append(wantPtr, int32(len(wantOrder)))
+	}
+	checkEqual(e.t, "GroupRows ptr", e.readI32(ptr, u+1), wantPtr, 0)
+	checkEqual(e.t, "GroupRows order", e.readI32(order, m), wantOrder, 0)
+}
+
+// testPairProduct: the products of every live pair's rows, the gradient
+// gathered row by row, against float64 references; rows past the live
+// counts untouched.
+func testPairProduct(e *env) {
+	l := linkLayout{b: 7, bCap: 9, k: 3}
+	const dim, u, rowCap = 10, 18, 24
+	endCap := l.bCap * (2 + l.k)
+	rows, rb, ptr, order := e.groupRowsCase(l.ends(), endCap, u, rowCap)
+	x := e.randF32(rowCap*dim, 1)
+	xb := e.upload(x)
+	pairCap := l.bCap * (1 + l.k)
+	h := e.poison(pairCap * dim)
+	n := e.count(l.b, l.bCap)
+	e.link().PairProduct(xb, dim, n, l.k, rb, h)
+	want := make([]float64, l.pairs()*dim)
+	for p := range l.pairs() {
+		a, c := l.pair(p)
+		for j := range dim {
+			want[p*dim+j] = float64(x[int(rows[a])*dim+j]) * float64(x[int(rows[c])*dim+j])
+		}
+	}
+	e.checkClose("PairProduct", e.readF32(h, l.pairs()*dim), want, nil, tolElem, dim)
+
+	dh := e.randF32(pairCap*dim, 1)
+	dx := e.alloc(backend.F32, rowCap*dim, 3)
+	e.link().PairProductBackward(xb, e.upload(dh), dim, n, l.k, rb, ptr, order, e.count(u, rowCap), dx)
+	wantDx, scale := make([]float64, rowCap*dim), make([]float64, rowCap*dim)
+	for p := range l.pairs() {
+		a, c := l.pair(p)
+		for _, end := range [][2]int{{a, c}, {c, a}} {
+			r, o := int(rows[end[0]]), int(rows[end[1]])
+			for j := range dim {
+				t := float64(dh[p*dim+j]) * float64(x[o*dim+j])
+				wantDx[r*dim+j] += t
+				scale[r*dim+j] += math.Abs(t)
+			}
+		}
+	}
+	got := e.readF32(dx, rowCap*dim)
+	for i := u * dim; i < rowCap*dim; i++ {
+		wantDx[i], scale[i] = 3, 3 // past the live rows: untouched
+	}
+	for i := range scale {
+		scale[i] = max(scale[i], 1e-30)
+	}
+	e.checkClose("PairProductBackward", got, wantDx, scale, tolSum, dim)
+}
+
+// testPairLoss: binary cross-entropy with logits over the live pairs
+// (positives first), its gradient and the pairs on their label's side,
+// with large scores of both signs.
+func testPairLoss(e *env) {
+	l := linkLayout{b: 6, bCap: 8, k: 2}
+	pairCap := l.bCap * (1 + l.k)
+	s := e.randF32(pairCap, 4)
+	s[0], s[l.b], s[1] = 60, -70, -0.0
+	loss, ds := e.poison(1), e.poison(pairCap)
+	correct := e.count(-1, 1<<20)
+	e.link().PairLoss(e.upload(s), e.count(l.b, l.bCap), l.k, loss, ds, correct)
+	var sum float64
+	hits := 0
+	wantD := make([]float64, l.pairs())
+	inv := 1 / float64(l.pairs())
+	for p := range l.pairs() {
+		x, y := float64(s[p]), 0.0
+		if p < l.b {
+			y = 1
+		}
+		sum += max(x, 0) - x*y + math.Log1p(math.Exp(-math.Abs(x)))
+		wantD[p] = (1/(1+math.Exp(-x)) - y) * inv
+		if (y == 1 && x > 0) || (y == 0 && x < 0) {
+			hits++
+		}
+	}
+	e.checkClose("PairLoss loss", e.readF32(loss, 1), []float64{sum * inv}, nil, tolSum, 0)
+	scale := make([]float64, l.pairs())
+	for p := range scale {
+		scale[p] = inv // the gradient's magnitude: |sigmoid - label| <= 1
+	}
+	e.checkClose("PairLoss dscores", e.readF32(ds, l.pairs()), wantD, scale, tolElem, 0)
+	if got := e.readCount(correct); got != hits {
+		e.t.Errorf("PairLoss correct: %d, want %d", got, hits)
+	}
+}
