@@ -43,6 +43,12 @@ type Config struct {
 	// "float32" (or "") or "bfloat16" operands with float32 sums
 	// (nn.Config.BF16Bottom).
 	BottomProducts string `json:"bottom_products,omitempty"`
+	// Norm is the normalisation after each hidden layer: "none" (or ""),
+	// "batch" or "layer" (nn.Config.Norm).
+	Norm string `json:"norm,omitempty"`
+	// JK is the jumping knowledge of the top: "none" (or ""), "last",
+	// "cat" or "max" (nn.Config.JK).
+	JK string `json:"jk,omitempty"`
 }
 
 // Defaults is a sensible starting configuration (GraphSAGE, 2 layers).
@@ -57,7 +63,7 @@ func Defaults() Config {
 func (c Config) ModelConfig(inDim, classes int) nn.Config {
 	mc := nn.Config{Kind: c.Model, InDim: inDim, Hidden: c.Hidden, Classes: classes,
 		Layers: c.Layers, Dropout: c.Dropout, InputDropout: c.InDropout, LearnEps: c.GINEps == "learn",
-		BF16Activations: c.Activations == "bfloat16", BF16Bottom: c.BottomProducts == "bfloat16"}
+		BF16Activations: c.Activations == "bfloat16", BF16Bottom: c.BottomProducts == "bfloat16", Norm: c.Norm, JK: c.JK}
 	if c.Model == nn.KindGAT {
 		mc.Heads, mc.OutHeads, mc.AttnDropout = max(c.Heads, 1), c.OutHeads, c.AttnDropout
 		if mc.OutHeads == 0 {
@@ -78,6 +84,13 @@ func (c Config) Validate() error {
 		return fmt.Errorf("bottom-products: %q, want float32 or bfloat16", c.BottomProducts)
 	case c.BottomProducts == "bfloat16" && c.Model != "sage":
 		return fmt.Errorf("bottom-products: bfloat16 is GraphSAGE's only (model %s)", c.Model)
+	case c.Norm != "" && c.Norm != nn.NormNone && c.Norm != nn.NormBatch && c.Norm != nn.NormLayer:
+		return fmt.Errorf("norm: %q, want none, batch or layer", c.Norm)
+	case c.JK != "" && c.JK != nn.JKNone && c.JK != nn.JKLast && c.JK != nn.JKCat && c.JK != nn.JKMax:
+		return fmt.Errorf("jk: %q, want none, last, cat or max", c.JK)
+	case c.NormOrJK() && (c.Activations == "bfloat16" || c.BottomProducts == "bfloat16"):
+		return fmt.Errorf("norm %q, jk %q: normalisation and jumping knowledge need float32 activations and bottom products (activations %q, bottom-products %q)",
+			c.Norm, c.JK, c.Activations, c.BottomProducts)
 	case c.GINEps != "" && c.GINEps != "0" && c.GINEps != "learn":
 		return fmt.Errorf("gin-eps: %q, want 0 or learn", c.GINEps)
 	case c.Heads < 0 || c.Heads > 1024:
@@ -123,6 +136,12 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// NormOrJK reports whether the model has normalisation layers or jumping
+// knowledge.
+func (c Config) NormOrJK() bool {
+	return (c.Norm != "" && c.Norm != nn.NormNone) || (c.JK != "" && c.JK != nn.JKNone)
 }
 
 // FormatFanouts prints fanouts as "15,10,5".

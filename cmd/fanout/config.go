@@ -31,6 +31,8 @@ func hyperOptions() []option {
 		{"attn-dropout", "GAT's dropout `probability` on the attention coefficients", func(c *train.Config, _ *runFlags) any { return &c.AttnDropout }},
 		{"activations", "how hidden layers' outputs are held: float32, or bfloat16 where the next layer reads them so (GraphSAGE; half the bytes written and aggregated); default float32 (bfloat16 measured on products-sim: 0.5% faster per step, 0.1 points less accurate, 31 MiB more memory; docs/perf.md)", func(c *train.Config, _ *runFlags) any { return &c.Activations }},
 		{"bottom-products", "how the bottom GraphSAGE layer multiplies: float32, or bfloat16 operands with float32 sums (mixed precision; float32 weights and Adam)", func(c *train.Config, _ *runFlags) any { return &c.BottomProducts }},
+		{"norm", "normalisation after each hidden layer: none, batch (batch normalisation: per column over the batch, running statistics for evaluation; stops GIN's sums at high-degree vertices from diverging) or layer (per vertex)", func(c *train.Config, _ *runFlags) any { return &c.Norm }},
+		{"jk", "jumping knowledge, as PyTorch Geometric's BasicGNN: none, or last, cat or max (every layer hidden; a linear head over the last layer's output, every layer's output concatenated, or their element-wise maximum)", func(c *train.Config, _ *runFlags) any { return &c.JK }},
 		{"layers", "number of GNN layers", func(c *train.Config, _ *runFlags) any { return &c.Layers }},
 		{"hidden", "hidden width", func(c *train.Config, _ *runFlags) any { return &c.Hidden }},
 		{"fanouts", "`list` of neighbours per hop from the seeds, comma-separated (-1 = all, 0 = none)", func(c *train.Config, _ *runFlags) any { return &c.Fanouts }},
