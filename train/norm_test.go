@@ -1,0 +1,115 @@
+package train
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/record"
+)
+
+// normModels are tiny's models with normalisation and jumping knowledge.
+var normModels = []struct{ model, norm, jk string }{
+	{"sage", "batch", "cat"},
+	{"gin", "batch", ""},
+	{"gcn", "layer", "max"},
+	{"gat", "batch", "last"},
+}
+
+// TestReplayWithNormReproducesEagerBitwise: models with batch or layer
+// normalisation and jumping knowledge replay their eager run bit for bit,
+// the running statistics (parameters among the others here) included: the
+// captured step updates them on the device.
+func TestReplayWithNormReproducesEagerBitwise(t *testing.T) {
+	ds := tinyData(t)
+	for _, c := range normModels {
+		cfg := tinyModel(t, c.model)
+		cfg.Epochs, cfg.Norm, cfg.JK = 2, c.norm, c.jk
+		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
+		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
+		if len(wantLoss) < 10 || !slices.Equal(gotLoss, wantLoss) {
+			t.Fatalf("%+v: replay losses differ from eager:\n%v\n%v", c, gotLoss, wantLoss)
+		}
+		for i := range wantParams {
+			if !slices.Equal(gotParams[i], wantParams[i]) {
+				t.Fatalf("%+v: parameter array %d differs after replay", c, i)
+			}
+		}
+		if st.Captures != 1 || st.Launches != len(wantLoss) {
+			t.Errorf("%+v: stats %+v, want one capture and %d launches", c, st, len(wantLoss))
+		}
+	}
+}
+
+// TestReplayWithNormOverflowRecoversExactly: steps whose envelope
+// overflowed leave the running statistics as they leave the parameters,
+// so the replayed run still equals the eager one.
+func TestReplayWithNormOverflowRecoversExactly(t *testing.T) {
+	ds, cfg, _, _, small := overflowCase(t)
+	cfg.Norm = "batch"
+	wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
+	gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{Caps: small, Margin: 1.01})
+	if st.Overflows == 0 {
+		t.Fatalf("no overflow forced: %+v", st)
+	}
+	if !slices.Equal(gotLoss, wantLoss) {
+		t.Fatalf("losses differ from eager after %d overflows", st.Overflows)
+	}
+	for i := range wantParams {
+		if !slices.Equal(gotParams[i], wantParams[i]) {
+			t.Fatalf("parameter array %d differs from eager after %d overflows", i, st.Overflows)
+		}
+	}
+}
+
+// TestNormCheckpointHoldsRunningStatistics: a snapshot holds the running
+// statistics (moved from their initial zeros and ones by training), and a
+// new trainer restored from it evaluates as the trained one does.
+func TestNormCheckpointHoldsRunningStatistics(t *testing.T) {
+	ds := tinyData(t)
+	cfg := tinyModel(t, "gcn")
+	cfg.Epochs, cfg.Norm = 1, "batch"
+	tr, err := New(cpu.New(2), ds, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	runTrainer(t, tr, false)
+	snap, err := tr.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for i, p := range snap.Params {
+		if p.Name != "layer0.norm.running" {
+			continue
+		}
+		found = true
+		w, dim := snap.Data[i][0], p.Shape[1]
+		if w[0] == 0 || w[dim] == 1 {
+			t.Errorf("running statistics not trained: mean %v, variance %v", w[0], w[dim])
+		}
+	}
+	if !found {
+		t.Fatalf("no running statistics among the checkpoint's parameters %v", snap.Params)
+	}
+	want, wantLoss, err := tr.Evaluate(ds.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr2, err := New(cpu.New(2), ds, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr2.Close()
+	if err := tr2.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	got, gotLoss, err := tr2.Evaluate(ds.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want || gotLoss != wantLoss {
+		t.Errorf("restored model's test accuracy and loss %v, %v; trained model's %v, %v", got, gotLoss, want, wantLoss)
+	}
+}
