@@ -97,18 +97,23 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 // otherwise go on printing losses of 1e6 (GIN on products-sim).
 const divergence = 1000
 
-// checkLoss stops a run whose epoch loss is not finite or above divergence
-// times an uninformed model's, naming the likely cause and what to
-// change. The eager driver also stops at a step's non-finite loss; the
-// replay driver reads losses only per epoch.
+// growth is how many times its lowest epoch mean so far (the first
+// epoch's at first) an epoch's mean training loss may reach, once above an
+// uninformed model's, before the run stops: a model that learned and then
+// blows up (GIN's sums at hubs once its weights grow) stops there instead
+// of training on.
+const growth = 100
+
+// checkLoss stops a run whose epoch loss is not finite, above divergence
+// times an uninformed model's, or grown growth-fold over the run's lowest
+// epoch loss (and above an uninformed model's), naming the likely cause
+// and what to change. The eager driver also stops at a step's non-finite
+// loss; the replay driver reads losses only per epoch.
 func (t *Trainer) checkLoss(st EpochStats) error {
 	if st.Steps == 0 {
 		return nil
 	}
-	hint := "lower --lr"
-	if t.cfg.Model == "gin" {
-		hint += " (GIN's unnormalised sums of neighbours grow at high-degree vertices)"
-	}
+	hint := t.divergenceHint()
 	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) {
 		return fmt.Errorf("epoch %d: the training loss is %v: the model diverged; %s", st.Epoch, st.Loss, hint)
 	}
@@ -117,7 +122,30 @@ func (t *Trainer) checkLoss(st EpochStats) error {
 		return fmt.Errorf("epoch %d: the training loss is %.4g, more than %d times an uninformed model's %.3g (ln %d classes): the model diverges; %s",
 			st.Epoch, st.Loss, divergence, uninformed, max(t.ds.NumClasses, 2), hint)
 	}
+	if low := t.lossMin; low > 0 && st.Loss > growth*low && st.Loss > uninformed {
+		return fmt.Errorf("epoch %d: the training loss is %.4g, more than %d times the run's lowest epoch loss %.4g and above an uninformed model's %.3g: the model diverges; %s",
+			st.Epoch, st.Loss, growth, low, uninformed, hint)
+	}
+	if t.lossMin == 0 || st.Loss < t.lossMin {
+		t.lossMin = st.Loss
+	}
 	return nil
+}
+
+// divergenceHint names what to change when a run diverges: the learning
+// rate, and, without normalisation, batch normalisation, which bounds
+// what unnormalised sums at high-degree vertices (GIN's sums of
+// neighbours, which grow with the degree) let grow.
+func (t *Trainer) divergenceHint() string {
+	hint := "lower --lr"
+	if t.cfg.Norm == "" || t.cfg.Norm == "none" {
+		cause := "sums over many neighbours grow unnormalised at high-degree vertices"
+		if t.cfg.Model == "gin" {
+			cause = "GIN's unnormalised sums of neighbours grow with the degree, to thousands at high-degree vertices"
+		}
+		hint += ", or add --norm batch (" + cause + ")"
+	}
+	return hint
 }
 
 // trainEpoch runs the steps of the current epoch from StepInEpoch on.

@@ -2,6 +2,7 @@ package train
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend/cpu"
@@ -111,5 +112,41 @@ func TestNormCheckpointHoldsRunningStatistics(t *testing.T) {
 	}
 	if got != want || gotLoss != wantLoss {
 		t.Errorf("restored model's test accuracy and loss %v, %v; trained model's %v, %v", got, gotLoss, want, wantLoss)
+	}
+}
+
+// TestLossGrowthStops: an epoch loss 100 times the run's lowest so far
+// (and above an uninformed model's) stops the run with a message naming
+// the cause and --norm batch; smaller swings, and growth below an
+// uninformed model's loss, do not; with normalisation the message names
+// the learning rate alone.
+func TestLossGrowthStops(t *testing.T) {
+	ds := tinyData(t) // 8 classes: an uninformed loss of ln 8 = 2.08
+	for _, norm := range []string{"", "batch"} {
+		cfg := tinyModel(t, "gin")
+		cfg.Norm = norm
+		tr, err := New(cpu.New(1), ds, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, loss := range []float64{1.5, 0.01, 1.2, 0.5} { // 1.2: 120-fold, but below ln 8
+			if err := tr.checkLoss(EpochStats{Epoch: i + 1, Steps: 3, Loss: loss}); err != nil {
+				t.Fatalf("norm %q: epoch loss %v stopped the run: %v", norm, loss, err)
+			}
+		}
+		err = tr.checkLoss(EpochStats{Epoch: 5, Steps: 3, Loss: 2.5})
+		tr.Close()
+		if err == nil {
+			t.Fatalf("norm %q: an epoch loss of 2.5 after 0.01 did not stop the run", norm)
+		}
+		msg := err.Error()
+		for _, want := range []string{"epoch 5", "100 times", "0.01", "lower --lr"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("norm %q: %q does not name %q", norm, msg, want)
+			}
+		}
+		if names := strings.Contains(msg, "--norm batch") && strings.Contains(msg, "high-degree vertices"); names != (norm == "") {
+			t.Errorf("norm %q: %q names --norm batch and the sums at high-degree vertices: %v", norm, msg, names)
+		}
 	}
 }

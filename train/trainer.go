@@ -78,6 +78,7 @@ type Trainer struct {
 	replayMargin float64   // the replay driver's envelope margin (0 until it starts)
 	rep          *replayer // the running replay driver, which also captures evaluation
 	seeds        epochShuffle
+	lossMin      float64 // the lowest epoch loss of this run so far (0: none yet), for checkLoss
 }
 
 // New uploads the dataset, builds the model and provisions the plans.
