@@ -1,5 +1,7 @@
 package backend
 
+import "fmt"
+
 // Link is the capability of link prediction's step (package train/link):
 // a batch of positive edges and their drawn negatives laid out as a list
 // of ends, the batch's edges taken out of its sampled neighbourhoods, and
@@ -77,6 +79,14 @@ func ExcludeScratch(capacity int) int {
 		n *= 2
 	}
 	return n
+}
+
+// CheckNegatives checks EdgeSeeds's negatives per positive.
+func CheckNegatives(k int) error {
+	if k < 0 {
+		return fmt.Errorf("k: %d negatives per positive, want >= 0", k)
+	}
+	return nil
 }
 
 // LinkOf is be's Link (be itself, or the wrapper around a backend that

@@ -13,10 +13,10 @@ import (
 func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) {
 	c := b.begin("EdgeSeeds")
 	defer c.end()
-	c.dim("nodes", nodes)
-	if c.ok && k < 0 {
-		c.failf("k: %d, want >= 0", k)
+	if err := backend.CheckNegatives(k); err != nil && c.ok {
+		c.failf("%v", err)
 	}
+	c.dim("nodes", nodes)
 	live, _ := c.count("n", n)
 	ps := c.i32("pairs", pairs, 0)
 	is := c.i32("ids", ids, n.Cap)

@@ -109,6 +109,7 @@ const (
 	scratchWT     // a transposed weight for the tensor-core forward product (gemm_tc.go)
 	scratchGAT    // the logits' gradients of the deterministic EdgeSoftmaxBackward (gat.go)
 	scratchCSC    // TransposeBlock's per-source counts (transpose.go)
+	scratchLink   // ExcludeEdges's saved rows and GroupRows's counts (link.go)
 	numScratch
 )
 

@@ -384,6 +384,10 @@ func kernelError(code, a, bb, cc int32) error {
 		return fmt.Errorf("cuda: ReplaceRows: row %d: vertex %d has no hot row inside the table (slot table or table of %d rows)", a, bb, cc)
 	case 7:
 		return fmt.Errorf("cuda: AggregateConcatTable: blk.SrcIDs[%d] = %d outside table of %d rows", a, bb, cc)
+	case 20:
+		return fmt.Errorf("cuda: EdgeSeeds: ids[%d] = %d outside the %d pairs", a, bb, cc)
+	case 21:
+		return fmt.Errorf("cuda: GroupRows: rows[%d] = %d outside [0, %d)", a, bb, cc)
 	}
 	return fmt.Errorf("cuda: kernel error %d (%d, %d, %d)", code, a, bb, cc)
 }
