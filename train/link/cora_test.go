@@ -1,7 +1,6 @@
 package link
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -40,7 +39,7 @@ func TestCoraLinkAUC(t *testing.T) {
 	}
 	var sum float64
 	for seed := uint64(1); seed <= 3; seed++ {
-		s := trainLink(t, cpu.New(2), coraLink(t, seed), coraConfig(seed), false)
+		s, _ := trainLink(t, cpu.New(2), coraLink(t, seed), coraConfig(seed), false)
 		t.Logf("seed %d: test AUC %.4f AP %.4f (valid AUC %.4f at epoch %d; last loss %.4f)", seed, s.Test.AUC, s.Test.AP, s.BestValid.AUC, s.BestEpoch, s.Epochs[len(s.Epochs)-1].Loss)
 		sum += s.Test.AUC
 	}
@@ -49,8 +48,9 @@ func TestCoraLinkAUC(t *testing.T) {
 	}
 }
 
-// trainLink trains cfg on ds with the eager driver, or the replay driver.
-func trainLink(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, replay bool) *Summary {
+// trainLink trains cfg on ds with the eager driver, or the replay driver,
+// and returns the summary and the learnt tensors.
+func trainLink(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, replay bool) (*Summary, [][]float32) {
 	t.Helper()
 	tr, err := New(be, ds, cfg)
 	if err != nil {
@@ -61,9 +61,9 @@ func trainLink(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config
 	if replay {
 		run = tr.RunReplay
 	}
-	s, err := run(context.Background())
+	s, err := run(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s
+	return s, tr.params()
 }

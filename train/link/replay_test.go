@@ -41,19 +41,7 @@ func TestReplayReproducesEagerBitwise(t *testing.T) {
 		if replay {
 			be = record.New(be)
 		}
-		tr, err := New(be, ds, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		run := tr.Run
-		if replay {
-			run = tr.RunReplay
-		}
-		if sums[i], err = run(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		ps[i] = tr.params()
-		tr.Close()
+		sums[i], ps[i] = trainLink(t, be, ds, cfg, replay)
 	}
 	eager, replayed := sums[0], sums[1]
 	for e := range eager.Epochs {
