@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -150,22 +151,85 @@ func (h *jkHead) reserve(ws *workspace, seeds, classes int) {
 // forward writes the logits of the seeds (rows [:n]) from the layers'
 // outputs hid (each [≥ n.Cap, Hidden]).
 func (h *jkHead) forward(hid []backend.Buffer, n backend.Count, classes int) {
+	h.apply(hid, n, classes, h.maxOut, h.arg, h.logits)
+}
+
+// apply writes logits (F32 [n.Cap, Classes]) of rows [:n] of the layers'
+// outputs hid, with maxOut and arg ([n.Cap, Hidden]) the maximum's
+// scratch (JKMax).
+func (h *jkHead) apply(hid []backend.Buffer, n backend.Count, classes int, maxOut, arg, logits backend.Buffer) {
 	be, H := h.be, h.hidden
-	top := rows(be, hid[h.layers-1], n.Cap, H)
 	switch h.mode {
 	case JKCat:
 		for l := range h.layers {
-			be.Linear(rows(be, hid[l], n.Cap, H), n, h.ws[l], H, classes, h.logits, l > 0)
+			be.Linear(rows(be, hid[l], n.Cap, H), n, h.ws[l], H, classes, logits, l > 0)
 		}
 	case JKMax:
 		for l := range h.layers {
-			h.jk.LayerMax(rows(be, hid[l], n.Cap, H), n, H, l, l == 0, h.maxOut, h.arg)
+			h.jk.LayerMax(rows(be, hid[l], n.Cap, H), n, H, l, l == 0, maxOut, arg)
 		}
-		be.Linear(h.maxOut, n, h.w.W, H, classes, h.logits, false)
+		be.Linear(maxOut, n, h.w.W, H, classes, logits, false)
 	default:
-		be.Linear(top, n, h.w.W, H, classes, h.logits, false)
+		be.Linear(rows(be, hid[h.layers-1], n.Cap, H), n, h.w.W, H, classes, logits, false)
 	}
-	be.BiasActDropout(h.logits, n, classes, h.b.W, false, 0, backend.Rand{}, nil, h.logits)
+	be.BiasActDropout(logits, n, classes, h.b.W, false, 0, backend.Rand{}, nil, logits)
+}
+
+// HeadReads are the layers whose whole-graph outputs layer-wise inference
+// must keep for Head: every layer's for jumping knowledge's cat and max,
+// the top one's for last, none without jumping knowledge (the top layer's
+// output is then the logits).
+func (c Config) HeadReads() []int {
+	switch {
+	case !c.jumps():
+		return nil
+	case c.JK == JKLast:
+		return []int{c.Layers - 1}
+	}
+	ls := make([]int, c.Layers)
+	for l := range ls {
+		ls[l] = l
+	}
+	return ls
+}
+
+// Head computes jumping knowledge's head over whole-graph tables: tables[l]
+// is layer l's output for every vertex (F32 [rows, Hidden]; only the
+// layers HeadReads names need be set), and out (F32 [rows, Classes])
+// receives every vertex's logits. A model without jumping knowledge has no
+// head (an error).
+func (inf *Inference) Head(tables []backend.Buffer, rows int, out backend.Buffer) error {
+	m := inf.m
+	h := m.head
+	if h == nil {
+		return errors.New("nn: inference head: the model has no jumping knowledge")
+	}
+	if len(tables) != m.cfg.Layers {
+		return fmt.Errorf("nn: inference head: %d tables for %d layers", len(tables), m.cfg.Layers)
+	}
+	for _, l := range m.cfg.HeadReads() {
+		if b := tables[l]; b == nil || b.DType() != backend.F32 || b.Len() < rows*h.hidden {
+			return fmt.Errorf("nn: inference head: table %d must be F32 [%d, %d]", l, rows, h.hidden)
+		}
+	}
+	if out == nil || out.DType() != backend.F32 || out.Len() < rows*m.cfg.Classes {
+		return fmt.Errorf("nn: inference head: out must be F32 [%d, %d]", rows, m.cfg.Classes)
+	}
+	var ws workspace
+	ws.be = m.be
+	defer ws.release()
+	cnt := ws.alloc("inference head count", backend.I32, 1)
+	var maxOut, arg backend.Buffer
+	if h.mode == JKMax {
+		maxOut = ws.alloc("inference head maximum", backend.F32, rows*h.hidden)
+		arg = ws.alloc("inference head maximum's layers", backend.I32, rows*h.hidden)
+	}
+	if ws.err != nil {
+		return ws.err
+	}
+	m.be.Write(cnt, 0, []int32{int32(rows)})
+	h.apply(tables, backend.Count{Buf: cnt, Cap: rows}, m.cfg.Classes, maxOut, arg, out)
+	return m.be.Sync()
 }
 
 // backward overwrites the head's gradients from dlogits (rows [:n]) and

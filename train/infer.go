@@ -165,6 +165,15 @@ func (ip *inferPlan) run() (backend.Buffer, error) {
 	if n := ip.opt.Layers; n > 0 && n < layers {
 		layers = n
 	}
+	head := layers == mc.Layers && mc.HeadReads() != nil // jumping knowledge: the head makes the logits
+	kept := make([]backend.Buffer, mc.Layers)            // the tables the head reads
+	defer func() {
+		for _, b := range kept {
+			if b != nil {
+				be.Free(b)
+			}
+		}
+	}()
 	for l := 0; l < layers; l++ {
 		_, dim := mc.Dims(l)
 		next, err := be.Alloc(backend.F32, n*dim)
@@ -174,7 +183,7 @@ func (ip *inferPlan) run() (backend.Buffer, error) {
 		if err == nil {
 			err = t.sync()
 		}
-		if prev != feat {
+		if prev != feat && !slices.Contains(kept, prev) {
 			be.Free(prev)
 		}
 		if err != nil {
@@ -183,9 +192,24 @@ func (ip *inferPlan) run() (backend.Buffer, error) {
 			}
 			return nil, fmt.Errorf("infer layer %d: %w", l, err)
 		}
+		if head && slices.Contains(mc.HeadReads(), l) {
+			kept[l] = next
+		}
 		prev = next
 	}
-	return prev, nil
+	if !head {
+		return prev, nil
+	}
+	logits, err := be.Alloc(backend.F32, n*mc.Classes)
+	if err == nil {
+		if err = ip.inf.Head(kept, n, logits); err != nil {
+			be.Free(logits)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("infer: jumping knowledge's head: %w", err)
+	}
+	return logits, nil
 }
 
 // layer issues model layer l for every chunk: table prev [N, in_l] to next

@@ -119,37 +119,44 @@ func TestInferMatchesFullNeighbourForward(t *testing.T) {
 	for _, kind := range []string{"sage", "gcn", "gin", "gat"} {
 		for _, layers := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s-%d", kind, layers), func(t *testing.T) {
-				tr, err := New(cpu.New(2), ds, inferConfig(kind, layers), Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer tr.Close()
-				trainSteps(t, tr, 3)
-				p := tr.plan
-				p.SetBatch(seeds, 0, 0)
-				p.Sample(tr.in, 1)
-				p.Gather(tr.in)
-				_, _, lb := p.Predict(tr.model, tr.in, 1)
-				classes := ds.NumClasses
-				multi := make([]float32, len(seeds)*classes)
-				tr.be.Read(multi, lb, 0)
-				if err := tr.sync(); err != nil {
-					t.Fatal(err)
-				}
-				small := inferHost(t, tr, InferOptions{Chunk: 7})
-				big := inferHost(t, tr, InferOptions{Chunk: 1000})
-				if i, ok := closeTo(small, big, 1e-6); !ok {
-					t.Fatalf("chunks of 7 and 1000 differ at element %d: %v vs %v", i, small[i], big[i])
-				}
-				want := make([]float32, 0, len(multi))
-				for _, v := range seeds {
-					want = append(want, small[int(v)*classes:(int(v)+1)*classes]...)
-				}
-				if i, ok := closeTo(want, multi, 1e-4); !ok {
-					t.Fatalf("seed %d class %d: layer-wise %v, multi-hop %v", seeds[i/classes], i%classes, want[i], multi[i])
-				}
+				inferMatchesForward(t, ds, seeds, inferConfig(kind, layers))
 			})
 		}
+	}
+}
+
+// inferMatchesForward trains a model of cfg on ds for a few steps, then
+// requires layer-wise inference (in chunks of 7 and of 1000) to give the
+// seeds the logits of a multi-hop forward pass over all neighbours.
+func inferMatchesForward(t *testing.T, ds *dataset.Dataset, seeds []int32, cfg Config) {
+	tr, err := New(cpu.New(2), ds, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	trainSteps(t, tr, 3)
+	p := tr.plan
+	p.SetBatch(seeds, 0, 0)
+	p.Sample(tr.in, 1)
+	p.Gather(tr.in)
+	_, _, lb := p.Predict(tr.model, tr.in, 1)
+	classes := ds.NumClasses
+	multi := make([]float32, len(seeds)*classes)
+	tr.be.Read(multi, lb, 0)
+	if err := tr.sync(); err != nil {
+		t.Fatal(err)
+	}
+	small := inferHost(t, tr, InferOptions{Chunk: 7})
+	big := inferHost(t, tr, InferOptions{Chunk: 1000})
+	if i, ok := closeTo(small, big, 1e-6); !ok {
+		t.Fatalf("chunks of 7 and 1000 differ at element %d: %v vs %v", i, small[i], big[i])
+	}
+	want := make([]float32, 0, len(multi))
+	for _, v := range seeds {
+		want = append(want, small[int(v)*classes:(int(v)+1)*classes]...)
+	}
+	if i, ok := closeTo(want, multi, 1e-4); !ok {
+		t.Fatalf("seed %d class %d: layer-wise %v, multi-hop %v", seeds[i/classes], i%classes, want[i], multi[i])
 	}
 }
 

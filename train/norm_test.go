@@ -150,3 +150,20 @@ func TestLossGrowthStops(t *testing.T) {
 		}
 	}
 }
+
+// TestInferWithNormAndJK: layer-wise inference (--full-eval, eval's
+// logits) of models with normalisation and jumping knowledge gives the
+// seeds the logits of evaluation's multi-hop forward pass over all
+// neighbours: batch normalisation by the running statistics both ways,
+// the head over every layer's whole-graph table.
+func TestInferWithNormAndJK(t *testing.T) {
+	ds := randomData(t, 60, 90)
+	seeds := []int32{0, 1, 5, 17, 33, 59, 42, 2}
+	for _, c := range normModels {
+		t.Run(c.model+"-"+c.norm+"-"+c.jk, func(t *testing.T) {
+			cfg := inferConfig(c.model, 2)
+			cfg.Norm, cfg.JK = c.norm, c.jk
+			inferMatchesForward(t, ds, seeds, cfg)
+		})
+	}
+}
