@@ -26,6 +26,10 @@ type ginLayer struct {
 	w1, b1, w2 *Param
 	b          *Param
 	eps        *Param // learned ε, or nil
+	// inner is the MLP's normalisation after its first product (and b1),
+	// before its ReLU, as PyTorch Geometric's GIN puts its norm in the
+	// MLP; nil without Config.Norm.
+	inner *normLayer
 
 	ws     workspace
 	caps   Caps
@@ -63,11 +67,28 @@ func newGIN(be backend.Backend, pa *paramAlloc, l, in, out int, learnEps bool, s
 	return g, nil
 }
 
+// newGINNormed is newGIN with the MLP's normalisation of cfg.Norm
+// (layerN.mlp_norm.weight, .bias and, for batch normalisation, .running).
+func newGINNormed(be backend.Backend, pa *paramAlloc, cfg Config, l, in, out int, seed uint64) (*ginLayer, error) {
+	g, err := newGIN(be, pa, l, in, out, cfg.LearnEps, seed)
+	if err != nil || cfg.Norm == "" || cfg.Norm == NormNone {
+		return g, err
+	}
+	if g.inner, err = makeNorm(be, pa, cfg, fmt.Sprintf("layer%d.mlp_norm", l), out); err != nil {
+		g.free()
+		return nil, err
+	}
+	return g, nil
+}
+
 func (g *ginLayer) free() {
 	for _, p := range []*Param{g.w1, g.b1, g.w2, g.b, g.eps} {
 		if p != nil {
 			p.free(g.be)
 		}
+	}
+	if g.inner != nil {
+		g.inner.free()
 	}
 }
 
@@ -75,6 +96,9 @@ func (g *ginLayer) params() []*Param {
 	ps := []*Param{g.w1, g.b1, g.w2, g.b}
 	if g.eps != nil {
 		ps = append(ps, g.eps)
+	}
+	if g.inner != nil {
+		ps = append(ps, g.inner.params()...)
 	}
 	return ps
 }
@@ -99,6 +123,9 @@ func (g *ginLayer) reserve(c Caps) error {
 	g.dz = g.ws.allocRows("gin hidden gradient", backend.F32, c.Dst*g.out)
 	g.dAgg = g.ws.alloc("gin sum gradient", backend.F32, c.Dst*g.in)
 	g.eps0 = g.ws.alloc("gin fixed epsilon", backend.F32, 1)
+	if g.inner != nil {
+		g.inner.reserve(&g.ws, "gin MLP normalisation", c.Dst)
+	}
 	if err := g.ws.err; err != nil {
 		g.ws.release()
 		return err
@@ -120,7 +147,12 @@ func (g *ginLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	be.Aggregate(blk, g.edgeW, g.selfW, x, g.in, g.agg)
 	addHot(ps.hot, blk, g.in, g.agg, g.in, 0)
 	be.Linear(g.agg, blk.NumDst, g.w1.W, g.in, g.out, g.z, false)
-	be.BiasActDropout(g.z, blk.NumDst, g.out, g.b1.W, true, 0, backend.Rand{}, nil, g.z)
+	b1 := g.b1.W
+	if g.inner != nil {
+		g.inner.forward(g.z, blk.NumDst, b1, ps.train)
+		b1 = nil // added before the normalisation
+	}
+	be.BiasActDropout(g.z, blk.NumDst, g.out, b1, true, 0, backend.Rand{}, nil, g.z)
 	be.Linear(g.z, blk.NumDst, g.w2.W, g.out, g.out, h, false)
 }
 
@@ -130,7 +162,12 @@ func (g *ginLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	be := g.be
 	be.LinearBackwardWeight(g.z, dh, blk.NumDst, g.out, g.out, g.w2.G, false)
 	be.LinearBackwardData(dh, blk.NumDst, g.w2.W, g.out, g.out, g.dz, false)
-	be.BiasActDropoutBackward(g.dz, g.z, blk.NumDst, g.out, true, 0, nil, g.dz, g.b1.G)
+	if g.inner != nil {
+		be.BiasActDropoutBackward(g.dz, g.z, blk.NumDst, g.out, true, 0, nil, g.dz, nil)
+		g.inner.backward(g.dz, blk.NumDst, g.b1.G)
+	} else {
+		be.BiasActDropoutBackward(g.dz, g.z, blk.NumDst, g.out, true, 0, nil, g.dz, g.b1.G)
+	}
 	be.LinearBackwardWeight(g.agg, g.dz, blk.NumDst, g.in, g.out, g.w1.G, false)
 	if dx == nil && g.eps == nil {
 		return
@@ -151,5 +188,6 @@ func (g *ginLayer) workspace() *workspace { return &g.ws }
 func (g *ginLayer) inferCopy() layer {
 	c := *g
 	c.ws = workspace{be: g.be}
+	c.inner = g.inner.inferCopy()
 	return &c
 }

@@ -203,7 +203,7 @@ func buildModel(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*M
 		case KindGCN:
 			ly, err = newGCN(be, pa, l, in, out, seed)
 		case KindGIN:
-			ly, err = newGIN(be, pa, l, in, out, cfg.LearnEps, seed)
+			ly, err = newGINNormed(be, pa, cfg, l, in, out, seed)
 		case KindGAT:
 			ly, err = newGAT(be, pa, l, in, cfg, seed)
 		default:
@@ -362,7 +362,7 @@ func (m *Model) reserve(caps []Caps) error {
 	}
 	for l, n := range m.norms {
 		if n != nil {
-			n.reserve(&m.ws, l, caps[l].Dst)
+			n.reserve(&m.ws, fmt.Sprintf("layer %d normalisation", l), caps[l].Dst)
 		}
 	}
 	if m.head != nil {

@@ -55,12 +55,18 @@ func newNorm(be backend.Backend, pa *paramAlloc, cfg Config, l, dim int) (*normL
 	if !cfg.normed(l) {
 		return nil, nil
 	}
+	return makeNorm(be, pa, cfg, fmt.Sprintf("layer%d.norm", l), dim)
+}
+
+// makeNorm makes a normalisation of cfg's kind whose parameters are named
+// prefix.weight, prefix.bias and prefix.running.
+func makeNorm(be backend.Backend, pa *paramAlloc, cfg Config, prefix string, dim int) (*normLayer, error) {
 	ops, err := backend.NormOf(be)
 	if err != nil {
 		return nil, fmt.Errorf("nn: %s normalisation: %w", cfg.Norm, err)
 	}
 	n := &normLayer{be: be, ops: ops, perRow: cfg.Norm == NormLayer, dim: dim}
-	name := func(s string) string { return fmt.Sprintf("layer%d.norm.%s", l, s) }
+	name := func(s string) string { return prefix + "." + s }
 	if n.gamma, err = newParam(pa, name("weight"), dim); err == nil {
 		n.beta, err = newParam(pa, name("bias"), dim)
 	}
@@ -102,27 +108,42 @@ func (n *normLayer) free() {
 	}
 }
 
-// reserve allocates the kept input and the batch statistics for dst rows.
-func (n *normLayer) reserve(ws *workspace, l, dst int) {
-	n.pre = ws.alloc(fmt.Sprintf("layer %d normalisation input", l), backend.F32, dst*n.dim)
-	n.stats = ws.alloc(fmt.Sprintf("layer %d batch statistics", l), backend.F32, 2*n.dim)
+// reserve allocates the kept input and the batch statistics for dst rows
+// (what names the normalisation in errors).
+func (n *normLayer) reserve(ws *workspace, what string, dst int) {
+	n.pre = ws.alloc(what+" input", backend.F32, dst*n.dim)
+	n.stats = ws.alloc(what+" batch statistics", backend.F32, 2*n.dim)
 	n.pending = false
 }
 
+// inferCopy is a copy sharing n's parameters, with workspaces of its own
+// once reserved.
+func (n *normLayer) inferCopy() *normLayer {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.pre, c.stats, c.pending = nil, nil, false
+	return &c
+}
+
 // forward normalises h (rows [:count], the layer's output before its bias)
-// in place, keeping h plus bias for backward: by the pass's statistics in
-// training, by the running ones otherwise.
+// in place: in training by the pass's statistics, keeping h plus bias for
+// backward; otherwise as infer does (h's rows may then exceed the reserved
+// ones: layer-wise inference).
 func (n *normLayer) forward(h backend.Buffer, count backend.Count, bias backend.Buffer, train bool) {
+	if !train {
+		n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, h)
+		n.infer(h, count)
+		return
+	}
 	n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, n.pre)
 	stats := n.stats
-	switch {
-	case n.perRow:
+	if n.perRow {
 		stats = nil
-	case train:
+	} else {
 		n.ops.BatchNormStats(n.pre, count, n.dim, n.stats)
 		n.n, n.pending = count, true
-	default:
-		stats = n.running.W
 	}
 	n.ops.NormApply(n.pre, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, h)
 }

@@ -104,10 +104,11 @@ func TestNormJKGrad(t *testing.T) {
 // of their widest gap (some rows alive, some not) when that gap is wide,
 // else past all of them (alive or dead throughout, by column).
 func normAwayFromKinks(t *testing.T, be backend.Backend, m *Model, b *Batch, r backend.Rand) {
-	for l, n := range m.norms {
+	for l, n := range layerNorms(m) {
 		if n == nil {
 			continue
 		}
+		l /= 2
 		m.Forward(b, true, r)
 		rows := int(readI32(be, b.Blocks[l].NumDst.Buf)[b.Blocks[l].NumDst.Off])
 		pre := readF32(be, n.pre)[:rows*n.dim]
@@ -124,6 +125,20 @@ func normAwayFromKinks(t *testing.T, be backend.Backend, m *Model, b *Batch, r b
 		be.Write(n.beta.W, 0, shift)
 	}
 	syncOK(t, be)
+}
+
+// layerNorms are the model's normalisations in the order a pass meets
+// them: layer l's GIN MLP's at 2l, its output's at 2l+1 (nil where none).
+func layerNorms(m *Model) []*normLayer {
+	var ns []*normLayer
+	for l, ly := range m.layers {
+		var inner *normLayer
+		if g, ok := ly.(*ginLayer); ok {
+			inner = g.inner
+		}
+		ns = append(ns, inner, m.norms[l])
+	}
+	return ns
 }
 
 // hostNormalised is x [rows, dim] normalised per column or per row.
@@ -186,6 +201,9 @@ func maxAbs(s []float32) float64 {
 func beforeBatchNorm(m *Model, p *Param) bool {
 	for l, ly := range m.layers {
 		if ly.bias() == p && m.norms[l] != nil && !m.norms[l].perRow {
+			return true
+		}
+		if g, ok := ly.(*ginLayer); ok && g.b1 == p && g.inner != nil && !g.inner.perRow {
 			return true
 		}
 	}

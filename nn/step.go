@@ -355,9 +355,12 @@ func (m *Model) Update(t backend.Count, cfg backend.AdamConfig) {
 			m.be.Adam(p.W, p.G, p.M, p.V, t, cfg)
 		}
 	}
-	for _, n := range m.norms {
+	for l, n := range m.norms {
 		if n != nil {
 			n.update(cfg.Skip)
+		}
+		if g, ok := m.layers[l].(*ginLayer); ok && g.inner != nil {
+			g.inner.update(cfg.Skip)
 		}
 	}
 }
