@@ -20,8 +20,9 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
 	dtype := storedDType(fs)
 	force := replaceFlag(fs)
+	link := addLinkSplitFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--feature-dtype bfloat16] [--force]\npresets: %s\n", presetNames())
+		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--feature-dtype bfloat16] [--link-split TRAIN,VALID,TEST] [--force]\npresets: %s\n", presetNames())
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -39,6 +40,10 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if _, err := job.ParseFeatureDType(*dtype); err != nil {
+		return err
+	}
+	linkOpts, err := link.options()
+	if err != nil {
 		return err
 	}
 	p, err := rmat.Lookup(pos[0])
@@ -61,6 +66,10 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	linkText, err := applyLinkSplit(ds, linkOpts)
+	if err != nil {
+		return err
+	}
 	gen := time.Since(start)
 	feat, err := storeAs(ds, *dtype)
 	if err != nil {
@@ -69,8 +78,8 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := job.WriteDataset(ctx, *out, ds, stderr); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %s (generated in %s, written in %s)\n", p.Name, *out,
-		ds.Graph.NumNodes, ds.Graph.NumEdges(), feat, gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges%s, %s (generated in %s, written in %s)\n", p.Name, *out,
+		ds.Graph.NumNodes, ds.Graph.NumEdges(), linkText, feat, gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
 	return nil
 }
 

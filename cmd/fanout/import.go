@@ -30,8 +30,9 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1 (usual for bag-of-words features)")
 	dtype := storedDType(fs)
 	force := replaceFlag(fs)
+	link := addLinkSplitFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       fanout import edges FILE|GLOB... --nodes FILE --out DIR (fanout import edges -h: its flags)\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--force])")
+		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       fanout import edges FILE|GLOB... --nodes FILE --out DIR (fanout import edges -h: its flags)\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--link-split TRAIN,VALID,TEST] [--force])")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -54,6 +55,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := job.ParseFeatureDType(*dtype); err != nil {
 		return err
 	}
+	linkOpts, err := link.options()
+	if err != nil {
+		return err
+	}
 	if err := job.CheckTarget(*out, *force); err != nil {
 		return err
 	}
@@ -68,7 +73,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	ds, err := job.WhileRunning(ctx, func() (*dataset.Dataset, error) {
 		return importData(pos[0], pos[1], *name, *sym, opts, *threads, stderr)
 	})
-	return finishImport(ctx, importResult{ds: ds, err: err, src: pos[1], out: *out, norm: *norm, dtype: *dtype, start: start}, stdout, stderr)
+	return finishImport(ctx, importResult{ds: ds, err: err, src: pos[1], out: *out, norm: *norm, dtype: *dtype, start: start, link: linkOpts}, stdout, stderr)
 }
 
 // importData reads the dataset of format at src.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/edgelist"
+	"github.com/fanout-gnn/fanout/dataset/linksplit"
 	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/train/job"
 )
@@ -120,6 +121,7 @@ type importResult struct {
 	norm  bool   // --normalize-features
 	dtype string // --feature-dtype
 	start time.Time
+	link  *linksplit.Options // --link-split; nil: none
 }
 
 // finishImport stores an imported dataset: it checks the features,
@@ -139,6 +141,10 @@ func finishImport(ctx context.Context, r importResult, stdout, stderr io.Writer)
 	if r.norm {
 		ds.NormalizeFeatures()
 	}
+	linkText, err := applyLinkSplit(ds, r.link)
+	if err != nil {
+		return err
+	}
 	feat, err := storeAs(ds, r.dtype)
 	if err != nil {
 		return err
@@ -146,7 +152,7 @@ func finishImport(ctx context.Context, r importResult, stdout, stderr io.Writer)
 	if err := job.WriteDataset(ctx, r.out, ds, stderr); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test, %s (%s)\n", ds.Name, r.out,
-		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), feat, time.Since(r.start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test%s, %s (%s)\n", ds.Name, r.out,
+		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), linkText, feat, time.Since(r.start).Round(time.Millisecond))
 	return nil
 }
