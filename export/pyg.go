@@ -42,6 +42,12 @@ func PyG(c *checkpoint.Checkpoint) ([]Tensor, map[string]string, error) {
 	}
 	var out []Tensor
 	for i, p := range c.Params {
+		if ts, ok, err := pygNormJK(c, i); err != nil {
+			return nil, nil, err
+		} else if ok {
+			out = append(out, ts...)
+			continue
+		}
 		var l int
 		var suffix string
 		if _, err := fmt.Sscanf(p.Name, "layer%d.", &l); err != nil {
@@ -95,6 +101,7 @@ func PyG(c *checkpoint.Checkpoint) ([]Tensor, map[string]string, error) {
 	if c.Config.Model == "gat" {
 		gatMeta(c.Model, meta)
 	}
+	normJKMeta(c.Model, meta)
 	return out, meta, nil
 }
 

@@ -24,7 +24,7 @@ func gatLayerDims(m nn.Config, l int) (in, heads, dim int) {
 	if l == 0 {
 		in = m.InDim
 	}
-	if l == m.Layers-1 {
+	if l == m.Layers-1 && !topIsHidden(m) {
 		return in, m.OutHeads, m.Classes
 	}
 	if m.Heads < 1 {
@@ -42,7 +42,8 @@ func gatCheck(m nn.Config, l int, suffix string, shape []int) error {
 		return fmt.Errorf("export: gat parameter %q: the model has %d layers", name, m.Layers)
 	}
 	in, heads, dim := gatLayerDims(m, l)
-	if heads < 1 || dim < 1 || (l < m.Layers-1 && m.Hidden%m.Heads != 0) {
+	top := l == m.Layers-1 && !topIsHidden(m)
+	if heads < 1 || dim < 1 || (!top && m.Hidden%m.Heads != 0) {
 		return fmt.Errorf("export: gat layer %d: %d heads of hidden %d, classes %d: not a GAT configuration", l, heads, m.Hidden, m.Classes)
 	}
 	var want []int
@@ -53,7 +54,7 @@ func gatCheck(m nn.Config, l int, suffix string, shape []int) error {
 		want = []int{heads, dim}
 	case "bias":
 		want = []int{heads * dim}
-		if l == m.Layers-1 {
+		if top {
 			want = []int{dim} // heads averaged
 		}
 	default:
@@ -88,7 +89,7 @@ func gatComplete(c *checkpoint.Checkpoint) error {
 func gatMeta(m nn.Config, meta map[string]string) {
 	meta["heads"] = fmt.Sprint(m.Heads)
 	meta["out_heads"] = fmt.Sprint(m.OutHeads)
-	if m.OutHeads != m.Heads {
+	if m.OutHeads != m.Heads && !topIsHidden(m) {
 		in, heads, dim := gatLayerDims(m, m.Layers-1)
 		meta["last_conv"] = fmt.Sprintf("torch_geometric.nn.conv.GATConv(%d, %d, heads=%d, concat=False)", in, dim, heads)
 	}

@@ -14,6 +14,11 @@ that GATConv replaces convs[-1] before loading. GATConv's weight is named
 lin.weight from torch_geometric 2.5 on (lin_src and lin_dst before), so GAT
 needs 2.5 or later.
 
+Normalisation and jumping knowledge (fanout train --norm, --jk): the
+metadata's norm ("batch_norm" or "layer_norm"), norm_kwargs (layer_norm's
+{"mode": "node"}: fanout normalises each vertex's row) and jk ("last",
+"cat" or "max") are passed to the model as they are.
+
 usage: pyg_roundtrip.py DATASET_DIR MODEL.safetensors
 """
 import argparse
@@ -53,6 +58,12 @@ def main():
     cls = {"GraphSAGE": GraphSAGE, "GCN": GCN, "GIN": GIN, "GAT": GAT}[kind]
     kw = dict(in_channels=int(meta["in_channels"]), hidden_channels=int(meta["hidden_channels"]),
               out_channels=int(meta["out_channels"]), num_layers=int(meta["num_layers"]))
+    if "norm" in meta:
+        kw["norm"] = meta["norm"]
+        if "norm_kwargs" in meta:
+            kw["norm_kwargs"] = json.loads(meta["norm_kwargs"])
+    if "jk" in meta:
+        kw["jk"] = meta["jk"]
     if kind == "GraphSAGE":
         kw["aggr"] = "mean"
     if kind == "GIN":
