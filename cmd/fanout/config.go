@@ -85,6 +85,12 @@ func trainOptions() []option {
 		{"hot-ratio", "hybrid: fraction of the vertices whose bottom-layer rows the CPU computes (the hottest bottom-layer destinations of a pre-sampling pass); the GPU skips their neighbourhoods; 0: none; auto: the fastest of 0, 0.02, 0.05 and 0.1 in a few timed super-batches each", func(_ *train.Config, rf *runFlags) any { return &rf.j.Hybrid.HotSpec }},
 		{"staleness", "hybrid: the CPU works K super-batches ahead of the GPU (0: the GPU waits for each super-batch's rows); with --hot-rows outputs, super-batch g's rows use the weights from the start of super-batch g-K", func(_ *train.Config, rf *runFlags) any { return &rf.j.Hybrid.Staleness }},
 		{"super-batch", "hybrid: training steps that share one set of hot rows", func(_ *train.Config, rf *runFlags) any { return &rf.j.Hybrid.SuperBatch }},
+		{"task", "what to train: node (vertex classification) or link (link prediction over the dataset's link task: import or gen --link-split; a preset in memory is split 0.85,0.05,0.1); link trains on one device, eager or replay", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Task }},
+		{"negatives", "task link: negatives drawn per positive edge at every step", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Negatives }},
+		{"negative-dist", "task link: how negatives' destinations are drawn: uniform, or degree (in proportion to the vertices' degrees)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.NegativeDist }},
+		{"decoder", "task link: how a pair is scored: dot (the embeddings' dot product) or mlp (an MLP over their element-wise product)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Decoder }},
+		{"exclude", "task link: which of a step's positive edges leave its sampled neighbourhoods: reverse (each edge and its reverse), self (each edge) or none", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Exclude }},
+		{"embed", "task link: the embedding width, the model's output (0: --hidden)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Embed }},
 		{"hot-rows", "hybrid: what the CPU computes for hot vertices: inputs (their aggregated neighbour features, which the GPU multiplies by the weights of the moment: nothing stale, exact gradients; GAT falls back to outputs) or outputs (layer 0's output, with the weights of --staleness super-batches before)", func(_ *train.Config, rf *runFlags) any { return &rf.hotRows }},
 	}
 }

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
+	"github.com/fanout-gnn/fanout/train/job"
+	"github.com/fanout-gnn/fanout/train/link"
 )
 
 // linkSplitFlags are gen's and import's flags of a link task.
@@ -52,4 +56,27 @@ func applyLinkSplit(ds *dataset.Dataset, o *linksplit.Options) (string, error) {
 	l := ds.Link
 	return fmt.Sprintf(", link task of %d/%d/%d train/valid/test edges, %d fixed negatives per held-out edge",
 		dataset.Pairs(l.Train), dataset.Pairs(l.Valid), dataset.Pairs(l.Test), l.Negatives), nil
+}
+
+// linkDefaults are train's link-prediction settings before flags.
+func linkDefaults() job.LinkSettings {
+	d := link.Defaults()
+	return job.LinkSettings{Task: job.TaskNode, Negatives: d.Negatives, NegativeDist: d.NegativeDist, Decoder: d.Decoder, Exclude: d.Exclude}
+}
+
+// runLinkTask trains j's link predictor when --task says link, and prints
+// its line; done is false for a node task, which the caller trains.
+func runLinkTask(ctx context.Context, j job.Job, stdout io.Writer) (done bool, err error) {
+	if err := job.CheckTask(j.Link.Task); err != nil {
+		return true, err
+	}
+	if !j.Link.IsLink() {
+		return false, nil
+	}
+	s, err := job.RunLink(ctx, j)
+	if err != nil {
+		return true, err
+	}
+	fmt.Fprintf(stdout, "test %s (best validation ROC-AUC %.4f at epoch %d)\n", job.MetricsText(s.Test), s.BestValid.AUC, s.BestEpoch)
+	return true, nil
 }

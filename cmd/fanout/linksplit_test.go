@@ -1,11 +1,13 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train/job"
 )
 
 // TestGenLinkSplit: gen --link-split stores a link task that Open
@@ -24,4 +26,31 @@ func TestGenLinkSplit(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad")
 	oneLineError(t, "sum to", "gen", "tiny", "--out", bad, "--link-split", "0.8,0.1,0.2")
 	oneLineError(t, "--link-negatives 0", "gen", "tiny", "--out", bad, "--link-split", "0.8,0.1,0.1", "--link-negatives", "0")
+}
+
+// TestTrainLinkTask: import --link-split, then train --task link (eager
+// and replay) writes its summary and prints the test metrics; a dataset
+// without a link task and an unknown task are refused.
+func TestTrainLinkTask(t *testing.T) {
+	dir := t.TempDir()
+	src, data := filepath.Join(dir, "ring.npz"), filepath.Join(dir, "ring")
+	ringNPZ(t, src, 0.5)
+	if code, out, stderr := fanout(t, "import", "npz", src, "--out", data, "--train-per-class", "5", "--valid", "10", "--test", "20",
+		"--link-split", "0.7,0.15,0.15", "--link-negatives", "4"); code != 0 {
+		t.Fatalf("import: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, mode := range []string{"eager", "replay"} {
+		run := filepath.Join(dir, "run-"+mode)
+		code, out, stderr := fanout(t, "train", "--data", data, "--task", "link", "--device", "cpu", "--mode", mode, "--epochs", "2",
+			"--batch", "16", "--fanouts", "3,3", "--hidden", "8", "--decoder", "mlp", "--negatives", "2", "--out", run)
+		if code != 0 || !strings.Contains(out, "test ROC-AUC ") || !strings.Contains(stderr, "epoch 2: loss") {
+			t.Fatalf("train --task link --mode %s: exit %d\n%s%s", mode, code, out, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(run, job.LinkSummaryFile)); err != nil {
+			t.Errorf("mode %s: %v", mode, err)
+		}
+	}
+	plain := genTiny(t)
+	oneLineError(t, "no link task", "train", "--data", plain, "--task", "link", "--device", "cpu", "--epochs", "1")
+	oneLineError(t, "task: edge, want node or link", "train", "--data", data, "--task", "edge", "--device", "cpu")
 }

@@ -83,6 +83,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rf.mode = "auto"
 	rf.j.Hybrid.CacheRows = -1
 	rf.j.Hybrid.Staleness, rf.j.Hybrid.SuperBatch, rf.hotRows, rf.j.Hybrid.HotSpec = 1, 32, "inputs", "auto"
+	rf.j.Link = linkDefaults()
 	for _, o := range trainOptions() {
 		job.Register(fs, o.name, o.usage, o.field(nil, &rf))
 	}
@@ -126,6 +127,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	j := rf.job(cfg, opt, stderr)
 	j.Mode = mode
 	if j.Launch, err = dist.FromEnv(os.Environ()); err != nil {
+		return err
+	}
+	if done, err := runLinkTask(ctx, j, stdout); done || err != nil {
 		return err
 	}
 	sum, err := job.Run(ctx, j)

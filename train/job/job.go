@@ -122,6 +122,8 @@ type Job struct {
 	// BottomDefault: Config.BottomProducts is the GPU default, not asked
 	// for; the hybrid mode may drop it.
 	BottomDefault bool
+	// Link holds the link-prediction settings (RunLink; --task link).
+	Link LinkSettings
 	// Launch is the launcher's environment when this process is one rank
 	// of a job of several processes.
 	Launch *dist.Launch

@@ -115,6 +115,9 @@ func (t *Trainer) run(ctx context.Context, step func() error) (*Summary, error) 
 		}
 		st.Seconds = time.Since(start).Seconds()
 		s.Epochs = append(s.Epochs, st)
+		if t.OnEpoch != nil {
+			t.OnEpoch(st)
+		}
 	}
 	return s, nil
 }

@@ -53,6 +53,9 @@ type Trainer struct {
 
 	positives, npairs, correct, nEnds backend.Count
 	epoch                             int // epochs trained
+
+	// OnEpoch, when set, hears each epoch's figures as it ends.
+	OnEpoch func(EpochStats)
 }
 
 // New builds a trainer for ds's link task (ds.Link) on be, which must have
