@@ -211,6 +211,20 @@ func (t *Trainer) adam() backend.AdamConfig {
 // sample every hop (taking the batch's edges out), gather, embed, score,
 // learn, add the loss to the epoch's sums and advance the clock's step.
 func (t *Trainer) issueStep() {
+	b, emb := t.issueLoss()
+	t.issueGrads(b, emb)
+	be, p := t.be, t.plan
+	be.AddCount(p.AdamT, 1, nil)
+	t.m.Update(p.AdamT, t.adam())
+	t.dec.update(p.AdamT, t.adam())
+	be.Accumulate(t.loss, t.correct, t.acc, nil)
+	be.AddCount(backend.Count{Buf: p.Clock, Off: 1, Cap: 1 << 30}, 1, nil)
+}
+
+// issueLoss issues a training step up to its loss (t.loss): the batch,
+// the negatives, sampling, the embeddings (returned with the model's
+// batch) and the pairs' scores.
+func (t *Trainer) issueLoss() (*nn.Batch, backend.Buffer) {
 	be, lk, p, c := t.be, t.lk, t.plan, t.cfg
 	k, dim := c.Negatives, c.embed()
 	edges := dataset.Pairs(t.ds.Link.Train)
@@ -226,14 +240,16 @@ func (t *Trainer) issueStep() {
 	lk.PairProduct(emb, dim, t.positives, k, t.rows, t.h)
 	t.dec.forward(t.h, t.npairs, t.scores)
 	lk.PairLoss(t.scores, t.positives, k, t.loss, t.dscores, t.correct)
+	return b, emb
+}
+
+// issueGrads issues the backward pass of issueLoss's step: every
+// parameter's gradient (model and decoder).
+func (t *Trainer) issueGrads(b *nn.Batch, emb backend.Buffer) {
+	c := t.cfg
 	t.dec.backward(t.h, t.npairs, t.dscores, t.dh)
-	lk.PairProductBackward(emb, t.dh, dim, t.positives, k, t.rows, t.ptr, t.order, p.NSeeds, t.m.OutputGrad())
+	t.lk.PairProductBackward(emb, t.dh, c.embed(), t.positives, c.Negatives, t.rows, t.ptr, t.order, t.plan.NSeeds, t.m.OutputGrad())
 	t.m.Backward(b)
-	be.AddCount(p.AdamT, 1, nil)
-	t.m.Update(p.AdamT, t.adam())
-	t.dec.update(p.AdamT, t.adam())
-	be.Accumulate(t.loss, t.correct, t.acc, nil)
-	be.AddCount(backend.Count{Buf: p.Clock, Off: 1, Cap: 1 << 30}, 1, nil)
 }
 
 // sample samples every hop from the step's seeds as Plan.Sample does,

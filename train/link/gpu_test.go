@@ -1,0 +1,40 @@
+package link
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
+)
+
+// TestGPUReplayMatchesEagerAndCPU: on a GPU (deterministic, 3xTF32
+// products), the captured link step launched for every batch gives the
+// eager run's losses and parameters bit for bit, and the eager run's
+// losses are the CPU's within float32 rounding. Skipped without a GPU.
+func TestGPUReplayMatchesEagerAndCPU(t *testing.T) {
+	cfg := ringConfig()
+	cfg.Hidden, cfg.Embed, cfg.DecoderWidth = 16, 8, 8 // widths the 3xTF32 kernels take
+	for _, dec := range []string{DecoderDot, DecoderMLP} {
+		cfg.Decoder = dec
+		eager, pe := trainLink(t, traintest.GPU(t), ringData(t, 400), cfg, false)
+		replayed, pr := trainLink(t, traintest.GPU(t), ringData(t, 400), cfg, true)
+		ref, _ := trainLink(t, cpu.New(2), ringData(t, 400), cfg, false)
+		for e := range eager.Epochs {
+			a, b, c := eager.Epochs[e].Loss, replayed.Epochs[e].Loss, ref.Epochs[e].Loss
+			t.Logf("%s epoch %d: loss GPU eager %.9g, replay %.9g, CPU %.9g", dec, e+1, a, b, c)
+			if math.Float64bits(a) != math.Float64bits(b) {
+				t.Errorf("%s epoch %d: replayed loss %v, eager %v", dec, e+1, b, a)
+			}
+			if math.Abs(a-c) > 1e-3*math.Abs(c) {
+				t.Errorf("%s epoch %d: GPU loss %v, CPU %v", dec, e+1, a, c)
+			}
+		}
+		for i := range pe {
+			if !slices.Equal(pe[i], pr[i]) {
+				t.Errorf("%s: parameter %d differs between eager and replay on the GPU", dec, i)
+			}
+		}
+	}
+}
