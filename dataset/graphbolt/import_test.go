@@ -68,7 +68,16 @@ func (f *fixture) write(t *testing.T) string {
 		}
 		writeFile(t, dir, "edges/edge.csv", b.String())
 	}
-	save("data/node-feat.npy", f.feat, f.n, 3)
+	if f.numpyEdges { // as DGL's own test data: float64 features
+		wide := make([]float64, len(f.feat))
+		for i, x := range f.feat {
+			wide[i] = float64(x)
+		}
+		save("data/node-feat.npy", wide, f.n, 3)
+	} else {
+		save("data/node-feat.npy", f.feat, f.n, 3)
+	}
+	save("data/edge-feat.npy", make([]float64, len(f.src)), int64(len(f.src)))
 	labelFeature := ""
 	if f.labelFeat {
 		save("data/node-label.npy", f.label, f.n)
@@ -86,7 +95,8 @@ func (f *fixture) write(t *testing.T) string {
 		save("set/"+s.name+"-seeds.npy", s.seeds, int64(len(s.seeds)))
 		save("set/"+s.name+"-labels.npy", labels, int64(len(labels)))
 		sets += fmt.Sprintf(`    %s_set:
-      - data:
+      - type: null
+        data:
           - name: seeds
             format: numpy
             in_memory: true
@@ -107,6 +117,11 @@ graph:
     format: numpy
     in_memory: false
     path: data/node-feat.npy
+  - domain: edge
+    type: null
+    name: feat
+    format: numpy
+    path: data/edge-feat.npy
 %stasks:
   - name: node_classification
     num_classes: 3
