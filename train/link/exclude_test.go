@@ -12,16 +12,7 @@ import (
 // its reverse (v, u).
 func stepLeaks(t *testing.T, ds *dataset.Dataset, cfg Config) (self, reverse, positives int) {
 	t.Helper()
-	tr, err := New(cpu.New(2), ds, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	edges := make([]int32, dataset.Pairs(ds.Link.Train))
-	for i := range edges {
-		edges[i] = int32(i)
-	}
-	tr.be.Write(tr.perm, 0, edges)
+	tr := inOrder(t, cpu.New(2), ds, cfg)
 	tr.be.Write(tr.plan.Clock, 0, []int32{0, 0})
 	tr.issueStep()
 	if err := tr.be.Sync(); err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
-	"github.com/fanout-gnn/fanout/dataset"
 )
 
 // TestStepGradient: the step's gradients (pair products, the decoder,
@@ -20,16 +19,7 @@ func TestStepGradient(t *testing.T) {
 		t.Run(c.model+"/"+c.decoder, func(t *testing.T) {
 			cfg := ringConfig()
 			cfg.Model, cfg.Decoder, cfg.Dropout, cfg.Batch = c.model, c.decoder, 0, 16
-			tr, err := New(cpu.New(1), ds, cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			edges := make([]int32, dataset.Pairs(ds.Link.Train))
-			for i := range edges {
-				edges[i] = int32(i)
-			}
-			tr.be.Write(tr.perm, 0, edges)
+			tr := inOrder(t, cpu.New(1), ds, cfg)
 			if c.decoder == DecoderMLP {
 				// Hidden units on (+0.1) and off (-0.1), away from the ReLU's
 				// kink: the products at initialisation are far smaller.

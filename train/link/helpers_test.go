@@ -3,6 +3,7 @@ package link
 import (
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
 	"github.com/fanout-gnn/fanout/graph"
@@ -45,4 +46,21 @@ func ringConfig() Config {
 	c.Fanouts, c.Batch, c.Epochs, c.LR, c.Dropout = []int{4, 3}, 64, 2, 0.01, 0.3
 	c.Negatives, c.NegativeDist, c.Decoder, c.DecoderWidth = 2, DistDegree, DecoderMLP, 6
 	return c
+}
+
+// inOrder is a trainer (closed at the end of the test) whose epoch order
+// is the training edges' own, for tests that issue steps themselves.
+func inOrder(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config) *Trainer {
+	t.Helper()
+	tr, err := New(be, ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	edges := make([]int32, dataset.Pairs(ds.Link.Train))
+	for i := range edges {
+		edges[i] = int32(i)
+	}
+	tr.be.Write(tr.perm, 0, edges)
+	return tr
 }
