@@ -28,7 +28,7 @@ func coraLink(t *testing.T, seed uint64) *dataset.Dataset {
 func coraConfig(seed uint64) Config {
 	c := Defaults()
 	c.Model, c.Layers, c.Hidden, c.Embed = "gcn", 2, 128, 64
-	c.Fanouts, c.Batch, c.Epochs, c.LR, c.Dropout = []int{-1, -1}, 4600, 100, 0.01, 0
+	c.Fanouts, c.Batch, c.Epochs, c.LR, c.Dropout = []int{-1, -1}, 4600, 200, 0.01, 0
 	c.EvalEvery, c.Seed, c.Exclude = 10, seed, ExcludeNone
 	return c
 }
