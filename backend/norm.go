@@ -50,6 +50,31 @@ type Norm interface {
 	// live value is below 2 or when unless (an I32 flag, element 0) is
 	// non-nil and non-zero (a step that is not applied).
 	NormRunning(stats Buffer, n Count, dim int, momentum float32, running, unless Buffer)
+
+	// The ops of synchronised batch normalisation (a group's ranks
+	// normalise by the statistics of all their rows): each rank turns its
+	// statistics into moments, the group all-reduces them (Collective's
+	// AllReduceSum), and each rank turns the sums back.
+
+	// NormMoments overwrites moments (F32 [2·dim+1]) with the moments of
+	// rows [:n] whose statistics are stats (BatchNormStats's): n·μ_j in
+	// [0, dim), n·(σ²_j + μ_j²) in [dim, 2·dim), and n at 2·dim.
+	NormMoments(stats Buffer, n Count, dim int, moments Buffer)
+	// NormFromMoments overwrites stats (F32 [2·dim]) with the means and
+	// biased variances of moments summed over a group (N = moments[2·dim]
+	// rows; μ = Σn·μ/N, σ² = max(Σn·(σ²+μ²)/N - μ², 0), in float64; zeros
+	// when N is 0), and count's int32 with N.
+	NormFromMoments(moments Buffer, dim int, stats Buffer, count Count)
+	// NormBackwardSums overwrites sums (F32 [2·dim+1]) with Σ_i dy[i,
+	// j]·x̂[i, j] in [0, dim), Σ_i dy[i, j] in [dim, 2·dim) over rows [:n],
+	// and n at 2·dim; x̂ is x normalised by stats (column statistics).
+	NormBackwardSums(x, dy Buffer, n Count, dim int, stats Buffer, eps float32, sums Buffer)
+	// NormBackwardApply is NormBackward's dx (column statistics) with the
+	// sums of a group (NormBackwardSums's, summed): on rows [:n], dx =
+	// gamma·rstd·(dy - sums[dim+j]/N - x̂·sums[j]/N), N = sums[2·dim].
+	// dbias, when non-nil, is overwritten with the column sums of dx over
+	// rows [:n]. dx may be dy, not x.
+	NormBackwardApply(x, dy Buffer, n Count, dim int, stats, gamma Buffer, eps float32, sums, dx, dbias Buffer)
 }
 
 // NormOf is be's Norm (be itself, or the wrapper around a backend that has

@@ -211,3 +211,87 @@ func testNormRunning(e *env) {
 	e.norm().NormRunning(sb, e.count(live, 30), dim, momentum, rb, e.upload([]int32{0}))
 	e.checkClose("NormRunning", e.readF32(rb, 2*dim), want, nil, tolElem, 0)
 }
+
+// testNormSync: a batch split over two ranks, each rank's statistics
+// turned into moments and the moments summed, gives back the whole
+// batch's statistics and count; the backward sums split the same way,
+// summed, give NormBackwardApply the whole batch's dx on each rank's rows,
+// and a lone rank's sums give NormBackward's dx.
+func testNormSync(e *env) {
+	c := e.normCase(40, 29, 11)
+	const cut = 12 // rank 0: rows [0, 12); rank 1: rows [12, 29)
+	d := c.dim
+	nb := e.norm()
+	part := func(lo, hi int) (backend.Buffer, backend.Count) {
+		rows := make([]float32, (hi-lo)*d)
+		copy(rows, c.x[lo*d:hi*d])
+		return e.upload(rows), e.count(hi-lo, hi-lo)
+	}
+	x0, n0 := part(0, cut)
+	x1, n1 := part(cut, c.live)
+	sum := make([]float32, 2*d+1)
+	for _, r := range []struct {
+		x backend.Buffer
+		n backend.Count
+	}{{x0, n0}, {x1, n1}} {
+		st, mo := e.poison(2*d), e.poison(2*d+1)
+		nb.BatchNormStats(r.x, r.n, d, st)
+		nb.NormMoments(st, r.n, d, mo)
+		for i, v := range e.readF32(mo, 2*d+1) {
+			sum[i] += v
+		}
+	}
+	stats, count := e.poison(2*d), e.count(0, 1<<20)
+	nb.NormFromMoments(e.upload(sum), d, stats, count)
+	mu, v := c.refStats(false)
+	e.checkClose("NormFromMoments", e.readF32(stats, 2*d), append(mu, v...), nil, 1e-4, d)
+	if got := e.readCount(count); got != c.live {
+		e.t.Errorf("NormFromMoments count %d, want %d", got, c.live)
+	}
+
+	dy := e.randF32(c.rows*d, 1)
+	gamma := e.upload(c.gamma)
+	wantDx, _, _, wantBias, scale := c.refBackward(dy, false)
+	bsum := make([]float32, 2*d+1)
+	dys := []backend.Buffer{e.upload(dy[:cut*d]), e.upload(dy[cut*d : c.live*d])}
+	xs, ns := []backend.Buffer{x0, x1}, []backend.Count{n0, n1}
+	for r := range 2 {
+		su := e.poison(2*d + 1)
+		nb.NormBackwardSums(xs[r], dys[r], ns[r], d, stats, normEps, su)
+		for i, s := range e.readF32(su, 2*d+1) {
+			bsum[i] += s
+		}
+	}
+	got := make([]float32, 0, c.live*d)
+	bias := make([]float64, d)
+	for r := range 2 {
+		dx, db := e.poison(ns[r].Cap*d), e.poison(d)
+		nb.NormBackwardApply(xs[r], dys[r], ns[r], d, stats, gamma, normEps, e.upload(bsum), dx, db)
+		got = append(got, e.readF32(dx, ns[r].Cap*d)...)
+		for j, s := range e.readF32(db, d) {
+			bias[j] += float64(s)
+		}
+	}
+	e.checkClose("NormBackwardApply dx", got, wantDx, scale, tolSum, d)
+	e.checkClose("NormBackwardApply dbias", f32(bias), wantBias, absSum(c.live, d, dy), tolSum, 0)
+
+	// One rank alone: the same dx as NormBackward's.
+	n := e.count(c.live, c.rows)
+	xb, dyb := e.upload(c.x), e.upload(dy)
+	one, su := e.poison(c.rows*d), e.poison(2*d+1)
+	nb.BatchNormStats(xb, n, d, stats)
+	nb.NormBackwardSums(xb, dyb, n, d, stats, normEps, su)
+	nb.NormBackwardApply(xb, dyb, n, d, stats, gamma, normEps, su, one, nil)
+	fused := e.poison(c.rows * d)
+	nb.NormBackward(xb, dyb, n, d, false, stats, gamma, normEps, fused, e.poison(d), e.poison(d), nil)
+	e.checkClose("NormBackwardApply alone", e.readF32(one, c.live*d), f64(e.readF32(fused, c.live*d)), scale, tolSum, d)
+}
+
+// f32 narrows a float64 slice.
+func f32(s []float64) []float32 {
+	out := make([]float32, len(s))
+	for i, v := range s {
+		out[i] = float32(v)
+	}
+	return out
+}

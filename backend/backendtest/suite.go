@@ -66,6 +66,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"NormApply", testNormApply},
 		{"NormBackward", testNormBackward},
 		{"NormRunning", testNormRunning},
+		{"NormSync", testNormSync},
 		{"LayerMax", testLayerMax},
 		{"EdgeSeeds", testEdgeSeeds},
 		{"ExcludeEdges", testExcludeEdges},

@@ -226,3 +226,117 @@ func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, mo
 		run[dim+j] = keep*run[dim+j] + momentum*(st[dim+j]*unbias)
 	}
 }
+
+// NormMoments overwrites moments with the moments of the live rows whose
+// statistics are stats.
+func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) {
+	c := b.begin("NormMoments")
+	defer c.end()
+	c.dim("dim", dim)
+	rows, _ := c.count("n", n)
+	st := c.f32("stats", stats, 2*dim)
+	mo := c.f32("moments", moments, 2*dim+1)
+	if !c.ok {
+		return
+	}
+	r := float64(rows)
+	for j := range dim {
+		mu := float64(st[j])
+		mo[j] = float32(r * mu)
+		mo[dim+j] = float32(r * (float64(st[dim+j]) + mu*mu))
+	}
+	mo[2*dim] = float32(rows)
+}
+
+// NormFromMoments overwrites stats and count from a group's summed
+// moments.
+func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) {
+	c := b.begin("NormFromMoments")
+	defer c.end()
+	c.dim("dim", dim)
+	mo := c.f32("moments", moments, 2*dim+1)
+	st := c.f32("stats", stats, 2*dim)
+	_, p := c.count("count", count)
+	if !c.ok {
+		return
+	}
+	total := float64(mo[2*dim])
+	for j := range dim {
+		st[j], st[dim+j] = 0, 0
+		if total > 0 {
+			mu := float64(mo[j]) / total
+			st[j], st[dim+j] = float32(mu), float32(max(float64(mo[dim+j])/total-mu*mu, 0))
+		}
+	}
+	*p = int32(math.Round(total))
+}
+
+// NormBackwardSums overwrites sums with Σ dy·x̂, Σ dy over the live rows
+// and their count.
+func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) {
+	c := b.begin("NormBackwardSums")
+	defer c.end()
+	rows, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
+	su := c.f32("sums", sums, 2*dim+1)
+	if !c.ok {
+		return
+	}
+	b.cols(dim, 16, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			mu, r := st[j], rstd(float64(st[dim+j]), eps)
+			var sg, sb float64
+			for i := range rows {
+				d := float64(dys[i*dim+j])
+				sg += d * float64((xs[i*dim+j]-mu)*r)
+				sb += d
+			}
+			su[j], su[dim+j] = float32(sg), float32(sb)
+		}
+	})
+	su[2*dim] = float32(rows)
+}
+
+// NormBackwardApply overwrites dx (and dbias) from a group's summed
+// backward sums.
+func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) {
+	c := b.begin("NormBackwardApply")
+	defer c.end()
+	rows, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
+	g := c.f32("gamma", gamma, dim)
+	su := c.f32("sums", sums, 2*dim+1)
+	dxs := c.f32("dx", dx, n.Cap*dim)
+	dbi := c.optF32("dbias", dbias, dim)
+	if !c.ok {
+		return
+	}
+	var inv float32
+	if su[2*dim] > 0 {
+		inv = 1 / su[2*dim]
+	}
+	b.cols(dim, 16, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			mu, r := st[j], rstd(float64(st[dim+j]), eps)
+			k, mb, mg := g[j]*r, su[dim+j]*inv, su[j]*inv
+			var s float64
+			for i := range rows {
+				v := k * (dys[i*dim+j] - mb - ((xs[i*dim+j]-mu)*r)*mg)
+				dxs[i*dim+j] = v
+				s += float64(v)
+			}
+			if dbi != nil {
+				dbi[j] = float32(s)
+			}
+		}
+	})
+}
+
+// normGrad checks the arguments the synchronised backward ops share: the
+// live rows of x and dy ([n.Cap, dim]) and column statistics.
+func (c *call) normGrad(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (rows int, xs, dys, st []float32) {
+	c.dim("dim", dim)
+	rows, _ = c.count("n", n)
+	xs = c.f32("x", x, n.Cap*dim)
+	dys = c.f32("dy", dy, n.Cap*dim)
+	st = c.f32("stats", stats, 2*dim)
+	return rows, xs, dys, st
+}

@@ -99,7 +99,7 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 		c.launch("norm_bwd_rows", wg, wt, 0)
 	} else {
 		c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(ms).ptr(g.addr()).ptr(dg.addr()).
-			ptr(db.addr()).ptr(dxs.addr())
+			ptr(db.addr()).ptr(0).ptr(dxs.addr())
 		c.launch("norm_bwd_cols", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 	}
 	if dbi != nil {
@@ -122,6 +122,92 @@ func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, mo
 	}
 	c.args().ptr(st.addr()).ptr(nP).i32(n.Cap).i32(dim).f32(momentum).ptr(run.addr()).ptr(u.addr())
 	c.launch("norm_running", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+}
+
+// NormMoments overwrites moments with the moments of the live rows whose
+// statistics are stats.
+func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) {
+	c := b.begin("NormMoments")
+	defer c.end()
+	c.dim("dim", dim)
+	nP := c.count("n", n)
+	st := c.buf("stats", stats, backend.F32, 2*dim)
+	mo := c.buf("moments", moments, backend.F32, 2*dim+1)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(st.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(mo.addr())
+	c.launch("norm_moments", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+}
+
+// NormFromMoments overwrites stats and count from a group's summed
+// moments.
+func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) {
+	c := b.begin("NormFromMoments")
+	defer c.end()
+	c.dim("dim", dim)
+	mo := c.buf("moments", moments, backend.F32, 2*dim+1)
+	st := c.buf("stats", stats, backend.F32, 2*dim)
+	cP := c.count("count", count)
+	if !c.ok {
+		return
+	}
+	c.args().ptr(mo.addr()).i32(dim).ptr(st.addr()).ptr(cP)
+	c.launch("norm_from_moments", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+}
+
+// NormBackwardSums overwrites sums with Σ dy·x̂, Σ dy over the live rows
+// and their count.
+func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) {
+	c := b.begin("NormBackwardSums")
+	defer c.end()
+	nP, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
+	su := c.buf("sums", sums, backend.F32, 2*dim+1)
+	if !c.ok {
+		return
+	}
+	ms := c.normMS(xs, nP, n, dim, false, st, eps)
+	cg, ct := colGrid(dim)
+	c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(false).ptr(ms).ptr(su.addr()).ptr(su.addr() + uintptr(4*dim))
+	c.launch("norm_bwd_sums", cg, ct, 0)
+	c.args().ptr(nP).i32(n.Cap).ptr(su.addr() + uintptr(8*dim))
+	c.launch("norm_put_count", d1(1), d1(32), 0)
+}
+
+// NormBackwardApply overwrites dx (and dbias) from a group's summed
+// backward sums.
+func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) {
+	c := b.begin("NormBackwardApply")
+	defer c.end()
+	nP, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
+	g := c.buf("gamma", gamma, backend.F32, dim)
+	su := c.buf("sums", sums, backend.F32, 2*dim+1)
+	dxs := c.buf("dx", dx, backend.F32, n.Cap*dim)
+	dbi := c.optBuf("dbias", dbias, backend.F32, dim)
+	if !c.ok {
+		return
+	}
+	ms := c.normMS(xs, nP, n, dim, false, st, eps)
+	sa := su.addr()
+	c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(ms).ptr(g.addr()).ptr(sa).
+		ptr(sa + uintptr(4*dim)).ptr(sa + uintptr(8*dim)).ptr(dxs.addr())
+	c.launch("norm_bwd_cols", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+	if dbi != nil {
+		cg, ct := colGrid(dim)
+		c.args().ptr(dxs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(dbi.addr())
+		c.launch("norm_col_sums", cg, ct, 0)
+	}
+}
+
+// normGrad checks the arguments the synchronised backward ops share: the
+// live rows of x and dy ([n.Cap, dim]) and column statistics.
+func (c *call) normGrad(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (nP uintptr, xs, dys, st *buffer) {
+	c.dim("dim", dim)
+	nP = c.count("n", n)
+	xs = c.buf("x", x, backend.F32, n.Cap*dim)
+	dys = c.buf("dy", dy, backend.F32, n.Cap*dim)
+	st = c.buf("stats", stats, backend.F32, 2*dim)
+	return nP, xs, dys, st
 }
 
 var _ backend.Norm = (*Backend)(nil)

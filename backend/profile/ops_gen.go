@@ -173,6 +173,22 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 	})
 }
 
+func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) {
+	b.op("NormBackwardApply", func() { b.inner.(backend.Norm).NormBackwardApply(x, dy, n, dim, stats, gamma, eps, sums, dx, dbias) })
+}
+
+func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) {
+	b.op("NormBackwardSums", func() { b.inner.(backend.Norm).NormBackwardSums(x, dy, n, dim, stats, eps, sums) })
+}
+
+func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) {
+	b.op("NormFromMoments", func() { b.inner.(backend.Norm).NormFromMoments(moments, dim, stats, count) })
+}
+
+func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) {
+	b.op("NormMoments", func() { b.inner.(backend.Norm).NormMoments(stats, n, dim, moments) })
+}
+
 func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
 	b.op("NormRunning", func() { b.inner.(backend.Norm).NormRunning(stats, n, dim, momentum, running, unless) })
 }

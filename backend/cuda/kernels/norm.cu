@@ -124,14 +124,16 @@ extern "C" __global__ void norm_bwd_sums(const float* x, const float* dy, const 
     }
 }
 
-// norm_bwd_cols: batch normalisation's dx = gamma·rstd·(dy - dbeta/n -
-// x̂·dgamma/n) on the live rows (dx may be dy).
+// norm_bwd_cols: batch normalisation's dx = gamma·rstd·(dy - dbeta/N -
+// x̂·dgamma/N) on the live rows (dx may be dy); N is the live count, or
+// group[0] when group is set (a group's rows: synchronised statistics).
 extern "C" __global__ void norm_bwd_cols(const float* x, const float* dy, const int* nP, int cap, int dim,
                                          const float* ms, const float* gamma, const float* dgamma, const float* dbeta,
-                                         float* dx) {
+                                         const float* group, float* dx) {
     int n = live_count(nP, cap);
     i64 total = (i64)n * dim;
-    float inv = n > 0 ? 1.0f / (float)n : 0.0f;
+    float rows = group != 0 ? group[0] : (float)n;
+    float inv = rows > 0.0f ? 1.0f / rows : 0.0f;
     for (i64 t = gtid(); t < total; t += gthreads()) {
         int j = (int)(t % dim);
         float r = ms[2 * j + 1];
@@ -185,4 +187,37 @@ extern "C" __global__ void norm_running(const float* stats, const int* nP, int c
         running[j] = keep * running[j] + momentum * stats[j];
         running[dim + j] = keep * running[dim + j] + momentum * (stats[dim + j] * unbias);
     }
+}
+
+// norm_moments: moments = [n·μ, n·(σ² + μ²), n] from stats over n rows.
+extern "C" __global__ void norm_moments(const float* stats, const int* nP, int cap, int dim, float* moments) {
+    int n = live_count(nP, cap);
+    for (i64 j = gtid(); j < dim; j += gthreads()) {
+        double mu = (double)stats[j];
+        moments[j] = (float)(n * mu);
+        moments[dim + j] = (float)(n * ((double)stats[dim + j] + mu * mu));
+    }
+    if (gtid() == 0) moments[2 * dim] = (float)n;
+}
+
+// norm_from_moments: stats and the count from a group's summed moments.
+extern "C" __global__ void norm_from_moments(const float* moments, int dim, float* stats, int* count) {
+    double total = (double)moments[2 * dim];
+    for (i64 j = gtid(); j < dim; j += gthreads()) {
+        float mu = 0.0f, v = 0.0f;
+        if (total > 0.0) {
+            double m = (double)moments[j] / total;
+            double q = (double)moments[dim + j] / total - m * m;
+            mu = (float)m;
+            v = (float)(q > 0.0 ? q : 0.0);
+        }
+        stats[j] = mu;
+        stats[dim + j] = v;
+    }
+    if (gtid() == 0) *count = (int)llround(total);
+}
+
+// norm_put_count: out[0] = the live count, as a float.
+extern "C" __global__ void norm_put_count(const int* nP, int cap, float* out) {
+    if (gtid() == 0) out[0] = (float)live_count(nP, cap);
 }
