@@ -63,6 +63,10 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		return nil, err
 	}
 	defer metrics.Close()
+	if t.tb, err = t.openScalars(); err != nil {
+		return nil, err
+	}
+	defer func() { t.tb.close(); t.tb = nil }()
 	for t.state.Epoch < t.cfg.Epochs {
 		st, err := epoch(ctx)
 		if err != nil {
@@ -78,6 +82,9 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		}
 		if err := t.endEpoch(&st, metrics); err != nil {
 			return nil, err
+		}
+		if err := t.tb.epoch(st); err != nil {
+			return nil, fmt.Errorf("tensorboard: %w", err)
 		}
 		if t.cfg.Patience > 0 && t.state.SinceBest >= t.cfg.Patience {
 			t.progressf("early stop: no better validation accuracy in %d evaluations\n", t.state.SinceBest)
@@ -189,6 +196,13 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		}
 		if t.opt.OnStep != nil {
 			t.opt.OnStep(epoch, s, host[0])
+		}
+		if len(seeds) > 0 {
+			// A rank's loss is its share of the batch's: its seeds' mean is
+			// the share times the batch over its seeds.
+			if err := t.tb.step(epoch, s, float64(host[0])*float64(global)/float64(len(seeds))); err != nil {
+				return st, err
+			}
 		}
 		lossSum += float64(host[0])
 		correct += int64(cnt[0])

@@ -96,6 +96,11 @@ type replayer struct {
 	marks             [][2]backend.Mark // device time stamps around launches, settled later
 	stats             ReplayStats
 
+	// The training loss's last TensorBoard point: the epoch's loss sum and
+	// the step it ended at (windowLoss).
+	tbSum  float32
+	tbStep int
+
 	evals   map[int]*evalGraph // captured evaluations by split
 	evalAcc backend.Buffer     // F32 [2]: evaluation loss and correct sums
 }
@@ -248,6 +253,7 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 		t.be.Write(r.perm, 0, perm)
 	}
 	t.be.Fill(r.acc, 0)
+	r.tbSum, r.tbStep = 0, t.state.StepInEpoch-1
 	start := time.Now()
 	first := t.state.StepInEpoch
 	var lossSum float64
@@ -339,8 +345,9 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 	reporting := t.opt.OnStep != nil
 	loss := make([]float32, 1)
 	flag := make([]int32, 3)
+	accNow := make([]float32, 2)
 	for i := s; i < end; i++ {
-		if k := i - s; k > 0 && k%agreeWindow == 0 && !reporting {
+		if i > s && i%agreeWindow == 0 && !reporting {
 			// Every window, wait for the steps launched and look at the
 			// flag: the host runs far ahead of the device, and every step
 			// launched after an overflowed one does all its work (only its
@@ -348,11 +355,17 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 			// overflow cost a quarter of an epoch). The flag is all-reduced inside the step, so every rank
 			// of a group stops at the same launch.
 			t.be.Read(flag, r.flag, 0)
+			if t.tb != nil {
+				t.be.Read(accNow, r.acc, 0)
+			}
 			if err := t.sync(); err != nil {
 				return 0, false, fmt.Errorf("epoch %d replay: %w", epoch+1, err)
 			}
 			if flag[0] != 0 {
 				break
+			}
+			if err := r.windowLoss(epoch, i-1, accNow[0]); err != nil {
+				return 0, false, err
 			}
 		}
 		var err error

@@ -13,11 +13,15 @@ import (
 
 // Options are the parts of a run that are not its hyper-parameters.
 type Options struct {
-	RunDir   string    // where checkpoints, metrics.jsonl and summary.json go; "" writes nothing
-	Resume   bool      // continue from RunDir/last.ckpt, which must exist
-	Force    bool      // delete a run already in RunDir (without Resume or Force, one is an error)
-	Progress io.Writer // one line per epoch; nil is silent
-	Device   string    // description for the summary
+	RunDir string // where checkpoints, metrics.jsonl and summary.json go; "" writes nothing
+	// TensorBoard, when set, is a directory for TensorBoard event files: per
+	// epoch the loss, accuracies, time and steps/s, and the mean training
+	// loss of every 64 steps (in a group, rank 0's batches; set it on rank 0).
+	TensorBoard string
+	Resume      bool      // continue from RunDir/last.ckpt, which must exist
+	Force       bool      // delete a run already in RunDir (without Resume or Force, one is an error)
+	Progress    io.Writer // one line per epoch; nil is silent
+	Device      string    // description for the summary
 	// Replay skips provisioning the conservative envelope in New: the run
 	// will use RunReplay or BenchReplay, which size a tight one.
 	Replay bool
@@ -77,6 +81,7 @@ type Trainer struct {
 	noReduce     bool      // the replay driver's warm-up step skips the group's all-reduce
 	replayMargin float64   // the replay driver's envelope margin (0 until it starts)
 	rep          *replayer // the running replay driver, which also captures evaluation
+	tb           *scalars  // the TensorBoard event file (Options.TensorBoard), while a run writes it
 	seeds        epochShuffle
 	lossMin      float64 // the lowest epoch loss of this run so far (0: none yet), for checkLoss
 }

@@ -77,6 +77,7 @@ func runOptions() []option {
 func trainOptions() []option {
 	return []option{
 		{"out", "run directory for checkpoints, metrics.jsonl and summary.json (default: none)", func(_ *train.Config, rf *runFlags) any { return &rf.out }},
+		{"tensorboard", "directory for TensorBoard event files: per epoch the loss, accuracies, epoch time and steps/s; the training loss every 64 steps (default: none)", func(_ *train.Config, rf *runFlags) any { return &rf.tensorboard }},
 		{"global-batch", "with several devices or processes: the seed vertices of one step over the whole group, split evenly over the devices (instead of --batch per device)", func(_ *train.Config, rf *runFlags) any { return &rf.j.GlobalBatch }},
 		{"devices", "train data-parallel on N devices of one host, or all (CPU devices in one process, one per two cores for all; or GPUs 0..N-1 joined by NCCL); --batch seeds per device (--global-batch splits one batch over them); default: one device, no group", func(_ *train.Config, rf *runFlags) any { return &rf.devicesSpec }},
 		{"mode", "driver: eager (host-driven), replay (whole step captured once and replayed), hybrid (replay with the features in a GPU cache and host memory, for data larger than the GPU) or auto (replay on a GPU, hybrid when the data does not fit it, eager on the CPU)", func(_ *train.Config, rf *runFlags) any { return &rf.mode }},

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/graphbolt"
 	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/dataset/ogb"
 	"github.com/fanout-gnn/fanout/dataset/planetoid"
@@ -26,13 +27,17 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sym := fs.Bool("symmetrize", false, "ogb: add inverse edges (default: OGB's add_inverse_edge for the dataset, true for products)")
 	var opts npz.Options
 	splitFlags(fs, &opts)
+	var gb graphbolt.Options
+	fs.StringVar(&gb.Feature, "feature", "feat", "graphbolt: the node feature_data entry of the features")
+	fs.StringVar(&gb.Task, "task", "", "graphbolt: the task whose sets and labels are imported (default: the first)")
+	fs.BoolVar(&gb.Directed, "directed", false, "graphbolt: keep the edges' direction (default: symmetrize)")
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
 	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1 (usual for bag-of-words features)")
 	dtype := storedDType(fs)
 	force := replaceFlag(fs)
 	link := addLinkSplitFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       fanout import edges FILE|GLOB... --nodes FILE --out DIR (fanout import edges -h: its flags)\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--link-split TRAIN,VALID,TEST] [--force])")
+		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       fanout import graphbolt DIR --out DIR [--feature feat] [--task NAME] [--directed]\n       fanout import edges FILE|GLOB... --nodes FILE --out DIR (fanout import edges -h: its flags)\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--link-split TRAIN,VALID,TEST] [--force])")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -71,6 +76,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	start := time.Now()
 	ds, err := job.WhileRunning(ctx, func() (*dataset.Dataset, error) {
+		if pos[0] == "graphbolt" {
+			gb.Threads = *threads
+			return graphbolt.Import(pos[1], gb)
+		}
 		return importData(pos[0], pos[1], *name, *sym, opts, *threads, stderr)
 	})
 	return finishImport(ctx, importResult{ds: ds, err: err, src: pos[1], out: *out, norm: *norm, dtype: *dtype, start: start, link: linkOpts}, stdout, stderr)
@@ -94,7 +103,7 @@ func importData(format, src, name string, sym bool, opts npz.Options, threads in
 			err = fmt.Errorf("%w (--train-per-class, --valid, --test)", err)
 		}
 	default:
-		return nil, fmt.Errorf("unknown format %s: want ogb, planetoid or npz", quoted(format))
+		return nil, fmt.Errorf("unknown format %s: want ogb, planetoid, npz, graphbolt or edges", quoted(format))
 	}
 	return ds, err
 }

@@ -19,7 +19,7 @@ import (
 
 // importEdgesUsage is the usage line of `fanout import edges`.
 const importEdgesUsage = `usage: fanout import edges FILE|GLOB... --nodes FILE --out DIR [--src COL] [--dst COL] [--id COL] [--label COL]
-       [--features COLS] [--split COL|TRAIN,VALID,TEST | --seed N --train-per-class N --valid N --test N] [--directed]
+       [--features COLS] [--split COL|TRAIN,VALID,TEST | --seed N --train-per-class N --valid N --test N] [--directed] [--memory SIZE]
        edges: CSV or TSV with a header line (optionally gzip), or Parquet; the node table likewise, one row per vertex`
 
 // runImportEdges is `fanout import edges`: an edge list and a node table
@@ -40,6 +40,7 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	splitFlags(fs, &o.Draw)
 	fs.BoolVar(&o.Directed, "directed", false, "keep the edges' direction (row v lists the sources of the edges into v); default: symmetrize")
 	fs.IntVar(&o.Threads, "threads", 0, "graph building threads (0 = all cores)")
+	memory := fs.String("memory", "", "hold the edges within this budget (e.g. 2GiB): sorted runs on disk beside --out, merged into the graph; default: in memory")
 	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1")
 	dtype := storedDType(fs)
 	force := replaceFlag(fs)
@@ -67,6 +68,16 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	if _, err := job.ParseFeatureDType(*dtype); err != nil {
 		return err
 	}
+	if *memory != "" {
+		if o.Memory, err = job.ParseSize(*memory); err != nil {
+			return fmt.Errorf("--memory: %w", err)
+		}
+		if o.Memory < edgelist.MinMemory {
+			return fmt.Errorf("--memory %s: at least %d KiB", quoted(*memory), edgelist.MinMemory>>10)
+		}
+		o.TempDir = filepath.Dir(filepath.Clean(*out)) // the same disk as the dataset
+		o.Progress = edgelist.ProgressPrinter(stderr, 10*time.Second)
+	}
 	if err := job.CheckTarget(*out, *force); err != nil {
 		return err
 	}
@@ -74,7 +85,23 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	start := time.Now()
-	ds, err := job.WhileRunning(ctx, func() (*dataset.Dataset, error) { return edgelist.Import(files, o) })
+	var ds *dataset.Dataset
+	if o.Memory == 0 {
+		ds, err = job.WhileRunning(ctx, func() (*dataset.Dataset, error) { return edgelist.Import(files, o) })
+	} else {
+		// It stops on ctx itself and removes its scratch.
+		var im *edgelist.Imported
+		if im, err = edgelist.ImportBounded(ctx, files, o); err == nil {
+			defer im.Close() // after the dataset, whose graph it maps, is written
+			ds = im.Dataset
+			st := im.Stats
+			fmt.Fprintf(stderr, "edges: %d read, %d graph entries sorted in %d run(s) on disk, %d extra merge pass(es), %s of scratch at most\n",
+				st.Edges, st.Keys, st.Runs, st.Passes, job.BytesString(float64(st.ScratchPeak)))
+			for _, d := range st.Stale {
+				fmt.Fprintf(stderr, "removed %s, left by an interrupted import\n", d)
+			}
+		}
+	}
 	if errors.Is(err, npz.ErrSplitTooLarge) {
 		err = fmt.Errorf("%w (--train-per-class, --valid, --test, or a --split column)", err)
 	}

@@ -209,3 +209,38 @@ func killImport(t *testing.T, args []string, dir string, whileWriting bool) {
 		t.Fatalf("killed while writing, but no temporary folder is left")
 	}
 }
+
+// TestImportEdgesWithinMemory: --memory sorts the edges in runs on disk
+// beside --out and writes the graph the in-memory import writes, leaving
+// no scratch behind; a budget below the least is refused before any work.
+func TestImportEdgesWithinMemory(t *testing.T) {
+	dir := t.TempDir()
+	nodes, edges := edgeListFixture(t, dir, "", 5000)
+	args := []string{edges, "--nodes", nodes, "--train-per-class", "10", "--valid", "20", "--test", "20"}
+	mem, bounded := filepath.Join(dir, "mem"), filepath.Join(dir, "bounded")
+	if code, stdout, stderr := importEdges(t, append(args, "--out", mem)...); code != 0 {
+		t.Fatalf("in memory: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := importEdges(t, append(args, "--out", bounded, "--memory", "64KiB")...)
+	if code != 0 || !strings.Contains(stderr, "run(s) on disk") || strings.Contains(stderr, " 0 run(s)") {
+		t.Fatalf("within 64 KiB: exit %d\n%s%s", code, stdout, stderr)
+	}
+	a, err := dataset.Open(mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := dataset.Open(bounded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Graph.Indptr, b.Graph.Indptr) || !slices.Equal(a.Graph.Indices, b.Graph.Indices) {
+		t.Fatalf("the graph within 64 KiB differs from the in-memory import's")
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, ".*"))
+	if len(left) > 0 {
+		t.Fatalf("scratch left beside --out: %v", left)
+	}
+	if code, _, stderr := importEdges(t, append(args, "--out", filepath.Join(dir, "x"), "--memory", "1KiB")...); code == 0 || !strings.Contains(stderr, "--memory") {
+		t.Fatalf("--memory 1KiB: exit %d\n%s", code, stderr)
+	}
+}

@@ -39,6 +39,7 @@ type runFlags struct {
 	j            job.Job
 	config       string
 	out          string
+	tensorboard  string
 	resume       bool
 	force        bool
 	mode         string
@@ -181,7 +182,7 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 		fmt.Fprintf(progress, "--resume: %s has no %s: its run stopped before its first checkpoint; starting it from epoch 1\n", rf.out, checkpoint.LastCheckpoint)
 		rf.resume = false
 	}
-	opt := train.Options{RunDir: rf.out, Resume: rf.resume, Force: rf.force, Progress: progress, FeatureDType: dt}
+	opt := train.Options{RunDir: rf.out, TensorBoard: rf.tensorboard, Resume: rf.resume, Force: rf.force, Progress: progress, FeatureDType: dt}
 	if isTerminal(progress) {
 		bar := newProgress(progress, "train")
 		opt.OnProgress = func(stage string, done, total int) {

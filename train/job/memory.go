@@ -43,7 +43,7 @@ func checkHostMemory(be backend.Backend, cfg train.Config, ds *dataset.Dataset, 
 		held = fmt.Sprintf(", on each of %d devices or processes of this host", copies)
 	}
 	return fmt.Errorf("memory: this run needs at least %s (the model's weights, gradients and Adam moments, and a batch's rows, for %d layers of hidden %d on %d features%s) and this host has %s available; lower --hidden, --layers or --batch",
-		bytesString(need), cfg.Layers, cfg.Hidden, ds.FeatDim, held, bytesString(float64(avail)))
+		BytesString(need), cfg.Layers, cfg.Hidden, ds.FeatDim, held, BytesString(float64(avail)))
 }
 
 // deviceMemory is implemented by backends that can say how much of their
@@ -75,7 +75,7 @@ func checkDeviceMemory(be backend.Backend, cfg train.Config, ds *dataset.Dataset
 		return nil
 	}
 	return fmt.Errorf("memory: this run needs at least %s on %s (the model's weights, gradients and Adam moments, and a batch's rows, for %d layers of hidden %d on %d features) and it has %s free of %s; lower --hidden, --layers or --batch",
-		bytesString(need), be.Name(), cfg.Layers, cfg.Hidden, ds.FeatDim, bytesString(float64(free)), bytesString(float64(total)))
+		BytesString(need), be.Name(), cfg.Layers, cfg.Hidden, ds.FeatDim, BytesString(float64(free)), BytesString(float64(total)))
 }
 
 // checkMemory is checkHostMemory and checkDeviceMemory.
@@ -122,8 +122,8 @@ func MemAvailable() (int64, bool) {
 	return 0, false
 }
 
-// bytesString writes a size in GiB, MiB or bytes.
-func bytesString(b float64) string {
+// BytesString writes a size in GiB, MiB or bytes.
+func BytesString(b float64) string {
 	switch {
 	case b >= 1<<30:
 		return strconv.FormatFloat(b/(1<<30), 'f', 1, 64) + " GiB"
