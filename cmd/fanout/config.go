@@ -32,6 +32,7 @@ func hyperOptions() []option {
 		{"activations", "how hidden layers' outputs are held: float32, or bfloat16 where the next layer reads them so (GraphSAGE; half the bytes written and aggregated); default float32 (bfloat16 measured on products-sim: 0.5% faster per step, 0.1 points less accurate, 31 MiB more memory; docs/perf.md)", func(c *train.Config, _ *runFlags) any { return &c.Activations }},
 		{"bottom-products", "how the bottom GraphSAGE layer multiplies: float32, or bfloat16 operands with float32 sums (mixed precision; float32 weights and Adam)", func(c *train.Config, _ *runFlags) any { return &c.BottomProducts }},
 		{"norm", "normalisation after each hidden layer: none, batch (batch normalisation: per column over the batch, running statistics for evaluation; stops GIN's sums at high-degree vertices from diverging) or layer (per vertex)", func(c *train.Config, _ *runFlags) any { return &c.Norm }},
+		{"sync-norm", "with --norm batch on several devices or processes: normalise by the batch statistics of the whole group (all-reduced inside the step) instead of each device's own (the default, as PyTorch DDP)", func(c *train.Config, _ *runFlags) any { return &c.SyncNorm }},
 		{"jk", "jumping knowledge, as PyTorch Geometric's BasicGNN: none, or last, cat or max (every layer hidden; a linear head over the last layer's output, every layer's output concatenated, or their element-wise maximum)", func(c *train.Config, _ *runFlags) any { return &c.JK }},
 		{"layers", "number of GNN layers", func(c *train.Config, _ *runFlags) any { return &c.Layers }},
 		{"hidden", "hidden width", func(c *train.Config, _ *runFlags) any { return &c.Hidden }},
@@ -92,6 +93,8 @@ func trainOptions() []option {
 		{"decoder", "task link: how a pair is scored: dot (the embeddings' dot product) or mlp (an MLP over their element-wise product)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Decoder }},
 		{"exclude", "task link: which of a step's positive edges leave its sampled neighbourhoods: reverse (each edge and its reverse), self (each edge) or none", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Exclude }},
 		{"embed", "task link: the embedding width, the model's output (0: --hidden)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Embed }},
+		{"embeddings", "task link: a .npy `file` that gets every vertex's embedding from the model with the best validation ROC-AUC (float32 [vertices, embed])", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Embeddings }},
+		{"scores", "task link: a .npy `file` of vertex pairs (int32 or int64 [pairs, 2]) that the best model scores into scores.npy in --out (float32 [pairs]); --out also gets encoder.safetensors (PyG's names) and, for the mlp decoder, decoder.safetensors (torch.nn.Sequential's state dict)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Scores }},
 		{"hot-rows", "hybrid: what the CPU computes for hot vertices: inputs (their aggregated neighbour features, which the GPU multiplies by the weights of the moment: nothing stale, exact gradients; GAT falls back to outputs) or outputs (layer 0's output, with the weights of --staleness super-batches before)", func(_ *train.Config, rf *runFlags) any { return &rf.hotRows }},
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/npy"
 	"github.com/fanout-gnn/fanout/train/job"
 )
 
@@ -39,17 +40,31 @@ func TestTrainLinkTask(t *testing.T) {
 		"--link-split", "0.7,0.15,0.15", "--link-negatives", "4"); code != 0 {
 		t.Fatalf("import: exit %d\n%s%s", code, out, stderr)
 	}
+	pairs := filepath.Join(dir, "pairs.npy")
+	if err := npy.WriteFile(pairs, []int64{0, 1, 5, 9, 59, 2}, []int64{3, 2}); err != nil {
+		t.Fatal(err)
+	}
 	for _, mode := range []string{"eager", "replay"} {
-		run := filepath.Join(dir, "run-"+mode)
+		run, emb := filepath.Join(dir, "run-"+mode), filepath.Join(dir, mode+"-emb.npy")
 		code, out, stderr := fanout(t, "train", "--data", data, "--task", "link", "--device", "cpu", "--mode", mode, "--epochs", "2",
-			"--batch", "16", "--fanouts", "3,3", "--hidden", "8", "--decoder", "mlp", "--negatives", "2", "--out", run)
+			"--batch", "16", "--fanouts", "3,3", "--hidden", "8", "--decoder", "mlp", "--negatives", "2", "--out", run,
+			"--embeddings", emb, "--scores", pairs)
 		if code != 0 || !strings.Contains(out, "test ROC-AUC ") || !strings.Contains(stderr, "epoch 2: loss") {
 			t.Fatalf("train --task link --mode %s: exit %d\n%s%s", mode, code, out, stderr)
 		}
-		if _, err := os.Stat(filepath.Join(run, job.LinkSummaryFile)); err != nil {
-			t.Errorf("mode %s: %v", mode, err)
+		for _, f := range []string{job.LinkSummaryFile, job.EncoderFile, job.DecoderFile} {
+			if _, err := os.Stat(filepath.Join(run, f)); err != nil {
+				t.Errorf("mode %s: %v", mode, err)
+			}
+		}
+		if _, shape, err := npy.ReadFile(emb); err != nil || len(shape) != 2 || shape[0] != 60 || shape[1] != 8 {
+			t.Errorf("mode %s: embeddings of shape %v: %v", mode, shape, err)
+		}
+		if scores, shape, err := npy.ReadFile(filepath.Join(run, job.ScoresFile)); err != nil || len(shape) != 1 || shape[0] != 3 {
+			t.Errorf("mode %s: scores %v of shape %v: %v", mode, scores, shape, err)
 		}
 	}
+	oneLineError(t, "give --out", "train", "--data", data, "--task", "link", "--device", "cpu", "--scores", pairs)
 	plain := genTiny(t)
 	oneLineError(t, "no link task", "train", "--data", plain, "--task", "link", "--device", "cpu", "--epochs", "1")
 	oneLineError(t, "task: edge, want node or link", "train", "--data", data, "--task", "edge", "--device", "cpu")

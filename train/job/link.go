@@ -12,6 +12,8 @@ import (
 	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
+	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/export"
 	"github.com/fanout-gnn/fanout/train/link"
 )
 
@@ -30,6 +32,13 @@ type LinkSettings struct {
 	Decoder      string // dot or mlp
 	Exclude      string // reverse, self or none
 	Embed        int    // embedding width (0: the hidden width)
+	// Embeddings, when set, is a .npy file that gets every vertex's
+	// embedding from the best model (float32 [N, embed]).
+	Embeddings string
+	// Scores, when set, is a .npy file of vertex pairs (int32 or int64
+	// [pairs, 2]) that the best model scores into ScoresFile in the run
+	// directory (float32 [pairs]).
+	Scores string
 }
 
 // IsLink reports whether the job trains a link predictor.
@@ -43,8 +52,15 @@ func CheckTask(s string) error {
 	return nil
 }
 
-// LinkSummaryFile is where a link run's summary goes in its run directory.
-const LinkSummaryFile = "link_summary.json"
+// Files of a link run in its run directory: the summary, the best
+// model's encoder under PyTorch Geometric's names and its MLP decoder as
+// torch.nn.Sequential's state dict, and the scores of --scores's pairs.
+const (
+	LinkSummaryFile = "link_summary.json"
+	EncoderFile     = "encoder.safetensors"
+	DecoderFile     = "decoder.safetensors"
+	ScoresFile      = "scores.npy"
+)
 
 // RunLink trains a link predictor on one device with the eager driver, or
 // the replay driver (Auto: replay on a GPU, eager on the CPU). A preset
@@ -58,6 +74,9 @@ func RunLink(ctx context.Context, j Job) (*link.Summary, error) {
 		return nil, errors.New("task link: trains on one device (no --devices, no launcher) for now")
 	case j.Mode == Hybrid:
 		return nil, errors.New("task link: the modes are eager and replay (no hybrid) for now")
+	}
+	if err := checkLinkOutputs(j); err != nil {
+		return nil, err
 	}
 	cfg := link.Config{Config: j.Config, Embed: j.Link.Embed, Negatives: j.Link.Negatives,
 		NegativeDist: j.Link.NegativeDist, Decoder: j.Link.Decoder, Exclude: j.Link.Exclude}
@@ -101,19 +120,109 @@ func RunLink(ctx context.Context, j Job) (*link.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dir := j.Options.RunDir; dir != "" {
+	return s, writeLinkOutputs(tr, s, j)
+}
+
+// checkLinkOutputs checks the output settings before any work.
+func checkLinkOutputs(j Job) error {
+	if j.Link.Scores != "" && j.Options.RunDir == "" {
+		return fmt.Errorf("scores: %s: the scores go into the run directory; give --out", Shown(j.Link.Scores))
+	}
+	return nil
+}
+
+// writeLinkOutputs writes what the job asks for from the best model: the
+// summary and the exports into the run directory, the embeddings, the
+// pairs' scores.
+func writeLinkOutputs(tr *link.Trainer, s *link.Summary, j Job) error {
+	dir := j.Options.RunDir
+	if dir == "" && j.Link.Embeddings == "" {
+		return nil
+	}
+	if err := tr.UseBest(); err != nil {
+		return err
+	}
+	if dir != "" {
 		b, err := json.MarshalIndent(s, "", "  ")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, err
+			return err
 		}
 		if err := checkpoint.WriteFileAtomic(filepath.Join(dir, LinkSummaryFile), append(b, '\n')); err != nil {
-			return nil, err
+			return err
+		}
+		enc, meta, err := tr.EncoderTensors()
+		if err != nil {
+			return err
+		}
+		if err := export.WriteSafetensors(filepath.Join(dir, EncoderFile), enc, meta); err != nil {
+			return err
+		}
+		dec, err := tr.DecoderTensors()
+		if err != nil {
+			return err
+		}
+		if dec != nil {
+			if err := export.WriteSafetensors(filepath.Join(dir, DecoderFile), dec, map[string]string{"decoder": "Sequential(Linear, ReLU, Linear) over the element-wise product of two embeddings"}); err != nil {
+				return err
+			}
 		}
 	}
-	return s, nil
+	if j.Link.Embeddings == "" && j.Link.Scores == "" {
+		return nil
+	}
+	emb, err := tr.Embeddings()
+	if err != nil {
+		return err
+	}
+	if f := j.Link.Embeddings; f != "" {
+		n := int64(len(emb) / max(tr.EmbedDim(), 1))
+		if err := npy.WriteFile(f, emb, []int64{n, int64(tr.EmbedDim())}); err != nil {
+			return fmt.Errorf("embeddings: %w", err)
+		}
+	}
+	if f := j.Link.Scores; f != "" {
+		pairs, err := readPairs(f)
+		if err != nil {
+			return err
+		}
+		scores, err := tr.ScorePairs(emb, pairs)
+		if err != nil {
+			return fmt.Errorf("scores: %s: %w", f, err)
+		}
+		if err := npy.WriteFile(filepath.Join(dir, ScoresFile), scores, []int64{int64(len(scores))}); err != nil {
+			return fmt.Errorf("scores: %w", err)
+		}
+	}
+	return nil
+}
+
+// readPairs reads a .npy of vertex pairs, int32 or int64 [pairs, 2].
+func readPairs(path string) ([]int32, error) {
+	data, shape, err := npy.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("scores: %w", err)
+	}
+	if len(shape) != 2 || shape[1] != 2 {
+		return nil, fmt.Errorf("scores: %s: shape %v, want [pairs, 2]", path, shape)
+	}
+	switch p := data.(type) {
+	case []int32:
+		return p, nil
+	case []int64:
+		out := make([]int32, len(p))
+		for i, v := range p {
+			if int64(int32(v)) != v {
+				return nil, fmt.Errorf("scores: %s: pair %d has vertex %d, beyond int32", path, i/2, v)
+			}
+			out[i] = int32(v)
+		}
+		return out, nil
+	}
+	descr, _ := npy.Descr(data)
+	return nil, fmt.Errorf("scores: %s: dtype %s, want int32 or int64", path, descr)
 }
 
 // EpochLine is a link epoch's line of progress.

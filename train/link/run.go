@@ -141,7 +141,8 @@ func (t *Trainer) evaluate(s *Summary, st *EpochStats) error {
 	}
 	s.BestEpoch = st.Epoch
 	s.Test = t.score(emb, hd, l.Test, l.TestNeg)
-	return nil
+	t.keepBest()
+	return t.be.Sync()
 }
 
 // score computes the metrics of held-out pairs against their negatives
@@ -162,7 +163,7 @@ func (t *Trainer) score(emb []float32, hd *hostDecoder, pos, neg []int32) Metric
 // Embeddings computes every vertex's embedding (F32 [N, embed], row v for
 // vertex v) with the training fanouts and no dropout, in batches of the
 // plan's seed capacity; the training graph is sampled whole (no edge is
-// excluded).
+// excluded), with the clock of epoch 0, step 0 at every call.
 func (t *Trainer) Embeddings() ([]float32, error) {
 	p, dim := t.plan, t.cfg.embed()
 	n := int(t.ds.Graph.NumNodes)
@@ -173,7 +174,7 @@ func (t *Trainer) Embeddings() ([]float32, error) {
 		for i := range c {
 			ids[i] = int32(start + i)
 		}
-		p.SetBatch(ids[:c], t.epoch, 0)
+		p.SetBatch(ids[:c], 0, 0) // keyed alike at every evaluation: the embeddings depend on the model alone
 		p.Sample(t.in, t.cfg.Seed)
 		p.Gather(t.in)
 		emb := t.m.Forward(p.NNBatch(t.in), false, backend.Rand{Seed: t.cfg.Seed, Clock: p.Clock})

@@ -54,6 +54,8 @@ type Trainer struct {
 	positives, npairs, correct, nEnds backend.Count
 	epoch                             int // epochs trained
 
+	best [][]float32 // the best model's tensors (keepBest)
+
 	// OnEpoch, when set, hears each epoch's figures as it ends.
 	OnEpoch func(EpochStats)
 }
