@@ -49,6 +49,10 @@ type Config struct {
 	// JK is the jumping knowledge of the top: "none" (or ""), "last",
 	// "cat" or "max" (nn.Config.JK).
 	JK string `json:"jk,omitempty"`
+	// SyncNorm makes batch normalisation on several devices normalise by
+	// the statistics of the whole group's rows (all-reduced in the step)
+	// instead of each device's own (PyTorch DDP's default).
+	SyncNorm bool `json:"sync_norm,omitempty"`
 }
 
 // Defaults is a sensible starting configuration (GraphSAGE, 2 layers).
@@ -91,6 +95,8 @@ func (c Config) Validate() error {
 	case c.NormOrJK() && (c.Activations == "bfloat16" || c.BottomProducts == "bfloat16"):
 		return fmt.Errorf("norm %q, jk %q: normalisation and jumping knowledge need float32 activations and bottom products (activations %q, bottom-products %q)",
 			c.Norm, c.JK, c.Activations, c.BottomProducts)
+	case c.SyncNorm && c.Norm != nn.NormBatch:
+		return fmt.Errorf("sync-norm: synchronises batch normalisation's statistics, but norm is %q (want batch)", c.Norm)
 	case c.GINEps != "" && c.GINEps != "0" && c.GINEps != "learn":
 		return fmt.Errorf("gin-eps: %q, want 0 or learn", c.GINEps)
 	case c.Heads < 0 || c.Heads > 1024:

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -45,8 +46,16 @@ type normLayer struct {
 	gamma, beta, running *Param         // running is nil for layer normalisation
 	pre                  backend.Buffer // F32 [caps.Dst, dim]: the layer's output plus bias (kept for backward)
 	stats                backend.Buffer // F32 [2·dim]: the last training pass's batch statistics
-	n                    backend.Count  // the rows of the last training pass
+	n                    backend.Count  // the rows of the last training pass (the group's when synchronised)
 	pending              bool           // a training pass whose statistics Update has yet to fold in
+
+	// sync, when set, is the group whose ranks normalise by the batch
+	// statistics of all their rows (synchronised batch normalisation,
+	// SyncNorm): moments and the backward's sums are all-reduced in the
+	// step.
+	sync    backend.Collective
+	moments backend.Buffer // F32 [2·dim+1]: the moments, then the backward's sums
+	group   backend.Buffer // I32 [1]: the group's rows
 }
 
 // newNorm makes the normalisation of model layer l's output (dim wide), or
@@ -113,6 +122,8 @@ func (n *normLayer) free() {
 func (n *normLayer) reserve(ws *workspace, what string, dst int) {
 	n.pre = ws.alloc(what+" input", backend.F32, dst*n.dim)
 	n.stats = ws.alloc(what+" batch statistics", backend.F32, 2*n.dim)
+	n.moments = ws.alloc(what+" moments", backend.F32, 2*n.dim+1)
+	n.group = ws.alloc(what+" group rows", backend.I32, 1)
 	n.pending = false
 }
 
@@ -123,7 +134,7 @@ func (n *normLayer) inferCopy() *normLayer {
 		return nil
 	}
 	c := *n
-	c.pre, c.stats, c.pending = nil, nil, false
+	c.pre, c.stats, c.moments, c.group, c.pending = nil, nil, nil, nil, false
 	return &c
 }
 
@@ -139,9 +150,18 @@ func (n *normLayer) forward(h backend.Buffer, count backend.Count, bias backend.
 	}
 	n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, n.pre)
 	stats := n.stats
-	if n.perRow {
+	switch {
+	case n.perRow:
 		stats = nil
-	} else {
+	case n.sync != nil:
+		// The group's statistics: each rank's moments, summed.
+		n.ops.BatchNormStats(n.pre, count, n.dim, n.stats)
+		n.ops.NormMoments(n.stats, count, n.dim, n.moments)
+		n.sync.AllReduceSum(n.moments)
+		n.n = backend.Count{Buf: n.group, Cap: math.MaxInt32}
+		n.ops.NormFromMoments(n.moments, n.dim, n.stats, n.n)
+		n.pending = true
+	default:
 		n.ops.BatchNormStats(n.pre, count, n.dim, n.stats)
 		n.n, n.pending = count, true
 	}
@@ -162,7 +182,43 @@ func (n *normLayer) infer(h backend.Buffer, count backend.Count) {
 // in place into the gradient of the layer's output, and overwrites the
 // scale's, shift's and the layer's bias's gradients.
 func (n *normLayer) backward(dh backend.Buffer, count backend.Count, dbias backend.Buffer) {
-	n.ops.NormBackward(n.pre, dh, count, n.dim, n.perRow, n.stats, n.gamma.W, normEps, dh, n.gamma.G, n.beta.G, dbias)
+	if n.sync == nil || n.perRow {
+		n.ops.NormBackward(n.pre, dh, count, n.dim, n.perRow, n.stats, n.gamma.W, normEps, dh, n.gamma.G, n.beta.G, dbias)
+		return
+	}
+	// The scale's and shift's gradients are this rank's sums (the group
+	// adds every parameter's gradient later); the input's needs the
+	// group's.
+	be := n.be
+	n.ops.NormBackwardSums(n.pre, dh, count, n.dim, n.stats, normEps, n.moments)
+	be.Convert(be.View(n.moments, 0, n.dim), n.gamma.G)
+	be.Convert(be.View(n.moments, n.dim, n.dim), n.beta.G)
+	n.sync.AllReduceSum(n.moments)
+	n.ops.NormBackwardApply(n.pre, dh, count, n.dim, n.stats, n.gamma.W, normEps, n.moments, dh, dbias)
+}
+
+// SyncNorm makes every batch normalisation of the model (GIN's MLP's
+// too) normalise by the statistics of all the rows of c's group in
+// training, instead of this rank's rows alone: a training pass then
+// all-reduces each one's moments, and its backward the sums its input
+// gradient needs, so every rank of the group must run the same passes.
+// Layer normalisation, per row, needs no group. A nil c turns it off.
+func (m *Model) SyncNorm(c backend.Collective) {
+	for l, n := range m.norms {
+		for _, x := range []*normLayer{n, m.innerNorm(l)} {
+			if x != nil && !x.perRow {
+				x.sync = c
+			}
+		}
+	}
+}
+
+// innerNorm is layer l's GIN MLP's normalisation, or nil.
+func (m *Model) innerNorm(l int) *normLayer {
+	if g, ok := m.layers[l].(*ginLayer); ok {
+		return g.inner
+	}
+	return nil
 }
 
 // update folds the last training pass's batch statistics into the running

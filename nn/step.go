@@ -356,11 +356,10 @@ func (m *Model) Update(t backend.Count, cfg backend.AdamConfig) {
 		}
 	}
 	for l, n := range m.norms {
-		if n != nil {
-			n.update(cfg.Skip)
-		}
-		if g, ok := m.layers[l].(*ginLayer); ok && g.inner != nil {
-			g.inner.update(cfg.Skip)
+		for _, x := range []*normLayer{m.innerNorm(l), n} {
+			if x != nil {
+				x.update(cfg.Skip)
+			}
 		}
 	}
 }

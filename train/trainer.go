@@ -119,6 +119,7 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 		t.Close()
 		return nil, err
 	}
+	t.syncNorm()
 	if opt.Replay {
 		// The replay driver provisions a tight plan when it starts.
 		return t, nil
