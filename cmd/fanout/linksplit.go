@@ -80,3 +80,28 @@ func runLinkTask(ctx context.Context, j job.Job, stdout io.Writer) (done bool, e
 	fmt.Fprintf(stdout, "test %s (best validation ROC-AUC %.4f at epoch %d)\n", job.MetricsText(s.Test), s.BestValid.AUC, s.BestEpoch)
 	return true, nil
 }
+
+// benchLinkTask measures the link step when --task says link, printing a
+// line (or a JSON line) per driver; done is false for a node task.
+func benchLinkTask(ctx context.Context, b job.Bench, asJSON bool, stdout io.Writer) (done bool, err error) {
+	if err := job.CheckTask(b.Link.Task); err != nil {
+		return true, err
+	}
+	if !b.Link.IsLink() {
+		return false, nil
+	}
+	reps, err := job.RunLinkBench(ctx, b)
+	for _, r := range reps {
+		printJSONOr(stdout, asJSON, r, printLinkBench)
+	}
+	return true, err
+}
+
+// printLinkBench prints one driver's link step.
+func printLinkBench(w io.Writer, r job.LinkBenchReport) {
+	fmt.Fprintf(w, "link %s on %s (%s, %d positive edges x %d negatives): %.3f ms/step over %d steps", r.Mode, r.Device, r.Data, r.Batch, r.Negatives, r.StepMs, r.Steps)
+	if r.Launches > 0 {
+		fmt.Fprintf(w, "; per step %.0f launches, %.0f cuBLAS calls, %.2f host syncs", r.Launches, r.Gemms, r.HostSyncs)
+	}
+	fmt.Fprintln(w)
+}

@@ -65,6 +65,11 @@ func TestTrainLinkTask(t *testing.T) {
 		}
 	}
 	oneLineError(t, "give --out", "train", "--data", data, "--task", "link", "--device", "cpu", "--scores", pairs)
+	code, out, stderr := fanout(t, "bench", "--data", data, "--task", "link", "--device", "cpu", "--mode", "both", "--json",
+		"--steps", "2", "--warmup", "1", "--batch", "8", "--fanouts", "3,3", "--hidden", "8")
+	if code != 0 || strings.Count(out, `"step_ms":`) != 2 || !strings.Contains(out, `"mode":"replay"`) {
+		t.Errorf("bench --task link: exit %d\n%s%s", code, out, stderr)
+	}
 	plain := genTiny(t)
 	oneLineError(t, "no link task", "train", "--data", plain, "--task", "link", "--device", "cpu", "--epochs", "1")
 	oneLineError(t, "task: edge, want node or link", "train", "--data", data, "--task", "edge", "--device", "cpu")

@@ -28,6 +28,7 @@ func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
 	rf.j.Source.Preset, rf.j.Device, rf.j.Replay.Margin, rf.overlap = preset, "auto", train.DefaultMargin, true
 	rf.j.Placement.ShardFeatures = "auto"
 	rf.j.CUDA = cudaDefaults()
+	rf.j.Link = linkDefaults()
 	for _, o := range runOptions() {
 		job.Register(fs, o.name, o.usage, o.field(nil, rf))
 	}
@@ -84,7 +85,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	rf.mode = "auto"
 	rf.j.Hybrid.CacheRows = -1
 	rf.j.Hybrid.Staleness, rf.j.Hybrid.SuperBatch, rf.hotRows, rf.j.Hybrid.HotSpec = 1, 32, "inputs", "auto"
-	rf.j.Link = linkDefaults()
 	for _, o := range trainOptions() {
 		job.Register(fs, o.name, o.usage, o.field(nil, &rf))
 	}

@@ -69,58 +69,69 @@ const (
 // link task (import or gen --link-split). With a run directory it writes
 // LinkSummaryFile there.
 func RunLink(ctx context.Context, j Job) (*link.Summary, error) {
-	switch {
-	case j.Devices != 0 || j.Launch != nil:
-		return nil, errors.New("task link: trains on one device (no --devices, no launcher) for now")
-	case j.Mode == Hybrid:
-		return nil, errors.New("task link: the modes are eager and replay (no hybrid) for now")
-	}
 	if err := checkLinkOutputs(j); err != nil {
 		return nil, err
+	}
+	var s *link.Summary
+	err := withLinkTrainer(j, j.Mode, func(tr *link.Trainer, mode Mode, _ string) error {
+		tr.OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
+		run := tr.Run
+		if mode == Replay {
+			run = tr.RunReplay
+		}
+		var err error
+		if s, err = run(ctx); err != nil {
+			return err
+		}
+		return writeLinkOutputs(tr, s, j)
+	})
+	return s, err
+}
+
+// withLinkTrainer makes j's link trainer for mode m (Auto: replay on a
+// GPU, eager on the CPU) and hands it to fn with the resolved mode and
+// the device's description; it frees everything afterwards.
+func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device string) error) error {
+	switch {
+	case j.Devices != 0 || j.Launch != nil:
+		return errors.New("task link: trains on one device (no --devices, no launcher) for now")
+	case m == Hybrid:
+		return errors.New("task link: the modes are eager and replay (no hybrid) for now")
 	}
 	cfg := link.Config{Config: j.Config, Embed: j.Link.Embed, Negatives: j.Link.Negatives,
 		NegativeDist: j.Link.NegativeDist, Decoder: j.Link.Decoder, Exclude: j.Link.Exclude}
 	if err := cfg.Validate(); err != nil {
-		return nil, err
+		return err
 	}
 	ds, err := j.load()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer ds.Close()
 	if ds.Link == nil && j.Source.Data == "" {
 		o := linksplit.Options{Fractions: linksplit.Fractions{Train: 0.85, Valid: 0.05, Test: 0.1}, Negatives: 1, Seed: cfg.Seed}
 		if err := linksplit.Apply(ds, o); err != nil {
-			return nil, err
+			return err
 		}
 		fmt.Fprintf(j.Log, "split %s's edges 0.85/0.05/0.1 for the link task: %d training edges\n", ds.Name, dataset.Pairs(ds.Link.Train))
 	}
 	be, desc, err := OpenBackend(j.Device, j.Threads, j.CUDA, j.Log)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer CloseBackend(be)
-	mode := j.Mode.Resolve(be)
+	mode := m.Resolve(be)
 	if mode == Replay {
 		be = WithCapture(be)
 	}
-	fmt.Fprintf(j.Log, "training a link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %s, %s\n",
+	fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %s, %s\n",
 		cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, desc, mode)
 	tr, err := link.New(be, ds, cfg)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer tr.Close()
-	tr.OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
-	run := tr.Run
-	if mode == Replay {
-		run = tr.RunReplay
-	}
-	s, err := run(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return s, writeLinkOutputs(tr, s, j)
+	return fn(tr, mode, desc)
 }
 
 // checkLinkOutputs checks the output settings before any work.

@@ -8,6 +8,12 @@ import (
 	"github.com/fanout-gnn/fanout/export"
 )
 
+// Backend is the backend the trainer runs on.
+func (t *Trainer) Backend() backend.Backend { return t.be }
+
+// DatasetName is the name of the trainer's dataset.
+func (t *Trainer) DatasetName() string { return t.ds.Name }
+
 // EmbedDim is the width of an embedding.
 func (t *Trainer) EmbedDim() int { return t.cfg.embed() }
 
