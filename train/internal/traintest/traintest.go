@@ -3,9 +3,11 @@
 package traintest
 
 import (
+	"context"
 	"os"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
@@ -28,6 +30,22 @@ func Tiny(t *testing.T) (*dataset.Dataset, train.Config) {
 	c.Layers, c.Hidden, c.Batch, c.Fanouts = p.Layers, p.Hidden, p.Batch, p.Fanouts
 	c.Dropout, c.LR, c.Epochs = p.Dropout, p.LR, 2
 	return ds, c
+}
+
+// Run trains cfg on ds with the eager driver on a CPU backend of two
+// threads, with opt, and returns the run's summary.
+func Run(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt train.Options) *train.Summary {
+	t.Helper()
+	tr, err := train.New(cpu.New(2), ds, cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	s, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // GPU opens device 0 on the deterministic path with the 3xTF32 products
