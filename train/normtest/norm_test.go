@@ -6,12 +6,9 @@ package normtest
 
 import (
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/planetoid"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
@@ -55,25 +52,6 @@ func TestBatchNormBoundsGINSums(t *testing.T) {
 	}
 }
 
-// cora opens the Planetoid Cora files ($FANOUT_CORA_DIR, or the shared
-// datasets folder beside the repository), features row-normalised, or
-// skips the test without them.
-func cora(t *testing.T) *dataset.Dataset {
-	dir := os.Getenv("FANOUT_CORA_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "datasets", "planetoid-cora")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "ind.cora.graph")); err != nil {
-		t.Skipf("Planetoid Cora not found at %s (set FANOUT_CORA_DIR): %v", dir, err)
-	}
-	ds, err := planetoid.Import(dir, "cora")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.NormalizeFeatures()
-	return ds
-}
-
 // TestCoraNormalisedModelsLearn: GCN, GraphSAGE and GIN with batch or
 // layer normalisation, and GCN with jumping knowledge, learn Cora (seed 1,
 // 100 epochs): far above the 0.32 of its largest class, within reach of
@@ -82,7 +60,7 @@ func TestCoraNormalisedModelsLearn(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains 6 models")
 	}
-	ds := cora(t)
+	ds := traintest.Cora(t, "../..")
 	base := map[string]train.Config{
 		"gcn": {Model: "gcn", Layers: 2, Hidden: 16, Fanouts: []int{-1, -1}, Batch: 1024, Epochs: 200,
 			LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5, Seed: 1, EvalEvery: 1},

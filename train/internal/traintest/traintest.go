@@ -37,13 +37,13 @@ func Tiny(t *testing.T) (*dataset.Dataset, train.Config) {
 func Run(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt train.Options) *train.Summary {
 	t.Helper()
 	tr, err := train.New(cpu.New(2), ds, cfg, opt)
-	if err != nil {
-		t.Fatal(err)
+	var s *train.Summary
+	if err == nil {
+		s, err = tr.Run(context.Background())
+		tr.Close()
 	}
-	defer tr.Close()
-	s, err := tr.Run(context.Background())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("training %s on %s: %v", cfg.Model, ds.Name, err)
 	}
 	return s
 }
