@@ -1,0 +1,36 @@
+package train
+
+import (
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/cuda"
+)
+
+// TestNormCUDA: models with normalisation and jumping knowledge on the GPU
+// (deterministic path, 3xTF32 products): replay equals eager bit for bit
+// (the running statistics among the parameters), and the first 20 steps'
+// losses follow the CPU's within 1e-4 (the normalisations' sums in float64,
+// other orders of summation in the products and the aggregations).
+func TestNormCUDA(t *testing.T) {
+	gpu := openCUDAWith(t, cuda.Options{Deterministic: true, TF32x3: true})
+	ds := tinyData(t)
+	for _, c := range normModels {
+		cfg := tinyModel(t, c.model)
+		cfg.Epochs, cfg.Norm, cfg.JK = 2, c.norm, c.jk
+		eager, eagerParams := eagerRun(t, gpu, ds, cfg)
+		replay, replayParams, _ := replayRun(t, gpu, ds, cfg, ReplayOptions{})
+		if i := firstDiff(replay, eager); i >= 0 {
+			t.Errorf("%+v: replay differs from eager at step %d: %v vs %v", c, i, lossAt(replay, i), lossAt(eager, i))
+		}
+		for i := range eagerParams {
+			if i := firstDiff(replayParams[i], eagerParams[i]); i >= 0 {
+				t.Errorf("%+v: a parameter array differs after replay at element %d", c, i)
+				break
+			}
+		}
+		want, _ := eagerRun(t, cpu.New(2), ds, cfg)
+		worst := relClose(t, c.model+" GPU vs CPU (first 20 steps)", eager[:20], want[:20], 1e-4)
+		t.Logf("%+v: GPU against CPU, largest relative loss difference over 20 steps %.2g", c, worst)
+	}
+}
