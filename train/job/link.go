@@ -100,6 +100,12 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	}
 	cfg := link.Config{Config: j.Config, Embed: j.Link.Embed, Negatives: j.Link.Negatives,
 		NegativeDist: j.Link.NegativeDist, Decoder: j.Link.Decoder, Exclude: j.Link.Exclude}
+	if j.FeatureDType != "" {
+		var err error
+		if cfg.Features, err = ParseFeatureDType(j.FeatureDType); err != nil {
+			return err
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ package link
 import (
 	"fmt"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -41,6 +42,10 @@ type Config struct {
 	Decoder      string // DecoderDot or DecoderMLP
 	DecoderWidth int    // the MLP decoder's hidden width; 0: Embed
 	Exclude      string // ExcludeReverse, ExcludeSelf or ExcludeNone
+	// Features is how the feature table is held on the backend: F32,
+	// BF16 (gathered rows widened to float32) or 0 (as the dataset holds
+	// it).
+	Features backend.DType
 }
 
 // Defaults are the node path's defaults with one uniform negative per
@@ -84,6 +89,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("decoder-width: %d, want >= 0", c.DecoderWidth)
 	case c.Exclude != ExcludeReverse && c.Exclude != ExcludeSelf && c.Exclude != ExcludeNone:
 		return fmt.Errorf("exclude: %q, want reverse, self or none", c.Exclude)
+	case c.Features != 0 && c.Features != backend.F32 && c.Features != backend.BF16:
+		return fmt.Errorf("features: %s, want float32 or bfloat16", c.Features)
 	}
 	return nil
 }

@@ -90,3 +90,14 @@ func TestBestModelOutputs(t *testing.T) {
 		t.Fatal("no test edges")
 	}
 }
+
+// TestPatienceStops: a model that cannot improve (a learning rate far below a weight's rounding) stops
+// after --patience evaluations without a better validation ROC-AUC.
+func TestPatienceStops(t *testing.T) {
+	cfg := ringConfig()
+	cfg.Epochs, cfg.EvalEvery, cfg.Patience, cfg.LR = 30, 1, 2, 1e-30
+	s, _ := trainLink(t, cpu.New(2), ringData(t, 200), cfg, false)
+	if len(s.Epochs) != 3 || s.BestEpoch != 1 {
+		t.Errorf("%d epochs, best %d; want 3 (the first best, then 2 without improvement)", len(s.Epochs), s.BestEpoch)
+	}
+}

@@ -108,15 +108,27 @@ func (t *Trainer) run(ctx context.Context, step func() error) (*Summary, error) 
 		}
 		st.TrainAcc = float64(acc[1]) / float64(dataset.Pairs(t.ds.Link.Train)*(1+t.cfg.Negatives))
 		last := t.epoch+1 == t.cfg.Epochs
+		stop := false
 		if (t.epoch+1)%max(t.cfg.EvalEvery, 1) == 0 || last {
+			best := s.BestEpoch
 			if err := t.evaluate(s, &st); err != nil {
 				return nil, err
 			}
+			if s.BestEpoch != best {
+				t.sinceBest = 0
+			} else {
+				t.sinceBest++
+			}
+			stop = t.cfg.Patience > 0 && t.sinceBest >= t.cfg.Patience
 		}
 		st.Seconds = time.Since(start).Seconds()
 		s.Epochs = append(s.Epochs, st)
 		if t.OnEpoch != nil {
 			t.OnEpoch(st)
+		}
+		if stop { // no better validation ROC-AUC in Patience evaluations
+			t.epoch++
+			break
 		}
 	}
 	return s, nil

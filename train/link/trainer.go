@@ -5,6 +5,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/nn"
 	"github.com/fanout-gnn/fanout/sample"
 	"github.com/fanout-gnn/fanout/train"
@@ -54,7 +55,8 @@ type Trainer struct {
 	positives, npairs, correct, nEnds backend.Count
 	epoch                             int // epochs trained
 
-	best [][]float32 // the best model's tensors (keepBest)
+	best      [][]float32 // the best model's tensors (keepBest)
+	sinceBest int         // evaluations since the best one
 
 	// OnEpoch, when set, hears each epoch's figures as it ends.
 	OnEpoch func(EpochStats)
@@ -79,7 +81,10 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config) (_ *Trainer, err e
 			t.Close()
 		}
 	}()
-	if t.in, err = train.Upload(be, ds); err != nil {
+	if t.in, err = train.UploadWith(be, ds, nil); err != nil {
+		return nil, err
+	}
+	if t.in.Feat, err = featstore.UploadAs(be, ds.FeatureTable(), ds.FeatDim, cfg.Features); err != nil {
 		return nil, err
 	}
 	k, B, dim := cfg.Negatives, cfg.Batch, cfg.embed()
