@@ -6,20 +6,24 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
 // TestGPUReplayMatchesEagerAndCPU: on a GPU (deterministic, 3xTF32
-// products), the captured link step launched for every batch gives the
-// eager run's losses and parameters bit for bit, and the eager run's
-// losses are the CPU's within float32 rounding. Skipped without a GPU.
+// products, every product over the whole capacity as in a capture, so
+// that eager and replay multiply the same shapes: cuda.Options), the
+// captured link step launched for every batch gives the eager run's
+// losses and parameters bit for bit, and the eager run's losses are the
+// CPU's within float32 rounding. Skipped without a GPU.
 func TestGPUReplayMatchesEagerAndCPU(t *testing.T) {
 	cfg := ringConfig()
 	cfg.Hidden, cfg.Embed, cfg.DecoderWidth = 16, 8, 8 // widths the 3xTF32 kernels take
 	for _, dec := range []string{DecoderDot, DecoderMLP} {
 		cfg.Decoder = dec
-		eager, pe := trainLink(t, traintest.GPU(t), ringData(t, 400), cfg, false)
-		replayed, pr := trainLink(t, traintest.GPU(t), ringData(t, 400), cfg, true)
+		opt := cuda.Options{Deterministic: true, TF32x3: true, CapacityGemm: true}
+		eager, pe := trainLink(t, traintest.GPUWith(t, opt), ringData(t, 400), cfg, false)
+		replayed, pr := trainLink(t, traintest.GPUWith(t, opt), ringData(t, 400), cfg, true)
 		ref, _ := trainLink(t, cpu.New(2), ringData(t, 400), cfg, false)
 		for e := range eager.Epochs {
 			a, b, c := eager.Epochs[e].Loss, replayed.Epochs[e].Loss, ref.Epochs[e].Loss

@@ -53,12 +53,21 @@ func Run(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt train.Options)
 // when there is no usable device.
 func GPU(t testing.TB) *cuda.Backend {
 	t.Helper()
+	return GPUWith(t, cuda.Options{Deterministic: true, TF32x3: true})
+}
+
+// GPUWith opens device 0 with opt (its kernel cache in a temporary
+// folder), closed at the end of the test, or skips the test when there is
+// no usable device.
+func GPUWith(t testing.TB, opt cuda.Options) *cuda.Backend {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "fanout-test-kernels-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	be, err := cuda.New(cuda.Options{CacheDir: dir, Deterministic: true, TF32x3: true})
+	opt.CacheDir = dir
+	be, err := cuda.New(opt)
 	if err != nil {
 		if _, aerr := cuda.Available(cuda.Options{}); aerr != nil {
 			t.Skip("no CUDA device: " + aerr.Error())
