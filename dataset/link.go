@@ -3,6 +3,7 @@ package dataset
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/fanout-gnn/fanout/graph"
 )
@@ -158,15 +159,16 @@ func (d *Dataset) validateLink() error {
 			}
 		}
 	}
+	has := EdgeFinder(g)
 	for i := 0; i < Pairs(s.Train); i++ {
-		if u, v := s.Train[2*i], s.Train[2*i+1]; !HasEdge(g, u, v) {
+		if u, v := s.Train[2*i], s.Train[2*i+1]; !has(u, v) {
 			return fileErr(LinkTrainFile, "training edge %d (%d, %d) is not an edge of the graph", i, u, v)
 		}
 	}
 	for _, a := range s.linkArrays()[1:] {
 		p := *a.pairs
 		for i := 0; i < Pairs(p); i++ {
-			if u, v := p[2*i], p[2*i+1]; HasEdge(g, u, v) || HasEdge(g, v, u) {
+			if u, v := p[2*i], p[2*i+1]; has(u, v) || has(v, u) {
 				return fileErr(a.file, "pair %d (%d, %d) is an edge of the message-passing graph: held-out edges and negatives must not be", i, u, v)
 			}
 		}
@@ -184,7 +186,8 @@ func (d *Dataset) validateLink() error {
 	return nil
 }
 
-// HasEdge reports whether v is among u's neighbours in g (int32 indices).
+// HasEdge reports whether v is among u's neighbours in g (int32
+// indices), by a scan of u's row.
 func HasEdge(g *graph.CSR, u, v int32) bool {
 	for _, w := range g.Neighbors32(int64(u)) {
 		if w == v {
@@ -192,6 +195,24 @@ func HasEdge(g *graph.CSR, u, v int32) bool {
 		}
 	}
 	return false
+}
+
+// EdgeFinder is HasEdge for many look-ups: a binary search of u's row
+// where every row of g is sorted ascending (as graph.FromEdges builds
+// them; checked once, in one pass over the indices), else HasEdge.
+func EdgeFinder(g *graph.CSR) func(u, v int32) bool {
+	for r := int64(0); r < g.NumNodes; r++ {
+		row := g.Neighbors32(r)
+		for i := 1; i < len(row); i++ {
+			if row[i] < row[i-1] {
+				return func(u, v int32) bool { return HasEdge(g, u, v) }
+			}
+		}
+	}
+	return func(u, v int32) bool {
+		_, found := slices.BinarySearch(g.Neighbors32(int64(u)), v)
+		return found
+	}
 }
 
 // linkInfo renders the link task's line of fanout info.

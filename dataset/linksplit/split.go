@@ -169,6 +169,7 @@ func shuffled(m int, seed uint64) []int {
 func negatives(g *graph.CSR, pos []int32, base int, o Options) ([]int32, error) {
 	k := rng.Key{Seed: o.Seed, Stream: negativeStream}
 	n := uint32(g.NumNodes)
+	has := dataset.EdgeFinder(g)
 	out := make([]int32, 0, len(pos)*o.Negatives)
 	for i := 0; i < dataset.Pairs(pos); i++ {
 		u := pos[2*i]
@@ -180,7 +181,7 @@ func negatives(g *graph.CSR, pos []int32, base int, o Options) ([]int32, error) 
 				}
 				w := int32(rng.Uniform(k.Word(uint32(base+i), draw), n))
 				draw++
-				if w != u && !dataset.HasEdge(g, u, w) {
+				if w != u && !has(u, w) {
 					out = append(out, u, w)
 					break
 				}
