@@ -121,6 +121,10 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 		}
 		fmt.Fprintf(j.Log, "split %s's edges 0.85/0.05/0.1 for the link task: %d training edges\n", ds.Name, dataset.Pairs(ds.Link.Train))
 	}
+	if edges := dataset.Pairs(ds.Link.Train); cfg.Exclude != link.ExcludeNone && cfg.Batch >= edges {
+		fmt.Fprintf(j.Log, "note: a batch of %d edges holds all %d training edges, and --exclude %s takes every one out of the sampled neighbourhoods: training sees no edges at all; use --exclude none, or a smaller --batch\n",
+			cfg.Batch, edges, cfg.Exclude)
+	}
 	be, desc, err := OpenBackend(j.Device, j.Threads, j.CUDA, j.Log)
 	if err != nil {
 		return err
