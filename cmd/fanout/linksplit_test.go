@@ -65,6 +65,12 @@ func TestTrainLinkTask(t *testing.T) {
 		}
 	}
 	oneLineError(t, "give --out", "train", "--data", data, "--task", "link", "--device", "cpu", "--scores", pairs)
+	again := []string{"train", "--data", data, "--task", "link", "--device", "cpu", "--epochs", "3", "--batch", "16", "--fanouts", "3,3",
+		"--hidden", "8", "--decoder", "mlp", "--negatives", "2", "--out", filepath.Join(dir, "run-eager")}
+	oneLineError(t, "holds a link run: --resume continues it", again...)
+	if code, out, stderr := fanout(t, append(again, "--resume")...); code != 0 || !strings.Contains(stderr, "epoch 3: loss") || strings.Contains(stderr, "epoch 1: loss") {
+		t.Errorf("train --task link --resume: exit %d\n%s%s", code, out, stderr)
+	}
 	code, out, stderr := fanout(t, "bench", "--data", data, "--task", "link", "--device", "cpu", "--mode", "both", "--json",
 		"--steps", "2", "--warmup", "1", "--batch", "8", "--fanouts", "3,3", "--hidden", "8")
 	if code != 0 || strings.Count(out, `"step_ms":`) != 2 || !strings.Contains(out, `"mode":"replay"`) {

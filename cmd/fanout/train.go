@@ -178,7 +178,7 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 	if rf.out != "" && rf.j.Source.Data != "" && within(rf.out, rf.j.Source.Data) {
 		return train.Options{}, fmt.Errorf("--out %s is the dataset directory %s or inside it: the run's files would sit among the dataset's; choose an --out outside it", rf.out, rf.j.Source.Data)
 	}
-	if rf.resume && !rf.force && rf.out != "" && checkpoint.StoppedBeforeCheckpoint(rf.out) {
+	if rf.resume && !rf.force && rf.out != "" && !rf.j.Link.IsLink() && checkpoint.StoppedBeforeCheckpoint(rf.out) {
 		fmt.Fprintf(progress, "--resume: %s has no %s: its run stopped before its first checkpoint; starting it from epoch 1\n", rf.out, checkpoint.LastCheckpoint)
 		rf.resume = false
 	}
@@ -202,6 +202,9 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 			return opt, errors.New("--resume and --force need --out RUNDIR")
 		}
 		return opt, nil
+	}
+	if rf.j.Link.IsLink() {
+		return opt, nil // a link run's directory: job.RunLink checks it
 	}
 	return opt, checkpoint.CheckRunDir(rf.out, mode)
 }

@@ -73,8 +73,16 @@ func RunLink(ctx context.Context, j Job) (*link.Summary, error) {
 		return nil, err
 	}
 	var s *link.Summary
+	if err := checkLinkRunDir(j.Options.RunDir, j.Options.Resume, j.Options.Force); err != nil {
+		return nil, err
+	}
 	err := withLinkTrainer(j, j.Mode, func(tr *link.Trainer, mode Mode, _ string) error {
 		tr.OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
+		if tr.RunDir = j.Options.RunDir; j.Options.Resume {
+			if err := tr.Resume(); err != nil {
+				return err
+			}
+		}
 		run := tr.Run
 		if mode == Replay {
 			run = tr.RunReplay
@@ -121,7 +129,8 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 		}
 		fmt.Fprintf(j.Log, "split %s's edges 0.85/0.05/0.1 for the link task: %d training edges\n", ds.Name, dataset.Pairs(ds.Link.Train))
 	}
-	if edges := dataset.Pairs(ds.Link.Train); cfg.Exclude != link.ExcludeNone && cfg.Batch >= edges {
+	if ds.Link != nil && cfg.Exclude != link.ExcludeNone && cfg.Batch >= dataset.Pairs(ds.Link.Train) {
+		edges := dataset.Pairs(ds.Link.Train)
 		fmt.Fprintf(j.Log, "note: a batch of %d edges holds all %d training edges, and --exclude %s takes every one out of the sampled neighbourhoods: training sees no edges at all; use --exclude none, or a smaller --batch\n",
 			cfg.Batch, edges, cfg.Exclude)
 	}
@@ -142,6 +151,31 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	}
 	defer tr.Close()
 	return fn(tr, mode, desc)
+}
+
+// checkLinkRunDir refuses to overwrite a link run in dir unless resume
+// continues it or force removes it (which it does here).
+func checkLinkRunDir(dir string, resume, force bool) error {
+	if dir == "" {
+		return nil
+	}
+	_, err := os.Stat(filepath.Join(dir, link.StateFile))
+	held := err == nil
+	switch {
+	case resume && !held:
+		return fmt.Errorf("--resume: %s holds no link run (no %s)", dir, link.StateFile)
+	case resume:
+		return nil
+	case held && !force:
+		return fmt.Errorf("%s holds a link run: --resume continues it, --force starts over", dir)
+	case held:
+		for _, f := range []string{link.StateFile, link.LastFile, link.BestFile, LinkSummaryFile, EncoderFile, DecoderFile, ScoresFile} {
+			if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // checkLinkOutputs checks the output settings before any work.

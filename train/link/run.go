@@ -79,6 +79,9 @@ func (t *Trainer) steps() int {
 // run trains the remaining epochs, each step by step().
 func (t *Trainer) run(ctx context.Context, step func() error) (*Summary, error) {
 	s := &Summary{BestValid: Metrics{AUC: -1}}
+	if t.resumed != nil {
+		s = t.resumed
+	}
 	edges := make([]int64, dataset.Pairs(t.ds.Link.Train))
 	for i := range edges {
 		edges[i] = int64(i)
@@ -108,13 +111,13 @@ func (t *Trainer) run(ctx context.Context, step func() error) (*Summary, error) 
 		}
 		st.TrainAcc = float64(acc[1]) / float64(dataset.Pairs(t.ds.Link.Train)*(1+t.cfg.Negatives))
 		last := t.epoch+1 == t.cfg.Epochs
-		stop := false
+		stop, newBest := false, false
 		if (t.epoch+1)%max(t.cfg.EvalEvery, 1) == 0 || last {
 			best := s.BestEpoch
 			if err := t.evaluate(s, &st); err != nil {
 				return nil, err
 			}
-			if s.BestEpoch != best {
+			if newBest = s.BestEpoch != best; newBest {
 				t.sinceBest = 0
 			} else {
 				t.sinceBest++
@@ -125,6 +128,14 @@ func (t *Trainer) run(ctx context.Context, step func() error) (*Summary, error) 
 		s.Epochs = append(s.Epochs, st)
 		if t.OnEpoch != nil {
 			t.OnEpoch(st)
+		}
+		if t.RunDir != "" {
+			t.epoch++ // the saved state counts this epoch as trained
+			err := t.save(s, newBest)
+			t.epoch--
+			if err != nil {
+				return nil, fmt.Errorf("link: saving epoch %d: %w", st.Epoch, err)
+			}
 		}
 		if stop { // no better validation ROC-AUC in Patience evaluations
 			t.epoch++

@@ -57,6 +57,11 @@ type Trainer struct {
 
 	best      [][]float32 // the best model's tensors (keepBest)
 	sinceBest int         // evaluations since the best one
+	resumed   *Summary    // the figures of the epochs before a resume
+
+	// RunDir, when set, is where every epoch's end saves the run (LastFile,
+	// BestFile, StateFile), which Resume continues.
+	RunDir string
 
 	// OnEpoch, when set, hears each epoch's figures as it ends.
 	OnEpoch func(EpochStats)
