@@ -93,6 +93,14 @@ func RunLink(ctx context.Context, j Job) (*link.Summary, error) {
 		}
 		return writeLinkOutputs(tr, s, j)
 	})
+	if err != nil && ctx.Err() != nil {
+		where := "nothing was saved (no --out)"
+		if j.Options.RunDir != "" {
+			where = fmt.Sprintf("%s holds the run as of its last whole epoch: --resume continues it", j.Options.RunDir)
+		}
+		fmt.Fprintf(j.Log, "interrupted: %s\n", where)
+		return nil, ErrInterrupted
+	}
 	return s, err
 }
 

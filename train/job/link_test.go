@@ -1,0 +1,61 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"io"
+	"path/filepath"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/linksplit"
+	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/link"
+)
+
+// linkJob writes a ring of 80 vertices with a link task and returns a
+// link job on it, on the CPU.
+func linkJob(t *testing.T) Job {
+	t.Helper()
+	const n = 80
+	var src, dst []int32
+	for i := int32(0); i < n; i++ {
+		src, dst = append(src, i, i), append(dst, (i+1)%n, (i*7+3)%n)
+	}
+	g, err := graph.FromEdges(n, src, dst, graph.BuildOptions{Symmetrize: true, DropSelfLoops: true, Dedup: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := &dataset.Dataset{Name: "ring", Graph: g, Symmetric: true, Features: make([]float32, 2*n), FeatDim: 2,
+		Labels: make([]int32, n), NumClasses: 1, Train: []int64{0}}
+	if err := linksplit.Apply(ds, linksplit.Options{Fractions: linksplit.Fractions{Train: 0.8, Valid: 0.1, Test: 0.1}, Negatives: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "ring")
+	if err := dataset.Write(dir, ds); err != nil {
+		t.Fatal(err)
+	}
+	d := link.Defaults()
+	cfg := d.Config
+	cfg.Hidden, cfg.Fanouts, cfg.Batch, cfg.Epochs = 4, []int{2, 2}, 8, 2
+	return Job{Config: cfg, Source: Source{Data: dir}, Device: "cpu", Threads: 1, Log: io.Discard,
+		Link: LinkSettings{Task: TaskLink, Negatives: 1, NegativeDist: d.NegativeDist, Decoder: d.Decoder, Exclude: d.Exclude}}
+}
+
+// TestRunLinkInterrupted: a cancelled link job says it was interrupted
+// (the command's exit status for a signal), and a run directory keeps
+// what it saved.
+func TestRunLinkInterrupted(t *testing.T) {
+	j := linkJob(t)
+	j.Options = train.Options{RunDir: filepath.Join(t.TempDir(), "run")}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := RunLink(ctx, j); !errors.Is(err, ErrInterrupted) {
+		t.Errorf("cancelled link job: %v, want ErrInterrupted", err)
+	}
+	s, err := RunLink(context.Background(), j)
+	if err != nil || len(s.Epochs) != 2 {
+		t.Fatalf("link job: %v", err)
+	}
+}
