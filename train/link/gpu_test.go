@@ -42,3 +42,14 @@ func TestGPUReplayMatchesEagerAndCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUCoraLink: on a GPU, the replayed Cora run of the acceptance test
+// (one seed) reaches its test ROC-AUC. Skipped without a GPU or the data.
+func TestGPUCoraLink(t *testing.T) {
+	be := traintest.GPU(t)
+	s, _ := trainLink(t, be, coraLink(t, 1), coraConfig(1), true)
+	t.Logf("GPU replay: test ROC-AUC %.4f, AP %.4f (best valid %.4f at epoch %d)", s.Test.AUC, s.Test.AP, s.BestValid.AUC, s.BestEpoch)
+	if !(s.Test.AUC >= 0.89) {
+		t.Errorf("test ROC-AUC %.4f on the GPU, want at least 0.89 (the CPU's seed 1: 0.91)", s.Test.AUC)
+	}
+}
