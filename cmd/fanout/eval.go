@@ -17,6 +17,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&e.Embeddings, "embeddings", "", "write every vertex's last hidden layer (after its ReLU) to this .npy file (float32 [N, hidden]; layer-wise full-neighbour inference)")
 	fs.StringVar(&e.Logits, "logits", "", "write every vertex's logits to this .npy file (float32 [N, classes]; layer-wise full-neighbour inference)")
 	fs.StringVar(&e.Probabilities, "probabilities", "", "write every vertex's class probabilities (softmax of the logits) to this .npy file (float32 [N, classes])")
+	scores := fs.String("scores", "", "a link run's checkpoint (RUNDIR/link_best.ckpt): score the vertex pairs of this .npy file (int32 or int64 [pairs, 2]) into PAIRS.scores.npy (float32 [pairs])")
 	fs.BoolVar(&e.AllowOtherData, "allow-other-data", false, "evaluate on a dataset other than the checkpoint's (same feature width and classes)")
 	// The settings eval shares with train come from train's table.
 	rf := runFlags{j: job.Job{Source: job.Source{Preset: "tiny"}, Device: "auto", CUDA: cudaDefaults()}}
@@ -36,5 +37,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	e.Source, e.Device, e.Threads, e.CUDA, e.FullEval = rf.j.Source, rf.j.Device, rf.j.Threads, rf.j.CUDA, given.FullEval
+	if done, err := evalLink(e, *scores); done {
+		return err
+	}
 	return job.RunEval(e)
 }

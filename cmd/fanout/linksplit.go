@@ -105,3 +105,19 @@ func printLinkBench(w io.Writer, r job.LinkBenchReport) {
 	}
 	fmt.Fprintln(w)
 }
+
+// evalLink evaluates a link run's checkpoint (embeddings, pair scores);
+// done is false for a node classifier's, which the caller evaluates.
+func evalLink(e job.Eval, scores string) (done bool, err error) {
+	if !job.IsLinkCheckpoint(e.Checkpoint) {
+		if scores != "" {
+			return true, fmt.Errorf("--scores %s: pairs are scored by a link run's checkpoint (RUNDIR/%s), not %s", quoted(scores), link.BestFile, quoted(e.Checkpoint))
+		}
+		return false, nil
+	}
+	if e.Predictions != "" || e.Logits != "" || e.Probabilities != "" {
+		return true, fmt.Errorf("%s is a link run's: it has embeddings and pair scores (--embeddings, --scores), not classes", e.Checkpoint)
+	}
+	return true, job.RunLinkEval(job.LinkEval{Checkpoint: e.Checkpoint, Embeddings: e.Embeddings, Scores: scores,
+		Source: e.Source, Device: e.Device, Threads: e.Threads, CUDA: e.CUDA, Log: e.Log})
+}

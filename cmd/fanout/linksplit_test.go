@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -64,6 +65,21 @@ func TestTrainLinkTask(t *testing.T) {
 			t.Errorf("mode %s: scores %v of shape %v: %v", mode, scores, shape, err)
 		}
 	}
+	// eval of the run's best checkpoint gives the run's embeddings and
+	// scores again, bit for bit.
+	best := filepath.Join(dir, "run-eager", "link_best.ckpt")
+	emb2 := filepath.Join(dir, "eval-emb.npy")
+	if code, out, stderr := fanout(t, "eval", "--checkpoint", best, "--data", data, "--device", "cpu", "--embeddings", emb2, "--scores", pairs); code != 0 {
+		t.Fatalf("eval of a link run: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, f := range [][2]string{{emb2, filepath.Join(dir, "eager-emb.npy")}, {job.ScoresPath(pairs), filepath.Join(dir, "run-eager", job.ScoresFile)}} {
+		a, _, errA := npy.ReadFile(f[0])
+		b, _, errB := npy.ReadFile(f[1])
+		if errA != nil || errB != nil || !slices.Equal(a.([]float32), b.([]float32)) {
+			t.Errorf("eval's %s differs from the run's %s (%v, %v)", f[0], f[1], errA, errB)
+		}
+	}
+	oneLineError(t, "not classes", "eval", "--checkpoint", best, "--data", data, "--device", "cpu", "--predictions", filepath.Join(dir, "p.npy"))
 	oneLineError(t, "give --out", "train", "--data", data, "--task", "link", "--device", "cpu", "--scores", pairs)
 	again := []string{"train", "--data", data, "--task", "link", "--device", "cpu", "--epochs", "3", "--batch", "16", "--fanouts", "3,3",
 		"--hidden", "8", "--decoder", "mlp", "--negatives", "2", "--out", filepath.Join(dir, "run-eager")}

@@ -233,33 +233,11 @@ func writeLinkOutputs(tr *link.Trainer, s *link.Summary, j Job) error {
 			}
 		}
 	}
-	if j.Link.Embeddings == "" && j.Link.Scores == "" {
-		return nil
+	scores := ""
+	if j.Link.Scores != "" {
+		scores = filepath.Join(dir, ScoresFile)
 	}
-	emb, err := tr.Embeddings()
-	if err != nil {
-		return err
-	}
-	if f := j.Link.Embeddings; f != "" {
-		n := int64(len(emb) / max(tr.EmbedDim(), 1))
-		if err := npy.WriteFile(f, emb, []int64{n, int64(tr.EmbedDim())}); err != nil {
-			return fmt.Errorf("embeddings: %w", err)
-		}
-	}
-	if f := j.Link.Scores; f != "" {
-		pairs, err := readPairs(f)
-		if err != nil {
-			return err
-		}
-		scores, err := tr.ScorePairs(emb, pairs)
-		if err != nil {
-			return fmt.Errorf("scores: %s: %w", f, err)
-		}
-		if err := npy.WriteFile(filepath.Join(dir, ScoresFile), scores, []int64{int64(len(scores))}); err != nil {
-			return fmt.Errorf("scores: %w", err)
-		}
-	}
-	return nil
+	return writeEmbeddingsAndScores(tr, j.Link.Embeddings, j.Link.Scores, scores)
 }
 
 // readPairs reads a .npy of vertex pairs, int32 or int64 [pairs, 2].

@@ -105,29 +105,18 @@ func (t *Trainer) Resume() error {
 	if dir == "" {
 		return errors.New("link: resume needs a run directory")
 	}
-	js, err := os.ReadFile(filepath.Join(dir, StateFile))
+	st, err := readState(dir)
 	if err != nil {
 		return fmt.Errorf("link: resume: %w", err)
-	}
-	var st savedState
-	if err := json.Unmarshal(js, &st); err != nil {
-		return fmt.Errorf("link: resume: %s: %w", StateFile, err)
 	}
 	if was, now := settingsText(st.Config), settingsText(t.cfg); was != now {
 		return fmt.Errorf("link: resume: %s was trained with other settings:\n  was %s\n  now %s", dir, was, now)
 	}
-	last, err := checkpoint.Load(filepath.Join(dir, LastFile))
+	last, err := t.load(filepath.Join(dir, LastFile))
 	if err != nil {
 		return fmt.Errorf("link: resume: %w", err)
 	}
-	ps := t.tensors()
-	if len(last.Params) != len(ps) {
-		return fmt.Errorf("link: resume: %s holds %d tensors, this model %d", LastFile, len(last.Params), len(ps))
-	}
-	for i, p := range ps {
-		if last.Params[i].Name != p.name || len(last.Data[i][0]) != p.w.Len() {
-			return fmt.Errorf("link: resume: %s's tensor %d is %s of %d values, this model's %s of %d", LastFile, i, last.Params[i].Name, len(last.Data[i][0]), p.name, p.w.Len())
-		}
+	for i, p := range t.tensors() {
 		for k, b := range []backend.Buffer{p.w, p.m, p.v} {
 			t.be.Write(b, 0, last.Data[i][k])
 		}
@@ -153,4 +142,55 @@ func settingsText(c Config) string {
 	c.Epochs = 0
 	b, _ := json.Marshal(c)
 	return string(b)
+}
+
+// ReadSettings reads the settings of the link run saved in dir.
+func ReadSettings(dir string) (Config, error) {
+	st, err := readState(dir)
+	return st.Config, err
+}
+
+// readState reads StateFile in dir.
+func readState(dir string) (savedState, error) {
+	var st savedState
+	js, err := os.ReadFile(filepath.Join(dir, StateFile))
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(js, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", filepath.Join(dir, StateFile), err)
+	}
+	return st, nil
+}
+
+// LoadWeights loads the weights of a link checkpoint (LastFile or
+// BestFile) into the trainer's model and decoder, which must be the
+// checkpoint's.
+func (t *Trainer) LoadWeights(path string) error {
+	c, err := t.load(path)
+	if err != nil {
+		return err
+	}
+	for i, p := range t.tensors() {
+		t.be.Write(p.w, 0, c.Data[i][0])
+	}
+	return t.be.Sync()
+}
+
+// load reads a link checkpoint whose tensors are the trainer's.
+func (t *Trainer) load(path string) (*checkpoint.Checkpoint, error) {
+	c, err := checkpoint.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	ps := t.tensors()
+	if len(c.Params) != len(ps) {
+		return nil, fmt.Errorf("%s holds %d tensors, this model %d", path, len(c.Params), len(ps))
+	}
+	for i, p := range ps {
+		if c.Params[i].Name != p.name || len(c.Data[i][0]) != p.w.Len() {
+			return nil, fmt.Errorf("%s's tensor %d is %s of %d values, this model's %s of %d", path, i, c.Params[i].Name, len(c.Data[i][0]), p.name, p.w.Len())
+		}
+	}
+	return c, nil
 }
