@@ -41,7 +41,30 @@ func (t *Trainer) InferAll() (backend.Buffer, error) {
 // F32 [N, Classes], row v = vertex v, owned by the caller (Free it on the
 // backend).
 func (t *Trainer) InferAllWith(o InferOptions) (backend.Buffer, error) {
-	ip, err := t.newInferPlan(o)
+	return inferAll(inferSource{be: t.be, g: t.ds.Graph, model: t.model, in: t.in, chunk: t.cfg.Batch, sync: t.sync}, o)
+}
+
+// InferModel is InferAllWith for any model over inputs in on be (chunks of
+// chunk vertices unless o says otherwise): the top layer's output of every
+// vertex of g, F32 [N, out], owned by the caller. Link prediction embeds
+// every vertex with it.
+func InferModel(be backend.Backend, m *nn.Model, in *Inputs, g *graph.CSR, chunk int, o InferOptions) (backend.Buffer, error) {
+	return inferAll(inferSource{be: be, g: g, model: m, in: in, chunk: chunk, sync: be.Sync}, o)
+}
+
+// inferSource is what layer-wise inference reads: the backend, the graph,
+// the model, its inputs, the default chunk and how to wait for the device.
+type inferSource struct {
+	be    backend.Backend
+	g     *graph.CSR
+	model *nn.Model
+	in    *Inputs
+	chunk int
+	sync  func() error
+}
+
+func inferAll(src inferSource, o InferOptions) (backend.Buffer, error) {
+	ip, err := newInferPlan(src, o)
 	if err != nil {
 		return nil, fmt.Errorf("infer: %w", err)
 	}
@@ -51,7 +74,7 @@ func (t *Trainer) InferAllWith(o InferOptions) (backend.Buffer, error) {
 
 // inferPlan is the buffers and chunk boundaries of one layer-wise inference.
 type inferPlan struct {
-	t      *Trainer
+	t      inferSource
 	opt    InferOptions
 	bounds []int64 // chunk c is vertices [bounds[c], bounds[c+1])
 	inf    *nn.Inference
@@ -63,11 +86,11 @@ type inferPlan struct {
 	owned  []backend.Buffer
 }
 
-func (t *Trainer) newInferPlan(o InferOptions) (*inferPlan, error) {
-	g := t.ds.Graph
+func newInferPlan(t inferSource, o InferOptions) (*inferPlan, error) {
+	g := t.g
 	chunk := o.Chunk
 	if chunk == 0 {
-		chunk = t.cfg.Batch
+		chunk = t.chunk
 	}
 	maxDeg := maxDegree(g)
 	edges := int64(o.Edges)
@@ -99,7 +122,7 @@ func (t *Trainer) newInferPlan(o InferOptions) (*inferPlan, error) {
 
 // alloc makes the plan's backend buffers and writes iota and chunk sizes.
 func (ip *inferPlan) alloc() error {
-	be, n := ip.t.be, int(ip.t.ds.Graph.NumNodes)
+	be, n := ip.t.be, int(ip.t.g.NumNodes)
 	var err error
 	get := func(dt backend.DType, k int) backend.Buffer {
 		if err != nil {
@@ -153,7 +176,7 @@ func (ip *inferPlan) free() {
 // run computes every layer and returns the top table (the logits).
 func (ip *inferPlan) run() (backend.Buffer, error) {
 	t := ip.t
-	be, n := t.be, int(t.ds.Graph.NumNodes)
+	be, n := t.be, int(t.g.NumNodes)
 	mc := t.model.Config()
 	tab, ok := t.in.Feat.(featstore.Tabled)
 	if !ok {

@@ -101,3 +101,34 @@ func TestPatienceStops(t *testing.T) {
 		t.Errorf("%d epochs, best %d; want 3 (the first best, then 2 without improvement)", len(s.Epochs), s.BestEpoch)
 	}
 }
+
+// TestFullEvalEmbeddings: layer-wise full-neighbour embeddings
+// (--full-eval) equal the sampled ones where sampling takes every
+// neighbour, within float32 rounding of the sums' order, and not those of
+// sampled neighbourhoods (so the test sees which path ran).
+func TestFullEvalEmbeddings(t *testing.T) {
+	ds := ringData(t, 300)
+	embed := func(fanouts []int, full bool) []float32 {
+		cfg := ringConfig()
+		cfg.Model, cfg.Fanouts, cfg.FullEval = "gcn", fanouts, full
+		emb, err := inOrder(t, cpu.New(2), ds, cfg).Embeddings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return emb
+	}
+	all, full, sampled := embed([]int{-1, -1}, false), embed([]int{2, 2}, true), embed([]int{2, 2}, false)
+	diff := func(a, b []float32) float64 {
+		worst := 0.0
+		for i := range a {
+			worst = max(worst, math.Abs(float64(a[i])-float64(b[i]))/math.Max(1e-3, math.Abs(float64(a[i]))))
+		}
+		return worst
+	}
+	if d := diff(all, full); d > 1e-4 {
+		t.Errorf("full-eval embeddings differ from the all-neighbour sampled ones by %.3g relative", d)
+	}
+	if d := diff(sampled, full); d < 1e-3 {
+		t.Errorf("full-eval embeddings are the sampled ones (%.3g apart): --full-eval was not used", d)
+	}
+}

@@ -186,11 +186,23 @@ func (t *Trainer) score(emb []float32, hd *hostDecoder, pos, neg []int32) Metric
 // Embeddings computes every vertex's embedding (F32 [N, embed], row v for
 // vertex v) with the training fanouts and no dropout, in batches of the
 // plan's seed capacity; the training graph is sampled whole (no edge is
-// excluded), with the clock of epoch 0, step 0 at every call.
+// excluded), with the clock of epoch 0, step 0 at every call. With
+// Config.FullEval (--full-eval) they come from layer-wise full-neighbour
+// inference instead (train.InferModel): exact, and one layer of the whole
+// graph at a time.
 func (t *Trainer) Embeddings() ([]float32, error) {
 	p, dim := t.plan, t.cfg.embed()
 	n := int(t.ds.Graph.NumNodes)
 	out := make([]float32, n*dim)
+	if t.cfg.FullEval {
+		tab, err := train.InferModel(t.be, t.m, t.in, t.ds.Graph, p.Batch, train.InferOptions{})
+		if err != nil {
+			return nil, err
+		}
+		defer t.be.Free(tab)
+		t.be.Read(out, tab, 0)
+		return out, t.be.Sync()
+	}
 	ids := make([]int32, p.Batch)
 	for start := 0; start < n; start += p.Batch {
 		c := min(p.Batch, n-start)
