@@ -76,23 +76,12 @@ func RunLink(ctx context.Context, j Job) (*link.Summary, error) {
 	if err := checkLinkRunDir(j.Options.RunDir, j.Options.Resume, j.Options.Force); err != nil {
 		return nil, err
 	}
-	err := withLinkTrainer(j, j.Mode, func(tr *link.Trainer, mode Mode, _ string) error {
-		tr.OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
-		if tr.RunDir = j.Options.RunDir; j.Options.Resume {
-			if err := tr.Resume(); err != nil {
-				return err
-			}
-		}
-		run := tr.Run
-		if mode == Replay {
-			run = tr.RunReplay
-		}
-		var err error
-		if s, err = run(ctx); err != nil {
-			return err
-		}
-		return writeLinkOutputs(tr, s, j)
-	})
+	var err error
+	if j.Devices != 0 && j.Launch == nil {
+		s, err = runLinkDevices(ctx, j)
+	} else {
+		err = runLinkOne(ctx, j, &s)
+	}
 	if err != nil && ctx.Err() != nil {
 		where := "nothing was saved (no --out)"
 		if j.Options.RunDir != "" {
@@ -104,44 +93,46 @@ func RunLink(ctx context.Context, j Job) (*link.Summary, error) {
 	return s, err
 }
 
+// runLinkOne trains j's link predictor on one device into *s.
+func runLinkOne(ctx context.Context, j Job, s **link.Summary) error {
+	return withLinkTrainer(j, j.Mode, func(tr *link.Trainer, mode Mode, _ string) error {
+		tr.OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
+		if tr.RunDir = j.Options.RunDir; j.Options.Resume {
+			if err := tr.Resume(); err != nil {
+				return err
+			}
+		}
+		run := tr.Run
+		if mode == Replay {
+			run = tr.RunReplay
+		}
+		var err error
+		if *s, err = run(ctx); err != nil {
+			return err
+		}
+		return writeLinkOutputs(tr, *s, j)
+	})
+}
+
 // withLinkTrainer makes j's link trainer for mode m (Auto: replay on a
 // GPU, eager on the CPU) and hands it to fn with the resolved mode and
 // the device's description; it frees everything afterwards.
 func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device string) error) error {
 	switch {
 	case j.Devices != 0 || j.Launch != nil:
-		return errors.New("task link: trains on one device (no --devices, no launcher) for now")
+		return errors.New("task link: bench and eval measure one device (no --devices, no launcher) for now")
 	case m == Hybrid:
 		return errors.New("task link: the modes are eager and replay (no hybrid) for now")
 	}
-	cfg := link.Config{Config: j.Config, Embed: j.Link.Embed, Negatives: j.Link.Negatives,
-		NegativeDist: j.Link.NegativeDist, Decoder: j.Link.Decoder, Exclude: j.Link.Exclude}
-	if j.FeatureDType != "" {
-		var err error
-		if cfg.Features, err = ParseFeatureDType(j.FeatureDType); err != nil {
-			return err
-		}
-	}
-	if err := cfg.Validate(); err != nil {
+	cfg, err := linkConfig(j, 1)
+	if err != nil {
 		return err
 	}
-	ds, err := j.load()
+	ds, err := loadLinkData(j, cfg)
 	if err != nil {
 		return err
 	}
 	defer ds.Close()
-	if ds.Link == nil && j.Source.Data == "" {
-		o := linksplit.Options{Fractions: linksplit.Fractions{Train: 0.85, Valid: 0.05, Test: 0.1}, Negatives: 1, Seed: cfg.Seed}
-		if err := linksplit.Apply(ds, o); err != nil {
-			return err
-		}
-		fmt.Fprintf(j.Log, "split %s's edges 0.85/0.05/0.1 for the link task: %d training edges\n", ds.Name, dataset.Pairs(ds.Link.Train))
-	}
-	if ds.Link != nil && cfg.Exclude != link.ExcludeNone && cfg.Batch >= dataset.Pairs(ds.Link.Train) {
-		edges := dataset.Pairs(ds.Link.Train)
-		fmt.Fprintf(j.Log, "note: a batch of %d edges holds all %d training edges, and --exclude %s takes every one out of the sampled neighbourhoods: training sees no edges at all; use --exclude none, or a smaller --batch\n",
-			cfg.Batch, edges, cfg.Exclude)
-	}
 	be, desc, err := OpenBackend(j.Device, j.Threads, j.CUDA, j.Log)
 	if err != nil {
 		return err
@@ -159,6 +150,50 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	}
 	defer tr.Close()
 	return fn(tr, mode, desc)
+}
+
+// linkConfig is the job's link configuration for a group of n devices:
+// --batch edges per device (--global-batch: over the group), as the node
+// path counts seeds.
+func linkConfig(j Job, n int) (link.Config, error) {
+	cfg := link.Config{Config: j.Config, Embed: j.Link.Embed, Negatives: j.Link.Negatives,
+		NegativeDist: j.Link.NegativeDist, Decoder: j.Link.Decoder, Exclude: j.Link.Exclude}
+	if n > 1 {
+		cfg.Batch *= n
+		if j.GlobalBatch > 0 {
+			cfg.Batch = j.GlobalBatch
+		}
+	}
+	if j.FeatureDType != "" {
+		var err error
+		if cfg.Features, err = ParseFeatureDType(j.FeatureDType); err != nil {
+			return cfg, err
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
+// loadLinkData loads the job's dataset with its link task (a preset in
+// memory is split here) and says when the batch makes --exclude take
+// every training edge out.
+func loadLinkData(j Job, cfg link.Config) (*dataset.Dataset, error) {
+	ds, err := j.load()
+	if err != nil {
+		return nil, err
+	}
+	if ds.Link == nil && j.Source.Data == "" {
+		o := linksplit.Options{Fractions: linksplit.Fractions{Train: 0.85, Valid: 0.05, Test: 0.1}, Negatives: 1, Seed: cfg.Seed}
+		if err := linksplit.Apply(ds, o); err != nil {
+			ds.Close()
+			return nil, err
+		}
+		fmt.Fprintf(j.Log, "split %s's edges 0.85/0.05/0.1 for the link task: %d training edges\n", ds.Name, dataset.Pairs(ds.Link.Train))
+	}
+	if ds.Link != nil && cfg.Exclude != link.ExcludeNone && cfg.Batch >= dataset.Pairs(ds.Link.Train) {
+		fmt.Fprintf(j.Log, "note: a batch of %d edges holds all %d training edges, and --exclude %s takes every one out of the sampled neighbourhoods: training sees no edges at all; use --exclude none, or a smaller --batch\n",
+			cfg.Batch, dataset.Pairs(ds.Link.Train), cfg.Exclude)
+	}
+	return ds, nil
 }
 
 // checkLinkRunDir refuses to overwrite a link run in dir unless resume

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"path/filepath"
 	"testing"
 
@@ -57,5 +58,27 @@ func TestRunLinkInterrupted(t *testing.T) {
 	s, err := RunLink(context.Background(), j)
 	if err != nil || len(s.Epochs) != 2 {
 		t.Fatalf("link job: %v", err)
+	}
+}
+
+// TestRunLinkDevices: --devices 2 on the CPU trains the link predictor as
+// one device does with the same global batch (no exclusion: each rank
+// would exclude its own share), within float32 rounding.
+func TestRunLinkDevices(t *testing.T) {
+	j := linkJob(t)
+	j.Link.Exclude = link.ExcludeNone
+	one, err := RunLink(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Devices, j.Config.Batch = 2, j.Config.Batch/2 // --batch is per device
+	two, err := RunLink(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range one.Epochs {
+		if a, b := two.Epochs[e].Loss, one.Epochs[e].Loss; math.Abs(a-b) > 1e-5*math.Abs(b) {
+			t.Errorf("epoch %d: two devices' loss %v, one device's %v", e+1, a, b)
+		}
 	}
 }

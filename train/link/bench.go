@@ -25,7 +25,7 @@ func (t *Trainer) Bench(replay bool, warmup, steps int, measure func(start bool)
 	for i := range edges {
 		edges[i] = int64(i)
 	}
-	t.be.Write(t.perm, 0, train.Shuffle(edges, t.cfg.Seed, 0))
+	t.be.Write(t.perm, 0, t.rankOrder(train.Shuffle(edges, t.cfg.Seed, 0)))
 	t.be.Write(t.plan.Clock, 0, []int32{0, 0})
 	step := t.issueStep
 	if replay {

@@ -53,3 +53,55 @@ func TestGPUCoraLink(t *testing.T) {
 		t.Errorf("test ROC-AUC %.4f on the GPU, want at least 0.89 (the CPU's seed 1: 0.91)", s.Test.AUC)
 	}
 }
+
+// TestGPUGroupMatchesOneGPU: two GPUs joined by NCCL, each taking half of
+// every step's edges (replayed), train as one GPU does within float32
+// rounding, and their weights stay bitwise equal. Skipped without two GPUs
+// and NCCL.
+func TestGPUGroupMatchesOneGPU(t *testing.T) {
+	opt := cuda.Options{Deterministic: true, TF32x3: true}
+	if n, err := cuda.DeviceCount(opt); err != nil || n < 2 {
+		t.Skipf("two GPUs needed (%d, %v)", n, err)
+	}
+	nccl, err := cuda.LoadNCCL("")
+	if err != nil {
+		t.Skip("NCCL not available: " + err.Error())
+	}
+	ds := ringData(t, 400)
+	cfg := ringConfig()
+	cfg.Exclude = ExcludeNone // each rank excludes its own share otherwise (group.go)
+	cfg.Hidden, cfg.Embed, cfg.DecoderWidth = 16, 8, 8
+	one, _ := trainLink(t, traintest.GPUWith(t, opt), ds, cfg, true)
+	gpus := make([]*cuda.Backend, 2)
+	for i := range gpus {
+		o := opt
+		o.Device = i
+		gpus[i] = traintest.GPUWith(t, o)
+	}
+	comms, err := nccl.NewComms(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trs := make([]*Trainer, 2)
+	for i := range trs {
+		if trs[i], err = NewShared(gpus[i], ds, cfg, comms[i]); err != nil {
+			t.Fatal(err)
+		}
+		defer trs[i].Close()
+	}
+	s, err := RunGroup(t.Context(), trs, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range s.Epochs {
+		if a, b := s.Epochs[e].Loss, one.Epochs[e].Loss; math.Abs(a-b) > 1e-4*math.Abs(b) {
+			t.Errorf("epoch %d: two GPUs' loss %v, one GPU's %v", e+1, a, b)
+		}
+	}
+	p0, p1 := trs[0].params(), trs[1].params()
+	for i := range p0 {
+		if !slices.Equal(p0[i], p1[i]) {
+			t.Fatalf("tensor %d differs between the GPUs", i)
+		}
+	}
+}

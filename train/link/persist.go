@@ -105,6 +105,9 @@ func (t *Trainer) Resume() error {
 	if dir == "" {
 		return errors.New("link: resume needs a run directory")
 	}
+	if t.group != nil {
+		return errors.New("link: resume trains on one device for now")
+	}
 	st, err := readState(dir)
 	if err != nil {
 		return fmt.Errorf("link: resume: %w", err)

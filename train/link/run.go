@@ -88,7 +88,7 @@ func (t *Trainer) run(ctx context.Context, step func() error) (*Summary, error) 
 	}
 	for ; t.epoch < t.cfg.Epochs; t.epoch++ {
 		start := time.Now()
-		t.be.Write(t.perm, 0, train.Shuffle(edges, t.cfg.Seed, t.epoch))
+		t.be.Write(t.perm, 0, t.rankOrder(train.Shuffle(edges, t.cfg.Seed, t.epoch)))
 		t.be.Write(t.plan.Clock, 0, []int32{int32(t.epoch), 0})
 		t.be.Fill(t.acc, 0)
 		st := EpochStats{Epoch: t.epoch + 1, Steps: t.steps()}
@@ -100,6 +100,7 @@ func (t *Trainer) run(ctx context.Context, step func() error) (*Summary, error) 
 				return nil, fmt.Errorf("link: epoch %d step %d: %w", st.Epoch, i+1, err)
 			}
 		}
+		t.reduceSums()
 		var acc [2]float32
 		t.be.Read(acc[:], t.acc, 0)
 		if err := t.be.Sync(); err != nil {

@@ -18,6 +18,7 @@ const (
 	countCorrect          // pairs on their label's side (PairLoss)
 	countEnds             // live ends, positives·(2+k) (EdgeSeeds)
 	countZero             // 0: the ends block has no destinations
+	countGlobal           // the step's positives over a data-parallel group
 	numCounts
 )
 
@@ -53,7 +54,15 @@ type Trainer struct {
 	owned   []backend.Buffer
 
 	positives, npairs, correct, nEnds backend.Count
-	epoch                             int // epochs trained
+
+	// A rank of a data-parallel group (group.go): the collective, the
+	// step's positives over the whole group (sliced from a stand-in order)
+	// and the rank's epoch order's length.
+	group            backend.Collective
+	global           backend.Count
+	standIn, standBy backend.Buffer
+	permLen          int
+	epoch            int // epochs trained
 
 	best      [][]float32 // the best model's tensors (keepBest)
 	sinceBest int         // evaluations since the best one
@@ -69,9 +78,22 @@ type Trainer struct {
 
 // New builds a trainer for ds's link task (ds.Link) on be, which must have
 // the link ops (backend.Link).
-func New(be backend.Backend, ds *dataset.Dataset, cfg Config) (_ *Trainer, err error) {
+func New(be backend.Backend, ds *dataset.Dataset, cfg Config) (*Trainer, error) {
+	return NewShared(be, ds, cfg, nil)
+}
+
+// NewShared builds one rank's trainer of a data-parallel group (group nil:
+// a trainer of its own): every step's cfg.Batch positive edges are split
+// evenly over the group's ranks (cfg.Batch must be a multiple of their
+// number), each rank's loss and gradient are scaled by its share of the
+// step's edges, and the gradients are summed over the group before Adam
+// (group.go), so every rank takes the same step.
+func NewShared(be backend.Backend, ds *dataset.Dataset, cfg Config, group backend.Collective) (_ *Trainer, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if group != nil && cfg.Batch%group.Size() != 0 {
+		return nil, fmt.Errorf("batch: %d edges do not split evenly over %d devices", cfg.Batch, group.Size())
 	}
 	if ds.Link == nil {
 		return nil, fmt.Errorf("%s has no link task: import or generate it with --link-split", ds.Name)
@@ -80,7 +102,7 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config) (_ *Trainer, err e
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{be: be, lk: lk, ds: ds, cfg: cfg}
+	t := &Trainer{be: be, lk: lk, ds: ds, cfg: cfg, group: group}
 	defer func() {
 		if err != nil {
 			t.Close()
@@ -92,7 +114,7 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config) (_ *Trainer, err e
 	if t.in.Feat, err = featstore.UploadAs(be, ds.FeatureTable(), ds.FeatDim, cfg.Features); err != nil {
 		return nil, err
 	}
-	k, B, dim := cfg.Negatives, cfg.Batch, cfg.embed()
+	k, B, dim := cfg.Negatives, t.rankBatch(), cfg.embed()
 	endCap := B * (2 + k)
 	seeds := int(min(int64(endCap), ds.Graph.NumNodes)) // distinct ends
 	caps := conservativeCaps(ds, seeds, cfg.Fanouts)
@@ -140,6 +162,12 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config) (_ *Trainer, err e
 	t.npairs = backend.Count{Buf: t.counts, Off: countPairs, Cap: pairCap}
 	t.correct = backend.Count{Buf: t.counts, Off: countCorrect, Cap: pairCap}
 	t.nEnds = backend.Count{Buf: t.counts, Off: countEnds, Cap: endCap}
+	t.permLen = len(t.rankOrder(make([]int32, edges))) // the rank's share of every epoch's order
+	if group != nil {
+		if err := t.allocShare(); err != nil {
+			return nil, err
+		}
+	}
 	indptr, err := t.alloc(backend.I32, 1)
 	if err != nil {
 		return nil, err
@@ -239,8 +267,7 @@ func (t *Trainer) issueStep() {
 func (t *Trainer) issueLoss() (*nn.Batch, backend.Buffer) {
 	be, lk, p, c := t.be, t.lk, t.plan, t.cfg
 	k, dim := c.Negatives, c.embed()
-	edges := dataset.Pairs(t.ds.Link.Train)
-	be.SliceSeeds(t.perm, edges, c.Batch, p.Clock, t.ids, t.positives)
+	be.SliceSeeds(t.perm, t.permLen, t.rankBatch(), p.Clock, t.ids, t.positives)
 	lk.EdgeSeeds(t.pairs, t.ids, t.positives, k, int(t.ds.Graph.NumNodes), t.dist,
 		backend.Rand{Seed: c.Seed, Stream: negativeStream, Clock: p.Clock}, t.ends, t.nEnds, t.npairs)
 	be.Relabel(t.in.Graph, t.endsBlk)
@@ -252,6 +279,7 @@ func (t *Trainer) issueLoss() (*nn.Batch, backend.Buffer) {
 	lk.PairProduct(emb, dim, t.positives, k, t.rows, t.h)
 	t.dec.forward(t.h, t.npairs, t.scores)
 	lk.PairLoss(t.scores, t.positives, k, t.loss, t.dscores, t.correct)
+	t.scaleShare()
 	return b, emb
 }
 
@@ -262,6 +290,7 @@ func (t *Trainer) issueGrads(b *nn.Batch, emb backend.Buffer) {
 	t.dec.backward(t.h, t.npairs, t.dscores, t.dh)
 	t.lk.PairProductBackward(emb, t.dh, c.embed(), t.positives, c.Negatives, t.rows, t.ptr, t.order, t.plan.NSeeds, t.m.OutputGrad())
 	t.m.Backward(b)
+	t.reduceGrads()
 }
 
 // sample samples every hop from the step's seeds as Plan.Sample does,

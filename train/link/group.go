@@ -1,0 +1,124 @@
+package link
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+)
+
+// rankBatch is the positive edges of one step on this rank.
+func (t *Trainer) rankBatch() int {
+	if t.group == nil {
+		return t.cfg.Batch
+	}
+	return t.cfg.Batch / t.group.Size()
+}
+
+// allocShare makes a rank's stand-in order, from which SliceSeeds slices
+// the step's positives over the whole group.
+func (t *Trainer) allocShare() error {
+	var err error
+	if t.standIn, err = t.alloc(backend.I32, dataset.Pairs(t.ds.Link.Train)); err != nil {
+		return err
+	}
+	if t.standBy, err = t.alloc(backend.I32, t.cfg.Batch); err != nil {
+		return err
+	}
+	t.global = backend.Count{Buf: t.counts, Off: countGlobal, Cap: t.cfg.Batch}
+	return nil
+}
+
+// rankOrder is this rank's share of an epoch's order of the training
+// edges: rank r takes the r-th contiguous part of every step's batch, laid
+// out so that SliceSeeds at step s with the rank's batch gives it.
+func (t *Trainer) rankOrder(order []int32) []int32 {
+	if t.group == nil {
+		return order
+	}
+	B, b, r := t.cfg.Batch, t.rankBatch(), t.group.Rank()
+	var out []int32
+	for s := 0; s*B < len(order); s++ {
+		lo := min(s*B+r*b, len(order))
+		out = append(out, order[lo:min(lo+b, (s+1)*B, len(order))]...)
+	}
+	return out
+}
+
+// scaleShare makes the rank's loss and its gradient its share of the
+// step's: scaled by the rank's positives over the group's (each rank's
+// pairs are the same multiple of its positives).
+func (t *Trainer) scaleShare() {
+	if t.group == nil {
+		return
+	}
+	be, p := t.be, t.plan
+	be.SliceSeeds(t.standIn, dataset.Pairs(t.ds.Link.Train), t.cfg.Batch, p.Clock, t.standBy, t.global)
+	be.ScaleShare(t.dscores, t.npairs, 1, t.positives, t.global)
+	be.ScaleShare(t.loss, p.One, 1, t.positives, t.global)
+}
+
+// reduceGrads sums every gradient over the group.
+func (t *Trainer) reduceGrads() {
+	if t.group == nil {
+		return
+	}
+	t.group.AllReduceSum(t.m.Grads())
+	for _, p := range t.dec.params {
+		t.group.AllReduceSum(p.G)
+	}
+}
+
+// reduceSums sums the epoch's loss and correct pairs over the group.
+func (t *Trainer) reduceSums() {
+	if t.group != nil {
+		t.group.AllReduceSum(t.acc)
+	}
+}
+
+// RunGroup trains a data-parallel group's trainers (one per rank, made by
+// NewShared over one collective), each on a goroutine of its own locked to
+// an OS thread, with the eager driver or, with replay, the replay driver.
+// Every rank evaluates alike (the same weights), so they stop together;
+// rank 0's summary is returned. A failing rank aborts the group (where its
+// collective can: an Abort(error) method), so the others do not wait for
+// it.
+func RunGroup(ctx context.Context, trs []*Trainer, replay bool) (*Summary, error) {
+	sums := make([]*Summary, len(trs))
+	errs := make([]error, len(trs))
+	var wg sync.WaitGroup
+	for i, tr := range trs {
+		if tr.group == nil || tr.group.Rank() != i || tr.group.Size() != len(trs) {
+			return nil, fmt.Errorf("link: trainer %d is not rank %d of a group of %d", i, i, len(trs))
+		}
+		if i > 0 {
+			tr.RunDir = "" // rank 0 saves the run
+		}
+	}
+	for i, tr := range trs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			run := tr.Run
+			if replay {
+				run = tr.RunReplay
+			}
+			if sums[i], errs[i] = run(ctx); errs[i] != nil {
+				if a, ok := tr.group.(interface{ Abort(error) }); ok {
+					a.Abort(fmt.Errorf("rank %d: %w", i, errs[i]))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return sums[0], nil
+}
