@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/train/link"
 )
 
@@ -36,12 +37,7 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for i := range bes {
-			colls[i].Close()
-			CloseBackend(bes[i])
-		}
-	}()
+	defer closeGroup(bes, colls)
 	if mode == Hybrid {
 		return nil, errors.New("task link: the modes are eager and replay (no hybrid) for now")
 	}
@@ -67,4 +63,12 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 		return nil, err
 	}
 	return s, writeLinkOutputs(trs[0], s, j)
+}
+
+// closeGroup closes a group's collectives and backends.
+func closeGroup(bes []backend.Backend, colls []backend.Collective) {
+	for i := range bes {
+		colls[i].Close()
+		CloseBackend(bes[i])
+	}
 }
