@@ -37,7 +37,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	e.Source, e.Device, e.Threads, e.CUDA, e.FullEval = rf.j.Source, rf.j.Device, rf.j.Threads, rf.j.CUDA, given.FullEval
-	if done, err := evalLink(e, *scores); done {
+	if done, err := job.EvalLinkRun(e, *scores); done {
 		return err
 	}
 	return job.RunEval(e)

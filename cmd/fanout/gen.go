@@ -66,20 +66,13 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	linkText, err := applyLinkSplit(ds, linkOpts)
-	if err != nil {
-		return err
-	}
 	gen := time.Since(start)
-	feat, err := storeAs(ds, *dtype)
+	st, err := job.StoreDataset(ctx, ds, job.Store{Out: *out, DType: *dtype, Link: linkOpts}, stderr)
 	if err != nil {
-		return err
-	}
-	if err := job.WriteDataset(ctx, *out, ds, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges%s, %s (generated in %s, written in %s)\n", p.Name, *out,
-		ds.Graph.NumNodes, ds.Graph.NumEdges(), linkText, feat, gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
+		ds.Graph.NumNodes, ds.Graph.NumEdges(), st.Link, st.Features, gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
 	return nil
 }
 

@@ -13,7 +13,6 @@ import (
 	"github.com/fanout-gnn/fanout/dataset/graphbolt"
 	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/dataset/ogb"
-	"github.com/fanout-gnn/fanout/dataset/planetoid"
 	"github.com/fanout-gnn/fanout/train/job"
 )
 
@@ -75,37 +74,27 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		*sym = ogb.AddInverseEdge(n)
 	}
 	start := time.Now()
+	bar := newProgress(stderr, "importing")
 	ds, err := job.WhileRunning(ctx, func() (*dataset.Dataset, error) {
-		if pos[0] == "graphbolt" {
-			gb.Threads = *threads
-			return graphbolt.Import(pos[1], gb)
-		}
-		return importData(pos[0], pos[1], *name, *sym, opts, *threads, stderr)
+		return job.ImportFormat(pos[0], pos[1], job.ImportOptions{Name: *name, Symmetrize: *sym, Split: opts, GraphBolt: gb, Threads: *threads, Progress: bar.update})
 	})
-	return finishImport(ctx, importResult{ds: ds, err: err, src: pos[1], out: *out, norm: *norm, dtype: *dtype, start: start, link: linkOpts}, stdout, stderr)
+	bar.done()
+	return finishImport(ctx, ds, err, job.Store{Out: *out, Src: pos[1], Normalize: *norm, DType: *dtype, Link: linkOpts}, start, stdout, stderr)
 }
 
-// importData reads the dataset of format at src.
-func importData(format, src, name string, sym bool, opts npz.Options, threads int, stderr io.Writer) (ds *dataset.Dataset, err error) {
-	switch format {
-	case "ogb":
-		bar := newProgress(stderr, "importing")
-		ds, err = ogb.Import(src, ogb.Options{Name: name, Symmetrize: sym, Threads: threads, Progress: bar.update})
-		bar.done()
-	case "planetoid":
-		if name == "" {
-			return nil, errors.New("planetoid: --name is required (cora, citeseer or pubmed)")
-		}
-		ds, err = planetoid.Import(src, name)
-	case "npz":
-		ds, err = npz.Import(src, opts)
-		if errors.Is(err, npz.ErrSplitTooLarge) {
-			err = fmt.Errorf("%w (--train-per-class, --valid, --test)", err)
-		}
-	default:
-		return nil, fmt.Errorf("unknown format %s: want ogb, planetoid, npz, graphbolt or edges", quoted(format))
+// finishImport stores an imported dataset (job.StoreDataset) and says what
+// it wrote.
+func finishImport(ctx context.Context, ds *dataset.Dataset, err error, s job.Store, start time.Time, stdout, stderr io.Writer) error {
+	if err != nil && ctx.Err() == nil {
+		return err
 	}
-	return ds, err
+	st, err := job.StoreDataset(ctx, ds, s, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test%s, %s (%s)\n", ds.Name, s.Out,
+		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), st.Link, st.Features, time.Since(start).Round(time.Millisecond))
+	return nil
 }
 
 // checkSplitSizes checks import's split flags: at least 1 each, and only for

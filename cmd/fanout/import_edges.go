@@ -10,9 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/edgelist"
-	"github.com/fanout-gnn/fanout/dataset/linksplit"
 	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/train/job"
 )
@@ -85,27 +83,12 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	start := time.Now()
-	var ds *dataset.Dataset
-	if o.Memory == 0 {
-		ds, err = job.WhileRunning(ctx, func() (*dataset.Dataset, error) { return edgelist.Import(files, o) })
-	} else {
-		// It stops on ctx itself and removes its scratch.
-		var im *edgelist.Imported
-		if im, err = edgelist.ImportBounded(ctx, files, o); err == nil {
-			defer im.Close() // after the dataset, whose graph it maps, is written
-			ds = im.Dataset
-			st := im.Stats
-			fmt.Fprintf(stderr, "edges: %d read, %d graph entries sorted in %d run(s) on disk, %d extra merge pass(es), %s of scratch at most\n",
-				st.Edges, st.Keys, st.Runs, st.Passes, job.BytesString(float64(st.ScratchPeak)))
-			for _, d := range st.Stale {
-				fmt.Fprintf(stderr, "removed %s, left by an interrupted import\n", d)
-			}
-		}
-	}
+	ds, done, err := job.ImportEdges(ctx, files, o, stderr)
+	defer done()
 	if errors.Is(err, npz.ErrSplitTooLarge) {
 		err = fmt.Errorf("%w (--train-per-class, --valid, --test, or a --split column)", err)
 	}
-	return finishImport(ctx, importResult{ds: ds, err: err, src: o.Nodes, out: *out, norm: *norm, dtype: *dtype, start: start}, stdout, stderr)
+	return finishImport(ctx, ds, err, job.Store{Out: *out, Src: o.Nodes, Normalize: *norm, DType: *dtype}, start, stdout, stderr)
 }
 
 // splitFlags are import's flags of a drawn per-class split (npz.Split).
@@ -137,49 +120,4 @@ func checkImportEdges(fs *flag.FlagSet, out string, o edgelist.Options, weight s
 		}
 	}
 	return checkSplitSizes(fs, "npz", o.Draw.TrainPerClass, o.Draw.Valid, o.Draw.Test)
-}
-
-// importResult is an importer's dataset (or error) and how to store it.
-type importResult struct {
-	ds    *dataset.Dataset
-	err   error
-	src   string // what was imported, for messages
-	out   string
-	norm  bool   // --normalize-features
-	dtype string // --feature-dtype
-	start time.Time
-	link  *linksplit.Options // --link-split; nil: none
-}
-
-// finishImport stores an imported dataset: it checks the features,
-// normalizes them where asked, converts them to the stored type, writes
-// the dataset and says what it wrote.
-func finishImport(ctx context.Context, r importResult, stdout, stderr io.Writer) error {
-	if ctx.Err() != nil {
-		return job.InterruptedWrite(r.out, stderr)
-	}
-	if r.err != nil {
-		return r.err
-	}
-	ds := r.ds
-	if err := dataset.CheckFeatures(ds.Features, ds.FeatDim); err != nil {
-		return fmt.Errorf("%s: features: %w", r.src, err)
-	}
-	if r.norm {
-		ds.NormalizeFeatures()
-	}
-	linkText, err := applyLinkSplit(ds, r.link)
-	if err != nil {
-		return err
-	}
-	feat, err := storeAs(ds, r.dtype)
-	if err != nil {
-		return err
-	}
-	if err := job.WriteDataset(ctx, r.out, ds, stderr); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test%s, %s (%s)\n", ds.Name, r.out,
-		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), linkText, feat, time.Since(r.start).Round(time.Millisecond))
-	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
 	"github.com/fanout-gnn/fanout/train/job"
 	"github.com/fanout-gnn/fanout/train/link"
@@ -42,20 +41,6 @@ func (f linkSplitFlags) options() (*linksplit.Options, error) {
 		return nil, fmt.Errorf("--link-negatives %d: want at least 1", *f.negatives)
 	}
 	return &linksplit.Options{Fractions: fr, Negatives: *f.negatives, Seed: *f.seed}, nil
-}
-
-// applyLinkSplit splits ds's edges where o asks for it and says what it
-// made.
-func applyLinkSplit(ds *dataset.Dataset, o *linksplit.Options) (string, error) {
-	if o == nil {
-		return "", nil
-	}
-	if err := linksplit.Apply(ds, *o); err != nil {
-		return "", err
-	}
-	l := ds.Link
-	return fmt.Sprintf(", link task of %d/%d/%d train/valid/test edges, %d fixed negatives per held-out edge",
-		dataset.Pairs(l.Train), dataset.Pairs(l.Valid), dataset.Pairs(l.Test), l.Negatives), nil
 }
 
 // linkDefaults are train's link-prediction settings before flags.
@@ -104,20 +89,4 @@ func printLinkBench(w io.Writer, r job.LinkBenchReport) {
 		fmt.Fprintf(w, "; per step %.0f launches, %.0f cuBLAS calls, %.2f host syncs", r.Launches, r.Gemms, r.HostSyncs)
 	}
 	fmt.Fprintln(w)
-}
-
-// evalLink evaluates a link run's checkpoint (embeddings, pair scores);
-// done is false for a node classifier's, which the caller evaluates.
-func evalLink(e job.Eval, scores string) (done bool, err error) {
-	if !job.IsLinkCheckpoint(e.Checkpoint) {
-		if scores != "" {
-			return true, fmt.Errorf("--scores %s: pairs are scored by a link run's checkpoint (RUNDIR/%s), not %s", quoted(scores), link.BestFile, quoted(e.Checkpoint))
-		}
-		return false, nil
-	}
-	if e.Predictions != "" || e.Logits != "" || e.Probabilities != "" {
-		return true, fmt.Errorf("%s is a link run's: it has embeddings and pair scores (--embeddings, --scores), not classes", e.Checkpoint)
-	}
-	return true, job.RunLinkEval(job.LinkEval{Checkpoint: e.Checkpoint, Embeddings: e.Embeddings, Scores: scores,
-		Source: e.Source, Device: e.Device, Threads: e.Threads, CUDA: e.CUDA, Log: e.Log})
 }

@@ -96,7 +96,7 @@ func printSimulation(w io.Writer, res *simulate.Result, perRank bool) {
 	for _, st := range res.Steps {
 		var sum simulate.RankStep
 		for r, rs := range st.Ranks {
-			sum = addRank(sum, rs)
+			sum = sum.Add(rs)
 			if perRank {
 				rankLine(tw, fmt.Sprint(st.Step), fmt.Sprint(r), rs, res, 0, "", "")
 			}
@@ -115,9 +115,9 @@ func printSimulation(w io.Writer, res *simulate.Result, perRank bool) {
 	for r := range n {
 		var sum simulate.RankStep
 		for k := range res.Steps {
-			sum = addRank(sum, mean[k*n+r])
+			sum = sum.Add(mean[k*n+r])
 		}
-		rankLine(tw, "", fmt.Sprint(r), scaleRank(sum, len(res.Steps)), res, 0, "", "")
+		rankLine(tw, "", fmt.Sprint(r), sum.Div(len(res.Steps)), res, 0, "", "")
 	}
 	tw.Flush()
 }
@@ -149,33 +149,6 @@ func rankLine(w io.Writer, step, rank string, rs simulate.RankStep, res *simulat
 		rs.Lists.Local, rs.Lists.Replica, rs.Lists.Remote, float64(rs.Lists.RemoteBytes)/1024,
 		rs.Rows.Local, rs.Rows.Replica, rs.Rows.SameHost, rs.Rows.OtherHost, rs.Rows.Reused,
 		float64(rs.Rows.SameHost)*rowBytes/1024, float64(rs.Rows.OtherHost)*rowBytes/1024, ch, fill, imb)
-}
-
-// addRank adds b's figures to a's.
-func addRank(a, b simulate.RankStep) simulate.RankStep {
-	a.Seeds += b.Seeds
-	a.Edges += b.Edges
-	a.Lists.Local += b.Lists.Local
-	a.Lists.Replica += b.Lists.Replica
-	a.Lists.Remote += b.Lists.Remote
-	a.Lists.RemoteBytes += b.Lists.RemoteBytes
-	a.Rows.Local += b.Rows.Local
-	a.Rows.Replica += b.Rows.Replica
-	a.Rows.SameHost += b.Rows.SameHost
-	a.Rows.OtherHost += b.Rows.OtherHost
-	a.Rows.Reused += b.Rows.Reused
-	a.Need = max(a.Need, b.Need)
-	return a
-}
-
-// scaleRank divides a sum of k ranks' figures by k (rounded down).
-func scaleRank(a simulate.RankStep, k int) simulate.RankStep {
-	d := int64(max(k, 1))
-	a.Seeds /= int(d)
-	a.Edges /= d
-	a.Lists = simulate.Lists{Local: a.Lists.Local / d, Replica: a.Lists.Replica / d, Remote: a.Lists.Remote / d, RemoteBytes: a.Lists.RemoteBytes / d}
-	a.Rows = simulate.Rows{Local: a.Rows.Local / d, Replica: a.Rows.Replica / d, SameHost: a.Rows.SameHost / d, OtherHost: a.Rows.OtherHost / d, Reused: a.Rows.Reused / d}
-	return a
 }
 
 // printPredictions prints the model's epoch at every size of the ladder.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train/link"
 )
 
@@ -105,4 +106,23 @@ func writeEmbeddingsAndScores(tr *link.Trainer, embFile, pairsFile, scoresFile s
 		return fmt.Errorf("scores: %w", err)
 	}
 	return nil
+}
+
+// EvalLinkRun evaluates e's checkpoint when it is a link run's (its
+// embeddings and the scores of the pairs in scores, a .npy file of them)
+// and says so with done; done is false for a node classifier's, which
+// RunEval evaluates. Outputs that one kind has and the other not are
+// refused, naming the checkpoint.
+func EvalLinkRun(e Eval, scores string) (done bool, err error) {
+	if !IsLinkCheckpoint(e.Checkpoint) {
+		if scores != "" {
+			return true, fmt.Errorf("--scores %s: pairs are scored by a link run's checkpoint (RUNDIR/%s), not %s", quote.Quote(scores), link.BestFile, quote.Quote(e.Checkpoint))
+		}
+		return false, nil
+	}
+	if e.Predictions != "" || e.Logits != "" || e.Probabilities != "" {
+		return true, fmt.Errorf("%s is a link run's: it has embeddings and pair scores (--embeddings, --scores), not classes", e.Checkpoint)
+	}
+	return true, RunLinkEval(LinkEval{Checkpoint: e.Checkpoint, Embeddings: e.Embeddings, Scores: scores,
+		Source: e.Source, Device: e.Device, Threads: e.Threads, CUDA: e.CUDA, Log: e.Log})
 }

@@ -1,0 +1,75 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/edgelist"
+	"github.com/fanout-gnn/fanout/dataset/graphbolt"
+	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/fanout-gnn/fanout/dataset/ogb"
+	"github.com/fanout-gnn/fanout/dataset/planetoid"
+	"github.com/fanout-gnn/fanout/internal/quote"
+)
+
+// ImportOptions are import's settings for the formats ImportFormat reads.
+type ImportOptions struct {
+	Name       string // planetoid: cora, citeseer or pubmed; ogb: the manifest's name
+	Symmetrize bool   // ogb: add inverse edges
+	Split      npz.Options
+	GraphBolt  graphbolt.Options
+	Threads    int
+	// Progress, when set, hears ogb's stages (done of total).
+	Progress func(stage string, done, total int64)
+}
+
+// ImportFormat reads the dataset of format (ogb, planetoid, npz or
+// graphbolt) at src.
+func ImportFormat(format, src string, o ImportOptions) (*dataset.Dataset, error) {
+	switch format {
+	case "ogb":
+		return ogb.Import(src, ogb.Options{Name: o.Name, Symmetrize: o.Symmetrize, Threads: o.Threads, Progress: o.Progress})
+	case "planetoid":
+		if o.Name == "" {
+			return nil, errors.New("planetoid: --name is required (cora, citeseer or pubmed)")
+		}
+		return planetoid.Import(src, o.Name)
+	case "npz":
+		ds, err := npz.Import(src, o.Split)
+		if errors.Is(err, npz.ErrSplitTooLarge) {
+			err = fmt.Errorf("%w (--train-per-class, --valid, --test)", err)
+		}
+		return ds, err
+	case "graphbolt":
+		g := o.GraphBolt
+		g.Threads = o.Threads
+		return graphbolt.Import(src, g)
+	}
+	return nil, fmt.Errorf("unknown format %s: want ogb, planetoid, npz, graphbolt or edges", quote.Quote(format))
+}
+
+// ImportEdges reads an edge list and a node table (package edgelist): in
+// memory, or, with o.Memory set, through sorted runs on disk
+// (edgelist.ImportBounded, which stops on ctx and removes its scratch),
+// saying on log what the runs took. Call done once the dataset, whose graph
+// may be mapped from the runs' output, is written.
+func ImportEdges(ctx context.Context, files []string, o edgelist.Options, log io.Writer) (ds *dataset.Dataset, done func(), err error) {
+	if o.Memory == 0 {
+		ds, err = WhileRunning(ctx, func() (*dataset.Dataset, error) { return edgelist.Import(files, o) })
+		return ds, func() {}, err
+	}
+	im, err := edgelist.ImportBounded(ctx, files, o)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	st := im.Stats
+	fmt.Fprintf(log, "edges: %d read, %d graph entries sorted in %d run(s) on disk, %d extra merge pass(es), %s of scratch at most\n",
+		st.Edges, st.Keys, st.Runs, st.Passes, BytesString(float64(st.ScratchPeak)))
+	for _, d := range st.Stale {
+		fmt.Fprintf(log, "removed %s, left by an interrupted import\n", d)
+	}
+	return im.Dataset, func() { im.Close() }, nil
+}
