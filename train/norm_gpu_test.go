@@ -30,7 +30,17 @@ func TestNormCUDA(t *testing.T) {
 			}
 		}
 		want, _ := eagerRun(t, cpu.New(2), ds, cfg)
-		worst := relClose(t, c.model+" GPU vs CPU (first 20 steps)", eager[:20], want[:20], 1e-4)
+		bound := 1e-4
+		if c.jk == "max" {
+			// The element-wise maximum over the layers picks one layer's
+			// value; a last-bit difference between the GPU's and the CPU's
+			// sums can pick the other, and its gradient then flows to
+			// that layer: measured 1.1e-4 at step 5 (gcn, layer norm;
+			// H200), where the models without it stay within 2e-7. 5e-4
+			// is 4.5x that.
+			bound = 5e-4
+		}
+		worst := relClose(t, c.model+" GPU vs CPU (first 20 steps)", eager[:20], want[:20], bound)
 		t.Logf("%+v: GPU against CPU, largest relative loss difference over 20 steps %.2g", c, worst)
 	}
 }
