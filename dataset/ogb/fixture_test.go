@@ -3,12 +3,12 @@ package ogb
 import (
 	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/dataset/ogb/ogbtest"
 )
 
 // tinyFiles is a 6-vertex OGB raw folder: 7 directed edges with a self loop
@@ -35,18 +35,7 @@ var (
 )
 
 // gz compresses s.
-func gz(t testing.TB, s string) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w := gzip.NewWriter(&buf)
-	if _, err := w.Write([]byte(s)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
+func gz(t testing.TB, s string) []byte { return ogbtest.Gzip(t, s) }
 
 // writeTree writes files (gzip-compressing names ending in .gz) under a new
 // folder named root and returns its path.

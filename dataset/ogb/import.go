@@ -5,6 +5,8 @@
 // ogbn-products ship, or the NumPy layout of ogbn-papers100M
 // (raw/data.npz and raw/node-label.npz); the split comes from
 // split/<name>/{train,valid,test}.csv.gz. CSV files are parsed in parallel.
+// Link-prediction datasets (ogbl-*, with .pt split files) import with
+// ImportLink.
 package ogb
 
 import (
@@ -60,17 +62,7 @@ func Import(src string, opt Options) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Threads <= 0 {
-		opt.Threads = runtime.GOMAXPROCS(0)
-	}
-	if report := opt.Progress; report != nil { // files are read concurrently
-		var mu sync.Mutex
-		opt.Progress = func(stage string, done, total int64) {
-			mu.Lock()
-			defer mu.Unlock()
-			report(stage, done, total)
-		}
-	}
+	opt = opt.withDefaults()
 	var d *dataset.Dataset
 	if exists(filepath.Join(raw, "data.npz")) {
 		d, err = importNPZ(raw, opt)
@@ -83,17 +75,39 @@ func Import(src string, opt Options) (*dataset.Dataset, error) {
 	if d.Train, d.Valid, d.Test, err = readSplit(root, d, opt); err != nil {
 		return nil, err
 	}
-	d.Name = opt.Name
-	if d.Name == "" {
-		if abs, err := filepath.Abs(root); err == nil {
-			root = abs
-		}
-		d.Name = filepath.Base(root)
-	}
+	d.Name = opt.name(root)
 	d.Symmetric = opt.Symmetrize
 	d.Preprocessing = dataset.GraphSteps(graphOptions(opt))
 	d.Source = "ogb " + d.Name
 	return d, nil
+}
+
+// withDefaults fills in the thread count and serializes Progress (files
+// are read concurrently).
+func (opt Options) withDefaults() Options {
+	if opt.Threads <= 0 {
+		opt.Threads = runtime.GOMAXPROCS(0)
+	}
+	if report := opt.Progress; report != nil {
+		var mu sync.Mutex
+		opt.Progress = func(stage string, done, total int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			report(stage, done, total)
+		}
+	}
+	return opt
+}
+
+// name is the dataset's name: opt.Name, else the root folder's.
+func (opt Options) name(root string) string {
+	if opt.Name != "" {
+		return opt.Name
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	return filepath.Base(root)
 }
 
 // locate finds the dataset root and its raw folder.
@@ -156,20 +170,29 @@ func readCount(dir, base string, opt Options) (int64, error) {
 	return p.count(t.r)
 }
 
-// importCSV reads the CSV layout (ogbn-arxiv, ogbn-products).
-func importCSV(raw string, opt Options) (*dataset.Dataset, error) {
-	n, err := readCount(raw, "num-node-list", opt)
-	if err != nil {
-		return nil, err
+// readCounts reads the CSV layout's vertex count (num-node-list, below
+// 2^31-1) and edge count (num-edge-list; -1 where there is none).
+func readCounts(raw string, opt Options) (n, numEdges int64, err error) {
+	if n, err = readCount(raw, "num-node-list", opt); err != nil {
+		return 0, 0, err
 	}
 	if n >= graph.MaxInt32Vertices {
-		return nil, fmt.Errorf("%s: %d vertices: too many for the CSV importer (limit 2^31-1)", raw, n)
+		return 0, 0, fmt.Errorf("%s: %d vertices: too many for the CSV importer (limit 2^31-1)", raw, n)
 	}
-	numEdges := int64(-1)
+	numEdges = -1
 	if hasText(raw, "num-edge-list") {
 		if numEdges, err = readCount(raw, "num-edge-list", opt); err != nil {
-			return nil, err
+			return 0, 0, err
 		}
+	}
+	return n, numEdges, nil
+}
+
+// importCSV reads the CSV layout (ogbn-arxiv, ogbn-products).
+func importCSV(raw string, opt Options) (*dataset.Dataset, error) {
+	n, numEdges, err := readCounts(raw, opt)
+	if err != nil {
+		return nil, err
 	}
 	// Each gzip stream decompresses on one core: read the edges and the
 	// vertex files at the same time.

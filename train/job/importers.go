@@ -27,11 +27,16 @@ type ImportOptions struct {
 }
 
 // ImportFormat reads the dataset of format (ogb, planetoid, npz or
-// graphbolt) at src.
+// graphbolt) at src; an OGB folder with .pt split files is a
+// link-prediction dataset (ogb.ImportLink).
 func ImportFormat(format, src string, o ImportOptions) (*dataset.Dataset, error) {
 	switch format {
 	case "ogb":
-		return ogb.Import(src, ogb.Options{Name: o.Name, Symmetrize: o.Symmetrize, Threads: o.Threads, Progress: o.Progress})
+		opt := ogb.Options{Name: o.Name, Symmetrize: o.Symmetrize, Threads: o.Threads, Progress: o.Progress}
+		if ogb.IsLink(src) { // ogbl-*: split/<name>/train.pt
+			return ogb.ImportLink(src, opt)
+		}
+		return ogb.Import(src, opt)
 	case "planetoid":
 		if o.Name == "" {
 			return nil, errors.New("planetoid: --name is required (cora, citeseer or pubmed)")

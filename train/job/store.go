@@ -45,11 +45,15 @@ func StoreDataset(ctx context.Context, ds *dataset.Dataset, s Store, log io.Writ
 	if s.Normalize {
 		ds.NormalizeFeatures()
 	}
+	if s.Link != nil && ds.Link != nil {
+		return out, fmt.Errorf("%s: --link-split: the dataset comes with its own link task (%d training edges)", s.Src, dataset.Pairs(ds.Link.Train))
+	}
 	if s.Link != nil {
 		if err := linksplit.Apply(ds, *s.Link); err != nil {
 			return out, err
 		}
-		l := ds.Link
+	}
+	if l := ds.Link; l != nil {
 		out.Link = fmt.Sprintf(", link task of %d/%d/%d train/valid/test edges, %d fixed negatives per held-out edge",
 			dataset.Pairs(l.Train), dataset.Pairs(l.Valid), dataset.Pairs(l.Test), l.Negatives)
 	}
