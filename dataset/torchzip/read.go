@@ -83,6 +83,9 @@ func readArchive(zr *zip.Reader, maxBytes int64) (map[string]*Tensor, error) {
 	if pkl == nil {
 		return nil, errors.New("no <name>/data.pkl in the archive: not a torch.save file")
 	}
+	if err := checkByteOrder(zr, path.Dir(pkl.Name)+"/byteorder"); err != nil {
+		return nil, err
+	}
 	data, err := readEntry(pkl, maxPickle)
 	if err != nil {
 		return nil, err
@@ -115,6 +118,24 @@ func Keys(m map[string]*Tensor) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// checkByteOrder refuses an archive whose byteorder entry (written since
+// PyTorch 2.1) says its storages are not little-endian.
+func checkByteOrder(zr *zip.Reader, name string) error {
+	for _, f := range zr.File {
+		if f.Name != name {
+			continue
+		}
+		b, err := readEntry(f, 16)
+		if err != nil {
+			return err
+		}
+		if order := strings.TrimSpace(string(b)); order != "little" {
+			return fmt.Errorf("%s says %q: only little-endian storages are supported", name, order)
+		}
+	}
+	return nil
 }
 
 // readEntry reads a zip entry of at most limit bytes, checking that it

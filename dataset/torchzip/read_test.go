@@ -79,8 +79,9 @@ func transposedPickle(numel byte, global string) []byte {
 // view of its storage reads in C order.
 func TestReadStridedTensor(t *testing.T) {
 	file := writeZip(t, map[string][]byte{
-		"train/data.pkl": transposedPickle(6, ""),
-		"train/data/0":   int32s(10, 20, 30, -1, -2, -3),
+		"train/byteorder": []byte("little"),
+		"train/data.pkl":  transposedPickle(6, ""),
+		"train/data/0":    int32s(10, 20, 30, -1, -2, -3),
 	})
 	got, err := Read(file, 0)
 	if err != nil {
@@ -92,6 +93,27 @@ func TestReadStridedTensor(t *testing.T) {
 	}
 	if want := []int64{10, -1, 20, -2, 30, -3}; !slices.Equal(e.Ints, want) {
 		t.Fatalf("edge values %v, want %v", e.Ints, want)
+	}
+}
+
+// TestReadTorchLayout: the pickle as PyTorch 2 writes {'edge': a
+// LongTensor of size (200, 2)} (BINUNICODE strings, BININT2 sizes, a
+// memo entry for every object) reads.
+func TestReadTorchLayout(t *testing.T) {
+	pkl := []byte("\x80\x02}q\x00X\x04\x00\x00\x00edgeq\x01ctorch._utils\n_rebuild_tensor_v2\nq\x02((X\x07\x00\x00\x00storageq\x03ctorch\nLongStorage\nq\x04" +
+		"X\x01\x00\x00\x000q\x05X\x03\x00\x00\x00cpuq\x06M\x90\x01tq\x07QK\x00K\xc8K\x02\x86q\x08K\x02K\x01\x86q\x09\x89ccollections\nOrderedDict\nq\n)Rq\x0btq\x0cRq\x0ds.")
+	var raw []byte
+	for i := range 400 {
+		raw = binary.LittleEndian.AppendUint64(raw, uint64(i*3))
+	}
+	file := writeZip(t, map[string][]byte{"train/data.pkl": pkl, "train/data/0": raw, "train/version": []byte("3\n")})
+	got, err := Read(file, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := got["edge"]
+	if e == nil || e.DType != "int64" || !slices.Equal(e.Shape, []int64{200, 2}) || e.Ints[1] != 3 || e.Ints[399] != 1197 {
+		t.Fatalf("edge: %v", e)
 	}
 }
 
@@ -143,6 +165,7 @@ func TestReadMalformed(t *testing.T) {
 		{"over budget", map[string][]byte{"a/data.pkl": good, "a/data/0": int32s(1, 2, 3, 4, 5, 6)}, 20, "over the 20 bytes allowed"},
 		{"no pickle", map[string][]byte{"a/data/0": int32s(1)}, 0, "no <name>/data.pkl"},
 		{"not a dict", map[string][]byte{"a/data.pkl": {0x80, 2, 'K', 1, '.'}}, 0, "holds a int, want a dict"},
+		{"big-endian", map[string][]byte{"a/data.pkl": good, "a/byteorder": []byte("big"), "a/data/0": int32s(1, 2, 3, 4, 5, 6)}, 0, "only little-endian"},
 		{"unsupported opcode", map[string][]byte{"a/data.pkl": {0x80, 2, 'b', '.'}}, 0, "not supported in a tensor file"},
 	}
 	for _, c := range cases {

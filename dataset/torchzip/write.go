@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -68,9 +69,16 @@ func Write(file string, tensors map[string]*Tensor) error {
 		p.raw(')', 'R', 't', 'R')
 	}
 	p.raw('u', '.')
-	w, err := zw.CreateHeader(&zip.FileHeader{Name: name + "/data.pkl", Method: zip.Store})
-	if err == nil {
-		_, err = w.Write(p.buf)
+	var err error
+	for _, e := range []struct {
+		name string
+		data []byte
+	}{{"/byteorder", []byte("little")}, {"/data.pkl", p.buf}} {
+		w, werr := zw.CreateHeader(&zip.FileHeader{Name: name + e.name, Method: zip.Store})
+		if werr == nil {
+			_, werr = w.Write(e.data)
+		}
+		err = errors.Join(err, werr)
 	}
 	if err == nil {
 		err = zw.Close()
