@@ -33,8 +33,8 @@ func IsLink(src string) bool {
 // feature of 1 per vertex), and the link task from the split's .pt files.
 // The training edges are stored once per undirected edge, self loops and
 // repeats dropped; a validation or test edge that is also a training edge
-// is dropped with its negatives (ogbl-collab repeats collaborations across
-// years). Negatives are stored K per positive with the positive's source:
+// (ogbl-collab repeats collaborations across years), or that has a
+// negative that is, is dropped with its negatives (Source counts them). Negatives are stored K per positive with the positive's source:
 // target_node_neg's K columns, or for edge_neg's shared pool K = M/E of
 // the pool's destinations in order (the smaller K of validation and test
 // for both). The dataset has no node labels: its node task is one
@@ -61,7 +61,8 @@ func ImportLink(src string, opt Options) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.Link, err = readLinkSplit(dir, d.Graph); err != nil {
+	var dropped int
+	if d.Link, dropped, err = readLinkSplit(dir, d.Graph); err != nil {
 		return nil, err
 	}
 	d.Labels = make([]int32, n)
@@ -73,7 +74,7 @@ func ImportLink(src string, opt Options) (*dataset.Dataset, error) {
 	d.Name = opt.name(root)
 	d.Symmetric = true
 	d.Preprocessing = dataset.GraphSteps(graphOptions(opt))
-	d.Source = "ogb " + d.Name + " (link prediction; no node labels)"
+	d.Source = fmt.Sprintf("ogb %s (link prediction, no node labels; %d held-out edges dropped: training edges or with a negative that is)", d.Name, dropped)
 	return d, nil
 }
 
@@ -104,72 +105,71 @@ type heldOut struct {
 
 // readLinkSplit reads dir's train.pt, valid.pt and test.pt into a link
 // task over g.
-func readLinkSplit(dir string, g *graph.CSR) (*dataset.LinkSplit, error) {
+func readLinkSplit(dir string, g *graph.CSR) (s *dataset.LinkSplit, dropped int, err error) {
 	n := g.NumNodes
 	trainFile := filepath.Join(dir, "train.pt")
 	m, err := torchzip.Read(trainFile, 0)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	train, err := positives(trainFile, m, n)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	s := &dataset.LinkSplit{Train: undirected(train)}
+	s = &dataset.LinkSplit{Train: undirected(train)}
 	if dataset.Pairs(s.Train) == 0 {
-		return nil, fmt.Errorf("%s: no training edges (besides self loops)", trainFile)
+		return nil, 0, fmt.Errorf("%s: no training edges (besides self loops)", trainFile)
 	}
 	var held [2]heldOut
 	for i, part := range []string{"valid", "test"} {
 		h := heldOut{file: filepath.Join(dir, part+".pt")}
 		if m, err = torchzip.Read(h.file, 0); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if h.pos, err = positives(h.file, m, n); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if h.neg, h.k, err = negatives(h.file, m, h.pos, n); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		held[i] = h
 	}
 	s.Negatives = min(held[0].k, held[1].k)
 	has := dataset.EdgeFinder(g)
 	for i := range held {
-		if err := held[i].keep(s.Negatives, has); err != nil {
-			return nil, err
+		d, err := held[i].keep(s.Negatives, has)
+		if err != nil {
+			return nil, 0, err
 		}
+		dropped += d
 	}
 	s.Valid, s.ValidNeg = held[0].pos, held[0].neg
 	s.Test, s.TestNeg = held[1].pos, held[1].neg
-	return s, nil
+	return s, dropped, nil
 }
 
 // keep trims h to k negatives per positive and drops the positives that
-// are edges of the graph with their negatives; a negative that is an edge
-// of the graph is an error.
-func (h *heldOut) keep(k int, has func(u, v int32) bool) error {
+// are edges of the graph, or that have a negative that is, with their
+// negatives; it returns how many it dropped.
+func (h *heldOut) keep(k int, has func(u, v int32) bool) (int, error) {
+	edge := func(p []int32, i int) bool { return has(p[2*i], p[2*i+1]) || has(p[2*i+1], p[2*i]) }
 	var pos, neg []int32
 	for i := 0; i < dataset.Pairs(h.pos); i++ {
-		u, v := h.pos[2*i], h.pos[2*i+1]
-		if has(u, v) || has(v, u) {
-			continue
+		ok := !edge(h.pos, i)
+		for j := 0; ok && j < k; j++ {
+			ok = !edge(h.neg, i*h.k+j)
 		}
-		pos = append(pos, u, v)
-		for j := 0; j < k; j++ {
-			r := 2 * (i*h.k + j)
-			a, b := h.neg[r], h.neg[r+1]
-			if has(a, b) || has(b, a) {
-				return fmt.Errorf("%s: negative %d of positive %d, (%d, %d), is an edge of the training graph", h.file, j, i, a, b)
-			}
-			neg = append(neg, a, b)
+		if ok {
+			pos = append(pos, h.pos[2*i:2*i+2]...)
+			neg = append(neg, h.neg[2*i*h.k:2*(i*h.k+k)]...)
 		}
 	}
 	if len(pos) == 0 {
-		return fmt.Errorf("%s: every one of the %d positives is also a training edge", h.file, dataset.Pairs(h.pos))
+		return 0, fmt.Errorf("%s: every one of the %d positives, or one of its negatives, is an edge of the training graph", h.file, dataset.Pairs(h.pos))
 	}
+	dropped := dataset.Pairs(h.pos) - dataset.Pairs(pos)
 	h.pos, h.neg = pos, neg
-	return nil
+	return dropped, nil
 }
 
 // undirected keeps each undirected edge of pairs once (its first

@@ -3,6 +3,7 @@ package ogb
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,6 +39,9 @@ func TestImportLink(t *testing.T) {
 				t.Fatalf("citation %v: train, valid, test, negatives, test negatives = %v, want %v", citation, got, want)
 			}
 		}
+		if !strings.Contains(d.Source, "; 1 held-out edges dropped") {
+			t.Fatalf("citation %v: source %q, want the valid.pt training edge dropped", citation, d.Source)
+		}
 		if d.Graph.NumNodes != 120 || d.Graph.NumEdges() != int64(2*train) || !d.Symmetric || d.FeatDim != 4 || d.Name != "ogbl-fixture" {
 			t.Fatalf("citation %v: %d vertices, %d edges, symmetric %v, %d features, name %s", citation, d.Graph.NumNodes, d.Graph.NumEdges(), d.Symmetric, d.FeatDim, d.Name)
 		}
@@ -65,7 +69,7 @@ func TestImportLinkErrors(t *testing.T) {
 			"edge_neg": {Shape: []int64{1, 2}, Ints: []int64{0, 40}}}, "is vertex 500, want [0, 120)"},
 		{"no negatives", "valid", map[string]*torchzip.Tensor{"edge": {Shape: []int64{1, 2}, Ints: []int64{0, 40}}}, "no negatives"},
 		{"negative is an edge", "valid", map[string]*torchzip.Tensor{"edge": {Shape: []int64{1, 2}, Ints: []int64{0, 40}},
-			"edge_neg": {Shape: []int64{1, 2}, Ints: []int64{9, 5}}}, "(0, 5), is an edge of the training graph"},
+			"edge_neg": {Shape: []int64{1, 2}, Ints: []int64{9, 5}}}, "every one of the 1 positives, or one of its negatives, is an edge"},
 	}
 	for _, c := range cases {
 		dir := ogbtest.WriteLink(t, t.TempDir(), ogbtest.Link{Nodes: 120, Negatives: 1})
@@ -84,5 +88,26 @@ func TestImportLinkErrors(t *testing.T) {
 	}
 	if _, err := ImportLink(dir, Options{}); err == nil || !strings.Contains(err.Error(), "test.pt: not a zip archive") {
 		t.Errorf("legacy file: error %v", err)
+	}
+}
+
+// TestImportLinkDropsNegativeEdges: a held-out edge whose negative is a
+// training edge is dropped with its negatives; the others stay.
+func TestImportLinkDropsNegativeEdges(t *testing.T) {
+	dir := ogbtest.WriteLink(t, t.TempDir(), ogbtest.Link{Nodes: 120, Negatives: 1})
+	valid := map[string]*torchzip.Tensor{"edge": {Shape: []int64{2, 2}, Ints: []int64{0, 40, 1, 41}},
+		"edge_neg": {Shape: []int64{2, 2}, Ints: []int64{9, 5, 9, 71}}} // (0, 5) is a training edge
+	if err := torchzip.Write(filepath.Join(dir, "split", "random", "valid.pt"), valid); err != nil {
+		t.Fatal(err)
+	}
+	d, err := ImportLink(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := d.Link; !slices.Equal(s.Valid, []int32{1, 41}) || !slices.Equal(s.ValidNeg, []int32{1, 71}) {
+		t.Fatalf("valid %v, negatives %v; want (1, 41) with (1, 71)", s.Valid, s.ValidNeg)
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
 	}
 }
