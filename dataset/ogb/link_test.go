@@ -111,3 +111,12 @@ func TestImportLinkDropsNegativeEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestUndirected: the first occurrence of each undirected edge stays, in
+// the order given; repeats in either direction and self loops go.
+func TestUndirected(t *testing.T) {
+	got := undirected([]int32{5, 1, 2, 2, 1, 5, 0, 3, 5, 1, 3, 0, 4, 1})
+	if want := []int32{5, 1, 0, 3, 4, 1}; !slices.Equal(got, want) {
+		t.Fatalf("undirected: %v, want %v", got, want)
+	}
+}
