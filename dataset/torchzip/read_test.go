@@ -141,6 +141,9 @@ func TestWriteRead(t *testing.T) {
 			t.Errorf("%s: %+v, want %+v", k, got, want)
 		}
 	}
+	if empty := (&Tensor{DType: "float64"}); !empty.IsFloat() || out["edge"].IsFloat() || !out["weight"].IsFloat() {
+		t.Error("IsFloat is wrong")
+	}
 	if out["weight"].DType != "float32" || out["edge"].DType != "int64" {
 		t.Errorf("dtypes %s, %s", out["weight"].DType, out["edge"].DType)
 	}
