@@ -45,7 +45,9 @@ func (t *Tensor) Len() int64 {
 }
 
 // IsFloat reports whether the tensor holds floating-point values.
-func (t *Tensor) IsFloat() bool { return t.Floats != nil || t.DType == "float32" || t.DType == "float64" }
+func (t *Tensor) IsFloat() bool {
+	return t.Floats != nil || t.DType == "float32" || t.DType == "float64"
+}
 
 // Read returns the dict of tensors in the torch.save zip file at file,
 // holding at most maxBytes bytes of storages (<= 0: DefaultMaxBytes).
