@@ -299,10 +299,10 @@ func (m *machine) global() error {
 		m.pos = end + 1
 	}
 	g := &global{module: parts[0], name: parts[1]}
-	_, storageClass := storageTypes[g.name]
+	_, isStorage := storageClass(g.name)
 	known := (g.module == "torch._utils" && g.name == "_rebuild_tensor_v2") ||
 		(g.module == "collections" && g.name == "OrderedDict") ||
-		(g.module == "torch" && storageClass)
+		(g.module == "torch" && isStorage)
 	if !known {
 		return fmt.Errorf("class %.100s.%.100s is not allowed in a tensor file (want torch._utils._rebuild_tensor_v2, collections.OrderedDict or a torch storage class)", g.module, g.name)
 	}

@@ -14,17 +14,28 @@ type storageType struct {
 	float bool
 }
 
-// storageTypes are the storage classes the reader accepts, by class name
-// (module torch).
-var storageTypes = map[string]storageType{
-	"LongStorage":   {"int64", 8, false},
-	"IntStorage":    {"int32", 4, false},
-	"ShortStorage":  {"int16", 2, false},
-	"CharStorage":   {"int8", 1, false},
-	"ByteStorage":   {"uint8", 1, false},
-	"BoolStorage":   {"bool", 1, false},
-	"FloatStorage":  {"float32", 4, true},
-	"DoubleStorage": {"float64", 8, true},
+// storageClass describes the torch storage class of the given name (in
+// module torch); ok is false for one the reader does not accept.
+func storageClass(name string) (typ storageType, ok bool) {
+	switch name {
+	case "LongStorage":
+		return storageType{"int64", 8, false}, true
+	case "IntStorage":
+		return storageType{"int32", 4, false}, true
+	case "ShortStorage":
+		return storageType{"int16", 2, false}, true
+	case "CharStorage":
+		return storageType{"int8", 1, false}, true
+	case "ByteStorage":
+		return storageType{"uint8", 1, false}, true
+	case "BoolStorage":
+		return storageType{"bool", 1, false}, true
+	case "FloatStorage":
+		return storageType{"float32", 4, true}, true
+	case "DoubleStorage":
+		return storageType{"float64", 8, true}, true
+	}
+	return storageType{}, false
 }
 
 // storage is a loaded tensor storage: numel elements of typ.
@@ -57,7 +68,7 @@ func (s *storages) load(pid any) (any, error) {
 	if !ok || g.module != "torch" {
 		return nil, fmt.Errorf("storage class is a %s, want a torch storage class", typeName(t[1]))
 	}
-	typ, ok := storageTypes[g.name]
+	typ, ok := storageClass(g.name)
 	if !ok {
 		return nil, fmt.Errorf("storage class torch.%s is not supported (want integer, bool, float or double)", g.name)
 	}
