@@ -17,23 +17,19 @@ type storageType struct {
 // storageClass describes the torch storage class of the given name (in
 // module torch); ok is false for one the reader does not accept.
 func storageClass(name string) (typ storageType, ok bool) {
-	switch name {
-	case "LongStorage":
-		return storageType{"int64", 8, false}, true
-	case "IntStorage":
-		return storageType{"int32", 4, false}, true
-	case "ShortStorage":
-		return storageType{"int16", 2, false}, true
-	case "CharStorage":
-		return storageType{"int8", 1, false}, true
-	case "ByteStorage":
-		return storageType{"uint8", 1, false}, true
-	case "BoolStorage":
-		return storageType{"bool", 1, false}, true
-	case "FloatStorage":
-		return storageType{"float32", 4, true}, true
-	case "DoubleStorage":
-		return storageType{"float64", 8, true}, true
+	classes := [...]struct {
+		name string
+		typ  storageType
+	}{
+		{"LongStorage", storageType{"int64", 8, false}}, {"IntStorage", storageType{"int32", 4, false}},
+		{"ShortStorage", storageType{"int16", 2, false}}, {"CharStorage", storageType{"int8", 1, false}},
+		{"ByteStorage", storageType{"uint8", 1, false}}, {"BoolStorage", storageType{"bool", 1, false}},
+		{"FloatStorage", storageType{"float32", 4, true}}, {"DoubleStorage", storageType{"float64", 8, true}},
+	}
+	for _, c := range classes {
+		if c.name == name {
+			return c.typ, true
+		}
 	}
 	return storageType{}, false
 }
