@@ -32,4 +32,5 @@ func TestImportOGBLinkTrain(t *testing.T) {
 		t.Fatalf("train --task link: exit %d\n%s%s", code, out, stderr)
 	}
 	oneLineError(t, "comes with its own link task", "import", "ogb", src, "--out", filepath.Join(dir, "again"), "--link-split", "0.8,0.1,0.1")
+	oneLineError(t, "train it with --task link", "train", "--data", data, "--device", "cpu", "--epochs", "1")
 }

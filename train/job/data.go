@@ -51,9 +51,15 @@ func LoadDataset(src Source, threads int, log io.Writer, progress func(string) (
 	return ds, nil
 }
 
-// load is LoadDataset of the job's source.
+// load is LoadDataset of the job's source. A dataset made for link
+// prediction alone (an OGB link dataset: one placeholder class) is refused
+// for a node task, saying which task it has.
 func (j *Job) load() (*dataset.Dataset, error) {
-	return LoadDataset(j.Source, j.Threads, j.Log, j.Progress)
+	ds, err := LoadDataset(j.Source, j.Threads, j.Log, j.Progress)
+	if err == nil && !j.Link.IsLink() && ds.Link != nil && ds.NumClasses < 2 {
+		return nil, fmt.Errorf("dataset %s has a link-prediction task and no classes to predict: train it with --task link", ds.Name)
+	}
+	return ds, err
 }
 
 // ParseFeatureDType reads a --feature-dtype value.
