@@ -45,12 +45,36 @@ func (t *Trainer) batch() int {
 // rankSeeds is how many seeds of an epoch this rank takes (the same every
 // epoch).
 func (t *Trainer) rankSeeds() int {
-	n, B := len(t.ds.Train), t.cfg.Batch
 	rank, size := t.rankSize()
-	b := B / size
-	total := 0
-	for s := 0; s*B < n; s++ {
-		total += min(n, s*B+(rank+1)*b) - min(n, s*B+rank*b)
+	return RankShareLen(len(t.ds.Train), t.cfg.Batch, rank, size)
+}
+
+// RankShare is a rank's share of an epoch's order when a group of size
+// ranks splits every step's batch of batch items: the rank-th contiguous
+// part of each step's batch, the steps one after another, so that step s
+// of the rank is items [s·batch/size, (s+1)·batch/size) of the result
+// (fewer at the end). Alone (size 1) it is order itself.
+func RankShare(order []int32, batch, rank, size int) []int32 {
+	if size <= 1 {
+		return order
+	}
+	out := make([]int32, 0, RankShareLen(len(order), batch, rank, size))
+	b := batch / size
+	for s := 0; s*batch < len(order); s++ {
+		out = append(out, order[min(len(order), s*batch+rank*b):min(len(order), s*batch+(rank+1)*b)]...)
+	}
+	return out
+}
+
+// RankShareLen is len(RankShare(order, ...)) for an order of n items,
+// without making it.
+func RankShareLen(n, batch, rank, size int) int {
+	if size <= 1 {
+		return n
+	}
+	b, total := batch/size, 0
+	for s := 0; s*batch < n; s++ {
+		total += min(n, s*batch+(rank+1)*b) - min(n, s*batch+rank*b)
 	}
 	return total
 }

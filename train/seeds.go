@@ -42,19 +42,6 @@ type epochShuffle struct {
 // share of every step. It reads only the trainer's configuration and
 // dataset, so it may run beside the driver.
 func (t *Trainer) rankShare(epoch int) []int32 {
-	perm := Shuffle(t.ds.Train, t.cfg.Seed, epoch)
-	B := t.cfg.Batch
-	steps := (len(perm) + B - 1) / B
 	rank, size := t.rankSize()
-	if size == 1 {
-		return perm
-	}
-	b := B / size
-	out := make([]int32, 0, (len(perm)+size-1)/size)
-	for s := 0; s < steps; s++ {
-		lo := min(len(perm), s*B+rank*b)
-		hi := min(len(perm), s*B+(rank+1)*b)
-		out = append(out, perm[lo:hi]...)
-	}
-	return out
+	return RankShare(Shuffle(t.ds.Train, t.cfg.Seed, epoch), t.cfg.Batch, rank, size)
 }

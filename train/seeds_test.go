@@ -32,3 +32,31 @@ func TestEpochSeedsKeptAndPrepared(t *testing.T) {
 		}
 	}
 }
+
+// The ranks' shares of an order, step by step, put back together are the
+// order; RankShareLen counts each share without making it.
+func TestRankShareTilesTheOrder(t *testing.T) {
+	for _, c := range []struct{ n, batch, size int }{{10, 4, 2}, {11, 6, 3}, {7, 8, 4}, {5, 4, 1}} {
+		order := make([]int32, c.n)
+		for i := range order {
+			order[i] = int32(100 + i)
+		}
+		shares := make([][]int32, c.size)
+		for r := range shares {
+			shares[r] = RankShare(order, c.batch, r, c.size)
+			if got := RankShareLen(c.n, c.batch, r, c.size); got != len(shares[r]) {
+				t.Fatalf("%+v rank %d: RankShareLen %d, share of %d", c, r, got, len(shares[r]))
+			}
+		}
+		var back []int32
+		b := c.batch / c.size
+		for s := 0; s*c.batch < c.n; s++ {
+			for r := range shares {
+				back = append(back, shares[r][min(len(shares[r]), s*b):min(len(shares[r]), (s+1)*b)]...)
+			}
+		}
+		if !slices.Equal(back, order) {
+			t.Fatalf("%+v: shares put back %v, want %v", c, back, order)
+		}
+	}
+}

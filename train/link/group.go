@@ -9,6 +9,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train"
 )
 
 // rankBatch is the positive edges of one step on this rank.
@@ -34,19 +35,13 @@ func (t *Trainer) allocShare() error {
 }
 
 // rankOrder is this rank's share of an epoch's order of the training
-// edges: rank r takes the r-th contiguous part of every step's batch, laid
-// out so that SliceSeeds at step s with the rank's batch gives it.
+// edges (train.RankShare), laid out so that SliceSeeds at step s with the
+// rank's batch gives it.
 func (t *Trainer) rankOrder(order []int32) []int32 {
 	if t.group == nil {
 		return order
 	}
-	B, b, r := t.cfg.Batch, t.rankBatch(), t.group.Rank()
-	var out []int32
-	for s := 0; s*B < len(order); s++ {
-		lo := min(s*B+r*b, len(order))
-		out = append(out, order[lo:min(lo+b, (s+1)*B, len(order))]...)
-	}
-	return out
+	return train.RankShare(order, t.cfg.Batch, t.group.Rank(), t.group.Size())
 }
 
 // scaleShare makes the rank's loss and its gradient its share of the

@@ -162,7 +162,10 @@ func NewShared(be backend.Backend, ds *dataset.Dataset, cfg Config, group backen
 	t.npairs = backend.Count{Buf: t.counts, Off: countPairs, Cap: pairCap}
 	t.correct = backend.Count{Buf: t.counts, Off: countCorrect, Cap: pairCap}
 	t.nEnds = backend.Count{Buf: t.counts, Off: countEnds, Cap: endCap}
-	t.permLen = len(t.rankOrder(make([]int32, edges))) // the rank's share of every epoch's order
+	t.permLen = edges // the rank's share of every epoch's order
+	if group != nil {
+		t.permLen = train.RankShareLen(edges, t.cfg.Batch, group.Rank(), group.Size())
+	}
 	if group != nil {
 		if err := t.allocShare(); err != nil {
 			return nil, err
