@@ -170,7 +170,7 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		return st, err
 	}
 	for s := first; s < steps; s++ {
-		if stop, err := t.stopAgreed(ctx, s-first, 1); err != nil || stop {
+		if stop, err := t.stopAgreed(ctx, true); err != nil || stop {
 			t.state.Seconds += time.Since(start).Seconds()
 			if err != nil {
 				return st, err

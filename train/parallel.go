@@ -149,18 +149,20 @@ func (t *Trainer) share(p *Plan) {
 // every step.
 const agreeWindow = 64
 
-// stopAgreed says whether the run stops before its k-th step since the
-// driver last started because ctx was cancelled. Alone, as soon as ctx is.
-// A rank of a group checks only every window steps, and then
-// all ranks stop if any saw ctx cancelled: the ranks of a group see a
-// cancellation at different steps (a signal reaches processes, and
-// goroutines poll, at different times), and a rank that stopped alone
-// would leave its peers waiting in the next step's collectives.
-func (t *Trainer) stopAgreed(ctx context.Context, k, window int) (bool, error) {
+// stopAgreed says whether the run stops here because ctx was cancelled.
+// Alone, as soon as ctx is. A rank of a group checks only where due (the
+// replay driver: before a run's first step and at every agreeWindow-th
+// step of the epoch; the eager driver: every step), and then all ranks
+// stop if any saw ctx cancelled: the ranks of a group see a cancellation
+// at different steps (a signal reaches processes, and goroutines poll, at
+// different times), and a rank that stopped alone would leave its peers
+// waiting in the next step's collectives. Every rank must be due at the
+// same steps.
+func (t *Trainer) stopAgreed(ctx context.Context, due bool) (bool, error) {
 	if t.group() == nil {
 		return ctx.Err() != nil, nil
 	}
-	if k%window != 0 {
+	if !due {
 		return false, nil
 	}
 	seen := int32(0)

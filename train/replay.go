@@ -308,7 +308,7 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 // which reports its losses, stopped at an overflowed step that its peers
 // launched past). So a rank of a group stops early only where the group
 // agrees (stopAgreed: before a run's first step and every agreeWindow
-// steps), and never at a flag its step reporting saw: the flag is the same
+// steps of the epoch), and never at a flag its step reporting saw: the flag is the same
 // on every rank (all-reduced in the step), the steps after it are no-ops,
 // and the growth below starts from the step it names on every rank alike.
 func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, error) {
@@ -347,13 +347,15 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 	flag := make([]int32, 3)
 	accNow := make([]float32, 2)
 	for i := s; i < end; i++ {
-		if i > s && i%agreeWindow == 0 && !reporting {
+		window := i > s && i%agreeWindow == 0
+		if window && !reporting {
 			// Every window, wait for the steps launched and look at the
 			// flag: the host runs far ahead of the device, and every step
 			// launched after an overflowed one does all its work (only its
 			// effects are skipped) and then runs again (papers-sim: one
-			// overflow cost a quarter of an epoch). The flag is all-reduced inside the step, so every rank
-			// of a group stops at the same launch.
+			// overflow cost a quarter of an epoch). The flag is
+			// all-reduced inside the step, so every rank of a group stops
+			// at the same launch.
 			t.be.Read(flag, r.flag, 0)
 			if t.tb != nil {
 				t.be.Read(accNow, r.acc, 0)
@@ -369,7 +371,9 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 			}
 		}
 		var err error
-		if stop, err = t.stopAgreed(ctx, i-s, agreeWindow); err != nil {
+		// A group agrees on stopping at the same windows, right after the
+		// flag's round trip has drained the device.
+		if stop, err = t.stopAgreed(ctx, i == s || window); err != nil {
 			return 0, false, err
 		}
 		if stop {
