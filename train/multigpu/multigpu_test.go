@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	"github.com/fanout-gnn/fanout/backend/inproc"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/planetoid"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
@@ -117,18 +115,7 @@ func TestGATDevicesMatchOneDevice(t *testing.T) {
 // TestCoraDevicesMatchOneDevice: the same on Cora with GCN over all
 // neighbours (Planetoid split; skipped without the data).
 func TestCoraDevicesMatchOneDevice(t *testing.T) {
-	dir := os.Getenv("FANOUT_CORA_DIR")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "..", "shared", "datasets", "planetoid-cora")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "ind.cora.graph")); err != nil {
-		t.Skipf("Planetoid Cora not found at %s (set FANOUT_CORA_DIR): %v", dir, err)
-	}
-	ds, err := planetoid.Import(dir, "cora")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds.NormalizeFeatures()
+	ds := traintest.Cora(t, filepath.Join("..", ".."))
 	cfg := train.Config{Model: "gcn", Layers: 2, Hidden: 16, Fanouts: []int{-1, -1}, Batch: 140, Epochs: 20,
 		LR: 0.01, WeightDecay: 5e-4, Dropout: 0.5, InDropout: 0.5, Seed: 1, EvalEvery: 1}
 	devicesMatchOneDevice(t, ds, cfg, 1e-5)
