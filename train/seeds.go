@@ -15,10 +15,7 @@ func (t *Trainer) epochSeeds(epoch int) (seeds []int32, steps int) {
 		s.done, s.epoch = <-s.next, epoch
 		s.next = nil
 	default:
-		if s.next != nil {
-			<-s.next // a stale shuffle: let it finish rather than leak it
-			s.next = nil
-		}
+		s.wait() // a stale shuffle
 		s.done, s.epoch = t.rankShare(epoch), epoch
 	}
 	if s.next == nil && epoch+1 < t.cfg.Epochs {
@@ -36,6 +33,16 @@ type epochShuffle struct {
 	done      []int32 // epoch's seeds, or nil
 	nextEpoch int
 	next      chan []int32 // nextEpoch's seeds, being shuffled; nil when none is
+}
+
+// wait lets a shuffle in the background finish: it reads the dataset's
+// training split, which may be memory that closing the dataset unmaps
+// (Trainer.Close waits for it; a run stopped early leaves one behind).
+func (s *epochShuffle) wait() {
+	if s.next != nil {
+		<-s.next
+		s.next = nil
+	}
 }
 
 // rankShare shuffles the training split for an epoch and takes this rank's

@@ -60,3 +60,24 @@ func TestRankShareTilesTheOrder(t *testing.T) {
 		}
 	}
 }
+
+// Closing a trainer waits for the shuffle it started in the background,
+// which reads the training split (memory a closed dataset unmaps): a run
+// stopped early leaves one behind.
+func TestCloseWaitsForTheNextShuffle(t *testing.T) {
+	ds := tinyData(t)
+	cfg := tinyConfig(t)
+	cfg.Epochs = 3
+	tr, err := New(cpu.New(1), ds, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.epochSeeds(0)
+	if tr.seeds.next == nil {
+		t.Fatal("no shuffle of epoch 2 in the background")
+	}
+	tr.Close()
+	if tr.seeds.next != nil {
+		t.Fatal("Close left the background shuffle running")
+	}
+}

@@ -217,6 +217,7 @@ func (t *Trainer) State() State { return t.state }
 
 // Close frees everything the trainer allocated on the backend.
 func (t *Trainer) Close() {
+	t.seeds.wait()
 	t.dropFullLogits()
 	if t.eval != nil && t.eval != t.plan {
 		t.eval.Free()
