@@ -2,7 +2,6 @@ package nn
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -158,7 +157,8 @@ func (n *normLayer) forward(h backend.Buffer, count backend.Count, bias backend.
 		n.ops.BatchNormStats(n.pre, count, n.dim, n.stats)
 		n.ops.NormMoments(n.stats, count, n.dim, n.moments)
 		n.sync.AllReduceSum(n.moments)
-		n.n = backend.Count{Buf: n.group, Cap: math.MaxInt32}
+		// At most every rank's capacity: a backend bounds its loops by it.
+		n.n = backend.Count{Buf: n.group, Cap: count.Cap * n.sync.Size()}
 		n.ops.NormFromMoments(n.moments, n.dim, n.stats, n.n)
 		n.pending = true
 	default:

@@ -18,3 +18,5 @@ P=(--data "$D/products-sim" --device cuda --eval-every 10)
 r prod-2gpu 60 bin/fanout train "${P[@]}" --epochs 2 --devices 2
 r prod-2gpu-syncnorm 60 bin/fanout train "${P[@]}" --epochs 1 --devices 2 --norm batch --sync-norm
 KEEP='rank|epoch|error|test acc' r launch-2 60 bin/fanout launch --nproc 2 -- train --device cuda --epochs 2
+suite hybrid train/hybrid 'CUDA' 120
+KEEP='error|memory|GiB|panic' r hidden-too-big 60 bin/fanout train --device cuda --hidden 100000000

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -99,8 +100,10 @@ func (c *call) count(name string, n backend.Count) (live int, ptr *int32) {
 	if !c.ok {
 		return 0, nil
 	}
-	if n.Cap < 0 {
-		c.failf("%s: negative capacity %d", name, n.Cap)
+	if n.Cap < 0 || n.Cap > math.MaxInt32-1 {
+		// The CUDA backend's bound: its kernels take the capacity as an
+		// int32 and count up to it.
+		c.failf("%s: capacity %d outside [0, 2^31-1)", name, n.Cap)
 		return 0, nil
 	}
 	x, isCPU := n.Buf.(*buffer)
