@@ -95,6 +95,9 @@ func trainOptions() []option {
 		{"super-batch", "hybrid: training steps that share one set of hot rows", func(_ *train.Config, rf *runFlags) any { return &rf.j.Hybrid.SuperBatch }},
 		{"embeddings", "task link: a .npy `file` that gets every vertex's embedding from the model with the best validation ROC-AUC (float32 [vertices, embed])", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Embeddings }},
 		{"scores", "task link: a .npy `file` of vertex pairs (int32 or int64 [pairs, 2]) that the best model scores into scores.npy in --out (float32 [pairs]); --out also gets encoder.safetensors (PyG's names) and, for the mlp decoder, decoder.safetensors (torch.nn.Sequential's state dict)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Scores }},
+		{"eval-negatives", "task link: rank every validation and test edge (u, v) against N negatives (u, w), w drawn uniformly at evaluation, as ogbl-citation2's 1000 (MRR); 0: against the dataset's stored negatives", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.EvalNegatives }},
+		{"eval-edges", "task link: evaluate only the first N edges of the validation and of the test set (a uniform sample: the split shuffled them); 0: all", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.EvalEdges }},
+		{"epoch-steps", "task link: end every epoch (and evaluate) after N steps, each epoch still a fresh shuffle of all training edges; 0: a whole pass", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.EpochSteps }},
 		{"hot-rows", "hybrid: what the CPU computes for hot vertices: inputs (their aggregated neighbour features, which the GPU multiplies by the weights of the moment: nothing stale, exact gradients; GAT falls back to outputs) or outputs (layer 0's output, with the weights of --staleness super-batches before)", func(_ *train.Config, rf *runFlags) any { return &rf.hotRows }},
 	}
 }

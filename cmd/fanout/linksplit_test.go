@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -95,4 +96,39 @@ func TestTrainLinkTask(t *testing.T) {
 	plain := genTiny(t)
 	oneLineError(t, "no link task", "train", "--data", plain, "--task", "link", "--device", "cpu", "--epochs", "1")
 	oneLineError(t, "task: edge, want node or link", "train", "--data", data, "--task", "edge", "--device", "cpu")
+}
+
+// TestTrainLinkMRR: gen tiny --link-split, then train --task link with
+// --eval-negatives 1000 ranks each of --eval-edges held-out edges against
+// 1,000 negatives in epochs of --epoch-steps steps: the summary's epochs
+// have those steps and its test MRR is a reciprocal rank's mean, which
+// the printed line shows; bad values are refused naming the flag.
+func TestTrainLinkMRR(t *testing.T) {
+	data := genTiny(t, "--link-split", "0.85,0.05,0.1")
+	run := filepath.Join(t.TempDir(), "run")
+	code, out, stderr := fanout(t, "train", "--data", data, "--task", "link", "--device", "cpu", "--model", "gcn", "--epochs", "2",
+		"--epoch-steps", "4", "--eval-negatives", "1000", "--eval-edges", "40", "--fanouts", "5,5", "--hidden", "16", "--out", run)
+	if code != 0 || !strings.Contains(out, ", MRR ") || !strings.Contains(stderr, "epoch 2: loss") {
+		t.Fatalf("train --task link --eval-negatives 1000: exit %d\n%s%s", code, out, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(run, job.LinkSummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Epochs []struct{ Steps int }
+		Test   struct{ MRR float64 }
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Epochs) != 2 || s.Epochs[0].Steps != 4 || s.Epochs[1].Steps != 4 {
+		t.Errorf("epochs %+v, want 2 of 4 steps", s.Epochs)
+	}
+	if !(s.Test.MRR >= 1.0/1001 && s.Test.MRR <= 1) {
+		t.Errorf("test MRR %v: a reciprocal rank among 1,001 lies in [1/1001, 1]", s.Test.MRR)
+	}
+	for _, bad := range [][]string{{"--eval-negatives", "-1"}, {"--eval-edges", "-2"}, {"--epoch-steps", "-3"}} {
+		oneLineError(t, strings.TrimPrefix(bad[0], "--"), append([]string{"train", "--data", data, "--task", "link", "--device", "cpu"}, bad...)...)
+	}
 }

@@ -32,6 +32,10 @@ type LinkSettings struct {
 	Decoder      string // dot or mlp
 	Exclude      string // reverse, self or none
 	Embed        int    // embedding width (0: the hidden width)
+	// EvalNegatives, EvalEdges and EpochSteps are link.Config's: held-out
+	// edges ranked against negatives drawn at evaluation, at most
+	// EvalEdges of each set, and epochs of at most EpochSteps steps.
+	EvalNegatives, EvalEdges, EpochSteps int
 	// Embeddings, when set, is a .npy file that gets every vertex's
 	// embedding from the best model (float32 [N, embed]).
 	Embeddings string
@@ -157,7 +161,8 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 // path counts seeds.
 func linkConfig(j Job, n int) (link.Config, error) {
 	cfg := link.Config{Config: j.Config, Embed: j.Link.Embed, Negatives: j.Link.Negatives,
-		NegativeDist: j.Link.NegativeDist, Decoder: j.Link.Decoder, Exclude: j.Link.Exclude}
+		NegativeDist: j.Link.NegativeDist, Decoder: j.Link.Decoder, Exclude: j.Link.Exclude,
+		EvalNegatives: j.Link.EvalNegatives, EvalEdges: j.Link.EvalEdges, EpochSteps: j.Link.EpochSteps}
 	if n > 1 {
 		cfg.Batch *= n
 		if j.GlobalBatch > 0 {

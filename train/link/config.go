@@ -42,6 +42,21 @@ type Config struct {
 	Decoder      string // DecoderDot or DecoderMLP
 	DecoderWidth int    // the MLP decoder's hidden width; 0: Embed
 	Exclude      string // ExcludeReverse, ExcludeSelf or ExcludeNone
+	// EvalNegatives, when above 0, ranks every held-out edge (u, v)
+	// against that many negatives (u, w) drawn at evaluation time (evalneg.go)
+	// instead of the dataset's stored ones: ogbl-citation2's protocol of
+	// 1,000 random destinations per positive, at a scale where storing them
+	// would not fit.
+	EvalNegatives int `json:",omitempty"`
+	// EvalEdges, when above 0, scores only the first EvalEdges edges of
+	// each held-out set (the split shuffled them, so they are a uniform
+	// sample); 0 scores all.
+	EvalEdges int `json:",omitempty"`
+	// EpochSteps, when above 0, ends an epoch after that many steps (each
+	// epoch still shuffles every training edge), as GraphBolt's examples'
+	// --early-stop: an evaluation every EpochSteps steps on graphs whose
+	// whole pass takes tens of thousands of steps.
+	EpochSteps int `json:",omitempty"`
 	// Features is how the feature table is held on the backend: F32,
 	// BF16 (gathered rows widened to float32) or 0 (as the dataset holds
 	// it).
@@ -89,6 +104,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("decoder-width: %d, want >= 0", c.DecoderWidth)
 	case c.Exclude != ExcludeReverse && c.Exclude != ExcludeSelf && c.Exclude != ExcludeNone:
 		return fmt.Errorf("exclude: %q, want reverse, self or none", c.Exclude)
+	case c.EvalNegatives < 0:
+		return fmt.Errorf("eval-negatives: %d, want >= 0 (0: the dataset's stored negatives)", c.EvalNegatives)
+	case c.EvalEdges < 0:
+		return fmt.Errorf("eval-edges: %d, want >= 0 (0: every held-out edge)", c.EvalEdges)
+	case c.EpochSteps < 0:
+		return fmt.Errorf("epoch-steps: %d, want >= 0 (0: a whole pass over the training edges)", c.EpochSteps)
 	case c.Features != 0 && c.Features != backend.F32 && c.Features != backend.BF16:
 		return fmt.Errorf("features: %s, want float32 or bfloat16", c.Features)
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
 	"github.com/fanout-gnn/fanout/graph"
@@ -63,4 +64,28 @@ func inOrder(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config) 
 	}
 	tr.be.Write(tr.perm, 0, edges)
 	return tr
+}
+
+// bestEmbeddings trains cfg on ds with the eager driver on a CPU backend
+// and returns the trainer (closed at the end of the test), its summary
+// and every vertex's embedding from its best model.
+func bestEmbeddings(t *testing.T, ds *dataset.Dataset, cfg Config) (*Trainer, *Summary, []float32) {
+	t.Helper()
+	tr, err := New(cpu.New(2), ds, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	s, err := tr.Run(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.UseBest(); err != nil {
+		t.Fatal(err)
+	}
+	emb, err := tr.Embeddings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr, s, emb
 }

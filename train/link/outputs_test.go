@@ -18,22 +18,7 @@ func TestBestModelOutputs(t *testing.T) {
 	ds := ringData(t, 400)
 	cfg := ringConfig()
 	cfg.Epochs, cfg.EvalEvery = 4, 2
-	tr, err := New(cpu.New(2), ds, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	s, err := tr.Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.UseBest(); err != nil {
-		t.Fatal(err)
-	}
-	emb, err := tr.Embeddings()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tr, s, emb := bestEmbeddings(t, ds, cfg)
 	l := ds.Link
 	pos, err := tr.ScorePairs(emb, l.Test)
 	if err != nil {

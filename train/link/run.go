@@ -71,9 +71,19 @@ func (t *Trainer) RunReplay(ctx context.Context) (*Summary, error) {
 	})
 }
 
-// steps is the number of steps of an epoch.
+// steps is the number of steps of an epoch: a whole pass over the
+// training edges, or Config.EpochSteps where that is fewer.
 func (t *Trainer) steps() int {
-	return (dataset.Pairs(t.ds.Link.Train) + t.cfg.Batch - 1) / t.cfg.Batch
+	n := (dataset.Pairs(t.ds.Link.Train) + t.cfg.Batch - 1) / t.cfg.Batch
+	if t.cfg.EpochSteps > 0 {
+		n = min(n, t.cfg.EpochSteps)
+	}
+	return n
+}
+
+// stepEdges is the positive edges an epoch's steps take.
+func (t *Trainer) stepEdges() int {
+	return min(t.steps()*t.cfg.Batch, dataset.Pairs(t.ds.Link.Train))
 }
 
 // run trains the remaining epochs, each step by step().
@@ -110,7 +120,7 @@ func (t *Trainer) run(ctx context.Context, step func() error) (*Summary, error) 
 		if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) {
 			return nil, fmt.Errorf("link: epoch %d: the training loss is %v; lower --lr", st.Epoch, st.Loss)
 		}
-		st.TrainAcc = float64(acc[1]) / float64(dataset.Pairs(t.ds.Link.Train)*(1+t.cfg.Negatives))
+		st.TrainAcc = float64(acc[1]) / float64(t.stepEdges()*(1+t.cfg.Negatives))
 		last := t.epoch+1 == t.cfg.Epochs
 		stop, newBest := false, false
 		if (t.epoch+1)%max(t.cfg.EvalEvery, 1) == 0 || last {
@@ -154,9 +164,11 @@ func (t *Trainer) evaluate(s *Summary, st *EpochStats) error {
 		return err
 	}
 	hd := t.dec.host()
-	l := t.ds.Link
-	if dataset.Pairs(l.Valid) > 0 {
-		v := t.score(emb, hd, l.Valid, l.ValidNeg)
+	if dataset.Pairs(t.ds.Link.Valid) > 0 {
+		v, err := t.score(emb, hd, setValid)
+		if err != nil {
+			return err
+		}
 		st.Valid = &v
 		if v.AUC <= s.BestValid.AUC {
 			return nil
@@ -164,24 +176,11 @@ func (t *Trainer) evaluate(s *Summary, st *EpochStats) error {
 		s.BestValid = v
 	}
 	s.BestEpoch = st.Epoch
-	s.Test = t.score(emb, hd, l.Test, l.TestNeg)
+	if s.Test, err = t.score(emb, hd, setTest); err != nil {
+		return err
+	}
 	t.keepBest()
 	return t.be.Sync()
-}
-
-// score computes the metrics of held-out pairs against their negatives
-// from every vertex's embedding.
-func (t *Trainer) score(emb []float32, hd *hostDecoder, pos, neg []int32) Metrics {
-	dim := t.cfg.embed()
-	row := func(v int32) []float32 { return emb[int(v)*dim : (int(v)+1)*dim] }
-	scores := func(p []int32) []float64 {
-		out := make([]float64, dataset.Pairs(p))
-		for i := range out {
-			out[i] = hd.score(row(p[2*i]), row(p[2*i+1]))
-		}
-		return out
-	}
-	return Score(scores(pos), scores(neg), t.ds.Link.Negatives)
 }
 
 // Embeddings computes every vertex's embedding (F32 [N, embed], row v for

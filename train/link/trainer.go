@@ -64,6 +64,7 @@ type Trainer struct {
 	permLen          int
 	epoch            int // epochs trained
 
+	sets      [2]*heldOut // the held-out sets as evaluated (evalneg.go)
 	best      [][]float32 // the best model's tensors (keepBest)
 	sinceBest int         // evaluations since the best one
 	resumed   *Summary    // the figures of the epochs before a resume

@@ -1,0 +1,119 @@
+package link
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/rng"
+)
+
+// evalStream is the Philox stream of the negatives drawn at evaluation
+// (Config.EvalNegatives); see config.go for the others.
+const evalStream = 254
+
+// maxScored bounds the pairs that one held-out set's evaluation scores:
+// the metrics sort them, about 32 bytes of host memory each.
+const maxScored = 1 << 27
+
+// Held-out sets, the index of Trainer.sets.
+const (
+	setValid = iota
+	setTest
+)
+
+// heldOut is a held-out set as the run evaluates it: its positives (flat
+// pairs) and k negatives per positive.
+type heldOut struct {
+	pos, neg []int32
+	k        int
+}
+
+// heldOutSet is held-out set `set` (setValid, setTest) as the settings
+// evaluate it, made once: the first EvalEdges positives, against their
+// stored negatives or EvalNegatives drawn ones.
+func (t *Trainer) heldOutSet(set int) (heldOut, error) {
+	if h := t.sets[set]; h != nil {
+		return *h, nil
+	}
+	l := t.ds.Link
+	pos, neg, name := l.Valid, l.ValidNeg, "validation"
+	if set == setTest {
+		pos, neg, name = l.Test, l.TestNeg, "test"
+	}
+	n := dataset.Pairs(pos)
+	if c := t.cfg.EvalEdges; c > 0 {
+		n = min(n, c)
+	}
+	h := heldOut{pos: pos[:2*n], k: l.Negatives}
+	if k := t.cfg.EvalNegatives; k > 0 {
+		h.k = k
+		if n*k > maxScored {
+			return h, fmt.Errorf("link: %d %s edges x %d negatives are %d pairs to score, more than %d: give --eval-edges at most %d", n, name, k, n*k, maxScored, maxScored/k)
+		}
+		var err error
+		if h.neg, err = drawNegatives(h.pos, k, t.ds.Graph.NumNodes, rng.Key{Seed: t.cfg.Seed, Stream: evalStream}, set); err != nil {
+			return h, err
+		}
+	} else {
+		h.neg = neg[:2*n*h.k]
+	}
+	t.sets[set] = &h
+	return h, nil
+}
+
+// drawNegatives draws k negatives (u, w) for every positive (u, v) of pos,
+// w uniform over the vertices other than u, as ogbl-citation2's random
+// destinations (a negative may be an edge of the graph, as there). Draw j
+// of positive i of set s is Philox word j of index 2i+s, so validation
+// and test draw apart, and every evaluation of a run ranks against the
+// same negatives.
+func drawNegatives(pos []int32, k int, vertices int64, key rng.Key, set int) ([]int32, error) {
+	if vertices < 2 || vertices > 1<<31 {
+		return nil, fmt.Errorf("link: negatives need 2 to 2^31 vertices, the graph has %d", vertices)
+	}
+	m := uint32(vertices - 1)
+	out := make([]int32, 2*k*dataset.Pairs(pos))
+	for i := range dataset.Pairs(pos) {
+		u := pos[2*i]
+		for j := range k {
+			w := int32(rng.Uniform(key.Word(uint32(2*i+set), uint32(j)), m))
+			if w >= u {
+				w++ // skip u itself
+			}
+			o := 2 * (i*k + j)
+			out[o], out[o+1] = u, w
+		}
+	}
+	return out, nil
+}
+
+// scorePairs scores the flat pairs p from the embeddings, on every core.
+func scorePairs(emb []float32, dim int, hd *hostDecoder, p []int32) []float64 {
+	out := make([]float64, dataset.Pairs(p))
+	row := func(v int32) []float32 { return emb[int(v)*dim : (int(v)+1)*dim] }
+	workers := min(runtime.GOMAXPROCS(0), max(len(out)/4096, 1))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w * len(out) / workers; i < (w+1)*len(out)/workers; i++ {
+				out[i] = hd.score(row(p[2*i]), row(p[2*i+1]))
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// score computes a held-out set's metrics from every vertex's embedding.
+func (t *Trainer) score(emb []float32, hd *hostDecoder, set int) (Metrics, error) {
+	h, err := t.heldOutSet(set)
+	if err != nil {
+		return Metrics{}, err
+	}
+	dim := t.cfg.embed()
+	return Score(scorePairs(emb, dim, hd, h.pos), scorePairs(emb, dim, hd, h.neg), h.k), nil
+}

@@ -1,0 +1,112 @@
+package link
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/linksplit"
+	"github.com/fanout-gnn/fanout/rng"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
+)
+
+// TestDrawNegatives: every negative keeps its positive's source and draws
+// any other vertex, never the source; the draws repeat for a key and
+// differ between validation and test.
+func TestDrawNegatives(t *testing.T) {
+	pos := []int32{0, 1, 3, 4, 9, 2}
+	const k, n = 400, 10
+	key := rng.Key{Seed: 7, Stream: evalStream}
+	neg, err := drawNegatives(pos, k, n, key, setValid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(neg) != 2*k*dataset.Pairs(pos) {
+		t.Fatalf("%d pairs, want %d", dataset.Pairs(neg), k*dataset.Pairs(pos))
+	}
+	for i := range dataset.Pairs(pos) {
+		u := pos[2*i]
+		seen := make([]int, n)
+		for j := range k {
+			s, w := neg[2*(i*k+j)], neg[2*(i*k+j)+1]
+			if s != u || w == u || w < 0 || w >= n {
+				t.Fatalf("positive %d (source %d): negative %d is (%d, %d)", i, u, j, s, w)
+			}
+			seen[w]++
+		}
+		for w, c := range seen {
+			if int32(w) != u && c == 0 {
+				t.Errorf("positive %d: vertex %d never drawn in %d draws", i, w, k)
+			}
+		}
+	}
+	again, _ := drawNegatives(pos, k, n, key, setValid)
+	test, _ := drawNegatives(pos, k, n, key, setTest)
+	if !slices.Equal(neg, again) || slices.Equal(neg, test) {
+		t.Errorf("draws: repeated %v, validation and test apart %v", slices.Equal(neg, again), !slices.Equal(neg, test))
+	}
+	if _, err := drawNegatives(pos, k, 1, key, setValid); err == nil {
+		t.Error("a graph of one vertex has no negatives, but drawNegatives drew")
+	}
+}
+
+// TestTinyMRR1000 trains on the tiny preset's generated link task with
+// short epochs and ranks each of the first 500 validation and test edges
+// against 1,000 negatives drawn at evaluation: every epoch has the
+// configured steps, the test MRR is the mean reciprocal rank that the
+// best model's embeddings give (counted here), and it is far above an
+// uninformed scorer's, H(1001)/1001 = 0.0075 against 1,000 negatives (a
+// mean of 500 has a standard deviation of about 0.002 there). GCN, whose
+// degree normalisation tells hubs apart, learns the R-MAT graph's links
+// far faster than GraphSAGE's mean (0.11 against 0.012 here).
+func TestTinyMRR1000(t *testing.T) {
+	ds, _ := traintest.Tiny(t)
+	if err := linksplit.Apply(ds, linksplit.Options{Fractions: linksplit.Fractions{Train: 0.85, Valid: 0.05, Test: 0.1}, Negatives: 1, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	c := Defaults()
+	c.Model, c.Layers, c.Hidden, c.Fanouts, c.Batch, c.LR, c.Dropout = "gcn", 2, 32, []int{5, 5}, 256, 0.01, 0
+	const edges = 500
+	c.Epochs, c.EpochSteps, c.EvalNegatives, c.EvalEdges = 3, 250, 1000, edges
+	tr, s, emb := bestEmbeddings(t, ds, c)
+	for _, e := range s.Epochs {
+		if e.Steps != 250 || e.Valid == nil {
+			t.Errorf("epoch %d: %d steps, validation %v; want 250 steps and a validation", e.Epoch, e.Steps, e.Valid)
+		}
+	}
+	h, err := tr.heldOutSet(setTest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dataset.Pairs(h.pos) != edges || h.k != 1000 || dataset.Pairs(h.neg) != edges*1000 {
+		t.Fatalf("test set evaluated: %d positives, %d negatives each, %d in all", dataset.Pairs(h.pos), h.k, dataset.Pairs(h.neg))
+	}
+	dot := func(u, v int32) float64 {
+		var d float64
+		for j := range tr.EmbedDim() {
+			d += float64(emb[int(u)*tr.EmbedDim()+j]) * float64(emb[int(v)*tr.EmbedDim()+j])
+		}
+		return d
+	}
+	var rr float64
+	for i := range edges {
+		sp := dot(h.pos[2*i], h.pos[2*i+1])
+		rank := 1.0
+		for j := range 1000 {
+			switch sn := dot(h.neg[2*(i*1000+j)], h.neg[2*(i*1000+j)+1]); {
+			case sn > sp:
+				rank++
+			case sn == sp:
+				rank += 0.5
+			}
+		}
+		rr += 1 / rank
+	}
+	if mrr := rr / edges; mrr-s.Test.MRR > 1e-9 || s.Test.MRR-mrr > 1e-9 {
+		t.Errorf("test MRR %.6f, but the best model's ranks give %.6f", s.Test.MRR, mrr)
+	}
+	t.Logf("test MRR %.4f, Hits@20 %.3f, ROC-AUC %.4f (best epoch %d, valid MRR %.4f)", s.Test.MRR, s.Test.Hits[0], s.Test.AUC, s.BestEpoch, s.BestValid.MRR)
+	if s.Test.MRR < 0.05 {
+		t.Errorf("test MRR %.4f against 1,000 negatives, want at least 0.05 (an uninformed scorer's is 0.0075)", s.Test.MRR)
+	}
+}
