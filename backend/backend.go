@@ -279,13 +279,18 @@ type Sparse interface {
 	// selfW[i] = 1/d_i and edgeW[e] = (srcDeg[i]/s_i)/sqrt(d_i·d_j). With
 	// all neighbours sampled this is D^-1/2 (A+I) D^-1/2.
 	GCNWeights(blk *Block, srcDeg, edgeW, selfW Buffer)
-	// GINWeights sets GIN's sum weights: edgeW[e] = srcDeg[i]/s_i for the
-	// edges of destination i (srcDeg F32 [NumSrc.Cap], full-graph degrees;
-	// s_i the sampled degree), so that the sampled sum is an unbiased
-	// estimate of the sum over all neighbours (exactly that sum when all
-	// are sampled), and selfW[i] = 1 + eps[0] (eps F32 [1], read in backend
-	// memory so a learned ε needs no host read).
-	GINWeights(blk *Block, srcDeg, eps, edgeW, selfW Buffer)
+	// GINWeights sets GIN's sum weights for a model whose layer was trained
+	// on fanout sampled neighbours: with srcDeg (F32 [NumSrc.Cap],
+	// full-graph degrees) and s_i the sampled degree of destination i,
+	// edgeW[e] = min(srcDeg[i], fanout)/s_i for the edges of i, and
+	// selfW[i] = 1 + eps[0] (eps F32 [1], read in backend memory so a
+	// learned ε needs no host read). Sampling fanout neighbours without
+	// replacement gives s_i = min(srcDeg[i], fanout): each weighs 1 (the
+	// plain sampled sum); summing more (full-neighbour inference) scales
+	// the sum to the expectation of the training one. fanout < 0 (trained
+	// on every neighbour) gives srcDeg[i]/s_i: the sum over all
+	// neighbours, estimated from a sample.
+	GINWeights(blk *Block, srcDeg Buffer, fanout int, eps, edgeW, selfW Buffer)
 	// Aggregate computes out as above.
 	Aggregate(blk *Block, edgeW, selfW, x Buffer, dim int, out Buffer)
 	// AggregateConcat writes GraphSAGE's concatenation of a destination's

@@ -68,6 +68,9 @@ func (c Config) ModelConfig(inDim, classes int) nn.Config {
 	mc := nn.Config{Kind: c.Model, InDim: inDim, Hidden: c.Hidden, Classes: classes,
 		Layers: c.Layers, Dropout: c.Dropout, InputDropout: c.InDropout, LearnEps: c.GINEps == "learn",
 		BF16Activations: c.Activations == "bfloat16", BF16Bottom: c.BottomProducts == "bfloat16", Norm: c.Norm, JK: c.JK}
+	if c.Model == nn.KindGIN {
+		mc.GINFanouts = FormatFanouts(c.Fanouts) // its sums weigh what training summed
+	}
 	if c.Model == nn.KindGAT {
 		mc.Heads, mc.OutHeads, mc.AttnDropout = max(c.Heads, 1), c.OutHeads, c.AttnDropout
 		if mc.OutHeads == 0 {

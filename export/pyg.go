@@ -97,6 +97,7 @@ func PyG(c *checkpoint.Checkpoint) ([]Tensor, map[string]string, error) {
 	}
 	if c.Config.Model == "gin" {
 		meta["train_eps"] = fmt.Sprint(learnEps)
+		ginMeta(c.Model, meta)
 	}
 	if c.Config.Model == "gat" {
 		gatMeta(c.Model, meta)

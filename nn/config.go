@@ -76,6 +76,14 @@ type Config struct {
 	// output, the layers' outputs concatenated, or their element-wise
 	// maximum to the classes), as PyTorch Geometric's BasicGNN.
 	JK string `json:",omitempty"`
+	// GINFanouts are the fanouts GIN was trained with, per hop from the
+	// seeds as the trainer's --fanouts ("15,10": the top layer sampled 15,
+	// -1: every neighbour): a layer trained on k sampled neighbours sums
+	// each sampled one at weight min(deg, k)/sampled, so 1 in training and
+	// the training sum's expectation when more are summed (see gin.go).
+	// Empty: every layer as trained on all neighbours (a sample estimates
+	// the full sum), as GIN checkpoints before the field were. GIN only.
+	GINFanouts string `json:",omitempty"`
 }
 
 // Validate returns an error naming the first invalid field.
@@ -110,6 +118,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("nn: config BF16Bottom: the bottom layer's output width %d must be even", out)
 	}
 	if err := c.validateNormJK(); err != nil {
+		return err
+	}
+	if _, err := c.ginFanouts(); err != nil {
 		return err
 	}
 	return c.validateGAT()

@@ -2,6 +2,8 @@ package nn
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -11,11 +13,19 @@ import (
 //	h_dst = MLP((1 + ε)·x_dst + Σ_{j ∈ N(dst)} x_j)
 //	MLP(a) = ReLU(a·W1 + b1)·W2   (+ b2, applied by the model)
 //
-// With sampled neighbours the sum is rescaled per destination by its
-// full-graph degree over its sampled degree (GINWeights), so it is an
-// unbiased estimate of the sum over all neighbours, as GCN's weights are;
-// with every neighbour sampled it is the sum itself. ε is fixed at 0 or
-// learned (a parameter of one element whose gradient is Σ_i <x_i, dagg_i>,
+// The sum is what training summed: a layer trained on k sampled
+// neighbours (Config.GINFanouts) weighs each sampled neighbour
+// min(deg, k)/sampled (GINWeights), which is 1 in training (sampling
+// without replacement draws min(deg, k)), as PyTorch Geometric's sampled
+// GIN sums; where evaluation sums more (full-neighbour inference), each of
+// a vertex's deg neighbours weighs min(deg, k)/deg, the expectation of the
+// training sum, so the sums, and the batch normalisation's running
+// statistics learned on them, keep their training scale. Summing all
+// neighbours at full weight instead makes hub rows thousands of times the
+// others on power-law graphs, and normalised GIN then learns nothing
+// (docs/perf.md, issue 26). A layer trained on every neighbour (k = -1, or
+// GINFanouts empty) weighs deg/sampled: the full sum, estimated from a
+// sample. ε is fixed at 0 or learned (a parameter of one element whose gradient is Σ_i <x_i, dagg_i>,
 // computed on the device by DotSum).
 //
 // Parameters: layerN.w1 [in, out], layerN.b1 [out], layerN.w2 [out, out],
@@ -26,6 +36,7 @@ type ginLayer struct {
 	w1, b1, w2 *Param
 	b          *Param
 	eps        *Param // learned ε, or nil
+	fanout     int    // training fanout of the layer's sum (-1: every neighbour)
 	// inner is the MLP's normalisation after its first product (and b1),
 	// before its ReLU, as PyTorch Geometric's GIN puts its norm in the
 	// MLP; nil without Config.Norm.
@@ -71,7 +82,19 @@ func newGIN(be backend.Backend, pa *paramAlloc, l, in, out int, learnEps bool, s
 // (layerN.mlp_norm.weight, .bias and, for batch normalisation, .running).
 func newGINNormed(be backend.Backend, pa *paramAlloc, cfg Config, l, in, out int, seed uint64) (*ginLayer, error) {
 	g, err := newGIN(be, pa, l, in, out, cfg.LearnEps, seed)
-	if err != nil || cfg.Norm == "" || cfg.Norm == NormNone {
+	if err != nil {
+		return nil, err
+	}
+	fanouts, err := cfg.ginFanouts()
+	if err != nil {
+		g.free()
+		return nil, err
+	}
+	g.fanout = -1
+	if fanouts != nil {
+		g.fanout = fanouts[cfg.Layers-1-l] // hop 0 samples the top layer's neighbours
+	}
+	if cfg.Norm == "" || cfg.Norm == NormNone {
 		return g, err
 	}
 	if g.inner, err = makeNorm(be, pa, cfg, fmt.Sprintf("layer%d.mlp_norm", l), out); err != nil {
@@ -79,6 +102,38 @@ func newGINNormed(be backend.Backend, pa *paramAlloc, cfg Config, l, in, out int
 		return nil, err
 	}
 	return g, nil
+}
+
+// ginFanouts parses GINFanouts: nil when empty, else one fanout (-1 or
+// more) per layer, per hop from the seeds.
+func (c Config) ginFanouts() ([]int, error) {
+	if c.GINFanouts == "" {
+		return nil, nil
+	}
+	if c.Kind != KindGIN {
+		return nil, fmt.Errorf("nn: config GINFanouts %q: only %q weighs its sums by the training fanouts, not %q", clip(c.GINFanouts), KindGIN, c.Kind)
+	}
+	parts := strings.Split(c.GINFanouts, ",")
+	if len(parts) != c.Layers {
+		return nil, fmt.Errorf("nn: config GINFanouts %q: %d values for %d layers; want one per layer", clip(c.GINFanouts), len(parts), c.Layers)
+	}
+	fs := make([]int, len(parts))
+	for i, p := range parts {
+		f, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || f < -1 {
+			return nil, fmt.Errorf("nn: config GINFanouts %q: value %d %q is not a fanout (an integer, -1 for every neighbour)", clip(c.GINFanouts), i+1, clip(p))
+		}
+		fs[i] = f
+	}
+	return fs, nil
+}
+
+// clip shortens s to at most 200 bytes for an error message.
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
 }
 
 func (g *ginLayer) free() {
@@ -138,7 +193,7 @@ func (g *ginLayer) release() { g.ws.release() }
 // prepare gathers the sources' full-graph degrees and sets the sum weights.
 func (g *ginLayer) prepare(blk *backend.Block, deg backend.Buffer) {
 	g.be.Gather(deg, 1, blk.SrcIDs, blk.NumSrc, g.srcDeg)
-	g.be.GINWeights(blk, g.srcDeg, g.epsBuf(), g.edgeW, g.selfW)
+	g.be.GINWeights(blk, g.srcDeg, g.fanout, g.epsBuf(), g.edgeW, g.selfW)
 }
 
 // forward writes h[:NumDst] (h [caps.Dst, out]) from x [caps.Src, in].

@@ -19,6 +19,15 @@ metadata's norm ("batch_norm" or "layer_norm"), norm_kwargs (layer_norm's
 {"mode": "node"}: fanout normalises each vertex's row) and jk ("last",
 "cat" or "max") are passed to the model as they are.
 
+GIN: PyG's GINConv sums every neighbour at weight 1. fanout's GIN layer
+trained on k sampled neighbours weighs each of a vertex's deg neighbours
+min(deg, k)/deg in full-neighbour inference (the expectation of its
+training sum), so the two agree exactly when every layer was trained on all
+neighbours (--fanouts -1,...; the metadata's gin_sum "exact"). A model
+trained on sampled neighbours (gin_sum "capped") is loaded and run all the
+same, with a warning: PyG then sums hubs at a larger scale than the model
+was trained for, and its accuracy is not fanout's.
+
 usage: pyg_roundtrip.py DATASET_DIR MODEL.safetensors
 """
 import argparse
@@ -68,6 +77,10 @@ def main():
         kw["aggr"] = "mean"
     if kind == "GIN":
         kw["train_eps"] = meta.get("train_eps") == "true"
+        if meta.get("gin_sum") == "capped":
+            print(f"warning: GIN trained on fanouts {meta.get('gin_fanouts')}: fanout weighs a vertex's neighbours "
+                  "min(deg, fanout)/deg in full-neighbour inference, PyG's GINConv 1; the accuracies differ "
+                  "(train with --fanouts -1,... for an exact round trip)", file=sys.stderr)
     if kind == "GAT":
         # fanout's attention: LeakyReLU slope 0.2, each vertex attends to itself.
         kw.update(heads=int(meta["heads"]), negative_slope=0.2, add_self_loops=True)

@@ -98,9 +98,10 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 // number of classes: every class equally likely) an epoch's mean training
 // loss may reach before the run stops. A model that learns stays far
 // below it; GIN on tiny at its default rate, whose unnormalised sums at
-// hub vertices reach an epoch loss of 700-1400 (337-673 times ln 8) in its
-// first epoch and then fall back, stays below it; a diverging run passes
-// it within an epoch or two (GIN on tiny at a rate of 1: 3.3e6) and would
+// hub vertices reached an epoch loss of 700-1400 (337-673 times ln 8) in
+// its first epoch when they estimated the full-degree sums (3.7 since they
+// sum the sampled neighbours), stays below it; a diverging run passes it
+// within an epoch or two (GIN on tiny at a rate of 1: 3.3e6) and would
 // otherwise go on printing losses of 1e6 (GIN on products-sim).
 const divergence = 1000
 
@@ -141,14 +142,14 @@ func (t *Trainer) checkLoss(st EpochStats) error {
 
 // divergenceHint names what to change when a run diverges: the learning
 // rate, and, without normalisation, batch normalisation, which bounds
-// what unnormalised sums at high-degree vertices (GIN's sums of
-// neighbours, which grow with the degree) let grow.
+// what unnormalised sums over many neighbours (GIN's sums, which grow with
+// the number of neighbours summed, up to the fanout) let grow.
 func (t *Trainer) divergenceHint() string {
 	hint := "lower --lr"
 	if t.cfg.Norm == "" || t.cfg.Norm == "none" {
 		cause := "sums over many neighbours grow unnormalised at high-degree vertices"
 		if t.cfg.Model == "gin" {
-			cause = "GIN's unnormalised sums of neighbours grow with the degree, to thousands at high-degree vertices"
+			cause = "GIN's unnormalised sums of neighbours grow with the number summed, up to the fanout at every layer"
 		}
 		hint += ", or add --norm batch (" + cause + ")"
 	}

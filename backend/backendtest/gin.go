@@ -1,27 +1,40 @@
 package backendtest
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
-// testGINWeights: each edge of destination i weighs full degree over
-// sampled degree, and every destination's self weight is 1 + ε, ε read
-// from backend memory.
+// testGINWeights: each edge of destination i weighs min(full degree,
+// fanout) over the sampled degree (full degree over it with fanout < 0),
+// every destination's self weight is 1 + ε, ε read from backend memory.
+// Fanout 3 caps some degrees and leaves others; with fanout 0 every edge
+// weighs 0.
 func testGINWeights(e *env) {
 	h := e.randomBlock(30, 70)
 	deg := e.randomDegrees(h)
-	ew := e.poison(h.capEdges)
-	sw := e.poison(h.capDst)
-	e.be.GINWeights(e.uploadBlock(h), e.upload(deg), e.upload([]float32{-0.25}), ew, sw)
-	wantE := make([]float64, h.nEdges)
-	wantS := make([]float64, h.nDst)
-	for i := range h.nDst {
-		wantS[i] = 0.75
-		lo, hi := h.indptr[i], h.indptr[i+1]
-		for k := lo; k < hi; k++ {
-			wantE[k] = float64(deg[i]) / float64(hi-lo)
+	blk, degB, eps := e.uploadBlock(h), e.upload(deg), e.upload([]float32{-0.25})
+	for _, fanout := range []int{-1, 0, 3, 1 << 40} {
+		ew := e.poison(h.capEdges)
+		sw := e.poison(h.capDst)
+		e.be.GINWeights(blk, degB, fanout, eps, ew, sw)
+		wantE := make([]float64, h.nEdges)
+		wantS := make([]float64, h.nDst)
+		for i := range h.nDst {
+			wantS[i] = 0.75
+			d := float64(deg[i])
+			if fanout >= 0 {
+				d = min(d, float64(fanout))
+			}
+			lo, hi := h.indptr[i], h.indptr[i+1]
+			for k := lo; k < hi; k++ {
+				wantE[k] = d / float64(hi-lo)
+			}
 		}
+		name := fmt.Sprintf("GINWeights (fanout %d)", fanout)
+		e.checkClose(name+" edgeW", e.readF32(ew, h.nEdges), wantE, nil, tolElem, 0)
+		e.checkClose(name+" selfW", e.readF32(sw, h.nDst), wantS, nil, tolElem, 0)
 	}
-	e.checkClose("GINWeights edgeW", e.readF32(ew, h.nEdges), wantE, nil, tolElem, 0)
-	e.checkClose("GINWeights selfW", e.readF32(sw, h.nDst), wantS, nil, tolElem, 0)
 }
 
 // testDotSum: the sum of a row-wise product over the live rows only, the

@@ -2,9 +2,10 @@ package cpu
 
 import "github.com/fanout-gnn/fanout/backend"
 
-// GINWeights sets edgeW[e] = srcDeg[i]/s_i and selfW[i] = 1 + eps[0] for
-// the live destinations (see backend.Sparse).
-func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backend.Buffer) {
+// GINWeights sets edgeW[e] = min(srcDeg[i], fanout)/s_i (srcDeg[i]/s_i
+// with fanout < 0) and selfW[i] = 1 + eps[0] for the live destinations
+// (see backend.Sparse).
+func (b *Backend) GINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) {
 	c := b.begin("GINWeights")
 	defer c.end()
 	v := c.block(blk)
@@ -23,12 +24,21 @@ func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backe
 			if e1 == e0 {
 				continue
 			}
-			w := float32(float64(deg[i]) / float64(e1-e0))
+			w := float32(ginCap(float64(deg[i]), fanout) / float64(e1-e0))
 			for e := e0; e < e1; e++ {
 				ew[e] = w
 			}
 		}
 	})
+}
+
+// ginCap is the degree GIN's training sum saw: min(deg, fanout), or deg
+// when every neighbour was sampled (fanout < 0).
+func ginCap(deg float64, fanout int) float64 {
+	if fanout >= 0 {
+		return min(deg, float64(fanout))
+	}
+	return deg
 }
 
 // DotSum overwrites out[0] with Σ a·b over the live rows, accumulated in

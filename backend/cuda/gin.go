@@ -1,10 +1,15 @@
 package cuda
 
-import "github.com/fanout-gnn/fanout/backend"
+import (
+	"math"
 
-// GINWeights sets edgeW[e] = srcDeg[i]/s_i and selfW[i] = 1 + eps[0], all
-// read on the device (kernels/gin.cu).
-func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backend.Buffer) {
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// GINWeights sets edgeW[e] = min(srcDeg[i], fanout)/s_i (srcDeg[i]/s_i
+// with fanout < 0) and selfW[i] = 1 + eps[0], all read on the device
+// (kernels/gin.cu).
+func (b *Backend) GINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) {
 	c := b.begin("GINWeights")
 	defer c.end()
 	a := c.block(blk)
@@ -15,7 +20,7 @@ func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backe
 	if !c.ok {
 		return
 	}
-	c.args().ptr(a.indptr.addr()).ptr(deg.addr()).ptr(ep.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).
+	c.args().ptr(a.indptr.addr()).ptr(deg.addr()).i32(min(max(fanout, -1), math.MaxInt32)).ptr(ep.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).
 		i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).ptr(ew.addr()).ptr(sw.addr())
 	g, t := c.warpRows(a.dstCap)
 	c.launch("gin_weights", g, t, 0)

@@ -103,8 +103,8 @@ func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Bu
 	b.op("GCNWeights", func() { b.inner.GCNWeights(blk, srcDeg, edgeW, selfW) })
 }
 
-func (b *Backend) GINWeights(blk *backend.Block, srcDeg, eps, edgeW, selfW backend.Buffer) {
-	b.op("GINWeights", func() { b.inner.GINWeights(blk, srcDeg, eps, edgeW, selfW) })
+func (b *Backend) GINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) {
+	b.op("GINWeights", func() { b.inner.GINWeights(blk, srcDeg, fanout, eps, edgeW, selfW) })
 }
 
 func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {

@@ -1,7 +1,7 @@
 // Package normtest trains whole models with normalisation and jumping
 // knowledge, apart from package train's tests so that their time counts
-// against a package of their own: batch normalisation keeps GIN's sums at
-// tiny's hubs bounded, and the normalised models learn Cora.
+// against a package of their own: GIN with batch normalisation learns
+// tiny, and the normalised models learn Cora.
 package normtest
 
 import (
@@ -30,25 +30,31 @@ func epochLosses(t *testing.T, ds *dataset.Dataset, cfg train.Config) ([]float64
 	return sums, s
 }
 
-// TestBatchNormBoundsGINSums: GIN on tiny at its default rate sums
-// thousands of neighbours at the hubs, and its first epoch's loss is
-// hundreds of times an uninformed model's; with batch normalisation every
-// epoch's loss stays near an uninformed model's or below.
-func TestBatchNormBoundsGINSums(t *testing.T) {
+// TestNormalisedGINLearnsTiny: GIN with batch normalisation learns tiny
+// (a power-law graph of 8 classes, the largest about 0.15 of the
+// vertices): its sums are of the sampled neighbours, as in training, and
+// layer-wise full-neighbour evaluation weighs each neighbour by the
+// expectation of the training sum, so evaluation agrees. Summing the
+// estimated full-degree neighbourhood in training (hub rows thousands of
+// times the others) kept it at 0.16; plain full sums in evaluation gave
+// 0.20.
+func TestNormalisedGINLearnsTiny(t *testing.T) {
 	ds, cfg := traintest.Tiny(t)
-	cfg.Model, cfg.Epochs = "gin", 3
+	cfg.Model, cfg.Norm, cfg.Epochs = "gin", "batch", 6
 	uninformed := math.Log(float64(ds.NumClasses))
-	plain, _ := epochLosses(t, ds, cfg)
-	cfg.Norm = "batch"
-	normed, _ := epochLosses(t, ds, cfg)
-	t.Logf("epoch losses: %v without normalisation, %v with batch normalisation (uninformed %.3f)", plain, normed, uninformed)
-	if !(plain[0] > 100*uninformed) {
-		t.Errorf("without normalisation the first epoch's loss is %v: the hubs' sums no longer blow up, so this test shows nothing", plain[0])
+	losses, s := epochLosses(t, ds, cfg)
+	cfg.FullEval = true
+	full := traintest.Run(t, ds, cfg, train.Options{})
+	t.Logf("epoch losses %v (uninformed %.3f); sampled evaluation: best validation %.4f, test %.4f; full-neighbour: %.4f, %.4f",
+		losses, uninformed, s.BestValidAcc, s.TestAcc, full.BestValidAcc, full.TestAcc)
+	if last := losses[len(losses)-1]; !(last < 0.95*uninformed) {
+		t.Errorf("last epoch's loss %v: want below 0.95 × an uninformed model's %.3f", last, uninformed)
 	}
-	for e, l := range normed {
-		if !(l < 1.25*uninformed) {
-			t.Errorf("epoch %d with batch normalisation: loss %v, want below 1.25 × %.3f", e+1, l, uninformed)
-		}
+	if !(s.TestAcc >= 0.28) {
+		t.Errorf("sampled evaluation: test accuracy %.4f, want at least 0.28", s.TestAcc)
+	}
+	if !(full.TestAcc >= 0.28) {
+		t.Errorf("full-neighbour evaluation: test accuracy %.4f, want at least 0.28 (evaluation's sums out of the training scale?)", full.TestAcc)
 	}
 }
 

@@ -1,11 +1,12 @@
-// gin.cu: GIN's sum weights (gin_weights: edgeW = srcDeg[i]/s_i, selfW =
-// 1 + eps, one warp per destination, as gcn_weights) and the sum of a
-// row-wise product (dot_sum: one block; each thread adds a fixed stride of
-// elements in float64, then a fixed tree, so every run gives the same bits).
+// gin.cu: GIN's sum weights (gin_weights: edgeW = min(srcDeg[i], fanout)/s_i,
+// srcDeg[i]/s_i with fanout < 0, selfW = 1 + eps, one warp per destination,
+// as gcn_weights) and the sum of a row-wise product (dot_sum: one block;
+// each thread adds a fixed stride of elements in float64, then a fixed
+// tree, so every run gives the same bits).
 #include "common.cuh"
 #include "block.cuh"
 
-extern "C" __global__ void gin_weights(const int* indptr, const float* srcDeg, const float* eps, const int* nDstP,
+extern "C" __global__ void gin_weights(const int* indptr, const float* srcDeg, int fanout, const float* eps, const int* nDstP,
                                        int dstCap, const int* nEP, int edgeCap, const int* nSrcP, int srcCap,
                                        float* edgeW, float* selfW) {
     BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
@@ -16,7 +17,9 @@ extern "C" __global__ void gin_weights(const int* indptr, const float* srcDeg, c
         int e0, e1;
         edge_range(indptr, i, bc.ne, &e0, &e1);
         if (e1 == e0) continue;
-        float w = (float)((double)srcDeg[i] / (double)(e1 - e0));
+        double d = (double)srcDeg[i];
+        if (fanout >= 0 && d > (double)fanout) d = (double)fanout;
+        float w = (float)(d / (double)(e1 - e0));
         for (int e = e0 + lane; e < e1; e += 32) edgeW[e] = w;
     }
 }
