@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs on a one-GPU machine from the repository root, with bin/fanout built
+# here and, for the suites, bin/link.test (go test -c ./train/link) and
+# bin/fanout-cmd.test (go test -c ./cmd/fanout). Measures link prediction
+# on products-sim: the link step (1024 positive edges, 1 negative each)
+# against the node-classification step of the same preset, both replayed
+# with the same steps, with launches and host syncs per step; a link
+# training run ranking 10,000 validation and test edges against 1,000
+# negatives each (MRR), in epochs of 3,000 steps; and writes the OGB link
+# fixture with PyTorch (scripts/make_ogbl_fixture.py) into
+# $OUT/ogbl-fixture, then runs the test that imports and trains it.
+# Summary lines in $OUT/link.log, whole outputs in $OUT/runs.log.
+PRESETS="products-sim" . "$(dirname "$0")/lib.sh"; setup link.log
+S=${STEPS:-300}
+t0=$SECONDS
+[ -d "$D/products-sim-link" ] || bin/fanout gen products-sim --link-split 0.85,0.05,0.1 --out "$D/products-sim-link" 2>&1 | tail -1 | tee -a "$L"
+echo "gen products-sim --link-split 0.85,0.05,0.1: $((SECONDS - t0)) s" | tee -a "$L"
+bin/fanout info "$D/products-sim-link" 2>&1 | grep -E 'links|vertices|edges' | sed 's/^/   /' | tee -a "$L"
+
+# The steps: node classification and link prediction, replayed, $S steps each, twice.
+for k in 1 2; do
+  KEEP='step_ms|step_s|error' r "node-bench-$k" 120 bin/fanout bench --data "$D/products-sim" --device cuda --mode replay --steps "$S" --json
+  KEEP='step_ms|error' r "link-bench-$k" 120 bin/fanout bench --task link --data "$D/products-sim-link" --device cuda --mode replay \
+    --batch 1024 --negatives 1 --steps "$S" --json
+done
+KEEP='link|error' r link-bench-both 120 bin/fanout bench --task link --data "$D/products-sim-link" --device cuda --mode both \
+  --batch 1024 --negatives 1 --steps "$S"
+
+# MRR against 1,000 negatives per held-out edge (ogbl-citation2's protocol).
+run=/tmp/link-run-mrr; rm -rf "$run"
+KEEP='^epoch|^test|split|error|note' r link-mrr 420 bin/fanout train --data "$D/products-sim-link" --task link --device cuda --mode replay \
+  --epochs "${EPOCHS:-4}" --epoch-steps "${EPOCH_STEPS:-3000}" --eval-negatives 1000 --eval-edges 10000 --out "$run"
+cp "$run/link_summary.json" "$O/link-mrr-summary.json" 2>/dev/null
+
+# The OGB link fixture, written by PyTorch, and the test that imports it.
+KEEP='.' r ogbl-fixture 60 python3 scripts/make_ogbl_fixture.py "$O/ogbl-fixture"
+python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | sed 's/^/   /' | tee -a "$L"
+suite() { # suite NAME PKG PATTERN LIMIT
+  [ -x "$R/bin/$1.test" ] || { echo "== suite $1: bin/$1.test not built, skipped" | tee -a "$L"; return; }
+  (cd "$R/$2" && timeout "$4" "$R/bin/$1.test" -test.run "$3" -test.v -test.timeout "$(($4 - 5))s" >"$O/$1.log" 2>&1; echo "== suite $1 ($3): exit $?" | tee -a "$L")
+  grep -E '^ *(--- FAIL|--- SKIP|FAIL|ok|PASS|panic)|MRR' "$O/$1.log" | head -20 | tee -a "$L"
+  echo "   passed $(grep -cE '^ *--- PASS' "$O/$1.log"), skipped $(grep -cE '^ *--- SKIP' "$O/$1.log")" | tee -a "$L"
+}
+if [ -d "$O/ogbl-fixture" ]; then
+  rm -rf cmd/fanout/testdata/ogbl-fixture && mkdir -p cmd/fanout/testdata && cp -r "$O/ogbl-fixture" cmd/fanout/testdata/ogbl-fixture
+  suite fanout-cmd cmd/fanout 'TestImportOGBLinkFixture|TestTrainLinkMRR' 120
+fi
+suite link train/link 'TestGPU|TestTinyMRR1000|TestDrawNegatives' 150
