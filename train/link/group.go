@@ -2,14 +2,12 @@ package link
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
 // rankBatch is the positive edges of one step on this rank.
@@ -76,16 +74,15 @@ func (t *Trainer) reduceSums() {
 }
 
 // RunGroup trains a data-parallel group's trainers (one per rank, made by
-// NewShared over one collective), each on a goroutine of its own locked to
-// an OS thread, with the eager driver or, with replay, the replay driver.
-// Every rank evaluates alike (the same weights), so they stop together;
-// rank 0's summary is returned. A failing rank aborts the group (where its
-// collective can: an Abort(error) method), so the others do not wait for
-// it.
+// NewShared over one collective) with multigpu.RunRanks, each rank on a
+// goroutine of its own locked to an OS thread, with the eager driver or,
+// with replay, the replay driver. Every rank evaluates alike (the same
+// weights), so they stop together; rank 0's summary is returned. A failing
+// rank aborts the group (where its collectives can), so the others do not
+// wait for it.
 func RunGroup(ctx context.Context, trs []*Trainer, replay bool) (*Summary, error) {
 	sums := make([]*Summary, len(trs))
-	errs := make([]error, len(trs))
-	var wg sync.WaitGroup
+	colls := make([]backend.Collective, len(trs))
 	for i, tr := range trs {
 		if tr.group == nil || tr.group.Rank() != i || tr.group.Size() != len(trs) {
 			return nil, fmt.Errorf("link: trainer %d is not rank %d of a group of %d", i, i, len(trs))
@@ -93,26 +90,17 @@ func RunGroup(ctx context.Context, trs []*Trainer, replay bool) (*Summary, error
 		if i > 0 {
 			tr.RunDir = "" // rank 0 saves the run
 		}
+		colls[i] = tr.group
 	}
-	for i, tr := range trs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			run := tr.Run
-			if replay {
-				run = tr.RunReplay
-			}
-			if sums[i], errs[i] = run(ctx); errs[i] != nil {
-				if a, ok := tr.group.(interface{ Abort(error) }); ok {
-					a.Abort(fmt.Errorf("rank %d: %w", i, errs[i]))
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := multigpu.RunRanks(colls, func(i int) (err error) {
+		run := trs[i].Run
+		if replay {
+			run = trs[i].RunReplay
+		}
+		sums[i], err = run(ctx)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return sums[0], nil

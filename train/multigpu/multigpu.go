@@ -15,8 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
@@ -56,29 +54,15 @@ func Run(ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Ran
 		return nil, fmt.Errorf("batch: %d seeds do not split evenly over %d devices; choose a multiple of %d", cfg.Batch, len(ranks), len(ranks))
 	}
 	sums := make([]*train.Summary, len(ranks))
-	errs := make([]error, len(ranks))
-	var wg sync.WaitGroup
-	for i := range ranks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			sums[i], errs[i] = runRank(ctx, ds, cfg, ranks[i], replay, ropt)
-			// An interruption stops every rank at the same step (the
-			// drivers agree on it), leaving no rank waiting: only a failure
-			// aborts the group.
-			if errs[i] != nil && !errors.Is(errs[i], train.ErrInterrupted) {
-				for _, r := range ranks {
-					if a, ok := r.Coll.(aborter); ok {
-						a.Abort(errs[i])
-					}
-				}
-			}
-		}()
+	colls := make([]backend.Collective, len(ranks))
+	for i, r := range ranks {
+		colls[i] = r.Coll
 	}
-	wg.Wait()
-	if err := firstError(errs); err != nil {
+	err := RunRanks(colls, func(i int) (err error) {
+		sums[i], err = runRank(ctx, ds, cfg, ranks[i], replay, ropt)
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	return sums[0], nil
