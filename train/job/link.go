@@ -73,6 +73,9 @@ const (
 // link task (import or gen --link-split). With a run directory it writes
 // LinkSummaryFile there.
 func RunLink(ctx context.Context, j Job) (*link.Summary, error) {
+	if err := checkLinkJob(j); err != nil {
+		return nil, err
+	}
 	if err := checkLinkOutputs(j); err != nil {
 		return nil, err
 	}
@@ -126,7 +129,7 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	case j.Devices != 0 || j.Launch != nil:
 		return errors.New("task link: bench and eval measure one device (no --devices, no launcher) for now")
 	case m == Hybrid:
-		return errors.New("task link: the modes are eager and replay (no hybrid) for now")
+		return linkUnsupported("--mode hybrid")
 	}
 	cfg, err := linkConfig(j, 1)
 	if err != nil {
@@ -199,6 +202,32 @@ func loadLinkData(j Job, cfg link.Config) (*dataset.Dataset, error) {
 			cfg.Batch, dataset.Pairs(ds.Link.Train), cfg.Exclude)
 	}
 	return ds, nil
+}
+
+// linkSupport is what a link job can be asked for.
+const linkSupport = "task link trains with --mode eager, replay or auto, on one device or on --devices N of one process (CPU devices, or GPUs joined by NCCL), every device holding the whole graph and feature table"
+
+// linkUnsupported is the error of a link job asked for what, which the
+// link trainer does not have.
+func linkUnsupported(what string) error {
+	return fmt.Errorf("%s is not supported with --task link yet: %s", what, linkSupport)
+}
+
+// checkLinkJob refuses, before any work, a link job asked for a mode or a
+// placement that the link trainer does not have, naming what it has.
+func checkLinkJob(j Job) error {
+	p := j.Placement
+	switch {
+	case j.Mode == Hybrid:
+		return linkUnsupported("--mode hybrid")
+	case j.Launch != nil:
+		return linkUnsupported("training in several processes (fanout launch)")
+	case p.Replicate != "":
+		return linkUnsupported("--replicate " + Shown(p.Replicate))
+	case p.ShardFeatures == "on" || p.ShardFeatures == "hosts":
+		return linkUnsupported("--shard-features " + p.ShardFeatures)
+	}
+	return nil
 }
 
 // checkLinkRunDir refuses to overwrite a link run in dir unless resume

@@ -28,6 +28,9 @@ type LinkBenchReport struct {
 // RunLinkBench measures the link step of b's job with each of b's
 // drivers (Auto: the device's) on one device, a fresh trainer each.
 func RunLinkBench(ctx context.Context, b Bench) ([]LinkBenchReport, error) {
+	if err := checkLinkJob(b.Job); err != nil {
+		return nil, err
+	}
 	if b.DeviceCounts != "" || b.Profile {
 		return nil, errors.New("task link: bench measures one device, without --profile, for now")
 	}

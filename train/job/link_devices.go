@@ -39,7 +39,7 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 	}
 	defer closeGroup(bes, colls)
 	if mode == Hybrid {
-		return nil, errors.New("task link: the modes are eager and replay (no hybrid) for now")
+		return nil, linkUnsupported("--mode hybrid (auto chose it: the data does not fit the devices)")
 	}
 	fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %d devices (%s), %d edges a step, %s\n",
 		cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, len(bes), bes[0].Name(), cfg.Batch, mode)

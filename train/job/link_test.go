@@ -6,10 +6,12 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
+	"github.com/fanout-gnn/fanout/dist"
 	"github.com/fanout-gnn/fanout/graph"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/link"
@@ -79,6 +81,31 @@ func TestRunLinkDevices(t *testing.T) {
 	for e := range one.Epochs {
 		if a, b := two.Epochs[e].Loss, one.Epochs[e].Loss; math.Abs(a-b) > 1e-5*math.Abs(b) {
 			t.Errorf("epoch %d: two devices' loss %v, one device's %v", e+1, a, b)
+		}
+	}
+}
+
+// TestLinkUnsupported: a link job asked for a mode or a placement the link
+// trainer does not have is refused before any work, naming what was asked
+// and what task link supports.
+func TestLinkUnsupported(t *testing.T) {
+	for _, c := range []struct {
+		asked string
+		set   func(*Job)
+	}{
+		{"--mode hybrid", func(j *Job) { j.Mode = Hybrid }},
+		{"--replicate 0.2", func(j *Job) { j.Placement.Replicate = "0.2" }},
+		{"--shard-features hosts", func(j *Job) { j.Placement.ShardFeatures = "hosts" }},
+		{"training in several processes (fanout launch)", func(j *Job) { j.Launch = &dist.Launch{} }},
+	} {
+		j := linkJob(t)
+		c.set(&j)
+		_, err := RunLink(context.Background(), j)
+		if err == nil || !strings.HasPrefix(err.Error(), c.asked+" is not supported with --task link") || !strings.Contains(err.Error(), "--mode eager, replay or auto") {
+			t.Errorf("%s: %v", c.asked, err)
+		}
+		if _, err := RunLinkBench(context.Background(), Bench{Job: j, Modes: []Mode{Eager}, Steps: 1}); err == nil || !strings.Contains(err.Error(), c.asked) {
+			t.Errorf("bench with %s: %v", c.asked, err)
 		}
 	}
 }
