@@ -2,6 +2,7 @@ package link
 
 import (
 	"cmp"
+	"math"
 	"slices"
 )
 
@@ -23,9 +24,11 @@ type Metrics struct {
 }
 
 // Score computes the metrics of positive scores pos against negative
-// scores neg, where neg[i·k : (i+1)·k] are positive i's negatives.
+// scores neg, where neg[i·k : (i+1)·k] are positive i's negatives. The
+// scores are sorted once, for ROC-AUC, AP and Hits@K together.
 func Score(pos, neg []float64, k int) Metrics {
-	m := Metrics{AUC: auc(pos, neg), AP: averagePrecision(pos, neg)}
+	all := labelled(pos, neg)
+	m := Metrics{AUC: auc(all, len(pos), len(neg)), AP: averagePrecision(all, len(pos))}
 	if len(pos) > 0 && k > 0 {
 		var rr float64
 		for i, s := range pos {
@@ -42,14 +45,12 @@ func Score(pos, neg []float64, k int) Metrics {
 		}
 		m.MRR = rr / float64(len(pos))
 	}
-	sorted := slices.Clone(neg)
-	slices.SortFunc(sorted, func(a, b float64) int { return cmp.Compare(b, a) })
 	for _, at := range HitsAt {
-		if len(sorted) < at {
+		if len(neg) < at {
 			m.Hits = append(m.Hits, 1)
 			continue
 		}
-		kth, hits := sorted[at-1], 0
+		kth, hits := nthNegative(all, at), 0
 		for _, s := range pos {
 			if s > kth {
 				hits++
@@ -66,7 +67,8 @@ type scored struct {
 	pos bool
 }
 
-// labelled lists every score with its label, highest first.
+// labelled lists every score with its label, highest first (equal scores
+// in any order: every metric groups them).
 func labelled(pos, neg []float64) []scored {
 	all := make([]scored, 0, len(pos)+len(neg))
 	for _, s := range pos {
@@ -75,19 +77,32 @@ func labelled(pos, neg []float64) []scored {
 	for _, s := range neg {
 		all = append(all, scored{s, false})
 	}
-	slices.SortStableFunc(all, func(a, b scored) int { return cmp.Compare(b.s, a.s) })
+	slices.SortFunc(all, func(a, b scored) int { return cmp.Compare(b.s, a.s) })
 	return all
 }
 
+// nthNegative is the n-th highest negative score of all (n >= 1, at most
+// the negatives' count).
+func nthNegative(all []scored, n int) float64 {
+	for _, x := range all {
+		if !x.pos {
+			if n--; n == 0 {
+				return x.s
+			}
+		}
+	}
+	return math.Inf(-1)
+}
+
 // auc is the probability that a positive outscores a negative, ties
-// counting half (the Mann-Whitney statistic).
-func auc(pos, neg []float64) float64 {
-	if len(pos) == 0 || len(neg) == 0 {
+// counting half (the Mann-Whitney statistic), over all of nPos positives
+// and nNeg negatives.
+func auc(all []scored, nPos, nNeg int) float64 {
+	if nPos == 0 || nNeg == 0 {
 		return 0
 	}
-	all := labelled(pos, neg)
 	var sum float64
-	negsBelow := float64(len(neg))
+	negsBelow := float64(nNeg)
 	for i := 0; i < len(all); {
 		j, p, n := i, 0, 0
 		for ; j < len(all) && all[j].s == all[i].s; j++ {
@@ -101,16 +116,15 @@ func auc(pos, neg []float64) float64 {
 		sum += float64(p) * (negsBelow + float64(n)/2)
 		i = j
 	}
-	return sum / (float64(len(pos)) * float64(len(neg)))
+	return sum / (float64(nPos) * float64(nNeg))
 }
 
 // averagePrecision is Σ (R_t - R_{t-1})·P_t over the distinct thresholds
-// t, highest first.
-func averagePrecision(pos, neg []float64) float64 {
-	if len(pos) == 0 {
+// t of all, highest first, with nPos positives.
+func averagePrecision(all []scored, nPos int) float64 {
+	if nPos == 0 {
 		return 0
 	}
-	all := labelled(pos, neg)
 	var ap float64
 	tp, seen := 0, 0
 	for i := 0; i < len(all); {
@@ -122,7 +136,7 @@ func averagePrecision(pos, neg []float64) float64 {
 		}
 		tp += p
 		seen += j - i
-		ap += float64(p) / float64(len(pos)) * float64(tp) / float64(seen)
+		ap += float64(p) / float64(nPos) * float64(tp) / float64(seen)
 		i = j
 	}
 	return ap
