@@ -67,6 +67,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"NormBackward", testNormBackward},
 		{"NormRunning", testNormRunning},
 		{"NormSync", testNormSync},
+		{"NormShapes", testNormShapes},
 		{"LayerMax", testLayerMax},
 		{"EdgeSeeds", testEdgeSeeds},
 		{"ExcludeEdges", testExcludeEdges},

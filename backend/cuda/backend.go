@@ -110,6 +110,7 @@ const (
 	scratchGAT    // the logits' gradients of the deterministic EdgeSoftmaxBackward (gat.go)
 	scratchCSC    // TransposeBlock's per-source counts (transpose.go)
 	scratchLink   // ExcludeEdges's saved rows and GroupRows's counts (link.go)
+	scratchNorm   // the normalisation's per-chunk column partials (norm.go)
 	numScratch
 )
 

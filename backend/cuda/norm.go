@@ -2,18 +2,56 @@ package cuda
 
 import "github.com/fanout-gnn/fanout/backend"
 
-// The normalisation ops (backend.Norm), kernels/norm.cu. Column sums run in
-// blocks of (32, normY) threads, one block per 32 columns, in a fixed order.
+// The normalisation ops (backend.Norm), kernels/norm.cu. Column sums run
+// over chunks of rows as well as columns: a grid of ceil(dim/32) column
+// blocks of (32, normY) threads by the row chunks (colsumChunks: at least
+// normChunkRows rows, and with Options.Deterministic a number of rows that
+// depends on the capacity only past 65535 chunks) writes one float64
+// partial per (chunk, column) to scratch, and norm_fold adds a column's
+// partials in a fixed order.
 
 const normY = 16 // NORM_Y in kernels/norm.cu
 
-// colGrid is the launch shape of a column reduction over dim columns.
-func colGrid(dim int) (dim3, dim3) {
-	return d1(uint32((dim + 31) / 32)), dim3{32, normY, 1}
+// normChunkRows is the fewest rows of a chunk of a column sum: 8 of each
+// thread's rows, and float64 partials of 1/64 of the bytes of the rows.
+const normChunkRows = 128
+
+// normChunks returns the rows of a chunk and the chunks of a column sum
+// over rowsCap rows of dim columns, and scratch (slot scratchNorm) of
+// width float64 partials per chunk and extra float64 after them.
+func (c *call) normChunks(rowsCap, dim, width, extra int) (chunkRows, chunks int, part uintptr) {
+	chunkRows, chunks = c.colsumChunks(rowsCap, (dim+31)/32, normChunkRows, 8)
+	part = c.scratch(scratchNorm, (int64(chunks)*int64(width)+int64(extra))*8)
+	return chunkRows, chunks, part
+}
+
+// normPartGrid is the launch shape of norm_part and norm_bwd_part.
+func normPartGrid(dim, chunks int) (dim3, dim3) {
+	return dim3{uint32((dim + 31) / 32), uint32(chunks), 1}, dim3{32, normY, 1}
+}
+
+// normFold launches norm_fold: the live chunks' partials (part [chunks,
+// width]) of each of width columns added in a fixed order, divided by the
+// live count when mean, to out (columns below half), out2 (the others) and,
+// when dout is set, as float64 to dout.
+func (c *call) normFold(part, nP uintptr, rowsCap, chunkRows, width, half int, mean bool, out, out2, dout uintptr) {
+	c.args().ptr(part).ptr(nP).i32(rowsCap).i32(chunkRows).i32(width).i32(half).flag(mean).ptr(out).ptr(out2).ptr(dout)
+	c.launch("norm_fold", d1(uint32((width+31)/32)), dim3{32, normY, 1}, 0)
+}
+
+// colSums overwrites out (F32 [dim]) with the column sums of the live rows
+// of a ([rowsCap, dim]).
+func (c *call) colSums(a, nP uintptr, rowsCap, dim int, out uintptr) {
+	chunkRows, chunks, part := c.normChunks(rowsCap, dim, dim, 0)
+	g, t := normPartGrid(dim, chunks)
+	c.args().ptr(a).ptr(nP).i32(rowsCap).i32(dim).i32(chunkRows).ptr(0).ptr(part)
+	c.launch("norm_part", g, t, 0)
+	c.normFold(part, nP, rowsCap, chunkRows, dim, dim, false, out, 0, 0)
 }
 
 // BatchNormStats overwrites stats with the column means and biased
-// variances of the live rows of x.
+// variances of the live rows of x: the means first, then the squared
+// deviations from them (float64 means, as the CPU twin).
 func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
 	c := b.begin("BatchNormStats")
 	defer c.end()
@@ -24,9 +62,29 @@ func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, sta
 	if !c.ok {
 		return
 	}
-	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(st.addr())
-	g, t := colGrid(dim)
-	c.launch("bn_stats", g, t, 0)
+	chunkRows, chunks, part := c.normChunks(n.Cap, dim, dim, dim)
+	mean := part + uintptr(chunks*dim*8)
+	g, t := normPartGrid(dim, chunks)
+	sa := st.addr()
+	for pass, center := range []uintptr{0, mean} {
+		c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).i32(chunkRows).ptr(center).ptr(part)
+		c.launch("norm_part", g, t, 0)
+		out, dout := sa, mean
+		if pass == 1 {
+			out, dout = sa+uintptr(4*dim), 0
+		}
+		c.normFold(part, nP, n.Cap, chunkRows, dim, dim, true, out, 0, dout)
+	}
+}
+
+// normBwdSums overwrites dgamma and dbeta (F32 [dim] each) with Σ dy·x̂ and
+// Σ dy over the live rows.
+func (c *call) normBwdSums(xs, dys *buffer, nP uintptr, n backend.Count, dim int, perRow bool, ms, dgamma, dbeta uintptr) {
+	chunkRows, chunks, part := c.normChunks(n.Cap, dim, 2*dim, 0)
+	g, t := normPartGrid(dim, chunks)
+	c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(perRow).ptr(ms).i32(chunkRows).ptr(part)
+	c.launch("norm_bwd_part", g, t, 0)
+	c.normFold(part, nP, n.Cap, chunkRows, 2*dim, dim, false, dgamma, dbeta, 0)
 }
 
 // normMS writes the (mean, reciprocal deviation) pairs NormApply and
@@ -90,9 +148,7 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 		return
 	}
 	ms := c.normMS(xs, nP, n, dim, perRow, st, eps)
-	cg, ct := colGrid(dim)
-	c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(perRow).ptr(ms).ptr(dg.addr()).ptr(db.addr())
-	c.launch("norm_bwd_sums", cg, ct, 0)
+	c.normBwdSums(xs, dys, nP, n, dim, perRow, ms, dg.addr(), db.addr())
 	if perRow {
 		c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(ms).ptr(g.addr()).ptr(dxs.addr())
 		wg, wt := c.warpRows(n.Cap)
@@ -103,8 +159,7 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 		c.launch("norm_bwd_cols", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 	}
 	if dbi != nil {
-		c.args().ptr(dxs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(dbi.addr())
-		c.launch("norm_col_sums", cg, ct, 0)
+		c.colSums(dxs.addr(), nP, n.Cap, dim, dbi.addr())
 	}
 }
 
@@ -167,9 +222,7 @@ func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim in
 		return
 	}
 	ms := c.normMS(xs, nP, n, dim, false, st, eps)
-	cg, ct := colGrid(dim)
-	c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(false).ptr(ms).ptr(su.addr()).ptr(su.addr() + uintptr(4*dim))
-	c.launch("norm_bwd_sums", cg, ct, 0)
+	c.normBwdSums(xs, dys, nP, n, dim, false, ms, su.addr(), su.addr()+uintptr(4*dim))
 	c.args().ptr(nP).i32(n.Cap).ptr(su.addr() + uintptr(8*dim))
 	c.launch("norm_put_count", d1(1), d1(32), 0)
 }
@@ -193,9 +246,7 @@ func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim i
 		ptr(sa + uintptr(4*dim)).ptr(sa + uintptr(8*dim)).ptr(dxs.addr())
 	c.launch("norm_bwd_cols", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 	if dbi != nil {
-		cg, ct := colGrid(dim)
-		c.args().ptr(dxs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(dbi.addr())
-		c.launch("norm_col_sums", cg, ct, 0)
+		c.colSums(dxs.addr(), nP, n.Cap, dim, dbi.addr())
 	}
 }
 

@@ -1,9 +1,14 @@
 // norm.cu: batch and layer normalisation (backend.Norm). Column statistics
-// and column sums: block (32, NORM_Y), thread (x, y) of block bx takes
-// column 32*bx + x and rows y, y + NORM_Y, ... in order, in float64; the
-// NORM_Y partial sums are then added in a fixed order, so every run gives
-// the same bits. Row statistics: one warp per row, float64 lane sums
-// reduced by a fixed butterfly. Per-element work: grid-stride loops.
+// and column sums run over chunks of rows as well as columns: block (32,
+// NORM_Y) of grid (ceil(dim/32), chunks), thread (x, y) of block (bx, by)
+// takes column 32*bx + x and rows y, y + NORM_Y, ... of chunk by in order,
+// in float64; the NORM_Y sums are added in a fixed order into one float64
+// partial per (chunk, column) in scratch; norm_fold then adds the live
+// chunks' partials of a column in a fixed order (thread y of a column takes
+// chunks y, y + NORM_Y, ...). The order depends on the live count and the
+// chunk's rows only, so every run gives the same bits. Row statistics: one
+// warp per row, float64 lane sums reduced by a fixed butterfly.
+// Per-element work: grid-stride loops.
 #include "common.cuh"
 
 #define NORM_Y 16
@@ -19,35 +24,67 @@ __device__ __forceinline__ double col_reduce(double v, double* sh) {
     return s;
 }
 
-// col_total is Σ a[i, j] over rows [:n] for the block's column j (col:
-// j < dim), added as col_reduce adds.
-__device__ __forceinline__ double col_total(const float* a, int n, int dim, int j, bool col, double* sh) {
-    double s = 0.0;
-    if (col)
-        for (int i = threadIdx.y; i < n; i += NORM_Y) s += (double)a[(i64)i * dim + j];
-    return col_reduce(s, sh);
-}
-
 __device__ __forceinline__ float norm_rstd(double v, float eps) { return (float)(1.0 / sqrt(v + (double)eps)); }
 
-extern "C" __global__ void bn_stats(const float* x, const int* nP, int cap, int dim, float* stats) {
+// chunk_rows is chunk by's rows [*r0, *r1) of the n live ones; false when
+// it holds none (the whole block returns).
+__device__ __forceinline__ bool chunk_rows(int n, int chunkRows, int* r0, int* r1) {
+    i64 lo = (i64)blockIdx.y * chunkRows;
+    if (lo >= n) return false;
+    *r0 = (int)lo;
+    *r1 = (int)min((i64)n, lo + chunkRows);
+    return true;
+}
+
+// norm_part: part[by, j] = Σ a[i, j] over chunk by's live rows i, or
+// Σ (a[i, j] - center[j])² when center is set (batch normalisation's mean
+// and variance in two passes, as the CPU twin).
+extern "C" __global__ void norm_part(const float* a, const int* nP, int cap, int dim, int chunkRows,
+                                     const double* center, double* part) {
     __shared__ double sh[NORM_Y * 32];
-    int n = live_count(nP, cap);
+    int r0, r1;
+    if (!chunk_rows(live_count(nP, cap), chunkRows, &r0, &r1)) return;
     int j = blockIdx.x * 32 + threadIdx.x;
     bool col = j < dim;
-    double s = col_total(x, n, dim, j, col, sh);
-    double mean = n > 0 ? s / n : 0.0;
-    double q = 0.0;
-    if (col)
-        for (int i = threadIdx.y; i < n; i += NORM_Y) {
-            double d = (double)x[(i64)i * dim + j] - mean;
-            q += d * d;
+    double s = 0.0;
+    if (col) {
+        double m = center != 0 ? center[j] : 0.0;
+        for (int i = r0 + threadIdx.y; i < r1; i += NORM_Y) {
+            double v = (double)a[(i64)i * dim + j];
+            if (center != 0) {
+                v -= m;
+                v *= v;
+            }
+            s += v;
         }
-    q = col_reduce(q, sh);
-    if (col && threadIdx.y == 0) {
-        stats[j] = (float)mean;
-        stats[dim + j] = n > 0 ? (float)(q / n) : 0.0f;
     }
+    s = col_reduce(s, sh);
+    if (col && threadIdx.y == 0) part[(i64)blockIdx.y * dim + j] = s;
+}
+
+// norm_fold: s_j = Σ over the live chunks b of part[b, j] (part [chunks,
+// width]), thread y of column j adding chunks y, y + NORM_Y, ... in order,
+// then the NORM_Y sums in order. Writes s_j, divided by the live count
+// (0 with none) when mean is set, as float to out[j] (j < half) or
+// out2[j - half], and as double to dout[j] when dout is set.
+extern "C" __global__ void norm_fold(const double* part, const int* nP, int cap, int chunkRows, int width, int half,
+                                     int mean, float* out, float* out2, double* dout) {
+    __shared__ double sh[NORM_Y * 32];
+    int n = live_count(nP, cap);
+    int chunks = (n + chunkRows - 1) / chunkRows;
+    int j = blockIdx.x * 32 + threadIdx.x;
+    bool col = j < width;
+    double s = 0.0;
+    if (col)
+        for (int b = threadIdx.y; b < chunks; b += NORM_Y) s += part[(i64)b * width + j];
+    s = col_reduce(s, sh);
+    if (!col || threadIdx.y != 0) return;
+    if (mean) s = n > 0 ? s / n : 0.0;
+    if (j < half)
+        out[j] = (float)s;
+    else
+        out2[j - half] = (float)s;
+    if (dout != 0) dout[j] = s;
 }
 
 // warp_sum adds v over a warp by a fixed butterfly (every lane gets it).
@@ -100,16 +137,18 @@ extern "C" __global__ void norm_apply(const float* x, const int* nP, int cap, in
     }
 }
 
-// norm_bwd_sums: dgamma[j] = Σ dy·x̂ and dbeta[j] = Σ dy over the live rows.
-extern "C" __global__ void norm_bwd_sums(const float* x, const float* dy, const int* nP, int cap, int dim, int perRow,
-                                         const float* ms, float* dgamma, float* dbeta) {
+// norm_bwd_part: part[by, j] = Σ dy·x̂ and part[by, dim + j] = Σ dy over
+// chunk by's live rows (part [chunks, 2·dim]; x̂ from ms as norm_apply's).
+extern "C" __global__ void norm_bwd_part(const float* x, const float* dy, const int* nP, int cap, int dim, int perRow,
+                                         const float* ms, int chunkRows, double* part) {
     __shared__ double sh[NORM_Y * 32];
-    int n = live_count(nP, cap);
+    int r0, r1;
+    if (!chunk_rows(live_count(nP, cap), chunkRows, &r0, &r1)) return;
     int j = blockIdx.x * 32 + threadIdx.x;
     bool col = j < dim;
     double sg = 0.0, sb = 0.0;
     if (col)
-        for (int i = threadIdx.y; i < n; i += NORM_Y) {
+        for (int i = r0 + threadIdx.y; i < r1; i += NORM_Y) {
             i64 t = (i64)i * dim + j;
             int k = perRow ? i : j;
             double d = (double)dy[t];
@@ -119,8 +158,9 @@ extern "C" __global__ void norm_bwd_sums(const float* x, const float* dy, const 
     sg = col_reduce(sg, sh);
     sb = col_reduce(sb, sh);
     if (col && threadIdx.y == 0) {
-        dgamma[j] = (float)sg;
-        dbeta[j] = (float)sb;
+        double* p = part + (i64)blockIdx.y * 2 * dim;
+        p[j] = sg;
+        p[dim + j] = sb;
     }
 }
 
@@ -163,16 +203,6 @@ extern "C" __global__ void norm_bwd_rows(const float* x, const float* dy, const 
             dx[base + j] = r * (gamma[j] * dy[base + j] - m1 - xh * m2);
         }
     }
-}
-
-// norm_col_sums: out[j] = Σ a[i, j] over the live rows.
-extern "C" __global__ void norm_col_sums(const float* a, const int* nP, int cap, int dim, float* out) {
-    __shared__ double sh[NORM_Y * 32];
-    int n = live_count(nP, cap);
-    int j = blockIdx.x * 32 + threadIdx.x;
-    bool col = j < dim;
-    double s = col_total(a, n, dim, j, col, sh);
-    if (col && threadIdx.y == 0) out[j] = (float)s;
 }
 
 // norm_running: running = (1-m)·running + m·batch (the variance times
