@@ -38,20 +38,14 @@ func (t *Trainer) heldOutSet(set int) (heldOut, error) {
 		return *h, nil
 	}
 	l := t.ds.Link
-	pos, neg, name := l.Valid, l.ValidNeg, "validation"
+	pos, neg := l.Valid, l.ValidNeg
 	if set == setTest {
-		pos, neg, name = l.Test, l.TestNeg, "test"
+		pos, neg = l.Test, l.TestNeg
 	}
-	n := dataset.Pairs(pos)
-	if c := t.cfg.EvalEdges; c > 0 {
-		n = min(n, c)
-	}
+	n := t.evalEdges(pos)
 	h := heldOut{pos: pos[:2*n], k: l.Negatives}
 	if k := t.cfg.EvalNegatives; k > 0 {
 		h.k = k
-		if n*k > maxScored {
-			return h, fmt.Errorf("link: %d %s edges x %d negatives are %d pairs to score, more than %d: give --eval-edges at most %d", n, name, k, n*k, maxScored, maxScored/k)
-		}
 		var err error
 		if h.neg, err = drawNegatives(h.pos, k, t.ds.Graph.NumNodes, rng.Key{Seed: t.cfg.Seed, Stream: evalStream}, set); err != nil {
 			return h, err
@@ -61,6 +55,33 @@ func (t *Trainer) heldOutSet(set int) (heldOut, error) {
 	}
 	t.sets[set] = &h
 	return h, nil
+}
+
+// evalEdges is how many of the held-out edges pos the settings score.
+func (t *Trainer) evalEdges(pos []int32) int {
+	n := dataset.Pairs(pos)
+	if c := t.cfg.EvalEdges; c > 0 {
+		n = min(n, c)
+	}
+	return n
+}
+
+// checkEvalSize refuses, before any training, settings whose evaluation
+// would score more than maxScored pairs of one held-out set.
+func (t *Trainer) checkEvalSize() error {
+	k := t.cfg.EvalNegatives
+	if k == 0 {
+		k = t.ds.Link.Negatives
+	}
+	for _, s := range []struct {
+		name string
+		pos  []int32
+	}{{"validation", t.ds.Link.Valid}, {"test", t.ds.Link.Test}} {
+		if n := t.evalEdges(s.pos); n*k > maxScored {
+			return fmt.Errorf("link: evaluating %d %s edges x %d negatives scores %d pairs, more than %d: give --eval-edges at most %d", n, s.name, k, n*k, maxScored, maxScored/k)
+		}
+	}
+	return nil
 }
 
 // drawNegatives draws k negatives (u, w) for every positive (u, v) of pos,

@@ -2,8 +2,10 @@ package link
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
 	"github.com/fanout-gnn/fanout/rng"
@@ -109,4 +111,23 @@ func TestTinyMRR1000(t *testing.T) {
 	if s.Test.MRR < 0.05 {
 		t.Errorf("test MRR %.4f against 1,000 negatives, want at least 0.05 (an uninformed scorer's is 0.0075)", s.Test.MRR)
 	}
+}
+
+// TestEvalSizeRefused: settings whose evaluation would score more than
+// maxScored pairs of a held-out set are refused before training, naming
+// --eval-edges and the most it may be; --eval-edges within it is taken.
+func TestEvalSizeRefused(t *testing.T) {
+	ds := ringData(t, 400)
+	c := ringConfig()
+	c.EvalNegatives = maxScored / 10
+	_, err := New(cpu.New(1), ds, c)
+	if err == nil || !strings.Contains(err.Error(), "give --eval-edges at most 10") {
+		t.Fatalf("%d validation edges x %d negatives: %v", dataset.Pairs(ds.Link.Valid), c.EvalNegatives, err)
+	}
+	c.EvalEdges = 10
+	tr, err := New(cpu.New(1), ds, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Close()
 }

@@ -104,6 +104,9 @@ func NewShared(be backend.Backend, ds *dataset.Dataset, cfg Config, group backen
 		return nil, err
 	}
 	t := &Trainer{be: be, lk: lk, ds: ds, cfg: cfg, group: group}
+	if err := t.checkEvalSize(); err != nil {
+		return nil, err
+	}
 	defer func() {
 		if err != nil {
 			t.Close()
