@@ -15,7 +15,7 @@
 # commands are limited to 10 minutes: the data stays in $DATA between calls.
 phase() { [[ " ${PHASES:-bench mrr fixture} " == *" $1 "* ]]; }
 data=products-sim; phase bench || phase mrr || data=tiny # the fixture alone needs no products-sim
-PRESETS=$data . "$(dirname "$0")/lib.sh"; setup link.log
+PRESETS=$data; . "$(dirname "$0")/lib.sh"; setup link.log
 S=${STEPS:-300}
 if [ "$data" = products-sim ]; then
   t0=$SECONDS
@@ -59,9 +59,9 @@ KEEP='.' r ogbl-fixture 60 python3 scripts/make_ogbl_fixture.py "$O/ogbl-fixture
 python3 -c 'import torch; print("torch", torch.__version__)' 2>&1 | sed 's/^/   /' | tee -a "$L"
 suite() { # suite NAME PKG PATTERN LIMIT
   [ -x "$R/bin/$1.test" ] || { echo "== suite $1: bin/$1.test not built, skipped" | tee -a "$L"; return; }
-  (cd "$R/$2" && timeout "$4" "$R/bin/$1.test" -test.run "$3" -test.v -test.timeout "$(($4 - 5))s" >"$O/$1.log" 2>&1; echo "== suite $1 ($3): exit $?" | tee -a "$L")
-  grep -E '^ *(--- FAIL|--- SKIP|FAIL|ok|PASS|panic)|MRR' "$O/$1.log" | head -20 | tee -a "$L"
-  echo "   passed $(grep -cE '^ *--- PASS' "$O/$1.log"), skipped $(grep -cE '^ *--- SKIP' "$O/$1.log")" | tee -a "$L"
+  (cd "$R/$2" && timeout "$4" "$R/bin/$1.test" -test.run "$3" -test.v -test.timeout "$(($4 - 5))s" >"$O/suite-$1.log" 2>&1; echo "== suite $1 ($3): exit $?" | tee -a "$L")
+  grep -E '^ *(--- FAIL|--- SKIP|FAIL|ok|PASS|panic)|MRR' "$O/suite-$1.log" | head -20 | tee -a "$L"
+  echo "   passed $(grep -cE '^--- PASS' "$O/suite-$1.log"), skipped $(grep -cE '^--- SKIP' "$O/suite-$1.log")" | tee -a "$L"
 }
 if [ -d "$O/ogbl-fixture" ]; then
   rm -rf cmd/fanout/testdata/ogbl-fixture && mkdir -p cmd/fanout/testdata && cp -r "$O/ogbl-fixture" cmd/fanout/testdata/ogbl-fixture
