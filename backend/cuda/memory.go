@@ -388,6 +388,8 @@ func kernelError(code, a, bb, cc int32) error {
 		return fmt.Errorf("cuda: EdgeSeeds: ids[%d] = %d outside the %d pairs", a, bb, cc)
 	case 21:
 		return fmt.Errorf("cuda: GroupRows: rows[%d] = %d outside [0, %d)", a, bb, cc)
+	case 22:
+		return fmt.Errorf("cuda: AllReduceSum: rank %d waited 120 s for rank %d (round word %d): the peer stopped or issued other collectives", cc, a, bb)
 	}
 	return fmt.Errorf("cuda: kernel error %d (%d, %d, %d)", code, a, bb, cc)
 }

@@ -212,11 +212,23 @@ func (j *Job) openGPUs() ([]backend.Backend, []backend.Collective, Mode, error) 
 	if err != nil {
 		return fail(fmt.Errorf("devices: %w", err))
 	}
-	fmt.Fprintf(j.Log, "NCCL %d joins %d GPUs\n", nccl.Version(), n)
 	bes := make([]backend.Backend, n)
 	colls := make([]backend.Collective, n)
 	for i := range gpus {
 		bes[i], colls[i] = gpus[i], comms[i]
 	}
+	sum := "NCCL's all-reduce (--nccl-all-reduce)"
+	if !j.CUDA.NCCLAllReduce {
+		pcs, err := cuda.NewPeerGroup(comms)
+		if err == nil {
+			for i, p := range pcs {
+				colls[i] = p
+			}
+			sum = "kernels reading the peers' memory"
+		} else {
+			sum = fmt.Sprintf("NCCL's all-reduce (no peer sum: %v)", err)
+		}
+	}
+	fmt.Fprintf(j.Log, "NCCL %d joins %d GPUs; gradients summed by %s\n", nccl.Version(), n, sum)
 	return bes, colls, j.Mode.Resolve(gpus[0]), nil
 }

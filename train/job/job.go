@@ -72,6 +72,9 @@ type CUDA struct {
 	LibDir, CacheDir string
 	TF32, TF32x3     bool
 	Deterministic    bool
+	// NCCLAllReduce sums a process's GPUs' gradients with NCCL instead of
+	// the kernels that read the peers' memory (cuda.PeerGroup).
+	NCCLAllReduce bool
 }
 
 // Options are the CUDA backend's options (TF32, the faster single-pass

@@ -231,7 +231,8 @@ func exchangedMatchesWhole(t *testing.T, replay bool, ropt train.ReplayOptions) 
 // replays a graph of them; ns/op is one step's): the overflow flag (I32
 // [3], all-reduce max) and the gradients of products-sim's GraphSAGE
 // (206,895 float32 values: 100 features, hidden 256, 47 classes), in one
-// call or one per parameter (9) as before the arena.
+// call or one per parameter (9) as before the arena, by NCCL or by the
+// kernels reading peer memory (cuda.PeerGroup).
 func BenchmarkGPUStepCollectives(b *testing.B) {
 	gpus, comms := openGPUs(b, 2)
 	sizes := []int{100 * 256, 100 * 256, 256, 256 * 256, 256 * 256, 256, 256 * 47, 256 * 47, 47} // per layer: w_self, w_neigh, bias
@@ -239,15 +240,21 @@ func BenchmarkGPUStepCollectives(b *testing.B) {
 	for _, n := range sizes {
 		total += n
 	}
+	peers := peerComms(b, comms)
 	for _, c := range []struct {
-		name        string
-		flag, split bool
-	}{{"flag", true, false}, {"grads", false, false}, {"flag+grads", true, false}, {"flag+grads-per-param", true, true}} {
+		name              string
+		flag, split, peer bool
+	}{{"flag", true, false, false}, {"grads", false, false, false}, {"flag+grads", true, false, false}, {"flag+grads-per-param", true, true, false},
+		{"grads-peer", false, false, true}, {"flag+grads-peer", true, false, true}} {
 		b.Run(c.name, func(b *testing.B) {
 			graphs := make([]backend.Replay, len(gpus))
 			errs := make([]error, len(gpus))
 			onEachGPU(len(gpus), func(r int) {
-				graphs[r], errs[r] = captureCollectives(gpus[r], comms[r], c.flag, c.split, sizes, total)
+				var coll backend.Collective = comms[r]
+				if c.peer {
+					coll = peers[r]
+				}
+				graphs[r], errs[r] = captureCollectives(gpus[r], coll, c.flag, c.split, sizes, total)
 			})
 			for _, err := range errs {
 				if err != nil {
@@ -293,7 +300,7 @@ func onEachGPU(n int, fn func(r int)) {
 }
 
 // captureCollectives captures one step's collectives on be.
-func captureCollectives(be *cuda.Backend, c *cuda.Comm, flag, split bool, sizes []int, total int) (backend.Replay, error) {
+func captureCollectives(be *cuda.Backend, c backend.Collective, flag, split bool, sizes []int, total int) (backend.Replay, error) {
 	f, err := be.Alloc(backend.I32, 3)
 	if err != nil {
 		return nil, err
