@@ -110,7 +110,7 @@ func runLinkOne(ctx context.Context, j Job, s **link.Summary) error {
 			}
 		}
 		run := tr.Run
-		if mode == Replay {
+		if mode.replays() {
 			run = tr.RunReplay
 		}
 		var err error
@@ -128,8 +128,6 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	switch {
 	case j.Devices != 0 || j.Launch != nil:
 		return errors.New("task link: bench and eval measure one device (no --devices, no launcher) for now")
-	case m == Hybrid:
-		return linkUnsupported("--mode hybrid")
 	}
 	cfg, err := linkConfig(j, 1)
 	if err != nil {
@@ -146,18 +144,33 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	}
 	defer CloseBackend(be)
 	mode := m.Resolve(be)
-	if mode == Replay {
+	if mode.replays() {
 		be = WithCapture(be)
 	}
 	fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %s, %s\n",
 		cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, desc, mode)
-	tr, err := link.New(be, ds, cfg)
+	if mode != Hybrid {
+		tr, err := link.New(be, ds, cfg)
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		return fn(tr, mode, desc)
+	}
+	tr, store, err := newLinkHybrid(j, be, ds, cfg)
 	if err != nil {
 		return err
 	}
 	defer tr.Close()
-	return fn(tr, mode, desc)
+	if err := fn(tr, mode, desc); err != nil {
+		return err
+	}
+	return printTierStats(j, store)
 }
+
+// replays reports whether the link trainer runs the mode with its replay
+// driver: replay, and hybrid (replay over tiered features).
+func (m Mode) replays() bool { return m == Replay || m == Hybrid }
 
 // linkConfig is the job's link configuration for a group of n devices:
 // --batch edges per device (--global-batch: over the group), as the node
@@ -205,7 +218,7 @@ func loadLinkData(j Job, cfg link.Config) (*dataset.Dataset, error) {
 }
 
 // linkSupport is what a link job can be asked for.
-const linkSupport = "task link trains with --mode eager, replay or auto, on one device or on --devices N of one process (CPU devices, or GPUs joined by NCCL), every device holding the whole graph and feature table"
+const linkSupport = "task link trains with --mode eager, replay or auto on one device or on --devices N of one process (CPU devices, or GPUs joined by NCCL), every device holding the whole graph and feature table, or with --mode hybrid on one device"
 
 // linkUnsupported is the error of a link job asked for what, which the
 // link trainer does not have.
@@ -218,8 +231,8 @@ func linkUnsupported(what string) error {
 func checkLinkJob(j Job) error {
 	p := j.Placement
 	switch {
-	case j.Mode == Hybrid:
-		return linkUnsupported("--mode hybrid")
+	case j.Mode == Hybrid && j.Devices != 0:
+		return linkUnsupported("--mode hybrid on several devices")
 	case j.Launch != nil:
 		return linkUnsupported("training in several processes (fanout launch)")
 	case p.Replicate != "":

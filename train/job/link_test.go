@@ -93,7 +93,7 @@ func TestLinkUnsupported(t *testing.T) {
 		asked string
 		set   func(*Job)
 	}{
-		{"--mode hybrid", func(j *Job) { j.Mode = Hybrid }},
+		{"--mode hybrid on several devices", func(j *Job) { j.Mode, j.Devices = Hybrid, 2 }},
 		{"--replicate 0.2", func(j *Job) { j.Placement.Replicate = "0.2" }},
 		{"--shard-features hosts", func(j *Job) { j.Placement.ShardFeatures = "hosts" }},
 		{"training in several processes (fanout launch)", func(j *Job) { j.Launch = &dist.Launch{} }},
@@ -107,5 +107,36 @@ func TestLinkUnsupported(t *testing.T) {
 		if _, err := RunLinkBench(context.Background(), Bench{Job: j, Modes: []Mode{Eager}, Steps: 1}); err == nil || !strings.Contains(err.Error(), c.asked) {
 			t.Errorf("bench with %s: %v", c.asked, err)
 		}
+	}
+}
+
+// TestRunLinkHybrid: the hybrid mode of a link job (replay over tiered
+// features, --cache-rows of the highest-degree rows cached) trains as the
+// replay mode does, bit for bit, and says what it placed and read from
+// host memory; a hot ratio is refused, naming --hot-ratio 0.
+func TestRunLinkHybrid(t *testing.T) {
+	j := linkJob(t)
+	j.Mode = Replay
+	want, err := RunLink(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	j.Mode, j.Log, j.Hybrid = Hybrid, &log, HybridSettings{CacheRows: 20, HotSpec: "auto", HotAuto: true}
+	got, err := RunLink(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for e := range want.Epochs {
+		if got.Epochs[e].Loss != want.Epochs[e].Loss {
+			t.Errorf("epoch %d: loss %v hybrid, %v replay", e+1, got.Epochs[e].Loss, want.Epochs[e].Loss)
+		}
+	}
+	if got.Test.AUC != want.Test.AUC || !strings.Contains(log.String(), "feature cache: 20 of 80 rows") || !strings.Contains(log.String(), "feature rows gathered from host memory") {
+		t.Errorf("test ROC-AUC %v hybrid, %v replay; log:\n%s", got.Test.AUC, want.Test.AUC, log.String())
+	}
+	j.Hybrid = HybridSettings{CacheRows: -1, HotSpec: "0.1", HotRatio: 0.1}
+	if _, err := RunLink(context.Background(), j); err == nil || !strings.Contains(err.Error(), "give --hot-ratio 0") {
+		t.Errorf("hybrid with --hot-ratio 0.1: %v", err)
 	}
 }

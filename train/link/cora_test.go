@@ -57,6 +57,13 @@ func trainLink(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config
 		t.Fatal(err)
 	}
 	defer tr.Close()
+	return runTrainer(t, tr, replay)
+}
+
+// runTrainer trains tr with the eager driver, or the replay driver, and
+// returns the summary and the learnt tensors.
+func runTrainer(t *testing.T, tr *Trainer, replay bool) (*Summary, [][]float32) {
+	t.Helper()
 	run := tr.Run
 	if replay {
 		run = tr.RunReplay

@@ -89,7 +89,18 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config) (*Trainer, error) 
 // number), each rank's loss and gradient are scaled by its share of the
 // step's edges, and the gradients are summed over the group before Adam
 // (group.go), so every rank takes the same step.
-func NewShared(be backend.Backend, ds *dataset.Dataset, cfg Config, group backend.Collective) (_ *Trainer, err error) {
+func NewShared(be backend.Backend, ds *dataset.Dataset, cfg Config, group backend.Collective) (*Trainer, error) {
+	return newTrainer(be, ds, cfg, group, nil)
+}
+
+// newTrainer is NewShared with the feature rows served by feat, which the
+// trainer then owns (freed on any error too); nil uploads the table.
+func newTrainer(be backend.Backend, ds *dataset.Dataset, cfg Config, group backend.Collective, feat featstore.Store) (_ *Trainer, err error) {
+	defer func() {
+		if err != nil && feat != nil {
+			feat.Free()
+		}
+	}()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -115,9 +126,12 @@ func NewShared(be backend.Backend, ds *dataset.Dataset, cfg Config, group backen
 	if t.in, err = train.UploadWith(be, ds, nil); err != nil {
 		return nil, err
 	}
-	if t.in.Feat, err = featstore.UploadAs(be, ds.FeatureTable(), ds.FeatDim, cfg.Features); err != nil {
+	if feat != nil {
+		t.in.Feat, feat = feat, nil // t.in owns it now, and Close frees it
+	} else if t.in.Feat, err = featstore.UploadAs(be, ds.FeatureTable(), ds.FeatDim, cfg.Features); err != nil {
 		return nil, err
 	}
+
 	k, B, dim := cfg.Negatives, t.rankBatch(), cfg.embed()
 	endCap := B * (2 + k)
 	seeds := int(min(int64(endCap), ds.Graph.NumNodes)) // distinct ends
