@@ -7,7 +7,8 @@
 # with the same steps, with launches and host syncs per step; a link
 # training run of GraphSAGE and one of GCN, each ranking 10,000 validation
 # and test edges against 1,000 negatives each (MRR), in 4 epochs of 3,000
-# steps (MODELS, EPOCHS, EPOCH_STEPS change them); and writes the OGB link
+# steps (MODELS, EPOCHS, EPOCH_STEPS change them), and GraphSAGE in the
+# hybrid mode (a tenth of the feature rows cached); and writes the OGB link
 # fixture with PyTorch (scripts/make_ogbl_fixture.py) into
 # $OUT/ogbl-fixture, then runs the test that imports and trains it.
 # Summary lines in $OUT/link.log, whole outputs in $OUT/runs.log.
@@ -52,6 +53,10 @@ phase mrr && for m in ${MODELS:-sage gcn}; do
     --model "$m" --epochs "${EPOCHS:-4}" --epoch-steps "${EPOCH_STEPS:-3000}" --eval-negatives 1000 --eval-edges 10000 --out "$run"
   cp "$run/link_summary.json" "$O/link-mrr-$m.json" 2>/dev/null
 done
+# The hybrid mode: a tenth of the rows cached (the highest degrees), the rest
+# read from host memory inside the replayed step.
+phase mrr && KEEP='^epoch|^test|hybrid|feature cache|host memory|error' r link-hybrid 300 bin/fanout train --data "$D/products-sim-link" \
+  --task link --device cuda --mode hybrid --cache-rows 200000 --epochs 2 --epoch-steps "${EPOCH_STEPS:-3000}" --eval-negatives 1000 --eval-edges 10000
 
 # The OGB link fixture, written by PyTorch, and the test that imports it.
 phase fixture || exit 0

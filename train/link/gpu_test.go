@@ -105,3 +105,34 @@ func TestGPUGroupMatchesOneGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUTieredMatchesWhole: on a GPU, the hybrid mode's tiered features
+// (40% of the rows cached, the rest read from pinned host memory inside
+// the replayed step) train as the whole table on the device does, bit for
+// bit, and both tiers are read. Skipped without a GPU.
+func TestGPUTieredMatchesWhole(t *testing.T) {
+	cfg := ringConfig()
+	cfg.Hidden, cfg.Embed, cfg.DecoderWidth = 16, 8, 8
+	opt := cuda.Options{Deterministic: true, TF32x3: true, CapacityGemm: true}
+	ds := ringData(t, 400)
+	whole, pw := trainLink(t, traintest.GPUWith(t, opt), ds, cfg, true)
+	tr, store, err := NewTiered(traintest.GPUWith(t, opt), ds, cfg, func(_, _, rows int64) (int64, error) { return rows * 2 / 5, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	s, pt := runTrainer(t, tr, true)
+	if host, all, err := store.Stats(); err != nil || !(host > 0 && host < all) {
+		t.Errorf("%d of %d rows read from host memory (%v), want some and not all", host, all, err)
+	}
+	for e := range whole.Epochs {
+		if a, b := s.Epochs[e].Loss, whole.Epochs[e].Loss; math.Float64bits(a) != math.Float64bits(b) {
+			t.Errorf("epoch %d: loss %v tiered, %v whole", e+1, a, b)
+		}
+	}
+	for i := range pw {
+		if !slices.Equal(pw[i], pt[i]) {
+			t.Fatalf("tensor %d differs between the tiered and the whole table", i)
+		}
+	}
+}
