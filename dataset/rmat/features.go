@@ -10,11 +10,13 @@ import (
 const featureBlock = 4096
 
 // centroids returns [classes, dim] float32 type centroids, row-major, with
-// independent random signs per entry, scaled so that two centroids lie
-// `signal` apart in expectation (in units of the noise deviation).
-func centroids(classes, dim int, signal float64, seed uint64) []float32 {
+// independent random signs per entry of magnitude signal/sqrt(2·signalDim),
+// so that two centroids lie signal·sqrt(dim/signalDim) apart in expectation
+// (in units of the noise deviation): `signal` apart at width signalDim, and
+// with the same signal in every entry at any width.
+func centroids(classes, dim, signalDim int, signal float64, seed uint64) []float32 {
 	out := make([]float32, classes*dim)
-	scale := float32(signal / math.Sqrt(2*float64(dim)))
+	scale := float32(signal / math.Sqrt(2*float64(signalDim)))
 	rng := newPCG(seed, streamCentroids, 0)
 	var r uint64
 	for i := range out {
@@ -30,13 +32,15 @@ func centroids(classes, dim int, signal float64, seed uint64) []float32 {
 	return out
 }
 
-// makeFeatures returns [n, dim] float32 features, row-major: the centroid of
-// the vertex's type plus noise of unit variance per entry. The noise is a sum
-// of four uniforms (close to Gaussian), drawn from a generator keyed by the
-// vertex id. types is [n] in [0, classes).
-func makeFeatures(types []int32, classes, dim int, signal float64, seed uint64, threads int, prog *parallel.Progress) []float32 {
+// makeFeatures returns [n, p.FeatDim] float32 features, row-major: the
+// centroid of the vertex's type (centroids, with p's Signal at its
+// signalDim) plus noise of unit variance per entry. The noise is a sum of
+// four uniforms (close to Gaussian), drawn from a generator keyed by the
+// vertex id. types is [n] in [0, p.Classes).
+func makeFeatures(p Preset, types []int32, seed uint64, threads int, prog *parallel.Progress) []float32 {
 	n := int64(len(types))
-	cent := centroids(classes, dim, signal, seed)
+	classes, dim := p.Classes, p.FeatDim
+	cent := centroids(classes, dim, p.signalDim(), p.Signal, seed)
 	feat := make([]float32, n*int64(dim))
 	// Each 16-bit uniform has variance (2^32-1)/12 in units of 1; four of them
 	// summed and centered have variance (2^32-1)/3.

@@ -30,8 +30,9 @@ type Options struct {
 //
 // Labels: every vertex has a latent type in [0, Classes) (the highest-degree
 // 1% dealt for balance, the rest uniform). Its features are its type's
-// centroid (Signal apart from other centroids) plus unit Gaussian-like noise,
-// so the type is readable from the vertex's own features. Its label is the
+// centroid (Signal apart from other centroids at width SignalDim, with the
+// same signal per entry at any width) plus unit Gaussian-like noise, so the
+// type is readable from the vertex's own features. Its label is the
 // type most common among its neighbours (ties: the tied type nearest after
 // its own type, cyclically), so the label is readable from the neighbours'
 // features but only weakly from its own. Isolated vertices get label -1 and
@@ -65,7 +66,7 @@ func Generate(p Preset, opt Options) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	feat := makeFeatures(types, p.Classes, p.FeatDim, p.Signal, opt.Seed, threads, prog)
+	feat := makeFeatures(p, types, opt.Seed, threads, prog)
 	return &dataset.Dataset{
 		Name:          p.Name,
 		Graph:         g,

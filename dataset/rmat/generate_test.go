@@ -96,6 +96,7 @@ func TestGenerateRejectsBadPresets(t *testing.T) {
 		{func(p *Preset) { p.Scale = 31 }, "scale 31"},
 		{func(p *Preset) { p.A = 0.9 }, "R-MAT probabilities"},
 		{func(p *Preset) { p.FeatDim = 0 }, "feature dimension"},
+		{func(p *Preset) { p.SignalDim = -1 }, "signal width"},
 		{func(p *Preset) { p.TrainFrac = 0.95 }, "split fractions"},
 		{func(p *Preset) { p.NumTrain = 1 << 20 }, "exceeds"},
 		{func(p *Preset) { p.NumTest = 1 << 20 }, "test vertices requested"},

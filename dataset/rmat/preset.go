@@ -23,9 +23,20 @@ type Preset struct {
 	FeatDim int
 	Classes int
 	// Signal is the distance between two type centroids in units of the
-	// per-entry feature noise: large enough that a vertex's type can be read
-	// from its own features (labels cannot: see Generate).
+	// per-entry feature noise, at width SignalDim: large enough that a
+	// vertex's type can be read from its own features (labels cannot: see
+	// Generate).
 	Signal float64
+	// SignalDim is the width at which the centroids lie Signal apart: each
+	// centroid entry is ±Signal/sqrt(2·SignalDim) at any FeatDim. A preset
+	// sets it to its own FeatDim, so a table made wider (fanout train
+	// --feat-dim) keeps the signal of each column, as added columns of the
+	// same quality would, and its centroids lie Signal·sqrt(FeatDim/SignalDim)
+	// apart; 0 means FeatDim. (Spreading a fixed distance over more columns
+	// instead left 1280-wide columns a third of their signal each, and the
+	// model learned far more slowly than at 128: docs/perf.md, "The
+	// wide-feature task".)
+	SignalDim int
 
 	// Split sizes among labelled vertices. NumTrain/NumValid > 0 give counts;
 	// otherwise TrainFrac/ValidFrac give fractions (rounded down). NumTest > 0
@@ -53,6 +64,15 @@ func (p Preset) MaxTrain() int64 {
 	return int64(p.TrainFrac * float64(p.NumNodes()))
 }
 
+// signalDim is the width whose centroids lie Signal apart (SignalDim, or
+// FeatDim when it is 0).
+func (p Preset) signalDim() int {
+	if p.SignalDim > 0 {
+		return p.SignalDim
+	}
+	return p.FeatDim
+}
+
 // NumNodes is the vertex count, 2^Scale.
 func (p Preset) NumNodes() int64 { return int64(1) << p.Scale }
 
@@ -65,19 +85,19 @@ const (
 var presets = []Preset{
 	{
 		Name: "tiny", Scale: 14, Pairs: 200_000, A: rmatA, B: rmatB, C: rmatC,
-		FeatDim: 32, Classes: 8, Signal: 7, TrainFrac: 0.2, ValidFrac: 0.1,
+		FeatDim: 32, SignalDim: 32, Classes: 8, Signal: 7, TrainFrac: 0.2, ValidFrac: 0.1,
 		Model: "sage", Layers: 2, Hidden: 64, Fanouts: []int{10, 5}, Batch: 256,
 		Dropout: 0.5, LR: 0.01,
 	},
 	{
 		Name: "products-sim", Scale: 21, Pairs: 62_000_000, A: rmatA, B: rmatB, C: rmatC,
-		FeatDim: 100, Classes: 47, Signal: 7, NumTrain: 196_615, NumValid: 39_323,
+		FeatDim: 100, SignalDim: 100, Classes: 47, Signal: 7, NumTrain: 196_615, NumValid: 39_323,
 		Model: "sage", Layers: 3, Hidden: 256, Fanouts: []int{15, 10, 5}, Batch: 1024,
 		Dropout: 0.5, LR: 0.003,
 	},
 	{
 		Name: "papers-sim", Scale: 24, Pairs: 400_000_000, A: rmatA, B: rmatB, C: rmatC,
-		FeatDim: 128, Classes: 172, Signal: 8, NumTrain: 1_207_179, NumValid: 125_265, NumTest: 214_338,
+		FeatDim: 128, SignalDim: 128, Classes: 172, Signal: 8, NumTrain: 1_207_179, NumValid: 125_265, NumTest: 214_338,
 		Model: "sage", Layers: 3, Hidden: 256, Fanouts: []int{15, 10, 5}, Batch: 1024,
 		Dropout: 0.5, LR: 0.003,
 	},
@@ -117,6 +137,8 @@ func (p Preset) check() error {
 		return fmt.Errorf("preset %s: feature dimension %d < 1", p.Name, p.FeatDim)
 	case p.Signal < 0:
 		return fmt.Errorf("preset %s: negative feature signal %g", p.Name, p.Signal)
+	case p.SignalDim < 0:
+		return fmt.Errorf("preset %s: negative signal width %d", p.Name, p.SignalDim)
 	case p.Classes < 2:
 		return fmt.Errorf("preset %s: %d classes, need at least 2", p.Name, p.Classes)
 	case p.NumTrain < 0 || p.NumValid < 0 || p.NumTest < 0:

@@ -62,6 +62,9 @@ func TestPresetsMatchDesign(t *testing.T) {
 		if got != w {
 			t.Errorf("%s: got %+v, want %+v", name, got, w)
 		}
+		if p.SignalDim != p.FeatDim {
+			t.Errorf("%s: signal width %d, want its feature width %d", name, p.SignalDim, p.FeatDim)
+		}
 		if p.A != 0.57 || p.B != 0.19 || p.C != 0.19 || p.Model != "sage" || p.Name != name {
 			t.Errorf("%s: R-MAT (%g, %g, %g), model %q", name, p.A, p.B, p.C, p.Model)
 		}
