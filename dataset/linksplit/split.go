@@ -7,7 +7,6 @@
 package linksplit
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -147,20 +146,52 @@ func undirected(g *graph.CSR) (src, dst []int32) {
 }
 
 // shuffled is a permutation of [0, m): edges ordered by a Philox word
-// each (ties by index).
+// each, ties by index (a stable radix sort of the words, which start in
+// index order: a comparison sort of products-sim's 57 million edges took
+// most of the split).
 func shuffled(m int, seed uint64) []int {
 	k := rng.Key{Seed: seed, Stream: shuffleStream}
-	keys := make([]uint64, m)
+	keys := make([]keyed, m)
 	for e := range keys {
 		w := k.Words(uint32(e), 0)
-		keys[e] = uint64(w[0])<<32 | uint64(w[1])
+		keys[e] = keyed{uint64(w[0])<<32 | uint64(w[1]), e}
 	}
+	keys = radixSort(keys)
 	order := make([]int, m)
-	for i := range order {
-		order[i] = i
+	for i, x := range keys {
+		order[i] = x.e
 	}
-	slices.SortFunc(order, func(a, b int) int { return cmp.Or(cmp.Compare(keys[a], keys[b]), cmp.Compare(a, b)) })
 	return order
+}
+
+// keyed is an edge with its sort key.
+type keyed struct {
+	key uint64
+	e   int
+}
+
+// radixSort sorts a by key, stably: four passes of 16 bits, least
+// significant first, between a and a buffer of its size.
+func radixSort(a []keyed) []keyed {
+	b := make([]keyed, len(a))
+	count := make([]int, 1<<16)
+	for shift := 0; shift < 64; shift += 16 {
+		clear(count)
+		for _, x := range a {
+			count[x.key>>shift&0xffff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i], sum = sum, sum+c
+		}
+		for _, x := range a {
+			d := x.key >> shift & 0xffff
+			b[count[d]] = x
+			count[d]++
+		}
+		a, b = b, a
+	}
+	return a
 }
 
 // negatives draws o.Negatives negatives for each positive of pos (flat
