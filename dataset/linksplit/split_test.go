@@ -1,6 +1,7 @@
 package linksplit
 
 import (
+	"cmp"
 	"os"
 	"path/filepath"
 	"slices"
@@ -163,4 +164,20 @@ func TestWriteOpenAndValidate(t *testing.T) {
 		t.Errorf("Open with a vertex out of range: %v", err)
 	}
 	os.RemoveAll(dir)
+}
+
+// TestRadixSort: keys in every 16-bit digit, and repeated, come out in
+// key order, equal keys in their first order (the shuffle's ties by
+// index).
+func TestRadixSort(t *testing.T) {
+	var in []keyed
+	for i := range 500 {
+		k := uint64(i*7919%97) << (16 * (i % 4)) // a key with one digit set, repeats among them
+		in = append(in, keyed{k, i})
+	}
+	want := slices.Clone(in)
+	slices.SortStableFunc(want, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+	if got := radixSort(slices.Clone(in)); !slices.Equal(got, want) {
+		t.Errorf("radix sort differs from a stable sort by key")
+	}
 }
