@@ -59,7 +59,7 @@ func runLinkTask(ctx context.Context, j job.Job, stdout io.Writer) (done bool, e
 		return false, nil
 	}
 	s, err := job.RunLink(ctx, j)
-	if err != nil {
+	if err != nil || s == nil { // nil: a launched job's rank other than 0
 		return true, err
 	}
 	fmt.Fprintf(stdout, "test %s (best validation ROC-AUC %.4f at epoch %d)\n", job.MetricsText(s.Test), s.BestValid.AUC, s.BestEpoch)

@@ -29,10 +29,14 @@ func mpiEnv(t *testing.T) {
 }
 
 // result is a run's closing line without its timing.
-func result(out string) string {
+func result(out string) string { return resultLine(out, "test accuracy", ";") }
+
+// resultLine is the part of out's first line holding from, from from up to
+// cut.
+func resultLine(out, from, cut string) string {
 	for _, l := range strings.Split(out, "\n") {
-		if i := strings.Index(l, "test accuracy"); i >= 0 {
-			return strings.SplitN(l[i:], ";", 2)[0]
+		if i := strings.Index(l, from); i >= 0 {
+			return strings.SplitN(l[i:], cut, 2)[0]
 		}
 	}
 	return "(no result in: " + out + ")"

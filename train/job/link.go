@@ -76,17 +76,22 @@ func RunLink(ctx context.Context, j Job) (*link.Summary, error) {
 	if err := checkLinkJob(j); err != nil {
 		return nil, err
 	}
-	if err := checkLinkOutputs(j); err != nil {
-		return nil, err
-	}
 	var s *link.Summary
-	if err := checkLinkRunDir(j.Options.RunDir, j.Options.Resume, j.Options.Force); err != nil {
-		return nil, err
+	if j.Launch == nil || j.Launch.Rank == 0 { // rank 0 writes a launched job's outputs
+		if err := checkLinkOutputs(j); err != nil {
+			return nil, err
+		}
+		if err := checkLinkRunDir(j.Options.RunDir, j.Options.Resume, j.Options.Force); err != nil {
+			return nil, err
+		}
 	}
 	var err error
-	if j.Devices != 0 && j.Launch == nil {
+	switch {
+	case j.Launch != nil:
+		s, err = runLinkProcess(ctx, j)
+	case j.Devices != 0:
 		s, err = runLinkDevices(ctx, j)
-	} else {
+	default:
 		err = runLinkOne(ctx, j, &s)
 	}
 	if err != nil && ctx.Err() != nil {
@@ -218,7 +223,7 @@ func loadLinkData(j Job, cfg link.Config) (*dataset.Dataset, error) {
 }
 
 // linkSupport is what a link job can be asked for.
-const linkSupport = "task link trains with --mode eager, replay or auto on one device or on --devices N of one process (CPU devices, or GPUs joined by NCCL), every device holding the whole graph and feature table, or with --mode hybrid on one device"
+const linkSupport = "task link trains with --mode eager, replay or auto on one device, on --devices N of one process (CPU devices, or GPUs joined by NCCL) or in processes under a launcher (fanout launch, torchrun, mpirun), every device holding the whole graph and feature table, or with --mode hybrid on one device"
 
 // linkUnsupported is the error of a link job asked for what, which the
 // link trainer does not have.
@@ -233,8 +238,6 @@ func checkLinkJob(j Job) error {
 	switch {
 	case j.Mode == Hybrid && j.Devices != 0:
 		return linkUnsupported("--mode hybrid on several devices")
-	case j.Launch != nil:
-		return linkUnsupported("training in several processes (fanout launch)")
 	case p.Replicate != "":
 		return linkUnsupported("--replicate " + Shown(p.Replicate))
 	case p.ShardFeatures == "on" || p.ShardFeatures == "hosts":

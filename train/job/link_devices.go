@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train/link"
 )
 
@@ -14,9 +15,6 @@ import (
 // by NCCL: openDevices), one trainer per device (link.NewShared) driven by
 // link.RunGroup; rank 0 reports, saves and writes the outputs.
 func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
-	if j.Options.Resume {
-		return nil, errors.New("task link: --resume continues a run of one device for now")
-	}
 	if j.Devices == AllDevices {
 		n, err := j.allDevices()
 		if err != nil {
@@ -24,11 +22,7 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 		}
 		j.Devices = n
 	}
-	cfg, err := linkConfig(j, j.Devices)
-	if err != nil {
-		return nil, err
-	}
-	ds, err := loadLinkData(j, cfg)
+	cfg, ds, err := linkGroupData(j, j.Devices)
 	if err != nil {
 		return nil, err
 	}
@@ -71,4 +65,57 @@ func closeGroup(bes []backend.Backend, colls []backend.Collective) {
 		colls[i].Close()
 		CloseBackend(bes[i])
 	}
+}
+
+// runLinkProcess trains a link predictor as one process of a job started
+// by a launcher (joinProcesses): one trainer over the job's collective;
+// rank 0 reports, saves and writes the outputs.
+func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
+	l := j.Launch
+	cfg, ds, err := linkGroupData(j, l.WorldSize)
+	if err != nil {
+		return nil, err
+	}
+	defer ds.Close()
+	var s *link.Summary
+	err = joinProcesses(ctx, &j, func(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode Mode) error {
+		if mode == Hybrid {
+			return linkUnsupported("--mode hybrid in several processes")
+		}
+		tr, err := link.NewShared(be, ds, cfg, coll)
+		if err != nil {
+			return err
+		}
+		defer tr.Close()
+		if l.Rank == 0 {
+			fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %s, %d edges a step, %s\n",
+				cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, desc, cfg.Batch, mode)
+			tr.RunDir = j.Options.RunDir
+			tr.OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
+		}
+		run := tr.Run
+		if mode == Replay {
+			run = tr.RunReplay
+		}
+		sum, err := run(ctx)
+		if err != nil || l.Rank != 0 {
+			return err
+		}
+		s = sum
+		return writeLinkOutputs(tr, sum, j)
+	})
+	return s, err
+}
+
+// linkGroupData is a group's link settings for its ranks and its data.
+func linkGroupData(j Job, ranks int) (link.Config, *dataset.Dataset, error) {
+	if j.Options.Resume {
+		return link.Config{}, nil, errors.New("task link: --resume continues a run of one device for now")
+	}
+	cfg, err := linkConfig(j, ranks)
+	if err != nil {
+		return cfg, nil, err
+	}
+	ds, err := loadLinkData(j, cfg)
+	return cfg, ds, err
 }

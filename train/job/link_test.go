@@ -11,7 +11,6 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
-	"github.com/fanout-gnn/fanout/dist"
 	"github.com/fanout-gnn/fanout/graph"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/link"
@@ -96,7 +95,6 @@ func TestLinkUnsupported(t *testing.T) {
 		{"--mode hybrid on several devices", func(j *Job) { j.Mode, j.Devices = Hybrid, 2 }},
 		{"--replicate 0.2", func(j *Job) { j.Placement.Replicate = "0.2" }},
 		{"--shard-features hosts", func(j *Job) { j.Placement.ShardFeatures = "hosts" }},
-		{"training in several processes (fanout launch)", func(j *Job) { j.Launch = &dist.Launch{} }},
 	} {
 		j := linkJob(t)
 		c.set(&j)

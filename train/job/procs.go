@@ -15,37 +15,56 @@ import (
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
-// runProcesses trains as one process of a job started by a launcher
-// (torchrun, Slurm, mpirun): it joins the rendezvous store, gets NCCL's id
-// from rank 0, joins the job's NCCL communicator with the GPU LOCAL_RANK
-// picks, and runs the data-parallel driver with that one rank. Rank 0
-// writes the run directory. CPU processes reduce through MPI (runMPI).
-func runProcesses(ctx context.Context, j *Job) (_ *train.Summary, err error) {
+// rankFunc trains this process's one rank of a job on be, joined to the
+// other processes' ranks by coll.
+type rankFunc func(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode Mode) error
+
+// runProcesses trains a node classifier as one process of a job started by
+// a launcher (joinProcesses) with the data-parallel driver over that one
+// rank. Rank 0 writes the run directory and returns the summary.
+func runProcesses(ctx context.Context, j *Job) (*train.Summary, error) {
+	var sum *train.Summary
+	err := joinProcesses(ctx, j, func(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode Mode) error {
+		s, xch, err := j.runRank(ctx, be, coll, desc, mode)
+		if err == nil {
+			sum = j.rankResult(s, xch)
+		}
+		return err
+	})
+	return sum, err
+}
+
+// joinProcesses joins this process to a job started by a launcher
+// (torchrun, Slurm, mpirun) and runs its rank: it joins the rendezvous
+// store, gets NCCL's id from rank 0, joins the job's NCCL communicator
+// with the GPU LOCAL_RANK picks, and hands them to run. CPU processes
+// reduce through MPI (joinMPI).
+func joinProcesses(ctx context.Context, j *Job, run rankFunc) (err error) {
 	l := j.Launch
 	if j.Device == "cpu" {
-		return runMPI(ctx, j)
+		return joinMPI(ctx, j, run)
 	}
 	token, err := dist.Token(os.Getenv)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	copt := j.CUDA.Options()
 	copt.Device = l.LocalRank
 	have, err := cuda.DeviceCount(copt)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := l.CheckDevicesPerHost(have); err != nil {
-		return nil, err
+		return err
 	}
 	noMulticast()
 	nccl, err := cuda.LoadNCCL(j.CUDA.LibDir)
 	if err != nil {
-		return nil, fmt.Errorf("several processes need NCCL: %w", err)
+		return fmt.Errorf("several processes need NCCL: %w", err)
 	}
 	meet, err := dist.Meet(ctx, l, token, j.Log)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	finished := false
 	defer func() { meet.Close(finished) }()
@@ -55,30 +74,29 @@ func runProcesses(ctx context.Context, j *Job) (_ *train.Summary, err error) {
 		return id.Internal[:], err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	copy(id.Internal[:], b)
 	gpu, err := cuda.New(copt)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer gpu.Close()
 	comm, err := nccl.NewCommRank(gpu, l.WorldSize, l.Rank, id)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer comm.Close()
 	defer dist.AbortOnFailure(meet.Client, comm.Abort)() // stops watching before comm.Close (deferred earlier, runs later)
 	desc := fmt.Sprintf("rank %d of %d (%s), %s", l.Rank, l.WorldSize, l.Launcher, gpu.Name())
-	sum, xch, err := j.runRank(ctx, gpu, comm, desc, Replay)
-	if err != nil {
+	if err := run(ctx, gpu, comm, desc, Replay); err != nil {
 		if cerr := meet.Client.Err(); cerr != nil {
-			return nil, fmt.Errorf("%w (the job: %v)", err, cerr)
+			return fmt.Errorf("%w (the job: %v)", err, cerr)
 		}
-		return nil, err
+		return err
 	}
 	finished = true
-	return j.rankResult(sum, xch), nil
+	return nil
 }
 
 // runRank trains this process's one rank of the job on be, joined by
@@ -121,15 +139,15 @@ func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Coll
 	return sum, xch, err
 }
 
-// runMPI trains as one CPU process of a job started by mpirun: the
+// joinMPI runs run as one CPU process of a job started by mpirun: the
 // gradients are all-reduced with MPI (Open MPI, loaded at run time). A rank
 // that fails says why and ends the job (MPI_Abort), so that its peers do
 // not wait for it in their next collective.
-func runMPI(ctx context.Context, j *Job) (_ *train.Summary, err error) {
+func joinMPI(ctx context.Context, j *Job, run rankFunc) (err error) {
 	l := j.Launch
 	m, err := mpi.Open()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer m.Finalize()
 	defer func() {
@@ -139,7 +157,7 @@ func runMPI(ctx context.Context, j *Job) (_ *train.Summary, err error) {
 		}
 	}()
 	if m.Size() != l.WorldSize || m.Rank() != l.Rank {
-		return nil, fmt.Errorf("CPU processes reduce through MPI: start them with mpirun (MPI sees rank %d of %d, the %s variables say %d of %d)",
+		return fmt.Errorf("CPU processes reduce through MPI: start them with mpirun (MPI sees rank %d of %d, the %s variables say %d of %d)",
 			m.Rank(), m.Size(), l.Launcher, l.Rank, l.WorldSize)
 	}
 	threads := j.Threads
@@ -153,17 +171,13 @@ func runMPI(ctx context.Context, j *Job) (_ *train.Summary, err error) {
 	}
 	comm, err := mpi.NewComm(m, be)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	desc := fmt.Sprintf("rank %d of %d (MPI), %s", l.Rank, l.WorldSize, be.Name())
-	sum, xch, err := j.runRank(ctx, be, comm, desc, mode)
-	if err == nil {
-		err = comm.Err()
+	if err := run(ctx, be, comm, desc, mode); err != nil {
+		return err
 	}
-	if err != nil {
-		return nil, err
-	}
-	return j.rankResult(sum, xch), nil
+	return comm.Err()
 }
 
 // rankResult is what a finished rank reports: on rank 0 what the exchange
