@@ -95,7 +95,7 @@ func newStep(t *testing.T, be backend.Backend, capEdges int) *stepState {
 		Indptr:   alloc(backend.I32, batch+1), Nbrs: alloc(backend.I32, capEdges),
 		Indices: alloc(backend.I32, capEdges), SrcIDs: alloc(backend.I32, capSrc),
 	}
-	s.clockStep = backend.Count{Buf: s.clock, Off: 1, Cap: math.MaxInt32}
+	s.clockStep = backend.Count{Buf: s.clock, Off: 1, Cap: math.MaxInt32 - 1}
 	s.correctCount = backend.Count{Buf: s.correct, Cap: batch}
 	if err := be.Sync(); err != nil {
 		t.Fatalf("setup: %v", err)
@@ -118,7 +118,7 @@ func (s *stepState) run(be backend.Backend) {
 	be.Gather(s.labels, 1, s.seeds, blk.NumDst, s.seedLabels)
 	be.SoftmaxCrossEntropy(s.logits, s.seedLabels, blk.NumDst, classes, s.loss, s.dlogits, s.correctCount)
 	be.LinearBackwardWeight(s.agg, s.dlogits, blk.NumDst, feat, classes, s.dw, false)
-	tc := backend.Count{Buf: s.t, Cap: math.MaxInt32}
+	tc := backend.Count{Buf: s.t, Cap: math.MaxInt32 - 1}
 	be.AddCount(tc, 1, s.flag)
 	be.Adam(s.w, s.dw, s.m, s.v, tc, backend.AdamConfig{LR: 0.05, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Skip: s.flag})
 	be.Accumulate(s.loss, s.correctCount, s.acc, s.flag)
