@@ -145,8 +145,8 @@ func TestLossGrowthStops(t *testing.T) {
 				t.Errorf("norm %q: %q does not name %q", norm, msg, want)
 			}
 		}
-		if names := strings.Contains(msg, "--norm batch") && strings.Contains(msg, "high-degree vertices"); names != (norm == "") {
-			t.Errorf("norm %q: %q names --norm batch and the sums at high-degree vertices: %v", norm, msg, names)
+		if names := strings.Contains(msg, "--norm batch") && strings.Contains(msg, "sums of neighbours grow"); names != (norm == "") {
+			t.Errorf("norm %q: %q names --norm batch and the growing sums of neighbours: %v", norm, msg, names)
 		}
 	}
 }
