@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -24,5 +25,32 @@ func TestLaunchLink(t *testing.T) {
 	}
 	if got, want := linkResult(lo.String()), linkResult(one.String()); got != want {
 		t.Fatalf("fanout launch: %q; one process of two devices: %q\n%s", got, want, lo.String())
+	}
+}
+
+// TestLinkDevicesResume: a link run of two devices of one process,
+// stopped after an epoch, continues with --resume to the straight run's
+// result.
+func TestLinkDevicesResume(t *testing.T) {
+	args := func(out string, epochs string) []string {
+		return []string{"train", "--task", "link", "--device", "cpu", "--threads", "1", "--devices", "2", "--epoch-steps", "10",
+			"--epochs", epochs, "--out", out}
+	}
+	dir := t.TempDir()
+	var straight, first, resumed bytes.Buffer
+	if code := run(context.Background(), args(dir+"/straight", "2"), &straight, &straight); code != 0 {
+		t.Fatalf("straight run failed:\n%s", straight.String())
+	}
+	if code := run(context.Background(), args(dir+"/run", "1"), &first, &first); code != 0 {
+		t.Fatalf("first epoch failed:\n%s", first.String())
+	}
+	if code := run(context.Background(), append(args(dir+"/run", "2"), "--resume"), &resumed, &resumed); code != 0 {
+		t.Fatalf("resume failed:\n%s", resumed.String())
+	}
+	if got, want := linkResult(resumed.String()), linkResult(straight.String()); got != want {
+		t.Fatalf("resumed: %q; straight: %q", got, want)
+	}
+	if strings.Contains(resumed.String(), "epoch 1:") || !strings.Contains(resumed.String(), "epoch 2:") {
+		t.Fatalf("the resumed run trained other epochs than the second:\n%s", resumed.String())
 	}
 }

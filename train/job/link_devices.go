@@ -22,7 +22,7 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 		}
 		j.Devices = n
 	}
-	cfg, ds, err := linkGroupData(j, j.Devices)
+	cfg, ds, err := linkGroupData(j, j.Devices, true)
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +49,12 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 		if trs[i], err = link.NewShared(bes[i], ds, cfg, colls[i]); err != nil {
 			return nil, fmt.Errorf("device %d: %w", i, err)
 		}
+		if j.Options.Resume { // every rank from the run directory; RunGroup leaves saving to rank 0
+			trs[i].RunDir = j.Options.RunDir
+			if err := trs[i].Resume(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	trs[0].RunDir = j.Options.RunDir
 	trs[0].OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
@@ -72,7 +78,7 @@ func closeGroup(bes []backend.Backend, colls []backend.Collective) {
 // rank 0 reports, saves and writes the outputs.
 func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 	l := j.Launch
-	cfg, ds, err := linkGroupData(j, l.WorldSize)
+	cfg, ds, err := linkGroupData(j, l.WorldSize, false)
 	if err != nil {
 		return nil, err
 	}
@@ -107,10 +113,12 @@ func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 	return s, err
 }
 
-// linkGroupData is a group's link settings for its ranks and its data.
-func linkGroupData(j Job, ranks int) (link.Config, *dataset.Dataset, error) {
-	if j.Options.Resume {
-		return link.Config{}, nil, errors.New("task link: --resume continues a run of one device for now")
+// linkGroupData is a group's link settings for its ranks and its data;
+// resume says whether the group can continue a saved run (its ranks read
+// one run directory).
+func linkGroupData(j Job, ranks int, resume bool) (link.Config, *dataset.Dataset, error) {
+	if j.Options.Resume && !resume {
+		return link.Config{}, nil, errors.New("task link: --resume continues a run of one device or of --devices N for now, not one of several processes")
 	}
 	cfg, err := linkConfig(j, ranks)
 	if err != nil {

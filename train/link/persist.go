@@ -100,13 +100,12 @@ func (t *Trainer) save(s *Summary, newBest bool) error {
 // its best one, and the figures so far, so that the run goes on as if it
 // had not stopped (the same bits). The settings must be the saved run's
 // (Epochs may grow). Run and RunReplay then train the remaining epochs.
+// Every rank of a group resumes from the same directory (RunGroup then
+// leaves the saving to rank 0).
 func (t *Trainer) Resume() error {
 	dir := t.RunDir
 	if dir == "" {
 		return errors.New("link: resume needs a run directory")
-	}
-	if t.group != nil {
-		return errors.New("link: resume trains on one device for now")
 	}
 	st, err := readState(dir)
 	if err != nil {
