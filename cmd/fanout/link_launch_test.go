@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -14,17 +15,23 @@ func linkResult(out string) string { return resultLine(out, "test ROC-AUC", " (b
 // fanout launch (MPI) reaches the result of two devices of one process.
 func TestLaunchLink(t *testing.T) {
 	mpiEnv(t)
-	args := []string{"train", "--task", "link", "--device", "cpu", "--threads", "1", "--epochs", "1", "--epoch-steps", "20"}
-	var one bytes.Buffer
-	if code := run(context.Background(), append(args, "--devices", "2"), &one, &bytes.Buffer{}); code != 0 {
-		t.Fatalf("two devices of one process failed:\n%s", one.String())
-	}
-	var lo, le bytes.Buffer
-	if code := run(context.Background(), append([]string{"launch", "--nproc", "2", "--"}, args...), &lo, &le); code != 0 {
-		t.Fatalf("fanout launch: exit %d\n%s%s", code, lo.String(), le.String())
-	}
-	if got, want := linkResult(lo.String()), linkResult(one.String()); got != want {
-		t.Fatalf("fanout launch: %q; one process of two devices: %q\n%s", got, want, lo.String())
+	base := []string{"train", "--task", "link", "--device", "cpu", "--threads", "1", "--epochs", "1", "--epoch-steps", "20"}
+	for _, mode := range [][]string{nil, {"--mode", "hybrid", "--cache-rows", "4000"}} {
+		args := append(slices.Clone(base), mode...)
+		var one bytes.Buffer
+		if code := run(context.Background(), append(args, "--devices", "2"), &one, &bytes.Buffer{}); code != 0 {
+			t.Fatalf("%v: two devices of one process failed:\n%s", mode, one.String())
+		}
+		var lo, le bytes.Buffer
+		if code := run(context.Background(), append([]string{"launch", "--nproc", "2", "--"}, args...), &lo, &le); code != 0 {
+			t.Fatalf("%v: fanout launch: exit %d\n%s%s", mode, code, lo.String(), le.String())
+		}
+		if got, want := linkResult(lo.String()), linkResult(one.String()); got != want {
+			t.Fatalf("%v: fanout launch: %q; one process of two devices: %q\n%s", mode, got, want, lo.String())
+		}
+		if mode != nil && !strings.Contains(lo.String()+le.String(), "hybrid (rank 1)") {
+			t.Fatalf("%v: the ranks' tiers are not reported:\n%s", mode, lo.String())
+		}
 	}
 }
 

@@ -162,7 +162,7 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 		defer tr.Close()
 		return fn(tr, mode, desc)
 	}
-	tr, store, err := newLinkHybrid(j, be, ds, cfg)
+	tr, store, err := newLinkHybrid(j, be, ds, cfg, nil)
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	if err := fn(tr, mode, desc); err != nil {
 		return err
 	}
-	return printTierStats(j, store)
+	return printTierStats(j, store, "")
 }
 
 // replays reports whether the link trainer runs the mode with its replay
@@ -223,7 +223,7 @@ func loadLinkData(j Job, cfg link.Config) (*dataset.Dataset, error) {
 }
 
 // linkSupport is what a link job can be asked for.
-const linkSupport = "task link trains with --mode eager, replay or auto on one device, on --devices N of one process (CPU devices, or GPUs joined by NCCL) or in processes under a launcher (fanout launch, torchrun, mpirun), every device holding the whole graph and feature table, or with --mode hybrid on one device"
+const linkSupport = "task link trains with --mode eager, replay or auto on one device, on --devices N of one process (CPU devices, or GPUs joined by NCCL) or in processes under a launcher (fanout launch, torchrun, mpirun), every device holding the whole graph and feature table (with --mode hybrid on one device or --devices N: the feature rows tiered)"
 
 // linkUnsupported is the error of a link job asked for what, which the
 // link trainer does not have.
@@ -236,8 +236,6 @@ func linkUnsupported(what string) error {
 func checkLinkJob(j Job) error {
 	p := j.Placement
 	switch {
-	case j.Mode == Hybrid && j.Devices != 0:
-		return linkUnsupported("--mode hybrid on several devices")
 	case p.Replicate != "":
 		return linkUnsupported("--replicate " + Shown(p.Replicate))
 	case p.ShardFeatures == "on" || p.ShardFeatures == "hosts":

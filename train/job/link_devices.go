@@ -7,6 +7,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/train/link"
 )
 
@@ -32,9 +33,6 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 		return nil, err
 	}
 	defer closeGroup(bes, colls)
-	if mode == Hybrid {
-		return nil, linkUnsupported("--mode hybrid (auto chose it: the data does not fit the devices)")
-	}
 	fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %d devices (%s), %d edges a step, %s\n",
 		cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, len(bes), bes[0].Name(), cfg.Batch, mode)
 	trs := make([]*link.Trainer, len(bes))
@@ -45,8 +43,14 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 			}
 		}
 	}()
+	stores := make([]*featstore.Tiered, len(bes))
 	for i := range bes {
-		if trs[i], err = link.NewShared(bes[i], ds, cfg, colls[i]); err != nil {
+		if mode == Hybrid {
+			trs[i], stores[i], err = newLinkHybrid(j, bes[i], ds, cfg, colls[i])
+		} else {
+			trs[i], err = link.NewShared(bes[i], ds, cfg, colls[i])
+		}
+		if err != nil {
 			return nil, fmt.Errorf("device %d: %w", i, err)
 		}
 		if j.Options.Resume { // every rank from the run directory; RunGroup leaves saving to rank 0
@@ -58,9 +62,16 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 	}
 	trs[0].RunDir = j.Options.RunDir
 	trs[0].OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
-	s, err := link.RunGroup(ctx, trs, mode == Replay)
+	s, err := link.RunGroup(ctx, trs, mode.replays())
 	if err != nil {
 		return nil, err
+	}
+	for i, st := range stores {
+		if st != nil {
+			if err := printTierStats(j, st, fmt.Sprintf(" (device %d)", i)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return s, writeLinkOutputs(trs[0], s, j)
 }
@@ -85,10 +96,15 @@ func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 	defer ds.Close()
 	var s *link.Summary
 	err = joinProcesses(ctx, &j, func(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode Mode) error {
-		if mode == Hybrid {
-			return linkUnsupported("--mode hybrid in several processes")
+		var tr *link.Trainer
+		var store *featstore.Tiered
+		var err error
+		if j.Mode == Hybrid { // the launcher's join resolves the others
+			mode = Hybrid
+			tr, store, err = newLinkHybrid(j, WithCapture(be), ds, cfg, coll)
+		} else {
+			tr, err = link.NewShared(be, ds, cfg, coll)
 		}
-		tr, err := link.NewShared(be, ds, cfg, coll)
 		if err != nil {
 			return err
 		}
@@ -100,10 +116,13 @@ func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 			tr.OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
 		}
 		run := tr.Run
-		if mode == Replay {
+		if mode.replays() {
 			run = tr.RunReplay
 		}
 		sum, err := run(ctx)
+		if err == nil && store != nil {
+			err = printTierStats(j, store, fmt.Sprintf(" (rank %d)", l.Rank))
+		}
 		if err != nil || l.Rank != 0 {
 			return err
 		}

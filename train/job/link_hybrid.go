@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
@@ -17,15 +18,22 @@ import (
 // built, or --cache-rows of them; the other rows are read from host
 // memory in place. A link step's seeds are edge ends, so there are no hot
 // vertices: --hot-ratio auto means none, and another ratio is refused.
-func newLinkHybrid(j Job, be backend.Backend, ds *dataset.Dataset, cfg link.Config) (*link.Trainer, *featstore.Tiered, error) {
+//
+// With a group, be is one rank's device (rank 0's says its plan; the
+// others' are alike) and --gpu-memory applies to each device.
+func newLinkHybrid(j Job, be backend.Backend, ds *dataset.Dataset, cfg link.Config, group backend.Collective) (*link.Trainer, *featstore.Tiered, error) {
 	if !j.Hybrid.HotAuto && j.Hybrid.HotRatio != 0 {
 		return nil, nil, fmt.Errorf("--hot-ratio %s: the hybrid mode of --task link has no hot vertices (its feature rows are tiered, its steps all on the device); give --hot-ratio 0", j.Hybrid.HotSpec)
 	}
-	hopt, err := j.hybridOptions(be, j.Log)
+	var log io.Writer = j.Log
+	if group != nil && group.Rank() != 0 {
+		log = io.Discard
+	}
+	hopt, err := j.hybridOptions(be, log)
 	if err != nil {
 		return nil, nil, err
 	}
-	return link.NewTiered(be, ds, cfg, func(resident, rowBytes, rows int64) (int64, error) {
+	return link.NewSharedTiered(be, ds, cfg, group, func(resident, rowBytes, rows int64) (int64, error) {
 		budget, margin := hopt.Budget, int64(0)
 		if budget <= 0 { // no budget: every row fits
 			budget = resident + rows*rowBytes
@@ -34,20 +42,20 @@ func newLinkHybrid(j Job, be backend.Backend, ds *dataset.Dataset, cfg link.Conf
 		}
 		p, err := hybrid.Place(budget, resident, 0, margin, rowBytes, rows, hopt.CacheRows)
 		if err == nil {
-			p.Print(j.Log)
+			p.Print(log)
 		}
 		return p.CacheRows, err
 	})
 }
 
 // printTierStats says how many feature rows the tiered store read from
-// host memory.
-func printTierStats(j Job, store *featstore.Tiered) error {
+// host memory; who names the device of a group's store ("" alone).
+func printTierStats(j Job, store *featstore.Tiered, who string) error {
 	host, rows, err := store.Stats()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(j.Log, "hybrid: %d of %d feature rows gathered from host memory (cache hit rate %.4f), %.1f MiB over PCIe\n",
-		host, rows, 1-float64(host)/float64(max(rows, 1)), float64(host)*float64(store.Dim()*store.DType().Size())/(1<<20))
+	fmt.Fprintf(j.Log, "hybrid%s: %d of %d feature rows gathered from host memory (cache hit rate %.4f), %.1f MiB over PCIe\n",
+		who, host, rows, 1-float64(host)/float64(max(rows, 1)), float64(host)*float64(store.Dim()*store.DType().Size())/(1<<20))
 	return nil
 }

@@ -92,7 +92,6 @@ func TestLinkUnsupported(t *testing.T) {
 		asked string
 		set   func(*Job)
 	}{
-		{"--mode hybrid on several devices", func(j *Job) { j.Mode, j.Devices = Hybrid, 2 }},
 		{"--replicate 0.2", func(j *Job) { j.Placement.Replicate = "0.2" }},
 		{"--shard-features hosts", func(j *Job) { j.Placement.ShardFeatures = "hosts" }},
 	} {
@@ -110,28 +109,36 @@ func TestLinkUnsupported(t *testing.T) {
 
 // TestRunLinkHybrid: the hybrid mode of a link job (replay over tiered
 // features, --cache-rows of the highest-degree rows cached) trains as the
-// replay mode does, bit for bit, and says what it placed and read from
+// replay mode does, bit for bit, on one device and on a group of two
+// (each with a store of its own), and says what it placed and read from
 // host memory; a hot ratio is refused, naming --hot-ratio 0.
 func TestRunLinkHybrid(t *testing.T) {
-	j := linkJob(t)
-	j.Mode = Replay
-	want, err := RunLink(context.Background(), j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log strings.Builder
-	j.Mode, j.Log, j.Hybrid = Hybrid, &log, HybridSettings{CacheRows: 20, HotSpec: "auto", HotAuto: true}
-	got, err := RunLink(context.Background(), j)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for e := range want.Epochs {
-		if got.Epochs[e].Loss != want.Epochs[e].Loss {
-			t.Errorf("epoch %d: loss %v hybrid, %v replay", e+1, got.Epochs[e].Loss, want.Epochs[e].Loss)
+	var j Job
+	for _, devices := range []int{0, 2} {
+		j = linkJob(t)
+		j.Mode, j.Devices = Replay, devices
+		want, err := RunLink(context.Background(), j)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if got.Test.AUC != want.Test.AUC || !strings.Contains(log.String(), "feature cache: 20 of 80 rows") || !strings.Contains(log.String(), "feature rows gathered from host memory") {
-		t.Errorf("test ROC-AUC %v hybrid, %v replay; log:\n%s", got.Test.AUC, want.Test.AUC, log.String())
+		var log strings.Builder
+		j.Mode, j.Log, j.Hybrid = Hybrid, &log, HybridSettings{CacheRows: 20, HotSpec: "auto", HotAuto: true}
+		got, err := RunLink(context.Background(), j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for e := range want.Epochs {
+			if got.Epochs[e].Loss != want.Epochs[e].Loss {
+				t.Errorf("%d devices, epoch %d: loss %v hybrid, %v replay", devices, e+1, got.Epochs[e].Loss, want.Epochs[e].Loss)
+			}
+		}
+		stats := "hybrid: "
+		if devices > 0 {
+			stats = "hybrid (device 1): "
+		}
+		if got.Test.AUC != want.Test.AUC || strings.Count(log.String(), "feature cache: 20 of 80 rows") != 1 || !strings.Contains(log.String(), stats) {
+			t.Errorf("%d devices: test ROC-AUC %v hybrid, %v replay; log:\n%s", devices, got.Test.AUC, want.Test.AUC, log.String())
+		}
 	}
 	j.Hybrid = HybridSettings{CacheRows: -1, HotSpec: "0.1", HotRatio: 0.1}
 	if _, err := RunLink(context.Background(), j); err == nil || !strings.Contains(err.Error(), "give --hot-ratio 0") {

@@ -166,7 +166,7 @@ func joinMPI(ctx context.Context, j *Job, run rankFunc) (err error) {
 	}
 	var be backend.Backend = cpu.New(threads)
 	mode := j.Mode.Resolve(be)
-	if mode == Replay {
+	if mode.captures() { // before the communicator: its collectives are then recorded too
 		be = WithCapture(be)
 	}
 	comm, err := mpi.NewComm(m, be)

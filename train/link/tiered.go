@@ -22,11 +22,18 @@ type CacheSizer func(resident, rowBytes, rows int64) (int64, error)
 // cfg.Features says. The trainer owns the store; read its counters
 // (featstore.Tiered.Stats) before closing the trainer.
 func NewTiered(be backend.Backend, ds *dataset.Dataset, cfg Config, size CacheSizer) (*Trainer, *featstore.Tiered, error) {
+	return NewSharedTiered(be, ds, cfg, nil, size)
+}
+
+// NewSharedTiered is NewTiered for one rank of a data-parallel group
+// (NewShared): every rank holds a tiered store of its own, sized on its
+// own device.
+func NewSharedTiered(be backend.Backend, ds *dataset.Dataset, cfg Config, group backend.Collective, size CacheSizer) (*Trainer, *featstore.Tiered, error) {
 	store, err := featstore.NewTiered(be, ds.FeatureTable(), ds.FeatDim, DegreeOrder(ds), cfg.Features)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := newTrainer(be, ds, cfg, nil, store)
+	t, err := newTrainer(be, ds, cfg, group, store)
 	if err != nil {
 		return nil, nil, err
 	}
