@@ -61,3 +61,30 @@ func TestLinkDevicesResume(t *testing.T) {
 		t.Fatalf("the resumed run trained other epochs than the second:\n%s", resumed.String())
 	}
 }
+
+// TestLaunchLinkResume: a link job of two processes under fanout launch,
+// stopped after an epoch, continues with --resume (every rank reading the
+// run directory) to the straight run's result.
+func TestLaunchLinkResume(t *testing.T) {
+	mpiEnv(t)
+	args := func(out, epochs string) []string {
+		return []string{"launch", "--nproc", "2", "--", "train", "--task", "link", "--device", "cpu", "--threads", "1",
+			"--epoch-steps", "10", "--epochs", epochs, "--out", out}
+	}
+	dir := t.TempDir()
+	var straight, first, resumed bytes.Buffer
+	for _, c := range []struct {
+		args []string
+		out  *bytes.Buffer
+	}{{args(dir+"/straight", "2"), &straight}, {args(dir+"/run", "1"), &first}, {append(args(dir+"/run", "2"), "--resume"), &resumed}} {
+		if code := run(context.Background(), c.args, c.out, c.out); code != 0 {
+			t.Fatalf("%v: exit %d\n%s", c.args, code, c.out.String())
+		}
+	}
+	if got, want := linkResult(resumed.String()), linkResult(straight.String()); got != want {
+		t.Fatalf("resumed: %q; straight: %q", got, want)
+	}
+	if strings.Contains(resumed.String(), "epoch 1:") || !strings.Contains(resumed.String(), "epoch 2:") {
+		t.Fatalf("the resumed job trained other epochs than the second:\n%s", resumed.String())
+	}
+}

@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -23,7 +22,7 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 		}
 		j.Devices = n
 	}
-	cfg, ds, err := linkGroupData(j, j.Devices, true)
+	cfg, ds, err := linkGroupData(j, j.Devices)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +88,7 @@ func closeGroup(bes []backend.Backend, colls []backend.Collective) {
 // rank 0 reports, saves and writes the outputs.
 func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 	l := j.Launch
-	cfg, ds, err := linkGroupData(j, l.WorldSize, false)
+	cfg, ds, err := linkGroupData(j, l.WorldSize)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +108,16 @@ func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 			return err
 		}
 		defer tr.Close()
+		if j.Options.Resume { // every rank reads the run directory; rank 0 alone saves
+			tr.RunDir = j.Options.RunDir
+			if err := tr.Resume(); err != nil {
+				if l.Rank != 0 {
+					err = fmt.Errorf("rank %d: %w (every rank of a resumed link job reads --out: on several hosts it must be on a shared file system)", l.Rank, err)
+				}
+				return err
+			}
+			tr.RunDir = ""
+		}
 		if l.Rank == 0 {
 			fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %s, %d edges a step, %s\n",
 				cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, desc, cfg.Batch, mode)
@@ -132,13 +141,8 @@ func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 	return s, err
 }
 
-// linkGroupData is a group's link settings for its ranks and its data;
-// resume says whether the group can continue a saved run (its ranks read
-// one run directory).
-func linkGroupData(j Job, ranks int, resume bool) (link.Config, *dataset.Dataset, error) {
-	if j.Options.Resume && !resume {
-		return link.Config{}, nil, errors.New("task link: --resume continues a run of one device or of --devices N for now, not one of several processes")
-	}
+// linkGroupData is a group's link settings for its ranks and its data.
+func linkGroupData(j Job, ranks int) (link.Config, *dataset.Dataset, error) {
 	cfg, err := linkConfig(j, ranks)
 	if err != nil {
 		return cfg, nil, err
