@@ -115,7 +115,7 @@ func runLinkOne(ctx context.Context, j Job, s **link.Summary) error {
 			}
 		}
 		run := tr.Run
-		if mode.replays() {
+		if mode.captures() {
 			run = tr.RunReplay
 		}
 		var err error
@@ -149,7 +149,7 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	}
 	defer CloseBackend(be)
 	mode := m.Resolve(be)
-	if mode.replays() {
+	if mode.captures() {
 		be = WithCapture(be)
 	}
 	fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %s, %s\n",
@@ -172,10 +172,6 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	}
 	return printTierStats(j, store, "")
 }
-
-// replays reports whether the link trainer runs the mode with its replay
-// driver: replay, and hybrid (replay over tiered features).
-func (m Mode) replays() bool { return m == Replay || m == Hybrid }
 
 // linkConfig is the job's link configuration for a group of n devices:
 // --batch edges per device (--global-batch: over the group), as the node

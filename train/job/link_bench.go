@@ -68,7 +68,7 @@ func linkBenchMode(b Bench, m Mode) (LinkBenchReport, error) {
 			rep.Launches, rep.Gemms = float64(s.Launches-before.Launches)/n, float64(s.Gemms-before.Gemms)/n
 			rep.HostSyncs = float64(s.HostSyncs-before.HostSyncs) / n
 		}
-		d, err := tr.Bench(mode.replays(), b.Warmup, b.Steps, measure)
+		d, err := tr.Bench(mode.captures(), b.Warmup, b.Steps, measure)
 		rep.StepMs = d.Seconds() * 1e3 / float64(b.Steps)
 		return err
 	})

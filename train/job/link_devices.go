@@ -61,7 +61,7 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 	}
 	trs[0].RunDir = j.Options.RunDir
 	trs[0].OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
-	s, err := link.RunGroup(ctx, trs, mode.replays())
+	s, err := link.RunGroup(ctx, trs, mode.captures())
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 			tr.OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
 		}
 		run := tr.Run
-		if mode.replays() {
+		if mode.captures() {
 			run = tr.RunReplay
 		}
 		sum, err := run(ctx)
