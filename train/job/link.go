@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,8 +153,7 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 	if mode.captures() {
 		be = WithCapture(be)
 	}
-	fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %s, %s\n",
-		cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, desc, mode)
+	printLinkStart(j.Log, cfg, desc, mode)
 	if mode != Hybrid {
 		tr, err := link.New(be, ds, cfg)
 		if err != nil {
@@ -171,6 +171,12 @@ func withLinkTrainer(j Job, m Mode, fn func(tr *link.Trainer, mode Mode, device 
 		return err
 	}
 	return printTierStats(j, store, "")
+}
+
+// printLinkStart says what a link job trains, where and in which mode.
+func printLinkStart(w io.Writer, cfg link.Config, where string, mode Mode) {
+	fmt.Fprintf(w, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %s, %s\n",
+		cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, where, mode)
 }
 
 // linkConfig is the job's link configuration for a group of n devices:

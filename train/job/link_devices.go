@@ -32,8 +32,7 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 		return nil, err
 	}
 	defer closeGroup(bes, colls)
-	fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %d devices (%s), %d edges a step, %s\n",
-		cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, len(bes), bes[0].Name(), cfg.Batch, mode)
+	printLinkStart(j.Log, cfg, fmt.Sprintf("%d devices (%s), %d edges a step", len(bes), bes[0].Name(), cfg.Batch), mode)
 	trs := make([]*link.Trainer, len(bes))
 	defer func() {
 		for _, tr := range trs {
@@ -119,8 +118,7 @@ func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 			tr.RunDir = ""
 		}
 		if l.Rank == 0 {
-			fmt.Fprintf(j.Log, "link predictor (%s, %s decoder, %d %s negatives per edge, exclude %s) on %s, %d edges a step, %s\n",
-				cfg.Model, cfg.Decoder, cfg.Negatives, cfg.NegativeDist, cfg.Exclude, desc, cfg.Batch, mode)
+			printLinkStart(j.Log, cfg, fmt.Sprintf("%s, %d edges a step", desc, cfg.Batch), mode)
 			tr.RunDir = j.Options.RunDir
 			tr.OnEpoch = func(st link.EpochStats) { fmt.Fprintln(j.Log, EpochLine(st)) }
 		}
