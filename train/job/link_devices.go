@@ -43,12 +43,7 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 	}()
 	stores := make([]*featstore.Tiered, len(bes))
 	for i := range bes {
-		if mode == Hybrid {
-			trs[i], stores[i], err = newLinkHybrid(j, bes[i], ds, cfg, colls[i])
-		} else {
-			trs[i], err = link.NewShared(bes[i], ds, cfg, colls[i])
-		}
-		if err != nil {
+		if trs[i], stores[i], err = newLinkRank(j, bes[i], ds, cfg, colls[i], mode == Hybrid); err != nil {
 			return nil, fmt.Errorf("device %d: %w", i, err)
 		}
 		if j.Options.Resume { // every rank from the run directory; RunGroup leaves saving to rank 0
@@ -94,15 +89,10 @@ func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 	defer ds.Close()
 	var s *link.Summary
 	err = joinProcesses(ctx, &j, func(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode Mode) error {
-		var tr *link.Trainer
-		var store *featstore.Tiered
-		var err error
 		if j.Mode == Hybrid { // the launcher's join resolves the others
-			mode = Hybrid
-			tr, store, err = newLinkHybrid(j, WithCapture(be), ds, cfg, coll)
-		} else {
-			tr, err = link.NewShared(be, ds, cfg, coll)
+			mode, be = Hybrid, WithCapture(be)
 		}
+		tr, store, err := newLinkRank(j, be, ds, cfg, coll, mode == Hybrid)
 		if err != nil {
 			return err
 		}
@@ -137,6 +127,16 @@ func runLinkProcess(ctx context.Context, j Job) (*link.Summary, error) {
 		return writeLinkOutputs(tr, sum, j)
 	})
 	return s, err
+}
+
+// newLinkRank makes one rank's link trainer over group: with hybrid, over
+// a tiered feature store of its own (newLinkHybrid), which it returns.
+func newLinkRank(j Job, be backend.Backend, ds *dataset.Dataset, cfg link.Config, group backend.Collective, hybrid bool) (*link.Trainer, *featstore.Tiered, error) {
+	if hybrid {
+		return newLinkHybrid(j, be, ds, cfg, group)
+	}
+	tr, err := link.NewShared(be, ds, cfg, group)
+	return tr, nil, err
 }
 
 // linkGroupData is a group's link settings for its ranks and its data.
