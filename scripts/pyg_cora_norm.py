@@ -48,7 +48,9 @@ def accuracy(out, y, mask):
     return float((out[mask].argmax(-1) == y[mask]).float().mean())
 
 
-def run_full(data, name, norm, seed, epochs, dev):
+def run(data, name, norm, seed, epochs, dev, train_epoch):
+    """Trains with train_epoch(model, optimiser, input dropout) per epoch;
+    the test accuracy at the best validation epoch (full-graph inference)."""
     torch.manual_seed(seed)
     m, lr, in_drop = model_for(name, norm, int(data.y.max()) + 1, data.num_features)
     m = m.to(dev)
@@ -56,11 +58,7 @@ def run_full(data, name, norm, seed, epochs, dev):
     best_val, test_at = -1.0, 0.0
     for _ in range(epochs):
         m.train()
-        opt.zero_grad()
-        x = F.dropout(data.x, in_drop, training=True)
-        loss = F.cross_entropy(m(x, data.edge_index)[data.train_mask], data.y[data.train_mask])
-        loss.backward()
-        opt.step()
+        train_epoch(m, opt, in_drop)
         m.eval()
         with torch.no_grad():
             out = m(data.x, data.edge_index)
@@ -70,17 +68,22 @@ def run_full(data, name, norm, seed, epochs, dev):
     return test_at
 
 
+def run_full(data, name, norm, seed, epochs, dev):
+    def train_epoch(m, opt, in_drop):
+        opt.zero_grad()
+        x = F.dropout(data.x, in_drop, training=True)
+        F.cross_entropy(m(x, data.edge_index)[data.train_mask], data.y[data.train_mask]).backward()
+        opt.step()
+
+    return run(data, name, norm, seed, epochs, dev, train_epoch)
+
+
 def run_sampled(data, name, norm, seed, epochs, dev):
     from torch_geometric.loader import NeighborLoader
 
-    torch.manual_seed(seed)
-    m, lr, in_drop = model_for(name, norm, int(data.y.max()) + 1, data.num_features)
-    m = m.to(dev)
-    opt = torch.optim.Adam(m.parameters(), lr=lr, weight_decay=5e-4)
     loader = NeighborLoader(data, num_neighbors=[-1, -1], batch_size=140, input_nodes=data.train_mask, shuffle=True)
-    best_val, test_at = -1.0, 0.0
-    for _ in range(epochs):
-        m.train()
+
+    def train_epoch(m, opt, in_drop):
         for b in loader:
             b = b.to(dev)
             opt.zero_grad()
@@ -88,13 +91,8 @@ def run_sampled(data, name, norm, seed, epochs, dev):
             out = m(x, b.edge_index)[: b.batch_size]
             F.cross_entropy(out, b.y[: b.batch_size]).backward()
             opt.step()
-        m.eval()
-        with torch.no_grad():
-            out = m(data.x, data.edge_index)
-        v = accuracy(out, data.y, data.val_mask)
-        if v > best_val:
-            best_val, test_at = v, accuracy(out, data.y, data.test_mask)
-    return test_at
+
+    return run(data, name, norm, seed, epochs, dev, train_epoch)
 
 
 def main():
