@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"sync"
 
@@ -229,7 +228,7 @@ func (p *PeerComm) Abort(err error) {
 	g := p.g
 	g.once.Do(func() {
 		g.mu.Lock()
-		g.err = fmt.Errorf("AllReduceSum: the group was aborted: %w", errors.Join(err))
+		g.err = fmt.Errorf("AllReduceSum: the group was aborted: %w", err)
 		g.mu.Unlock()
 		close(g.aborted)
 	})
