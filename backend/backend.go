@@ -216,11 +216,14 @@ type Dense interface {
 	// overlap dy), and dbias then sums the values before rounding.
 	BiasActDropoutBackward(dy, y Buffer, n Count, dim int, relu bool, p float32, mask, dx, dbias Buffer)
 	// SoftmaxCrossEntropy over rows [:n] of logits [cap, classes] with I32
-	// labels: loss (F32 [1]) = mean loss; dlogits = gradient of the mean
-	// loss; correct (Count-like, I32 at correct.Off) = rows whose argmax
-	// equals the label. Rows with label < 0 are ignored (no loss, no
-	// gradient, not counted) but still divide the mean.
-	SoftmaxCrossEntropy(logits Buffer, labels Buffer, n Count, classes int, loss, dlogits Buffer, correct Count)
+	// labels: loss (F32 [1]) = the rows' summed loss over max(den, 1);
+	// dlogits = its gradient; correct (Count-like, I32 at correct.Off) =
+	// rows whose argmax equals the label. den is n when den.Buf is nil (the
+	// mean loss); a rank of a data-parallel group passes the whole batch's
+	// live seeds, so that its rows' gradients are those one device computes
+	// for them. Rows with label < 0 are ignored (no loss, no gradient, not
+	// counted) but still divide.
+	SoftmaxCrossEntropy(logits Buffer, labels Buffer, n, den Count, classes int, loss, dlogits Buffer, correct Count)
 	// DotSum overwrites out[0] (F32 [1]) with the sum over rows [:n] and
 	// dim columns of a[i, j]·b[i, j] (a, b F32 [n.Cap, dim]), added in a
 	// fixed order (the same bits every run).

@@ -93,7 +93,7 @@ type Batch struct {
 	Labels backend.Buffer // I32 [Blocks[L-1].NumDst.Cap]; label < 0 is ignored
 	Degree backend.Buffer // F32 [N] full-graph degree per vertex (GCN only; may be nil for SAGE)
 	// Share, when set, makes this batch one rank's share of a batch split
-	// across ranks: Loss scales the loss and its gradient by Num/Den.
+	// across ranks: Loss divides the summed loss by the whole batch's seeds.
 	Share *Share
 	// Hot, when set, gives the bottom-layer rows of hot vertices, computed
 	// elsewhere (the hybrid mode's CPU), to a training pass.
@@ -105,11 +105,11 @@ type Batch struct {
 	Skip backend.Buffer
 }
 
-// Share names the live counts that scale a rank's loss: Num (the rank's
-// seeds) over Den (the whole batch's seeds); One is a count whose live
-// value is 1 (the loss is one row).
+// Share names the live count that divides a rank's summed loss: Den, the
+// whole batch's seeds (the rank's rows then get the gradients one device
+// computes for them, and the ranks' losses add up to the batch's mean).
 type Share struct {
-	Num, Den, One backend.Count
+	Den backend.Count
 }
 
 // Model is a stack of graph layers with its parameters and workspaces. It is

@@ -87,8 +87,15 @@ func checkDropoutOutput(t *testing.T, y, x, b []float32, live, dim int, relu boo
 
 // TestSoftmaxCrossEntropyGrad checks the mean loss, its gradient with
 // respect to the logits, and the correct count, with an ignored label and a
-// live count below capacity.
+// live count below capacity; and the same rows as a rank's share of a batch
+// of 12 (the summed loss over 12).
 func TestSoftmaxCrossEntropyGrad(t *testing.T) {
+	for _, den := range []int32{0, 12} {
+		t.Run(fmt.Sprintf("den=%d", den), func(t *testing.T) { testSoftmaxCrossEntropyGrad(t, den) })
+	}
+}
+
+func testSoftmaxCrossEntropyGrad(t *testing.T, den int32) {
 	be := newCPU(t)
 	const capRows, live, classes = 7, 5, 4
 	r := rand.New(rand.NewPCG(5, 6))
@@ -99,13 +106,18 @@ func TestSoftmaxCrossEntropyGrad(t *testing.T) {
 	labels := []int32{2, 0, -1, 3, 1, garbage, garbage}
 	logits := upload(t, be, lHost)
 	lab := upload(t, be, labels)
-	counts := upload(t, be, []int32{live, 0})
+	counts := upload(t, be, []int32{live, 0, den})
 	n := backend.Count{Buf: counts, Cap: capRows}
 	correct := backend.Count{Buf: counts, Off: 1, Cap: capRows}
+	var dc backend.Count
+	divide := float64(live)
+	if den > 0 {
+		dc, divide = backend.Count{Buf: counts, Off: 2, Cap: 100}, float64(den)
+	}
 	loss := alloc(t, be, backend.F32, 1)
 	dl := upload(t, be, randMatrix(r, capRows, 0, classes))
 	f := func() float64 {
-		be.SoftmaxCrossEntropy(logits, lab, n, classes, loss, dl, correct)
+		be.SoftmaxCrossEntropy(logits, lab, n, dc, classes, loss, dl, correct)
 		return float64(readF32(be, loss)[0])
 	}
 	got := f()
@@ -130,7 +142,7 @@ func TestSoftmaxCrossEntropyGrad(t *testing.T) {
 			wantCorrect++
 		}
 	}
-	want /= live
+	want /= divide
 	if math.Abs(got-want) > 1e-5*(1+math.Abs(want)) {
 		t.Errorf("loss %v, want %v", got, want)
 	}

@@ -246,11 +246,11 @@ func (m *Model) Loss(b *Batch, logits backend.Buffer) (loss backend.Buffer, corr
 		m.fail(fmt.Errorf("nn: Loss: logits must be F32 [%d, %d]", m.caps[top].Dst, m.cfg.Classes))
 		return m.loss, correct
 	}
-	m.be.SoftmaxCrossEntropy(logits, b.Labels, b.Blocks[top].NumDst, m.cfg.Classes, m.loss, m.dlogits(), correct)
+	var den backend.Count // the mean over this batch's seeds
 	if sh := b.Share; sh != nil {
-		m.be.ScaleShare(m.dlogits(), b.Blocks[top].NumDst, m.cfg.Classes, sh.Num, sh.Den)
-		m.be.ScaleShare(m.loss, sh.One, 1, sh.Num, sh.Den)
+		den = sh.Den // one rank's share of the group's batch
 	}
+	m.be.SoftmaxCrossEntropy(logits, b.Labels, b.Blocks[top].NumDst, den, m.cfg.Classes, m.loss, m.dlogits(), correct)
 	m.haveLoss = true
 	return m.loss, correct
 }

@@ -397,7 +397,7 @@ func (t *Trainer) evaluateFull(ids []int64) (acc, loss float64, err error) {
 		part := ids[s*e.batch : min(len(ids), (s+1)*e.batch)]
 		e.load(part, logits)
 		t.be.Gather(t.in.Labels, 1, e.ids, e.n, e.labels)
-		t.be.SoftmaxCrossEntropy(e.rows, e.labels, e.n, e.classes, e.loss, e.dl, e.correct)
+		t.be.SoftmaxCrossEntropy(e.rows, e.labels, e.n, backend.Count{}, e.classes, e.loss, e.dl, e.correct)
 		t.be.Read(host, e.loss, 0)
 		t.be.Read(cnt, e.counts, e.correct.Off)
 		if err := t.sync(); err != nil {

@@ -159,7 +159,7 @@ func (p *Plan) Gather(in *Inputs) {
 func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
 	b := &nn.Batch{Blocks: p.Blocks, X: p.X, Table: p.Table, Labels: p.Labels, Degree: in.Degree}
 	if p.Shared {
-		b.Share = &nn.Share{Num: p.NSeeds, Den: p.Global, One: p.One}
+		b.Share = &nn.Share{Den: p.Global}
 	}
 	return b
 }

@@ -104,7 +104,7 @@ var stickyCases = []stickyCase{
 			e.rand(1, 128, 0, 0), nil, e.poison(12))
 	}},
 	{"SoftmaxCrossEntropy", func(e *env) { // labels are float32
-		e.be.SoftmaxCrossEntropy(e.upload(e.randF32(12, 1)), e.upload(e.randF32(3, 1)), e.count(3, 3), 4,
+		e.be.SoftmaxCrossEntropy(e.upload(e.randF32(12, 1)), e.upload(e.randF32(3, 1)), e.count(3, 3), backend.Count{}, 4,
 			e.poison(1), e.poison(12), e.count(0, 0))
 	}},
 	{"Adam", func(e *env) { // m shorter than param

@@ -9,9 +9,11 @@ import (
 
 func testSoftmaxCrossEntropy(e *env) {
 	for _, classes := range []int{1, 2, 7, 47} {
-		for _, sh := range [][2]int{{40, 33}, {300, 300}, {8, 0}} {
-			cp, live := sh[0], sh[1]
-			name := fmt.Sprintf("SoftmaxCrossEntropy classes=%d cap=%d live=%d", classes, cp, live)
+		// den 0: the mean over the live rows (no den count); otherwise the
+		// rows are a share of a batch of den (a group's rank), 0 included.
+		for _, sh := range [][3]int{{40, 33, 0}, {300, 300, 0}, {8, 0, 0}, {40, 33, 130}, {8, 0, 17}} {
+			cp, live, den := sh[0], sh[1], sh[2]
+			name := fmt.Sprintf("SoftmaxCrossEntropy classes=%d cap=%d live=%d den=%d", classes, cp, live, den)
 			logits := e.randF32(cp*classes, 6)
 			for i := 0; i < cp; i += 4 { // ties: argmax is the first largest
 				for j := range classes {
@@ -28,8 +30,12 @@ func testSoftmaxCrossEntropy(e *env) {
 			loss := e.poison(1)
 			dl := e.poison(cp * classes)
 			correct := e.count(-7, 0)
-			e.be.SoftmaxCrossEntropy(e.upload(logits), e.upload(labels), e.count(live, cp), classes, loss, dl, correct)
-			wantLoss, wantGrad, gradScale, wantCorrect := softmaxRef(logits, labels, live, classes)
+			dc, divide := backend.Count{}, live
+			if den > 0 {
+				dc, divide = e.count(den, 1<<20), den
+			}
+			e.be.SoftmaxCrossEntropy(e.upload(logits), e.upload(labels), e.count(live, cp), dc, classes, loss, dl, correct)
+			wantLoss, wantGrad, gradScale, wantCorrect := softmaxRef(logits, labels, live, divide, classes)
 			e.checkClose(name+" loss", e.readF32(loss, 1), []float64{wantLoss}, nil, tolSum, 0)
 			e.checkClose(name+" dlogits", e.readF32(dl, live*classes), wantGrad, gradScale, tolElem, classes)
 			if got := e.readCount(correct); got != wantCorrect {
@@ -39,9 +45,10 @@ func testSoftmaxCrossEntropy(e *env) {
 	}
 }
 
-// softmaxRef returns the mean loss over n rows, the gradient with its
-// tolerance scale, and the number of rows whose argmax equals the label.
-func softmaxRef(logits []float32, labels []int32, n, classes int) (float64, []float64, []float64, int) {
+// softmaxRef returns the summed loss over n rows divided by den, the
+// gradient with its tolerance scale, and the number of rows whose argmax
+// equals the label.
+func softmaxRef(logits []float32, labels []int32, n, den, classes int) (float64, []float64, []float64, int) {
 	var total float64
 	grad, scale := make([]float64, n*classes), make([]float64, n*classes)
 	correct := 0
@@ -72,12 +79,12 @@ func softmaxRef(logits []float32, labels []int32, n, classes int) (float64, []fl
 			if j == int(labels[i]) {
 				g--
 			}
-			grad[i*classes+j] = g / float64(n)
-			scale[i*classes+j] = (math.Abs(g) + 1e-3) / float64(n)
+			grad[i*classes+j] = g / float64(den)
+			scale[i*classes+j] = (math.Abs(g) + 1e-3) / float64(den)
 		}
 	}
-	if n > 0 {
-		total /= float64(n)
+	if den > 0 {
+		total /= float64(den)
 	}
 	return total, grad, scale, correct
 }

@@ -71,7 +71,7 @@ func pipeline(t *testing.T, b *Backend) map[string][]uint32 {
 		labels[i] = int32(r.IntN(classes))
 	}
 	loss, dlogits := alloc(backend.F32, 1), alloc(backend.F32, seeds*classes)
-	b.SoftmaxCrossEntropy(logits, must(b.Upload(labels)), blk.NumDst, classes, loss, dlogits, count(0, 0))
+	b.SoftmaxCrossEntropy(logits, must(b.Upload(labels)), blk.NumDst, backend.Count{}, classes, loss, dlogits, count(0, 0))
 	dw2, dh := alloc(backend.F32, hidden*classes), alloc(backend.F32, seeds*hidden)
 	b.LinearBackwardWeight(h, dlogits, blk.NumDst, hidden, classes, dw2, false)
 	b.LinearBackwardData(dlogits, blk.NumDst, w2, hidden, classes, dh, false)

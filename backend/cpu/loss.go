@@ -12,16 +12,21 @@ import (
 const reduceChunk = 64
 
 // SoftmaxCrossEntropy over rows [:n] of logits [n.Cap, classes] with I32
-// labels [n.Cap]: loss (F32 [1]) = mean over the n rows of -log softmax at
-// the label; dlogits (F32 [n.Cap, classes]) = gradient of the mean loss;
-// the int32 at correct.Off = rows whose argmax equals the label. Rows with a
-// negative label add no loss, get a zero gradient and are not counted, but
-// still divide the mean. n = 0 gives loss 0. A label >= classes is an error.
-func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
+// labels [n.Cap]: loss (F32 [1]) = the sum over the n rows of -log softmax
+// at the label, over max(den, 1) (den: n when den.Buf is nil, the mean);
+// dlogits (F32 [n.Cap, classes]) = its gradient; the int32 at correct.Off =
+// rows whose argmax equals the label. Rows with a negative label add no
+// loss, get a zero gradient and are not counted, but still divide. n = 0
+// gives loss 0. A label >= classes is an error.
+func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
 	c := b.begin("SoftmaxCrossEntropy")
 	defer c.end()
 	c.dim("classes", classes)
 	rows, _ := c.count("n", n)
+	divide := rows
+	if den.Buf != nil {
+		divide, _ = c.count("den", den)
+	}
 	ls := c.f32("logits", logits, n.Cap*classes)
 	ys := c.i32("labels", labels, n.Cap)
 	lossOut := c.f32("loss", loss, 1)
@@ -38,7 +43,7 @@ func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n backend.C
 	}
 	chunks := (rows + reduceChunk - 1) / reduceChunk
 	part := b.scratch64(2 * chunks) // [loss sum, correct count] per chunk
-	inv := 1 / float64(max(rows, 1))
+	inv := 1 / float64(max(divide, 1))
 	b.pool.run(chunks, func(ci int) {
 		var sum, hits float64
 		for i := ci * reduceChunk; i < min(rows, (ci+1)*reduceChunk); i++ {

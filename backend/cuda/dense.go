@@ -183,15 +183,20 @@ func (c *call) columnSums(partial, nP uintptr, capRows, chunkRows, dim int, out 
 const lossWarps = 8
 
 // SoftmaxCrossEntropy over live rows of logits [n.Cap, classes] with I32
-// labels: loss (F32 [1]) = mean loss (float64 inside, like the CPU
-// backend), dlogits = its gradient, the int32 at correct = rows whose argmax
-// equals the label. Rows with a negative label add nothing but still divide
-// the mean; a label >= classes is reported by Sync. Deterministic.
-func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
+// labels: loss (F32 [1]) = the rows' summed loss over max(den, 1) (den: n
+// when den.Buf is nil; float64 inside, like the CPU backend), dlogits = its
+// gradient, the int32 at correct = rows whose argmax equals the label. Rows
+// with a negative label add nothing but still divide; a label >= classes is
+// reported by Sync. Deterministic.
+func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
 	c := b.begin("SoftmaxCrossEntropy")
 	defer c.end()
 	c.dim("classes", classes)
 	nP := c.count("n", n)
+	dP, dCap := nP, n.Cap
+	if den.Buf != nil {
+		dP, dCap = c.count("den", den), den.Cap
+	}
 	ls := c.buf("logits", logits, backend.F32, n.Cap*classes)
 	ys := c.buf("labels", labels, backend.I32, n.Cap)
 	lo := c.buf("loss", loss, backend.F32, 1)
@@ -203,9 +208,9 @@ func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n backend.C
 	blocks := max(1, (n.Cap+lossWarps-1)/lossWarps)
 	part := c.scratch(scratchLoss, int64(blocks)*12)
 	hits := part + uintptr(blocks)*8
-	c.args().ptr(ls.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).i32(classes).ptr(dl.addr()).ptr(part).ptr(hits).ptr(b.errDev)
+	c.args().ptr(ls.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).ptr(dP).i32(dCap).i32(classes).ptr(dl.addr()).ptr(part).ptr(hits).ptr(b.errDev)
 	c.launch("softmax_xent", d1(uint32(blocks)), d1(32*lossWarps), 0)
-	c.args().ptr(part).ptr(hits).ptr(nP).i32(n.Cap).ptr(lo.addr()).ptr(cp)
+	c.args().ptr(part).ptr(hits).ptr(nP).i32(n.Cap).ptr(dP).i32(dCap).ptr(lo.addr()).ptr(cp)
 	c.launch("softmax_finish", d1(1), d1(1024), 0)
 }
 

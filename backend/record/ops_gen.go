@@ -229,8 +229,8 @@ func (b *Backend) SliceSeeds(perm backend.Buffer, n, batch int, clock backend.Bu
 	b.do(func() { b.inner.SliceSeeds(perm, n, batch, clock, out, count) })
 }
 
-func (b *Backend) SoftmaxCrossEntropy(logits backend.Buffer, labels backend.Buffer, n backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
-	b.do(func() { b.inner.SoftmaxCrossEntropy(logits, labels, n, classes, loss, dlogits, correct) })
+func (b *Backend) SoftmaxCrossEntropy(logits backend.Buffer, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
+	b.do(func() { b.inner.SoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct) })
 }
 
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {

@@ -116,7 +116,7 @@ func (s *stepState) run(be backend.Backend) {
 	be.Aggregate(blk, s.edgeW, nil, s.x, feat, s.agg)
 	be.Linear(s.agg, blk.NumDst, s.w, feat, classes, s.logits, false)
 	be.Gather(s.labels, 1, s.seeds, blk.NumDst, s.seedLabels)
-	be.SoftmaxCrossEntropy(s.logits, s.seedLabels, blk.NumDst, classes, s.loss, s.dlogits, s.correctCount)
+	be.SoftmaxCrossEntropy(s.logits, s.seedLabels, blk.NumDst, backend.Count{}, classes, s.loss, s.dlogits, s.correctCount)
 	be.LinearBackwardWeight(s.agg, s.dlogits, blk.NumDst, feat, classes, s.dw, false)
 	tc := backend.Count{Buf: s.t, Cap: math.MaxInt32 - 1}
 	be.AddCount(tc, 1, s.flag)

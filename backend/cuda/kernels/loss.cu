@@ -41,8 +41,8 @@ __device__ __forceinline__ double warp_sum_d(double v) {
 }
 
 extern "C" __global__ void __launch_bounds__(LOSS_WARPS * 32)
-softmax_xent(const float* logits, const int* labels, const int* nP, int cap, int classes, float* dlogits,
-             double* partLoss, int* partHits, int* err) {
+softmax_xent(const float* logits, const int* labels, const int* nP, int cap, const int* denP, int denCap, int classes,
+             float* dlogits, double* partLoss, int* partHits, int* err) {
     __shared__ double wl[LOSS_WARPS];
     __shared__ int wh[LOSS_WARPS];
     int n = live_count(nP, cap);
@@ -61,7 +61,8 @@ softmax_xent(const float* logits, const int* labels, const int* nP, int cap, int
         if (y < 0) {
             for (int j = lane; j < classes; j += 32) g[j] = 0.f;
         } else {
-            double inv = 1.0 / (double)(n > 1 ? n : 1);
+            int den = live_count(denP, denCap);
+            double inv = 1.0 / (double)(den > 1 ? den : 1);
             int best = row_argmax(x, classes);
             double mx = (double)x[best], sum = 0.0;
             for (int j = lane; j < classes; j += 32) sum += exp((double)x[j] - mx);
@@ -90,9 +91,10 @@ softmax_xent(const float* logits, const int* labels, const int* nP, int cap, int
 }
 
 // softmax_finish: one block of 1024 threads adds the partials of the live
-// blocks in a fixed order; loss = total / max(n, 1), correct = hits.
+// blocks in a fixed order; loss = total / max(den, 1), correct = hits.
 extern "C" __global__ void __launch_bounds__(1024)
-softmax_finish(const double* partLoss, const int* partHits, const int* nP, int cap, float* loss, int* correct) {
+softmax_finish(const double* partLoss, const int* partHits, const int* nP, int cap, const int* denP, int denCap, float* loss,
+               int* correct) {
     __shared__ double sl[1024];
     __shared__ int sh[1024];
     int n = live_count(nP, cap);
@@ -111,7 +113,8 @@ softmax_finish(const double* partLoss, const int* partHits, const int* nP, int c
         __syncthreads();
     }
     if (threadIdx.x == 0) {
-        *loss = (float)(sl[0] * (1.0 / (double)(n > 1 ? n : 1)));
+        int den = live_count(denP, denCap);
+        *loss = (float)(sl[0] * (1.0 / (double)(den > 1 ? den : 1)));
         *correct = sh[0];
     }
 }
