@@ -95,6 +95,18 @@ type Collective interface {
 	Close() error
 }
 
+// SumMax is implemented by collectives that sum a buffer and take the
+// maximum of a few flag words in one round (the GPUs of one process over
+// peer memory, cuda.PeerComm; the in-process CPU group): a data-parallel
+// step then reduces its overflow flag with its gradients instead of in a
+// collective of its own. Fallback when absent: AllReduceMax, then
+// AllReduceSum.
+type SumMax interface {
+	// AllReduceSumMax is AllReduceSum(sum) and AllReduceMax(flag), flag an
+	// I32 buffer of at most 4 words, in one round.
+	AllReduceSumMax(sum, flag Buffer)
+}
+
 // GraphFreer is implemented by backends whose uploaded graphs hold memory
 // until freed (CUDA). Fallback when absent: a graph lives as long as its
 // backend.

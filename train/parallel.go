@@ -12,10 +12,10 @@ import (
 // group that trains one model on a global batch of Config.Batch seeds: rank
 // r takes the r-th contiguous slice of Config.Batch/size seeds of every
 // global batch, samples, gathers and runs forward and backward on its
-// slice, scales its loss and loss gradient by its share of the batch's live
-// seeds (ScaleShare, on the device), and all-reduces the gradients before
-// Adam, so every rank applies the same update: the one-device gradient up
-// to the order of the sums. The drivers (eager, replay) are unchanged apart
+// slice, divides its summed loss by the whole batch's live seeds (inside
+// the loss kernel: nn.Share), and all-reduces the gradients before Adam,
+// so every rank applies the same update: the one-device gradient up to the
+// order of the sums. The drivers (eager, replay) are unchanged apart
 // from which seeds a rank takes; train/multigpu runs the ranks.
 
 // rankSize returns the trainer's rank and the group's size (0, 1 alone).
@@ -96,15 +96,32 @@ func (t *Trainer) globalLive(s int) int {
 // overflow check of the step was issued before it, nothing before Adam
 // reads the flag, and reduceGrads waits for it, so its latency (a
 // collective's, about 10 µs on two H100s) hides behind the forward pass.
-// The replay driver's warm-up step before a capture runs with reduce off
-// (its results are dropped; every rank re-captures at the same point, see
-// maxHost).
+// Where the flag travels with the gradients (flagWithGrads), reduceGrads
+// reduces it instead. The replay driver's warm-up step before a capture
+// runs with reduce off (its results are dropped; every rank re-captures at
+// the same point, see maxHost).
 func (t *Trainer) reduceFlag(flag backend.Buffer) {
 	c := t.group()
-	if c == nil || t.noReduce || flag == nil {
+	if c == nil || t.noReduce || flag == nil || t.flagWithGrads() {
 		return // alone, an all-reduce is the identity
 	}
 	backend.RunBeside(t.be, func() { c.AllReduceMax(flag) })
+}
+
+// flagWithGrads says whether a step's overflow flag is reduced in the
+// gradients' round (backend.SumMax: the peer-memory sum of one process's
+// GPUs, and the CPU group) rather than beside the forward pass. Then the
+// gradients' sum need not join the second stream, which holds the next
+// step's sampling from the backward pass on: joining it made every rank
+// wait for that sampling before its sum (two H100s, products-sim: 2172
+// steps/s joined, 2268 not). Not where something reads the group's flag
+// before Adam (the hybrid mode's hot rows hand their gradients over in the
+// backward pass, unless the flag is set), nor where the next step's fetch
+// runs beside (its collectives must be ordered with the gradients' by
+// joining), nor without one arena of gradients.
+func (t *Trainer) flagWithGrads() bool {
+	_, ok := t.group().(backend.SumMax)
+	return ok && !t.fetchBeside() && (t.in == nil || t.in.Hot == nil) && t.model.Grads() != nil
 }
 
 // reduceGrads all-reduces every gradient across the group, after the flag
@@ -112,6 +129,10 @@ func (t *Trainer) reduceFlag(flag backend.Buffer) {
 func (t *Trainer) reduceGrads(flag backend.Buffer) {
 	c := t.group()
 	if c == nil || t.noReduce {
+		return
+	}
+	if flag != nil && t.flagWithGrads() {
+		c.(backend.SumMax).AllReduceSumMax(t.model.Grads(), flag)
 		return
 	}
 	// The flag's all-reduce and, with a remote feature store, the next

@@ -17,12 +17,20 @@ const peerMax = 8
 // for larger buffers, sums those.
 const peerMaxFloats = 1 << 20
 
+// peerFlags is the most I32 flag words a round carries (AllReduceSumMax),
+// in the last floats of an entry, whose stride is peerStride.
+const (
+	peerFlags  = 4
+	peerStride = peerMaxFloats + peerFlags
+)
+
 // PeerGroup joins the GPUs of one process, already joined by NCCL, so that
 // AllReduceSum runs as one kernel that writes each rank's buffer into its
 // peers' memory, waits for theirs and adds them (kernels/peerreduce.cu),
 // instead of NCCL's all-reduce: a step's gradients are under a megabyte,
 // and NCCL's rounds cost more than their bytes (measured in docs/perf.md).
-// Everything else (AllReduceMax, AllToAll, and AllReduceSum of buffers
+// AllReduceSumMax takes the maximum of a step's flag words in the same
+// round. Everything else (AllReduceMax, AllToAll, and sums of buffers
 // beside the main stream, unaligned, or over peerMaxFloats) stays NCCL's.
 //
 // The ranks meet on the host at each AllReduceSum to check that they sum
@@ -33,7 +41,7 @@ type PeerGroup struct {
 	bes   []*Backend
 	flags []*buffer // per rank: u64[peerMax], written by its peers
 	ctl   []*buffer // per rank: u32 {round, blocks that pushed, blocks that summed}
-	recv  []*buffer // per rank: its receive area, [2][ranks][peerMaxFloats]
+	recv  []*buffer // per rank: its receive area, [2][ranks][peerStride]
 
 	mu      sync.Mutex
 	cur     *peerRound
@@ -43,16 +51,16 @@ type PeerGroup struct {
 }
 
 // peerRound is one AllReduceSum call as the ranks meet on the host (each
-// rank's buffer length).
+// rank's buffer length and flag words).
 type peerRound struct {
-	n       []int
+	n, nf   []int
 	aligned []bool
 	arrived int
 	done    chan struct{}
 }
 
 func newPeerRound(n int) *peerRound {
-	return &peerRound{n: make([]int, n), aligned: make([]bool, n), done: make(chan struct{})}
+	return &peerRound{n: make([]int, n), nf: make([]int, n), aligned: make([]bool, n), done: make(chan struct{})}
 }
 
 // PeerComm is one rank's collective of a PeerGroup: AllReduceSum over
@@ -62,7 +70,10 @@ type PeerComm struct {
 	g *PeerGroup
 }
 
-var _ backend.Collective = (*PeerComm)(nil)
+var (
+	_ backend.Collective = (*PeerComm)(nil)
+	_ backend.SumMax     = (*PeerComm)(nil)
+)
 
 // NewPeerGroup joins the ranks of comms (one process's, comms[i] rank i,
 // each on its own device) over peer memory. It fails where a device cannot
@@ -110,7 +121,7 @@ func (b *Backend) peerWords(n int) (flags, ctl, recv *buffer, err error) {
 	for _, a := range []struct {
 		dt backend.DType
 		n  int
-	}{{backend.I32, 2 * peerMax}, {backend.I32, 4}, {backend.F32, 2 * n * peerMaxFloats}} {
+	}{{backend.I32, 2 * peerMax}, {backend.I32, 4}, {backend.F32, 2 * n * peerStride}} {
 		x, err := b.Alloc(a.dt, a.n)
 		if err != nil {
 			for _, x := range bufs {
@@ -138,18 +149,18 @@ func (g *PeerGroup) free(i int) {
 	}
 }
 
-// meet posts this rank's buffer length and whether the buffer suits the
-// kernel (16-byte aligned) for the current call and waits for every
-// rank's, or for Abort. It reports whether every rank's buffer suits it
-// (else every rank sums with NCCL).
-func (g *PeerGroup) meet(rank, n int, aligned bool) (bool, error) {
+// meet posts this rank's buffer length, flag words and whether the buffer
+// suits the kernel (16-byte aligned) for the current call and waits for
+// every rank's, or for Abort. It reports whether every rank's buffer suits
+// it (else every rank sums with NCCL).
+func (g *PeerGroup) meet(rank, n, nf int, aligned bool) (bool, error) {
 	g.mu.Lock()
 	if g.err != nil {
 		g.mu.Unlock()
 		return false, g.err
 	}
 	r := g.cur
-	r.n[rank], r.aligned[rank] = n, aligned
+	r.n[rank], r.nf[rank], r.aligned[rank] = n, nf, aligned
 	r.arrived++
 	if r.arrived == len(g.bes) {
 		g.cur = newPeerRound(len(g.bes))
@@ -162,8 +173,8 @@ func (g *PeerGroup) meet(rank, n int, aligned bool) (bool, error) {
 		return false, g.err
 	}
 	for j, m := range r.n {
-		if m != n {
-			return false, fmt.Errorf("AllReduceSum: rank %d sums %d elements, rank %d %d (the ranks' calls differ)", rank, n, j, m)
+		if m != n || r.nf[j] != nf {
+			return false, fmt.Errorf("AllReduceSum: rank %d sums %d elements (%d flag words), rank %d %d (%d) (the ranks' calls differ)", rank, n, nf, j, m, r.nf[j])
 		}
 		aligned = aligned && r.aligned[j]
 	}
@@ -172,25 +183,50 @@ func (g *PeerGroup) meet(rank, n int, aligned bool) (bool, error) {
 
 // AllReduceSum sums the F32 buffer across the ranks in place (in rank
 // order: every rank gets the same bits).
-func (p *PeerComm) AllReduceSum(buf backend.Buffer) {
+func (p *PeerComm) AllReduceSum(buf backend.Buffer) { p.reduce("AllReduceSum", buf, nil) }
+
+// AllReduceSumMax sums the F32 buffer sum across the ranks as AllReduceSum
+// does and, in the same round, replaces the I32 buffer flag (at most
+// peerFlags words) with its element-wise maximum over the ranks
+// (backend.SumMax). Where the sum falls back to NCCL, so does the flag,
+// first.
+func (p *PeerComm) AllReduceSumMax(sum, flag backend.Buffer) { p.reduce("AllReduceSumMax", sum, flag) }
+
+func (p *PeerComm) reduce(op string, buf, flag backend.Buffer) {
 	b := p.be
-	c := b.begin("AllReduceSum")
-	x := c.buf("buf", buf, backend.F32, 0)
-	beside := b.side.active
-	c.end()
-	if beside || (x != nil && x.n > peerMaxFloats) {
-		p.Comm.AllReduceSum(buf)
-		return
+	c := b.begin(op)
+	x := c.buf("sum", buf, backend.F32, 0)
+	var f *buffer
+	if flag != nil {
+		if f = c.buf("flag", flag, backend.I32, 0); f != nil && f.n > peerFlags {
+			c.failf("flag: %d words, at most %d", f.n, peerFlags)
+		}
 	}
-	if x == nil || x.n == 0 {
+	ok, beside := c.ok, b.side.active
+	c.end()
+	nccl := func() {
+		if flag != nil {
+			p.Comm.AllReduceMax(flag)
+		}
+		p.Comm.AllReduceSum(buf)
+	}
+	if !ok || x.n == 0 && f == nil {
 		return // a bad buffer failed this rank (its peers time out), or nothing to sum
 	}
-	all, err := p.g.meet(p.rank, x.n, x.addr()%16 == 0)
-	if err == nil && !all {
-		p.Comm.AllReduceSum(buf)
+	if beside || x.n > peerMaxFloats {
+		nccl()
 		return
 	}
-	c = b.begin("AllReduceSum")
+	nf := 0
+	if f != nil {
+		nf = f.n
+	}
+	all, err := p.g.meet(p.rank, x.n, nf, x.addr()%16 == 0)
+	if err == nil && !all {
+		nccl()
+		return
+	}
+	c = b.begin(op)
 	defer c.end()
 	if err != nil {
 		c.fail(err)
@@ -206,8 +242,8 @@ func (p *PeerComm) AllReduceSum(buf backend.Buffer) {
 			}
 		}
 	}
-	s.i64(peerMaxFloats).i32(p.size).i32(p.rank)
-	c.args().bytes(s.done()).ptr(x.addr()).i64(int64(x.n)).ptr(p.g.ctl[p.rank].addr()).ptr(b.errDev)
+	s.i64(peerStride).i32(p.size).i32(p.rank)
+	c.args().bytes(s.done()).ptr(x.addr()).i64(int64(x.n)).ptr(f.addr()).i32(nf).ptr(p.g.ctl[p.rank].addr()).ptr(b.errDev)
 	c.launch("peer_sum", d1(min(c.blocks(int64(x.n+3)/4, 256), uint32(b.dev.sms))), d1(256), 0)
 }
 

@@ -38,7 +38,10 @@ type Comm struct {
 	be   backend.Backend
 }
 
-var _ backend.Collective = (*Comm)(nil)
+var (
+	_ backend.Collective = (*Comm)(nil)
+	_ backend.SumMax     = (*Comm)(nil)
+)
 
 // New makes a group over bes (rank i drives bes[i]) and returns its handles.
 // Every backend must implement backend.HostFuncs.
@@ -93,6 +96,14 @@ func (c *Comm) AllReduceSum(buf backend.Buffer) {
 // AllReduceMax replaces the I32 buffer buf with the maximum over ranks.
 func (c *Comm) AllReduceMax(buf backend.Buffer) {
 	c.reduce(buf, backend.I32, func(acc, x float64) float64 { return max(acc, x) })
+}
+
+// AllReduceSumMax is AllReduceMax(flag) and then AllReduceSum(sum)
+// (backend.SumMax): the CPU twin of the GPUs' one round, so that CPU
+// groups train through the same path.
+func (c *Comm) AllReduceSumMax(sum, flag backend.Buffer) {
+	c.AllReduceMax(flag)
+	c.AllReduceSum(sum)
 }
 
 func (c *Comm) reduce(buf backend.Buffer, dt backend.DType, op func(acc, x float64) float64) {

@@ -193,3 +193,136 @@ func TestGPUPeerSumTrainsAsNCCL(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUPeerSumMax: on two GPUs, AllReduceSumMax gives every rank the
+// CPU's rank-order sum and the element-wise maximum of the ranks' flag
+// words, round after round (the flags travel in the alternating slots
+// too), eagerly and replayed; and ranks passing different numbers of flag
+// words fail instead of hanging.
+func TestGPUPeerSumMax(t *testing.T) {
+	gpus, comms := openGPUs(t, 2)
+	pcs := peerComms(t, comms)
+	n := len(gpus)
+	const m = 4099
+	flagsOf := func(k, r int) []int32 { return []int32{int32(10*k + r), int32(-r), int32(5 * (1 - r)), int32(k)} }
+	vals := make([][]float32, n)
+	for r := range n {
+		rng := rand.New(rand.NewPCG(7, uint64(r)))
+		for range m {
+			vals[r] = append(vals[r], rng.Float32()*2-1)
+		}
+	}
+	const rounds = 3
+	got := make([][][]float32, n)
+	gotFlags := make([][][]int32, n)
+	errs := make([]error, n)
+	onEachGPU(n, func(r int) {
+		for k := range rounds {
+			buf, err := gpus[r].Upload(vals[r])
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			flag, err := gpus[r].Upload(flagsOf(k, r))
+			if err != nil {
+				errs[r] = err
+				return
+			}
+			pcs[r].AllReduceSumMax(buf, flag)
+			out, f := make([]float32, m), make([]int32, 4)
+			gpus[r].Read(out, buf, 0)
+			gpus[r].Read(f, flag, 0)
+			if errs[r] = gpus[r].Sync(); errs[r] != nil {
+				return
+			}
+			got[r], gotFlags[r] = append(got[r], out), append(gotFlags[r], f)
+			gpus[r].Free(buf)
+			gpus[r].Free(flag)
+		}
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	want := peerSum(vals)
+	for k := range rounds {
+		wantFlags := flagsOf(k, 0)
+		for i, v := range flagsOf(k, 1) {
+			wantFlags[i] = max(wantFlags[i], v)
+		}
+		for r := range n {
+			if !slices.Equal(got[r][k], want) {
+				t.Fatalf("round %d, rank %d: the sum differs from the CPU's", k, r)
+			}
+			if !slices.Equal(gotFlags[r][k], wantFlags) {
+				t.Fatalf("round %d, rank %d: flags %v, want %v", k, r, gotFlags[r][k], wantFlags)
+			}
+		}
+	}
+
+	// Captured and replayed: a rank's flag raised before the second launch
+	// reaches every rank's flag in that launch.
+	graphs := make([]backend.Replay, n)
+	bufs, flags := make([]backend.Buffer, n), make([]backend.Buffer, n)
+	onEachGPU(n, func(r int) {
+		if bufs[r], errs[r] = gpus[r].Upload(make([]float32, m)); errs[r] != nil {
+			return
+		}
+		if flags[r], errs[r] = gpus[r].Upload([]int32{0, 0, 0}); errs[r] != nil {
+			return
+		}
+		if errs[r] = gpus[r].BeginCapture(); errs[r] != nil {
+			return
+		}
+		pcs[r].AllReduceSumMax(bufs[r], flags[r])
+		if graphs[r], errs[r] = gpus[r].EndCapture(); errs[r] != nil {
+			return
+		}
+		graphs[r].Launch()
+		if r == 1 {
+			gpus[r].Write(flags[r], 0, []int32{1, 3, 7})
+		}
+		graphs[r].Launch()
+		errs[r] = gpus[r].Sync()
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d, captured: %v", r, err)
+		}
+	}
+	for r := range n {
+		f := make([]int32, 3)
+		gpus[r].Read(f, flags[r], 0)
+		if err := gpus[r].Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(f, []int32{1, 3, 7}) {
+			t.Fatalf("rank %d: replayed flags %v, want [1 3 7]", r, f)
+		}
+		graphs[r].Close()
+		gpus[r].Free(bufs[r])
+		gpus[r].Free(flags[r])
+	}
+
+	// Different numbers of flag words: an error on every rank.
+	onEachGPU(n, func(r int) {
+		buf, err := gpus[r].Alloc(backend.F32, 8)
+		if err != nil {
+			errs[r] = err
+			return
+		}
+		flag, err := gpus[r].Alloc(backend.I32, 2+r)
+		if err != nil {
+			errs[r] = err
+			return
+		}
+		pcs[r].AllReduceSumMax(buf, flag)
+		errs[r] = gpus[r].Sync()
+	})
+	for r, err := range errs {
+		if err == nil || !strings.Contains(err.Error(), "the ranks' calls differ") {
+			t.Fatalf("rank %d: 2 and 3 flag words: %v", r, err)
+		}
+	}
+}

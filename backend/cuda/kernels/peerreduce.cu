@@ -14,6 +14,11 @@
 // after its round r (its reading of that slot) is over. The flags only
 // grow, so nothing is reset; a replayed graph advances ctl[0] on the device.
 //
+// A rank may hand over a few I32 flag words (at most PEER_FLAGS) with its
+// buffer: they travel in the last four floats of its entry (the stride
+// leaves them free) and every rank ends with their element-wise maximum,
+// so a step's overflow flag needs no collective of its own.
+//
 // Blocks wait for the peers inside the kernel, so the grid is at most one
 // block per SM (the host's launch): every block that has not yet written
 // its part can still be scheduled. A peer that never arrives (its process
@@ -21,11 +26,12 @@
 #include "common.cuh"
 
 #define PEER_MAX 8
+#define PEER_FLAGS 4
 #define PEER_TIMEOUT_NS 120000000000ull
 #define ERR_PEER_TIMEOUT 22
 
 struct PeerGroup {
-    float* recv[PEER_MAX];  // each rank's receive area: [2 slots][n ranks][stride]
+    float* recv[PEER_MAX];  // each rank's receive area: [2 slots][n ranks][stride], flags in an entry's last PEER_FLAGS
     u64* flags[PEER_MAX];   // each rank's flag words: flags[i][j] is rank j's last round at rank i
     i64 stride;             // floats per entry
     int n, me;
@@ -66,13 +72,20 @@ __device__ bool peer_wait(const PeerGroup& g, u64 v, int* err) {
 }
 
 // peer_sum runs round ctl[0] for buf[:n] (16-byte aligned, as are the
-// areas and the stride). Thread t handles the same float4s (and tail
-// floats) in both phases, so its reads of buf precede its own writes only.
+// areas and the stride; n <= stride - PEER_FLAGS) and flag[:nflag] (nflag
+// <= PEER_FLAGS; flag may be null when nflag is 0). Thread t handles the
+// same float4s (and tail floats) in both phases, so its reads of buf
+// precede its own writes only; thread 0 of block 0 handles the flags.
 // ctl = {round, blocks that pushed, blocks that summed}.
-extern "C" __global__ void peer_sum(PeerGroup g, float* buf, i64 n, u32* ctl, int* err) {
+extern "C" __global__ void peer_sum(PeerGroup g, float* buf, i64 n, int* flag, int nflag, u32* ctl, int* err) {
     __shared__ bool ok;
     u32 r = ctl[0];
     i64 slot = (i64)(r & 1) * g.n * g.stride;
+    i64 flagAt = g.stride - PEER_FLAGS;  // an entry's flag words
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        for (int j = 0; j < g.n; j++)
+            if (j != g.me)
+                for (int i = 0; i < nflag; i++) ((int*)(g.recv[j] + slot + g.me * g.stride + flagAt))[i] = flag[i];
     i64 n4 = n / 4, tail = n4 * 4 + gtid();
     const float4* b4 = (const float4*)buf;
     for (i64 k = gtid(); k < n4; k += gthreads()) {
@@ -97,6 +110,13 @@ extern "C" __global__ void peer_sum(PeerGroup g, float* buf, i64 n, u32* ctl, in
     __syncthreads();
     if (ok) {
         const float* in = g.recv[g.me] + slot;
+        if (blockIdx.x == 0 && threadIdx.x == 0)
+            for (int i = 0; i < nflag; i++) {
+                int m = flag[i];
+                for (int j = 0; j < g.n; j++)
+                    if (j != g.me) m = max(m, ((const int*)(in + j * g.stride + flagAt))[i]);
+                flag[i] = m;
+            }
         for (i64 k = gtid(); k < n4; k += gthreads()) {
             float4 s = g.me == 0 ? b4[k] : ((const float4*)in)[k];
             for (int j = 1; j < g.n; j++) {
