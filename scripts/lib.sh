@@ -3,7 +3,10 @@
 # output folders, generates the presets named in PRESETS (default
 # products-sim and papers-sim) and sets L, the summary log; r NAME LIMIT
 # EXE ARGS... runs one command under a time limit, appends its whole
-# output to $O/runs.log and the lines that matter to $L.
+# output to $O/runs.log and the lines that matter to $L; suite NAME PKG
+# PATTERN LIMIT runs the tests of bin/NAME.test matching PATTERN in PKG,
+# its output in $O/NAME.log and its outcome and counts in $L; ab NAME
+# LIMIT ARGS... runs bin/fanout-before and then bin/fanout on ARGS.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 setup() {
@@ -22,3 +25,9 @@ r() {
   grep -E "${KEEP:-^(\[rank 0\] )?(epoch [0-9]+/|test accuracy|replay|hybrid:)|device\(s\)|\"step_s\"|error|panic}" "$O/cur.log" | cut -c1-260 | sed 's/^/   /' | tee -a "$L"
   rm -f "$O/cur.log"
 }
+suite() {
+  (cd "$R/$2" && timeout "$4" "$R/bin/$1.test" -test.run "$3" -test.v -test.timeout "$(( $4 - 5 ))s" >"$O/$1.log" 2>&1; echo "== suite $1 ($3): exit $?" | tee -a "$L")
+  grep -E '^(--- FAIL|FAIL|ok|PASS|panic)' "$O/$1.log" | head -20 | tee -a "$L"
+  echo "   passed $(grep -cE '^ *--- PASS' "$O/$1.log"), skipped $(grep -cE '^ *--- SKIP' "$O/$1.log")" | tee -a "$L"
+}
+ab() { local n=$1 lim=$2; shift 2; r "$n-before" "$lim" bin/fanout-before "$@"; r "$n-after" "$lim" bin/fanout "$@"; }

@@ -4,7 +4,7 @@
 # sim on one GPU alone; two independent one-GPU runs at once (one process
 # per GPU, nothing shared); two GPUs in one process (--devices 2); two
 # processes joined by NCCL (fanout launch). Summary in $OUT/contention.log.
-PRESETS=products-sim . "$(dirname "$0")/lib.sh"; setup contention.log
+PRESETS=products-sim; . "$(dirname "$0")/lib.sh"; setup contention.log
 P=(--data "$D/products-sim" --device cuda --epochs 5 --eval-every 5)
 f=bin/fanout
 for k in 1 2; do

@@ -5,12 +5,7 @@
 # two GPUs in one process (with --sync-norm too) and two processes under
 # fanout launch. Summary lines in $OUT/groups.log.
 tar -xJf bin/pack/bin.tar.xz -C bin
-PRESETS=products-sim . "$(dirname "$0")/lib.sh"; setup groups.log
-suite() { # suite NAME PKG PATTERN LIMIT
-  (cd "$R/$2" && timeout "$4" "$R/bin/$1.test" -test.run "$3" -test.v -test.timeout "$(( $4 - 5 ))s" >"$O/$1.log" 2>&1; echo "== suite $1 ($3): exit $?" | tee -a "$L")
-  grep -E '^(--- FAIL|FAIL|ok|PASS|panic)' "$O/$1.log" | head -20 | tee -a "$L"
-  echo "   passed $(grep -cE '^ *--- PASS' "$O/$1.log"), skipped $(grep -cE '^ *--- SKIP' "$O/$1.log")" | tee -a "$L"
-}
+PRESETS=products-sim; . "$(dirname "$0")/lib.sh"; setup groups.log
 suite multigpu train/multigpu 'GPU|NCCL' 90
 suite link train/link 'TestGPUGroupMatchesOneGPU' 45
 suite train train 'TestNormCUDA' 30

@@ -9,7 +9,7 @@
 # (scripts/pyg_cora_norm.py, with .data/planetoid-cora carried). Summary
 # lines in $OUT/models.log.
 tar -xJf bin/pack/bin.tar.xz -C bin
-PRESETS=products-sim . "$(dirname "$0")/lib.sh"; setup models.log
+PRESETS=products-sim; . "$(dirname "$0")/lib.sh"; setup models.log
 suite() { # suite NAME PKG LIMIT ARGS...
   local n=$1 p=$2 lim=$3; shift 3
   (cd "$R/$p" && timeout "$lim" "$R/bin/$n.test" "$@" -test.v >"$O/suite-$n.log" 2>&1; echo "== suite $n ($*): exit $?" | tee -a "$L")

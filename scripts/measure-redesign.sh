@@ -11,11 +11,6 @@
 tar -xJf bin/pack/bin.tar.xz -C bin
 PRESETS="products-sim papers-sim" . "$(dirname "$0")/lib.sh"; setup redesign.log
 export FANOUT_CORA_DIR=$R/.data/planetoid-cora
-suite() { # suite NAME PKG PATTERN LIMIT
-  (cd "$R/$2" && timeout "$4" "$R/bin/$1.test" -test.run "$3" -test.v -test.timeout "$(( $4 - 5 ))s" >"$O/$1.log" 2>&1; echo "== suite $1 ($3): exit $?" | tee -a "$L")
-  grep -E '^(--- FAIL|FAIL|ok|PASS|panic)' "$O/$1.log" | head -20 | tee -a "$L"
-  echo "   passed $(grep -cE '^ *--- PASS' "$O/$1.log"), skipped $(grep -cE '^ *--- SKIP' "$O/$1.log")" | tee -a "$L"
-}
 suite cuda backend/cuda 'TestConformance|TestKernelErrors|TestCompileKernels|TestCapture|TestMarks' 150
 suite train train 'CUDA' 150
 suite link train/link 'TestGPU' 90
