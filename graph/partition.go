@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -112,19 +113,7 @@ func Replicated(g *CSR, budget int64) []int32 {
 	if budget <= 0 {
 		return nil
 	}
-	order := make([]int32, g.NumNodes)
-	for v := range order {
-		order[v] = int32(v)
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		if da, db := g.Degree(int64(a)), g.Degree(int64(b)); da != db {
-			if da > db {
-				return -1
-			}
-			return 1
-		}
-		return int(a - b)
-	})
+	order := DegreeOrder(g)
 	var used int64
 	for i, v := range order {
 		d := g.Degree(int64(v))
@@ -133,5 +122,17 @@ func Replicated(g *CSR, budget int64) []int32 {
 		}
 		used += 4 * d
 	}
+	return order
+}
+
+// DegreeOrder lists g's vertices by degree, highest first (ties by id).
+func DegreeOrder(g *CSR) []int32 {
+	order := make([]int32, g.NumNodes)
+	for v := range order {
+		order[v] = int32(v)
+	}
+	slices.SortFunc(order, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(g.Degree(int64(b)), g.Degree(int64(a))), cmp.Compare(a, b))
+	})
 	return order
 }

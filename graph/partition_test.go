@@ -91,3 +91,20 @@ func TestReplicated(t *testing.T) {
 		}
 	}
 }
+
+// TestDegreeOrder: every vertex once, by degree, highest first, ties by
+// id.
+func TestDegreeOrder(t *testing.T) {
+	g := communities(t, 2, 300)
+	order := DegreeOrder(g)
+	if int64(len(order)) != g.NumNodes {
+		t.Fatalf("%d vertices ordered, want %d", len(order), g.NumNodes)
+	}
+	for i := 1; i < len(order); i++ {
+		a, b := order[i-1], order[i]
+		da, db := g.Degree(int64(a)), g.Degree(int64(b))
+		if db > da || (db == da && b <= a) {
+			t.Fatalf("vertex %d (degree %d) after vertex %d (degree %d)", b, db, a, da)
+		}
+	}
+}

@@ -1,12 +1,10 @@
 package link
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/featstore"
+	"github.com/fanout-gnn/fanout/graph"
 )
 
 // CacheSizer decides how many feature rows a tiered store's cache takes,
@@ -29,7 +27,10 @@ func NewTiered(be backend.Backend, ds *dataset.Dataset, cfg Config, size CacheSi
 // (NewShared): every rank holds a tiered store of its own, sized on its
 // own device.
 func NewSharedTiered(be backend.Backend, ds *dataset.Dataset, cfg Config, group backend.Collective, size CacheSizer) (*Trainer, *featstore.Tiered, error) {
-	store, err := featstore.NewTiered(be, ds.FeatureTable(), ds.FeatDim, DegreeOrder(ds), cfg.Features)
+	// A link step's ends are drawn from the training edges, so a vertex is
+	// an end, and a sampled neighbour, in proportion to its degree (uniform
+	// negatives aside): the cache takes the highest-degree vertices' rows.
+	store, err := featstore.NewTiered(be, ds.FeatureTable(), ds.FeatDim, graph.DegreeOrder(ds.Graph), cfg.Features)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,20 +48,4 @@ func NewSharedTiered(be backend.Backend, ds *dataset.Dataset, cfg Config, group 
 		return nil, nil, err
 	}
 	return t, store, nil
-}
-
-// DegreeOrder ranks the vertices by degree, highest first (ties by id): a
-// link step's ends are drawn from the training edges, so a vertex is an
-// end, and a sampled neighbour, in proportion to its degree (uniform
-// negatives aside).
-func DegreeOrder(ds *dataset.Dataset) []int32 {
-	g := ds.Graph
-	order := make([]int32, g.NumNodes)
-	for v := range order {
-		order[v] = int32(v)
-	}
-	slices.SortFunc(order, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(g.Degree(int64(b)), g.Degree(int64(a))), cmp.Compare(a, b))
-	})
-	return order
 }

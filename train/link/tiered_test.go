@@ -16,12 +16,6 @@ import (
 func TestTieredMatchesWhole(t *testing.T) {
 	ds := ringData(t, 400)
 	cfg := ringConfig()
-	order := DegreeOrder(ds)
-	for i := 1; i < len(order); i++ {
-		if ds.Graph.Degree(int64(order[i])) > ds.Graph.Degree(int64(order[i-1])) {
-			t.Fatalf("DegreeOrder: vertex %d (degree %d) after vertex %d (degree %d)", order[i], ds.Graph.Degree(int64(order[i])), order[i-1], ds.Graph.Degree(int64(order[i-1])))
-		}
-	}
 	for _, replay := range []bool{false, true} {
 		whole, wp := trainLink(t, record.New(cpu.New(2)), ds, cfg, replay)
 		var heard [2]int64
