@@ -244,14 +244,20 @@ func rankingBatches(ds *dataset.Dataset, cfg train.Config, n int) [][]int32 {
 // place sizes the cache from what is resident once the step is
 // provisioned.
 func place(be backend.Backend, store *featstore.Tiered, env train.EnvelopeReport, opt Options) (Placement, error) {
-	resident := backend.MemoryOf(be).InUseBytes()
 	rowBytes := int64(store.Dim()) * int64(store.DType().Size())
+	return opt.PlaceCache(backend.MemoryOf(be).InUseBytes(), env.Bytes, rowBytes, store.Rows())
+}
+
+// PlaceCache is Place under the options' budget and margin: without a
+// budget every row fits (no margin), and a margin of 0 is DefaultMargin's;
+// CacheRows, when set, is the rows asked for.
+func (opt Options) PlaceCache(resident, envelope, rowBytes, rows int64) (Placement, error) {
 	budget, margin := opt.Budget, opt.Margin
 	if budget <= 0 {
 		margin = 0
-		budget = resident + store.Rows()*rowBytes
+		budget = resident + rows*rowBytes
 	} else if margin <= 0 {
 		margin = DefaultMargin(budget)
 	}
-	return Place(budget, resident, env.Bytes, margin, rowBytes, store.Rows(), opt.CacheRows)
+	return Place(budget, resident, envelope, margin, rowBytes, rows, opt.CacheRows)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/featstore"
-	"github.com/fanout-gnn/fanout/train/hybrid"
 	"github.com/fanout-gnn/fanout/train/link"
 )
 
@@ -34,13 +33,7 @@ func newLinkHybrid(j Job, be backend.Backend, ds *dataset.Dataset, cfg link.Conf
 		return nil, nil, err
 	}
 	return link.NewSharedTiered(be, ds, cfg, group, func(resident, rowBytes, rows int64) (int64, error) {
-		budget, margin := hopt.Budget, int64(0)
-		if budget <= 0 { // no budget: every row fits
-			budget = resident + rows*rowBytes
-		} else {
-			margin = hybrid.DefaultMargin(budget)
-		}
-		p, err := hybrid.Place(budget, resident, 0, margin, rowBytes, rows, hopt.CacheRows)
+		p, err := hopt.PlaceCache(resident, 0, rowBytes, rows)
 		if err == nil {
 			p.Print(log)
 		}
