@@ -308,9 +308,10 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 // which reports its losses, stopped at an overflowed step that its peers
 // launched past). So a rank of a group stops early only where the group
 // agrees (stopAgreed: before a run's first step and every agreeWindow
-// steps of the epoch), and never at a flag its step reporting saw: the flag is the same
-// on every rank (all-reduced in the step), the steps after it are no-ops,
-// and the growth below starts from the step it names on every rank alike.
+// steps of the epoch), and never at a flag its step reporting saw: the
+// flag is the same on every rank (all-reduced in the step), the steps
+// after it are no-ops, and the growth below starts from the step it names
+// on every rank alike.
 func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, error) {
 	t := r.t
 	if r.plans[0] != t.plan || r.chunk != t.chunkRows() {

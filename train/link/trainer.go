@@ -131,7 +131,6 @@ func newTrainer(be backend.Backend, ds *dataset.Dataset, cfg Config, group backe
 	} else if t.in.Feat, err = featstore.UploadAs(be, ds.FeatureTable(), ds.FeatDim, cfg.Features); err != nil {
 		return nil, err
 	}
-
 	k, B, dim := cfg.Negatives, t.rankBatch(), cfg.embed()
 	endCap := B * (2 + k)
 	seeds := int(min(int64(endCap), ds.Graph.NumNodes)) // distinct ends
@@ -183,8 +182,6 @@ func newTrainer(be backend.Backend, ds *dataset.Dataset, cfg Config, group backe
 	t.permLen = edges // the rank's share of every epoch's order
 	if group != nil {
 		t.permLen = train.RankShareLen(edges, t.cfg.Batch, group.Rank(), group.Size())
-	}
-	if group != nil {
 		if err := t.allocShare(); err != nil {
 			return nil, err
 		}
