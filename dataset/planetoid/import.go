@@ -17,6 +17,7 @@ import (
 	"strconv"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
 	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/graph"
 )
@@ -99,7 +100,7 @@ func loadPickle(path string) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := unpickle(raw)
+	v, err := pickle.Decode(raw, pickle.Hooks{})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -2,8 +2,9 @@ package planetoid
 
 import (
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
 )
 
 func TestUnpickleScalarsAndContainers(t *testing.T) {
@@ -22,13 +23,13 @@ func TestUnpickleScalarsAndContainers(t *testing.T) {
 	w.op(0x95, 0, 0, 0, 0, 0, 0, 0, 0)      // FRAME
 	w.op(0x8c, 1, 'm', 0x8c, 1, 'n', 0x93)  // STACK_GLOBAL
 	w.op(0x94).get(5).op('t')               // MEMOIZE, GET of the list, TUPLE
-	v, err := unpickle(w.stop())
+	v, err := pickle.Decode(w.stop(), pickle.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tup, ok := v.(pyTuple)
+	tup, ok := v.(pickle.Tuple)
 	if !ok || len(tup) != 20 {
-		t.Fatalf("have %s of %d", typeName(v), len(tup))
+		t.Fatalf("have %s of %d", pickle.TypeName(v), len(tup))
 	}
 	want := []any{int64(7), int64(300), int64(-5), int64(70000), int64(-32768), 1.5, nil, true, false,
 		true, int64(42), int64(-9), 2.5, "abc", "hi", "\x01\x02"}
@@ -37,13 +38,15 @@ func TestUnpickleScalarsAndContainers(t *testing.T) {
 			t.Errorf("item %d: %#v, want %#v", i, tup[i], x)
 		}
 	}
-	if l, ok := tup[16].(*pyList); !ok || !slices.Equal(l.items, []any{int64(1), int64(2)}) {
+	if l, ok := tup[16].(*pickle.List); !ok || !slices.Equal(l.Items, []any{int64(1), int64(2)}) {
 		t.Errorf("list: %#v", tup[16])
 	}
-	if d, ok := tup[17].(*pyDict); !ok || d.m["k"] != int64(1) {
+	if d, ok := tup[17].(*pickle.Dict); !ok {
+		t.Errorf("dict: %#v", tup[17])
+	} else if v, _ := d.Get("k"); v != int64(1) {
 		t.Errorf("dict: %#v", tup[17])
 	}
-	if g, ok := tup[18].(*pyGlobal); !ok || g.module != "m" || g.name != "n" {
+	if g, ok := tup[18].(*pickle.Global); !ok || g.Module != "m" || g.Name != "n" {
 		t.Errorf("global: %#v", tup[18])
 	}
 	if tup[16] != tup[19] {
@@ -77,7 +80,7 @@ func TestUnpickleNumpyVariants(t *testing.T) {
 	w.buf.WriteString(text)
 	w.str("latin1").op(0x86, 'R')
 	w.op('t', 'b')
-	v, err := unpickle(w.stop())
+	v, err := pickle.Decode(w.stop(), pickle.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,36 +93,10 @@ func TestUnpickleNumpyVariants(t *testing.T) {
 	}
 }
 
-func TestUnpickleErrors(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		data []byte
-		want string
-	}{
-		{"empty", nil, "ends without STOP"},
-		{"underflow", []byte{0x80, 2, 't'}, "no MARK"},
-		{"pop past mark", []byte{0x80, 2, 'K', 1, '(', '0'}, "stack underflow"},
-		{"odd setitems", []byte{0x80, 2, '}', '(', 'K', 1, 'u', '.'}, "odd number"},
-		{"unhashable key", []byte{0x80, 2, '}', ']', 'K', 1, 's', '.'}, "unsupported dict key of type list"},
-		{"long string", []byte{0x80, 2, 'T', 0xff, 0xff, 0xff, 0x7f, 'a'}, "only 1 bytes remain"},
-		{"memo", []byte{0x80, 2, 'h', 9, '.'}, "memo entry 9 is not set"},
-		{"append to int", []byte{0x80, 2, 'K', 1, 'K', 2, 'a', '.'}, "appending to a int"},
-		{"reduce non-callable", []byte{0x80, 2, 'K', 1, ')', 'R', '.'}, "calling a int"},
-		{"two values at stop", []byte{0x80, 2, 'K', 1, 'K', 1, '.'}, "2 values on the stack"},
-		{"protocol", []byte{0x80, 9, '.'}, "unsupported pickle protocol 9"},
-		{"huge long", []byte{0x80, 2, 0x8a, 9, 0, 0, 0, 0, 0, 0, 0, 0, 1, '.'}, "does not fit int64"},
-	} {
-		_, err := unpickle(c.data)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s: %v, want %q", c.name, err, c.want)
-		}
-	}
-}
-
 func TestCyclicValuesAreSafe(t *testing.T) {
 	// A list that contains itself: decoders must fail, not recurse.
 	data := []byte{0x80, 2, ']', 'q', 1, 'h', 1, 'a', '.'}
-	v, err := unpickle(data)
+	v, err := pickle.Decode(data, pickle.Hooks{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +114,7 @@ func FuzzUnpickle(f *testing.F) {
 	f.Add(graphPickle([]int{0, 1}, map[int][]int{0: {1}, 1: {0, 1}}))
 	f.Add([]byte{0x80, 2, ']', 'q', 1, 'h', 1, 'a', '.'})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		v, err := unpickle(data)
+		v, err := pickle.Decode(data, pickle.Hooks{})
 		if err != nil {
 			return
 		}

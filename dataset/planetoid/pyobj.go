@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
 )
 
 // ndarray is a decoded numeric NumPy array in C order, values widened to
@@ -14,12 +16,12 @@ type ndarray struct {
 }
 
 // isGlobal reports whether g names one of the given module prefixes and name.
-func isGlobal(g *pyGlobal, name string, modules ...string) bool {
-	if g == nil || g.name != name {
+func isGlobal(g *pickle.Global, name string, modules ...string) bool {
+	if g == nil || g.Name != name {
 		return false
 	}
 	for _, m := range modules {
-		if g.module == m || strings.HasPrefix(g.module, m+".") {
+		if g.Module == m || strings.HasPrefix(g.Module, m+".") {
 			return true
 		}
 	}
@@ -29,11 +31,11 @@ func isGlobal(g *pyGlobal, name string, modules ...string) bool {
 // asNdarray decodes a pickled numpy.ndarray: _reconstruct(ndarray, (0,), 'b')
 // with the state (version, shape, dtype, is_fortran, raw bytes).
 func asNdarray(v any) (*ndarray, error) {
-	o, ok := v.(*pyObject)
-	if !ok || !isGlobal(o.class, "_reconstruct", "numpy.core.multiarray", "numpy._core.multiarray") {
-		return nil, fmt.Errorf("want a numpy array, have a %s", typeName(v))
+	o, ok := v.(*pickle.Object)
+	if !ok || !isGlobal(o.Class, "_reconstruct", "numpy.core.multiarray", "numpy._core.multiarray") {
+		return nil, fmt.Errorf("want a numpy array, have a %s", pickle.TypeName(v))
 	}
-	st, ok := o.state.(pyTuple)
+	st, ok := o.State.(pickle.Tuple)
 	if ok && len(st) == 5 {
 		st = st[1:] // drop the version
 	}
@@ -51,7 +53,7 @@ func asNdarray(v any) (*ndarray, error) {
 	fortran, _ := st[2].(bool)
 	raw, ok := st[3].(string)
 	if !ok {
-		return nil, fmt.Errorf("numpy array data is a %s, want bytes (object arrays are not supported)", typeName(st[3]))
+		return nil, fmt.Errorf("numpy array data is a %s, want bytes (object arrays are not supported)", pickle.TypeName(st[3]))
 	}
 	count := int64(1)
 	for _, d := range shape {
@@ -90,15 +92,15 @@ func (a *ndarray) transposeFromFortran() {
 
 // intTuple converts a tuple of ints.
 func intTuple(v any) ([]int64, error) {
-	t, ok := v.(pyTuple)
+	t, ok := v.(pickle.Tuple)
 	if !ok {
-		return nil, fmt.Errorf("want a tuple of ints, have a %s", typeName(v))
+		return nil, fmt.Errorf("want a tuple of ints, have a %s", pickle.TypeName(v))
 	}
 	out := make([]int64, len(t))
 	for i, x := range t {
 		n, ok := x.(int64)
 		if !ok {
-			return nil, fmt.Errorf("want a tuple of ints, element %d is a %s", i, typeName(x))
+			return nil, fmt.Errorf("want a tuple of ints, element %d is a %s", i, pickle.TypeName(x))
 		}
 		out[i] = n
 	}
@@ -116,11 +118,11 @@ type dtype struct {
 // asDtype decodes numpy.dtype(descr, 0, 1) with the state (version, byte
 // order, ...).
 func asDtype(v any) (dtype, error) {
-	o, ok := v.(*pyObject)
-	if !ok || !isGlobal(o.class, "dtype", "numpy") || len(o.args) == 0 {
-		return dtype{}, fmt.Errorf("want a numpy dtype, have a %s", typeName(v))
+	o, ok := v.(*pickle.Object)
+	if !ok || !isGlobal(o.Class, "dtype", "numpy") || len(o.Args) == 0 {
+		return dtype{}, fmt.Errorf("want a numpy dtype, have a %s", pickle.TypeName(v))
 	}
-	descr, ok := o.args[0].(string)
+	descr, ok := o.Args[0].(string)
 	if !ok || len(descr) < 2 {
 		return dtype{}, fmt.Errorf("numpy dtype descriptor is not a string")
 	}
@@ -140,7 +142,7 @@ func asDtype(v any) (dtype, error) {
 	if !valid {
 		return dtype{}, fmt.Errorf("numpy dtype %q is not supported (want bool, int, uint, float32 or float64)", descr)
 	}
-	if st, ok := o.state.(pyTuple); ok && len(st) > 1 {
+	if st, ok := o.State.(pickle.Tuple); ok && len(st) > 1 {
 		order, _ := st[1].(string)
 		dt.bigEndian = order == ">"
 	}
@@ -183,7 +185,7 @@ type matrix struct {
 // asMatrix decodes a scipy.sparse CSR matrix or a 2-D numpy array into a
 // dense matrix of at most maxElems elements.
 func asMatrix(v any, maxElems int64) (*matrix, error) {
-	if o, ok := v.(*pyObject); ok && (isGlobal(o.class, "csr_matrix", "scipy.sparse") || isGlobal(o.class, "csr_array", "scipy.sparse")) {
+	if o, ok := v.(*pickle.Object); ok && (isGlobal(o.Class, "csr_matrix", "scipy.sparse") || isGlobal(o.Class, "csr_array", "scipy.sparse")) {
 		return csrToDense(o, maxElems)
 	}
 	a, err := asNdarray(v)
@@ -202,14 +204,14 @@ func asMatrix(v any, maxElems int64) (*matrix, error) {
 
 // csrToDense expands a pickled csr_matrix (state: a dict with _shape,
 // indptr, indices, data).
-func csrToDense(o *pyObject, maxElems int64) (*matrix, error) {
-	st, ok := o.state.(*pyDict)
+func csrToDense(o *pickle.Object, maxElems int64) (*matrix, error) {
+	st, ok := o.State.(*pickle.Dict)
 	if !ok {
-		return nil, fmt.Errorf("csr_matrix state is a %s, want a dict", typeName(o.state))
+		return nil, fmt.Errorf("csr_matrix state is a %s, want a dict", pickle.TypeName(o.State))
 	}
-	shapeV, ok := st.get("_shape")
+	shapeV, ok := st.Get("_shape")
 	if !ok {
-		shapeV, ok = st.get("shape")
+		shapeV, ok = st.Get("shape")
 	}
 	if !ok {
 		return nil, fmt.Errorf("csr_matrix has no shape")
@@ -220,7 +222,7 @@ func csrToDense(o *pyObject, maxElems int64) (*matrix, error) {
 	}
 	parts := map[string]*ndarray{}
 	for _, key := range []string{"indptr", "indices", "data"} {
-		v, ok := st.get(key)
+		v, ok := st.Get(key)
 		if !ok {
 			return nil, fmt.Errorf("csr_matrix has no %s", key)
 		}
@@ -258,28 +260,29 @@ func csrToDense(o *pyObject, maxElems int64) (*matrix, error) {
 // asAdjacency decodes a dict (or defaultdict) of vertex -> list of
 // neighbours into edge lists.
 func asAdjacency(v any) (src, dst []int64, err error) {
-	d, ok := v.(*pyDict)
+	d, ok := v.(*pickle.Dict)
 	if !ok {
-		return nil, nil, fmt.Errorf("want a dict of neighbour lists, have a %s", typeName(v))
+		return nil, nil, fmt.Errorf("want a dict of neighbour lists, have a %s", pickle.TypeName(v))
 	}
-	for _, k := range d.keys {
+	for _, k := range d.Keys() {
 		u, ok := k.(int64)
 		if !ok {
-			return nil, nil, fmt.Errorf("graph key is a %s, want an int", typeName(k))
+			return nil, nil, fmt.Errorf("graph key is a %s, want an int", pickle.TypeName(k))
 		}
 		var nbrs []any
-		switch l := d.m[k].(type) {
-		case *pyList:
-			nbrs = l.items
-		case pyTuple:
+		v, _ := d.Get(k)
+		switch l := v.(type) {
+		case *pickle.List:
+			nbrs = l.Items
+		case pickle.Tuple:
 			nbrs = l
 		default:
-			return nil, nil, fmt.Errorf("neighbours of %d are a %s, want a list", u, typeName(d.m[k]))
+			return nil, nil, fmt.Errorf("neighbours of %d are a %s, want a list", u, pickle.TypeName(v))
 		}
 		for _, x := range nbrs {
 			w, ok := x.(int64)
 			if !ok {
-				return nil, nil, fmt.Errorf("a neighbour of %d is a %s, want an int", u, typeName(x))
+				return nil, nil, fmt.Errorf("a neighbour of %d is a %s, want an int", u, pickle.TypeName(x))
 			}
 			src, dst = append(src, u), append(dst, w)
 		}

@@ -17,6 +17,8 @@ import (
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
 )
 
 // DefaultMaxBytes bounds the bytes Read holds for tensors when the caller
@@ -97,15 +99,20 @@ func readArchive(zr *zip.Reader, maxBytes int64) (map[string]*Tensor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pkl.Name, err)
 	}
-	d, ok := v.(*dict)
+	d, ok := v.(*pickle.Dict)
 	if !ok {
 		return nil, fmt.Errorf("%s holds a %s, want a dict of tensors", pkl.Name, typeName(v))
 	}
 	out := map[string]*Tensor{}
-	for _, name := range d.keys {
-		t, ok := d.m[name].(*Tensor)
+	for _, k := range d.Keys() {
+		name, ok := k.(string)
 		if !ok {
-			return nil, fmt.Errorf("%s: %q is a %s, want a tensor", pkl.Name, name, typeName(d.m[name]))
+			return nil, fmt.Errorf("%s: dict key is a %s, want a string", pkl.Name, typeName(k))
+		}
+		v, _ := d.Get(k)
+		t, ok := v.(*Tensor)
+		if !ok {
+			return nil, fmt.Errorf("%s: %q is a %s, want a tensor", pkl.Name, name, typeName(v))
 		}
 		out[name] = t
 	}

@@ -170,6 +170,7 @@ func TestReadMalformed(t *testing.T) {
 		{"not a dict", map[string][]byte{"a/data.pkl": {0x80, 2, 'K', 1, '.'}}, 0, "holds a int, want a dict"},
 		{"big-endian", map[string][]byte{"a/data.pkl": good, "a/byteorder": []byte("big"), "a/data/0": int32s(1, 2, 3, 4, 5, 6)}, 0, "only little-endian"},
 		{"unsupported opcode", map[string][]byte{"a/data.pkl": {0x80, 2, 'b', '.'}}, 0, "not supported in a tensor file"},
+		{"int key", map[string][]byte{"a/data.pkl": {0x80, 2, '}', 'K', 1, 'K', 2, 's', '.'}}, 0, "dict key is a int, want a string"},
 	}
 	for _, c := range cases {
 		file := writeZip(t, c.entries)

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
 )
 
 // storageType describes a torch storage class.
@@ -53,20 +55,20 @@ type storages struct {
 // load resolves a persistent id ('storage', StorageClass, key, location,
 // numel).
 func (s *storages) load(pid any) (any, error) {
-	t, ok := pid.(tuple)
+	t, ok := pid.(pickle.Tuple)
 	if !ok || len(t) != 5 {
 		return nil, fmt.Errorf("persistent id is a %s, want ('storage', class, key, location, numel)", typeName(pid))
 	}
 	if tag, _ := t[0].(string); tag != "storage" {
 		return nil, fmt.Errorf("persistent id of kind %s, want 'storage'", typeName(t[0]))
 	}
-	g, ok := t[1].(*global)
-	if !ok || g.module != "torch" {
+	g, ok := t[1].(*pickle.Global)
+	if !ok || g.Module != "torch" {
 		return nil, fmt.Errorf("storage class is a %s, want a torch storage class", typeName(t[1]))
 	}
-	typ, ok := storageClass(g.name)
+	typ, ok := storageClass(g.Name)
 	if !ok {
-		return nil, fmt.Errorf("storage class torch.%s is not supported (want integer, bool, float or double)", g.name)
+		return nil, fmt.Errorf("storage class torch.%s is not supported (want integer, bool, float or double)", g.Name)
 	}
 	key, ok1 := t[2].(string)
 	numel, ok2 := t[4].(int64)
@@ -109,7 +111,7 @@ func (s *storages) load(pid any) (any, error) {
 // storage_offset, size, stride, requires_grad, backward_hooks[, metadata]):
 // the elements at offset + Σ index·stride, gathered in C order; the
 // decoded values count against the budget.
-func (s *storages) rebuildTensor(args tuple) (*Tensor, error) {
+func (s *storages) rebuildTensor(args pickle.Tuple) (*Tensor, error) {
 	if len(args) < 4 {
 		return nil, fmt.Errorf("_rebuild_tensor_v2 takes at least 4 arguments, have %d", len(args))
 	}
@@ -206,7 +208,7 @@ func (s *storage) float(i int64) float64 {
 
 // dims converts a tensor's size or stride: a tuple of non-negative ints.
 func dims(v any, what string) ([]int64, error) {
-	t, ok := v.(tuple)
+	t, ok := v.(pickle.Tuple)
 	if !ok {
 		return nil, fmt.Errorf("tensor %s is a %s, want a tuple of ints", what, typeName(v))
 	}

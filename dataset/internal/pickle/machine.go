@@ -1,4 +1,14 @@
-package planetoid
+// Package pickle decodes Python pickles (the opcodes of protocols 0-4; a
+// pickle may declare protocol 5) into plain Go values, for the importers of files that
+// Python wrote: the Planetoid datasets' NumPy and SciPy pickles and
+// torch.save's data.pkl. It never executes anything: a class reference
+// (GLOBAL) becomes a *Global, and calling it (REDUCE, NEWOBJ) records an
+// *Object unless a model handles it. Every length is checked against the
+// bytes that remain, so a corrupt file cannot ask for more memory than its
+// own size, and every stack access is checked against the stack and its
+// last MARK. Hooks adapt the machine to a format: they vet opcodes and
+// class references, model calls and resolve persistent ids.
+package pickle
 
 import (
 	"encoding/binary"
@@ -9,84 +19,61 @@ import (
 	"strings"
 )
 
-// The pickle machine below decodes the subset of Python's pickle format
-// (protocols 0-4) that NumPy arrays, SciPy sparse matrices and plain
-// containers use. It never executes anything: a class reference (GLOBAL)
-// becomes a *pyGlobal, and calling it (REDUCE, NEWOBJ) records a *pyObject
-// whose meaning the decoders in pyobj.go interpret. Every length is checked
-// against the bytes that remain, so a corrupt file cannot ask for more
-// memory than its own size, and every stack access is checked.
-
-// Python values: int64, float64, bool, nil (None), string (str, bytes and
-// unicode alike, as raw bytes), pyTuple, *pyList, *pyDict, *pyGlobal,
-// *pyObject.
-type (
-	pyTuple []any
-	pyList  struct{ items []any }
-	pyDict  struct {
-		keys []any // insertion order
-		m    map[any]any
-	}
-	pyGlobal struct{ module, name string }
-	pyObject struct {
-		class *pyGlobal
-		args  pyTuple
-		state any // set by BUILD
-	}
-)
-
-func newDict() *pyDict { return &pyDict{m: map[any]any{}} }
-
-// set stores d[k] = v; k must be hashable in our model (no tuples of
-// containers, no lists).
-func (d *pyDict) set(k, v any) error {
-	switch k.(type) {
-	case int64, string, bool, nil, float64, *pyGlobal:
-	default:
-		return fmt.Errorf("unsupported dict key of type %s", typeName(k))
-	}
-	if _, ok := d.m[k]; !ok {
-		d.keys = append(d.keys, k)
-	}
-	d.m[k] = v
-	return nil
+// Hooks adapt the machine to a file format. The zero value accepts every
+// opcode and class reference, models only the callables Python's own
+// pickles use (defaultdict, copy_reg._reconstructor, _codecs.encode) and
+// refuses persistent ids.
+type Hooks struct {
+	// Opcode, when set, vets each opcode (STOP included) before it runs.
+	Opcode func(op byte) error
+	// Global, when set, vets a class reference as GLOBAL or STACK_GLOBAL
+	// reads it.
+	Global func(g *Global) error
+	// Call, when set, may model REDUCE or NEWOBJ of g on args; with handled
+	// false (and no error) the call goes to the built-in models and, failing
+	// those, becomes an *Object.
+	Call func(g *Global, args Tuple) (v any, handled bool, err error)
+	// Persistent, when set, resolves the id of PERSID (a string) or
+	// BINPERSID (any value); without it a persistent id is an error.
+	Persistent func(pid any) (any, error)
 }
 
-// get returns d[k].
-func (d *pyDict) get(k any) (any, bool) {
-	v, ok := d.m[k]
-	return v, ok
-}
-
-// unpickler is the machine's state.
-type unpickler struct {
+// machine is the decoder's state: the bytes, the stack, the marks and the
+// memo.
+type machine struct {
 	data  []byte
 	pos   int
 	stack []any
 	marks []int
 	memo  map[int64]any
+	hooks Hooks
 }
 
-// unpickle decodes one pickled value from data.
-func unpickle(data []byte) (any, error) {
-	u := &unpickler{data: data, memo: map[int64]any{}}
-	for {
-		if u.pos >= len(u.data) {
-			return nil, fmt.Errorf("pickle ends without STOP (truncated?)")
-		}
-		op := u.data[u.pos]
+// Decode decodes the one value pickled in data.
+func Decode(data []byte, hooks Hooks) (any, error) {
+	u := &machine{data: data, memo: map[int64]any{}, hooks: hooks}
+	for u.pos < len(u.data) {
 		at := u.pos
+		op := u.data[at]
 		u.pos++
-		if op == '.' { // STOP
-			if len(u.stack) != 1 {
-				return nil, fmt.Errorf("STOP at byte %d with %d values on the stack, want 1", at, len(u.stack))
+		var err error
+		if u.hooks.Opcode != nil {
+			err = u.hooks.Opcode(op)
+		}
+		if err == nil && op == '.' { // STOP
+			if len(u.stack) != 1 || len(u.marks) != 0 {
+				return nil, fmt.Errorf("STOP at byte %d with %d values on the stack and %d marks, want 1 value and no mark", at, len(u.stack), len(u.marks))
 			}
 			return u.stack[0], nil
 		}
-		if err := u.step(op); err != nil {
+		if err == nil {
+			err = u.step(op)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("pickle opcode %s at byte %d: %w", opName(op), at, err)
 		}
 	}
+	return nil, fmt.Errorf("pickle of %d bytes ends without STOP (truncated?)", len(data))
 }
 
 // opName renders an opcode for messages.
@@ -98,7 +85,7 @@ func opName(op byte) string {
 }
 
 // step executes one opcode.
-func (u *unpickler) step(op byte) error {
+func (u *machine) step(op byte) error {
 	switch op {
 	case 0x80: // PROTO
 		p, err := u.read(1)
@@ -145,7 +132,7 @@ func (u *unpickler) step(op byte) error {
 }
 
 // stepScalar handles opcodes that push numbers, strings, booleans and None.
-func (u *unpickler) stepScalar(op byte) (bool, error) {
+func (u *machine) stepScalar(op byte) (bool, error) {
 	switch op {
 	case 'N': // NONE
 		u.push(nil)
@@ -194,7 +181,7 @@ func (u *unpickler) stepScalar(op byte) (bool, error) {
 }
 
 // counted pushes a string preceded by a little-endian length of n bytes.
-func (u *unpickler) counted(n int) error {
+func (u *machine) counted(n int) error {
 	b, err := u.read(n)
 	if err != nil {
 		return err
@@ -217,7 +204,7 @@ func (u *unpickler) counted(n int) error {
 }
 
 // long pushes a little-endian two's complement integer (LONG1 or LONG4).
-func (u *unpickler) long(four bool) error {
+func (u *machine) long(four bool) error {
 	n := 1
 	if four {
 		n = 4
@@ -250,7 +237,7 @@ func (u *unpickler) long(four bool) error {
 
 // textNumber handles INT ("I42\n", "I01\n" = True), LONG ("L42L\n") and
 // FLOAT ("F1.5\n").
-func (u *unpickler) textNumber(op byte) error {
+func (u *machine) textNumber(op byte) error {
 	line, err := u.line()
 	if err != nil {
 		return err
@@ -284,7 +271,7 @@ func (u *unpickler) textNumber(op byte) error {
 }
 
 // read consumes n bytes.
-func (u *unpickler) read(n int) ([]byte, error) {
+func (u *machine) read(n int) ([]byte, error) {
 	if n < 0 || n > len(u.data)-u.pos {
 		return nil, fmt.Errorf("unexpected end of data (truncated?)")
 	}
@@ -294,7 +281,7 @@ func (u *unpickler) read(n int) ([]byte, error) {
 }
 
 // line consumes a text argument up to '\n' (not included).
-func (u *unpickler) line() (string, error) {
+func (u *machine) line() (string, error) {
 	for i := u.pos; i < len(u.data); i++ {
 		if u.data[i] == '\n' {
 			s := string(u.data[u.pos:i])
@@ -305,9 +292,9 @@ func (u *unpickler) line() (string, error) {
 	return "", fmt.Errorf("unexpected end of data in a text argument (truncated?)")
 }
 
-func (u *unpickler) push(v any) { u.stack = append(u.stack, v) }
+func (u *machine) push(v any) { u.stack = append(u.stack, v) }
 
-func (u *unpickler) pop() (any, error) {
+func (u *machine) pop() (any, error) {
 	n := len(u.stack)
 	if n == 0 || (len(u.marks) > 0 && u.marks[len(u.marks)-1] == n) {
 		return nil, fmt.Errorf("stack underflow")
@@ -317,7 +304,7 @@ func (u *unpickler) pop() (any, error) {
 	return v, nil
 }
 
-func (u *unpickler) top() (any, error) {
+func (u *machine) top() (any, error) {
 	n := len(u.stack)
 	if n == 0 || (len(u.marks) > 0 && u.marks[len(u.marks)-1] == n) {
 		return nil, fmt.Errorf("stack underflow")
@@ -326,7 +313,7 @@ func (u *unpickler) top() (any, error) {
 }
 
 // popMark removes and returns the values pushed since the last MARK.
-func (u *unpickler) popMark() ([]any, error) {
+func (u *machine) popMark() ([]any, error) {
 	if len(u.marks) == 0 {
 		return nil, fmt.Errorf("no MARK on the stack")
 	}
@@ -335,18 +322,4 @@ func (u *unpickler) popMark() ([]any, error) {
 	items := append([]any(nil), u.stack[m:]...)
 	u.stack = u.stack[:m]
 	return items, nil
-}
-
-// decodeLatin1 turns text (UTF-8, as BINUNICODE stores it) whose runes are all
-// below 256 into the bytes they stand for: Python 3 pickles bytes at
-// protocol 2 as _codecs.encode(text, 'latin1').
-func decodeLatin1(s string) (string, error) {
-	out := make([]byte, 0, len(s))
-	for _, r := range s {
-		if r > 0xff { // also catches utf8.RuneError (invalid UTF-8)
-			return "", fmt.Errorf("character %U is not latin-1", r)
-		}
-		out = append(out, byte(r))
-	}
-	return string(out), nil
 }
