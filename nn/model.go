@@ -103,6 +103,13 @@ type Batch struct {
 	// is not kept (the replay driver's overflow flag: a step that is not
 	// applied, and the warm-up before a capture, hand over nothing).
 	Skip backend.Buffer
+	// AfterBottom, when set, is called by a training Forward once the
+	// bottom layer's forward pass is issued: work that the step does not
+	// touch, put on the backend's second queue there (the replay driver's
+	// sampling of the next step), runs beside the rest of the step, and
+	// Backward, which joins only the pass's own work there (the
+	// transposes, backend.JoinBesideTo), does not wait for it.
+	AfterBottom func()
 }
 
 // Share names the live count that divides a rank's summed loss: Den, the
@@ -142,7 +149,10 @@ type Model struct {
 	xIn      backend.Buffer
 	hot      Hot // the hot rows the last Forward used, for Backward
 	haveLoss bool
-	err      error
+	// transposed marks the transposes the last training Forward put beside
+	// it (transposeBeside), which Backward joins.
+	transposed backend.SideMark
+	err        error
 }
 
 // NewModel validates cfg and allocates the parameters (Glorot-uniform

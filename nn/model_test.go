@@ -328,3 +328,34 @@ func TestBackwardNeedsLoss(t *testing.T) {
 		t.Errorf("Backward without Loss: Err() = %v", err)
 	}
 }
+
+// TestAfterBottom: a training pass calls Batch.AfterBottom once, when the
+// bottom layer's output is already written (it equals the output after the
+// pass, not the evaluation pass's before it); an evaluation pass does not
+// call it.
+func TestAfterBottom(t *testing.T) {
+	be := newCPU(t)
+	cfg := Config{Kind: KindSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 3, Dropout: 0.5}
+	tb := newTestBatch(t, be, cfg.InDim, cfg.Classes, []int{3, 2, 2})
+	m := newTestModel(t, be, cfg, tb.caps)
+	r := backend.Rand{Seed: 5, Clock: tb.clock}
+	calls := 0
+	var atCall []float32
+	tb.AfterBottom = func() {
+		calls++
+		atCall = readF32(be, m.hid[0])
+	}
+	m.Forward(&tb.Batch, false, r)
+	eval := readF32(be, m.hid[0])
+	if calls != 0 {
+		t.Fatalf("an evaluation pass called AfterBottom %d times", calls)
+	}
+	m.Forward(&tb.Batch, true, r)
+	syncOK(t, be)
+	if calls != 1 {
+		t.Fatalf("a training pass called AfterBottom %d times, want once", calls)
+	}
+	if train := readF32(be, m.hid[0]); !equal(atCall, train) || equal(train, eval) {
+		t.Errorf("bottom layer output when AfterBottom ran %v; want the training pass's %v, not the evaluation pass's %v", atCall[:4], train[:4], eval[:4])
+	}
+}

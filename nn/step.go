@@ -122,7 +122,9 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		m.be.BiasActDropout(m.xIn, b.Blocks[0].NumSrc, m.cfg.InDim, nil, false, m.cfg.InputDropout, ri, m.xMask, m.xDrop)
 		m.xIn = m.xDrop
 	}
-	beside := train && m.transposeBeside(b)
+	if train {
+		m.transposed = m.transposeBeside(b)
+	}
 	for l, ly := range m.layers {
 		blk := b.Blocks[l]
 		_, out := m.cfg.dims(l)
@@ -153,12 +155,12 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 			bias = nil // added before the normalisation
 		}
 		m.be.BiasActDropout(m.act[l], blk.NumDst, out, bias, m.cfg.hiddenOut(l), p, rl, mask, m.hid[l])
+		if l == 0 && train && b.AfterBottom != nil {
+			b.AfterBottom()
+		}
 	}
 	if m.head != nil {
 		m.head.forward(m.hid, b.Blocks[L-1].NumDst, m.cfg.Classes)
-	}
-	if beside {
-		backend.JoinBeside(m.be)
 	}
 	m.haveLoss = false
 	return m.logits()
@@ -176,9 +178,10 @@ func (m *Model) gathers(l int) bool {
 
 // transposeBeside issues the transposes of a training pass's blocks on the
 // backend's second queue (backend.RunBeside), beside the forward pass that
-// does not need them; Forward joins them at its end. It reports whether
-// there was any.
-func (m *Model) transposeBeside(b *Batch) bool {
+// does not need them, and returns their mark (zero where there are none):
+// Backward joins them at its start, and not what was put beside after them
+// (Batch.AfterBottom's work).
+func (m *Model) transposeBeside(b *Batch) backend.SideMark {
 	var ls []int
 	for l := 1; l < len(m.layers); l++ {
 		if m.gathers(l) {
@@ -186,14 +189,13 @@ func (m *Model) transposeBeside(b *Batch) bool {
 		}
 	}
 	if len(ls) == 0 {
-		return false
+		return 0
 	}
-	backend.RunBeside(m.be, func() {
+	return backend.RunBeside(m.be, func() {
 		for _, l := range ls {
 			m.layers[l].(gatherer).transpose(b.Blocks[l])
 		}
 	})
-	return true
 }
 
 // input is the input of layer l: the batch features or the previous output.
@@ -270,6 +272,8 @@ func (m *Model) Backward(b *Batch) {
 		return
 	}
 	L := m.cfg.Layers
+	backend.JoinBesideTo(m.be, m.transposed)
+	m.transposed = 0
 	if m.head != nil {
 		m.head.backward(m.hid, b.Blocks[L-1].NumDst, m.cfg.Classes, m.dAct[L-1])
 	}

@@ -42,10 +42,12 @@ type Plan struct {
 	// Reduce between backward and Adam (the gradients' all-reduce, which
 	// waits for it); flag is the step's overflow flag or nil.
 	ReduceFlag, Reduce func(flag backend.Buffer)
-	// BeforeBackward, when set, is issued between the loss and the
-	// backward pass (the replay driver puts the next step's sampling
-	// there).
-	BeforeBackward func()
+	// Beside, when set, is work the step does not touch that Learn issues
+	// once the bottom layer's forward pass is (nn.Batch.AfterBottom), or,
+	// with BesideLate, between the loss and the backward pass: the replay
+	// driver puts the next step's sampling there.
+	Beside     func()
+	BesideLate bool
 	// Tight marks an envelope sized from observed batches (the replay
 	// driver's) rather than the conservative bound: a batch may overflow it.
 	Tight bool

@@ -104,7 +104,7 @@ func (r *replayer) prepare(p *Plan) {
 }
 
 // issue enqueues graphs[k]'s step: learning from plans[k]'s batch, with
-// the next step's sampling into plans[1-k] beside its backward pass, and
+// the next step's sampling into plans[1-k] beside it (Plan.Beside), and
 // with fetchBeside the next step's rows fetched there too.
 func (r *replayer) issue(k int) {
 	t, be := r.t, r.t.be
@@ -119,11 +119,17 @@ func (r *replayer) issue(k int) {
 	if r.opt.InOrder {
 		defer r.prepare(next)
 	} else {
-		// Beside the backward pass: its products leave the memory system
-		// more room than the forward's gathers and aggregations (measured:
-		// 1% faster with --tf32 than forking at the step's start).
-		p.BeforeBackward = func() { backend.RunBeside(be, func() { r.prepare(next) }) }
-		defer func() { p.BeforeBackward = nil }()
+		// Beside the step from the bottom layer's forward pass on, the
+		// bottom layer's gathers and aggregation having the memory system
+		// to themselves: at small batches the sampling is longer than the
+		// backward pass (H100: products-sim's step 11% faster at 16 seeds,
+		// 2% at 512, 6% at 1024, 1.5% slower at 2048; papers-sim's 2-5%
+		// faster; docs/perf.md). A group whose batch normalisation
+		// all-reduces inside the forward pass joins the second queue there
+		// (normGroup), so it forks before the backward pass.
+		p.Beside = func() { backend.RunBeside(be, func() { r.prepare(next) }) }
+		p.BesideLate = t.cfg.SyncNorm && t.group() != nil
+		defer func() { p.Beside, p.BesideLate = nil, false }()
 		defer backend.JoinBeside(be)
 	}
 	if !fetch {

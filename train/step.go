@@ -176,10 +176,13 @@ func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConf
 	if p.ReduceFlag != nil {
 		p.ReduceFlag(adam.Skip)
 	}
+	if !p.BesideLate {
+		b.AfterBottom = p.Beside
+	}
 	logits := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
 	loss, correct := m.Loss(b, logits)
-	if p.BeforeBackward != nil {
-		p.BeforeBackward()
+	if p.BesideLate && p.Beside != nil {
+		p.Beside()
 	}
 	m.Backward(b)
 	if p.Reduce != nil {

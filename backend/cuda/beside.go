@@ -20,7 +20,16 @@ type sideQueue struct {
 	main               uintptr // the backend's stream while the side is active
 	active             bool    // ops go to the side stream
 	open               bool    // the side stream has work not yet joined
+	// marks are the events recorded at the end of the last Beside calls
+	// (a ring: call n's is marks[n % len]); calls counts Beside calls and
+	// joined is the last call whose work the stream waits for.
+	marks         [sideMarks]uintptr
+	calls, joined uint64
 }
+
+// sideMarks is how many recent Beside calls JoinTo can tell apart; a mark
+// older than that joins all of the side's work (Join).
+const sideMarks = 8
 
 // lane is the scratch row of the queue that ops go to.
 func (s *sideQueue) lane() int {
@@ -31,20 +40,44 @@ func (s *sideQueue) lane() int {
 }
 
 // Beside issues fn's ops on the side stream: they wait for every op issued
-// before and run beside the ops issued after Beside returns, until Join.
-// Deferred launches (padding stashes, Adam and overflow queues) are
-// flushed on their own stream on the way in and out. Beside may not nest.
-func (b *Backend) Beside(fn func()) {
+// before and run beside the ops issued after Beside returns, until Join or
+// a JoinTo of the mark it returns (or of a later one). Deferred launches
+// (padding stashes, Adam and overflow queues) are flushed on their own
+// stream on the way in and out. Beside may not nest.
+func (b *Backend) Beside(fn func()) backend.SideMark {
 	c := b.begin("Beside")
 	ok := c.ok && c.fork()
 	c.end()
 	fn()
 	if !ok {
-		return
+		return 0
 	}
 	c = b.beginAlways("Beside") // flushes the side's deferred launches on the side stream
-	b.stream, b.side.active = b.side.main, false
-	c.end()
+	defer c.end()
+	s := &b.side
+	b.stream, s.active = s.main, false
+	s.calls++
+	ev, err := b.markEvent(s.calls)
+	if err == nil {
+		err = b.drv.call("cuEventRecord", b.drv.cuEventRecord, ev, s.stream)
+	}
+	if err != nil {
+		c.fail(err)
+		return 0
+	}
+	return backend.SideMark(s.calls)
+}
+
+// markEvent is the event of Beside call n (made on first use).
+func (b *Backend) markEvent(n uint64) (uintptr, error) {
+	ev := &b.side.marks[n%sideMarks]
+	if *ev == 0 {
+		d := b.drv
+		if err := d.call("cuEventCreate", d.cuEventCreate, uintptr(unsafe.Pointer(ev)), eventDisableTiming); err != nil {
+			return 0, err
+		}
+	}
+	return *ev, nil
 }
 
 // Join makes the ops issued after it wait for the side stream's work.
@@ -52,6 +85,30 @@ func (b *Backend) Join() {
 	c := b.begin("Join")
 	defer c.end()
 	c.joinSide()
+}
+
+// JoinTo makes the ops issued after it wait for the side stream's work up
+// to the end of the Beside call that returned m (every call's, where m is
+// too old to tell apart).
+func (b *Backend) JoinTo(m backend.SideMark) {
+	c := b.begin("JoinTo")
+	defer c.end()
+	s, n := &b.side, uint64(m)
+	switch {
+	case n > s.calls:
+		c.failf("JoinTo: mark %d is not from a Beside call (%d so far)", n, s.calls)
+	case n == 0 || n <= s.joined || !s.open || s.active:
+		return // nothing to wait for (or still beside, where Join does nothing either)
+	case n+sideMarks <= s.calls || n == s.calls:
+		c.joinSide() // the ring has moved on, or the mark is the side's last work
+	default:
+		d := b.drv
+		if err := d.call("cuStreamWaitEvent", d.cuStreamWaitEvent, b.stream, s.marks[n%sideMarks], 0); err != nil {
+			c.fail(err)
+			return
+		}
+		s.joined = n
+	}
 }
 
 // fork makes the side stream (once), has it wait for the stream's work so
@@ -99,7 +156,7 @@ func (c *call) joinSide() {
 		return
 	}
 	if c.wait(c.b.stream, s.stream, s.join) {
-		s.open = false
+		s.open, s.joined = false, s.calls
 	}
 }
 
@@ -127,7 +184,7 @@ func (b *Backend) releaseSide() {
 	if s.stream != 0 {
 		d.call("cuStreamDestroy_v2", d.cuStreamDestroy, s.stream)
 	}
-	for _, ev := range []uintptr{s.fork, s.join} {
+	for _, ev := range append([]uintptr{s.fork, s.join}, s.marks[:]...) {
 		if ev != 0 {
 			d.call("cuEventDestroy_v2", d.cuEventDestroy, ev)
 		}

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/backend"
 )
 
 // TestBeside: sampling issued on the side stream, beside sampling on the
@@ -35,5 +37,62 @@ func TestBeside(t *testing.T) {
 	gpu.Beside(func() { gpu.Beside(func() {}) })
 	if err := gpu.Sync(); err == nil || !strings.Contains(err.Error(), "nest") {
 		t.Fatalf("nested Beside: Sync returned %v, want an error saying Beside may not nest", err)
+	}
+}
+
+// TestBesideJoinTo: the stream, after JoinTo of the first of two Beside
+// calls, reads what the first sampled (its bottom hop's sources, gathered
+// through an identity table) while the second samples beside; eagerly and
+// in a captured graph replayed twice, both samples and the gathered ids are
+// the CPU backend's. JoinTo of the zero mark or of a joined one issues
+// nothing, of the side's last work is a whole Join, and of a mark no
+// Beside call returned is an error.
+func TestBesideJoinTo(t *testing.T) {
+	gpu := openTest(t, Options{})
+	csr, seeds, fanouts := samplingCase(rand.New(rand.NewPCG(17, 18)))
+	first := newSampler3(t, gpu, csr, seeds, fanouts)
+	second := newSampler3(t, gpu, csr, seeds, fanouts)
+	ident := make([]int32, csr.NumNodes)
+	for v := range ident {
+		ident[v] = int32(v)
+	}
+	table := upload(t, gpu, ident)
+	top := first.blocks[len(fanouts)-1] // the last hop: the bottom block's sources
+	got := alloc(t, gpu, backend.I32, top.SrcIDs.Len())
+	issue := func() {
+		m1 := gpu.Beside(func() { first.step(fanouts) })
+		m2 := gpu.Beside(func() { second.step(fanouts) })
+		if m1 == 0 || m2 <= m1 {
+			t.Errorf("marks %d then %d; want two increasing non-zero marks", m1, m2)
+		}
+		gpu.JoinTo(m1)
+		if !gpu.side.open || gpu.side.joined != uint64(m1) {
+			t.Errorf("after JoinTo(%d): open %v, joined %d; want the second call still open", m1, gpu.side.open, gpu.side.joined)
+		}
+		gpu.Gather(table, 1, top.SrcIDs, top.NumSrc, got)
+		gpu.JoinTo(m1) // joined already: nothing to issue
+		gpu.JoinTo(m2) // the side's last work: a whole join
+		if gpu.side.open {
+			t.Errorf("after JoinTo of the last mark the side is still open")
+		}
+	}
+	check := func(step int32) {
+		t.Helper()
+		sameAsCPU(t, gpu, first, csr, seeds, fanouts, step)
+		sameAsCPU(t, gpu, second, csr, seeds, fanouts, step)
+		n := readCount(t, gpu, top.NumSrc)
+		equalI32(t, "gathered sources", readI32(t, gpu, got, n), readI32(t, gpu, top.SrcIDs, n))
+	}
+	issue() // step 0
+	must(t, gpu)
+	check(0)
+	replayTwice(t, gpu, issue) // steps 1 and 2
+	check(2)
+
+	gpu.JoinTo(0)
+	must(t, gpu)
+	gpu.JoinTo(backend.SideMark(gpu.side.calls + 1))
+	if err := gpu.Sync(); err == nil || !strings.Contains(err.Error(), "not from a Beside call") {
+		t.Fatalf("JoinTo of an unknown mark: Sync returned %v, want an error naming it", err)
 	}
 }
