@@ -7,6 +7,9 @@
 # PATTERN LIMIT runs the tests of bin/NAME.test matching PATTERN in PKG,
 # its output in $O/NAME.log and its outcome and counts in $L; ab NAME
 # LIMIT ARGS... runs bin/fanout-before and then bin/fanout on ARGS.
+# step_times prints every run's step time from the bench --json lines in
+# $O/runs.log, and ab_steps each NAME-before/NAME-after pair's with their
+# ratio (to $L too).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 setup() {
@@ -31,3 +34,29 @@ suite() {
   echo "   passed $(grep -cE '^ *--- PASS' "$O/$1.log"), skipped $(grep -cE '^ *--- SKIP' "$O/$1.log")" | tee -a "$L"
 }
 ab() { local n=$1 lim=$2; shift 2; r "$n-before" "$lim" bin/fanout-before "$@"; r "$n-after" "$lim" bin/fanout "$@"; }
+step_times() {
+  python3 - "$O/runs.log" <<'PY' | tee -a "$L"
+import json, sys
+name = None
+for line in open(sys.argv[1]):
+    if line.startswith("== "):
+        name = line.split(":")[0][3:]
+    elif line.startswith("{"):
+        print(f"   {name:22s} {json.loads(line)['step_s'] * 1e3:.4f} ms")
+PY
+}
+ab_steps() {
+  python3 - "$O/runs.log" <<'PY' | tee -a "$L"
+import json, sys
+name, res = None, {}
+for line in open(sys.argv[1]):
+    if line.startswith("== "):
+        name = line.split(":")[0][3:]
+    elif line.startswith("{"):
+        res[name] = json.loads(line)["step_s"] * 1e3
+for n, v in res.items():
+    if n.endswith("-after") and n[:-6] + "-before" in res:
+        b = res[n[:-6] + "-before"]
+        print(f"   {n[:-6]:22s} before {b:.4f} after {v:.4f} ms  {v / b:.3f}x")
+PY
+}

@@ -19,12 +19,4 @@ for k in 1 2; do
     EXP_FORKSTART=1 r "b$b-forkstart-$k" 60 bin/fanout-exp4 "${B[@]}" --batch $b
   done
 done
-python3 - "$O/runs.log" <<'PY' | tee -a "$L"
-import json, sys
-name = None
-for line in open(sys.argv[1]):
-    if line.startswith("== "):
-        name = line.split(":")[0][3:]
-    elif line.startswith("{"):
-        print(f"   {name:22s} {json.loads(line)['step_s'] * 1e3:.4f} ms")
-PY
+step_times
