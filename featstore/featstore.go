@@ -34,11 +34,11 @@ type Store interface {
 
 // Remote is implemented by stores whose gathers wait on transfers that
 // compute can hide: other ranks' rows through all-to-alls (Exchanged). The
-// replay driver fetches their rows a step ahead, beside the step before's
-// backward pass, into rows of their own. The tiered store is not one: its
-// gather reads host memory from the SMs, and fetched beside the backward
-// pass it hid nothing while the second rows took room from its cache
-// (docs/perf.md).
+// replay driver fetches their rows a step ahead, beside the step before
+// (from its bottom layer's forward pass on), into rows of their own. The
+// tiered store is not one: its gather reads host memory from the SMs, and
+// fetched a step ahead it hid nothing while the second rows took room from
+// its cache (docs/perf.md).
 type Remote interface {
 	Remote() bool
 }

@@ -172,7 +172,7 @@ func TestGPUShardedFeatures(t *testing.T) {
 
 // TestGPUExchangedFeatures: on two GPUs as two hosts, the replay driver with the
 // feature rows fetched through the exchange ops and NCCL's all-to-all,
-// captured with the step (the next step's fetch beside the backward pass),
+// captured with the step (the next step's fetch beside it),
 // gives bitwise the losses of every GPU holding the whole table.
 func TestGPUExchangedFeatures(t *testing.T) {
 	exchangedMatchesWhole(t, true, train.ReplayOptions{})

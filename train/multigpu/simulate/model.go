@@ -163,7 +163,7 @@ func (m *Model) Predict(f Figures) (Prediction, error) {
 		}
 		p.AllReduce = float64(l.Collectives)*lat + 2*float64(n-1)/float64(n)*float64(m.ParamBytes)/bw
 		if f.Exchanged {
-			// Two all-to-alls beside the backward pass: their latency and
+			// Two all-to-alls beside the step: their latency and
 			// the slower level's bytes, less what the compute hides.
 			host, net := f.WireHostBytes/intra, f.WireNetBytes/(l.NetGBs*1e6)
 			fetch := 2*lat + max(host, net)
