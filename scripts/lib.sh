@@ -9,7 +9,8 @@
 # LIMIT ARGS... runs bin/fanout-before and then bin/fanout on ARGS.
 # step_times prints every run's step time from the bench --json lines in
 # $O/runs.log, and ab_steps each NAME-before/NAME-after pair's with their
-# ratio (to $L too).
+# ratio (to $L too); epoch_times the mean epoch and step of epochs 2-5 of
+# each train run (--epochs 5).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 setup() {
@@ -58,5 +59,20 @@ for n, v in res.items():
     if n.endswith("-after") and n[:-6] + "-before" in res:
         b = res[n[:-6] + "-before"]
         print(f"   {n[:-6]:22s} before {b:.4f} after {v:.4f} ms  {v / b:.3f}x")
+PY
+}
+epoch_times() {
+  python3 - "$O/runs.log" <<'PY' | tee -a "$L"
+import re, sys
+name, rates = None, {}
+for line in open(sys.argv[1]):
+    if line.startswith("== "):
+        name = line.split(":")[0][3:]
+    m = re.search(r"epoch ([2-5])/5 +(\d+) steps +([\d.]+) steps/s", line)
+    if m and name:
+        rates.setdefault(name, []).append((int(m.group(2)), float(m.group(3))))
+for n, v in rates.items():
+    steps = sum(s for s, _ in v)
+    print(f"   {n:16s} epoch {sum(s / r for s, r in v) / len(v) * 1e3:.2f} ms, step {sum(s / r for s, r in v) / steps * 1e3:.4f} ms")
 PY
 }

@@ -17,16 +17,5 @@ for k in 1 2; do
     EXP_FORKSTART=1 r "d$d-start-$k" 60 bin/fanout-exp "${P[@]}" --devices $d
   done
 done
-python3 - "$O/runs.log" <<'PY' | tee -a "$L"
-import re, sys
-name, rates = None, {}
-for line in open(sys.argv[1]):
-    if line.startswith("== "):
-        name = line.split(":")[0][3:]
-    m = re.search(r"epoch ([2-5])/5 +(\d+) steps +([\d.]+) steps/s", line)
-    if m and name:
-        rates.setdefault(name, []).append(int(m.group(2)) / float(m.group(3)))
-for n, ts in rates.items():
-    print(f"   {n:16s} epoch {sum(ts) / len(ts) * 1e3:.2f} ms (epochs 2-5)")
-PY
+epoch_times
 gzip -f "$O/runs.log"
