@@ -29,7 +29,7 @@ func (f *simFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.sim.GlobalBatch, "global-batch", 0, "seeds of one step over all devices, split evenly (instead of --batch per device)")
 	fs.StringVar(&f.sim.Fanouts, "fanouts", "", "neighbours per hop from the seeds, comma-separated (default: the preset's)")
 	fs.Uint64Var(&f.sim.Seed, "seed", train.Defaults().Seed, "training seed (shuffling, sampling)")
-	fs.StringVar(&f.sim.Replicate, "replicate", job.DefaultReplicate, "lists every device copies: a fraction of all list bytes, a size (512MiB), 0, or all (the whole graph on every device)")
+	fs.StringVar(&f.sim.Replicate, "replicate", job.DefaultReplicate, "lists every device copies: a fraction of all list bytes, a size (512MiB), 0, all (the whole graph on every device), or auto (0.1 here: the simulation weighs no device's memory)")
 	fs.StringVar(&f.sim.ShardFeatures, "shard-features", "auto", "auto (sharded as on when the float32 table does not fit --gpu-memory, else off), on (sharded over a host's devices as the topology, read from peers in place), off (the whole table on every device), hosts (spread over the job's ranks in hosts, fetched with all-to-alls) or flat (partitioned over every rank, fetched with all-to-alls)")
 	fs.StringVar(&f.sim.GPUMemory, "gpu-memory", "80GiB", "a device's memory, for --shard-features auto")
 	fs.BoolVar(&f.sim.NoReuse, "no-feature-reuse", false, "read every row at every batch instead of keeping the rows of one batch that the next needs")

@@ -4,9 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
+	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
 // smallDevice stands in for a GPU that says how much of its memory is free.
@@ -36,5 +38,48 @@ func TestDeviceMemoryRefusesAModelThatCannotFit(t *testing.T) {
 	}
 	if err := checkDeviceMemory(cpu.New(1), train.Config{Layers: 3, Hidden: 100_000_000, Batch: 1024}, ds, 1); err != nil {
 		t.Fatalf("a backend that cannot say what is free is not checked: %v", err)
+	}
+}
+
+// --replicate auto keeps the whole graph on every device when each says
+// its free memory and the dataset fits it with room for the step (or
+// --gpu-memory's budget, where given); it partitions when one device is too
+// small, when a device cannot say (the CPU backend), and whenever
+// --replicate names a budget.
+func TestWholeGraphFits(t *testing.T) {
+	ds, _ := traintest.Tiny(t)
+	need := dataBytes(ds, backend.F32)
+	big := smallDevice{Backend: cpu.New(1), free: 4 * need, total: 8 * need}
+	small := smallDevice{Backend: cpu.New(1), free: need, total: 8 * need} // three quarters of it is too little
+	ranks := func(bes ...backend.Backend) []multigpu.Rank {
+		var rs []multigpu.Rank
+		for _, be := range bes {
+			rs = append(rs, multigpu.Rank{Backend: be})
+		}
+		return rs
+	}
+	for _, c := range []struct {
+		name      string
+		replicate string
+		gpuMemory string
+		ranks     []multigpu.Rank
+		want      bool
+	}{
+		{"auto, both fit", "", "", ranks(big, big), true},
+		{"auto spelt out", "auto", "", ranks(big, big), true},
+		{"one too small", "auto", "", ranks(big, small), false},
+		{"a device that cannot say", "", "", ranks(big, cpu.New(1)), false},
+		{"a budget named", "0.1", "", ranks(big, big), false},
+		{"--gpu-memory too small", "", "1KiB", ranks(big, big), false},
+	} {
+		j := Job{Placement: Placement{Replicate: c.replicate}}
+		j.Hybrid.GPUMemory = c.gpuMemory
+		got, fits := j.wholeGraphFits(ds, c.ranks)
+		if fits != c.want {
+			t.Errorf("%s: fits %v, want %v", c.name, fits, c.want)
+		}
+		if fits && got != need {
+			t.Errorf("%s: need %d bytes, want the dataset's %d", c.name, got, need)
+		}
 	}
 }

@@ -33,7 +33,7 @@ func TestFallbackReasonIsNeverBlank(t *testing.T) {
 }
 
 func TestReplicateBytes(t *testing.T) {
-	for in, want := range map[string]int64{"0.5": 500, "1": 1000, "0": 0, "2KiB": 2048, "all": -1, "": 100} {
+	for in, want := range map[string]int64{"0.5": 500, "1": 1000, "0": 0, "2KiB": 2048, "all": -1, "": 100, "auto": 100} {
 		if got, err := ReplicateBytes(in, 1000); err != nil || got != want {
 			t.Errorf("ReplicateBytes(%q) = %d, %v; want %d", in, got, err, want)
 		}

@@ -12,18 +12,26 @@ import (
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
-// DefaultReplicate is --replicate's default: a tenth of the list bytes.
-const DefaultReplicate = "0.1"
+// DefaultReplicate is --replicate's default: auto, the whole graph on
+// every device where it fits (placeTopology), else partitioned with
+// autoFraction of the list bytes replicated.
+const DefaultReplicate = "auto"
+
+// autoFraction is the share of the list bytes that auto replicates on
+// every device when it partitions (and where no devices are weighed: the
+// simulation, the replicated rows of --shard-features hosts).
+const autoFraction = 0.1
 
 // ReplicateBytes reads --replicate for g: "all" (-1: the whole graph on
 // every device, no partition), a fraction of the graph's list bytes (a
-// number up to 1), or a size (512MiB, 2GiB, bytes).
+// number up to 1), a size (512MiB, 2GiB, bytes), or auto (and empty):
+// autoFraction of the list bytes, the budget auto partitions with.
 func ReplicateBytes(s string, listBytes int64) (int64, error) {
 	t := strings.TrimSpace(s)
-	if t == "" {
-		t = DefaultReplicate
-	}
-	if t == "all" {
+	switch t {
+	case "", "auto":
+		return int64(autoFraction * float64(listBytes)), nil
+	case "all":
 		return -1, nil
 	}
 	if f, err := strconv.ParseFloat(t, 64); err == nil && f >= 0 && f <= 1 {
@@ -31,16 +39,59 @@ func ReplicateBytes(s string, listBytes int64) (int64, error) {
 	}
 	b, err := ParseSize(t)
 	if err != nil {
-		return 0, fmt.Errorf("replicate: %s is not all, a fraction in [0, 1] or a size (e.g. 512MiB)", quote.Quote(s))
+		return 0, fmt.Errorf("replicate: %s is not auto, all, a fraction in [0, 1] or a size (e.g. 512MiB)", quote.Quote(s))
 	}
 	return b, nil
 }
 
+// wholeGraphFits says whether --replicate auto keeps the whole graph on
+// every device: each can say its free memory (--gpu-memory, where given,
+// stands for it) and the dataset resident whole (features as the job holds
+// them, topology, labels and degrees) fits each with room for the step.
+// The whole graph was faster than the partition on two and four H100s
+// (products-sim: 1.88x one GPU against 1.84x, 3.60x against 3.44x;
+// docs/perf.md); the partition is for graphs that do not fit. Devices
+// that cannot say (CPU devices, which stand for GPUs in tests) partition.
+func (j *Job) wholeGraphFits(ds *dataset.Dataset, ranks []multigpu.Rank) (need int64, fits bool) {
+	if t := strings.TrimSpace(j.Placement.Replicate); t != "" && t != "auto" {
+		return 0, false
+	}
+	dt, err := j.featureType()
+	if err != nil {
+		return 0, false
+	}
+	need = dataBytes(ds, dt)
+	for _, r := range ranks {
+		m, ok := r.Backend.(memInfoer)
+		if !ok {
+			return need, false
+		}
+		free, _, err := m.MemInfo()
+		if err != nil {
+			return need, false
+		}
+		if j.Hybrid.GPUMemory != "" {
+			if b, perr := ParseSize(j.Hybrid.GPUMemory); perr == nil {
+				free = b
+			}
+		}
+		if need > dataRoom(free) {
+			return need, false
+		}
+	}
+	return need, true
+}
+
 // placeTopology spreads the graph over the ranks (--replicate), or leaves
-// the whole graph on each when asked to or when the devices cannot read
-// each other's memory (said once). The topology is nil then.
+// the whole graph on each when asked to, when auto finds it fits
+// (wholeGraphFits) or when the devices cannot read each other's memory
+// (said once). The topology is nil then.
 func (j *Job) placeTopology(ds *dataset.Dataset, ranks []multigpu.Rank) (*multigpu.Topology, error) {
 	if len(ranks) < 2 {
+		return nil, nil
+	}
+	if need, ok := j.wholeGraphFits(ds, ranks); ok {
+		fmt.Fprintf(j.Log, "topology: the whole graph on every device (--replicate auto: the dataset, %.1f MiB resident, fits each with room for the step)\n", float64(need)/(1<<20))
 		return nil, nil
 	}
 	listBytes := 4 * ds.Graph.NumEdges()
