@@ -100,7 +100,7 @@ func (b *Bench) devices(ctx context.Context, counts []int, ds *dataset.Dataset) 
 		}
 		var rep DevicesReport
 		fmt.Fprintf(j.Log, "measuring %d epochs of %s on %d x %s, %s mode\n", cfg.Epochs, ds.Name, n, bes[0].Name(), mode)
-		topo, err := j.placeTopology(ds, ranks)
+		topo, err := j.placeTopology(ds, ranks, mode)
 		var feats *multigpu.Features
 		var xch *multigpu.Exchange
 		switch {

@@ -55,7 +55,7 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 			return nil, err
 		}
 	}
-	topo, err := j.placeTopology(ds, ranks)
+	topo, err := j.placeTopology(ds, ranks, mode)
 	if err != nil {
 		return nil, err
 	}

@@ -44,8 +44,9 @@ func TestDeviceMemoryRefusesAModelThatCannotFit(t *testing.T) {
 // --replicate auto keeps the whole graph on every device when each says
 // its free memory and the dataset fits it with room for the step (or
 // --gpu-memory's budget, where given); it partitions when one device is too
-// small, when a device cannot say (the CPU backend), and whenever
-// --replicate names a budget.
+// small, when a device cannot say (the CPU backend), in the hybrid mode,
+// with features sharded on purpose, and whenever --replicate names a
+// budget.
 func TestWholeGraphFits(t *testing.T) {
 	ds, _ := traintest.Tiny(t)
 	need := dataBytes(ds, backend.F32)
@@ -62,19 +63,24 @@ func TestWholeGraphFits(t *testing.T) {
 		name      string
 		replicate string
 		gpuMemory string
+		shard     string
+		mode      Mode
 		ranks     []multigpu.Rank
 		want      bool
 	}{
-		{"auto, both fit", "", "", ranks(big, big), true},
-		{"auto spelt out", "auto", "", ranks(big, big), true},
-		{"one too small", "auto", "", ranks(big, small), false},
-		{"a device that cannot say", "", "", ranks(big, cpu.New(1)), false},
-		{"a budget named", "0.1", "", ranks(big, big), false},
-		{"--gpu-memory too small", "", "1KiB", ranks(big, big), false},
+		{"auto, both fit", "", "", "", Replay, ranks(big, big), true},
+		{"auto spelt out", "auto", "", "auto", Auto, ranks(big, big), true},
+		{"one too small", "auto", "", "", Replay, ranks(big, small), false},
+		{"a device that cannot say", "", "", "", Replay, ranks(big, cpu.New(1)), false},
+		{"a budget named", "0.1", "", "", Replay, ranks(big, big), false},
+		{"--gpu-memory too small", "", "1KiB", "", Replay, ranks(big, big), false},
+		{"the hybrid mode", "", "", "", Hybrid, ranks(big, big), false},
+		{"features sharded on purpose", "", "", "on", Replay, ranks(big, big), false},
+		{"features over hosts", "", "", "hosts", Replay, ranks(big, big), false},
 	} {
-		j := Job{Placement: Placement{Replicate: c.replicate}}
+		j := Job{Placement: Placement{Replicate: c.replicate, ShardFeatures: c.shard}}
 		j.Hybrid.GPUMemory = c.gpuMemory
-		got, fits := j.wholeGraphFits(ds, c.ranks)
+		got, fits := j.wholeGraphFits(ds, c.ranks, c.mode)
 		if fits != c.want {
 			t.Errorf("%s: fits %v, want %v", c.name, fits, c.want)
 		}

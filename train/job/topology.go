@@ -51,9 +51,15 @@ func ReplicateBytes(s string, listBytes int64) (int64, error) {
 // The whole graph was faster than the partition on two and four H100s
 // (products-sim: 1.88x one GPU against 1.84x, 3.60x against 3.44x;
 // docs/perf.md); the partition is for graphs that do not fit. Devices
-// that cannot say (CPU devices, which stand for GPUs in tests) partition.
-func (j *Job) wholeGraphFits(ds *dataset.Dataset, ranks []multigpu.Rank) (need int64, fits bool) {
+// that cannot say (CPU devices, which stand for GPUs in tests) partition,
+// and so do the modes whose groups were measured only partitioned: the
+// hybrid mode, and features sharded on purpose (--shard-features on or
+// hosts), where --replicate all still asks for the whole graph.
+func (j *Job) wholeGraphFits(ds *dataset.Dataset, ranks []multigpu.Rank, mode Mode) (need int64, fits bool) {
 	if t := strings.TrimSpace(j.Placement.Replicate); t != "" && t != "auto" {
+		return 0, false
+	}
+	if sf := j.Placement.ShardFeatures; mode == Hybrid || sf == "on" || sf == "hosts" {
 		return 0, false
 	}
 	dt, err := j.featureType()
@@ -86,11 +92,11 @@ func (j *Job) wholeGraphFits(ds *dataset.Dataset, ranks []multigpu.Rank) (need i
 // the whole graph on each when asked to, when auto finds it fits
 // (wholeGraphFits) or when the devices cannot read each other's memory
 // (said once). The topology is nil then.
-func (j *Job) placeTopology(ds *dataset.Dataset, ranks []multigpu.Rank) (*multigpu.Topology, error) {
+func (j *Job) placeTopology(ds *dataset.Dataset, ranks []multigpu.Rank, mode Mode) (*multigpu.Topology, error) {
 	if len(ranks) < 2 {
 		return nil, nil
 	}
-	if need, ok := j.wholeGraphFits(ds, ranks); ok {
+	if need, ok := j.wholeGraphFits(ds, ranks, mode); ok {
 		fmt.Fprintf(j.Log, "topology: the whole graph on every device (--replicate auto: the dataset, %.1f MiB resident, fits each with room for the step)\n", float64(need)/(1<<20))
 		return nil, nil
 	}
