@@ -113,26 +113,16 @@ func (j *Job) featureBudgets(ds *dataset.Dataset, ranks []multigpu.Rank, topo *m
 	n := ds.Graph.NumNodes
 	out := make([]int64, len(ranks))
 	for i, r := range ranks {
-		m, ok := r.Backend.(memInfoer)
+		avail, budget, ok := j.deviceMemory(r.Backend)
 		if !ok {
-			out[i] = -1
-			continue
-		}
-		avail, _, err := m.MemInfo()
-		if err != nil {
 			out[i] = -1
 			continue
 		}
 		graphBytes := topologyBytes(ds)
 		if topo != nil {
 			graphBytes = 0 // resident: not in what the device has free
-		}
-		if j.Hybrid.GPUMemory != "" {
-			if b, perr := ParseSize(j.Hybrid.GPUMemory); perr == nil {
-				avail = b
-				if topo != nil {
-					graphBytes = topo.ListBytes[i] + 12*n
-				}
+			if budget {
+				graphBytes = topo.ListBytes[i] + 12*n
 			}
 		}
 		out[i] = dataRoom(avail) - graphBytes - 8*n

@@ -138,6 +138,26 @@ type memInfoer interface {
 	MemInfo() (free, total int64, err error)
 }
 
+// deviceMemory is the memory a device offers the job's data: --gpu-memory
+// where given (budget), else what it has free; not ok for a device that
+// cannot say (the CPU).
+func (j *Job) deviceMemory(be backend.Backend) (mem int64, budget, ok bool) {
+	m, can := be.(memInfoer)
+	if !can {
+		return 0, false, false
+	}
+	free, _, err := m.MemInfo()
+	if err != nil {
+		return 0, false, false
+	}
+	if j.Hybrid.GPUMemory != "" {
+		if b, perr := ParseSize(j.Hybrid.GPUMemory); perr == nil {
+			return b, true, true
+		}
+	}
+	return free, false, true
+}
+
 // fitsDevice reports whether the dataset's features and topology fit the
 // device's free memory with room for the step (a quarter of it); a backend
 // that cannot say is taken to fit.

@@ -68,20 +68,7 @@ func (j *Job) wholeGraphFits(ds *dataset.Dataset, ranks []multigpu.Rank, mode Mo
 	}
 	need = dataBytes(ds, dt)
 	for _, r := range ranks {
-		m, ok := r.Backend.(memInfoer)
-		if !ok {
-			return need, false
-		}
-		free, _, err := m.MemInfo()
-		if err != nil {
-			return need, false
-		}
-		if j.Hybrid.GPUMemory != "" {
-			if b, perr := ParseSize(j.Hybrid.GPUMemory); perr == nil {
-				free = b
-			}
-		}
-		if need > dataRoom(free) {
+		if mem, _, ok := j.deviceMemory(r.Backend); !ok || need > dataRoom(mem) {
 			return need, false
 		}
 	}
