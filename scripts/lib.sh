@@ -35,32 +35,27 @@ suite() {
   echo "   passed $(grep -cE '^ *--- PASS' "$O/$1.log"), skipped $(grep -cE '^ *--- SKIP' "$O/$1.log")" | tee -a "$L"
 }
 ab() { local n=$1 lim=$2; shift 2; r "$n-before" "$lim" bin/fanout-before "$@"; r "$n-after" "$lim" bin/fanout "$@"; }
-step_times() {
-  python3 - "$O/runs.log" <<'PY' | tee -a "$L"
-import json, sys
-name = None
-for line in open(sys.argv[1]):
-    if line.startswith("== "):
-        name = line.split(":")[0][3:]
-    elif line.startswith("{"):
-        print(f"   {name:22s} {json.loads(line)['step_s'] * 1e3:.4f} ms")
-PY
-}
-ab_steps() {
-  python3 - "$O/runs.log" <<'PY' | tee -a "$L"
+# bench_steps MODE: the bench --json step times in $O/runs.log, every run's
+# (MODE each) or each before/after pair's with its ratio (MODE ab).
+bench_steps() {
+  python3 - "$1" "$O/runs.log" <<'PY' | tee -a "$L"
 import json, sys
 name, res = None, {}
-for line in open(sys.argv[1]):
+for line in open(sys.argv[2]):
     if line.startswith("== "):
         name = line.split(":")[0][3:]
     elif line.startswith("{"):
         res[name] = json.loads(line)["step_s"] * 1e3
 for n, v in res.items():
-    if n.endswith("-after") and n[:-6] + "-before" in res:
+    if sys.argv[1] == "each":
+        print(f"   {n:22s} {v:.4f} ms")
+    elif n.endswith("-after") and n[:-6] + "-before" in res:
         b = res[n[:-6] + "-before"]
         print(f"   {n[:-6]:22s} before {b:.4f} after {v:.4f} ms  {v / b:.3f}x")
 PY
 }
+step_times() { bench_steps each; }
+ab_steps() { bench_steps ab; }
 epoch_times() {
   python3 - "$O/runs.log" <<'PY' | tee -a "$L"
 import re, sys
