@@ -217,3 +217,89 @@ func (e *env) randomDegrees(h hostBlock) []float32 {
 	}
 	return deg
 }
+
+// testMeanWeightsAggregate checks MeanWeights followed at once by a forward
+// aggregation over the same block and weights (which a backend may fuse
+// into one launch) against the two kept apart by another op: the same
+// weights and the same output bits, the output close to the reference,
+// and an aggregation over other weights left reading those.
+func testMeanWeightsAggregate(e *env) {
+	const tableRows = 200
+	for _, op := range []string{"Aggregate", "AggregateConcat", "AggregateConcatTable"} {
+		for _, dim := range []int{16, 33, 100} {
+			name := fmt.Sprintf("MeanWeights then %s dim=%d", op, dim)
+			h := e.randomBlock(40, 90)
+			blk := e.uploadBlock(h)
+			x := e.randF32(h.capSrc*dim, 1)
+			in := e.upload(x)
+			if op == "AggregateConcatTable" {
+				ids := make([]int32, h.capSrc)
+				for j := range ids {
+					ids[j] = int32(j % tableRows)
+				}
+				blk.SrcIDs = e.upload(ids)
+				x = e.randF32(tableRows*dim, 1)
+				in = e.upload(x)
+				rows := make([]float32, h.capSrc*dim)
+				for j := range h.capSrc {
+					copy(rows[j*dim:(j+1)*dim], x[int(ids[j])*dim:])
+				}
+				x = rows
+			}
+			outRows := h.capDst
+			if op != "Aggregate" {
+				outRows *= 2
+			}
+			run := func(ew, weights backend.Buffer, apart bool) backend.Buffer {
+				out := e.poison(outRows * dim)
+				e.be.MeanWeights(blk, ew)
+				if apart {
+					e.be.Fill(e.poison(4), 0)
+				}
+				switch op {
+				case "Aggregate":
+					e.be.Aggregate(blk, weights, nil, in, dim, out)
+				case "AggregateConcat":
+					e.be.AggregateConcat(blk, weights, in, dim, out)
+				default:
+					e.be.AggregateConcatTable(blk, weights, in, dim, out)
+				}
+				return out
+			}
+			ewA, ewB := e.poison(h.capEdges), e.poison(h.capEdges)
+			outA, outB := run(ewA, ewA, false), run(ewB, ewB, true)
+			other := e.randF32(h.capEdges, 1)
+			ewC := e.poison(h.capEdges)
+			outC := run(ewC, e.upload(other), false)
+			if err := e.be.Sync(); err != nil {
+				e.t.Fatalf("%s: %v", name, err)
+			}
+			wA, wB, wC := e.readF32(ewA, h.nEdges), e.readF32(ewB, h.nEdges), e.readF32(ewC, h.nEdges)
+			checkEqual(e.t, name+" weights", f32bits(wA), f32bits(wB), 0)
+			checkEqual(e.t, name+" weights beside other weights", f32bits(wC), f32bits(wB), 0)
+			n := h.nDst * outRows / h.capDst * dim
+			a, b := e.readF32(outA, n), e.readF32(outB, n)
+			checkEqual(e.t, name+" output", f32bits(a), f32bits(b), dim)
+			for k, got := range [][]float32{a, e.readF32(outC, n)} {
+				ew := wB
+				if k == 1 {
+					ew = other
+				}
+				sum, scale := aggRef(h, ew, nil, x, dim)
+				if op == "Aggregate" {
+					e.checkClose(name, got, sum, scale, tolSum, dim)
+					continue
+				}
+				half := make([]float32, 0, h.nDst*dim)
+				halfScale := make([]float64, 0, h.nDst*dim)
+				want := make([]float64, 0, h.nDst*dim)
+				for i := range h.nDst {
+					half = append(half, got[i*2*dim+dim:(i+1)*2*dim]...)
+					want = append(want, sum[i*dim:(i+1)*dim]...)
+					halfScale = append(halfScale, scale[i*dim:(i+1)*dim]...)
+				}
+				e.checkClose(fmt.Sprintf("%s (weights %d)", name, k), half, want, halfScale, tolSum, dim)
+			}
+		}
+	}
+}

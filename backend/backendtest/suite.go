@@ -84,6 +84,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"LinearKeepsPaddingRows", testLinearKeepsPaddingRows},
 		{"Capture", testCapture},
 		{"MeanWeights", testMeanWeights},
+		{"MeanWeightsAggregate", testMeanWeightsAggregate},
 		{"GCNWeights", testGCNWeights},
 		{"Aggregate", testAggregate},
 		{"AggregateConcat", testAggregateConcat},

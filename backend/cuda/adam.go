@@ -106,8 +106,10 @@ func (c *call) flushAdam() {
 
 // flushDeferred launches the work queued by earlier calls before op: the
 // Adam queue unless op is Adam, the FlagOverflow queue unless op is
-// FlagOverflow, the padding restores unless op is a Linear op. (Each op
-// flushes the queues of other kinds, so at most one kind is pending.)
+// FlagOverflow, the padding restores unless op is a Linear op, the
+// MeanWeights call unless op is a forward aggregation (which takes it or
+// launches it, takeMean). (Each op flushes the queues of other kinds, so at
+// most one kind is pending.)
 // Called by beginAlways.
 func (c *call) flushDeferred() {
 	if c.op != "Adam" {
@@ -121,9 +123,14 @@ func (c *call) flushDeferred() {
 	default:
 		c.flushPads()
 	}
+	switch c.op {
+	case "Aggregate", "AggregateConcat", "AggregateConcatTable": // takeMean
+	default:
+		c.flushMean()
+	}
 }
 
 // hasDeferred reports whether any queue holds work (the lock is held).
 func (b *Backend) hasDeferred() bool {
-	return len(b.pads) > 0 || len(b.adamQ.ts) > 0 || len(b.flagQ.cs) > 0
+	return len(b.pads) > 0 || len(b.adamQ.ts) > 0 || len(b.flagQ.cs) > 0 || b.meanQ.set
 }

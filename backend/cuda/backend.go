@@ -83,6 +83,7 @@ type Backend struct {
 	pads       []padRegion // stashed padding rows of capacity GEMMs, not yet put back (pad.go)
 	adamQ      adamQueue   // Adam updates not yet launched (adam.go)
 	flagQ      flagQueue   // FlagOverflow checks not yet launched (steps.go)
+	meanQ      meanQueue   // a MeanWeights call not yet launched (sparse.go)
 	side       sideQueue   // the second stream of backend.Concurrent (beside.go)
 	ws         uintptr     // cuBLAS workspace
 	wsClass    int64

@@ -37,6 +37,12 @@ func (c *call) warpRows(rows int) (dim3, dim3) {
 
 // MeanWeights sets edgeW[e] = 1/s_i for the edges of live destination i,
 // s_i its sampled degree. edgeW is F32 [NumEdges.Cap].
+//
+// The launch is deferred: when the next op is a forward aggregation
+// (Aggregate, AggregateConcat, AggregateConcatTable) of the same block
+// with edgeW as its weights, that launch computes the weights and writes
+// them as it reads them (kernels/aggregate.cu's meanW), one launch less on
+// a layer's chain; any other op launches mean_weights first.
 func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
 	c := b.begin("MeanWeights")
 	defer c.end()
@@ -45,9 +51,44 @@ func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
 	if !c.ok {
 		return
 	}
+	b.meanQ = meanQueue{a: a, ew: ew, set: true}
+}
+
+// meanQueue is a MeanWeights call not yet launched.
+type meanQueue struct {
+	a   blockArgs
+	ew  *buffer
+	set bool
+}
+
+// flushMean launches the queued MeanWeights call (mean_weights).
+func (c *call) flushMean() {
+	q := &c.b.meanQ
+	if !q.set {
+		return
+	}
+	a, ew := q.a, q.ew
+	*q = meanQueue{}
 	c.args().ptr(a.indptr.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).ptr(ew.addr())
 	g, t := c.warpRows(a.dstCap)
 	c.launch("mean_weights", g, t, 0)
+}
+
+// takeMean returns the address a forward aggregation of block a weighted
+// by ew passes as meanW: ew's when the queued MeanWeights call is for the
+// same block and weights (the launch then does its work), else 0 after
+// launching the queued call, if any.
+func (c *call) takeMean(a blockArgs, ew *buffer) uintptr {
+	q := &c.b.meanQ
+	if !q.set {
+		return 0
+	}
+	if ew != nil && q.ew == ew && q.a == a {
+		*q = meanQueue{}
+		return ew.addr()
+	}
+	c.flushMean()
+	return 0
 }
 
 // GCNWeights sets selfW[i] = 1/d_i and edgeW[e] = (srcDeg[i]/s_i)/sqrt(d_i·d_j)
@@ -99,11 +140,15 @@ func (c *call) aggregate(kind string, blk *backend.Block, edgeW, selfW, in backe
 		return
 	}
 	a, ew, sw, xs, os := v.a, v.ew, v.sw, v.in, v.out
+	var meanW uintptr
+	if kind != "aggregate_bwd" {
+		meanW = c.takeMean(a, ew)
+	}
 	name, vecs := kind+"1", dim
 	if dim%4 == 0 && xs.ptr%16 == 0 && os.ptr%16 == 0 {
 		name, vecs = kind+"4", dim/4
 	}
-	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(sw.addr()).ptr(a.nd).i32(a.dstCap).
+	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(sw.addr()).ptr(meanW).ptr(a.nd).i32(a.dstCap).
 		ptr(a.ne).i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).i32(vecs).ptr(xs.addr()).ptr(os.addr())
 	g, t := c.warpRows(a.dstCap)
 	c.launch(name, g, t, 0)
@@ -186,7 +231,8 @@ func (c *call) aggregateTable(blk *backend.Block, edgeW, table backend.Buffer, b
 	if four && vecs <= 32 {
 		name += "_n1" // one chunk of 32 words per pass (kernels/aggregate.cu)
 	}
-	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(0).ptr(a.nd).i32(a.dstCap).
+	meanW := c.takeMean(a, ew)
+	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(0).ptr(meanW).ptr(a.nd).i32(a.dstCap).
 		ptr(a.ne).i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).i32(vecs).
 		ptr(ids.addr()).i64(int64(tb.n / max(dim, 1))).ptr(c.b.errDev).ptr(tb.addr()).ptr(os.addr())
 	g, t := c.warpRows(a.dstCap)

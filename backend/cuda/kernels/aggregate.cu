@@ -9,6 +9,9 @@
 // float words, up to AGG_NC chunks of 32 words per pass. Edge offsets are
 // clamped to [0, live edges]; edges whose source lies outside [0, live
 // sources) are skipped. selfW and edgeW may be null (no self term; weight 1).
+// With meanW (the forward kernels only) each edge's weight is instead
+// 1 / (its destination's sampled degree), written to meanW as mean_weights
+// would (the launch that fuses MeanWeights with the aggregation after it).
 #include "common.cuh"
 #include "bf16.cuh"
 #include "vec.cuh"
@@ -17,16 +20,17 @@
 #define AGG_NC 2
 #define AGG_U 4
 
-// edge_info loads edge eb+lane's source (or -1) and weight.
-__device__ __forceinline__ void edge_info(const int* indices, const float* edgeW, int e, int e1, int ns, int* j,
-                                          float* w) {
+// edge_info loads edge eb+lane's source (or -1) and weight: mean when
+// positive, else edgeW's (1 without edgeW).
+__device__ __forceinline__ void edge_info(const int* indices, const float* edgeW, float mean, int e, int e1, int ns,
+                                          int* j, float* w) {
     *j = -1;
     *w = 0.f;
     if (e < e1) {
         int s = indices[e];
         if (s >= 0 && s < ns) {
             *j = s;
-            *w = edgeW ? edgeW[e] : 1.0f;
+            *w = mean > 0.f ? mean : (edgeW ? edgeW[e] : 1.0f);
         }
     }
 }
@@ -63,7 +67,8 @@ struct Rows {
 // chunks of 32 vectors per pass over the edges.
 template <typename V, bool CAT, typename R, typename O, int NC = AGG_NC>
 __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indices, const float* edgeW,
-                                              const float* selfW, R x, int vecs, BlockCounts bc, O* out) {
+                                              const float* selfW, float* meanW, R x, int vecs, BlockCounts bc,
+                                              O* out) {
     int lane = lane_id();
     const int outVecs = CAT ? 2 * vecs : vecs;
     for (int i = gwarp(); i < bc.n; i += gwarps()) {
@@ -76,6 +81,7 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
         int e0, e1;
         edge_range(indptr, i, bc.ne, &e0, &e1);
         float s = selfW ? selfW[i] : 0.f;
+        float mean = meanW && e1 > e0 ? 1.0f / (float)(e1 - e0) : 0.f;
         for (int cb = 0; cb < vecs; cb += 32 * NC) {
             V acc[NC];
 #pragma unroll
@@ -87,7 +93,8 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
             for (int eb = e0; eb < e1; eb += 32) {
                 int j;
                 float w;
-                edge_info(indices, edgeW, eb + lane, e1, bc.ns, &j, &w);
+                edge_info(indices, edgeW, mean, eb + lane, e1, bc.ns, &j, &w);
+                if (meanW && cb == 0 && eb + lane < e1) meanW[eb + lane] = mean;
                 if (j >= 0) j = x.row(j);
                 int cnt = min(32, e1 - eb);
                 for (int k = 0; k < cnt; k += AGG_U) {
@@ -140,7 +147,7 @@ __device__ __forceinline__ void aggregate_bwd(const int* indptr, const int* indi
             for (int eb = e0; eb < e1; eb += 32) {
                 int j;
                 float w;
-                edge_info(indices, edgeW, eb + lane, e1, bc.ns, &j, &w);
+                edge_info(indices, edgeW, 0.f, eb + lane, e1, bc.ns, &j, &w);
                 int cnt = min(32, e1 - eb);
                 for (int k = 0; k < cnt; k++) {
                     int jj = __shfl_sync(FULL_MASK, j, k);
@@ -158,23 +165,23 @@ __device__ __forceinline__ void aggregate_bwd(const int* indptr, const int* indi
 }
 
 #define AGG_ARGS                                                                                                    \
-    const int *indptr, const int *indices, const float *edgeW, const float *selfW, const int *nDstP, int dstCap,   \
-        const int *nEP, int edgeCap, const int *nSrcP, int srcCap, int vecs
+    const int *indptr, const int *indices, const float *edgeW, const float *selfW, float *meanW, const int *nDstP, \
+        int dstCap, const int *nEP, int edgeCap, const int *nSrcP, int srcCap, int vecs
 #define AGG_COUNTS block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap)
 
 extern "C" __global__ void aggregate_fwd4(AGG_ARGS, const float4* x, float4* out) {
-    aggregate_fwd<float4, false>(indptr, indices, edgeW, selfW, Rows<float4>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS, out);
+    aggregate_fwd<float4, false>(indptr, indices, edgeW, selfW, meanW, Rows<float4>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_fwd1(AGG_ARGS, const float* x, float* out) {
-    aggregate_fwd<float, false>(indptr, indices, edgeW, selfW, Rows<float>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS, out);
+    aggregate_fwd<float, false>(indptr, indices, edgeW, selfW, meanW, Rows<float>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_cat4(AGG_ARGS, const float4* x, float4* out) {
-    aggregate_fwd<float4, true>(indptr, indices, edgeW, (const float*)0, Rows<float4>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS,
-                                out);
+    aggregate_fwd<float4, true>(indptr, indices, edgeW, (const float*)0, meanW, Rows<float4>(x, 0, 0, vecs, 0), vecs,
+                                AGG_COUNTS, out);
 }
 extern "C" __global__ void aggregate_cat1(AGG_ARGS, const float* x, float* out) {
-    aggregate_fwd<float, true>(indptr, indices, edgeW, (const float*)0, Rows<float>(x, 0, 0, vecs, 0), vecs, AGG_COUNTS,
-                               out);
+    aggregate_fwd<float, true>(indptr, indices, edgeW, (const float*)0, meanW, Rows<float>(x, 0, 0, vecs, 0), vecs,
+                               AGG_COUNTS, out);
 }
 
 // aggregate_cat_table*: aggregate_cat reading source j's row from a feature
@@ -185,7 +192,7 @@ extern "C" __global__ void aggregate_cat1(AGG_ARGS, const float* x, float* out) 
 #define AGG_TABLE_ARGS AGG_ARGS, const int *ids, i64 tableRows, int *err
 template <int NC, typename W, typename O>
 __device__ __forceinline__ void aggregate_cat_table(AGG_TABLE_ARGS, const W* table, O* out) {
-    aggregate_fwd<typename Wide<W>::type, true, Rows<W>, O, NC>(indptr, indices, edgeW, (const float*)0,
+    aggregate_fwd<typename Wide<W>::type, true, Rows<W>, O, NC>(indptr, indices, edgeW, (const float*)0, meanW,
                                                                Rows<W>(table, ids, tableRows, vecs, err), vecs,
                                                                AGG_COUNTS, out);
 }
@@ -195,8 +202,8 @@ __device__ __forceinline__ void aggregate_cat_table(AGG_TABLE_ARGS, const W* tab
 // features; docs/perf.md). The loader finds kernels by their spelled-out
 // declarations, so each is written out.
 #define AGG_TABLE_CALL(NC)                                                                                          \
-    aggregate_cat_table<NC>(indptr, indices, edgeW, selfW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, ids,   \
-                            tableRows, err, table, out)
+    aggregate_cat_table<NC>(indptr, indices, edgeW, selfW, meanW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, \
+                            ids, tableRows, err, table, out)
 extern "C" __global__ void aggregate_cat_table_f32x4(AGG_TABLE_ARGS, const float4* table, float4* out) {
     AGG_TABLE_CALL(AGG_NC);
 }
