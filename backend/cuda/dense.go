@@ -205,13 +205,15 @@ func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den back
 	if !c.ok {
 		return
 	}
+	// The scratch: the ticket (zero between launches), then the blocks'
+	// partial sums and hits.
 	blocks := max(1, (n.Cap+lossWarps-1)/lossWarps)
-	part := c.scratch(scratchLoss, int64(blocks)*12)
+	ticket := c.scratchZeroed(scratchLoss, 16+int64(blocks)*12)
+	part := ticket + 16
 	hits := part + uintptr(blocks)*8
-	c.args().ptr(ls.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).ptr(dP).i32(dCap).i32(classes).ptr(dl.addr()).ptr(part).ptr(hits).ptr(b.errDev)
+	c.args().ptr(ls.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).ptr(dP).i32(dCap).i32(classes).ptr(dl.addr()).ptr(part).ptr(hits).ptr(b.errDev).
+		ptr(ticket).ptr(lo.addr()).ptr(cp)
 	c.launch("softmax_xent", d1(uint32(blocks)), d1(32*lossWarps), 0)
-	c.args().ptr(part).ptr(hits).ptr(nP).i32(n.Cap).ptr(dP).i32(dCap).ptr(lo.addr()).ptr(cp)
-	c.launch("softmax_finish", d1(1), d1(1024), 0)
 }
 
 // Argmax writes the index of each live row's largest logit (the first on

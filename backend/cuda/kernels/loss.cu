@@ -1,7 +1,8 @@
 // loss.cu: softmax cross-entropy with on-device mean loss and correct count,
 // and argmax. One warp per row; a block of LOSS_WARPS warps handles rows
-// [LOSS_WARPS*b, LOSS_WARPS*(b+1)). Per-block partials are added in block
-// order by softmax_finish, so the loss is bitwise deterministic. Arithmetic
+// [LOSS_WARPS*b, LOSS_WARPS*(b+1)). Per-block partials are added in a fixed
+// order by the block that finishes last (a ticket counter it clears again),
+// so the loss is bitwise deterministic in one launch. Arithmetic
 // follows the CPU backend: float64 exp/log, argmax = first index of the
 // largest non-NaN value (0 when all are NaN).
 #include "common.cuh"
@@ -40,12 +41,49 @@ __device__ __forceinline__ double warp_sum_d(double v) {
     return v;
 }
 
+// FINISH_SLOTS: the partials are added in FINISH_SLOTS strided running
+// sums (slot t adds blocks t, t + FINISH_SLOTS, ...), then a tree over the
+// slots.
+#define FINISH_SLOTS 1024
+
+// finish_sums adds the live blocks' partials in the fixed order above;
+// every thread of the block calls it, and thread 0 writes the results.
+__device__ __forceinline__ void finish_sums(const double* partLoss, const int* partHits, int blocks, int den,
+                                            float* loss, int* correct) {
+    __shared__ double sl[FINISH_SLOTS];
+    __shared__ int sh[FINISH_SLOTS];
+    for (int t = threadIdx.x; t < FINISH_SLOTS; t += blockDim.x) {
+        double s = 0.0;
+        int h = 0;
+        for (int b = t; b < blocks; b += FINISH_SLOTS) s += __ldcg(partLoss + b), h += __ldcg(partHits + b);
+        sl[t] = s;
+        sh[t] = h;
+    }
+    __syncthreads();
+    for (int d = FINISH_SLOTS / 2; d > 0; d >>= 1) {
+        for (int t = threadIdx.x; t < d; t += blockDim.x) {
+            sl[t] += sl[t + d];
+            sh[t] += sh[t + d];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        *loss = (float)(sl[0] * (1.0 / (double)(den > 1 ? den : 1)));
+        *correct = sh[0];
+    }
+}
+
+// softmax_xent: each block writes its rows' gradients and its partial loss
+// and hits; the last block to finish (ticket, zero between launches) adds
+// the partials: loss = total / max(den, 1), correct = hits.
 extern "C" __global__ void __launch_bounds__(LOSS_WARPS * 32)
 softmax_xent(const float* logits, const int* labels, const int* nP, int cap, const int* denP, int denCap, int classes,
-             float* dlogits, double* partLoss, int* partHits, int* err) {
+             float* dlogits, double* partLoss, int* partHits, int* err, int* ticket, float* loss, int* correct) {
     __shared__ double wl[LOSS_WARPS];
     __shared__ int wh[LOSS_WARPS];
+    __shared__ bool last;
     int n = live_count(nP, cap);
+    int den = live_count(denP, denCap);
     int w = threadIdx.x >> 5, lane = lane_id();
     int row = blockIdx.x * LOSS_WARPS + w;
     double l = 0.0;
@@ -61,7 +99,6 @@ softmax_xent(const float* logits, const int* labels, const int* nP, int cap, con
         if (y < 0) {
             for (int j = lane; j < classes; j += 32) g[j] = 0.f;
         } else {
-            int den = live_count(denP, denCap);
             double inv = 1.0 / (double)(den > 1 ? den : 1);
             int best = row_argmax(x, classes);
             double mx = (double)x[best], sum = 0.0;
@@ -81,42 +118,22 @@ softmax_xent(const float* logits, const int* labels, const int* nP, int cap, con
         wh[w] = hit;
     }
     __syncthreads();
-    if (threadIdx.x == 0 && blockIdx.x * LOSS_WARPS < n) {
-        double s = 0.0;
-        int h = 0;
-        for (int k = 0; k < LOSS_WARPS; k++) s += wl[k], h += wh[k];
-        partLoss[blockIdx.x] = s;
-        partHits[blockIdx.x] = h;
-    }
-}
-
-// softmax_finish: one block of 1024 threads adds the partials of the live
-// blocks in a fixed order; loss = total / max(den, 1), correct = hits.
-extern "C" __global__ void __launch_bounds__(1024)
-softmax_finish(const double* partLoss, const int* partHits, const int* nP, int cap, const int* denP, int denCap, float* loss,
-               int* correct) {
-    __shared__ double sl[1024];
-    __shared__ int sh[1024];
-    int n = live_count(nP, cap);
-    int blocks = (n + LOSS_WARPS - 1) / LOSS_WARPS;
-    double s = 0.0;
-    int h = 0;
-    for (int b = threadIdx.x; b < blocks; b += 1024) s += partLoss[b], h += partHits[b];
-    sl[threadIdx.x] = s;
-    sh[threadIdx.x] = h;
-    __syncthreads();
-    for (int d = 512; d > 0; d >>= 1) {
-        if (threadIdx.x < d) {
-            sl[threadIdx.x] += sl[threadIdx.x + d];
-            sh[threadIdx.x] += sh[threadIdx.x + d];
-        }
-        __syncthreads();
-    }
     if (threadIdx.x == 0) {
-        int den = live_count(denP, denCap);
-        *loss = (float)(sl[0] * (1.0 / (double)(den > 1 ? den : 1)));
-        *correct = sh[0];
+        if (blockIdx.x * LOSS_WARPS < n) {
+            double s = 0.0;
+            int h = 0;
+            for (int k = 0; k < LOSS_WARPS; k++) s += wl[k], h += wh[k];
+            partLoss[blockIdx.x] = s;
+            partHits[blockIdx.x] = h;
+        }
+        __threadfence();
+        last = atomicAdd(ticket, 1) == (int)gridDim.x - 1;
     }
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    finish_sums(partLoss, partHits, (n + LOSS_WARPS - 1) / LOSS_WARPS, den, loss, correct);
+    if (threadIdx.x == 0) *ticket = 0;
 }
 
 // argmax_rows: out[i] = argmax of row i for live rows.
