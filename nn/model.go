@@ -50,20 +50,6 @@ type pass struct {
 	// table: x is a feature table of every vertex, and source j's row is
 	// x[blk.SrcIDs[j]] (layer 0 of a batch with Table; see tableReader).
 	table bool
-	// rounded: Forward put the rounding of the layers' weights (rounder)
-	// beside the pass, up to roundMark, which a rounding layer joins
-	// before its product; otherwise the layer rounds in order.
-	rounded   bool
-	roundMark backend.SideMark
-}
-
-// rounder is a layer whose products may read a rounded (bfloat16) copy of
-// its weights (Config.BF16Bottom's GraphSAGE layer): rounds says whether
-// it does, round issues the copy. Forward issues the copies beside the
-// pass, since they need only the weights.
-type rounder interface {
-	rounds() bool
-	round()
 }
 
 // gatherer is a layer whose input gradient is gathered by source and

@@ -104,20 +104,11 @@ func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	addHot(ps.hot, blk, s.in, s.cat, 2*s.in, s.in)
 	w := s.w
 	if s.half {
-		if ps.rounded {
-			backend.JoinBesideTo(s.be, ps.roundMark)
-		} else {
-			s.round()
-		}
+		s.be.Convert(s.w, s.wh)
 		w = s.wh
 	}
 	s.be.Linear(s.cat, blk.NumDst, w, 2*s.in, s.out, h, false)
 }
-
-// rounds: a half layer's forward product reads wh, the bfloat16 copy of
-// the weights that round issues.
-func (s *sageLayer) rounds() bool { return s.half }
-func (s *sageLayer) round()       { s.be.Convert(s.w, s.wh) }
 
 // readsTable: the layer's input rows may come from a feature table
 // (pass.table); its backward never reads them.

@@ -122,7 +122,6 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		m.be.BiasActDropout(m.xIn, b.Blocks[0].NumSrc, m.cfg.InDim, nil, false, m.cfg.InputDropout, ri, m.xMask, m.xDrop)
 		m.xIn = m.xDrop
 	}
-	roundMark, rounded := m.roundBeside()
 	if train {
 		m.transposed = m.transposeBeside(b)
 	}
@@ -130,7 +129,7 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		blk := b.Blocks[l]
 		_, out := m.cfg.dims(l)
 		ly.prepare(blk, b.Degree)
-		ps := pass{train: train, rand: r, table: l == 0 && table, rounded: rounded, roundMark: roundMark}
+		ps := pass{train: train, rand: r, table: l == 0 && table}
 		if l == 0 && m.hot != nil && m.hot.Inputs() {
 			ps.hot = m.hot
 		}
@@ -175,26 +174,6 @@ func (m *Model) gathers(l int) bool {
 	}
 	_, ok := m.layers[l].(gatherer)
 	return ok
-}
-
-// roundBeside issues the rounded copies of the layers' weights (rounder)
-// on the backend's second queue, beside the pass's first aggregation, and
-// returns their mark; false where no layer rounds.
-func (m *Model) roundBeside() (backend.SideMark, bool) {
-	var rs []rounder
-	for _, ly := range m.layers {
-		if r, ok := ly.(rounder); ok && r.rounds() {
-			rs = append(rs, r)
-		}
-	}
-	if len(rs) == 0 {
-		return 0, false
-	}
-	return backend.RunBeside(m.be, func() {
-		for _, r := range rs {
-			r.round()
-		}
-	}), true
 }
 
 // transposeBeside issues the transposes of a training pass's blocks on the
