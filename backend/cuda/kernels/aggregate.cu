@@ -199,15 +199,18 @@ __device__ __forceinline__ void aggregate_cat_table(AGG_TABLE_ARGS, const W* tab
 // Each 16-byte kernel has a twin, name_n1, with one chunk of 32 words per
 // pass: fewer registers and so more warps per multiprocessor, for rows of
 // at most 32 words (measured faster on the bottom layer's 100 bfloat16
-// features; docs/perf.md). The loader finds kernels by their spelled-out
-// declarations, so each is written out.
+// features; docs/perf.md). The _n1 kernels are held to six blocks per
+// multiprocessor (40 registers): the meanW path had taken them to 44 and
+// five blocks, which made the bottom layer's aggregation 17% slower. The
+// loader finds kernels by their spelled-out declarations, so each is
+// written out.
 #define AGG_TABLE_CALL(NC)                                                                                          \
     aggregate_cat_table<NC>(indptr, indices, edgeW, selfW, meanW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, \
                             ids, tableRows, err, table, out)
 extern "C" __global__ void aggregate_cat_table_f32x4(AGG_TABLE_ARGS, const float4* table, float4* out) {
     AGG_TABLE_CALL(AGG_NC);
 }
-extern "C" __global__ void aggregate_cat_table_f32x4_n1(AGG_TABLE_ARGS, const float4* table, float4* out) {
+extern "C" __global__ void __launch_bounds__(256, 6) aggregate_cat_table_f32x4_n1(AGG_TABLE_ARGS, const float4* table, float4* out) {
     AGG_TABLE_CALL(1);
 }
 extern "C" __global__ void aggregate_cat_table_f32x1(AGG_TABLE_ARGS, const float* table, float* out) {
@@ -216,7 +219,7 @@ extern "C" __global__ void aggregate_cat_table_f32x1(AGG_TABLE_ARGS, const float
 extern "C" __global__ void aggregate_cat_table_bf16x4(AGG_TABLE_ARGS, const uint2* table, float4* out) {
     AGG_TABLE_CALL(AGG_NC);
 }
-extern "C" __global__ void aggregate_cat_table_bf16x4_n1(AGG_TABLE_ARGS, const uint2* table, float4* out) {
+extern "C" __global__ void __launch_bounds__(256, 6) aggregate_cat_table_bf16x4_n1(AGG_TABLE_ARGS, const uint2* table, float4* out) {
     AGG_TABLE_CALL(1);
 }
 extern "C" __global__ void aggregate_cat_table_bf16x1(AGG_TABLE_ARGS, const unsigned short* table, float* out) {
@@ -225,7 +228,7 @@ extern "C" __global__ void aggregate_cat_table_bf16x1(AGG_TABLE_ARGS, const unsi
 extern "C" __global__ void aggregate_cat_table_f32x4_obf16(AGG_TABLE_ARGS, const float4* table, uint2* out) {
     AGG_TABLE_CALL(AGG_NC);
 }
-extern "C" __global__ void aggregate_cat_table_f32x4_obf16_n1(AGG_TABLE_ARGS, const float4* table, uint2* out) {
+extern "C" __global__ void __launch_bounds__(256, 6) aggregate_cat_table_f32x4_obf16_n1(AGG_TABLE_ARGS, const float4* table, uint2* out) {
     AGG_TABLE_CALL(1);
 }
 extern "C" __global__ void aggregate_cat_table_f32x1_obf16(AGG_TABLE_ARGS, const float* table, unsigned short* out) {
@@ -234,7 +237,7 @@ extern "C" __global__ void aggregate_cat_table_f32x1_obf16(AGG_TABLE_ARGS, const
 extern "C" __global__ void aggregate_cat_table_bf16x4_obf16(AGG_TABLE_ARGS, const uint2* table, uint2* out) {
     AGG_TABLE_CALL(AGG_NC);
 }
-extern "C" __global__ void aggregate_cat_table_bf16x4_obf16_n1(AGG_TABLE_ARGS, const uint2* table, uint2* out) {
+extern "C" __global__ void __launch_bounds__(256, 6) aggregate_cat_table_bf16x4_obf16_n1(AGG_TABLE_ARGS, const uint2* table, uint2* out) {
     AGG_TABLE_CALL(1);
 }
 extern "C" __global__ void aggregate_cat_table_bf16x1_obf16(AGG_TABLE_ARGS, const unsigned short* table, unsigned short* out) {
