@@ -133,3 +133,73 @@ func testScaleShare(e *env) {
 		}
 	}
 }
+
+// testAddCountAdam checks AddCount of an optimizer's step counter followed
+// at once by Adam calls on that step (which a backend may fuse into one
+// launch) against the two kept apart by another op: the same counter, the
+// same parameter bits (over more parameters than one launch may take), the
+// update of the advanced step, and nothing changed while Skip is set.
+func testAddCountAdam(e *env) {
+	const tensors, size = 19, 70
+	cfg := backend.AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-4}
+	type state struct{ p, g, m, v []float32 }
+	init := make([]state, tensors)
+	for k := range init {
+		s := state{e.randF32(size, 1), e.randF32(size, 0.1), e.randF32(size, 0.05), e.randF32(size, 0.01)}
+		for i := range s.v {
+			s.v[i] *= s.v[i]
+		}
+		init[k] = s
+	}
+	run := func(skip int32, apart bool) (params [][]float32, step int32) {
+		cnt := e.upload([]int32{9, 4})
+		cfg.Skip = e.upload([]int32{skip})
+		ps := make([]backend.Buffer, tensors)
+		bufs := make([][3]backend.Buffer, tensors)
+		for k, s := range init {
+			ps[k] = e.upload(s.p)
+			bufs[k] = [3]backend.Buffer{e.upload(s.g), e.upload(s.m), e.upload(s.v)}
+		}
+		other := e.poison(4)
+		e.be.AddCount(backend.Count{Buf: cnt, Off: 0}, 5, nil) // another counter: launched on its own
+		e.be.AddCount(backend.Count{Buf: cnt, Off: 1}, 1, cfg.Skip)
+		if apart {
+			e.be.Fill(other, 0)
+		}
+		for k := range init {
+			e.be.Adam(ps[k], bufs[k][0], bufs[k][1], bufs[k][2], backend.Count{Buf: cnt, Off: 1}, cfg)
+		}
+		if err := e.be.Sync(); err != nil {
+			e.t.Fatalf("AddCount then Adam: %v", err)
+		}
+		for _, p := range ps {
+			params = append(params, e.readF32(p, size))
+		}
+		c := readBack[int32](e, cnt, 2)
+		if c[0] != 14 {
+			e.t.Errorf("AddCount then Adam: the other counter is %d, want 14", c[0])
+		}
+		return params, c[1]
+	}
+	for _, skip := range []int32{0, 1} {
+		name := fmt.Sprintf("AddCount then Adam (skip %d)", skip)
+		fused, tF := run(skip, false)
+		apart, tA := run(skip, true)
+		want := int32(5)
+		if skip != 0 {
+			want = 4
+		}
+		if tF != want || tA != want {
+			e.t.Errorf("%s: step %d together, %d apart, want %d", name, tF, tA, want)
+		}
+		for k := range fused {
+			checkEqual(e.t, fmt.Sprintf("%s param %d", name, k), f32bits(fused[k]), f32bits(apart[k]), 0)
+			if skip != 0 {
+				checkEqual(e.t, fmt.Sprintf("%s param %d unchanged", name, k), fused[k], init[k].p, 0)
+				continue
+			}
+			wp, _, _, sp, _ := adamRef(init[k].p, init[k].g, init[k].m, init[k].v, 5, cfg)
+			e.checkClose(fmt.Sprintf("%s param %d", name, k), fused[k], wp, sp, tolElem, 0)
+		}
+	}
+}

@@ -11,7 +11,9 @@ import (
 // sync, free, mark or the end of a capture, before an Adam call with
 // another step counter or configuration, and before one whose arrays
 // overlap a queued call's, so the result equals launching each call in
-// order.
+// order. An AddCount of the step counter right before the first call (the
+// step advancing it, unless the same Skip flag) is done by the first launch
+// (takeCount), one launch less per step.
 
 // adamMax is ADAM_MAX of kernels/adam.cu: parameters per launch.
 const adamMax = 16
@@ -25,12 +27,14 @@ type adamTensor struct {
 	n          int64
 }
 
-// adamQueue holds queued Adam calls that share tP, cfg and skip.
+// adamQueue holds queued Adam calls that share tP, cfg and skip; inc is
+// added to the step first (takeCount), by the first launch only.
 type adamQueue struct {
 	ts   []adamTensor
 	tP   uintptr
 	cfg  backend.AdamConfig // Skip is replaced by skip
 	skip uintptr
+	inc  int32
 }
 
 // Adam updates param in place (see kernels/adam.cu); t is the 1-based
@@ -52,6 +56,7 @@ func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg ba
 	tp := c.count("t", t)
 	skip := c.optBuf("cfg.Skip", cfg.Skip, backend.I32, 1)
 	if !c.ok || size == 0 {
+		c.flushCount()
 		return
 	}
 	q := &b.adamQ
@@ -62,8 +67,43 @@ func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg ba
 	}
 	if len(q.ts) == 0 {
 		q.tP, q.cfg, q.skip = tp, cfg, skip.addr()
+		q.inc = c.takeCount(tp, skip.addr())
 	}
 	q.ts = append(q.ts, nt)
+}
+
+// countQueue is an AddCount call not yet launched (AddCount).
+type countQueue struct {
+	p, unless uintptr
+	delta     int32
+	set       bool
+}
+
+// flushCount launches the queued AddCount call (add_count).
+func (c *call) flushCount() {
+	q := &c.b.countQ
+	if !q.set {
+		return
+	}
+	p, delta, unless := q.p, q.delta, q.unless
+	*q = countQueue{}
+	c.args().ptr(p).i32(int(delta)).ptr(unless)
+	c.launch("add_count", d1(1), d1(32), 0)
+}
+
+// takeCount returns the increment an Adam launch reading its step at tP
+// (skipped while the flag at skip is set) applies first: the queued
+// AddCount's when it adds to tP unless the same flag (the launch then does
+// its work), else 0 after launching the queued call, if any.
+func (c *call) takeCount(tP, skip uintptr) int32 {
+	q := &c.b.countQ
+	if q.set && q.p == tP && q.unless == skip {
+		d := q.delta
+		*q = countQueue{}
+		return d
+	}
+	c.flushCount()
+	return 0
 }
 
 // overlaps reports whether any array of t overlaps any array of a queued
@@ -98,14 +138,19 @@ func (c *call) flushAdam() {
 	}
 	s.zeros(48 * (adamMax - len(q.ts))).i32(len(q.ts))
 	cfg := q.cfg
+	var ticket uintptr
+	if q.inc != 0 {
+		ticket = c.scratchZeroed(scratchAdam, 4)
+	}
 	c.args().bytes(s.done()).ptr(q.tP).f32(cfg.LR).f32(cfg.Beta1).f32(cfg.Beta2).f32(cfg.Eps).f32(cfg.WeightDecay).
-		ptr(q.skip).ptr(b.errDev)
-	q.ts = q.ts[:0]
+		ptr(q.skip).ptr(b.errDev).i32(int(q.inc)).ptr(ticket)
+	q.ts, q.inc = q.ts[:0], 0
 	c.launch("adam_multi", d1(uint32(blocks)), d1(256), 0)
 }
 
 // flushDeferred launches the work queued by earlier calls before op: the
-// Adam queue unless op is Adam, the FlagOverflow queue unless op is
+// Adam queue and the AddCount call unless op is Adam (which takes the
+// call or launches it, takeCount), the FlagOverflow queue unless op is
 // FlagOverflow, the padding restores unless op is a Linear op, the
 // MeanWeights call unless op is a forward aggregation (which takes it or
 // launches it, takeMean). (Each op flushes the queues of other kinds, so at
@@ -114,6 +159,7 @@ func (c *call) flushAdam() {
 func (c *call) flushDeferred() {
 	if c.op != "Adam" {
 		c.flushAdam()
+		c.flushCount() // Adam takes it or launches it (takeCount)
 	}
 	if c.op != "FlagOverflow" {
 		c.flushFlags()
@@ -132,5 +178,5 @@ func (c *call) flushDeferred() {
 
 // hasDeferred reports whether any queue holds work (the lock is held).
 func (b *Backend) hasDeferred() bool {
-	return len(b.pads) > 0 || len(b.adamQ.ts) > 0 || len(b.flagQ.cs) > 0 || b.meanQ.set
+	return len(b.pads) > 0 || len(b.adamQ.ts) > 0 || len(b.flagQ.cs) > 0 || b.meanQ.set || b.countQ.set
 }

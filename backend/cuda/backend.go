@@ -84,6 +84,7 @@ type Backend struct {
 	adamQ      adamQueue   // Adam updates not yet launched (adam.go)
 	flagQ      flagQueue   // FlagOverflow checks not yet launched (steps.go)
 	meanQ      meanQueue   // a MeanWeights call not yet launched (sparse.go)
+	countQ     countQueue  // an AddCount call not yet launched (adam.go)
 	side       sideQueue   // the second stream of backend.Concurrent (beside.go)
 	ws         uintptr     // cuBLAS workspace
 	wsClass    int64
@@ -112,6 +113,7 @@ const (
 	scratchCSC    // TransposeBlock's per-source counts (transpose.go)
 	scratchLink   // ExcludeEdges's saved rows and GroupRows's counts (link.go)
 	scratchNorm   // the normalisation's per-chunk column partials (norm.go)
+	scratchAdam   // the ticket of an Adam launch that advances its step (adam.go)
 	numScratch
 )
 

@@ -233,7 +233,11 @@ func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, ou
 }
 
 // AddCount adds delta to the int32 at cnt, on the device, unless unless
-// (optional I32 flag, element 0) is non-zero there.
+// (optional I32 flag, element 0) is non-zero there. The launch is
+// deferred: when the next op is an Adam call whose step is at cnt and
+// whose Skip is unless (a step's optimizer advancing its counter), the
+// Adam launch adds delta itself (takeCount); any other op launches
+// add_count first.
 func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer) {
 	c := b.begin("AddCount")
 	defer c.end()
@@ -242,6 +246,5 @@ func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer
 	if !c.ok {
 		return
 	}
-	c.args().ptr(p).i32(int(delta)).ptr(u.addr())
-	c.launch("add_count", d1(1), d1(32), 0)
+	b.countQ = countQueue{p: p, unless: u.addr(), delta: delta, set: true}
 }

@@ -41,14 +41,21 @@ __device__ __forceinline__ void adam_elem(float* p, float* m, float* v, i64 i, f
     p[i] = pi - lrc * mi / denom;
 }
 
+// With inc != 0 the step is *tP + inc, and the launch stores it at tP (the
+// AddCount before it, fused; nothing changes while skipped): every block's
+// thread 0 reads *tP and then, after a fence, draws a ticket (zero between
+// launches), so the block that draws the last one writes the step after
+// every read.
 extern "C" __global__ void __launch_bounds__(256)
-adam_multi(AdamTable tb, const int* tP, float lr, float b1, float b2, float eps, float wd, const int* skip, int* err) {
+adam_multi(AdamTable tb, int* tP, float lr, float b1, float b2, float eps, float wd, const int* skip, int* err, int inc,
+           int* ticket) {
     __shared__ float lrc, rbc2;
     __shared__ int ok;
     if (threadIdx.x == 0) {
-        int t = *tP;
+        int t = *tP + inc;
+        bool skipped = skip != 0 && *skip != 0;
         ok = t >= 1;
-        if (skip != 0 && *skip != 0) {
+        if (skipped) {
             ok = 0;
         } else if (!ok) {
             if (blockIdx.x == 0) report_error(err, ERR_ADAM_STEP, t, 0, 0);
@@ -57,6 +64,13 @@ adam_multi(AdamTable tb, const int* tP, float lr, float b1, float b2, float eps,
             double bc2 = 1.0 - pow((double)b2, (double)t);
             lrc = (float)((double)lr / bc1);
             rbc2 = (float)(1.0 / sqrt(bc2));
+        }
+        if (inc != 0 && !skipped) {
+            __threadfence(); // the read of *tP before the ticket
+            if (atomicAdd(ticket, 1) == (int)gridDim.x - 1) {
+                *tP = t;
+                *ticket = 0;
+            }
         }
     }
     __syncthreads();
