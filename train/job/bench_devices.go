@@ -99,7 +99,7 @@ func (b *Bench) devices(ctx context.Context, counts []int, ds *dataset.Dataset) 
 			ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{FeatureDType: fdt}}
 		}
 		var rep DevicesReport
-		fmt.Fprintf(j.Log, "measuring %d epochs of %s on %d x %s, %s mode\n", cfg.Epochs, ds.Name, n, bes[0].Name(), mode)
+		fmt.Fprintf(j.Log, "measuring %d epochs of %s on %s, %s mode\n", cfg.Epochs, ds.Name, groupName(bes), mode)
 		topo, err := j.placeTopology(ds, ranks, mode)
 		var feats *multigpu.Features
 		var xch *multigpu.Exchange

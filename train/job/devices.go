@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
@@ -40,7 +42,7 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 	if err := checkMemory(bes[0], cfg, ds, n); err != nil {
 		return nil, err
 	}
-	desc := fmt.Sprintf("%d x %s", n, bes[0].Name())
+	desc := groupName(bes)
 	fmt.Fprintf(j.Log, "training %s (%d layers, hidden %d, fanouts %s, global batch %d = %d x %d) on %s with %s, %s mode\n",
 		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, n, cfg.Batch/n, ds.Name, desc, mode)
 	ranks := make([]multigpu.Rank, n)
@@ -110,4 +112,40 @@ func (j *Job) hybridRanks(ds *dataset.Dataset, cfg train.Config, bes []backend.B
 		ranks[i].Finished = func(*train.Trainer) error { return t.Finish() }
 	}
 	return tiers, nil
+}
+
+// groupName describes a group's devices in rank order: one device by its
+// name; devices whose names differ only in a leading ordinal
+// ("cuda:1 NVIDIA H100 ...") as "cuda:0,1: 2 x NVIDIA H100 ..."; devices of
+// one name as "2 x NAME"; others by every name.
+func groupName(bes []backend.Backend) string {
+	names := make([]string, len(bes))
+	for i, be := range bes {
+		names[i] = be.Name()
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	if kind, ords, model, ok := sameModel(names); ok {
+		return fmt.Sprintf("%s:%s: %d x %s", kind, strings.Join(ords, ","), len(names), model)
+	}
+	if slices.Equal(names, slices.Repeat(names[:1], len(names))) {
+		return fmt.Sprintf("%d x %s", len(names), names[0])
+	}
+	return strings.Join(names, "; ")
+}
+
+// sameModel splits names of the form "KIND:ORDINAL MODEL" that share KIND
+// and MODEL into those and the ordinals; ok is false for any other names.
+func sameModel(names []string) (kind string, ords []string, model string, ok bool) {
+	for i, n := range names {
+		k, r, found := strings.Cut(n, ":")
+		o, m, spaced := strings.Cut(r, " ")
+		if !found || !spaced || o == "" || strings.ContainsAny(k, " (") || (i > 0 && (k != kind || m != model)) {
+			return "", nil, "", false
+		}
+		kind, model = k, m
+		ords = append(ords, o)
+	}
+	return kind, ords, model, len(names) > 0
 }

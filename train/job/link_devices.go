@@ -32,7 +32,7 @@ func runLinkDevices(ctx context.Context, j Job) (*link.Summary, error) {
 		return nil, err
 	}
 	defer closeGroup(bes, colls)
-	printLinkStart(j.Log, cfg, fmt.Sprintf("%d devices (%s), %d edges a step", len(bes), bes[0].Name(), cfg.Batch), mode)
+	printLinkStart(j.Log, cfg, fmt.Sprintf("%d devices (%s), %d edges a step", len(bes), groupName(bes), cfg.Batch), mode)
 	trs := make([]*link.Trainer, len(bes))
 	defer func() {
 		for _, tr := range trs {
