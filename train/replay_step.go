@@ -93,13 +93,16 @@ func (r *replayer) sample(p *Plan) {
 	p.SampleTrain(t.in, t.cfg.Seed)
 }
 
-// prepare samples p's step and, with fetchBeside, fetches its rows: a
-// run's first step in order before its first launch (into plans[0]), then
-// each launch the step after its own.
+// prepare samples p's step and gathers its labels (each plan has its
+// own) and, with fetchBeside, fetches its rows: a run's first step in
+// order before its first launch (into plans[0]), then each launch the step
+// after its own, beside it, so the label gather is off the step's chain.
 func (r *replayer) prepare(p *Plan) {
 	r.sample(p)
 	if r.t.fetchBeside() {
 		p.Gather(r.t.in)
+	} else {
+		p.GatherLabels(r.t.in)
 	}
 }
 
@@ -133,7 +136,8 @@ func (r *replayer) issue(k int) {
 		defer backend.JoinBeside(be)
 	}
 	if !fetch {
-		p.Gather(t.in)
+		// Rows the twin shares (a resident store's gather), in the step.
+		p.GatherRows(t.in)
 		t.flagChunks(p, r.flag)
 	}
 	adam := t.adam

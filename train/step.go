@@ -146,12 +146,23 @@ func (p *Plan) sample(g, bottom backend.Graph, seed uint64) {
 
 // Gather copies the input features of the bottom block's sources (unless
 // the model reads them in place: Table) and the seeds' labels into the
-// plan.
+// plan: GatherRows and GatherLabels.
 func (p *Plan) Gather(in *Inputs) {
+	p.GatherRows(in)
+	p.GatherLabels(in)
+}
+
+// GatherRows copies the input features of the bottom block's sources into
+// the plan's rows, unless the model reads them in place (Table).
+func (p *Plan) GatherRows(in *Inputs) {
 	if p.X != nil {
 		b := p.Blocks[0]
 		in.Feat.Gather(b.SrcIDs, b.NumSrc, p.X)
 	}
+}
+
+// GatherLabels copies the seeds' labels into the plan's own labels.
+func (p *Plan) GatherLabels(in *Inputs) {
 	p.be.Gather(in.Labels, 1, p.Seeds, p.NSeeds, p.Labels)
 }
 
