@@ -104,8 +104,8 @@ func (r *replayer) issueEval(g *evalGraph) {
 	p.Gather(t.in)
 	t.flagChunks(p, r.flag)
 	loss, correct, _ := p.Predict(t.model, t.in, t.cfg.Seed)
+	be.AddCount(p.ClockStep(), 1, nil) // first: Accumulate's launch advances it
 	be.Accumulate(loss, correct, r.evalAcc, r.flag)
-	be.AddCount(p.ClockStep(), 1, nil)
 }
 
 // freeEvals releases the evaluation graphs and their id buffers.

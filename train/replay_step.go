@@ -144,8 +144,9 @@ func (r *replayer) issue(k int) {
 	adam.Skip = r.flag
 	loss, correct := p.Learn(t.model, t.in, t.cfg.Seed, adam)
 	r.loss = loss
-	be.Accumulate(loss, correct, r.acc, r.flag)
+	// The clock first: the CUDA backend's Accumulate launch advances it.
 	be.AddCount(p.ClockStep(), 2, nil)
+	be.Accumulate(loss, correct, r.acc, r.flag)
 }
 
 // fetchBeside says whether the replay driver fetches a step's feature rows

@@ -98,6 +98,60 @@ func testAccumulate(e *env) {
 	checkEqual(e.t, "Accumulate with the flag set", e.readF32(acc, 2), []float32{2.25, 16}, 0)
 }
 
+// testAddCountAccumulate: AddCount followed at once by Accumulate (which a
+// backend may do in one launch) gives what the two give kept apart: the
+// count advanced first (also when it is the correct count Accumulate
+// reads), each skipped only while its own flag is set.
+func testAddCountAccumulate(e *env) {
+	for _, c := range []struct {
+		name           string
+		same           bool  // the counter advanced is the correct count
+		cntSet, accSet int32 // the two flags
+	}{
+		{"another counter", false, 0, 0},
+		{"the correct count", true, 0, 0},
+		{"the count's flag set", true, 1, 0},
+		{"the accumulation's flag set", false, 0, 1},
+	} {
+		run := func(apart bool) ([]float32, []int32) {
+			acc := e.upload([]float32{1.5, 2})
+			loss := e.upload([]float32{0.25})
+			counts := e.upload([]int32{7, 100})
+			correct := backend.Count{Buf: counts, Off: 0, Cap: 40}
+			cnt := backend.Count{Buf: counts, Off: 1, Cap: 1 << 20}
+			if c.same {
+				cnt = correct
+			}
+			cntFlag, accFlag := e.upload([]int32{c.cntSet}), e.upload([]int32{c.accSet})
+			other := e.poison(4)
+			e.be.AddCount(cnt, 3, cntFlag)
+			if apart {
+				e.be.Fill(other, 0)
+			}
+			e.be.Accumulate(loss, correct, acc, accFlag)
+			return e.readF32(acc, 2), e.readI32(counts, 2)
+		}
+		accT, cntT := run(false)
+		accA, cntA := run(true)
+		name := "AddCount then Accumulate, " + c.name
+		checkEqual(e.t, name+": acc", accT, accA, 0)
+		checkEqual(e.t, name+": counts", cntT, cntA, 0)
+		wantCnt := []int32{7, 100}
+		if k := 1; c.cntSet == 0 {
+			if c.same {
+				k = 0
+			}
+			wantCnt[k] += 3
+		}
+		wantAcc := []float32{1.5, 2}
+		if c.accSet == 0 {
+			wantAcc = []float32{1.75, 2 + float32(wantCnt[0])}
+		}
+		checkEqual(e.t, name+": counts against the reference", cntA, wantCnt, 0)
+		checkEqual(e.t, name+": acc against the reference", accA, wantAcc, 0)
+	}
+}
+
 // testScaleShare: live rows scale by num/den (float64 reference), rows past
 // the live count keep their values, and num = 0 zeroes the live rows even
 // when they hold NaN.

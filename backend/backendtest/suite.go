@@ -58,6 +58,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"SliceSeeds", testSliceSeeds},
 		{"FlagOverflow", testFlagOverflow},
 		{"Accumulate", testAccumulate},
+		{"AddCountAccumulate", testAddCountAccumulate},
 		{"ScaleShare", testScaleShare},
 		{"GatherTiered", testGatherTiered},
 		{"GatherBF16", testGatherBF16},

@@ -149,17 +149,21 @@ func (c *call) flushAdam() {
 }
 
 // flushDeferred launches the work queued by earlier calls before op: the
-// Adam queue and the AddCount call unless op is Adam (which takes the
-// call or launches it, takeCount), the FlagOverflow queue unless op is
-// FlagOverflow, the padding restores unless op is a Linear op, the
-// MeanWeights call unless op is a forward aggregation (which takes it or
-// launches it, takeMean). (Each op flushes the queues of other kinds, so at
-// most one kind is pending.)
+// Adam queue unless op is Adam, the AddCount call unless op is Adam or
+// Accumulate (which take the call or launch it), the FlagOverflow queue
+// unless op is FlagOverflow, the padding restores unless op is a Linear
+// op, the MeanWeights call unless op is a forward aggregation (which takes
+// it or launches it, takeMean). (Each op flushes the queues of other
+// kinds, so at most one kind is pending.)
 // Called by beginAlways.
 func (c *call) flushDeferred() {
 	if c.op != "Adam" {
 		c.flushAdam()
-		c.flushCount() // Adam takes it or launches it (takeCount)
+	}
+	switch c.op {
+	case "Adam", "Accumulate": // they take it (takeCount, Accumulate) or launch it
+	default:
+		c.flushCount()
 	}
 	if c.op != "FlagOverflow" {
 		c.flushFlags()

@@ -236,8 +236,9 @@ func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, ou
 // (optional I32 flag, element 0) is non-zero there. The launch is
 // deferred: when the next op is an Adam call whose step is at cnt and
 // whose Skip is unless (a step's optimizer advancing its counter), the
-// Adam launch adds delta itself (takeCount); any other op launches
-// add_count first.
+// Adam launch adds delta itself (takeCount), and when it is Accumulate,
+// that launch does (a step's clock advanced with its accumulation); any
+// other op launches add_count first.
 func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer) {
 	c := b.begin("AddCount")
 	defer c.end()

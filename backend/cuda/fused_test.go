@@ -7,10 +7,11 @@ import (
 )
 
 // TestFusedLaunches: MeanWeights followed by the aggregation over its
-// block and weights, and AddCount of an Adam step counter followed by the
-// Adam calls on it, each take one launch, and two when another op comes
-// between (their results against the two kept apart are the conformance
-// suite's MeanWeightsAggregate and AddCountAdam).
+// block and weights, AddCount followed by Accumulate, and AddCount of an
+// Adam step counter followed by the Adam calls on it, each take one
+// launch, and two when another op comes between (their results against
+// the two kept apart are the conformance suite's MeanWeightsAggregate,
+// AddCountAccumulate and AddCountAdam).
 func TestFusedLaunches(t *testing.T) {
 	b := openTest(t, Options{})
 	blk := &backend.Block{
@@ -25,6 +26,8 @@ func TestFusedLaunches(t *testing.T) {
 	out := upload(t, b, make([]float32, 3*16))
 	other := upload(t, b, make([]float32, 4))
 	cnt := upload(t, b, []int32{1})
+	clock := upload(t, b, []int32{0})
+	loss, acc := upload(t, b, []float32{0.5}), upload(t, b, []float32{0, 0})
 	skip := upload(t, b, []int32{0})
 	var params [2][4]backend.Buffer
 	for k := range params {
@@ -58,6 +61,13 @@ func TestFusedLaunches(t *testing.T) {
 			t.Errorf("MeanWeights then AggregateConcat (another op between: %v): %d launches, want %d", apart, n, want)
 		}
 		if n := launches(func() {
+			b.AddCount(backend.Count{Buf: clock}, 2, nil)
+			between(apart)
+			b.Accumulate(loss, backend.Count{Buf: cnt}, acc, skip)
+		}); n != want {
+			t.Errorf("AddCount then Accumulate (another op between: %v): %d launches, want %d", apart, n, want)
+		}
+		if n := launches(func() {
 			b.AddCount(backend.Count{Buf: cnt}, 1, skip)
 			between(apart)
 			for _, q := range params {
@@ -72,5 +82,10 @@ func TestFusedLaunches(t *testing.T) {
 	must(t, b)
 	if got[0] != 3 {
 		t.Errorf("step counter %d after two advances from 1, want 3", got[0])
+	}
+	b.Read(got, clock, 0)
+	must(t, b)
+	if got[0] != 4 {
+		t.Errorf("clock %d after two advances by 2 from 0, want 4", got[0])
 	}
 }

@@ -98,7 +98,8 @@ func (c *call) flushFlags() {
 
 // Accumulate adds loss[0] to acc[0] and the int32 at correct (not clamped:
 // it is a counter) to acc[1] (acc F32 [2]) unless unless (optional I32
-// flag, element 0) is non-zero on the device. One single-thread launch.
+// flag, element 0) is non-zero on the device. One single-thread launch,
+// which first does the AddCount queued before it, if any (AddCount).
 func (b *Backend) Accumulate(loss backend.Buffer, correct backend.Count, acc, unless backend.Buffer) {
 	c := b.begin("Accumulate")
 	defer c.end()
@@ -107,9 +108,12 @@ func (b *Backend) Accumulate(loss backend.Buffer, correct backend.Count, acc, un
 	as := c.buf("acc", acc, backend.F32, 2)
 	u := c.optBuf("unless", unless, backend.I32, 1)
 	if !c.ok {
+		c.flushCount()
 		return
 	}
-	c.args().ptr(ls.addr()).ptr(cp).ptr(as.addr()).ptr(u.addr())
+	q := b.countQ
+	b.countQ = countQueue{}
+	c.args().ptr(ls.addr()).ptr(cp).ptr(as.addr()).ptr(u.addr()).ptr(q.p).i32(int(q.delta)).ptr(q.unless)
 	c.launch("accumulate", d1(1), d1(32), 0)
 }
 

@@ -40,10 +40,15 @@ extern "C" __global__ void flag_overflows(FlagCounts fc, const int* clock, int* 
     }
 }
 
-// accumulate: acc[0] += loss[0], acc[1] += *correct (as float), unless the
-// optional flag is set. One thread.
-extern "C" __global__ void accumulate(const float* loss, const int* correct, float* acc, const int* unless) {
-    if (gtid() != 0 || flag_set(unless)) return;
+// accumulate: first, when cnt is not null, *cnt += delta unless the flag
+// cntUnless is set (the AddCount queued before it); then acc[0] +=
+// loss[0], acc[1] += *correct (as float), unless the optional flag is set.
+// One thread.
+extern "C" __global__ void accumulate(const float* loss, const int* correct, float* acc, const int* unless, int* cnt,
+                                      int delta, const int* cntUnless) {
+    if (gtid() != 0) return;
+    if (cnt != 0 && !flag_set(cntUnless)) *cnt += delta;
+    if (flag_set(unless)) return;
     acc[0] += loss[0];
     acc[1] += (float)*correct;
 }
