@@ -3,30 +3,15 @@
 the kernels between the last two Adam launches, by kernel name, in µs.
 With a pattern, also each matching launch in order.
 Usage: ncu-step.py FILE.csv [PATTERN]"""
-import csv
 import re
 import sys
 from collections import defaultdict
 
+from ncusteps import duration_us, last_step, launches
+
 
 def main(path, pattern=None):
-    rows = []
-    with open(path) as f:
-        lines = [l for l in f if l.startswith('"')]
-    for r in csv.DictReader(lines):
-        if r.get("Metric Name") != "gpu__time_duration.sum":
-            continue
-        v = float(r["Metric Value"].replace(",", ""))
-        unit = r.get("Metric Unit", "ns")
-        scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3}.get(unit, 1e-3)
-        rows.append((r["Kernel Name"].split("(")[0], v * scale))
-    adam = [i for i, (n, _) in enumerate(rows) if n.startswith("adam")]
-    # The step's Adam launches come in a run (one per parameter): the step is
-    # from the first Adam of the previous run's end to the last of this one.
-    ends = [i for i in adam if i + 1 >= len(rows) or not rows[i + 1][0].startswith("adam")]
-    if len(ends) < 2:
-        sys.exit("fewer than two steps in " + path)
-    step = rows[ends[-2] + 1: ends[-1] + 1]
+    step = [(n, duration_us(m)) for n, m in last_step(launches(path), path)]
     by = defaultdict(lambda: [0, 0.0])
     for n, t in step:
         by[n][0] += 1

@@ -3,29 +3,16 @@
 Adam launches, as ncu-step.py takes them): each metric in all, for the
 next step's sampling kernels (slice, sample, relabel) and for the rest.
 Usage: ncu-work.py FILE.csv"""
-import csv
 import sys
 from collections import defaultdict
+
+from ncusteps import last_step, launches
 
 SAMPLING = ("slice_seeds", "sample_", "relabel_")
 
 
 def main(path):
-    launches = {}  # ID -> (name, {metric: value})
-    with open(path) as f:
-        lines = [l for l in f if l.startswith('"')]
-    for r in csv.DictReader(lines):
-        k = launches.setdefault(r["ID"], (r["Kernel Name"].split("(")[0], {}))
-        v = r["Metric Value"].replace(",", "")
-        try:
-            k[1][r["Metric Name"] + " (" + r.get("Metric Unit", "") + ")"] = float(v)
-        except ValueError:
-            pass
-    rows = [launches[i] for i in sorted(launches, key=int)]
-    ends = [i for i, (n, _) in enumerate(rows) if n.startswith("adam") and (i + 1 >= len(rows) or not rows[i + 1][0].startswith("adam"))]
-    if len(ends) < 2:
-        sys.exit("fewer than two steps in " + path)
-    step = rows[ends[-2] + 1: ends[-1] + 1]
+    step = last_step(launches(path), path)
     tot = {"all": defaultdict(float), "sampling": defaultdict(float), "rest": defaultdict(float)}
     for n, m in step:
         part = "sampling" if n.startswith(SAMPLING) else "rest"
