@@ -312,6 +312,18 @@ func (u *machine) top() (any, error) {
 	return u.stack[n-1], nil
 }
 
+// popN removes and returns the last n values, in the order they were
+// pushed; they must lie above the last MARK.
+func (u *machine) popN(n int) ([]any, error) {
+	k := len(u.stack) - n
+	if k < 0 || (len(u.marks) > 0 && u.marks[len(u.marks)-1] > k) {
+		return nil, fmt.Errorf("stack underflow")
+	}
+	items := append([]any(nil), u.stack[k:]...)
+	u.stack = u.stack[:k]
+	return items, nil
+}
+
 // popMark removes and returns the values pushed since the last MARK.
 func (u *machine) popMark() ([]any, error) {
 	if len(u.marks) == 0 {

@@ -12,13 +12,11 @@ func (u *machine) stepContainer(op byte) (bool, error) {
 	case ')': // EMPTY_TUPLE
 		u.push(Tuple{})
 	case 0x85, 0x86, 0x87: // TUPLE1, TUPLE2, TUPLE3
-		n := int(op - 0x84)
-		if len(u.stack) < n || (len(u.marks) > 0 && u.marks[len(u.marks)-1] > len(u.stack)-n) {
-			return true, fmt.Errorf("stack underflow")
+		items, err := u.popN(int(op - 0x84))
+		if err != nil {
+			return true, err
 		}
-		t := append(Tuple(nil), u.stack[len(u.stack)-n:]...)
-		u.stack = u.stack[:len(u.stack)-n]
-		u.push(t)
+		u.push(Tuple(items))
 	case 't': // TUPLE
 		items, err := u.popMark()
 		if err != nil {
@@ -55,18 +53,18 @@ func (u *machine) stepContainer(op byte) (bool, error) {
 	return true, nil
 }
 
+// popItems pops the values since MARK (many) or the last n.
+func (u *machine) popItems(many bool, n int) ([]any, error) {
+	if many {
+		return u.popMark()
+	}
+	return u.popN(n)
+}
+
 // appendItems appends one value (APPEND) or the values since MARK (APPENDS)
 // to the list below them.
 func (u *machine) appendItems(many bool) error {
-	var items []any
-	var err error
-	if many {
-		items, err = u.popMark()
-	} else {
-		var v any
-		v, err = u.pop()
-		items = []any{v}
-	}
+	items, err := u.popItems(many, 1)
 	if err != nil {
 		return err
 	}
@@ -85,22 +83,9 @@ func (u *machine) appendItems(many bool) error {
 // setItems stores one key/value pair (SETITEM) or the pairs since MARK
 // (SETITEMS) into the dict below them.
 func (u *machine) setItems(many bool) error {
-	var items []any
-	if many {
-		var err error
-		if items, err = u.popMark(); err != nil {
-			return err
-		}
-	} else {
-		v, err := u.pop()
-		if err != nil {
-			return err
-		}
-		k, err := u.pop()
-		if err != nil {
-			return err
-		}
-		items = []any{k, v}
+	items, err := u.popItems(many, 2)
+	if err != nil {
+		return err
 	}
 	target, err := u.top()
 	if err != nil {
