@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/fanout-gnn/fanout/dist"
+	"github.com/fanout-gnn/fanout/cluster"
 )
 
 // runLaunch starts --nproc local processes of `fanout ARGS...` as one job,
@@ -45,9 +45,9 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if cpuJob(rest) {
-		return dist.RunMPI(ctx, exe, rest, *nproc, stdout, stderr)
+		return cluster.RunMPI(ctx, exe, rest, *nproc, stdout, stderr)
 	}
-	return dist.RunProcesses(ctx, exe, rest, *nproc, dist.LocalEnv(*nproc, *port, hex.EncodeToString(tok)), dist.RankLines(stdout, stderr))
+	return cluster.RunProcesses(ctx, exe, rest, *nproc, cluster.LocalEnv(*nproc, *port, hex.EncodeToString(tok)), cluster.RankLines(stdout, stderr))
 }
 
 // cpuJob reports whether the launched command trains on CPUs.

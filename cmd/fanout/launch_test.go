@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/dist"
+	"github.com/fanout-gnn/fanout/cluster"
 )
 
 func testEnv(n int) func(int) []string {
@@ -22,7 +22,7 @@ func testEnv(n int) func(int) []string {
 // the job fails naming one.
 func TestRunJob(t *testing.T) {
 	var out, errb bytes.Buffer
-	if err := dist.RunProcesses(context.Background(), os.Args[0], []string{"version"}, 2, testEnv(2), dist.RankLines(&out, &errb)); err != nil {
+	if err := cluster.RunProcesses(context.Background(), os.Args[0], []string{"version"}, 2, testEnv(2), cluster.RankLines(&out, &errb)); err != nil {
 		t.Fatalf("%v: %s", err, errb.String())
 	}
 	for _, want := range []string{"[rank 0] fanout ", "[rank 1] fanout "} {
@@ -34,7 +34,7 @@ func TestRunJob(t *testing.T) {
 	errb.Reset()
 	// Under torchrun's variables CPU processes need mpirun's wiring (MPI
 	// sees a world of one), so every rank fails and the job says which.
-	err := dist.RunProcesses(context.Background(), os.Args[0], []string{"train", "--device", "cpu", "--epochs", "1"}, 2, testEnv(2), dist.RankLines(&out, &errb))
+	err := cluster.RunProcesses(context.Background(), os.Args[0], []string{"train", "--device", "cpu", "--epochs", "1"}, 2, testEnv(2), cluster.RankLines(&out, &errb))
 	if err == nil || !strings.Contains(err.Error(), "the job failed: rank ") {
 		t.Fatalf("err = %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fanout-gnn/fanout/dist"
+	"github.com/fanout-gnn/fanout/cluster"
 )
 
 // mpiEnv lets mpirun run as root (CI runs as root) and the test binary act
@@ -217,15 +217,15 @@ func TestLaunchNamesRanks(t *testing.T) {
 func TestLaunchAsRootSaysWhatToSet(t *testing.T) {
 	env := map[string]string{}
 	get := func(k string) string { return env[k] }
-	err := dist.MPIRootAllowed(0, get)
+	err := cluster.MPIRootAllowed(0, get)
 	if err == nil || !strings.Contains(err.Error(), "set OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1") {
 		t.Fatalf("root without the variables: %v", err)
 	}
-	if err := dist.MPIRootAllowed(1000, get); err != nil {
+	if err := cluster.MPIRootAllowed(1000, get); err != nil {
 		t.Fatalf("another user: %v", err)
 	}
 	env["OMPI_ALLOW_RUN_AS_ROOT"], env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1", "1"
-	if err := dist.MPIRootAllowed(0, get); err != nil {
+	if err := cluster.MPIRootAllowed(0, get); err != nil {
 		t.Fatalf("root with the variables: %v", err)
 	}
 	if os.Geteuid() != 0 {

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/fanout-gnn/fanout/checkpoint"
+	"github.com/fanout-gnn/fanout/cluster"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
-	"github.com/fanout-gnn/fanout/dist"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/job"
 )
@@ -127,7 +127,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	j := rf.job(cfg, opt, stderr)
 	j.Mode = mode
-	if j.Launch, err = dist.FromEnv(os.Environ()); err != nil {
+	if j.Launch, err = cluster.FromEnv(os.Environ()); err != nil {
 		return err
 	}
 	if done, err := runLinkTask(ctx, j, stdout); done || err != nil {

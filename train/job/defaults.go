@@ -2,8 +2,8 @@ package job
 
 import (
 	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/cluster"
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dist"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -44,7 +44,7 @@ func GPUBottomProducts(cfg train.Config, tf32, hybrid bool, onGPUs func() bool) 
 // variables); not on the CPU, and with device auto only when a GPU is
 // there. The probe initialises the driver: a caller keeps its answer.
 func OnGPUs(device string, c CUDA, environ []string) bool {
-	if _, err := dist.FromEnv(environ); err != nil || device == "cpu" {
+	if _, err := cluster.FromEnv(environ); err != nil || device == "cpu" {
 		return false
 	}
 	if device == "auto" {

@@ -14,7 +14,7 @@ import (
 	"io"
 
 	"github.com/fanout-gnn/fanout/backend/cuda"
-	"github.com/fanout-gnn/fanout/dist"
+	"github.com/fanout-gnn/fanout/cluster"
 	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train"
 )
@@ -129,7 +129,7 @@ type Job struct {
 	Link LinkSettings
 	// Launch is the launcher's environment when this process is one rank
 	// of a job of several processes.
-	Launch *dist.Launch
+	Launch *cluster.Launch
 	// Log hears what the job says as it runs (stderr).
 	Log io.Writer
 	// Progress, when set, makes a progress display for long work

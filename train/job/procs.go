@@ -9,8 +9,8 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/cuda"
-	"github.com/fanout-gnn/fanout/dist"
-	"github.com/fanout-gnn/fanout/dist/mpi"
+	"github.com/fanout-gnn/fanout/cluster"
+	"github.com/fanout-gnn/fanout/cluster/mpi"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
@@ -44,7 +44,7 @@ func joinProcesses(ctx context.Context, j *Job, run rankFunc) (err error) {
 	if j.Device == "cpu" {
 		return joinMPI(ctx, j, run)
 	}
-	token, err := dist.Token(os.Getenv)
+	token, err := cluster.Token(os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -62,14 +62,14 @@ func joinProcesses(ctx context.Context, j *Job, run rankFunc) (err error) {
 	if err != nil {
 		return fmt.Errorf("several processes need NCCL: %w", err)
 	}
-	meet, err := dist.Meet(ctx, l, token, j.Log)
+	meet, err := cluster.Meet(ctx, l, token, j.Log)
 	if err != nil {
 		return err
 	}
 	finished := false
 	defer func() { meet.Close(finished) }()
 	var id cuda.UniqueID
-	b, err := dist.ShareID(ctx, meet.Client, l.Rank, "nccl-id", len(id.Internal), func() ([]byte, error) {
+	b, err := cluster.ShareID(ctx, meet.Client, l.Rank, "nccl-id", len(id.Internal), func() ([]byte, error) {
 		id, err := nccl.GetUniqueID()
 		return id.Internal[:], err
 	})
@@ -87,7 +87,7 @@ func joinProcesses(ctx context.Context, j *Job, run rankFunc) (err error) {
 		return err
 	}
 	defer comm.Close()
-	defer dist.AbortOnFailure(meet.Client, comm.Abort)() // stops watching before comm.Close (deferred earlier, runs later)
+	defer cluster.AbortOnFailure(meet.Client, comm.Abort)() // stops watching before comm.Close (deferred earlier, runs later)
 	desc := fmt.Sprintf("rank %d of %d (%s), %s", l.Rank, l.WorldSize, l.Launcher, gpu.Name())
 	if err := run(ctx, gpu, comm, desc, Replay); err != nil {
 		if cerr := meet.Client.Err(); cerr != nil {

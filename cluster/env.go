@@ -1,4 +1,4 @@
-// Package dist holds what several processes of one training job need to
+// Package cluster holds what several processes of one training job need to
 // find each other, the way PyTorch jobs do: the launcher's environment
 // (torchrun, Slurm, Open MPI's mpirun) read into a typed Launch, and a small
 // rendezvous store (store.go) at MASTER_ADDR:MASTER_PORT through which the
@@ -6,7 +6,7 @@
 // collective library's (NCCL, MPI), never this package's.
 //
 // Nothing here reads the process environment: the command line passes it in.
-package dist
+package cluster
 
 import (
 	"fmt"
