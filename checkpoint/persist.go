@@ -1,10 +1,7 @@
 package checkpoint
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 )
@@ -33,22 +30,4 @@ func OldFormatNote(path string, c *Checkpoint) string {
 	}
 	return fmt.Sprintf("note: %s is a format-%d checkpoint: it has no checksum and no dataset fingerprint, so neither was checked (the next save writes format %d)",
 		path, c.Format, CurrentFormat)
-}
-
-// WriteFileAtomic writes data to a temporary file beside path, syncs it and
-// renames it into place.
-func WriteFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), tempFilePrefix+"*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := errors.Join(f.Sync(), f.Close()); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/internal/atomicfile"
 )
 
 // Files of a run directory.
@@ -17,8 +19,8 @@ const (
 	SummaryFile    = "summary.json"  // written when the run ends
 	LockFile       = "lock"          // holds an advisory lock and its holder's pid while a run is open
 
-	tempCheckpointPrefix = ".ckpt-" // Save's temporary files
-	tempFilePrefix       = ".tmp-"  // writeFileAtomic's temporary files
+	tempCheckpointPrefix = ".ckpt-"              // Save's temporary files
+	tempFilePrefix       = atomicfile.TempPrefix // the temporary files of the run's other writes
 )
 
 // runFiles are the files that make a directory hold a run.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/fanout-gnn/fanout/checkpoint"
+	"github.com/fanout-gnn/fanout/internal/atomicfile"
 )
 
 // metricsLog appends one JSON object per epoch to RunDir/metrics.jsonl.
@@ -68,7 +69,7 @@ func repairMetrics(path string, epochs int) error {
 	if keep == len(b) {
 		return nil
 	}
-	return checkpoint.WriteFileAtomic(path, b[:keep])
+	return atomicfile.Write(path, b[:keep])
 }
 
 // Write appends one epoch's record.

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/fanout-gnn/fanout/checkpoint"
+	"github.com/fanout-gnn/fanout/internal/atomicfile"
 )
 
 // Snapshot copies the model, its optimizer state and the run's state to
@@ -177,7 +178,7 @@ func (t *Trainer) finish() (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s, checkpoint.WriteFileAtomic(filepath.Join(t.opt.RunDir, checkpoint.SummaryFile), append(b, '\n'))
+	return s, atomicfile.Write(filepath.Join(t.opt.RunDir, checkpoint.SummaryFile), append(b, '\n'))
 }
 
 // fingerprint is the fingerprint of the trainer's dataset, computed once.

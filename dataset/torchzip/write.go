@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/fanout-gnn/fanout/checkpoint"
+	"github.com/fanout-gnn/fanout/internal/atomicfile"
 )
 
 // Write saves tensors as torch.save would (zip format, pickle protocol
@@ -86,7 +86,7 @@ func Write(file string, tensors map[string]*Tensor) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}
-	return checkpoint.WriteFileAtomic(file, zbuf.Bytes())
+	return atomicfile.Write(file, zbuf.Bytes())
 }
 
 // pickler writes the opcodes Write needs.

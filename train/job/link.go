@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
 	"github.com/fanout-gnn/fanout/dataset/npy"
 	"github.com/fanout-gnn/fanout/export"
+	"github.com/fanout-gnn/fanout/internal/atomicfile"
 	"github.com/fanout-gnn/fanout/train/link"
 )
 
@@ -298,7 +298,7 @@ func writeLinkOutputs(tr *link.Trainer, s *link.Summary, j Job) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		if err := checkpoint.WriteFileAtomic(filepath.Join(dir, LinkSummaryFile), append(b, '\n')); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, LinkSummaryFile), append(b, '\n')); err != nil {
 			return err
 		}
 		enc, meta, err := tr.EncoderTensors()

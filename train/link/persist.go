@@ -9,6 +9,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/checkpoint"
+	"github.com/fanout-gnn/fanout/internal/atomicfile"
 )
 
 // Files of a link run in its run directory (Trainer.RunDir): the last
@@ -92,7 +93,7 @@ func (t *Trainer) save(s *Summary, newBest bool) error {
 	if err != nil {
 		return err
 	}
-	return checkpoint.WriteFileAtomic(filepath.Join(dir, StateFile), append(js, '\n'))
+	return atomicfile.Write(filepath.Join(dir, StateFile), append(js, '\n'))
 }
 
 // Resume continues the run saved in RunDir: the tensors, the Adam step
