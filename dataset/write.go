@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/internal/atomicfile"
 )
 
 // Write stores d as a dataset directory at dir. The dataset is validated
@@ -82,7 +82,7 @@ func WriteContext(ctx context.Context, dir string, d *Dataset) (stale []string, 
 	if err = replaceDir(abs, tmp, existing); err != nil {
 		return stale, fmt.Errorf("writing %s: %w", dir, err)
 	}
-	return stale, syncDir(parent)
+	return stale, atomicfile.SyncDir(parent)
 }
 
 // Suffixes of Write's temporary siblings of a dataset directory NAME:
@@ -237,7 +237,7 @@ func writeFiles(ctx context.Context, dir string, d *Dataset) error {
 	}); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return atomicfile.SyncDir(dir)
 }
 
 // writeArray writes one .npy file and syncs it, stopping between chunks
@@ -286,21 +286,4 @@ func writeSynced(path string, fill func(*os.File) error) error {
 		return fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
 	return nil
-}
-
-// syncDir fsyncs a directory so that the entries created in it are durable.
-// Windows cannot sync directory handles; there it does nothing.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -3,9 +3,8 @@ package npy
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"runtime"
+
+	"github.com/fanout-gnn/fanout/internal/atomicfile"
 )
 
 // Write writes data as a little-endian, C-order .npy array (format 1.0, or
@@ -45,54 +44,10 @@ func Write(w io.Writer, data any, shape []int64) error {
 	return nil
 }
 
-// WriteFile writes data to path atomically: into a temporary file in the same
-// directory, synced to disk, then renamed over path. On failure path is
-// untouched and the temporary file is removed.
-func WriteFile(path string, data any, shape []int64) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(tmp)
-			err = fmt.Errorf("%s: %w", path, err)
-		}
-	}()
-	if err = Write(f, data, shape); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir fsyncs a directory so that renames inside it are durable.
-// Windows cannot sync directory handles; there it does nothing.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+// WriteFile writes data to path atomically (internal/atomicfile): into a
+// temporary file in the same directory, synced to disk, then renamed over
+// path. On failure path is untouched and the temporary file is removed.
+// Errors name path.
+func WriteFile(path string, data any, shape []int64) error {
+	return atomicfile.WriteWith(path, func(w io.Writer) error { return Write(w, data, shape) })
 }
