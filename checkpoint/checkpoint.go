@@ -1,9 +1,10 @@
 // Package checkpoint holds what a training run saves and where: the
-// configuration and state a checkpoint records (Config, State), the
-// checkpoint file itself (Save, Load), the dataset's fingerprint that a
-// checkpoint is checked against, and the run directory with its lock. It
-// links no trainer, so a reader of checkpoints (package export) needs only
-// this package and nn.
+// checkpoint file itself (Save, Load), the run's state it records (State),
+// the dataset's fingerprint that a checkpoint is checked against
+// (DatasetInfo), and the run directory with its lock. It is a container:
+// the training and model configurations it carries are JSON that package
+// train writes and reads, so it links neither the trainer, the models nor
+// the datasets.
 package checkpoint
 
 import (
@@ -18,8 +19,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-
-	"github.com/fanout-gnn/fanout/nn"
 )
 
 // Checkpoint formats: the magic line that starts each. Format 2 adds the
@@ -47,13 +46,13 @@ var ErrChecksum = errors.New("checksum mismatch: the file is damaged")
 // float32, and last a little-endian uint32 CRC-32C of every byte before it.
 // Format 1 is the same without the trailer.
 type Checkpoint struct {
-	Config  Config         `json:"config"`
-	Model   nn.Config      `json:"model"`
-	Dataset DatasetInfo    `json:"dataset"`
-	State   State          `json:"state"`
-	Params  []ParamInfo    `json:"params"`
-	Data    [][3][]float32 `json:"-"` // per param: W, M, V
-	Format  int            `json:"-"` // format of the file it was read from (1 or 2); 0 when made in memory
+	Config  json.RawMessage `json:"config"` // the training configuration (train.Config)
+	Model   json.RawMessage `json:"model"`  // the model's configuration (nn.Config)
+	Dataset DatasetInfo     `json:"dataset"`
+	State   State           `json:"state"`
+	Params  []ParamInfo     `json:"params"`
+	Data    [][3][]float32  `json:"-"` // per param: W, M, V
+	Format  int             `json:"-"` // format of the file it was read from (1 or 2); 0 when made in memory
 }
 
 // ParamInfo names one saved parameter.

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,7 +13,7 @@ import (
 )
 
 func sampleCheckpoint() *Checkpoint {
-	c := &Checkpoint{Config: Defaults(), State: State{Epoch: 3, StepInEpoch: 2, AdamT: 40, BestValid: 0.5},
+	c := &Checkpoint{Config: json.RawMessage(`{"model":"sage","layers":2}`), Model: json.RawMessage(`{"Kind":"sage"}`), State: State{Epoch: 3, StepInEpoch: 2, AdamT: 40, BestValid: 0.5},
 		Dataset: DatasetInfo{Name: "x", Vertices: 10, FeatDim: 4, Classes: 3},
 		Params:  []ParamInfo{{Name: "w", Shape: []int{4, 3}}, {Name: "b", Shape: []int{3}}}}
 	for _, p := range c.Params {

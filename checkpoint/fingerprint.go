@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-
-	"github.com/fanout-gnn/fanout/dataset"
 )
 
 // DatasetInfo identifies the dataset a checkpoint was trained on: its name
@@ -20,12 +18,6 @@ type DatasetInfo struct {
 	FeatDim   int    `json:"feat_dim"`
 	Classes   int    `json:"classes"`
 	SplitHash string `json:"split_hash,omitempty"` // SplitHash of the train/valid/test ids
-}
-
-// Fingerprint describes ds for a checkpoint.
-func Fingerprint(ds *dataset.Dataset) DatasetInfo {
-	return DatasetInfo{Name: ds.Name, Vertices: ds.Graph.NumNodes, Edges: ds.Graph.NumEdges(),
-		FeatDim: ds.FeatDim, Classes: ds.NumClasses, SplitHash: SplitHash(ds.Train, ds.Valid, ds.Test)}
 }
 
 // SplitHash is the hex SHA-256 of the three splits: for each, its length

@@ -7,12 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
-func sampleCheckpoint(kind string) *checkpoint.Checkpoint {
-	c := &checkpoint.Checkpoint{Config: checkpoint.Config{Model: kind}, Model: nn.Config{Kind: kind, InDim: 3, Hidden: 4, Classes: 2, Layers: 2}}
+func sampleCheckpoint(kind string) *Model {
+	c := &Model{Config: nn.Config{Kind: kind, InDim: 3, Hidden: 4, Classes: 2, Layers: 2}}
 	add := func(name string, shape ...int) {
 		n := 1
 		for _, d := range shape {
@@ -22,8 +21,7 @@ func sampleCheckpoint(kind string) *checkpoint.Checkpoint {
 		for i := range v {
 			v[i] = float32(len(c.Params)*100 + i)
 		}
-		c.Params = append(c.Params, checkpoint.ParamInfo{Name: name, Shape: shape})
-		c.Data = append(c.Data, [3][]float32{v, nil, nil})
+		c.Params = append(c.Params, Param{Name: name, Shape: shape, Data: v})
 	}
 	switch kind {
 	case "gin":
@@ -44,7 +42,7 @@ func sampleCheckpoint(kind string) *checkpoint.Checkpoint {
 		add("layer1.bias", 2)
 	case "gat":
 		// Hidden 4 = 2 heads of 2; the last layer averages 3 heads of 2.
-		c.Model.Heads, c.Model.OutHeads = 2, 3
+		c.Config.Heads, c.Config.OutHeads = 2, 3
 		add("layer0.w", 3, 4)
 		add("layer0.att_src", 2, 2)
 		add("layer0.att_dst", 2, 2)
@@ -73,7 +71,7 @@ func TestPyGRoundTrip(t *testing.T) {
 		"gat":  {"convs.0.att_dst", "convs.0.att_src", "convs.0.bias", "convs.0.lin.weight", "convs.1.att_dst", "convs.1.att_src", "convs.1.bias", "convs.1.lin.weight"},
 	} {
 		c := sampleCheckpoint(kind)
-		ts, meta, err := PyG(c)
+		ts, meta, err := PyG(*c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,9 +95,9 @@ func TestPyGRoundTrip(t *testing.T) {
 			t.Errorf("%s: metadata %v", kind, gotMeta)
 		}
 		// The first layer's weight: fanout's [3, 4] element (r, c) is torch's (c, r).
-		src := c.Data[0][0]
+		src := c.Params[0].Data
 		if kind == "sage" {
-			src = c.Data[1][0] // w_neigh → lin_l
+			src = c.Params[1].Data // w_neigh → lin_l
 		}
 		w := got[map[string]string{"sage": "convs.0.lin_l.weight", "gcn": "convs.0.lin.weight", "gin": "convs.0.nn.lins.0.weight", "gat": "convs.0.lin.weight"}[kind]]
 		if !slices.Equal(w.Shape, []int{4, 3}) {
@@ -117,8 +115,8 @@ func TestPyGRoundTrip(t *testing.T) {
 
 func TestPyGUnknownModel(t *testing.T) {
 	c := sampleCheckpoint("gcn")
-	c.Config.Model = "gatv2"
-	if _, _, err := PyG(c); err == nil || !strings.Contains(err.Error(), `no PyG mapping for model "gatv2"`) {
+	c.Config.Kind = "gatv2"
+	if _, _, err := PyG(*c); err == nil || !strings.Contains(err.Error(), `no PyG mapping for model "gatv2"`) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -126,7 +124,7 @@ func TestPyGUnknownModel(t *testing.T) {
 // FuzzReadSafetensors: any bytes give tensors or an error, never a panic.
 func FuzzReadSafetensors(f *testing.F) {
 	path := filepath.Join(f.TempDir(), "seed.safetensors")
-	ts, meta, _ := PyG(sampleCheckpoint("gcn"))
+	ts, meta, _ := PyG(*sampleCheckpoint("gcn"))
 	if err := WriteSafetensors(path, ts, meta); err != nil {
 		f.Fatal(err)
 	}

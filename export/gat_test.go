@@ -7,16 +7,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
 // gatCheckpoint makes a GAT checkpoint whose every value says where it is:
 // layer l's w[i][h·dim+f] = 1000l + 100i + 10h + f, att_src[h][f] =
 // 1000l + 500 + 10h + f, att_dst the same + 100, bias[k] = 1000l + 700 + k.
-func gatCheckpoint(m nn.Config) *checkpoint.Checkpoint {
+func gatCheckpoint(m nn.Config) *Model {
 	m.Kind = "gat"
-	c := &checkpoint.Checkpoint{Config: checkpoint.Config{Model: "gat"}, Model: m}
+	c := &Model{Config: m}
 	for l := 0; l < m.Layers; l++ {
 		in, heads, dim := gatLayerDims(m, l)
 		base := float32(1000 * l)
@@ -50,8 +49,7 @@ func gatCheckpoint(m nn.Config) *checkpoint.Checkpoint {
 			shape []int
 			data  []float32
 		}{{"w", []int{in, heads * dim}, w}, {"att_src", []int{heads, dim}, att(500)}, {"att_dst", []int{heads, dim}, att(600)}, {"bias", []int{out}, b}} {
-			c.Params = append(c.Params, checkpoint.ParamInfo{Name: fmt.Sprintf("layer%d.%s", l, p.name), Shape: p.shape})
-			c.Data = append(c.Data, [3][]float32{p.data, nil, nil})
+			c.Params = append(c.Params, Param{Name: fmt.Sprintf("layer%d.%s", l, p.name), Shape: p.shape, Data: p.data})
 		}
 	}
 	return c
@@ -65,7 +63,7 @@ func gatCheckpoint(m nn.Config) *checkpoint.Checkpoint {
 func TestPyGGAT(t *testing.T) {
 	m := nn.Config{InDim: 3, Hidden: 4, Classes: 2, Layers: 2, Heads: 2, OutHeads: 3}
 	c := gatCheckpoint(m)
-	ts, meta, err := PyG(c)
+	ts, meta, err := PyG(*c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,12 +128,12 @@ func TestPyGGAT(t *testing.T) {
 
 	// As many output heads as hidden ones: the model as PyG builds it.
 	m.OutHeads = 2
-	if _, meta, err := PyG(gatCheckpoint(m)); err != nil || meta["out_heads"] != "2" || meta["last_conv"] != "" {
+	if _, meta, err := PyG(*gatCheckpoint(m)); err != nil || meta["out_heads"] != "2" || meta["last_conv"] != "" {
 		t.Errorf("out_heads = heads: metadata %v, err %v", meta, err)
 	}
 	// One layer: its input is the features, its heads the output heads.
 	one := nn.Config{InDim: 3, Hidden: 4, Classes: 2, Layers: 1, Heads: 1, OutHeads: 2}
-	ts, meta, err = PyG(gatCheckpoint(one))
+	ts, meta, err = PyG(*gatCheckpoint(one))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,25 +160,25 @@ func TestPyGGATRefuses(t *testing.T) {
 	m := nn.Config{InDim: 3, Hidden: 4, Classes: 2, Layers: 2, Heads: 2, OutHeads: 3}
 	for _, tc := range []struct {
 		name   string
-		change func(c *checkpoint.Checkpoint)
+		change func(c *Model)
 		want   string
 	}{
-		{"att shape", func(c *checkpoint.Checkpoint) { c.Params[1].Shape = []int{1, 4} }, `"layer0.att_src" has shape [1 4], want [2 2]`},
-		{"concatenated last bias", func(c *checkpoint.Checkpoint) {
-			c.Params[7].Shape, c.Data[7][0] = []int{6}, make([]float32, 6)
+		{"att shape", func(c *Model) { c.Params[1].Shape = []int{1, 4} }, `"layer0.att_src" has shape [1 4], want [2 2]`},
+		{"concatenated last bias", func(c *Model) {
+			c.Params[7].Shape, c.Params[7].Data = []int{6}, make([]float32, 6)
 		}, `"layer1.bias" has shape [6], want [2]`},
-		{"w not a matrix", func(c *checkpoint.Checkpoint) { c.Params[4].Shape = []int{24} }, `"layer1.w" has shape [24], want [4 6]`},
-		{"heads of another config", func(c *checkpoint.Checkpoint) { c.Model.OutHeads = 2 }, `"layer1.w" has shape [4 6], want [4 4]`},
-		{"missing", func(c *checkpoint.Checkpoint) { c.Params, c.Data = c.Params[:6], c.Data[:6] }, `"layer1.att_dst" appears 0 times`},
-		{"repeated", func(c *checkpoint.Checkpoint) {
-			c.Params, c.Data = append(c.Params, c.Params[3]), append(c.Data, c.Data[3])
+		{"w not a matrix", func(c *Model) { c.Params[4].Shape = []int{24} }, `"layer1.w" has shape [24], want [4 6]`},
+		{"heads of another config", func(c *Model) { c.Config.OutHeads = 2 }, `"layer1.w" has shape [4 6], want [4 4]`},
+		{"missing", func(c *Model) { c.Params = c.Params[:6] }, `"layer1.att_dst" appears 0 times`},
+		{"repeated", func(c *Model) {
+			c.Params = append(c.Params, c.Params[3])
 		}, `"layer0.bias" appears 2 times`},
-		{"beyond the layers", func(c *checkpoint.Checkpoint) { c.Params[4].Name = "layer2.w" }, `"layer2.w": the model has 2 layers`},
-		{"unknown", func(c *checkpoint.Checkpoint) { c.Params[0].Name = "layer0.w_self" }, `"layer0.w_self" has no PyG name`},
+		{"beyond the layers", func(c *Model) { c.Params[4].Name = "layer2.w" }, `"layer2.w": the model has 2 layers`},
+		{"unknown", func(c *Model) { c.Params[0].Name = "layer0.w_self" }, `"layer0.w_self" has no PyG name`},
 	} {
 		c := gatCheckpoint(m)
 		tc.change(c)
-		if _, _, err := PyG(c); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, _, err := PyG(*c); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want one containing %s", tc.name, err, tc.want)
 		}
 	}

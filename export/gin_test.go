@@ -12,8 +12,8 @@ func TestPyGGINSum(t *testing.T) {
 		{"15,10", "capped"},
 	} {
 		c := sampleCheckpoint("gin")
-		c.Model.GINFanouts = tc.fanouts
-		_, meta, err := PyG(c)
+		c.Config.GINFanouts = tc.fanouts
+		_, meta, err := PyG(*c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -21,7 +21,7 @@ func TestPyGGINSum(t *testing.T) {
 			t.Errorf("GINFanouts %q: gin_sum %q, gin_fanouts %q; want %q, %q", tc.fanouts, meta["gin_sum"], meta["gin_fanouts"], tc.sum, tc.fanouts)
 		}
 	}
-	_, meta, err := PyG(sampleCheckpoint("sage"))
+	_, meta, err := PyG(*sampleCheckpoint("sage"))
 	if err != nil {
 		t.Fatal(err)
 	}

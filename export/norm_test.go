@@ -7,13 +7,12 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend/cpu"
-	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
 // modelCheckpoint is a checkpoint of a freshly made model of cfg (its
 // parameters as NewModel made them), after steps training steps.
-func modelCheckpoint(t *testing.T, kind string, cfg nn.Config, steps int32) *checkpoint.Checkpoint {
+func modelCheckpoint(t *testing.T, kind string, cfg nn.Config, steps int32) *Model {
 	t.Helper()
 	be := cpu.New(1)
 	m, err := nn.NewModel(be, cfg, 1)
@@ -21,13 +20,12 @@ func modelCheckpoint(t *testing.T, kind string, cfg nn.Config, steps int32) *che
 		t.Fatal(err)
 	}
 	defer m.Free()
-	c := &checkpoint.Checkpoint{Config: checkpoint.Config{Model: kind, Norm: cfg.Norm, JK: cfg.JK}, Model: cfg,
-		State: checkpoint.State{AdamT: steps}}
+	c := &Model{Config: cfg,
+		Steps: steps}
 	for _, p := range m.Params() {
 		w := make([]float32, p.Size())
 		be.Read(w, p.W, 0)
-		c.Params = append(c.Params, checkpoint.ParamInfo{Name: p.Name, Shape: p.Shape})
-		c.Data = append(c.Data, [3][]float32{w, nil, nil})
+		c.Params = append(c.Params, Param{Name: p.Name, Shape: p.Shape, Data: w})
 	}
 	if err := be.Sync(); err != nil {
 		t.Fatal(err)
@@ -64,7 +62,7 @@ func TestPyGNormJK(t *testing.T) {
 			cfg.Heads, cfg.OutHeads = 2, 3
 		}
 		c := modelCheckpoint(t, tc.kind, cfg, 17)
-		ts, meta, err := PyG(c)
+		ts, meta, err := PyG(*c)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.kind, err)
 		}

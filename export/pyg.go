@@ -4,8 +4,24 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fanout-gnn/fanout/checkpoint"
+	"github.com/fanout-gnn/fanout/nn"
 )
+
+// Model is a trained model as the exports read it: its configuration, its
+// parameters in the model's order (nn.Model.Params), and the optimiser
+// steps it took (batch normalisation's num_batches_tracked).
+type Model struct {
+	Config nn.Config
+	Params []Param
+	Steps  int32
+}
+
+// Param is one parameter's name, shape and weights (row-major float32).
+type Param struct {
+	Name  string
+	Shape []int
+	Data  []float32
+}
 
 // pygName maps one of fanout's per-layer parameters to PyG's state_dict:
 // layer l's parameter Suffix becomes convs.{l}.Name; weights are
@@ -32,13 +48,14 @@ var pygNames = map[string][]pygName{
 	"gat": {{"w", "lin.weight", true}, {"att_src", "att_src", false}, {"att_dst", "att_dst", false}, {"bias", "bias", false}},
 }
 
-// PyG returns the checkpoint's parameters under the names and layouts of
+// PyG returns the model's parameters under the names and layouts of
 // PyTorch Geometric's model of the same kind, and metadata describing the
 // model (its class and arguments).
-func PyG(c *checkpoint.Checkpoint) ([]Tensor, map[string]string, error) {
-	names, ok := pygNames[c.Config.Model]
+func PyG(c Model) ([]Tensor, map[string]string, error) {
+	kind := c.Config.Kind
+	names, ok := pygNames[kind]
 	if !ok {
-		return nil, nil, fmt.Errorf("export: no PyG mapping for model %q (mapped: sage, gcn, gin, gat)", c.Config.Model)
+		return nil, nil, fmt.Errorf("export: no PyG mapping for model %q (mapped: sage, gcn, gin, gat)", kind)
 	}
 	var out []Tensor
 	for i, p := range c.Params {
@@ -56,11 +73,11 @@ func PyG(c *checkpoint.Checkpoint) ([]Tensor, map[string]string, error) {
 		suffix = p.Name[strings.IndexByte(p.Name, '.')+1:]
 		m, ok := find(names, suffix)
 		if !ok {
-			return nil, nil, fmt.Errorf("export: %s parameter %q has no PyG name", c.Config.Model, p.Name)
+			return nil, nil, fmt.Errorf("export: %s parameter %q has no PyG name", kind, p.Name)
 		}
-		t := Tensor{Name: fmt.Sprintf("convs.%d.%s", l, m.Name), Shape: p.Shape, Data: c.Data[i][0]}
-		if c.Config.Model == "gat" {
-			if err := gatCheck(c.Model, l, suffix, p.Shape); err != nil {
+		t := Tensor{Name: fmt.Sprintf("convs.%d.%s", l, m.Name), Shape: p.Shape, Data: p.Data}
+		if kind == "gat" {
+			if err := gatCheck(c.Config, l, suffix, p.Shape); err != nil {
 				return nil, nil, err
 			}
 			if suffix == "att_src" || suffix == "att_dst" {
@@ -72,37 +89,37 @@ func PyG(c *checkpoint.Checkpoint) ([]Tensor, map[string]string, error) {
 				return nil, nil, fmt.Errorf("export: parameter %q of shape %v is not a matrix", p.Name, p.Shape)
 			}
 			t.Shape = []int{p.Shape[1], p.Shape[0]}
-			t.Data = transpose(c.Data[i][0], p.Shape[0], p.Shape[1])
+			t.Data = transpose(p.Data, p.Shape[0], p.Shape[1])
 		}
 		out = append(out, t)
 	}
-	learnEps := c.Config.GINEps == "learn"
-	if c.Config.Model == "gin" && !learnEps {
+	learnEps := c.Config.LearnEps
+	if kind == "gin" && !learnEps {
 		// A fixed ε is 0, and GINConv keeps it as a buffer.
-		for l := 0; l < c.Model.Layers; l++ {
+		for l := 0; l < c.Config.Layers; l++ {
 			out = append(out, Tensor{Name: fmt.Sprintf("convs.%d.eps", l), Shape: []int{1}, Data: []float32{0}})
 		}
 	}
-	if c.Config.Model == "gat" {
+	if kind == "gat" {
 		if err := gatComplete(c); err != nil {
 			return nil, nil, err
 		}
 	}
-	class := map[string]string{"sage": "GraphSAGE", "gcn": "GCN", "gin": "GIN", "gat": "GAT"}[c.Config.Model]
+	class := map[string]string{"sage": "GraphSAGE", "gcn": "GCN", "gin": "GIN", "gat": "GAT"}[kind]
 	meta := map[string]string{
 		"format":      "pt",
 		"pyg_model":   "torch_geometric.nn.models." + class,
-		"in_channels": fmt.Sprint(c.Model.InDim), "hidden_channels": fmt.Sprint(c.Model.Hidden),
-		"out_channels": fmt.Sprint(c.Model.Classes), "num_layers": fmt.Sprint(c.Model.Layers),
+		"in_channels": fmt.Sprint(c.Config.InDim), "hidden_channels": fmt.Sprint(c.Config.Hidden),
+		"out_channels": fmt.Sprint(c.Config.Classes), "num_layers": fmt.Sprint(c.Config.Layers),
 	}
-	if c.Config.Model == "gin" {
+	if kind == "gin" {
 		meta["train_eps"] = fmt.Sprint(learnEps)
-		ginMeta(c.Model, meta)
+		ginMeta(c.Config, meta)
 	}
-	if c.Config.Model == "gat" {
-		gatMeta(c.Model, meta)
+	if kind == "gat" {
+		gatMeta(c.Config, meta)
 	}
-	normJKMeta(c.Model, meta)
+	normJKMeta(c.Config, meta)
 	return out, meta, nil
 }
 

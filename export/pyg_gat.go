@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
@@ -66,18 +65,18 @@ func gatCheck(m nn.Config, l int, suffix string, shape []int) error {
 	return nil
 }
 
-// gatComplete checks that the checkpoint holds every layer's w, att_src,
+// gatComplete checks that the model holds every layer's w, att_src,
 // att_dst and bias once, so that a strict load cannot miss one.
-func gatComplete(c *checkpoint.Checkpoint) error {
+func gatComplete(c Model) error {
 	seen := map[string]int{}
 	for _, p := range c.Params {
 		seen[p.Name]++
 	}
-	for l := 0; l < c.Model.Layers; l++ {
+	for l := 0; l < c.Config.Layers; l++ {
 		for _, s := range []string{"w", "att_src", "att_dst", "bias"} {
 			name := fmt.Sprintf("layer%d.%s", l, s)
 			if seen[name] != 1 {
-				return fmt.Errorf("export: gat parameter %q appears %d times in the checkpoint, want once", name, seen[name])
+				return fmt.Errorf("export: gat parameter %q appears %d times in the model, want once", name, seen[name])
 			}
 		}
 	}

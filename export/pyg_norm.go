@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
@@ -19,10 +18,11 @@ import (
 // is BasicGNN's lin. eps (1e-5) and momentum (0.1) are the defaults of
 // both.
 
-// pygNormJK maps the checkpoint's parameter i when it is a normalisation's
+// pygNormJK maps the model's parameter i when it is a normalisation's
 // or jumping knowledge's, and reports whether it was.
-func pygNormJK(c *checkpoint.Checkpoint, i int) ([]Tensor, bool, error) {
-	p, w := c.Params[i], c.Data[i][0]
+func pygNormJK(c Model, i int) ([]Tensor, bool, error) {
+	p := c.Params[i]
+	w := p.Data
 	if head, ok := strings.CutPrefix(p.Name, "jk."); ok {
 		switch {
 		case head == "w" && len(p.Shape) == 2:
@@ -45,7 +45,7 @@ func pygNormJK(c *checkpoint.Checkpoint, i int) ([]Tensor, bool, error) {
 	} else {
 		return nil, false, nil
 	}
-	batch := c.Model.Norm == nn.NormBatch
+	batch := c.Config.Norm == nn.NormBatch
 	if batch {
 		prefix += "module."
 	}
@@ -59,10 +59,10 @@ func pygNormJK(c *checkpoint.Checkpoint, i int) ([]Tensor, bool, error) {
 			{Name: prefix + "running_var", Shape: []int{dim}, Data: w[dim:]},
 			// An int64 in torch; load_state_dict copies the value across
 			// types. The steps taken, as torch counts them.
-			{Name: prefix + "num_batches_tracked", Shape: []int{}, Data: []float32{float32(c.State.AdamT)}},
+			{Name: prefix + "num_batches_tracked", Shape: []int{}, Data: []float32{float32(c.Steps)}},
 		}, true, nil
 	}
-	return nil, true, fmt.Errorf("export: %s normalisation parameter %q of shape %v has no PyG name", c.Model.Norm, p.Name, p.Shape)
+	return nil, true, fmt.Errorf("export: %s normalisation parameter %q of shape %v has no PyG name", c.Config.Norm, p.Name, p.Shape)
 }
 
 // normJKMeta adds BasicGNN's norm, norm_kwargs and jk arguments to meta.

@@ -18,21 +18,25 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// Epoch is one line of metrics.jsonl (the fields plotted).
+// Epoch is one line of metrics.jsonl (the fields plotted): the task's
+// validation figures in Valid, or, from runs of earlier versions, the
+// validation accuracy and loss at the top.
 type Epoch struct {
-	Epoch     int      `json:"epoch"`
-	Loss      float64  `json:"loss"`
-	TrainAcc  float64  `json:"train_acc"`
-	ValidAcc  *float64 `json:"valid_acc"`
-	ValidLoss *float64 `json:"valid_loss"`
+	Epoch     int                `json:"epoch"`
+	Loss      float64            `json:"loss"`
+	TrainAcc  float64            `json:"train_acc"`
+	Valid     map[string]float64 `json:"valid"`
+	ValidAcc  *float64           `json:"valid_acc"` // the primary validation figure (accuracy, ROC-AUC)
+	ValidLoss *float64           `json:"valid_loss"`
 }
 
 // Run is what a run directory holds for the plot.
 type Run struct {
 	Epochs    []Epoch
-	TestAcc   float64 // of the best-validation model; 0 when there is no summary
+	TestAcc   float64 // the primary test figure of the best-validation model; 0 when there is no summary
 	BestEpoch int
 	Name      string
+	Primary   string // the figure that picked the best model ("acc" where the summary does not say)
 }
 
 // ReadRun reads dir/metrics.jsonl and, when present, dir/summary.json.
@@ -42,7 +46,7 @@ func ReadRun(dir string) (*Run, error) {
 		return nil, fmt.Errorf("plot: %w (is %s a run directory made by train --out?)", err, dir)
 	}
 	defer f.Close()
-	r := &Run{Name: filepath.Base(dir)}
+	r := &Run{Name: filepath.Base(dir), Primary: "acc"}
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		var e Epoch
@@ -59,9 +63,11 @@ func ReadRun(dir string) (*Run, error) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
 		var s struct {
-			TestAcc   float64 `json:"test_acc"`
-			BestEpoch int     `json:"best_epoch"`
-			Dataset   string  `json:"dataset"`
+			TestAcc   float64            `json:"test_acc"` // earlier versions
+			Test      map[string]float64 `json:"test"`
+			Primary   string             `json:"primary"`
+			BestEpoch int                `json:"best_epoch"`
+			Dataset   string             `json:"dataset"`
 			Config    struct {
 				Model string `json:"model"`
 			} `json:"config"`
@@ -69,8 +75,23 @@ func ReadRun(dir string) (*Run, error) {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return nil, fmt.Errorf("plot: %s: %w", filepath.Join(dir, "summary.json"), err)
 		}
+		if s.Primary != "" {
+			r.Primary = s.Primary
+		}
 		r.TestAcc, r.BestEpoch = s.TestAcc, s.BestEpoch
+		if v, ok := s.Test[r.Primary]; ok {
+			r.TestAcc = v
+		}
 		r.Name = fmt.Sprintf("%s on %s", s.Config.Model, s.Dataset)
+	}
+	for i := range r.Epochs {
+		e := &r.Epochs[i]
+		if v, ok := e.Valid[r.Primary]; ok && e.ValidAcc == nil {
+			e.ValidAcc = &v
+		}
+		if v, ok := e.Valid["loss"]; ok && e.ValidLoss == nil {
+			e.ValidLoss = &v
+		}
 	}
 	return r, nil
 }

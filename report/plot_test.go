@@ -53,6 +53,23 @@ func TestPlotRun(t *testing.T) {
 	checkPNG(t, out, 768, 768)
 }
 
+// TestReadRunNested: today's metrics.jsonl and summary.json, the task's
+// figures nested (a link run's: its primary figure ROC-AUC), read as the
+// earlier flat ones are.
+func TestReadRunNested(t *testing.T) {
+	dir := writeRun(t,
+		`{"epoch":1,"loss":0.6,"train_acc":0.6,"valid":{"auc":0.7,"ap":0.6,"loss":0.5}}`,
+		`{"epoch":2,"loss":0.5,"train_acc":0.7}`)
+	os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"task":"link","primary":"auc","test":{"auc":0.72},"best_epoch":1,"dataset":"ring","config":{"model":"sage"}}`), 0o644)
+	r, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Epochs[0].ValidAcc == nil || *r.Epochs[0].ValidAcc != 0.7 || *r.Epochs[0].ValidLoss != 0.5 || r.Epochs[1].ValidAcc != nil || r.TestAcc != 0.72 || r.Primary != "auc" {
+		t.Fatalf("read %+v", r)
+	}
+}
+
 func TestReadRunErrors(t *testing.T) {
 	if _, err := ReadRun(t.TempDir()); err == nil || !strings.Contains(err.Error(), "run directory") {
 		t.Errorf("no metrics: %v", err)

@@ -37,8 +37,8 @@ type BenchHooks struct {
 // sampling, gathering and training), then one pass without (for the step
 // time). Steps beyond the epoch wrap around to its start.
 func (t *Trainer) Bench(steps, warmup int, hooks BenchHooks) (BenchResult, error) {
-	perm := Shuffle(t.ds.Train, t.cfg.Seed, 0)
-	epochSteps := (len(perm) + t.cfg.Batch - 1) / t.cfg.Batch
+	perm := shuffleItems(t.head, t.cfg.Seed, 0)
+	epochSteps := t.epochSteps()
 	r := BenchResult{Steps: steps, EpochSteps: epochSteps, Blocks: make([]BlockSize, len(t.plan.Blocks))}
 	batch := func(s int) []int32 {
 		s %= epochSteps
@@ -60,7 +60,7 @@ func (t *Trainer) Bench(steps, warmup int, hooks BenchHooks) (BenchResult, error
 			r.EdgesPerStep, r.InputRows = 0, 0
 			clear(r.Blocks)
 		}
-		t.plan.SetBatch(batch(s), 0, s)
+		t.plan.SetItems(batch(s), len(batch(s)), 0, s)
 		err := timed(0, func() { t.plan.SampleTrain(t.in, t.cfg.Seed) })
 		if err == nil {
 			err = timed(1, func() { t.plan.Gather(t.in) })
@@ -99,7 +99,8 @@ func (t *Trainer) Bench(steps, warmup int, hooks BenchHooks) (BenchResult, error
 	start := time.Now()
 	var lossSum float64
 	for s := 0; s < steps; s++ {
-		t.plan.SetBatch(batch(warmup+steps+s), 0, warmup+steps+s)
+		b := batch(warmup + steps + s)
+		t.plan.SetItems(b, len(b), 0, warmup+steps+s)
 		t.plan.SampleTrain(t.in, t.cfg.Seed)
 		t.plan.Gather(t.in)
 		l, _ := t.plan.Learn(t.model, t.in, t.cfg.Seed, t.adam)

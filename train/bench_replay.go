@@ -16,8 +16,8 @@ func (t *Trainer) BenchReplay(steps, warmup int, opt ReplayOptions, hooks BenchH
 		return BenchResult{}, nil, err
 	}
 	defer r.free()
-	perm := Shuffle(t.ds.Train, t.cfg.Seed, 0)
-	epochSteps := (len(perm) + t.cfg.Batch - 1) / t.cfg.Batch
+	perm := shuffleItems(t.head, t.cfg.Seed, 0)
+	epochSteps := t.epochSteps()
 	warmup = min(warmup, epochSteps-1)
 	steps = min(steps, epochSteps-warmup)
 	res := BenchResult{Steps: steps, EpochSteps: epochSteps}

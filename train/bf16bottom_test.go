@@ -22,8 +22,8 @@ func TestBF16Bottom(t *testing.T) {
 	for _, model := range []string{"gcn", "gin", "gat"} {
 		c := tinyModel(t, model)
 		c.BottomProducts = "bfloat16"
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "bottom-products") {
-			t.Errorf("%s with bfloat16 bottom products: error %v, want one naming bottom-products", model, err)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "bottom_products") {
+			t.Errorf("%s with bfloat16 bottom products: error %v, want one naming bottom_products", model, err)
 		}
 	}
 	c := tinyModel(t, "sage")

@@ -59,8 +59,8 @@ func coraAccuracyOn(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg C
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("seed %d: test %.4f (best valid %.4f at epoch %d)", seed, s.TestAcc, s.BestValidAcc, s.BestEpoch)
-		sum += s.TestAcc
+		t.Logf("seed %d: test %.4f (best valid %.4f at epoch %d)", seed, s.Test[MetricAcc], s.BestValid[MetricAcc], s.BestEpoch)
+		sum += s.Test[MetricAcc]
 	}
 	return sum / float64(seeds)
 }

@@ -24,7 +24,7 @@ func TestDivergingRunStops(t *testing.T) {
 		var tr *Trainer
 		var err error
 		if replay {
-			tr, err = New(record.New(be), ds, cfg, Options{Replay: true})
+			tr, err = New(record.New(be), ds, cfg, Options{Mode: Replay})
 		} else {
 			tr, err = New(be, ds, cfg, Options{})
 		}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -14,14 +15,16 @@ import (
 // step in flight was finished and a resumable checkpoint was written.
 var ErrInterrupted = errors.New("interrupted")
 
-// EpochStats are one epoch's training figures.
+// EpochStats are one epoch's training figures (a line of metrics.jsonl).
 type EpochStats struct {
-	Epoch     int     `json:"epoch"` // 1-based
-	Steps     int     `json:"steps"`
-	Loss      float64 `json:"loss"`      // mean over the epoch's steps
-	TrainAcc  float64 `json:"train_acc"` // over the epoch's labelled seeds
-	ValidAcc  float64 `json:"valid_acc,omitempty"`
-	ValidLoss float64 `json:"valid_loss,omitempty"`
+	Epoch int     `json:"epoch"` // 1-based
+	Steps int     `json:"steps"`
+	Loss  float64 `json:"loss"` // mean over the epoch's steps
+	// TrainAcc is the share of the epoch's predictions that were right
+	// (labelled seeds; a link step's pairs on their label's side of 0).
+	TrainAcc float64 `json:"train_acc"`
+	// Valid is the validation's figures where the epoch validated.
+	Valid     Metrics `json:"valid,omitempty"`
 	Seconds   float64 `json:"seconds"`
 	StepsPerS float64 `json:"steps_per_s"`
 }
@@ -30,7 +33,7 @@ type EpochStats struct {
 // each batch's seeds, issues the step, and reads the loss back.
 func (t *Trainer) Run(ctx context.Context) (*Summary, error) {
 	if t.plan == nil {
-		return nil, errors.New("train: this trainer was made for the replay driver (Options.Replay); use RunReplay")
+		return nil, errors.New("train: this trainer was made for a capturing mode (Options.Mode); use RunReplay")
 	}
 	return t.runEpochs(ctx, t.trainEpoch)
 }
@@ -86,12 +89,19 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		if err := t.tb.epoch(st); err != nil {
 			return nil, fmt.Errorf("tensorboard: %w", err)
 		}
+		if t.opt.OnEpoch != nil {
+			t.opt.OnEpoch(st)
+		}
 		if t.cfg.Patience > 0 && t.state.SinceBest >= t.cfg.Patience {
 			t.progressf("early stop: no better validation accuracy in %d evaluations\n", t.state.SinceBest)
 			break
 		}
 	}
-	return t.finish()
+	s, err := t.finish()
+	if err == nil && t.opt.OnFinish != nil {
+		err = t.opt.OnFinish(t)
+	}
+	return s, err
 }
 
 // divergence is how many times an uninformed model's loss (ln of the
@@ -125,10 +135,10 @@ func (t *Trainer) checkLoss(st EpochStats) error {
 	if math.IsNaN(st.Loss) || math.IsInf(st.Loss, 0) {
 		return fmt.Errorf("epoch %d: the training loss is %v: the model diverged; %s", st.Epoch, st.Loss, hint)
 	}
-	uninformed := math.Log(float64(max(t.ds.NumClasses, 2)))
+	uninformed := t.head.UninformedLoss()
 	if st.Loss > divergence*uninformed {
-		return fmt.Errorf("epoch %d: the training loss is %.4g, more than %d times an uninformed model's %.3g (ln %d classes): the model diverges; %s",
-			st.Epoch, st.Loss, divergence, uninformed, max(t.ds.NumClasses, 2), hint)
+		return fmt.Errorf("epoch %d: the training loss is %.4g, more than %d times an uninformed model's %.3g: the model diverges; %s",
+			st.Epoch, st.Loss, divergence, uninformed, hint)
 	}
 	if low := t.lossMin; low > 0 && st.Loss > growth*low && st.Loss > uninformed {
 		return fmt.Errorf("epoch %d: the training loss is %.4g, more than %d times the run's lowest epoch loss %.4g and above an uninformed model's %.3g: the model diverges; %s",
@@ -180,7 +190,7 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		}
 		seeds := t.stepSeeds(perm, s)
 		global := t.globalLive(s)
-		t.plan.SetShare(seeds, global, epoch, s)
+		t.plan.SetItems(seeds, global, epoch, s)
 		t.plan.SampleTrain(t.in, t.cfg.Seed)
 		t.plan.Gather(t.in)
 		if err := t.gatherFits(t.plan); err != nil {
@@ -207,7 +217,7 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		}
 		lossSum += float64(host[0])
 		correct += int64(cnt[0])
-		seen += int64(global)
+		seen += int64(t.head.Outcomes(global))
 		t.state.StepInEpoch = s + 1
 		t.state.AdamT++
 		t.progress(t.epochStage(), s+1, steps)
@@ -244,22 +254,14 @@ func (t *Trainer) endEpoch(st *EpochStats, metrics *metricsLog) error {
 	valid := ""
 	evalStart := time.Now()
 	if t.state.Epoch%t.cfg.EvalEvery == 0 || t.state.Epoch == t.cfg.Epochs {
-		acc, loss, err := t.Evaluate(t.ds.Valid)
+		m, err := t.head.Evaluate(Valid)
 		if err != nil {
 			return err
 		}
-		st.ValidAcc, st.ValidLoss = acc, loss
-		valid = fmt.Sprintf("  valid acc %.4f", acc)
-		if t.state.BestEpoch == 0 || acc > t.state.BestValid {
-			t.state.BestValid, t.state.BestEpoch, t.state.SinceBest = acc, t.state.Epoch, 0
-			if t.state.TestAtBest, _, err = t.Evaluate(t.ds.Test); err != nil {
-				return err
-			}
-			if err := t.saveCheckpoint(checkpoint.BestCheckpoint); err != nil {
-				return err
-			}
-		} else {
-			t.state.SinceBest++
+		st.Valid = m
+		valid = "  valid " + m.Text(t.head.MetricKeys())
+		if err := t.keepBest(m); err != nil {
+			return err
 		}
 	}
 	// Layer-wise inference's logits served this epoch's evaluations; they
@@ -280,4 +282,28 @@ func (t *Trainer) endEpoch(st *EpochStats, metrics *metricsLog) error {
 	t.progressf("epoch %d/%d  %d steps  %.1f steps/s  loss %.4f  train acc %.4f%s  (train %.2fs; evaluation and checkpoints %.2fs)  ETA %s\n",
 		t.state.Epoch, t.cfg.Epochs, st.Steps, st.StepsPerS, st.Loss, st.TrainAcc, valid, st.Seconds, time.Since(evalStart).Seconds(), eta.Round(time.Second))
 	return nil
+}
+
+// keepBest records a validation's figures m: where its primary figure is
+// the best so far (or the first), the model's test figures and the best
+// checkpoint; otherwise one more evaluation since the best.
+func (t *Trainer) keepBest(m Metrics) error {
+	v := m[t.head.Primary()]
+	if t.state.BestEpoch != 0 && !(v > t.state.BestValid) {
+		t.state.SinceBest++
+		return nil
+	}
+	test, err := t.head.Evaluate(Test)
+	if err != nil {
+		return err
+	}
+	t.state.BestValid, t.state.BestEpoch, t.state.SinceBest = v, t.state.Epoch, 0
+	t.state.TestAtBest = test[t.head.Primary()]
+	if t.state.BestMetrics, err = json.Marshal(m); err != nil {
+		return err
+	}
+	if t.state.TestMetrics, err = json.Marshal(test); err != nil {
+		return err
+	}
+	return t.saveCheckpoint(checkpoint.BestCheckpoint)
 }

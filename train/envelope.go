@@ -11,7 +11,7 @@ import (
 // conservativeCaps is the envelope no batch can exceed: min(N, B·Π fanouts)
 // per hop (package sample's Envelope).
 func (t *Trainer) conservativeCaps(fanouts []int) []nn.Caps {
-	sc := sample.Envelope(t.ds.Graph, t.batch(), fanouts)
+	sc := sample.Envelope(t.ds.Graph, t.seedCap(), fanouts)
 	caps := make([]nn.Caps, len(sc))
 	for i, c := range sc {
 		caps[i] = nn.Caps(c)
@@ -30,7 +30,7 @@ func (t *Trainer) conservativeCaps(fanouts []int) []nn.Caps {
 // are dropped, finds no batch before it).
 func (t *Trainer) observeSizes(n int) ([]nn.Caps, int, error) {
 	cons := t.conservativeCaps(t.cfg.Fanouts)
-	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, cons, 0)
+	p, err := t.samplingPlan(t.cfg.Fanouts, cons, 0)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -42,7 +42,8 @@ func (t *Trainer) observeSizes(n int) ([]nn.Caps, int, error) {
 	var prev []int32
 	need := 0
 	for s := 0; s < min(n, steps); s++ {
-		p.SetBatch(t.stepSeeds(perm, s), 0, s)
+		p.SetItems(t.stepSeeds(perm, s), t.globalLive(s), 0, s)
+		p.FormSeeds()
 		p.Sample(t.in, t.cfg.Seed)
 		t.be.Read(counts, p.Counts, 0)
 		if err := t.be.Sync(); err != nil {
@@ -82,7 +83,7 @@ func observe(obs []nn.Caps, p *Plan, counts []int32) {
 func (t *Trainer) growPlan(base []nn.Caps, p *Plan, counts []int32) ([]nn.Caps, error) {
 	obs := append([]nn.Caps(nil), base...)
 	observe(obs, p, counts)
-	caps := tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.batch(), t.margin())
+	caps := tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.seedCap(), t.margin())
 	return caps, t.replan(caps)
 }
 
@@ -150,5 +151,5 @@ func (t *Trainer) replayBytes(caps []nn.Caps) int64 {
 	if t.fetchBeside() {
 		twinDim = t.ds.FeatDim
 	}
-	return planBytes(caps, t.batch(), t.ds.FeatDim) + planBytes(caps, t.batch(), twinDim) + t.model.WorkspaceBytes()
+	return planBytes(caps, t.seedCap(), t.ds.FeatDim) + planBytes(caps, t.seedCap(), twinDim) + t.model.WorkspaceBytes()
 }

@@ -46,7 +46,7 @@ func (t *Trainer) batch() int {
 // epoch).
 func (t *Trainer) rankSeeds() int {
 	rank, size := t.rankSize()
-	return RankShareLen(len(t.ds.Train), t.cfg.Batch, rank, size)
+	return RankShareLen(t.items(), t.cfg.Batch, rank, size)
 }
 
 // RankShare is a rank's share of an epoch's order when a group of size
@@ -88,7 +88,7 @@ func (t *Trainer) stepSeeds(seeds []int32, s int) []int32 {
 
 // globalLive is the number of live seeds of global step s.
 func (t *Trainer) globalLive(s int) int {
-	return max(0, min(t.cfg.Batch, len(t.ds.Train)-s*t.cfg.Batch))
+	return max(0, min(t.cfg.Batch, t.items()-s*t.cfg.Batch))
 }
 
 // reduceFlag all-reduces the step's overflow flag across the group (a
@@ -131,6 +131,7 @@ func (t *Trainer) reduceGrads(flag backend.Buffer) {
 	if c == nil || t.noReduce {
 		return
 	}
+	defer t.reduceTaskGrads(c)
 	if flag != nil && t.flagWithGrads() {
 		c.(backend.SumMax).AllReduceSumMax(t.model.Grads(), flag)
 		return
@@ -151,6 +152,14 @@ func (t *Trainer) reduceGrads(flag backend.Buffer) {
 		return
 	}
 	for _, p := range t.model.Params() {
+		c.AllReduceSum(p.G)
+	}
+}
+
+// reduceTaskGrads all-reduces the task's own parameters' gradients (the
+// link task's decoder), after the model's.
+func (t *Trainer) reduceTaskGrads(c backend.Collective) {
+	for _, p := range t.head.Params() {
 		c.AllReduceSum(p.G)
 	}
 }
@@ -283,8 +292,9 @@ func (t *Trainer) shareStart() error {
 		return math.Float64frombits(uint64(uint32(words[i]))<<32 | uint64(uint32(words[i+1])))
 	}
 	t.state = State{Epoch: int(words[0]), StepInEpoch: int(words[1]), AdamT: words[2], BestEpoch: int(words[3]),
-		SinceBest: int(words[4]), BestValid: f(5), TestAtBest: f(7), Seconds: f(9)}
-	for _, p := range t.model.Params() {
+		SinceBest: int(words[4]), BestValid: f(5), TestAtBest: f(7), Seconds: f(9),
+		BestMetrics: s.BestMetrics, TestMetrics: s.TestMetrics} // rank 0's, which alone writes the summary
+	for _, p := range t.Params() {
 		for _, b := range []backend.Buffer{p.W, p.M, p.V} {
 			if !lead {
 				t.be.Fill(b, 0)

@@ -6,16 +6,27 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/internal/atomicfile"
+	"github.com/fanout-gnn/fanout/nn"
 )
 
-// Snapshot copies the model, its optimizer state and the run's state to
-// the host.
+// Snapshot copies the model and the task's tensors, their optimizer
+// state and the run's state to the host.
 func (t *Trainer) Snapshot() (*checkpoint.Checkpoint, error) {
-	c := &checkpoint.Checkpoint{Config: t.cfg, Model: t.model.Config(), State: t.state, Dataset: t.fingerprint()}
-	for _, p := range t.model.Params() {
+	cfg, err := json.Marshal(t.cfg)
+	if err != nil {
+		return nil, err
+	}
+	model, err := json.Marshal(t.model.Config())
+	if err != nil {
+		return nil, err
+	}
+	c := &checkpoint.Checkpoint{Config: cfg, Model: model, State: t.state, Dataset: t.fingerprint()}
+	for _, p := range t.Params() {
 		c.Params = append(c.Params, checkpoint.ParamInfo{Name: p.Name, Shape: p.Shape})
 		var d [3][]float32
 		for k := range d {
@@ -44,17 +55,22 @@ func (t *Trainer) Snapshot() (*checkpoint.Checkpoint, error) {
 	return c, nil
 }
 
-// Restore loads a checkpoint's parameters, optimizer moments and run state.
-// The model's configuration and the dataset's shape must match.
+// Restore loads a checkpoint's parameters (the model's and the task's),
+// optimizer moments and run state. The model's configuration and the
+// dataset's shape must match.
 func (t *Trainer) Restore(c *checkpoint.Checkpoint) error {
-	if c.Model != t.model.Config() {
-		return fmt.Errorf("checkpoint model %+v differs from this run's %+v", c.Model, t.model.Config())
+	var model nn.Config
+	if err := json.Unmarshal(c.Model, &model); err != nil {
+		return fmt.Errorf("the checkpoint's model configuration: %w", err)
+	}
+	if diff := Differences(model, t.model.Config()); diff != "" {
+		return fmt.Errorf("the checkpoint's model differs from this run's: %s", diff)
 	}
 	if c.Dataset.FeatDim != t.ds.FeatDim || c.Dataset.Classes != t.ds.NumClasses {
 		return fmt.Errorf("checkpoint was trained on %s (%d features, %d classes); this dataset has %d features, %d classes",
 			c.Dataset.Name, c.Dataset.FeatDim, c.Dataset.Classes, t.ds.FeatDim, t.ds.NumClasses)
 	}
-	ps := t.model.Params()
+	ps := t.Params()
 	if len(ps) != len(c.Params) {
 		return fmt.Errorf("checkpoint has %d parameters, the model %d", len(c.Params), len(ps))
 	}
@@ -67,20 +83,53 @@ func (t *Trainer) Restore(c *checkpoint.Checkpoint) error {
 		t.be.Write(p.V, 0, c.Data[i][2])
 	}
 	t.state = c.State
-	t.be.Write(t.plan.Counts, t.plan.AdamT.Off, []int32{c.State.AdamT})
+	if t.plan != nil {
+		t.be.Write(t.plan.Counts, t.plan.AdamT.Off, []int32{c.State.AdamT})
+	}
 	return t.be.Sync()
 }
 
-// saveCheckpoint writes RunDir/name when a run directory is set.
+// saveCheckpoint writes RunDir/name when a run directory is set, and
+// keeps the best model in memory with Options.KeepBest.
 func (t *Trainer) saveCheckpoint(name string) error {
-	if t.opt.RunDir == "" {
+	keep := t.opt.KeepBest && name == checkpoint.BestCheckpoint
+	if t.opt.RunDir == "" && !keep {
 		return nil
 	}
 	c, err := t.Snapshot()
 	if err != nil {
 		return err
 	}
+	if keep {
+		t.best = c
+	}
+	if t.opt.RunDir == "" {
+		return nil
+	}
 	return c.Save(filepath.Join(t.opt.RunDir, name))
+}
+
+// UseBest loads the parameters of the run's best model (by the task's
+// primary validation figure) into the trainer: the copy Options.KeepBest
+// keeps, or RunDir's best.ckpt. The run state is left as it is.
+func (t *Trainer) UseBest() error {
+	c := t.best
+	if c == nil {
+		if t.opt.RunDir == "" {
+			return errors.New("train: no best model kept (no run directory, and Options.KeepBest unset)")
+		}
+		var err error
+		if c, err = checkpoint.Load(filepath.Join(t.opt.RunDir, checkpoint.BestCheckpoint)); err != nil {
+			return err
+		}
+	}
+	state := t.state
+	err := t.Restore(c)
+	t.state = state
+	if t.plan != nil {
+		t.be.Write(t.plan.Counts, t.plan.AdamT.Off, []int32{state.AdamT})
+	}
+	return err
 }
 
 // RunMode is what the options ask of a run directory; Resume and Force
@@ -119,27 +168,31 @@ func (t *Trainer) openRunDir() (*checkpoint.RunDir, error) {
 	return r, nil
 }
 
-// maybeResume restores RunDir/last.ckpt when resuming.
+// maybeResume restores RunDir/last.ckpt when resuming. The dataset and
+// every setting but the number of epochs and the patience must be the
+// saved run's; a difference is an error naming it.
 func (t *Trainer) maybeResume() error {
 	if !t.opt.Resume || t.opt.RunDir == "" {
 		return nil
 	}
 	path := filepath.Join(t.opt.RunDir, checkpoint.LastCheckpoint)
-	c, err := checkpoint.Load(path)
+	s, err := LoadSaved(path)
 	if err != nil {
 		return err
 	}
-	if c.Config.Seed != t.cfg.Seed || c.Config.Batch != t.cfg.Batch || !slices.Equal(c.Config.Fanouts, t.cfg.Fanouts) {
-		return fmt.Errorf("%s: seed, batch or fanouts differ from this run's; resume with the same configuration", path)
-	}
+	c := s.File
 	if diff := c.Dataset.Mismatch(t.fingerprint()); diff != "" {
-		return fmt.Errorf("%s was trained on %s; this dataset (%s) differs: %s", path, c.Dataset.Name, t.ds.Name, diff)
+		return fmt.Errorf("%s was trained on dataset %s; this dataset, %s, differs: %s", path, c.Dataset.Name, t.ds.Name, diff)
+	}
+	if diff := Differences(s.Config, t.cfg, resumable()...); diff != "" {
+		return fmt.Errorf("%s: this run's settings differ from the saved run's: %s; resume with the saved settings (only %s may change), or start again with --force",
+			path, diff, strings.Join(resumable(), " and "))
 	}
 	if err := t.Restore(c); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if changed := checkpoint.Changed(c.Config, t.cfg); changed != "" {
-		t.progressf("resuming with settings the run did not have: %s\n", changed)
+	if changed := Differences(s.Config, t.cfg); changed != "" {
+		t.progressf("resuming with %s\n", changed)
 	}
 	if c.Format < checkpoint.CurrentFormat {
 		t.progressf("%s\n", checkpoint.OldFormatNote(path, c))
@@ -148,27 +201,51 @@ func (t *Trainer) maybeResume() error {
 	return nil
 }
 
-// Summary is what a finished run reports (RunDir/summary.json).
+// resumable are the settings a resumed run may change: how long it runs.
+func resumable() []string { return []string{"epochs", "patience"} }
+
+// Summary is what a finished run reports (RunDir/summary.json): the
+// run's figures, the task's nested (BestValid, Test).
 type Summary struct {
-	BestValidAcc float64 `json:"best_valid_acc"`
-	BestEpoch    int     `json:"best_epoch"`
-	TestAcc      float64 `json:"test_acc"` // test accuracy of the best-validation model
-	Epochs       int     `json:"epochs"`   // epochs trained
-	Seconds      float64 `json:"seconds"`  // training wall time, evaluation excluded
-	Device       string  `json:"device"`
-	Dataset      string  `json:"dataset"`
-	// The seeds of one step on each device and over the whole group
+	Task      string  `json:"task"`
+	BestEpoch int     `json:"best_epoch"` // 1-based; 0 when the run never evaluated
+	BestValid Metrics `json:"best_valid"` // the best validation's figures
+	Test      Metrics `json:"test"`       // the test figures of the best-validation model
+	Epochs    int     `json:"epochs"`     // epochs trained
+	Seconds   float64 `json:"seconds"`    // training wall time, evaluation excluded
+	Device    string  `json:"device"`
+	Dataset   string  `json:"dataset"`
+	// The items of one step on each device and over the whole group
 	// (Config.Batch), and the group's devices (1 alone).
 	DeviceBatch int    `json:"device_batch"`
 	GlobalBatch int    `json:"global_batch"`
 	Devices     int    `json:"devices"`
 	Config      Config `json:"config"`
+	// Primary is the key of the figure that picked the best model, and
+	// Keys the figures in the order messages print them.
+	Primary string   `json:"primary"`
+	Keys    []string `json:"-"`
+}
+
+// Line is the run's summary in one line: the test figures of the best
+// model and the validation that picked it.
+func (s *Summary) Line() string {
+	return fmt.Sprintf("test %s (best validation %s %.4f at epoch %d; %d epochs in %s)",
+		s.Test.Text(s.Keys), MetricName(s.Primary), s.BestValid[s.Primary], s.BestEpoch, s.Epochs,
+		(time.Duration(s.Seconds*1e3) * time.Millisecond).Round(time.Millisecond))
 }
 
 // finish writes summary.json and returns the summary.
 func (t *Trainer) finish() (*Summary, error) {
-	s := &Summary{BestValidAcc: t.state.BestValid, BestEpoch: t.state.BestEpoch, TestAcc: t.state.TestAtBest,
-		Epochs: t.state.Epoch, Seconds: t.state.Seconds, Device: t.opt.Device, Dataset: t.ds.Name, Config: t.cfg}
+	s := &Summary{Task: t.cfg.TaskName(), BestEpoch: t.state.BestEpoch, Epochs: t.state.Epoch, Seconds: t.state.Seconds,
+		Device: t.opt.Device, Dataset: t.ds.Name, Config: t.cfg, Primary: t.head.Primary(), Keys: t.head.MetricKeys()}
+	var err error
+	if s.BestValid, err = metricsOf(t.state.BestMetrics, s.Primary, t.state.BestValid); err != nil {
+		return nil, err
+	}
+	if s.Test, err = metricsOf(t.state.TestMetrics, s.Primary, t.state.TestAtBest); err != nil {
+		return nil, err
+	}
 	_, s.Devices = t.rankSize()
 	s.DeviceBatch, s.GlobalBatch = t.batch(), t.cfg.Batch
 	if t.opt.RunDir == "" {
@@ -181,10 +258,24 @@ func (t *Trainer) finish() (*Summary, error) {
 	return s, atomicfile.Write(filepath.Join(t.opt.RunDir, checkpoint.SummaryFile), append(b, '\n'))
 }
 
+// metricsOf decodes figures a run state keeps (JSON), or, from a state
+// that kept only the primary figure (checkpoints of earlier versions),
+// that figure under key.
+func metricsOf(js []byte, key string, primary float64) (Metrics, error) {
+	if len(js) == 0 {
+		return Metrics{key: primary}, nil
+	}
+	var m Metrics
+	if err := json.Unmarshal(js, &m); err != nil {
+		return nil, fmt.Errorf("the run state's figures: %w", err)
+	}
+	return m, nil
+}
+
 // fingerprint is the fingerprint of the trainer's dataset, computed once.
 func (t *Trainer) fingerprint() checkpoint.DatasetInfo {
 	if t.fp == nil {
-		fp := checkpoint.Fingerprint(t.ds)
+		fp := Fingerprint(t.ds)
 		t.fp = &fp
 	}
 	return *t.fp

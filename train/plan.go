@@ -21,15 +21,24 @@ type Plan struct {
 	Fanouts []int     // per hop, from the seeds
 	Caps    []nn.Caps // per block, bottom first
 
-	Seeds  backend.Buffer   // I32 [Batch]
-	NSeeds backend.Count    // live seeds
+	Seeds  backend.Buffer // I32 [Batch]
+	NSeeds backend.Count  // live seeds
+	// Items are the step's training items (I32, NItems live), which
+	// Task.Form turns into the seeds: by default the seeds themselves
+	// (node classification); a task with other items (the link task's
+	// edge ids) gives the plan its own in Head.NewBatch.
+	Items  backend.Buffer
+	NItems backend.Count
 	Counts backend.Buffer   // I32 [1 + 2·hops]
 	Blocks []*backend.Block // bottom first: Blocks[L-1-h] is hop h
 	X      backend.Buffer   // F32 [Caps[0].Src, featDim]; nil with Table
 	// Table, when set, is the resident feature table the model reads its
 	// bottom rows from in place (nn.Batch.Table): the plan gathers none.
-	Table  backend.Buffer
-	Labels backend.Buffer // I32 [Batch]
+	Table backend.Buffer
+	// Labels are the seeds' labels (I32 [Batch]) where the task reads
+	// them (node classification's Head.NewBatch allocates them); nil
+	// otherwise.
+	Labels backend.Buffer
 	Clock  backend.Buffer // I32 [2]: epoch, step
 	AdamT  backend.Count  // I32 Adam step number (in Counts' tail)
 	Global backend.Count  // I32 live seeds of the whole batch across ranks (= NSeeds alone)
@@ -51,6 +60,11 @@ type Plan struct {
 	// Tight marks an envelope sized from observed batches (the replay
 	// driver's) rather than the conservative bound: a batch may overflow it.
 	Tight bool
+	// Task is the task's part of the plan's step (Head.NewBatch), and
+	// Params the task's learnt tensors (Head.Params), which Learn updates
+	// with the model's; nil until the trainer attaches them.
+	Task   Batch
+	Params []*nn.Param
 
 	owned []backend.Buffer
 }
@@ -69,17 +83,14 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 			return nil
 		}
 		var b backend.Buffer
-		b, err = be.Alloc(dt, max(n, 1))
-		if err == nil {
-			p.owned = append(p.owned, b)
-		}
+		b, err = p.Alloc(dt, n)
 		return b
 	}
 	p.Seeds = alloc(backend.I32, batch)
-	p.Labels = alloc(backend.I32, batch)
 	p.Clock = alloc(backend.I32, 2)
 	p.Counts = alloc(backend.I32, 4+2*L)
 	p.NSeeds = backend.Count{Buf: p.Counts, Off: 0, Cap: batch}
+	p.Items, p.NItems = p.Seeds, p.NSeeds
 	p.AdamT = backend.Count{Buf: p.Counts, Off: 1 + 2*L, Cap: 1 << 30}
 	p.Global = backend.Count{Buf: p.Counts, Off: 2 + 2*L, Cap: 1 << 30}
 	p.One = backend.Count{Buf: p.Counts, Off: 3 + 2*L, Cap: 1}
@@ -113,8 +124,9 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 	return p, nil
 }
 
-// Twin makes a plan for p's envelope with seeds, counts, blocks and labels
-// of its own, sharing p's Adam step and, unless ownRows, p's feature rows:
+// Twin makes a plan for p's envelope with seeds, counts and blocks of its
+// own (the task's batch is the caller's to attach), sharing p's Adam step
+// and, unless ownRows, p's feature rows:
 // the replay driver samples (and, with ownRows, gathers) the next step
 // into it while p's step computes, and the other way round.
 func (p *Plan) Twin(ownRows bool) (*Plan, error) {
@@ -131,17 +143,34 @@ func (p *Plan) Twin(ownRows bool) (*Plan, error) {
 	}
 	q.Table = p.Table
 	q.AdamT = p.AdamT
-	q.Shared, q.ReduceFlag, q.Reduce, q.Tight = p.Shared, p.ReduceFlag, p.Reduce, p.Tight
+	q.Shared, q.ReduceFlag, q.Reduce, q.Tight, q.Params = p.Shared, p.ReduceFlag, p.Reduce, p.Tight, p.Params
 	return q, nil
 }
 
-// Free releases the plan's buffers.
+// Free releases the plan's buffers and its task batch.
 func (p *Plan) Free() {
+	if p.Task != nil {
+		p.Task.Free()
+		p.Task = nil
+	}
 	for _, b := range p.owned {
 		p.be.Free(b)
 	}
 	p.owned = nil
 }
+
+// Alloc allocates a buffer that the plan owns (Free releases it): for a
+// task's per-plan buffers.
+func (p *Plan) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
+	b, err := p.be.Alloc(dt, max(n, 1))
+	if err == nil {
+		p.owned = append(p.owned, b)
+	}
+	return b, err
+}
+
+// Backend is the backend the plan's buffers live on.
+func (p *Plan) Backend() backend.Backend { return p.be }
 
 // Bytes is the plan's backend memory in bytes.
 func (p *Plan) Bytes() int64 {

@@ -19,7 +19,7 @@ func TestProgress(t *testing.T) {
 		t.Run(fmt.Sprint("replay=", replay), func(t *testing.T) {
 			last := map[string]int{}
 			ends, evals := 0, 0
-			opt := Options{Replay: replay, OnProgress: func(stage string, done, total int) {
+			opt := Options{Mode: modeOf(replay), OnProgress: func(stage string, done, total int) {
 				switch {
 				case stage == "":
 					ends++

@@ -151,7 +151,7 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 			return nil, err
 		}
 		ideal = obs
-		caps = tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.batch(), opt.Margin)
+		caps = tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.seedCap(), opt.Margin)
 		if err := t.sizeChunks(need, opt.Chunk); err != nil {
 			return nil, err
 		}
@@ -172,8 +172,8 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 		dt   backend.DType
 		n    int
 		skip bool
-	}{{&r.perm, backend.I32, len(t.ds.Train), false}, {&r.flag, backend.I32, 3, false}, {&r.acc, backend.F32, 2, false}, {&r.evalAcc, backend.F32, 2, false},
-		{&r.global, backend.I32, len(t.ds.Train), t.opt.Parallel == nil}, {&r.globalOut, backend.I32, t.cfg.Batch, t.opt.Parallel == nil}} {
+	}{{&r.perm, backend.I32, t.items(), false}, {&r.flag, backend.I32, 3, false}, {&r.acc, backend.F32, 2, false}, {&r.evalAcc, backend.F32, 2, false},
+		{&r.global, backend.I32, t.items(), t.opt.Parallel == nil}, {&r.globalOut, backend.I32, t.cfg.Batch, t.opt.Parallel == nil}} {
 		if a.skip {
 			continue
 		}
@@ -288,7 +288,7 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 		st.Loss = lossSum / float64(n)
 		st.StepsPerS = float64(n) / st.Seconds
 	}
-	seen := len(t.ds.Train) - min(len(t.ds.Train), first*t.cfg.Batch)
+	seen := t.head.Outcomes(min(t.items(), steps*t.cfg.Batch) - min(t.items(), first*t.cfg.Batch))
 	if seen > 0 {
 		st.TrainAcc = float64(correct) / float64(seen)
 	}
@@ -439,13 +439,14 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	t := r.t
 	start := time.Now()
-	p, err := NewPlan(t.be, t.batch(), t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
+	p, err := t.samplingPlan(t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
 	if err != nil {
 		return err
 	}
 	defer p.Free()
 	perm, _ := t.epochSeeds(epoch)
-	p.SetBatch(t.stepSeeds(perm, f), epoch, f)
+	p.SetItems(t.stepSeeds(perm, f), t.globalLive(f), epoch, f)
+	p.FormSeeds()
 	p.Sample(t.in, t.cfg.Seed)
 	counts := make([]int32, p.Counts.Len())
 	t.be.Read(counts, p.Counts, 0)

@@ -25,6 +25,10 @@ func (r *replayer) pair() error {
 	if err != nil {
 		return err
 	}
+	if err := t.attach(twin); err != nil {
+		twin.Free()
+		return err
+	}
 	r.plans = [2]*Plan{t.plan, twin}
 	return nil
 }
@@ -82,13 +86,13 @@ func (r *replayer) setClocks(epoch, s int) {
 	}
 }
 
-// sample slices the seeds of p's step from the epoch's permutation and
-// samples its blocks.
+// sample slices the items of p's step from the epoch's permutation, forms
+// its seeds and samples its blocks.
 func (r *replayer) sample(p *Plan) {
 	t, be := r.t, r.t.be
-	be.SliceSeeds(r.perm, r.nPerm, t.batch(), p.Clock, p.Seeds, p.NSeeds)
+	be.SliceSeeds(r.perm, r.nPerm, t.batch(), p.Clock, p.Items, p.NItems)
 	if p.Shared {
-		be.SliceSeeds(r.global, len(t.ds.Train), t.cfg.Batch, p.Clock, r.globalOut, p.Global)
+		be.SliceSeeds(r.global, t.items(), t.cfg.Batch, p.Clock, r.globalOut, p.Global)
 	}
 	p.SampleTrain(t.in, t.cfg.Seed)
 }

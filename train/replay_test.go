@@ -154,7 +154,7 @@ func TestReplayEvaluationMatchesEager(t *testing.T) {
 func sameSummaries(t *testing.T, ds *dataset.Dataset, cfg Config) *ReplayStats {
 	t.Helper()
 	run := func(be backend.Backend, replay bool) (*Summary, *ReplayStats) {
-		tr, err := New(be, ds, cfg, Options{Replay: replay})
+		tr, err := New(be, ds, cfg, Options{Mode: modeOf(replay)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -174,9 +174,9 @@ func sameSummaries(t *testing.T, ds *dataset.Dataset, cfg Config) *ReplayStats {
 	}
 	want, _ := run(cpu.New(2), false)
 	got, st := run(record.New(cpu.New(2)), true)
-	if got.BestValidAcc != want.BestValidAcc || got.TestAcc != want.TestAcc || got.BestEpoch != want.BestEpoch {
+	if got.BestValid[MetricAcc] != want.BestValid[MetricAcc] || got.Test[MetricAcc] != want.Test[MetricAcc] || got.BestEpoch != want.BestEpoch {
 		t.Fatalf("replay: valid %v test %v at epoch %d; eager: valid %v test %v at epoch %d",
-			got.BestValidAcc, got.TestAcc, got.BestEpoch, want.BestValidAcc, want.TestAcc, want.BestEpoch)
+			got.BestValid[MetricAcc], got.Test[MetricAcc], got.BestEpoch, want.BestValid[MetricAcc], want.Test[MetricAcc], want.BestEpoch)
 	}
 	return st
 }

@@ -1,6 +1,6 @@
 package train
 
-// epochSeeds returns this rank's seeds of an epoch, laid out so that step s
+// epochSeeds returns this rank's items of an epoch, laid out so that step s
 // takes seeds[s·batch : (s+1)·batch] (fewer at the end), and the number of
 // steps of the epoch (the same on every rank). The shuffle is a pass of
 // Philox over the training split (papers-sim: about 0.1 s on the host), so
@@ -23,7 +23,20 @@ func (t *Trainer) epochSeeds(epoch int) (seeds []int32, steps int) {
 		s.next, s.nextEpoch = next, epoch+1
 		go func(e int) { next <- t.rankShare(e) }(epoch + 1)
 	}
-	return s.done, (len(t.ds.Train) + t.cfg.Batch - 1) / t.cfg.Batch
+	return s.done, t.epochSteps()
+}
+
+// items is the number of the task's training items.
+func (t *Trainer) items() int { return t.head.ItemCount() }
+
+// epochSteps is the number of steps of an epoch: a whole pass over the
+// training items, or Config.EpochSteps where that is fewer.
+func (t *Trainer) epochSteps() int {
+	n := (t.items() + t.cfg.Batch - 1) / t.cfg.Batch
+	if t.cfg.EpochSteps > 0 {
+		n = min(n, t.cfg.EpochSteps)
+	}
+	return n
 }
 
 // epochShuffle is the trainer's kept and prepared epoch seeds
@@ -45,10 +58,10 @@ func (s *epochShuffle) wait() {
 	}
 }
 
-// rankShare shuffles the training split for an epoch and takes this rank's
+// rankShare shuffles the training items for an epoch and takes this rank's
 // share of every step. It reads only the trainer's configuration and
 // dataset, so it may run beside the driver.
 func (t *Trainer) rankShare(epoch int) []int32 {
 	rank, size := t.rankSize()
-	return RankShare(Shuffle(t.ds.Train, t.cfg.Seed, epoch), t.cfg.Batch, rank, size)
+	return RankShare(shuffleItems(t.head, t.cfg.Seed, epoch), t.cfg.Batch, rank, size)
 }

@@ -112,23 +112,35 @@ func (in *Inputs) Free(be backend.Backend) {
 	}
 }
 
-// Sample issues the sampling of every hop: hop h samples Fanouts[h]
-// neighbours of the previous hop's sources (hop 0: of the seeds) and relabels.
+// Sample issues the sampling of every hop from the plan's seeds as they
+// are (evaluation writes them itself): hop h samples Fanouts[h] neighbours
+// of the previous hop's sources (hop 0: of the seeds) and relabels.
 func (p *Plan) Sample(in *Inputs, seed uint64) {
-	p.sample(in.Graph, in.Graph, seed)
+	p.sample(in.Graph, in.Graph, seed, false)
 }
 
-// SampleTrain is Sample for a training step: with hot vertices (in.Hot),
-// the bottom hop samples no neighbours for them.
+// SampleTrain forms a training step's seeds from its items (FormSeeds)
+// and samples: with hot vertices (in.Hot), the bottom hop samples no
+// neighbours for them, and the task changes each sampled block before it
+// is relabelled (Batch.Hop).
 func (p *Plan) SampleTrain(in *Inputs, seed uint64) {
 	bottom := in.Graph
 	if in.Hot != nil {
 		bottom = in.Hot.Bottom()
 	}
-	p.sample(in.Graph, bottom, seed)
+	p.FormSeeds()
+	p.sample(in.Graph, bottom, seed, true)
 }
 
-func (p *Plan) sample(g, bottom backend.Graph, seed uint64) {
+// FormSeeds issues the task's forming of the step's seeds from its items
+// (Batch.Form).
+func (p *Plan) FormSeeds() {
+	if p.Task != nil {
+		p.Task.Form()
+	}
+}
+
+func (p *Plan) sample(g, bottom backend.Graph, seed uint64, train bool) {
 	L := len(p.Fanouts)
 	dst := p.Seeds
 	for h := 0; h < L; h++ {
@@ -139,14 +151,17 @@ func (p *Plan) sample(g, bottom backend.Graph, seed uint64) {
 		}
 		r := backend.Rand{Seed: seed, Stream: uint32(h), Clock: p.Clock}
 		p.be.SampleLayer(gh, dst, b.NumDst, p.Fanouts[h], r, b)
+		if train && p.Task != nil {
+			p.Task.Hop(h, b)
+		}
 		p.be.Relabel(gh, b)
 		dst = b.SrcIDs
 	}
 }
 
 // Gather copies the input features of the bottom block's sources (unless
-// the model reads them in place: Table) and the seeds' labels into the
-// plan: GatherRows and GatherLabels.
+// the model reads them in place: Table) and the seeds' labels (where the
+// task reads them) into the plan: GatherRows and GatherLabels.
 func (p *Plan) Gather(in *Inputs) {
 	p.GatherRows(in)
 	p.GatherLabels(in)
@@ -161,9 +176,12 @@ func (p *Plan) GatherRows(in *Inputs) {
 	}
 }
 
-// GatherLabels copies the seeds' labels into the plan's own labels.
+// GatherLabels copies the seeds' labels into the plan's own labels, where
+// the task reads labels.
 func (p *Plan) GatherLabels(in *Inputs) {
-	p.be.Gather(in.Labels, 1, p.Seeds, p.NSeeds, p.Labels)
+	if p.Labels != nil {
+		p.be.Gather(in.Labels, 1, p.Seeds, p.NSeeds, p.Labels)
+	}
 }
 
 // NNBatch is the model's view of the plan.
@@ -175,9 +193,10 @@ func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
 	return b
 }
 
-// Learn runs forward, loss, backward and Adam. It returns the mean loss
-// (F32 [1]) and the count of correct predictions, both in backend memory.
-// When adam.Skip is set (the replay driver's overflow flag), a flagged step
+// Learn runs forward, the task's loss, backward and Adam (the model's
+// parameters and the task's, Params). It returns the mean loss (F32 [1])
+// and the count of correct predictions, both in backend memory. When
+// adam.Skip is set (the replay driver's overflow flag), a flagged step
 // leaves the parameters and the Adam step number untouched.
 func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConfig) (backend.Buffer, backend.Count) {
 	b := p.NNBatch(in)
@@ -190,22 +209,26 @@ func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConf
 	if !p.BesideLate {
 		b.AfterBottom = p.Beside
 	}
-	logits := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
-	loss, correct := m.Loss(b, logits)
+	out := m.Forward(b, true, backend.Rand{Seed: seed, Clock: p.Clock})
+	loss, correct := p.Task.Loss(b, out)
 	if p.BesideLate && p.Beside != nil {
 		p.Beside()
 	}
+	p.Task.Backward(b, out)
 	m.Backward(b)
 	if p.Reduce != nil {
 		p.Reduce(adam.Skip)
 	}
 	p.be.AddCount(p.AdamT, 1, adam.Skip)
 	m.Update(p.AdamT, adam)
+	for _, q := range p.Params {
+		p.be.Adam(q.W, q.G, q.M, q.V, p.AdamT, adam)
+	}
 	return loss, correct
 }
 
 // Predict runs the forward pass without dropout and returns the loss and
-// correct count (for evaluation) and the logits.
+// correct count (node classification's evaluation) and the logits.
 func (p *Plan) Predict(m *nn.Model, in *Inputs, seed uint64) (backend.Buffer, backend.Count, backend.Buffer) {
 	b := p.NNBatch(in)
 	logits := m.Forward(b, false, backend.Rand{Seed: seed, Clock: p.Clock})
@@ -214,18 +237,24 @@ func (p *Plan) Predict(m *nn.Model, in *Inputs, seed uint64) (backend.Buffer, ba
 }
 
 // SetBatch writes the seeds and the clock of one step (host to backend);
-// the whole batch is these seeds.
+// the whole batch is these seeds (evaluation, which forms no seeds).
 func (p *Plan) SetBatch(seeds []int32, epoch, step int) {
-	p.SetShare(seeds, len(seeds), epoch, step)
-}
-
-// SetShare writes one rank's seeds of a step whose whole batch (across the
-// group) has global live seeds, and the clock.
-func (p *Plan) SetShare(seeds []int32, global, epoch, step int) {
 	if len(seeds) > 0 {
 		p.be.Write(p.Seeds, 0, seeds)
 	}
 	p.be.Write(p.Counts, p.NSeeds.Off, []int32{int32(len(seeds))})
+	p.be.Write(p.Counts, p.Global.Off, []int32{int32(len(seeds))})
+	p.be.Write(p.Clock, 0, []int32{int32(epoch), int32(step)})
+}
+
+// SetItems writes one rank's items of a training step whose whole batch
+// (across the group) has global live items, and the clock; the task forms
+// the seeds from them (SampleTrain).
+func (p *Plan) SetItems(items []int32, global, epoch, step int) {
+	if len(items) > 0 {
+		p.be.Write(p.Items, 0, items)
+	}
+	p.be.Write(p.NItems.Buf, p.NItems.Off, []int32{int32(len(items))})
 	p.be.Write(p.Counts, p.Global.Off, []int32{int32(global)})
 	p.be.Write(p.Clock, 0, []int32{int32(epoch), int32(step)})
 }

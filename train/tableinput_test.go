@@ -40,7 +40,7 @@ func tableInputMatchesGather(t *testing.T, newBE func() backend.Backend, model s
 		}
 		store := &rowsLog{Resident: res}
 		var losses []float32
-		tr, err := New(be, ds, cfg, Options{Features: store, GatherRows: gather, Replay: replay,
+		tr, err := New(be, ds, cfg, Options{Features: store, GatherRows: gather, Mode: modeOf(replay),
 			OnStep: func(_, _ int, l float32) { losses = append(losses, l) }})
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package train
 
 import (
 	"errors"
+	"sort"
 
 	"github.com/fanout-gnn/fanout/report/tensorboard"
 )
@@ -31,7 +32,7 @@ func (t *Trainer) openScalars() (*scalars, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &scalars{w: w, perEpoch: (len(t.ds.Train) + t.cfg.Batch - 1) / t.cfg.Batch}, nil
+	return &scalars{w: w, perEpoch: t.epochSteps()}, nil
 }
 
 // step adds one step's loss (epoch and step 0-based) and writes a point
@@ -73,8 +74,13 @@ func (s *scalars) epoch(st EpochStats) error {
 		s.w.Scalar("epoch/seconds", e, st.Seconds),
 		s.w.Scalar("epoch/steps_per_s", e, st.StepsPerS),
 	}
-	if st.ValidAcc > 0 || st.ValidLoss > 0 {
-		errs = append(errs, s.w.Scalar("epoch/valid_acc", e, st.ValidAcc), s.w.Scalar("epoch/valid_loss", e, st.ValidLoss))
+	keys := make([]string, 0, len(st.Valid))
+	for k := range st.Valid {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		errs = append(errs, s.w.Scalar("epoch/valid_"+k, e, st.Valid[k]))
 	}
 	errs = append(errs, s.w.Flush())
 	return errors.Join(errs...)

@@ -28,7 +28,7 @@ func TestTensorBoardScalars(t *testing.T) {
 		be := cpu.New(2)
 		opt := Options{TensorBoard: dir}
 		if replay {
-			opt.Replay = true
+			opt.Mode = Replay
 		}
 		tr, err := New(record.New(be), ds, cfg, opt)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -147,7 +148,7 @@ func neighboursBeatFeaturesAlone(t *testing.T, model string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return s.TestAcc
+		return s.Test[MetricAcc]
 	}
 	gnn, mlp := acc([]int{10, 5}), acc([]int{0, 0})
 	t.Logf("tiny test accuracy: %s 10,5 %.3f, %s 0,0 %.3f", model, gnn, model, mlp)
@@ -193,7 +194,7 @@ func TestResumeReproducesUninterruptedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.BestValidAcc != want.BestValidAcc || got.TestAcc != want.TestAcc || got.Epochs != want.Epochs {
+	if got.BestValid[MetricAcc] != want.BestValid[MetricAcc] || got.Test[MetricAcc] != want.Test[MetricAcc] || got.Epochs != want.Epochs {
 		t.Fatalf("resumed run %+v differs from uninterrupted %+v", got, want)
 	}
 	a, _ := checkpoint.Load(filepath.Join(full, "last.ckpt"))
@@ -226,17 +227,23 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		"epochs":   func(c *Config) { c.Epochs = 0 },
 		"patience": func(c *Config) { c.Patience = -1 },
 		"heads":    func(c *Config) { c.Heads = 4 }, // sage has no heads
-		"out-heads": func(c *Config) {
+		"out_heads": func(c *Config) {
 			c.Model, c.OutHeads = "gat", -1
 		},
-		"attn-dropout": func(c *Config) { c.Model, c.AttnDropout = "gat", 1 },
-		"hidden":       func(c *Config) { c.Model, c.Heads = "gat", 5 }, // 64 is not a multiple of 5
+		"attn_dropout": func(c *Config) { c.Model, c.AttnDropout = "gat", 1 },
+		"link.negatives": func(c *Config) {
+			c.Task, c.Link = TaskLink, LinkDefaults()
+			c.Link.Negatives = 0
+		},
+		"task":   func(c *Config) { c.Link = LinkDefaults() },     // link settings on a node run
+		"hidden": func(c *Config) { c.Model, c.Heads = "gat", 5 }, // 64 is not a multiple of 5
 	} {
 		c := Defaults()
 		mutate(&c)
 		err := c.Validate()
-		if err == nil || len(err.Error()) < len(field) || err.Error()[:len(field)] != field {
-			t.Errorf("%s: got %v, want an error starting with %q", field, err, field)
+		var se *SettingError
+		if !errors.As(err, &se) || se.Key != field || !strings.HasPrefix(err.Error(), field+": ") {
+			t.Errorf("%s: got %v, want a SettingError of key %q", field, err, field)
 		}
 	}
 }

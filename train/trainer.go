@@ -22,9 +22,11 @@ type Options struct {
 	Force       bool      // delete a run already in RunDir (without Resume or Force, one is an error)
 	Progress    io.Writer // one line per epoch; nil is silent
 	Device      string    // description for the summary
-	// Replay skips provisioning the conservative envelope in New: the run
-	// will use RunReplay or BenchReplay, which size a tight one.
-	Replay bool
+	// Mode is the driver the trainer will run under: with a capturing
+	// mode (Replay, Hybrid: Mode.Captures) New provisions no conservative
+	// envelope, as RunReplay and BenchReplay size a tight one; Auto and
+	// Eager provision it for Run and Bench.
+	Mode Mode
 	// OnStep, when set, receives every training step's loss (in replay mode
 	// it costs a host sync per step: for tests and diagnostics).
 	OnStep func(epoch, step int, loss float32)
@@ -57,6 +59,20 @@ type Options struct {
 	// ("evaluate"), done of total, as they are issued (the replay driver
 	// issues ahead of the device). A stage of "" means the work is over.
 	OnProgress func(stage string, done, total int)
+	// Task is what the run learns; nil is node classification (NodeTask).
+	// It must be the task Config.Task names.
+	Task Task
+	// OnEpoch, when set, hears every epoch's figures as it ends.
+	OnEpoch func(EpochStats)
+	// KeepBest keeps the best model's parameters in host memory as well
+	// as in RunDir's best.ckpt, for UseBest when there is no run
+	// directory (every rank of a group keeps its own copy).
+	KeepBest bool
+	// OnFinish, when set, runs once the last epoch is trained and the
+	// summary written, with the trainer (on every rank of a group, which
+	// must then issue the same collectives): the job writes what is asked
+	// of the best model there (UseBest).
+	OnFinish func(*Trainer) error
 }
 
 // State is where a run stands; it is saved in checkpoints.
@@ -69,6 +85,7 @@ type Trainer struct {
 	be    backend.Backend
 	ds    *dataset.Dataset
 	in    *Inputs
+	head  Head // the task's part (Options.Task bound to this trainer)
 	model *nn.Model
 	plan  *Plan
 	eval  *Plan       // plan for sampled evaluation (the training plan)
@@ -78,32 +95,30 @@ type Trainer struct {
 	fp    *checkpoint.DatasetInfo // the dataset's fingerprint, once computed
 	run   *checkpoint.RunDir      // the locked run directory, when Options.RunDir is set
 
-	noReduce     bool      // the replay driver's warm-up step skips the group's all-reduce
-	replayMargin float64   // the replay driver's envelope margin (0 until it starts)
-	rep          *replayer // the running replay driver, which also captures evaluation
-	tb           *scalars  // the TensorBoard event file (Options.TensorBoard), while a run writes it
+	noReduce     bool                   // the replay driver's warm-up step skips the group's all-reduce
+	replayMargin float64                // the replay driver's envelope margin (0 until it starts)
+	rep          *replayer              // the running replay driver, which also captures evaluation
+	tb           *scalars               // the TensorBoard event file (Options.TensorBoard), while a run writes it
+	best         *checkpoint.Checkpoint // the best model's snapshot (Options.KeepBest)
 	seeds        epochShuffle
 	lossMin      float64 // the lowest epoch loss of this run so far (0: none yet), for checkLoss
 }
 
-// New uploads the dataset, builds the model and provisions the plans.
+// New uploads the dataset, binds the task, builds the model and
+// provisions the plans.
 func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Trainer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if c := opt.Parallel; c != nil && (c.Size() < 1 || cfg.Batch%c.Size() != 0 || c.Rank() < 0 || c.Rank() >= c.Size()) {
-		return nil, fmt.Errorf("batch: %d seeds do not split evenly over %d devices (rank %d); choose a multiple of %d", cfg.Batch, c.Size(), c.Rank(), c.Size())
+		return nil, fmt.Errorf("batch: %d items do not split evenly over %d devices (rank %d); choose a multiple of %d", cfg.Batch, c.Size(), c.Rank(), c.Size())
 	}
-	if ds.NumClasses < 2 {
-		return nil, fmt.Errorf("dataset %s: %d classes, need at least 2", ds.Name, ds.NumClasses)
+	task := opt.Task
+	if task == nil {
+		task = NodeTask{}
 	}
-	for _, sp := range []struct {
-		name string
-		ids  []int64
-	}{{"training", ds.Train}, {"validation", ds.Valid}, {"test", ds.Test}} {
-		if len(sp.ids) == 0 {
-			return nil, fmt.Errorf("dataset %s: the %s split is empty", ds.Name, sp.name)
-		}
+	if task.Name() != cfg.TaskName() {
+		return nil, fmt.Errorf("train: the configuration's task is %s, the trainer was given %s", cfg.TaskName(), task.Name())
 	}
 	t := &Trainer{cfg: cfg, opt: opt, be: be, ds: ds,
 		adam: backend.AdamConfig{LR: cfg.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay}}
@@ -115,12 +130,16 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 		t.Close()
 		return nil, err
 	}
-	if t.model, err = nn.NewModel(be, cfg.ModelConfig(ds.FeatDim, ds.NumClasses), cfg.Seed); err != nil {
+	if t.head, err = task.Bind(t); err != nil {
+		t.Close()
+		return nil, err
+	}
+	if t.model, err = nn.NewModel(be, cfg.ModelConfig(ds.FeatDim, t.head.OutDim()), cfg.Seed); err != nil {
 		t.Close()
 		return nil, err
 	}
 	t.syncNorm()
-	if opt.Replay {
+	if opt.Mode.Captures() {
 		// The replay driver provisions a tight plan when it starts.
 		return t, nil
 	}
@@ -174,21 +193,51 @@ func (t *Trainer) newPlan(fanouts []int) (*Plan, error) {
 	return p, nil
 }
 
-// makePlan allocates a plan for caps. Where the model reads the features
-// in place (tableInput), the plan holds no rows of its own.
+// makePlan allocates a plan for caps with the task's batch. Where the
+// model reads the features in place (tableInput), the plan holds no rows
+// of its own.
 func (t *Trainer) makePlan(fanouts []int, caps []nn.Caps) (*Plan, error) {
 	table := t.tableInput()
 	dim := t.ds.FeatDim
 	if table != nil {
 		dim = 0
 	}
-	p, err := NewPlan(t.be, t.batch(), fanouts, caps, dim)
+	p, err := t.samplingPlan(fanouts, caps, dim)
 	if err != nil {
 		return nil, err
 	}
 	p.Table = table
 	return p, nil
 }
+
+// samplingPlan allocates a plan of the step's seed capacity for caps with
+// featDim-wide rows (0: none, a plan that only samples) and attaches the
+// task's batch and parameters.
+func (t *Trainer) samplingPlan(fanouts []int, caps []nn.Caps, featDim int) (*Plan, error) {
+	p, err := NewPlan(t.be, t.seedCap(), fanouts, caps, featDim)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.attach(p); err != nil {
+		p.Free()
+		return nil, err
+	}
+	return p, nil
+}
+
+// attach gives plan p the task's batch and parameters.
+func (t *Trainer) attach(p *Plan) error {
+	b, err := t.head.NewBatch(p)
+	if err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
+	p.Task, p.Params = b, t.head.Params()
+	return nil
+}
+
+// seedCap is the seed capacity of this rank's step: the task's seeds for
+// a batch of this rank's items.
+func (t *Trainer) seedCap() int { return t.head.SeedCap(t.batch()) }
 
 // tableInput is the feature table the model reads its bottom rows from in
 // place (nn.Batch.Table), or nil where each step gathers them: the store
@@ -212,6 +261,30 @@ func (t *Trainer) Inputs() *Inputs { return t.in }
 // Model is the trained model.
 func (t *Trainer) Model() *nn.Model { return t.model }
 
+// Head is the task's part of the trainer.
+func (t *Trainer) Head() Head { return t.head }
+
+// Config is the run's configuration.
+func (t *Trainer) Config() Config { return t.cfg }
+
+// Dataset is the trainer's dataset.
+func (t *Trainer) Dataset() *dataset.Dataset { return t.ds }
+
+// Backend is the backend the trainer runs on.
+func (t *Trainer) Backend() backend.Backend { return t.be }
+
+// Group is the trainer's collective when it is one rank of several; nil
+// alone.
+func (t *Trainer) Group() backend.Collective { return t.group() }
+
+// Rank is the trainer's rank and its group's size (0 and 1 alone).
+func (t *Trainer) Rank() (rank, size int) { return t.rankSize() }
+
+// Params are every learnt tensor of the run: the model's, then the task's.
+func (t *Trainer) Params() []*nn.Param {
+	return append(append([]*nn.Param(nil), t.model.Params()...), t.head.Params()...)
+}
+
 // State is where the run stands.
 func (t *Trainer) State() State { return t.state }
 
@@ -227,6 +300,9 @@ func (t *Trainer) Close() {
 	}
 	if t.model != nil {
 		t.model.Free()
+	}
+	if t.head != nil {
+		t.head.Free()
 	}
 	if t.in != nil {
 		t.in.Free(t.be)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -82,5 +83,12 @@ func TestDevicesBatchPerDevice(t *testing.T) {
 // accuracies is a run's summary line without its wall time.
 func accuracies(out string) string {
 	line, _, _ := strings.Cut(out, " epochs in ")
-	return line
+	return withoutLoss(line)
+}
+
+// withoutLoss drops the test loss from a summary line: runs that sum in
+// another order (a group, processes) reach the same accuracies with a
+// loss that differs in its last digits.
+func withoutLoss(line string) string {
+	return regexp.MustCompile(`, loss [0-9.]+`).ReplaceAllString(line, "")
 }

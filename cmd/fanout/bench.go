@@ -49,9 +49,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var splits []report.Split
 	b := job.Bench{Job: rf.job(cfg, train.Options{}, stderr), Modes: modes, Steps: *steps, Warmup: *warmup, DeviceCounts: rf.deviceCounts, Profile: *prof}
-	if done, err := benchLinkTask(ctx, b, *asJSON, stdout); done || err != nil {
-		return err
-	}
 	b.OnMode = func(rep job.BenchReport) error {
 		splits = append(splits, report.Split{Label: rep.Mode, Sample: rep.SampleS, Gather: rep.GatherS, Train: rep.TrainS, Idle: rep.IdleS, Step: rep.StepSeconds})
 		printJSONOr(stdout, *asJSON, rep, printBench)

@@ -48,7 +48,7 @@ func stepLosses(t *testing.T, ds *dataset.Dataset, cfg train.Config, dt backend.
 	if replay {
 		be = record.New(be)
 	}
-	opt := train.Options{Replay: replay, FeatureDType: dt, OnStep: func(_, _ int, l float32) { losses = append(losses, l) }}
+	opt := train.Options{Mode: train.Auto.Resolve(replay), FeatureDType: dt, OnStep: func(_, _ int, l float32) { losses = append(losses, l) }}
 	tr, err := train.New(be, ds, cfg, opt)
 	if err != nil {
 		t.Fatal(err)

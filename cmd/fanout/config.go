@@ -1,9 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train"
@@ -47,6 +50,15 @@ func hyperOptions() []option {
 		{"eval-every", "validate every N epochs", func(c *train.Config, _ *runFlags) any { return &c.EvalEvery }},
 		{"patience", "stop after N validations without improvement (0 = never)", func(c *train.Config, _ *runFlags) any { return &c.Patience }},
 		{"full-eval", "evaluate with all neighbours instead of the training fanouts", func(c *train.Config, _ *runFlags) any { return &c.FullEval }},
+		{"task", "what to train: node (vertex classification) or link (link prediction over the dataset's link task: import or gen --link-split; a preset in memory is split 0.85,0.05,0.1), in every mode and on every placement of devices but a partitioned graph or sharded features", func(c *train.Config, _ *runFlags) any { return &c.Task }},
+		{"negatives", "task link: negatives drawn per positive edge at every step", func(c *train.Config, _ *runFlags) any { return &c.Link.Negatives }},
+		{"negative-dist", "task link: how negatives' destinations are drawn: uniform, or degree (in proportion to the vertices' degrees)", func(c *train.Config, _ *runFlags) any { return &c.Link.NegativeDist }},
+		{"decoder", "task link: how a pair is scored: dot (the embeddings' dot product) or mlp (an MLP over their element-wise product)", func(c *train.Config, _ *runFlags) any { return &c.Link.Decoder }},
+		{"exclude", "task link: which of a step's positive edges leave its sampled neighbourhoods: reverse (each edge and its reverse), self (each edge) or none", func(c *train.Config, _ *runFlags) any { return &c.Link.Exclude }},
+		{"embed", "task link: the embedding width, the model's output (0: --hidden)", func(c *train.Config, _ *runFlags) any { return &c.Link.Embed }},
+		{"eval-negatives", "task link: rank every validation and test edge (u, v) against N negatives (u, w), w drawn uniformly at evaluation, as ogbl-citation2's 1000 (MRR); 0: against the dataset's stored negatives", func(c *train.Config, _ *runFlags) any { return &c.Link.EvalNegatives }},
+		{"eval-edges", "task link: evaluate only the first N edges of the validation and of the test set (a uniform sample: the split shuffled them); 0: all", func(c *train.Config, _ *runFlags) any { return &c.Link.EvalEdges }},
+		{"epoch-steps", "end every epoch (and evaluate) after N steps, each epoch still a fresh shuffle of all training items; 0: a whole pass", func(c *train.Config, _ *runFlags) any { return &c.EpochSteps }},
 	}
 }
 
@@ -67,12 +79,6 @@ func runOptions() []option {
 		{"ranks-per-host", "with --shard-features hosts: how many ranks make a host (0: the launcher's LOCAL_WORLD_SIZE for processes; all devices of one process); several in-process devices can stand for several hosts", func(_ *train.Config, rf *runFlags) any { return &rf.j.Placement.RanksPerHost }},
 		{"envelope-margin", "replay: capacities = largest observed batch sizes x this margin", func(_ *train.Config, rf *runFlags) any { return &rf.j.Replay.Margin }},
 		{"overlap-sampling", "replay: sample the next step beside this step's work (a second GPU stream); false samples it after, in order (the same results)", func(_ *train.Config, rf *runFlags) any { return &rf.overlap }},
-		{"task", "what to train: node (vertex classification) or link (link prediction over the dataset's link task: import or gen --link-split; a preset in memory is split 0.85,0.05,0.1); link trains eager or replayed on one device or --devices N of one process, or hybrid (tiered features) on one device", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Task }},
-		{"negatives", "task link: negatives drawn per positive edge at every step", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Negatives }},
-		{"negative-dist", "task link: how negatives' destinations are drawn: uniform, or degree (in proportion to the vertices' degrees)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.NegativeDist }},
-		{"decoder", "task link: how a pair is scored: dot (the embeddings' dot product) or mlp (an MLP over their element-wise product)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Decoder }},
-		{"exclude", "task link: which of a step's positive edges leave its sampled neighbourhoods: reverse (each edge and its reverse), self (each edge) or none", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Exclude }},
-		{"embed", "task link: the embedding width, the model's output (0: --hidden)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Embed }},
 	}
 	for _, o := range cudaOptions() {
 		opts = append(opts, option{o.name, o.usage, func(_ *train.Config, rf *runFlags) any { return o.field(&rf.j.CUDA) }})
@@ -87,17 +93,14 @@ func trainOptions() []option {
 		{"tensorboard", "directory for TensorBoard event files: per epoch the loss, accuracies, epoch time and steps/s; the training loss every 64 steps (default: none)", func(_ *train.Config, rf *runFlags) any { return &rf.tensorboard }},
 		{"global-batch", "with several devices or processes: the seed vertices of one step over the whole group, split evenly over the devices (instead of --batch per device)", func(_ *train.Config, rf *runFlags) any { return &rf.j.GlobalBatch }},
 		{"devices", "train data-parallel on N devices of one host, or all (CPU devices in one process, one per two cores for all; or GPUs 0..N-1 joined by NCCL); --batch seeds per device (--global-batch splits one batch over them); default: one device, no group", func(_ *train.Config, rf *runFlags) any { return &rf.devicesSpec }},
-		{"mode", "driver: eager (host-driven), replay (whole step captured once and replayed), hybrid (replay with the features in a GPU cache and host memory, for data larger than the GPU) or auto (replay on a GPU, hybrid when the data does not fit it, eager on the CPU)", func(_ *train.Config, rf *runFlags) any { return &rf.mode }},
+		{"mode", "driver: eager (host-driven), replay (whole step captured once and replayed), hybrid (replay with the features in a GPU cache and host memory, for data larger than the GPU) or auto (replay on a GPU, hybrid when the data does not fit it, eager on the CPU)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Mode }},
 		{"gpu-memory", "hybrid: GPU memory the run may use, e.g. 20GiB, 512MiB or bytes (default: what the GPU has free)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Hybrid.GPUMemory }},
 		{"cache-rows", "hybrid: feature rows in the GPU cache (-1: as many as the budget leaves; 0: every row read from host memory)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Hybrid.CacheRows }},
 		{"hot-ratio", "hybrid: fraction of the vertices whose bottom-layer rows the CPU computes (the hottest bottom-layer destinations of a pre-sampling pass); the GPU skips their neighbourhoods; 0: none; auto: the fastest of 0, 0.02, 0.05 and 0.1 in a few timed super-batches each", func(_ *train.Config, rf *runFlags) any { return &rf.j.Hybrid.HotSpec }},
 		{"staleness", "hybrid: the CPU works K super-batches ahead of the GPU (0: the GPU waits for each super-batch's rows); with --hot-rows outputs, super-batch g's rows use the weights from the start of super-batch g-K", func(_ *train.Config, rf *runFlags) any { return &rf.j.Hybrid.Staleness }},
 		{"super-batch", "hybrid: training steps that share one set of hot rows", func(_ *train.Config, rf *runFlags) any { return &rf.j.Hybrid.SuperBatch }},
-		{"embeddings", "task link: a .npy `file` that gets every vertex's embedding from the model with the best validation ROC-AUC (float32 [vertices, embed])", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Embeddings }},
-		{"scores", "task link: a .npy `file` of vertex pairs (int32 or int64 [pairs, 2]) that the best model scores into scores.npy in --out (float32 [pairs]); --out also gets encoder.safetensors (PyG's names) and, for the mlp decoder, decoder.safetensors (torch.nn.Sequential's state dict)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.Scores }},
-		{"eval-negatives", "task link: rank every validation and test edge (u, v) against N negatives (u, w), w drawn uniformly at evaluation, as ogbl-citation2's 1000 (MRR); 0: against the dataset's stored negatives", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.EvalNegatives }},
-		{"eval-edges", "task link: evaluate only the first N edges of the validation and of the test set (a uniform sample: the split shuffled them); 0: all", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.EvalEdges }},
-		{"epoch-steps", "task link: end every epoch (and evaluate) after N steps, each epoch still a fresh shuffle of all training edges; 0: a whole pass", func(_ *train.Config, rf *runFlags) any { return &rf.j.Link.EpochSteps }},
+		{"embeddings", "a .npy `file` that gets every vertex's embedding from the best model: a link predictor's output (float32 [vertices, embed]), a node classifier's last hidden layer (float32 [vertices, hidden]; layer-wise full-neighbour inference); an existing file is kept unless --force", func(_ *train.Config, rf *runFlags) any { return &rf.j.Outputs.Embeddings }},
+		{"scores", "task link: a .npy `file` of vertex pairs (int32 or int64 [pairs, 2]) that the best model scores into scores.npy in --out (float32 [pairs]); --out also gets encoder.safetensors (PyG's names) and, for the mlp decoder, decoder.safetensors (torch.nn.Sequential's state dict)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Outputs.Scores }},
 		{"hot-rows", "hybrid: what the CPU computes for hot vertices: inputs (their aggregated neighbour features, which the GPU multiplies by the weights of the moment: nothing stale, exact gradients; GAT falls back to outputs) or outputs (layer 0's output, with the weights of --staleness super-batches before)", func(_ *train.Config, rf *runFlags) any { return &rf.hotRows }},
 	}
 }
@@ -202,4 +205,46 @@ func (fc *fileConfig) apply(opts []option, c *train.Config, rf *runFlags, skip m
 		}
 	}
 	return nil
+}
+
+// settingError renames a setting's key in a configuration error
+// (train.SettingError: the JSON name) to its flag, which is also the config
+// file's key: "weight_decay: ..." becomes "weight-decay: ...".
+func settingError(err error) error {
+	var se *train.SettingError
+	if !errors.As(err, &se) {
+		return err
+	}
+	if name, ok := keyFlags()[se.Key]; ok {
+		return fmt.Errorf("%s: %s", name, se.Problem)
+	}
+	return err
+}
+
+// keyFlags maps each hyper-parameter's key in train.Config (its JSON name,
+// a nested field's as "link.negatives") to its flag, by where the option
+// table's field points.
+func keyFlags() map[string]string {
+	var c train.Config
+	keys := map[uintptr]string{}
+	var walk func(v reflect.Value, prefix string)
+	walk = func(v reflect.Value, prefix string) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Type.Kind() == reflect.Struct {
+				walk(v.Field(i), prefix+name+".")
+				continue
+			}
+			keys[v.Field(i).Addr().Pointer()] = prefix + name
+		}
+	}
+	walk(reflect.ValueOf(&c).Elem(), "")
+	out := map[string]string{}
+	for _, o := range hyperOptions() {
+		if k, ok := keys[reflect.ValueOf(o.field(&c, nil)).Pointer()]; ok {
+			out[k] = o.name
+		}
+	}
+	return out
 }

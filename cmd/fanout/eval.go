@@ -14,10 +14,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	e := job.Eval{Log: stderr, Out: stdout, Progress: bars(stderr)}
 	fs.StringVar(&e.Checkpoint, "checkpoint", "", "checkpoint file (RUNDIR/best.ckpt or last.ckpt; required)")
 	fs.StringVar(&e.Predictions, "predictions", "", "write the predicted class of every vertex to this .npy file (int32); where the dataset keeps original ids (import edges), FILE.ids.npy or FILE.ids.txt beside each output lists its rows' ids")
-	fs.StringVar(&e.Embeddings, "embeddings", "", "write every vertex's last hidden layer (after its ReLU) to this .npy file (float32 [N, hidden]; layer-wise full-neighbour inference)")
+	fs.StringVar(&e.Embeddings, "embeddings", "", "write every vertex's embedding to this .npy file: a node classifier's last hidden layer (after its ReLU; float32 [N, hidden]; layer-wise full-neighbour inference), a link predictor's output (float32 [N, embed])")
 	fs.StringVar(&e.Logits, "logits", "", "write every vertex's logits to this .npy file (float32 [N, classes]; layer-wise full-neighbour inference)")
 	fs.StringVar(&e.Probabilities, "probabilities", "", "write every vertex's class probabilities (softmax of the logits) to this .npy file (float32 [N, classes])")
-	scores := fs.String("scores", "", "a link run's checkpoint (RUNDIR/link_best.ckpt): score the vertex pairs of this .npy file (int32 or int64 [pairs, 2]) into PAIRS.scores.npy (float32 [pairs])")
+	fs.StringVar(&e.Scores, "scores", "", "a link run's checkpoint: score the vertex pairs of this .npy file (int32 or int64 [pairs, 2]) into PAIRS.scores.npy (float32 [pairs])")
+	fs.BoolVar(&e.Force, "force", false, "replace output files that exist (without it an existing file is an error)")
 	fs.BoolVar(&e.AllowOtherData, "allow-other-data", false, "evaluate on a dataset other than the checkpoint's (same feature width and classes)")
 	// The settings eval shares with train come from train's table.
 	rf := runFlags{j: job.Job{Source: job.Source{Preset: "tiny"}, Device: "auto", CUDA: cudaDefaults()}}
@@ -37,8 +38,5 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	e.Source, e.Device, e.Threads, e.CUDA, e.FullEval = rf.j.Source, rf.j.Device, rf.j.Threads, rf.j.CUDA, given.FullEval
-	if done, err := job.EvalLinkRun(e, *scores); done {
-		return err
-	}
 	return job.RunEval(e)
 }

@@ -7,8 +7,8 @@ import (
 	"io"
 	"os"
 
-	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/export"
+	"github.com/fanout-gnn/fanout/train/job"
 )
 
 // runExport writes a checkpoint's parameters for another framework.
@@ -36,11 +36,11 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err := checkWritable("OUT", pos[0]); err != nil {
 		return err
 	}
-	ck, err := checkpoint.Load(*ckpt)
+	m, err := job.LoadForExport(*ckpt)
 	if err != nil {
 		return err
 	}
-	tensors, meta, err := export.PyG(ck)
+	tensors, meta, err := export.PyG(m)
 	if err != nil {
 		return err
 	}

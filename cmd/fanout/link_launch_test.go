@@ -57,7 +57,7 @@ func TestLinkDevicesResume(t *testing.T) {
 	if got, want := linkResult(resumed.String()), linkResult(straight.String()); got != want {
 		t.Fatalf("resumed: %q; straight: %q", got, want)
 	}
-	if strings.Contains(resumed.String(), "epoch 1:") || !strings.Contains(resumed.String(), "epoch 2:") {
+	if strings.Contains(resumed.String(), "epoch 1/2 ") || !strings.Contains(resumed.String(), "epoch 2/2 ") {
 		t.Fatalf("the resumed run trained other epochs than the second:\n%s", resumed.String())
 	}
 }
@@ -84,7 +84,7 @@ func TestLaunchLinkResume(t *testing.T) {
 	if got, want := linkResult(resumed.String()), linkResult(straight.String()); got != want {
 		t.Fatalf("resumed: %q; straight: %q", got, want)
 	}
-	if strings.Contains(resumed.String(), "epoch 1:") || !strings.Contains(resumed.String(), "epoch 2:") {
+	if strings.Contains(resumed.String(), "epoch 1/2 ") || !strings.Contains(resumed.String(), "epoch 2/2 ") {
 		t.Fatalf("the resumed job trained other epochs than the second:\n%s", resumed.String())
 	}
 }

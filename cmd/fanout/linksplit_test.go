@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/fanout-gnn/fanout/checkpoint"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,8 +33,11 @@ func TestGenLinkSplit(t *testing.T) {
 }
 
 // TestTrainLinkTask: import --link-split, then train --task link (eager
-// and replay) writes its summary and prints the test metrics; a dataset
-// without a link task and an unknown task are refused.
+// and replay) writes the run's files (the trainer's layout, as for every
+// task, and the encoder, the decoder and the scores) and prints the test
+// metrics; eval gives the run's outputs again; a run is not overwritten
+// and resumes; bench measures the link step; a dataset without a link
+// task and an unknown task are refused.
 func TestTrainLinkTask(t *testing.T) {
 	dir := t.TempDir()
 	src, data := filepath.Join(dir, "ring.npz"), filepath.Join(dir, "ring")
@@ -51,10 +55,10 @@ func TestTrainLinkTask(t *testing.T) {
 		code, out, stderr := fanout(t, "train", "--data", data, "--task", "link", "--device", "cpu", "--mode", mode, "--epochs", "2",
 			"--batch", "16", "--fanouts", "3,3", "--hidden", "8", "--decoder", "mlp", "--negatives", "2", "--out", run,
 			"--embeddings", emb, "--scores", pairs)
-		if code != 0 || !strings.Contains(out, "test ROC-AUC ") || !strings.Contains(stderr, "epoch 2: loss") {
+		if code != 0 || !strings.Contains(out, "test ROC-AUC ") || !strings.Contains(stderr, "epoch 2/2 ") || !strings.Contains(stderr, "wrote scores [3] to ") {
 			t.Fatalf("train --task link --mode %s: exit %d\n%s%s", mode, code, out, stderr)
 		}
-		for _, f := range []string{job.LinkSummaryFile, job.EncoderFile, job.DecoderFile} {
+		for _, f := range []string{checkpoint.SummaryFile, checkpoint.BestCheckpoint, checkpoint.LastCheckpoint, job.EncoderFile, job.DecoderFile} {
 			if _, err := os.Stat(filepath.Join(run, f)); err != nil {
 				t.Errorf("mode %s: %v", mode, err)
 			}
@@ -68,9 +72,10 @@ func TestTrainLinkTask(t *testing.T) {
 	}
 	// eval of the run's best checkpoint gives the run's embeddings and
 	// scores again, bit for bit.
-	best := filepath.Join(dir, "run-eager", "link_best.ckpt")
+	best := filepath.Join(dir, "run-eager", checkpoint.BestCheckpoint)
 	emb2 := filepath.Join(dir, "eval-emb.npy")
-	if code, out, stderr := fanout(t, "eval", "--checkpoint", best, "--data", data, "--device", "cpu", "--embeddings", emb2, "--scores", pairs); code != 0 {
+	if code, out, stderr := fanout(t, "eval", "--checkpoint", best, "--data", data, "--device", "cpu", "--embeddings", emb2, "--scores", pairs); code != 0 ||
+		!strings.Contains(out, "test ROC-AUC ") || !strings.Contains(out, "wrote embeddings [60 8] to "+emb2) || !strings.Contains(out, "wrote scores [3] to ") {
 		t.Fatalf("eval of a link run: exit %d\n%s%s", code, out, stderr)
 	}
 	for _, f := range [][2]string{{emb2, filepath.Join(dir, "eager-emb.npy")}, {job.ScoresPath(pairs), filepath.Join(dir, "run-eager", job.ScoresFile)}} {
@@ -80,22 +85,23 @@ func TestTrainLinkTask(t *testing.T) {
 			t.Errorf("eval's %s differs from the run's %s (%v, %v)", f[0], f[1], errA, errB)
 		}
 	}
-	oneLineError(t, "not classes", "eval", "--checkpoint", best, "--data", data, "--device", "cpu", "--predictions", filepath.Join(dir, "p.npy"))
+	oneLineError(t, "is a link checkpoint, which has no predictions", "eval", "--checkpoint", best, "--data", data, "--device", "cpu", "--predictions", filepath.Join(dir, "p.npy"))
+	oneLineError(t, "embeddings: "+emb2+" exists; give --force", "eval", "--checkpoint", best, "--data", data, "--device", "cpu", "--embeddings", emb2)
 	oneLineError(t, "give --out", "train", "--data", data, "--task", "link", "--device", "cpu", "--scores", pairs)
 	again := []string{"train", "--data", data, "--task", "link", "--device", "cpu", "--epochs", "3", "--batch", "16", "--fanouts", "3,3",
 		"--hidden", "8", "--decoder", "mlp", "--negatives", "2", "--out", filepath.Join(dir, "run-eager")}
-	oneLineError(t, "holds a link run: --resume continues it", again...)
-	if code, out, stderr := fanout(t, append(again, "--resume")...); code != 0 || !strings.Contains(stderr, "epoch 3: loss") || strings.Contains(stderr, "epoch 1: loss") {
+	oneLineError(t, "already holds a run", again...)
+	if code, out, stderr := fanout(t, append(again, "--resume")...); code != 0 || !strings.Contains(stderr, "epoch 3/3 ") || strings.Contains(stderr, "epoch 1/3 ") {
 		t.Errorf("train --task link --resume: exit %d\n%s%s", code, out, stderr)
 	}
 	code, out, stderr := fanout(t, "bench", "--data", data, "--task", "link", "--device", "cpu", "--mode", "both", "--json",
 		"--steps", "2", "--warmup", "1", "--batch", "8", "--fanouts", "3,3", "--hidden", "8")
-	if code != 0 || strings.Count(out, `"step_ms":`) != 2 || !strings.Contains(out, `"mode":"replay"`) {
+	if code != 0 || strings.Count(out, `"step_s":`) != 2 || !strings.Contains(out, `"mode":"replay"`) {
 		t.Errorf("bench --task link: exit %d\n%s%s", code, out, stderr)
 	}
 	plain := genTiny(t)
 	oneLineError(t, "no link task", "train", "--data", plain, "--task", "link", "--device", "cpu", "--epochs", "1")
-	oneLineError(t, "task: edge, want node or link", "train", "--data", data, "--task", "edge", "--device", "cpu")
+	oneLineError(t, `task: "edge", want node or link`, "train", "--data", data, "--task", "edge", "--device", "cpu")
 }
 
 // TestTrainLinkMRR: gen tiny --link-split, then train --task link with
@@ -108,25 +114,25 @@ func TestTrainLinkMRR(t *testing.T) {
 	run := filepath.Join(t.TempDir(), "run")
 	code, out, stderr := fanout(t, "train", "--data", data, "--task", "link", "--device", "cpu", "--model", "gcn", "--epochs", "2",
 		"--epoch-steps", "4", "--eval-negatives", "1000", "--eval-edges", "40", "--fanouts", "5,5", "--hidden", "16", "--out", run)
-	if code != 0 || !strings.Contains(out, ", MRR ") || !strings.Contains(stderr, "epoch 2: loss") {
+	if code != 0 || !strings.Contains(out, ", MRR ") || !strings.Contains(stderr, "epoch 2/2 ") {
 		t.Fatalf("train --task link --eval-negatives 1000: exit %d\n%s%s", code, out, stderr)
 	}
-	b, err := os.ReadFile(filepath.Join(run, job.LinkSummaryFile))
+	b, err := os.ReadFile(filepath.Join(run, checkpoint.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var s struct {
-		Epochs []struct{ Steps int }
-		Test   struct{ MRR float64 }
+		Test struct{ MRR float64 }
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Epochs) != 2 || s.Epochs[0].Steps != 4 || s.Epochs[1].Steps != 4 {
-		t.Errorf("epochs %+v, want 2 of 4 steps", s.Epochs)
-	}
 	if !(s.Test.MRR >= 1.0/1001 && s.Test.MRR <= 1) {
 		t.Errorf("test MRR %v: a reciprocal rank among 1,001 lies in [1/1001, 1]", s.Test.MRR)
+	}
+	lines, err := os.ReadFile(filepath.Join(run, checkpoint.MetricsFile))
+	if err != nil || strings.Count(string(lines), `"steps":4,`) != 2 {
+		t.Errorf("metrics.jsonl: %s, %v; want 2 epochs of 4 steps", lines, err)
 	}
 	for _, bad := range [][]string{{"--eval-negatives", "-1"}, {"--eval-edges", "-2"}, {"--epoch-steps", "-3"}} {
 		oneLineError(t, strings.TrimPrefix(bad[0], "--"), append([]string{"train", "--data", data, "--task", "link", "--device", "cpu"}, bad...)...)

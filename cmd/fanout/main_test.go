@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -76,7 +75,7 @@ func TestGenInfoTrainEvalRoundTrip(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &sum) != nil {
 		t.Fatalf("summary.json: %v", err)
 	}
-	for _, k := range []string{"best_valid_acc", "test_acc", "epochs", "seconds", "device"} {
+	for _, k := range []string{"task", "best_valid", "test", "epochs", "seconds", "device"} {
 		if _, ok := sum[k]; !ok {
 			t.Errorf("summary.json lacks %s", k)
 		}
@@ -95,7 +94,7 @@ func TestGenInfoTrainEvalRoundTrip(t *testing.T) {
 	// The test accuracy eval reports equals the run's, for the best checkpoint.
 	// eval prints four decimals, rounded (a truncated figure differs when
 	// the fifth decimal is 5 or more).
-	want := sum["test_acc"].(float64)
+	want := sum["test"].(map[string]any)["acc"].(float64)
 	if !strings.Contains(out, fmt.Sprintf("test accuracy %.4f", want)) {
 		t.Errorf("eval output %q does not show the run's test accuracy %v", out, want)
 	}
@@ -144,15 +143,15 @@ func TestGATTrainEvalRoundTrip(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "test accuracy") {
 		t.Fatalf("train: exit %d\n%s%s", code, out, stderr)
 	}
-	ck, err := checkpoint.Load(filepath.Join(run, "best.ckpt"))
+	ck, err := train.LoadSaved(filepath.Join(run, "best.ckpt"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c := ck.Config; c.Model != "gat" || c.Heads != 4 || c.OutHeads != 2 || c.AttnDropout != 0.2 || !c.FullEval {
 		t.Fatalf("checkpoint config %+v lacks the GAT settings", c)
 	}
-	if m := ck.Model; m.Heads != 4 || m.OutHeads != 2 || ck.Params[1].Name != "layer0.att_src" {
-		t.Fatalf("checkpoint model %+v, parameters %v", m, ck.Params)
+	if m := ck.Model; m.Heads != 4 || m.OutHeads != 2 || ck.File.Params[1].Name != "layer0.att_src" {
+		t.Fatalf("checkpoint model %+v, parameters %v", m, ck.File.Params)
 	}
 	var sum map[string]any
 	b, err := os.ReadFile(filepath.Join(run, "summary.json"))
@@ -163,7 +162,7 @@ func TestGATTrainEvalRoundTrip(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "test accuracy") {
 		t.Fatalf("eval: exit %d\n%s%s", code, out, stderr)
 	}
-	if want := fmt.Sprintf("test accuracy %.4f", sum["test_acc"].(float64)); !strings.Contains(out, want) {
+	if want := fmt.Sprintf("test accuracy %.4f", sum["test"].(map[string]any)["acc"].(float64)); !strings.Contains(out, want) {
 		t.Errorf("eval output %q does not show the run's %s", out, want)
 	}
 	if code, _, stderr := fanout(t, "train", "--data", data, "--model", "sage", "--heads", "4", "--device", "cpu"); code == 0 || !strings.Contains(stderr, "heads") {

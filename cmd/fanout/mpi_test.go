@@ -29,7 +29,7 @@ func mpiEnv(t *testing.T) {
 }
 
 // result is a run's closing line without its timing.
-func result(out string) string { return resultLine(out, "test accuracy", ";") }
+func result(out string) string { return withoutLoss(resultLine(out, "test accuracy", ";")) }
 
 // resultLine is the part of out's first line holding from, from from up to
 // cut.

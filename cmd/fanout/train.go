@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/cluster"
@@ -19,6 +18,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/job"
+	"github.com/fanout-gnn/fanout/train/link"
 )
 
 // add registers the flags train and bench share (runOptions): where the
@@ -28,7 +28,6 @@ func (rf *runFlags) add(fs *flag.FlagSet, preset string) {
 	rf.j.Source.Preset, rf.j.Device, rf.j.Replay.Margin, rf.overlap = preset, "auto", train.DefaultMargin, true
 	rf.j.Placement.ShardFeatures = "auto"
 	rf.j.CUDA = cudaDefaults()
-	rf.j.Link = linkDefaults()
 	for _, o := range runOptions() {
 		job.Register(fs, o.name, o.usage, o.field(nil, rf))
 	}
@@ -43,7 +42,6 @@ type runFlags struct {
 	tensorboard  string
 	resume       bool
 	force        bool
-	mode         string
 	overlap      bool   // --overlap-sampling
 	devicesSpec  string // --devices: N or all
 	deviceCounts string // bench --devices: the counts to measure, data-parallel
@@ -82,7 +80,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlags("train", stderr)
 	var rf runFlags
 	rf.add(fs, "tiny")
-	rf.mode = "auto"
 	rf.j.Hybrid.CacheRows = -1
 	rf.j.Hybrid.Staleness, rf.j.Hybrid.SuperBatch, rf.hotRows, rf.j.Hybrid.HotSpec = 1, 32, "inputs", "auto"
 	for _, o := range trainOptions() {
@@ -103,10 +100,6 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	mode, err := job.ParseMode(rf.mode)
-	if err != nil {
-		return err
-	}
 	if rf.j.Hybrid.HotRatio, rf.j.Hybrid.HotAuto, err = job.ParseHotRatio(rf.j.Hybrid.HotSpec); err != nil {
 		return err
 	}
@@ -118,19 +111,15 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case rf.hotRows != "inputs" && rf.hotRows != "outputs":
 		return fmt.Errorf("hot-rows: %s is neither inputs nor outputs", quoted(rf.hotRows))
 	}
-	if rf.j.Hybrid.HotRatio != 0 && mode != job.Hybrid {
-		return fmt.Errorf("hot-ratio: %v asks for CPU-computed hot vertices, which only --mode hybrid has (mode %s)", rf.j.Hybrid.HotRatio, rf.mode)
+	if rf.j.Hybrid.HotRatio != 0 && rf.j.Mode != train.Hybrid {
+		return fmt.Errorf("hot-ratio: %v asks for CPU-computed hot vertices, which only --mode hybrid has (mode %s)", rf.j.Hybrid.HotRatio, rf.j.Mode)
 	}
 	opt, err := rf.runDirOptions(stderr)
 	if err != nil {
 		return err
 	}
 	j := rf.job(cfg, opt, stderr)
-	j.Mode = mode
 	if j.Launch, err = cluster.FromEnv(os.Environ()); err != nil {
-		return err
-	}
-	if done, err := runLinkTask(ctx, j, stdout); done || err != nil {
 		return err
 	}
 	sum, err := job.Run(ctx, j)
@@ -163,8 +152,7 @@ func bars(w io.Writer) func(string) (func(string, int64, int64), func()) {
 
 // printSummary prints a finished run's line.
 func printSummary(stdout io.Writer, sum *train.Summary) {
-	fmt.Fprintf(stdout, "test accuracy %.4f (best validation %.4f at epoch %d; %d epochs in %s)\n",
-		sum.TestAcc, sum.BestValidAcc, sum.BestEpoch, sum.Epochs, (time.Duration(sum.Seconds*1e3) * time.Millisecond).Round(time.Millisecond))
+	fmt.Fprintln(stdout, sum.Line())
 }
 
 // runDirOptions turns --out, --resume and --force into the trainer's
@@ -178,7 +166,7 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 	if rf.out != "" && rf.j.Source.Data != "" && within(rf.out, rf.j.Source.Data) {
 		return train.Options{}, fmt.Errorf("--out %s is the dataset directory %s or inside it: the run's files would sit among the dataset's; choose an --out outside it", rf.out, rf.j.Source.Data)
 	}
-	if rf.resume && !rf.force && rf.out != "" && !rf.j.Link.IsLink() && checkpoint.StoppedBeforeCheckpoint(rf.out) {
+	if rf.resume && !rf.force && rf.out != "" && !link.HasLegacyRun(rf.out) && checkpoint.StoppedBeforeCheckpoint(rf.out) {
 		fmt.Fprintf(progress, "--resume: %s has no %s: its run stopped before its first checkpoint; starting it from epoch 1\n", rf.out, checkpoint.LastCheckpoint)
 		rf.resume = false
 	}
@@ -203,8 +191,8 @@ func (rf *runFlags) runDirOptions(progress io.Writer) (train.Options, error) {
 		}
 		return opt, nil
 	}
-	if rf.j.Link.IsLink() {
-		return opt, nil // a link run's directory: job.RunLink checks it
+	if link.HasLegacyRun(rf.out) {
+		return opt, nil // a link run of an earlier version: the job moves or refuses it
 	}
 	return opt, checkpoint.CheckRunDir(rf.out, mode)
 }
@@ -261,17 +249,16 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 		// stores them elsewhere, unless asked.
 		rf.j.FeatureDType = cmp.Or(job.GPUFeatureDType(rf.onGPUs, rf.j.Placement.ShardFeatures), stored)
 	}
-	cfg := base
-	if err := fc.apply(hyperOptions(), &cfg, nil, set); err != nil {
+	cfg, err := layerHyper(base, fc, hf, set)
+	if err != nil {
 		return cfg, err
 	}
-	hf.apply(&cfg)
 	if cfg.BottomProducts == "" {
-		cfg.BottomProducts = job.GPUBottomProducts(cfg, rf.j.CUDA.TF32, rf.mode == job.Hybrid.String(), rf.onGPUs)
+		cfg.BottomProducts = job.GPUBottomProducts(cfg, rf.j.CUDA.TF32, rf.j.Mode == train.Hybrid, rf.onGPUs)
 		rf.j.BottomDefault = cfg.BottomProducts != ""
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, err
+		return cfg, settingError(err)
 	}
 	if err := givenApplies(cfg, set["heads"] || fc.has("heads")); err != nil {
 		return cfg, err
@@ -281,6 +268,38 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 	}
 	rf.j.BatchGiven = set["batch"] || fc.has("batch")
 	return cfg, nil
+}
+
+// layerHyper layers the config file's and the flags' hyper-parameters over
+// base. A link task starts from link prediction's defaults
+// (train.LinkDefaults); a node task refuses link prediction's settings,
+// naming the first given.
+func layerHyper(base train.Config, fc *fileConfig, hf *hyperFlags, set map[string]bool) (train.Config, error) {
+	layer := func(c train.Config) (train.Config, error) {
+		err := fc.apply(hyperOptions(), &c, nil, set)
+		hf.apply(&c)
+		return c, err
+	}
+	cfg, err := layer(base)
+	if err != nil || cfg.TaskName() != train.TaskLink {
+		for _, o := range hyperOptions() {
+			if given := set[o.name] || fc.has(o.name); given && linkOnly(o.name) && err == nil {
+				return cfg, fmt.Errorf("%s: a link prediction setting, but the task is %s (give --task link)", o.name, cfg.TaskName())
+			}
+		}
+		return cfg, err
+	}
+	base.Link = train.LinkDefaults()
+	return layer(base)
+}
+
+// linkOnly reports whether a hyper-parameter belongs to link prediction.
+func linkOnly(name string) bool {
+	switch name {
+	case "negatives", "negative-dist", "decoder", "exclude", "embed", "eval-negatives", "eval-edges":
+		return true
+	}
+	return false
 }
 
 // givenApplies refuses settings the user gave that the run would ignore

@@ -89,7 +89,7 @@ func ChooseHotRatio(ctx context.Context, be backend.Backend, ds *dataset.Dataset
 	for _, c := range candidates {
 		o := *opt
 		o.Hot.Ratio, o.Log, o.trial = c, nil, &trial{}
-		_, _, err := Run(ctx, be, ds, cfg, train.Options{Replay: true}, o)
+		_, _, err := Run(ctx, be, ds, cfg, train.Options{Mode: train.Hybrid}, o)
 		if err != nil && !errors.As(err, &trialDone{}) {
 			return trials, fmt.Errorf("hybrid: timing hot ratio %g: %w", c, err)
 		}

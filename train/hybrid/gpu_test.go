@@ -74,7 +74,7 @@ func TestHybridCUDA(t *testing.T) {
 	ds, cfg := tiny(t)
 	hopt := Options{CacheRows: 2000}
 	replay := losses(t, func(o train.Options) error {
-		o.Replay = true
+		o.Mode = train.Replay
 		tr, err := train.New(gpu, ds, cfg, o)
 		if err != nil {
 			return err

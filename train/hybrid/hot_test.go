@@ -81,7 +81,7 @@ func TestHotPipelineIsTheReference(t *testing.T) {
 func replayLosses(t *testing.T, ds *dataset.Dataset, cfg train.Config) []float32 {
 	t.Helper()
 	var want []float32
-	tr, err := train.New(record.New(cpu.New(2)), ds, cfg, train.Options{Replay: true, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
+	tr, err := train.New(record.New(cpu.New(2)), ds, cfg, train.Options{Mode: train.Replay, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/featstore"
+	"github.com/fanout-gnn/fanout/graph"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/hybrid/hot"
 )
@@ -116,7 +117,7 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 	if err != nil {
 		return nil, nil, err
 	}
-	topt.Features, topt.Replay = tier.Store, true
+	topt.Features, topt.Mode = tier.Store, train.Hybrid
 	tr, err := train.New(be, ds, cfg, topt)
 	if err != nil {
 		tier.Store.Free()
@@ -216,6 +217,12 @@ func (r *rankings) hotOrder(ds *dataset.Dataset, cfg train.Config, opt Options) 
 func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
 	if r != nil && r.order != nil {
 		return r.order, nil
+	}
+	if cfg.TaskName() == train.TaskLink {
+		// A link step's ends are drawn from the training edges, so a vertex
+		// is an end, and a sampled neighbour, in proportion to its degree
+		// (uniform negatives aside): the cache takes the highest degrees.
+		return graph.DegreeOrder(ds.Graph), nil
 	}
 	order, err := RankByAccess(ds.Graph, rankingBatches(ds, cfg, opt.RankBatches), cfg.Fanouts, cfg.Seed, opt.Threads)
 	if err != nil {

@@ -104,7 +104,7 @@ type cacheCase struct {
 func hybridMatchesReplay(t *testing.T, ds *dataset.Dataset, cfg train.Config, cases []cacheCase) {
 	t.Helper()
 	var want []float32
-	tr, err := train.New(record.New(cpu.New(1)), ds, cfg, train.Options{Replay: true, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
+	tr, err := train.New(record.New(cpu.New(1)), ds, cfg, train.Options{Mode: train.Replay, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestBF16Features(t *testing.T) {
 	var replay []float32
 	for _, dt := range []backend.DType{backend.F32, backend.BF16} {
 		var l []float32
-		tr, err := train.New(record.New(cpu.New(2)), ds, cfg, train.Options{Replay: true, FeatureDType: dt, OnStep: func(_, _ int, v float32) { l = append(l, v) }})
+		tr, err := train.New(record.New(cpu.New(2)), ds, cfg, train.Options{Mode: train.Replay, FeatureDType: dt, OnStep: func(_, _ int, v float32) { l = append(l, v) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestBF16Features(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acc[dt] = s.TestAcc
+		acc[dt] = s.Test[train.MetricAcc]
 		replay = l
 	}
 	t.Logf("tiny, 10 epochs: test accuracy %.4f with float32 features, %.4f with bfloat16", acc[backend.F32], acc[backend.BF16])

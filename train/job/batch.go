@@ -50,19 +50,19 @@ func (j *Job) groupBatch(cfg *train.Config, n int, w io.Writer) error {
 // on w says so. Planetoid's splits (Cora: 140 vertices) are smaller than
 // the default batch.
 func (j *Job) fitBatch(cfg *train.Config, ds *dataset.Dataset, group int, w io.Writer) {
-	n := len(ds.Train)
+	n, unit := trainItems(*cfg, ds)
 	if cfg.Batch <= n || n == 0 {
 		return
 	}
 	fit := (n + group - 1) / group * group
 	if j.BatchGiven || j.GlobalBatch > 0 {
-		fmt.Fprintf(w, "batch: %d is larger than the training split (%d vertices in %s): an epoch is one batch of %d\n", cfg.Batch, n, ds.Name, fit)
+		fmt.Fprintf(w, "batch: %d is larger than the training split (%d %s in %s): an epoch is one batch of %d\n", cfg.Batch, n, unit, ds.Name, fit)
 	} else {
 		batch := fmt.Sprintf("default batch of %d", cfg.Batch)
 		if group > 1 {
 			batch = fmt.Sprintf("default global batch of %d (%d per device)", cfg.Batch, cfg.Batch/group)
 		}
-		fmt.Fprintf(w, "batch: the training split (%d vertices in %s) is smaller than the %s: an epoch is one batch of %d\n", n, ds.Name, batch, fit)
+		fmt.Fprintf(w, "batch: the training split (%d %s in %s) is smaller than the %s: an epoch is one batch of %d\n", n, unit, ds.Name, batch, fit)
 	}
 	cfg.Batch = fit
 }

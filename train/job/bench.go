@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"github.com/fanout-gnn/fanout/train"
 	"strings"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 // of Counts.
 type Bench struct {
 	Job
-	Modes         []Mode // the drivers to measure, in order (Auto: the device's)
+	Modes         []train.Mode // the drivers to measure, in order (train.Auto: the device's)
 	Steps, Warmup int
 	// DeviceCounts, when set, trains on these device counts instead
 	// ("2", "1,2,4" or "all").
@@ -29,20 +30,20 @@ type Bench struct {
 
 // ParseBenchModes reads bench's --mode: eager, replay, both, a list of
 // eager and replay, or auto.
-func ParseBenchModes(s string) ([]Mode, error) {
+func ParseBenchModes(s string) ([]train.Mode, error) {
 	switch s {
 	case "auto":
-		return []Mode{Auto}, nil
+		return []train.Mode{train.Auto}, nil
 	case "both":
-		return []Mode{Eager, Replay}, nil
+		return []train.Mode{train.Eager, train.Replay}, nil
 	}
-	var modes []Mode
+	var modes []train.Mode
 	for _, m := range strings.Split(s, ",") {
 		switch m {
 		case "eager":
-			modes = append(modes, Eager)
+			modes = append(modes, train.Eager)
 		case "replay":
-			modes = append(modes, Replay)
+			modes = append(modes, train.Replay)
 		default:
 			return nil, fmt.Errorf("--mode %s: want eager, replay or both", quote.Quote(s))
 		}
@@ -81,18 +82,18 @@ func RunBench(ctx context.Context, b Bench) error {
 	defer CloseBackend(be)
 	var eagerStep float64
 	for _, m := range b.Modes {
-		m = m.Resolve(be)
+		m = resolve(m, be)
 		rep := BenchReport{Preset: ds.Name, Mode: m.String(), GenSeconds: gen, Device: desc, TF32: j.CUDA.TF32, TF32x3: j.CUDA.Options().TF32x3, FeatureDType: j.FeatureDType,
 			BottomProducts: cfg.BottomProducts, Date: time.Now().UTC().Format(time.DateOnly)}
 		mb := be
-		if m == Replay {
+		if m == train.Replay {
 			mb = WithCapture(be)
 		}
 		fmt.Fprintf(j.Log, "measuring %d %s steps (after %d warm-up) of %s on %s\n", b.Steps, m, b.Warmup, ds.Name, desc)
 		if err := benchMode(mb, ds, cfg, m, &rep, b.Steps, b.Warmup, j.Replay); err != nil {
 			return err
 		}
-		if m == Eager {
+		if m == train.Eager {
 			eagerStep = rep.StepSeconds
 		} else if eagerStep > 0 {
 			rep.SpeedupOverEager = eagerStep / rep.StepSeconds

@@ -76,6 +76,10 @@ func (b *Bench) devices(ctx context.Context, counts []int, ds *dataset.Dataset) 
 	if err != nil {
 		return err
 	}
+	task, err := NewTask(cfg)
+	if err != nil {
+		return err
+	}
 	if err := CheckShardFeatures(j.Placement.ShardFeatures); err != nil {
 		return err
 	}
@@ -96,7 +100,7 @@ func (b *Bench) devices(ctx context.Context, counts []int, ds *dataset.Dataset) 
 		}
 		ranks := make([]multigpu.Rank, n)
 		for i := range ranks {
-			ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{FeatureDType: fdt}}
+			ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{FeatureDType: fdt, Task: task}}
 		}
 		var rep DevicesReport
 		fmt.Fprintf(j.Log, "measuring %d epochs of %s on %s, %s mode\n", cfg.Epochs, ds.Name, groupName(bes), mode)
@@ -111,7 +115,7 @@ func (b *Bench) devices(ctx context.Context, counts []int, ds *dataset.Dataset) 
 		}
 		var sum *train.Summary
 		if err == nil {
-			sum, err = multigpu.Run(ctx, ds, cfg, ranks, mode == Replay, j.Replay)
+			sum, err = multigpu.Run(ctx, ds, cfg, ranks, mode, j.Replay)
 		}
 		if err == nil && topo != nil {
 			rep.Cut, rep.Balance = topo.Stats.Cut, topo.Stats.Balance
@@ -140,7 +144,7 @@ func (b *Bench) devices(ctx context.Context, counts []int, ds *dataset.Dataset) 
 			return err
 		}
 		rep.Preset, rep.Device, rep.Devices, rep.Mode, rep.Epochs = ds.Name, j.Device, n, mode.String(), sum.Epochs
-		rep.EpochS, rep.TestAcc, rep.Date = sum.Seconds/float64(max(sum.Epochs, 1)), sum.TestAcc, time.Now().UTC().Format(time.DateOnly)
+		rep.EpochS, rep.TestAcc, rep.Date = sum.Seconds/float64(max(sum.Epochs, 1)), sum.Test[train.MetricAcc], time.Now().UTC().Format(time.DateOnly)
 		rep.StepsPerS = float64(steps) / rep.EpochS
 		if base == 0 {
 			base = rep.EpochS

@@ -47,7 +47,7 @@ type BenchReport struct {
 }
 
 // benchMode measures one driver on a fresh trainer and fills rep.
-func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, mode Mode, rep *BenchReport, steps, warmup int, ropt train.ReplayOptions) error {
+func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, mode train.Mode, rep *BenchReport, steps, warmup int, ropt train.ReplayOptions) error {
 	ms, hasMem := be.(backend.MemoryStats)
 	if hasMem {
 		ms.ResetPeak()
@@ -56,7 +56,11 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, mode M
 	if err != nil {
 		return err
 	}
-	tr, err := train.New(be, ds, cfg, train.Options{Device: rep.Device, Replay: mode == Replay, FeatureDType: fdt})
+	task, err := NewTask(cfg)
+	if err != nil {
+		return err
+	}
+	tr, err := train.New(be, ds, cfg, train.Options{Device: rep.Device, Mode: mode, FeatureDType: fdt, Task: task})
 	if err != nil {
 		return err
 	}
@@ -69,7 +73,7 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, mode M
 			rep.Launches, rep.Gemms, rep.HostSyncs = float64(st.Launches)/n, float64(st.Gemms)/n, float64(st.HostSyncs)/n
 		}
 	}
-	if mode == Replay {
+	if mode == train.Replay {
 		// The floor is counted at the largest observed sizes: replay keeps
 		// per-step counts on the device.
 		res, st, err := tr.BenchReplay(steps, warmup, ropt, hooks)

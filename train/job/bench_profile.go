@@ -37,12 +37,16 @@ type ProfileOp struct {
 // benchProfile runs an extra eager pass with every op timed by device
 // marks (package profile) and reports every op, the largest time first.
 func benchProfile(be backend.Backend, ds *dataset.Dataset, cfg train.Config, rep BenchReport, steps, warmup int, log io.Writer) (*ProfileReport, error) {
+	task, err := NewTask(cfg)
+	if err != nil {
+		return nil, err
+	}
 	p := profile.New(be)
 	if !p.Timed() {
 		fmt.Fprintf(log, "profile: %s has no device timer; counting calls only\n", be.Name())
 	}
 	fmt.Fprintf(log, "profiling %d eager steps (after %d warm-up) of %s\n", steps, warmup, ds.Name)
-	tr, err := train.New(p, ds, cfg, train.Options{Device: rep.Device})
+	tr, err := train.New(p, ds, cfg, train.Options{Device: rep.Device, Task: task})
 	if err != nil {
 		return nil, err
 	}

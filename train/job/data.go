@@ -9,6 +9,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/internal/quote"
+	"github.com/fanout-gnn/fanout/train"
 )
 
 // LoadDataset opens src.Data or generates src.Preset in memory, saying so
@@ -51,15 +52,23 @@ func LoadDataset(src Source, threads int, log io.Writer, progress func(string) (
 	return ds, nil
 }
 
-// load is LoadDataset of the job's source. A dataset made for link
-// prediction alone (an OGB link dataset: one placeholder class) is refused
-// for a node task, saying which task it has.
+// load is LoadDataset of the job's source, readied for its task (prepare).
+// A dataset made for link prediction alone (an OGB link dataset: one
+// placeholder class) is refused for a node task, saying which task it has.
 func (j *Job) load() (*dataset.Dataset, error) {
 	ds, err := LoadDataset(j.Source, j.Threads, j.Log, j.Progress)
-	if err == nil && !j.Link.IsLink() && ds.Link != nil && ds.NumClasses < 2 {
+	if err != nil {
+		return nil, err
+	}
+	if j.Config.TaskName() != train.TaskLink && ds.Link != nil && ds.NumClasses < 2 {
+		ds.Close()
 		return nil, fmt.Errorf("dataset %s has a link-prediction task and no classes to predict: train it with --task link", ds.Name)
 	}
-	return ds, err
+	if err := j.prepare(ds); err != nil {
+		ds.Close()
+		return nil, err
+	}
+	return ds, nil
 }
 
 // ParseFeatureDType reads a --feature-dtype value.

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"github.com/fanout-gnn/fanout/train"
 	"io"
 	"os"
 	"runtime"
@@ -101,16 +102,11 @@ func cudaOf(be backend.Backend) (*cuda.Backend, bool) {
 	return c, ok
 }
 
-// Resolve turns Auto into replay on a GPU (it beats eager there:
-// docs/perf.md) and eager on the CPU (where launches cost nothing).
-func (m Mode) Resolve(be backend.Backend) Mode {
-	if m != Auto {
-		return m
-	}
-	if _, ok := cudaOf(be); ok {
-		return Replay
-	}
-	return Eager
+// resolve is mode on be: train.Auto becomes replay on a GPU, eager elsewhere
+// (train.Mode.Resolve).
+func resolve(mode train.Mode, be backend.Backend) train.Mode {
+	_, gpu := cudaOf(be)
+	return mode.Resolve(gpu)
 }
 
 // allDevices is what AllDevices means: every GPU, or on the CPU one
@@ -129,7 +125,7 @@ func CountDevices(device string, c CUDA) (int, error) {
 // openDevices opens j.Devices backends and their collective: CPU backends
 // (threads split) joined in process, or GPUs 0..N-1 joined by NCCL. The
 // mode is resolved as for one device (replay on GPUs).
-func (j *Job) openDevices() ([]backend.Backend, []backend.Collective, Mode, error) {
+func (j *Job) openDevices() ([]backend.Backend, []backend.Collective, train.Mode, error) {
 	n := j.Devices
 	device := j.Device
 	if device == "auto" {
@@ -145,17 +141,17 @@ func (j *Job) openDevices() ([]backend.Backend, []backend.Collective, Mode, erro
 		if threads == 0 {
 			threads = runtime.NumCPU()
 		}
-		mode := j.Mode.Resolve(cpu.New(1))
+		mode := j.Mode.Resolve(false)
 		bes := make([]backend.Backend, n)
 		for i := range bes {
 			bes[i] = cpu.New(max(1, threads/n))
-			if mode.captures() {
+			if mode.Captures() {
 				bes[i] = WithCapture(bes[i])
 			}
 		}
 		comms, err := inproc.New(bes)
 		if err != nil {
-			return nil, nil, Auto, err
+			return nil, nil, train.Auto, err
 		}
 		colls := make([]backend.Collective, n)
 		for i, c := range comms {
@@ -165,7 +161,7 @@ func (j *Job) openDevices() ([]backend.Backend, []backend.Collective, Mode, erro
 	case "cuda":
 		return j.openGPUs()
 	}
-	return nil, nil, Auto, fmt.Errorf("devices: %d devices need --device cpu or cuda (GPUs 0..%d), not %s", n, n-1, quote.Quote(j.Device))
+	return nil, nil, train.Auto, fmt.Errorf("devices: %d devices need --device cpu or cuda (GPUs 0..%d), not %s", n, n-1, quote.Quote(j.Device))
 }
 
 // noMulticast keeps NVLink multicast (NVLS) off unless the environment
@@ -177,27 +173,27 @@ func noMulticast() {
 }
 
 // openGPUs opens GPUs 0..N-1 and joins them with NCCL.
-func (j *Job) openGPUs() ([]backend.Backend, []backend.Collective, Mode, error) {
+func (j *Job) openGPUs() ([]backend.Backend, []backend.Collective, train.Mode, error) {
 	n := j.Devices
 	opt := j.CUDA.Options()
 	have, err := cuda.DeviceCount(opt)
 	if err != nil {
-		return nil, nil, Auto, fmt.Errorf("devices: %w", err)
+		return nil, nil, train.Auto, fmt.Errorf("devices: %w", err)
 	}
 	if have < n {
-		return nil, nil, Auto, fmt.Errorf("devices: %d GPUs asked for, %d present", n, have)
+		return nil, nil, train.Auto, fmt.Errorf("devices: %d GPUs asked for, %d present", n, have)
 	}
 	noMulticast()
 	nccl, err := cuda.LoadNCCL(j.CUDA.LibDir)
 	if err != nil {
-		return nil, nil, Auto, fmt.Errorf("devices: several GPUs need NCCL: %w", err)
+		return nil, nil, train.Auto, fmt.Errorf("devices: several GPUs need NCCL: %w", err)
 	}
 	gpus := make([]*cuda.Backend, 0, n)
-	fail := func(err error) ([]backend.Backend, []backend.Collective, Mode, error) {
+	fail := func(err error) ([]backend.Backend, []backend.Collective, train.Mode, error) {
 		for _, g := range gpus {
 			g.Close()
 		}
-		return nil, nil, Auto, err
+		return nil, nil, train.Auto, err
 	}
 	for i := 0; i < n; i++ {
 		o := opt
@@ -230,5 +226,5 @@ func (j *Job) openGPUs() ([]backend.Backend, []backend.Collective, Mode, error) 
 		}
 	}
 	fmt.Fprintf(j.Log, "NCCL %d joins %d GPUs; gradients summed by %s\n", nccl.Version(), n, sum)
-	return bes, colls, j.Mode.Resolve(gpus[0]), nil
+	return bes, colls, resolve(j.Mode, gpus[0]), nil
 }

@@ -43,16 +43,21 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 		return nil, err
 	}
 	desc := groupName(bes)
-	fmt.Fprintf(j.Log, "training %s (%d layers, hidden %d, fanouts %s, global batch %d = %d x %d) on %s with %s, %s mode\n",
-		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, n, cfg.Batch/n, ds.Name, desc, mode)
+	fmt.Fprintf(j.Log, "training %s on %s with %s, %s mode (global batch %d = %d x %d)\n",
+		describeRun(cfg), ds.Name, desc, mode, cfg.Batch, n, cfg.Batch/n)
 	ranks := make([]multigpu.Rank, n)
+	opt.Device = desc
 	for i := range ranks {
 		ranks[i] = multigpu.Rank{Backend: bes[i], Coll: colls[i], Options: train.Options{Device: desc, FeatureDType: opt.FeatureDType}}
+		if i == 0 {
+			ranks[0].Options = opt
+		}
+		if err := j.taskOptions(&ranks[i].Options); err != nil {
+			return nil, err
+		}
 	}
-	opt.Device = desc
-	ranks[0].Options = opt
 	var tiers []*hybrid.Tier
-	if mode == Hybrid {
+	if mode == train.Hybrid {
 		if tiers, err = j.hybridRanks(ds, cfg, bes, ranks); err != nil {
 			return nil, err
 		}
@@ -72,7 +77,7 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 		return nil, err
 	}
 	defer feats.Free() // after every rank is done, before the devices close
-	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode.captures(), j.Replay)
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode, j.Replay)
 	if err != nil {
 		return nil, j.interrupted(err)
 	}

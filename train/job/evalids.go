@@ -4,12 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/internal/atomicfile"
 )
 
 // keyByIDs writes, beside each of eval's per-vertex outputs (paths; ""
@@ -46,33 +45,14 @@ func keyByIDs(data string, out io.Writer, paths ...string) error {
 	return nil
 }
 
-// writeLines writes one line per string to path, through a temporary
-// file renamed into place.
-func writeLines(path string, lines []string) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-			err = fmt.Errorf("%s: %w", path, err)
+// writeLines writes one line per string to path, atomically.
+func writeLines(path string, lines []string) error {
+	return atomicfile.WriteWith(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		for _, s := range lines {
+			bw.WriteString(s)
+			bw.WriteByte('\n')
 		}
-	}()
-	w := bufio.NewWriterSize(f, 1<<20)
-	for _, s := range lines {
-		w.WriteString(s)
-		w.WriteByte('\n')
-	}
-	if err = w.Flush(); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+		return bw.Flush()
+	})
 }

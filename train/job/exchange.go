@@ -19,13 +19,13 @@ import (
 // in list bytes as for the topology), every other row fetched from the
 // rank that holds it with all-to-alls. ranks are this process's; every
 // process of the job makes the same call.
-func (j *Job) placeExchanged(ds *dataset.Dataset, cfg train.Config, mode Mode, ranks []multigpu.Rank, perHost int) (*multigpu.Exchange, error) {
+func (j *Job) placeExchanged(ds *dataset.Dataset, cfg train.Config, mode train.Mode, ranks []multigpu.Rank, perHost int) (*multigpu.Exchange, error) {
 	dt, err := j.featureType()
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case mode == Hybrid:
+	case mode == train.Hybrid:
 		return nil, fmt.Errorf("shard-features hosts: the hybrid mode keeps each device's rows in its own tiers")
 	case cfg.FullEval:
 		return nil, fmt.Errorf("shard-features hosts: --full-eval's layer-wise inference reads the whole table")

@@ -31,7 +31,7 @@ func CheckShardFeatures(s string) error {
 // replicates. When the devices cannot read each other's memory, on is an
 // error and auto replicates, said once. The result is nil when every
 // device holds the whole table.
-func (j *Job) placeFeatures(ds *dataset.Dataset, cfg train.Config, mode Mode, ranks []multigpu.Rank, topo *multigpu.Topology) (*multigpu.Features, error) {
+func (j *Job) placeFeatures(ds *dataset.Dataset, cfg train.Config, mode train.Mode, ranks []multigpu.Rank, topo *multigpu.Topology) (*multigpu.Features, error) {
 	if len(ranks) < 2 {
 		return nil, nil
 	}
@@ -47,7 +47,7 @@ func (j *Job) placeFeatures(ds *dataset.Dataset, cfg train.Config, mode Mode, ra
 	on := j.Placement.ShardFeatures == "on"
 	var cannot string
 	switch {
-	case mode == Hybrid:
+	case mode == train.Hybrid:
 		cannot = "the hybrid mode keeps each device's rows in its own tiers"
 	case cfg.FullEval:
 		cannot = "--full-eval's layer-wise inference reads the whole table"

@@ -45,6 +45,9 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 
 // runHybrid trains with the hybrid driver and prints its figures.
 func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds *dataset.Dataset, cfg train.Config, opt train.Options) (*train.Summary, error) {
+	if cfg.TaskName() == train.TaskLink {
+		j.Hybrid.HotAuto = false // a link step has no hot vertices (checkTask refused a ratio)
+	}
 	if cfg.BottomProducts == "bfloat16" && (j.Hybrid.HotAuto || j.Hybrid.HotRatio != 0) {
 		return nil, fmt.Errorf("bottom-products: bfloat16, but the hybrid mode's hot vertices (--hot-ratio %s) need a float32 bottom layer; use --hot-ratio 0 or --bottom-products float32", j.Hybrid.HotSpec)
 	}
@@ -52,8 +55,7 @@ func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(j.Log, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s, hybrid mode\n",
-		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc)
+	fmt.Fprintf(j.Log, "training %s on %s with %s, hybrid mode\n", describeRun(cfg), ds.Name, desc)
 	be = WithCapture(be)
 	opt.Device = desc
 	if j.Hybrid.HotAuto {

@@ -1,10 +1,12 @@
 // Package job runs one job of the command line: it opens the device or
 // devices, loads the dataset, fits the batch, places the data, wraps the
-// backend for capture and runs the driver the job's Mode names, on one
+// backend for capture and runs the driver the job's train.Mode names, on one
 // device (eager, replay, hybrid), on several devices of this process, or
-// as one process of a job started by a launcher. Run trains; RunBench
-// measures. What a job says while it runs goes to Job.Log; the command
-// line only builds a Job and prints what Run returns.
+// as one process of a job started by a launcher, for whichever task the
+// configuration names (train.Task: one path for every task). Run trains;
+// RunBench measures; RunEval evaluates a checkpoint. What a job says while
+// it runs goes to Job.Log; the command line only builds a Job and prints
+// what Run returns.
 package job
 
 import (
@@ -15,45 +17,8 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/cluster"
-	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train"
 )
-
-// Mode is the driver a job trains with.
-type Mode int
-
-const (
-	Auto   Mode = iota // replay on a GPU (hybrid when the data does not fit it), eager on the CPU
-	Eager              // the host issues every step
-	Replay             // the whole step captured once and replayed
-	Hybrid             // replay over features in a GPU cache and host memory
-)
-
-// String is the mode's name on the command line.
-func (m Mode) String() string {
-	switch m {
-	case Eager:
-		return "eager"
-	case Replay:
-		return "replay"
-	case Hybrid:
-		return "hybrid"
-	}
-	return "auto"
-}
-
-// ParseMode reads --mode: auto, eager, replay or hybrid.
-func ParseMode(s string) (Mode, error) {
-	for _, m := range []Mode{Auto, Eager, Replay, Hybrid} {
-		if s == m.String() {
-			return m, nil
-		}
-	}
-	return Auto, fmt.Errorf("mode: %s, want auto, eager, replay or hybrid", quote.Quote(s))
-}
-
-// captures reports whether the mode's driver replays a captured step.
-func (m Mode) captures() bool { return m == Replay || m == Hybrid }
 
 // AllDevices as Job.Devices asks for every device: every GPU, or one CPU
 // device per two cores.
@@ -112,7 +77,7 @@ type Job struct {
 	Device  string // auto, cpu, cuda or cuda:N
 	Threads int    // CPU threads (0: all cores)
 	CUDA    CUDA
-	Mode    Mode
+	Mode    train.Mode
 	// Devices trains data-parallel on this many devices of this process
 	// (AllDevices: every one); 0 trains on one device, no group.
 	Devices      int
@@ -125,8 +90,8 @@ type Job struct {
 	// BottomDefault: Config.BottomProducts is the GPU default, not asked
 	// for; the hybrid mode may drop it.
 	BottomDefault bool
-	// Link holds the link-prediction settings (RunLink; --task link).
-	Link LinkSettings
+	// Outputs are the files to write from the best model once it trained.
+	Outputs Outputs
 	// Launch is the launcher's environment when this process is one rank
 	// of a job of several processes.
 	Launch *cluster.Launch
@@ -146,6 +111,9 @@ var ErrInterrupted = errors.New("job interrupted")
 func Run(ctx context.Context, j Job) (*train.Summary, error) {
 	if j.Log == nil {
 		j.Log = io.Discard
+	}
+	if err := j.checkTask(); err != nil {
+		return nil, err
 	}
 	if j.Launch != nil {
 		return runProcesses(ctx, &j)

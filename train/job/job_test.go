@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/fanout-gnn/fanout/train"
 	"slices"
 	"strings"
 	"testing"
@@ -12,7 +13,7 @@ import (
 )
 
 // tinyJob is one epoch of the tiny preset on CPU devices.
-func tinyJob(t *testing.T, mode Mode) (Job, *bytes.Buffer) {
+func tinyJob(t *testing.T, mode train.Mode) (Job, *bytes.Buffer) {
 	t.Helper()
 	p, err := rmat.Lookup("tiny")
 	if err != nil {
@@ -30,17 +31,17 @@ func tinyJob(t *testing.T, mode Mode) (Job, *bytes.Buffer) {
 // group report the same kind of summary.
 func TestRunModes(t *testing.T) {
 	for _, c := range []struct {
-		mode    Mode
+		mode    train.Mode
 		devices int
 		says    string
-	}{{Auto, 0, "eager mode"}, {Replay, 0, "replay mode"}, {Hybrid, 0, "hybrid mode"}, {Eager, 2, "global batch"}} {
+	}{{train.Auto, 0, "eager mode"}, {train.Replay, 0, "replay mode"}, {train.Hybrid, 0, "hybrid mode"}, {train.Eager, 2, "global batch"}} {
 		j, log := tinyJob(t, c.mode)
 		j.Devices = c.devices
 		sum, err := Run(context.Background(), j)
 		if err != nil {
 			t.Fatalf("%v on %d devices: %v\n%s", c.mode, c.devices, err, log)
 		}
-		if sum == nil || sum.Epochs != 1 || !(sum.TestAcc > 0) || !strings.Contains(log.String(), c.says) {
+		if sum == nil || sum.Epochs != 1 || !(sum.Test[train.MetricAcc] > 0) || !strings.Contains(log.String(), c.says) {
 			t.Errorf("%v on %d devices: summary %+v, log lacks %q:\n%s", c.mode, c.devices, sum, c.says, log)
 		}
 		if c.devices > 0 && (sum.Devices != c.devices || sum.GlobalBatch != c.devices*j.Config.Batch) {
@@ -52,7 +53,7 @@ func TestRunModes(t *testing.T) {
 // TestRunInterrupted: a cancelled job stops, says that nothing was saved
 // (no run directory) and returns ErrInterrupted.
 func TestRunInterrupted(t *testing.T) {
-	j, log := tinyJob(t, Eager)
+	j, log := tinyJob(t, train.Eager)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := Run(ctx, j); !errors.Is(err, ErrInterrupted) || !strings.Contains(log.String(), "interrupted (no --out: nothing saved)") {
@@ -64,9 +65,9 @@ func TestRunInterrupted(t *testing.T) {
 // it is (auto is eager on the CPU; replay's speed-up is over the eager
 // pass of the same run); device counts are trained and reported each.
 func TestRunBench(t *testing.T) {
-	j, _ := tinyJob(t, Auto)
+	j, _ := tinyJob(t, train.Auto)
 	var modes []string
-	b := Bench{Job: j, Modes: []Mode{Auto, Replay}, Steps: 2, Warmup: 1,
+	b := Bench{Job: j, Modes: []train.Mode{train.Auto, train.Replay}, Steps: 2, Warmup: 1,
 		OnMode: func(r BenchReport) error {
 			if !(r.StepSeconds > 0) || (r.Mode == "replay") != (r.Replay != nil) || (r.Mode == "replay") != (r.SpeedupOverEager > 0) {
 				t.Errorf("%s: %+v", r.Mode, r)
@@ -78,7 +79,7 @@ func TestRunBench(t *testing.T) {
 		t.Fatalf("modes %v, %v", modes, err)
 	}
 	var counts []int
-	b.DeviceCounts, b.Modes = "1,2", []Mode{Eager}
+	b.DeviceCounts, b.Modes = "1,2", []train.Mode{train.Eager}
 	b.OnDevices = func(r DevicesReport) error {
 		counts = append(counts, r.Devices)
 		if r.Mode != "eager" || !(r.EpochS > 0) || r.Epochs != 1 {
@@ -89,7 +90,7 @@ func TestRunBench(t *testing.T) {
 	if err := RunBench(context.Background(), b); err != nil || !slices.Equal(counts, []int{1, 2}) {
 		t.Fatalf("counts %v, %v", counts, err)
 	}
-	b.Modes = []Mode{Eager, Replay}
+	b.Modes = []train.Mode{train.Eager, train.Replay}
 	if err := RunBench(context.Background(), b); err == nil || !strings.Contains(err.Error(), "both measures one device") {
 		t.Errorf("both with devices: %v", err)
 	}

@@ -64,19 +64,19 @@ func TestWholeGraphFits(t *testing.T) {
 		replicate string
 		gpuMemory string
 		shard     string
-		mode      Mode
+		mode      train.Mode
 		ranks     []multigpu.Rank
 		want      bool
 	}{
-		{"auto, both fit", "", "", "", Replay, ranks(big, big), true},
-		{"auto spelt out", "auto", "", "auto", Auto, ranks(big, big), true},
-		{"one too small", "auto", "", "", Replay, ranks(big, small), false},
-		{"a device that cannot say", "", "", "", Replay, ranks(big, cpu.New(1)), false},
-		{"a budget named", "0.1", "", "", Replay, ranks(big, big), false},
-		{"--gpu-memory too small", "", "1KiB", "", Replay, ranks(big, big), false},
-		{"the hybrid mode", "", "", "", Hybrid, ranks(big, big), false},
-		{"features sharded on purpose", "", "", "on", Replay, ranks(big, big), false},
-		{"features over hosts", "", "", "hosts", Replay, ranks(big, big), false},
+		{"auto, both fit", "", "", "", train.Replay, ranks(big, big), true},
+		{"auto spelt out", "auto", "", "auto", train.Auto, ranks(big, big), true},
+		{"one too small", "auto", "", "", train.Replay, ranks(big, small), false},
+		{"a device that cannot say", "", "", "", train.Replay, ranks(big, cpu.New(1)), false},
+		{"a budget named", "0.1", "", "", train.Replay, ranks(big, big), false},
+		{"--gpu-memory too small", "", "1KiB", "", train.Replay, ranks(big, big), false},
+		{"the hybrid mode", "", "", "", train.Hybrid, ranks(big, big), false},
+		{"features sharded on purpose", "", "", "on", train.Replay, ranks(big, big), false},
+		{"features over hosts", "", "", "hosts", train.Replay, ranks(big, big), false},
 	} {
 		j := Job{Placement: Placement{Replicate: c.replicate, ShardFeatures: c.shard}}
 		j.Hybrid.GPUMemory = c.gpuMemory

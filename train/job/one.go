@@ -28,29 +28,33 @@ func runOne(ctx context.Context, j *Job) (*train.Summary, error) {
 	if err := checkMemory(be, cfg, ds, 1); err != nil {
 		return nil, err
 	}
-	mode := j.Mode.Resolve(be)
-	if mode == Replay && j.Mode == Auto && !fitsDevice(be, ds, opt.FeatureDType, j.Log) {
-		mode = Hybrid
+	mode := resolve(j.Mode, be)
+	if mode == train.Replay && j.Mode == train.Auto && !fitsDevice(be, ds, opt.FeatureDType, j.Log) {
+		mode = train.Hybrid
 		if j.BottomDefault { // the hybrid mode's hot vertices need float32 bottom rows
 			cfg.BottomProducts = ""
 		}
 	}
-	if mode == Hybrid {
+	if err := j.taskOptions(&opt); err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil { // a signal while the data loaded: nothing trained yet
+		return nil, j.stoppedBeforeTraining()
+	}
+	if mode == train.Hybrid {
 		return j.runHybrid(ctx, be, desc, ds, cfg, opt)
 	}
-	fmt.Fprintf(j.Log, "training %s (%d layers, hidden %d, fanouts %s, batch %d) on %s with %s, %s mode\n",
-		cfg.Model, cfg.Layers, cfg.Hidden, train.FormatFanouts(cfg.Fanouts), cfg.Batch, ds.Name, desc, mode)
-	replay := mode == Replay
-	if replay {
+	fmt.Fprintf(j.Log, "training %s on %s with %s, %s mode\n", describeRun(cfg), ds.Name, desc, mode)
+	if mode == train.Replay {
 		be = WithCapture(be)
 	}
-	opt.Device, opt.Replay = desc, replay
+	opt.Device, opt.Mode = desc, mode
 	tr, err := train.New(be, ds, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer tr.Close()
-	sum, err := j.drive(ctx, tr, replay)
+	sum, err := j.drive(ctx, tr, mode)
 	if errors.Is(err, train.ErrInterrupted) {
 		if opt.RunDir == "" {
 			fmt.Fprintln(j.Log, "interrupted (no --out: nothing saved)")
@@ -62,9 +66,9 @@ func runOne(ctx context.Context, j *Job) (*train.Summary, error) {
 	return sum, err
 }
 
-// drive trains with the replay or the eager driver.
-func (j *Job) drive(ctx context.Context, tr *train.Trainer, replay bool) (*train.Summary, error) {
-	if !replay {
+// drive trains with the replay or the eager driver, as mode says.
+func (j *Job) drive(ctx context.Context, tr *train.Trainer, mode train.Mode) (*train.Summary, error) {
+	if !mode.Captures() {
 		return tr.Run(ctx)
 	}
 	sum, st, err := tr.RunReplay(ctx, j.Replay)
@@ -83,4 +87,15 @@ func (j *Job) interrupted(err error) error {
 		return ErrInterrupted
 	}
 	return err
+}
+
+// stoppedBeforeTraining says that a job stopped by a signal before its
+// first step saved nothing, and returns ErrInterrupted.
+func (j *Job) stoppedBeforeTraining() error {
+	if j.Options.RunDir == "" {
+		fmt.Fprintln(j.Log, "interrupted (no --out: nothing saved)")
+	} else {
+		fmt.Fprintf(j.Log, "interrupted before the first step: nothing saved in %s; run it again (there is nothing to resume)\n", j.Options.RunDir)
+	}
+	return ErrInterrupted
 }

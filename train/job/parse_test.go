@@ -2,6 +2,7 @@ package job
 
 import (
 	"errors"
+	"github.com/fanout-gnn/fanout/train"
 	"slices"
 	"strings"
 	"testing"
@@ -43,16 +44,8 @@ func TestReplicateBytes(t *testing.T) {
 	}
 }
 
-func TestParseMode(t *testing.T) {
-	for _, m := range []Mode{Auto, Eager, Replay, Hybrid} {
-		if got, err := ParseMode(m.String()); err != nil || got != m {
-			t.Errorf("ParseMode(%q) = %v, %v", m, got, err)
-		}
-	}
-	if _, err := ParseMode("fast"); err == nil || err.Error() != "mode: \"fast\", want auto, eager, replay or hybrid" {
-		t.Errorf("fast: %v", err)
-	}
-	for in, want := range map[string][]Mode{"auto": {Auto}, "both": {Eager, Replay}, "replay": {Replay}, "eager,replay": {Eager, Replay}} {
+func TestParseBenchModes(t *testing.T) {
+	for in, want := range map[string][]train.Mode{"auto": {train.Auto}, "both": {train.Eager, train.Replay}, "replay": {train.Replay}, "eager,replay": {train.Eager, train.Replay}} {
 		if got, err := ParseBenchModes(in); err != nil || !slices.Equal(got, want) {
 			t.Errorf("ParseBenchModes(%q) = %v, %v; want %v", in, got, err, want)
 		}

@@ -17,14 +17,14 @@ import (
 
 // rankFunc trains this process's one rank of a job on be, joined to the
 // other processes' ranks by coll.
-type rankFunc func(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode Mode) error
+type rankFunc func(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode train.Mode) error
 
 // runProcesses trains a node classifier as one process of a job started by
 // a launcher (joinProcesses) with the data-parallel driver over that one
 // rank. Rank 0 writes the run directory and returns the summary.
 func runProcesses(ctx context.Context, j *Job) (*train.Summary, error) {
 	var sum *train.Summary
-	err := joinProcesses(ctx, j, func(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode Mode) error {
+	err := joinProcesses(ctx, j, func(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode train.Mode) error {
 		s, xch, err := j.runRank(ctx, be, coll, desc, mode)
 		if err == nil {
 			sum = j.rankResult(s, xch)
@@ -89,7 +89,7 @@ func joinProcesses(ctx context.Context, j *Job, run rankFunc) (err error) {
 	defer comm.Close()
 	defer cluster.AbortOnFailure(meet.Client, comm.Abort)() // stops watching before comm.Close (deferred earlier, runs later)
 	desc := fmt.Sprintf("rank %d of %d (%s), %s", l.Rank, l.WorldSize, l.Launcher, gpu.Name())
-	if err := run(ctx, gpu, comm, desc, Replay); err != nil {
+	if err := run(ctx, gpu, comm, desc, train.Replay); err != nil {
 		if cerr := meet.Client.Err(); cerr != nil {
 			return fmt.Errorf("%w (the job: %v)", err, cerr)
 		}
@@ -103,13 +103,16 @@ func joinProcesses(ctx context.Context, j *Job, run rankFunc) (err error) {
 // coll: it loads the data, fits the batch, places the features and runs
 // the data-parallel driver (rank 0 alone writes). The exchange is nil
 // unless the features are spread over the job's hosts.
-func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode Mode) (*train.Summary, *multigpu.Exchange, error) {
+func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode train.Mode) (*train.Summary, *multigpu.Exchange, error) {
 	l := j.Launch
 	cfg, opt := j.Config, j.Options
 	if l.Rank != 0 {
 		opt = train.Options{FeatureDType: opt.FeatureDType}
 	}
 	opt.Device = desc
+	if err := j.taskOptions(&opt); err != nil {
+		return nil, nil, err
+	}
 	ds, err := j.load()
 	if err != nil {
 		return nil, nil, err
@@ -122,7 +125,7 @@ func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Coll
 	if err := checkMemory(be, cfg, ds, max(l.LocalWorldSize, 1)); err != nil {
 		return nil, nil, err
 	}
-	fmt.Fprintf(j.Log, "training %s (global batch %d = %d x %d) on %s, %s mode\n", cfg.Model, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize, desc, mode)
+	fmt.Fprintf(j.Log, "training %s on %s, %s mode (global batch %d = %d x %d)\n", describeRun(cfg), desc, mode, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize)
 	ranks := []multigpu.Rank{{Backend: be, Coll: coll, Options: opt}}
 	var xch *multigpu.Exchange
 	if j.Placement.ShardFeatures == "hosts" {
@@ -135,7 +138,7 @@ func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Coll
 			return nil, nil, err
 		}
 	}
-	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode == Replay, j.Replay)
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode, j.Replay)
 	return sum, xch, err
 }
 
@@ -165,8 +168,8 @@ func joinMPI(ctx context.Context, j *Job, run rankFunc) (err error) {
 		threads = max(1, runtime.NumCPU()/max(1, l.LocalWorldSize))
 	}
 	var be backend.Backend = cpu.New(threads)
-	mode := j.Mode.Resolve(be)
-	if mode.captures() { // before the communicator: its collectives are then recorded too
+	mode := resolve(j.Mode, be)
+	if mode.Captures() { // before the communicator: its collectives are then recorded too
 		be = WithCapture(be)
 	}
 	comm, err := mpi.NewComm(m, be)

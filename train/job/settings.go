@@ -35,6 +35,8 @@ func Register(fs *flag.FlagSet, name, usage string, p any) {
 		fs.Float64Var(p, name, *p, usage)
 	case *bool:
 		fs.BoolVar(p, name, *p, usage)
+	case flag.Value:
+		fs.Var(p, name, usage)
 	default:
 		fs.Var(value{p}, name, usage)
 	}
@@ -107,6 +109,8 @@ func ParseSetting(p any, s string) error {
 			return err
 		}
 		*p = v
+	case interface{ Set(string) error }: // a setting that parses itself (train.Mode)
+		return p.Set(s)
 	default:
 		return fmt.Errorf("setting of type %T", p)
 	}

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"github.com/fanout-gnn/fanout/train"
 	"io"
 	"strconv"
 	"strings"
@@ -55,11 +56,11 @@ func ReplicateBytes(s string, listBytes int64) (int64, error) {
 // and so do the modes whose groups were measured only partitioned: the
 // hybrid mode, and features sharded on purpose (--shard-features on or
 // hosts), where --replicate all still asks for the whole graph.
-func (j *Job) wholeGraphFits(ds *dataset.Dataset, ranks []multigpu.Rank, mode Mode) (need int64, fits bool) {
+func (j *Job) wholeGraphFits(ds *dataset.Dataset, ranks []multigpu.Rank, mode train.Mode) (need int64, fits bool) {
 	if t := strings.TrimSpace(j.Placement.Replicate); t != "" && t != "auto" {
 		return 0, false
 	}
-	if sf := j.Placement.ShardFeatures; mode == Hybrid || sf == "on" || sf == "hosts" {
+	if sf := j.Placement.ShardFeatures; mode == train.Hybrid || sf == "on" || sf == "hosts" {
 		return 0, false
 	}
 	dt, err := j.featureType()
@@ -79,7 +80,7 @@ func (j *Job) wholeGraphFits(ds *dataset.Dataset, ranks []multigpu.Rank, mode Mo
 // the whole graph on each when asked to, when auto finds it fits
 // (wholeGraphFits) or when the devices cannot read each other's memory
 // (said once). The topology is nil then.
-func (j *Job) placeTopology(ds *dataset.Dataset, ranks []multigpu.Rank, mode Mode) (*multigpu.Topology, error) {
+func (j *Job) placeTopology(ds *dataset.Dataset, ranks []multigpu.Rank, mode train.Mode) (*multigpu.Topology, error) {
 	if len(ranks) < 2 {
 		return nil, nil
 	}

@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
+	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
@@ -25,11 +25,12 @@ func coraLink(t *testing.T, seed uint64) *dataset.Dataset {
 // split's training edges per step, which are also its message-passing
 // graph (as PyTorch Geometric's link-prediction example trains, full
 // batch: excluding the batch's edges would leave no graph at all).
-func coraConfig(seed uint64) Config {
-	c := Defaults()
-	c.Model, c.Layers, c.Hidden, c.Embed = "gcn", 2, 128, 64
+func coraConfig(seed uint64) train.Config {
+	c := train.Defaults()
+	c.Task, c.Link = train.TaskLink, train.LinkDefaults()
+	c.Model, c.Layers, c.Hidden, c.Link.Embed = "gcn", 2, 128, 64
 	c.Fanouts, c.Batch, c.Epochs, c.LR, c.Dropout = []int{-1, -1}, 4600, 200, 0.01, 0
-	c.EvalEvery, c.Seed, c.Exclude = 10, seed, ExcludeNone
+	c.EvalEvery, c.Seed, c.Link.Exclude = 10, seed, train.ExcludeNone
 	return c
 }
 
@@ -39,38 +40,12 @@ func TestCoraLinkAUC(t *testing.T) {
 	}
 	var sum float64
 	for seed := uint64(1); seed <= 3; seed++ {
-		s, _ := trainLink(t, cpu.New(2), coraLink(t, seed), coraConfig(seed), false)
-		t.Logf("seed %d: test AUC %.4f AP %.4f (valid AUC %.4f at epoch %d; last loss %.4f)", seed, s.Test.AUC, s.Test.AP, s.BestValid.AUC, s.BestEpoch, s.Epochs[len(s.Epochs)-1].Loss)
-		sum += s.Test.AUC
+		r := trainLink(t, cpu.New(2), coraLink(t, seed), coraConfig(seed), train.Eager, train.Options{})
+		s := r.sum
+		t.Logf("seed %d: test AUC %.4f AP %.4f (valid AUC %.4f at epoch %d; last loss %.4f)", seed, s.Test[MetricAUC], s.Test[MetricAP], s.BestValid[MetricAUC], s.BestEpoch, r.epochs[len(r.epochs)-1].Loss)
+		sum += s.Test[MetricAUC]
 	}
 	if mean := sum / 3; !(mean >= 0.90) {
 		t.Errorf("mean test ROC-AUC %.4f over 3 seeds, want at least 0.90", mean)
 	}
-}
-
-// trainLink trains cfg on ds with the eager driver, or the replay driver,
-// and returns the summary and the learnt tensors.
-func trainLink(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, replay bool) (*Summary, [][]float32) {
-	t.Helper()
-	tr, err := New(be, ds, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	return runTrainer(t, tr, replay)
-}
-
-// runTrainer trains tr with the eager driver, or the replay driver, and
-// returns the summary and the learnt tensors.
-func runTrainer(t *testing.T, tr *Trainer, replay bool) (*Summary, [][]float32) {
-	t.Helper()
-	run := tr.Run
-	if replay {
-		run = tr.RunReplay
-	}
-	s, err := run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, tr.params()
 }

@@ -5,20 +5,20 @@ import (
 	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/nn"
 	"github.com/fanout-gnn/fanout/rng"
+	"github.com/fanout-gnn/fanout/train"
 )
 
 // initStream is the Philox stream of the MLP decoder's initialisation
 // (nn's layers use 200 + layer).
 const initStream = 240
 
-// param is one of the decoder's learnable tensors with its gradient and
-// Adam moments, F32 buffers of Rows·Cols.
-type param struct {
-	Name       string
-	Rows, Cols int
-	W, G, M, V backend.Buffer
-}
+// decoderPrefix names the decoder's tensors among a run's parameters (and
+// in its checkpoints): "decoder.lin1.weight" [embed, width],
+// "decoder.lin1.bias" [1, width], "decoder.lin2.weight" [width, 1],
+// "decoder.lin2.bias" [1, 1].
+const decoderPrefix = "decoder."
 
 // decoder scores pairs from their embeddings' elementwise products h
 // (PairProduct): the dot decoder sums a product's columns (a product with
@@ -30,7 +30,7 @@ type decoder struct {
 	dim     int // embedding width
 	width   int // MLP hidden width
 	ones    backend.Buffer
-	params  []*param // w1, b1, w2, b2 (MLP)
+	params  []*nn.Param // w1, b1, w2, b2 (MLP), each [rows, cols], named as checkpoints save them (decoderPrefix)
 	z1, dz1 backend.Buffer
 	owned   []backend.Buffer
 }
@@ -48,7 +48,7 @@ func newDecoder(be backend.Backend, kind string, dim, width, pairCap int, seed u
 		}
 		return b
 	}
-	if kind == DecoderDot {
+	if kind == train.DecoderDot {
 		d.ones = alloc(dim)
 		if err == nil {
 			be.Fill(d.ones, 1)
@@ -59,7 +59,7 @@ func newDecoder(be backend.Backend, kind string, dim, width, pairCap int, seed u
 		name       string
 		rows, cols int
 	}{{"lin1.weight", dim, width}, {"lin1.bias", 1, width}, {"lin2.weight", width, 1}, {"lin2.bias", 1, 1}} {
-		p := &param{Name: s.name, Rows: s.rows, Cols: s.cols}
+		p := &nn.Param{Name: decoderPrefix + s.name, Shape: []int{s.rows, s.cols}}
 		p.W, p.G, p.M, p.V = alloc(s.rows*s.cols), alloc(s.rows*s.cols), alloc(s.rows*s.cols), alloc(s.rows*s.cols)
 		d.params = append(d.params, p)
 	}
@@ -68,10 +68,11 @@ func newDecoder(be backend.Backend, kind string, dim, width, pairCap int, seed u
 		d.free()
 		return nil, fmt.Errorf("decoder: %w", err)
 	}
-	for l, p := range []*param{d.params[0], d.params[2]} { // Glorot-uniform weights, zero biases
-		a := float32(math.Sqrt(6 / float64(p.Rows+p.Cols)))
-		host := make([]float32, p.Rows*p.Cols)
-		rng.Key{Seed: seed, Stream: uint32(initStream + l)}.FillUniform(host, p.Cols, -a, a)
+	for l, p := range []*nn.Param{d.params[0], d.params[2]} { // Glorot-uniform weights, zero biases
+		rows, cols := p.Shape[0], p.Shape[1]
+		a := float32(math.Sqrt(6 / float64(rows+cols)))
+		host := make([]float32, rows*cols)
+		rng.Key{Seed: seed, Stream: uint32(initStream + l)}.FillUniform(host, cols, -a, a)
 		be.Write(p.W, 0, host)
 	}
 	return d, nil
@@ -86,7 +87,7 @@ func (d *decoder) free() {
 
 // forward writes the scores (F32 [pairs cap]) of the products h.
 func (d *decoder) forward(h backend.Buffer, n backend.Count, scores backend.Buffer) {
-	if d.kind == DecoderDot {
+	if d.kind == train.DecoderDot {
 		d.be.Linear(h, n, d.ones, d.dim, 1, scores, false)
 		return
 	}
@@ -100,7 +101,7 @@ func (d *decoder) forward(h backend.Buffer, n backend.Count, scores backend.Buff
 // backward writes dh from the scores' gradient (consumed in place) and the
 // parameters' gradients.
 func (d *decoder) backward(h backend.Buffer, n backend.Count, dscores, dh backend.Buffer) {
-	if d.kind == DecoderDot {
+	if d.kind == train.DecoderDot {
 		d.be.LinearBackwardData(dscores, n, d.ones, d.dim, 1, dh, false)
 		return
 	}
@@ -111,13 +112,6 @@ func (d *decoder) backward(h backend.Buffer, n backend.Count, dscores, dh backen
 	d.be.BiasActDropoutBackward(d.dz1, d.z1, n, d.width, true, 0, nil, d.dz1, b1.G)
 	d.be.LinearBackwardWeight(h, d.dz1, n, d.dim, d.width, w1.G, false)
 	d.be.LinearBackwardData(d.dz1, n, w1.W, d.dim, d.width, dh, false)
-}
-
-// update applies Adam to the MLP's parameters.
-func (d *decoder) update(t backend.Count, cfg backend.AdamConfig) {
-	for _, p := range d.params {
-		d.be.Adam(p.W, p.G, p.M, p.V, t, cfg)
-	}
 }
 
 // hostDecoder scores pairs of host embeddings in float64, as the device
@@ -131,11 +125,11 @@ type hostDecoder struct {
 // host reads the decoder's parameters back.
 func (d *decoder) host() *hostDecoder {
 	hd := &hostDecoder{kind: d.kind, dim: d.dim, width: d.width}
-	if d.kind == DecoderDot {
+	if d.kind == train.DecoderDot {
 		return hd
 	}
-	read := func(p *param) []float32 {
-		s := make([]float32, p.Rows*p.Cols)
+	read := func(p *nn.Param) []float32 {
+		s := make([]float32, p.Size())
 		d.be.Read(s, p.W, 0)
 		return s
 	}
@@ -145,7 +139,7 @@ func (d *decoder) host() *hostDecoder {
 
 // score is the decoder's score of embeddings a and b.
 func (hd *hostDecoder) score(a, b []float32) float64 {
-	if hd.kind == DecoderDot {
+	if hd.kind == train.DecoderDot {
 		var s float64
 		for j := range a {
 			s += float64(a[j]) * float64(b[j])

@@ -7,21 +7,16 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/rng"
+	"github.com/fanout-gnn/fanout/train"
 )
 
 // evalStream is the Philox stream of the negatives drawn at evaluation
-// (Config.EvalNegatives); see config.go for the others.
+// (LinkConfig.EvalNegatives); see task.go for the others.
 const evalStream = 254
 
 // maxScored bounds the pairs that one held-out set's evaluation scores:
 // the metrics sort them, about 32 bytes of host memory each.
 const maxScored = 1 << 27
-
-// Held-out sets, the index of Trainer.sets.
-const (
-	setValid = iota
-	setTest
-)
 
 // heldOut is a held-out set as the run evaluates it: its positives (flat
 // pairs) and k negatives per positive.
@@ -30,16 +25,16 @@ type heldOut struct {
 	k        int
 }
 
-// heldOutSet is held-out set `set` (setValid, setTest) as the settings
-// evaluate it, made once: the first EvalEdges positives, against their
-// stored negatives or EvalNegatives drawn ones.
-func (t *Trainer) heldOutSet(set int) (heldOut, error) {
+// heldOutSet is a held-out set as the settings evaluate it, made once: the
+// first EvalEdges positives, against their stored negatives or
+// EvalNegatives drawn ones.
+func (t *head) heldOutSet(set train.Split) (heldOut, error) {
 	if h := t.sets[set]; h != nil {
 		return *h, nil
 	}
 	l := t.ds.Link
 	pos, neg := l.Valid, l.ValidNeg
-	if set == setTest {
+	if set == train.Test {
 		pos, neg = l.Test, l.TestNeg
 	}
 	n := t.evalEdges(pos)
@@ -47,7 +42,7 @@ func (t *Trainer) heldOutSet(set int) (heldOut, error) {
 	if k := t.cfg.EvalNegatives; k > 0 {
 		h.k = k
 		var err error
-		if h.neg, err = drawNegatives(h.pos, k, t.ds.Graph.NumNodes, rng.Key{Seed: t.cfg.Seed, Stream: evalStream}, set); err != nil {
+		if h.neg, err = drawNegatives(h.pos, k, t.ds.Graph.NumNodes, rng.Key{Seed: t.seed, Stream: evalStream}, int(set)); err != nil {
 			return h, err
 		}
 	} else {
@@ -58,7 +53,7 @@ func (t *Trainer) heldOutSet(set int) (heldOut, error) {
 }
 
 // evalEdges is how many of the held-out edges pos the settings score.
-func (t *Trainer) evalEdges(pos []int32) int {
+func (t *head) evalEdges(pos []int32) int {
 	n := dataset.Pairs(pos)
 	if c := t.cfg.EvalEdges; c > 0 {
 		n = min(n, c)
@@ -68,7 +63,7 @@ func (t *Trainer) evalEdges(pos []int32) int {
 
 // checkEvalSize refuses, before any training, settings whose evaluation
 // would score more than maxScored pairs of one held-out set.
-func (t *Trainer) checkEvalSize() error {
+func (t *head) checkEvalSize() error {
 	k := t.cfg.EvalNegatives
 	if k == 0 {
 		k = t.ds.Link.Negatives
@@ -127,14 +122,4 @@ func scorePairs(emb []float32, dim int, hd *hostDecoder, p []int32) []float64 {
 	}
 	wg.Wait()
 	return out
-}
-
-// score computes a held-out set's metrics from every vertex's embedding.
-func (t *Trainer) score(emb []float32, hd *hostDecoder, set int) (Metrics, error) {
-	h, err := t.heldOutSet(set)
-	if err != nil {
-		return Metrics{}, err
-	}
-	dim := t.cfg.embed()
-	return Score(scorePairs(emb, dim, hd, h.pos), scorePairs(emb, dim, hd, h.neg), h.k), nil
 }

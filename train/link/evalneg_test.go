@@ -1,6 +1,7 @@
 package link
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
 	"github.com/fanout-gnn/fanout/rng"
+	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
@@ -19,7 +21,7 @@ func TestDrawNegatives(t *testing.T) {
 	pos := []int32{0, 1, 3, 4, 9, 2}
 	const k, n = 400, 10
 	key := rng.Key{Seed: 7, Stream: evalStream}
-	neg, err := drawNegatives(pos, k, n, key, setValid)
+	neg, err := drawNegatives(pos, k, n, key, int(train.Valid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,12 +44,12 @@ func TestDrawNegatives(t *testing.T) {
 			}
 		}
 	}
-	again, _ := drawNegatives(pos, k, n, key, setValid)
-	test, _ := drawNegatives(pos, k, n, key, setTest)
+	again, _ := drawNegatives(pos, k, n, key, int(train.Valid))
+	test, _ := drawNegatives(pos, k, n, key, int(train.Test))
 	if !slices.Equal(neg, again) || slices.Equal(neg, test) {
 		t.Errorf("draws: repeated %v, validation and test apart %v", slices.Equal(neg, again), !slices.Equal(neg, test))
 	}
-	if _, err := drawNegatives(pos, k, 1, key, setValid); err == nil {
+	if _, err := drawNegatives(pos, k, 1, key, int(train.Valid)); err == nil {
 		t.Error("a graph of one vertex has no negatives, but drawNegatives drew")
 	}
 }
@@ -66,17 +68,24 @@ func TestTinyMRR1000(t *testing.T) {
 	if err := linksplit.Apply(ds, linksplit.Options{Fractions: linksplit.Fractions{Train: 0.85, Valid: 0.05, Test: 0.1}, Negatives: 1, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
-	c := Defaults()
+	c := train.Defaults()
+	c.Task, c.Link = train.TaskLink, train.LinkDefaults()
 	c.Model, c.Layers, c.Hidden, c.Fanouts, c.Batch, c.LR, c.Dropout = "gcn", 2, 32, []int{5, 5}, 256, 0.01, 0
 	const edges = 500
-	c.Epochs, c.EpochSteps, c.EvalNegatives, c.EvalEdges = 3, 250, 1000, edges
-	tr, s, emb := bestEmbeddings(t, ds, c)
-	for _, e := range s.Epochs {
+	c.Epochs, c.EpochSteps, c.Link.EvalNegatives, c.Link.EvalEdges = 3, 250, 1000, edges
+	tr, r, emb := bestEmbeddings(t, ds, c)
+	s := r.sum
+	for _, e := range r.epochs {
 		if e.Steps != 250 || e.Valid == nil {
 			t.Errorf("epoch %d: %d steps, validation %v; want 250 steps and a validation", e.Epoch, e.Steps, e.Valid)
 		}
 	}
-	h, err := tr.heldOutSet(setTest)
+	hd, err := headOf(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dim := hd.dim
+	h, err := hd.heldOutSet(train.Test)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,8 +94,8 @@ func TestTinyMRR1000(t *testing.T) {
 	}
 	dot := func(u, v int32) float64 {
 		var d float64
-		for j := range tr.EmbedDim() {
-			d += float64(emb[int(u)*tr.EmbedDim()+j]) * float64(emb[int(v)*tr.EmbedDim()+j])
+		for j := range dim {
+			d += float64(emb[int(u)*dim+j]) * float64(emb[int(v)*dim+j])
 		}
 		return d
 	}
@@ -104,12 +113,12 @@ func TestTinyMRR1000(t *testing.T) {
 		}
 		rr += 1 / rank
 	}
-	if mrr := rr / edges; mrr-s.Test.MRR > 1e-9 || s.Test.MRR-mrr > 1e-9 {
-		t.Errorf("test MRR %.6f, but the best model's ranks give %.6f", s.Test.MRR, mrr)
+	if mrr := rr / edges; math.Abs(mrr-s.Test[MetricMRR]) > 1e-9 {
+		t.Errorf("test MRR %.6f, but the best model's ranks give %.6f", s.Test[MetricMRR], mrr)
 	}
-	t.Logf("test MRR %.4f, Hits@20 %.3f, ROC-AUC %.4f (best epoch %d, valid MRR %.4f)", s.Test.MRR, s.Test.Hits[0], s.Test.AUC, s.BestEpoch, s.BestValid.MRR)
-	if s.Test.MRR < 0.05 {
-		t.Errorf("test MRR %.4f against 1,000 negatives, want at least 0.05 (an uninformed scorer's is 0.0075)", s.Test.MRR)
+	t.Logf("test %s (best epoch %d, valid MRR %.4f)", s.Test.Text(hd.MetricKeys()), s.BestEpoch, s.BestValid[MetricMRR])
+	if !(s.Test[MetricMRR] >= 0.05) {
+		t.Errorf("test MRR %.4f against 1,000 negatives, want at least 0.05 (an uninformed scorer's is 0.0075)", s.Test[MetricMRR])
 	}
 }
 
@@ -119,15 +128,11 @@ func TestTinyMRR1000(t *testing.T) {
 func TestEvalSizeRefused(t *testing.T) {
 	ds := ringData(t, 400)
 	c := ringConfig()
-	c.EvalNegatives = maxScored / 10
-	_, err := New(cpu.New(1), ds, c)
+	c.Link.EvalNegatives = maxScored / 10
+	_, err := train.New(cpu.New(1), ds, c, train.Options{Task: Task{}})
 	if err == nil || !strings.Contains(err.Error(), "give --eval-edges at most 10") {
-		t.Fatalf("%d validation edges x %d negatives: %v", dataset.Pairs(ds.Link.Valid), c.EvalNegatives, err)
+		t.Fatalf("%d validation edges x %d negatives: %v", dataset.Pairs(ds.Link.Valid), c.Link.EvalNegatives, err)
 	}
-	c.EvalEdges = 10
-	tr, err := New(cpu.New(1), ds, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr.Close()
+	c.Link.EvalEdges = 10
+	newTrainer(t, cpu.New(1), ds, c, train.Options{})
 }

@@ -5,26 +5,27 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train"
 )
 
-// stepLeaks issues one training step and counts the sampled edges, over
-// every hop, that are one of the step's positive edges (x, w) = (u, v) or
-// its reverse (v, u).
-func stepLeaks(t *testing.T, ds *dataset.Dataset, cfg Config) (self, reverse, positives int) {
+// stepLeaks issues one training step's sampling and counts the sampled
+// edges, over every hop, that are one of the step's positive edges (x, w)
+// = (u, v) or its reverse (v, u).
+func stepLeaks(t *testing.T, ds *dataset.Dataset, cfg train.Config) (self, reverse, positives int) {
 	t.Helper()
-	tr := inOrder(t, cpu.New(2), ds, cfg)
-	tr.be.Write(tr.plan.Clock, 0, []int32{0, 0})
-	tr.issueStep()
-	if err := tr.be.Sync(); err != nil {
+	tr := newTrainer(t, cpu.New(2), ds, cfg, train.Options{})
+	p := stepPlan(t, tr, 0)
+	if err := tr.Backend().Sync(); err != nil {
 		t.Fatal(err)
 	}
-	b := int(cpu.I32(tr.counts)[countPositives])
-	ends := cpu.I32(tr.ends)
+	b := p.Task.(*batch)
+	n := int(cpu.I32(b.positives.Buf)[b.positives.Off])
+	ends := cpu.I32(b.ends)
 	pos := map[[2]int32]bool{}
-	for i := range b {
-		pos[[2]int32{ends[i], ends[b+i]}] = true
+	for i := range n {
+		pos[[2]int32{ends[i], ends[n+i]}] = true
 	}
-	for _, blk := range tr.plan.Blocks {
+	for _, blk := range p.Blocks {
 		nDst := int(cpu.I32(blk.NumDst.Buf)[blk.NumDst.Off])
 		indptr, nbrs, ids := cpu.I32(blk.Indptr), cpu.I32(blk.Nbrs), cpu.I32(blk.SrcIDs)
 		for d := range nDst {
@@ -38,7 +39,7 @@ func stepLeaks(t *testing.T, ds *dataset.Dataset, cfg Config) (self, reverse, po
 			}
 		}
 	}
-	return self, reverse, b
+	return self, reverse, n
 }
 
 // TestExcludeKeepsBatchEdgesOut: with --exclude reverse no hop of a step
@@ -53,15 +54,15 @@ func TestExcludeKeepsBatchEdgesOut(t *testing.T) {
 		exclude            string
 		self, reverse, any bool
 	}{
-		{ExcludeNone, true, true, true},
-		{ExcludeSelf, false, true, true},
-		{ExcludeReverse, false, false, false},
+		{train.ExcludeNone, true, true, true},
+		{train.ExcludeSelf, false, true, true},
+		{train.ExcludeReverse, false, false, false},
 	} {
-		cfg.Exclude = c.exclude
+		cfg.Link.Exclude = c.exclude
 		self, reverse, b := stepLeaks(t, ds, cfg)
 		t.Logf("exclude %s: %d positives; sampled %d of them, %d reversed", c.exclude, b, self, reverse)
-		if (self > 0) != c.self || (reverse > 0) != c.reverse {
-			t.Errorf("exclude %s: %d positive edges and %d reverses sampled", c.exclude, self, reverse)
+		if b != cfg.Batch || (self > 0) != c.self || (reverse > 0) != c.reverse {
+			t.Errorf("exclude %s: %d positives, %d positive edges and %d reverses sampled", c.exclude, b, self, reverse)
 		}
 	}
 }

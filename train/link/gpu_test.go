@@ -5,28 +5,39 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/cuda"
+	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
+
+// gpuConfig is ringConfig at widths the 3xTF32 kernels take.
+func gpuConfig() train.Config {
+	cfg := ringConfig()
+	cfg.Hidden, cfg.Link.Embed, cfg.Link.DecoderWidth = 16, 8, 8
+	return cfg
+}
 
 // TestGPUReplayMatchesEagerAndCPU: on a GPU (deterministic, 3xTF32
 // products, every product over the whole capacity as in a capture, so
 // that eager and replay multiply the same shapes: cuda.Options), the
-// captured link step launched for every batch gives the eager run's
-// losses and parameters bit for bit, and the eager run's losses are the
-// CPU's within float32 rounding. Skipped without a GPU.
+// replayed link step gives the eager run's losses and parameters bit for
+// bit, and the eager run's losses are the CPU's within float32 rounding.
+// Skipped without a GPU.
 func TestGPUReplayMatchesEagerAndCPU(t *testing.T) {
-	cfg := ringConfig()
-	cfg.Hidden, cfg.Embed, cfg.DecoderWidth = 16, 8, 8 // widths the 3xTF32 kernels take
-	for _, dec := range []string{DecoderDot, DecoderMLP} {
-		cfg.Decoder = dec
+	cfg := gpuConfig()
+	for _, dec := range []string{train.DecoderDot, train.DecoderMLP} {
+		cfg.Link.Decoder = dec
+		if dec == train.DecoderDot {
+			cfg.Link.DecoderWidth = 0
+		}
 		opt := cuda.Options{Deterministic: true, TF32x3: true, CapacityGemm: true}
-		eager, pe := trainLink(t, traintest.GPUWith(t, opt), ringData(t, 400), cfg, false)
-		replayed, pr := trainLink(t, traintest.GPUWith(t, opt), ringData(t, 400), cfg, true)
-		ref, _ := trainLink(t, cpu.New(2), ringData(t, 400), cfg, false)
-		for e := range eager.Epochs {
-			a, b, c := eager.Epochs[e].Loss, replayed.Epochs[e].Loss, ref.Epochs[e].Loss
+		eager := trainLink(t, traintest.GPUWith(t, opt), ringData(t, 400), cfg, train.Eager, train.Options{})
+		replayed := trainLink(t, traintest.GPUWith(t, opt), ringData(t, 400), cfg, train.Replay, train.Options{})
+		ref := trainLink(t, cpu.New(2), ringData(t, 400), cfg, train.Eager, train.Options{})
+		for e := range eager.epochs {
+			a, b, c := eager.epochs[e].Loss, replayed.epochs[e].Loss, ref.epochs[e].Loss
 			t.Logf("%s epoch %d: loss GPU eager %.9g, replay %.9g, CPU %.9g", dec, e+1, a, b, c)
 			if math.Float64bits(a) != math.Float64bits(b) {
 				t.Errorf("%s epoch %d: replayed loss %v, eager %v", dec, e+1, b, a)
@@ -35,8 +46,8 @@ func TestGPUReplayMatchesEagerAndCPU(t *testing.T) {
 				t.Errorf("%s epoch %d: GPU loss %v, CPU %v", dec, e+1, a, c)
 			}
 		}
-		for i := range pe {
-			if !slices.Equal(pe[i], pr[i]) {
+		for i := range eager.params {
+			if !slices.Equal(eager.params[i], replayed.params[i]) {
 				t.Errorf("%s: parameter %d differs between eager and replay on the GPU", dec, i)
 			}
 		}
@@ -47,10 +58,10 @@ func TestGPUReplayMatchesEagerAndCPU(t *testing.T) {
 // (one seed) reaches its test ROC-AUC. Skipped without a GPU or the data.
 func TestGPUCoraLink(t *testing.T) {
 	be := traintest.GPU(t)
-	s, _ := trainLink(t, be, coraLink(t, 1), coraConfig(1), true)
-	t.Logf("GPU replay: test ROC-AUC %.4f, AP %.4f (best valid %.4f at epoch %d)", s.Test.AUC, s.Test.AP, s.BestValid.AUC, s.BestEpoch)
-	if !(s.Test.AUC >= 0.89) {
-		t.Errorf("test ROC-AUC %.4f on the GPU, want at least 0.89 (the CPU's seed 1: 0.91)", s.Test.AUC)
+	s := trainLink(t, be, coraLink(t, 1), coraConfig(1), train.Replay, train.Options{}).sum
+	t.Logf("GPU replay: test %s (best epoch %d)", s.Test.Text(nil), s.BestEpoch)
+	if !(s.Test[MetricAUC] >= 0.89) {
+		t.Errorf("test ROC-AUC %.4f on the GPU, want at least 0.89 (the CPU's seed 1: 0.91)", s.Test[MetricAUC])
 	}
 }
 
@@ -68,39 +79,34 @@ func TestGPUGroupMatchesOneGPU(t *testing.T) {
 		t.Skip("NCCL not available: " + err.Error())
 	}
 	ds := ringData(t, 400)
-	cfg := ringConfig()
-	cfg.Exclude = ExcludeNone // each rank excludes its own share otherwise (group.go)
-	cfg.Hidden, cfg.Embed, cfg.DecoderWidth = 16, 8, 8
-	one, _ := trainLink(t, traintest.GPUWith(t, opt), ds, cfg, true)
+	cfg := gpuConfig()
+	cfg.Link.Exclude = train.ExcludeNone // each rank excludes its own share otherwise
+	one := trainLink(t, traintest.GPUWith(t, opt), ds, cfg, train.Replay, train.Options{})
 	gpus := make([]*cuda.Backend, 2)
+	bes := make([]backend.Backend, 2)
 	for i := range gpus {
 		o := opt
 		o.Device = i
 		gpus[i] = traintest.GPUWith(t, o)
+		bes[i] = gpus[i]
 	}
 	comms, err := nccl.NewComms(gpus)
 	if err != nil {
 		t.Fatal(err)
 	}
-	trs := make([]*Trainer, 2)
-	for i := range trs {
-		if trs[i], err = NewShared(gpus[i], ds, cfg, comms[i]); err != nil {
-			t.Fatal(err)
-		}
-		defer trs[i].Close()
+	colls := make([]backend.Collective, 2)
+	for i, c := range comms {
+		colls[i] = c
+		t.Cleanup(func() { c.Close() })
 	}
-	s, err := RunGroup(t.Context(), trs, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for e := range s.Epochs {
-		if a, b := s.Epochs[e].Loss, one.Epochs[e].Loss; math.Abs(a-b) > 1e-4*math.Abs(b) {
+	g := runRanks(t, ds, cfg, bes, colls, train.Replay, train.Options{})
+	for e := range g.epochs {
+		if a, b := g.epochs[e].Loss, one.epochs[e].Loss; math.Abs(a-b) > 1e-4*math.Abs(b) {
 			t.Errorf("epoch %d: two GPUs' loss %v, one GPU's %v", e+1, a, b)
 		}
 	}
-	p0, p1 := trs[0].params(), trs[1].params()
-	for i := range p0 {
-		if !slices.Equal(p0[i], p1[i]) {
+	for i := range g.params[0] {
+		if !slices.Equal(g.params[0][i], g.params[1][i]) {
 			t.Fatalf("tensor %d differs between the GPUs", i)
 		}
 	}
@@ -111,27 +117,21 @@ func TestGPUGroupMatchesOneGPU(t *testing.T) {
 // the replayed step) train as the whole table on the device does, bit for
 // bit, and both tiers are read. Skipped without a GPU.
 func TestGPUTieredMatchesWhole(t *testing.T) {
-	cfg := ringConfig()
-	cfg.Hidden, cfg.Embed, cfg.DecoderWidth = 16, 8, 8
+	cfg := gpuConfig()
 	opt := cuda.Options{Deterministic: true, TF32x3: true, CapacityGemm: true}
 	ds := ringData(t, 400)
-	whole, pw := trainLink(t, traintest.GPUWith(t, opt), ds, cfg, true)
-	tr, store, err := NewTiered(traintest.GPUWith(t, opt), ds, cfg, func(_, _, rows int64) (int64, error) { return rows * 2 / 5, nil })
-	if err != nil {
-		t.Fatal(err)
+	whole := trainLink(t, traintest.GPUWith(t, opt), ds, cfg, train.Replay, train.Options{})
+	r, host, all := tiered(t, traintest.GPUWith(t, opt), ds, cfg, train.Replay)
+	if !(host > 0 && host < all) {
+		t.Errorf("%d of %d rows read from host memory, want some and not all", host, all)
 	}
-	defer tr.Close()
-	s, pt := runTrainer(t, tr, true)
-	if host, all, err := store.Stats(); err != nil || !(host > 0 && host < all) {
-		t.Errorf("%d of %d rows read from host memory (%v), want some and not all", host, all, err)
-	}
-	for e := range whole.Epochs {
-		if a, b := s.Epochs[e].Loss, whole.Epochs[e].Loss; math.Float64bits(a) != math.Float64bits(b) {
+	for e := range whole.epochs {
+		if a, b := r.epochs[e].Loss, whole.epochs[e].Loss; math.Float64bits(a) != math.Float64bits(b) {
 			t.Errorf("epoch %d: loss %v tiered, %v whole", e+1, a, b)
 		}
 	}
-	for i := range pw {
-		if !slices.Equal(pw[i], pt[i]) {
+	for i := range whole.params {
+		if !slices.Equal(whole.params[i], r.params[i]) {
 			t.Fatalf("tensor %d differs between the tiered and the whole table", i)
 		}
 	}

@@ -8,7 +8,9 @@ import (
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/nn"
 	"github.com/fanout-gnn/fanout/rng"
+	"github.com/fanout-gnn/fanout/train"
 )
 
 // ringData is a symmetric graph of n vertices (a ring, chords and a hub
@@ -41,51 +43,135 @@ func ringData(t *testing.T, n int32) *dataset.Dataset {
 
 // ringConfig exercises every part of the step: GraphSAGE with dropout,
 // two negatives by degree, the MLP decoder, reverses excluded.
-func ringConfig() Config {
-	c := Defaults()
-	c.Model, c.Layers, c.Hidden, c.Embed = "sage", 2, 16, 8
+func ringConfig() train.Config {
+	c := train.Defaults()
+	c.Task, c.Link = train.TaskLink, train.LinkDefaults()
+	c.Model, c.Layers, c.Hidden, c.Link.Embed = "sage", 2, 16, 8
 	c.Fanouts, c.Batch, c.Epochs, c.LR, c.Dropout = []int{4, 3}, 64, 2, 0.01, 0.3
-	c.Negatives, c.NegativeDist, c.Decoder, c.DecoderWidth = 2, DistDegree, DecoderMLP, 6
+	c.Link.Negatives, c.Link.NegativeDist, c.Link.Decoder, c.Link.DecoderWidth = 2, train.DistDegree, train.DecoderMLP, 6
 	return c
 }
 
-// inOrder is a trainer (closed at the end of the test) whose epoch order
-// is the training edges' own, for tests that issue steps themselves.
-func inOrder(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config) *Trainer {
+// newTrainer is a link trainer of cfg on ds (closed at the end of the
+// test).
+func newTrainer(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt train.Options) *train.Trainer {
 	t.Helper()
-	tr, err := New(be, ds, cfg)
+	opt.Task = Task{}
+	tr, err := train.New(be, ds, cfg, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(tr.Close)
-	edges := make([]int32, dataset.Pairs(ds.Link.Train))
-	for i := range edges {
-		edges[i] = int32(i)
-	}
-	tr.be.Write(tr.perm, 0, edges)
 	return tr
+}
+
+// result is what a run gave: its summary, every epoch's figures, every
+// step's loss and the learnt tensors at its end.
+type result struct {
+	sum    *train.Summary
+	epochs []train.EpochStats
+	steps  []float32
+	params [][]float32
+}
+
+// trainLink trains cfg on ds with the driver of mode (a capturing one
+// needs a backend that captures: record.New) and returns what it gave.
+func trainLink(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg train.Config, mode train.Mode, opt train.Options) result {
+	t.Helper()
+	return trainThen(t, be, ds, cfg, mode, opt, nil)
+}
+
+// trainThen is trainLink that hands the trainer to then (when set) before
+// closing it.
+func trainThen(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg train.Config, mode train.Mode, opt train.Options, then func(*train.Trainer)) result {
+	t.Helper()
+	var r result
+	opt.Mode, opt.Task = mode, Task{}
+	opt.OnEpoch = func(st train.EpochStats) { r.epochs = append(r.epochs, st) }
+	opt.OnStep = func(_, _ int, l float32) { r.steps = append(r.steps, l) }
+	tr, err := train.New(be, ds, cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close() // now: a run directory stays locked until then
+	drive(t, tr, mode, &r)
+	if then != nil {
+		then(tr)
+	}
+	return r
+}
+
+// drive trains tr with the driver of mode into r (whose epochs tr's
+// Options.OnEpoch gathers).
+func drive(t *testing.T, tr *train.Trainer, mode train.Mode, r *result) {
+	t.Helper()
+	var err error
+	if mode.Captures() {
+		r.sum, _, err = tr.RunReplay(t.Context(), train.ReplayOptions{})
+	} else {
+		r.sum, err = tr.Run(t.Context())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.params = params(t, tr)
+}
+
+// params reads every learnt tensor of a trainer (model, then decoder).
+func params(t *testing.T, tr *train.Trainer) [][]float32 {
+	t.Helper()
+	be := tr.Backend()
+	var out [][]float32
+	for _, p := range tr.Params() {
+		s := make([]float32, p.Size())
+		be.Read(s, p.W, 0)
+		out = append(out, s)
+	}
+	if err := be.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // bestEmbeddings trains cfg on ds with the eager driver on a CPU backend
 // and returns the trainer (closed at the end of the test), its summary
 // and every vertex's embedding from its best model.
-func bestEmbeddings(t *testing.T, ds *dataset.Dataset, cfg Config) (*Trainer, *Summary, []float32) {
+func bestEmbeddings(t *testing.T, ds *dataset.Dataset, cfg train.Config) (*train.Trainer, result, []float32) {
 	t.Helper()
-	tr, err := New(cpu.New(2), ds, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tr.Close)
-	s, err := tr.Run(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	var r result
+	opt := train.Options{KeepBest: true, OnEpoch: func(st train.EpochStats) { r.epochs = append(r.epochs, st) }}
+	tr := newTrainer(t, cpu.New(2), ds, cfg, opt)
+	drive(t, tr, train.Eager, &r)
 	if err := tr.UseBest(); err != nil {
 		t.Fatal(err)
 	}
-	emb, err := tr.Embeddings()
+	emb, _, err := Embeddings(tr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return tr, s, emb
+	return tr, r, emb
+}
+
+// stepPlan issues the items of a step of tr's training plan (the epoch's
+// first edges, in order) up to its sampled blocks, and returns the plan.
+func stepPlan(t *testing.T, tr *train.Trainer, step int) *train.Plan {
+	t.Helper()
+	p := tr.Plan()
+	items := make([]int32, tr.StepItems())
+	for i := range items {
+		items[i] = int32(step*len(items) + i)
+	}
+	p.SetItems(items, len(items), 0, step)
+	p.SampleTrain(tr.Inputs(), tr.Config().Seed)
+	p.Gather(tr.Inputs())
+	return p
+}
+
+// stepLoss issues the forward pass and the loss of the step on plan p and
+// returns the model's batch, its output and the loss buffer.
+func stepLoss(tr *train.Trainer, p *train.Plan) (*nn.Batch, backend.Buffer, backend.Buffer) {
+	nb := p.NNBatch(tr.Inputs())
+	out := tr.Model().Forward(nb, true, backend.Rand{Seed: tr.Config().Seed, Clock: p.Clock})
+	loss, _ := p.Task.Loss(nb, out)
+	return nb, out, loss
 }

@@ -4,48 +4,57 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/featstore"
+	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/train"
 )
 
-// TestTieredMatchesWhole: a trainer whose rows come from a tiered store,
-// part in the cache (the highest degrees) and the rest read from host
-// memory, trains bit for bit as one with the whole table, eager and
-// replayed; both tiers were read, and the sizer heard the row's bytes and
-// the rows in all.
+// tiered trains cfg with its feature rows in a tiered store (the hybrid
+// mode's: the highest-degree two fifths cached, the rest read from host
+// memory) and returns what it gave and the rows read from host memory and
+// in all.
+func tiered(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg train.Config, mode train.Mode) (result, int64, int64) {
+	t.Helper()
+	store, err := featstore.NewTiered(be, ds.FeatureTable(), ds.FeatDim, graph.DegreeOrder(ds.Graph), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Fill(int(ds.Graph.NumNodes) * 2 / 5); err != nil {
+		t.Fatal(err)
+	}
+	var host, all int64
+	r := trainThen(t, be, ds, cfg, mode, train.Options{Features: store}, func(*train.Trainer) {
+		if host, all, err = store.Stats(); err != nil { // before the trainer frees the store
+			t.Fatal(err)
+		}
+	})
+	return r, host, all
+}
+
+// TestTieredMatchesWhole: a link trainer whose rows come from a tiered
+// store trains bit for bit as one with the whole table, eager and
+// replayed, and both tiers were read.
 func TestTieredMatchesWhole(t *testing.T) {
 	ds := ringData(t, 400)
 	cfg := ringConfig()
-	for _, replay := range []bool{false, true} {
-		whole, wp := trainLink(t, record.New(cpu.New(2)), ds, cfg, replay)
-		var heard [2]int64
-		tr, store, err := NewTiered(record.New(cpu.New(2)), ds, cfg, func(resident, rowBytes, rows int64) (int64, error) {
-			heard = [2]int64{rowBytes, rows}
-			return rows * 2 / 5, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, tp := runTrainer(t, tr, replay)
-		host, all, err := store.Stats()
-		tr.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if heard != [2]int64{int64(4 * ds.FeatDim), ds.Graph.NumNodes} || store.CachedRows() != int(ds.Graph.NumNodes)*2/5 {
-			t.Errorf("sizer heard %v, cache %d rows; want [%d %d] and %d", heard, store.CachedRows(), 4*ds.FeatDim, ds.Graph.NumNodes, ds.Graph.NumNodes*2/5)
-		}
+	for _, mode := range []train.Mode{train.Eager, train.Replay} {
+		whole := trainLink(t, record.New(cpu.New(2)), ds, cfg, mode, train.Options{})
+		r, host, all := tiered(t, record.New(cpu.New(2)), ds, cfg, mode)
 		if !(host > 0 && host < all) {
-			t.Errorf("replay %v: %d of %d rows read from host memory, want some and not all", replay, host, all)
+			t.Errorf("%v: %d of %d rows read from host memory, want some and not all", mode, host, all)
 		}
-		for e := range s.Epochs {
-			if s.Epochs[e].Loss != whole.Epochs[e].Loss {
-				t.Errorf("replay %v epoch %d: loss %v tiered, %v whole", replay, e+1, s.Epochs[e].Loss, whole.Epochs[e].Loss)
+		for e := range whole.epochs {
+			if r.epochs[e].Loss != whole.epochs[e].Loss {
+				t.Errorf("%v epoch %d: loss %v tiered, %v whole", mode, e+1, r.epochs[e].Loss, whole.epochs[e].Loss)
 			}
 		}
-		for i := range wp {
-			if !slices.Equal(wp[i], tp[i]) {
-				t.Fatalf("replay %v: tensor %d differs between the tiered and the whole table", replay, i)
+		for i := range whole.params {
+			if !slices.Equal(whole.params[i], r.params[i]) {
+				t.Fatalf("%v: tensor %d differs between the tiered and the whole table", mode, i)
 			}
 		}
 	}

@@ -101,7 +101,7 @@ func TestNCCLWorldSize1(t *testing.T) {
 	ds, cfg := tiny(t)
 	cfg.Epochs = 2
 	var plain, group []float32
-	tr, err := train.New(be, ds, cfg, train.Options{Replay: true, OnStep: func(_, _ int, l float32) { plain = append(plain, l) }})
+	tr, err := train.New(be, ds, cfg, train.Options{Mode: train.Replay, OnStep: func(_, _ int, l float32) { plain = append(plain, l) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestNCCLWorldSize1(t *testing.T) {
 	}
 	tr.Close()
 	ranks := []Rank{{Backend: be, Coll: comms[0], Options: train.Options{OnStep: func(_, _ int, l float32) { group = append(group, l) }}}}
-	if _, err := Run(context.Background(), ds, cfg, ranks, true, train.ReplayOptions{}); err != nil {
+	if _, err := Run(context.Background(), ds, cfg, ranks, train.Replay, train.ReplayOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if len(plain) != len(group) {
@@ -144,7 +144,7 @@ func TestGPUShardedFeatures(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if _, err := Run(context.Background(), ds, cfg, ranks, true, train.ReplayOptions{}); err != nil {
+		if _, err := Run(context.Background(), ds, cfg, ranks, train.Replay, train.ReplayOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		return losses, f

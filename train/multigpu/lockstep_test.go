@@ -51,7 +51,7 @@ func cpuGroup(t *testing.T, n int) ([]Rank, []*inproc.Comm) {
 func runDeadline(t *testing.T, deadline time.Duration, ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Rank, replay bool, ropt train.ReplayOptions) error {
 	t.Helper()
 	var err error
-	within(t, deadline, ranks, func() { _, err = Run(ctx, ds, cfg, ranks, replay, ropt) })
+	within(t, deadline, ranks, func() { _, err = Run(ctx, ds, cfg, ranks, modeOf(replay), ropt) })
 	return err
 }
 
@@ -67,7 +67,7 @@ func runApart(t *testing.T, ctxs []context.Context, ds *dataset.Dataset, cfg tra
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, errs[i] = runRank(ctxs[i], ds, cfg, ranks[i], replay, train.ReplayOptions{})
+				_, errs[i] = runRank(ctxs[i], ds, cfg, ranks[i], modeOf(replay), train.ReplayOptions{})
 			}()
 		}
 		wg.Wait()

@@ -43,15 +43,15 @@ type Rank struct {
 // a reduction when another rank failed (backend/inproc.Comm).
 type aborter interface{ Abort(error) }
 
-// Run trains cfg on ds over ranks and returns rank 0's summary. The first
-// rank error aborts the group and is returned; with replay, every backend
-// must capture (backend.Capturer).
-func Run(ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Rank, replay bool, ropt train.ReplayOptions) (*train.Summary, error) {
+// Run trains cfg on ds over ranks with the driver of mode and returns rank
+// 0's summary. The first rank error aborts the group and is returned; with
+// a capturing mode, every backend must capture (backend.Capturer).
+func Run(ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Rank, mode train.Mode, ropt train.ReplayOptions) (*train.Summary, error) {
 	if len(ranks) == 0 {
 		return nil, errors.New("multigpu: no ranks")
 	}
 	if cfg.Batch%len(ranks) != 0 {
-		return nil, fmt.Errorf("batch: %d seeds do not split evenly over %d devices; choose a multiple of %d", cfg.Batch, len(ranks), len(ranks))
+		return nil, fmt.Errorf("batch: %d items do not split evenly over %d devices; choose a multiple of %d", cfg.Batch, len(ranks), len(ranks))
 	}
 	sums := make([]*train.Summary, len(ranks))
 	colls := make([]backend.Collective, len(ranks))
@@ -59,7 +59,7 @@ func Run(ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []Ran
 		colls[i] = r.Coll
 	}
 	err := RunRanks(colls, func(i int) (err error) {
-		sums[i], err = runRank(ctx, ds, cfg, ranks[i], replay, ropt)
+		sums[i], err = runRank(ctx, ds, cfg, ranks[i], mode, ropt)
 		return err
 	})
 	if err != nil {
@@ -84,10 +84,10 @@ func firstError(errs []error) error {
 	return interrupted
 }
 
-func runRank(ctx context.Context, ds *dataset.Dataset, cfg train.Config, r Rank, replay bool, ropt train.ReplayOptions) (*train.Summary, error) {
+func runRank(ctx context.Context, ds *dataset.Dataset, cfg train.Config, r Rank, mode train.Mode, ropt train.ReplayOptions) (*train.Summary, error) {
 	opt := r.Options
 	opt.Parallel = r.Coll
-	opt.Replay = replay
+	opt.Mode = mode
 	t, err := train.New(r.Backend, ds, cfg, opt)
 	if err != nil {
 		return nil, err
@@ -97,7 +97,7 @@ func runRank(ctx context.Context, ds *dataset.Dataset, cfg train.Config, r Rank,
 		r.Started(t)
 	}
 	var s *train.Summary
-	if replay {
+	if mode.Captures() {
 		ropt.BeforeCapture = r.BeforeCapture
 		s, _, err = t.RunReplay(ctx, ropt)
 	} else {

@@ -67,7 +67,7 @@ func runWith(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay 
 	for _, f := range setup {
 		f(ranks)
 	}
-	sum, err := Run(context.Background(), ds, cfg, ranks, replay, ropt)
+	sum, err := Run(context.Background(), ds, cfg, ranks, modeOf(replay), ropt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,9 +126,9 @@ func devicesMatchOneDevice(t *testing.T, ds *dataset.Dataset, cfg train.Config, 
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
 			got, hashes, sum := runSummary(t, ds, cfg, n, false)
-			if sum.TestAcc != oneSum.TestAcc || sum.BestValidAcc != oneSum.BestValidAcc || sum.BestEpoch != oneSum.BestEpoch {
+			if sum.Test[train.MetricAcc] != oneSum.Test[train.MetricAcc] || sum.BestValid[train.MetricAcc] != oneSum.BestValid[train.MetricAcc] || sum.BestEpoch != oneSum.BestEpoch {
 				t.Errorf("%d devices: test %v valid %v at epoch %d; one device: test %v valid %v at epoch %d",
-					n, sum.TestAcc, sum.BestValidAcc, sum.BestEpoch, oneSum.TestAcc, oneSum.BestValidAcc, oneSum.BestEpoch)
+					n, sum.Test[train.MetricAcc], sum.BestValid[train.MetricAcc], sum.BestEpoch, oneSum.Test[train.MetricAcc], oneSum.BestValid[train.MetricAcc], oneSum.BestEpoch)
 			}
 			worst := 0.0
 			for i := range one {
@@ -180,8 +180,16 @@ func TestUnevenBatchRefused(t *testing.T) {
 	cfg.Batch = 255
 	bes := []backend.Backend{cpu.New(1), cpu.New(1)}
 	comms, _ := inproc.New(bes)
-	_, err := Run(context.Background(), ds, cfg, []Rank{{Backend: bes[0], Coll: comms[0]}, {Backend: bes[1], Coll: comms[1]}}, false, train.ReplayOptions{})
+	_, err := Run(context.Background(), ds, cfg, []Rank{{Backend: bes[0], Coll: comms[0]}, {Backend: bes[1], Coll: comms[1]}}, train.Eager, train.ReplayOptions{})
 	if err == nil {
 		t.Fatal("batch 255 on 2 devices: no error")
 	}
+}
+
+// modeOf is train.Replay or train.Eager.
+func modeOf(replay bool) train.Mode {
+	if replay {
+		return train.Replay
+	}
+	return train.Eager
 }

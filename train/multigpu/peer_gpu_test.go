@@ -177,7 +177,7 @@ func TestGPUPeerSumTrainsAsNCCL(t *testing.T) {
 					ranks[r].Coll = pcs[r]
 				}
 			}
-			if _, err := Run(context.Background(), ds, cfg, ranks, replay, train.ReplayOptions{}); err != nil {
+			if _, err := Run(context.Background(), ds, cfg, ranks, modeOf(replay), train.ReplayOptions{}); err != nil {
 				t.Fatalf("replay %v, peer sum %v: %v", replay, peer, err)
 			}
 			return losses

@@ -1,6 +1,7 @@
 package multigpu
 
 import (
+	"github.com/fanout-gnn/fanout/train"
 	"math"
 	"testing"
 )
@@ -23,8 +24,8 @@ func TestSyncNormMatchesOneDevice(t *testing.T) {
 		}
 		// Evaluation by running statistics a few ulps apart may move a
 		// vertex on a class boundary, no more.
-		if math.Abs(sum.TestAcc-oneSum.TestAcc) > 1e-3 {
-			t.Errorf("%d devices: test accuracy %v, one device %v", n, sum.TestAcc, oneSum.TestAcc)
+		if math.Abs(sum.Test[train.MetricAcc]-oneSum.Test[train.MetricAcc]) > 1e-3 {
+			t.Errorf("%d devices: test accuracy %v, one device %v", n, sum.Test[train.MetricAcc], oneSum.Test[train.MetricAcc])
 		}
 		for r := 1; r < n; r++ {
 			for s := range hashes[0] {

@@ -46,15 +46,15 @@ func TestNormalisedGINLearnsTiny(t *testing.T) {
 	cfg.FullEval = true
 	full := traintest.Run(t, ds, cfg, train.Options{})
 	t.Logf("epoch losses %v (uninformed %.3f); sampled evaluation: best validation %.4f, test %.4f; full-neighbour: %.4f, %.4f",
-		losses, uninformed, s.BestValidAcc, s.TestAcc, full.BestValidAcc, full.TestAcc)
+		losses, uninformed, s.BestValid[train.MetricAcc], s.Test[train.MetricAcc], full.BestValid[train.MetricAcc], full.Test[train.MetricAcc])
 	if last := losses[len(losses)-1]; !(last < 0.95*uninformed) {
 		t.Errorf("last epoch's loss %v: want below 0.95 × an uninformed model's %.3f", last, uninformed)
 	}
-	if !(s.TestAcc >= 0.28) {
-		t.Errorf("sampled evaluation: test accuracy %.4f, want at least 0.28", s.TestAcc)
+	if !(s.Test[train.MetricAcc] >= 0.28) {
+		t.Errorf("sampled evaluation: test accuracy %.4f, want at least 0.28", s.Test[train.MetricAcc])
 	}
-	if !(full.TestAcc >= 0.28) {
-		t.Errorf("full-neighbour evaluation: test accuracy %.4f, want at least 0.28 (evaluation's sums out of the training scale?)", full.TestAcc)
+	if !(full.Test[train.MetricAcc] >= 0.28) {
+		t.Errorf("full-neighbour evaluation: test accuracy %.4f, want at least 0.28 (evaluation's sums out of the training scale?)", full.Test[train.MetricAcc])
 	}
 }
 
@@ -85,9 +85,9 @@ func TestCoraNormalisedModelsLearn(t *testing.T) {
 		cfg := base[c.model]
 		cfg.Norm, cfg.JK, cfg.Epochs = c.norm, c.jk, 100
 		s := traintest.Run(t, ds, cfg, train.Options{})
-		t.Logf("%s norm %q jk %q: test accuracy %.4f", c.model, c.norm, c.jk, s.TestAcc)
-		if !(s.TestAcc >= c.least) {
-			t.Errorf("%s norm %q jk %q: test accuracy %.4f, want at least %.2f", c.model, c.norm, c.jk, s.TestAcc, c.least)
+		t.Logf("%s norm %q jk %q: test accuracy %.4f", c.model, c.norm, c.jk, s.Test[train.MetricAcc])
+		if !(s.Test[train.MetricAcc] >= c.least) {
+			t.Errorf("%s norm %q jk %q: test accuracy %.4f, want at least %.2f", c.model, c.norm, c.jk, s.Test[train.MetricAcc], c.least)
 		}
 	}
 }

@@ -40,7 +40,7 @@ func trainSteps(t *testing.T, ds *dataset.Dataset, cfg train.Config, n, steps in
 		}
 	}
 	setup(ranks)
-	if _, err := multigpu.Run(ctx, ds, cfg, ranks, false, train.ReplayOptions{}); !errors.Is(err, train.ErrInterrupted) {
+	if _, err := multigpu.Run(ctx, ds, cfg, ranks, train.Eager, train.ReplayOptions{}); !errors.Is(err, train.ErrInterrupted) {
 		t.Fatalf("training for %d steps: %v", steps, err)
 	}
 }

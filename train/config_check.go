@@ -1,0 +1,157 @@
+package train
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
+	"github.com/fanout-gnn/fanout/nn"
+)
+
+// SettingError is a wrong setting of a Config: Key is the setting's JSON
+// name (a link setting's is "link." and its name), Problem what is wrong
+// with its value. A front end that spells settings otherwise (the command
+// line's flags) renames Key; the message reads the same.
+type SettingError struct {
+	Key, Problem string
+}
+
+func (e *SettingError) Error() string { return e.Key + ": " + e.Problem }
+
+// bad is a SettingError for key.
+func bad(key, format string, a ...any) error {
+	return &SettingError{Key: key, Problem: fmt.Sprintf(format, a...)}
+}
+
+// q quotes a string value for a message (at most quote.Limit bytes of it).
+func q(s string) string { return quote.Quote(s) }
+
+// Validate names the first setting that is wrong.
+func (c Config) Validate() error {
+	if err := c.checkModel(); err != nil {
+		return err
+	}
+	if err := c.checkTraining(); err != nil {
+		return err
+	}
+	return c.checkTask()
+}
+
+// checkModel checks the model's settings.
+func (c Config) checkModel() error {
+	switch {
+	case c.Model != nn.KindSAGE && c.Model != nn.KindGCN && c.Model != nn.KindGIN && c.Model != nn.KindGAT:
+		return bad("model", "%s is not a model (want sage, gcn, gin or gat)", q(c.Model))
+	case c.Activations != "" && c.Activations != "float32" && c.Activations != "bfloat16":
+		return bad("activations", "%s, want float32 or bfloat16", q(c.Activations))
+	case c.BottomProducts != "" && c.BottomProducts != "float32" && c.BottomProducts != "bfloat16":
+		return bad("bottom_products", "%s, want float32 or bfloat16", q(c.BottomProducts))
+	case c.BottomProducts == "bfloat16" && c.Model != nn.KindSAGE:
+		return bad("bottom_products", "bfloat16 is GraphSAGE's only (model %s)", c.Model)
+	case c.Norm != "" && c.Norm != nn.NormNone && c.Norm != nn.NormBatch && c.Norm != nn.NormLayer:
+		return bad("norm", "%s, want none, batch or layer", q(c.Norm))
+	case c.JK != "" && c.JK != nn.JKNone && c.JK != nn.JKLast && c.JK != nn.JKCat && c.JK != nn.JKMax:
+		return bad("jk", "%s, want none, last, cat or max", q(c.JK))
+	case c.NormOrJK() && (c.Activations == "bfloat16" || c.BottomProducts == "bfloat16"):
+		return bad("norm", "%s, jk %s: normalisation and jumping knowledge need float32 activations and bottom products (activations %s, bottom products %s)",
+			q(c.Norm), q(c.JK), q(c.Activations), q(c.BottomProducts))
+	case c.SyncNorm && c.Norm != nn.NormBatch:
+		return bad("sync_norm", "synchronises batch normalisation's statistics, but norm is %s (want batch)", q(c.Norm))
+	case c.GINEps != "" && c.GINEps != "0" && c.GINEps != "learn":
+		return bad("gin_eps", "%s, want 0 or learn", q(c.GINEps))
+	case c.Heads < 0 || c.Heads > 1024:
+		return bad("heads", "%d, want 1 to 1024", c.Heads)
+	case c.Heads > 1 && c.Model != nn.KindGAT:
+		return bad("heads", "%d, but only gat has attention heads (model %s)", c.Heads, c.Model)
+	case c.OutHeads < 0 || c.OutHeads > 1024:
+		return bad("out_heads", "%d, want 1 to 1024 (0: as heads)", c.OutHeads)
+	case c.OutHeads > 0 && c.Model != nn.KindGAT:
+		return bad("out_heads", "%d, but only gat has attention heads (model %s)", c.OutHeads, c.Model)
+	case !(c.AttnDropout >= 0 && c.AttnDropout < 1):
+		return bad("attn_dropout", "%g, want 0 <= p < 1", c.AttnDropout)
+	case c.AttnDropout != 0 && c.Model != nn.KindGAT:
+		return bad("attn_dropout", "%g, but only gat has attention (model %s)", c.AttnDropout, c.Model)
+	case c.Model == nn.KindGAT && c.Layers > 1 && c.Hidden%max(c.Heads, 1) != 0:
+		return bad("hidden", "%d is not a multiple of heads %d (a GAT hidden layer concatenates its heads)", c.Hidden, c.Heads)
+	case c.Layers < 1 || c.Layers > nn.MaxLayers:
+		return bad("layers", "%d, want 1 to %d", c.Layers, nn.MaxLayers)
+	case c.Hidden < 1:
+		return bad("hidden", "%d, want at least 1", c.Hidden)
+	}
+	return nil
+}
+
+// checkTraining checks the sampling, optimiser and schedule settings.
+func (c Config) checkTraining() error {
+	switch {
+	case len(c.Fanouts) != c.Layers:
+		return bad("fanouts", "%d values (%s) for %d layers; give one per layer", len(c.Fanouts), FormatFanouts(c.Fanouts), c.Layers)
+	case c.Batch < 1:
+		return bad("batch", "%d, want at least 1", c.Batch)
+	case c.Epochs < 1:
+		return bad("epochs", "%d, want at least 1", c.Epochs)
+	case !(c.LR > 0) || math.IsInf(float64(c.LR), 0):
+		return bad("lr", "%g, want a positive number", c.LR)
+	case !(c.WeightDecay >= 0) || math.IsInf(float64(c.WeightDecay), 0):
+		return bad("weight_decay", "%g, want a number >= 0", c.WeightDecay)
+	case !(c.Dropout >= 0 && c.Dropout < 1):
+		return bad("dropout", "%g, want 0 <= p < 1", c.Dropout)
+	case !(c.InDropout >= 0 && c.InDropout < 1):
+		return bad("input_dropout", "%g, want 0 <= p < 1", c.InDropout)
+	case c.EvalEvery < 1:
+		return bad("eval_every", "%d, want at least 1", c.EvalEvery)
+	case c.Patience < 0:
+		return bad("patience", "%d, want >= 0", c.Patience)
+	case c.EpochSteps < 0:
+		return bad("epoch_steps", "%d, want >= 0 (0: a whole pass over the training items)", c.EpochSteps)
+	}
+	for i, f := range c.Fanouts {
+		if f < -1 {
+			return bad("fanouts", "value %d at position %d; use -1 for all neighbours", f, i+1)
+		}
+	}
+	return nil
+}
+
+// checkTask checks the task and its own settings: a node run has none of
+// the link task's.
+func (c Config) checkTask() error {
+	switch c.TaskName() {
+	case TaskNode:
+		if c.Link != (LinkConfig{}) {
+			return bad("task", "node, but link prediction's settings are given (%+v); give task link, or drop them", c.Link)
+		}
+		return nil
+	case TaskLink:
+		return c.Link.check()
+	}
+	return bad("task", "%s, want node or link", q(c.Task))
+}
+
+// check checks link prediction's settings.
+func (l LinkConfig) check() error {
+	switch {
+	case l.Embed < 0:
+		return bad("link.embed", "%d, want >= 0 (0: the hidden width)", l.Embed)
+	case l.Negatives < 1 || l.Negatives > MaxNegatives:
+		return bad("link.negatives", "%d, want 1 to %d", l.Negatives, MaxNegatives)
+	case l.NegativeDist != DistUniform && l.NegativeDist != DistDegree:
+		return bad("link.negative_dist", "%s, want uniform or degree", q(l.NegativeDist))
+	case l.Decoder != DecoderDot && l.Decoder != DecoderMLP:
+		return bad("link.decoder", "%s, want dot or mlp", q(l.Decoder))
+	case l.DecoderWidth < 0:
+		return bad("link.decoder_width", "%d, want >= 0 (0: the embedding width)", l.DecoderWidth)
+	case l.DecoderWidth > 0 && l.Decoder != DecoderMLP:
+		return bad("link.decoder_width", "%d, but only the mlp decoder has a hidden width (decoder %s)", l.DecoderWidth, l.Decoder)
+	case l.Exclude != ExcludeReverse && l.Exclude != ExcludeSelf && l.Exclude != ExcludeNone:
+		return bad("link.exclude", "%s, want reverse, self or none", q(l.Exclude))
+	case l.EvalNegatives < 0:
+		return bad("link.eval_negatives", "%d, want >= 0 (0: the dataset's stored negatives)", l.EvalNegatives)
+	case l.EvalEdges < 0:
+		return bad("link.eval_edges", "%d, want >= 0 (0: every held-out edge)", l.EvalEdges)
+	}
+	return nil
+}
+
+// MaxNegatives bounds the negatives drawn per positive edge at a step.
+const MaxNegatives = 1000

@@ -1,0 +1,62 @@
+package link
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// The figures of a link evaluation (train.Metrics keys).
+const (
+	MetricAUC = "auc" // ROC-AUC of the positives against every negative
+	MetricAP  = "ap"  // average precision
+	MetricMRR = "mrr" // each positive ranked among its own negatives
+)
+
+// hitsKey is the key of Hits@at.
+func hitsKey(at int) string { return fmt.Sprintf("hits@%d", at) }
+
+// MetricKeys are the figures Evaluate reports, in print order.
+func (h *head) MetricKeys() []string {
+	keys := []string{MetricAUC, MetricAP, MetricMRR}
+	for _, at := range HitsAt {
+		keys = append(keys, hitsKey(at))
+	}
+	return keys
+}
+
+// Figures are m as a train.Metrics.
+func (m Metrics) Figures() train.Metrics {
+	f := train.Metrics{MetricAUC: m.AUC, MetricAP: m.AP, MetricMRR: m.MRR}
+	for i, v := range m.Hits {
+		f[hitsKey(HitsAt[i])] = v
+	}
+	return f
+}
+
+// Evaluate embeds every vertex with the current model (train.Trainer's
+// Outputs) and ranks the split's held-out edges against their negatives.
+func (h *head) Evaluate(s train.Split) (train.Metrics, error) {
+	emb, err := h.t.Outputs()
+	if err != nil {
+		return nil, err
+	}
+	m, err := h.score(emb, h.dec.host(), s)
+	if err != nil {
+		return nil, err
+	}
+	return m.Figures(), nil
+}
+
+// score computes a held-out set's metrics from every vertex's embedding.
+func (h *head) score(emb []float32, hd *hostDecoder, set train.Split) (Metrics, error) {
+	ho, err := h.heldOutSet(set)
+	if err != nil {
+		return Metrics{}, err
+	}
+	if dataset.Pairs(ho.pos) == 0 {
+		return Metrics{}, fmt.Errorf("link: the %s set has no edges to evaluate", set)
+	}
+	return Score(scorePairs(emb, h.dim, hd, ho.pos), scorePairs(emb, h.dim, hd, ho.neg), ho.k), nil
+}
