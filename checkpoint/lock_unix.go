@@ -41,6 +41,13 @@ func lockFile(path string, record bool) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("run directory lock %s: %w", path, err)
 	}
+	if !samePath(f, path) {
+		// The holder removed the file as it closed (RunDir.Close) between
+		// our open and our lock: the lock is on a file nobody else will
+		// open. Take the one at path now.
+		f.Close()
+		return lockFile(path, record)
+	}
 	if record {
 		if err := errors.Join(f.Truncate(0), writeAt(f, strconv.Itoa(os.Getpid())+"\n")); err != nil {
 			f.Close()
@@ -48,6 +55,28 @@ func lockFile(path string, record bool) (*os.File, error) {
 		}
 	}
 	return f, nil
+}
+
+// samePath reports whether the open file f is still the file at path.
+func samePath(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	return err == nil && os.SameFile(a, b)
+}
+
+// unlockRemove removes the lock file at path while f holds its lock, then
+// releases it: a finished run leaves no lock file behind. A process that
+// opened the file before it went finds it gone once it holds the lock
+// (samePath) and locks the file at path anew.
+func unlockRemove(f *os.File, path string) error {
+	err := os.Remove(path)
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	return errors.Join(err, f.Close())
 }
 
 func writeAt(f *os.File, s string) error {

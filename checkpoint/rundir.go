@@ -43,6 +43,7 @@ type RunDir struct {
 	// opening the directory deleted.
 	Removed []string
 	lock    *os.File
+	owned   bool // opened for a run (not a dry run): Close removes the lock file
 }
 
 // OpenRunDir creates dir if needed, takes its lock (an advisory lock on
@@ -81,6 +82,7 @@ func openRunDir(dir string, mode RunMode, dryRun bool) (_ *RunDir, err error) {
 	if r.lock, err = lockFile(filepath.Join(dir, LockFile), !dryRun); err != nil {
 		return nil, err
 	}
+	r.owned = !dryRun
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -168,12 +170,19 @@ func StoppedBeforeCheckpoint(dir string) bool {
 	return beforeCheckpoint(dir)
 }
 
-// Close releases the lock. The lock file stays: it is only a place to lock.
+// Close releases the lock. A run's Close removes the lock file too, so a
+// finished run leaves none (a killed run's stays, and tells the next run
+// that one stopped there); a dry run's leaves it.
 func (r *RunDir) Close() error {
 	if r == nil || r.lock == nil {
 		return nil
 	}
-	err := r.lock.Close() // closing the descriptor releases the lock
+	var err error
+	if r.owned {
+		err = unlockRemove(r.lock, filepath.Join(r.Path, LockFile))
+	} else {
+		err = r.lock.Close() // closing the descriptor releases the lock
+	}
 	r.lock = nil
 	return err
 }

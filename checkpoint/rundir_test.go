@@ -85,7 +85,7 @@ func TestRunDirStoppedBeforeCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Close()
+	kill(r)
 	touch(t, dir, BestCheckpoint)
 	if err := os.WriteFile(filepath.Join(dir, MetricsFile), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -114,6 +114,33 @@ func TestRunDirStoppedBeforeCheckpoint(t *testing.T) {
 			t.Errorf("a new run over %s: no error", held)
 		}
 		os.Remove(filepath.Join(dir, held))
+	}
+}
+
+// kill stands for a process killed while it held r: the system closes its
+// descriptor, and the lock file stays.
+func kill(r *RunDir) {
+	r.lock.Close()
+	r.lock = nil
+}
+
+// TestRunDirCloseRemovesLock: a run that ends leaves no lock file (a dry
+// run's check leaves one it found).
+func TestRunDirCloseRemovesLock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	r, err := OpenRunDir(dir, NewRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exists(dir, LockFile) {
+		t.Fatal("an open run has no lock file")
+	}
+	if err := r.Close(); err != nil || exists(dir, LockFile) {
+		t.Fatalf("after Close: %v, lock file there %v", err, exists(dir, LockFile))
+	}
+	touch(t, dir, LockFile)
+	if err := CheckRunDir(dir, NewRun); err != nil || !exists(dir, LockFile) {
+		t.Fatalf("a dry run: %v, lock file there %v", err, exists(dir, LockFile))
 	}
 }
 

@@ -2,6 +2,7 @@ package train
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 
 	"github.com/fanout-gnn/fanout/report/tensorboard"
@@ -30,7 +31,7 @@ func (t *Trainer) openScalars() (*scalars, error) {
 	}
 	w, err := tensorboard.Open(t.opt.TensorBoard)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("tensorboard: %w", err)
 	}
 	return &scalars{w: w, perEpoch: t.epochSteps()}, nil
 }

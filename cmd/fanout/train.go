@@ -114,6 +114,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if rf.j.Hybrid.HotRatio != 0 && rf.j.Mode != train.Hybrid {
 		return fmt.Errorf("hot-ratio: %v asks for CPU-computed hot vertices, which only --mode hybrid has (mode %s)", rf.j.Hybrid.HotRatio, rf.j.Mode)
 	}
+	if err := rf.checkPlaces(); err != nil {
+		return err
+	}
 	opt, err := rf.runDirOptions(stderr)
 	if err != nil {
 		return err
@@ -127,6 +130,26 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	printSummary(stdout, sum)
+	return nil
+}
+
+// checkPlaces checks, before any work, settings that name a place or a
+// size the run will use: --gpu-memory is a size, and only for a GPU;
+// --tensorboard is a directory that can be made.
+func (rf *runFlags) checkPlaces() error {
+	if m := rf.j.Hybrid.GPUMemory; m != "" {
+		if _, err := job.ParseSize(m); err != nil {
+			return err
+		}
+		if rf.j.Device == "cpu" {
+			return fmt.Errorf("gpu-memory: %s is a budget of GPU memory, but the device is cpu", quoted(m))
+		}
+	}
+	if rf.tensorboard != "" {
+		if err := os.MkdirAll(rf.tensorboard, 0o755); err != nil {
+			return fmt.Errorf("tensorboard: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -137,6 +137,9 @@ func (j *Job) openDevices() ([]backend.Backend, []backend.Collective, train.Mode
 	}
 	switch device {
 	case "cpu":
+		if cores := runtime.NumCPU(); n > cores {
+			return nil, nil, train.Auto, fmt.Errorf("devices: %d CPU devices, but this host has %d cores; give at most %d (each device takes at least one)", n, cores, cores)
+		}
 		threads := j.Threads
 		if threads == 0 {
 			threads = runtime.NumCPU()

@@ -38,9 +38,15 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 		return nil, err
 	}
 	defer ds.Close()
+	if items, unit := trainItems(cfg, ds); n > items {
+		return nil, fmt.Errorf("devices: %d devices, but the training split has %d %s: give at most %d (each device takes at least one a step)", n, items, unit, items)
+	}
 	j.fitBatch(&cfg, ds, n, j.Log)
 	if err := checkMemory(bes[0], cfg, ds, n); err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil { // a signal while the devices opened and the data loaded
+		return nil, j.stoppedBeforeTraining()
 	}
 	desc := groupName(bes)
 	fmt.Fprintf(j.Log, "training %s on %s with %s, %s mode (global batch %d = %d x %d)\n",
@@ -65,6 +71,9 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 	topo, err := j.placeTopology(ds, ranks, mode)
 	if err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil { // a signal while the topology was placed
+		return nil, j.stoppedBeforeTraining()
 	}
 	var feats *multigpu.Features
 	var xch *multigpu.Exchange
