@@ -8,6 +8,7 @@ import (
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/export"
+	"github.com/fanout-gnn/fanout/internal/tolerance"
 )
 
 // TestBestModelOutputs: the best model, loaded back, embeds and scores
@@ -35,8 +36,12 @@ func TestBestModelOutputs(t *testing.T) {
 		}
 		return out
 	}
-	if got := Score(widen(pos), widen(neg), l.Negatives); math.Abs(got.AUC-s.Test.AUC) > 1e-3 {
-		t.Errorf("test ROC-AUC from the best model's scores %.6f, summary %.6f (epoch %d)", got.AUC, s.Test.AUC, s.BestEpoch)
+	got, err := ScoreContext(t.Context(), widen(pos), widen(neg), l.Negatives)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tolerance.Within(got.AUC, s.Test.AUC, 1, 1e-3); err != nil {
+		t.Errorf("test ROC-AUC from the best model's scores against the summary's (epoch %d): %v", s.BestEpoch, err)
 	}
 	if _, err := tr.ScorePairs(emb, []int32{0, int32(ds.Graph.NumNodes)}); err == nil || !strings.Contains(err.Error(), "pair 0") {
 		t.Errorf("a pair out of range: %v", err)
@@ -61,8 +66,8 @@ func TestBestModelOutputs(t *testing.T) {
 		}
 		out += max(z, 0) * float64(w2.Data[c])
 	}
-	if math.Abs(out-float64(pos[0])) > 1e-5*math.Max(1, math.Abs(out)) {
-		t.Errorf("the state dict scores pair 0 %v, the trainer %v", out, pos[0])
+	if err := tolerance.Within(float64(pos[0]), out, math.Max(1, math.Abs(out)), 1e-5); err != nil {
+		t.Errorf("pair 0: the trainer's score against the state dict's: %v", err)
 	}
 	enc, meta, err := tr.EncoderTensors()
 	if err != nil {
@@ -103,17 +108,12 @@ func TestFullEvalEmbeddings(t *testing.T) {
 		return emb
 	}
 	all, full, sampled := embed([]int{-1, -1}, false), embed([]int{2, 2}, true), embed([]int{2, 2}, false)
-	diff := func(a, b []float32) float64 {
-		worst := 0.0
-		for i := range a {
-			worst = max(worst, math.Abs(float64(a[i])-float64(b[i]))/math.Max(1e-3, math.Abs(float64(a[i]))))
-		}
-		return worst
+	// Relative to each reference value, at least 1e-3: a NaN or an
+	// infinity fails both checks.
+	if err := tolerance.Close(full, all, 1e-3, 1e-4); err != nil {
+		t.Errorf("full-eval embeddings against the all-neighbour sampled ones: %v", err)
 	}
-	if d := diff(all, full); d > 1e-4 {
-		t.Errorf("full-eval embeddings differ from the all-neighbour sampled ones by %.3g relative", d)
-	}
-	if d := diff(sampled, full); d < 1e-3 {
-		t.Errorf("full-eval embeddings are the sampled ones (%.3g apart): --full-eval was not used", d)
+	if err := tolerance.Apart(full, sampled, 1e-3, 1e-3); err != nil {
+		t.Errorf("full-eval embeddings against the sampled ones (--full-eval was not used?): %v", err)
 	}
 }
