@@ -91,8 +91,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // simulation (simulate.CheckSize, for the ladder's sizes too with
 // --predict) and values that would give a table that is not finite or
 // means nothing: negative counts, a step time below 0 or not finite,
-// links that simulate.Links.Check refuses, a --replicate fraction
-// outside [0, 1].
+// links that simulate.Links.Check refuses, a --gpu-memory that is not a
+// size above 0, a --replicate fraction outside [0, 1].
 func (f *simFlags) check() error {
 	s := &f.sim
 	if err := simulate.CheckSize(s.Hosts, s.Devices, s.Steps); err != nil {
@@ -120,6 +120,9 @@ func (f *simFlags) check() error {
 	l.NetGBs = s.NetGbps / 8
 	if err := l.Check(); err != nil {
 		return err
+	}
+	if mem, err := job.ParseSize(s.GPUMemory); err != nil || mem <= 0 {
+		return fmt.Errorf("gpu-memory: %s is not a size (want, e.g., 80GiB)", quote.Quote(s.GPUMemory))
 	}
 	return checkFraction("replicate", s.Replicate)
 }

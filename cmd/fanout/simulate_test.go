@@ -91,6 +91,8 @@ func TestSimulateRefusesBadFlags(t *testing.T) {
 		{"global-batch: -4", []string{"--global-batch", "-4"}},
 		{"param-bytes: -1", []string{"--param-bytes", "-1"}},
 		{"hidden: -1", []string{"--hidden", "-1"}},
+		{`gpu-memory: "NaN" is not a size`, []string{"--gpu-memory", "NaN"}},
+		{`gpu-memory: "-1GiB" is not a size`, []string{"--gpu-memory", "-1GiB"}},
 	} {
 		var out, errs bytes.Buffer
 		err := runSimulate(context.Background(), c.args, &out, &errs)
