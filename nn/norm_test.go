@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/internal/tolerance"
 )
 
 // normCases are the models of the normalisation and jumping knowledge
@@ -55,9 +56,11 @@ func TestNormJKGrad(t *testing.T) {
 			f := lossAndGrads(t, be, m, tb, r)
 			largest := 0.0
 			for _, p := range m.Params() {
-				for _, g := range readF32(be, p.G) {
-					largest = max(largest, math.Abs(float64(g)))
+				g := readF32(be, p.G)
+				if err := tolerance.Finite(g); err != nil {
+					t.Fatalf("%s's gradient: %v", p.Name, err)
 				}
+				largest = max(largest, maxAbs(g))
 			}
 			checked := 0
 			for _, p := range m.Params() {
@@ -71,8 +74,8 @@ func TestNormJKGrad(t *testing.T) {
 					}
 				case c.norm == NormBatch && beforeBatchNorm(m, p):
 					for i, v := range g {
-						if math.Abs(float64(v)) > 1e-5*largest {
-							t.Errorf("%s[%d] (before batch normalisation): gradient %v, want about 0 (largest %v)", p.Name, i, v, largest)
+						if err := tolerance.Within(float64(v), 0, largest, 1e-5); err != nil {
+							t.Errorf("%s[%d] (before batch normalisation): gradient against 0, at the largest gradient's scale: %v", p.Name, i, err)
 						}
 					}
 				case maxAbs(g) < 1e-6*largest:
@@ -80,8 +83,8 @@ func TestNormJKGrad(t *testing.T) {
 					// where every score is past LeakyReLU's kink: a constant
 					// per softmax): the loss must not move either.
 					for i := range g {
-						if num := centralDiff(be, p.W, i, fdEps, f); math.Abs(num) > 1e-3*largest {
-							t.Errorf("%s[%d]: analytic %v, numeric %v", p.Name, i, g[i], num)
+						if err := tolerance.Within(centralDiff(be, p.W, i, fdEps, f), 0, largest, 1e-3); err != nil {
+							t.Errorf("%s[%d]: analytic %v; numeric against 0: %v", p.Name, i, g[i], err)
 						}
 					}
 				default:
@@ -188,6 +191,8 @@ func shiftAwayFromZero(v []float64, j int) float32 {
 	}
 }
 
+// maxAbs is the largest magnitude of s, which holds only finite values
+// (NaN is the largest of any set holding one: Go's max).
 func maxAbs(s []float32) float64 {
 	m := 0.0
 	for _, v := range s {
@@ -253,8 +258,11 @@ func TestBatchNormRunning(t *testing.T) {
 		for j := range cfg.Hidden {
 			wantMean := 0.1 * float64(st[j])
 			wantVar := 0.9 + 0.1*float64(st[cfg.Hidden+j])*float64(n[l])/float64(n[l]-1)
-			if math.Abs(float64(run[j])-wantMean) > 1e-6 || math.Abs(float64(run[cfg.Hidden+j])-wantVar) > 1e-6 {
-				t.Fatalf("layer %d column %d: running (%v, %v), want (%v, %v)", l, j, run[j], run[cfg.Hidden+j], wantMean, wantVar)
+			if err := tolerance.Within(float64(run[j]), wantMean, 1, 1e-6); err != nil {
+				t.Fatalf("layer %d column %d: running mean: %v", l, j, err)
+			}
+			if err := tolerance.Within(float64(run[cfg.Hidden+j]), wantVar, 1, 1e-6); err != nil {
+				t.Fatalf("layer %d column %d: running variance: %v", l, j, err)
 			}
 		}
 	}

@@ -83,7 +83,7 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		if err := t.checkLoss(st); err != nil {
 			return nil, err
 		}
-		if err := t.endEpoch(&st, metrics); err != nil {
+		if err := t.endEpoch(ctx, &st, metrics); err != nil {
 			return nil, err
 		}
 		if err := t.tb.epoch(st); err != nil {
@@ -248,19 +248,19 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 // endEpoch validates when due, keeps the best checkpoint, writes the
 // epoch's metrics line and then the resumable checkpoint, and prints the
 // epoch's line.
-func (t *Trainer) endEpoch(st *EpochStats, metrics *metricsLog) error {
+func (t *Trainer) endEpoch(ctx context.Context, st *EpochStats, metrics *metricsLog) error {
 	t.state.Epoch++
 	t.state.StepInEpoch = 0
 	valid := ""
 	evalStart := time.Now()
 	if t.state.Epoch%t.cfg.EvalEvery == 0 || t.state.Epoch == t.cfg.Epochs {
-		m, err := t.head.Evaluate(Valid)
+		m, err := t.head.Evaluate(ctx, Valid)
 		if err != nil {
 			return err
 		}
 		st.Valid = m
 		valid = "  valid " + m.Text(t.head.MetricKeys())
-		if err := t.keepBest(m); err != nil {
+		if err := t.keepBest(ctx, m); err != nil {
 			return err
 		}
 	}
@@ -287,13 +287,13 @@ func (t *Trainer) endEpoch(st *EpochStats, metrics *metricsLog) error {
 // keepBest records a validation's figures m: where its primary figure is
 // the best so far (or the first), the model's test figures and the best
 // checkpoint; otherwise one more evaluation since the best.
-func (t *Trainer) keepBest(m Metrics) error {
+func (t *Trainer) keepBest(ctx context.Context, m Metrics) error {
 	v := m[t.head.Primary()]
 	if t.state.BestEpoch != 0 && !(v > t.state.BestValid) {
 		t.state.SinceBest++
 		return nil
 	}
-	test, err := t.head.Evaluate(Test)
+	test, err := t.head.Evaluate(ctx, Test)
 	if err != nil {
 		return err
 	}

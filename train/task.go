@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -53,8 +54,9 @@ type Head interface {
 	// Params are the task's learnt tensors beyond the model's (the link
 	// task's decoder), trained, all-reduced and saved with them.
 	Params() []*nn.Param
-	// Evaluate scores the current model on a held-out split.
-	Evaluate(s Split) (Metrics, error)
+	// Evaluate scores the current model on a held-out split; long work
+	// stops when ctx is cancelled.
+	Evaluate(ctx context.Context, s Split) (Metrics, error)
 	// Primary is the key of the Metrics figure that picks the best model
 	// (higher is better).
 	Primary() string

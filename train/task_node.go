@@ -1,6 +1,7 @@
 package train
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -59,7 +60,7 @@ func (h *nodeHead) NewBatch(p *Plan) (Batch, error) {
 
 // Evaluate is the accuracy and loss of the split's vertices
 // (Trainer.Evaluate).
-func (h *nodeHead) Evaluate(s Split) (Metrics, error) {
+func (h *nodeHead) Evaluate(_ context.Context, s Split) (Metrics, error) {
 	ids := h.t.ds.Valid
 	if s == Test {
 		ids = h.t.ds.Test

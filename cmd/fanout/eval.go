@@ -38,5 +38,5 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 	}
 	e.Source, e.Device, e.Threads, e.CUDA, e.FullEval = rf.j.Source, rf.j.Device, rf.j.Threads, rf.j.CUDA, given.FullEval
-	return job.RunEval(e)
+	return job.RunEval(ctx, e)
 }

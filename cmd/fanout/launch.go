@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 
 	"github.com/fanout-gnn/fanout/cluster"
 )
@@ -18,7 +19,7 @@ import (
 // fails, stops the others and exits non-zero naming it.
 func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("launch", stderr)
-	nproc := fs.Int("nproc", 1, "processes to start on this host (one per GPU)")
+	nproc := fs.Int("nproc", 1, "processes to start on this host: one per GPU, at most 16; CPU processes (--device cpu) at most the host's cores")
 	port := fs.Int("port", 29500, "port of the rendezvous store on this host (MASTER_PORT)")
 	var rest []string
 	for i, a := range args {
@@ -33,8 +34,11 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(rest) == 0 {
 		return errors.New("nothing to launch: fanout launch --nproc N -- train [flags]")
 	}
-	if *nproc < 1 || *port < 1 || *port > 65535 {
-		return fmt.Errorf("--nproc %d --port %d: want at least one process and a port in 1..65535", *nproc, *port)
+	if err := checkNproc(*nproc, cpuJob(rest), runtime.NumCPU()); err != nil {
+		return err
+	}
+	if *port < 1 || *port > 65535 {
+		return fmt.Errorf("port: %d, want a port in 1..65535", *port)
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -48,6 +52,26 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return cluster.RunMPI(ctx, exe, rest, *nproc, stdout, stderr)
 	}
 	return cluster.RunProcesses(ctx, exe, rest, *nproc, cluster.LocalEnv(*nproc, *port, hex.EncodeToString(tok)), cluster.RankLines(stdout, stderr))
+}
+
+// maxGPUProcs is the most GPU processes launch starts on one host: one
+// per GPU, and no host has more than 16.
+const maxGPUProcs = 16
+
+// checkNproc refuses a count of processes below one, or more than the
+// host can run: for CPU processes (cpu) its cores, each process
+// computing on one of its own at least, and for GPU processes
+// maxGPUProcs.
+func checkNproc(n int, cpu bool, cores int) error {
+	switch {
+	case n < 1:
+		return fmt.Errorf("nproc: %d, want at least one process", n)
+	case cpu && n > cores:
+		return fmt.Errorf("nproc: %d CPU processes, more than this host's %d cores (each process computes on one of its own)", n, cores)
+	case !cpu && n > maxGPUProcs:
+		return fmt.Errorf("nproc: %d, more than the %d GPU processes one host runs (one per GPU)", n, maxGPUProcs)
+	}
+	return nil
 }
 
 // cpuJob reports whether the launched command trains on CPUs.

@@ -45,5 +45,25 @@ func TestRunJob(t *testing.T) {
 
 func TestLaunchUsage(t *testing.T) {
 	oneLineError(t, "nothing to launch", "launch", "--nproc", "2")
-	oneLineError(t, "want at least one process", "launch", "--nproc", "0", "--", "version")
+	oneLineError(t, "nproc: 0, want at least one process", "launch", "--nproc", "0", "--", "version")
+	oneLineError(t, "nproc: -3, want at least one process", "launch", "--nproc", "-3", "--", "version")
+	oneLineError(t, "nproc: 100000, more than the 16 GPU processes one host runs", "launch", "--nproc", "100000", "--", "version")
+	oneLineError(t, "nproc: 100000 CPU processes, more than this host's", "launch", "--nproc", "100000", "--", "train", "--device", "cpu")
+	oneLineError(t, "port: 70000, want a port in 1..65535", "launch", "--nproc", "1", "--port", "70000", "--", "version")
+}
+
+// TestCheckNproc: CPU processes up to the host's cores and GPU processes
+// up to 16 pass; more, or fewer than one, are refused.
+func TestCheckNproc(t *testing.T) {
+	for _, c := range []struct {
+		n, cores int
+		cpu, ok  bool
+	}{
+		{1, 1, true, true}, {2, 2, true, true}, {3, 2, true, false}, {16, 2, false, true}, {17, 64, false, false},
+		{0, 8, true, false}, {0, 8, false, false}, {-1, 8, false, false},
+	} {
+		if err := checkNproc(c.n, c.cpu, c.cores); (err == nil) != c.ok {
+			t.Errorf("%d processes (CPU %t) on %d cores: %v, want accepted %t", c.n, c.cpu, c.cores, err, c.ok)
+		}
+	}
 }

@@ -4,8 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
+	"math"
+	"strconv"
+	"strings"
 
+	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/job"
 	"github.com/fanout-gnn/fanout/train/multigpu/simulate"
@@ -59,6 +64,9 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := f.check(); err != nil {
+		return err
+	}
 	f.sim.Log, f.sim.Progress = stderr, bars(stderr)
 	r, err := job.RunSimulation(f.sim)
 	if err != nil {
@@ -76,5 +84,55 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	simulate.PrintSteps(stdout, r.Result, f.perRank)
 	simulate.PrintPredictions(stdout, r.Result, r.Model, r.Job, r.Predictions, r.Global)
+	return nil
+}
+
+// check refuses, before any data is read, sizes past the limits of a
+// simulation (simulate.CheckSize, for the ladder's sizes too with
+// --predict) and values that would give a table that is not finite or
+// means nothing: negative counts, a step time below 0 or not finite,
+// links that simulate.Links.Check refuses, a --gpu-memory that is not a
+// size above 0, a --replicate fraction outside [0, 1].
+func (f *simFlags) check() error {
+	s := &f.sim
+	if err := simulate.CheckSize(s.Hosts, s.Devices, s.Steps); err != nil {
+		return err
+	}
+	if s.Predict {
+		for _, sc := range simulate.Ladder() {
+			if err := simulate.CheckSize(sc.Hosts, sc.Devices, s.Steps); err != nil {
+				return fmt.Errorf("predict: the ladder's %s devices: %w", sc, err)
+			}
+		}
+	}
+	for _, c := range []struct {
+		flag string
+		v    int64
+	}{{"batch", int64(s.Batch)}, {"global-batch", int64(s.GlobalBatch)}, {"param-bytes", s.ParamBytes}, {"hidden", int64(s.Hidden)}} {
+		if c.v < 0 {
+			return fmt.Errorf("%s: %d, want 0 (the default) or more", c.flag, c.v)
+		}
+	}
+	if math.IsNaN(s.StepMs) || math.IsInf(s.StepMs, 0) || s.StepMs < 0 {
+		return fmt.Errorf("step-ms: %v, want 0 (the H100's table) or a finite time above 0", s.StepMs)
+	}
+	l := s.Links
+	l.NetGBs = s.NetGbps / 8
+	if err := l.Check(); err != nil {
+		return err
+	}
+	if mem, err := job.ParseSize(s.GPUMemory); err != nil || mem <= 0 {
+		return fmt.Errorf("gpu-memory: %s is not a size (want, e.g., 80GiB)", quote.Quote(s.GPUMemory))
+	}
+	return checkFraction("replicate", s.Replicate)
+}
+
+// checkFraction refuses a value of --flag that is a plain number outside
+// [0, 1], in the words of train's --replicate: a plain number is a
+// fraction, a size has a unit (512MiB).
+func checkFraction(flag, v string) error {
+	if x, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && !(x >= 0 && x <= 1) {
+		return fmt.Errorf("%s: %s is not auto, all, a fraction in [0, 1] or a size (e.g. 512MiB)", flag, quote.Quote(v))
+	}
 	return nil
 }

@@ -57,3 +57,50 @@ func TestSimulateText(t *testing.T) {
 		t.Errorf("a global batch of 1000 over 3 devices was accepted")
 	}
 }
+
+// TestSimulateRefusesBadFlags: sizes past a simulation's limits and
+// values that would print a table of NaN or +Inf are refused before any
+// data is read, in one line naming the flag and what was wrong.
+func TestSimulateRefusesBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		want string
+		args []string
+	}{
+		{"hosts x devices: 1000000 x 2 ranks, more than the 4096", []string{"--hosts", "1000000"}},
+		{"hosts x devices: 1 x 1000000 ranks", []string{"--devices", "1000000"}},
+		{"hosts x devices: 9223372036854775807 x 2 ranks", []string{"--hosts", "9223372036854775807"}},
+		{"hosts: 0, want at least 1", []string{"--hosts", "0"}},
+		{"devices: -2, want at least 1", []string{"--devices", "-2"}},
+		{"steps: 0, want at least 1", []string{"--steps", "0"}},
+		{"steps: 1000000 steps of 2 ranks, more than the 1048576 rank-steps", []string{"--steps", "1000000", "--predict=false"}},
+		{"predict: the ladder's 8x8 devices: steps: 20000 steps of 64 ranks", []string{"--steps", "20000"}},
+		{"step-ms: -1, want 0", []string{"--step-ms", "-1"}},
+		{"step-ms: NaN", []string{"--step-ms", "NaN"}},
+		{"overlap: 2, want a share of the step in [0, 1]", []string{"--overlap", "2"}},
+		{"overlap: NaN", []string{"--overlap", "NaN"}},
+		{`replicate: "2.5" is not auto, all, a fraction in [0, 1] or a size`, []string{"--replicate", "2.5"}},
+		{`replicate: "-0.1"`, []string{"--replicate", "-0.1"}},
+		{"net-gbps: 0, want a finite bandwidth above 0", []string{"--net-gbps", "0"}},
+		{"net-gbps: +Inf", []string{"--net-gbps", "Inf"}},
+		{"nvlink-gbs: -5", []string{"--nvlink-gbs", "-5"}},
+		{"pcie-gbs: 0", []string{"--pcie-gbs", "0"}},
+		{"collective-us: -1, want a finite value of at least 0", []string{"--collective-us", "-1"}},
+		{"net-collective-us: NaN", []string{"--net-collective-us", "NaN"}},
+		{"collectives: -1", []string{"--collectives", "-1"}},
+		{"batch: -4, want 0 (the default) or more", []string{"--batch", "-4"}},
+		{"global-batch: -4", []string{"--global-batch", "-4"}},
+		{"param-bytes: -1", []string{"--param-bytes", "-1"}},
+		{"hidden: -1", []string{"--hidden", "-1"}},
+		{`gpu-memory: "NaN" is not a size`, []string{"--gpu-memory", "NaN"}},
+		{`gpu-memory: "-1GiB" is not a size`, []string{"--gpu-memory", "-1GiB"}},
+	} {
+		var out, errs bytes.Buffer
+		err := runSimulate(context.Background(), c.args, &out, &errs)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v: %v, want one line containing %q", c.args, err, c.want)
+		}
+		if errs.Len() > 0 || out.Len() > 0 {
+			t.Errorf("%v: wrote %q and %q before refusing: the data was read", c.args, out.String(), errs.String())
+		}
+	}
+}

@@ -1,6 +1,7 @@
 // Package tolerance holds the checks by which tests hold a result to a
-// reference within a bound: one value within a bound of a scale, and a
-// run's per-step losses within a bound per step. Every check fails on a NaN
+// reference within a bound: one value within a bound of a scale, a run's
+// per-step losses within a bound per step, and slices of values element by
+// element (slices.go). Every check fails on a NaN
 // or an infinity on either side, where a check written as "difference >
 // bound" lets a NaN pass (every comparison with a NaN is false).
 package tolerance
@@ -13,7 +14,9 @@ import (
 )
 
 // Rel is the relative difference |got - want| / |want|: 0 when the two are
-// equal and finite, NaN when either is NaN or both are the same infinity.
+// equal and finite (0 against 0 included), +Inf when want is 0 and got a
+// finite other value, NaN when either is NaN or want is infinite (the same
+// infinity on both sides included).
 func Rel(got, want float64) float64 {
 	d := math.Abs(got - want)
 	if d == 0 {
@@ -24,23 +27,39 @@ func Rel(got, want float64) float64 {
 
 // Within returns nil when got, want and scale are finite and |got - want|
 // <= bound·scale, and otherwise an error giving both values and the miss.
+// A bound of +Inf checks only that the values are finite, at any scale
+// (0 included, where the product bound·scale would be NaN); a NaN or
+// negative bound, or a negative scale, admits nothing.
 func Within(got, want, scale, bound float64) error {
 	d := math.Abs(got - want)
 	switch {
 	case !finite(got) || !finite(want):
 		return fmt.Errorf("%v, want %v: not finite", got, want)
-	case !finite(scale):
-		return fmt.Errorf("%v, want %v: the scale %v is not finite", got, want, scale)
-	case !(d <= bound*scale):
-		return fmt.Errorf("%v, want %v: difference %.3g above %.3g", got, want, d, bound*scale)
+	case !finite(scale) || scale < 0:
+		return fmt.Errorf("%v, want %v: the scale %v is not a finite value of at least 0", got, want, scale)
+	case !(d <= limit(scale, bound)):
+		return fmt.Errorf("%v, want %v: difference %.3g above %.3g", got, want, d, limit(scale, bound))
 	}
 	return nil
 }
 
+// limit is bound·scale for a finite scale of at least 0, +Inf where the
+// bound is (Inf·0 is NaN) and NaN for a bound that is NaN or negative.
+func limit(scale, bound float64) float64 {
+	switch {
+	case math.IsNaN(bound) || bound < 0:
+		return math.NaN()
+	case math.IsInf(bound, 1):
+		return bound
+	}
+	return bound * scale
+}
+
 // Losses holds got[i] within bound(i) of want[i], relative to |want[i]|, for
 // every step i (a bound of +Inf checks only that the losses are finite). It
-// returns the largest relative difference of the finite steps, and an error
-// for step counts that differ or naming the first step that misses.
+// returns the largest relative difference of the finite steps (+Inf where
+// one differs from a reference of 0), and an error for step counts that
+// differ or naming the first step that misses.
 func Losses(got, want []float32, bound func(step int) float64) (worst float64, err error) {
 	if len(got) != len(want) {
 		return 0, fmt.Errorf("%d steps, want %d", len(got), len(want))

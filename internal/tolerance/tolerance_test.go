@@ -40,6 +40,55 @@ func TestWithinBound(t *testing.T) {
 	if err := Within(0, 0, 0, 0); err != nil {
 		t.Errorf("exact zero: %v", err)
 	}
+	if err := Within(1, 1.5, 2, 0.25); err != nil {
+		t.Errorf("a difference equal to bound·scale: %v", err)
+	}
+	if Within(1, 1.5, 2, 0.2) == nil {
+		t.Errorf("a difference past bound·scale (0.5 > 0.4) passed")
+	}
+}
+
+// TestWithinInfiniteBound: a bound of +Inf checks only that the values
+// are finite, at every finite scale, 0 included (Inf·0 is NaN, and a
+// bound·scale computed so failed every pair).
+func TestWithinInfiniteBound(t *testing.T) {
+	for _, c := range [][3]float64{{0, 0, 0}, {5, -3, 0}, {1e300, -1e300, 1}, {2, 2, 1e-300}} {
+		if err := Within(c[0], c[1], c[2], math.Inf(1)); err != nil {
+			t.Errorf("Within(%v, %v, %v, +Inf): %v", c[0], c[1], c[2], err)
+		}
+	}
+	for _, v := range nonFinite {
+		if Within(v, 0, 0, math.Inf(1)) == nil || Within(0, v, 0, math.Inf(1)) == nil {
+			t.Errorf("%v passed under a bound of +Inf at scale 0", v)
+		}
+	}
+}
+
+// TestWithinNegative: a negative bound or scale admits nothing, not even
+// two equal values.
+func TestWithinNegative(t *testing.T) {
+	for _, c := range [][2]float64{{1, -1}, {-1, 1}, {0, -1}, {-1, 0}, {-1, math.Inf(1)}} {
+		if Within(1, 1, c[0], c[1]) == nil {
+			t.Errorf("Within(1, 1, scale %v, bound %v) = nil", c[0], c[1])
+		}
+	}
+}
+
+// TestRel: every case Rel documents.
+func TestRel(t *testing.T) {
+	for _, c := range []struct{ got, want, rel float64 }{
+		{3, 2, 0.5}, {1, -2, 1.5}, {2, 2, 0}, {0, 0, 0}, {-0.0, 0, 0}, {1, 0, math.Inf(1)},
+	} {
+		if r := Rel(c.got, c.want); r != c.rel {
+			t.Errorf("Rel(%v, %v) = %v, want %v", c.got, c.want, r, c.rel)
+		}
+	}
+	inf := math.Inf(1)
+	for _, c := range [][2]float64{{math.NaN(), 1}, {1, math.NaN()}, {math.NaN(), math.NaN()}, {inf, inf}, {-inf, -inf}, {1, inf}, {-inf, inf}} {
+		if r := Rel(c[0], c[1]); !math.IsNaN(r) {
+			t.Errorf("Rel(%v, %v) = %v, want NaN", c[0], c[1], r)
+		}
+	}
 }
 
 func TestLossesRejectNonFinite(t *testing.T) {
@@ -77,6 +126,22 @@ func TestLossesBoundPerStep(t *testing.T) {
 	got[1] = 1.03
 	if _, err := Losses(got, want, bound); err == nil || !strings.Contains(err.Error(), "step 1") {
 		t.Errorf("a miss at step 1: %v", err)
+	}
+}
+
+// TestLossesZeroReference: a bound of +Inf admits any finite loss against
+// a reference loss of 0 (the worst is then +Inf); a finite bound admits
+// only 0.
+func TestLossesZeroReference(t *testing.T) {
+	worst, err := Losses([]float32{0.5, 0}, []float32{0, 0}, Every(math.Inf(1)))
+	if err != nil || !math.IsInf(worst, 1) {
+		t.Errorf("bound +Inf against 0: worst %v, %v; want +Inf and no error", worst, err)
+	}
+	if _, err := Losses([]float32{0, 0}, []float32{0, 0}, Every(0)); err != nil {
+		t.Errorf("0 against 0 at bound 0: %v", err)
+	}
+	if _, err := Losses([]float32{1e-30}, []float32{0}, Every(1e6)); err == nil {
+		t.Errorf("a finite bound admitted 1e-30 against a reference of 0")
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Scalar is one scalar event read back.
@@ -21,33 +23,39 @@ type Scalar struct {
 
 // ReadScalars reads an event file: it checks every record's CRCs and that
 // the first event is the file version, and returns the scalar values in
-// file order (events without one are skipped).
+// file order (events without one are skipped). A damaged or cut file is
+// an error naming the file and the record, never a panic.
 func ReadScalars(path string) ([]Scalar, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
+	return readScalars(bufio.NewReader(f), path)
+}
+
+// readScalars reads the events of r (named name in errors), as
+// ReadScalars.
+func readScalars(r io.Reader, name string) ([]Scalar, error) {
 	t := castagnoli()
 	var out []Scalar
 	for i := 0; ; i++ {
 		data, err := readRecord(r, t)
 		if errors.Is(err, io.EOF) {
 			if i == 0 {
-				return nil, fmt.Errorf("%s: no events", path)
+				return nil, fmt.Errorf("%s: no events", name)
 			}
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: record %d: %w", path, i, err)
+			return nil, fmt.Errorf("%s: record %d: %w", name, i, err)
 		}
 		e, err := decodeEvent(data)
 		if err != nil {
-			return nil, fmt.Errorf("%s: record %d: %w", path, i, err)
+			return nil, fmt.Errorf("%s: record %d: %w", name, i, err)
 		}
 		if i == 0 && e.version != fileVersion {
-			return nil, fmt.Errorf("%s: the first event has file_version %q, want %q", path, e.version, fileVersion)
+			return nil, fmt.Errorf("%s: the first event has file_version %s, want %q", name, quote.Quote(e.version), fileVersion)
 		}
 		for _, v := range e.values {
 			out = append(out, Scalar{Wall: e.wall, Step: e.step, Tag: v.tag, Value: v.value})

@@ -1,6 +1,7 @@
 package tensorboard
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -47,10 +48,15 @@ func readRecord(r io.Reader, t *crc32.Table) ([]byte, error) {
 	if n > maxRecord {
 		return nil, fmt.Errorf("a record of %d bytes, more than %d", n, maxRecord)
 	}
-	data := make([]byte, n+4)
-	if _, err := io.ReadFull(r, data); err != nil {
+	// Read as the bytes arrive: a cut file's length does not allocate.
+	var buf bytes.Buffer
+	if _, err := io.CopyN(&buf, r, int64(n)+4); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
 		return nil, fmt.Errorf("a record of %d bytes is cut short: %w", n, err)
 	}
+	data := buf.Bytes()
 	if got, want := binary.LittleEndian.Uint32(data[n:]), maskedCRC(t, data[:n]); got != want {
 		return nil, fmt.Errorf("data CRC %#x, want %#x", got, want)
 	}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +49,7 @@ func ScoresPath(path string) string {
 // RunEval evaluates the checkpoint on the validation and test splits with
 // the task it was trained for and writes the files asked for (and, where
 // the dataset keeps original ids, the ids of their rows beside them).
-func RunEval(e Eval) error {
+func RunEval(ctx context.Context, e Eval) error {
 	if e.Checkpoint == "" {
 		return errors.New("--checkpoint FILE is required")
 	}
@@ -88,7 +89,7 @@ func RunEval(e Eval) error {
 	}
 	h := tr.Head()
 	for _, split := range []train.Split{train.Valid, train.Test} {
-		m, err := h.Evaluate(split)
+		m, err := h.Evaluate(ctx, split)
 		if err != nil {
 			return err
 		}

@@ -42,6 +42,12 @@ func TestReplicateBytes(t *testing.T) {
 	if _, err := ReplicateBytes("lots", 1000); err == nil || !strings.Contains(err.Error(), "replicate: ") {
 		t.Errorf("lots: %v, want an error naming replicate", err)
 	}
+	// A plain number outside [0, 1] was read as a size in bytes.
+	for _, in := range []string{"2.5", "-0.1", "NaN"} {
+		if _, err := ReplicateBytes(in, 1000); err == nil || !strings.Contains(err.Error(), "outside [0, 1]") {
+			t.Errorf("%s: %v, want an error naming the fraction's range", in, err)
+		}
+	}
 }
 
 func TestParseBenchModes(t *testing.T) {

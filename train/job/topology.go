@@ -35,7 +35,12 @@ func ReplicateBytes(s string, listBytes int64) (int64, error) {
 	case "all":
 		return -1, nil
 	}
-	if f, err := strconv.ParseFloat(t, 64); err == nil && f >= 0 && f <= 1 {
+	if f, err := strconv.ParseFloat(t, 64); err == nil {
+		// A plain number is a fraction (a size has a unit: 512MiB, or
+		// bytes written as such, 2B).
+		if !(f >= 0 && f <= 1) {
+			return 0, fmt.Errorf("replicate: %s is a number outside [0, 1]; give a fraction of the lists' bytes, a size with a unit (512MiB), auto or all", quote.Quote(s))
+		}
 		return int64(f * float64(listBytes)), nil
 	}
 	b, err := ParseSize(t)

@@ -1,6 +1,7 @@
 package link
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/fanout-gnn/fanout/dataset"
@@ -20,7 +21,7 @@ func hitsKey(at int) string { return fmt.Sprintf("hits@%d", at) }
 // MetricKeys are the figures Evaluate reports, in print order.
 func (h *head) MetricKeys() []string {
 	keys := []string{MetricAUC, MetricAP, MetricMRR}
-	for _, at := range HitsAt {
+	for _, at := range HitsAt() {
 		keys = append(keys, hitsKey(at))
 	}
 	return keys
@@ -30,19 +31,19 @@ func (h *head) MetricKeys() []string {
 func (m Metrics) Figures() train.Metrics {
 	f := train.Metrics{MetricAUC: m.AUC, MetricAP: m.AP, MetricMRR: m.MRR}
 	for i, v := range m.Hits {
-		f[hitsKey(HitsAt[i])] = v
+		f[hitsKey(HitsAt()[i])] = v
 	}
 	return f
 }
 
 // Evaluate embeds every vertex with the current model (train.Trainer's
 // Outputs) and ranks the split's held-out edges against their negatives.
-func (h *head) Evaluate(s train.Split) (train.Metrics, error) {
+func (h *head) Evaluate(ctx context.Context, s train.Split) (train.Metrics, error) {
 	emb, err := h.t.Outputs()
 	if err != nil {
 		return nil, err
 	}
-	m, err := h.score(emb, h.dec.host(), s)
+	m, err := h.score(ctx, emb, h.dec.host(), s)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +51,7 @@ func (h *head) Evaluate(s train.Split) (train.Metrics, error) {
 }
 
 // score computes a held-out set's metrics from every vertex's embedding.
-func (h *head) score(emb []float32, hd *hostDecoder, set train.Split) (Metrics, error) {
+func (h *head) score(ctx context.Context, emb []float32, hd *hostDecoder, set train.Split) (Metrics, error) {
 	ho, err := h.heldOutSet(set)
 	if err != nil {
 		return Metrics{}, err
@@ -58,5 +59,9 @@ func (h *head) score(emb []float32, hd *hostDecoder, set train.Split) (Metrics, 
 	if dataset.Pairs(ho.pos) == 0 {
 		return Metrics{}, fmt.Errorf("link: the %s set has no edges to evaluate", set)
 	}
-	return Score(scorePairs(emb, h.dim, hd, ho.pos), scorePairs(emb, h.dim, hd, ho.neg), ho.k), nil
+	m, err := ScoreContext(ctx, scorePairs(emb, h.dim, hd, ho.pos), scorePairs(emb, h.dim, hd, ho.neg), ho.k)
+	if err != nil {
+		return m, fmt.Errorf("link: the %s set: %w", set, err)
+	}
+	return m, nil
 }

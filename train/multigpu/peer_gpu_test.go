@@ -2,6 +2,8 @@ package multigpu
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -28,15 +30,16 @@ func peerComms(t testing.TB, comms []*cuda.Comm) []*cuda.PeerComm {
 	return pcs
 }
 
-// peerSum is the CPU's sum of the ranks' values, added in rank order.
+// peerSum is the CPU's sum of the ranks' values, added in rank order as
+// the peer-memory kernel adds them (kernels/peerreduce.cu: its slot's
+// entries from rank 0 up, a rank's own buffer standing in for its
+// entry).
 func peerSum(vals [][]float32) []float32 {
-	out := slices.Clone(vals[0])
-	for _, v := range vals[1:] {
-		for i := range out {
-			out[i] += v[i]
-		}
+	order := make([]int, len(vals))
+	for r := range order {
+		order[r] = r
 	}
-	return out
+	return foldSum(vals, order)
 }
 
 // TestGPUPeerAllReduce: on two GPUs, AllReduceSum over peer memory gives
@@ -157,6 +160,146 @@ func TestGPUPeerAllReduce(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "the ranks' calls differ") {
 			t.Fatalf("rank %d: lengths 10 and 11 summed: %v", r, err)
 		}
+	}
+}
+
+// foldSum is the float32 sum of the ranks' values added in the given
+// order of ranks, left to right, element by element.
+func foldSum(vals [][]float32, order []int) []float32 {
+	out := slices.Clone(vals[order[0]])
+	for _, r := range order[1:] {
+		for i := range out {
+			out[i] += vals[r][i]
+		}
+	}
+	return out
+}
+
+// treeSum is the float32 sum of the ranks' values added in pairs, then
+// pairs of pairs (a reduction tree, as a collective library may add).
+func treeSum(vals [][]float32) []float32 {
+	level := vals
+	for len(level) > 1 {
+		var next [][]float32
+		for i := 0; i+1 < len(level); i += 2 {
+			next = append(next, foldSum(level[i:i+2], []int{0, 1}))
+		}
+		if len(level)%2 == 1 {
+			next = append(next, level[len(level)-1])
+		}
+		level = next
+	}
+	return level[0]
+}
+
+// orderedValues are m values per rank for n ranks whose sum in rank
+// order differs in its bits from a sum in other orders: random signs
+// and magnitudes from 2^-20 to 2^5, so that the roundings of a float32
+// sum depend on the order its terms are added in.
+func orderedValues(n, m int) [][]float32 {
+	vals := make([][]float32, n)
+	for r := range vals {
+		rng := rand.New(rand.NewPCG(11, uint64(r)))
+		for range m {
+			v := float32(math.Ldexp(1+rng.Float64(), rng.IntN(26)-20))
+			if rng.IntN(2) == 0 {
+				v = -v
+			}
+			vals[r] = append(vals[r], v)
+		}
+	}
+	return vals
+}
+
+// otherOrders are orders of n ranks whose sums are not the rank order's
+// for every input: every rotation (a rank starting from its own buffer),
+// the reverse, the last two swapped, and from 4 ranks on a reduction
+// tree (nil; with 3 ranks the tree adds as the rank order does).
+func otherOrders(n int) [][]int {
+	var out [][]int
+	ranks := make([]int, n)
+	for i := range ranks {
+		ranks[i] = i
+	}
+	for r := 1; r < n; r++ {
+		out = append(out, append(slices.Clone(ranks[r:]), ranks[:r]...))
+	}
+	rev := slices.Clone(ranks)
+	slices.Reverse(rev)
+	swap := slices.Clone(ranks)
+	swap[n-2], swap[n-1] = swap[n-1], swap[n-2]
+	out = append(out, rev, swap)
+	if n >= 4 {
+		out = append(out, nil)
+	}
+	return out
+}
+
+// TestPeerSumOrderVisible: for 3 to 8 ranks, the values the GPU tests
+// sum give other bits in at least one value in twenty when added in any
+// of otherOrders than in rank order (peerSum), so a kernel that adds in
+// another order fails them; with two ranks no order can be seen
+// (a + b = b + a).
+func TestPeerSumOrderVisible(t *testing.T) {
+	for n := 3; n <= 8; n++ {
+		vals := orderedValues(n, 4099)
+		want := peerSum(vals)
+		for _, order := range otherOrders(n) {
+			got := treeSum(vals)
+			if order != nil {
+				got = foldSum(vals, order)
+			}
+			differ := 0
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					differ++
+				}
+			}
+			if differ < len(want)/20 { // measured: 568 of 4099 at least
+				t.Errorf("%d ranks: the sum in order %v (nil: a tree) differs from the rank order's in %d of %d values: the GPU tests could barely see the order", n, order, differ, len(want))
+			}
+		}
+	}
+	two := orderedValues(2, 4099)
+	if !slices.Equal(foldSum(two, []int{1, 0}), peerSum(two)) {
+		t.Errorf("two ranks: b + a differs from a + b")
+	}
+}
+
+// TestGPUPeerAllReduceRanks: on 3, 4 and 8 GPUs, AllReduceSum over peer
+// memory gives every rank the CPU's rank-order sum bit for bit, for
+// values whose sum in another order has other bits
+// (TestPeerSumOrderVisible), at a length with a tail of single floats.
+func TestGPUPeerAllReduceRanks(t *testing.T) {
+	for _, n := range []int{3, 4, 8} {
+		t.Run(fmt.Sprintf("%d GPUs", n), func(t *testing.T) {
+			gpus, comms := openGPUs(t, n)
+			pcs := peerComms(t, comms)
+			vals := orderedValues(n, 4099)
+			got := make([][]float32, n)
+			errs := make([]error, n)
+			onEachGPU(n, func(r int) {
+				buf, err := gpus[r].Upload(vals[r])
+				if err != nil {
+					errs[r] = err
+					return
+				}
+				pcs[r].AllReduceSum(buf)
+				got[r] = make([]float32, len(vals[r]))
+				gpus[r].Read(got[r], buf, 0)
+				errs[r] = gpus[r].Sync()
+				gpus[r].Free(buf)
+			})
+			want := peerSum(vals)
+			for r := range n {
+				if errs[r] != nil {
+					t.Fatalf("rank %d: %v", r, errs[r])
+				}
+				if !slices.Equal(got[r], want) {
+					t.Fatalf("rank %d of %d: the sum differs from the CPU's rank-order sum", r, n)
+				}
+			}
+		})
 	}
 }
 

@@ -1,9 +1,10 @@
 package multigpu
 
 import (
-	"github.com/fanout-gnn/fanout/train"
-	"math"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/internal/tolerance"
+	"github.com/fanout-gnn/fanout/train"
 )
 
 // TestSyncNormMatchesOneDevice: with --sync-norm, 2 and 4 CPU devices
@@ -19,13 +20,13 @@ func TestSyncNormMatchesOneDevice(t *testing.T) {
 	one, _, oneSum := runSummary(t, ds, cfg, 1, false)
 	for _, n := range []int{2, 4} {
 		got, hashes, sum := runSummary(t, ds, cfg, n, false)
-		if d := relDiff(got, one); d > 1e-6 {
-			t.Errorf("%d devices: losses differ from one device's by %.2g (relative)", n, d)
+		if err := tolerance.Close(got, one, 0, 1e-6); err != nil {
+			t.Errorf("%d devices: losses against one device's: %v", n, err)
 		}
 		// Evaluation by running statistics a few ulps apart may move a
 		// vertex on a class boundary, no more.
-		if math.Abs(sum.Test[train.MetricAcc]-oneSum.Test[train.MetricAcc]) > 1e-3 {
-			t.Errorf("%d devices: test accuracy %v, one device %v", n, sum.Test[train.MetricAcc], oneSum.Test[train.MetricAcc])
+		if err := tolerance.Within(sum.Test[train.MetricAcc], oneSum.Test[train.MetricAcc], 1, 1e-3); err != nil {
+			t.Errorf("%d devices: test accuracy against one device's: %v", n, err)
 		}
 		for r := 1; r < n; r++ {
 			for s := range hashes[0] {
@@ -37,18 +38,9 @@ func TestSyncNormMatchesOneDevice(t *testing.T) {
 	}
 	cfg.SyncNorm = false
 	apart, _ := run(t, ds, cfg, 2, false)
-	if d := relDiff(apart, one); d < 1e-3 {
-		t.Errorf("per-device statistics: 2 devices' losses within %.2g of one device's; the comparison above shows nothing", d)
+	if err := tolerance.Apart(apart, one, 0, 1e-3); err != nil {
+		t.Errorf("per-device statistics: 2 devices' losses against one device's (the comparison above shows nothing): %v", err)
 	}
-}
-
-// relDiff is the largest relative difference of got from want.
-func relDiff(got, want []float64) float64 {
-	worst := 0.0
-	for i := range want {
-		worst = max(worst, math.Abs(got[i]-want[i])/math.Abs(want[i]))
-	}
-	return worst
 }
 
 // TestSyncNormReplayMatchesEager: the replay driver on 2 devices, the

@@ -1,6 +1,9 @@
 package simulate
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Links are the model's link bandwidths (GB/s = 1e9 bytes a second, one
 // direction, per GPU) and collective latencies; the defaults are H100/H200
@@ -27,6 +30,35 @@ type Links struct {
 // DefaultLinks are H100/H200 SXM's links.
 func DefaultLinks() Links {
 	return Links{NVLinkGBs: 450, PCIeGBs: 55, NetGBs: 50, CollectiveUs: 10, NetCollectiveUs: 25, Collectives: 2, Overlap: 0.5}
+}
+
+// Check refuses links that would make a prediction meaningless or not
+// finite: a bandwidth that is not a finite value above 0, a latency or a
+// count of collectives below 0 or not finite, an overlap outside [0, 1].
+// The errors name the fields by fanout simulate's flags (NetGBs as
+// --net-gbps, in Gb/s).
+func (l Links) Check() error {
+	for _, c := range []struct {
+		flag     string
+		v        float64
+		positive bool
+	}{
+		{"nvlink-gbs", l.NVLinkGBs, true}, {"pcie-gbs", l.PCIeGBs, true}, {"net-gbps", 8 * l.NetGBs, true},
+		{"collective-us", l.CollectiveUs, false}, {"net-collective-us", l.NetCollectiveUs, false},
+		{"collectives", float64(l.Collectives), false},
+	} {
+		want := "a finite value of at least 0"
+		if c.positive {
+			want = "a finite bandwidth above 0"
+		}
+		if math.IsNaN(c.v) || math.IsInf(c.v, 0) || c.v < 0 || (c.positive && c.v == 0) {
+			return fmt.Errorf("%s: %v, want %s", c.flag, c.v, want)
+		}
+	}
+	if !(l.Overlap >= 0 && l.Overlap <= 1) {
+		return fmt.Errorf("overlap: %v, want a share of the step in [0, 1]", l.Overlap)
+	}
+	return nil
 }
 
 // intra is the bandwidth between GPUs of one host (GB/s).
@@ -143,6 +175,9 @@ func ParamBytes(featDim, hidden, classes, layers int) int64 {
 // Predict is the epoch of the job f describes.
 func (m *Model) Predict(f Figures) (Prediction, error) {
 	if err := m.Step.Check(); err != nil {
+		return Prediction{}, err
+	}
+	if err := m.Links.Check(); err != nil {
 		return Prediction{}, err
 	}
 	n := f.Hosts * f.Devices

@@ -25,8 +25,9 @@ func Ladder() []Scale {
 // per device, or, with global, base.Batch seeds over all ranks; a scale
 // the global batch does not split over is left out) and predicts each
 // epoch and its speed-up over one GPU at the same per-device batch (with
-// global: one GPU at the global batch). done, when set, sees each
-// simulation.
+// global: one GPU at the global batch). Every scale is checked against
+// the limits of a simulation before any is simulated. done, when set,
+// sees each simulation.
 func (r *Runner) Scaling(base Config, global bool, m *Model, scales []Scale, done func(Scale, *Result)) ([]Prediction, error) {
 	if err := base.check(); err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func (r *Runner) Scaling(base Config, global bool, m *Model, scales []Scale, don
 	if err != nil {
 		return nil, err
 	}
-	var out []Prediction
+	var jobs []scaled
 	for _, s := range scales {
 		cfg := base
 		cfg.Hosts, cfg.Devices, cfg.TopoRanks = s.Hosts, s.Devices, 0
@@ -52,19 +53,16 @@ func (r *Runner) Scaling(base Config, global bool, m *Model, scales []Scale, don
 			}
 			cfg.Batch = base.Batch
 		}
-		var p Prediction
-		if n == 1 {
-			p, err = m.OneGPU(len(r.ds.Train), cfg.Batch)
-		} else {
-			var res *Result
-			if res, err = r.Run(cfg); err != nil {
+		if n > 1 {
+			if err := r.check(&cfg); err != nil {
 				return nil, fmt.Errorf("%s devices: %w", s, err)
 			}
-			if done != nil {
-				done(s, res)
-			}
-			p, err = m.Predict(FiguresOf(res))
 		}
+		jobs = append(jobs, scaled{s, cfg})
+	}
+	var out []Prediction
+	for _, j := range jobs {
+		p, err := r.predict(j, m, done)
 		if err != nil {
 			return nil, err
 		}
@@ -72,6 +70,28 @@ func (r *Runner) Scaling(base Config, global bool, m *Model, scales []Scale, don
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// scaled is one scale of Scaling and its job.
+type scaled struct {
+	scale Scale
+	cfg   Config
+}
+
+// predict simulates j (one GPU alone needs no simulation) and predicts
+// its epoch.
+func (r *Runner) predict(j scaled, m *Model, done func(Scale, *Result)) (Prediction, error) {
+	if j.cfg.Ranks() == 1 {
+		return m.OneGPU(len(r.ds.Train), j.cfg.Batch)
+	}
+	res, err := r.Run(j.cfg)
+	if err != nil {
+		return Prediction{}, fmt.Errorf("%s devices: %w", j.scale, err)
+	}
+	if done != nil {
+		done(j.scale, res)
+	}
+	return m.Predict(FiguresOf(res))
 }
 
 // Job predicts the epoch of the simulated job res, with its speed-up over

@@ -159,10 +159,7 @@ func Run(ds *dataset.Dataset, cfg Config) (*Result, error) { return NewRunner(ds
 
 // Run simulates cfg.
 func (r *Runner) Run(cfg Config) (*Result, error) {
-	if err := cfg.check(); err != nil {
-		return nil, err
-	}
-	if err := r.ds.Graph.Narrow(); err != nil {
+	if err := r.check(&cfg); err != nil {
 		return nil, err
 	}
 	pl, err := place(r.ds.Graph, &cfg, &r.parts)
@@ -172,10 +169,22 @@ func (r *Runner) Run(cfg Config) (*Result, error) {
 	return run(r.ds, cfg, pl)
 }
 
+// check fills cfg's defaults and refuses a job that cannot run on the
+// runner's graph or is past the limits of a simulation (limits.go).
+func (r *Runner) check(cfg *Config) error {
+	if err := cfg.check(); err != nil {
+		return err
+	}
+	if err := r.ds.Graph.Narrow(); err != nil {
+		return err
+	}
+	return checkBudget(r.ds.Graph, cfg)
+}
+
 // check fills defaults and rejects a job that cannot run.
 func (c *Config) check() error {
-	if c.Hosts < 1 || c.Devices < 1 {
-		return fmt.Errorf("simulate: %d hosts of %d devices", c.Hosts, c.Devices)
+	if err := CheckSize(c.Hosts, c.Devices, c.Steps); err != nil {
+		return fmt.Errorf("simulate: %w", err)
 	}
 	if c.TopoRanks <= 0 {
 		c.TopoRanks = c.Devices
@@ -188,9 +197,6 @@ func (c *Config) check() error {
 	}
 	if len(c.Fanouts) == 0 {
 		return errors.New("simulate: no fanouts")
-	}
-	if c.Steps < 1 {
-		return fmt.Errorf("simulate: %d steps", c.Steps)
 	}
 	if c.Features == "" {
 		c.Features = Whole

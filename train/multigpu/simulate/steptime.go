@@ -2,6 +2,7 @@ package simulate
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -19,7 +20,8 @@ func H100ProductsSim() StepTimes {
 	return StepTimes{Batch: []int{256, 512, 1024, 2048}, Ms: []float64{0.230, 0.309, 0.436, 0.618}}
 }
 
-// Check rejects a table that cannot be interpolated.
+// Check rejects a table that cannot be interpolated, or whose times are
+// not finite values above 0.
 func (t StepTimes) Check() error {
 	if len(t.Batch) < 2 || len(t.Batch) != len(t.Ms) || !slices.IsSorted(t.Batch) {
 		return fmt.Errorf("simulate: step times need two or more points in ascending batch, have %v and %v", t.Batch, t.Ms)
@@ -27,6 +29,11 @@ func (t StepTimes) Check() error {
 	for i := 1; i < len(t.Batch); i++ {
 		if t.Batch[i] == t.Batch[i-1] {
 			return fmt.Errorf("simulate: two step times at batch %d", t.Batch[i])
+		}
+	}
+	for i, ms := range t.Ms {
+		if t.Batch[i] < 1 || !(ms > 0 && ms <= math.MaxFloat64) {
+			return fmt.Errorf("simulate: step times: %d:%v, want a batch of at least 1 seed and a finite time above 0 ms", t.Batch[i], ms)
 		}
 	}
 	return nil
