@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/fanout-gnn/fanout/dataset"
 )
 
 // FuzzImportCSV: any node table and edge list give a valid dataset or an
@@ -16,7 +16,7 @@ func FuzzImportCSV(f *testing.F) {
 	f.Fuzz(func(t *testing.T, nodes, edges string) {
 		dir := t.TempDir()
 		o := opts(writeText(t, dir, "nodes.csv", nodes))
-		o.Draw = npz.Options{TrainPerClass: 1, Valid: 1, Test: 1}
+		o.Draw = dataset.SplitOptions{TrainPerClass: 1, Valid: 1, Test: 1}
 		d, err := Import([]string{writeText(t, dir, "edges.csv", edges)}, o)
 		if err != nil {
 			var re *RowError

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/fanout-gnn/fanout/dataset"
 )
 
 // maxClasses bounds class ids, as the other importers do.
-const maxClasses = npz.MaxClasses
+const maxClasses = dataset.MaxClasses
 
 // nodes is what the node table gives: one row per vertex, in dense id
 // order.

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
-	"github.com/fanout-gnn/fanout/dataset/npz"
 )
 
 // entry is one file entry of metadata.yaml: where it is (for messages,
@@ -41,12 +40,12 @@ func (e entry) file(dir string, csv bool) (string, error) {
 // readInts reads a numpy array of integers, checking its shape with want
 // (which words the problem, or returns "").
 func readInts(dir string, e entry, want func(shape []int64) string) ([]int64, []int64, error) {
-	return readAs(dir, e, want, npz.Int64s)
+	return readAs(dir, e, want, npy.Int64s)
 }
 
 // readFloats reads a numpy array of numbers as float32.
 func readFloats(dir string, e entry, want func(shape []int64) string) ([]float32, []int64, error) {
-	return readAs(dir, e, want, npz.Float32s)
+	return readAs(dir, e, want, npy.Float32s)
 }
 
 // readAs reads a numpy array and converts it with conv.
@@ -73,7 +72,7 @@ func readArray(dir string, e entry, want func(shape []int64) string) (string, an
 		return "", nil, nil, fmt.Errorf("%s (%s): %w", path, e.field, err)
 	}
 	if problem := want(shape); problem != "" {
-		return "", nil, nil, fmt.Errorf("%s (%s): shape %s, want %s", path, e.field, npz.ShapeString(shape), problem)
+		return "", nil, nil, fmt.Errorf("%s (%s): shape %s, want %s", path, e.field, npy.ShapeString(shape), problem)
 	}
 	return path, data, shape, nil
 }

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/npz"
 )
 
 // Names of a set's arrays: the seed vertices (seed_nodes in older
@@ -52,8 +51,8 @@ func taskSets(dir string, m *metadata, t *task, ti int, d *dataset.Dataset) erro
 	if classes == 0 {
 		classes = int(top) + 1
 	}
-	if int(top) >= classes || classes > npz.MaxClasses {
-		return fmt.Errorf("%s: tasks[%d].num_classes is %d, but a label is %d (at most %d classes)", MetadataFile, ti, classes, top, npz.MaxClasses)
+	if int(top) >= classes || classes > dataset.MaxClasses {
+		return fmt.Errorf("%s: tasks[%d].num_classes is %d, but a label is %d (at most %d classes)", MetadataFile, ti, classes, top, dataset.MaxClasses)
 	}
 	d.Labels, d.NumClasses = labels, classes
 	return nil
@@ -82,8 +81,8 @@ func vertexLabels(dir string, m *metadata, n int64) ([]int32, bool, error) {
 		return nil, false, err
 	}
 	for v, c := range ints {
-		if c < -1 || c >= npz.MaxClasses {
-			return nil, false, fmt.Errorf("%s (%s): element %d: label %d is outside [0, %d) (-1: unlabelled)", f.Path, e.field, v, c, npz.MaxClasses)
+		if c < -1 || c >= dataset.MaxClasses {
+			return nil, false, fmt.Errorf("%s (%s): element %d: label %d is outside [0, %d) (-1: unlabelled)", f.Path, e.field, v, c, dataset.MaxClasses)
 		}
 		labels[v] = int32(c)
 	}
@@ -136,8 +135,8 @@ func readSet(dir, field string, s tvtSet, n int64, labels []int32, fromFeature b
 		}
 		c := setLabels[i]
 		switch {
-		case c < 0 || c >= npz.MaxClasses:
-			return nil, fmt.Errorf("%s (%s): element %d: label %d is outside [0, %d)", labelsAt.path, labelsAt.field, i, c, npz.MaxClasses)
+		case c < 0 || c >= dataset.MaxClasses:
+			return nil, fmt.Errorf("%s (%s): element %d: label %d is outside [0, %d)", labelsAt.path, labelsAt.field, i, c, dataset.MaxClasses)
 		case fromFeature && int64(labels[v]) != c:
 			return nil, fmt.Errorf("%s (%s): element %d: vertex %d has label %d here but %d in the node feature %q",
 				labelsAt.path, labelsAt.field, i, v, c, labels[v], labelFeature)

@@ -101,7 +101,7 @@ func (a *Archive) Read(key string) (data any, shape []int64, err error) {
 		return err
 	})
 	if err == nil && extra > 0 {
-		err = fmt.Errorf("%s: %s: %d bytes after the array's data (shape %s)", a.name, key, extra, ShapeString(shape))
+		err = fmt.Errorf("%s: %s: %d bytes after the array's data (shape %s)", a.name, key, extra, npy.ShapeString(shape))
 	}
 	if err != nil {
 		return nil, nil, err

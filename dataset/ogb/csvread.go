@@ -9,7 +9,7 @@ import (
 	"math"
 	"sync"
 
-	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/fanout-gnn/fanout/dataset"
 )
 
 // parser reads one CSV file of an OGB raw folder.
@@ -232,8 +232,8 @@ func (p *parser) labels(r io.Reader, numNodes int64) ([]int32, int, error) {
 			if !ok {
 				return lineError(name, no, "%s is not a class id", quote(line))
 			}
-			if v < 0 || v >= npz.MaxClasses {
-				return lineError(name, no, "label %d is out of range [0, %d)", v, npz.MaxClasses)
+			if v < 0 || v >= dataset.MaxClasses {
+				return lineError(name, no, "label %d is out of range [0, %d)", v, dataset.MaxClasses)
 			}
 			labels[no] = int32(v)
 			return nil

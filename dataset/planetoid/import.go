@@ -18,7 +18,6 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
-	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/graph"
 )
 
@@ -201,7 +200,7 @@ func checkShapes(f *files, path func(ext string) string) error {
 		return fmt.Errorf("%s: %d training rows plus %d validation rows exceed the %d rows of ally", path("y"), f.y.rows, NumValid, f.ally.rows)
 	case dim == 0:
 		return fmt.Errorf("%s: no feature columns", path("allx"))
-	case classes == 0 || classes > npz.MaxClasses:
+	case classes == 0 || classes > dataset.MaxClasses:
 		return fmt.Errorf("%s: %d classes", path("ally"), classes)
 	}
 	return nil

@@ -1,13 +1,13 @@
-package npz
+package npy
 
 import (
 	"fmt"
 	"math"
 )
 
-// Int64s converts an integer (or bool) array returned by Read to []int64.
-// Floating-point arrays are rejected: ids and counts must be stored as
-// integers.
+// Int64s converts an integer (or bool) array returned by Read (or by an
+// npz archive's Read) to []int64. Floating-point arrays are rejected: ids
+// and counts must be stored as integers.
 func Int64s(data any) ([]int64, error) {
 	switch s := data.(type) {
 	case []int64:

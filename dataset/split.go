@@ -1,4 +1,4 @@
-package npz
+package dataset
 
 import (
 	"errors"
@@ -14,6 +14,36 @@ var ErrSplitTooLarge = errors.New("choose smaller split sizes")
 // SplitStream is the Philox stream of dataset splits (Step and Epoch 0).
 const SplitStream = 255
 
+// SplitOptions are the sizes and seed of a drawn per-class split. Zero
+// fields take the defaults of Shchur et al.: 20 training vertices per
+// class, 500 validation and 1,000 test vertices.
+type SplitOptions struct {
+	Seed          uint64 // seed of the split (Philox, stream SplitStream)
+	TrainPerClass int    // training vertices drawn per class; 0 means 20
+	Valid         int    // validation vertices; 0 means 500
+	Test          int    // test vertices; 0 means 1000
+}
+
+// Default split sizes.
+const (
+	DefaultTrainPerClass = 20
+	DefaultValid         = 500
+	DefaultTest          = 1000
+)
+
+// Sizes are o's training vertices per class, validation and test
+// vertices, each zero replaced by its default.
+func (o SplitOptions) Sizes() (perClass, valid, test int) {
+	return orDefault(o.TrainPerClass, DefaultTrainPerClass), orDefault(o.Valid, DefaultValid), orDefault(o.Test, DefaultTest)
+}
+
+// String describes the split for a manifest's source: "per-class split:
+// 20 per class, 500 valid, 1000 test; seed 1".
+func (o SplitOptions) String() string {
+	perClass, valid, test := o.Sizes()
+	return fmt.Sprintf("per-class split: %d per class, %d valid, %d test; seed %d", perClass, valid, test, o.Seed)
+}
+
 // Split draws a per-class split from labels (-1 = unlabelled, otherwise a
 // class in [0, classes)): it shuffles all vertex ids with a Fisher-Yates
 // shuffle driven by Philox (seed opt.Seed, stream SplitStream; step i, from
@@ -23,10 +53,8 @@ const SplitStream = 255
 // for validation (the first Valid) and test (the next Test). A class with
 // fewer vertices than TrainPerClass gives them all to train. The result
 // depends only on labels and opt; each split is returned sorted.
-func Split(labels []int32, classes int, opt Options) (train, valid, test []int64, err error) {
-	perClass := orDefault(opt.TrainPerClass, DefaultTrainPerClass)
-	nValid := orDefault(opt.Valid, DefaultValid)
-	nTest := orDefault(opt.Test, DefaultTest)
+func Split(labels []int32, classes int, opt SplitOptions) (train, valid, test []int64, err error) {
+	perClass, nValid, nTest := opt.Sizes()
 	if perClass < 0 || nValid < 0 || nTest < 0 {
 		return nil, nil, nil, fmt.Errorf("split sizes must not be negative (train per class %d, valid %d, test %d)", perClass, nValid, nTest)
 	}
