@@ -1,8 +1,6 @@
 package edgelist
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -62,7 +60,7 @@ type table interface {
 // openTable opens a CSV, TSV or Parquet file, by its name (.parquet, .pq;
 // .tsv or .tab for tab-separated; anything else is CSV) or by Parquet's
 // magic bytes. CSV may be gzip-compressed (by its magic bytes, whatever the
-// name).
+// name; a name ending in .gz must be gzip: gzipfile.Reader).
 func openTable(path string) (table, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -129,9 +127,3 @@ func parseNumber(s string) (float64, error) {
 
 // errNull is the error of a required cell that is empty or null.
 var errNull = errors.New("empty (null)")
-
-// isGzip reports gzip's magic bytes at the start of r.
-func isGzip(r *bufio.Reader) bool {
-	b, _ := r.Peek(2)
-	return bytes.Equal(b, []byte{0x1f, 0x8b})
-}

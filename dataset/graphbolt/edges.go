@@ -1,7 +1,6 @@
 package graphbolt
 
 import (
-	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -9,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
 )
 
 // readEdges reads the graph's edge file, numpy ([2, edges]: sources, then
@@ -45,20 +46,28 @@ func readEdges(dir string, e entry, n int64) (src, dst []int32, err error) {
 	return src, dst, nil
 }
 
-// readCSVEdges reads lines "src,dst".
+// readCSVEdges reads lines "src,dst", gzip-compressed or not (as DGL's
+// pandas reader, which decompresses a name ending in .gz).
 func readCSVEdges(path string, n int64) (src, dst []int32, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	text, _, err := gzipfile.Reader(path, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := csv.NewReader(text)
 	r.FieldsPerRecord = 2
 	r.ReuseRecord = true
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return src, dst, nil
+		}
+		if errors.Is(err, gzipfile.ErrTruncated) {
+			return nil, nil, fmt.Errorf("%s: after %d edges: %w", path, len(src), err)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w (want lines src,dst)", path, err)

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"errors"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
 )
 
 // checkTiny compares an import of the tiny folder with the expected data.
@@ -206,15 +208,20 @@ func TestImportTruncatedGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Import(dir, Options{})
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "truncated") {
-		t.Errorf("truncated gzip: %v", err)
+	if !errors.Is(err, gzipfile.ErrTruncated) || !strings.HasPrefix(err.Error(), path+": ") ||
+		strings.Count(err.Error(), "truncated") != 1 || strings.Contains(err.Error(), "\n") {
+		t.Errorf("truncated gzip: %v; want one line naming %s as truncated", err, path)
 	}
-	if err := os.WriteFile(path, []byte("not gzip"), 0o644); err != nil {
+	// Plain text under a .gz name is said not to be gzip (not read as text).
+	if err := os.WriteFile(path, []byte("1,2\n3,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "raw", "num-edge-list.csv.gz"), gz(t, "2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Import(dir, Options{})
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a readable gzip file") {
-		t.Errorf("not gzip: %v", err)
+	if err == nil || !strings.HasPrefix(err.Error(), path+": not a gzip file") {
+		t.Errorf("plain text named .gz: %v; want it named as not gzip", err)
 	}
 }
 
