@@ -24,6 +24,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Options controls Import.
@@ -110,7 +111,7 @@ func assemble(g *graph.CSR, nd *nodes, files []string, o Options) (*dataset.Data
 	if o.Split != "" {
 		d.Train, d.Valid, d.Test = nd.split[0], nd.split[1], nd.split[2]
 		if len(d.Train) == 0 {
-			return nil, fmt.Errorf("%s: --split %s puts no vertex in train", o.Nodes, o.Split)
+			return nil, fmt.Errorf("%s: --split %s puts no vertex in train", o.Nodes, quote.Quote(o.Split))
 		}
 	} else if d.Train, d.Valid, d.Test, err = dataset.Split(nd.labels, nd.classes, o.Draw); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Nodes, err)

@@ -222,7 +222,7 @@ func TestMalformed(t *testing.T) {
 		{name: "empty edge id", edges: "src,dst\na,b\n,d\n", want: []string{"empty"}, row: 2, col: "src"},
 		{name: "list lengths", nodes: "id,label,e\na,0,[1 2]\nb,1,[1]\n", want: []string{"1 feature values, but row 1 has 2"}, row: 2, col: "e"},
 		{name: "bad split", nodes: "id,label,x,s\na,0,1,train\nb,1,2,tset\n", o: func(o *Options) { o.Split = "s" }, want: []string{`split "tset"`}, row: 2, col: "s"},
-		{name: "two masks", nodes: "id,label,x,tr,va,te\na,0,1,1,0,0\nb,1,2,true,true,\n", o: func(o *Options) { o.Split = "tr,va,te" }, want: []string{"in two splits (tr and va)"}, row: 2, col: "va"},
+		{name: "two masks", nodes: "id,label,x,tr,va,te\na,0,1,1,0,0\nb,1,2,true,true,\n", o: func(o *Options) { o.Split = "tr,va,te" }, want: []string{`in two splits ("tr" and "va")`}, row: 2, col: "va"},
 		{name: "bad mask", nodes: "id,label,x,tr,va,te\na,0,1,1,0,0\nb,1,2,yes,,\n", o: func(o *Options) { o.Split = "tr,va,te" }, want: []string{`mask "yes"`}, row: 2, col: "tr"},
 		{name: "two split columns", o: func(o *Options) { o.Split = "x,label" }, want: []string{"want one column"}},
 		{name: "infinite feature", nodes: "id,label,x\na,0,1\nb,1,inf\n", want: []string{"not a finite float32"}, row: 2, col: "x"},

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"cmp"
 	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
+	"github.com/fanout-gnn/fanout/internal/quote"
+	"github.com/parquet-go/parquet-go"
 )
 
 // truncatedGzip writes text gzip-compressed to dir/name, cut in half.
@@ -79,5 +82,78 @@ func TestDamagedGzip(t *testing.T) {
 				t.Errorf("%s (bounded %v): error %q, want one line with %q", c.name, bounded, msg, c.want)
 			}
 		}
+	}
+}
+
+// TestLongInputQuoted: whatever the message, a field of a megabyte (an
+// id, a label, a feature, a split or mask value, a column name, a flag)
+// is quoted to at most quote.Limit bytes, in CSV and in Parquet.
+func TestLongInputQuoted(t *testing.T) {
+	big := strings.Repeat("7", 1<<20)
+	nodes := "id,label,x\na,0,1\nb,1,2\nc,0,3\nd,1,4\n"
+	edges := "src,dst\na,b\nc,d\n"
+	for _, c := range []struct {
+		name, nodes, edges string
+		o                  func(*Options)
+	}{
+		{name: "edge id", edges: "src,dst\na,b\nc," + big + "\n"},
+		{name: "repeated id", nodes: "id,label,x\n" + big + ",0,1\n" + big + ",1,2\n"},
+		{name: "label", nodes: "id,label,x\na,0,1\nb,x" + big + ",2\n"},
+		{name: "feature", nodes: "id,label,x\na,0,1\nb,1,x" + big + "\n"},
+		{name: "list element", nodes: "id,label,x\na,0,[1 2]\nb,1,[1 x" + big + "]\n"},
+		{name: "feature column", nodes: "id,label," + big + "\na,0,1\nb,1,x\n"},
+		{name: "missing column", edges: big + ",dst\na,b\n"},
+		{name: "split value", nodes: "id,label,x,s\na,0,1,train\nb,1,2,x" + big + "\n", o: func(o *Options) { o.Split = "s" }},
+		{name: "mask value", nodes: "id,label,x,tr,va,te\na,0,1,1,0,0\nb,1,2,x" + big + ",,\n", o: func(o *Options) { o.Split = "tr,va,te" }},
+		{name: "split flag", o: func(o *Options) { o.Split = big }},
+		{name: "feature flag", o: func(o *Options) { o.Features = []string{big} }},
+		{name: "label flag", o: func(o *Options) { o.Label = big }},
+		{name: "id with a line break", nodes: "id,label,x\n\"a\n" + big + "\",0,1\nb,1,2\nc,0,3\nd,1,4\n", edges: "src,dst\nb,c\n"},
+	} {
+		dir := t.TempDir()
+		o := opts(writeText(t, dir, "nodes.csv", cmp.Or(c.nodes, nodes)))
+		if c.o != nil {
+			c.o(&o)
+		}
+		_, err := Import([]string{writeText(t, dir, "edges.csv", cmp.Or(c.edges, edges))}, o)
+		checkQuoted(t, c.name, dir, err)
+	}
+}
+
+// TestLongParquetInputQuoted: a megabyte-long string id in a Parquet edge
+// file is quoted to at most quote.Limit bytes.
+func TestLongParquetInputQuoted(t *testing.T) {
+	type node struct {
+		ID    string `parquet:"id"`
+		Label int64  `parquet:"label"`
+		X     float64
+	}
+	type edge struct {
+		Src string `parquet:"src"`
+		Dst string `parquet:"dst"`
+	}
+	dir := t.TempDir()
+	np, ep := filepath.Join(dir, "nodes.parquet"), filepath.Join(dir, "edges.parquet")
+	if err := parquet.WriteFile(np, []node{{"a", 0, 1}, {"b", 1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := parquet.WriteFile(ep, []edge{{"a", "b"}, {"a", strings.Repeat("y", 1<<20)}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Import([]string{ep}, opts(np))
+	checkQuoted(t, "parquet edge id", dir, err)
+}
+
+// checkQuoted fails unless err is an error whose message, past the
+// directory's name, is short: at most two quoted inputs and some words.
+func checkQuoted(t *testing.T, name, dir string, err error) {
+	t.Helper()
+	if err == nil {
+		t.Errorf("%s: imported", name)
+		return
+	}
+	msg := strings.ReplaceAll(err.Error(), dir, "DIR")
+	if len(msg) > 2*quote.Limit+300 || !strings.Contains(msg, "bytes)") {
+		t.Errorf("%s: a message of %d bytes, want the input quoted to at most %d: %.400s", name, len(msg), quote.Limit, msg)
 	}
 }

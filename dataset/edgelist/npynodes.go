@@ -6,6 +6,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // isNPY reports whether the node table is a .npy feature matrix.
@@ -19,7 +20,7 @@ func readNPYNodes(o Options) (*nodes, error) {
 		return nil, fmt.Errorf("%s: .npy features have no columns to name (--split, --features): the split is drawn", o.Nodes)
 	}
 	if !isNPY(o.Label) {
-		return nil, fmt.Errorf("%s: with .npy features, --label names a .npy file of class ids in id order, not %q", o.Nodes, o.Label)
+		return nil, fmt.Errorf("%s: with .npy features, --label names a .npy file of class ids in id order, not %s", o.Nodes, quote.Quote(o.Label))
 	}
 	data, shape, err := npy.ReadFile(o.Nodes)
 	if err != nil {

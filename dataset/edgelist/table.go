@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // RowError is a bad value of an input file: the file, the data row
@@ -27,7 +29,7 @@ func (e *RowError) Error() string {
 		where += fmt.Sprintf(" (line %d)", e.Line)
 	}
 	if e.Column != "" {
-		where += ", column " + strconv.Quote(e.Column)
+		where += ", column " + quote.Quote(e.Column)
 	}
 	return fmt.Sprintf("%s: %s: %v", e.File, where, e.Err)
 }
@@ -95,7 +97,7 @@ func column(t table, name, flag string) (int, error) {
 	if i := slices.Index(t.columns(), name); i >= 0 {
 		return i, nil
 	}
-	return 0, fmt.Errorf("%s: no column %q (%s); its columns are %s", t.path(), name, flag, strings.Join(t.columns(), ", "))
+	return 0, fmt.Errorf("%s: no column %s (%s); its columns are %s", t.path(), quote.Quote(name), flag, quote.Quote(strings.Join(t.columns(), ", ")))
 }
 
 // parseList parses a CSV list cell, "[1, 2.5, 3]" (commas or spaces between
@@ -109,7 +111,7 @@ func parseList(s string, dst []float64) (_ []float64, ok bool, err error) {
 	for i, f := range strings.FieldsFunc(s[1:len(s)-1], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
 		x, err := strconv.ParseFloat(f, 64)
 		if err != nil {
-			return dst, true, fmt.Errorf("element %d of the list, %q, is not a number", i, f)
+			return dst, true, fmt.Errorf("element %d of the list, %s, is not a number", i, quote.Quote(f))
 		}
 		dst = append(dst, x)
 	}
@@ -120,7 +122,7 @@ func parseList(s string, dst []float64) (_ []float64, ok bool, err error) {
 func parseNumber(s string) (float64, error) {
 	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", s)
+		return 0, fmt.Errorf("%s is not a number", quote.Quote(s))
 	}
 	return x, nil
 }

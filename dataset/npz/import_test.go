@@ -333,7 +333,7 @@ func TestImportChecksMemberCRC(t *testing.T) {
 	bad[at+6] ^= 0x01
 	os.WriteFile(path, bad, 0o644)
 	_, err := Import(path, smallSplit)
-	if err == nil || !strings.Contains(err.Error(), path+": member attr_data.npy is damaged (its CRC-32 does not match)") {
+	if err == nil || !strings.Contains(err.Error(), path+`: member "attr_data.npy" is damaged (its CRC-32 does not match)`) {
 		t.Errorf("flipped byte: %v", err)
 	}
 	// Bytes after an array's data are an error, not ignored.

@@ -19,6 +19,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // NumValid is the size of the standard validation split.
@@ -116,7 +117,7 @@ func parseIndex(raw []byte) ([]int64, error) {
 		}
 		v, err := strconv.ParseInt(string(line), 10, 64)
 		if err != nil || v < 0 {
-			return nil, fmt.Errorf("line %d: %q is not a vertex id", no+1, line)
+			return nil, fmt.Errorf("line %d: %s is not a vertex id", no+1, quote.Quote(string(line)))
 		}
 		ids = append(ids, v)
 	}
