@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"fmt"
 	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
@@ -85,6 +86,7 @@ func TestManifestErrorsQuoteLittle(t *testing.T) {
 		edited(t, "symmetric: true", "symmetric: "+long),
 		edited(t, "name: tiny", "name: *"+long),
 		edited(t, "name: tiny", "name: [&"+long+" a, &"+long+" b]"),
+		goodManifest + manyKeys(2000), // one line, not one per key
 	} {
 		_, err := ParseManifest([]byte(text))
 		if err == nil {
@@ -119,4 +121,13 @@ func TestValidateChecksManifest(t *testing.T) {
 			t.Errorf("Write: error %v, want %q", err, c.want)
 		}
 	}
+}
+
+// manyKeys is n unknown manifest keys, one a line.
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "unknown_%d: 1\n", i)
+	}
+	return b.String()
 }
