@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/fanout-gnn/fanout/dataset/npy"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // entry is one file entry of metadata.yaml: where it is (for messages,
@@ -14,27 +15,25 @@ type entry struct {
 }
 
 // file is the entry's path in dir, after checking its format is one this
-// package reads: numpy, or csv where csv is allowed.
+// package reads: numpy, or csv where csv is allowed (the path itself was
+// checked with the metadata: checkPaths).
 func (e entry) file(dir string, csv bool) (string, error) {
 	switch {
 	case e.format == "torch":
 		return "", fmt.Errorf("%s: %s is format: torch (%s), a PyTorch file fanout cannot read; save it with numpy.save and set format: numpy",
-			MetadataFile, e.field, e.path)
+			MetadataFile, e.field, quote.Quote(e.path))
 	case e.format == "csv" && csv, e.format == "numpy":
 	default:
 		want := "numpy"
 		if csv {
 			want = "numpy or csv"
 		}
-		return "", fmt.Errorf("%s: %s has format %q, want %s", MetadataFile, e.field, e.format, want)
+		return "", fmt.Errorf("%s: %s has format %s, want %s", MetadataFile, e.field, quote.Quote(e.format), want)
 	}
 	if e.path == "" {
 		return "", fmt.Errorf("%s: %s has no path", MetadataFile, e.field)
 	}
-	if filepath.IsAbs(e.path) {
-		return e.path, nil
-	}
-	return filepath.Join(dir, e.path), nil
+	return filepath.Join(dir, filepath.FromSlash(e.path)), nil
 }
 
 // readInts reads a numpy array of integers, checking its shape with want

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // readEdges reads the graph's edge file, numpy ([2, edges]: sources, then
@@ -77,19 +78,11 @@ func readCSVEdges(path string, n int64) (src, dst []int32, err error) {
 		for c, s := range rec {
 			x, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 			if err != nil || x < 0 || x >= n {
-				return nil, nil, fmt.Errorf("%s: line %d, column %d (%s): %q is not a vertex id in [0, %d)",
-					path, line, c+1, []string{"src", "dst"}[c], clip(s), n)
+				return nil, nil, fmt.Errorf("%s: line %d, column %d (%s): %s is not a vertex id in [0, %d)",
+					path, line, c+1, []string{"src", "dst"}[c], quote.Quote(s), n)
 			}
 			ends[c] = int32(x)
 		}
 		src, dst = append(src, ends[0]), append(dst, ends[1])
 	}
-}
-
-// clip shortens a quoted input to at most 200 bytes.
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
 }
