@@ -1,8 +1,7 @@
 package edgelist
 
 import (
-	"bytes"
-	"compress/gzip"
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -11,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"cmp"
 	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
+	"github.com/fanout-gnn/fanout/dataset/ogb/ogbtest"
 	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/parquet-go/parquet-go"
 )
@@ -20,12 +19,9 @@ import (
 // truncatedGzip writes text gzip-compressed to dir/name, cut in half.
 func truncatedGzip(t *testing.T, dir, name, text string) string {
 	t.Helper()
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	w.Write([]byte(text))
-	w.Close()
+	gz := ogbtest.Gzip(t, text)
 	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, b.Bytes()[:b.Len()/2], 0o644); err != nil {
+	if err := os.WriteFile(path, gz[:len(gz)/2], 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -1,8 +1,6 @@
 package graphbolt_test
 
 import (
-	"bytes"
-	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,6 +11,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset/graphbolt"
 	"github.com/fanout-gnn/fanout/dataset/graphbolt/graphbolttest"
 	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
+	"github.com/fanout-gnn/fanout/dataset/ogb/ogbtest"
 )
 
 // gzipEdges points the fixture's edge entry at edges/edge.csv.gz holding
@@ -41,13 +40,10 @@ func TestGzipEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	w.Write(text)
-	w.Close()
+	gz := ogbtest.Gzip(t, string(text))
 
 	dir := f.Write(t)
-	gzipEdges(t, dir, b.Bytes())
+	gzipEdges(t, dir, gz)
 	got, err := graphbolt.Import(dir, graphbolt.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +60,7 @@ func TestGzipEdges(t *testing.T) {
 	}
 
 	dir = f.Write(t)
-	path = gzipEdges(t, dir, b.Bytes()[:b.Len()/2])
+	path = gzipEdges(t, dir, gz[:len(gz)/2])
 	_, err = graphbolt.Import(dir, graphbolt.Options{})
 	if !errors.Is(err, gzipfile.ErrTruncated) || !strings.HasPrefix(err.Error(), path+": ") || strings.Contains(err.Error(), "\n") {
 		t.Errorf("truncated gzip: %v; want one line naming %s as truncated", err, path)

@@ -2,28 +2,18 @@ package gzipfile
 
 import (
 	"bytes"
-	"compress/gzip"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset/ogb/ogbtest"
 )
 
 // text is what the tests compress: long enough for several deflate blocks.
 var text = strings.Repeat("src,dst\n12,34\n", 20000)
 
-func compressed(t *testing.T) []byte {
-	t.Helper()
-	var b bytes.Buffer
-	w := gzip.NewWriter(&b)
-	if _, err := w.Write([]byte(text)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
+func compressed(t *testing.T) []byte { return ogbtest.Gzip(t, text) }
 
 func TestReaderByContent(t *testing.T) {
 	gz := compressed(t)
