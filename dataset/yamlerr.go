@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/fanout-gnn/fanout/internal/quote"
 	"gopkg.in/yaml.v3"
@@ -13,8 +15,9 @@ import (
 // YAMLError makes an error of yaml.v3's decoder one short line for a
 // message about a file the user gave: of a type error's list (one line
 // per bad value, as many as the file has), the first, reworded by reword
-// where it is not nil, and how many more there are; the input yaml quotes
-// in it ("key", 'anchor') cut to quote.Limit bytes.
+// where it is not nil, and how many more there are; the control
+// characters of the input it quotes (a value's line breaks) shown as '?';
+// the input yaml quotes in it ("key", 'anchor') cut to quote.Limit bytes.
 func YAMLError(err error, reword func(string) string) error {
 	msg := err.Error()
 	var te *yaml.TypeError
@@ -27,6 +30,12 @@ func YAMLError(err error, reword func(string) string) error {
 			msg += fmt.Sprintf(" (and %d more)", len(te.Errors)-1)
 		}
 	}
+	msg = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, msg)
 	if len(msg) <= quote.Limit {
 		return errors.New(msg)
 	}
