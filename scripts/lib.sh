@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Sourced by scripts/measure: the helpers its scenarios share.
+# Sourced by scripts/measure: the functions its scenarios share.
 #
 # Paths: R the repository root (the working directory), D the datasets
 # ($DATA, default /tmp/fanout-data), O the outputs ($OUT, default out/),
