@@ -79,7 +79,7 @@ func ParseManifest(data []byte) (Manifest, error) {
 		if errors.Is(err, io.EOF) {
 			return m, errors.New("empty manifest")
 		}
-		return m, clipQuotes(oneLine(err))
+		return m, YAMLError(err, unknownKey)
 	}
 	var extra any
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
@@ -94,23 +94,14 @@ func ParseManifest(data []byte) (Manifest, error) {
 	return m, m.check()
 }
 
-// oneLine turns yaml's multi-line type errors into one line and words an
-// unknown field as an unknown key.
-func oneLine(err error) error {
-	var te *yaml.TypeError
-	if !errors.As(err, &te) {
-		return err
-	}
-	msgs := make([]string, len(te.Errors))
-	for i, e := range te.Errors {
-		if f, ok := strings.CutSuffix(e, " not found in type dataset.Manifest"); ok {
-			if at, key, ok := strings.Cut(f, "field "); ok {
-				e = fmt.Sprintf("%sunknown key %s", at, quote.Quote(key))
-			}
+// unknownKey words yaml's unknown field as an unknown key.
+func unknownKey(e string) string {
+	if f, ok := strings.CutSuffix(e, " not found in type dataset.Manifest"); ok {
+		if at, key, ok := strings.Cut(f, "field "); ok {
+			return fmt.Sprintf("%sunknown key %s", at, quote.Quote(key))
 		}
-		msgs[i] = e
 	}
-	return errors.New(strings.Join(msgs, "; "))
+	return e
 }
 
 // ReadManifest reads and parses a manifest file; errors name the file.

@@ -3,15 +3,12 @@ package dataset
 import (
 	"errors"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/fanout-gnn/fanout/internal/quote"
+	"gopkg.in/yaml.v3"
 )
 
 // Bounds of a manifest's fields: far above any dataset this package
@@ -41,7 +38,7 @@ var manifestKinds = map[string]string{
 func checkKinds(data []byte) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return clipQuotes(err)
+		return YAMLError(err, nil)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil
@@ -91,27 +88,6 @@ func resolved(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
-}
-
-// quotedText matches the quoted input in yaml's messages: "key", 'anchor'.
-var quotedText = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
-
-// clipQuotes shortens the input yaml quotes in err's message to
-// quote.Limit bytes.
-func clipQuotes(err error) error {
-	msg := err.Error()
-	if len(msg) <= quote.Limit {
-		return err
-	}
-	return errors.New(quotedText.ReplaceAllStringFunc(msg, func(q string) string {
-		s := q[1 : len(q)-1]
-		if q[0] == '"' {
-			if u, err := strconv.Unquote(q); err == nil {
-				s = u
-			}
-		}
-		return quote.Quote(s)
-	}))
 }
 
 // check validates the manifest fields on their own: each in its range or

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"fmt"
 	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
@@ -41,6 +42,9 @@ func TestManifestFieldsChecked(t *testing.T) {
 		{edited(t, "name: tiny", "name: tiny\npreprocessing: [\"dedup\\r\"]"), `preprocessing entry 1 is "dedup\r", want text on one line`},
 		{edited(t, "name: tiny", "name: tiny\nfeature_dtype: float16"), `feature_dtype is "float16", want float32 or bfloat16`},
 		{edited(t, "name: tiny", "name: tiny\nnode_ids: ids.csv"), `node_ids is "ids.csv", want ids.npy or ids.txt`},
+		// The manifest's one path field names a file inside the dataset.
+		{edited(t, "name: tiny", "name: tiny\nnode_ids: ../ids.npy"), `node_ids is "../ids.npy", want ids.npy or ids.txt`},
+		{edited(t, "name: tiny", "name: tiny\nnode_ids: /etc/passwd"), `node_ids is "/etc/passwd", want ids.npy or ids.txt`},
 	} {
 		_, err := ParseManifest([]byte(c.text))
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -85,6 +89,7 @@ func TestManifestErrorsQuoteLittle(t *testing.T) {
 		edited(t, "symmetric: true", "symmetric: "+long),
 		edited(t, "name: tiny", "name: *"+long),
 		edited(t, "name: tiny", "name: [&"+long+" a, &"+long+" b]"),
+		goodManifest + manyKeys(2000), // one line, not one per key
 	} {
 		_, err := ParseManifest([]byte(text))
 		if err == nil {
@@ -119,4 +124,13 @@ func TestValidateChecksManifest(t *testing.T) {
 			t.Errorf("Write: error %v, want %q", err, c.want)
 		}
 	}
+}
+
+// manyKeys is n unknown manifest keys, one a line.
+func manyKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "unknown_%d: 1\n", i)
+	}
+	return b.String()
 }

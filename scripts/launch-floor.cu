@@ -1,7 +1,7 @@
 // The per-kernel floor of a replayed CUDA graph: a chain of N dependent
 // kernels captured once and replayed, each either empty or touching n
 // floats, timed with events. Build and run on the device machine:
-//   scripts/measure-launch-floor.sh
+//   scripts/measure launch-floor
 // Prints microseconds per kernel for each chain length and size.
 #include <cstdio>
 #include <cuda_runtime.h>

@@ -1,73 +1,95 @@
-# Sourced by the measurement scripts: run from the repository root on the
-# device machine, with bin/fanout built here. setup LOG makes the data and
-# output folders, generates the presets named in PRESETS (default
-# products-sim and papers-sim) and sets L, the summary log; r NAME LIMIT
-# EXE ARGS... runs one command under a time limit, appends its whole
-# output to $O/runs.log and the lines that matter to $L; suite NAME PKG
-# PATTERN LIMIT runs the tests of bin/NAME.test matching PATTERN in PKG,
-# its output in $O/NAME.log and its outcome and counts in $L; ab NAME
-# LIMIT ARGS... runs bin/fanout-before and then bin/fanout on ARGS.
-# step_times prints every run's step time from the bench --json lines in
-# $O/runs.log, and ab_steps each NAME-before/NAME-after pair's with their
-# ratio (to $L too); epoch_times the mean epoch and step of epochs 2-5 of
-# each train run (--epochs 5).
+# shellcheck shell=bash
+# Sourced by scripts/measure: the functions its scenarios share.
+#
+# Paths: R the repository root (the working directory), D the datasets
+# ($DATA, default /tmp/fanout-data), O the outputs ($OUT, default out/),
+# L the summary log ($O/summary.log, appended to; every run's whole output
+# goes to $O/runs.log, this call's only), CORA_DIR Planetoid Cora's raw files ($CORA, default
+# .data/planetoid-cora; empty where absent). BUILDS lists the builds in bin/ that each A/B run takes in
+# turn: fanout-base then fanout where bin/fanout-base exists, else fanout.
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
-setup() {
-  R=$PWD; D=${DATA:-/tmp/fanout-data}; O=${OUT:-$R/out}; mkdir -p "$D" "$O"
-  L=$O/$1
-  nvidia-smi -L | tee -a "$L"; G=$(nvidia-smi -L | wc -l)
-  for p in ${PRESETS:-products-sim papers-sim}; do
-    local t0=$SECONDS; [ -d "$D/$p" ] || bin/fanout gen "$p" --out "$D/$p" >/dev/null 2>&1
-    echo "gen $p: $((SECONDS - t0)) s" | tee -a "$L"
+
+die() { echo "scripts/measure: $*" >&2; exit 2; }
+say() { echo "$*" | tee -a "$L"; }
+
+# init checks bin/ and records the machine and the builds.
+init() {
+  R=$PWD; D=${DATA:-/tmp/fanout-data}; O=${OUT:-$R/out}; L=$O/summary.log
+  mkdir -p "$D" "$O" || die "cannot create $D or $O"
+  # The summaries read this call's runs only: an earlier call's log moves aside.
+  [ -f "$O/runs.log" ] && mv "$O/runs.log" "$O/runs-$(date +%Y%m%d-%H%M%S).log"
+  [ -x bin/fanout ] || die "bin/fanout is missing: build it first (CGO_ENABLED=0 go build -o bin/fanout ./cmd/fanout)"
+  CORA_DIR=
+  if [ -d "${CORA:-.data/planetoid-cora}" ]; then CORA_DIR=$(cd "${CORA:-.data/planetoid-cora}" && pwd); fi
+  BUILDS=(fanout)
+  [ -x bin/fanout-base ] && BUILDS=(fanout-base fanout)
+  say "== $(date -u +%Y-%m-%dT%H:%MZ) $(hostname)"
+  nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/   /' | tee -a "$L"
+  local b
+  for b in "${BUILDS[@]}"; do say "   bin/$b: $(bin/"$b" version 2>&1 | head -1)"; done
+}
+
+# gpus prints the number of GPUs; need_gpus N stops a scenario short of N.
+gpus() { nvidia-smi -L 2>/dev/null | grep -c '^GPU'; }
+need_gpus() {
+  local have; have=$(gpus)
+  [ "$have" -ge "$1" ] || { say "   skipped: $1 GPUs needed, $have here"; return 1; }
+}
+
+# data NAME [GEN FLAGS...] generates the preset NAME (the first word of
+# NAME before a '-') into $D/NAME once; later calls reuse it.
+data() {
+  local name=$1; shift
+  [ -d "$D/$name" ] && return 0
+  local t0=$SECONDS
+  bin/fanout gen "${name%%-*}" --out "$D/$name" "$@" >>"$O/runs.log" 2>&1 || die "gen $name failed (see $O/runs.log)"
+  say "   gen $name $*: $((SECONDS - t0)) s"
+}
+
+# run NAME LIMIT EXE ARGS... runs EXE under a time limit (seconds), appends
+# its output to runs.log under "== NAME: ARGS" and the lines matching KEEP
+# (a regular expression) to the summary.
+run() {
+  local name=$1 lim=$2 exe=$3; shift 3
+  local t0=$SECONDS cur="$O/cur.log"
+  timeout "$lim" "$exe" "$@" >"$cur" 2>&1
+  local rc=$?
+  { echo "== $name: $*"; cat "$cur"; } >>"$O/runs.log"
+  say "== $name (exit $rc, $((SECONDS - t0)) s)"
+  grep -E "${KEEP:-^(\[rank 0\] )?(epoch [0-9]+/|test accuracy)|\"step_(s|ms)\"|error|panic}" "$cur" | cut -c1-300 | sed 's/^/   /' | tee -a "$L"
+  rm -f "$cur"
+  return 0
+}
+
+# ab NAME LIMIT FANOUT-ARGS... runs every build on the same arguments,
+# ROUNDS times (default 2), alternating, each as NAME@BUILD.
+ab() {
+  local name=$1 lim=$2; shift 2
+  local _ b
+  for _ in $(seq "${ROUNDS:-2}"); do
+    # shellcheck disable=SC2086 # FLAGS holds several flags
+    for b in "${BUILDS[@]}"; do run "$name@$b" "$lim" "bin/$b" "$@" ${FLAGS:-}; done
   done
 }
-r() {
-  local name=$1 lim=$2 exe=$3; shift 3; echo "== $name: $exe $*" | tee -a "$L"; local t0=$SECONDS
-  timeout "$lim" "$exe" "$@" >"$O/cur.log" 2>&1; echo "   exit $? (wall $((SECONDS - t0)) s)" | tee -a "$L"
-  { echo "== $name: $*"; cat "$O/cur.log"; } >>"$O/runs.log"
-  grep -E "${KEEP:-^(\[rank 0\] )?(epoch [0-9]+/|test accuracy|replay|hybrid:)|device\(s\)|\"step_s\"|error|panic}" "$O/cur.log" | cut -c1-260 | sed 's/^/   /' | tee -a "$L"
-  rm -f "$O/cur.log"
-}
+
+# steps and epochs summarise runs.log: the bench step times of every
+# NAME@BUILD (and the ratio of fanout to fanout-base), or train's steps/s
+# from epoch FROM on (default 2).
+# mark notes where the next scenario's runs start in runs.log, so that its
+# summaries read its runs only.
+mark() { MARK=0; [ -f "$O/runs.log" ] && MARK=$(wc -l <"$O/runs.log"); }
+steps() { python3 "$R/scripts/runlog.py" steps --skip "${MARK:-0}" "$O/runs.log" | tee -a "$L"; }
+epochs() { python3 "$R/scripts/runlog.py" epochs --from "${FROM:-2}" --skip "${MARK:-0}" "$O/runs.log" | tee -a "$L"; }
+
+# suite NAME PKG PATTERN LIMIT [ARGS...] runs bin/NAME.test's tests
+# matching PATTERN in the package's folder; its output goes to
+# $O/suite-NAME.log, its outcome and counts to the summary.
 suite() {
-  (cd "$R/$2" && timeout "$4" "$R/bin/$1.test" -test.run "$3" -test.v -test.timeout "$(( $4 - 5 ))s" >"$O/$1.log" 2>&1; echo "== suite $1 ($3): exit $?" | tee -a "$L")
-  grep -E '^(--- FAIL|FAIL|ok|PASS|panic)' "$O/$1.log" | head -20 | tee -a "$L"
-  echo "   passed $(grep -cE '^ *--- PASS' "$O/$1.log"), skipped $(grep -cE '^ *--- SKIP' "$O/$1.log")" | tee -a "$L"
-}
-ab() { local n=$1 lim=$2; shift 2; r "$n-before" "$lim" bin/fanout-before "$@"; r "$n-after" "$lim" bin/fanout "$@"; }
-# bench_steps MODE: the bench --json step times in $O/runs.log, every run's
-# (MODE each) or each before/after pair's with its ratio (MODE ab).
-bench_steps() {
-  python3 - "$1" "$O/runs.log" <<'PY' | tee -a "$L"
-import json, sys
-name, res = None, {}
-for line in open(sys.argv[2]):
-    if line.startswith("== "):
-        name = line.split(":")[0][3:]
-    elif line.startswith("{"):
-        res[name] = json.loads(line)["step_s"] * 1e3
-for n, v in res.items():
-    if sys.argv[1] == "each":
-        print(f"   {n:22s} {v:.4f} ms")
-    elif n.endswith("-after") and n[:-6] + "-before" in res:
-        b = res[n[:-6] + "-before"]
-        print(f"   {n[:-6]:22s} before {b:.4f} after {v:.4f} ms  {v / b:.3f}x")
-PY
-}
-step_times() { bench_steps each; }
-ab_steps() { bench_steps ab; }
-epoch_times() {
-  python3 - "$O/runs.log" <<'PY' | tee -a "$L"
-import re, sys
-name, rates = None, {}
-for line in open(sys.argv[1]):
-    if line.startswith("== "):
-        name = line.split(":")[0][3:]
-    m = re.search(r"epoch ([2-5])/5 +(\d+) steps +([\d.]+) steps/s", line)
-    if m and name:
-        rates.setdefault(name, []).append((int(m.group(2)), float(m.group(3))))
-for n, v in rates.items():
-    steps = sum(s for s, _ in v)
-    print(f"   {n:16s} epoch {sum(s / r for s, r in v) / len(v) * 1e3:.2f} ms, step {sum(s / r for s, r in v) / steps * 1e3:.4f} ms")
-PY
+  local n=$1 pkg=$2 pat=$3 lim=$4; shift 4
+  [ -x "$R/bin/$n.test" ] || { say "== suite $n: bin/$n.test not built (CGO_ENABLED=0 go test -c -o bin/$n.test ./$pkg), skipped"; return 0; }
+  (cd "$R/$pkg" && FANOUT_CORA_DIR=$CORA_DIR timeout "$lim" "$R/bin/$n.test" -test.run "$pat" -test.v \
+    -test.timeout "$((lim - 5))s" "$@" >"$O/suite-$n.log" 2>&1; say "== suite $n ($pat): exit $?")
+  grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|ns/op' "$O/suite-$n.log" | head -20 | sed 's/^/   /' | tee -a "$L"
+  say "   passed $(grep -cE '^ *--- PASS' "$O/suite-$n.log"), skipped $(grep -cE '^ *--- SKIP' "$O/suite-$n.log")"
 }

@@ -11,7 +11,6 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/graphbolt"
-	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/dataset/ogb"
 	"github.com/fanout-gnn/fanout/train/job"
 )
@@ -24,7 +23,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	out := fs.String("out", "", "output dataset directory (required)")
 	name := fs.String("name", "", "dataset name (planetoid: cora, citeseer or pubmed; ogb: a name for the manifest)")
 	sym := fs.Bool("symmetrize", false, "ogb: add inverse edges (default: OGB's add_inverse_edge for the dataset, true for products)")
-	var opts npz.Options
+	var opts dataset.SplitOptions
 	splitFlags(fs, &opts)
 	var gb graphbolt.Options
 	fs.StringVar(&gb.Feature, "feature", "feat", "graphbolt: the node feature_data entry of the features")

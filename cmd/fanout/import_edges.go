@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/edgelist"
-	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/train/job"
 )
 
@@ -85,18 +85,18 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	start := time.Now()
 	ds, done, err := job.ImportEdges(ctx, files, o, stderr)
 	defer done()
-	if errors.Is(err, npz.ErrSplitTooLarge) {
+	if errors.Is(err, dataset.ErrSplitTooLarge) {
 		err = fmt.Errorf("%w (--train-per-class, --valid, --test, or a --split column)", err)
 	}
 	return finishImport(ctx, ds, err, job.Store{Out: *out, Src: o.Nodes, Normalize: *norm, DType: *dtype}, start, stdout, stderr)
 }
 
-// splitFlags are import's flags of a drawn per-class split (npz.Split).
-func splitFlags(fs *flag.FlagSet, o *npz.Options) {
+// splitFlags are import's flags of a drawn per-class split (dataset.Split).
+func splitFlags(fs *flag.FlagSet, o *dataset.SplitOptions) {
 	fs.Uint64Var(&o.Seed, "seed", 1, "npz, edges: seed of the per-class split")
-	fs.IntVar(&o.TrainPerClass, "train-per-class", npz.DefaultTrainPerClass, "npz, edges: training vertices drawn per class")
-	fs.IntVar(&o.Valid, "valid", npz.DefaultValid, "npz, edges: validation vertices")
-	fs.IntVar(&o.Test, "test", npz.DefaultTest, "npz, edges: test vertices")
+	fs.IntVar(&o.TrainPerClass, "train-per-class", dataset.DefaultTrainPerClass, "npz, edges: training vertices drawn per class")
+	fs.IntVar(&o.Valid, "valid", dataset.DefaultValid, "npz, edges: validation vertices")
+	fs.IntVar(&o.Test, "test", dataset.DefaultTest, "npz, edges: test vertices")
 }
 
 // checkImportEdges checks import edges' flags before any work.

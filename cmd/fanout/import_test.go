@@ -83,7 +83,7 @@ func TestImportNPZ(t *testing.T) {
 	bad := bytes.Clone(good)
 	bad[at+2] ^= 0x40
 	os.WriteFile(src, bad, 0o644)
-	oneLineError(t, "member attr_matrix.npy is damaged (its CRC-32 does not match)", "import", "npz", src, "--out", filepath.Join(dir, "x"))
+	oneLineError(t, `member "attr_matrix.npy" is damaged (its CRC-32 does not match)`, "import", "npz", src, "--out", filepath.Join(dir, "x"))
 	for _, v := range []float32{float32(math.NaN()), float32(math.Inf(1))} {
 		ringNPZ(t, src, v)
 		oneLineError(t, "attr_matrix: row 7 (vertex 7), column 1 is", append([]string{"import", "npz", src, "--out", filepath.Join(dir, "x")}, split...)...)

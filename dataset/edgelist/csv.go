@@ -1,21 +1,20 @@
 package edgelist
 
 import (
-	"bufio"
-	"compress/gzip"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
 )
 
 // csvTable reads a CSV or TSV file whose first line names the columns.
 type csvTable struct {
 	name   string
 	f      *os.File
-	gz     *gzip.Reader // nil for an uncompressed file
 	r      *csv.Reader
 	header []string
 	rec    []string
@@ -37,14 +36,9 @@ func (c *countingReader) Read(b []byte) (int, error) {
 
 func openCSV(path string, f *os.File, comma rune) (*csvTable, error) {
 	t := &csvTable{name: path, f: f, read: &countingReader{r: f}}
-	br := bufio.NewReaderSize(t.read, 1<<20)
-	var in io.Reader = br
-	if isGzip(br) {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		t.gz, in = gz, gz
+	in, _, err := gzipfile.Reader(path, t.read)
+	if err != nil {
+		return nil, err
 	}
 	t.r = csv.NewReader(in)
 	t.r.Comma = comma
@@ -125,10 +119,4 @@ func (t *csvTable) errorAt(c int, err error) error {
 	return e
 }
 
-func (t *csvTable) close() error {
-	var err error
-	if t.gz != nil {
-		err = t.gz.Close()
-	}
-	return errors.Join(err, t.f.Close())
-}
+func (t *csvTable) close() error { return t.f.Close() }

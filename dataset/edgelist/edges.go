@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Expand turns the edge files given, paths or glob patterns (*, ?, [...]),
@@ -108,9 +110,9 @@ func endpoint(t table, c int, ids *idMap, nodes string) (int32, error) {
 	v, ok := ids.lookup(s)
 	switch {
 	case !ok && ids.identity > 0:
-		return 0, t.errorAt(c, fmt.Errorf("id %q is not a row of %s (ids 0 to %d)", s, nodes, ids.identity-1))
+		return 0, t.errorAt(c, fmt.Errorf("id %s is not a row of %s (ids 0 to %d)", quote.Quote(s), nodes, ids.identity-1))
 	case !ok:
-		return 0, t.errorAt(c, fmt.Errorf("id %q is not in the node table %s", s, nodes))
+		return 0, t.errorAt(c, fmt.Errorf("id %s is not in the node table %s", quote.Quote(s), nodes))
 	}
 	return v, nil
 }

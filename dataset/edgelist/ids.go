@@ -8,6 +8,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // idMap maps the node table's ids to dense vertex ids 0..n-1, in the order
@@ -29,7 +30,7 @@ func newIDMap() *idMap { return &idMap{strs: map[string]int32{}} }
 // that row) or past 2^31-1 vertices.
 func (m *idMap) add(s string) error {
 	if prev, ok := m.strs[s]; ok {
-		return fmt.Errorf("id %q repeats that of row %d", s, prev+1)
+		return fmt.Errorf("id %s repeats that of row %d", quote.Quote(s), prev+1)
 	}
 	if int64(len(m.order)) >= graph.MaxInt32Vertices-1 {
 		return fmt.Errorf("more than %d vertices: too many for this importer", graph.MaxInt32Vertices-1)
@@ -95,7 +96,7 @@ func (m *idMap) nodeIDs(nodes string) (*dataset.NodeIDs, error) {
 	}
 	for i, s := range m.order {
 		if strings.ContainsAny(s, "\n\r") {
-			return nil, fmt.Errorf("%s: row %d: the id %q holds a line break, which %s cannot keep", nodes, i+1, s, dataset.IDNamesFile)
+			return nil, fmt.Errorf("%s: row %d: the id %s holds a line break, which %s cannot keep", nodes, i+1, quote.Quote(s), dataset.IDNamesFile)
 		}
 	}
 	return &dataset.NodeIDs{Strings: m.order}, nil
@@ -116,7 +117,7 @@ func parseLabel(s string, ok bool) (int32, error) {
 		case ferr == nil && math.IsNaN(f):
 			return -1, nil
 		case ferr != nil || f != math.Trunc(f) || math.Abs(f) > 1<<31:
-			return 0, fmt.Errorf("label %q is not an integer class id", s)
+			return 0, fmt.Errorf("label %s is not an integer class id", quote.Quote(s))
 		}
 		x = int64(f)
 	}

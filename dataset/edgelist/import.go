@@ -23,8 +23,8 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Options controls Import.
@@ -44,9 +44,9 @@ type Options struct {
 	Features []string
 	// Split names a column of train, valid (val), test or none/empty, or
 	// three comma-separated mask columns (train,valid,test: true/false,
-	// 1/0); empty means a split drawn by npz.Split under Draw.
+	// 1/0); empty means a split drawn by dataset.Split under Draw.
 	Split string
-	Draw  npz.Options
+	Draw  dataset.SplitOptions
 
 	// Directed keeps the edges as given: row v of the graph lists the
 	// sources of the edges into v. Otherwise the graph is symmetrized.
@@ -111,9 +111,9 @@ func assemble(g *graph.CSR, nd *nodes, files []string, o Options) (*dataset.Data
 	if o.Split != "" {
 		d.Train, d.Valid, d.Test = nd.split[0], nd.split[1], nd.split[2]
 		if len(d.Train) == 0 {
-			return nil, fmt.Errorf("%s: --split %s puts no vertex in train", o.Nodes, o.Split)
+			return nil, fmt.Errorf("%s: --split %s puts no vertex in train", o.Nodes, quote.Quote(o.Split))
 		}
-	} else if d.Train, d.Valid, d.Test, err = npz.Split(nd.labels, nd.classes, o.Draw); err != nil {
+	} else if d.Train, d.Valid, d.Test, err = dataset.Split(nd.labels, nd.classes, o.Draw); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Nodes, err)
 	}
 	d.Source = source(files, o)
@@ -137,17 +137,7 @@ func source(files []string, o Options) string {
 	}
 	split := "split from " + o.Split
 	if o.Split == "" {
-		split = fmt.Sprintf("per-class split: %d per class, %d valid, %d test; seed %d",
-			orDefault(o.Draw.TrainPerClass, npz.DefaultTrainPerClass), orDefault(o.Draw.Valid, npz.DefaultValid),
-			orDefault(o.Draw.Test, npz.DefaultTest), o.Draw.Seed)
+		split = o.Draw.String()
 	}
 	return fmt.Sprintf("edges %s, nodes %s (%s)", edgeFiles, filepath.Base(o.Nodes), split)
-}
-
-// orDefault returns v, or def when v is 0.
-func orDefault(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }

@@ -12,10 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/parquet-go/parquet-go"
-
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/parquet-go/parquet-go"
 )
 
 // writeText writes a fixture file; a name ending in .gz is gzipped.
@@ -60,7 +58,7 @@ func ringCSV(n int, name func(int) string) (nodes, edges string) {
 }
 
 // draw is a split small enough for the fixtures.
-var draw = npz.Options{Seed: 1, TrainPerClass: 2, Valid: 2, Test: 2}
+var draw = dataset.SplitOptions{Seed: 1, TrainPerClass: 2, Valid: 2, Test: 2}
 
 func opts(nodes string) Options {
 	return Options{Src: "src", Dst: "dst", Nodes: nodes, ID: "id", Label: "label", Draw: draw}
@@ -192,7 +190,7 @@ func TestImportCSVListColumn(t *testing.T) {
 	np := writeText(t, dir, "nodes.csv", "id,label,emb\na,0,\"[1, 2]\"\nb,1,[3 4]\nc,0,\"[5,6]\"\nd,1,[7 8]\n")
 	ep := writeText(t, dir, "edges.csv", "src,dst\na,b\nb,c\n")
 	o := opts(np)
-	o.Draw = npz.Options{TrainPerClass: 1, Valid: 1, Test: 1}
+	o.Draw = dataset.SplitOptions{TrainPerClass: 1, Valid: 1, Test: 1}
 	d, err := Import([]string{ep}, o)
 	if err != nil {
 		t.Fatal(err)
@@ -224,18 +222,18 @@ func TestMalformed(t *testing.T) {
 		{name: "empty edge id", edges: "src,dst\na,b\n,d\n", want: []string{"empty"}, row: 2, col: "src"},
 		{name: "list lengths", nodes: "id,label,e\na,0,[1 2]\nb,1,[1]\n", want: []string{"1 feature values, but row 1 has 2"}, row: 2, col: "e"},
 		{name: "bad split", nodes: "id,label,x,s\na,0,1,train\nb,1,2,tset\n", o: func(o *Options) { o.Split = "s" }, want: []string{`split "tset"`}, row: 2, col: "s"},
-		{name: "two masks", nodes: "id,label,x,tr,va,te\na,0,1,1,0,0\nb,1,2,true,true,\n", o: func(o *Options) { o.Split = "tr,va,te" }, want: []string{"in two splits (tr and va)"}, row: 2, col: "va"},
+		{name: "two masks", nodes: "id,label,x,tr,va,te\na,0,1,1,0,0\nb,1,2,true,true,\n", o: func(o *Options) { o.Split = "tr,va,te" }, want: []string{`in two splits ("tr" and "va")`}, row: 2, col: "va"},
 		{name: "bad mask", nodes: "id,label,x,tr,va,te\na,0,1,1,0,0\nb,1,2,yes,,\n", o: func(o *Options) { o.Split = "tr,va,te" }, want: []string{`mask "yes"`}, row: 2, col: "tr"},
 		{name: "two split columns", o: func(o *Options) { o.Split = "x,label" }, want: []string{"want one column"}},
 		{name: "infinite feature", nodes: "id,label,x\na,0,1\nb,1,inf\n", want: []string{"not a finite float32"}, row: 2, col: "x"},
 		{name: "empty node table", nodes: "id,label,x\n", want: []string{"no rows"}},
-		{name: "split too large", o: func(o *Options) { o.Draw = npz.Options{} }, want: []string{"choose smaller split sizes"}},
+		{name: "split too large", o: func(o *Options) { o.Draw = dataset.SplitOptions{} }, want: []string{"choose smaller split sizes"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			nodes, edges := cmp.Or(c.nodes, goodNodes), cmp.Or(c.edges, goodEdges)
 			o := opts(writeText(t, dir, "nodes.csv", nodes))
-			o.Draw = npz.Options{TrainPerClass: 1, Valid: 1, Test: 1}
+			o.Draw = dataset.SplitOptions{TrainPerClass: 1, Valid: 1, Test: 1}
 			if c.o != nil {
 				c.o(&o)
 			}
@@ -308,7 +306,7 @@ func TestParquetNulls(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := opts(np)
-	o.Draw = npz.Options{TrainPerClass: 1, Valid: 1, Test: 1}
+	o.Draw = dataset.SplitOptions{TrainPerClass: 1, Valid: 1, Test: 1}
 	_, err := Import([]string{ep}, o)
 	var re *RowError
 	if !errors.As(err, &re) || re.Row != 3 || re.Column != "dst" || !strings.Contains(err.Error(), "edges.parquet: row 3, column \"dst\": empty") {

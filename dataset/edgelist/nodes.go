@@ -8,11 +8,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // maxClasses bounds class ids, as the other importers do.
-const maxClasses = npz.MaxClasses
+const maxClasses = dataset.MaxClasses
 
 // nodes is what the node table gives: one row per vertex, in dense id
 // order.
@@ -73,7 +74,7 @@ func readNodes(o Options) (_ *nodes, err error) {
 		nd.classes = max(nd.classes, int(c)+1)
 	}
 	if nd.classes == 0 {
-		return nil, fmt.Errorf("%s: column %q: every vertex is unlabelled", t.path(), o.Label)
+		return nil, fmt.Errorf("%s: column %s: every vertex is unlabelled", t.path(), quote.Quote(o.Label))
 	}
 	return nd, nil
 }
@@ -91,7 +92,7 @@ func nodeColumnsOf(t table, o Options) (nodeColumns, error) {
 	if o.Split != "" {
 		names := strings.Split(o.Split, ",")
 		if len(names) != 1 && len(names) != 3 {
-			return c, fmt.Errorf("--split %s: want one column (train, valid, test) or three (train, valid and test masks)", o.Split)
+			return c, fmt.Errorf("--split %s: want one column (train, valid, test) or three (train, valid and test masks)", quote.Quote(o.Split))
 		}
 		for _, name := range names {
 			i, err := column(t, name, "--split")
@@ -107,7 +108,7 @@ func nodeColumnsOf(t table, o Options) (nodeColumns, error) {
 			return c, err
 		}
 		if c.other(i) {
-			return c, fmt.Errorf("%s: --features %s: the column is the vertex's id, label or split", t.path(), name)
+			return c, fmt.Errorf("%s: --features %s: the column is the vertex's id, label or split", t.path(), quote.Quote(name))
 		}
 		c.feat = append(c.feat, i)
 	}
@@ -202,7 +203,7 @@ func (nd *nodes) addSplit(t table, c int, label int32) error {
 			return nil
 		}
 	}
-	return t.errorAt(c, fmt.Errorf("split %q: want train, valid (val), test, none or empty", s))
+	return t.errorAt(c, fmt.Errorf("split %s: want train, valid (val), test, none or empty", quote.Quote(s)))
 }
 
 // addMasks puts the current row's vertex in the split whose mask column
@@ -217,11 +218,11 @@ func (nd *nodes) addMasks(t table, masks []int, label int32) error {
 		case !ok || strings.TrimSpace(s) == "":
 			continue
 		case err != nil:
-			return t.errorAt(c, fmt.Errorf("mask %q: want true, false, 1, 0 or empty", s))
+			return t.errorAt(c, fmt.Errorf("mask %s: want true, false, 1, 0 or empty", quote.Quote(s)))
 		case !set:
 			continue
 		case in >= 0:
-			return t.errorAt(c, fmt.Errorf("the vertex is in two splits (%s and %s)", t.columns()[masks[in]], t.columns()[c]))
+			return t.errorAt(c, fmt.Errorf("the vertex is in two splits (%s and %s)", quote.Quote(t.columns()[masks[in]]), quote.Quote(t.columns()[c])))
 		case label < 0:
 			return t.errorAt(c, errors.New("the vertex is in a split but has no label"))
 		}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/npy"
-	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // isNPY reports whether the node table is a .npy feature matrix.
@@ -20,20 +20,20 @@ func readNPYNodes(o Options) (*nodes, error) {
 		return nil, fmt.Errorf("%s: .npy features have no columns to name (--split, --features): the split is drawn", o.Nodes)
 	}
 	if !isNPY(o.Label) {
-		return nil, fmt.Errorf("%s: with .npy features, --label names a .npy file of class ids in id order, not %q", o.Nodes, o.Label)
+		return nil, fmt.Errorf("%s: with .npy features, --label names a .npy file of class ids in id order, not %s", o.Nodes, quote.Quote(o.Label))
 	}
 	data, shape, err := npy.ReadFile(o.Nodes)
 	if err != nil {
 		return nil, err
 	}
 	if len(shape) < 1 || len(shape) > 2 || shape[0] == 0 || (len(shape) == 2 && shape[1] == 0) {
-		return nil, fmt.Errorf("%s: shape %s, want [vertices, features] or [vertices]", o.Nodes, npz.ShapeString(shape))
+		return nil, fmt.Errorf("%s: shape %s, want [vertices, features] or [vertices]", o.Nodes, npy.ShapeString(shape))
 	}
 	nd := &nodes{ids: &idMap{identity: shape[0]}, dim: 1}
 	if len(shape) == 2 {
 		nd.dim = int(shape[1])
 	}
-	if nd.feat, err = npz.Float32s(data); err != nil {
+	if nd.feat, err = npy.Float32s(data); err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Nodes, err)
 	}
 	if err := dataset.CheckFeatures(nd.feat, nd.dim); err != nil {
@@ -52,9 +52,9 @@ func npyLabels(path string, n int64) ([]int32, int, error) {
 		return nil, 0, err
 	}
 	if len(shape) != 1 || shape[0] != n {
-		return nil, 0, fmt.Errorf("%s: shape %s, want [%d], a class id per vertex", path, npz.ShapeString(shape), n)
+		return nil, 0, fmt.Errorf("%s: shape %s, want [%d], a class id per vertex", path, npy.ShapeString(shape), n)
 	}
-	ints, err := npz.Int64s(data)
+	ints, err := npy.Int64s(data)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", path, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 
+	"github.com/fanout-gnn/fanout/internal/quote"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -64,7 +65,7 @@ func openParquet(path string, f *os.File) (t *parquetTable, err error) {
 // error naming the file.
 func recoverAs(path string, err *error) {
 	if p := recover(); p != nil {
-		*err = fmt.Errorf("%s: damaged Parquet file: %v", path, p)
+		*err = fmt.Errorf("%s: damaged Parquet file: %s", path, quote.Quote(fmt.Sprint(p)))
 	}
 }
 

@@ -1,8 +1,6 @@
 package edgelist
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // RowError is a bad value of an input file: the file, the data row
@@ -29,7 +29,7 @@ func (e *RowError) Error() string {
 		where += fmt.Sprintf(" (line %d)", e.Line)
 	}
 	if e.Column != "" {
-		where += ", column " + strconv.Quote(e.Column)
+		where += ", column " + quote.Quote(e.Column)
 	}
 	return fmt.Sprintf("%s: %s: %v", e.File, where, e.Err)
 }
@@ -62,7 +62,7 @@ type table interface {
 // openTable opens a CSV, TSV or Parquet file, by its name (.parquet, .pq;
 // .tsv or .tab for tab-separated; anything else is CSV) or by Parquet's
 // magic bytes. CSV may be gzip-compressed (by its magic bytes, whatever the
-// name).
+// name; a name ending in .gz must be gzip: gzipfile.Reader).
 func openTable(path string) (table, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -97,7 +97,7 @@ func column(t table, name, flag string) (int, error) {
 	if i := slices.Index(t.columns(), name); i >= 0 {
 		return i, nil
 	}
-	return 0, fmt.Errorf("%s: no column %q (%s); its columns are %s", t.path(), name, flag, strings.Join(t.columns(), ", "))
+	return 0, fmt.Errorf("%s: no column %s (%s); its columns are %s", t.path(), quote.Quote(name), flag, quote.Quote(strings.Join(t.columns(), ", ")))
 }
 
 // parseList parses a CSV list cell, "[1, 2.5, 3]" (commas or spaces between
@@ -111,7 +111,7 @@ func parseList(s string, dst []float64) (_ []float64, ok bool, err error) {
 	for i, f := range strings.FieldsFunc(s[1:len(s)-1], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
 		x, err := strconv.ParseFloat(f, 64)
 		if err != nil {
-			return dst, true, fmt.Errorf("element %d of the list, %q, is not a number", i, f)
+			return dst, true, fmt.Errorf("element %d of the list, %s, is not a number", i, quote.Quote(f))
 		}
 		dst = append(dst, x)
 	}
@@ -122,16 +122,10 @@ func parseList(s string, dst []float64) (_ []float64, ok bool, err error) {
 func parseNumber(s string) (float64, error) {
 	x, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q is not a number", s)
+		return 0, fmt.Errorf("%s is not a number", quote.Quote(s))
 	}
 	return x, nil
 }
 
 // errNull is the error of a required cell that is empty or null.
 var errNull = errors.New("empty (null)")
-
-// isGzip reports gzip's magic bytes at the start of r.
-func isGzip(r *bufio.Reader) bool {
-	b, _ := r.Peek(2)
-	return bytes.Equal(b, []byte{0x1f, 0x8b})
-}

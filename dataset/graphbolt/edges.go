@@ -1,7 +1,6 @@
 package graphbolt
 
 import (
-	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -9,6 +8,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // readEdges reads the graph's edge file, numpy ([2, edges]: sources, then
@@ -45,20 +47,28 @@ func readEdges(dir string, e entry, n int64) (src, dst []int32, err error) {
 	return src, dst, nil
 }
 
-// readCSVEdges reads lines "src,dst".
+// readCSVEdges reads lines "src,dst", gzip-compressed or not (as DGL's
+// pandas reader, which decompresses a name ending in .gz).
 func readCSVEdges(path string, n int64) (src, dst []int32, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	r := csv.NewReader(bufio.NewReaderSize(f, 1<<20))
+	text, _, err := gzipfile.Reader(path, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := csv.NewReader(text)
 	r.FieldsPerRecord = 2
 	r.ReuseRecord = true
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			return src, dst, nil
+		}
+		if errors.Is(err, gzipfile.ErrTruncated) {
+			return nil, nil, fmt.Errorf("%s: after %d edges: %w", path, len(src), err)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w (want lines src,dst)", path, err)
@@ -68,19 +78,11 @@ func readCSVEdges(path string, n int64) (src, dst []int32, err error) {
 		for c, s := range rec {
 			x, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 			if err != nil || x < 0 || x >= n {
-				return nil, nil, fmt.Errorf("%s: line %d, column %d (%s): %q is not a vertex id in [0, %d)",
-					path, line, c+1, []string{"src", "dst"}[c], clip(s), n)
+				return nil, nil, fmt.Errorf("%s: line %d, column %d (%s): %s is not a vertex id in [0, %d)",
+					path, line, c+1, []string{"src", "dst"}[c], quote.Quote(s), n)
 			}
 			ends[c] = int32(x)
 		}
 		src, dst = append(src, ends[0]), append(dst, ends[1])
 	}
-}
-
-// clip shortens a quoted input to at most 200 bytes.
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
 }

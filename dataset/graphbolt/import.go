@@ -8,6 +8,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Options controls Import.
@@ -38,8 +39,19 @@ func Import(dir string, o Options) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
+	return importMetadata(dir, m, o)
+}
+
+// importMetadata imports the dataset m describes, its files in dir. The
+// features come first: their rows check the vertex count before anything
+// of that size is allocated.
+func importMetadata(dir string, m *metadata, o Options) (*dataset.Dataset, error) {
 	n, edgeFile, err := homogeneous(dir, m)
 	if err != nil {
+		return nil, err
+	}
+	d := &dataset.Dataset{Name: m.Name, Symmetric: !o.Directed}
+	if d.Features, d.FeatDim, err = features(dir, m, cmp(o.Feature, "feat"), n); err != nil {
 		return nil, err
 	}
 	src, dst, err := readEdges(dir, edgeFile, n)
@@ -47,16 +59,12 @@ func Import(dir string, o Options) (*dataset.Dataset, error) {
 		return nil, err
 	}
 	opt := graph.BuildOptions{Symmetrize: !o.Directed, DropSelfLoops: true, Dedup: true, Threads: o.Threads}
-	g, err := graph.FromEdges(n, dst, src, opt)
-	if err != nil {
+	if d.Graph, err = graph.FromEdges(n, dst, src, opt); err != nil {
 		return nil, fmt.Errorf("%s: %w", edgeFile.path, err)
 	}
-	d := &dataset.Dataset{Name: m.Name, Graph: g, Symmetric: !o.Directed, Preprocessing: dataset.GraphSteps(opt)}
+	d.Preprocessing = dataset.GraphSteps(opt)
 	if d.Name == "" {
 		d.Name = filepath.Base(filepath.Clean(dir))
-	}
-	if d.Features, d.FeatDim, err = features(dir, m, cmp(o.Feature, "feat"), n); err != nil {
-		return nil, err
 	}
 	t, ti, err := pickTask(m, o.Task)
 	if err != nil {
@@ -87,7 +95,7 @@ func homogeneous(dir string, m *metadata) (int64, entry, error) {
 				hint = fmt.Sprintf(" (%s, the directory above, may hold it)", filepath.Dir(filepath.Clean(dir)))
 			}
 			return 0, entry{}, fmt.Errorf("%s: graph_topology is a %s in %s, a PyTorch file fanout cannot read; import the dataset directory whose %s has the raw graph: section%s",
-				MetadataFile, m.Topology.Type, m.Topology.Path, MetadataFile, hint)
+				MetadataFile, quote.Quote(m.Topology.Type), quote.Quote(m.Topology.Path), MetadataFile, hint)
 		}
 		return 0, entry{}, fmt.Errorf("%s: no graph: section (nodes and edges)", MetadataFile)
 	}
@@ -98,7 +106,7 @@ func homogeneous(dir string, m *metadata) (int64, entry, error) {
 			types = append(types, cmp(e.Type, "(untyped)"))
 		}
 		return 0, entry{}, fmt.Errorf("%s: graph: %d node types and %d edge types (%s): only homogeneous graphs (one of each, untyped) can be imported",
-			MetadataFile, len(gd.Nodes), len(gd.Edges), strings.Join(types, ", "))
+			MetadataFile, len(gd.Nodes), len(gd.Edges), quote.Quote(strings.Join(types, ", ")))
 	}
 	n := gd.Nodes[0].Num
 	if n <= 0 || n >= graph.MaxInt32Vertices {
@@ -116,10 +124,10 @@ func features(dir string, m *metadata, name string, n int64) ([]float32, int, er
 		for _, f := range m.Features {
 			have = append(have, f.Domain+" "+f.Name)
 		}
-		return nil, 0, fmt.Errorf("%s: feature_data has no node feature %q (it has: %s)", MetadataFile, name, strings.Join(have, ", "))
+		return nil, 0, fmt.Errorf("%s: feature_data has no node feature %s (it has: %s)", MetadataFile, quote.Quote(name), quote.Quote(strings.Join(have, ", ")))
 	}
 	f := m.Features[i]
-	feat, shape, err := readFloats(dir, entry{field: fmt.Sprintf("feature_data[%d] (%s)", i, name), format: f.Format, path: f.Path},
+	feat, shape, err := readFloats(dir, entry{field: fmt.Sprintf("feature_data[%d] (%s)", i, quote.Quote(name)), format: f.Format, path: f.Path},
 		func(shape []int64) string {
 			if len(shape) < 1 || len(shape) > 2 || shape[0] != n || (len(shape) == 2 && shape[1] == 0) {
 				return fmt.Sprintf("[%d, features] or [%d], a row per vertex", n, n)
@@ -134,7 +142,7 @@ func features(dir string, m *metadata, name string, n int64) ([]float32, int, er
 		dim = int(shape[1])
 	}
 	if err := dataset.CheckFeatures(feat, dim); err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", f.Path, err)
+		return nil, 0, fmt.Errorf("%s: %w", f.Path, err) // f.Path: at most maxPath bytes
 	}
 	return feat, dim, nil
 }
@@ -154,5 +162,5 @@ func pickTask(m *metadata, name string) (*task, int, error) {
 		}
 		names = append(names, m.Tasks[i].Name)
 	}
-	return nil, 0, fmt.Errorf("%s: no task %q (tasks: %s)", MetadataFile, name, strings.Join(names, ", "))
+	return nil, 0, fmt.Errorf("%s: no task %s (tasks: %s)", MetadataFile, quote.Quote(name), quote.Quote(strings.Join(names, ", ")))
 }

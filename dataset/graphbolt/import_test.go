@@ -79,7 +79,7 @@ func TestRefusals(t *testing.T) {
 	}{
 		{"torch features", func(t *testing.T, dir string) {
 			editMetadata(t, dir, "format: numpy\n    in_memory: false\n    path: data/node-feat.npy", "format: torch\n    path: data/node-feat.pt")
-		}, []string{"feature_data[0] (feat)", "format: torch", "node-feat.pt"}},
+		}, []string{`feature_data[0] ("feat")`, "format: torch", "node-feat.pt"}},
 		{"preprocessed topology", func(t *testing.T, dir string) {
 			editMetadata(t, dir, "graph:\n  nodes:\n    - num: 40\n  edges:\n    - format: csv\n      path: edges/edge.csv\n",
 				"graph_topology:\n  type: FusedCSCSamplingGraph\n  path: preprocessed/fused_csc_sampling_graph.pt\n")
@@ -94,7 +94,7 @@ func TestRefusals(t *testing.T) {
 			if err := npy.WriteFile(filepath.Join(dir, "set/train-seeds.npy"), []int64{0, 1, 2, 3}, []int64{2, 2}); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"tasks[0].train_set[0].data[0] (seeds)", "node classification"}},
+		}, []string{`tasks[0].train_set[0].data[0] ("seeds")`, "node classification"}},
 		{"seed out of range", func(t *testing.T, dir string) {
 			if err := npy.WriteFile(filepath.Join(dir, "set/test-seeds.npy"), []int64{9, 10, 400}, []int64{3}); err != nil {
 				t.Fatal(err)

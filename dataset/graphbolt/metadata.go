@@ -11,9 +11,11 @@ package graphbolt
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/fanout-gnn/fanout/dataset"
 	"gopkg.in/yaml.v3"
 )
 
@@ -80,19 +82,43 @@ type setData struct {
 	Path   string `yaml:"path"`
 }
 
+// maxMetadata bounds metadata.yaml, in bytes (DGL's are a few kilobytes).
+const maxMetadata = 16 << 20
+
 // readMetadata reads and parses dir's metadata.yaml.
 func readMetadata(dir string) (*metadata, error) {
 	path := filepath.Join(dir, MetadataFile)
-	text, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no %s: not a GraphBolt on-disk dataset", dir, MetadataFile)
 	}
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	text, err := io.ReadAll(io.LimitReader(f, maxMetadata+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(text) > maxMetadata {
+		return nil, fmt.Errorf("%s: more than %d bytes: not a GraphBolt metadata file", path, maxMetadata)
+	}
+	m, err := parseMetadata(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return m, nil
+}
+
+// parseMetadata parses metadata.yaml's text and checks its paths
+// (checkPaths). Errors name metadata.yaml.
+func parseMetadata(text []byte) (*metadata, error) {
 	var m metadata
 	if err := yaml.Unmarshal(text, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", MetadataFile, dataset.YAMLError(err, nil))
+	}
+	if err := m.checkPaths(); err != nil {
+		return nil, err
 	}
 	return &m, nil
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Names of a set's arrays: the seed vertices (seed_nodes in older
@@ -44,6 +44,9 @@ func taskSets(dir string, m *metadata, t *task, ti int, d *dataset.Dataset) erro
 			return err
 		}
 	}
+	if err := checkSeeds(ti, d, labels); err != nil {
+		return err
+	}
 	classes := t.NumClasses
 	top := slices.Max(labels)
 	if top < 0 {
@@ -52,8 +55,8 @@ func taskSets(dir string, m *metadata, t *task, ti int, d *dataset.Dataset) erro
 	if classes == 0 {
 		classes = int(top) + 1
 	}
-	if int(top) >= classes || classes > npz.MaxClasses {
-		return fmt.Errorf("%s: tasks[%d].num_classes is %d, but a label is %d (at most %d classes)", MetadataFile, ti, classes, top, npz.MaxClasses)
+	if int(top) >= classes || classes > dataset.MaxClasses {
+		return fmt.Errorf("%s: tasks[%d].num_classes is %d, but a label is %d (at most %d classes)", MetadataFile, ti, classes, top, dataset.MaxClasses)
 	}
 	d.Labels, d.NumClasses = labels, classes
 	return nil
@@ -71,7 +74,7 @@ func vertexLabels(dir string, m *metadata, n int64) ([]int32, bool, error) {
 		return labels, false, nil
 	}
 	f := m.Features[i]
-	e := entry{field: fmt.Sprintf("feature_data[%d] (%s)", i, labelFeature), format: f.Format, path: f.Path}
+	e := entry{field: fmt.Sprintf("feature_data[%d] (%s)", i, quote.Quote(labelFeature)), format: f.Format, path: f.Path}
 	ints, _, err := readInts(dir, e, func(shape []int64) string {
 		if len(shape) != 1 || shape[0] != n {
 			return fmt.Sprintf("[%d], a class id per vertex", n)
@@ -82,8 +85,8 @@ func vertexLabels(dir string, m *metadata, n int64) ([]int32, bool, error) {
 		return nil, false, err
 	}
 	for v, c := range ints {
-		if c < -1 || c >= npz.MaxClasses {
-			return nil, false, fmt.Errorf("%s (%s): element %d: label %d is outside [0, %d) (-1: unlabelled)", f.Path, e.field, v, c, npz.MaxClasses)
+		if c < -1 || c >= dataset.MaxClasses {
+			return nil, false, fmt.Errorf("%s (%s): element %d: label %d is outside [0, %d) (-1: unlabelled)", f.Path, e.field, v, c, dataset.MaxClasses)
 		}
 		labels[v] = int32(c)
 	}
@@ -97,7 +100,7 @@ func readSet(dir, field string, s tvtSet, n int64, labels []int32, fromFeature b
 	var seeds, setLabels []int64
 	var seedsAt, labelsAt entry
 	for j, a := range s.Data {
-		e := entry{field: fmt.Sprintf("%s.data[%d] (%s)", field, j, a.Name), format: a.Format, path: a.Path}
+		e := entry{field: fmt.Sprintf("%s.data[%d] (%s)", field, j, quote.Quote(a.Name)), format: a.Format, path: a.Path}
 		var err error
 		switch {
 		case a.Name == seedsName || a.Name == oldSeedsName:
@@ -136,8 +139,8 @@ func readSet(dir, field string, s tvtSet, n int64, labels []int32, fromFeature b
 		}
 		c := setLabels[i]
 		switch {
-		case c < 0 || c >= npz.MaxClasses:
-			return nil, fmt.Errorf("%s (%s): element %d: label %d is outside [0, %d)", labelsAt.path, labelsAt.field, i, c, npz.MaxClasses)
+		case c < 0 || c >= dataset.MaxClasses:
+			return nil, fmt.Errorf("%s (%s): element %d: label %d is outside [0, %d)", labelsAt.path, labelsAt.field, i, c, dataset.MaxClasses)
 		case fromFeature && int64(labels[v]) != c:
 			return nil, fmt.Errorf("%s (%s): element %d: vertex %d has label %d here but %d in the node feature %q",
 				labelsAt.path, labelsAt.field, i, v, c, labels[v], labelFeature)
@@ -147,4 +150,27 @@ func readSet(dir, field string, s tvtSet, n int64, labels []int32, fromFeature b
 		labels[v] = int32(c)
 	}
 	return seeds, nil
+}
+
+// checkSeeds checks that every seed of task ti's sets has a label (from
+// its set or the node feature) and is in one set, once.
+func checkSeeds(ti int, d *dataset.Dataset, labels []int32) error {
+	in := map[int64]string{}
+	for _, s := range []struct {
+		name string
+		ids  []int64
+	}{{"train_set", d.Train}, {"validation_set", d.Valid}, {"test_set", d.Test}} {
+		for i, v := range s.ids {
+			field := fmt.Sprintf("tasks[%d].%s[0]", ti, s.name)
+			if labels[v] < 0 {
+				return fmt.Errorf("%s: %s: seed %d, vertex %d, has no label (neither its set's labels nor a node feature %s give one)",
+					MetadataFile, field, i, v, quote.Quote(labelFeature))
+			}
+			if other, ok := in[v]; ok {
+				return fmt.Errorf("%s: %s: seed %d, vertex %d, is a seed of %s too", MetadataFile, field, i, v, other)
+			}
+			in[v] = field
+		}
+	}
+	return nil
 }

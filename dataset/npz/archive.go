@@ -101,7 +101,7 @@ func (a *Archive) Read(key string) (data any, shape []int64, err error) {
 		return err
 	})
 	if err == nil && extra > 0 {
-		err = fmt.Errorf("%s: %s: %d bytes after the array's data (shape %s)", a.name, key, extra, ShapeString(shape))
+		err = fmt.Errorf("%s: %s: %d bytes after the array's data (shape %s)", a.name, key, extra, npy.ShapeString(shape))
 	}
 	if err != nil {
 		return nil, nil, err
@@ -136,7 +136,7 @@ func (a *Archive) readMember(key string, read func(io.Reader) error) (extra int6
 	err = read(rc)
 	extra, rest := io.Copy(io.Discard, rc)
 	if errors.Is(rest, zip.ErrChecksum) {
-		return 0, fmt.Errorf("%s: member %s is damaged (its CRC-32 does not match)", a.name, f.Name)
+		return 0, fmt.Errorf("%s: member %s is damaged (its CRC-32 does not match)", a.name, quote.Quote(f.Name))
 	}
 	if err == nil {
 		err = rest

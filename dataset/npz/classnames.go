@@ -1,6 +1,11 @@
 package npz
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/npy"
+)
 
 // ClassNamesKey is the archive member that names the classes, one string
 // per class id (gnn-benchmark's class_names).
@@ -18,8 +23,8 @@ func namedClasses(a *Archive, labels []int32, classes int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(shape) != 1 || shape[0] < 1 || shape[0] > MaxClasses {
-		return 0, fmt.Errorf("%s: %s has shape %s, want (classes,) with 1 to %d classes", a.name, ClassNamesKey, ShapeString(shape), MaxClasses)
+	if len(shape) != 1 || shape[0] < 1 || shape[0] > dataset.MaxClasses {
+		return 0, fmt.Errorf("%s: %s has shape %s, want (classes,) with 1 to %d classes", a.name, ClassNamesKey, npy.ShapeString(shape), dataset.MaxClasses)
 	}
 	named := shape[0]
 	for v, c := range labels {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset"
 )
 
 // TestClassNamesBoundLabels: a label beyond class_names is refused, naming
@@ -26,7 +28,7 @@ func TestClassNamesBoundLabels(t *testing.T) {
 	} {
 		path := writeNPZ(t, dir, c.name+".npz", append(without(tinyArchive(), "labels"), names, c.labels))
 		// A split the archive can give: without the check, it imports.
-		d, err := Import(path, Options{Seed: 7, TrainPerClass: 1, Valid: 1, Test: 1})
+		d, err := Import(path, dataset.SplitOptions{Seed: 7, TrainPerClass: 1, Valid: 1, Test: 1})
 		if err == nil {
 			t.Errorf("%s: a dataset of %d classes, want an error", c.name, d.NumClasses)
 			continue

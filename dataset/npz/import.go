@@ -6,28 +6,9 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/npy"
 	"github.com/fanout-gnn/fanout/graph"
 )
-
-// Options controls Import. Zero fields take the defaults of Shchur et al.:
-// 20 training vertices per class, 500 validation and 1,000 test vertices.
-type Options struct {
-	Seed          uint64 // seed of the split (Philox, stream SplitStream)
-	TrainPerClass int    // training vertices drawn per class; 0 means 20
-	Valid         int    // validation vertices; 0 means 500
-	Test          int    // test vertices; 0 means 1000
-}
-
-// Default split sizes.
-const (
-	DefaultTrainPerClass = 20
-	DefaultValid         = 500
-	DefaultTest          = 1000
-)
-
-// MaxClasses bounds the class ids importers accept (2^24), as a dataset's
-// manifest does.
-const MaxClasses = dataset.MaxClasses
 
 // maxDenseElems bounds the dense feature matrix Import builds from a sparse
 // one (2^34 float32 values, 64 GiB): the shape is read from the file, so a
@@ -45,9 +26,9 @@ const maxDenseElems = int64(1) << 34
 // (labels[i] is the class of vertex label_indices[i]), or from sparse
 // one-hot rows under labels_* (or label_*, or labels.*); vertices without a
 // label are -1. Where the archive has class_names, the classes are those
-// it names, and a label beyond them is an error. The split is Split(labels, ...) under opt. Every member read
+// it names, and a label beyond them is an error. The split is dataset.Split(labels, ...) under opt. Every member read
 // has its CRC checked.
-func Import(file string, opt Options) (*dataset.Dataset, error) {
+func Import(file string, opt dataset.SplitOptions) (*dataset.Dataset, error) {
 	a, err := Open(file)
 	if err != nil {
 		return nil, err
@@ -60,13 +41,12 @@ func Import(file string, opt Options) (*dataset.Dataset, error) {
 	d.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
 	d.Symmetric = true
 	d.Preprocessing = dataset.GraphSteps(graphOptions())
-	d.Source = fmt.Sprintf("npz %s (per-class split: %d per class, %d valid, %d test; seed %d)", filepath.Base(file),
-		orDefault(opt.TrainPerClass, DefaultTrainPerClass), orDefault(opt.Valid, DefaultValid), orDefault(opt.Test, DefaultTest), opt.Seed)
+	d.Source = fmt.Sprintf("npz %s (%s)", filepath.Base(file), opt)
 	return d, nil
 }
 
 // importArchive builds the dataset; maxElems bounds the feature matrix.
-func importArchive(a *Archive, opt Options, maxElems int64) (*dataset.Dataset, error) {
+func importArchive(a *Archive, opt dataset.SplitOptions, maxElems int64) (*dataset.Dataset, error) {
 	layouts := []csrKeys{{"adj", "_"}, {"adj_matrix", "."}}
 	k, ok := findCSR(a, layouts...)
 	if !ok {
@@ -99,7 +79,7 @@ func importArchive(a *Archive, opt Options, maxElems int64) (*dataset.Dataset, e
 	if classes, err = namedClasses(a, labels, classes); err != nil {
 		return nil, err
 	}
-	train, valid, test, err := Split(labels, classes, opt)
+	train, valid, test, err := dataset.Split(labels, classes, opt)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", a.name, err)
 	}
@@ -144,9 +124,9 @@ func readFeatures(a *Archive, n, maxElems int64) ([]float32, int, error) {
 		return nil, 0, err
 	}
 	if len(shape) != 2 || shape[0] != n || shape[1] == 0 {
-		return nil, 0, fmt.Errorf("%s: attr_matrix has shape %s, want (%d, dim >= 1)", a.name, ShapeString(shape), n)
+		return nil, 0, fmt.Errorf("%s: attr_matrix has shape %s, want (%d, dim >= 1)", a.name, npy.ShapeString(shape), n)
 	}
-	feat, err := Float32s(raw)
+	feat, err := npy.Float32s(raw)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: attr_matrix: %w", a.name, err)
 	}
@@ -215,15 +195,15 @@ func denseLabels(a *Archive, n int64) ([]int32, int, error) {
 		shape = shape[:1] // a column of class ids
 	}
 	if len(shape) == 2 && shape[0] == n {
-		if shape[1] > MaxClasses {
-			return nil, 0, fmt.Errorf("%s: labels has %d columns (at most %d classes are supported)", a.name, shape[1], MaxClasses)
+		if shape[1] > dataset.MaxClasses {
+			return nil, 0, fmt.Errorf("%s: labels has %d columns (at most %d classes are supported)", a.name, shape[1], dataset.MaxClasses)
 		}
 		return oneHotDense(a.name, "labels", raw, n, shape[1])
 	}
 	if len(shape) != 1 || shape[0] != n {
-		return nil, 0, fmt.Errorf("%s: labels has shape %s, want (%d,) or (%d, classes)", a.name, ShapeString(shape), n, n)
+		return nil, 0, fmt.Errorf("%s: labels has shape %s, want (%d,) or (%d, classes)", a.name, npy.ShapeString(shape), n, n)
 	}
-	ids, err := Int64s(raw)
+	ids, err := npy.Int64s(raw)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: labels: %w", a.name, err)
 	}
@@ -237,7 +217,7 @@ func indexedLabels(a *Archive, n int64) ([]int32, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	vals, err := Int64s(raw)
+	vals, err := npy.Int64s(raw)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: labels: %w", a.name, err)
 	}
@@ -273,8 +253,8 @@ func classIDs(name string, ids []int64) ([]int32, int, error) {
 	labels := make([]int32, len(ids))
 	classes := 0
 	for i, c := range ids {
-		if c < 0 || c >= MaxClasses {
-			return nil, 0, fmt.Errorf("%s: labels[%d] = %d is out of range [0, %d)", name, i, c, MaxClasses)
+		if c < 0 || c >= dataset.MaxClasses {
+			return nil, 0, fmt.Errorf("%s: labels[%d] = %d is out of range [0, %d)", name, i, c, dataset.MaxClasses)
 		}
 		labels[i] = int32(c)
 		classes = max(classes, int(c)+1)
@@ -285,7 +265,7 @@ func classIDs(name string, ids []int64) ([]int32, int, error) {
 // oneHotDense decodes [n, classes] one-hot rows; an all-zero row is
 // unlabelled (-1).
 func oneHotDense(name, key string, raw any, n, classes int64) ([]int32, int, error) {
-	vals, err := Float64s(raw)
+	vals, err := npy.Float64s(raw)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %s: %w", name, key, err)
 	}
@@ -307,8 +287,8 @@ func oneHotDense(name, key string, raw any, n, classes int64) ([]int32, int, err
 
 // oneHotSparse decodes sparse one-hot label rows; an empty row is unlabelled.
 func oneHotSparse(name string, m *csrMatrix) ([]int32, int, error) {
-	if m.cols > MaxClasses {
-		return nil, 0, fmt.Errorf("%s: label_shape has %d classes (at most %d are supported)", name, m.cols, MaxClasses)
+	if m.cols > dataset.MaxClasses {
+		return nil, 0, fmt.Errorf("%s: label_shape has %d classes (at most %d are supported)", name, m.cols, dataset.MaxClasses)
 	}
 	labels := make([]int32, m.rows)
 	for i := int64(0); i < m.rows; i++ {

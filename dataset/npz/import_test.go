@@ -12,10 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/npy"
 )
 
-var smallSplit = Options{Seed: 7, TrainPerClass: 1, Valid: 1, Test: 2}
+var smallSplit = dataset.SplitOptions{Seed: 7, TrainPerClass: 1, Valid: 1, Test: 2}
 
 func TestImportTiny(t *testing.T) {
 	path := writeNPZ(t, t.TempDir(), "tiny.npz", tinyArchive())
@@ -40,7 +41,10 @@ func TestImportTiny(t *testing.T) {
 	if d.NumClasses != 3 || !slices.Equal(d.Labels, []int32{0, 1, 2, 0, 1, 2}) {
 		t.Errorf("labels %v (%d classes)", d.Labels, d.NumClasses)
 	}
-	checkSplit(t, d.Labels, d.Train, d.Valid, d.Test, 1, 1, 2)
+	train, valid, test, err := dataset.Split(d.Labels, d.NumClasses, smallSplit)
+	if err != nil || !slices.Equal(d.Train, train) || !slices.Equal(d.Valid, valid) || !slices.Equal(d.Test, test) {
+		t.Errorf("split %v %v %v, want dataset.Split's %v %v %v (%v)", d.Train, d.Valid, d.Test, train, valid, test, err)
+	}
 	if err := d.Validate(); err != nil {
 		t.Errorf("Validate: %v", err)
 	}
@@ -69,7 +73,7 @@ func TestImportDenseAndOneHot(t *testing.T) {
 		member{"label_data", []float32{1, 1, 1, 1, 1}, []int64{5}},
 		member{"label_shape", []int64{6, 3}, []int64{2}})
 	path = writeNPZ(t, t.TempDir(), "sparse.npz", ms)
-	d, err = Import(path, Options{TrainPerClass: 1, Valid: 1, Test: 1})
+	d, err = Import(path, dataset.SplitOptions{TrainPerClass: 1, Valid: 1, Test: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,83 +84,6 @@ func TestImportDenseAndOneHot(t *testing.T) {
 		if slices.Contains(s, 5) {
 			t.Errorf("unlabelled vertex 5 is in a split")
 		}
-	}
-}
-
-// checkSplit checks sizes, disjointness, labels and per-class train counts.
-func checkSplit(t *testing.T, labels []int32, train, valid, test []int64, perClass, nValid, nTest int) {
-	t.Helper()
-	if len(valid) != nValid || len(test) != nTest {
-		t.Errorf("valid %d, test %d; want %d, %d", len(valid), len(test), nValid, nTest)
-	}
-	seen := map[int64]bool{}
-	count := map[int32]int{}
-	for _, s := range [][]int64{train, valid, test} {
-		if !slices.IsSorted(s) {
-			t.Errorf("split %v is not sorted", s)
-		}
-		for _, v := range s {
-			if seen[v] {
-				t.Errorf("vertex %d is in two splits", v)
-			}
-			seen[v] = true
-			if labels[v] < 0 {
-				t.Errorf("unlabelled vertex %d in a split", v)
-			}
-		}
-	}
-	for _, v := range train {
-		count[labels[v]]++
-	}
-	for c, k := range count {
-		if k != perClass {
-			t.Errorf("class %d has %d training vertices, want %d", c, k, perClass)
-		}
-	}
-}
-
-func TestSplitDefaultsAndSeeds(t *testing.T) {
-	labels := make([]int32, 3000)
-	for v := range labels {
-		labels[v] = int32(v % 7)
-	}
-	labels[5] = -1
-	train, valid, test, err := Split(labels, 7, Options{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(train) != 7*DefaultTrainPerClass {
-		t.Errorf("train %d, want %d", len(train), 7*DefaultTrainPerClass)
-	}
-	checkSplit(t, labels, train, valid, test, DefaultTrainPerClass, DefaultValid, DefaultTest)
-	train2, valid2, test2, _ := Split(labels, 7, Options{Seed: 1})
-	if !slices.Equal(train, train2) || !slices.Equal(valid, valid2) || !slices.Equal(test, test2) {
-		t.Error("the same seed gave a different split")
-	}
-	train3, _, _, _ := Split(labels, 7, Options{Seed: 2})
-	if slices.Equal(train, train3) {
-		t.Error("seeds 1 and 2 gave the same training set")
-	}
-	if _, _, _, err := Split(labels[:600], 7, Options{}); err == nil || !strings.Contains(err.Error(), "needs 500 validation + 1000 test") {
-		t.Errorf("too few vertices: %v", err)
-	}
-}
-
-func TestShuffleIsPermutation(t *testing.T) {
-	p := shuffled(1000, 3)
-	seen := make([]bool, 1000)
-	moved := 0
-	for i, v := range p {
-		if seen[v] {
-			t.Fatalf("%d appears twice", v)
-		}
-		seen[v] = true
-		if int(v) != i {
-			moved++
-		}
-	}
-	if moved < 900 {
-		t.Errorf("only %d of 1000 positions moved", moved)
 	}
 }
 
@@ -232,7 +159,7 @@ func FuzzImport(f *testing.F) {
 		if err != nil {
 			return
 		}
-		d, err := importArchive(a, Options{TrainPerClass: 1, Valid: 1, Test: 1}, 1<<16)
+		d, err := importArchive(a, dataset.SplitOptions{TrainPerClass: 1, Valid: 1, Test: 1}, 1<<16)
 		if err != nil {
 			return
 		}
@@ -278,7 +205,7 @@ func fuzzMembers(f *testing.F, base []member) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, err := importArchive(a, Options{TrainPerClass: 1, Valid: 1, Test: 1}, 1<<16)
+		d, err := importArchive(a, dataset.SplitOptions{TrainPerClass: 1, Valid: 1, Test: 1}, 1<<16)
 		if err != nil {
 			return
 		}
@@ -311,11 +238,11 @@ func TestImportOtherLayouts(t *testing.T) {
 		member{"labels", []int32{2, 0, 1, 0, 1}, []int64{5}},
 		member{"label_indices", []int64{5, 0, 2, 3, 1}, []int64{5}})
 	path := writeNPZ(t, t.TempDir(), "indexed.npz", ms)
-	_, err := Import(path, Options{TrainPerClass: 1, Valid: 1, Test: 0})
+	_, err := Import(path, dataset.SplitOptions{TrainPerClass: 1, Valid: 1, Test: 0})
 	if err == nil || !strings.Contains(err.Error(), "needs 1 validation + 1000 test") {
 		t.Errorf("default test size on 4 labelled vertices: %v", err)
 	}
-	d, err := Import(path, Options{TrainPerClass: 1, Valid: 1, Test: 1, Seed: 3})
+	d, err := Import(path, dataset.SplitOptions{TrainPerClass: 1, Valid: 1, Test: 1, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +333,7 @@ func TestImportChecksMemberCRC(t *testing.T) {
 	bad[at+6] ^= 0x01
 	os.WriteFile(path, bad, 0o644)
 	_, err := Import(path, smallSplit)
-	if err == nil || !strings.Contains(err.Error(), path+": member attr_data.npy is damaged (its CRC-32 does not match)") {
+	if err == nil || !strings.Contains(err.Error(), path+`: member "attr_data.npy" is damaged (its CRC-32 does not match)`) {
 		t.Errorf("flipped byte: %v", err)
 	}
 	// Bytes after an array's data are an error, not ignored.

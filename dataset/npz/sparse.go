@@ -2,6 +2,8 @@ package npz
 
 import (
 	"fmt"
+
+	"github.com/fanout-gnn/fanout/dataset/npy"
 )
 
 // csrKeys names the members of a CSR matrix in an archive: <prefix>_data,
@@ -67,7 +69,7 @@ func readCSR(a *Archive, k csrKeys, needData bool) (*csrMatrix, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m.data, err = Float64s(raw); err != nil {
+		if m.data, err = npy.Float64s(raw); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", a.name, k.key("data"), err)
 		}
 		if len(m.data) != len(m.indices) {
@@ -111,7 +113,7 @@ func readInts(a *Archive, key string) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := Int64s(raw)
+	v, err := npy.Int64s(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s: %w", a.name, key, err)
 	}

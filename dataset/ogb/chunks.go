@@ -142,8 +142,8 @@ func produceChunks(r io.Reader, cfg scanConfig, work chan<- *chunk, free chan []
 }
 
 // fill reads into b until it is full or r fails; io.EOF means the input
-// ended cleanly (unlike io.ReadFull, which would also map a decompressor's
-// io.ErrUnexpectedEOF, a truncated stream, to a short read).
+// ended cleanly (unlike io.ReadFull, which would map an error after a
+// short read to io.ErrUnexpectedEOF).
 func fill(r io.Reader, b []byte) (int, error) {
 	n := 0
 	for n < len(b) {
@@ -156,11 +156,9 @@ func fill(r io.Reader, b []byte) (int, error) {
 	return n, nil
 }
 
-// readError describes a failure to read (or decompress) a file.
+// readError describes a failure to read (or decompress) a file; a gzip
+// stream cut short is gzipfile.ErrTruncated.
 func readError(name string, err error) error {
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return fmt.Errorf("%s: unexpected end of data (truncated file?)", name)
-	}
 	return fmt.Errorf("%s: %w", name, err)
 }
 

@@ -9,7 +9,8 @@ import (
 	"math"
 	"sync"
 
-	"github.com/fanout-gnn/fanout/dataset/npz"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // parser reads one CSV file of an OGB raw folder.
@@ -43,19 +44,19 @@ func (p *parser) edges(r io.Reader, numNodes, numEdges int64) (src, dst []int32,
 	parseLine := func(line []byte, no int64) (int32, int32, error) {
 		comma := bytes.IndexByte(line, ',')
 		if comma < 0 {
-			return 0, 0, lineError(name, no, "want two comma-separated vertex ids, have %s", quote(line))
+			return 0, 0, lineError(name, no, "want two comma-separated vertex ids, have %s", quote.Quote(string(line)))
 		}
 		a, b := line[:comma], line[comma+1:]
 		if bytes.IndexByte(b, ',') >= 0 {
-			return 0, 0, lineError(name, no, "want two comma-separated vertex ids, have %s", quote(line))
+			return 0, 0, lineError(name, no, "want two comma-separated vertex ids, have %s", quote.Quote(string(line)))
 		}
 		u, ok := parseInt(a)
 		if !ok {
-			return 0, 0, lineError(name, no, "field 1: %s is not an integer", quote(a))
+			return 0, 0, lineError(name, no, "field 1: %s is not an integer", quote.Quote(string(a)))
 		}
 		v, ok := parseInt(b)
 		if !ok {
-			return 0, 0, lineError(name, no, "field 2: %s is not an integer", quote(b))
+			return 0, 0, lineError(name, no, "field 2: %s is not an integer", quote.Quote(string(b)))
 		}
 		if u < 0 || u >= numNodes {
 			return 0, 0, lineError(name, no, "field 1: vertex id %d is out of range [0, %d)", u, numNodes)
@@ -174,7 +175,7 @@ func parseRow(name string, line []byte, no int64, out []float32) error {
 		}
 		v, ok := parseFloat32(field)
 		if !ok {
-			return lineError(name, no, "field %d: %s is not a finite number", k+1, quote(field))
+			return lineError(name, no, "field %d: %s is not a finite number", k+1, quote.Quote(string(field)))
 		}
 		out[k] = v
 	}
@@ -230,10 +231,10 @@ func (p *parser) labels(r io.Reader, numNodes int64) ([]int32, int, error) {
 			}
 			v, ok := parseLabel(line)
 			if !ok {
-				return lineError(name, no, "%s is not a class id", quote(line))
+				return lineError(name, no, "%s is not a class id", quote.Quote(string(line)))
 			}
-			if v < 0 || v >= npz.MaxClasses {
-				return lineError(name, no, "label %d is out of range [0, %d)", v, npz.MaxClasses)
+			if v < 0 || v >= dataset.MaxClasses {
+				return lineError(name, no, "label %d is out of range [0, %d)", v, dataset.MaxClasses)
 			}
 			labels[no] = int32(v)
 			return nil
@@ -262,7 +263,7 @@ func (p *parser) ids(r io.Reader, numNodes int64) ([]int64, error) {
 		err := p.cfg.eachLine(c, func(line []byte, no int64) error {
 			v, ok := parseInt(line)
 			if !ok {
-				return lineError(name, no, "%s is not a vertex id", quote(line))
+				return lineError(name, no, "%s is not a vertex id", quote.Quote(string(line)))
 			}
 			if v < 0 || v >= numNodes {
 				return lineError(name, no, "vertex id %d is out of range [0, %d)", v, numNodes)
@@ -299,7 +300,7 @@ func (p *parser) count(r io.Reader) (int64, error) {
 	}
 	v, ok := parseInt(bytes.TrimRight(lines[0], "\r"))
 	if !ok || v < 0 {
-		return 0, lineError(name, 0, "%s is not a count", quote(lines[0]))
+		return 0, lineError(name, 0, "%s is not a count", quote.Quote(string(lines[0])))
 	}
 	return v, nil
 }

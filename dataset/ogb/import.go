@@ -150,7 +150,7 @@ func newParser(dir, base string, opt Options) (*parser, *textFile, error) {
 		return nil, nil, fmt.Errorf("%s: %w", t.path, err)
 	}
 	maxText := st.Size()
-	if t.gz != nil {
+	if t.gz {
 		maxText = st.Size()*deflateMaxRatio + 1<<16
 	}
 	p := &parser{

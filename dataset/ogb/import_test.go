@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"errors"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
 )
 
 // checkTiny compares an import of the tiny folder with the expected data.
@@ -170,8 +172,12 @@ func TestImportBadInput(t *testing.T) {
 		{"unlabelled in split", func(f map[string]string) { f["split/time/train.csv.gz"] = "0\n5\n" }, "train.csv.gz", "line 2: vertex 5 has no label", ""},
 		{"repeated id in split", func(f map[string]string) { f["split/time/test.csv.gz"] = "3\n4\n3\n" }, "test.csv.gz", "line 3: vertex 3 is listed twice", ""},
 		{"empty split", func(f map[string]string) { f["split/time/valid.csv.gz"] = "" }, "valid.csv.gz", "the valid split is empty", ""},
-		{"two splits", func(f map[string]string) { f["split/other/train.csv.gz"] = "0\n" }, "split", "several splits (other, time)", ""},
-		{"unknown split", nil, "split/random", "split folder not found", "random"},
+		{"two splits", func(f map[string]string) { f["split/other/train.csv.gz"] = "0\n" }, "split", `several splits ("other, time")`, ""},
+		{"unknown split", nil, "split", `split folder "random" not found`, "random"},
+		{"split outside split/", func(f map[string]string) {
+			f["raw/time/train.csv.gz"], f["raw/time/valid.csv.gz"], f["raw/time/test.csv.gz"] = "0\n", "2\n", "3\n"
+		}, "split", `split folder "../raw/time" not found`, "../raw/time"},
+		{"long split name", nil, "split", `split folder "xxxx`, strings.Repeat("x", 1<<20)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -184,7 +190,10 @@ func TestImportBadInput(t *testing.T) {
 				t.Fatalf("no error, want %q", c.want)
 			}
 			if !strings.Contains(err.Error(), c.file) || !strings.Contains(err.Error(), c.want) {
-				t.Errorf("error %q, want %q naming %s", err, c.want, c.file)
+				t.Errorf("error %.500q, want %q naming %s", err, c.want, c.file)
+			}
+			if len(err.Error()) > 600 {
+				t.Errorf("a message of %d bytes: the input is quoted whole", len(err.Error()))
 			}
 		})
 	}
@@ -206,15 +215,20 @@ func TestImportTruncatedGzip(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Import(dir, Options{})
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "truncated") {
-		t.Errorf("truncated gzip: %v", err)
+	if !errors.Is(err, gzipfile.ErrTruncated) || !strings.HasPrefix(err.Error(), path+": ") ||
+		strings.Count(err.Error(), "truncated") != 1 || strings.Contains(err.Error(), "\n") {
+		t.Errorf("truncated gzip: %v; want one line naming %s as truncated", err, path)
 	}
-	if err := os.WriteFile(path, []byte("not gzip"), 0o644); err != nil {
+	// Plain text under a .gz name is said not to be gzip (not read as text).
+	if err := os.WriteFile(path, []byte("1,2\n3,4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "raw", "num-edge-list.csv.gz"), gz(t, "2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	_, err = Import(dir, Options{})
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "not a readable gzip file") {
-		t.Errorf("not gzip: %v", err)
+	if err == nil || !strings.HasPrefix(err.Error(), path+": not a gzip file") {
+		t.Errorf("plain text named .gz: %v; want it named as not gzip", err)
 	}
 }
 

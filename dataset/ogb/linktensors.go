@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/torchzip"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // positives reads a split file's positive pairs: 'edge' [E, 2], or
@@ -19,7 +20,7 @@ func positives(file string, m map[string]*torchzip.Tensor, n int64) ([]int32, er
 	src, ok1 := m["source_node"]
 	dst, ok2 := m["target_node"]
 	if !ok1 || !ok2 {
-		return nil, fmt.Errorf("%s: no 'edge' nor 'source_node' and 'target_node' tensors (have %s)", file, strings.Join(torchzip.Keys(m), ", "))
+		return nil, fmt.Errorf("%s: no 'edge' nor 'source_node' and 'target_node' tensors (have %s)", file, quote.Quote(strings.Join(torchzip.Keys(m), ", ")))
 	}
 	if err := checkShape(file, "source_node", src, -1); err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func negatives(file string, m map[string]*torchzip.Tensor, pos []int32, n int64)
 			dst = append(dst, ids[i])
 		}
 	} else {
-		return nil, 0, fmt.Errorf("%s: no negatives: want 'edge_neg' or 'target_node_neg' (have %s)", file, strings.Join(torchzip.Keys(m), ", "))
+		return nil, 0, fmt.Errorf("%s: no negatives: want 'edge_neg' or 'target_node_neg' (have %s)", file, quote.Quote(strings.Join(torchzip.Keys(m), ", ")))
 	}
 	if k == 0 {
 		return nil, 0, fmt.Errorf("%s: no negatives per positive", file)

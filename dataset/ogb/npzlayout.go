@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/npy"
 	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/graph"
 )
@@ -55,7 +56,7 @@ func readDataNPZ(a *npz.Archive, opt Options) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	counts, err := npz.Int64s(raw)
+	counts, err := npy.Int64s(raw)
 	if err != nil || len(counts) != 1 || counts[0] < 0 {
 		return nil, fmt.Errorf("%s: num_nodes_list must hold one vertex count (datasets of several graphs are not supported)", a.Name())
 	}
@@ -77,9 +78,9 @@ func readDataNPZ(a *npz.Archive, opt Options) (*dataset.Dataset, error) {
 		return nil, err
 	}
 	if len(shape) != 2 || shape[0] != n || shape[1] == 0 {
-		return nil, fmt.Errorf("%s: node_feat has shape %s, want (%d, dim >= 1)", a.Name(), npz.ShapeString(shape), n)
+		return nil, fmt.Errorf("%s: node_feat has shape %s, want (%d, dim >= 1)", a.Name(), npy.ShapeString(shape), n)
 	}
-	feat, err := npz.Float32s(raw)
+	feat, err := npy.Float32s(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%s: node_feat: %w", a.Name(), err)
 	}
@@ -94,9 +95,9 @@ func edgeIndex(a *npz.Archive, n int64) (src, dst []int32, err error) {
 		return nil, nil, err
 	}
 	if len(shape) != 2 || shape[0] != 2 {
-		return nil, nil, fmt.Errorf("%s: edge_index has shape %s, want (2, edges)", a.Name(), npz.ShapeString(shape))
+		return nil, nil, fmt.Errorf("%s: edge_index has shape %s, want (2, edges)", a.Name(), npy.ShapeString(shape))
 	}
-	ids, err := npz.Int64s(raw)
+	ids, err := npy.Int64s(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: edge_index: %w", a.Name(), err)
 	}
@@ -120,9 +121,9 @@ func labelsNPZ(a *npz.Archive, n int64) ([]int32, int, error) {
 		return nil, 0, err
 	}
 	if !(len(shape) == 1 && shape[0] == n) && !(len(shape) == 2 && shape[0] == n && shape[1] == 1) {
-		return nil, 0, fmt.Errorf("%s: node_label has shape %s, want (%d, 1)", a.Name(), npz.ShapeString(shape), n)
+		return nil, 0, fmt.Errorf("%s: node_label has shape %s, want (%d, 1)", a.Name(), npy.ShapeString(shape), n)
 	}
-	vals, err := npz.Float64s(raw)
+	vals, err := npy.Float64s(raw)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: node_label: %w", a.Name(), err)
 	}
@@ -132,7 +133,7 @@ func labelsNPZ(a *npz.Archive, n int64) ([]int32, int, error) {
 		switch {
 		case math.IsNaN(v):
 			labels[i] = -1
-		case v != math.Trunc(v) || v < 0 || v >= npz.MaxClasses:
+		case v != math.Trunc(v) || v < 0 || v >= dataset.MaxClasses:
 			return nil, 0, fmt.Errorf("%s: node_label[%d] = %v is not a class id", a.Name(), i, v)
 		default:
 			labels[i] = int32(v)

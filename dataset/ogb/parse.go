@@ -83,11 +83,3 @@ func parseLabel(b []byte) (int64, bool) {
 	}
 	return int64(f), true
 }
-
-// quote renders a field for an error message, shortened when long.
-func quote(b []byte) string {
-	if len(b) > 40 {
-		return strconv.Quote(string(b[:40])) + "..."
-	}
-	return strconv.Quote(string(b))
-}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // readSplit reads split/<name>/{train,valid,test}.csv.gz under root and
@@ -50,8 +51,9 @@ func splitDir(root, name string) (string, error) {
 	base := filepath.Join(root, "split")
 	if name != "" {
 		dir := filepath.Join(base, name)
-		if !exists(dir) {
-			return "", fmt.Errorf("%s: split folder not found", dir)
+		st, err := os.Stat(dir)
+		if !filepath.IsLocal(name) || strings.ContainsAny(name, `/\`) || err != nil || !st.IsDir() {
+			return "", fmt.Errorf("%s: split folder %s not found (want the name of a folder there)", base, quote.Quote(name))
 		}
 		return dir, nil
 	}
@@ -71,5 +73,5 @@ func splitDir(root, name string) (string, error) {
 	case 1:
 		return filepath.Join(base, dirs[0]), nil
 	}
-	return "", fmt.Errorf("%s: several splits (%s): choose one", base, strings.Join(dirs, ", "))
+	return "", fmt.Errorf("%s: several splits (%s): choose one", base, quote.Quote(strings.Join(dirs, ", ")))
 }

@@ -1,15 +1,14 @@
 package ogb
 
 import (
-	"bufio"
-	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/gzipfile"
 )
 
 // textFile is an opened CSV file, gzip-compressed (name.csv.gz) or plain
@@ -18,7 +17,7 @@ type textFile struct {
 	path string    // full path, used in messages
 	r    io.Reader // decompressed text
 	f    *os.File
-	gz   *gzip.Reader
+	gz   bool // r decompresses
 }
 
 // findText returns the path of dir/base.csv.gz, or dir/base.csv when only
@@ -64,27 +63,15 @@ func openText(dir, base string, progress func(stage string, done, total int64)) 
 		}
 		raw = &progressReader{r: f, stage: filepath.Base(path), total: st.Size(), report: progress}
 	}
-	br := bufio.NewReaderSize(raw, 1<<20)
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: not a readable gzip file: %w", path, err)
-		}
-		t.gz, t.r = gz, gz
-	} else {
-		t.r = br
+	if t.r, t.gz, err = gzipfile.Reader(path, raw); err != nil {
+		f.Close()
+		return nil, err
 	}
 	return t, nil
 }
 
 // Close releases the file.
-func (t *textFile) Close() error {
-	if t.gz != nil {
-		t.gz.Close()
-	}
-	return t.f.Close()
-}
+func (t *textFile) Close() error { return t.f.Close() }
 
 // progressReader reports the bytes read from r, at most once per MiB.
 type progressReader struct {

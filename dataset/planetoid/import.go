@@ -18,8 +18,8 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
-	"github.com/fanout-gnn/fanout/dataset/npz"
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // NumValid is the size of the standard validation split.
@@ -117,7 +117,7 @@ func parseIndex(raw []byte) ([]int64, error) {
 		}
 		v, err := strconv.ParseInt(string(line), 10, 64)
 		if err != nil || v < 0 {
-			return nil, fmt.Errorf("line %d: %q is not a vertex id", no+1, line)
+			return nil, fmt.Errorf("line %d: %s is not a vertex id", no+1, quote.Quote(string(line)))
 		}
 		ids = append(ids, v)
 	}
@@ -201,7 +201,7 @@ func checkShapes(f *files, path func(ext string) string) error {
 		return fmt.Errorf("%s: %d training rows plus %d validation rows exceed the %d rows of ally", path("y"), f.y.rows, NumValid, f.ally.rows)
 	case dim == 0:
 		return fmt.Errorf("%s: no feature columns", path("allx"))
-	case classes == 0 || classes > npz.MaxClasses:
+	case classes == 0 || classes > dataset.MaxClasses:
 		return fmt.Errorf("%s: %d classes", path("ally"), classes)
 	}
 	return nil

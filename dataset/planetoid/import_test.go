@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"fmt"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 const tinyRows = 504 // rows of allx: 2 training + 500 validation + 2 more
@@ -159,5 +162,14 @@ func TestImportBadInput(t *testing.T) {
 				t.Errorf("error %q, want %q naming %s", err, c.want, c.file)
 			}
 		})
+	}
+}
+
+// TestParseIndexQuotesLongLines: a bad test.index line of a megabyte is
+// quoted to at most quote.Limit bytes.
+func TestParseIndexQuotesLongLines(t *testing.T) {
+	_, err := parseIndex([]byte("1\n2\nx" + strings.Repeat("7", 1<<20) + "\n"))
+	if err == nil || len(err.Error()) > 2*quote.Limit || !strings.Contains(err.Error(), "line 3: ") {
+		t.Errorf("an error of %d bytes, want line 3 quoted to %d: %.300v", len(fmt.Sprint(err)), quote.Limit, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // ndarray is a decoded numeric NumPy array in C order, values widened to
@@ -140,7 +141,7 @@ func asDtype(v any) (dtype, error) {
 	valid := dt.size > 0 && ((dt.kind == 'i' || dt.kind == 'u') ||
 		(dt.kind == 'f' && dt.size >= 4) || (dt.kind == 'b' && dt.size == 1))
 	if !valid {
-		return dtype{}, fmt.Errorf("numpy dtype %q is not supported (want bool, int, uint, float32 or float64)", descr)
+		return dtype{}, fmt.Errorf("numpy dtype %s is not supported (want bool, int, uint, float32 or float64)", quote.Quote(descr))
 	}
 	if st, ok := o.State.(pickle.Tuple); ok && len(st) > 1 {
 		order, _ := st[1].(string)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // tensorOpcodes are the opcodes torch.save's pickle (protocol 2) uses for a
@@ -39,7 +40,7 @@ func knownClass(g *pickle.Global) error {
 		(g.Module == "collections" && g.Name == "OrderedDict") ||
 		(g.Module == "torch" && isStorage)
 	if !known {
-		return fmt.Errorf("class %.100s.%.100s is not allowed in a tensor file (want torch._utils._rebuild_tensor_v2, collections.OrderedDict or a torch storage class)", g.Module, g.Name)
+		return fmt.Errorf("class %s is not allowed in a tensor file (want torch._utils._rebuild_tensor_v2, collections.OrderedDict or a torch storage class)", quote.Quote(g.Module+"."+g.Name))
 	}
 	return nil
 }
@@ -57,7 +58,7 @@ func (s *storages) call(g *pickle.Global, args pickle.Tuple) (any, bool, error) 
 		t, err := s.rebuildTensor(args)
 		return t, true, err
 	}
-	return nil, true, fmt.Errorf("%s.%s is a storage class, not a callable", g.Module, g.Name)
+	return nil, true, fmt.Errorf("%s is a storage class, not a callable", quote.Quote(g.Module+"."+g.Name))
 }
 
 // typeName names a decoded value's type, for messages.

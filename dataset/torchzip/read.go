@@ -19,6 +19,7 @@ import (
 	"strings"
 
 	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // DefaultMaxBytes bounds the bytes Read holds for tensors when the caller
@@ -79,7 +80,7 @@ func readArchive(zr *zip.Reader, maxBytes int64) (map[string]*Tensor, error) {
 	for _, f := range zr.File {
 		if path.Base(f.Name) == "data.pkl" && strings.Count(f.Name, "/") == 1 {
 			if pkl != nil {
-				return nil, fmt.Errorf("two pickles (%s and %s): want one <name>/data.pkl", pkl.Name, f.Name)
+				return nil, fmt.Errorf("two pickles (%s and %s): want one <name>/data.pkl", quote.Quote(pkl.Name), quote.Quote(f.Name))
 			}
 			pkl = f
 		}
@@ -97,22 +98,22 @@ func readArchive(zr *zip.Reader, maxBytes int64) (map[string]*Tensor, error) {
 	s := &storages{zr: zr, prefix: path.Dir(pkl.Name) + "/data/", budget: maxBytes, loaded: map[string]*storage{}}
 	v, err := unpickle(data, s)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", pkl.Name, err)
+		return nil, fmt.Errorf("%s: %w", quote.Quote(pkl.Name), err)
 	}
 	d, ok := v.(*pickle.Dict)
 	if !ok {
-		return nil, fmt.Errorf("%s holds a %s, want a dict of tensors", pkl.Name, typeName(v))
+		return nil, fmt.Errorf("%s holds a %s, want a dict of tensors", quote.Quote(pkl.Name), typeName(v))
 	}
 	out := map[string]*Tensor{}
 	for _, k := range d.Keys() {
 		name, ok := k.(string)
 		if !ok {
-			return nil, fmt.Errorf("%s: dict key is a %s, want a string", pkl.Name, typeName(k))
+			return nil, fmt.Errorf("%s: dict key is a %s, want a string", quote.Quote(pkl.Name), typeName(k))
 		}
 		v, _ := d.Get(k)
 		t, ok := v.(*Tensor)
 		if !ok {
-			return nil, fmt.Errorf("%s: %q is a %s, want a tensor", pkl.Name, name, typeName(v))
+			return nil, fmt.Errorf("%s: %s is a %s, want a tensor", quote.Quote(pkl.Name), quote.Quote(name), typeName(v))
 		}
 		out[name] = t
 	}
@@ -141,7 +142,7 @@ func checkByteOrder(zr *zip.Reader, name string) error {
 			return err
 		}
 		if order := strings.TrimSpace(string(b)); order != "little" {
-			return fmt.Errorf("%s says %q: only little-endian storages are supported", name, order)
+			return fmt.Errorf("%s says %s: only little-endian storages are supported", quote.Quote(name), quote.Quote(order))
 		}
 	}
 	return nil
@@ -151,16 +152,16 @@ func checkByteOrder(zr *zip.Reader, name string) error {
 // holds the size its header declares.
 func readEntry(f *zip.File, limit int64) ([]byte, error) {
 	if f.UncompressedSize64 > uint64(limit) {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", f.Name, f.UncompressedSize64, limit)
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d allowed", quote.Quote(f.Name), f.UncompressedSize64, limit)
 	}
 	r, err := f.Open()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", f.Name, err)
+		return nil, fmt.Errorf("%s: %w", quote.Quote(f.Name), err)
 	}
 	defer r.Close()
 	buf := make([]byte, f.UncompressedSize64)
 	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, fmt.Errorf("%s: %w (truncated?)", f.Name, err)
+		return nil, fmt.Errorf("%s: %w (truncated?)", quote.Quote(f.Name), err)
 	}
 	return buf, nil
 }

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"fmt"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // writeZip writes an archive of the given entries (stored, in name order).
@@ -162,9 +165,9 @@ func TestReadMalformed(t *testing.T) {
 		{"truncated pickle", map[string][]byte{"a/data.pkl": good[:40], "a/data/0": int32s(1, 2, 3, 4, 5, 6)}, 0, "truncated"},
 		{"no stop", map[string][]byte{"a/data.pkl": good[:len(good)-1], "a/data/0": int32s(1, 2, 3, 4, 5, 6)}, 0, "without STOP"},
 		{"storage size", map[string][]byte{"a/data.pkl": good, "a/data/0": int32s(1, 2, 3, 4)}, 0, "holds 16 bytes, want 24"},
-		{"missing storage", map[string][]byte{"a/data.pkl": good}, 0, "no a/data/0 in the archive"},
+		{"missing storage", map[string][]byte{"a/data.pkl": good}, 0, `no "a/data/0" in the archive`},
 		{"tensor beyond storage", map[string][]byte{"a/data.pkl": transposedPickle(5, ""), "a/data/0": int32s(1, 2, 3, 4, 5)}, 0, "reaches element 5"},
-		{"unknown global", map[string][]byte{"a/data.pkl": transposedPickle(6, "os\nsystem\n"), "a/data/0": int32s(1, 2, 3, 4, 5, 6)}, 0, "class os.system is not allowed"},
+		{"unknown global", map[string][]byte{"a/data.pkl": transposedPickle(6, "os\nsystem\n"), "a/data/0": int32s(1, 2, 3, 4, 5, 6)}, 0, `class "os.system" is not allowed`},
 		{"over budget", map[string][]byte{"a/data.pkl": good, "a/data/0": int32s(1, 2, 3, 4, 5, 6)}, 20, "over the 20 bytes allowed"},
 		{"no pickle", map[string][]byte{"a/data/0": int32s(1)}, 0, "no <name>/data.pkl"},
 		{"not a dict", map[string][]byte{"a/data.pkl": {0x80, 2, 'K', 1, '.'}}, 0, "holds a int, want a dict"},
@@ -190,5 +193,24 @@ func TestReadNotZip(t *testing.T) {
 	_, err := Read(file, 0)
 	if err == nil || !strings.Contains(err.Error(), file) || !strings.Contains(err.Error(), "not a zip archive") {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// TestReadQuotesLongNames: an archive's entry names and a pickle's keys
+// (up to 64 KiB each) are quoted to at most quote.Limit bytes.
+func TestReadQuotesLongNames(t *testing.T) {
+	long := strings.Repeat("k", 1<<16-20)
+	key := []byte{0x80, 2, '}', 'X'}
+	key = binary.LittleEndian.AppendUint32(key, uint32(len(long)))
+	key = append(append(key, long...), 'K', 1, 's', '.')
+	for name, entries := range map[string]map[string][]byte{
+		"entry name": {long + "/data.pkl": {0x80, 2, 'K', 1, '.'}},
+		"dict key":   {"a/data.pkl": key},
+	} {
+		file := writeZip(t, entries)
+		_, err := Read(file, 0)
+		if err == nil || len(err.Error()) > len(file)+3*quote.Limit || !strings.Contains(err.Error(), "bytes)") {
+			t.Errorf("%s: an error of %d bytes, want the name quoted to %d: %.300v", name, len(fmt.Sprint(err)), quote.Limit, err)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/fanout-gnn/fanout/dataset/internal/pickle"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // storageType describes a torch storage class.
@@ -68,7 +69,7 @@ func (s *storages) load(pid any) (any, error) {
 	}
 	typ, ok := storageClass(g.Name)
 	if !ok {
-		return nil, fmt.Errorf("storage class torch.%s is not supported (want integer, bool, float or double)", g.Name)
+		return nil, fmt.Errorf("storage class %s is not supported (want integer, bool, float or double)", quote.Quote("torch."+g.Name))
 	}
 	key, ok1 := t[2].(string)
 	numel, ok2 := t[4].(int64)
@@ -77,12 +78,12 @@ func (s *storages) load(pid any) (any, error) {
 	}
 	if st, ok := s.loaded[key]; ok {
 		if st.typ != typ || st.numl != numel {
-			return nil, fmt.Errorf("storage %q is named twice with different types or sizes", key)
+			return nil, fmt.Errorf("storage %s is named twice with different types or sizes", quote.Quote(key))
 		}
 		return st, nil
 	}
 	if numel > s.budget/int64(typ.size) {
-		return nil, fmt.Errorf("storage %q of %d %s elements is over the %d bytes allowed", key, numel, typ.dtype, s.budget)
+		return nil, fmt.Errorf("storage %s of %d %s elements is over the %d bytes allowed", quote.Quote(key), numel, typ.dtype, s.budget)
 	}
 	want := numel * int64(typ.size)
 	var f *zip.File
@@ -92,10 +93,10 @@ func (s *storages) load(pid any) (any, error) {
 		}
 	}
 	if f == nil {
-		return nil, fmt.Errorf("storage %q: no %s%s in the archive", key, s.prefix, key)
+		return nil, fmt.Errorf("storage %s: no %s in the archive", quote.Quote(key), quote.Quote(s.prefix+key))
 	}
 	if f.UncompressedSize64 != uint64(want) {
-		return nil, fmt.Errorf("storage %q: %s holds %d bytes, want %d (%d %s elements)", key, f.Name, f.UncompressedSize64, want, numel, typ.dtype)
+		return nil, fmt.Errorf("storage %s: %s holds %d bytes, want %d (%d %s elements)", quote.Quote(key), quote.Quote(f.Name), f.UncompressedSize64, want, numel, typ.dtype)
 	}
 	raw, err := readEntry(f, want)
 	if err != nil {
@@ -148,7 +149,7 @@ func (s *storages) rebuildTensor(args pickle.Tuple) (*Tensor, error) {
 		}
 	}
 	if count > 0 && last >= st.numl {
-		return nil, fmt.Errorf("tensor of size %v, stride %v at offset %d reaches element %d of storage %q, which holds %d", size, stride, offset, last, st.key, st.numl)
+		return nil, fmt.Errorf("tensor of size %v, stride %v at offset %d reaches element %d of storage %s, which holds %d", size, stride, offset, last, quote.Quote(st.key), st.numl)
 	}
 	if count > s.budget/8 { // decoded elements take 8 bytes each
 		return nil, fmt.Errorf("tensor of size %v is over the %d bytes allowed", size, s.budget)

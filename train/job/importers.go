@@ -19,7 +19,7 @@ import (
 type ImportOptions struct {
 	Name       string // planetoid: cora, citeseer or pubmed; ogb: the manifest's name
 	Symmetrize bool   // ogb: add inverse edges
-	Split      npz.Options
+	Split      dataset.SplitOptions
 	GraphBolt  graphbolt.Options
 	Threads    int
 	// Progress, when set, hears ogb's stages (done of total).
@@ -44,7 +44,7 @@ func ImportFormat(format, src string, o ImportOptions) (*dataset.Dataset, error)
 		return planetoid.Import(src, o.Name)
 	case "npz":
 		ds, err := npz.Import(src, o.Split)
-		if errors.Is(err, npz.ErrSplitTooLarge) {
+		if errors.Is(err, dataset.ErrSplitTooLarge) {
 			err = fmt.Errorf("%w (--train-per-class, --valid, --test)", err)
 		}
 		return ds, err

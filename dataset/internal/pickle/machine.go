@@ -17,6 +17,8 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // Hooks adapt the machine to a file format. The zero value accepts every
@@ -257,14 +259,14 @@ func (u *machine) textNumber(op byte) error {
 	case 'F':
 		f, err := strconv.ParseFloat(line, 64)
 		if err != nil {
-			return fmt.Errorf("bad float %q", line)
+			return fmt.Errorf("bad float %s", quote.Quote(line))
 		}
 		u.push(f)
 		return nil
 	}
 	v, ok := new(big.Int).SetString(line, 10)
 	if !ok || !v.IsInt64() {
-		return fmt.Errorf("bad or too large integer %q", line)
+		return fmt.Errorf("bad or too large integer %s", quote.Quote(line))
 	}
 	u.push(v.Int64())
 	return nil

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // stepContainer handles tuples, lists and dicts.
@@ -121,7 +123,7 @@ func (u *machine) stepMemo(op byte) (bool, error) {
 			return true, err
 		}
 		if idx, err = strconv.ParseInt(line, 10, 64); err != nil {
-			return true, fmt.Errorf("bad memo index %q", line)
+			return true, fmt.Errorf("bad memo index %s", quote.Quote(line))
 		}
 	case 'q', 'h': // BINPUT, BINGET
 		b, err := u.read(1)

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"fmt"
+	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 func TestDecodeErrors(t *testing.T) {
@@ -86,6 +89,20 @@ func TestHooks(t *testing.T) {
 	} {
 		if _, err := Decode([]byte(c.data), hooks); err == nil || err.Error() != c.want {
 			t.Errorf("%q: %v, want %q", c.data, err, c.want)
+		}
+	}
+}
+
+// TestLongTextArgumentsQuoted: a text opcode's argument of 64 KiB
+// (an integer, a float, a memo index) is quoted to at most quote.Limit
+// bytes in the error.
+func TestLongTextArgumentsQuoted(t *testing.T) {
+	big := strings.Repeat("9", 1<<16) + "x"
+	for _, op := range []byte{'I', 'F', 'g'} {
+		data := append(append([]byte{'(', op}, big...), '\n', '.')
+		_, err := Decode(data, Hooks{})
+		if err == nil || len(err.Error()) > 2*quote.Limit || !strings.Contains(err.Error(), "bytes)") {
+			t.Errorf("opcode %c: an error of %d bytes, want the argument quoted to %d: %.300v", op, len(fmt.Sprint(err)), quote.Limit, err)
 		}
 	}
 }
