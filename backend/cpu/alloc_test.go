@@ -35,3 +35,40 @@ func TestOpsDoNotAllocate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCheckedOpsDoNotAllocate: an op's generated argument checks (checkX,
+// from the op descriptions) allocate nothing: ops whose work allocates
+// nothing either make no allocation per call at all.
+func TestCheckedOpsDoNotAllocate(t *testing.T) {
+	b := New(1)
+	defer b.Close()
+	const rows, dim, k = 16, 8, 2
+	x, _ := b.Alloc(backend.F32, rows*dim)
+	y, _ := b.Alloc(backend.F32, rows*dim)
+	out, _ := b.Alloc(backend.F32, 1)
+	acc, _ := b.Alloc(backend.F32, 2)
+	scores, _ := b.Alloc(backend.F32, rows*(1+k))
+	dscores, _ := b.Alloc(backend.F32, rows*(1+k))
+	cnt, _ := b.Upload([]int32{rows, 0, rows, 0})
+	n := backend.Count{Buf: cnt, Cap: rows}
+	c1, c3 := backend.Count{Buf: cnt, Off: 1, Cap: rows}, backend.Count{Buf: cnt, Off: 3, Cap: rows}
+	clock, _ := b.Upload([]int32{0, 0})
+	flag, _ := b.Alloc(backend.I32, 3)
+	ops := map[string]func(){
+		"DotSum":       func() { b.DotSum(x, y, n, dim, out) },
+		"PairLoss":     func() { b.PairLoss(scores, backend.Count{Buf: cnt, Cap: rows / (1 + k)}, k, out, dscores, c1) },
+		"AddCount":     func() { b.AddCount(c3, 1, nil) },
+		"Accumulate":   func() { b.Accumulate(out, c1, acc, nil) },
+		"FlagOverflow": func() { b.FlagOverflow(n, clock, flag) },
+		"ScaleShare":   func() { b.ScaleShare(x, n, dim, n, n) },
+	}
+	for name, op := range ops {
+		op()
+		if allocs := testing.AllocsPerRun(50, op); allocs != 0 {
+			t.Errorf("%s: %.1f allocations per call, want 0", name, allocs)
+		}
+	}
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -3,8 +3,11 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/internal/errcode"
+	"github.com/fanout-gnn/fanout/rng"
 )
 
 // call validates the arguments of one op. The first problem is recorded as
@@ -78,14 +81,7 @@ func (c *call) u8(name string, arg backend.Buffer, need int) []uint8 {
 	return nil
 }
 
-// optF32 is f32 for an argument that may be nil (returns nil, no error).
-func (c *call) optF32(name string, arg backend.Buffer, need int) []float32 {
-	if isNil(arg) {
-		return nil
-	}
-	return c.f32(name, arg, need)
-}
-
+// isNil reports whether an optional buffer argument is absent.
 func isNil(arg backend.Buffer) bool {
 	if arg == nil {
 		return true
@@ -106,42 +102,103 @@ func (c *call) count(name string, n backend.Count) (live int, ptr *int32) {
 		c.failf("%s: capacity %d outside [0, 2^31-1)", name, n.Cap)
 		return 0, nil
 	}
+	p := c.countPtr(name, n)
+	if p == nil {
+		return 0, nil
+	}
+	return min(max(int(*p), 0), n.Cap), p
+}
+
+// countPtr checks a Count's buffer and offset and returns the address of
+// its int32.
+func (c *call) countPtr(name string, n backend.Count) *int32 {
+	if !c.ok {
+		return nil
+	}
 	x, isCPU := n.Buf.(*buffer)
 	switch {
 	case !isCPU || x == nil:
 		c.failf("%s.Buf: %s", name, describeForeign(n.Buf))
-		return 0, nil
+		return nil
 	case x.dt != backend.I32:
 		c.failf("%s.Buf: dtype %s, want int32", name, x.dt)
-		return 0, nil
+		return nil
 	}
 	s := x.i32
 	if n.Off < 0 || n.Off >= len(s) {
 		c.failf("%s: offset %d outside count buffer of %d elements", name, n.Off, len(s))
-		return 0, nil
+		return nil
 	}
-	p := &s[n.Off]
-	return min(max(int(*p), 0), n.Cap), p
+	return &s[n.Off]
 }
 
-// dim checks a positive static size.
+// dim checks a positive static size, in [1, 2^31) as the CUDA backend's
+// kernels take it.
 func (c *call) dim(name string, v int) {
-	if c.ok && v <= 0 {
-		c.failf("%s: %d, want > 0", name, v)
+	if c.ok && (v <= 0 || v > math.MaxInt32) {
+		c.failf("%s: %d, want in [1, 2^31)", name, v)
 	}
 }
 
-// clock reads epoch and step from a Rand's Clock buffer.
-func (c *call) clock(r backend.Rand) (epoch, step uint32) {
-	s := c.i32("rand.Clock", r.Clock, 2)
+// size checks a static size that may be 0, in [0, 2^31).
+func (c *call) size(name string, v int) {
+	if c.ok && (v < 0 || v > math.MaxInt32) {
+		c.failf("%s: %d, want in [0, 2^31)", name, v)
+	}
+}
+
+// prob checks a dropout probability: 0 <= p < 1.
+func (c *call) prob(name string, p float32) {
+	if c.ok && !(p >= 0 && p < 1) {
+		c.failf("%s: dropout probability %g, want 0 <= p < 1", name, p)
+	}
+}
+
+// notNaN checks a float32 that must be a number.
+func (c *call) notNaN(name string, v float32) {
+	if c.ok && v != v {
+		c.failf("%s is NaN", name)
+	}
+}
+
+// check records err (a shared check of package backend) when it is set.
+func (c *call) check(err error) {
+	if c.ok && err != nil {
+		c.failf("%v", err)
+	}
+}
+
+// raise records a bad-data error of the shared table (package errcode),
+// the error the CUDA kernels report for the same data.
+func (c *call) raise(code errcode.Code, x, y, z int) {
+	c.failf("%s", code.Message(int64(x), int64(y), int64(z)))
+}
+
+// rand checks a Rand (its Clock I32 [2] and a Stream below 256) and
+// returns the Philox key it names, with epoch and step read from Clock.
+func (c *call) rand(name string, r backend.Rand) rng.Key {
+	s := c.i32(name+".Clock", r.Clock, 2)
 	if !c.ok {
-		return 0, 0
+		return rng.Key{}
 	}
 	if r.Stream >= 256 {
-		c.failf("rand.Stream %d, want < 256", r.Stream)
-		return 0, 0
+		c.failf("%s.Stream %d, want < 256", name, r.Stream)
+		return rng.Key{}
 	}
-	return uint32(s[0]), uint32(s[1])
+	return rng.Key{Seed: r.Seed, Epoch: uint32(s[0]), Step: uint32(s[1]), Stream: r.Stream}
+}
+
+// counter checks an int32 in backend memory whose Cap is not used (a
+// counter an op writes or adds to) and returns its address.
+func (c *call) counter(name string, n backend.Count) *int32 {
+	return c.countPtr(name, backend.Count{Buf: n.Buf, Off: n.Off})
+}
+
+// notNil checks a block an op writes into.
+func (c *call) notNil(name string, blk *backend.Block) {
+	if c.ok && blk == nil {
+		c.failf("%s: nil block", name)
+	}
 }
 
 // flag reports whether an optional I32 flag (element 0) is set: false when
@@ -168,4 +225,38 @@ func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
 		return c.buf(name, arg, backend.BF16, need)
 	}
 	return c.buf(name, arg, backend.F32, need)
+}
+
+// oneOf is buf for an argument of any of the types dts (a table Gather
+// reads): the argument's own type when it is one of them.
+func (c *call) oneOf(name string, arg backend.Buffer, need int, dts ...backend.DType) *buffer {
+	if !c.ok {
+		return nil
+	}
+	if x, ok := arg.(*buffer); ok && x != nil {
+		for _, dt := range dts {
+			if x.dt == dt {
+				return c.buf(name, arg, dt, need)
+			}
+		}
+		c.failf("%s: dtype %s, want %s", name, x.dt, dtypeList(dts))
+		return nil
+	}
+	return c.buf(name, arg, dts[0], need)
+}
+
+// dtypeList names dtypes as "float32, int32 or bfloat16".
+func dtypeList(dts []backend.DType) string {
+	var b strings.Builder
+	for i, dt := range dts {
+		switch {
+		case i == 0:
+		case i == len(dts)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(dt.String())
+	}
+	return b.String()
 }

@@ -16,21 +16,14 @@ type headAgg struct {
 	coef, x, out []float32
 }
 
-func (c *call) headAgg(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer, outName string) headAgg {
-	g := headAgg{heads: heads, dim: dim, w: heads * dim, ow: heads * dim, mean: mean, invH: 1 / float32(heads)}
+// newHeadAgg is the view of the checked arguments HeadAggregate and its
+// backward share; out is HeadAggregate's out or its backward's dout.
+func newHeadAgg(blk *backend.Block, v blockView, coef, x []float32, heads, dim int, mean bool, out []float32) headAgg {
+	g := headAgg{v: v, dstCap: blk.NumDst.Cap, heads: heads, dim: dim, w: heads * dim, ow: heads * dim, mean: mean,
+		invH: 1 / float32(heads), coef: coef, x: x, out: out}
 	if mean {
 		g.ow = dim
 	}
-	c.dim("heads", heads)
-	c.dim("dim", dim)
-	g.v = c.block(blk)
-	if !c.ok {
-		return g
-	}
-	g.dstCap = blk.NumDst.Cap
-	g.coef = c.f32("coef", coef, coefLen(blk, heads))
-	g.x = c.f32("x", x, blk.NumSrc.Cap*g.w)
-	g.out = c.f32(outName, out, g.dstCap*g.ow)
 	return g
 }
 
@@ -40,10 +33,11 @@ func (c *call) headAgg(blk *backend.Block, coef, x backend.Buffer, heads, dim in
 func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
 	c := b.begin("HeadAggregate")
 	defer c.end()
-	g := c.headAgg(blk, coef, x, heads, dim, mean, out, "out")
+	ck := c.checkHeadAggregate(blk, coef, x, heads, dim, mean, out)
 	if !c.ok {
 		return
 	}
+	g := newHeadAgg(blk, ck.blk, ck.coef, ck.x, heads, dim, mean, ck.out)
 	b.rows(g.v.nDst, max(1, 1024/g.w), func(lo, hi int) {
 		tmp := make([]float32, dim)
 		for i := lo; i < hi; i++ {
@@ -88,12 +82,12 @@ func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, head
 func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {
 	c := b.begin("HeadAggregateBackward")
 	defer c.end()
-	g := c.headAgg(blk, coef, x, heads, dim, mean, dout, "dout")
-	dc := c.f32("dcoef", dcoef, coefLen(blk, heads))
-	dxs := c.f32("dx", dx, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*g.w)
+	ck := c.checkHeadAggregateBackward(blk, coef, x, dout, heads, dim, mean, dcoef, dx)
 	if !c.ok {
 		return
 	}
+	g := newHeadAgg(blk, ck.blk, ck.coef, ck.x, heads, dim, mean, ck.dout)
+	dc, dxs := ck.dcoef, ck.dx
 	b.rows(g.v.nDst, max(1, 256/g.w), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			g.coefGrads(i, dc)

@@ -9,17 +9,12 @@ import "github.com/fanout-gnn/fanout/backend"
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
 	c := b.begin("Linear")
 	defer c.end()
-	c.dim("in", in)
-	c.dim("out", out)
-	rows, _ := c.count("n", n)
-	xs, ws := c.operands("x", "w", x, w, n.Cap*in, in*out, in, out)
-	yb := c.f32or16("y", y, n.Cap*out)
-	if c.ok && yb.dt == backend.BF16 && x.DType() != backend.BF16 {
-		c.failf("y: bfloat16 output needs bfloat16 operands")
-	}
+	ck := c.checkLinear(x, n, w, in, out, y, accumulate)
 	if !c.ok {
 		return
 	}
+	rows, yb := ck.n, ck.y
+	xs, ws := operands(ck.x, ck.w, n.Cap*in, in*out)
 	if yb.dt == backend.F32 {
 		b.sgemm(&c, false, false, rows, out, in, xs, in, ws, out, beta(accumulate), yb.f32, out)
 		return
@@ -34,16 +29,11 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) {
 	c := b.begin("LinearBackwardData")
 	defer c.end()
-	c.dim("in", in)
-	c.dim("out", out)
-	rows, _ := c.count("n", n)
-	dys := c.f32("dy", dy, n.Cap*out)
-	ws := c.f32("w", w, in*out)
-	dxs := c.f32("dx", dx, n.Cap*in)
+	ck := c.checkLinearBackwardData(dy, n, w, in, out, dx, accumulate)
 	if !c.ok {
 		return
 	}
-	b.sgemm(&c, false, true, rows, in, out, dys, out, ws, out, beta(accumulate), dxs, in)
+	b.sgemm(&c, false, true, ck.n, in, out, ck.dy, out, ck.w, out, beta(accumulate), ck.dx, in)
 }
 
 // LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate);
@@ -52,15 +42,12 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) {
 	c := b.begin("LinearBackwardWeight")
 	defer c.end()
-	c.dim("in", in)
-	c.dim("out", out)
-	rows, _ := c.count("n", n)
-	xs, dys := c.operands("x", "dy", x, dy, n.Cap*in, n.Cap*out, in, out)
-	dws := c.f32("dw", dw, in*out)
+	ck := c.checkLinearBackwardWeight(x, dy, n, in, out, dw, accumulate)
 	if !c.ok {
 		return
 	}
-	b.sgemm(&c, true, false, in, out, rows, xs, in, dys, out, beta(accumulate), dws, out)
+	xs, dys := operands(ck.x, ck.dy, n.Cap*in, n.Cap*out)
+	b.sgemm(&c, true, false, in, out, ck.n, xs, in, dys, out, beta(accumulate), ck.dw, out)
 }
 
 func beta(accumulate bool) float32 {

@@ -20,13 +20,11 @@ func rstd(v float64, eps float32) float32 {
 func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
 	c := b.begin("BatchNormStats")
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	xs := c.f32("x", x, n.Cap*dim)
-	st := c.f32("stats", stats, 2*dim)
+	ck := c.checkBatchNormStats(x, n, dim, stats)
 	if !c.ok {
 		return
 	}
+	rows, xs, st := ck.n, ck.x, ck.stats
 	b.cols(dim, 16, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			mean, v := columnStats(xs, rows, dim, j)
@@ -74,19 +72,11 @@ func rowStats(row []float32) (mean, v float64) {
 func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) {
 	c := b.begin("NormApply")
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	xs := c.f32("x", x, n.Cap*dim)
-	var st []float32
-	if !perRow {
-		st = c.f32("stats", stats, 2*dim)
-	}
-	g := c.f32("gamma", gamma, dim)
-	be := c.f32("beta", beta, dim)
-	ys := c.f32("y", y, n.Cap*dim)
+	ck := c.checkNormApply(x, n, dim, perRow, stats, gamma, beta, eps, y)
 	if !c.ok {
 		return
 	}
+	rows, xs, st, g, be, ys := ck.n, ck.x, ck.stats, ck.gamma, ck.beta, ck.y
 	var colR []float32
 	if !perRow {
 		colR = make([]float32, dim)
@@ -117,22 +107,11 @@ func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow b
 func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {
 	c := b.begin("NormBackward")
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	xs := c.f32("x", x, n.Cap*dim)
-	dys := c.f32("dy", dy, n.Cap*dim)
-	var st []float32
-	if !perRow {
-		st = c.f32("stats", stats, 2*dim)
-	}
-	g := c.f32("gamma", gamma, dim)
-	dxs := c.f32("dx", dx, n.Cap*dim)
-	dg := c.f32("dgamma", dgamma, dim)
-	db := c.f32("dbeta", dbeta, dim)
-	dbi := c.optF32("dbias", dbias, dim)
+	ck := c.checkNormBackward(x, dy, n, dim, perRow, stats, gamma, eps, dx, dgamma, dbeta, dbias)
 	if !c.ok {
 		return
 	}
+	rows, xs, dys, st, g, dxs, dg, db, dbi := ck.n, ck.x, ck.dy, ck.stats, ck.gamma, ck.dx, ck.dgamma, ck.dbeta, ck.dbias
 	// The means and reciprocal deviations: per column, or per row.
 	mu := make([]float32, dim)
 	r := make([]float32, dim)
@@ -211,11 +190,8 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
 	c := b.begin("NormRunning")
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	st := c.f32("stats", stats, 2*dim)
-	run := c.f32("running", running, 2*dim)
-	skip := c.flag("unless", unless)
+	ck := c.checkNormRunning(stats, n, dim, momentum, running, unless)
+	rows, st, run, skip := ck.n, ck.stats, ck.running, ck.unless
 	if !c.ok || skip || rows < 2 {
 		return
 	}
@@ -232,13 +208,11 @@ func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, mo
 func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) {
 	c := b.begin("NormMoments")
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	st := c.f32("stats", stats, 2*dim)
-	mo := c.f32("moments", moments, 2*dim+1)
+	ck := c.checkNormMoments(stats, n, dim, moments)
 	if !c.ok {
 		return
 	}
+	rows, st, mo := ck.n, ck.stats, ck.moments
 	r := float64(rows)
 	for j := range dim {
 		mu := float64(st[j])
@@ -253,13 +227,11 @@ func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, mo
 func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) {
 	c := b.begin("NormFromMoments")
 	defer c.end()
-	c.dim("dim", dim)
-	mo := c.f32("moments", moments, 2*dim+1)
-	st := c.f32("stats", stats, 2*dim)
-	_, p := c.count("count", count)
+	ck := c.checkNormFromMoments(moments, dim, stats, count)
 	if !c.ok {
 		return
 	}
+	mo, st, p := ck.moments, ck.stats, ck.countP
 	total := float64(mo[2*dim])
 	for j := range dim {
 		st[j], st[dim+j] = 0, 0
@@ -276,11 +248,11 @@ func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend
 func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) {
 	c := b.begin("NormBackwardSums")
 	defer c.end()
-	rows, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
-	su := c.f32("sums", sums, 2*dim+1)
+	ck := c.checkNormBackwardSums(x, dy, n, dim, stats, eps, sums)
 	if !c.ok {
 		return
 	}
+	rows, xs, dys, st, su := ck.n, ck.x, ck.dy, ck.stats, ck.sums
 	b.cols(dim, 16, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			mu, r := st[j], rstd(float64(st[dim+j]), eps)
@@ -301,14 +273,11 @@ func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim in
 func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) {
 	c := b.begin("NormBackwardApply")
 	defer c.end()
-	rows, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
-	g := c.f32("gamma", gamma, dim)
-	su := c.f32("sums", sums, 2*dim+1)
-	dxs := c.f32("dx", dx, n.Cap*dim)
-	dbi := c.optF32("dbias", dbias, dim)
+	ck := c.checkNormBackwardApply(x, dy, n, dim, stats, gamma, eps, sums, dx, dbias)
 	if !c.ok {
 		return
 	}
+	rows, xs, dys, st, g, su, dxs, dbi := ck.n, ck.x, ck.dy, ck.stats, ck.gamma, ck.sums, ck.dx, ck.dbias
 	var inv float32
 	if su[2*dim] > 0 {
 		inv = 1 / su[2*dim]
@@ -328,15 +297,4 @@ func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim i
 			}
 		}
 	})
-}
-
-// normGrad checks the arguments the synchronised backward ops share: the
-// live rows of x and dy ([n.Cap, dim]) and column statistics.
-func (c *call) normGrad(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (rows int, xs, dys, st []float32) {
-	c.dim("dim", dim)
-	rows, _ = c.count("n", n)
-	xs = c.f32("x", x, n.Cap*dim)
-	dys = c.f32("dy", dy, n.Cap*dim)
-	st = c.f32("stats", stats, 2*dim)
-	return rows, xs, dys, st
 }

@@ -1,9 +1,6 @@
 package cuda
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/rng"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // Gather copies rows: out[i, :] = table[ids[i], :] for live rows i; table
 // is [rows, dim] F32 or I32, ids I32 [n.Cap], out [n.Cap, dim] of table's
@@ -13,41 +10,24 @@ import (
 func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	c := b.begin("Gather")
 	defer c.end()
-	c.dim("dim", dim)
-	nP := c.count("n", n)
-	idx := c.buf("ids", ids, backend.I32, n.Cap)
+	ck := c.checkGather(table, dim, ids, n, out)
 	if !c.ok {
 		return
 	}
-	dt := backend.F32
-	if x, ok := table.(*buffer); ok && x != nil && (x.dt == backend.I32 || x.dt == backend.BF16) {
-		dt = x.dt
-	}
-	tb := c.buf("table", table, dt, 0)
-	if dt == backend.BF16 {
-		ob := c.buf("out", out, backend.F32, n.Cap*dim)
-		if !c.ok {
-			return
-		}
+	tb, ob := ck.table, ck.out
+	if tb.dt == backend.BF16 {
 		name, words := "gather_bf16x1", dim
 		if dim%4 == 0 && tb.ptr%8 == 0 && ob.ptr%16 == 0 {
 			name, words = "gather_bf16x4", dim/4
 		}
-		c.args().ptr(tb.addr()).i64(int64(tb.n / dim)).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
-		c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
+		c.launchGatherRows(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
 		return
 	}
-	ob := c.buf("out", out, dt, n.Cap*dim)
-	if !c.ok {
-		return
-	}
-	rows := int64(tb.n / dim)
 	name, words := "gather_rows1", dim
 	if dim%4 == 0 && tb.ptr%16 == 0 && ob.ptr%16 == 0 {
 		name, words = "gather_rows4", dim/4
 	}
-	c.args().ptr(tb.addr()).i64(rows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
-	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+	c.launchGatherRows(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
 // actAlign is the alignment of an activation's four-element words.
@@ -58,15 +38,6 @@ func actAlign(half bool) uintptr {
 	return 16
 }
 
-// dropoutArgs checks p (0 <= p < 1, as the CPU backend) and returns the
-// keep threshold and scale 1/(1-p) computed in float32.
-func (c *call) dropoutArgs(p float32) (thr uint32, scale float32) {
-	if c.ok && !(p >= 0 && p < 1) {
-		c.failf("dropout probability %g, want 0 <= p < 1", p)
-	}
-	return rng.DropThreshold(p), 1 / (1 - p)
-}
-
 // BiasActDropout: y = dropout(act(x + bias)) on live rows of [n.Cap, dim]
 // matrices (see kernels/dense.cu). bias may be nil; with p = 0 mask is not
 // used and may be nil. x and y may be the same buffer. Either may be BF16;
@@ -74,24 +45,11 @@ func (c *call) dropoutArgs(p float32) (thr uint32, scale float32) {
 func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
 	c := b.begin("BiasActDropout")
 	defer c.end()
-	c.dim("dim", dim)
-	thr, scale := c.dropoutArgs(p)
-	nP := c.count("n", n)
-	xs := c.f32or16("x", x, n.Cap*dim)
-	bs := c.optBuf("bias", bias, backend.F32, dim)
-	ys := c.f32or16("y", y, n.Cap*dim)
-	var ms, ks *buffer
-	var clock uintptr
-	var k0, k1 uint32
-	dropout := p > 0
-	if dropout {
-		ms = c.buf("mask", mask, backend.U8, n.Cap*dim)
-		clock, k0, k1 = c.clock(r)
-		ks = c.optBuf("r.Keys", r.Keys, backend.I32, n.Cap)
-	}
+	ck := c.checkBiasActDropout(x, n, dim, bias, relu, p, r, mask, y)
 	if !c.ok {
 		return
 	}
+	xs, bs, ys, ms := ck.x, ck.bias, ck.y, ck.mask
 	half, halfX := ys.dt == backend.BF16, xs.dt == backend.BF16
 	if halfX != half && xs.overlaps(ys) {
 		c.failf("y overlaps x, of another type")
@@ -99,9 +57,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	}
 	vec := dim%4 == 0 && xs.ptr%actAlign(halfX) == 0 && ys.ptr%actAlign(half) == 0 && (ms == nil || ms.ptr%4 == 0) &&
 		(bs == nil || bs.ptr%16 == 0)
-	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(bs.addr()).flag(relu).flag(dropout).u32(thr).f32(scale).
-		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ks.addr()).ptr(ms.addr()).ptr(ys.addr()).flag(vec).flag(half).flag(halfX)
-	c.launch("bias_act_dropout", d1(c.blocks(int64(n.Cap)*32, 256)), d1(256), 0) // a warp per row
+	c.launchBiasActDropout(&ck, vec, half, halfX, d1(c.blocks(int64(n.Cap)*32, 256)), d1(256), 0) // a warp per row
 }
 
 // BiasActDropoutBackward: dx = dy·mask/(1-p) when p > 0 (the mask holds the
@@ -113,20 +69,9 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
 	c := b.begin("BiasActDropoutBackward")
 	defer c.end()
-	c.dim("dim", dim)
-	_, scale := c.dropoutArgs(p)
-	nP := c.count("n", n)
-	dys := c.buf("dy", dy, backend.F32, n.Cap*dim)
-	var ys, ms *buffer
-	if relu && p == 0 {
-		ys = c.f32or16("y", y, n.Cap*dim)
-	}
+	ck := c.checkBiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias)
+	dys, ys, ms, dxs, dbs := ck.dy, ck.y, ck.mask, ck.dx, ck.dbias
 	half := ys != nil && ys.dt == backend.BF16
-	if p > 0 {
-		ms = c.buf("mask", mask, backend.U8, n.Cap*dim)
-	}
-	dxs := c.f32or16("dx", dx, n.Cap*dim)
-	dbs := c.optBuf("dbias", dbias, backend.F32, dim)
 	halfDx := dxs != nil && dxs.dt == backend.BF16
 	if c.ok && halfDx && dys.overlaps(dxs) {
 		c.failf("dx: a bfloat16 dx must not overlap dy")
@@ -144,11 +89,9 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	if dbs != nil {
 		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
 	}
-	c.args().ptr(dys.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(relu).flag(p > 0).f32(scale).
-		ptr(ms.addr()).ptr(dxs.addr()).ptr(partial).i32(chunkRows).flag(half).flag(halfDx)
-	c.launch(name, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	c.launchBiasActDropoutBwd(&ck, name, partial, chunkRows, half, halfDx, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	if dbs != nil {
-		c.columnSums(partial, nP, n.Cap, chunkRows, dim, dbs.addr())
+		c.columnSums(partial, ck.nP, n.Cap, chunkRows, dim, dbs.addr())
 	}
 }
 
@@ -175,8 +118,7 @@ const colsumY = 32
 // chunks of rows (live count at nP, capacity capRows) of partial [chunks,
 // dim], in a fixed order.
 func (c *call) columnSums(partial, nP uintptr, capRows, chunkRows, dim int, out uintptr) {
-	c.args().ptr(partial).ptr(nP).i32(capRows).i32(chunkRows).i32(dim).ptr(out)
-	c.launch("column_sums", d1(uint32((dim+31)/32)), dim3{32, colsumY, 1}, 0)
+	c.launchColumnSums(partial, nP, capRows, chunkRows, dim, out, d1(uint32((dim+31)/32)), dim3{32, colsumY, 1}, 0)
 }
 
 // lossWarps is LOSS_WARPS of kernels/loss.cu: rows per block.
@@ -191,19 +133,13 @@ const lossWarps = 8
 func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
 	c := b.begin("SoftmaxCrossEntropy")
 	defer c.end()
-	c.dim("classes", classes)
-	nP := c.count("n", n)
-	dP, dCap := nP, n.Cap
-	if den.Buf != nil {
-		dP, dCap = c.count("den", den), den.Cap
-	}
-	ls := c.buf("logits", logits, backend.F32, n.Cap*classes)
-	ys := c.buf("labels", labels, backend.I32, n.Cap)
-	lo := c.buf("loss", loss, backend.F32, 1)
-	dl := c.buf("dlogits", dlogits, backend.F32, n.Cap*classes)
-	cp := c.count("correct", correct)
+	ck := c.checkSoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct)
 	if !c.ok {
 		return
+	}
+	dP, dCap := ck.nP, n.Cap
+	if den.Buf != nil {
+		dP, dCap = ck.denP, den.Cap
 	}
 	// The scratch: the ticket (zero between launches), then the blocks'
 	// partial sums and hits.
@@ -211,9 +147,7 @@ func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den back
 	ticket := c.scratchZeroed(scratchLoss, 16+int64(blocks)*12)
 	part := ticket + 16
 	hits := part + uintptr(blocks)*8
-	c.args().ptr(ls.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).ptr(dP).i32(dCap).i32(classes).ptr(dl.addr()).ptr(part).ptr(hits).ptr(b.errDev).
-		ptr(ticket).ptr(lo.addr()).ptr(cp)
-	c.launch("softmax_xent", d1(uint32(blocks)), d1(32*lossWarps), 0)
+	c.launchSoftmaxXent(&ck, dP, dCap, part, hits, ticket, d1(uint32(blocks)), d1(32*lossWarps), 0)
 }
 
 // Argmax writes the index of each live row's largest logit (the first on
@@ -221,15 +155,11 @@ func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den back
 func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) {
 	c := b.begin("Argmax")
 	defer c.end()
-	c.dim("classes", classes)
-	nP := c.count("n", n)
-	ls := c.buf("logits", logits, backend.F32, n.Cap*classes)
-	os := c.buf("out", out, backend.I32, n.Cap)
+	ck := c.checkArgmax(logits, n, classes, out)
 	if !c.ok {
 		return
 	}
-	c.args().ptr(ls.addr()).ptr(nP).i32(n.Cap).i32(classes).ptr(os.addr())
-	c.launch("argmax_rows", d1(c.blocks(int64(n.Cap), 8)), d1(256), 0)
+	c.launchArgmaxRows(&ck, d1(c.blocks(int64(n.Cap), 8)), d1(256), 0)
 }
 
 // AddCount adds delta to the int32 at cnt, on the device, unless unless
@@ -242,10 +172,9 @@ func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, ou
 func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer) {
 	c := b.begin("AddCount")
 	defer c.end()
-	p := c.count("c", cnt)
-	u := c.optBuf("unless", unless, backend.I32, 1)
+	ck := c.checkAddCount(cnt, delta, unless)
 	if !c.ok {
 		return
 	}
-	b.countQ = countQueue{p: p, unless: u.addr(), delta: delta, set: true}
+	b.countQ = countQueue{p: ck.cP, unless: ck.unless.addr(), delta: delta, set: true}
 }

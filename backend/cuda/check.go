@@ -1,0 +1,218 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// The argument checks the ops' generated checkers (<file>_gen.go, from
+// backend/ops) are made of. Each records the first failure as the call's
+// sticky error, naming the argument, and does nothing after one.
+
+// buf returns the CUDA buffer behind arg, or nil (recording an error) when it
+// is missing, foreign, freed, of the wrong type or shorter than need.
+func (c *call) buf(name string, arg backend.Buffer, dt backend.DType, need int) *buffer {
+	if !c.ok {
+		return nil
+	}
+	x, ok := arg.(*buffer)
+	switch {
+	case !ok || x == nil:
+		c.failf("%s: %s", name, describeForeign(arg))
+	case x.owner != c.b:
+		c.failf("%s: buffer belongs to another CUDA backend", name)
+	case x.root != nil && x.root.freed:
+		c.failf("%s: buffer used after Free", name)
+	case x.dt != dt:
+		c.failf("%s: dtype %s, want %s", name, x.dt, dt)
+	case x.n < need:
+		c.failf("%s: buffer has %d elements, need %d", name, x.n, need)
+	default:
+		return x
+	}
+	return nil
+}
+
+// f32or16 is an argument that may be F32 or BF16 (a feature table,
+// activations): buf with the argument's own type of the two.
+func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
+	if isBF16(arg) {
+		return c.buf(name, arg, backend.BF16, need)
+	}
+	return c.buf(name, arg, backend.F32, need)
+}
+
+// overlaps reports whether two buffers share device memory.
+func (x *buffer) overlaps(o *buffer) bool {
+	end := func(b *buffer) uintptr { return b.ptr + uintptr(b.n*b.dt.Size()) }
+	return x.ptr < end(o) && o.ptr < end(x)
+}
+
+// isBF16 reports whether arg is a bfloat16 buffer of this backend.
+func isBF16(arg backend.Buffer) bool {
+	x, ok := arg.(*buffer)
+	return ok && x != nil && x.dt == backend.BF16
+}
+
+// oneOf is buf for an argument of any of the types dts (a table Gather
+// reads): the argument's own type when it is one of them.
+func (c *call) oneOf(name string, arg backend.Buffer, need int, dts ...backend.DType) *buffer {
+	if !c.ok {
+		return nil
+	}
+	if x, ok := arg.(*buffer); ok && x != nil {
+		for _, dt := range dts {
+			if x.dt == dt {
+				return c.buf(name, arg, dt, need)
+			}
+		}
+		c.failf("%s: dtype %s, want %s", name, x.dt, dtypeList(dts))
+		return nil
+	}
+	return c.buf(name, arg, dts[0], need)
+}
+
+// dtypeList names dtypes as "float32, int32 or bfloat16".
+func dtypeList(dts []backend.DType) string {
+	var b strings.Builder
+	for i, dt := range dts {
+		switch {
+		case i == 0:
+		case i == len(dts)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(dt.String())
+	}
+	return b.String()
+}
+
+// optBuf is buf for an argument that may be nil (returns nil, no error).
+func (c *call) optBuf(name string, arg backend.Buffer, dt backend.DType, need int) *buffer {
+	if isNil(arg) {
+		return nil
+	}
+	return c.buf(name, arg, dt, need)
+}
+
+func isNil(arg backend.Buffer) bool {
+	if arg == nil {
+		return true
+	}
+	x, ok := arg.(*buffer)
+	return ok && x == nil
+}
+
+func describeForeign(arg backend.Buffer) string {
+	if isNil(arg) {
+		return "nil buffer"
+	}
+	return fmt.Sprintf("buffer of type %T does not belong to the cuda backend", arg)
+}
+
+// ptr is the device address of x, 0 for nil.
+func (x *buffer) addr() uintptr {
+	if x == nil {
+		return 0
+	}
+	return x.ptr
+}
+
+// count validates a Count and returns the device address of its int32.
+func (c *call) count(name string, n backend.Count) uintptr {
+	if !c.ok {
+		return 0
+	}
+	if n.Cap < 0 || n.Cap > math.MaxInt32-1 {
+		c.failf("%s: capacity %d outside [0, 2^31-1)", name, n.Cap)
+		return 0
+	}
+	return c.counter(name, n)
+}
+
+// counter validates an int32 in device memory whose Cap is not used (a
+// counter an op writes or adds to) and returns its address.
+func (c *call) counter(name string, n backend.Count) uintptr {
+	x := c.buf(name+".Buf", n.Buf, backend.I32, 0)
+	if x == nil {
+		return 0
+	}
+	if n.Off < 0 || n.Off >= x.n {
+		c.failf("%s: offset %d outside count buffer of %d elements", name, n.Off, x.n)
+		return 0
+	}
+	return x.ptr + uintptr(4*n.Off)
+}
+
+// dim checks a positive static size, in [1, 2^31) as the kernels take it.
+func (c *call) dim(name string, v int) {
+	if c.ok && (v <= 0 || v > math.MaxInt32) {
+		c.failf("%s: %d, want in [1, 2^31)", name, v)
+	}
+}
+
+// size checks a static size that may be 0, in [0, 2^31).
+func (c *call) size(name string, v int) {
+	if c.ok && (v < 0 || v > math.MaxInt32) {
+		c.failf("%s: %d, want in [0, 2^31)", name, v)
+	}
+}
+
+// prob checks a dropout probability: 0 <= p < 1.
+func (c *call) prob(name string, p float32) {
+	if c.ok && !(p >= 0 && p < 1) {
+		c.failf("%s: dropout probability %g, want 0 <= p < 1", name, p)
+	}
+}
+
+// notNaN checks a float32 that must be a number.
+func (c *call) notNaN(name string, v float32) {
+	if c.ok && v != v {
+		c.failf("%s is NaN", name)
+	}
+}
+
+// check records err (a shared check of package backend) when it is set.
+func (c *call) check(err error) {
+	if c.ok && err != nil {
+		c.failf("%v", err)
+	}
+}
+
+// flag checks an optional I32 flag (element 0; nil: none).
+func (c *call) flag(name string, arg backend.Buffer) *buffer {
+	return c.optBuf(name, arg, backend.I32, 1)
+}
+
+// notNil checks a block an op writes into.
+func (c *call) notNil(name string, blk *backend.Block) {
+	if c.ok && blk == nil {
+		c.failf("%s: nil block", name)
+	}
+}
+
+// randArgs is a checked Rand as kernels take it: the clock's address and
+// the Philox key (the seed's halves), the seed and the stream.
+type randArgs struct {
+	clock  uintptr
+	k0, k1 uint32
+	seed   uint64
+	stream uint32
+}
+
+// rand checks a Rand (its Clock I32 [2] and a Stream below 256).
+func (c *call) rand(name string, r backend.Rand) randArgs {
+	x := c.buf(name+".Clock", r.Clock, backend.I32, 2)
+	if x == nil {
+		return randArgs{}
+	}
+	if r.Stream >= 256 {
+		c.failf("%s.Stream %d, want < 256", name, r.Stream)
+		return randArgs{}
+	}
+	return randArgs{clock: x.ptr, k0: uint32(r.Seed), k1: uint32(r.Seed >> 32), seed: r.Seed, stream: r.Stream}
+}
