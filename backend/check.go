@@ -5,10 +5,66 @@ package backend
 import (
 	"fmt"
 	"math"
+	"strings"
 )
 
 // The helpers below are the shapes and checks the op descriptions
 // (ops/*.yaml) name, written once for every backend's generated checks.
+
+// CheckDim checks a positive static size (argument name): in [1, 2^31),
+// as the CUDA kernels take it.
+func CheckDim(name string, v int) error {
+	if v <= 0 || v > math.MaxInt32 {
+		return fmt.Errorf("%s: %d, want in [1, 2^31)", name, v)
+	}
+	return nil
+}
+
+// CheckSize checks a static size that may be 0: in [0, 2^31).
+func CheckSize(name string, v int) error {
+	if v < 0 || v > math.MaxInt32 {
+		return fmt.Errorf("%s: %d, want in [0, 2^31)", name, v)
+	}
+	return nil
+}
+
+// CheckProb checks a dropout probability: 0 <= p < 1.
+func CheckProb(name string, p float32) error {
+	if !(p >= 0 && p < 1) {
+		return fmt.Errorf("%s: dropout probability %g, want 0 <= p < 1", name, p)
+	}
+	return nil
+}
+
+// CheckNumber checks a float32 that must not be NaN.
+func CheckNumber(name string, v float32) error {
+	if v != v {
+		return fmt.Errorf("%s is NaN", name)
+	}
+	return nil
+}
+
+// CheckDType checks that dt is one of dts, the types argument name may
+// have.
+func CheckDType(name string, dt DType, dts ...DType) error {
+	for _, d := range dts {
+		if d == dt {
+			return nil
+		}
+	}
+	var b strings.Builder
+	for i, d := range dts {
+		switch {
+		case i == 0:
+		case i == len(dts)-1:
+			b.WriteString(" or ")
+		default:
+			b.WriteString(", ")
+		}
+		b.WriteString(d.String())
+	}
+	return fmt.Errorf("%s: dtype %s, want %s", name, dt, b.String())
+}
 
 // CheckBF16Widths checks the widths of a bfloat16 product: each must be
 // even (Linear and LinearBackwardWeight over BF16 operands).

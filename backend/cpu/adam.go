@@ -17,9 +17,8 @@ import (
 // The update is skipped while cfg.Skip (an optional I32 flag, element 0) is
 // non-zero; otherwise a step below 1 is an error.
 func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
-	c := b.begin("Adam")
+	c, ck := b.checkAdam(param, grad, m, v, t, cfg)
 	defer c.end()
-	ck := c.checkAdam(param, grad, m, v, t, cfg)
 	if !c.ok || ck.cfgSkip {
 		return
 	}

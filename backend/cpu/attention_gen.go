@@ -16,20 +16,21 @@ type headDotArgs struct {
 	out []float32
 }
 
-// checkHeadDot checks the arguments of HeadDot (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkHeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) (ck headDotArgs) {
+// checkHeadDot begins a call of HeadDot (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) (c call, ck headDotArgs) {
+	c = b.begin("HeadDot")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("heads", heads)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("heads", heads))
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32("x", x, n.Cap*heads*dim)
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	ck.a = c.f32("a", a, heads*dim)
 	ck.out = c.f32("out", out, n.Cap*heads)
-	return ck
+	return c, ck
 }
 
 // headDotBackwardArgs are HeadDotBackward's arguments as checkHeadDotBackward returns them.
@@ -48,16 +49,17 @@ type headDotBackwardArgs struct {
 	da2   []float32
 }
 
-// checkHeadDotBackward checks the arguments of HeadDotBackward (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) (ck headDotBackwardArgs) {
+// checkHeadDotBackward begins a call of HeadDotBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) (c call, ck headDotBackwardArgs) {
+	c = b.begin("HeadDotBackward")
 	ck.n1, ck.n1P = c.count("n1", n1)
 	ck.n2, ck.n2P = c.count("n2", n2)
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	ck.dout1 = c.f32("dout1", dout1, n1.Cap*heads)
 	ck.dout2 = c.f32("dout2", dout2, n2.Cap*heads)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32("x", x, max(n1.Cap, n2.Cap)*heads*dim)
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
@@ -67,7 +69,7 @@ func (c *call) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backe
 	ck.dx = c.f32("dx", dx, max(n1.Cap, n2.Cap)*heads*dim)
 	ck.da1 = c.f32("da1", da1, heads*dim)
 	ck.da2 = c.f32("da2", da2, heads*dim)
-	return ck
+	return c, ck
 }
 
 // edgeSoftmaxArgs are EdgeSoftmax's arguments as checkEdgeSoftmax returns them.
@@ -80,20 +82,21 @@ type edgeSoftmaxArgs struct {
 	coef  []float32
 }
 
-// checkEdgeSoftmax checks the arguments of EdgeSoftmax (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) (ck edgeSoftmaxArgs) {
+// checkEdgeSoftmax begins a call of EdgeSoftmax (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) (c call, ck edgeSoftmaxArgs) {
+	c = b.begin("EdgeSoftmax")
 	ck.blk = c.block("blk", blk)
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.el = c.f32("el", el, blk.NumSrc.Cap*heads)
 	}
 	if c.ok {
 		ck.er = c.f32("er", er, blk.NumDst.Cap*heads)
 	}
-	c.notNaN("slope", slope)
-	c.prob("p", p)
+	c.check(backend.CheckNumber("slope", slope))
+	c.check(backend.CheckProb("p", p))
 	if p > 0 {
 		ck.r = c.rand("r", r)
 	}
@@ -103,7 +106,7 @@ func (c *call) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads
 	if c.ok {
 		ck.coef = c.f32("coef", coef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
-	return ck
+	return c, ck
 }
 
 // edgeSoftmaxBackwardArgs are EdgeSoftmaxBackward's arguments as checkEdgeSoftmaxBackward returns them.
@@ -118,20 +121,21 @@ type edgeSoftmaxBackwardArgs struct {
 	der   []float32
 }
 
-// checkEdgeSoftmaxBackward checks the arguments of EdgeSoftmaxBackward (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) (ck edgeSoftmaxBackwardArgs) {
+// checkEdgeSoftmaxBackward begins a call of EdgeSoftmaxBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) (c call, ck edgeSoftmaxBackwardArgs) {
+	c = b.begin("EdgeSoftmaxBackward")
 	ck.blk = c.block("blk", blk)
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.el = c.f32("el", el, blk.NumSrc.Cap*heads)
 	}
 	if c.ok {
 		ck.er = c.f32("er", er, blk.NumDst.Cap*heads)
 	}
-	c.notNaN("slope", slope)
-	c.prob("p", p)
+	c.check(backend.CheckNumber("slope", slope))
+	c.check(backend.CheckProb("p", p))
 	if p > 0 {
 		ck.r = c.rand("r", r)
 	}
@@ -147,7 +151,7 @@ func (c *call) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffe
 	if c.ok {
 		ck.der = c.f32("der", der, blk.NumDst.Cap*heads)
 	}
-	return ck
+	return c, ck
 }
 
 // headAggregateArgs are HeadAggregate's arguments as checkHeadAggregate returns them.
@@ -158,16 +162,17 @@ type headAggregateArgs struct {
 	out  []float32
 }
 
-// checkHeadAggregate checks the arguments of HeadAggregate (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) (ck headAggregateArgs) {
+// checkHeadAggregate begins a call of HeadAggregate (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) (c call, ck headAggregateArgs) {
+	c = b.begin("HeadAggregate")
 	ck.blk = c.block("blk", blk)
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.coef = c.f32("coef", coef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.f32("x", x, blk.NumSrc.Cap*heads*dim)
 	}
@@ -180,7 +185,7 @@ func (c *call) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, he
 	if c.ok && (!mean) {
 		ck.out = c.f32("out", out, blk.NumDst.Cap*heads*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // headAggregateBackwardArgs are HeadAggregateBackward's arguments as checkHeadAggregateBackward returns them.
@@ -193,16 +198,17 @@ type headAggregateBackwardArgs struct {
 	dx    []float32
 }
 
-// checkHeadAggregateBackward checks the arguments of HeadAggregateBackward (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) (ck headAggregateBackwardArgs) {
+// checkHeadAggregateBackward begins a call of HeadAggregateBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) (c call, ck headAggregateBackwardArgs) {
+	c = b.begin("HeadAggregateBackward")
 	ck.blk = c.block("blk", blk)
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.coef = c.f32("coef", coef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.f32("x", x, blk.NumSrc.Cap*heads*dim)
 	}
@@ -221,5 +227,5 @@ func (c *call) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout back
 	if c.ok {
 		ck.dx = c.f32("dx", dx, blk.NumSrc.Cap*heads*dim)
 	}
-	return ck
+	return c, ck
 }

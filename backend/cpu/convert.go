@@ -5,9 +5,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // Convert copies x into y of the same length: float32 to bfloat16 rounds
 // to nearest even, bfloat16 to float32 widens, a like type copies.
 func (b *Backend) Convert(x, y backend.Buffer) {
-	c := b.begin("Convert")
+	c, ck := b.checkConvert(x, y)
 	defer c.end()
-	ck := c.checkConvert(x, y)
 	if !c.ok {
 		return
 	}

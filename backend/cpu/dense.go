@@ -12,9 +12,8 @@ import (
 // [rows, dim] (F32 or I32), ids I32 [n.Cap], out [n.Cap, dim] of table's
 // type. An id outside [0, rows) is an error and nothing is written.
 func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	c := b.begin("Gather")
+	c, ck := b.checkGather(table, dim, ids, n, out)
 	defer c.end()
-	ck := c.checkGather(table, dim, ids, n, out)
 	if !c.ok {
 		return
 	}
@@ -36,9 +35,8 @@ func widenRow(dst []float32, src []uint16) {
 // [n.Cap, dim], 1 = kept) is written. With p = 0 mask is not used and may be
 // nil. x and y may be the same buffer.
 func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
-	c := b.begin("BiasActDropout")
+	c, ck := b.checkBiasActDropout(x, n, dim, bias, relu, p, r, mask, y)
 	defer c.end()
-	ck := c.checkBiasActDropout(x, n, dim, bias, relu, p, r, mask, y)
 	if !c.ok {
 		return
 	}
@@ -128,9 +126,8 @@ func dropRow(key rng.Key, i, thr uint32, scale float32, relu bool, y []float32, 
 // only when p > 0, y only when relu and p = 0. dy and dx may be the same
 // buffer.
 func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
-	c := b.begin("BiasActDropoutBackward")
+	c, ck := b.checkBiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias)
 	defer c.end()
-	ck := c.checkBiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias)
 	if !c.ok {
 		return
 	}
@@ -202,9 +199,8 @@ func (b *Backend) columnSums(m []float32, rows, dim int, out []float32) {
 // Argmax writes the index of each row's largest logit (the first on ties)
 // into out (I32 [n.Cap]) for rows [:n].
 func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) {
-	c := b.begin("Argmax")
+	c, ck := b.checkArgmax(logits, n, classes, out)
 	defer c.end()
-	ck := c.checkArgmax(logits, n, classes, out)
 	if !c.ok {
 		return
 	}
@@ -231,9 +227,9 @@ func argmax(row []float32) int {
 // AddCount adds delta to the int32 at c unless unless (an optional I32
 // flag, element 0) is non-zero.
 func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer) {
-	c := b.begin("AddCount")
+	c, ck := b.checkAddCount(cnt, delta, unless)
 	defer c.end()
-	if ck := c.checkAddCount(cnt, delta, unless); c.ok && !ck.unless {
+	if c.ok && !ck.unless {
 		*ck.cP += delta
 	}
 }

@@ -16,18 +16,19 @@ type gatherArgs struct {
 	out   *buffer
 }
 
-// checkGather checks the arguments of Gather (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) (ck gatherArgs) {
+// checkGather begins a call of Gather (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) (c call, ck gatherArgs) {
+	c = b.begin("Gather")
 	ck.table = c.oneOf("table", table, 0, backend.F32, backend.I32, backend.BF16)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n, ck.nP = c.count("n", n)
 	ck.ids = c.i32("ids", ids, n.Cap)
 	if c.ok {
 		ck.out = c.buf("out", out, backend.RowType(table.DType()), n.Cap*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // convertArgs are Convert's arguments as checkConvert returns them.
@@ -36,10 +37,11 @@ type convertArgs struct {
 	y *buffer
 }
 
-// checkConvert checks the arguments of Convert (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkConvert(x, y backend.Buffer) (ck convertArgs) {
+// checkConvert begins a call of Convert (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkConvert(x, y backend.Buffer) (c call, ck convertArgs) {
+	c = b.begin("Convert")
 	ck.x = c.f32or16("x", x, 0)
 	if c.ok {
 		ck.y = c.f32or16("y", y, x.Len())
@@ -47,7 +49,7 @@ func (c *call) checkConvert(x, y backend.Buffer) (ck convertArgs) {
 	if c.ok && !(y.Len() == x.Len()) {
 		c.failf("y has %d elements, x %d", y.Len(), x.Len())
 	}
-	return ck
+	return c, ck
 }
 
 // linearArgs are Linear's arguments as checkLinear returns them.
@@ -59,14 +61,15 @@ type linearArgs struct {
 	y  *buffer
 }
 
-// checkLinear checks the arguments of Linear (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) (ck linearArgs) {
+// checkLinear begins a call of Linear (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) (c call, ck linearArgs) {
+	c = b.begin("Linear")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("in", in)
+	c.check(backend.CheckDim("in", in))
 	ck.x = c.f32or16("x", x, n.Cap*in)
-	c.dim("out", out)
+	c.check(backend.CheckDim("out", out))
 	if c.ok {
 		ck.w = c.buf("w", w, x.DType(), in*out)
 	}
@@ -77,7 +80,7 @@ func (c *call) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffer, 
 	if c.ok && !(y.DType() != backend.BF16 || x.DType() == backend.BF16) {
 		c.failf("y: bfloat16 output needs bfloat16 operands")
 	}
-	return ck
+	return c, ck
 }
 
 // linearBackwardDataArgs are LinearBackwardData's arguments as checkLinearBackwardData returns them.
@@ -89,17 +92,18 @@ type linearBackwardDataArgs struct {
 	dx []float32
 }
 
-// checkLinearBackwardData checks the arguments of LinearBackwardData (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) (ck linearBackwardDataArgs) {
+// checkLinearBackwardData begins a call of LinearBackwardData (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) (c call, ck linearBackwardDataArgs) {
+	c = b.begin("LinearBackwardData")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("in", in)
-	c.dim("out", out)
+	c.check(backend.CheckDim("in", in))
+	c.check(backend.CheckDim("out", out))
 	ck.dy = c.f32("dy", dy, n.Cap*out)
 	ck.w = c.f32("w", w, in*out)
 	ck.dx = c.f32("dx", dx, n.Cap*in)
-	return ck
+	return c, ck
 }
 
 // linearBackwardWeightArgs are LinearBackwardWeight's arguments as checkLinearBackwardWeight returns them.
@@ -111,14 +115,15 @@ type linearBackwardWeightArgs struct {
 	dw []float32
 }
 
-// checkLinearBackwardWeight checks the arguments of LinearBackwardWeight (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) (ck linearBackwardWeightArgs) {
+// checkLinearBackwardWeight begins a call of LinearBackwardWeight (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) (c call, ck linearBackwardWeightArgs) {
+	c = b.begin("LinearBackwardWeight")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("in", in)
+	c.check(backend.CheckDim("in", in))
 	ck.x = c.f32or16("x", x, n.Cap*in)
-	c.dim("out", out)
+	c.check(backend.CheckDim("out", out))
 	if c.ok {
 		ck.dy = c.buf("dy", dy, x.DType(), n.Cap*out)
 	}
@@ -126,7 +131,7 @@ func (c *call) checkLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, 
 		c.check(backend.CheckBF16Widths(in, out))
 	}
 	ck.dw = c.f32("dw", dw, in*out)
-	return ck
+	return c, ck
 }
 
 // biasActDropoutArgs are BiasActDropout's arguments as checkBiasActDropout returns them.
@@ -141,17 +146,18 @@ type biasActDropoutArgs struct {
 	y     *buffer
 }
 
-// checkBiasActDropout checks the arguments of BiasActDropout (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkBiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) (ck biasActDropoutArgs) {
+// checkBiasActDropout begins a call of BiasActDropout (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) (c call, ck biasActDropoutArgs) {
+	c = b.begin("BiasActDropout")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32or16("x", x, n.Cap*dim)
 	if !isNil(bias) {
 		ck.bias = c.f32("bias", bias, dim)
 	}
-	c.prob("p", p)
+	c.check(backend.CheckProb("p", p))
 	if p > 0 {
 		ck.r = c.rand("r", r)
 	}
@@ -162,7 +168,7 @@ func (c *call) checkBiasActDropout(x backend.Buffer, n backend.Count, dim int, b
 		ck.mask = c.u8("mask", mask, n.Cap*dim)
 	}
 	ck.y = c.f32or16("y", y, n.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // biasActDropoutBackwardArgs are BiasActDropoutBackward's arguments as checkBiasActDropoutBackward returns them.
@@ -176,14 +182,15 @@ type biasActDropoutBackwardArgs struct {
 	dbias []float32
 }
 
-// checkBiasActDropoutBackward checks the arguments of BiasActDropoutBackward (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkBiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) (ck biasActDropoutBackwardArgs) {
+// checkBiasActDropoutBackward begins a call of BiasActDropoutBackward (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) (c call, ck biasActDropoutBackwardArgs) {
+	c = b.begin("BiasActDropoutBackward")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.dy = c.f32("dy", dy, n.Cap*dim)
-	c.prob("p", p)
+	c.check(backend.CheckProb("p", p))
 	if relu && p == 0 {
 		ck.y = c.f32or16("y", y, n.Cap*dim)
 	}
@@ -194,7 +201,7 @@ func (c *call) checkBiasActDropoutBackward(dy, y backend.Buffer, n backend.Count
 	if !isNil(dbias) {
 		ck.dbias = c.f32("dbias", dbias, dim)
 	}
-	return ck
+	return c, ck
 }
 
 // softmaxCrossEntropyArgs are SoftmaxCrossEntropy's arguments as checkSoftmaxCrossEntropy returns them.
@@ -210,21 +217,22 @@ type softmaxCrossEntropyArgs struct {
 	correctP *int32
 }
 
-// checkSoftmaxCrossEntropy checks the arguments of SoftmaxCrossEntropy (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkSoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) (ck softmaxCrossEntropyArgs) {
+// checkSoftmaxCrossEntropy begins a call of SoftmaxCrossEntropy (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) (c call, ck softmaxCrossEntropyArgs) {
+	c = b.begin("SoftmaxCrossEntropy")
 	ck.n, ck.nP = c.count("n", n)
 	ck.labels = c.i32("labels", labels, n.Cap)
 	if den.Buf != nil {
 		ck.den, ck.denP = c.count("den", den)
 	}
-	c.dim("classes", classes)
+	c.check(backend.CheckDim("classes", classes))
 	ck.logits = c.f32("logits", logits, n.Cap*classes)
 	ck.loss = c.f32("loss", loss, 1)
 	ck.dlogits = c.f32("dlogits", dlogits, n.Cap*classes)
 	ck.correctP = c.counter("correct", correct)
-	return ck
+	return c, ck
 }
 
 // dotSumArgs are DotSum's arguments as checkDotSum returns them.
@@ -236,16 +244,17 @@ type dotSumArgs struct {
 	out []float32
 }
 
-// checkDotSum checks the arguments of DotSum (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkDotSum(a, b backend.Buffer, n backend.Count, dim int, out backend.Buffer) (ck dotSumArgs) {
+// checkDotSum begins a call of DotSum (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkDotSum(a, bb backend.Buffer, n backend.Count, dim int, out backend.Buffer) (c call, ck dotSumArgs) {
+	c = b.begin("DotSum")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.a = c.f32("a", a, n.Cap*dim)
-	ck.b = c.f32("b", b, n.Cap*dim)
+	ck.b = c.f32("b", bb, n.Cap*dim)
 	ck.out = c.f32("out", out, 1)
-	return ck
+	return c, ck
 }
 
 // argmaxArgs are Argmax's arguments as checkArgmax returns them.
@@ -256,15 +265,16 @@ type argmaxArgs struct {
 	out    []int32
 }
 
-// checkArgmax checks the arguments of Argmax (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkArgmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) (ck argmaxArgs) {
+// checkArgmax begins a call of Argmax (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkArgmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) (c call, ck argmaxArgs) {
+	c = b.begin("Argmax")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("classes", classes)
+	c.check(backend.CheckDim("classes", classes))
 	ck.logits = c.f32("logits", logits, n.Cap*classes)
 	ck.out = c.i32("out", out, n.Cap)
-	return ck
+	return c, ck
 }
 
 // adamArgs are Adam's arguments as checkAdam returns them.
@@ -277,10 +287,11 @@ type adamArgs struct {
 	cfgSkip bool
 }
 
-// checkAdam checks the arguments of Adam (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) (ck adamArgs) {
+// checkAdam begins a call of Adam (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) (c call, ck adamArgs) {
+	c = b.begin("Adam")
 	ck.param = c.f32("param", param, 0)
 	if c.ok {
 		ck.grad = c.f32("grad", grad, param.Len())
@@ -293,7 +304,7 @@ func (c *call) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, cfg 
 	}
 	ck.tP = c.counter("t", t)
 	ck.cfgSkip = c.flag("cfg.Skip", cfg.Skip)
-	return ck
+	return c, ck
 }
 
 // addCountArgs are AddCount's arguments as checkAddCount returns them.
@@ -302,11 +313,12 @@ type addCountArgs struct {
 	unless bool
 }
 
-// checkAddCount checks the arguments of AddCount (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAddCount(cc backend.Count, delta int32, unless backend.Buffer) (ck addCountArgs) {
+// checkAddCount begins a call of AddCount (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAddCount(cc backend.Count, delta int32, unless backend.Buffer) (c call, ck addCountArgs) {
+	c = b.begin("AddCount")
 	ck.cP = c.counter("c", cc)
 	ck.unless = c.flag("unless", unless)
-	return ck
+	return c, ck
 }

@@ -15,9 +15,8 @@ import (
 // HeadDot writes out[i, h] = Σ_f x[i, h·dim+f]·a[h·dim+f] for rows [:n],
 // summed in float64 (x F32 [n.Cap, heads·dim], out F32 [n.Cap, heads]).
 func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) {
-	c := b.begin("HeadDot")
+	c, ck := b.checkHeadDot(x, n, heads, dim, a, out)
 	defer c.end()
-	ck := c.checkHeadDot(x, n, heads, dim, a, out)
 	if !c.ok {
 		return
 	}
@@ -41,9 +40,8 @@ func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, 
 // overwrites da1 and da2 with the column sums of dout·x, accumulated in
 // float64 in row order (threads split the columns).
 func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
-	c := b.begin("HeadDotBackward")
+	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
 	defer c.end()
-	ck := c.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
 	if !c.ok {
 		return
 	}
@@ -219,9 +217,8 @@ func (a *attView) maxPositions() int {
 // a softmax over each destination's self loop and valid edges per head,
 // then attention dropout.
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
-	c := b.begin("EdgeSoftmax")
+	c, ck := b.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	defer c.end()
-	ck := c.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	if !c.ok {
 		return
 	}
@@ -263,9 +260,8 @@ func coefLen(blk *backend.Block, heads int) int {
 // adds them per source in destination order (the self loop of destination
 // j among them at j's place).
 func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) {
-	c := b.begin("EdgeSoftmaxBackward")
+	c, ck := b.checkEdgeSoftmaxBackward(blk, el, er, heads, slope, p, r, dcoef, del, der)
 	defer c.end()
-	ck := c.checkEdgeSoftmaxBackward(blk, el, er, heads, slope, p, r, dcoef, del, der)
 	if !c.ok {
 		return
 	}

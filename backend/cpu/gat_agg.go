@@ -31,9 +31,8 @@ func newHeadAgg(blk *backend.Block, v blockView, coef, x []float32, heads, dim i
 // of its self loop and edges per head, concatenated or averaged (see
 // backend.Attention). float32 sums: the self loop, then edges in order.
 func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
-	c := b.begin("HeadAggregate")
+	c, ck := b.checkHeadAggregate(blk, coef, x, heads, dim, mean, out)
 	defer c.end()
-	ck := c.checkHeadAggregate(blk, coef, x, heads, dim, mean, out)
 	if !c.ok {
 		return
 	}
@@ -80,9 +79,8 @@ func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, head
 // dout with the sources' rows) and accumulates dx, per source in
 // destination order like AggregateBackward (see backend.Attention).
 func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {
-	c := b.begin("HeadAggregateBackward")
+	c, ck := b.checkHeadAggregateBackward(blk, coef, x, dout, heads, dim, mean, dcoef, dx)
 	defer c.end()
-	ck := c.checkHeadAggregateBackward(blk, coef, x, dout, heads, dim, mean, dcoef, dx)
 	if !c.ok {
 		return
 	}

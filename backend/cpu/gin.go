@@ -6,9 +6,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // with fanout < 0) and selfW[i] = 1 + eps[0] for the live destinations
 // (see backend.Sparse).
 func (b *Backend) GINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) {
-	c := b.begin("GINWeights")
+	c, ck := b.checkGINWeights(blk, srcDeg, fanout, eps, edgeW, selfW)
 	defer c.end()
-	ck := c.checkGINWeights(blk, srcDeg, fanout, eps, edgeW, selfW)
 	if !c.ok {
 		return
 	}
@@ -41,9 +40,8 @@ func ginCap(deg float64, fanout int) float64 {
 // DotSum overwrites out[0] with Σ a·b over the live rows, accumulated in
 // float64 in row order.
 func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out backend.Buffer) {
-	c := b.begin("DotSum")
+	c, ck := b.checkDotSum(a, bb, n, dim, out)
 	defer c.end()
-	ck := c.checkDotSum(a, bb, n, dim, out)
 	if !c.ok {
 		return
 	}

@@ -8,9 +8,8 @@ import (
 // ReplaceRows overwrites the rows of hot vertices from table (or with
 // zeros when table is nil); see backend.Dense.
 func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	c := b.begin("ReplaceRows")
+	c, ck := b.checkReplaceRows(slot, table, base, dim, ids, n, out)
 	defer c.end()
-	ck := c.checkReplaceRows(slot, table, base, dim, ids, n, out)
 	if !c.ok {
 		return
 	}
@@ -57,9 +56,8 @@ func eachHot(c *call, ids, slot []int32, base, rows int, anyRow bool, fn func(i,
 // AddRows adds table rows into a column window of the rows of hot
 // vertices; see backend.Dense.
 func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) {
-	c := b.begin("AddRows")
+	c, ck := b.checkAddRows(slot, table, base, dim, ids, n, out, ld, off)
 	defer c.end()
-	ck := c.checkAddRows(slot, table, base, dim, ids, n, out, ld, off)
 	if !c.ok {
 		return
 	}
@@ -72,9 +70,8 @@ func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim in
 // ScatterAddRows adds the rows of hot vertices into acc; see
 // backend.Dense.
 func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) {
-	c := b.begin("ScatterAddRows")
+	c, ck := b.checkScatterAddRows(slot, acc, dim, ids, n, src, unless)
 	defer c.end()
-	ck := c.checkScatterAddRows(slot, acc, dim, ids, n, src, unless)
 	if !c.ok || ck.unless {
 		return
 	}
@@ -86,9 +83,9 @@ func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.
 
 // Axpy adds alpha·x to y.
 func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
-	c := b.begin("Axpy")
+	c, ck := b.checkAxpy(alpha, x, y)
 	defer c.end()
-	if ck := c.checkAxpy(alpha, x, y); c.ok {
+	if c.ok {
 		vec.Axpy(alpha, ck.x, ck.y)
 	}
 }

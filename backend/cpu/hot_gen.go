@@ -17,10 +17,11 @@ type replaceRowsArgs struct {
 	out   []float32
 }
 
-// checkReplaceRows checks the arguments of ReplaceRows (backend.HotRows): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) (ck replaceRowsArgs) {
+// checkReplaceRows begins a call of ReplaceRows (backend.HotRows) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) (c call, ck replaceRowsArgs) {
+	c = b.begin("ReplaceRows")
 	ck.slot = c.i32("slot", slot, 0)
 	if !isNil(table) {
 		ck.table = c.f32("table", table, 0)
@@ -28,11 +29,11 @@ func (c *call) checkReplaceRows(slot, table backend.Buffer, base backend.Count, 
 	if !isNil(table) {
 		ck.baseP = c.counter("base", base)
 	}
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n, ck.nP = c.count("n", n)
 	ck.ids = c.i32("ids", ids, n.Cap)
 	ck.out = c.f32("out", out, n.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // addRowsArgs are AddRows's arguments as checkAddRows returns them.
@@ -46,21 +47,22 @@ type addRowsArgs struct {
 	out   []float32
 }
 
-// checkAddRows checks the arguments of AddRows (backend.HotRows): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) (ck addRowsArgs) {
+// checkAddRows begins a call of AddRows (backend.HotRows) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) (c call, ck addRowsArgs) {
+	c = b.begin("AddRows")
 	ck.slot = c.i32("slot", slot, 0)
 	ck.table = c.f32("table", table, 0)
 	ck.baseP = c.counter("base", base)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n, ck.nP = c.count("n", n)
 	ck.ids = c.i32("ids", ids, n.Cap)
 	ck.out = c.f32("out", out, n.Cap*ld)
 	if c.ok {
 		c.check(backend.CheckColumns(off, dim, ld))
 	}
-	return ck
+	return c, ck
 }
 
 // scatterAddRowsArgs are ScatterAddRows's arguments as checkScatterAddRows returns them.
@@ -74,18 +76,19 @@ type scatterAddRowsArgs struct {
 	unless bool
 }
 
-// checkScatterAddRows checks the arguments of ScatterAddRows (backend.HotRows): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) (ck scatterAddRowsArgs) {
+// checkScatterAddRows begins a call of ScatterAddRows (backend.HotRows) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) (c call, ck scatterAddRowsArgs) {
+	c = b.begin("ScatterAddRows")
 	ck.slot = c.i32("slot", slot, 0)
 	ck.acc = c.f32("acc", acc, 0)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n, ck.nP = c.count("n", n)
 	ck.ids = c.i32("ids", ids, n.Cap)
 	ck.src = c.f32("src", src, n.Cap*dim)
 	ck.unless = c.flag("unless", unless)
-	return ck
+	return c, ck
 }
 
 // axpyArgs are Axpy's arguments as checkAxpy returns them.
@@ -94,10 +97,11 @@ type axpyArgs struct {
 	y []float32
 }
 
-// checkAxpy checks the arguments of Axpy (backend.HotRows): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAxpy(alpha float32, x, y backend.Buffer) (ck axpyArgs) {
+// checkAxpy begins a call of Axpy (backend.HotRows) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAxpy(alpha float32, x, y backend.Buffer) (c call, ck axpyArgs) {
+	c = b.begin("Axpy")
 	ck.x = c.f32("x", x, 0)
 	if c.ok {
 		ck.y = c.f32("y", y, x.Len())
@@ -105,5 +109,5 @@ func (c *call) checkAxpy(alpha float32, x, y backend.Buffer) (ck axpyArgs) {
 	if c.ok && !(y.Len() == x.Len()) {
 		c.failf("y has %d elements, x %d", y.Len(), x.Len())
 	}
-	return ck
+	return c, ck
 }

@@ -15,16 +15,17 @@ type layerMaxArgs struct {
 	arg []int32
 }
 
-// checkLayerMax checks the arguments of LayerMax (backend.JumpingKnowledge): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLayerMax(x backend.Buffer, n backend.Count, dim, k int, first bool, y, arg backend.Buffer) (ck layerMaxArgs) {
+// checkLayerMax begins a call of LayerMax (backend.JumpingKnowledge) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLayerMax(x backend.Buffer, n backend.Count, dim, k int, first bool, y, arg backend.Buffer) (c call, ck layerMaxArgs) {
+	c = b.begin("LayerMax")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32("x", x, n.Cap*dim)
 	ck.y = c.f32("y", y, n.Cap*dim)
 	ck.arg = c.i32("arg", arg, n.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // layerMaxBackwardArgs are LayerMaxBackward's arguments as checkLayerMaxBackward returns them.
@@ -36,14 +37,15 @@ type layerMaxBackwardArgs struct {
 	dx  []float32
 }
 
-// checkLayerMaxBackward checks the arguments of LayerMaxBackward (backend.JumpingKnowledge): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLayerMaxBackward(dy, arg backend.Buffer, n backend.Count, dim, k int, accumulate bool, dx backend.Buffer) (ck layerMaxBackwardArgs) {
+// checkLayerMaxBackward begins a call of LayerMaxBackward (backend.JumpingKnowledge) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLayerMaxBackward(dy, arg backend.Buffer, n backend.Count, dim, k int, accumulate bool, dx backend.Buffer) (c call, ck layerMaxBackwardArgs) {
+	c = b.begin("LayerMaxBackward")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.dy = c.f32("dy", dy, n.Cap*dim)
 	ck.arg = c.i32("arg", arg, n.Cap*dim)
 	ck.dx = c.f32("dx", dx, n.Cap*dim)
-	return ck
+	return c, ck
 }

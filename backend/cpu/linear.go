@@ -7,9 +7,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // operands, widened: the product and its sums are float32), and then y
 // may be BF16 too (the float32 results rounded).
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
-	c := b.begin("Linear")
+	c, ck := b.checkLinear(x, n, w, in, out, y, accumulate)
 	defer c.end()
-	ck := c.checkLinear(x, n, w, in, out, y, accumulate)
 	if !c.ok {
 		return
 	}
@@ -27,9 +26,8 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 // LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate);
 // dy [n.Cap, out], w [in, out], dx [n.Cap, in].
 func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) {
-	c := b.begin("LinearBackwardData")
+	c, ck := b.checkLinearBackwardData(dy, n, w, in, out, dx, accumulate)
 	defer c.end()
-	ck := c.checkLinearBackwardData(dy, n, w, in, out, dx, accumulate)
 	if !c.ok {
 		return
 	}
@@ -40,9 +38,8 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 // x [n.Cap, in], dy [n.Cap, out], dw [in, out]. x and dy may both be BF16,
 // as in Linear.
 func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) {
-	c := b.begin("LinearBackwardWeight")
+	c, ck := b.checkLinearBackwardWeight(x, dy, n, in, out, dw, accumulate)
 	defer c.end()
-	ck := c.checkLinearBackwardWeight(x, dy, n, in, out, dw, accumulate)
 	if !c.ok {
 		return
 	}

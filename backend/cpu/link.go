@@ -12,9 +12,8 @@ import (
 // EdgeSeeds writes a link step's ends: the positives' ends and their
 // drawn negatives; see backend.Link.
 func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) {
-	c := b.begin("EdgeSeeds")
+	c, ck := b.checkEdgeSeeds(pairs, ids, n, k, nodes, dist, r, ends, nEnds, nPairs)
 	defer c.end()
-	ck := c.checkEdgeSeeds(pairs, ids, n, k, nodes, dist, r, ends, nEnds, nPairs)
 	if !c.ok {
 		return
 	}
@@ -47,9 +46,8 @@ func Negative(w uint32, nodes int, dist []int32) int32 {
 // ExcludeEdges removes a batch's positive edges (and, with reverse, their
 // reverses) from a sampled block; see backend.Link.
 func (b *Backend) ExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) {
-	c := b.begin("ExcludeEdges")
+	c, ck := b.checkExcludeEdges(blk, ends, n, reverse, scratch)
 	defer c.end()
-	ck := c.checkExcludeEdges(blk, ends, n, reverse, scratch)
 	if !c.ok || int(*ck.blk.neP) > blk.NumEdges.Cap {
 		return
 	}
@@ -121,9 +119,8 @@ func (s pairSet) has(u, w int32) bool {
 // GroupRows lists the live positions grouped by row (a stable counting
 // sort); see backend.Link.
 func (b *Backend) GroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) {
-	c := b.begin("GroupRows")
+	c, ck := b.checkGroupRows(rows, nEnds, nRows, ptr, order)
 	defer c.end()
-	ck := c.checkGroupRows(rows, nEnds, nRows, ptr, order)
 	if !c.ok {
 		return
 	}
@@ -159,9 +156,8 @@ func pairEnds(p, b, k int) (a, c int) {
 // PairProduct writes the elementwise products of the live pairs' rows;
 // see backend.Link.
 func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) {
-	c := b.begin("PairProduct")
+	c, ck := b.checkPairProduct(x, dim, n, k, rows, h)
 	defer c.end()
-	ck := c.checkPairProduct(x, dim, n, k, rows, h)
 	if !c.ok {
 		return
 	}
@@ -186,9 +182,8 @@ func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int,
 // PairProductBackward writes the gradient of PairProduct's input, row by
 // row in GroupRows's order; see backend.Link.
 func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) {
-	c := b.begin("PairProductBackward")
+	c, ck := b.checkPairProductBackward(x, dh, dim, n, k, rows, ptr, order, nRows, dx)
 	defer c.end()
-	ck := c.checkPairProductBackward(x, dh, dim, n, k, rows, ptr, order, nRows, dx)
 	if !c.ok {
 		return
 	}
@@ -235,9 +230,8 @@ func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.C
 // PairLoss is the binary cross-entropy with logits of the live pairs;
 // see backend.Link.
 func (b *Backend) PairLoss(scores backend.Buffer, n backend.Count, k int, loss, dscores backend.Buffer, correct backend.Count) {
-	c := b.begin("PairLoss")
+	c, ck := b.checkPairLoss(scores, n, k, loss, dscores, correct)
 	defer c.end()
-	ck := c.checkPairLoss(scores, n, k, loss, dscores, correct)
 	if !c.ok {
 		return
 	}

@@ -20,17 +20,18 @@ type edgeSeedsArgs struct {
 	nPairsP *int32
 }
 
-// checkEdgeSeeds checks the arguments of EdgeSeeds (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) (ck edgeSeedsArgs) {
+// checkEdgeSeeds begins a call of EdgeSeeds (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) (c call, ck edgeSeedsArgs) {
+	c = b.begin("EdgeSeeds")
 	ck.pairs = c.i32("pairs", pairs, 0)
 	ck.n, ck.nP = c.count("n", n)
 	ck.ids = c.i32("ids", ids, n.Cap)
 	if c.ok {
 		c.check(backend.CheckNegatives(k))
 	}
-	c.dim("nodes", nodes)
+	c.check(backend.CheckDim("nodes", nodes))
 	if !isNil(dist) {
 		ck.dist = c.i32("dist", dist, nodes+1)
 	}
@@ -38,7 +39,7 @@ func (c *call) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nod
 	ck.ends = c.i32("ends", ends, n.Cap*(2+k))
 	ck.nEndsP = c.counter("nEnds", nEnds)
 	ck.nPairsP = c.counter("nPairs", nPairs)
-	return ck
+	return c, ck
 }
 
 // excludeEdgesArgs are ExcludeEdges's arguments as checkExcludeEdges returns them.
@@ -52,10 +53,11 @@ type excludeEdgesArgs struct {
 	scratch   []int64
 }
 
-// checkExcludeEdges checks the arguments of ExcludeEdges (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) (ck excludeEdgesArgs) {
+// checkExcludeEdges begins a call of ExcludeEdges (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) (c call, ck excludeEdgesArgs) {
+	c = b.begin("ExcludeEdges")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.blkNbrs = c.i32("blk.Nbrs", blk.Nbrs, blk.NumEdges.Cap)
@@ -66,7 +68,7 @@ func (c *call) checkExcludeEdges(blk *backend.Block, ends backend.Buffer, n back
 	ck.n, ck.nP = c.count("n", n)
 	ck.ends = c.i32("ends", ends, 2*n.Cap)
 	ck.scratch = c.i64("scratch", scratch, backend.ExcludeScratch(n.Cap))
-	return ck
+	return c, ck
 }
 
 // groupRowsArgs are GroupRows's arguments as checkGroupRows returns them.
@@ -80,16 +82,17 @@ type groupRowsArgs struct {
 	order  []int32
 }
 
-// checkGroupRows checks the arguments of GroupRows (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) (ck groupRowsArgs) {
+// checkGroupRows begins a call of GroupRows (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) (c call, ck groupRowsArgs) {
+	c = b.begin("GroupRows")
 	ck.nEnds, ck.nEndsP = c.count("nEnds", nEnds)
 	ck.rows = c.i32("rows", rows, nEnds.Cap)
 	ck.nRows, ck.nRowsP = c.count("nRows", nRows)
 	ck.ptr = c.i32("ptr", ptr, nRows.Cap+1)
 	ck.order = c.i32("order", order, nEnds.Cap)
-	return ck
+	return c, ck
 }
 
 // pairProductArgs are PairProduct's arguments as checkPairProduct returns them.
@@ -101,16 +104,17 @@ type pairProductArgs struct {
 	h    []float32
 }
 
-// checkPairProduct checks the arguments of PairProduct (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) (ck pairProductArgs) {
+// checkPairProduct begins a call of PairProduct (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) (c call, ck pairProductArgs) {
+	c = b.begin("PairProduct")
 	ck.x = c.f32("x", x, 0)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n, ck.nP = c.count("n", n)
 	ck.rows = c.i32("rows", rows, n.Cap*(2+k))
 	ck.h = c.f32("h", h, n.Cap*(1+k)*dim)
-	return ck
+	return c, ck
 }
 
 // pairProductBackwardArgs are PairProductBackward's arguments as checkPairProductBackward returns them.
@@ -127,11 +131,12 @@ type pairProductBackwardArgs struct {
 	dx     []float32
 }
 
-// checkPairProductBackward checks the arguments of PairProductBackward (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) (ck pairProductBackwardArgs) {
-	c.dim("dim", dim)
+// checkPairProductBackward begins a call of PairProductBackward (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) (c call, ck pairProductBackwardArgs) {
+	c = b.begin("PairProductBackward")
+	c.check(backend.CheckDim("dim", dim))
 	ck.n, ck.nP = c.count("n", n)
 	ck.dh = c.f32("dh", dh, n.Cap*(1+k)*dim)
 	ck.rows = c.i32("rows", rows, n.Cap*(2+k))
@@ -140,7 +145,7 @@ func (c *call) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend
 	ck.x = c.f32("x", x, nRows.Cap*dim)
 	ck.ptr = c.i32("ptr", ptr, nRows.Cap+1)
 	ck.dx = c.f32("dx", dx, nRows.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // pairLossArgs are PairLoss's arguments as checkPairLoss returns them.
@@ -153,14 +158,15 @@ type pairLossArgs struct {
 	correctP *int32
 }
 
-// checkPairLoss checks the arguments of PairLoss (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkPairLoss(scores backend.Buffer, n backend.Count, k int, loss, dscores backend.Buffer, correct backend.Count) (ck pairLossArgs) {
+// checkPairLoss begins a call of PairLoss (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkPairLoss(scores backend.Buffer, n backend.Count, k int, loss, dscores backend.Buffer, correct backend.Count) (c call, ck pairLossArgs) {
+	c = b.begin("PairLoss")
 	ck.n, ck.nP = c.count("n", n)
 	ck.scores = c.f32("scores", scores, n.Cap*(1+k))
 	ck.loss = c.f32("loss", loss, 1)
 	ck.dscores = c.f32("dscores", dscores, n.Cap*(1+k))
 	ck.correctP = c.counter("correct", correct)
-	return ck
+	return c, ck
 }

@@ -20,9 +20,8 @@ const reduceChunk = 64
 // loss, get a zero gradient and are not counted, but still divide. n = 0
 // gives loss 0. A label >= classes is an error.
 func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
-	c := b.begin("SoftmaxCrossEntropy")
+	c, ck := b.checkSoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct)
 	defer c.end()
-	ck := c.checkSoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct)
 	if !c.ok {
 		return
 	}

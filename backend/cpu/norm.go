@@ -18,9 +18,8 @@ func rstd(v float64, eps float32) float32 {
 // BatchNormStats overwrites stats with the column means and biased
 // variances of the live rows of x.
 func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
-	c := b.begin("BatchNormStats")
+	c, ck := b.checkBatchNormStats(x, n, dim, stats)
 	defer c.end()
-	ck := c.checkBatchNormStats(x, n, dim, stats)
 	if !c.ok {
 		return
 	}
@@ -70,9 +69,8 @@ func rowStats(row []float32) (mean, v float64) {
 // NormApply normalises the live rows of x into y by the batch's (or
 // running) column statistics, or by each row's own.
 func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) {
-	c := b.begin("NormApply")
+	c, ck := b.checkNormApply(x, n, dim, perRow, stats, gamma, beta, eps, y)
 	defer c.end()
-	ck := c.checkNormApply(x, n, dim, perRow, stats, gamma, beta, eps, y)
 	if !c.ok {
 		return
 	}
@@ -105,9 +103,8 @@ func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow b
 // NormBackward overwrites dx, dgamma, dbeta (and dbias when set) with the
 // gradients of NormApply's training pass.
 func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {
-	c := b.begin("NormBackward")
+	c, ck := b.checkNormBackward(x, dy, n, dim, perRow, stats, gamma, eps, dx, dgamma, dbeta, dbias)
 	defer c.end()
-	ck := c.checkNormBackward(x, dy, n, dim, perRow, stats, gamma, eps, dx, dgamma, dbeta, dbias)
 	if !c.ok {
 		return
 	}
@@ -188,9 +185,8 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 
 // NormRunning moves the running statistics towards the batch's.
 func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
-	c := b.begin("NormRunning")
+	c, ck := b.checkNormRunning(stats, n, dim, momentum, running, unless)
 	defer c.end()
-	ck := c.checkNormRunning(stats, n, dim, momentum, running, unless)
 	rows, st, run, skip := ck.n, ck.stats, ck.running, ck.unless
 	if !c.ok || skip || rows < 2 {
 		return
@@ -206,9 +202,8 @@ func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, mo
 // NormMoments overwrites moments with the moments of the live rows whose
 // statistics are stats.
 func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) {
-	c := b.begin("NormMoments")
+	c, ck := b.checkNormMoments(stats, n, dim, moments)
 	defer c.end()
-	ck := c.checkNormMoments(stats, n, dim, moments)
 	if !c.ok {
 		return
 	}
@@ -225,9 +220,8 @@ func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, mo
 // NormFromMoments overwrites stats and count from a group's summed
 // moments.
 func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) {
-	c := b.begin("NormFromMoments")
+	c, ck := b.checkNormFromMoments(moments, dim, stats, count)
 	defer c.end()
-	ck := c.checkNormFromMoments(moments, dim, stats, count)
 	if !c.ok {
 		return
 	}
@@ -246,9 +240,8 @@ func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend
 // NormBackwardSums overwrites sums with Σ dy·x̂, Σ dy over the live rows
 // and their count.
 func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) {
-	c := b.begin("NormBackwardSums")
+	c, ck := b.checkNormBackwardSums(x, dy, n, dim, stats, eps, sums)
 	defer c.end()
-	ck := c.checkNormBackwardSums(x, dy, n, dim, stats, eps, sums)
 	if !c.ok {
 		return
 	}
@@ -271,9 +264,8 @@ func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim in
 // NormBackwardApply overwrites dx (and dbias) from a group's summed
 // backward sums.
 func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) {
-	c := b.begin("NormBackwardApply")
+	c, ck := b.checkNormBackwardApply(x, dy, n, dim, stats, gamma, eps, sums, dx, dbias)
 	defer c.end()
-	ck := c.checkNormBackwardApply(x, dy, n, dim, stats, gamma, eps, sums, dx, dbias)
 	if !c.ok {
 		return
 	}

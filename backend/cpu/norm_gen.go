@@ -14,15 +14,16 @@ type batchNormStatsArgs struct {
 	stats []float32
 }
 
-// checkBatchNormStats checks the arguments of BatchNormStats (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (ck batchNormStatsArgs) {
+// checkBatchNormStats begins a call of BatchNormStats (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (c call, ck batchNormStatsArgs) {
+	c = b.begin("BatchNormStats")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32("x", x, n.Cap*dim)
 	ck.stats = c.f32("stats", stats, 2*dim)
-	return ck
+	return c, ck
 }
 
 // normApplyArgs are NormApply's arguments as checkNormApply returns them.
@@ -36,12 +37,13 @@ type normApplyArgs struct {
 	y     []float32
 }
 
-// checkNormApply checks the arguments of NormApply (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) (ck normApplyArgs) {
+// checkNormApply begins a call of NormApply (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) (c call, ck normApplyArgs) {
+	c = b.begin("NormApply")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32("x", x, n.Cap*dim)
 	if !perRow {
 		ck.stats = c.f32("stats", stats, 2*dim)
@@ -49,7 +51,7 @@ func (c *call) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow
 	ck.gamma = c.f32("gamma", gamma, dim)
 	ck.beta = c.f32("beta", beta, dim)
 	ck.y = c.f32("y", y, n.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // normBackwardArgs are NormBackward's arguments as checkNormBackward returns them.
@@ -66,12 +68,13 @@ type normBackwardArgs struct {
 	dbias  []float32
 }
 
-// checkNormBackward checks the arguments of NormBackward (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) (ck normBackwardArgs) {
+// checkNormBackward begins a call of NormBackward (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) (c call, ck normBackwardArgs) {
+	c = b.begin("NormBackward")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32("x", x, n.Cap*dim)
 	ck.dy = c.f32("dy", dy, n.Cap*dim)
 	if !perRow {
@@ -84,7 +87,7 @@ func (c *call) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int,
 	if !isNil(dbias) {
 		ck.dbias = c.f32("dbias", dbias, dim)
 	}
-	return ck
+	return c, ck
 }
 
 // normRunningArgs are NormRunning's arguments as checkNormRunning returns them.
@@ -96,16 +99,17 @@ type normRunningArgs struct {
 	unless  bool
 }
 
-// checkNormRunning checks the arguments of NormRunning (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) (ck normRunningArgs) {
+// checkNormRunning begins a call of NormRunning (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) (c call, ck normRunningArgs) {
+	c = b.begin("NormRunning")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.stats = c.f32("stats", stats, 2*dim)
 	ck.running = c.f32("running", running, 2*dim)
 	ck.unless = c.flag("unless", unless)
-	return ck
+	return c, ck
 }
 
 // normMomentsArgs are NormMoments's arguments as checkNormMoments returns them.
@@ -116,15 +120,16 @@ type normMomentsArgs struct {
 	moments []float32
 }
 
-// checkNormMoments checks the arguments of NormMoments (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) (ck normMomentsArgs) {
+// checkNormMoments begins a call of NormMoments (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) (c call, ck normMomentsArgs) {
+	c = b.begin("NormMoments")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.stats = c.f32("stats", stats, 2*dim)
 	ck.moments = c.f32("moments", moments, 2*dim+1)
-	return ck
+	return c, ck
 }
 
 // normFromMomentsArgs are NormFromMoments's arguments as checkNormFromMoments returns them.
@@ -134,15 +139,16 @@ type normFromMomentsArgs struct {
 	countP  *int32
 }
 
-// checkNormFromMoments checks the arguments of NormFromMoments (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) (ck normFromMomentsArgs) {
-	c.dim("dim", dim)
+// checkNormFromMoments begins a call of NormFromMoments (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) (c call, ck normFromMomentsArgs) {
+	c = b.begin("NormFromMoments")
+	c.check(backend.CheckDim("dim", dim))
 	ck.moments = c.f32("moments", moments, 2*dim+1)
 	ck.stats = c.f32("stats", stats, 2*dim)
 	ck.countP = c.counter("count", count)
-	return ck
+	return c, ck
 }
 
 // normBackwardSumsArgs are NormBackwardSums's arguments as checkNormBackwardSums returns them.
@@ -155,17 +161,18 @@ type normBackwardSumsArgs struct {
 	sums  []float32
 }
 
-// checkNormBackwardSums checks the arguments of NormBackwardSums (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) (ck normBackwardSumsArgs) {
+// checkNormBackwardSums begins a call of NormBackwardSums (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) (c call, ck normBackwardSumsArgs) {
+	c = b.begin("NormBackwardSums")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32("x", x, n.Cap*dim)
 	ck.dy = c.f32("dy", dy, n.Cap*dim)
 	ck.stats = c.f32("stats", stats, 2*dim)
 	ck.sums = c.f32("sums", sums, 2*dim+1)
-	return ck
+	return c, ck
 }
 
 // normBackwardApplyArgs are NormBackwardApply's arguments as checkNormBackwardApply returns them.
@@ -181,12 +188,13 @@ type normBackwardApplyArgs struct {
 	dbias []float32
 }
 
-// checkNormBackwardApply checks the arguments of NormBackwardApply (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) (ck normBackwardApplyArgs) {
+// checkNormBackwardApply begins a call of NormBackwardApply (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) (c call, ck normBackwardApplyArgs) {
+	c = b.begin("NormBackwardApply")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32("x", x, n.Cap*dim)
 	ck.dy = c.f32("dy", dy, n.Cap*dim)
 	ck.stats = c.f32("stats", stats, 2*dim)
@@ -196,5 +204,5 @@ func (c *call) checkNormBackwardApply(x, dy backend.Buffer, n backend.Count, dim
 	if !isNil(dbias) {
 		ck.dbias = c.f32("dbias", dbias, dim)
 	}
-	return ck
+	return c, ck
 }

@@ -82,9 +82,8 @@ func (c *call) checkIDs(name string, ids []int32, numNodes int64) {
 // out.Nbrs for the edges that fit, the true edge count into out.NumEdges,
 // and copies dst into out.SrcIDs for the destinations that fit.
 func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) {
-	c := b.begin("SampleLayer")
+	c, ck := b.checkSampleLayer(g, dst, nDst, fanout, r, out)
 	defer c.end()
-	ck := c.checkSampleLayer(g, dst, nDst, fanout, r, out)
 	if !c.ok {
 		return
 	}
@@ -111,9 +110,8 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 // ids that fit), out.Indices for the live edges and the true source count
 // into out.NumSrc.
 func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
-	c := b.begin("Relabel")
+	c, ck := b.checkRelabel(g, out)
 	defer c.end()
-	ck := c.checkRelabel(g, out)
 	if !c.ok {
 		return
 	}

@@ -21,10 +21,11 @@ type sampleLayerArgs struct {
 	outNumEdgesP *int32
 }
 
-// checkSampleLayer checks the arguments of SampleLayer (backend.Sampling): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) (ck sampleLayerArgs) {
+// checkSampleLayer begins a call of SampleLayer (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) (c call, ck sampleLayerArgs) {
+	c = b.begin("SampleLayer")
 	ck.g = c.graph("g", g)
 	ck.nDst, ck.nDstP = c.count("nDst", nDst)
 	ck.dst = c.i32("dst", dst, nDst.Cap)
@@ -41,7 +42,7 @@ func (c *call) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst backen
 	if c.ok && !(out.NumSrc.Cap >= 0) {
 		c.failf("out.NumSrc: negative capacity %d", out.NumSrc.Cap)
 	}
-	return ck
+	return c, ck
 }
 
 // relabelArgs are Relabel's arguments as checkRelabel returns them.
@@ -58,10 +59,11 @@ type relabelArgs struct {
 	outIndices   []int32
 }
 
-// checkRelabel checks the arguments of Relabel (backend.Sampling): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkRelabel(g backend.Graph, out *backend.Block) (ck relabelArgs) {
+// checkRelabel begins a call of Relabel (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkRelabel(g backend.Graph, out *backend.Block) (c call, ck relabelArgs) {
+	c = b.begin("Relabel")
 	ck.g = c.graph("g", g)
 	c.notNil("out", out)
 	ck.outNumDst, ck.outNumDstP = c.count("out.NumDst", out.NumDst)
@@ -76,5 +78,5 @@ func (c *call) checkRelabel(g backend.Graph, out *backend.Block) (ck relabelArgs
 	if c.ok {
 		ck.outIndices = c.i32("out.Indices", out.Indices, out.NumEdges.Cap)
 	}
-	return ck
+	return c, ck
 }

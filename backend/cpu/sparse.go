@@ -50,9 +50,8 @@ func (v *blockView) edges(i int) (lo, hi int) {
 // MeanWeights sets edgeW[e] = 1/s_i for the edges e of destination i, s_i its
 // sampled degree. edgeW is F32 [NumEdges.Cap].
 func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
-	c := b.begin("MeanWeights")
+	c, ck := b.checkMeanWeights(blk, edgeW)
 	defer c.end()
-	ck := c.checkMeanWeights(blk, edgeW)
 	if !c.ok {
 		return
 	}
@@ -72,9 +71,8 @@ func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
 // with d = srcDeg + 1 and s_i the sampled degree of destination i; srcDeg
 // F32 [NumSrc.Cap], edgeW F32 [NumEdges.Cap], selfW F32 [NumDst.Cap].
 func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) {
-	c := b.begin("GCNWeights")
+	c, ck := b.checkGCNWeights(blk, srcDeg, edgeW, selfW)
 	defer c.end()
-	ck := c.checkGCNWeights(blk, srcDeg, edgeW, selfW)
 	if !c.ok {
 		return
 	}
@@ -104,9 +102,8 @@ func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Bu
 // accumulated in float32 in edge order after the self term. x is
 // [NumSrc.Cap, dim], out [NumDst.Cap, dim]; selfW may be nil.
 func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("Aggregate")
+	c, ck := b.checkAggregate(blk, edgeW, selfW, x, dim, out)
 	defer c.end()
-	ck := c.checkAggregate(blk, edgeW, selfW, x, dim, out)
 	if !c.ok {
 		return
 	}
@@ -120,9 +117,8 @@ func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, 
 // destination i: out[i, :dim] = x[i, :] and out[i, dim:] = Σ_{e in row i}
 // edgeW[e]·x[Indices[e], :] (edge order), out [NumDst.Cap, 2·dim].
 func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("AggregateConcat")
+	c, ck := b.checkAggregateConcat(blk, edgeW, x, dim, out)
 	defer c.end()
-	ck := c.checkAggregateConcat(blk, edgeW, x, dim, out)
 	if !c.ok {
 		return
 	}
@@ -140,9 +136,8 @@ func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, d
 // table[SrcIDs[j], :] (F32, or BF16 widened) in place: the same additions in
 // the same order as Gather followed by AggregateConcat.
 func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("AggregateConcatTable")
+	c, ck := b.checkAggregateConcatTable(blk, edgeW, table, dim, out)
 	defer c.end()
-	ck := c.checkAggregateConcatTable(blk, edgeW, table, dim, out)
 	if !c.ok {
 		return
 	}
@@ -221,9 +216,8 @@ func (b *Backend) aggregateRows(v blockView, ew, sw []float32, dim int, of []flo
 // (a stable counting sort), so each row of dx receives its additions in
 // exactly the order above whatever the thread count.
 func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
-	c := b.begin("AggregateBackward")
+	c, ck := b.checkAggregateBackward(blk, edgeW, selfW, dout, dim, dx)
 	defer c.end()
-	ck := c.checkAggregateBackward(blk, edgeW, selfW, dout, dim, dx)
 	if !c.ok {
 		return
 	}

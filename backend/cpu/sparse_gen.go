@@ -12,15 +12,16 @@ type meanWeightsArgs struct {
 	edgeW []float32
 }
 
-// checkMeanWeights checks the arguments of MeanWeights (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkMeanWeights(blk *backend.Block, edgeW backend.Buffer) (ck meanWeightsArgs) {
+// checkMeanWeights begins a call of MeanWeights (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkMeanWeights(blk *backend.Block, edgeW backend.Buffer) (c call, ck meanWeightsArgs) {
+	c = b.begin("MeanWeights")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
 	}
-	return ck
+	return c, ck
 }
 
 // gcnWeightsArgs are GCNWeights's arguments as checkGCNWeights returns them.
@@ -31,10 +32,11 @@ type gcnWeightsArgs struct {
 	selfW  []float32
 }
 
-// checkGCNWeights checks the arguments of GCNWeights (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) (ck gcnWeightsArgs) {
+// checkGCNWeights begins a call of GCNWeights (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) (c call, ck gcnWeightsArgs) {
+	c = b.begin("GCNWeights")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.srcDeg = c.f32("srcDeg", srcDeg, blk.NumSrc.Cap)
@@ -45,7 +47,7 @@ func (c *call) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.
 	if c.ok {
 		ck.selfW = c.f32("selfW", selfW, blk.NumDst.Cap)
 	}
-	return ck
+	return c, ck
 }
 
 // ginWeightsArgs are GINWeights's arguments as checkGINWeights returns them.
@@ -57,10 +59,11 @@ type ginWeightsArgs struct {
 	selfW  []float32
 }
 
-// checkGINWeights checks the arguments of GINWeights (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) (ck ginWeightsArgs) {
+// checkGINWeights begins a call of GINWeights (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) (c call, ck ginWeightsArgs) {
+	c = b.begin("GINWeights")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.srcDeg = c.f32("srcDeg", srcDeg, blk.NumSrc.Cap)
@@ -72,7 +75,7 @@ func (c *call) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout
 	if c.ok {
 		ck.selfW = c.f32("selfW", selfW, blk.NumDst.Cap)
 	}
-	return ck
+	return c, ck
 }
 
 // aggregateArgs are Aggregate's arguments as checkAggregate returns them.
@@ -84,10 +87,11 @@ type aggregateArgs struct {
 	out   []float32
 }
 
-// checkAggregate checks the arguments of Aggregate (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) (ck aggregateArgs) {
+// checkAggregate begins a call of Aggregate (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateArgs) {
+	c = b.begin("Aggregate")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
@@ -95,14 +99,14 @@ func (c *call) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer
 	if c.ok && !isNil(selfW) {
 		ck.selfW = c.f32("selfW", selfW, blk.NumDst.Cap)
 	}
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.f32("x", x, blk.NumSrc.Cap*dim)
 	}
 	if c.ok {
 		ck.out = c.f32("out", out, blk.NumDst.Cap*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // aggregateConcatArgs are AggregateConcat's arguments as checkAggregateConcat returns them.
@@ -113,22 +117,23 @@ type aggregateConcatArgs struct {
 	out   *buffer
 }
 
-// checkAggregateConcat checks the arguments of AggregateConcat (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) (ck aggregateConcatArgs) {
+// checkAggregateConcat begins a call of AggregateConcat (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatArgs) {
+	c = b.begin("AggregateConcat")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
 	}
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.f32or16("x", x, blk.NumSrc.Cap*dim)
 	}
 	if c.ok {
 		ck.out = c.f32or16("out", out, blk.NumDst.Cap*2*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // aggregateConcatTableArgs are AggregateConcatTable's arguments as checkAggregateConcatTable returns them.
@@ -140,10 +145,11 @@ type aggregateConcatTableArgs struct {
 	out       *buffer
 }
 
-// checkAggregateConcatTable checks the arguments of AggregateConcatTable (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) (ck aggregateConcatTableArgs) {
+// checkAggregateConcatTable begins a call of AggregateConcatTable (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatTableArgs) {
+	c = b.begin("AggregateConcatTable")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.blkSrcIDs = c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumSrc.Cap)
@@ -152,11 +158,11 @@ func (c *call) checkAggregateConcatTable(blk *backend.Block, edgeW, table backen
 		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
 	}
 	ck.table = c.f32or16("table", table, 0)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.out = c.f32or16("out", out, blk.NumDst.Cap*2*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // aggregateBackwardArgs are AggregateBackward's arguments as checkAggregateBackward returns them.
@@ -168,10 +174,11 @@ type aggregateBackwardArgs struct {
 	dx    []float32
 }
 
-// checkAggregateBackward checks the arguments of AggregateBackward (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) (ck aggregateBackwardArgs) {
+// checkAggregateBackward begins a call of AggregateBackward (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) (c call, ck aggregateBackwardArgs) {
+	c = b.begin("AggregateBackward")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
@@ -179,14 +186,14 @@ func (c *call) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout bac
 	if c.ok && !isNil(selfW) {
 		ck.selfW = c.f32("selfW", selfW, blk.NumDst.Cap)
 	}
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.dout = c.f32("dout", dout, blk.NumDst.Cap*dim)
 	}
 	if c.ok {
 		ck.dx = c.f32("dx", dx, blk.NumSrc.Cap*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // transposeBlockArgs are TransposeBlock's arguments as checkTransposeBlock returns them.
@@ -197,10 +204,11 @@ type transposeBlockArgs struct {
 	tEdgeDst []int32
 }
 
-// checkTransposeBlock checks the arguments of TransposeBlock (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkTransposeBlock(blk *backend.Block, t backend.Transposed) (ck transposeBlockArgs) {
+// checkTransposeBlock begins a call of TransposeBlock (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkTransposeBlock(blk *backend.Block, t backend.Transposed) (c call, ck transposeBlockArgs) {
+	c = b.begin("TransposeBlock")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.tSrcPtr = c.i32("t.SrcPtr", t.SrcPtr, blk.NumSrc.Cap+1)
@@ -211,7 +219,7 @@ func (c *call) checkTransposeBlock(blk *backend.Block, t backend.Transposed) (ck
 	if c.ok {
 		ck.tEdgeDst = c.i32("t.EdgeDst", t.EdgeDst, blk.NumEdges.Cap)
 	}
-	return ck
+	return c, ck
 }
 
 // aggregateConcatBackwardArgs are AggregateConcatBackward's arguments as checkAggregateConcatBackward returns them.
@@ -228,10 +236,11 @@ type aggregateConcatBackwardArgs struct {
 	dx       *buffer
 }
 
-// checkAggregateConcatBackward checks the arguments of AggregateConcatBackward (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) (ck aggregateConcatBackwardArgs) {
+// checkAggregateConcatBackward begins a call of AggregateConcatBackward (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) (c call, ck aggregateConcatBackwardArgs) {
+	c = b.begin("AggregateConcatBackward")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.tSrcPtr = c.i32("t.SrcPtr", t.SrcPtr, blk.NumSrc.Cap+1)
@@ -245,11 +254,11 @@ func (c *call) checkAggregateConcatBackward(blk *backend.Block, t backend.Transp
 	if c.ok {
 		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
 	}
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.dcat = c.f32("dcat", dcat, blk.NumDst.Cap*2*dim)
 	}
-	c.prob("act.P", act.P)
+	c.check(backend.CheckProb("act.P", act.P))
 	if c.ok && (act.Relu && act.P == 0) {
 		ck.actY = c.f32or16("act.Y", act.Y, blk.NumSrc.Cap*dim)
 	}
@@ -262,5 +271,5 @@ func (c *call) checkAggregateConcatBackward(blk *backend.Block, t backend.Transp
 	if c.ok {
 		ck.dx = c.f32or16("dx", dx, blk.NumSrc.Cap*dim)
 	}
-	return ck
+	return c, ck
 }

@@ -7,9 +7,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // s < 0) into count. perm is I32 [n]; out is I32 [batch]; count.Cap must be
 // at least batch.
 func (b *Backend) SliceSeeds(perm backend.Buffer, n, batch int, clock backend.Buffer, out backend.Buffer, count backend.Count) {
-	c := b.begin("SliceSeeds")
+	c, ck := b.checkSliceSeeds(perm, n, batch, clock, out, count)
 	defer c.end()
-	ck := c.checkSliceSeeds(perm, n, batch, clock, out, count)
 	if !c.ok {
 		return
 	}
@@ -26,9 +25,8 @@ func (b *Backend) SliceSeeds(perm backend.Buffer, n, batch int, clock backend.Bu
 // FlagOverflow sets flag (I32 [3]) to {1, epoch, step} from clock (I32 [2])
 // when c's live value exceeds c.Cap and flag[0] is 0; a set flag is kept.
 func (b *Backend) FlagOverflow(cnt backend.Count, clock, flag backend.Buffer) {
-	c := b.begin("FlagOverflow")
+	c, ck := b.checkFlagOverflow(cnt, clock, flag)
 	defer c.end()
-	ck := c.checkFlagOverflow(cnt, clock, flag)
 	if !c.ok {
 		return
 	}
@@ -42,9 +40,8 @@ func (b *Backend) FlagOverflow(cnt backend.Count, clock, flag backend.Buffer) {
 // (acc F32 [2]) unless unless (an optional I32 flag, element 0) is non-zero.
 // The correct value is not clamped to its capacity (it is a counter).
 func (b *Backend) Accumulate(loss backend.Buffer, correct backend.Count, acc, unless backend.Buffer) {
-	c := b.begin("Accumulate")
+	c, ck := b.checkAccumulate(loss, correct, acc, unless)
 	defer c.end()
-	ck := c.checkAccumulate(loss, correct, acc, unless)
 	if !c.ok || ck.unless {
 		return
 	}
@@ -55,9 +52,8 @@ func (b *Backend) Accumulate(loss backend.Buffer, correct backend.Count, acc, un
 // ScaleShare multiplies rows [:n] of x (F32 [cap, dim]) by num/den (live
 // counts); rows become 0 when num is 0.
 func (b *Backend) ScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) {
-	c := b.begin("ScaleShare")
+	c, ck := b.checkScaleShare(x, n, dim, num, den)
 	defer c.end()
-	ck := c.checkScaleShare(x, n, dim, num, den)
 	if !c.ok {
 		return
 	}

@@ -15,20 +15,21 @@ type sliceSeedsArgs struct {
 	countP *int32
 }
 
-// checkSliceSeeds checks the arguments of SliceSeeds (backend.Steps): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkSliceSeeds(perm backend.Buffer, n, batch int, clock, out backend.Buffer, count backend.Count) (ck sliceSeedsArgs) {
-	c.size("n", n)
+// checkSliceSeeds begins a call of SliceSeeds (backend.Steps) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSliceSeeds(perm backend.Buffer, n, batch int, clock, out backend.Buffer, count backend.Count) (c call, ck sliceSeedsArgs) {
+	c = b.begin("SliceSeeds")
+	c.check(backend.CheckSize("n", n))
 	ck.perm = c.i32("perm", perm, n)
-	c.dim("batch", batch)
+	c.check(backend.CheckDim("batch", batch))
 	ck.clock = c.i32("clock", clock, 2)
 	ck.out = c.i32("out", out, batch)
 	ck.count, ck.countP = c.count("count", count)
 	if c.ok && !(count.Cap >= batch) {
 		c.failf("count.Cap %d below batch %d", count.Cap, batch)
 	}
-	return ck
+	return c, ck
 }
 
 // flagOverflowArgs are FlagOverflow's arguments as checkFlagOverflow returns them.
@@ -39,14 +40,15 @@ type flagOverflowArgs struct {
 	flag  []int32
 }
 
-// checkFlagOverflow checks the arguments of FlagOverflow (backend.Steps): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkFlagOverflow(cc backend.Count, clock, flag backend.Buffer) (ck flagOverflowArgs) {
+// checkFlagOverflow begins a call of FlagOverflow (backend.Steps) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkFlagOverflow(cc backend.Count, clock, flag backend.Buffer) (c call, ck flagOverflowArgs) {
+	c = b.begin("FlagOverflow")
 	ck.c, ck.cP = c.count("c", cc)
 	ck.clock = c.i32("clock", clock, 2)
 	ck.flag = c.i32("flag", flag, 3)
-	return ck
+	return c, ck
 }
 
 // accumulateArgs are Accumulate's arguments as checkAccumulate returns them.
@@ -57,15 +59,16 @@ type accumulateArgs struct {
 	unless   bool
 }
 
-// checkAccumulate checks the arguments of Accumulate (backend.Steps): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAccumulate(loss backend.Buffer, correct backend.Count, acc, unless backend.Buffer) (ck accumulateArgs) {
+// checkAccumulate begins a call of Accumulate (backend.Steps) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAccumulate(loss backend.Buffer, correct backend.Count, acc, unless backend.Buffer) (c call, ck accumulateArgs) {
+	c = b.begin("Accumulate")
 	ck.loss = c.f32("loss", loss, 1)
 	ck.correctP = c.counter("correct", correct)
 	ck.acc = c.f32("acc", acc, 2)
 	ck.unless = c.flag("unless", unless)
-	return ck
+	return c, ck
 }
 
 // scaleShareArgs are ScaleShare's arguments as checkScaleShare returns them.
@@ -79,14 +82,15 @@ type scaleShareArgs struct {
 	denP *int32
 }
 
-// checkScaleShare checks the arguments of ScaleShare (backend.Steps): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) (ck scaleShareArgs) {
+// checkScaleShare begins a call of ScaleShare (backend.Steps) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) (c call, ck scaleShareArgs) {
+	c = b.begin("ScaleShare")
 	ck.n, ck.nP = c.count("n", n)
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32("x", x, n.Cap*dim)
 	ck.num, ck.numP = c.count("num", num)
 	ck.den, ck.denP = c.count("den", den)
-	return ck
+	return c, ck
 }

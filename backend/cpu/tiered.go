@@ -5,9 +5,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // GatherTiered copies rows from the cache tier (slot[v] >= 0) or the host
 // tier (host[v]); see backend.Dense. On the CPU both tiers are host memory.
 func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
-	c := b.begin("GatherTiered")
+	c, ck := b.checkGatherTiered(cache, slot, host, dim, ids, n, out, stats)
 	defer c.end()
-	ck := c.checkGatherTiered(cache, slot, host, dim, ids, n, out, stats)
 	if !c.ok {
 		return
 	}

@@ -18,15 +18,16 @@ type gatherTieredArgs struct {
 	stats []int64
 }
 
-// checkGatherTiered checks the arguments of GatherTiered (backend.TieredGather): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (ck gatherTieredArgs) {
+// checkGatherTiered begins a call of GatherTiered (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredArgs) {
+	c = b.begin("GatherTiered")
 	ck.host = c.f32or16("host", host, 0)
 	if c.ok && !isNil(cache) {
 		ck.cache = c.buf("cache", cache, host.DType(), 0)
 	}
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.slot = c.i32("slot", slot, host.Len()/dim)
 	}
@@ -36,5 +37,5 @@ func (c *call) checkGatherTiered(cache, slot, host backend.Buffer, dim int, ids 
 	if !isNil(stats) {
 		ck.stats = c.i64("stats", stats, 2)
 	}
-	return ck
+	return c, ck
 }

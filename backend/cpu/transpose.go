@@ -9,9 +9,8 @@ import (
 // source's edges in increasing edge order. EdgeDst is written for the
 // edges listed; the other entries are left alone.
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
-	c := b.begin("TransposeBlock")
+	c, ck := b.checkTransposeBlock(blk, t)
 	defer c.end()
-	ck := c.checkTransposeBlock(blk, t)
 	if !c.ok {
 		return
 	}
@@ -28,9 +27,8 @@ func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 // order (see backend.Sparse), then passes it back through act as
 // BiasActDropoutBackward does.
 func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) {
-	c := b.begin("AggregateConcatBackward")
+	c, ck := b.checkAggregateConcatBackward(blk, t, edgeW, dcat, dim, act, dx)
 	defer c.end()
-	ck := c.checkAggregateConcatBackward(blk, t, edgeW, dcat, dim, act, dx)
 	if !c.ok {
 		return
 	}

@@ -43,9 +43,8 @@ type adamQueue struct {
 // the update is skipped, without a host read. The launch is deferred (see
 // above): Adam calls in a row become one launch.
 func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
-	c := b.begin("Adam")
+	c, ck := b.checkAdam(param, grad, m, v, t, cfg)
 	defer c.end()
-	ck := c.checkAdam(param, grad, m, v, t, cfg)
 	ps, gs, ms, vs, tp, skip := ck.param, ck.grad, ck.m, ck.v, ck.tP, ck.cfgSkip
 	if !c.ok || ps.n == 0 {
 		c.flushCount()

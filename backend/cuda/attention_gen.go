@@ -18,23 +18,24 @@ type headDotArgs struct {
 	out   *buffer
 }
 
-// checkHeadDot checks the arguments of HeadDot (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkHeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) (ck headDotArgs) {
+// checkHeadDot begins a call of HeadDot (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) (c call, ck headDotArgs) {
+	c = b.begin("HeadDot")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.heads = heads
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.buf("x", x, backend.F32, n.Cap*heads*dim)
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	ck.a = c.buf("a", a, backend.F32, heads*dim)
 	ck.out = c.buf("out", out, backend.F32, n.Cap*heads)
-	return ck
+	return c, ck
 }
 
 // launchHeadDot launches head_dot (kernels/gat.cu)
@@ -70,20 +71,21 @@ type headDotBackwardArgs struct {
 	da2   *buffer
 }
 
-// checkHeadDotBackward checks the arguments of HeadDotBackward (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) (ck headDotBackwardArgs) {
+// checkHeadDotBackward begins a call of HeadDotBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) (c call, ck headDotBackwardArgs) {
+	c = b.begin("HeadDotBackward")
 	ck.n1 = n1
 	ck.n1P = c.count("n1", n1)
 	ck.n2 = n2
 	ck.n2P = c.count("n2", n2)
 	ck.heads = heads
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	ck.dout1 = c.buf("dout1", dout1, backend.F32, n1.Cap*heads)
 	ck.dout2 = c.buf("dout2", dout2, backend.F32, n2.Cap*heads)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.buf("x", x, backend.F32, max(n1.Cap, n2.Cap)*heads*dim)
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
@@ -93,7 +95,7 @@ func (c *call) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backe
 	ck.dx = c.buf("dx", dx, backend.F32, max(n1.Cap, n2.Cap)*heads*dim)
 	ck.da1 = c.buf("da1", da1, backend.F32, heads*dim)
 	ck.da2 = c.buf("da2", da2, backend.F32, heads*dim)
-	return ck
+	return c, ck
 }
 
 // launchHeadDotBwd launches head_dot_bwd (kernels/gat.cu)
@@ -118,13 +120,14 @@ type edgeSoftmaxArgs struct {
 	coef  *buffer
 }
 
-// checkEdgeSoftmax checks the arguments of EdgeSoftmax (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) (ck edgeSoftmaxArgs) {
+// checkEdgeSoftmax begins a call of EdgeSoftmax (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) (c call, ck edgeSoftmaxArgs) {
+	c = b.begin("EdgeSoftmax")
 	ck.blk = c.block("blk", blk)
 	ck.heads = heads
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.el = c.buf("el", el, backend.F32, blk.NumSrc.Cap*heads)
 	}
@@ -132,9 +135,9 @@ func (c *call) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads
 		ck.er = c.buf("er", er, backend.F32, blk.NumDst.Cap*heads)
 	}
 	ck.slope = slope
-	c.notNaN("slope", slope)
+	c.check(backend.CheckNumber("slope", slope))
 	ck.p = p
-	c.prob("p", p)
+	c.check(backend.CheckProb("p", p))
 	if p > 0 {
 		ck.r = c.rand("r", r)
 	}
@@ -144,7 +147,7 @@ func (c *call) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads
 	if c.ok {
 		ck.coef = c.buf("coef", coef, backend.F32, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
-	return ck
+	return c, ck
 }
 
 // launchEdgeSoftmax launches edge_softmax (kernels/gat.cu)
@@ -172,13 +175,14 @@ type edgeSoftmaxBackwardArgs struct {
 	der   *buffer
 }
 
-// checkEdgeSoftmaxBackward checks the arguments of EdgeSoftmaxBackward (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) (ck edgeSoftmaxBackwardArgs) {
+// checkEdgeSoftmaxBackward begins a call of EdgeSoftmaxBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) (c call, ck edgeSoftmaxBackwardArgs) {
+	c = b.begin("EdgeSoftmaxBackward")
 	ck.blk = c.block("blk", blk)
 	ck.heads = heads
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.el = c.buf("el", el, backend.F32, blk.NumSrc.Cap*heads)
 	}
@@ -186,9 +190,9 @@ func (c *call) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffe
 		ck.er = c.buf("er", er, backend.F32, blk.NumDst.Cap*heads)
 	}
 	ck.slope = slope
-	c.notNaN("slope", slope)
+	c.check(backend.CheckNumber("slope", slope))
 	ck.p = p
-	c.prob("p", p)
+	c.check(backend.CheckProb("p", p))
 	if p > 0 {
 		ck.r = c.rand("r", r)
 	}
@@ -204,7 +208,7 @@ func (c *call) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffe
 	if c.ok {
 		ck.der = c.buf("der", der, backend.F32, blk.NumDst.Cap*heads)
 	}
-	return ck
+	return c, ck
 }
 
 // launchEdgeSoftmaxBwd launches edge_softmax_bwd (kernels/gat.cu)
@@ -237,18 +241,19 @@ type headAggregateArgs struct {
 	out   *buffer
 }
 
-// checkHeadAggregate checks the arguments of HeadAggregate (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) (ck headAggregateArgs) {
+// checkHeadAggregate begins a call of HeadAggregate (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) (c call, ck headAggregateArgs) {
+	c = b.begin("HeadAggregate")
 	ck.blk = c.block("blk", blk)
 	ck.heads = heads
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.coef = c.buf("coef", coef, backend.F32, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.buf("x", x, backend.F32, blk.NumSrc.Cap*heads*dim)
 	}
@@ -262,7 +267,7 @@ func (c *call) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, he
 	if c.ok && (!mean) {
 		ck.out = c.buf("out", out, backend.F32, blk.NumDst.Cap*heads*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchHeadAgg launches head_agg (kernels/gat_agg.cu)
@@ -296,18 +301,19 @@ type headAggregateBackwardArgs struct {
 	dx    *buffer
 }
 
-// checkHeadAggregateBackward checks the arguments of HeadAggregateBackward (backend.Attention): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) (ck headAggregateBackwardArgs) {
+// checkHeadAggregateBackward begins a call of HeadAggregateBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) (c call, ck headAggregateBackwardArgs) {
+	c = b.begin("HeadAggregateBackward")
 	ck.blk = c.block("blk", blk)
 	ck.heads = heads
-	c.dim("heads", heads)
+	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.coef = c.buf("coef", coef, backend.F32, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.buf("x", x, backend.F32, blk.NumSrc.Cap*heads*dim)
 	}
@@ -327,7 +333,7 @@ func (c *call) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout back
 	if c.ok {
 		ck.dx = c.buf("dx", dx, backend.F32, blk.NumSrc.Cap*heads*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchHeadAggBwd launches head_agg_bwd (kernels/gat_agg.cu)

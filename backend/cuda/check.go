@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -60,35 +59,14 @@ func isBF16(arg backend.Buffer) bool {
 // oneOf is buf for an argument of any of the types dts (a table Gather
 // reads): the argument's own type when it is one of them.
 func (c *call) oneOf(name string, arg backend.Buffer, need int, dts ...backend.DType) *buffer {
-	if !c.ok {
-		return nil
-	}
-	if x, ok := arg.(*buffer); ok && x != nil {
-		for _, dt := range dts {
-			if x.dt == dt {
-				return c.buf(name, arg, dt, need)
-			}
+	if x, ok := arg.(*buffer); ok && x != nil && c.ok {
+		if err := backend.CheckDType(name, x.dt, dts...); err != nil {
+			c.check(err)
+			return nil
 		}
-		c.failf("%s: dtype %s, want %s", name, x.dt, dtypeList(dts))
-		return nil
+		return c.buf(name, arg, x.dt, need)
 	}
 	return c.buf(name, arg, dts[0], need)
-}
-
-// dtypeList names dtypes as "float32, int32 or bfloat16".
-func dtypeList(dts []backend.DType) string {
-	var b strings.Builder
-	for i, dt := range dts {
-		switch {
-		case i == 0:
-		case i == len(dts)-1:
-			b.WriteString(" or ")
-		default:
-			b.WriteString(", ")
-		}
-		b.WriteString(dt.String())
-	}
-	return b.String()
 }
 
 // optBuf is buf for an argument that may be nil (returns nil, no error).
@@ -146,34 +124,6 @@ func (c *call) counter(name string, n backend.Count) uintptr {
 		return 0
 	}
 	return x.ptr + uintptr(4*n.Off)
-}
-
-// dim checks a positive static size, in [1, 2^31) as the kernels take it.
-func (c *call) dim(name string, v int) {
-	if c.ok && (v <= 0 || v > math.MaxInt32) {
-		c.failf("%s: %d, want in [1, 2^31)", name, v)
-	}
-}
-
-// size checks a static size that may be 0, in [0, 2^31).
-func (c *call) size(name string, v int) {
-	if c.ok && (v < 0 || v > math.MaxInt32) {
-		c.failf("%s: %d, want in [0, 2^31)", name, v)
-	}
-}
-
-// prob checks a dropout probability: 0 <= p < 1.
-func (c *call) prob(name string, p float32) {
-	if c.ok && !(p >= 0 && p < 1) {
-		c.failf("%s: dropout probability %g, want 0 <= p < 1", name, p)
-	}
-}
-
-// notNaN checks a float32 that must be a number.
-func (c *call) notNaN(name string, v float32) {
-	if c.ok && v != v {
-		c.failf("%s is NaN", name)
-	}
 }
 
 // check records err (a shared check of package backend) when it is set.

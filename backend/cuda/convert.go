@@ -6,9 +6,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // to nearest even, bfloat16 to float32 widens, a like type copies. One
 // launch.
 func (b *Backend) Convert(x, y backend.Buffer) {
-	c := b.begin("Convert")
+	c, ck := b.checkConvert(x, y)
 	defer c.end()
-	ck := c.checkConvert(x, y)
 	xb, yb := ck.x, ck.y
 	if c.ok && xb.dt != yb.dt && xb.overlaps(yb) {
 		c.failf("y overlaps x, of another type")

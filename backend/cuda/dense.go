@@ -8,9 +8,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // 16-byte aligned. An id outside the table is reported by Sync (its row is
 // left unwritten).
 func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	c := b.begin("Gather")
+	c, ck := b.checkGather(table, dim, ids, n, out)
 	defer c.end()
-	ck := c.checkGather(table, dim, ids, n, out)
 	if !c.ok {
 		return
 	}
@@ -43,9 +42,8 @@ func actAlign(half bool) uintptr {
 // used and may be nil. x and y may be the same buffer. Either may be BF16;
 // x and y of different types must not overlap.
 func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
-	c := b.begin("BiasActDropout")
+	c, ck := b.checkBiasActDropout(x, n, dim, bias, relu, p, r, mask, y)
 	defer c.end()
-	ck := c.checkBiasActDropout(x, n, dim, bias, relu, p, r, mask, y)
 	if !c.ok {
 		return
 	}
@@ -67,9 +65,8 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 // p > 0. dy and dx may be the same buffer; a BF16 dx (rounded) must not
 // overlap dy.
 func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
-	c := b.begin("BiasActDropoutBackward")
+	c, ck := b.checkBiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias)
 	defer c.end()
-	ck := c.checkBiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias)
 	dys, ys, ms, dxs, dbs := ck.dy, ck.y, ck.mask, ck.dx, ck.dbias
 	half := ys != nil && ys.dt == backend.BF16
 	halfDx := dxs != nil && dxs.dt == backend.BF16
@@ -131,9 +128,8 @@ const lossWarps = 8
 // with a negative label add nothing but still divide; a label >= classes is
 // reported by Sync. Deterministic.
 func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
-	c := b.begin("SoftmaxCrossEntropy")
+	c, ck := b.checkSoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct)
 	defer c.end()
-	ck := c.checkSoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct)
 	if !c.ok {
 		return
 	}
@@ -153,9 +149,8 @@ func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den back
 // Argmax writes the index of each live row's largest logit (the first on
 // ties; NaNs lose unless all are NaN, then 0) into out (I32 [n.Cap]).
 func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) {
-	c := b.begin("Argmax")
+	c, ck := b.checkArgmax(logits, n, classes, out)
 	defer c.end()
-	ck := c.checkArgmax(logits, n, classes, out)
 	if !c.ok {
 		return
 	}
@@ -170,9 +165,8 @@ func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, ou
 // that launch does (a step's clock advanced with its accumulation); any
 // other op launches add_count first.
 func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer) {
-	c := b.begin("AddCount")
+	c, ck := b.checkAddCount(cnt, delta, unless)
 	defer c.end()
-	ck := c.checkAddCount(cnt, delta, unless)
 	if !c.ok {
 		return
 	}

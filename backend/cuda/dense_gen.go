@@ -17,20 +17,21 @@ type gatherArgs struct {
 	out   *buffer
 }
 
-// checkGather checks the arguments of Gather (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) (ck gatherArgs) {
+// checkGather begins a call of Gather (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) (c call, ck gatherArgs) {
+	c = b.begin("Gather")
 	ck.table = c.oneOf("table", table, 0, backend.F32, backend.I32, backend.BF16)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
 	if c.ok {
 		ck.out = c.buf("out", out, backend.RowType(table.DType()), n.Cap*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchGatherRows launches one of gather_rows1, gather_rows4, gather_bf16x1, gather_bf16x4 (kernels/gather.cu)
@@ -47,10 +48,11 @@ type convertArgs struct {
 	y *buffer
 }
 
-// checkConvert checks the arguments of Convert (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkConvert(x, y backend.Buffer) (ck convertArgs) {
+// checkConvert begins a call of Convert (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkConvert(x, y backend.Buffer) (c call, ck convertArgs) {
+	c = b.begin("Convert")
 	ck.x = c.f32or16("x", x, 0)
 	if c.ok {
 		ck.y = c.f32or16("y", y, x.Len())
@@ -58,7 +60,7 @@ func (c *call) checkConvert(x, y backend.Buffer) (ck convertArgs) {
 	if c.ok && !(y.Len() == x.Len()) {
 		c.failf("y has %d elements, x %d", y.Len(), x.Len())
 	}
-	return ck
+	return c, ck
 }
 
 // launchConvert launches convert (kernels/util.cu)
@@ -81,17 +83,18 @@ type linearArgs struct {
 	accumulate bool
 }
 
-// checkLinear checks the arguments of Linear (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) (ck linearArgs) {
+// checkLinear begins a call of Linear (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) (c call, ck linearArgs) {
+	c = b.begin("Linear")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.in = in
-	c.dim("in", in)
+	c.check(backend.CheckDim("in", in))
 	ck.x = c.f32or16("x", x, n.Cap*in)
 	ck.out = out
-	c.dim("out", out)
+	c.check(backend.CheckDim("out", out))
 	if c.ok {
 		ck.w = c.buf("w", w, x.DType(), in*out)
 	}
@@ -103,7 +106,7 @@ func (c *call) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffer, 
 		c.failf("y: bfloat16 output needs bfloat16 operands")
 	}
 	ck.accumulate = accumulate
-	return ck
+	return c, ck
 }
 
 // linearBackwardDataArgs are LinearBackwardData's arguments as checkLinearBackwardData returns them.
@@ -118,21 +121,22 @@ type linearBackwardDataArgs struct {
 	accumulate bool
 }
 
-// checkLinearBackwardData checks the arguments of LinearBackwardData (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) (ck linearBackwardDataArgs) {
+// checkLinearBackwardData begins a call of LinearBackwardData (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) (c call, ck linearBackwardDataArgs) {
+	c = b.begin("LinearBackwardData")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.in = in
-	c.dim("in", in)
+	c.check(backend.CheckDim("in", in))
 	ck.out = out
-	c.dim("out", out)
+	c.check(backend.CheckDim("out", out))
 	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*out)
 	ck.w = c.buf("w", w, backend.F32, in*out)
 	ck.dx = c.buf("dx", dx, backend.F32, n.Cap*in)
 	ck.accumulate = accumulate
-	return ck
+	return c, ck
 }
 
 // linearBackwardWeightArgs are LinearBackwardWeight's arguments as checkLinearBackwardWeight returns them.
@@ -147,17 +151,18 @@ type linearBackwardWeightArgs struct {
 	accumulate bool
 }
 
-// checkLinearBackwardWeight checks the arguments of LinearBackwardWeight (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) (ck linearBackwardWeightArgs) {
+// checkLinearBackwardWeight begins a call of LinearBackwardWeight (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) (c call, ck linearBackwardWeightArgs) {
+	c = b.begin("LinearBackwardWeight")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.in = in
-	c.dim("in", in)
+	c.check(backend.CheckDim("in", in))
 	ck.x = c.f32or16("x", x, n.Cap*in)
 	ck.out = out
-	c.dim("out", out)
+	c.check(backend.CheckDim("out", out))
 	if c.ok {
 		ck.dy = c.buf("dy", dy, x.DType(), n.Cap*out)
 	}
@@ -166,7 +171,7 @@ func (c *call) checkLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, 
 	}
 	ck.dw = c.buf("dw", dw, backend.F32, in*out)
 	ck.accumulate = accumulate
-	return ck
+	return c, ck
 }
 
 // biasActDropoutArgs are BiasActDropout's arguments as checkBiasActDropout returns them.
@@ -184,21 +189,22 @@ type biasActDropoutArgs struct {
 	y     *buffer
 }
 
-// checkBiasActDropout checks the arguments of BiasActDropout (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkBiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) (ck biasActDropoutArgs) {
+// checkBiasActDropout begins a call of BiasActDropout (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) (c call, ck biasActDropoutArgs) {
+	c = b.begin("BiasActDropout")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.f32or16("x", x, n.Cap*dim)
 	if !isNil(bias) {
 		ck.bias = c.buf("bias", bias, backend.F32, dim)
 	}
 	ck.relu = relu
 	ck.p = p
-	c.prob("p", p)
+	c.check(backend.CheckProb("p", p))
 	if p > 0 {
 		ck.r = c.rand("r", r)
 	}
@@ -209,7 +215,7 @@ func (c *call) checkBiasActDropout(x backend.Buffer, n backend.Count, dim int, b
 		ck.mask = c.buf("mask", mask, backend.U8, n.Cap*dim)
 	}
 	ck.y = c.f32or16("y", y, n.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // launchBiasActDropout launches bias_act_dropout (kernels/dense.cu)
@@ -236,18 +242,19 @@ type biasActDropoutBackwardArgs struct {
 	dbias *buffer
 }
 
-// checkBiasActDropoutBackward checks the arguments of BiasActDropoutBackward (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkBiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) (ck biasActDropoutBackwardArgs) {
+// checkBiasActDropoutBackward begins a call of BiasActDropoutBackward (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) (c call, ck biasActDropoutBackwardArgs) {
+	c = b.begin("BiasActDropoutBackward")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*dim)
 	ck.relu = relu
 	ck.p = p
-	c.prob("p", p)
+	c.check(backend.CheckProb("p", p))
 	if relu && p == 0 {
 		ck.y = c.f32or16("y", y, n.Cap*dim)
 	}
@@ -258,7 +265,7 @@ func (c *call) checkBiasActDropoutBackward(dy, y backend.Buffer, n backend.Count
 	if !isNil(dbias) {
 		ck.dbias = c.buf("dbias", dbias, backend.F32, dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchBiasActDropoutBwd launches one of bias_act_dropout_bwd, bias_act_dropout_bwd4 (kernels/dense.cu)
@@ -284,10 +291,11 @@ type softmaxCrossEntropyArgs struct {
 	correctP uintptr
 }
 
-// checkSoftmaxCrossEntropy checks the arguments of SoftmaxCrossEntropy (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkSoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) (ck softmaxCrossEntropyArgs) {
+// checkSoftmaxCrossEntropy begins a call of SoftmaxCrossEntropy (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) (c call, ck softmaxCrossEntropyArgs) {
+	c = b.begin("SoftmaxCrossEntropy")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.labels = c.buf("labels", labels, backend.I32, n.Cap)
@@ -296,12 +304,12 @@ func (c *call) checkSoftmaxCrossEntropy(logits, labels backend.Buffer, n, den ba
 		ck.denP = c.count("den", den)
 	}
 	ck.classes = classes
-	c.dim("classes", classes)
+	c.check(backend.CheckDim("classes", classes))
 	ck.logits = c.buf("logits", logits, backend.F32, n.Cap*classes)
 	ck.loss = c.buf("loss", loss, backend.F32, 1)
 	ck.dlogits = c.buf("dlogits", dlogits, backend.F32, n.Cap*classes)
 	ck.correctP = c.counter("correct", correct)
-	return ck
+	return c, ck
 }
 
 // launchSoftmaxXent launches softmax_xent (kernels/loss.cu)
@@ -323,18 +331,19 @@ type dotSumArgs struct {
 	out *buffer
 }
 
-// checkDotSum checks the arguments of DotSum (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkDotSum(a, b backend.Buffer, n backend.Count, dim int, out backend.Buffer) (ck dotSumArgs) {
+// checkDotSum begins a call of DotSum (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkDotSum(a, bb backend.Buffer, n backend.Count, dim int, out backend.Buffer) (c call, ck dotSumArgs) {
+	c = b.begin("DotSum")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.a = c.buf("a", a, backend.F32, n.Cap*dim)
-	ck.b = c.buf("b", b, backend.F32, n.Cap*dim)
+	ck.b = c.buf("b", bb, backend.F32, n.Cap*dim)
 	ck.out = c.buf("out", out, backend.F32, 1)
-	return ck
+	return c, ck
 }
 
 // launchDotSum launches dot_sum (kernels/gin.cu)
@@ -353,17 +362,18 @@ type argmaxArgs struct {
 	out     *buffer
 }
 
-// checkArgmax checks the arguments of Argmax (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkArgmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) (ck argmaxArgs) {
+// checkArgmax begins a call of Argmax (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkArgmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) (c call, ck argmaxArgs) {
+	c = b.begin("Argmax")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.classes = classes
-	c.dim("classes", classes)
+	c.check(backend.CheckDim("classes", classes))
 	ck.logits = c.buf("logits", logits, backend.F32, n.Cap*classes)
 	ck.out = c.buf("out", out, backend.I32, n.Cap)
-	return ck
+	return c, ck
 }
 
 // launchArgmaxRows launches argmax_rows (kernels/loss.cu)
@@ -384,10 +394,11 @@ type adamArgs struct {
 	cfgSkip *buffer
 }
 
-// checkAdam checks the arguments of Adam (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) (ck adamArgs) {
+// checkAdam begins a call of Adam (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) (c call, ck adamArgs) {
+	c = b.begin("Adam")
 	ck.param = c.buf("param", param, backend.F32, 0)
 	if c.ok {
 		ck.grad = c.buf("grad", grad, backend.F32, param.Len())
@@ -401,7 +412,7 @@ func (c *call) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, cfg 
 	ck.tP = c.counter("t", t)
 	ck.cfg = cfg
 	ck.cfgSkip = c.flag("cfg.Skip", cfg.Skip)
-	return ck
+	return c, ck
 }
 
 // addCountArgs are AddCount's arguments as checkAddCount returns them.
@@ -411,14 +422,15 @@ type addCountArgs struct {
 	unless *buffer
 }
 
-// checkAddCount checks the arguments of AddCount (backend.Dense): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAddCount(cc backend.Count, delta int32, unless backend.Buffer) (ck addCountArgs) {
+// checkAddCount begins a call of AddCount (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAddCount(cc backend.Count, delta int32, unless backend.Buffer) (c call, ck addCountArgs) {
+	c = b.begin("AddCount")
 	ck.cP = c.counter("c", cc)
 	ck.delta = delta
 	ck.unless = c.flag("unless", unless)
-	return ck
+	return c, ck
 }
 
 // launchColumnSums launches column_sums (kernels/dense.cu),

@@ -18,9 +18,8 @@ const headDotChunkRows = 64
 
 // HeadDot writes out[i, h] = Σ_f x[i, h·dim+f]·a[h·dim+f] for live rows.
 func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) {
-	c := b.begin("HeadDot")
+	c, ck := b.checkHeadDot(x, n, heads, dim, a, out)
 	defer c.end()
-	ck := c.checkHeadDot(x, n, heads, dim, a, out)
 	if !c.ok {
 		return
 	}
@@ -47,9 +46,8 @@ func headDotChunks(rows int) (chunkRows, chunks int) {
 // and da2 are the column sums of dout·x, as partial sums per 64 rows added
 // in a fixed order (column_sums).
 func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
-	c := b.begin("HeadDotBackward")
+	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
 	defer c.end()
-	ck := c.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
 	if !c.ok {
 		return
 	}
@@ -66,9 +64,8 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 // EdgeSoftmax writes GAT's attention coefficients (kernels/gat.cu):
 // deterministic, one warp per destination.
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
-	c := b.begin("EdgeSoftmax")
+	c, ck := b.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	defer c.end()
-	ck := c.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	if !c.ok {
 		return
 	}
@@ -80,9 +77,8 @@ func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads i
 // float atomics, or with Options.Deterministic through the logits'
 // gradients kept in float64 scratch and gathered per source.
 func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) {
-	c := b.begin("EdgeSoftmaxBackward")
+	c, ck := b.checkEdgeSoftmaxBackward(blk, el, er, heads, slope, p, r, dcoef, del, der)
 	defer c.end()
-	ck := c.checkEdgeSoftmaxBackward(blk, el, er, heads, slope, p, r, dcoef, del, der)
 	if !c.ok {
 		return
 	}
@@ -132,9 +128,8 @@ func headGroups(heads, dim int, aligned bool) (suf string, gl, words int, ok boo
 // HeadAggregate: one warp per destination, deterministic
 // (kernels/gat_agg.cu).
 func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
-	c := b.begin("HeadAggregate")
+	c, ck := b.checkHeadAggregate(blk, coef, x, heads, dim, mean, out)
 	defer c.end()
-	ck := c.checkHeadAggregate(blk, coef, x, heads, dim, mean, out)
 	if !c.ok {
 		return
 	}
@@ -150,9 +145,8 @@ func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, head
 // float atomics, or with Options.Deterministic sorted by source and
 // gathered.
 func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {
-	c := b.begin("HeadAggregateBackward")
+	c, ck := b.checkHeadAggregateBackward(blk, coef, x, dout, heads, dim, mean, dcoef, dx)
 	defer c.end()
-	ck := c.checkHeadAggregateBackward(blk, coef, x, dout, heads, dim, mean, dcoef, dx)
 	if !c.ok {
 		return
 	}

@@ -6,9 +6,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // zeros when table is nil); see backend.Dense and kernels/hot.cu. One
 // launch.
 func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	c := b.begin("ReplaceRows")
+	c, ck := b.checkReplaceRows(slot, table, base, dim, ids, n, out)
 	defer c.end()
-	ck := c.checkReplaceRows(slot, table, base, dim, ids, n, out)
 	if !c.ok {
 		return
 	}
@@ -23,9 +22,8 @@ func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, di
 // vertices (see backend.Dense); one launch, no atomics (each element is
 // one thread's).
 func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) {
-	c := b.begin("AddRows")
+	c, ck := b.checkAddRows(slot, table, base, dim, ids, n, out, ld, off)
 	defer c.end()
-	ck := c.checkAddRows(slot, table, base, dim, ids, n, out, ld, off)
 	if !c.ok {
 		return
 	}
@@ -35,9 +33,8 @@ func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim in
 // ScatterAddRows adds the rows of hot vertices into acc (see
 // backend.Dense); one launch, no atomics (ids do not repeat).
 func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) {
-	c := b.begin("ScatterAddRows")
+	c, ck := b.checkScatterAddRows(slot, acc, dim, ids, n, src, unless)
 	defer c.end()
-	ck := c.checkScatterAddRows(slot, acc, dim, ids, n, src, unless)
 	if !c.ok {
 		return
 	}
@@ -46,9 +43,8 @@ func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.
 
 // Axpy adds alpha·x to y; one launch.
 func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
-	c := b.begin("Axpy")
+	c, ck := b.checkAxpy(alpha, x, y)
 	defer c.end()
-	ck := c.checkAxpy(alpha, x, y)
 	if !c.ok || ck.x.n == 0 {
 		return
 	}

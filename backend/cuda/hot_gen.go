@@ -18,10 +18,11 @@ type replaceRowsArgs struct {
 	out   *buffer
 }
 
-// checkReplaceRows checks the arguments of ReplaceRows (backend.HotRows): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) (ck replaceRowsArgs) {
+// checkReplaceRows begins a call of ReplaceRows (backend.HotRows) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) (c call, ck replaceRowsArgs) {
+	c = b.begin("ReplaceRows")
 	ck.slot = c.buf("slot", slot, backend.I32, 0)
 	if !isNil(table) {
 		ck.table = c.buf("table", table, backend.F32, 0)
@@ -30,12 +31,12 @@ func (c *call) checkReplaceRows(slot, table backend.Buffer, base backend.Count, 
 		ck.baseP = c.counter("base", base)
 	}
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
 	ck.out = c.buf("out", out, backend.F32, n.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // launchReplaceRows launches replace_rows (kernels/hot.cu)
@@ -60,15 +61,16 @@ type addRowsArgs struct {
 	off   int
 }
 
-// checkAddRows checks the arguments of AddRows (backend.HotRows): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) (ck addRowsArgs) {
+// checkAddRows begins a call of AddRows (backend.HotRows) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) (c call, ck addRowsArgs) {
+	c = b.begin("AddRows")
 	ck.slot = c.buf("slot", slot, backend.I32, 0)
 	ck.table = c.buf("table", table, backend.F32, 0)
 	ck.baseP = c.counter("base", base)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
@@ -78,7 +80,7 @@ func (c *call) checkAddRows(slot, table backend.Buffer, base backend.Count, dim 
 	if c.ok {
 		c.check(backend.CheckColumns(off, dim, ld))
 	}
-	return ck
+	return c, ck
 }
 
 // launchAddRows launches add_rows (kernels/hot.cu)
@@ -102,20 +104,21 @@ type scatterAddRowsArgs struct {
 	unless *buffer
 }
 
-// checkScatterAddRows checks the arguments of ScatterAddRows (backend.HotRows): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) (ck scatterAddRowsArgs) {
+// checkScatterAddRows begins a call of ScatterAddRows (backend.HotRows) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) (c call, ck scatterAddRowsArgs) {
+	c = b.begin("ScatterAddRows")
 	ck.slot = c.buf("slot", slot, backend.I32, 0)
 	ck.acc = c.buf("acc", acc, backend.F32, 0)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
 	ck.src = c.buf("src", src, backend.F32, n.Cap*dim)
 	ck.unless = c.flag("unless", unless)
-	return ck
+	return c, ck
 }
 
 // launchScatterAddRows launches scatter_add_rows (kernels/hot.cu)
@@ -133,10 +136,11 @@ type axpyArgs struct {
 	y     *buffer
 }
 
-// checkAxpy checks the arguments of Axpy (backend.HotRows): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAxpy(alpha float32, x, y backend.Buffer) (ck axpyArgs) {
+// checkAxpy begins a call of Axpy (backend.HotRows) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAxpy(alpha float32, x, y backend.Buffer) (c call, ck axpyArgs) {
+	c = b.begin("Axpy")
 	ck.alpha = alpha
 	ck.x = c.buf("x", x, backend.F32, 0)
 	if c.ok {
@@ -145,7 +149,7 @@ func (c *call) checkAxpy(alpha float32, x, y backend.Buffer) (ck axpyArgs) {
 	if c.ok && !(y.Len() == x.Len()) {
 		c.failf("y has %d elements, x %d", y.Len(), x.Len())
 	}
-	return ck
+	return c, ck
 }
 
 // launchAxpy launches axpy (kernels/hot.cu)

@@ -5,9 +5,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // LayerMax folds layer k's output into the running maximum
 // (kernels/jk.cu).
 func (b *Backend) LayerMax(x backend.Buffer, n backend.Count, dim, k int, first bool, y, arg backend.Buffer) {
-	c := b.begin("LayerMax")
+	c, ck := b.checkLayerMax(x, n, dim, k, first, y, arg)
 	defer c.end()
-	ck := c.checkLayerMax(x, n, dim, k, first, y, arg)
 	if !c.ok {
 		return
 	}
@@ -17,9 +16,8 @@ func (b *Backend) LayerMax(x backend.Buffer, n backend.Count, dim, k int, first 
 // LayerMaxBackward writes layer k's share of the maximum's gradient
 // (kernels/jk.cu).
 func (b *Backend) LayerMaxBackward(dy, arg backend.Buffer, n backend.Count, dim, k int, accumulate bool, dx backend.Buffer) {
-	c := b.begin("LayerMaxBackward")
+	c, ck := b.checkLayerMaxBackward(dy, arg, n, dim, k, accumulate, dx)
 	defer c.end()
-	ck := c.checkLayerMaxBackward(dy, arg, n, dim, k, accumulate, dx)
 	if !c.ok {
 		return
 	}

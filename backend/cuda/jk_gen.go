@@ -18,20 +18,21 @@ type layerMaxArgs struct {
 	arg   *buffer
 }
 
-// checkLayerMax checks the arguments of LayerMax (backend.JumpingKnowledge): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLayerMax(x backend.Buffer, n backend.Count, dim, k int, first bool, y, arg backend.Buffer) (ck layerMaxArgs) {
+// checkLayerMax begins a call of LayerMax (backend.JumpingKnowledge) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLayerMax(x backend.Buffer, n backend.Count, dim, k int, first bool, y, arg backend.Buffer) (c call, ck layerMaxArgs) {
+	c = b.begin("LayerMax")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
 	ck.k = k
 	ck.first = first
 	ck.y = c.buf("y", y, backend.F32, n.Cap*dim)
 	ck.arg = c.buf("arg", arg, backend.I32, n.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // launchLayerMax launches layer_max (kernels/jk.cu)
@@ -54,20 +55,21 @@ type layerMaxBackwardArgs struct {
 	dx         *buffer
 }
 
-// checkLayerMaxBackward checks the arguments of LayerMaxBackward (backend.JumpingKnowledge): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkLayerMaxBackward(dy, arg backend.Buffer, n backend.Count, dim, k int, accumulate bool, dx backend.Buffer) (ck layerMaxBackwardArgs) {
+// checkLayerMaxBackward begins a call of LayerMaxBackward (backend.JumpingKnowledge) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLayerMaxBackward(dy, arg backend.Buffer, n backend.Count, dim, k int, accumulate bool, dx backend.Buffer) (c call, ck layerMaxBackwardArgs) {
+	c = b.begin("LayerMaxBackward")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*dim)
 	ck.arg = c.buf("arg", arg, backend.I32, n.Cap*dim)
 	ck.k = k
 	ck.accumulate = accumulate
 	ck.dx = c.buf("dx", dx, backend.F32, n.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // launchLayerMaxBwd launches layer_max_bwd (kernels/jk.cu)

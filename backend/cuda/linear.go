@@ -23,9 +23,8 @@ import (
 // float32 products and sums; even in and out), and then y may be BF16
 // (rounded by cuBLAS).
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
-	c := b.begin("Linear")
+	c, ck := b.checkLinear(x, n, w, in, out, y, accumulate)
 	defer c.end()
-	ck := c.checkLinear(x, n, w, in, out, y, accumulate)
 	if !c.ok {
 		return
 	}
@@ -50,9 +49,8 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 
 // LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate).
 func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) {
-	c := b.begin("LinearBackwardData")
+	c, ck := b.checkLinearBackwardData(dy, n, w, in, out, dx, accumulate)
 	defer c.end()
-	ck := c.checkLinearBackwardData(dy, n, w, in, out, dx, accumulate)
 	nP, dys, ws, dxs := ck.nP, ck.dy, ck.w, ck.dx
 	if !c.ok || c.tcRows(true, dys.addr(), ws.addr(), dxs.addr(), nP, n.Cap, in, out, accumulate) {
 		return
@@ -74,9 +72,8 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 // LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate). x and
 // dy may both be BF16, as in Linear.
 func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) {
-	c := b.begin("LinearBackwardWeight")
+	c, ck := b.checkLinearBackwardWeight(x, dy, n, in, out, dw, accumulate)
 	defer c.end()
-	ck := c.checkLinearBackwardWeight(x, dy, n, in, out, dw, accumulate)
 	if !c.ok {
 		return
 	}

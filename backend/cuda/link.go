@@ -6,9 +6,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // kernels/link.cu): one launch. An edge id outside pairs is reported by
 // Sync.
 func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) {
-	c := b.begin("EdgeSeeds")
+	c, ck := b.checkEdgeSeeds(pairs, ids, n, k, nodes, dist, r, ends, nEnds, nPairs)
 	defer c.end()
-	ck := c.checkEdgeSeeds(pairs, ids, n, k, nodes, dist, r, ends, nEnds, nPairs)
 	if !c.ok {
 		return
 	}
@@ -21,9 +20,8 @@ func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes
 // remaining neighbours counted, a scan gives the new offsets and the edge
 // count, and the remaining neighbours are written in order.
 func (b *Backend) ExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) {
-	c := b.begin("ExcludeEdges")
+	c, ck := b.checkExcludeEdges(blk, ends, n, reverse, scratch)
 	defer c.end()
-	ck := c.checkExcludeEdges(blk, ends, n, reverse, scratch)
 	if !c.ok {
 		return
 	}
@@ -46,9 +44,8 @@ func (b *Backend) ExcludeEdges(blk *backend.Block, ends backend.Buffer, n backen
 // (integer atomics), a scan into ptr, placement (any order within a row)
 // and a sort of each row's positions, so the result is deterministic.
 func (b *Backend) GroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) {
-	c := b.begin("GroupRows")
+	c, ck := b.checkGroupRows(rows, nEnds, nRows, ptr, order)
 	defer c.end()
-	ck := c.checkGroupRows(rows, nEnds, nRows, ptr, order)
 	if !c.ok {
 		return
 	}
@@ -69,9 +66,8 @@ func (b *Backend) GroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr
 // PairProduct writes the live pairs' elementwise products (pair_product,
 // kernels/link.cu).
 func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) {
-	c := b.begin("PairProduct")
+	c, ck := b.checkPairProduct(x, dim, n, k, rows, h)
 	defer c.end()
-	ck := c.checkPairProduct(x, dim, n, k, rows, h)
 	if !c.ok {
 		return
 	}
@@ -81,9 +77,8 @@ func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int,
 // PairProductBackward gathers each live row's gradient in GroupRows's
 // order (pair_product_bwd, kernels/link.cu): no atomics.
 func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) {
-	c := b.begin("PairProductBackward")
+	c, ck := b.checkPairProductBackward(x, dh, dim, n, k, rows, ptr, order, nRows, dx)
 	defer c.end()
-	ck := c.checkPairProductBackward(x, dh, dim, n, k, rows, ptr, order, nRows, dx)
 	if !c.ok {
 		return
 	}
@@ -93,9 +88,8 @@ func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.C
 // PairLoss is the binary cross-entropy of the live pairs' scores
 // (pair_loss, kernels/link.cu): one block, a fixed order of sums.
 func (b *Backend) PairLoss(scores backend.Buffer, n backend.Count, k int, loss, dscores backend.Buffer, correct backend.Count) {
-	c := b.begin("PairLoss")
+	c, ck := b.checkPairLoss(scores, n, k, loss, dscores, correct)
 	defer c.end()
-	ck := c.checkPairLoss(scores, n, k, loss, dscores, correct)
 	if !c.ok {
 		return
 	}

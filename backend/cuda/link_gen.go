@@ -21,10 +21,11 @@ type edgeSeedsArgs struct {
 	nPairsP uintptr
 }
 
-// checkEdgeSeeds checks the arguments of EdgeSeeds (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) (ck edgeSeedsArgs) {
+// checkEdgeSeeds begins a call of EdgeSeeds (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) (c call, ck edgeSeedsArgs) {
+	c = b.begin("EdgeSeeds")
 	ck.pairs = c.buf("pairs", pairs, backend.I32, 0)
 	ck.n = n
 	ck.nP = c.count("n", n)
@@ -34,7 +35,7 @@ func (c *call) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nod
 		c.check(backend.CheckNegatives(k))
 	}
 	ck.nodes = nodes
-	c.dim("nodes", nodes)
+	c.check(backend.CheckDim("nodes", nodes))
 	if !isNil(dist) {
 		ck.dist = c.buf("dist", dist, backend.I32, nodes+1)
 	}
@@ -42,7 +43,7 @@ func (c *call) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nod
 	ck.ends = c.buf("ends", ends, backend.I32, n.Cap*(2+k))
 	ck.nEndsP = c.counter("nEnds", nEnds)
 	ck.nPairsP = c.counter("nPairs", nPairs)
-	return ck
+	return c, ck
 }
 
 // launchEdgeSeeds launches edge_seeds (kernels/link.cu)
@@ -66,10 +67,11 @@ type excludeEdgesArgs struct {
 	scratch   *buffer
 }
 
-// checkExcludeEdges checks the arguments of ExcludeEdges (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) (ck excludeEdgesArgs) {
+// checkExcludeEdges begins a call of ExcludeEdges (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) (c call, ck excludeEdgesArgs) {
+	c = b.begin("ExcludeEdges")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.blkNbrs = c.buf("blk.Nbrs", blk.Nbrs, backend.I32, blk.NumEdges.Cap)
@@ -82,7 +84,7 @@ func (c *call) checkExcludeEdges(blk *backend.Block, ends backend.Buffer, n back
 	ck.ends = c.buf("ends", ends, backend.I32, 2*n.Cap)
 	ck.reverse = reverse
 	ck.scratch = c.buf("scratch", scratch, backend.I64, backend.ExcludeScratch(n.Cap))
-	return ck
+	return c, ck
 }
 
 // launchExcludeClear launches exclude_clear (kernels/link.cu)
@@ -129,10 +131,11 @@ type groupRowsArgs struct {
 	order  *buffer
 }
 
-// checkGroupRows checks the arguments of GroupRows (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) (ck groupRowsArgs) {
+// checkGroupRows begins a call of GroupRows (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) (c call, ck groupRowsArgs) {
+	c = b.begin("GroupRows")
 	ck.nEnds = nEnds
 	ck.nEndsP = c.count("nEnds", nEnds)
 	ck.rows = c.buf("rows", rows, backend.I32, nEnds.Cap)
@@ -140,7 +143,7 @@ func (c *call) checkGroupRows(rows backend.Buffer, nEnds, nRows backend.Count, p
 	ck.nRowsP = c.count("nRows", nRows)
 	ck.ptr = c.buf("ptr", ptr, backend.I32, nRows.Cap+1)
 	ck.order = c.buf("order", order, backend.I32, nEnds.Cap)
-	return ck
+	return c, ck
 }
 
 // launchGroupCount launches group_count (kernels/link.cu)
@@ -177,19 +180,20 @@ type pairProductArgs struct {
 	h    *buffer
 }
 
-// checkPairProduct checks the arguments of PairProduct (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) (ck pairProductArgs) {
+// checkPairProduct begins a call of PairProduct (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) (c call, ck pairProductArgs) {
+	c = b.begin("PairProduct")
 	ck.x = c.buf("x", x, backend.F32, 0)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.k = k
 	ck.rows = c.buf("rows", rows, backend.I32, n.Cap*(2+k))
 	ck.h = c.buf("h", h, backend.F32, n.Cap*(1+k)*dim)
-	return ck
+	return c, ck
 }
 
 // launchPairProduct launches pair_product (kernels/link.cu)
@@ -215,12 +219,13 @@ type pairProductBackwardArgs struct {
 	dx     *buffer
 }
 
-// checkPairProductBackward checks the arguments of PairProductBackward (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) (ck pairProductBackwardArgs) {
+// checkPairProductBackward begins a call of PairProductBackward (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) (c call, ck pairProductBackwardArgs) {
+	c = b.begin("PairProductBackward")
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.k = k
@@ -232,7 +237,7 @@ func (c *call) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend
 	ck.x = c.buf("x", x, backend.F32, nRows.Cap*dim)
 	ck.ptr = c.buf("ptr", ptr, backend.I32, nRows.Cap+1)
 	ck.dx = c.buf("dx", dx, backend.F32, nRows.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // launchPairProductBwd launches pair_product_bwd (kernels/link.cu)
@@ -254,10 +259,11 @@ type pairLossArgs struct {
 	correctP uintptr
 }
 
-// checkPairLoss checks the arguments of PairLoss (backend.Link): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkPairLoss(scores backend.Buffer, n backend.Count, k int, loss, dscores backend.Buffer, correct backend.Count) (ck pairLossArgs) {
+// checkPairLoss begins a call of PairLoss (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkPairLoss(scores backend.Buffer, n backend.Count, k int, loss, dscores backend.Buffer, correct backend.Count) (c call, ck pairLossArgs) {
+	c = b.begin("PairLoss")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.k = k
@@ -265,7 +271,7 @@ func (c *call) checkPairLoss(scores backend.Buffer, n backend.Count, k int, loss
 	ck.loss = c.buf("loss", loss, backend.F32, 1)
 	ck.dscores = c.buf("dscores", dscores, backend.F32, n.Cap*(1+k))
 	ck.correctP = c.counter("correct", correct)
-	return ck
+	return c, ck
 }
 
 // launchPairLoss launches pair_loss (kernels/link.cu)

@@ -15,17 +15,18 @@ type batchNormStatsArgs struct {
 	stats *buffer
 }
 
-// checkBatchNormStats checks the arguments of BatchNormStats (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (ck batchNormStatsArgs) {
+// checkBatchNormStats begins a call of BatchNormStats (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (c call, ck batchNormStatsArgs) {
+	c = b.begin("BatchNormStats")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
-	return ck
+	return c, ck
 }
 
 // normApplyArgs are NormApply's arguments as checkNormApply returns them.
@@ -42,14 +43,15 @@ type normApplyArgs struct {
 	y      *buffer
 }
 
-// checkNormApply checks the arguments of NormApply (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) (ck normApplyArgs) {
+// checkNormApply begins a call of NormApply (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) (c call, ck normApplyArgs) {
+	c = b.begin("NormApply")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
 	ck.perRow = perRow
 	if !perRow {
@@ -59,7 +61,7 @@ func (c *call) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow
 	ck.beta = c.buf("beta", beta, backend.F32, dim)
 	ck.eps = eps
 	ck.y = c.buf("y", y, backend.F32, n.Cap*dim)
-	return ck
+	return c, ck
 }
 
 // launchNormApply launches norm_apply (kernels/norm.cu)
@@ -87,14 +89,15 @@ type normBackwardArgs struct {
 	dbias  *buffer
 }
 
-// checkNormBackward checks the arguments of NormBackward (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) (ck normBackwardArgs) {
+// checkNormBackward begins a call of NormBackward (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) (c call, ck normBackwardArgs) {
+	c = b.begin("NormBackward")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
 	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*dim)
 	ck.perRow = perRow
@@ -109,7 +112,7 @@ func (c *call) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int,
 	if !isNil(dbias) {
 		ck.dbias = c.buf("dbias", dbias, backend.F32, dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchNormBwdRows launches norm_bwd_rows (kernels/norm.cu)
@@ -139,19 +142,20 @@ type normRunningArgs struct {
 	unless   *buffer
 }
 
-// checkNormRunning checks the arguments of NormRunning (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) (ck normRunningArgs) {
+// checkNormRunning begins a call of NormRunning (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) (c call, ck normRunningArgs) {
+	c = b.begin("NormRunning")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
 	ck.momentum = momentum
 	ck.running = c.buf("running", running, backend.F32, 2*dim)
 	ck.unless = c.flag("unless", unless)
-	return ck
+	return c, ck
 }
 
 // launchNormRunning launches norm_running (kernels/norm.cu)
@@ -171,17 +175,18 @@ type normMomentsArgs struct {
 	moments *buffer
 }
 
-// checkNormMoments checks the arguments of NormMoments (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) (ck normMomentsArgs) {
+// checkNormMoments begins a call of NormMoments (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) (c call, ck normMomentsArgs) {
+	c = b.begin("NormMoments")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
 	ck.moments = c.buf("moments", moments, backend.F32, 2*dim+1)
-	return ck
+	return c, ck
 }
 
 // launchNormMoments launches norm_moments (kernels/norm.cu)
@@ -199,16 +204,17 @@ type normFromMomentsArgs struct {
 	countP  uintptr
 }
 
-// checkNormFromMoments checks the arguments of NormFromMoments (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) (ck normFromMomentsArgs) {
+// checkNormFromMoments begins a call of NormFromMoments (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) (c call, ck normFromMomentsArgs) {
+	c = b.begin("NormFromMoments")
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.moments = c.buf("moments", moments, backend.F32, 2*dim+1)
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
 	ck.countP = c.counter("count", count)
-	return ck
+	return c, ck
 }
 
 // launchNormFromMoments launches norm_from_moments (kernels/norm.cu)
@@ -230,20 +236,21 @@ type normBackwardSumsArgs struct {
 	sums  *buffer
 }
 
-// checkNormBackwardSums checks the arguments of NormBackwardSums (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) (ck normBackwardSumsArgs) {
+// checkNormBackwardSums begins a call of NormBackwardSums (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) (c call, ck normBackwardSumsArgs) {
+	c = b.begin("NormBackwardSums")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
 	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*dim)
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
 	ck.eps = eps
 	ck.sums = c.buf("sums", sums, backend.F32, 2*dim+1)
-	return ck
+	return c, ck
 }
 
 // launchNormPutCount launches norm_put_count (kernels/norm.cu)
@@ -268,14 +275,15 @@ type normBackwardApplyArgs struct {
 	dbias *buffer
 }
 
-// checkNormBackwardApply checks the arguments of NormBackwardApply (backend.Norm): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkNormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) (ck normBackwardApplyArgs) {
+// checkNormBackwardApply begins a call of NormBackwardApply (backend.Norm) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkNormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) (c call, ck normBackwardApplyArgs) {
+	c = b.begin("NormBackwardApply")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
 	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*dim)
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
@@ -286,7 +294,7 @@ func (c *call) checkNormBackwardApply(x, dy backend.Buffer, n backend.Count, dim
 	if !isNil(dbias) {
 		ck.dbias = c.buf("dbias", dbias, backend.F32, dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchNormBwdColsSums launches norm_bwd_cols (kernels/norm.cu)

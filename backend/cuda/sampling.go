@@ -34,9 +34,8 @@ func (c *call) scan(in, out, lenP uintptr, lenCap, lenAdd int, totalP, addP uint
 // are limited by the device's shared memory per block (about 58,000 on an
 // H100).
 func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) {
-	c := b.begin("SampleLayer")
+	c, ck := b.checkSampleLayer(g, dst, nDst, fanout, r, out)
 	defer c.end()
-	ck := c.checkSampleLayer(g, dst, nDst, fanout, r, out)
 	if !c.ok {
 		return
 	}
@@ -69,9 +68,8 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 // out.NumSrc. Deterministic; three launches (claim first positions, flag and
 // scan them, write) and a scratch array of NumEdges.Cap+1 int32s.
 func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
-	c := b.begin("Relabel")
+	c, ck := b.checkRelabel(g, out)
 	defer c.end()
-	ck := c.checkRelabel(g, out)
 	if !c.ok {
 		return
 	}

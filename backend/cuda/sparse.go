@@ -45,9 +45,8 @@ func (c *call) warpRows(rows int) (dim3, dim3) {
 // them as it reads them (kernels/aggregate.cu's meanW), one launch less on
 // a layer's chain; any other op launches mean_weights first.
 func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
-	c := b.begin("MeanWeights")
+	c, ck := b.checkMeanWeights(blk, edgeW)
 	defer c.end()
-	ck := c.checkMeanWeights(blk, edgeW)
 	if !c.ok {
 		return
 	}
@@ -92,9 +91,8 @@ func (c *call) takeMean(a blockArgs, ew *buffer) uintptr {
 // GCNWeights sets selfW[i] = 1/d_i and edgeW[e] = (srcDeg[i]/s_i)/sqrt(d_i·d_j)
 // with d = srcDeg + 1 (float64 inside, like the CPU backend).
 func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) {
-	c := b.begin("GCNWeights")
+	c, ck := b.checkGCNWeights(blk, srcDeg, edgeW, selfW)
 	defer c.end()
-	ck := c.checkGCNWeights(blk, srcDeg, edgeW, selfW)
 	if !c.ok {
 		return
 	}
@@ -118,9 +116,8 @@ func rowWords(kind string, dim int, x, out *buffer) (name string, words int) {
 // self term). One warp per destination, float4 columns when possible.
 // Deterministic (edges in order).
 func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("Aggregate")
+	c, ck := b.checkAggregate(blk, edgeW, selfW, x, dim, out)
 	defer c.end()
-	ck := c.checkAggregate(blk, edgeW, selfW, x, dim, out)
 	if !c.ok {
 		return
 	}
@@ -134,9 +131,8 @@ func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, 
 // x[i, :] and out[i, dim:] = Σ_{e in row i} edgeW[e]·x[Indices[e], :]; out
 // is [NumDst.Cap, 2·dim]. Same kernel as Aggregate, deterministic.
 func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("AggregateConcat")
+	c, ck := b.checkAggregateConcat(blk, edgeW, x, dim, out)
 	defer c.end()
-	ck := c.checkAggregateConcat(blk, edgeW, x, dim, out)
 	if !c.ok {
 		return
 	}
@@ -158,9 +154,8 @@ func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, d
 // so the same bits, as Gather followed by AggregateConcat. An id outside the
 // table is reported by Sync.
 func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("AggregateConcatTable")
+	c, ck := b.checkAggregateConcatTable(blk, edgeW, table, dim, out)
 	defer c.end()
-	ck := c.checkAggregateConcatTable(blk, edgeW, table, dim, out)
 	if !c.ok {
 		return
 	}
@@ -201,9 +196,8 @@ func tableKernel(dim int, tb, os *buffer) (string, int) {
 // With Options.Deterministic it sorts the edges by source and gathers
 // (aggregate_det.go): bitwise reproducible, at some cost.
 func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
-	c := b.begin("AggregateBackward")
+	c, ck := b.checkAggregateBackward(blk, edgeW, selfW, dout, dim, dx)
 	defer c.end()
-	ck := c.checkAggregateBackward(blk, edgeW, selfW, dout, dim, dx)
 	if !c.ok {
 		return
 	}

@@ -14,15 +14,16 @@ type meanWeightsArgs struct {
 	edgeW *buffer
 }
 
-// checkMeanWeights checks the arguments of MeanWeights (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkMeanWeights(blk *backend.Block, edgeW backend.Buffer) (ck meanWeightsArgs) {
+// checkMeanWeights begins a call of MeanWeights (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkMeanWeights(blk *backend.Block, edgeW backend.Buffer) (c call, ck meanWeightsArgs) {
+	c = b.begin("MeanWeights")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
 	}
-	return ck
+	return c, ck
 }
 
 // launchMeanWeights launches mean_weights (kernels/aggregate.cu)
@@ -41,10 +42,11 @@ type gcnWeightsArgs struct {
 	selfW  *buffer
 }
 
-// checkGCNWeights checks the arguments of GCNWeights (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) (ck gcnWeightsArgs) {
+// checkGCNWeights begins a call of GCNWeights (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) (c call, ck gcnWeightsArgs) {
+	c = b.begin("GCNWeights")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.srcDeg = c.buf("srcDeg", srcDeg, backend.F32, blk.NumSrc.Cap)
@@ -55,7 +57,7 @@ func (c *call) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.
 	if c.ok {
 		ck.selfW = c.buf("selfW", selfW, backend.F32, blk.NumDst.Cap)
 	}
-	return ck
+	return c, ck
 }
 
 // launchGcnWeights launches gcn_weights (kernels/aggregate.cu)
@@ -77,10 +79,11 @@ type ginWeightsArgs struct {
 	selfW  *buffer
 }
 
-// checkGINWeights checks the arguments of GINWeights (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) (ck ginWeightsArgs) {
+// checkGINWeights begins a call of GINWeights (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) (c call, ck ginWeightsArgs) {
+	c = b.begin("GINWeights")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.srcDeg = c.buf("srcDeg", srcDeg, backend.F32, blk.NumSrc.Cap)
@@ -93,7 +96,7 @@ func (c *call) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout
 	if c.ok {
 		ck.selfW = c.buf("selfW", selfW, backend.F32, blk.NumDst.Cap)
 	}
-	return ck
+	return c, ck
 }
 
 // launchGinWeights launches gin_weights (kernels/gin.cu)
@@ -115,10 +118,11 @@ type aggregateArgs struct {
 	out   *buffer
 }
 
-// checkAggregate checks the arguments of Aggregate (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) (ck aggregateArgs) {
+// checkAggregate begins a call of Aggregate (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateArgs) {
+	c = b.begin("Aggregate")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
@@ -127,14 +131,14 @@ func (c *call) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer
 		ck.selfW = c.buf("selfW", selfW, backend.F32, blk.NumDst.Cap)
 	}
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.buf("x", x, backend.F32, blk.NumSrc.Cap*dim)
 	}
 	if c.ok {
 		ck.out = c.buf("out", out, backend.F32, blk.NumDst.Cap*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchAggregateFwd launches one of aggregate_fwd1, aggregate_fwd4 (kernels/aggregate.cu)
@@ -155,23 +159,24 @@ type aggregateConcatArgs struct {
 	out   *buffer
 }
 
-// checkAggregateConcat checks the arguments of AggregateConcat (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) (ck aggregateConcatArgs) {
+// checkAggregateConcat begins a call of AggregateConcat (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatArgs) {
+	c = b.begin("AggregateConcat")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
 	}
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.f32or16("x", x, blk.NumSrc.Cap*dim)
 	}
 	if c.ok {
 		ck.out = c.f32or16("out", out, blk.NumDst.Cap*2*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchAggregateCat launches one of aggregate_cat1, aggregate_cat4 (kernels/aggregate.cu)
@@ -202,10 +207,11 @@ type aggregateConcatTableArgs struct {
 	out       *buffer
 }
 
-// checkAggregateConcatTable checks the arguments of AggregateConcatTable (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) (ck aggregateConcatTableArgs) {
+// checkAggregateConcatTable begins a call of AggregateConcatTable (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatTableArgs) {
+	c = b.begin("AggregateConcatTable")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.blkSrcIDs = c.buf("blk.SrcIDs", blk.SrcIDs, backend.I32, blk.NumSrc.Cap)
@@ -215,11 +221,11 @@ func (c *call) checkAggregateConcatTable(blk *backend.Block, edgeW, table backen
 	}
 	ck.table = c.f32or16("table", table, 0)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.out = c.f32or16("out", out, blk.NumDst.Cap*2*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchAggregateCatTable launches one of aggregate_cat_table_* (kernels/aggregate.cu)
@@ -242,10 +248,11 @@ type aggregateBackwardArgs struct {
 	dx    *buffer
 }
 
-// checkAggregateBackward checks the arguments of AggregateBackward (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) (ck aggregateBackwardArgs) {
+// checkAggregateBackward begins a call of AggregateBackward (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) (c call, ck aggregateBackwardArgs) {
+	c = b.begin("AggregateBackward")
 	ck.blk = c.block("blk", blk)
 	if c.ok {
 		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
@@ -254,14 +261,14 @@ func (c *call) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout bac
 		ck.selfW = c.buf("selfW", selfW, backend.F32, blk.NumDst.Cap)
 	}
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.dout = c.buf("dout", dout, backend.F32, blk.NumDst.Cap*dim)
 	}
 	if c.ok {
 		ck.dx = c.buf("dx", dx, backend.F32, blk.NumSrc.Cap*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchAggregateBwd launches one of aggregate_bwd1, aggregate_bwd4 (kernels/aggregate.cu)
@@ -290,10 +297,11 @@ type transposeBlockArgs struct {
 	tEdgeDst *buffer
 }
 
-// checkTransposeBlock checks the arguments of TransposeBlock (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkTransposeBlock(blk *backend.Block, t backend.Transposed) (ck transposeBlockArgs) {
+// checkTransposeBlock begins a call of TransposeBlock (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkTransposeBlock(blk *backend.Block, t backend.Transposed) (c call, ck transposeBlockArgs) {
+	c = b.begin("TransposeBlock")
 	ck.blk = c.block("blk", blk)
 	ck.t = t
 	if c.ok {
@@ -305,7 +313,7 @@ func (c *call) checkTransposeBlock(blk *backend.Block, t backend.Transposed) (ck
 	if c.ok {
 		ck.tEdgeDst = c.buf("t.EdgeDst", t.EdgeDst, backend.I32, blk.NumEdges.Cap)
 	}
-	return ck
+	return c, ck
 }
 
 // launchCscEdges launches csc_edges (kernels/transpose.cu)
@@ -334,10 +342,11 @@ type aggregateConcatBackwardArgs struct {
 	dx       *buffer
 }
 
-// checkAggregateConcatBackward checks the arguments of AggregateConcatBackward (backend.Sparse): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) (ck aggregateConcatBackwardArgs) {
+// checkAggregateConcatBackward begins a call of AggregateConcatBackward (backend.Sparse) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) (c call, ck aggregateConcatBackwardArgs) {
+	c = b.begin("AggregateConcatBackward")
 	ck.blk = c.block("blk", blk)
 	ck.t = t
 	if c.ok {
@@ -353,12 +362,12 @@ func (c *call) checkAggregateConcatBackward(blk *backend.Block, t backend.Transp
 		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
 	}
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.dcat = c.buf("dcat", dcat, backend.F32, blk.NumDst.Cap*2*dim)
 	}
 	ck.act = act
-	c.prob("act.P", act.P)
+	c.check(backend.CheckProb("act.P", act.P))
 	if c.ok && (act.Relu && act.P == 0) {
 		ck.actY = c.f32or16("act.Y", act.Y, blk.NumSrc.Cap*dim)
 	}
@@ -371,7 +380,7 @@ func (c *call) checkAggregateConcatBackward(blk *backend.Block, t backend.Transp
 	if c.ok {
 		ck.dx = c.f32or16("dx", dx, blk.NumSrc.Cap*dim)
 	}
-	return ck
+	return c, ck
 }
 
 // launchCatBwdAct launches one of cat_bwd_act1, cat_bwd_act4 (kernels/transpose.cu)

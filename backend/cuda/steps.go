@@ -11,9 +11,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // perm is I32 [n], out I32 [batch], count.Cap >= batch; out's rows past the
 // live count are left as they were. One launch.
 func (b *Backend) SliceSeeds(perm backend.Buffer, n, batch int, clock backend.Buffer, out backend.Buffer, count backend.Count) {
-	c := b.begin("SliceSeeds")
+	c, ck := b.checkSliceSeeds(perm, n, batch, clock, out, count)
 	defer c.end()
-	ck := c.checkSliceSeeds(perm, n, batch, clock, out, count)
 	if !c.ok {
 		return
 	}
@@ -27,9 +26,8 @@ func (b *Backend) SliceSeeds(perm backend.Buffer, n, batch int, clock backend.Bu
 // that checks them in order; the queue is launched before any other op,
 // copy, read, sync, free, mark or the end of a capture.
 func (b *Backend) FlagOverflow(cnt backend.Count, clock, flag backend.Buffer) {
-	c := b.begin("FlagOverflow")
+	c, ck := b.checkFlagOverflow(cnt, clock, flag)
 	defer c.end()
-	ck := c.checkFlagOverflow(cnt, clock, flag)
 	if !c.ok {
 		return
 	}
@@ -85,9 +83,8 @@ func (c *call) flushFlags() {
 // flag, element 0) is non-zero on the device. One single-thread launch,
 // which first does the AddCount queued before it, if any (AddCount).
 func (b *Backend) Accumulate(loss backend.Buffer, correct backend.Count, acc, unless backend.Buffer) {
-	c := b.begin("Accumulate")
+	c, ck := b.checkAccumulate(loss, correct, acc, unless)
 	defer c.end()
-	ck := c.checkAccumulate(loss, correct, acc, unless)
 	if !c.ok {
 		c.flushCount()
 		return
@@ -100,9 +97,8 @@ func (b *Backend) Accumulate(loss backend.Buffer, correct backend.Count, acc, un
 // ScaleShare multiplies rows [:n] of x (F32 [n.Cap, dim]) by num/den, both
 // read on the device; the rows become 0 when num is 0. One launch.
 func (b *Backend) ScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) {
-	c := b.begin("ScaleShare")
+	c, ck := b.checkScaleShare(x, n, dim, num, den)
 	defer c.end()
-	ck := c.checkScaleShare(x, n, dim, num, den)
 	if !c.ok {
 		return
 	}

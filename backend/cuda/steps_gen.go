@@ -17,15 +17,16 @@ type sliceSeedsArgs struct {
 	countP uintptr
 }
 
-// checkSliceSeeds checks the arguments of SliceSeeds (backend.Steps): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkSliceSeeds(perm backend.Buffer, n, batch int, clock, out backend.Buffer, count backend.Count) (ck sliceSeedsArgs) {
+// checkSliceSeeds begins a call of SliceSeeds (backend.Steps) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSliceSeeds(perm backend.Buffer, n, batch int, clock, out backend.Buffer, count backend.Count) (c call, ck sliceSeedsArgs) {
+	c = b.begin("SliceSeeds")
 	ck.n = n
-	c.size("n", n)
+	c.check(backend.CheckSize("n", n))
 	ck.perm = c.buf("perm", perm, backend.I32, n)
 	ck.batch = batch
-	c.dim("batch", batch)
+	c.check(backend.CheckDim("batch", batch))
 	ck.clock = c.buf("clock", clock, backend.I32, 2)
 	ck.out = c.buf("out", out, backend.I32, batch)
 	ck.count = count
@@ -33,7 +34,7 @@ func (c *call) checkSliceSeeds(perm backend.Buffer, n, batch int, clock, out bac
 	if c.ok && !(count.Cap >= batch) {
 		c.failf("count.Cap %d below batch %d", count.Cap, batch)
 	}
-	return ck
+	return c, ck
 }
 
 // launchSliceSeeds launches slice_seeds (kernels/steps.cu)
@@ -51,15 +52,16 @@ type flagOverflowArgs struct {
 	flag  *buffer
 }
 
-// checkFlagOverflow checks the arguments of FlagOverflow (backend.Steps): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkFlagOverflow(cc backend.Count, clock, flag backend.Buffer) (ck flagOverflowArgs) {
+// checkFlagOverflow begins a call of FlagOverflow (backend.Steps) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkFlagOverflow(cc backend.Count, clock, flag backend.Buffer) (c call, ck flagOverflowArgs) {
+	c = b.begin("FlagOverflow")
 	ck.c = cc
 	ck.cP = c.count("c", cc)
 	ck.clock = c.buf("clock", clock, backend.I32, 2)
 	ck.flag = c.buf("flag", flag, backend.I32, 3)
-	return ck
+	return c, ck
 }
 
 // accumulateArgs are Accumulate's arguments as checkAccumulate returns them.
@@ -70,15 +72,16 @@ type accumulateArgs struct {
 	unless   *buffer
 }
 
-// checkAccumulate checks the arguments of Accumulate (backend.Steps): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkAccumulate(loss backend.Buffer, correct backend.Count, acc, unless backend.Buffer) (ck accumulateArgs) {
+// checkAccumulate begins a call of Accumulate (backend.Steps) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAccumulate(loss backend.Buffer, correct backend.Count, acc, unless backend.Buffer) (c call, ck accumulateArgs) {
+	c = b.begin("Accumulate")
 	ck.loss = c.buf("loss", loss, backend.F32, 1)
 	ck.correctP = c.counter("correct", correct)
 	ck.acc = c.buf("acc", acc, backend.F32, 2)
 	ck.unless = c.flag("unless", unless)
-	return ck
+	return c, ck
 }
 
 // launchAccumulate launches accumulate (kernels/steps.cu)
@@ -101,20 +104,21 @@ type scaleShareArgs struct {
 	denP uintptr
 }
 
-// checkScaleShare checks the arguments of ScaleShare (backend.Steps): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) (ck scaleShareArgs) {
+// checkScaleShare begins a call of ScaleShare (backend.Steps) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkScaleShare(x backend.Buffer, n backend.Count, dim int, num, den backend.Count) (c call, ck scaleShareArgs) {
+	c = b.begin("ScaleShare")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
 	ck.num = num
 	ck.numP = c.count("num", num)
 	ck.den = den
 	ck.denP = c.count("den", den)
-	return ck
+	return c, ck
 }
 
 // launchScaleShare launches scale_share (kernels/steps.cu)

@@ -84,9 +84,8 @@ func (b *Backend) register(p unsafe.Pointer, bytes int64, data any) (*allocation
 // backend.Dense); stats (I64 [2], optional) counts host rows and all rows
 // on the device. One launch.
 func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
-	c := b.begin("GatherTiered")
+	c, ck := b.checkGatherTiered(cache, slot, host, dim, ids, n, out, stats)
 	defer c.end()
-	ck := c.checkGatherTiered(cache, slot, host, dim, ids, n, out, stats)
 	if !c.ok {
 		return
 	}

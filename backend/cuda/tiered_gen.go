@@ -19,16 +19,17 @@ type gatherTieredArgs struct {
 	stats *buffer
 }
 
-// checkGatherTiered checks the arguments of GatherTiered (backend.TieredGather): the first
-// failure is recorded, naming the op and the argument, and leaves the
-// views after it empty.
-func (c *call) checkGatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (ck gatherTieredArgs) {
+// checkGatherTiered begins a call of GatherTiered (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredArgs) {
+	c = b.begin("GatherTiered")
 	ck.host = c.f32or16("host", host, 0)
 	if c.ok && !isNil(cache) {
 		ck.cache = c.buf("cache", cache, host.DType(), 0)
 	}
 	ck.dim = dim
-	c.dim("dim", dim)
+	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.slot = c.buf("slot", slot, backend.I32, host.Len()/dim)
 	}
@@ -39,7 +40,7 @@ func (c *call) checkGatherTiered(cache, slot, host backend.Buffer, dim int, ids 
 	if !isNil(stats) {
 		ck.stats = c.buf("stats", stats, backend.I64, 2)
 	}
-	return ck
+	return c, ck
 }
 
 // launchTiered launches one of tiered_rows1, tiered_rows4, tiered_bf16x1, tiered_bf16x4 (kernels/tiered.cu)

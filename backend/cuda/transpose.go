@@ -10,9 +10,8 @@ import (
 // Options.Deterministic the stable sort of the deterministic aggregation
 // backward, written into t (each source's edges in edge order).
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
-	c := b.begin("TransposeBlock")
+	c, ck := b.checkTransposeBlock(blk, t)
 	defer c.end()
-	ck := c.checkTransposeBlock(blk, t)
 	if !c.ok {
 		return
 	}
@@ -44,9 +43,8 @@ func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 // Its sums follow t's order, so with Options.Deterministic (a stable t) the
 // result is bitwise reproducible.
 func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) {
-	c := b.begin("AggregateConcatBackward")
+	c, ck := b.checkAggregateConcatBackward(blk, t, edgeW, dcat, dim, act, dx)
 	defer c.end()
-	ck := c.checkAggregateConcatBackward(blk, t, edgeW, dcat, dim, act, dx)
 	a, dc, ys, ms, dxs, dbs := ck.blk, ck.dcat, ck.actY, ck.actMask, ck.dx, ck.actDBias
 	if c.ok && dxs.overlaps(dc) {
 		c.failf("dx overlaps dcat")

@@ -22,10 +22,14 @@ import (
 // result is the checkers' result variable; no parameter may be called so.
 const result = "ck"
 
-// renameC renames a parameter called c, the checkers' receiver.
-func renameC(s string) string {
-	if s == "c" {
+// renameCB renames the parameters called c and b, the checkers' call
+// and receiver.
+func renameCB(s string) string {
+	switch s {
+	case "c":
 		return "cc"
+	case "b":
+		return "bb"
 	}
 	return s
 }
@@ -163,7 +167,7 @@ func cpuHelper(typ string) string {
 
 // statement renders the check of one line of op's args in package pkg.
 func (op *Op) statement(pkg string, a *Arg) string {
-	r := func(e string) string { return op.renameExpr(e, renameC) }
+	r := func(e string) string { return op.renameExpr(e, renameCB) }
 	var guards []string
 	if a.Require != "" {
 		return fmt.Sprintf("if c.ok && !(%s) {\n c.failf(%s)\n}\n", r(a.Require), r(a.Else))
@@ -222,7 +226,7 @@ func (op *Op) statement(pkg string, a *Arg) string {
 			body = fmt.Sprintf("%s = %s\n", f, x)
 		}
 		for _, m := range a.Mods {
-			body += fmt.Sprintf("c.%s(%s, %s)\n", modHelper(m), name, x)
+			body += fmt.Sprintf("c.check(backend.%s(%s, %s))\n", modCheck(m), name, x)
 		}
 	}
 	if unsafe {
@@ -237,16 +241,17 @@ func (op *Op) statement(pkg string, a *Arg) string {
 	return wrap(guards, body)
 }
 
-func modHelper(m string) string {
+// modCheck is the shared check (backend/check.go) of a modifier.
+func modCheck(m string) string {
 	switch m {
 	case ">0":
-		return "dim"
+		return "CheckDim"
 	case ">=0":
-		return "size"
+		return "CheckSize"
 	case "prob":
-		return "prob"
+		return "CheckProb"
 	}
-	return "notNaN"
+	return "CheckNumber"
 }
 
 func wrap(guards []string, body string) string {
@@ -259,7 +264,7 @@ func wrap(guards []string, body string) string {
 // checker renders op's struct and checker for package pkg.
 func (op *Op) checker(b *bytes.Buffer, pkg string) error {
 	for _, p := range op.params {
-		if renameC(p.Name) == result {
+		if renameCB(p.Name) == result {
 			return fmt.Errorf("wrapgen: %s: a parameter may not be called %s", op.Name, result)
 		}
 	}
@@ -282,13 +287,15 @@ func (op *Op) checker(b *bytes.Buffer, pkg string) error {
 		fmt.Fprintf(b, "\t%s %s\n", f.name, f.typ)
 	}
 	b.WriteString("}\n")
-	fmt.Fprintf(b, "\n// %s checks the arguments of %s (%s): the first\n// failure is recorded, naming the op and the argument, and leaves the\n// views after it empty.\n",
+	fmt.Fprintf(b, "\n// %s begins a call of %s (%s) and checks its arguments:\n"+
+		"// the first failure is recorded, naming the op and the argument, and\n// leaves the views after it empty. The caller must defer c.end().\n",
 		op.checkFunc(), op.Name, iface)
-	fmt.Fprintf(b, "func (c *call) %s(%s) (%s %s) {\n", op.checkFunc(), op.signature(true, renameC), result, op.argsType())
+	fmt.Fprintf(b, "func (b *Backend) %s(%s) (c call, %s %s) {\n", op.checkFunc(), op.signature(true, renameCB), result, op.argsType())
+	fmt.Fprintf(b, "c = b.begin(%q)\n", op.Name)
 	for _, a := range op.checks {
 		b.WriteString(op.statement(pkg, a))
 	}
-	fmt.Fprintf(b, "return %s\n}\n", result)
+	fmt.Fprintf(b, "return c, %s\n}\n", result)
 	return nil
 }
 

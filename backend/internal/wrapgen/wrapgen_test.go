@@ -115,8 +115,8 @@ func TestGenerateDemo(t *testing.T) {
 			`func DemoOf(be Backend) (Demo, error) {`,
 		},
 		"cpu/demo_gen.go": {
-			"func (c *call) checkScale(x backend.Buffer, n backend.Count, dim int, alpha float32, key int32, y backend.Buffer) (ck scaleArgs) {",
-			"ck.n, ck.nP = c.count(\"n\", n)\n\tc.dim(\"dim\", dim)\n\tck.x = c.f32(\"x\", x, n.Cap*dim)\n\tc.notNaN(\"alpha\", alpha)\n\tck.y = c.f32(\"y\", y, n.Cap*dim)\n",
+			"func (b *Backend) checkScale(x backend.Buffer, n backend.Count, dim int, alpha float32, key int32, y backend.Buffer) (c call, ck scaleArgs) {\n\tc = b.begin(\"Scale\")\n",
+			"ck.n, ck.nP = c.count(\"n\", n)\n\tc.check(backend.CheckDim(\"dim\", dim))\n\tck.x = c.f32(\"x\", x, n.Cap*dim)\n\tc.check(backend.CheckNumber(\"alpha\", alpha))\n\tck.y = c.f32(\"y\", y, n.Cap*dim)\n",
 			"if c.ok && !(y.Len() >= x.Len()) {\n\t\tc.failf(\"y: %d elements, x %d\", y.Len(), x.Len())",
 		},
 		"cuda/demo_gen.go": {
