@@ -5,7 +5,7 @@ package backend
 import (
 	"fmt"
 	"math"
-	"strings"
+	"slices"
 )
 
 // The helpers below are the shapes and checks the op descriptions
@@ -44,26 +44,14 @@ func CheckNumber(name string, v float32) error {
 	return nil
 }
 
-// CheckDType checks that dt is one of dts, the types argument name may
-// have.
-func CheckDType(name string, dt DType, dts ...DType) error {
-	for _, d := range dts {
-		if d == dt {
-			return nil
-		}
+// TypeAmong is the type an argument that may have any of the types dts
+// is checked against: its own type dt when that is one of them, else
+// dts[0] (which the check's error then names).
+func TypeAmong(dt DType, dts ...DType) DType {
+	if slices.Contains(dts, dt) {
+		return dt
 	}
-	var b strings.Builder
-	for i, d := range dts {
-		switch {
-		case i == 0:
-		case i == len(dts)-1:
-			b.WriteString(" or ")
-		default:
-			b.WriteString(", ")
-		}
-		b.WriteString(d.String())
-	}
-	return fmt.Errorf("%s: dtype %s, want %s", name, dt, b.String())
+	return dts[0]
 }
 
 // CheckBF16Widths checks the widths of a bfloat16 product: each must be

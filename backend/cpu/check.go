@@ -188,24 +188,9 @@ func (c *call) i64(name string, arg backend.Buffer, need int) []int64 {
 	return nil
 }
 
-// f32or16 is an argument that may be F32 or BF16 (a feature table,
-// activations): buf with the argument's own type of the two.
-func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
-	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
-		return c.buf(name, arg, backend.BF16, need)
-	}
-	return c.buf(name, arg, backend.F32, need)
-}
-
-// oneOf is buf for an argument of any of the types dts (a table Gather
-// reads): the argument's own type when it is one of them.
-func (c *call) oneOf(name string, arg backend.Buffer, need int, dts ...backend.DType) *buffer {
-	if x, ok := arg.(*buffer); ok && x != nil && c.ok {
-		if err := backend.CheckDType(name, x.dt, dts...); err != nil {
-			c.check(err)
-			return nil
-		}
-		return c.buf(name, arg, x.dt, need)
-	}
-	return c.buf(name, arg, dts[0], need)
+// typed is buf for an argument that may have any of the types dts: its own
+// type when that is one of them.
+func (c *call) typed(name string, arg backend.Buffer, need int, dts ...backend.DType) *buffer {
+	x, _ := arg.(*buffer)
+	return c.buf(name, arg, backend.TypeAmong(x.DType(), dts...), need)
 }

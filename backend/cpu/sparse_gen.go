@@ -128,10 +128,10 @@ func (b *Backend) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buff
 	}
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
-		ck.x = c.f32or16("x", x, blk.NumSrc.Cap*dim)
+		ck.x = c.typed("x", x, blk.NumSrc.Cap*dim, backend.F32, backend.BF16)
 	}
 	if c.ok {
-		ck.out = c.f32or16("out", out, blk.NumDst.Cap*2*dim)
+		ck.out = c.typed("out", out, blk.NumDst.Cap*2*dim, backend.F32, backend.BF16)
 	}
 	return c, ck
 }
@@ -157,10 +157,10 @@ func (b *Backend) checkAggregateConcatTable(blk *backend.Block, edgeW, table bac
 	if c.ok {
 		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
 	}
-	ck.table = c.f32or16("table", table, 0)
+	ck.table = c.typed("table", table, 0, backend.F32, backend.BF16)
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
-		ck.out = c.f32or16("out", out, blk.NumDst.Cap*2*dim)
+		ck.out = c.typed("out", out, blk.NumDst.Cap*2*dim, backend.F32, backend.BF16)
 	}
 	return c, ck
 }
@@ -260,7 +260,7 @@ func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Tra
 	}
 	c.check(backend.CheckProb("act.P", act.P))
 	if c.ok && (act.Relu && act.P == 0) {
-		ck.actY = c.f32or16("act.Y", act.Y, blk.NumSrc.Cap*dim)
+		ck.actY = c.typed("act.Y", act.Y, blk.NumSrc.Cap*dim, backend.F32, backend.BF16)
 	}
 	if c.ok && (act.P > 0) {
 		ck.actMask = c.u8("act.Mask", act.Mask, blk.NumSrc.Cap*dim)
@@ -269,7 +269,7 @@ func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Tra
 		ck.actDBias = c.f32("act.DBias", act.DBias, dim)
 	}
 	if c.ok {
-		ck.dx = c.f32or16("dx", dx, blk.NumSrc.Cap*dim)
+		ck.dx = c.typed("dx", dx, blk.NumSrc.Cap*dim, backend.F32, backend.BF16)
 	}
 	return c, ck
 }

@@ -23,7 +23,7 @@ type gatherTieredArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkGatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredArgs) {
 	c = b.begin("GatherTiered")
-	ck.host = c.f32or16("host", host, 0)
+	ck.host = c.typed("host", host, 0, backend.F32, backend.BF16)
 	if c.ok && !isNil(cache) {
 		ck.cache = c.buf("cache", cache, host.DType(), 0)
 	}

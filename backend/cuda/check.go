@@ -35,38 +35,17 @@ func (c *call) buf(name string, arg backend.Buffer, dt backend.DType, need int) 
 	return nil
 }
 
-// f32or16 is an argument that may be F32 or BF16 (a feature table,
-// activations): buf with the argument's own type of the two.
-func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
-	if isBF16(arg) {
-		return c.buf(name, arg, backend.BF16, need)
-	}
-	return c.buf(name, arg, backend.F32, need)
-}
-
 // overlaps reports whether two buffers share device memory.
 func (x *buffer) overlaps(o *buffer) bool {
 	end := func(b *buffer) uintptr { return b.ptr + uintptr(b.n*b.dt.Size()) }
 	return x.ptr < end(o) && o.ptr < end(x)
 }
 
-// isBF16 reports whether arg is a bfloat16 buffer of this backend.
-func isBF16(arg backend.Buffer) bool {
-	x, ok := arg.(*buffer)
-	return ok && x != nil && x.dt == backend.BF16
-}
-
-// oneOf is buf for an argument of any of the types dts (a table Gather
-// reads): the argument's own type when it is one of them.
-func (c *call) oneOf(name string, arg backend.Buffer, need int, dts ...backend.DType) *buffer {
-	if x, ok := arg.(*buffer); ok && x != nil && c.ok {
-		if err := backend.CheckDType(name, x.dt, dts...); err != nil {
-			c.check(err)
-			return nil
-		}
-		return c.buf(name, arg, x.dt, need)
-	}
-	return c.buf(name, arg, dts[0], need)
+// typed is buf for an argument that may have any of the types dts: its own
+// type when that is one of them.
+func (c *call) typed(name string, arg backend.Buffer, need int, dts ...backend.DType) *buffer {
+	x, _ := arg.(*buffer)
+	return c.buf(name, arg, backend.TypeAmong(x.DType(), dts...), need)
 }
 
 // optBuf is buf for an argument that may be nil (returns nil, no error).

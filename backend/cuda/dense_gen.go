@@ -22,7 +22,7 @@ type gatherArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkGather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) (c call, ck gatherArgs) {
 	c = b.begin("Gather")
-	ck.table = c.oneOf("table", table, 0, backend.F32, backend.I32, backend.BF16)
+	ck.table = c.typed("table", table, 0, backend.F32, backend.I32, backend.BF16)
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
 	ck.n = n
@@ -53,9 +53,9 @@ type convertArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkConvert(x, y backend.Buffer) (c call, ck convertArgs) {
 	c = b.begin("Convert")
-	ck.x = c.f32or16("x", x, 0)
+	ck.x = c.typed("x", x, 0, backend.F32, backend.BF16)
 	if c.ok {
-		ck.y = c.f32or16("y", y, x.Len())
+		ck.y = c.typed("y", y, x.Len(), backend.F32, backend.BF16)
 	}
 	if c.ok && !(y.Len() == x.Len()) {
 		c.failf("y has %d elements, x %d", y.Len(), x.Len())
@@ -92,7 +92,7 @@ func (b *Backend) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffe
 	ck.nP = c.count("n", n)
 	ck.in = in
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.f32or16("x", x, n.Cap*in)
+	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
 	ck.out = out
 	c.check(backend.CheckDim("out", out))
 	if c.ok {
@@ -101,7 +101,7 @@ func (b *Backend) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffe
 	if c.ok && (x.DType() == backend.BF16) {
 		c.check(backend.CheckBF16Widths(in, out))
 	}
-	ck.y = c.f32or16("y", y, n.Cap*out)
+	ck.y = c.typed("y", y, n.Cap*out, backend.F32, backend.BF16)
 	if c.ok && !(y.DType() != backend.BF16 || x.DType() == backend.BF16) {
 		c.failf("y: bfloat16 output needs bfloat16 operands")
 	}
@@ -160,7 +160,7 @@ func (b *Backend) checkLinearBackwardWeight(x, dy backend.Buffer, n backend.Coun
 	ck.nP = c.count("n", n)
 	ck.in = in
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.f32or16("x", x, n.Cap*in)
+	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
 	ck.out = out
 	c.check(backend.CheckDim("out", out))
 	if c.ok {
@@ -198,7 +198,7 @@ func (b *Backend) checkBiasActDropout(x backend.Buffer, n backend.Count, dim int
 	ck.nP = c.count("n", n)
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.f32or16("x", x, n.Cap*dim)
+	ck.x = c.typed("x", x, n.Cap*dim, backend.F32, backend.BF16)
 	if !isNil(bias) {
 		ck.bias = c.buf("bias", bias, backend.F32, dim)
 	}
@@ -214,7 +214,7 @@ func (b *Backend) checkBiasActDropout(x backend.Buffer, n backend.Count, dim int
 	if p > 0 {
 		ck.mask = c.buf("mask", mask, backend.U8, n.Cap*dim)
 	}
-	ck.y = c.f32or16("y", y, n.Cap*dim)
+	ck.y = c.typed("y", y, n.Cap*dim, backend.F32, backend.BF16)
 	return c, ck
 }
 
@@ -256,12 +256,12 @@ func (b *Backend) checkBiasActDropoutBackward(dy, y backend.Buffer, n backend.Co
 	ck.p = p
 	c.check(backend.CheckProb("p", p))
 	if relu && p == 0 {
-		ck.y = c.f32or16("y", y, n.Cap*dim)
+		ck.y = c.typed("y", y, n.Cap*dim, backend.F32, backend.BF16)
 	}
 	if p > 0 {
 		ck.mask = c.buf("mask", mask, backend.U8, n.Cap*dim)
 	}
-	ck.dx = c.f32or16("dx", dx, n.Cap*dim)
+	ck.dx = c.typed("dx", dx, n.Cap*dim, backend.F32, backend.BF16)
 	if !isNil(dbias) {
 		ck.dbias = c.buf("dbias", dbias, backend.F32, dim)
 	}

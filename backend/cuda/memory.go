@@ -40,8 +40,15 @@ type buffer struct {
 	owner *Backend
 }
 
-func (x *buffer) DType() backend.DType { return x.dt }
-func (x *buffer) Len() int             { return x.n }
+// DType is the element type, 0 for a nil buffer.
+func (x *buffer) DType() backend.DType {
+	if x == nil {
+		return 0
+	}
+	return x.dt
+}
+
+func (x *buffer) Len() int { return x.n }
 
 // hostSlice describes a host slice passed to Upload, Write or Read.
 func hostSlice(data any) (p unsafe.Pointer, n int, dt backend.DType, ok bool) {

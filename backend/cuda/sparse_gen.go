@@ -171,10 +171,10 @@ func (b *Backend) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buff
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
-		ck.x = c.f32or16("x", x, blk.NumSrc.Cap*dim)
+		ck.x = c.typed("x", x, blk.NumSrc.Cap*dim, backend.F32, backend.BF16)
 	}
 	if c.ok {
-		ck.out = c.f32or16("out", out, blk.NumDst.Cap*2*dim)
+		ck.out = c.typed("out", out, blk.NumDst.Cap*2*dim, backend.F32, backend.BF16)
 	}
 	return c, ck
 }
@@ -219,11 +219,11 @@ func (b *Backend) checkAggregateConcatTable(blk *backend.Block, edgeW, table bac
 	if c.ok {
 		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
 	}
-	ck.table = c.f32or16("table", table, 0)
+	ck.table = c.typed("table", table, 0, backend.F32, backend.BF16)
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
-		ck.out = c.f32or16("out", out, blk.NumDst.Cap*2*dim)
+		ck.out = c.typed("out", out, blk.NumDst.Cap*2*dim, backend.F32, backend.BF16)
 	}
 	return c, ck
 }
@@ -369,7 +369,7 @@ func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Tra
 	ck.act = act
 	c.check(backend.CheckProb("act.P", act.P))
 	if c.ok && (act.Relu && act.P == 0) {
-		ck.actY = c.f32or16("act.Y", act.Y, blk.NumSrc.Cap*dim)
+		ck.actY = c.typed("act.Y", act.Y, blk.NumSrc.Cap*dim, backend.F32, backend.BF16)
 	}
 	if c.ok && (act.P > 0) {
 		ck.actMask = c.buf("act.Mask", act.Mask, backend.U8, blk.NumSrc.Cap*dim)
@@ -378,7 +378,7 @@ func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Tra
 		ck.actDBias = c.buf("act.DBias", act.DBias, backend.F32, dim)
 	}
 	if c.ok {
-		ck.dx = c.f32or16("dx", dx, blk.NumSrc.Cap*dim)
+		ck.dx = c.typed("dx", dx, blk.NumSrc.Cap*dim, backend.F32, backend.BF16)
 	}
 	return c, ck
 }

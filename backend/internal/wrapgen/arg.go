@@ -47,7 +47,7 @@ func kinds(tok string) (kind, bool) {
 	case "F32", "I32", "I64", "U8", "BF16":
 		return kind{goType: "Buffer", buffer: true, dtypes: "backend." + tok}, true
 	case "F32|BF16":
-		return kind{goType: "Buffer", buffer: true}, true
+		return kind{goType: "Buffer", buffer: true, dtypes: "backend.F32, backend.BF16"}, true
 	case "F32|I32|BF16":
 		return kind{goType: "Buffer", buffer: true, dtypes: "backend.F32, backend.I32, backend.BF16"}, true
 	case "Count", "Counter":

@@ -45,25 +45,13 @@ func (b *Binding) variant() bool {
 	return len(b.Kernels) > 1 || strings.HasSuffix(b.Kernels[0], "*")
 }
 
-// goKinds are the Go types of the argPack methods.
+// goKind is the Go type of an argPack method's value.
 func goKind(k string) (string, bool) {
-	switch k {
-	case "ptr":
-		return "uintptr", true
-	case "i32":
-		return "int", true
-	case "u32":
-		return "uint32", true
-	case "f32":
-		return "float32", true
-	case "i64":
-		return "int64", true
-	case "flag":
-		return "bool", true
-	case "bytes":
-		return "[]byte", true
-	}
-	return "", false
+	t, ok := map[string]string{
+		"ptr": "uintptr", "i32": "int", "u32": "uint32", "f32": "float32", "i64": "int64",
+		"flag": "bool", "bytes": "[]byte",
+	}[k]
+	return t, ok
 }
 
 func parseBinding(src string, op *Op) (*Binding, error) {
@@ -199,27 +187,15 @@ func (b *Binding) rewrite(expr string) (string, error) {
 	return out.String(), nil
 }
 
-// blockField maps a Block's fields to the CUDA view (blockArgs).
+// blockField maps a Block's fields to the CUDA view (blockArgs): the
+// value's kind and its expression on the view.
 func blockField(f string) (kind, val string, ok bool) {
-	switch f {
-	case "NumDst":
-		return "ptr", "nd", true
-	case "NumEdges":
-		return "ptr", "ne", true
-	case "NumSrc":
-		return "ptr", "ns", true
-	case "NumDst.Cap":
-		return "i32", "dstCap", true
-	case "NumEdges.Cap":
-		return "i32", "edgeCap", true
-	case "NumSrc.Cap":
-		return "i32", "srcCap", true
-	case "Indptr":
-		return "ptr", "indptr.addr()", true
-	case "Indices":
-		return "ptr", "indices.addr()", true
-	}
-	return "", "", false
+	v, ok := map[string][2]string{
+		"NumDst": {"ptr", "nd"}, "NumEdges": {"ptr", "ne"}, "NumSrc": {"ptr", "ns"},
+		"NumDst.Cap": {"i32", "dstCap"}, "NumEdges.Cap": {"i32", "edgeCap"}, "NumSrc.Cap": {"i32", "srcCap"},
+		"Indptr": {"ptr", "indptr.addr()"}, "Indices": {"ptr", "indices.addr()"},
+	}[f]
+	return v[0], v[1], ok
 }
 
 // path resolves a value named by a parameter or a field of one.

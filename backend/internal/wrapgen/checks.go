@@ -91,58 +91,33 @@ type field struct{ name, typ string }
 func viewFields(pkg string, a *Arg) []field {
 	f := a.field()
 	k := a.kind()
-	switch {
-	case k.buffer && pkg == "cpu":
-		switch a.Type {
-		case "F32":
-			return []field{{f, "[]float32"}}
-		case "I32":
-			return []field{{f, "[]int32"}}
-		case "I64":
-			return []field{{f, "[]int64"}}
-		case "U8":
-			return []field{{f, "[]uint8"}}
-		}
-		return []field{{f, "*buffer"}}
+	cpu := pkg == "cpu"
+	// The view of each kind: on the CPU, then on CUDA.
+	views := map[string][2]string{
+		"F32": {"[]float32", "*buffer"}, "I32": {"[]int32", "*buffer"}, "I64": {"[]int64", "*buffer"},
+		"U8": {"[]uint8", "*buffer"}, "Flag": {"bool", "*buffer"}, "Rand": {"rng.Key", "randArgs"},
+		"Block": {"blockView", "blockArgs"}, "Graph": {"*cpuGraph", "*devGraph"},
+	}
+	side := 1
+	if cpu {
+		side = 0
+	}
+	switch v, ok := views[a.Type]; {
+	case ok:
+		return []field{{f, v[side]}}
 	case k.buffer:
 		return []field{{f, "*buffer"}}
-	}
-	switch a.Type {
-	case "Count":
-		if pkg == "cpu" {
-			return []field{{f, "int"}, {f + "P", "*int32"}}
-		}
-		if a.isParam() {
-			return []field{{f, "backend.Count"}, {f + "P", "uintptr"}}
-		}
+	case a.Type == "Count" && cpu:
+		return []field{{f, "int"}, {f + "P", "*int32"}}
+	case a.Type == "Count" && a.isParam():
+		return []field{{f, "backend.Count"}, {f + "P", "uintptr"}}
+	case a.Type == "Count":
 		return []field{{f + "P", "uintptr"}}
-	case "Counter":
-		if pkg == "cpu" {
-			return []field{{f + "P", "*int32"}}
-		}
+	case a.Type == "Counter" && cpu:
+		return []field{{f + "P", "*int32"}}
+	case a.Type == "Counter":
 		return []field{{f + "P", "uintptr"}}
-	case "Flag":
-		if pkg == "cpu" {
-			return []field{{f, "bool"}}
-		}
-		return []field{{f, "*buffer"}}
-	case "Rand":
-		if pkg == "cpu" {
-			return []field{{f, "rng.Key"}}
-		}
-		return []field{{f, "randArgs"}}
-	case "Block":
-		if pkg == "cpu" {
-			return []field{{f, "blockView"}}
-		}
-		return []field{{f, "blockArgs"}}
-	case "Graph":
-		if pkg == "cpu" {
-			return []field{{f, "*cpuGraph"}}
-		}
-		return []field{{f, "*devGraph"}}
-	}
-	if !a.isParam() || pkg == "cpu" {
+	case !a.isParam() || cpu:
 		// A scalar field is checked, not kept; the CPU's bodies read the
 		// scalars and values from their parameters.
 		return nil
@@ -152,17 +127,7 @@ func viewFields(pkg string, a *Arg) []field {
 
 // cpuHelper is the CPU backend's checker of an exact buffer type.
 func cpuHelper(typ string) string {
-	switch typ {
-	case "F32":
-		return "f32"
-	case "I32":
-		return "i32"
-	case "I64":
-		return "i64"
-	case "U8":
-		return "u8"
-	}
-	return ""
+	return map[string]string{"F32": "f32", "I32": "i32", "I64": "i64", "U8": "u8"}[typ]
 }
 
 // statement renders the check of one line of op's args in package pkg.
@@ -192,10 +157,8 @@ func (op *Op) statement(pkg string, a *Arg) string {
 	switch {
 	case k.buffer && strings.HasPrefix(a.Type, "dtype("):
 		body = fmt.Sprintf("%s = c.buf(%s, %s, %s, %s)\n", f, name, x, r(k.dtypes), shape)
-	case k.buffer && a.Type == "F32|BF16":
-		body = fmt.Sprintf("%s = c.f32or16(%s, %s, %s)\n", f, name, x, shape)
 	case k.buffer && strings.Contains(a.Type, "|"):
-		body = fmt.Sprintf("%s = c.oneOf(%s, %s, %s, %s)\n", f, name, x, shape, k.dtypes)
+		body = fmt.Sprintf("%s = c.typed(%s, %s, %s, %s)\n", f, name, x, shape, k.dtypes)
 	case k.buffer && pkg == "cpu" && cpuHelper(a.Type) != "":
 		body = fmt.Sprintf("%s = c.%s(%s, %s, %s)\n", f, cpuHelper(a.Type), name, x, shape)
 	case k.buffer:
@@ -243,15 +206,7 @@ func (op *Op) statement(pkg string, a *Arg) string {
 
 // modCheck is the shared check (backend/check.go) of a modifier.
 func modCheck(m string) string {
-	switch m {
-	case ">0":
-		return "CheckDim"
-	case ">=0":
-		return "CheckSize"
-	case "prob":
-		return "CheckProb"
-	}
-	return "CheckNumber"
+	return map[string]string{">0": "CheckDim", ">=0": "CheckSize", "prob": "CheckProb", "not-nan": "CheckNumber"}[m]
 }
 
 func wrap(guards []string, body string) string {
