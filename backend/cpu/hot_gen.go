@@ -2,9 +2,7 @@
 
 package cpu
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // replaceRowsArgs are ReplaceRows's arguments as checkReplaceRows returns them.
 type replaceRowsArgs struct {

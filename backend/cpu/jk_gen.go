@@ -2,9 +2,7 @@
 
 package cpu
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // layerMaxArgs are LayerMax's arguments as checkLayerMax returns them.
 type layerMaxArgs struct {

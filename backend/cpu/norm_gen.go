@@ -2,9 +2,7 @@
 
 package cpu
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // batchNormStatsArgs are BatchNormStats's arguments as checkBatchNormStats returns them.
 type batchNormStatsArgs struct {

@@ -2,9 +2,7 @@
 
 package cpu
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // meanWeightsArgs are MeanWeights's arguments as checkMeanWeights returns them.
 type meanWeightsArgs struct {

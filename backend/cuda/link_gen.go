@@ -2,9 +2,7 @@
 
 package cuda
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // edgeSeedsArgs are EdgeSeeds's arguments as checkEdgeSeeds returns them.
 type edgeSeedsArgs struct {

@@ -2,9 +2,7 @@
 
 package cuda
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // sampleLayerArgs are SampleLayer's arguments as checkSampleLayer returns them.
 type sampleLayerArgs struct {

@@ -2,9 +2,7 @@
 
 package cuda
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // sliceSeedsArgs are SliceSeeds's arguments as checkSliceSeeds returns them.
 type sliceSeedsArgs struct {

@@ -2,9 +2,7 @@
 
 package cuda
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // gatherTieredArgs are GatherTiered's arguments as checkGatherTiered returns them.
 type gatherTieredArgs struct {

@@ -149,28 +149,36 @@ func parseArg(line string) (*Arg, error) {
 			return nil, fmt.Errorf("%s: shape %s: %v", a.Name, a.Shape, err)
 		}
 	}
-	for _, m := range strings.Fields(rest) {
+	if err := a.modifiers(k, strings.Fields(rest)); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// modifiers sets a's modifiers, each allowed on some kinds only.
+func (a *Arg) modifiers(k kind, mods []string) error {
+	for _, m := range mods {
 		switch m {
 		case "nil-ok":
 			if !k.buffer {
-				return nil, fmt.Errorf("%s: nil-ok on a %s", a.Name, a.Type)
+				return fmt.Errorf("%s: nil-ok on a %s", a.Name, a.Type)
 			}
 			a.Opt = true
 		case ">0", ">=0":
 			if a.Type != "int" {
-				return nil, fmt.Errorf("%s: %s on a %s", a.Name, m, a.Type)
+				return fmt.Errorf("%s: %s on a %s", a.Name, m, a.Type)
 			}
 			a.Mods = append(a.Mods, m)
 		case "prob", "not-nan":
 			if a.Type != "float32" {
-				return nil, fmt.Errorf("%s: %s on a %s", a.Name, m, a.Type)
+				return fmt.Errorf("%s: %s on a %s", a.Name, m, a.Type)
 			}
 			a.Mods = append(a.Mods, m)
 		default:
-			return nil, fmt.Errorf("%s: unknown modifier %q", a.Name, m)
+			return fmt.Errorf("%s: unknown modifier %q", a.Name, m)
 		}
 	}
-	return a, nil
+	return nil
 }
 
 // matching returns the index of the bracket closing s[0], or -1.

@@ -294,7 +294,11 @@ func (s *Spec) Checks(pkg string, f *File, ks map[string]*Kernel) ([]byte, error
 	if bytes.Contains(body.Bytes(), []byte("rng.")) {
 		imports = append(imports, `"github.com/fanout-gnn/fanout/rng"`)
 	}
-	if len(imports) > 0 {
+	switch len(imports) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, "import %s\n", imports[0])
+	default:
 		fmt.Fprintf(&b, "import (\n%s\n)\n", strings.Join(imports, "\n"))
 	}
 	b.Write(body.Bytes())
