@@ -27,6 +27,12 @@
 // gather (TieredGather, the tiered feature store), and graph capture, peer
 // access, host-mapped memory, collectives, memory statistics
 // (capability.go).
+//
+// Each op is described once, in ops/<interface>.yaml: its arguments with
+// their types and shapes, the errors it reports and its CUDA launches. The
+// op interfaces (<interface>_gen.go), every backend's argument checks and
+// launches and the wrappers' forwarding are generated from the
+// descriptions (go generate, package internal/wrapgen).
 package backend
 
 import (
