@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/internal/errcode"
 )
 
 // Adam updates param in place from grad with moments m and v (all F32 of one
@@ -16,21 +17,15 @@ import (
 // The update is skipped while cfg.Skip (an optional I32 flag, element 0) is
 // non-zero; otherwise a step below 1 is an error.
 func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
-	c := b.begin("Adam")
+	c, ck := b.checkAdam(param, grad, m, v, t, cfg)
 	defer c.end()
-	ps := c.f32("param", param, 0)
-	size := len(ps)
-	gs := c.f32("grad", grad, size)
-	ms := c.f32("m", m, size)
-	vs := c.f32("v", v, size)
-	_, tp := c.count("t", t)
-	skip := c.flag("cfg.Skip", cfg.Skip)
-	if !c.ok || skip {
+	if !c.ok || ck.cfgSkip {
 		return
 	}
-	step := *tp
+	ps, gs, ms, vs, size := ck.param, ck.grad, ck.m, ck.v, len(ck.param)
+	step := *ck.tP
 	if step < 1 {
-		c.failf("step t = %d, want >= 1", step)
+		c.raise(errcode.AdamStep, int(step), 0, 0)
 		return
 	}
 	bc1 := 1 - math.Pow(float64(cfg.Beta1), float64(step))

@@ -21,7 +21,13 @@ type buffer struct {
 	freed bool
 }
 
-func (x *buffer) DType() backend.DType { return x.dt }
+// DType is the element type, 0 for a nil buffer.
+func (x *buffer) DType() backend.DType {
+	if x == nil {
+		return 0
+	}
+	return x.dt
+}
 
 func (x *buffer) Len() int {
 	switch x.dt {

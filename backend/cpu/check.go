@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/internal/errcode"
+	"github.com/fanout-gnn/fanout/rng"
 )
 
 // call validates the arguments of one op. The first problem is recorded as
@@ -78,14 +80,7 @@ func (c *call) u8(name string, arg backend.Buffer, need int) []uint8 {
 	return nil
 }
 
-// optF32 is f32 for an argument that may be nil (returns nil, no error).
-func (c *call) optF32(name string, arg backend.Buffer, need int) []float32 {
-	if isNil(arg) {
-		return nil
-	}
-	return c.f32(name, arg, need)
-}
-
+// isNil reports whether an optional buffer argument is absent.
 func isNil(arg backend.Buffer) bool {
 	if arg == nil {
 		return true
@@ -106,42 +101,74 @@ func (c *call) count(name string, n backend.Count) (live int, ptr *int32) {
 		c.failf("%s: capacity %d outside [0, 2^31-1)", name, n.Cap)
 		return 0, nil
 	}
+	p := c.countPtr(name, n)
+	if p == nil {
+		return 0, nil
+	}
+	return min(max(int(*p), 0), n.Cap), p
+}
+
+// countPtr checks a Count's buffer and offset and returns the address of
+// its int32.
+func (c *call) countPtr(name string, n backend.Count) *int32 {
+	if !c.ok {
+		return nil
+	}
 	x, isCPU := n.Buf.(*buffer)
 	switch {
 	case !isCPU || x == nil:
 		c.failf("%s.Buf: %s", name, describeForeign(n.Buf))
-		return 0, nil
+		return nil
 	case x.dt != backend.I32:
 		c.failf("%s.Buf: dtype %s, want int32", name, x.dt)
-		return 0, nil
+		return nil
 	}
 	s := x.i32
 	if n.Off < 0 || n.Off >= len(s) {
 		c.failf("%s: offset %d outside count buffer of %d elements", name, n.Off, len(s))
-		return 0, nil
+		return nil
 	}
-	p := &s[n.Off]
-	return min(max(int(*p), 0), n.Cap), p
+	return &s[n.Off]
 }
 
-// dim checks a positive static size.
-func (c *call) dim(name string, v int) {
-	if c.ok && v <= 0 {
-		c.failf("%s: %d, want > 0", name, v)
+// check records err (a shared check of package backend) when it is set.
+func (c *call) check(err error) {
+	if c.ok && err != nil {
+		c.failf("%v", err)
 	}
 }
 
-// clock reads epoch and step from a Rand's Clock buffer.
-func (c *call) clock(r backend.Rand) (epoch, step uint32) {
-	s := c.i32("rand.Clock", r.Clock, 2)
+// raise records a bad-data error of the shared table (package errcode),
+// the error the CUDA kernels report for the same data.
+func (c *call) raise(code errcode.Code, x, y, z int) {
+	c.failf("%s", code.Message(int64(x), int64(y), int64(z)))
+}
+
+// rand checks a Rand (its Clock I32 [2] and a Stream below 256) and
+// returns the Philox key it names, with epoch and step read from Clock.
+func (c *call) rand(name string, r backend.Rand) rng.Key {
+	s := c.i32(name+".Clock", r.Clock, 2)
 	if !c.ok {
-		return 0, 0
+		return rng.Key{}
 	}
 	if r.Stream >= 256 {
-		c.failf("rand.Stream %d, want < 256", r.Stream)
-		return 0, 0
+		c.failf("%s.Stream %d, want < 256", name, r.Stream)
+		return rng.Key{}
 	}
-	return uint32(s[0]), uint32(s[1])
+	return rng.Key{Seed: r.Seed, Epoch: uint32(s[0]), Step: uint32(s[1]), Stream: r.Stream}
+}
+
+// counter checks an int32 in backend memory whose Cap is not used (a
+// counter an op writes or adds to) and returns its address.
+func (c *call) counter(name string, n backend.Count) *int32 {
+	return c.countPtr(name, backend.Count{Buf: n.Buf, Off: n.Off})
+}
+
+// notNil checks a block an op writes into.
+func (c *call) notNil(name string, blk *backend.Block) {
+	if c.ok && blk == nil {
+		c.failf("%s: nil block", name)
+	}
 }
 
 // flag reports whether an optional I32 flag (element 0) is set: false when
@@ -161,11 +188,9 @@ func (c *call) i64(name string, arg backend.Buffer, need int) []int64 {
 	return nil
 }
 
-// f32or16 is an argument that may be F32 or BF16 (a feature table,
-// activations): buf with the argument's own type of the two.
-func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
-	if x, ok := arg.(*buffer); ok && x != nil && x.dt == backend.BF16 {
-		return c.buf(name, arg, backend.BF16, need)
-	}
-	return c.buf(name, arg, backend.F32, need)
+// typed is buf for an argument that may have any of the types dts: its own
+// type when that is one of them.
+func (c *call) typed(name string, arg backend.Buffer, need int, dts ...backend.DType) *buffer {
+	x, _ := arg.(*buffer)
+	return c.buf(name, arg, backend.TypeAmong(x.DType(), dts...), need)
 }

@@ -12,33 +12,13 @@ import (
 // [rows, dim] (F32 or I32), ids I32 [n.Cap], out [n.Cap, dim] of table's
 // type. An id outside [0, rows) is an error and nothing is written.
 func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	c := b.begin("Gather")
+	c, ck := b.checkGather(table, dim, ids, n, out)
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	idx := c.i32("ids", ids, n.Cap)
 	if !c.ok {
 		return
 	}
-	if isNil(table) {
-		c.failf("table: nil buffer")
-		return
-	}
-	dt := table.DType()
-	if dt != backend.F32 && dt != backend.I32 && dt != backend.BF16 {
-		c.failf("table: dtype %s, want float32, int32 or bfloat16", dt)
-		return
-	}
-	tb := c.buf("table", table, dt, 0)
-	odt := dt
-	if dt == backend.BF16 {
-		odt = backend.F32 // bfloat16 rows widen to float32
-	}
-	ob := c.buf("out", out, odt, n.Cap*dim)
-	if !c.ok {
-		return
-	}
-	b.gatherRows(&c, idx[:rows], tb.Len()/dim, dim, ob, func(_ int, v int32) (rowRef, int) { return rowOf(tb, int(v), dim), 0 }, nil)
+	tb := ck.table
+	b.gatherRows(&c, ck.ids[:ck.n], tb.Len()/dim, dim, ck.out.f32, ck.out.i32, func(_ int, v int32) (rowRef, int) { return rowOf(tb, int(v), dim), 0 }, nil)
 }
 
 // widenRow writes bfloat16 bits src[:len(dst)] to dst as float32.
@@ -55,28 +35,12 @@ func widenRow(dst []float32, src []uint16) {
 // [n.Cap, dim], 1 = kept) is written. With p = 0 mask is not used and may be
 // nil. x and y may be the same buffer.
 func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
-	c := b.begin("BiasActDropout")
+	c, ck := b.checkBiasActDropout(x, n, dim, bias, relu, p, r, mask, y)
 	defer c.end()
-	c.dim("dim", dim)
-	checkP(&c, p)
-	rows, _ := c.count("n", n)
-	xb := c.f32or16("x", x, n.Cap*dim)
-	bs := c.optF32("bias", bias, dim)
-	yb := c.f32or16("y", y, n.Cap*dim)
-	var ms []uint8
-	var key rng.Key
-	var keys []int32
-	if p > 0 {
-		ms = c.u8("mask", mask, n.Cap*dim)
-		if r.Keys != nil {
-			keys = c.i32("r.Keys", r.Keys, n.Cap)
-		}
-		epoch, step := c.clock(r)
-		key = rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
-	}
 	if !c.ok {
 		return
 	}
+	rows, xb, bs, yb, ms, key, keys := ck.n, ck.x, ck.bias, ck.y, ck.mask, ck.r, ck.rKeys
 	thr := rng.DropThreshold(p)
 	scale := 1 / (1 - p)
 	b.rows(rows, max(1, 2048/dim), func(lo, hi int) {
@@ -156,38 +120,18 @@ func dropRow(key rng.Key, i, thr uint32, scale float32, relu bool, y []float32, 
 	}
 }
 
-func checkP(c *call, p float32) {
-	if c.ok && !(p >= 0 && p < 1) {
-		c.failf("dropout probability %g, want 0 <= p < 1", p)
-	}
-}
-
 // BiasActDropoutBackward: dx = dy·mask/(1-p) when p > 0 (the mask holds the
 // ReLU's gate), else dy·[y > 0 if relu], on rows [:n]; dbias (F32 [dim], may
 // be nil) = column sums of dx over rows [:n] (overwritten). mask is read
 // only when p > 0, y only when relu and p = 0. dy and dx may be the same
 // buffer.
 func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
-	c := b.begin("BiasActDropoutBackward")
+	c, ck := b.checkBiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias)
 	defer c.end()
-	c.dim("dim", dim)
-	checkP(&c, p)
-	rows, _ := c.count("n", n)
-	dys := c.f32("dy", dy, n.Cap*dim)
-	var yb *buffer
-	if relu && p == 0 {
-		yb = c.f32or16("y", y, n.Cap*dim)
-	}
-	var ms []uint8
-	if p > 0 {
-		ms = c.u8("mask", mask, n.Cap*dim)
-	}
-	dxb := c.f32or16("dx", dx, n.Cap*dim)
-	dbs := c.optF32("dbias", dbias, dim)
 	if !c.ok {
 		return
 	}
-	b.actBackward(dys, rows, dim, relu, p, yb, ms, dxb, dbs)
+	b.actBackward(ck.dy, ck.n, dim, relu, p, ck.y, ck.mask, ck.dx, ck.dbias)
 }
 
 // actBackward is BiasActDropoutBackward's work on checked operands: dys
@@ -255,16 +199,13 @@ func (b *Backend) columnSums(m []float32, rows, dim int, out []float32) {
 // Argmax writes the index of each row's largest logit (the first on ties)
 // into out (I32 [n.Cap]) for rows [:n].
 func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) {
-	c := b.begin("Argmax")
+	c, ck := b.checkArgmax(logits, n, classes, out)
 	defer c.end()
-	c.dim("classes", classes)
-	rows, _ := c.count("n", n)
-	ls := c.f32("logits", logits, n.Cap*classes)
-	os := c.i32("out", out, n.Cap)
 	if !c.ok {
 		return
 	}
-	b.rows(rows, max(1, 2048/classes), func(lo, hi int) {
+	ls, os := ck.logits, ck.out
+	b.rows(ck.n, max(1, 2048/classes), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			os[i] = int32(argmax(ls[i*classes : (i+1)*classes]))
 		}
@@ -286,11 +227,9 @@ func argmax(row []float32) int {
 // AddCount adds delta to the int32 at c unless unless (an optional I32
 // flag, element 0) is non-zero.
 func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer) {
-	c := b.begin("AddCount")
+	c, ck := b.checkAddCount(cnt, delta, unless)
 	defer c.end()
-	_, p := c.count("c", cnt)
-	skip := c.flag("unless", unless)
-	if c.ok && !skip {
-		*p += delta
+	if c.ok && !ck.unless {
+		*ck.cP += delta
 	}
 }

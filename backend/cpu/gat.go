@@ -15,13 +15,12 @@ import (
 // HeadDot writes out[i, h] = Σ_f x[i, h·dim+f]·a[h·dim+f] for rows [:n],
 // summed in float64 (x F32 [n.Cap, heads·dim], out F32 [n.Cap, heads]).
 func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) {
-	c := b.begin("HeadDot")
+	c, ck := b.checkHeadDot(x, n, heads, dim, a, out)
 	defer c.end()
-	rows, w, xs, as := c.headDot(x, n, heads, dim, a)
-	os := c.f32("out", out, n.Cap*heads)
 	if !c.ok {
 		return
 	}
+	rows, w, xs, as, os := ck.n, heads*dim, ck.x, ck.a, ck.out
 	b.rows(rows, max(1, 2048/w), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			xr := xs[i*w : (i+1)*w]
@@ -36,38 +35,24 @@ func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, 
 	})
 }
 
-// headDot validates the arguments HeadDot and its backward share: the live
-// rows, the width heads·dim, x and a.
-func (c *call) headDot(x backend.Buffer, n backend.Count, heads, dim int, a backend.Buffer) (rows, w int, xs, as []float32) {
-	c.dim("heads", heads)
-	c.dim("dim", dim)
-	rows, _ = c.count("n", n)
-	w = heads * dim
-	xs = c.f32("x", x, n.Cap*w)
-	as = c.f32("a", a, w)
-	return rows, w, xs, as
-}
-
 // HeadDotBackward accumulates dx[i, h·dim+f] += dout1[i, h]·a1[h·dim+f]
 // on rows [:n1], then dout2[i, h]·a2[h·dim+f] on rows [:n2], and
 // overwrites da1 and da2 with the column sums of dout·x, accumulated in
 // float64 in row order (threads split the columns).
 func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
-	c := b.begin("HeadDotBackward")
+	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
 	defer c.end()
-	b.headDotBackward(&c, x, dout1, n1, heads, dim, a1, dx, da1)
-	b.headDotBackward(&c, x, dout2, n2, heads, dim, a2, dx, da2)
-}
-
-// headDotBackward is one score vector's part of HeadDotBackward.
-func (b *Backend) headDotBackward(c *call, x, dout backend.Buffer, n backend.Count, heads, dim int, a, dx, da backend.Buffer) {
-	rows, w, xs, as := c.headDot(x, n, heads, dim, a)
-	ds := c.f32("dout", dout, n.Cap*heads)
-	dxs := c.f32("dx", dx, n.Cap*w)
-	das := c.f32("da", da, w)
 	if !c.ok {
 		return
 	}
+	b.headDotBackward(ck.x, ck.dout1, ck.n1, heads, dim, ck.a1, ck.dx, ck.da1)
+	b.headDotBackward(ck.x, ck.dout2, ck.n2, heads, dim, ck.a2, ck.dx, ck.da2)
+}
+
+// headDotBackward is one score vector's part of HeadDotBackward, over its
+// rows [:rows].
+func (b *Backend) headDotBackward(xs, ds []float32, rows, heads, dim int, as, dxs, das []float32) {
+	w := heads * dim
 	b.rows(rows, max(1, 2048/w), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			for h := range heads {
@@ -109,28 +94,13 @@ type attView struct {
 	dropping bool
 }
 
-// attention validates the arguments EdgeSoftmax and its backward share.
-func (c *call) attention(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand) attView {
-	a := attView{heads: heads, slope: slope}
-	c.dim("heads", heads)
-	checkP(c, p)
-	a.v = c.block(blk)
-	if !c.ok {
-		return a
-	}
-	a.dstCap = blk.NumDst.Cap
-	a.el = c.f32("el", el, blk.NumSrc.Cap*heads)
-	a.er = c.f32("er", er, a.dstCap*heads)
+// attention is the view EdgeSoftmax and its backward share of their
+// checked arguments.
+func attention(blk *backend.Block, v blockView, el, er []float32, heads int, slope, p float32, key rng.Key, keys []int32) attView {
+	a := attView{v: v, dstCap: blk.NumDst.Cap, heads: heads, slope: slope, el: el, er: er}
 	if p > 0 {
-		if !isNil(r.Keys) {
-			a.keys = c.i32("r.Keys", r.Keys, a.dstCap)
-		}
-		epoch, step := c.clock(r)
-		a.key = rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
+		a.keys, a.key = keys, key
 		a.thr, a.scale, a.dropping = rng.DropThreshold(p), 1/(1-p), true
-	}
-	if c.ok && math.IsNaN(float64(slope)) {
-		c.failf("slope is NaN")
 	}
 	return a
 }
@@ -247,13 +217,13 @@ func (a *attView) maxPositions() int {
 // a softmax over each destination's self loop and valid edges per head,
 // then attention dropout.
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
-	c := b.begin("EdgeSoftmax")
+	c, ck := b.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	defer c.end()
-	a := c.attention(blk, el, er, heads, slope, p, r)
-	cs := c.f32("coef", coef, coefLen(blk, heads))
 	if !c.ok {
 		return
 	}
+	a := attention(blk, ck.blk, ck.el, ck.er, heads, slope, p, ck.r, ck.rKeys)
+	cs := ck.coef
 	np := a.maxPositions()
 	b.rows(a.v.nDst, 64, func(lo, hi int) {
 		alpha, ex := rowScratch(nil, nil, np, heads)
@@ -280,9 +250,6 @@ func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads i
 
 // coefLen is the length of a coefficient buffer for blk.
 func coefLen(blk *backend.Block, heads int) int {
-	if blk == nil {
-		return 0
-	}
 	return (blk.NumDst.Cap + blk.NumEdges.Cap) * heads
 }
 
@@ -293,15 +260,13 @@ func coefLen(blk *backend.Block, heads int) int {
 // adds them per source in destination order (the self loop of destination
 // j among them at j's place).
 func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) {
-	c := b.begin("EdgeSoftmaxBackward")
+	c, ck := b.checkEdgeSoftmaxBackward(blk, el, er, heads, slope, p, r, dcoef, del, der)
 	defer c.end()
-	a := c.attention(blk, el, er, heads, slope, p, r)
-	dc := c.f32("dcoef", dcoef, coefLen(blk, heads))
-	dels := c.f32("del", del, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*heads)
-	ders := c.f32("der", der, a.dstCap*heads)
 	if !c.ok {
 		return
 	}
+	a := attention(blk, ck.blk, ck.el, ck.er, heads, slope, p, ck.r, ck.rKeys)
+	dc, dels, ders := ck.dcoef, ck.del, ck.der
 	ts := b.scratch64(coefLen(blk, heads))
 	np := a.maxPositions()
 	b.rows(a.v.nDst, 64, func(lo, hi int) {

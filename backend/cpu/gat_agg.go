@@ -16,21 +16,14 @@ type headAgg struct {
 	coef, x, out []float32
 }
 
-func (c *call) headAgg(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer, outName string) headAgg {
-	g := headAgg{heads: heads, dim: dim, w: heads * dim, ow: heads * dim, mean: mean, invH: 1 / float32(heads)}
+// newHeadAgg is the view of the checked arguments HeadAggregate and its
+// backward share; out is HeadAggregate's out or its backward's dout.
+func newHeadAgg(blk *backend.Block, v blockView, coef, x []float32, heads, dim int, mean bool, out []float32) headAgg {
+	g := headAgg{v: v, dstCap: blk.NumDst.Cap, heads: heads, dim: dim, w: heads * dim, ow: heads * dim, mean: mean,
+		invH: 1 / float32(heads), coef: coef, x: x, out: out}
 	if mean {
 		g.ow = dim
 	}
-	c.dim("heads", heads)
-	c.dim("dim", dim)
-	g.v = c.block(blk)
-	if !c.ok {
-		return g
-	}
-	g.dstCap = blk.NumDst.Cap
-	g.coef = c.f32("coef", coef, coefLen(blk, heads))
-	g.x = c.f32("x", x, blk.NumSrc.Cap*g.w)
-	g.out = c.f32(outName, out, g.dstCap*g.ow)
 	return g
 }
 
@@ -38,12 +31,12 @@ func (c *call) headAgg(blk *backend.Block, coef, x backend.Buffer, heads, dim in
 // of its self loop and edges per head, concatenated or averaged (see
 // backend.Attention). float32 sums: the self loop, then edges in order.
 func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
-	c := b.begin("HeadAggregate")
+	c, ck := b.checkHeadAggregate(blk, coef, x, heads, dim, mean, out)
 	defer c.end()
-	g := c.headAgg(blk, coef, x, heads, dim, mean, out, "out")
 	if !c.ok {
 		return
 	}
+	g := newHeadAgg(blk, ck.blk, ck.coef, ck.x, heads, dim, mean, ck.out)
 	b.rows(g.v.nDst, max(1, 1024/g.w), func(lo, hi int) {
 		tmp := make([]float32, dim)
 		for i := lo; i < hi; i++ {
@@ -86,14 +79,13 @@ func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, head
 // dout with the sources' rows) and accumulates dx, per source in
 // destination order like AggregateBackward (see backend.Attention).
 func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {
-	c := b.begin("HeadAggregateBackward")
+	c, ck := b.checkHeadAggregateBackward(blk, coef, x, dout, heads, dim, mean, dcoef, dx)
 	defer c.end()
-	g := c.headAgg(blk, coef, x, heads, dim, mean, dout, "dout")
-	dc := c.f32("dcoef", dcoef, coefLen(blk, heads))
-	dxs := c.f32("dx", dx, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*g.w)
 	if !c.ok {
 		return
 	}
+	g := newHeadAgg(blk, ck.blk, ck.coef, ck.x, heads, dim, mean, ck.dout)
+	dc, dxs := ck.dcoef, ck.dx
 	b.rows(g.v.nDst, max(1, 256/g.w), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			g.coefGrads(i, dc)

@@ -6,17 +6,13 @@ import "github.com/fanout-gnn/fanout/backend"
 // with fanout < 0) and selfW[i] = 1 + eps[0] for the live destinations
 // (see backend.Sparse).
 func (b *Backend) GINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) {
-	c := b.begin("GINWeights")
+	c, ck := b.checkGINWeights(blk, srcDeg, fanout, eps, edgeW, selfW)
 	defer c.end()
-	v := c.block(blk)
-	deg := c.f32("srcDeg", srcDeg, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap }))
-	ep := c.f32("eps", eps, 1)
-	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
-	sw := c.f32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
 	if !c.ok {
 		return
 	}
-	self := 1 + ep[0]
+	v, deg, ew, sw := ck.blk, ck.srcDeg, ck.edgeW, ck.selfW
+	self := 1 + ck.eps[0]
 	b.rows(v.nDst, 256, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			sw[i] = self
@@ -44,19 +40,14 @@ func ginCap(deg float64, fanout int) float64 {
 // DotSum overwrites out[0] with Σ a·b over the live rows, accumulated in
 // float64 in row order.
 func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out backend.Buffer) {
-	c := b.begin("DotSum")
+	c, ck := b.checkDotSum(a, bb, n, dim, out)
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	as := c.f32("a", a, n.Cap*dim)
-	bs := c.f32("b", bb, n.Cap*dim)
-	os := c.f32("out", out, 1)
 	if !c.ok {
 		return
 	}
 	var s float64
-	for i, x := range as[:rows*dim] {
-		s += float64(x) * float64(bs[i])
+	for i, x := range ck.a[:ck.n*dim] {
+		s += float64(x) * float64(ck.b[i])
 	}
-	os[0] = float32(s)
+	ck.out[0] = float32(s)
 }

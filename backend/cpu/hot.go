@@ -8,23 +8,16 @@ import (
 // ReplaceRows overwrites the rows of hot vertices from table (or with
 // zeros when table is nil); see backend.Dense.
 func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	c := b.begin("ReplaceRows")
+	c, ck := b.checkReplaceRows(slot, table, base, dim, ids, n, out)
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	idx := c.i32("ids", ids, n.Cap)
-	ss := c.i32("slot", slot, 0)
-	os := c.f32("out", out, n.Cap*dim)
-	var tab []float32
-	off := 0
-	if !isNil(table) {
-		tab = c.f32("table", table, 0)
-		off, _ = c.count("base", backend.Count{Buf: base.Buf, Off: base.Off, Cap: 1 << 30})
-	}
 	if !c.ok {
 		return
 	}
-	eachHot(&c, idx[:rows], ss, off, len(tab)/dim, tab == nil, func(i, r int) {
+	os, tab, off := ck.out, ck.table, 0
+	if tab != nil {
+		off = rowOffset(ck.baseP)
+	}
+	eachHot(&c, ck.ids[:ck.n], ck.slot, off, len(tab)/dim, tab == nil, func(i, r int) {
 		dstRow := os[i*dim : (i+1)*dim]
 		if tab == nil {
 			clear(dstRow)
@@ -33,6 +26,10 @@ func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, di
 		copy(dstRow, tab[r*dim:(r+1)*dim])
 	})
 }
+
+// rowOffset is the live value of a counter read as a first row: clamped
+// to [0, 2^30].
+func rowOffset(p *int32) int { return min(max(int(*p), 0), 1<<30) }
 
 // eachHot calls fn(i, base+s) for every row i of ids whose vertex has a
 // slot s >= 0 (in order), and fails the call at an id outside the slot
@@ -59,22 +56,13 @@ func eachHot(c *call, ids, slot []int32, base, rows int, anyRow bool, fn func(i,
 // AddRows adds table rows into a column window of the rows of hot
 // vertices; see backend.Dense.
 func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer, ld, off int) {
-	c := b.begin("AddRows")
+	c, ck := b.checkAddRows(slot, table, base, dim, ids, n, out, ld, off)
 	defer c.end()
-	c.dim("dim", dim)
-	if err := backend.CheckColumns(off, dim, ld); c.ok && err != nil {
-		c.failf("%v", err)
-	}
-	rows, _ := c.count("n", n)
-	idx := c.i32("ids", ids, n.Cap)
-	ss := c.i32("slot", slot, 0)
-	os := c.f32("out", out, n.Cap*ld)
-	tab := c.f32("table", table, 0)
-	first, _ := c.count("base", backend.Count{Buf: base.Buf, Off: base.Off, Cap: 1 << 30})
 	if !c.ok {
 		return
 	}
-	eachHot(&c, idx[:rows], ss, first, len(tab)/dim, false, func(i, r int) {
+	os, tab := ck.out, ck.table
+	eachHot(&c, ck.ids[:ck.n], ck.slot, rowOffset(ck.baseP), len(tab)/dim, false, func(i, r int) {
 		vec.Axpy(1, tab[r*dim:(r+1)*dim], os[i*ld+off:i*ld+off+dim])
 	})
 }
@@ -82,36 +70,22 @@ func (b *Backend) AddRows(slot, table backend.Buffer, base backend.Count, dim in
 // ScatterAddRows adds the rows of hot vertices into acc; see
 // backend.Dense.
 func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) {
-	c := b.begin("ScatterAddRows")
+	c, ck := b.checkScatterAddRows(slot, acc, dim, ids, n, src, unless)
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	idx := c.i32("ids", ids, n.Cap)
-	ss := c.i32("slot", slot, 0)
-	as := c.f32("acc", acc, 0)
-	sr := c.f32("src", src, n.Cap*dim)
-	if c.flag("unless", unless) || !c.ok {
+	if !c.ok || ck.unless {
 		return
 	}
-	eachHot(&c, idx[:rows], ss, 0, len(as)/dim, false, func(i, s int) {
+	as, sr := ck.acc, ck.src
+	eachHot(&c, ck.ids[:ck.n], ck.slot, 0, len(as)/dim, false, func(i, s int) {
 		vec.Axpy(1, sr[i*dim:(i+1)*dim], as[s*dim:(s+1)*dim])
 	})
 }
 
 // Axpy adds alpha·x to y.
 func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
-	c := b.begin("Axpy")
+	c, ck := b.checkAxpy(alpha, x, y)
 	defer c.end()
-	xs := c.f32("x", x, 0)
-	var ys []float32
 	if c.ok {
-		ys = c.f32("y", y, len(xs))
+		vec.Axpy(alpha, ck.x, ck.y)
 	}
-	if c.ok && len(ys) != len(xs) {
-		c.failf("y has %d elements, x %d", len(ys), len(xs))
-	}
-	if !c.ok {
-		return
-	}
-	vec.Axpy(alpha, xs, ys)
 }

@@ -7,19 +7,13 @@ import "github.com/fanout-gnn/fanout/backend"
 // operands, widened: the product and its sums are float32), and then y
 // may be BF16 too (the float32 results rounded).
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
-	c := b.begin("Linear")
+	c, ck := b.checkLinear(x, n, w, in, out, y, accumulate)
 	defer c.end()
-	c.dim("in", in)
-	c.dim("out", out)
-	rows, _ := c.count("n", n)
-	xs, ws := c.operands("x", "w", x, w, n.Cap*in, in*out, in, out)
-	yb := c.f32or16("y", y, n.Cap*out)
-	if c.ok && yb.dt == backend.BF16 && x.DType() != backend.BF16 {
-		c.failf("y: bfloat16 output needs bfloat16 operands")
-	}
 	if !c.ok {
 		return
 	}
+	rows, yb := ck.n, ck.y
+	xs, ws := operands(ck.x, ck.w, n.Cap*in, in*out)
 	if yb.dt == backend.F32 {
 		b.sgemm(&c, false, false, rows, out, in, xs, in, ws, out, beta(accumulate), yb.f32, out)
 		return
@@ -32,35 +26,25 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 // LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate);
 // dy [n.Cap, out], w [in, out], dx [n.Cap, in].
 func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) {
-	c := b.begin("LinearBackwardData")
+	c, ck := b.checkLinearBackwardData(dy, n, w, in, out, dx, accumulate)
 	defer c.end()
-	c.dim("in", in)
-	c.dim("out", out)
-	rows, _ := c.count("n", n)
-	dys := c.f32("dy", dy, n.Cap*out)
-	ws := c.f32("w", w, in*out)
-	dxs := c.f32("dx", dx, n.Cap*in)
 	if !c.ok {
 		return
 	}
-	b.sgemm(&c, false, true, rows, in, out, dys, out, ws, out, beta(accumulate), dxs, in)
+	b.sgemm(&c, false, true, ck.n, in, out, ck.dy, out, ck.w, out, beta(accumulate), ck.dx, in)
 }
 
 // LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate);
 // x [n.Cap, in], dy [n.Cap, out], dw [in, out]. x and dy may both be BF16,
 // as in Linear.
 func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) {
-	c := b.begin("LinearBackwardWeight")
+	c, ck := b.checkLinearBackwardWeight(x, dy, n, in, out, dw, accumulate)
 	defer c.end()
-	c.dim("in", in)
-	c.dim("out", out)
-	rows, _ := c.count("n", n)
-	xs, dys := c.operands("x", "dy", x, dy, n.Cap*in, n.Cap*out, in, out)
-	dws := c.f32("dw", dw, in*out)
 	if !c.ok {
 		return
 	}
-	b.sgemm(&c, true, false, in, out, rows, xs, in, dys, out, beta(accumulate), dws, out)
+	xs, dys := operands(ck.x, ck.dy, n.Cap*in, n.Cap*out)
+	b.sgemm(&c, true, false, in, out, ck.n, xs, in, dys, out, beta(accumulate), ck.dw, out)
 }
 
 func beta(accumulate bool) float32 {

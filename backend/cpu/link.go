@@ -5,37 +5,23 @@ import (
 	"sort"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/internal/errcode"
 	"github.com/fanout-gnn/fanout/rng"
 )
 
 // EdgeSeeds writes a link step's ends: the positives' ends and their
 // drawn negatives; see backend.Link.
 func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) {
-	c := b.begin("EdgeSeeds")
+	c, ck := b.checkEdgeSeeds(pairs, ids, n, k, nodes, dist, r, ends, nEnds, nPairs)
 	defer c.end()
-	if err := backend.CheckNegatives(k); err != nil && c.ok {
-		c.failf("%v", err)
-	}
-	c.dim("nodes", nodes)
-	live, _ := c.count("n", n)
-	ps := c.i32("pairs", pairs, 0)
-	is := c.i32("ids", ids, n.Cap)
-	ss := c.i32("ends", ends, n.Cap*(2+k))
-	var ds []int32
-	if !isNil(dist) {
-		ds = c.i32("dist", dist, nodes+1)
-	}
-	epoch, step := c.clock(r)
-	_, sp := c.count("nEnds", backend.Count{Buf: nEnds.Buf, Off: nEnds.Off, Cap: 1 << 30})
-	_, pp := c.count("nPairs", backend.Count{Buf: nPairs.Buf, Off: nPairs.Off, Cap: 1 << 30})
 	if !c.ok {
 		return
 	}
+	live, ps, ss, ds, key := ck.n, ck.pairs, ck.ends, ck.dist, ck.r
 	edges := len(ps) / 2
-	key := rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
-	for i, e := range is[:live] {
+	for i, e := range ck.ids[:live] {
 		if e < 0 || int(e) >= edges {
-			c.failf("ids[%d] = %d outside the %d pairs", i, e, edges)
+			c.raise(errcode.LinkEdge, i, int(e), edges)
 			return
 		}
 		ss[i], ss[live+i] = ps[2*e], ps[2*e+1]
@@ -43,7 +29,7 @@ func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes
 			ss[2*live+i*k+j] = Negative(key.Word(uint32(e), uint32(j)), nodes, ds)
 		}
 	}
-	*sp, *pp = int32(live*(2+k)), int32(live*(1+k))
+	*ck.nEndsP, *ck.nPairsP = int32(live*(2+k)), int32(live*(1+k))
 }
 
 // Negative is the vertex a negative draw's word w gives: uniform over
@@ -60,25 +46,12 @@ func Negative(w uint32, nodes int, dist []int32) int32 {
 // ExcludeEdges removes a batch's positive edges (and, with reverse, their
 // reverses) from a sampled block; see backend.Link.
 func (b *Backend) ExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) {
-	c := b.begin("ExcludeEdges")
+	c, ck := b.checkExcludeEdges(blk, ends, n, reverse, scratch)
 	defer c.end()
-	if c.ok && blk == nil {
-		c.failf("blk: nil block")
-	}
-	live, _ := c.count("n", n)
-	if !c.ok {
+	if !c.ok || int(*ck.blk.neP) > blk.NumEdges.Cap {
 		return
 	}
-	ss := c.i32("ends", ends, 2*n.Cap)
-	table := c.i64("scratch", scratch, backend.ExcludeScratch(n.Cap))
-	dsts, _ := c.count("blk.NumDst", blk.NumDst)
-	indptr := c.i32("blk.Indptr", blk.Indptr, blk.NumDst.Cap+1)
-	nbrs := c.i32("blk.Nbrs", blk.Nbrs, blk.NumEdges.Cap)
-	ids := c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumDst.Cap)
-	_, ne := c.count("blk.NumEdges", backend.Count{Buf: blk.NumEdges.Buf, Off: blk.NumEdges.Off, Cap: 1 << 30})
-	if !c.ok || int(*ne) > blk.NumEdges.Cap {
-		return
-	}
+	live, ss, table, dsts, indptr, nbrs, ids, ne := ck.n, ck.ends, ck.scratch, ck.blk.nDst, ck.blk.indptr, ck.blkNbrs, ck.blkSrcIDs, ck.blk.neP
 	set := pairSet{slots: table[:backend.ExcludeScratch(n.Cap)]}
 	set.clear()
 	for i := 0; i < live; i++ {
@@ -146,20 +119,16 @@ func (s pairSet) has(u, w int32) bool {
 // GroupRows lists the live positions grouped by row (a stable counting
 // sort); see backend.Link.
 func (b *Backend) GroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) {
-	c := b.begin("GroupRows")
+	c, ck := b.checkGroupRows(rows, nEnds, nRows, ptr, order)
 	defer c.end()
-	m, _ := c.count("nEnds", nEnds)
-	u, _ := c.count("nRows", nRows)
-	rs := c.i32("rows", rows, nEnds.Cap)
-	ps := c.i32("ptr", ptr, nRows.Cap+1)
-	os := c.i32("order", order, nEnds.Cap)
 	if !c.ok {
 		return
 	}
+	m, u, rs, ps, os := ck.nEnds, ck.nRows, ck.rows, ck.ptr, ck.order
 	clear(ps[:u+1])
 	for q, r := range rs[:m] {
 		if r < 0 || int(r) >= u {
-			c.failf("rows[%d] = %d outside [0, %d)", q, r, u)
+			c.raise(errcode.LinkRow, q, int(r), u)
 			return
 		}
 		ps[r+1]++
@@ -187,16 +156,12 @@ func pairEnds(p, b, k int) (a, c int) {
 // PairProduct writes the elementwise products of the live pairs' rows;
 // see backend.Link.
 func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) {
-	c := b.begin("PairProduct")
+	c, ck := b.checkPairProduct(x, dim, n, k, rows, h)
 	defer c.end()
-	c.dim("dim", dim)
-	live, _ := c.count("n", n)
-	xs := c.f32("x", x, 0)
-	rs := c.i32("rows", rows, n.Cap*(2+k))
-	hs := c.f32("h", h, n.Cap*(1+k)*dim)
 	if !c.ok {
 		return
 	}
+	live, xs, rs, hs := ck.n, ck.x, ck.rows, ck.h
 	xrows := len(xs) / dim
 	for q, r := range rs[:live*(2+k)] {
 		if r < 0 || int(r) >= xrows {
@@ -217,20 +182,12 @@ func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int,
 // PairProductBackward writes the gradient of PairProduct's input, row by
 // row in GroupRows's order; see backend.Link.
 func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) {
-	c := b.begin("PairProductBackward")
+	c, ck := b.checkPairProductBackward(x, dh, dim, n, k, rows, ptr, order, nRows, dx)
 	defer c.end()
-	c.dim("dim", dim)
-	live, _ := c.count("n", n)
-	u, _ := c.count("nRows", nRows)
-	xs := c.f32("x", x, nRows.Cap*dim)
-	ds := c.f32("dh", dh, n.Cap*(1+k)*dim)
-	rs := c.i32("rows", rows, n.Cap*(2+k))
-	ps := c.i32("ptr", ptr, nRows.Cap+1)
-	os := c.i32("order", order, n.Cap*(2+k))
-	out := c.f32("dx", dx, nRows.Cap*dim)
 	if !c.ok {
 		return
 	}
+	live, u, xs, ds, rs, ps, os, out := ck.n, ck.nRows, ck.x, ck.dh, ck.rows, ck.ptr, ck.order, ck.dx
 	m := live * (2 + k)
 	for r := 0; r < u; r++ {
 		if ps[r] < 0 || ps[r] > ps[r+1] || int(ps[r+1]) > m {
@@ -273,16 +230,12 @@ func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.C
 // PairLoss is the binary cross-entropy with logits of the live pairs;
 // see backend.Link.
 func (b *Backend) PairLoss(scores backend.Buffer, n backend.Count, k int, loss, dscores backend.Buffer, correct backend.Count) {
-	c := b.begin("PairLoss")
+	c, ck := b.checkPairLoss(scores, n, k, loss, dscores, correct)
 	defer c.end()
-	live, _ := c.count("n", n)
-	ss := c.f32("scores", scores, n.Cap*(1+k))
-	ls := c.f32("loss", loss, 1)
-	ds := c.f32("dscores", dscores, n.Cap*(1+k))
-	_, cp := c.count("correct", backend.Count{Buf: correct.Buf, Off: correct.Off, Cap: 1 << 30})
 	if !c.ok {
 		return
 	}
+	live, ss, ls, ds, cp := ck.n, ck.scores, ck.loss, ck.dscores, ck.correctP
 	pairs := live * (1 + k)
 	inv := 1 / float64(max(pairs, 1))
 	var sum float64

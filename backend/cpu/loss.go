@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/internal/errcode"
 )
 
 // reduceChunk is the fixed number of rows per partial sum of a reduction;
@@ -19,25 +20,19 @@ const reduceChunk = 64
 // loss, get a zero gradient and are not counted, but still divide. n = 0
 // gives loss 0. A label >= classes is an error.
 func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
-	c := b.begin("SoftmaxCrossEntropy")
+	c, ck := b.checkSoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct)
 	defer c.end()
-	c.dim("classes", classes)
-	rows, _ := c.count("n", n)
-	divide := rows
-	if den.Buf != nil {
-		divide, _ = c.count("den", den)
-	}
-	ls := c.f32("logits", logits, n.Cap*classes)
-	ys := c.i32("labels", labels, n.Cap)
-	lossOut := c.f32("loss", loss, 1)
-	dl := c.f32("dlogits", dlogits, n.Cap*classes)
-	_, correctPtr := c.count("correct", correct)
 	if !c.ok {
 		return
 	}
+	rows, ls, ys, lossOut, dl, correctPtr := ck.n, ck.logits, ck.labels, ck.loss, ck.dlogits, ck.correctP
+	divide := rows
+	if den.Buf != nil {
+		divide = ck.den
+	}
 	for i, y := range ys[:rows] {
 		if int(y) >= classes {
-			c.failf("labels[%d] = %d, want < %d classes", i, y, classes)
+			c.raise(errcode.Label, i, int(y), classes)
 			return
 		}
 	}

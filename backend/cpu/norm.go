@@ -18,15 +18,12 @@ func rstd(v float64, eps float32) float32 {
 // BatchNormStats overwrites stats with the column means and biased
 // variances of the live rows of x.
 func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
-	c := b.begin("BatchNormStats")
+	c, ck := b.checkBatchNormStats(x, n, dim, stats)
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	xs := c.f32("x", x, n.Cap*dim)
-	st := c.f32("stats", stats, 2*dim)
 	if !c.ok {
 		return
 	}
+	rows, xs, st := ck.n, ck.x, ck.stats
 	b.cols(dim, 16, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			mean, v := columnStats(xs, rows, dim, j)
@@ -72,21 +69,12 @@ func rowStats(row []float32) (mean, v float64) {
 // NormApply normalises the live rows of x into y by the batch's (or
 // running) column statistics, or by each row's own.
 func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) {
-	c := b.begin("NormApply")
+	c, ck := b.checkNormApply(x, n, dim, perRow, stats, gamma, beta, eps, y)
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	xs := c.f32("x", x, n.Cap*dim)
-	var st []float32
-	if !perRow {
-		st = c.f32("stats", stats, 2*dim)
-	}
-	g := c.f32("gamma", gamma, dim)
-	be := c.f32("beta", beta, dim)
-	ys := c.f32("y", y, n.Cap*dim)
 	if !c.ok {
 		return
 	}
+	rows, xs, st, g, be, ys := ck.n, ck.x, ck.stats, ck.gamma, ck.beta, ck.y
 	var colR []float32
 	if !perRow {
 		colR = make([]float32, dim)
@@ -115,24 +103,12 @@ func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow b
 // NormBackward overwrites dx, dgamma, dbeta (and dbias when set) with the
 // gradients of NormApply's training pass.
 func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {
-	c := b.begin("NormBackward")
+	c, ck := b.checkNormBackward(x, dy, n, dim, perRow, stats, gamma, eps, dx, dgamma, dbeta, dbias)
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	xs := c.f32("x", x, n.Cap*dim)
-	dys := c.f32("dy", dy, n.Cap*dim)
-	var st []float32
-	if !perRow {
-		st = c.f32("stats", stats, 2*dim)
-	}
-	g := c.f32("gamma", gamma, dim)
-	dxs := c.f32("dx", dx, n.Cap*dim)
-	dg := c.f32("dgamma", dgamma, dim)
-	db := c.f32("dbeta", dbeta, dim)
-	dbi := c.optF32("dbias", dbias, dim)
 	if !c.ok {
 		return
 	}
+	rows, xs, dys, st, g, dxs, dg, db, dbi := ck.n, ck.x, ck.dy, ck.stats, ck.gamma, ck.dx, ck.dgamma, ck.dbeta, ck.dbias
 	// The means and reciprocal deviations: per column, or per row.
 	mu := make([]float32, dim)
 	r := make([]float32, dim)
@@ -209,13 +185,9 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 
 // NormRunning moves the running statistics towards the batch's.
 func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
-	c := b.begin("NormRunning")
+	c, ck := b.checkNormRunning(stats, n, dim, momentum, running, unless)
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	st := c.f32("stats", stats, 2*dim)
-	run := c.f32("running", running, 2*dim)
-	skip := c.flag("unless", unless)
+	rows, st, run, skip := ck.n, ck.stats, ck.running, ck.unless
 	if !c.ok || skip || rows < 2 {
 		return
 	}
@@ -230,15 +202,12 @@ func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, mo
 // NormMoments overwrites moments with the moments of the live rows whose
 // statistics are stats.
 func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) {
-	c := b.begin("NormMoments")
+	c, ck := b.checkNormMoments(stats, n, dim, moments)
 	defer c.end()
-	c.dim("dim", dim)
-	rows, _ := c.count("n", n)
-	st := c.f32("stats", stats, 2*dim)
-	mo := c.f32("moments", moments, 2*dim+1)
 	if !c.ok {
 		return
 	}
+	rows, st, mo := ck.n, ck.stats, ck.moments
 	r := float64(rows)
 	for j := range dim {
 		mu := float64(st[j])
@@ -251,15 +220,12 @@ func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, mo
 // NormFromMoments overwrites stats and count from a group's summed
 // moments.
 func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) {
-	c := b.begin("NormFromMoments")
+	c, ck := b.checkNormFromMoments(moments, dim, stats, count)
 	defer c.end()
-	c.dim("dim", dim)
-	mo := c.f32("moments", moments, 2*dim+1)
-	st := c.f32("stats", stats, 2*dim)
-	_, p := c.count("count", count)
 	if !c.ok {
 		return
 	}
+	mo, st, p := ck.moments, ck.stats, ck.countP
 	total := float64(mo[2*dim])
 	for j := range dim {
 		st[j], st[dim+j] = 0, 0
@@ -274,13 +240,12 @@ func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend
 // NormBackwardSums overwrites sums with Σ dy·x̂, Σ dy over the live rows
 // and their count.
 func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) {
-	c := b.begin("NormBackwardSums")
+	c, ck := b.checkNormBackwardSums(x, dy, n, dim, stats, eps, sums)
 	defer c.end()
-	rows, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
-	su := c.f32("sums", sums, 2*dim+1)
 	if !c.ok {
 		return
 	}
+	rows, xs, dys, st, su := ck.n, ck.x, ck.dy, ck.stats, ck.sums
 	b.cols(dim, 16, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			mu, r := st[j], rstd(float64(st[dim+j]), eps)
@@ -299,16 +264,12 @@ func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim in
 // NormBackwardApply overwrites dx (and dbias) from a group's summed
 // backward sums.
 func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) {
-	c := b.begin("NormBackwardApply")
+	c, ck := b.checkNormBackwardApply(x, dy, n, dim, stats, gamma, eps, sums, dx, dbias)
 	defer c.end()
-	rows, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
-	g := c.f32("gamma", gamma, dim)
-	su := c.f32("sums", sums, 2*dim+1)
-	dxs := c.f32("dx", dx, n.Cap*dim)
-	dbi := c.optF32("dbias", dbias, dim)
 	if !c.ok {
 		return
 	}
+	rows, xs, dys, st, g, su, dxs, dbi := ck.n, ck.x, ck.dy, ck.stats, ck.gamma, ck.sums, ck.dx, ck.dbias
 	var inv float32
 	if su[2*dim] > 0 {
 		inv = 1 / su[2*dim]
@@ -328,15 +289,4 @@ func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim i
 			}
 		}
 	})
-}
-
-// normGrad checks the arguments the synchronised backward ops share: the
-// live rows of x and dy ([n.Cap, dim]) and column statistics.
-func (c *call) normGrad(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (rows int, xs, dys, st []float32) {
-	c.dim("dim", dim)
-	rows, _ = c.count("n", n)
-	xs = c.f32("x", x, n.Cap*dim)
-	dys = c.f32("dy", dy, n.Cap*dim)
-	st = c.f32("stats", stats, 2*dim)
-	return rows, xs, dys, st
 }

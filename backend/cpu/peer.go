@@ -73,7 +73,7 @@ func (b *Backend) PeerGraph(numNodes int64, lists []backend.Lists, at, index []i
 func (b *Backend) GraphReads(g backend.Graph) (backend.ReadCounts, error) {
 	c := b.begin("GraphReads")
 	defer c.end()
-	cg := c.graph(g)
+	cg := c.graph("g", g)
 	if !c.ok {
 		return backend.ReadCounts{}, b.err
 	}

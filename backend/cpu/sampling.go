@@ -3,7 +3,6 @@ package cpu
 import (
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/graph"
-	"github.com/fanout-gnn/fanout/rng"
 	"github.com/fanout-gnn/fanout/sample"
 )
 
@@ -34,7 +33,7 @@ func (cg *cpuGraph) root() *cpuGraph {
 func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph, error) {
 	c := b.begin("MaskGraph")
 	defer c.end()
-	cg := c.graph(g)
+	cg := c.graph("g", g)
 	if c.ok {
 		cg = cg.root()
 	}
@@ -51,13 +50,14 @@ func (b *Backend) MaskGraph(g backend.Graph, skip backend.Buffer) (backend.Graph
 func (g *cpuGraph) NumNodes() int64 { return g.csr.NumNodes }
 func (g *cpuGraph) NumEdges() int64 { return g.csr.NumEdges() }
 
-func (c *call) graph(g backend.Graph) *cpuGraph {
+// graph validates a Graph argument.
+func (c *call) graph(name string, g backend.Graph) *cpuGraph {
 	if !c.ok {
 		return nil
 	}
 	cg, ok := g.(*cpuGraph)
 	if !ok || cg == nil {
-		c.failf("g: graph of type %T does not belong to the cpu backend", g)
+		c.failf("%s: graph of type %T does not belong to the cpu backend", name, g)
 		return nil
 	}
 	return cg
@@ -82,27 +82,17 @@ func (c *call) checkIDs(name string, ids []int32, numNodes int64) {
 // out.Nbrs for the edges that fit, the true edge count into out.NumEdges,
 // and copies dst into out.SrcIDs for the destinations that fit.
 func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) {
-	c := b.begin("SampleLayer")
+	c, ck := b.checkSampleLayer(g, dst, nDst, fanout, r, out)
 	defer c.end()
-	cg := c.graph(g)
-	live, _ := c.count("nDst", nDst)
-	ds := c.i32("dst", dst, nDst.Cap)
-	epoch, step := c.clock(r)
-	if c.ok && out == nil {
-		c.failf("out: nil block")
-	}
 	if !c.ok {
 		return
 	}
-	indptr := c.i32("out.Indptr", out.Indptr, nDst.Cap+1)
-	nbrs := c.i32("out.Nbrs", out.Nbrs, out.NumEdges.Cap)
-	srcIDs := c.i32("out.SrcIDs", out.SrcIDs, out.NumSrc.Cap)
-	_, nePtr := c.count("out.NumEdges", out.NumEdges)
+	cg, live, ds, key := ck.g, ck.nDst, ck.dst, ck.r
+	indptr, nbrs, srcIDs, nePtr := ck.outIndptr, ck.outNbrs, ck.outSrcIDs, ck.outNumEdgesP
 	c.checkIDs("dst", ds[:live], cg.csr.NumNodes)
 	if !c.ok {
 		return
 	}
-	key := rng.Key{Seed: r.Seed, Epoch: epoch, Step: step, Stream: r.Stream}
 	var skip []int32
 	if cg.skip != nil {
 		skip = cg.skip.i32
@@ -120,25 +110,14 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 // ids that fit), out.Indices for the live edges and the true source count
 // into out.NumSrc.
 func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
-	c := b.begin("Relabel")
+	c, ck := b.checkRelabel(g, out)
 	defer c.end()
-	cg := c.graph(g)
-	if c.ok && out == nil {
-		c.failf("out: nil block")
-	}
 	if !c.ok {
 		return
 	}
-	cg = cg.root()
-	nDst, _ := c.count("out.NumDst", out.NumDst)
-	nEdges, _ := c.count("out.NumEdges", out.NumEdges)
-	_, nsPtr := c.count("out.NumSrc", out.NumSrc)
-	srcIDs := c.i32("out.SrcIDs", out.SrcIDs, out.NumSrc.Cap)
-	nbrs := c.i32("out.Nbrs", out.Nbrs, out.NumEdges.Cap)
-	local := c.i32("out.Indices", out.Indices, out.NumEdges.Cap)
-	if !c.ok {
-		return
-	}
+	cg := ck.g.root()
+	nDst, nEdges, nsPtr := ck.outNumDst, ck.outNumEdges, ck.outNumSrcP
+	srcIDs, nbrs, local := ck.outSrcIDs, ck.outNbrs, ck.outIndices
 	srcIDs = srcIDs[:out.NumSrc.Cap]
 	dst := srcIDs[:min(nDst, len(srcIDs))]
 	c.checkIDs("out.SrcIDs", dst, cg.csr.NumNodes)

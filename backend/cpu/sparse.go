@@ -5,34 +5,37 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu/vec"
+	"github.com/fanout-gnn/fanout/backend/internal/errcode"
 )
 
 // blockView is a validated Block: live sizes clamped to capacity and the
 // slices behind it. Edge offsets from Indptr are clamped to [0, nEdges], and
 // edges whose source index lies outside [0, nSrc) are skipped by every op
-// (that only happens in a block whose sources overflowed).
+// (that only happens in a block whose sources overflowed). neP is the
+// int32 of NumEdges, for the ops that rewrite a block's edges.
 type blockView struct {
 	nDst, nEdges, nSrc int
+	neP                *int32
 	indptr, indices    []int32
 }
 
-// block validates blk for an op reading its topology.
-func (c *call) block(blk *backend.Block) blockView {
+// block validates blk (argument name) for an op reading its topology.
+func (c *call) block(name string, blk *backend.Block) blockView {
 	var v blockView
 	if !c.ok {
 		return v
 	}
 	if blk == nil {
-		c.failf("blk: nil block")
+		c.failf("%s: nil block", name)
 		return v
 	}
-	v.nDst, _ = c.count("blk.NumDst", blk.NumDst)
-	v.nEdges, _ = c.count("blk.NumEdges", blk.NumEdges)
-	v.nSrc, _ = c.count("blk.NumSrc", blk.NumSrc)
-	v.indptr = c.i32("blk.Indptr", blk.Indptr, blk.NumDst.Cap+1)
-	v.indices = c.i32("blk.Indices", blk.Indices, blk.NumEdges.Cap)
+	v.nDst, _ = c.count(name+".NumDst", blk.NumDst)
+	v.nEdges, v.neP = c.count(name+".NumEdges", blk.NumEdges)
+	v.nSrc, _ = c.count(name+".NumSrc", blk.NumSrc)
+	v.indptr = c.i32(name+".Indptr", blk.Indptr, blk.NumDst.Cap+1)
+	v.indices = c.i32(name+".Indices", blk.Indices, blk.NumEdges.Cap)
 	if c.ok && blk.NumDst.Cap > blk.NumSrc.Cap {
-		c.failf("blk: destination capacity %d exceeds source capacity %d", blk.NumDst.Cap, blk.NumSrc.Cap)
+		c.failf("%s: destination capacity %d exceeds source capacity %d", name, blk.NumDst.Cap, blk.NumSrc.Cap)
 	}
 	return v
 }
@@ -47,13 +50,12 @@ func (v *blockView) edges(i int) (lo, hi int) {
 // MeanWeights sets edgeW[e] = 1/s_i for the edges e of destination i, s_i its
 // sampled degree. edgeW is F32 [NumEdges.Cap].
 func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
-	c := b.begin("MeanWeights")
+	c, ck := b.checkMeanWeights(blk, edgeW)
 	defer c.end()
-	v := c.block(blk)
-	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
 	if !c.ok {
 		return
 	}
+	v, ew := ck.blk, ck.edgeW
 	b.rows(v.nDst, 256, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			e0, e1 := v.edges(i)
@@ -69,15 +71,12 @@ func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
 // with d = srcDeg + 1 and s_i the sampled degree of destination i; srcDeg
 // F32 [NumSrc.Cap], edgeW F32 [NumEdges.Cap], selfW F32 [NumDst.Cap].
 func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) {
-	c := b.begin("GCNWeights")
+	c, ck := b.checkGCNWeights(blk, srcDeg, edgeW, selfW)
 	defer c.end()
-	v := c.block(blk)
-	deg := c.f32("srcDeg", srcDeg, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap }))
-	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
-	sw := c.f32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
 	if !c.ok {
 		return
 	}
+	v, deg, ew, sw := ck.blk, ck.srcDeg, ck.edgeW, ck.selfW
 	b.rows(v.nDst, 256, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			di := float64(deg[i]) + 1
@@ -98,57 +97,59 @@ func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Bu
 	})
 }
 
-// capOf returns a capacity of blk, or 0 for a nil block (already reported).
-func capOf(blk *backend.Block, f func(*backend.Block) int) int {
-	if blk == nil {
-		return 0
-	}
-	return f(blk)
-}
-
 // Aggregate computes, for each live destination i,
 // out[i, :] = selfW[i]·x[i, :] + Σ_{e in row i} edgeW[e]·x[Indices[e], :],
 // accumulated in float32 in edge order after the self term. x is
 // [NumSrc.Cap, dim], out [NumDst.Cap, dim]; selfW may be nil.
 func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("Aggregate")
+	c, ck := b.checkAggregate(blk, edgeW, selfW, x, dim, out)
 	defer c.end()
-	b.aggregate(&c, blk, edgeW, selfW, x, dim, out, false)
+	if !c.ok {
+		return
+	}
+	xs := ck.x
+	b.aggregateRows(ck.blk, ck.edgeW, ck.selfW, dim, ck.out, nil, false, func(j int, _ []float32) []float32 {
+		return xs[j*dim : (j+1)*dim]
+	})
 }
 
 // AggregateConcat writes GraphSAGE's concatenation for each live
 // destination i: out[i, :dim] = x[i, :] and out[i, dim:] = Σ_{e in row i}
 // edgeW[e]·x[Indices[e], :] (edge order), out [NumDst.Cap, 2·dim].
 func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("AggregateConcat")
+	c, ck := b.checkAggregateConcat(blk, edgeW, x, dim, out)
 	defer c.end()
-	b.aggregate(&c, blk, edgeW, nil, x, dim, out, true)
+	if !c.ok {
+		return
+	}
+	xb := ck.x
+	b.aggregateRows(ck.blk, ck.edgeW, nil, dim, ck.out.f32, ck.out.u16, true, func(j int, tmp []float32) []float32 {
+		if xb.dt == backend.BF16 { // bfloat16 activations, widened as read
+			widenRow(tmp, xb.u16[j*dim:(j+1)*dim])
+			return tmp
+		}
+		return xb.f32[j*dim : (j+1)*dim]
+	})
 }
 
 // AggregateConcatTable is AggregateConcat reading source j's row from
 // table[SrcIDs[j], :] (F32, or BF16 widened) in place: the same additions in
 // the same order as Gather followed by AggregateConcat.
 func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("AggregateConcatTable")
+	c, ck := b.checkAggregateConcatTable(blk, edgeW, table, dim, out)
 	defer c.end()
-	c.dim("dim", dim)
-	v := c.block(blk)
-	tb := c.f32or16("table", table, 0)
-	var ids []int32
-	if blk != nil {
-		ids = c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumSrc.Cap)
-	}
 	if !c.ok {
 		return
 	}
-	rows := tb.Len() / max(dim, 1)
+	v, tb, ids := ck.blk, ck.table, ck.blkSrcIDs
+	rows := tb.Len() / dim
 	for j, id := range ids[:v.nSrc] {
 		if id < 0 || int(id) >= rows {
-			c.failf("blk.SrcIDs[%d] = %d outside table of %d rows", j, id, rows)
+			c.raise(errcode.TableID, j, int(id), rows)
 			return
 		}
 	}
-	b.aggregateRows(&c, v, blk, edgeW, nil, dim, out, true, func(j int, tmp []float32) []float32 {
+	b.aggregateRows(v, ck.edgeW, nil, dim, ck.out.f32, ck.out.u16, true, func(j int, tmp []float32) []float32 {
 		r := int(ids[j]) * dim
 		if tb.dt == backend.BF16 {
 			widenRow(tmp, tb.u16[r:r+dim])
@@ -158,48 +159,17 @@ func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.
 	})
 }
 
-// aggregate runs Aggregate, or AggregateConcat when cat is set (out rows of
-// 2·dim: the destination's own row, then the sum).
-func (b *Backend) aggregate(c *call, blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer, cat bool) {
-	c.dim("dim", dim)
-	v := c.block(blk)
-	need := capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap }) * dim
-	if cat {
-		// GraphSAGE's input may be bfloat16 activations, widened as read.
-		if xb := c.f32or16("x", x, need); xb != nil && xb.dt == backend.BF16 {
-			b.aggregateRows(c, v, blk, edgeW, selfW, dim, out, cat, func(j int, tmp []float32) []float32 {
-				widenRow(tmp, xb.u16[j*dim:(j+1)*dim])
-				return tmp
-			})
-			return
-		}
-	}
-	xs := c.f32("x", x, need)
-	b.aggregateRows(c, v, blk, edgeW, selfW, dim, out, cat, func(j int, _ []float32) []float32 {
-		return xs[j*dim : (j+1)*dim]
-	})
-}
-
-// aggregateRows is aggregate over source rows given by row(j, tmp), which
-// may fill and return tmp (a scratch row of dim).
-func (b *Backend) aggregateRows(c *call, v blockView, blk *backend.Block, edgeW, selfW backend.Buffer, dim int, out backend.Buffer, cat bool, row func(j int, tmp []float32) []float32) {
-	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
-	sw := c.optF32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
+// aggregateRows runs Aggregate, or AggregateConcat when cat is set (out
+// rows of 2·dim: the destination's own row, then the sum), over source
+// rows given by row(j, tmp), which may fill and return tmp (a scratch row
+// of dim). out is of (float32) or, when ou is set, ou (bfloat16: the
+// concatenation rounded).
+func (b *Backend) aggregateRows(v blockView, ew, sw []float32, dim int, of []float32, ou []uint16, cat bool, row func(j int, tmp []float32) []float32) {
 	stride := dim
 	if cat {
 		stride = 2 * dim
 	}
-	need := capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }) * stride
-	var ob *buffer
-	if cat { // GraphSAGE's concatenation may be rounded to bfloat16
-		ob = c.f32or16("out", out, need)
-	} else {
-		ob = c.buf("out", out, backend.F32, need)
-	}
-	if !c.ok {
-		return
-	}
-	half := ob.dt == backend.BF16
+	half := ou != nil
 	b.rows(v.nDst, max(1, 1024/dim), func(lo, hi int) {
 		tmp := make([]float32, dim)
 		var wide []float32 // a float32 row to round, for a bfloat16 out
@@ -209,7 +179,7 @@ func (b *Backend) aggregateRows(c *call, v blockView, blk *backend.Block, edgeW,
 		for i := lo; i < hi; i++ {
 			o := wide
 			if !half {
-				o = ob.f32[i*stride : (i+1)*stride]
+				o = of[i*stride : (i+1)*stride]
 			}
 			whole, xi := o, row(i, tmp)
 			if cat {
@@ -233,7 +203,7 @@ func (b *Backend) aggregateRows(c *call, v blockView, blk *backend.Block, edgeW,
 				vec.Axpy(ew[e], row(j, tmp), o)
 			}
 			if half {
-				roundRow(ob.u16[i*stride:(i+1)*stride], whole)
+				roundRow(ou[i*stride:(i+1)*stride], whole)
 			}
 		}
 	})
@@ -246,17 +216,12 @@ func (b *Backend) aggregateRows(c *call, v blockView, blk *backend.Block, edgeW,
 // (a stable counting sort), so each row of dx receives its additions in
 // exactly the order above whatever the thread count.
 func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
-	c := b.begin("AggregateBackward")
+	c, ck := b.checkAggregateBackward(blk, edgeW, selfW, dout, dim, dx)
 	defer c.end()
-	c.dim("dim", dim)
-	v := c.block(blk)
-	ew := c.f32("edgeW", edgeW, capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap }))
-	sw := c.optF32("selfW", selfW, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap }))
-	ds := c.f32("dout", dout, capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap })*dim)
-	dxs := c.f32("dx", dx, capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })*dim)
 	if !c.ok {
 		return
 	}
+	v, ew, sw, ds, dxs := ck.blk, ck.edgeW, ck.selfW, ck.dout, ck.dx
 	t := b.transpose(&v)
 	b.rows(v.nSrc, max(1, 1024/dim), func(lo, hi int) {
 		for j := lo; j < hi; j++ {

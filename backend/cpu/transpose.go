@@ -9,17 +9,12 @@ import (
 // source's edges in increasing edge order. EdgeDst is written for the
 // edges listed; the other entries are left alone.
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
-	c := b.begin("TransposeBlock")
+	c, ck := b.checkTransposeBlock(blk, t)
 	defer c.end()
-	v := c.block(blk)
-	srcCap := capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })
-	edgeCap := capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap })
-	sp := c.i32("t.SrcPtr", t.SrcPtr, srcCap+1)
-	pm := c.i32("t.Perm", t.Perm, edgeCap)
-	ed := c.i32("t.EdgeDst", t.EdgeDst, edgeCap)
 	if !c.ok {
 		return
 	}
+	v, sp, pm, ed := ck.blk, ck.tSrcPtr, ck.tPerm, ck.tEdgeDst
 	tr := b.transpose(&v)
 	copy(sp, tr.start)
 	copy(pm, tr.edge)
@@ -32,32 +27,13 @@ func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 // order (see backend.Sparse), then passes it back through act as
 // BiasActDropoutBackward does.
 func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) {
-	c := b.begin("AggregateConcatBackward")
+	c, ck := b.checkAggregateConcatBackward(blk, t, edgeW, dcat, dim, act, dx)
 	defer c.end()
-	c.dim("dim", dim)
-	checkP(&c, act.P)
-	v := c.block(blk)
-	srcCap := capOf(blk, func(k *backend.Block) int { return k.NumSrc.Cap })
-	edgeCap := capOf(blk, func(k *backend.Block) int { return k.NumEdges.Cap })
-	dstCap := capOf(blk, func(k *backend.Block) int { return k.NumDst.Cap })
-	sp := c.i32("t.SrcPtr", t.SrcPtr, srcCap+1)
-	pm := c.i32("t.Perm", t.Perm, edgeCap)
-	ed := c.i32("t.EdgeDst", t.EdgeDst, edgeCap)
-	ew := c.f32("edgeW", edgeW, edgeCap)
-	dc := c.f32("dcat", dcat, dstCap*2*dim)
-	var yb *buffer
-	if act.Relu && act.P == 0 {
-		yb = c.f32or16("act.Y", act.Y, srcCap*dim)
-	}
-	var ms []uint8
-	if act.P > 0 {
-		ms = c.u8("act.Mask", act.Mask, srcCap*dim)
-	}
-	dxb := c.f32or16("dx", dx, srcCap*dim)
-	dbs := c.optF32("act.DBias", act.DBias, dim)
 	if !c.ok {
 		return
 	}
+	v, sp, pm, ed, ew, dc := ck.blk, ck.tSrcPtr, ck.tPerm, ck.tEdgeDst, ck.edgeW, ck.dcat
+	yb, ms, dxb, dbs := ck.actY, ck.actMask, ck.dx, ck.actDBias
 	if j, ok := checkTransposed(sp, pm, ed, v.nSrc, v.nEdges, v.nDst); !ok {
 		c.failf("t: source %d's edge list is not TransposeBlock's for this block (an offset, edge or destination out of range)", j)
 		return

@@ -43,22 +43,14 @@ type adamQueue struct {
 // the update is skipped, without a host read. The launch is deferred (see
 // above): Adam calls in a row become one launch.
 func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
-	c := b.begin("Adam")
+	c, ck := b.checkAdam(param, grad, m, v, t, cfg)
 	defer c.end()
-	ps := c.buf("param", param, backend.F32, 0)
-	if ps == nil {
-		return
-	}
-	size := ps.n
-	gs := c.buf("grad", grad, backend.F32, size)
-	ms := c.buf("m", m, backend.F32, size)
-	vs := c.buf("v", v, backend.F32, size)
-	tp := c.count("t", t)
-	skip := c.optBuf("cfg.Skip", cfg.Skip, backend.I32, 1)
-	if !c.ok || size == 0 {
+	ps, gs, ms, vs, tp, skip := ck.param, ck.grad, ck.m, ck.v, ck.tP, ck.cfgSkip
+	if !c.ok || ps.n == 0 {
 		c.flushCount()
 		return
 	}
+	size := ps.n
 	q := &b.adamQ
 	cfg.Skip = nil
 	nt := adamTensor{p: ps.ptr, g: gs.ptr, m: ms.ptr, v: vs.ptr, n: int64(size)}
@@ -87,8 +79,7 @@ func (c *call) flushCount() {
 	}
 	p, delta, unless := q.p, q.delta, q.unless
 	*q = countQueue{}
-	c.args().ptr(p).i32(int(delta)).ptr(unless)
-	c.launch("add_count", d1(1), d1(32), 0)
+	c.launchAddCount(p, int(delta), unless, d1(1), d1(32), 0)
 }
 
 // takeCount returns the increment an Adam launch reading its step at tP
@@ -142,10 +133,9 @@ func (c *call) flushAdam() {
 	if q.inc != 0 {
 		ticket = c.scratchZeroed(scratchAdam, 4)
 	}
-	c.args().bytes(s.done()).ptr(q.tP).f32(cfg.LR).f32(cfg.Beta1).f32(cfg.Beta2).f32(cfg.Eps).f32(cfg.WeightDecay).
-		ptr(q.skip).ptr(b.errDev).i32(int(q.inc)).ptr(ticket)
+	tP, skip, inc := q.tP, q.skip, int(q.inc)
 	q.ts, q.inc = q.ts[:0], 0
-	c.launch("adam_multi", d1(uint32(blocks)), d1(256), 0)
+	c.launchAdamMulti(s.done(), tP, cfg.LR, cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay, skip, inc, ticket, d1(uint32(blocks)), d1(256), 0)
 }
 
 // flushDeferred launches the work queued by earlier calls before op: the

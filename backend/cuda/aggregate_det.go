@@ -82,9 +82,8 @@ func (c *call) sortBySource(a blockArgs, into detSorted) (s detSorted, ok bool) 
 	}
 
 	c.memset(srcPtr, 0, (int64(a.srcCap)+1)*4)
-	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).
-		ptr(a.ns).i32(a.srcCap).ptr(keys).ptr(edgeDst).ptr(srcPtr)
-	c.launch("det_keys", d1(c.blocks(int64(a.edgeCap), 256)), d1(256), 0)
+	c.launchDetKeys(a.indptr.addr(), a.indices.addr(), a.nd, a.dstCap, a.ne, a.edgeCap, a.ns, a.srcCap, keys, edgeDst, srcPtr,
+		d1(c.blocks(int64(a.edgeCap), 256)), d1(256), 0)
 	c.scan(srcPtr, srcPtr, 0, a.srcCap+1, 0, 0, 0, 0)
 
 	histLen := l.tiles << l.width
@@ -97,12 +96,9 @@ func (c *call) sortBySource(a blockArgs, into detSorted) (s detSorted, ok bool) 
 				valsNext = into.perm
 			}
 		}
-		c.args().ptr(keys).ptr(a.ne).i32(a.edgeCap).i32(p * l.width).i32(l.width).i32(l.tiles).ptr(hist)
-		c.launch("det_hist", d1(uint32(l.tiles)), d1(256), 0)
+		c.launchDetHist(keys, a.ne, a.edgeCap, p*l.width, l.width, l.tiles, hist, d1(uint32(l.tiles)), d1(256), 0)
 		c.scan(hist, hist, 0, histLen, 0, 0, 0, 0)
-		c.args().ptr(keys).ptr(vals).ptr(a.ne).i32(a.edgeCap).i32(p * l.width).i32(l.width).i32(l.tiles).ptr(hist).
-			ptr(out).ptr(valsNext)
-		c.launch("det_scatter", d1(uint32(l.tiles)), d1(256), 0)
+		c.launchDetScatter(keys, vals, a.ne, a.edgeCap, p*l.width, l.width, l.tiles, hist, out, valsNext, d1(uint32(l.tiles)), d1(256), 0)
 		// The next pass reads what this one wrote and writes the other pair.
 		keys, keysNext = keysNext, keys
 		if vals == 0 {
@@ -116,17 +112,12 @@ func (c *call) sortBySource(a blockArgs, into detSorted) (s detSorted, ok bool) 
 
 // aggregateBackwardDet is AggregateBackward through the sort-and-gather
 // path above.
-func (c *call) aggregateBackwardDet(a blockArgs, ew, sw, dout, dx *buffer, dim int) {
-	s, ok := c.sortBySource(a, detSorted{})
+func (c *call) aggregateBackwardDet(ck *aggregateBackwardArgs) {
+	s, ok := c.sortBySource(ck.blk, detSorted{})
 	if !ok {
 		return
 	}
-	name, vecs := "det_gather1", dim
-	if dim%4 == 0 && dout.ptr%16 == 0 && dx.ptr%16 == 0 {
-		name, vecs = "det_gather4", dim/4
-	}
-	c.args().ptr(s.srcPtr).ptr(s.perm).ptr(s.edgeDst).ptr(ew.addr()).ptr(sw.addr()).ptr(a.nd).i32(a.dstCap).
-		ptr(a.ns).i32(a.srcCap).i32(vecs).ptr(dout.addr()).ptr(dx.addr())
-	g, t := c.warpRows(a.srcCap)
-	c.launch(name, g, t, 0)
+	name, vecs := rowWords("det_gather", ck.dim, ck.dout, ck.dx)
+	g, t := c.warpRows(ck.blk.srcCap)
+	c.launchDetGather(ck, name, s.srcPtr, s.perm, s.edgeDst, vecs, g, t, 0)
 }

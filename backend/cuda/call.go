@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
-	"github.com/fanout-gnn/fanout/backend"
 )
 
 var errClosed = errors.New("backend is closed")
@@ -76,122 +75,6 @@ func (b *Backend) fail(err error) {
 	if b.err == nil {
 		b.err = err
 	}
-}
-
-// buf returns the CUDA buffer behind arg, or nil (recording an error) when it
-// is missing, foreign, freed, of the wrong type or shorter than need.
-func (c *call) buf(name string, arg backend.Buffer, dt backend.DType, need int) *buffer {
-	if !c.ok {
-		return nil
-	}
-	x, ok := arg.(*buffer)
-	switch {
-	case !ok || x == nil:
-		c.failf("%s: %s", name, describeForeign(arg))
-	case x.owner != c.b:
-		c.failf("%s: buffer belongs to another CUDA backend", name)
-	case x.root != nil && x.root.freed:
-		c.failf("%s: buffer used after Free", name)
-	case x.dt != dt:
-		c.failf("%s: dtype %s, want %s", name, x.dt, dt)
-	case x.n < need:
-		c.failf("%s: buffer has %d elements, need %d", name, x.n, need)
-	default:
-		return x
-	}
-	return nil
-}
-
-// f32or16 is an argument that may be F32 or BF16 (a feature table,
-// activations): buf with the argument's own type of the two.
-func (c *call) f32or16(name string, arg backend.Buffer, need int) *buffer {
-	if isBF16(arg) {
-		return c.buf(name, arg, backend.BF16, need)
-	}
-	return c.buf(name, arg, backend.F32, need)
-}
-
-// overlaps reports whether two buffers share device memory.
-func (x *buffer) overlaps(o *buffer) bool {
-	end := func(b *buffer) uintptr { return b.ptr + uintptr(b.n*b.dt.Size()) }
-	return x.ptr < end(o) && o.ptr < end(x)
-}
-
-// isBF16 reports whether arg is a bfloat16 buffer of this backend.
-func isBF16(arg backend.Buffer) bool {
-	x, ok := arg.(*buffer)
-	return ok && x != nil && x.dt == backend.BF16
-}
-
-// optBuf is buf for an argument that may be nil (returns nil, no error).
-func (c *call) optBuf(name string, arg backend.Buffer, dt backend.DType, need int) *buffer {
-	if isNil(arg) {
-		return nil
-	}
-	return c.buf(name, arg, dt, need)
-}
-
-func isNil(arg backend.Buffer) bool {
-	if arg == nil {
-		return true
-	}
-	x, ok := arg.(*buffer)
-	return ok && x == nil
-}
-
-func describeForeign(arg backend.Buffer) string {
-	if isNil(arg) {
-		return "nil buffer"
-	}
-	return fmt.Sprintf("buffer of type %T does not belong to the cuda backend", arg)
-}
-
-// ptr is the device address of x, 0 for nil.
-func (x *buffer) addr() uintptr {
-	if x == nil {
-		return 0
-	}
-	return x.ptr
-}
-
-// count validates a Count and returns the device address of its int32.
-func (c *call) count(name string, n backend.Count) uintptr {
-	if !c.ok {
-		return 0
-	}
-	if n.Cap < 0 || n.Cap > math.MaxInt32-1 {
-		c.failf("%s: capacity %d outside [0, 2^31-1)", name, n.Cap)
-		return 0
-	}
-	x := c.buf(name+".Buf", n.Buf, backend.I32, 0)
-	if x == nil {
-		return 0
-	}
-	if n.Off < 0 || n.Off >= x.n {
-		c.failf("%s: offset %d outside count buffer of %d elements", name, n.Off, x.n)
-		return 0
-	}
-	return x.ptr + uintptr(4*n.Off)
-}
-
-// dim checks a positive static size.
-func (c *call) dim(name string, v int) {
-	if c.ok && (v <= 0 || v > math.MaxInt32) {
-		c.failf("%s: %d, want in [1, 2^31)", name, v)
-	}
-}
-
-// clock checks a Rand and returns its clock's address and Philox key.
-func (c *call) clock(r backend.Rand) (clock uintptr, k0, k1 uint32) {
-	x := c.buf("rand.Clock", r.Clock, backend.I32, 2)
-	if x == nil {
-		return 0, 0, 0
-	}
-	if r.Stream >= 256 {
-		c.failf("rand.Stream %d, want < 256", r.Stream)
-		return 0, 0, 0
-	}
-	return x.ptr, uint32(r.Seed), uint32(r.Seed >> 32)
 }
 
 // scratch returns at least bytes of the backend's scratch slot, growing it

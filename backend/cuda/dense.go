@@ -1,9 +1,6 @@
 package cuda
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/rng"
-)
+import "github.com/fanout-gnn/fanout/backend"
 
 // Gather copies rows: out[i, :] = table[ids[i], :] for live rows i; table
 // is [rows, dim] F32 or I32, ids I32 [n.Cap], out [n.Cap, dim] of table's
@@ -11,43 +8,25 @@ import (
 // 16-byte aligned. An id outside the table is reported by Sync (its row is
 // left unwritten).
 func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	c := b.begin("Gather")
+	c, ck := b.checkGather(table, dim, ids, n, out)
 	defer c.end()
-	c.dim("dim", dim)
-	nP := c.count("n", n)
-	idx := c.buf("ids", ids, backend.I32, n.Cap)
 	if !c.ok {
 		return
 	}
-	dt := backend.F32
-	if x, ok := table.(*buffer); ok && x != nil && (x.dt == backend.I32 || x.dt == backend.BF16) {
-		dt = x.dt
-	}
-	tb := c.buf("table", table, dt, 0)
-	if dt == backend.BF16 {
-		ob := c.buf("out", out, backend.F32, n.Cap*dim)
-		if !c.ok {
-			return
-		}
+	tb, ob := ck.table, ck.out
+	if tb.dt == backend.BF16 {
 		name, words := "gather_bf16x1", dim
 		if dim%4 == 0 && tb.ptr%8 == 0 && ob.ptr%16 == 0 {
 			name, words = "gather_bf16x4", dim/4
 		}
-		c.args().ptr(tb.addr()).i64(int64(tb.n / dim)).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
-		c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
+		c.launchGatherRows(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
 		return
 	}
-	ob := c.buf("out", out, dt, n.Cap*dim)
-	if !c.ok {
-		return
-	}
-	rows := int64(tb.n / dim)
 	name, words := "gather_rows1", dim
 	if dim%4 == 0 && tb.ptr%16 == 0 && ob.ptr%16 == 0 {
 		name, words = "gather_rows4", dim/4
 	}
-	c.args().ptr(tb.addr()).i64(rows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).ptr(ob.addr()).ptr(b.errDev)
-	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+	c.launchGatherRows(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
 // actAlign is the alignment of an activation's four-element words.
@@ -58,40 +37,17 @@ func actAlign(half bool) uintptr {
 	return 16
 }
 
-// dropoutArgs checks p (0 <= p < 1, as the CPU backend) and returns the
-// keep threshold and scale 1/(1-p) computed in float32.
-func (c *call) dropoutArgs(p float32) (thr uint32, scale float32) {
-	if c.ok && !(p >= 0 && p < 1) {
-		c.failf("dropout probability %g, want 0 <= p < 1", p)
-	}
-	return rng.DropThreshold(p), 1 / (1 - p)
-}
-
 // BiasActDropout: y = dropout(act(x + bias)) on live rows of [n.Cap, dim]
 // matrices (see kernels/dense.cu). bias may be nil; with p = 0 mask is not
 // used and may be nil. x and y may be the same buffer. Either may be BF16;
 // x and y of different types must not overlap.
 func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
-	c := b.begin("BiasActDropout")
+	c, ck := b.checkBiasActDropout(x, n, dim, bias, relu, p, r, mask, y)
 	defer c.end()
-	c.dim("dim", dim)
-	thr, scale := c.dropoutArgs(p)
-	nP := c.count("n", n)
-	xs := c.f32or16("x", x, n.Cap*dim)
-	bs := c.optBuf("bias", bias, backend.F32, dim)
-	ys := c.f32or16("y", y, n.Cap*dim)
-	var ms, ks *buffer
-	var clock uintptr
-	var k0, k1 uint32
-	dropout := p > 0
-	if dropout {
-		ms = c.buf("mask", mask, backend.U8, n.Cap*dim)
-		clock, k0, k1 = c.clock(r)
-		ks = c.optBuf("r.Keys", r.Keys, backend.I32, n.Cap)
-	}
 	if !c.ok {
 		return
 	}
+	xs, bs, ys, ms := ck.x, ck.bias, ck.y, ck.mask
 	half, halfX := ys.dt == backend.BF16, xs.dt == backend.BF16
 	if halfX != half && xs.overlaps(ys) {
 		c.failf("y overlaps x, of another type")
@@ -99,9 +55,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	}
 	vec := dim%4 == 0 && xs.ptr%actAlign(halfX) == 0 && ys.ptr%actAlign(half) == 0 && (ms == nil || ms.ptr%4 == 0) &&
 		(bs == nil || bs.ptr%16 == 0)
-	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(bs.addr()).flag(relu).flag(dropout).u32(thr).f32(scale).
-		u32(k0).u32(k1).ptr(clock).u32(r.Stream).ptr(ks.addr()).ptr(ms.addr()).ptr(ys.addr()).flag(vec).flag(half).flag(halfX)
-	c.launch("bias_act_dropout", d1(c.blocks(int64(n.Cap)*32, 256)), d1(256), 0) // a warp per row
+	c.launchBiasActDropout(&ck, vec, half, halfX, d1(c.blocks(int64(n.Cap)*32, 256)), d1(256), 0) // a warp per row
 }
 
 // BiasActDropoutBackward: dx = dy·mask/(1-p) when p > 0 (the mask holds the
@@ -111,22 +65,10 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 // p > 0. dy and dx may be the same buffer; a BF16 dx (rounded) must not
 // overlap dy.
 func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, dim int, relu bool, p float32, mask, dx, dbias backend.Buffer) {
-	c := b.begin("BiasActDropoutBackward")
+	c, ck := b.checkBiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias)
 	defer c.end()
-	c.dim("dim", dim)
-	_, scale := c.dropoutArgs(p)
-	nP := c.count("n", n)
-	dys := c.buf("dy", dy, backend.F32, n.Cap*dim)
-	var ys, ms *buffer
-	if relu && p == 0 {
-		ys = c.f32or16("y", y, n.Cap*dim)
-	}
+	dys, ys, ms, dxs, dbs := ck.dy, ck.y, ck.mask, ck.dx, ck.dbias
 	half := ys != nil && ys.dt == backend.BF16
-	if p > 0 {
-		ms = c.buf("mask", mask, backend.U8, n.Cap*dim)
-	}
-	dxs := c.f32or16("dx", dx, n.Cap*dim)
-	dbs := c.optBuf("dbias", dbias, backend.F32, dim)
 	halfDx := dxs != nil && dxs.dt == backend.BF16
 	if c.ok && halfDx && dys.overlaps(dxs) {
 		c.failf("dx: a bfloat16 dx must not overlap dy")
@@ -144,11 +86,9 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	if dbs != nil {
 		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
 	}
-	c.args().ptr(dys.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(relu).flag(p > 0).f32(scale).
-		ptr(ms.addr()).ptr(dxs.addr()).ptr(partial).i32(chunkRows).flag(half).flag(halfDx)
-	c.launch(name, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	c.launchBiasActDropoutBwd(&ck, name, partial, chunkRows, half, halfDx, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	if dbs != nil {
-		c.columnSums(partial, nP, n.Cap, chunkRows, dim, dbs.addr())
+		c.columnSums(partial, ck.nP, n.Cap, chunkRows, dim, dbs.addr())
 	}
 }
 
@@ -175,8 +115,7 @@ const colsumY = 32
 // chunks of rows (live count at nP, capacity capRows) of partial [chunks,
 // dim], in a fixed order.
 func (c *call) columnSums(partial, nP uintptr, capRows, chunkRows, dim int, out uintptr) {
-	c.args().ptr(partial).ptr(nP).i32(capRows).i32(chunkRows).i32(dim).ptr(out)
-	c.launch("column_sums", d1(uint32((dim+31)/32)), dim3{32, colsumY, 1}, 0)
+	c.launchColumnSums(partial, nP, capRows, chunkRows, dim, out, d1(uint32((dim+31)/32)), dim3{32, colsumY, 1}, 0)
 }
 
 // lossWarps is LOSS_WARPS of kernels/loss.cu: rows per block.
@@ -189,21 +128,14 @@ const lossWarps = 8
 // with a negative label add nothing but still divide; a label >= classes is
 // reported by Sync. Deterministic.
 func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
-	c := b.begin("SoftmaxCrossEntropy")
+	c, ck := b.checkSoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct)
 	defer c.end()
-	c.dim("classes", classes)
-	nP := c.count("n", n)
-	dP, dCap := nP, n.Cap
-	if den.Buf != nil {
-		dP, dCap = c.count("den", den), den.Cap
-	}
-	ls := c.buf("logits", logits, backend.F32, n.Cap*classes)
-	ys := c.buf("labels", labels, backend.I32, n.Cap)
-	lo := c.buf("loss", loss, backend.F32, 1)
-	dl := c.buf("dlogits", dlogits, backend.F32, n.Cap*classes)
-	cp := c.count("correct", correct)
 	if !c.ok {
 		return
+	}
+	dP, dCap := ck.nP, n.Cap
+	if den.Buf != nil {
+		dP, dCap = ck.denP, den.Cap
 	}
 	// The scratch: the ticket (zero between launches), then the blocks'
 	// partial sums and hits.
@@ -211,25 +143,18 @@ func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den back
 	ticket := c.scratchZeroed(scratchLoss, 16+int64(blocks)*12)
 	part := ticket + 16
 	hits := part + uintptr(blocks)*8
-	c.args().ptr(ls.addr()).ptr(ys.addr()).ptr(nP).i32(n.Cap).ptr(dP).i32(dCap).i32(classes).ptr(dl.addr()).ptr(part).ptr(hits).ptr(b.errDev).
-		ptr(ticket).ptr(lo.addr()).ptr(cp)
-	c.launch("softmax_xent", d1(uint32(blocks)), d1(32*lossWarps), 0)
+	c.launchSoftmaxXent(&ck, dP, dCap, part, hits, ticket, d1(uint32(blocks)), d1(32*lossWarps), 0)
 }
 
 // Argmax writes the index of each live row's largest logit (the first on
 // ties; NaNs lose unless all are NaN, then 0) into out (I32 [n.Cap]).
 func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) {
-	c := b.begin("Argmax")
+	c, ck := b.checkArgmax(logits, n, classes, out)
 	defer c.end()
-	c.dim("classes", classes)
-	nP := c.count("n", n)
-	ls := c.buf("logits", logits, backend.F32, n.Cap*classes)
-	os := c.buf("out", out, backend.I32, n.Cap)
 	if !c.ok {
 		return
 	}
-	c.args().ptr(ls.addr()).ptr(nP).i32(n.Cap).i32(classes).ptr(os.addr())
-	c.launch("argmax_rows", d1(c.blocks(int64(n.Cap), 8)), d1(256), 0)
+	c.launchArgmaxRows(&ck, d1(c.blocks(int64(n.Cap), 8)), d1(256), 0)
 }
 
 // AddCount adds delta to the int32 at cnt, on the device, unless unless
@@ -240,12 +165,10 @@ func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, ou
 // that launch does (a step's clock advanced with its accumulation); any
 // other op launches add_count first.
 func (b *Backend) AddCount(cnt backend.Count, delta int32, unless backend.Buffer) {
-	c := b.begin("AddCount")
+	c, ck := b.checkAddCount(cnt, delta, unless)
 	defer c.end()
-	p := c.count("c", cnt)
-	u := c.optBuf("unless", unless, backend.I32, 1)
 	if !c.ok {
 		return
 	}
-	b.countQ = countQueue{p: p, unless: u.addr(), delta: delta, set: true}
+	b.countQ = countQueue{p: ck.cP, unless: ck.unless.addr(), delta: delta, set: true}
 }

@@ -23,19 +23,14 @@ import (
 // float32 products and sums; even in and out), and then y may be BF16
 // (rounded by cuBLAS).
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
-	c := b.begin("Linear")
+	c, ck := b.checkLinear(x, n, w, in, out, y, accumulate)
 	defer c.end()
-	c.dim("in", in)
-	c.dim("out", out)
-	nP := c.count("n", n)
-	xs, ws := c.operands("x", "w", x, w, n.Cap*in, in*out, in, out)
-	ys := c.f32or16("y", y, n.Cap*out)
-	half := xs != nil && xs.dt == backend.BF16
-	halfY := ys != nil && ys.dt == backend.BF16
-	if c.ok && halfY && !half {
-		c.failf("y: bfloat16 output needs bfloat16 operands")
+	if !c.ok {
+		return
 	}
-	if !c.ok || !half && c.tcRows(false, xs.addr(), ws.addr(), ys.addr(), nP, n.Cap, out, in, accumulate) {
+	nP, xs, ws, ys := ck.nP, ck.x, ck.w, ck.y
+	half, halfY := xs.dt == backend.BF16, ys.dt == backend.BF16
+	if !half && c.tcRows(false, xs.addr(), ws.addr(), ys.addr(), nP, n.Cap, out, in, accumulate) {
 		return
 	}
 	gemm := func(rows int) {
@@ -54,14 +49,9 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 
 // LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate).
 func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, in, out int, dx backend.Buffer, accumulate bool) {
-	c := b.begin("LinearBackwardData")
+	c, ck := b.checkLinearBackwardData(dy, n, w, in, out, dx, accumulate)
 	defer c.end()
-	c.dim("in", in)
-	c.dim("out", out)
-	nP := c.count("n", n)
-	dys := c.buf("dy", dy, backend.F32, n.Cap*out)
-	ws := c.buf("w", w, backend.F32, in*out)
-	dxs := c.buf("dx", dx, backend.F32, n.Cap*in)
+	nP, dys, ws, dxs := ck.nP, ck.dy, ck.w, ck.dx
 	if !c.ok || c.tcRows(true, dys.addr(), ws.addr(), dxs.addr(), nP, n.Cap, in, out, accumulate) {
 		return
 	}
@@ -82,15 +72,14 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 // LinearBackwardWeight: dw = x[:n]ᵀ·dy[:n] (+ dw when accumulate). x and
 // dy may both be BF16, as in Linear.
 func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in, out int, dw backend.Buffer, accumulate bool) {
-	c := b.begin("LinearBackwardWeight")
+	c, ck := b.checkLinearBackwardWeight(x, dy, n, in, out, dw, accumulate)
 	defer c.end()
-	c.dim("in", in)
-	c.dim("out", out)
-	nP := c.count("n", n)
-	xs, dys := c.operands("x", "dy", x, dy, n.Cap*in, n.Cap*out, in, out)
-	dws := c.buf("dw", dw, backend.F32, in*out)
-	half := xs != nil && xs.dt == backend.BF16
-	if !c.ok || !half && c.tcWgrad(xs.addr(), dys.addr(), dws.addr(), nP, n.Cap, in, out, accumulate) {
+	if !c.ok {
+		return
+	}
+	nP, xs, dys, dws := ck.nP, ck.x, ck.dy, ck.dw
+	half := xs.dt == backend.BF16
+	if !half && c.tcWgrad(xs.addr(), dys.addr(), dws.addr(), nP, n.Cap, in, out, accumulate) {
 		return
 	}
 	gemm := func(rows int, x, dy uintptr) {
@@ -105,20 +94,6 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 		{ptr: dys.ptr, cols: words(half, out), rows: n.Cap, nP: nP, role: roleZero, free: dys.paddingFree(n.Cap * out)},
 		{ptr: dws.ptr, cols: out, rows: in, role: roleWhole},
 	}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
-}
-
-// operands checks a product's two operands, x (need elements) and w
-// (wneed): both F32, or both BF16 with even widths.
-func (c *call) operands(xn, wn string, x, w backend.Buffer, need, wneed int, widths ...int) (xs, ws *buffer) {
-	xs = c.f32or16(xn, x, need)
-	if xs == nil {
-		return nil, nil
-	}
-	ws = c.buf(wn, w, xs.dt, wneed)
-	if err := backend.CheckBF16Widths(widths...); c.ok && xs.dt == backend.BF16 && err != nil {
-		c.failf("%v", err)
-	}
-	return xs, ws
 }
 
 // words is a row of cols elements in 4-byte words, as the padding stashes

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ebitengine/purego"
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/internal/errcode"
 	"github.com/fanout-gnn/fanout/graph"
 )
 
@@ -39,8 +40,15 @@ type buffer struct {
 	owner *Backend
 }
 
-func (x *buffer) DType() backend.DType { return x.dt }
-func (x *buffer) Len() int             { return x.n }
+// DType is the element type, 0 for a nil buffer.
+func (x *buffer) DType() backend.DType {
+	if x == nil {
+		return 0
+	}
+	return x.dt
+}
+
+func (x *buffer) Len() int { return x.n }
 
 // hostSlice describes a host slice passed to Upload, Write or Read.
 func hostSlice(data any) (p unsafe.Pointer, n int, dt backend.DType, ok bool) {
@@ -361,7 +369,9 @@ func (b *Backend) Sync() error {
 	c.streamSync()
 	if b.err == nil {
 		if code := b.hostInt32(hostErrOff, 0); code != 0 {
-			b.fail(kernelError(code, b.hostInt32(hostErrOff, 1), b.hostInt32(hostErrOff, 2), b.hostInt32(hostErrOff, 3)))
+			// A kernel's error record: its code and values (kernels/errors.cuh).
+			rec := func(i int) int64 { return int64(b.hostInt32(hostErrOff, i)) }
+			b.fail(errcode.Code(code).Err("cuda", rec(1), rec(2), rec(3)))
 		}
 	}
 	return b.err
@@ -455,18 +465,18 @@ func (b *Backend) FreeGraph(g backend.Graph) {
 }
 
 // graph validates a Graph argument.
-func (c *call) graph(g backend.Graph) *devGraph {
+func (c *call) graph(name string, g backend.Graph) *devGraph {
 	if !c.ok {
 		return nil
 	}
 	dg, ok := g.(*devGraph)
 	if !ok || dg == nil || dg.owner != c.b {
-		c.failf("g: graph of type %T does not belong to this cuda backend", g)
+		c.failf("%s: graph of type %T does not belong to this cuda backend", name, g)
 		return nil
 	}
 	for _, x := range []*buffer{dg.indptr, dg.rowAddr} {
 		if x != nil && x.root != nil && x.root.freed {
-			c.failf("g: graph used after FreeGraph")
+			c.failf("%s: graph used after FreeGraph", name)
 			return nil
 		}
 	}

@@ -35,8 +35,7 @@ func normPartGrid(dim, chunks int) (dim3, dim3) {
 // live count when mean, to out (columns below half), out2 (the others) and,
 // when dout is set, as float64 to dout.
 func (c *call) normFold(part, nP uintptr, rowsCap, chunkRows, width, half int, mean bool, out, out2, dout uintptr) {
-	c.args().ptr(part).ptr(nP).i32(rowsCap).i32(chunkRows).i32(width).i32(half).flag(mean).ptr(out).ptr(out2).ptr(dout)
-	c.launch("norm_fold", d1(uint32((width+31)/32)), dim3{32, normY, 1}, 0)
+	c.launchNormFold(part, nP, rowsCap, chunkRows, width, half, mean, out, out2, dout, d1(uint32((width+31)/32)), dim3{32, normY, 1}, 0)
 }
 
 // colSums overwrites out (F32 [dim]) with the column sums of the live rows
@@ -44,8 +43,7 @@ func (c *call) normFold(part, nP uintptr, rowsCap, chunkRows, width, half int, m
 func (c *call) colSums(a, nP uintptr, rowsCap, dim int, out uintptr) {
 	chunkRows, chunks, part := c.normChunks(rowsCap, dim, dim, 0)
 	g, t := normPartGrid(dim, chunks)
-	c.args().ptr(a).ptr(nP).i32(rowsCap).i32(dim).i32(chunkRows).ptr(0).ptr(part)
-	c.launch("norm_part", g, t, 0)
+	c.launchNormPart(a, nP, rowsCap, dim, chunkRows, 0, part, g, t, 0)
 	c.normFold(part, nP, rowsCap, chunkRows, dim, dim, false, out, 0, 0)
 }
 
@@ -53,22 +51,18 @@ func (c *call) colSums(a, nP uintptr, rowsCap, dim int, out uintptr) {
 // variances of the live rows of x: the means first, then the squared
 // deviations from them (float64 means, as the CPU twin).
 func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
-	c := b.begin("BatchNormStats")
+	c, ck := b.checkBatchNormStats(x, n, dim, stats)
 	defer c.end()
-	c.dim("dim", dim)
-	nP := c.count("n", n)
-	xs := c.buf("x", x, backend.F32, n.Cap*dim)
-	st := c.buf("stats", stats, backend.F32, 2*dim)
 	if !c.ok {
 		return
 	}
+	nP, xs, st := ck.nP, ck.x, ck.stats
 	chunkRows, chunks, part := c.normChunks(n.Cap, dim, dim, dim)
 	mean := part + uintptr(chunks*dim*8)
 	g, t := normPartGrid(dim, chunks)
 	sa := st.addr()
 	for pass, center := range []uintptr{0, mean} {
-		c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).i32(chunkRows).ptr(center).ptr(part)
-		c.launch("norm_part", g, t, 0)
+		c.launchNormPart(xs.addr(), nP, n.Cap, dim, chunkRows, center, part, g, t, 0)
 		out, dout := sa, mean
 		if pass == 1 {
 			out, dout = sa+uintptr(4*dim), 0
@@ -82,8 +76,7 @@ func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, sta
 func (c *call) normBwdSums(xs, dys *buffer, nP uintptr, n backend.Count, dim int, perRow bool, ms, dgamma, dbeta uintptr) {
 	chunkRows, chunks, part := c.normChunks(n.Cap, dim, 2*dim, 0)
 	g, t := normPartGrid(dim, chunks)
-	c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(perRow).ptr(ms).i32(chunkRows).ptr(part)
-	c.launch("norm_bwd_part", g, t, 0)
+	c.launchNormBwdPart(xs.addr(), dys.addr(), nP, n.Cap, dim, perRow, ms, chunkRows, part, g, t, 0)
 	c.normFold(part, nP, n.Cap, chunkRows, 2*dim, dim, false, dgamma, dbeta, 0)
 }
 
@@ -93,172 +86,108 @@ func (c *call) normBwdSums(xs, dys *buffer, nP uintptr, n backend.Count, dim int
 func (c *call) normMS(x *buffer, nP uintptr, n backend.Count, dim int, perRow bool, st *buffer, eps float32) uintptr {
 	if !perRow {
 		ms := c.scratch(scratchColsum, int64(2*dim)*4)
-		c.args().ptr(st.addr()).i32(dim).f32(eps).ptr(ms)
-		c.launch("norm_col_ms", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+		c.launchNormColMs(st.addr(), dim, eps, ms, d1(c.blocks(int64(dim), 256)), d1(256), 0)
 		return ms
 	}
 	ms := c.scratch(scratchColsum, int64(2*max(n.Cap, 1))*4)
-	c.args().ptr(x.addr()).ptr(nP).i32(n.Cap).i32(dim).f32(eps).ptr(ms)
 	g, t := c.warpRows(n.Cap)
-	c.launch("norm_row_ms", g, t, 0)
+	c.launchNormRowMs(x.addr(), nP, n.Cap, dim, eps, ms, g, t, 0)
 	return ms
 }
 
 // NormApply normalises the live rows of x into y.
 func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) {
-	c := b.begin("NormApply")
+	c, ck := b.checkNormApply(x, n, dim, perRow, stats, gamma, beta, eps, y)
 	defer c.end()
-	c.dim("dim", dim)
-	nP := c.count("n", n)
-	xs := c.buf("x", x, backend.F32, n.Cap*dim)
-	var st *buffer
-	if !perRow {
-		st = c.buf("stats", stats, backend.F32, 2*dim)
-	}
-	g := c.buf("gamma", gamma, backend.F32, dim)
-	be := c.buf("beta", beta, backend.F32, dim)
-	ys := c.buf("y", y, backend.F32, n.Cap*dim)
 	if !c.ok {
 		return
 	}
-	ms := c.normMS(xs, nP, n, dim, perRow, st, eps)
-	c.args().ptr(xs.addr()).ptr(nP).i32(n.Cap).i32(dim).flag(perRow).ptr(ms).ptr(g.addr()).ptr(be.addr()).ptr(ys.addr())
-	c.launch("norm_apply", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+	ms := c.normMS(ck.x, ck.nP, n, dim, perRow, ck.stats, eps)
+	c.launchNormApply(&ck, ms, d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 }
 
 // NormBackward overwrites dx, dgamma, dbeta (and dbias when set) with the
 // gradients of NormApply's training pass.
 func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {
-	c := b.begin("NormBackward")
+	c, ck := b.checkNormBackward(x, dy, n, dim, perRow, stats, gamma, eps, dx, dgamma, dbeta, dbias)
 	defer c.end()
-	c.dim("dim", dim)
-	nP := c.count("n", n)
-	xs := c.buf("x", x, backend.F32, n.Cap*dim)
-	dys := c.buf("dy", dy, backend.F32, n.Cap*dim)
-	var st *buffer
-	if !perRow {
-		st = c.buf("stats", stats, backend.F32, 2*dim)
-	}
-	g := c.buf("gamma", gamma, backend.F32, dim)
-	dxs := c.buf("dx", dx, backend.F32, n.Cap*dim)
-	dg := c.buf("dgamma", dgamma, backend.F32, dim)
-	db := c.buf("dbeta", dbeta, backend.F32, dim)
-	dbi := c.optBuf("dbias", dbias, backend.F32, dim)
 	if !c.ok {
 		return
 	}
-	ms := c.normMS(xs, nP, n, dim, perRow, st, eps)
-	c.normBwdSums(xs, dys, nP, n, dim, perRow, ms, dg.addr(), db.addr())
+	nP, xs := ck.nP, ck.x
+	ms := c.normMS(xs, nP, n, dim, perRow, ck.stats, eps)
+	c.normBwdSums(xs, ck.dy, nP, n, dim, perRow, ms, ck.dgamma.addr(), ck.dbeta.addr())
 	if perRow {
-		c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(ms).ptr(g.addr()).ptr(dxs.addr())
 		wg, wt := c.warpRows(n.Cap)
-		c.launch("norm_bwd_rows", wg, wt, 0)
+		c.launchNormBwdRows(&ck, ms, wg, wt, 0)
 	} else {
-		c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(ms).ptr(g.addr()).ptr(dg.addr()).
-			ptr(db.addr()).ptr(0).ptr(dxs.addr())
-		c.launch("norm_bwd_cols", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+		c.launchNormBwdCols(&ck, ms, d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 	}
-	if dbi != nil {
-		c.colSums(dxs.addr(), nP, n.Cap, dim, dbi.addr())
+	if ck.dbias != nil {
+		c.colSums(ck.dx.addr(), nP, n.Cap, dim, ck.dbias.addr())
 	}
 }
 
 // NormRunning moves the running statistics towards the batch's.
 func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
-	c := b.begin("NormRunning")
+	c, ck := b.checkNormRunning(stats, n, dim, momentum, running, unless)
 	defer c.end()
-	c.dim("dim", dim)
-	nP := c.count("n", n)
-	st := c.buf("stats", stats, backend.F32, 2*dim)
-	run := c.buf("running", running, backend.F32, 2*dim)
-	u := c.optBuf("unless", unless, backend.I32, 1)
 	if !c.ok {
 		return
 	}
-	c.args().ptr(st.addr()).ptr(nP).i32(n.Cap).i32(dim).f32(momentum).ptr(run.addr()).ptr(u.addr())
-	c.launch("norm_running", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+	c.launchNormRunning(&ck, d1(c.blocks(int64(dim), 256)), d1(256), 0)
 }
 
 // NormMoments overwrites moments with the moments of the live rows whose
 // statistics are stats.
 func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, moments backend.Buffer) {
-	c := b.begin("NormMoments")
+	c, ck := b.checkNormMoments(stats, n, dim, moments)
 	defer c.end()
-	c.dim("dim", dim)
-	nP := c.count("n", n)
-	st := c.buf("stats", stats, backend.F32, 2*dim)
-	mo := c.buf("moments", moments, backend.F32, 2*dim+1)
 	if !c.ok {
 		return
 	}
-	c.args().ptr(st.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(mo.addr())
-	c.launch("norm_moments", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+	c.launchNormMoments(&ck, d1(c.blocks(int64(dim), 256)), d1(256), 0)
 }
 
 // NormFromMoments overwrites stats and count from a group's summed
 // moments.
 func (b *Backend) NormFromMoments(moments backend.Buffer, dim int, stats backend.Buffer, count backend.Count) {
-	c := b.begin("NormFromMoments")
+	c, ck := b.checkNormFromMoments(moments, dim, stats, count)
 	defer c.end()
-	c.dim("dim", dim)
-	mo := c.buf("moments", moments, backend.F32, 2*dim+1)
-	st := c.buf("stats", stats, backend.F32, 2*dim)
-	cP := c.count("count", count)
 	if !c.ok {
 		return
 	}
-	c.args().ptr(mo.addr()).i32(dim).ptr(st.addr()).ptr(cP)
-	c.launch("norm_from_moments", d1(c.blocks(int64(dim), 256)), d1(256), 0)
+	c.launchNormFromMoments(&ck, d1(c.blocks(int64(dim), 256)), d1(256), 0)
 }
 
 // NormBackwardSums overwrites sums with Σ dy·x̂, Σ dy over the live rows
 // and their count.
 func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) {
-	c := b.begin("NormBackwardSums")
+	c, ck := b.checkNormBackwardSums(x, dy, n, dim, stats, eps, sums)
 	defer c.end()
-	nP, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
-	su := c.buf("sums", sums, backend.F32, 2*dim+1)
 	if !c.ok {
 		return
 	}
-	ms := c.normMS(xs, nP, n, dim, false, st, eps)
-	c.normBwdSums(xs, dys, nP, n, dim, false, ms, su.addr(), su.addr()+uintptr(4*dim))
-	c.args().ptr(nP).i32(n.Cap).ptr(su.addr() + uintptr(8*dim))
-	c.launch("norm_put_count", d1(1), d1(32), 0)
+	nP, xs, su := ck.nP, ck.x, ck.sums.addr()
+	ms := c.normMS(xs, nP, n, dim, false, ck.stats, eps)
+	c.normBwdSums(xs, ck.dy, nP, n, dim, false, ms, su, su+uintptr(4*dim))
+	c.launchNormPutCount(&ck, su+uintptr(8*dim), d1(1), d1(32), 0)
 }
 
 // NormBackwardApply overwrites dx (and dbias) from a group's summed
 // backward sums.
 func (b *Backend) NormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) {
-	c := b.begin("NormBackwardApply")
+	c, ck := b.checkNormBackwardApply(x, dy, n, dim, stats, gamma, eps, sums, dx, dbias)
 	defer c.end()
-	nP, xs, dys, st := c.normGrad(x, dy, n, dim, stats)
-	g := c.buf("gamma", gamma, backend.F32, dim)
-	su := c.buf("sums", sums, backend.F32, 2*dim+1)
-	dxs := c.buf("dx", dx, backend.F32, n.Cap*dim)
-	dbi := c.optBuf("dbias", dbias, backend.F32, dim)
 	if !c.ok {
 		return
 	}
-	ms := c.normMS(xs, nP, n, dim, false, st, eps)
-	sa := su.addr()
-	c.args().ptr(xs.addr()).ptr(dys.addr()).ptr(nP).i32(n.Cap).i32(dim).ptr(ms).ptr(g.addr()).ptr(sa).
-		ptr(sa + uintptr(4*dim)).ptr(sa + uintptr(8*dim)).ptr(dxs.addr())
-	c.launch("norm_bwd_cols", d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
-	if dbi != nil {
-		c.colSums(dxs.addr(), nP, n.Cap, dim, dbi.addr())
+	ms := c.normMS(ck.x, ck.nP, n, dim, false, ck.stats, eps)
+	sa := ck.sums.addr()
+	c.launchNormBwdColsSums(&ck, ms, sa, sa+uintptr(4*dim), sa+uintptr(8*dim), d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+	if ck.dbias != nil {
+		c.colSums(ck.dx.addr(), ck.nP, n.Cap, dim, ck.dbias.addr())
 	}
-}
-
-// normGrad checks the arguments the synchronised backward ops share: the
-// live rows of x and dy ([n.Cap, dim]) and column statistics.
-func (c *call) normGrad(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (nP uintptr, xs, dys, st *buffer) {
-	c.dim("dim", dim)
-	nP = c.count("n", n)
-	xs = c.buf("x", x, backend.F32, n.Cap*dim)
-	dys = c.buf("dy", dy, backend.F32, n.Cap*dim)
-	st = c.buf("stats", stats, backend.F32, 2*dim)
-	return nP, xs, dys, st
 }
 
 var _ backend.Norm = (*Backend)(nil)

@@ -9,23 +9,24 @@ type blockArgs struct {
 	indptr, indices         *buffer
 }
 
-func (c *call) block(blk *backend.Block) blockArgs {
+// block validates blk (argument name) for an op reading its topology.
+func (c *call) block(name string, blk *backend.Block) blockArgs {
 	var a blockArgs
 	if !c.ok {
 		return a
 	}
 	if blk == nil {
-		c.failf("blk: nil block")
+		c.failf("%s: nil block", name)
 		return a
 	}
-	a.nd = c.count("blk.NumDst", blk.NumDst)
-	a.ne = c.count("blk.NumEdges", blk.NumEdges)
-	a.ns = c.count("blk.NumSrc", blk.NumSrc)
+	a.nd = c.count(name+".NumDst", blk.NumDst)
+	a.ne = c.count(name+".NumEdges", blk.NumEdges)
+	a.ns = c.count(name+".NumSrc", blk.NumSrc)
 	a.dstCap, a.edgeCap, a.srcCap = blk.NumDst.Cap, blk.NumEdges.Cap, blk.NumSrc.Cap
-	a.indptr = c.buf("blk.Indptr", blk.Indptr, backend.I32, a.dstCap+1)
-	a.indices = c.buf("blk.Indices", blk.Indices, backend.I32, a.edgeCap)
+	a.indptr = c.buf(name+".Indptr", blk.Indptr, backend.I32, a.dstCap+1)
+	a.indices = c.buf(name+".Indices", blk.Indices, backend.I32, a.edgeCap)
 	if c.ok && a.dstCap > a.srcCap {
-		c.failf("blk: destination capacity %d exceeds source capacity %d", a.dstCap, a.srcCap)
+		c.failf("%s: destination capacity %d exceeds source capacity %d", name, a.dstCap, a.srcCap)
 	}
 	return a
 }
@@ -44,21 +45,18 @@ func (c *call) warpRows(rows int) (dim3, dim3) {
 // them as it reads them (kernels/aggregate.cu's meanW), one launch less on
 // a layer's chain; any other op launches mean_weights first.
 func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
-	c := b.begin("MeanWeights")
+	c, ck := b.checkMeanWeights(blk, edgeW)
 	defer c.end()
-	a := c.block(blk)
-	ew := c.buf("edgeW", edgeW, backend.F32, a.edgeCap)
 	if !c.ok {
 		return
 	}
-	b.meanQ = meanQueue{a: a, ew: ew, set: true}
+	b.meanQ = meanQueue{args: ck, set: true}
 }
 
 // meanQueue is a MeanWeights call not yet launched.
 type meanQueue struct {
-	a   blockArgs
-	ew  *buffer
-	set bool
+	args meanWeightsArgs
+	set  bool
 }
 
 // flushMean launches the queued MeanWeights call (mean_weights).
@@ -67,11 +65,10 @@ func (c *call) flushMean() {
 	if !q.set {
 		return
 	}
-	a, ew := q.a, q.ew
+	args := q.args
 	*q = meanQueue{}
-	c.args().ptr(a.indptr.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).ptr(ew.addr())
-	g, t := c.warpRows(a.dstCap)
-	c.launch("mean_weights", g, t, 0)
+	g, t := c.warpRows(args.blk.dstCap)
+	c.launchMeanWeights(&args, g, t, 0)
 }
 
 // takeMean returns the address a forward aggregation of block a weighted
@@ -83,7 +80,7 @@ func (c *call) takeMean(a blockArgs, ew *buffer) uintptr {
 	if !q.set {
 		return 0
 	}
-	if ew != nil && q.ew == ew && q.a == a {
+	if ew != nil && q.args.edgeW == ew && q.args.blk == a {
 		*q = meanQueue{}
 		return ew.addr()
 	}
@@ -94,69 +91,24 @@ func (c *call) takeMean(a blockArgs, ew *buffer) uintptr {
 // GCNWeights sets selfW[i] = 1/d_i and edgeW[e] = (srcDeg[i]/s_i)/sqrt(d_i·d_j)
 // with d = srcDeg + 1 (float64 inside, like the CPU backend).
 func (b *Backend) GCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) {
-	c := b.begin("GCNWeights")
+	c, ck := b.checkGCNWeights(blk, srcDeg, edgeW, selfW)
 	defer c.end()
-	a := c.block(blk)
-	deg := c.buf("srcDeg", srcDeg, backend.F32, a.srcCap)
-	ew := c.buf("edgeW", edgeW, backend.F32, a.edgeCap)
-	sw := c.buf("selfW", selfW, backend.F32, a.dstCap)
 	if !c.ok {
 		return
 	}
-	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(deg.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).
-		i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).ptr(ew.addr()).ptr(sw.addr())
-	g, t := c.warpRows(a.dstCap)
-	c.launch("gcn_weights", g, t, 0)
+	g, t := c.warpRows(ck.blk.dstCap)
+	c.launchGcnWeights(&ck, g, t, 0)
 }
 
-// aggArgs are the validated arguments of Aggregate or AggregateBackward.
-type aggArgs struct {
-	a               blockArgs
-	ew, sw, in, out *buffer
+// rowWords picks the kernel of an aggregation over rows of dim values:
+// kind+"4" with float4 words when dim % 4 == 0 and x and out are 16-byte
+// aligned, else kind+"1", and the row's width in those words.
+func rowWords(kind string, dim int, x, out *buffer) (name string, words int) {
+	if dim%4 == 0 && x.ptr%16 == 0 && out.ptr%16 == 0 {
+		return kind + "4", dim / 4
+	}
+	return kind + "1", dim
 }
-
-// aggregateArgs validates the arguments of Aggregate (inRows srcRows,
-// outRows dstRows), AggregateConcat (outRows catRows) or AggregateBackward
-// (the other way round). out holds outRows·dim elements.
-func (c *call) aggregateArgs(blk *backend.Block, edgeW, selfW, in backend.Buffer, dim int, out backend.Buffer, inRows, outRows func(blockArgs) int) (aggArgs, bool) {
-	var g aggArgs
-	c.dim("dim", dim)
-	g.a = c.block(blk)
-	g.ew = c.optBuf("edgeW", edgeW, backend.F32, g.a.edgeCap)
-	g.sw = c.optBuf("selfW", selfW, backend.F32, g.a.dstCap)
-	if !c.ok {
-		return g, false
-	}
-	g.in = c.buf("x", in, backend.F32, inRows(g.a)*dim)
-	g.out = c.buf("out", out, backend.F32, outRows(g.a)*dim)
-	return g, c.ok
-}
-
-// aggregate validates and launches aggregate_fwd*, aggregate_cat* or
-// aggregate_bwd*.
-func (c *call) aggregate(kind string, blk *backend.Block, edgeW, selfW, in backend.Buffer, dim int, out backend.Buffer, inRows, outRows func(blockArgs) int) {
-	v, ok := c.aggregateArgs(blk, edgeW, selfW, in, dim, out, inRows, outRows)
-	if !ok {
-		return
-	}
-	a, ew, sw, xs, os := v.a, v.ew, v.sw, v.in, v.out
-	var meanW uintptr
-	if kind != "aggregate_bwd" {
-		meanW = c.takeMean(a, ew)
-	}
-	name, vecs := kind+"1", dim
-	if dim%4 == 0 && xs.ptr%16 == 0 && os.ptr%16 == 0 {
-		name, vecs = kind+"4", dim/4
-	}
-	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(sw.addr()).ptr(meanW).ptr(a.nd).i32(a.dstCap).
-		ptr(a.ne).i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).i32(vecs).ptr(xs.addr()).ptr(os.addr())
-	g, t := c.warpRows(a.dstCap)
-	c.launch(name, g, t, 0)
-}
-
-func srcRows(a blockArgs) int { return a.srcCap }
-func dstRows(a blockArgs) int { return a.dstCap }
-func catRows(a blockArgs) int { return 2 * a.dstCap }
 
 // Aggregate computes, for each live destination i,
 // out[i, :] = selfW[i]·x[i, :] + Σ_{e in row i} edgeW[e]·x[Indices[e], :]
@@ -164,24 +116,37 @@ func catRows(a blockArgs) int { return 2 * a.dstCap }
 // self term). One warp per destination, float4 columns when possible.
 // Deterministic (edges in order).
 func (b *Backend) Aggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("Aggregate")
+	c, ck := b.checkAggregate(blk, edgeW, selfW, x, dim, out)
 	defer c.end()
-	c.aggregate("aggregate_fwd", blk, edgeW, selfW, x, dim, out, srcRows, dstRows)
+	if !c.ok {
+		return
+	}
+	meanW := c.takeMean(ck.blk, ck.edgeW)
+	name, vecs := rowWords("aggregate_fwd", dim, ck.x, ck.out)
+	g, t := c.warpRows(ck.blk.dstCap)
+	c.launchAggregateFwd(&ck, name, meanW, vecs, g, t, 0)
 }
 
 // AggregateConcat writes, for each live destination i, out[i, :dim] =
 // x[i, :] and out[i, dim:] = Σ_{e in row i} edgeW[e]·x[Indices[e], :]; out
 // is [NumDst.Cap, 2·dim]. Same kernel as Aggregate, deterministic.
 func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("AggregateConcat")
+	c, ck := b.checkAggregateConcat(blk, edgeW, x, dim, out)
 	defer c.end()
-	if isBF16(x) || isBF16(out) {
-		// bfloat16 activations or concatenation: the table kernel over x's
-		// own rows.
-		c.aggregateTable(blk, edgeW, x, false, dim, out)
+	if !c.ok {
 		return
 	}
-	c.aggregate("aggregate_cat", blk, edgeW, nil, x, dim, out, srcRows, catRows)
+	meanW := c.takeMean(ck.blk, ck.edgeW)
+	g, t := c.warpRows(ck.blk.dstCap)
+	if ck.x.dt == backend.BF16 || ck.out.dt == backend.BF16 {
+		// bfloat16 activations or concatenation: the table kernel over x's
+		// own rows.
+		name, vecs := tableKernel(dim, ck.x, ck.out)
+		c.launchAggregateCatRows(&ck, name, meanW, vecs, g, t, 0)
+		return
+	}
+	name, vecs := rowWords("aggregate_cat", dim, ck.x, ck.out)
+	c.launchAggregateCat(&ck, name, meanW, vecs, g, t, 0)
 }
 
 // AggregateConcatTable is AggregateConcat reading source j's row from
@@ -189,31 +154,21 @@ func (b *Backend) AggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, d
 // so the same bits, as Gather followed by AggregateConcat. An id outside the
 // table is reported by Sync.
 func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) {
-	c := b.begin("AggregateConcatTable")
+	c, ck := b.checkAggregateConcatTable(blk, edgeW, table, dim, out)
 	defer c.end()
-	c.aggregateTable(blk, edgeW, table, true, dim, out)
-}
-
-// aggregateTable launches aggregate_cat_table*: source j's row is
-// table[SrcIDs[j]] when byID, else table's row j (a bfloat16 x of
-// AggregateConcat, [NumSrc.Cap, dim]).
-func (c *call) aggregateTable(blk *backend.Block, edgeW, table backend.Buffer, byID bool, dim int, out backend.Buffer) {
-	c.dim("dim", dim)
-	a := c.block(blk)
-	ew := c.optBuf("edgeW", edgeW, backend.F32, a.edgeCap)
-	var ids *buffer
-	if blk != nil && byID {
-		ids = c.buf("blk.SrcIDs", blk.SrcIDs, backend.I32, a.srcCap)
-	}
-	arg, need := "table", 0
-	if !byID {
-		arg, need = "x", a.srcCap*dim
-	}
-	tb := c.f32or16(arg, table, need)
-	os := c.f32or16("out", out, 2*a.dstCap*dim)
 	if !c.ok {
 		return
 	}
+	meanW := c.takeMean(ck.blk, ck.edgeW)
+	name, vecs := tableKernel(dim, ck.table, ck.out)
+	g, t := c.warpRows(ck.blk.dstCap)
+	c.launchAggregateCatTable(&ck, name, meanW, vecs, g, t, 0)
+}
+
+// tableKernel picks the aggregate_cat_table* kernel for rows of dim values
+// of tb (F32 or BF16) into out (F32 or BF16), and the row's width in its
+// words.
+func tableKernel(dim int, tb, os *buffer) (string, int) {
 	half, halfOut := tb.dt == backend.BF16, os.dt == backend.BF16
 	name, vecs := "aggregate_cat_table_f32x", dim
 	if half {
@@ -231,12 +186,7 @@ func (c *call) aggregateTable(blk *backend.Block, edgeW, table backend.Buffer, b
 	if four && vecs <= 32 {
 		name += "_n1" // one chunk of 32 words per pass (kernels/aggregate.cu)
 	}
-	meanW := c.takeMean(a, ew)
-	c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(ew.addr()).ptr(0).ptr(meanW).ptr(a.nd).i32(a.dstCap).
-		ptr(a.ne).i32(a.edgeCap).ptr(a.ns).i32(a.srcCap).i32(vecs).
-		ptr(ids.addr()).i64(int64(tb.n / max(dim, 1))).ptr(c.b.errDev).ptr(tb.addr()).ptr(os.addr())
-	g, t := c.warpRows(a.dstCap)
-	c.launch(name, g, t, 0)
+	return name, vecs
 }
 
 // AggregateBackward accumulates into dx [NumSrc.Cap, dim]:
@@ -246,14 +196,16 @@ func (c *call) aggregateTable(blk *backend.Block, edgeW, table backend.Buffer, b
 // With Options.Deterministic it sorts the edges by source and gathers
 // (aggregate_det.go): bitwise reproducible, at some cost.
 func (b *Backend) AggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) {
-	c := b.begin("AggregateBackward")
+	c, ck := b.checkAggregateBackward(blk, edgeW, selfW, dout, dim, dx)
 	defer c.end()
-	if !b.opt.Deterministic {
-		c.aggregate("aggregate_bwd", blk, edgeW, selfW, dout, dim, dx, dstRows, srcRows)
+	if !c.ok {
 		return
 	}
-	g, ok := c.aggregateArgs(blk, edgeW, selfW, dout, dim, dx, dstRows, srcRows)
-	if ok {
-		c.aggregateBackwardDet(g.a, g.ew, g.sw, g.in, g.out, dim)
+	if b.opt.Deterministic {
+		c.aggregateBackwardDet(&ck)
+		return
 	}
+	name, vecs := rowWords("aggregate_bwd", dim, ck.dout, ck.dx)
+	g, t := c.warpRows(ck.blk.dstCap)
+	c.launchAggregateBwd(&ck, name, vecs, g, t, 0)
 }

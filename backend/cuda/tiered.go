@@ -84,27 +84,12 @@ func (b *Backend) register(p unsafe.Pointer, bytes int64, data any) (*allocation
 // backend.Dense); stats (I64 [2], optional) counts host rows and all rows
 // on the device. One launch.
 func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
-	c := b.begin("GatherTiered")
+	c, ck := b.checkGatherTiered(cache, slot, host, dim, ids, n, out, stats)
 	defer c.end()
-	c.dim("dim", dim)
-	nP := c.count("n", n)
-	idx := c.buf("ids", ids, backend.I32, n.Cap)
-	hb := c.f32or16("host", host, 0)
-	tdt := backend.F32
-	if hb != nil {
-		tdt = hb.dt
-	}
-	cb := c.optBuf("cache", cache, tdt, 0)
-	ob := c.buf("out", out, backend.F32, n.Cap*dim)
-	st := c.optBuf("stats", stats, backend.I64, 2)
 	if !c.ok {
 		return
 	}
-	rows := int64(hb.n / dim)
-	sb := c.buf("slot", slot, backend.I32, int(rows))
-	if !c.ok {
-		return
-	}
+	hb, cb, ob, tdt := ck.host, ck.cache, ck.out, ck.host.dt
 	name, words := "tiered_rows1", dim
 	switch {
 	case tdt == backend.BF16 && dim%4 == 0 && hb.ptr%8 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%8 == 0):
@@ -114,9 +99,7 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	case dim%4 == 0 && hb.ptr%16 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%16 == 0):
 		name, words = "tiered_rows4", dim/4
 	}
-	c.args().ptr(cb.addr()).ptr(sb.addr()).ptr(hb.addr()).i64(rows).i32(words).ptr(idx.addr()).ptr(nP).i32(n.Cap).
-		ptr(ob.addr()).ptr(st.addr()).ptr(b.errDev)
-	c.launch(name, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+	c.launchTiered(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
 // MemInfo is the device's free and total memory in bytes, as the driver

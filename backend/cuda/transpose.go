@@ -10,15 +10,12 @@ import (
 // Options.Deterministic the stable sort of the deterministic aggregation
 // backward, written into t (each source's edges in edge order).
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
-	c := b.begin("TransposeBlock")
+	c, ck := b.checkTransposeBlock(blk, t)
 	defer c.end()
-	a := c.block(blk)
-	sp := c.buf("t.SrcPtr", t.SrcPtr, backend.I32, a.srcCap+1)
-	pm := c.buf("t.Perm", t.Perm, backend.I32, a.edgeCap)
-	ed := c.buf("t.EdgeDst", t.EdgeDst, backend.I32, a.edgeCap)
 	if !c.ok {
 		return
 	}
+	a, sp, pm, ed := ck.blk, ck.tSrcPtr, ck.tPerm, ck.tEdgeDst
 	ptrBytes := int64(a.srcCap+1) * 4
 	if b.opt.Deterministic {
 		if _, ok := c.sortBySource(a, detSorted{srcPtr: sp.addr(), perm: pm.addr(), edgeDst: ed.addr()}); !ok && c.ok {
@@ -36,9 +33,7 @@ func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 		if fill {
 			c.scan(cnt, sp.addr(), 0, a.srcCap+1, 0, 0, 0, 0)
 		}
-		c.args().ptr(a.indptr.addr()).ptr(a.indices.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ne).i32(a.edgeCap).
-			ptr(a.ns).i32(a.srcCap).flag(fill).ptr(sp.addr()).ptr(ed.addr()).ptr(cnt).ptr(pm.addr())
-		c.launch("csc_edges", g, th, 0)
+		c.launchCscEdges(&ck, fill, cnt, g, th, 0)
 	}
 }
 
@@ -48,25 +43,9 @@ func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 // Its sums follow t's order, so with Options.Deterministic (a stable t) the
 // result is bitwise reproducible.
 func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) {
-	c := b.begin("AggregateConcatBackward")
+	c, ck := b.checkAggregateConcatBackward(blk, t, edgeW, dcat, dim, act, dx)
 	defer c.end()
-	c.dim("dim", dim)
-	_, scale := c.dropoutArgs(act.P)
-	a := c.block(blk)
-	sp := c.buf("t.SrcPtr", t.SrcPtr, backend.I32, a.srcCap+1)
-	pm := c.buf("t.Perm", t.Perm, backend.I32, a.edgeCap)
-	ed := c.buf("t.EdgeDst", t.EdgeDst, backend.I32, a.edgeCap)
-	ew := c.buf("edgeW", edgeW, backend.F32, a.edgeCap)
-	dc := c.buf("dcat", dcat, backend.F32, a.dstCap*2*dim)
-	var ys, ms *buffer
-	if act.Relu && act.P == 0 {
-		ys = c.f32or16("act.Y", act.Y, a.srcCap*dim)
-	}
-	if act.P > 0 {
-		ms = c.buf("act.Mask", act.Mask, backend.U8, a.srcCap*dim)
-	}
-	dxs := c.f32or16("dx", dx, a.srcCap*dim)
-	dbs := c.optBuf("act.DBias", act.DBias, backend.F32, dim)
+	a, dc, ys, ms, dxs, dbs := ck.blk, ck.dcat, ck.actY, ck.actMask, ck.dx, ck.actDBias
 	if c.ok && dxs.overlaps(dc) {
 		c.failf("dx overlaps dcat")
 	}
@@ -86,10 +65,7 @@ func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transpos
 	if dbs != nil {
 		partial = c.scratch(scratchColsum, int64(chunks)*int64(dim)*4)
 	}
-	c.args().ptr(sp.addr()).ptr(pm.addr()).ptr(ed.addr()).ptr(ew.addr()).ptr(a.nd).i32(a.dstCap).ptr(a.ns).
-		i32(a.srcCap).i32(words).flag(act.Relu).flag(act.P > 0).f32(scale).flag(halfY).flag(halfDx).ptr(partial).
-		i32(chunkRows).ptr(dc.addr()).ptr(ys.addr()).ptr(ms.addr()).ptr(dxs.addr())
-	c.launch(name, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, catWarps, 1}, 0)
+	c.launchCatBwdAct(&ck, name, words, halfY, halfDx, partial, chunkRows, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, catWarps, 1}, 0)
 	if dbs != nil {
 		c.columnSums(partial, a.ns, a.srcCap, chunkRows, dim, dbs.addr())
 	}

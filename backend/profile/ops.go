@@ -1,5 +1,3 @@
-//go:generate go run ../internal/wrapgen/gen profile
-
 package profile
 
 import (

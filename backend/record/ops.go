@@ -1,5 +1,3 @@
-//go:generate go run ../internal/wrapgen/gen record
-
 package record
 
 import "github.com/fanout-gnn/fanout/backend"

@@ -9,14 +9,9 @@ typedef unsigned long long u64;
 #define FULL_MASK 0xffffffffu
 #define INT32_MAX_ 0x7fffffff
 
-// Error codes written into the device error record (see report_error).
-#define ERR_SAMPLE_ID 1   // SampleLayer: destination id outside the graph
-#define ERR_RELABEL_ID 2  // Relabel: vertex id outside the graph
-#define ERR_GATHER_ID 3   // Gather: row id outside the table
-#define ERR_LABEL 4       // SoftmaxCrossEntropy: label >= classes
-#define ERR_ADAM_STEP 5   // Adam: step t < 1
-#define ERR_HOT_ROW 6     // ReplaceRows: id outside the slot table, or a row outside the table
-#define ERR_TABLE_ID 7    // AggregateConcatTable: a source id outside the table
+// The error codes written into the device error record (ERR_*, generated
+// from the op descriptions with the Go side's messages).
+#include "errors.cuh"
 
 // flag_set reports whether an optional I32 flag (null: none) is non-zero.
 __device__ __forceinline__ bool flag_set(const int* flag) { return flag != 0 && *flag != 0; }

@@ -5,8 +5,6 @@
 #include "common.cuh"
 #include "rng.cuh"
 
-#define ERR_LINK_EDGE 20  // EdgeSeeds: an edge id outside the pairs
-#define ERR_LINK_ROW 21   // GroupRows: a row outside [0, nRows)
 
 // edge_seeds: thread t < b·(1+k): t < b writes positive t's ends, else
 // negative j = (t-b) % k of positive i = (t-b) / k: word j of the Philox

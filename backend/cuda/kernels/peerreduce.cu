@@ -28,7 +28,6 @@
 #define PEER_MAX 8
 #define PEER_FLAGS 4
 #define PEER_TIMEOUT_NS 120000000000ull
-#define ERR_PEER_TIMEOUT 22
 
 struct PeerGroup {
     float* recv[PEER_MAX];  // each rank's receive area: [2 slots][n ranks][stride], flags in an entry's last PEER_FLAGS

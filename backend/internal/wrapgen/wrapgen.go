@@ -1,231 +1,193 @@
-// Package wrapgen writes the op methods of the backend wrappers (package
-// record, which captures ops, and package profile, which times them) from
-// the backend interfaces, so that a new op needs no hand-written
-// forwarding: every method without results of the required op interfaces
-// (Sampling, Dense with Steps, Sparse) and of the op capabilities
-// (Attention, HotRows, TieredGather, Norm, JumpingKnowledge, Link) becomes one
-// line that hands the call to the wrapper's hook. A capability's op
-// reaches the inner backend through a type assertion: the wrappers have
-// every op capability, and backend's need (AttentionOf, ...) checks the backend at the bottom of
-// the wrappers before a model or store is built on one. Methods with
-// results, and the memory and other capability methods, stay hand-written
-// in the wrappers.
+// Package wrapgen writes, from one description of each op (backend/ops,
+// one YAML file per interface or capability), everything about the op
+// that is not its computation:
 //
-// `go generate` in backend/record and backend/profile runs the command in
-// ./gen; each package's test fails when its generated file is stale.
+//   - the interface and its methods with their doc comments (package
+//     backend, <file>_gen.go);
+//   - the argument checks of both backends (backend/cpu and backend/cuda,
+//     <file>_gen.go): per op, a struct of the checked, typed views (slices
+//     on the CPU; device buffers, count addresses and the Philox key on
+//     CUDA) and the method that checks every argument and fills it, so that
+//     an op's hand-written method calls it and then only computes;
+//   - the CUDA launches, each with its parameters in its kernel's order,
+//     checked against the kernel's signature in cuda/kernels/*.cu when
+//     generated (a launch that passes the wrong number or kind of values
+//     is a generation error);
+//   - the error codes the kernels report, as a header of named codes
+//     (cuda/kernels/errors.cuh) and as package internal/errcode (the op
+//     and message of each), so the two sides share one table;
+//   - the op methods of the wrappers (record and profile, ops_gen.go):
+//     one line each that hands the call to the wrapper's hook; a
+//     capability's op reaches the inner backend through a type assertion,
+//     safe because AttentionOf and the others check the backend at the
+//     bottom of the wrappers.
+//
+// The description's format is documented on Arg and Binding. Methods with
+// results (MaskGraph) and the memory and other capability methods stay
+// hand-written. `go generate ./backend` runs ./gen; a test in each package
+// with generated files fails when one of them is stale.
 package wrapgen
 
 import (
 	"bytes"
 	"fmt"
-	"go/ast"
-	"go/format"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 )
 
-// Ops are the required interfaces whose methods are generated.
-var Ops = []string{"Sampling", "Dense", "Sparse"}
-
-// Caps are the op capabilities whose methods are generated; the wrappers
-// are declared to have each.
-var Caps = []string{"Attention", "HotRows", "TieredGather", "Norm", "JumpingKnowledge", "Link"}
-
-// Hooks are the wrappers' call forms: %[1]s is the method's name, %[2]s its
-// arguments, %[3]s the inner backend (as the method's interface).
-var Hooks = map[string]string{
-	"record":  "b.do(func() { %[3]s.%[1]s(%[2]s) })",
-	"profile": "b.op(%[1]q, func() { %[3]s.%[1]s(%[2]s) })",
-}
-
-// File is the name of the generated file in each wrapper package.
-const File = "ops_gen.go"
-
-// Method is one generated op.
-type Method struct {
-	Name   string
-	Cap    string // the capability it belongs to; "" for the required ops
-	Params string // "x backend.Buffer, n backend.Count"
-	Args   string // "x, n"
-}
-
-// Methods reads the backend package in dir and returns the ops to
-// generate, sorted by name.
-func Methods(dir string) ([]Method, error) {
-	fset := token.NewFileSet()
-	ifaces := map[string]*ast.InterfaceType{}
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+// Files returns every generated file, by its path below the backend
+// directory (the parent of ops/ and cuda/kernels/).
+func Files(backendDir string) (map[string][]byte, error) {
+	s, err := Load(filepath.Join(backendDir, "ops"))
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
+	ks, err := ReadKernels(filepath.Join(backendDir, "cuda", "kernels"))
+	if err != nil {
+		return nil, fmt.Errorf("wrapgen: reading the kernels: %v", err)
+	}
+	out := map[string][]byte{}
+	for _, f := range s.Files {
+		pkgs := []string{"cuda"}
+		if f.Interface != "" {
+			src, err := f.InterfaceSource()
+			if err != nil {
+				return nil, err
+			}
+			out[f.Name+"_gen.go"] = src
+			pkgs = []string{"cpu", "cuda"}
+		}
+		if len(f.Ops) == 0 && len(f.Kernels) == 0 {
 			continue
 		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
+		for _, pkg := range pkgs {
+			src, err := s.Checks(pkg, f, ks)
+			if err != nil {
+				return nil, err
+			}
+			out[pkg+"/"+f.Name+"_gen.go"] = src
+		}
+	}
+	for _, pkg := range []string{"record", "profile"} {
+		src, err := s.Wrapper(pkg)
 		if err != nil {
 			return nil, err
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if ts, ok := n.(*ast.TypeSpec); ok {
-				if it, ok := ts.Type.(*ast.InterfaceType); ok {
-					ifaces[ts.Name.Name] = it
-				}
-			}
-			return true
-		})
+		out[pkg+"/"+wrapperFile] = src
 	}
-	var out []Method
-	seen := map[string]bool{}
-	var walk func(name, cap string) error
-	walk = func(name, cap string) error {
-		it, ok := ifaces[name]
-		if !ok {
-			return fmt.Errorf("wrapgen: no interface %s in %s", name, dir)
-		}
-		for _, f := range it.Methods.List {
-			switch t := f.Type.(type) {
-			case *ast.Ident: // an embedded interface of the package
-				if err := walk(t.Name, cap); err != nil {
-					return err
-				}
-			case *ast.FuncType:
-				if t.Results != nil && len(t.Results.List) > 0 {
-					continue // hand-written: it returns something
-				}
-				for _, n := range f.Names {
-					if seen[n.Name] {
-						continue
-					}
-					seen[n.Name] = true
-					m, err := method(fset, n.Name, t)
-					if err != nil {
-						return err
-					}
-					m.Cap = cap
-					out = append(out, m)
-				}
-			}
-		}
-		return nil
-	}
-	for _, name := range Ops {
-		if err := walk(name, ""); err != nil {
-			return nil, err
-		}
-	}
-	for _, name := range Caps {
-		if err := walk(name, name); err != nil {
-			return nil, err
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
-}
-
-// method renders one method's parameters with the backend's types
-// qualified, renaming a parameter called b (the wrappers' receiver).
-func method(fset *token.FileSet, name string, t *ast.FuncType) (Method, error) {
-	var params, args []string
-	for i, p := range t.Params.List {
-		var typ bytes.Buffer
-		if err := format.Node(&typ, fset, qualify(p.Type)); err != nil {
-			return Method{}, err
-		}
-		names := p.Names
-		if len(names) == 0 {
-			names = []*ast.Ident{ast.NewIdent(fmt.Sprintf("p%d", i))}
-		}
-		var ns []string
-		for _, n := range names {
-			v := n.Name
-			if v == "b" {
-				v = "bb"
-			}
-			ns = append(ns, v)
-			args = append(args, v)
-		}
-		params = append(params, strings.Join(ns, ", ")+" "+typ.String())
-	}
-	return Method{Name: name, Params: strings.Join(params, ", "), Args: strings.Join(args, ", ")}, nil
-}
-
-// qualify copies a type expression with the backend's exported names
-// prefixed by "backend.".
-func qualify(e ast.Expr) ast.Expr {
-	switch t := e.(type) {
-	case *ast.Ident:
-		if ast.IsExported(t.Name) {
-			return &ast.SelectorExpr{X: ast.NewIdent("backend"), Sel: ast.NewIdent(t.Name)}
-		}
-		return ast.NewIdent(t.Name)
-	case *ast.StarExpr:
-		return &ast.StarExpr{X: qualify(t.X)}
-	case *ast.ArrayType:
-		return &ast.ArrayType{Len: t.Len, Elt: qualify(t.Elt)}
-	case *ast.Ellipsis:
-		return &ast.Ellipsis{Elt: qualify(t.Elt)}
-	}
-	return e // selectors (other packages) and func types as written
-}
-
-// Generate returns the formatted ops file of wrapper package pkg ("record"
-// or "profile") for the backend package in dir.
-func Generate(dir, pkg string) ([]byte, error) {
-	hook, ok := Hooks[pkg]
-	if !ok {
-		return nil, fmt.Errorf("wrapgen: no hook for package %q", pkg)
-	}
-	ms, err := Methods(dir)
+	src, err := s.ErrcodeGo()
 	if err != nil {
 		return nil, err
 	}
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "// Code generated by backend/internal/wrapgen from the backend interfaces (%s; capabilities %s); DO NOT EDIT.\n\n",
-		strings.Join(Ops, ", "), strings.Join(Caps, ", "))
-	fmt.Fprintf(&b, "package %s\n\nimport \"github.com/fanout-gnn/fanout/backend\"\n\nvar (\n", pkg)
-	for _, c := range Caps {
-		fmt.Fprintf(&b, "\t_ backend.%s = (*Backend)(nil)\n", c)
+	out["internal/errcode/codes_gen.go"] = src
+	out["cuda/kernels/errors.cuh"] = s.ErrcodeHeader()
+	return out, nil
+}
+
+// Write writes every generated file below backendDir and removes the
+// generated Go files no description writes any more.
+func Write(backendDir string) error {
+	files, err := Files(backendDir)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(&b, ")\n")
-	for _, m := range ms {
-		inner := "b.inner"
-		if m.Cap != "" {
-			inner = fmt.Sprintf("b.inner.(backend.%s)", m.Cap)
+	for p, src := range files {
+		if err := os.WriteFile(filepath.Join(backendDir, p), src, 0o644); err != nil {
+			return err
 		}
-		fmt.Fprintf(&b, "\nfunc (b *Backend) %s(%s) {\n\t%s\n}\n", m.Name, m.Params, fmt.Sprintf(hook, m.Name, m.Args, inner))
 	}
-	return format.Source(b.Bytes())
-}
-
-// Write writes pkg's generated file into dir (the wrapper's directory),
-// reading the backend package in backendDir.
-func Write(backendDir, dir, pkg string) error {
-	src, err := Generate(backendDir, pkg)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, File), src, 0o644)
-}
-
-// Stale returns an error when the generated file in the current directory
-// (a wrapper package's, as its tests run) differs from what Generate
-// writes now.
-func Stale(backendDir, pkg string) error {
-	want, err := Generate(backendDir, pkg)
-	if err != nil {
-		return err
-	}
-	got, err := os.ReadFile(File)
-	if err != nil {
-		return err
-	}
-	if !bytes.Equal(got, want) {
-		return fmt.Errorf("%s is stale: run go generate ./backend/%s", File, pkg)
+	for _, dir := range dirs(files) {
+		old, err := orphans(backendDir, dir, files)
+		if err != nil {
+			return err
+		}
+		for _, p := range old {
+			if err := os.Remove(filepath.Join(backendDir, p)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// Stale compares the generated files of one directory below backendDir
+// (pkg: "" for package backend, "cpu", "cuda/kernels", ...) with what the
+// descriptions generate now: an error per file that differs, is missing,
+// or is generated but no longer described.
+func Stale(backendDir, pkg string) (map[string]error, error) {
+	files, err := Files(backendDir)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]error{}
+	for p, want := range files {
+		if filepath.Dir(p) != filepath.Clean("./"+pkg) {
+			continue
+		}
+		got, err := os.ReadFile(filepath.Join(backendDir, p))
+		switch {
+		case err != nil:
+			out[p] = fmt.Errorf("%s: %v: run go generate ./backend", p, err)
+		case !bytes.Equal(got, want):
+			out[p] = fmt.Errorf("%s is stale: run go generate ./backend", p)
+		default:
+			out[p] = nil
+		}
+	}
+	old, err := orphans(backendDir, pkg, files)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range old {
+		out[p] = fmt.Errorf("%s is generated from a description that is gone: run go generate ./backend", p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("wrapgen: nothing is generated into %q", pkg)
+	}
+	return out, nil
+}
+
+// dirs are the directories the files are in.
+func dirs(files map[string][]byte) []string {
+	seen := map[string]bool{}
+	var out []string
+	for p := range files {
+		d := filepath.Dir(p)
+		if !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// orphans are the Go files of dir that say the generator wrote them but
+// that it does not write now.
+func orphans(backendDir, dir string, files map[string][]byte) ([]string, error) {
+	names, err := filepath.Glob(filepath.Join(backendDir, dir, "*_gen.go"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, n := range names {
+		rel, err := filepath.Rel(backendDir, n)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := files[rel]; ok {
+			continue
+		}
+		src, err := os.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		if strings.HasPrefix(string(src), "// Code generated by backend/internal/wrapgen") {
+			out = append(out, rel)
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }

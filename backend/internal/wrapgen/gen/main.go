@@ -1,7 +1,6 @@
-// Command gen writes the generated op methods of a backend wrapper:
-// `go run ../internal/wrapgen/gen PKG` from the wrapper's directory (its
-// go:generate line) writes ops_gen.go there from the backend package in
-// the parent directory.
+// Command gen writes the files generated from the op descriptions:
+// `go run ./internal/wrapgen/gen` in the backend directory (the
+// go:generate line of package backend) writes them below it.
 package main
 
 import (
@@ -12,11 +11,11 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: gen record|profile (run in the wrapper's directory)")
+	if len(os.Args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: gen (run in the backend directory)")
 		os.Exit(2)
 	}
-	if err := wrapgen.Write("..", ".", os.Args[1]); err != nil {
+	if err := wrapgen.Write("."); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
