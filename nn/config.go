@@ -84,14 +84,26 @@ type Config struct {
 	// Empty: every layer as trained on all neighbours (a sample estimates
 	// the full sum), as GIN checkpoints before the field were. GIN only.
 	GINFanouts string `json:",omitempty"`
+	// Types, Relations and Target are a typed graph's schema (KindRSAGE,
+	// KindRGCN; hetero_config.go): its vertex types with their input
+	// widths, its relations, and the type whose vertices are classified
+	// (InDim is that type's input width). Bases is RGCN's basis
+	// decomposition (0: a weight per relation).
+	Types     []TypeSpec `json:",omitempty"`
+	Relations []RelSpec  `json:",omitempty"`
+	Target    int        `json:",omitempty"`
+	Bases     int        `json:",omitempty"`
 }
 
 // Validate returns an error naming the first invalid field.
 func (c Config) Validate() error {
 	switch c.Kind {
-	case KindSAGE, KindGCN, KindGIN, KindGAT:
+	case KindSAGE, KindGCN, KindGIN, KindGAT, KindRSAGE, KindRGCN:
 	default:
-		return fmt.Errorf("nn: config Kind %q: want %q, %q, %q or %q", c.Kind, KindSAGE, KindGCN, KindGIN, KindGAT)
+		return fmt.Errorf("nn: config Kind %q: want %q, %q, %q, %q, %q or %q", c.Kind, KindSAGE, KindGCN, KindGIN, KindGAT, KindRSAGE, KindRGCN)
+	}
+	if !c.Typed() && (len(c.Types) > 0 || len(c.Relations) > 0 || c.Bases != 0) {
+		return fmt.Errorf("nn: config %s: a schema of types and relations is the typed models' (rsage, rgcn)", c.Kind)
 	}
 	if c.InDim <= 0 {
 		return fmt.Errorf("nn: config InDim %d: must be positive", c.InDim)
@@ -116,6 +128,11 @@ func (c Config) Validate() error {
 	}
 	if _, out := c.dims(0); c.BF16Bottom && out%2 != 0 {
 		return fmt.Errorf("nn: config BF16Bottom: the bottom layer's output width %d must be even", out)
+	}
+	if c.Typed() {
+		if err := c.validateTyped(); err != nil {
+			return err
+		}
 	}
 	if err := c.validateNormJK(); err != nil {
 		return err

@@ -50,6 +50,9 @@ func (c Config) Dims(l int) (in, out int) { return c.dims(l) }
 // NewInference allocates the workspaces of layer-wise inference for blocks
 // of at most caps (destinations, edges, sources per chunk).
 func (m *Model) NewInference(caps Caps) (*Inference, error) {
+	if m.hetero != nil {
+		return nil, fmt.Errorf("nn: NewInference: layer-wise inference is the one-type models'; a typed model (%s) evaluates sampled", m.cfg.Kind)
+	}
 	if err := caps.validate(0); err != nil {
 		return nil, fmt.Errorf("nn: NewInference: %w", err)
 	}

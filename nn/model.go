@@ -92,6 +92,9 @@ type Batch struct {
 	Table  backend.Buffer
 	Labels backend.Buffer // I32 [Blocks[L-1].NumDst.Cap]; label < 0 is ignored
 	Degree backend.Buffer // F32 [N] full-graph degree per vertex (GCN only; may be nil for SAGE)
+	// Typed, for a typed model (Config.Typed), holds the batch's
+	// per-relation blocks and per-type rows instead of Blocks and X.
+	Typed *TypedBatch
 	// Share, when set, makes this batch one rank's share of a batch split
 	// across ranks: Loss divides the summed loss by the whole batch's seeds.
 	Share *Share
@@ -128,6 +131,7 @@ type Model struct {
 	norms  []*normLayer // per layer: the normalisation of its output, or nil (norm.go)
 	head   *jkHead      // jumping knowledge's head, or nil (jk.go)
 	params *paramAlloc  // the arenas the parameters are views of
+	hetero *heteroNet   // a typed model's layers (Config.Typed), instead of layers
 
 	// Workspaces, allocated by Reserve (per layer l, rows = caps[l].Dst).
 	ws      workspace
@@ -205,6 +209,14 @@ func checkCapabilities(be backend.Backend, cfg Config) error {
 // buildModel makes the layers, their parameters from pa.
 func buildModel(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*Model, error) {
 	m := &Model{be: be, cfg: cfg, ws: workspace{be: be}}
+	if cfg.Typed() {
+		var err error
+		if m.hetero, err = newHetero(be, cfg, seed, pa); err != nil {
+			m.Free()
+			return nil, err
+		}
+		return m, nil
+	}
 	for l := 0; l < cfg.Layers; l++ {
 		in, out := cfg.dims(l)
 		var ly layer
@@ -272,6 +284,9 @@ func (m *Model) Config() Config { return m.cfg }
 // Buffer, for batch normalisation); jumping knowledge's head (jk.w,
 // jk.bias) comes last.
 func (m *Model) Params() []*Param {
+	if m.hetero != nil {
+		return m.hetero.params()
+	}
 	var ps []*Param
 	for l, ly := range m.layers {
 		ps = append(ps, ly.params()...)
@@ -314,6 +329,9 @@ func (m *Model) fail(err error) {
 // envelope; the old workspaces are freed (buffers returned earlier by
 // Forward and Loss become invalid).
 func (m *Model) Reserve(caps []Caps) error {
+	if m.hetero != nil {
+		return fmt.Errorf("nn: Reserve: a typed model (%s) reserves per type and relation: ReserveTyped", m.cfg.Kind)
+	}
 	L := m.cfg.Layers
 	if len(caps) != L {
 		return fmt.Errorf("nn: Reserve: %d caps for %d layers", len(caps), L)
@@ -411,6 +429,9 @@ func (m *Model) releaseWorkspaces() {
 // Free releases parameters and workspaces. The model must not be used after.
 func (m *Model) Free() {
 	m.releaseWorkspaces()
+	if m.hetero != nil {
+		m.hetero.ws.release()
+	}
 	for _, p := range m.Params() {
 		p.free(m.be)
 	}

@@ -155,3 +155,15 @@ func initGlorot(be backend.Backend, p *Param, seed uint64, layer, slot int) {
 	key.FillUniform(host, out, -a, a)
 	be.Write(p.W, 0, host)
 }
+
+// initGlorotRows fills p ([rows, in·out]) with rows Glorot-uniform for an
+// [in, out] weight each (RGCN's bases), as initGlorot does one: row k,
+// element (i, j) is word (k·in + i, j) of the key (seed, step = slot,
+// stream = initStream+layer).
+func initGlorotRows(be backend.Backend, p *Param, seed uint64, layer, slot, in, out int) {
+	a := float32(math.Sqrt(6 / float64(in+out)))
+	host := make([]float32, p.Size())
+	key := rng.Key{Seed: seed, Step: uint32(slot), Stream: uint32(initStream + layer)}
+	key.FillUniform(host, out, -a, a)
+	be.Write(p.W, 0, host)
+}

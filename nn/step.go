@@ -13,6 +13,18 @@ import (
 // destination capacity, and a degree table for GCN. It reads no device
 // memory.
 func (m *Model) CheckBatch(b *Batch) error {
+	if m.hetero != nil {
+		if b == nil {
+			return fmt.Errorf("nn: batch: nil")
+		}
+		if err := m.hetero.check(b.Typed); err != nil {
+			return err
+		}
+		if b.Labels != nil {
+			return checkBuf("Labels", b.Labels, backend.I32, m.hetero.caps[m.cfg.Layers-1].Types[m.cfg.Target].Dst)
+		}
+		return nil
+	}
 	if m.caps == nil {
 		return fmt.Errorf("nn: batch: Reserve has not been called")
 	}
@@ -84,6 +96,9 @@ func checkBuf(name string, b backend.Buffer, dt backend.DType, n int) error {
 func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 	if m.err != nil {
 		return m.logits()
+	}
+	if m.hetero != nil {
+		return m.forwardTyped(b, train, r)
 	}
 	if err := m.CheckBatch(b); err != nil {
 		m.fail(fmt.Errorf("nn: Forward: %w", err))
@@ -207,6 +222,12 @@ func (m *Model) input(l int) backend.Buffer {
 }
 
 func (m *Model) logits() backend.Buffer {
+	if h := m.hetero; h != nil {
+		if h.act == nil {
+			return nil
+		}
+		return h.act[m.cfg.Layers-1][m.cfg.Target]
+	}
 	if m.act == nil {
 		return nil
 	}
@@ -218,6 +239,9 @@ func (m *Model) logits() backend.Buffer {
 
 // dlogits is the buffer that receives the gradient of the logits.
 func (m *Model) dlogits() backend.Buffer {
+	if h := m.hetero; h != nil {
+		return h.dAct[m.cfg.Layers-1][m.cfg.Target]
+	}
 	if m.head != nil {
 		return m.head.dlogits
 	}
@@ -229,6 +253,9 @@ func (m *Model) dlogits() backend.Buffer {
 // is the label. It returns the model-owned F32 [1] loss and I32 correct
 // count, and keeps the gradient of the loss for Backward.
 func (m *Model) Loss(b *Batch, logits backend.Buffer) (loss backend.Buffer, correct backend.Count) {
+	if m.hetero != nil {
+		return m.lossTyped(b, logits)
+	}
 	top := len(m.caps) - 1
 	if m.caps != nil {
 		correct = backend.Count{Buf: m.correct, Cap: m.caps[top].Dst}
@@ -269,6 +296,11 @@ func (m *Model) Backward(b *Batch) {
 	}
 	if err := m.CheckBatch(b); err != nil {
 		m.fail(fmt.Errorf("nn: Backward: %w", err))
+		return
+	}
+	if m.hetero != nil {
+		m.hetero.backward(b.Typed)
+		m.haveLoss = false
 		return
 	}
 	L := m.cfg.Layers

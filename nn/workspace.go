@@ -68,6 +68,9 @@ func (w *workspace) bytes() int64 {
 // Adam moments excluded).
 func (m *Model) WorkspaceBytes() int64 {
 	n := m.ws.bytes()
+	if m.hetero != nil {
+		n += m.hetero.ws.bytes()
+	}
 	for _, ly := range m.layers {
 		n += ly.workspace().bytes()
 	}

@@ -1,0 +1,191 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// heteroDropStream is the first Philox stream of a typed model's dropout:
+// type t's rows at layer l use heteroDropStream + 64·l + t (the one-type
+// streams stay below 256).
+const heteroDropStream = 1024
+
+// TypedBatch is one sampled mini-batch of a typed graph: per layer (bottom
+// first) the blocks of every relation and the vertices of every type.
+// Relation r's block at layer l has its destination type's destinations
+// (NumDst), its source type's sources (NumSrc, SrcIDs) and Indices into
+// them. Dst[l][t] are type t's destinations at layer l, which are its
+// sources at layer l+1 (Src[l+1][t]).
+type TypedBatch struct {
+	Rels [][]*backend.Block // [layer][relation]
+	Dst  [][]backend.Count  // [layer][type]
+	Src  [][]backend.Count  // [layer][type]
+	// X are the bottom layer's input rows of each type: F32
+	// [Src[0][t].Cap, Types[t].InDim] (features, or a learned embedding's
+	// rows).
+	X []backend.Buffer
+	// DX, where set for a type, receives the gradient of the loss with
+	// respect to its X (F32 like X), which a training Backward writes (a
+	// learned embedding's rows need it; other types' are not computed).
+	DX []backend.Buffer
+}
+
+// relWeights are one relation's parameters at a layer: RSAGE's self and
+// neighbour weights and bias; RGCN's relation weight (without bases).
+type relWeights struct {
+	self, neigh, bias *Param
+}
+
+// heteroLayer is one layer of a typed model.
+type heteroLayer struct {
+	rels []relWeights // per relation
+	// RGCN: each type's root weight and bias, and with bases the bases
+	// [B, in·out] and each relation's coefficients [R, B], from which the
+	// relation weights (the rels' neigh, not parameters then) are made.
+	root, tbias []*Param
+	bases, comp *Param
+}
+
+// heteroNet is the layers of a typed model (KindRSAGE, KindRGCN) with their
+// workspaces; Model delegates to it.
+type heteroNet struct {
+	be     backend.Backend
+	cfg    Config
+	layers []*heteroLayer
+
+	ws   workspace
+	caps []LayerCaps
+	// Per layer and type: the output after bias, activation and dropout
+	// (act), its gradient (dAct), the dropout mask; per layer and relation:
+	// the edge weights (1/sampled degree), the neighbour mean (agg, kept for
+	// the backward pass) and its gradient.
+	act, dAct, mask [][]backend.Buffer
+	edgeW, agg      [][]backend.Buffer
+	dAgg            backend.Buffer // F32 [the largest agg]: one relation's at a time
+	dropP           []float32
+	// RGCN with bases: each layer's relation weights made from them (F32
+	// [R, in·out]), one layer's gradients at a time, and a count of R (the
+	// rows of the products that make them).
+	basisW        []backend.Buffer
+	basisG        backend.Buffer
+	relCount      backend.Buffer
+	loss, correct backend.Buffer // F32 [1], I32 [1]
+}
+
+// newHetero makes a typed model's layers, their parameters from pa.
+func newHetero(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*heteroNet, error) {
+	h := &heteroNet{be: be, cfg: cfg, ws: workspace{be: be}, dropP: make([]float32, cfg.Layers)}
+	for l := range cfg.Layers {
+		ly, err := h.newLayer(pa, l, seed)
+		if err != nil {
+			return nil, err
+		}
+		h.layers = append(h.layers, ly)
+	}
+	return h, nil
+}
+
+// newLayer makes layer l's parameters, named after PyTorch Geometric's
+// modules (the export maps them): RSAGE's per relation
+// "layerL.REL.w_self", ".w_neigh", ".bias"; RGCN's per relation
+// "layerL.REL.w" (or "layerL.bases" and "layerL.comp"), per type
+// "layerL.TYPE.root", ".bias".
+func (h *heteroNet) newLayer(pa *paramAlloc, l int, seed uint64) (*heteroLayer, error) {
+	c := h.cfg
+	ly := &heteroLayer{rels: make([]relWeights, len(c.Relations))}
+	slot := 0
+	weight := func(name string, in, out int) (*Param, error) {
+		p, err := newParam(pa, fmt.Sprintf("layer%d.%s", l, name), in, out)
+		if err == nil {
+			initGlorot(h.be, p, seed, l, slot)
+			slot++
+		}
+		return p, err
+	}
+	var err error
+	for r, rel := range c.Relations {
+		inS, out := c.typeDims(l, rel.Src)
+		inT, _ := c.typeDims(l, rel.Dst)
+		w := &ly.rels[r]
+		switch {
+		case c.Kind == KindRSAGE:
+			if w.self, err = weight(rel.Name+".w_self", inT, out); err == nil {
+				if w.neigh, err = weight(rel.Name+".w_neigh", inS, out); err == nil {
+					w.bias, err = newParam(pa, fmt.Sprintf("layer%d.%s.bias", l, rel.Name), out)
+				}
+			}
+		case c.Bases == 0:
+			w.neigh, err = weight(rel.Name+".w", inS, out)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if c.Kind != KindRGCN {
+		return ly, nil
+	}
+	for t, ty := range c.Types {
+		in, out := c.typeDims(l, t)
+		root, err := weight(ty.Name+".root", in, out)
+		if err != nil {
+			return nil, err
+		}
+		b, err := newParam(pa, fmt.Sprintf("layer%d.%s.bias", l, ty.Name), out)
+		if err != nil {
+			return nil, err
+		}
+		ly.root, ly.tbias = append(ly.root, root), append(ly.tbias, b)
+	}
+	if c.Bases > 0 {
+		in, out := c.typeDims(l, 0)
+		if ly.bases, err = newParam(pa, fmt.Sprintf("layer%d.bases", l), c.Bases, in*out); err != nil {
+			return nil, err
+		}
+		// Each basis is a Glorot-uniform [in, out] weight.
+		initGlorotRows(h.be, ly.bases, seed, l, slot, in, out)
+		slot++
+		if ly.comp, err = weight("comp", len(c.Relations), c.Bases); err != nil {
+			return nil, err
+		}
+	}
+	return ly, nil
+}
+
+// params lists layer ly's parameters: per relation (RSAGE: w_self,
+// w_neigh, bias; RGCN: w), then RGCN's per type (root, bias) and bases.
+func (ly *heteroLayer) params() []*Param {
+	var ps []*Param
+	for _, w := range ly.rels {
+		for _, p := range []*Param{w.self, w.neigh, w.bias} {
+			if p != nil {
+				ps = append(ps, p)
+			}
+		}
+	}
+	for t := range ly.root {
+		ps = append(ps, ly.root[t], ly.tbias[t])
+	}
+	if ly.bases != nil {
+		ps = append(ps, ly.bases, ly.comp)
+	}
+	return ps
+}
+
+// params is every parameter of the net, bottom layer first.
+func (h *heteroNet) params() []*Param {
+	var ps []*Param
+	for _, ly := range h.layers {
+		ps = append(ps, ly.params()...)
+	}
+	return ps
+}
+
+// free releases the parameters' own buffers (none from arenas) and the
+// workspaces.
+func (h *heteroNet) free() {
+	h.ws.release()
+	for _, p := range h.params() {
+		p.free(h.be)
+	}
+}

@@ -1,0 +1,341 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// reserve allocates the typed layers' workspaces for the envelope caps
+// (one per layer, bottom first).
+func (h *heteroNet) reserve(caps []LayerCaps) error {
+	c := h.cfg
+	T, R, L := len(c.Types), len(c.Relations), c.Layers
+	if len(caps) != L {
+		return fmt.Errorf("nn: ReserveTyped: %d layers' caps for %d layers", len(caps), L)
+	}
+	for l, lc := range caps {
+		if len(lc.Types) != T || len(lc.Edges) != R {
+			return fmt.Errorf("nn: ReserveTyped: layer %d has caps of %d types and %d relations, the model %d and %d", l, len(lc.Types), len(lc.Edges), T, R)
+		}
+		for t, tc := range lc.Types {
+			if tc.Dst < 0 || tc.Src < tc.Dst || (l > 0 && tc.Src > caps[l-1].Types[t].Dst) {
+				return fmt.Errorf("nn: ReserveTyped: layer %d type %s: caps %+v (sources first destinations, at most the layer below's destinations)", l, c.Types[t].Name, tc)
+			}
+		}
+	}
+	h.ws.release()
+	h.caps = append([]LayerCaps(nil), caps...)
+	h.act, h.dAct, h.mask = grid[backend.Buffer](L, T), grid[backend.Buffer](L, T), grid[backend.Buffer](L, T)
+	h.edgeW, h.agg = grid[backend.Buffer](L, R), grid[backend.Buffer](L, R)
+	biggest := 0
+	for l, lc := range caps {
+		for t, tc := range lc.Types {
+			_, out := c.typeDims(l, t)
+			h.act[l][t] = h.ws.alloc(fmt.Sprintf("layer %d %s outputs", l, c.Types[t].Name), backend.F32, tc.Dst*out)
+			h.dAct[l][t] = h.ws.allocRows(fmt.Sprintf("layer %d %s output gradients", l, c.Types[t].Name), backend.F32, tc.Dst*out)
+			if l < L-1 && c.Dropout > 0 {
+				h.mask[l][t] = h.ws.alloc(fmt.Sprintf("layer %d %s dropout mask", l, c.Types[t].Name), backend.U8, tc.Dst*out)
+			}
+		}
+		for r, rel := range c.Relations {
+			inS, _ := c.typeDims(l, rel.Src)
+			n := lc.Types[rel.Dst].Dst * inS
+			h.edgeW[l][r] = h.ws.alloc(fmt.Sprintf("layer %d %s edge weights", l, rel.Name), backend.F32, lc.Edges[r])
+			h.agg[l][r] = h.ws.allocRows(fmt.Sprintf("layer %d %s neighbour means", l, rel.Name), backend.F32, n)
+			biggest = max(biggest, n)
+		}
+	}
+	h.dAgg = h.ws.allocRows("neighbour mean gradients", backend.F32, biggest)
+	if c.Bases > 0 {
+		h.basisW = make([]backend.Buffer, L)
+		largest := 0
+		for l := range L {
+			in, out := c.typeDims(l, 0)
+			h.basisW[l] = h.ws.alloc(fmt.Sprintf("layer %d relation weights from bases", l), backend.F32, R*in*out)
+			largest = max(largest, R*in*out)
+		}
+		h.basisG = h.ws.alloc("relation weight gradients", backend.F32, largest)
+		h.relCount = h.ws.alloc("relation count", backend.I32, 1)
+	}
+	h.loss = h.ws.alloc("loss", backend.F32, 1)
+	h.correct = h.ws.alloc("correct count", backend.I32, 1)
+	if h.ws.err != nil {
+		return h.ws.err
+	}
+	if h.relCount != nil {
+		h.be.Write(h.relCount, 0, []int32{int32(R)})
+	}
+	return nil
+}
+
+// grid makes an [n][m] table.
+func grid[T any](n, m int) [][]T {
+	g := make([][]T, n)
+	for i := range g {
+		g[i] = make([]T, m)
+	}
+	return g
+}
+
+// check reports whether b fits the reserved envelope.
+func (h *heteroNet) check(b *TypedBatch) error {
+	c := h.cfg
+	if h.caps == nil {
+		return fmt.Errorf("nn: batch: ReserveTyped has not been called")
+	}
+	if b == nil || len(b.Rels) != c.Layers || len(b.Dst) != c.Layers || len(b.Src) != c.Layers || len(b.X) != len(c.Types) {
+		return fmt.Errorf("nn: batch: a typed model needs a TypedBatch of %d layers and %d types' inputs", c.Layers, len(c.Types))
+	}
+	for l, lc := range h.caps {
+		for r, blk := range b.Rels[l] {
+			if blk == nil || blk.NumEdges.Cap != lc.Edges[r] || blk.NumDst.Cap != lc.Types[c.Relations[r].Dst].Dst {
+				return fmt.Errorf("nn: batch: layer %d relation %s does not match the reserved caps", l, c.Relations[r].Name)
+			}
+		}
+		for t, tc := range lc.Types {
+			if b.Dst[l][t].Cap != tc.Dst || b.Src[l][t].Cap != tc.Src {
+				return fmt.Errorf("nn: batch: layer %d type %s has caps %d/%d, reserved %+v", l, c.Types[t].Name, b.Dst[l][t].Cap, b.Src[l][t].Cap, tc)
+			}
+		}
+	}
+	for t, x := range b.X {
+		if err := checkBuf("X["+c.Types[t].Name+"]", x, backend.F32, h.caps[0].Types[t].Src*c.Types[t].InDim); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// input is type t's input rows at layer l: the batch's X at the bottom,
+// the layer below's outputs above it.
+func (h *heteroNet) input(b *TypedBatch, l, t int) backend.Buffer {
+	if l == 0 {
+		return b.X[t]
+	}
+	return h.act[l-1][t]
+}
+
+// inputGrad is where the gradient of type t's input rows at layer l goes:
+// the layer below's output gradient, or at the bottom the batch's DX (nil:
+// not wanted).
+func (h *heteroNet) inputGrad(b *TypedBatch, l, t int) backend.Buffer {
+	if l > 0 {
+		return h.dAct[l-1][t]
+	}
+	if b.DX != nil {
+		return b.DX[t]
+	}
+	return nil
+}
+
+// relWeight is relation r's neighbour weight at layer l (made from the
+// bases with them) and its gradient.
+func (h *heteroNet) relWeight(l, r int) (w, g backend.Buffer) {
+	if p := h.layers[l].rels[r].neigh; p != nil {
+		return p.W, p.G
+	}
+	in, out := h.cfg.typeDims(l, h.cfg.Relations[r].Src)
+	return h.be.View(h.basisW[l], r*in*out, in*out), h.be.View(h.basisG, r*in*out, in*out)
+}
+
+// forward runs every layer and returns the target type's top outputs (the
+// logits).
+func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand) backend.Buffer {
+	c, be := h.cfg, h.be
+	for l, ly := range h.layers {
+		h.dropP[l] = 0
+		if train && l < c.Layers-1 {
+			h.dropP[l] = c.Dropout
+		}
+		if ly.bases != nil {
+			in, out := c.typeDims(l, 0)
+			be.Linear(ly.comp.W, backend.Count{Buf: h.relCount, Cap: len(c.Relations)}, ly.bases.W, c.Bases, in*out, h.basisW[l], false)
+		}
+		for r := range c.Relations {
+			be.MeanWeights(b.Rels[l][r], h.edgeW[l][r])
+		}
+		for t := range c.Types {
+			if rs := c.relsInto(t); len(rs) > 0 {
+				h.forwardType(b, l, t, rs, rnd)
+			}
+		}
+	}
+	return h.act[c.Layers-1][c.Target]
+}
+
+// forwardType writes type t's outputs at layer l: the relations rs into
+// it, their biases, then ReLU and dropout below the top.
+func (h *heteroNet) forwardType(b *TypedBatch, l, t int, rs []int, rnd backend.Rand) {
+	c, be, ly := h.cfg, h.be, h.layers[l]
+	n, y := b.Dst[l][t], h.act[l][t]
+	inT, out := c.typeDims(l, t)
+	xT := h.input(b, l, t)
+	acc := false
+	if ly.root != nil {
+		be.Linear(xT, n, ly.root[t].W, inT, out, y, false)
+		acc = true
+	}
+	for _, r := range rs {
+		s := c.Relations[r].Src
+		inS, _ := c.typeDims(l, s)
+		if w := ly.rels[r].self; w != nil {
+			be.Linear(xT, n, w.W, inT, out, y, acc)
+			acc = true
+		}
+		be.Aggregate(b.Rels[l][r], h.edgeW[l][r], nil, h.input(b, l, s), inS, h.agg[l][r])
+		w, _ := h.relWeight(l, r)
+		be.Linear(h.agg[l][r], n, w, inS, out, y, acc)
+		acc = true
+	}
+	biases := []*Param{}
+	if ly.tbias != nil {
+		biases = append(biases, ly.tbias[t])
+	}
+	for _, r := range rs {
+		if p := ly.rels[r].bias; p != nil {
+			biases = append(biases, p)
+		}
+	}
+	for _, p := range biases[:len(biases)-1] {
+		be.BiasActDropout(y, n, out, p.W, false, 0, backend.Rand{}, nil, y)
+	}
+	dr := backend.Rand{Seed: rnd.Seed, Clock: rnd.Clock, Stream: uint32(heteroDropStream + 64*l + t)}
+	be.BiasActDropout(y, n, out, biases[len(biases)-1].W, l < c.Layers-1, h.dropP[l], dr, h.dropMask(l, t), y)
+}
+
+// dropMask is type t's dropout mask at layer l, nil where the last pass
+// dropped nothing.
+func (h *heteroNet) dropMask(l, t int) backend.Buffer {
+	if h.dropP[l] > 0 {
+		return h.mask[l][t]
+	}
+	return nil
+}
+
+// backward propagates the loss's gradient (in dAct[top][target]) through
+// every layer into every parameter's gradient and the batch's DX.
+func (h *heteroNet) backward(b *TypedBatch) {
+	c, be := h.cfg, h.be
+	for l := c.Layers - 1; l >= 0; l-- {
+		for t := range c.Types {
+			if g := h.inputGrad(b, l, t); g != nil {
+				be.Fill(g, 0)
+			}
+		}
+		for t := range c.Types {
+			if rs := c.relsInto(t); len(rs) > 0 {
+				h.backwardType(b, l, t, rs)
+			}
+		}
+		if ly := h.layers[l]; ly.bases != nil {
+			in, out := c.typeDims(l, 0)
+			R := backend.Count{Buf: h.relCount, Cap: len(c.Relations)}
+			g := be.View(h.basisG, 0, len(c.Relations)*in*out)
+			be.LinearBackwardWeight(ly.comp.W, g, R, c.Bases, in*out, ly.bases.G, false)
+			be.LinearBackwardData(g, R, ly.bases.W, c.Bases, in*out, ly.comp.G, false)
+		}
+	}
+}
+
+// backwardType is forwardType's backward: the bias, activation and dropout
+// (their gradient in place of dAct), then each product's weight gradient
+// and the inputs' gradients, added into theirs.
+func (h *heteroNet) backwardType(b *TypedBatch, l, t int, rs []int) {
+	c, be, ly := h.cfg, h.be, h.layers[l]
+	n, dz := b.Dst[l][t], h.dAct[l][t]
+	inT, out := c.typeDims(l, t)
+	xT, dxT := h.input(b, l, t), h.inputGrad(b, l, t)
+	var dbias *Param
+	if ly.tbias != nil {
+		dbias = ly.tbias[t]
+	} else {
+		dbias = ly.rels[rs[len(rs)-1]].bias
+	}
+	be.BiasActDropoutBackward(dz, h.act[l][t], n, out, l < c.Layers-1, h.dropP[l], h.dropMask(l, t), dz, dbias.G)
+	if ly.root != nil {
+		be.LinearBackwardWeight(xT, dz, n, inT, out, ly.root[t].G, false)
+		if dxT != nil {
+			be.LinearBackwardData(dz, n, ly.root[t].W, inT, out, dxT, true)
+		}
+	}
+	for _, r := range rs {
+		w := ly.rels[r]
+		if w.bias != nil && w.bias != dbias {
+			be.Convert(dbias.G, w.bias.G) // every relation's bias adds to the same rows
+		}
+		if w.self != nil {
+			be.LinearBackwardWeight(xT, dz, n, inT, out, w.self.G, false)
+			if dxT != nil {
+				be.LinearBackwardData(dz, n, w.self.W, inT, out, dxT, true)
+			}
+		}
+		s := c.Relations[r].Src
+		inS, _ := c.typeDims(l, s)
+		wr, gr := h.relWeight(l, r)
+		be.LinearBackwardWeight(h.agg[l][r], dz, n, inS, out, gr, false)
+		if dxS := h.inputGrad(b, l, s); dxS != nil {
+			dAgg := h.be.View(h.dAgg, 0, h.agg[l][r].Len())
+			be.LinearBackwardData(dz, n, wr, inS, out, dAgg, false)
+			be.AggregateBackward(b.Rels[l][r], h.edgeW[l][r], nil, dAgg, inS, dxS)
+		}
+	}
+}
+
+// ReserveTyped allocates a typed model's workspaces for the envelope caps
+// (one per layer, bottom first), as Reserve does a one-type model's.
+func (m *Model) ReserveTyped(caps []LayerCaps) error {
+	if m.hetero == nil {
+		return fmt.Errorf("nn: ReserveTyped: %s is not a typed model", m.cfg.Kind)
+	}
+	m.haveLoss = false
+	return m.hetero.reserve(caps)
+}
+
+// TypedCaps is the envelope a typed model was reserved for.
+func (m *Model) TypedCaps() []LayerCaps {
+	if m.hetero == nil {
+		return nil
+	}
+	return m.hetero.caps
+}
+
+// forwardTyped is Forward of a typed model.
+func (m *Model) forwardTyped(b *Batch, train bool, r backend.Rand) backend.Buffer {
+	if err := m.CheckBatch(b); err != nil {
+		m.fail(fmt.Errorf("nn: Forward: %w", err))
+		return m.logits()
+	}
+	if train && m.cfg.Dropout > 0 && r.Clock == nil {
+		m.fail(fmt.Errorf("nn: Forward: dropout %v needs a Rand with a clock", m.cfg.Dropout))
+		return m.logits()
+	}
+	return m.hetero.forward(b.Typed, train, r)
+}
+
+// lossTyped is Loss of a typed model: the target type's seeds.
+func (m *Model) lossTyped(b *Batch, logits backend.Buffer) (backend.Buffer, backend.Count) {
+	h, top := m.hetero, m.cfg.Layers-1
+	var correct backend.Count
+	if h.caps != nil {
+		correct = backend.Count{Buf: h.correct, Cap: h.caps[top].Types[m.cfg.Target].Dst}
+	}
+	if m.err != nil {
+		return h.loss, correct
+	}
+	if err := m.CheckBatch(b); err != nil {
+		m.fail(fmt.Errorf("nn: Loss: %w", err))
+		return h.loss, correct
+	}
+	if b.Labels == nil {
+		m.fail(fmt.Errorf("nn: Loss: batch has no Labels"))
+		return h.loss, correct
+	}
+	var den backend.Count
+	if sh := b.Share; sh != nil {
+		den = sh.Den
+	}
+	m.be.SoftmaxCrossEntropy(logits, b.Labels, b.Typed.Dst[top][m.cfg.Target], den, m.cfg.Classes, h.loss, m.dlogits(), correct)
+	m.haveLoss = true
+	return h.loss, correct
+}

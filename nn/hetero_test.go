@@ -1,0 +1,185 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// heteroSchema: papers cite papers, authors write papers, and papers are
+// written by authors (rev_writes).
+func heteroSchema(kind string, inPaper, inAuthor int) Config {
+	return Config{Kind: kind, InDim: inPaper, Hidden: 4, Classes: 3, Layers: 2,
+		Types:     []TypeSpec{{"paper", inPaper}, {"author", inAuthor}},
+		Relations: []RelSpec{{"cites", 0, 0}, {"writes", 1, 0}, {"rev_writes", 0, 1}}}
+}
+
+// typedBatch is a two-layer batch drawn by hand: the top layer's two seed
+// papers, sampled from four papers and three authors; the bottom layer's
+// four papers and three authors, from six papers and four authors. Live
+// counts are below the capacities, whose rows hold garbage.
+func typedBatch(t *testing.T, be backend.Backend, cfg Config) (*Batch, []LayerCaps) {
+	t.Helper()
+	count := func(n, c int) backend.Count {
+		buf, err := be.Alloc(backend.I32, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		be.Write(buf, 0, []int32{int32(n)})
+		t.Cleanup(func() { be.Free(buf) })
+		return backend.Count{Buf: buf, Cap: c}
+	}
+	// [layer][type] live destinations and sources, and capacities one above.
+	dst := [][]int{{4, 3}, {2, 0}}
+	src := [][]int{{6, 4}, {4, 3}}
+	// [layer][relation] edges: destination rows' local sources.
+	edges := [][][][]int32{
+		{ // bottom
+			{{1, 4}, {0, 5}, {2}, {3, 0, 1}}, // cites: 4 papers <- papers
+			{{0}, {1, 2}, {}, {3}},           // writes: 4 papers <- authors
+			{{0, 5}, {1}, {2, 3}},            // rev_writes: 3 authors <- papers
+		},
+		{ // top
+			{{2, 3}, {0}},    // cites: 2 seeds <- papers
+			{{0, 1}, {2, 0}}, // writes: 2 seeds <- authors
+			{},               // rev_writes: no author destinations at the top
+		},
+	}
+	tb := &TypedBatch{Rels: grid[*backend.Block](2, 3), Dst: grid[backend.Count](2, 2), Src: grid[backend.Count](2, 2)}
+	caps := make([]LayerCaps, 2)
+	for l := range 2 {
+		caps[l] = LayerCaps{Types: make([]TypeCaps, 2), Edges: make([]int, 3)}
+		for ty := range 2 {
+			caps[l].Types[ty] = TypeCaps{Dst: dst[l][ty] + 1, Src: src[l][ty] + 1}
+			if l == 1 {
+				caps[l].Types[ty].Src = caps[0].Types[ty].Dst
+			}
+			tb.Dst[l][ty] = count(dst[l][ty], caps[l].Types[ty].Dst)
+			tb.Src[l][ty] = count(src[l][ty], caps[l].Types[ty].Src)
+		}
+		for r, rel := range cfg.Relations {
+			h := hostBlock{indptr: []int32{0}, nDst: dst[l][rel.Dst]}
+			for _, row := range edges[l][r] {
+				h.indices = append(h.indices, row...)
+				h.indptr = append(h.indptr, int32(len(h.indices)))
+			}
+			for j := range src[l][rel.Src] {
+				h.srcIDs = append(h.srcIDs, int32(j))
+			}
+			h.caps = Caps{Dst: caps[l].Types[rel.Dst].Dst, Edges: len(h.indices) + 1, Src: caps[l].Types[rel.Src].Src}
+			caps[l].Edges[r] = h.caps.Edges
+			tb.Rels[l][r] = h.upload(t, be)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for ty, spec := range cfg.Types {
+		x := make([]float32, caps[0].Types[ty].Src*spec.InDim)
+		for i := range x {
+			x[i] = float32(rnd.NormFloat64())
+		}
+		tb.X = append(tb.X, upload(t, be, x))
+		tb.DX = append(tb.DX, upload(t, be, make([]float32, len(x))))
+	}
+	labels := upload(t, be, []int32{1, 0, -1})
+	return &Batch{Typed: tb, Labels: labels}, caps
+}
+
+// TestTypedGradients: a typed model's backward pass (every relation's
+// weights and bias, RGCN's roots and bases, and the bottom rows' input
+// gradient that a learned embedding trains on) equals central differences
+// of its loss, for RSAGE, RGCN, and RGCN with two bases.
+func TestTypedGradients(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"rsage", heteroSchema(KindRSAGE, 3, 2)},
+		{"rgcn", heteroSchema(KindRGCN, 3, 2)},
+		{"rgcn-bases", func() Config { c := heteroSchema(KindRGCN, 3, 3); c.Bases = 2; return c }()},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			be := newCPU(t)
+			m, err := NewModel(be, c.cfg, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Free()
+			b, caps := typedBatch(t, be, c.cfg)
+			if err := m.ReserveTyped(caps); err != nil {
+				t.Fatal(err)
+			}
+			lossOf := func() float64 {
+				_, _ = m.Loss(b, m.Forward(b, false, backend.Rand{}))
+				v := make([]float32, 1)
+				be.Read(v, m.hetero.loss, 0)
+				syncOK(t, be)
+				return float64(v[0])
+			}
+			lossOf()
+			m.Backward(b)
+			syncOK(t, be)
+			if err := m.Err(); err != nil {
+				t.Fatal(err)
+			}
+			grads := map[string][]float32{}
+			for _, p := range m.Params() {
+				g := make([]float32, p.Size())
+				be.Read(g, p.G, 0)
+				grads[p.Name] = g
+			}
+			dx := make([][]float32, len(c.cfg.Types))
+			for ty := range dx {
+				dx[ty] = make([]float32, b.Typed.DX[ty].Len())
+				be.Read(dx[ty], b.Typed.DX[ty], 0)
+			}
+			syncOK(t, be)
+			for _, p := range m.Params() {
+				if !strings.HasPrefix(p.Name, "layer1.rev_writes.") && !strings.HasPrefix(p.Name, "layer1.author.") {
+					checkGrad(t, be, p.Name, p.W, liveIdx(p.Size()), grads[p.Name], lossOf)
+					continue
+				}
+				// The top layer has no author rows: what makes them is
+				// not used and gets no gradient.
+				for i, g := range grads[p.Name] {
+					if g != 0 {
+						t.Fatalf("%s[%d]: gradient %g, want 0 (the top layer has no authors)", p.Name, i, g)
+					}
+				}
+				if d := centralDiff(be, p.W, 0, fdEps, lossOf); d != 0 {
+					t.Errorf("%s changes the loss (%g) though the top layer has no authors", p.Name, d)
+				}
+			}
+			for ty, spec := range c.cfg.Types {
+				live := []int{6, 4}[ty] * spec.InDim
+				checkGrad(t, be, fmt.Sprintf("dx[%s]", spec.Name), b.Typed.X[ty], liveIdx(live), dx[ty], lossOf)
+			}
+		})
+	}
+}
+
+// TestTypedConfig: a typed schema is checked: types that send messages
+// receive some; bases need one input width; the one-type models take no
+// schema.
+func TestTypedConfig(t *testing.T) {
+	c := heteroSchema(KindRSAGE, 3, 2)
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	noReverse := c
+	noReverse.Relations = noReverse.Relations[:2]
+	if err := noReverse.Validate(); err == nil {
+		t.Error("authors send writes but receive nothing: accepted")
+	}
+	bases := heteroSchema(KindRGCN, 3, 2)
+	bases.Bases = 2
+	if err := bases.Validate(); err == nil {
+		t.Error("bases over input widths 3 and 2: accepted")
+	}
+	sage := Config{Kind: KindSAGE, InDim: 3, Hidden: 4, Classes: 2, Layers: 2, Types: c.Types}
+	if err := sage.Validate(); err == nil {
+		t.Error("a one-type model with a schema: accepted")
+	}
+}
