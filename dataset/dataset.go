@@ -12,6 +12,12 @@ import (
 
 // Dataset is a graph with node features, labels and a train/valid/test split.
 // Slices may be memory-mapped: treat them as read-only and call Close when done.
+//
+// A typed dataset (Typed) has vertex types and relations instead of one
+// graph: Types, Relations and Target are set, Graph, Features and
+// FeaturesBF16 are nil, FeatDim is the target type's, Labels is
+// [Types[Target].Count] and Train, Valid and Test are target-local ids
+// (typed.go).
 type Dataset struct {
 	Name       string
 	Graph      *graph.CSR
@@ -43,6 +49,14 @@ type Dataset struct {
 	// Link, when set, is a link-prediction task's edge sets (link.go).
 	Link *LinkSplit
 
+	// Types are a typed dataset's vertex types, Relations its edge types
+	// (typed.go); both nil for a dataset of one vertex type.
+	Types     []VertexType
+	Relations []Relation
+	// Target is the index in Types of the labelled type, whose vertices
+	// Labels and the splits hold (0 for a dataset of one type).
+	Target int
+
 	idsFile string         // an opened dataset's node_ids: the file of its original ids
 	closers []func() error // unmap functions of an opened dataset
 }
@@ -63,6 +77,14 @@ func (d *Dataset) Close() error {
 	d.Link = nil
 	if d.Graph != nil {
 		d.Graph.Indptr, d.Graph.Indices, d.Graph.Indices64 = nil, nil, nil
+	}
+	for i := range d.Types {
+		d.Types[i].Features, d.Types[i].FeaturesBF16 = nil, nil
+	}
+	for _, r := range d.Relations {
+		if r.Graph != nil {
+			r.Graph.Indptr, r.Graph.Indices, r.Graph.Indices64 = nil, nil, nil
+		}
 	}
 	return errors.Join(errs...)
 }

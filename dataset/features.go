@@ -27,10 +27,12 @@ func ParseFeatureDType(s string) (dtype.DType, error) {
 }
 
 // FeatureDType is how the features are held: dtype.BF16 when
-// FeaturesBF16 is set, else dtype.F32.
+// FeaturesBF16 is set (of a typed dataset: of any type), else dtype.F32.
 func (d *Dataset) FeatureDType() dtype.DType {
-	if d.FeaturesBF16 != nil {
-		return dtype.BF16
+	for _, t := range d.VertexTypes() {
+		if t.FeaturesBF16 != nil {
+			return dtype.BF16
+		}
 	}
 	return dtype.F32
 }
@@ -46,18 +48,30 @@ func (d *Dataset) FeatureTable() any {
 }
 
 // FeatureBytes is the size of the feature table as held (and as feat.npy
-// stores it, less the header): 4 or 2 bytes per value.
+// stores it, less the header): 4 or 2 bytes per value; of a typed
+// dataset, of every type's table.
 func (d *Dataset) FeatureBytes() int64 {
-	return d.Graph.NumNodes * int64(d.FeatDim) * int64(d.FeatureDType().Size())
+	var b int64
+	for _, t := range d.VertexTypes() {
+		b += t.featureBytes()
+	}
+	return b
 }
 
 // RoundFeatures replaces float32 features with bfloat16 ones
 // (dtype.BF16Bits: round to nearest, ties to even), half the bytes; the
 // float32 slice is dropped, not modified. Rounding is what a run with
 // --feature-dtype bfloat16 does to float32 features as it uploads them, so
-// the two hold the same numbers. Features already bfloat16 are kept.
+// the two hold the same numbers. Features already bfloat16 are kept. A
+// typed dataset's types are each rounded.
 func (d *Dataset) RoundFeatures() {
-	if d.FeaturesBF16 != nil {
+	for i := range d.Types {
+		t := &d.Types[i]
+		if t.Features != nil {
+			t.Features, t.FeaturesBF16 = nil, convertAll(t.Features, dtype.BF16Bits)
+		}
+	}
+	if d.FeaturesBF16 != nil || d.Typed() {
 		return
 	}
 	d.Features, d.FeaturesBF16 = nil, convertAll(d.Features, dtype.BF16Bits)
@@ -65,8 +79,15 @@ func (d *Dataset) RoundFeatures() {
 
 // WidenFeatures replaces bfloat16 features with their float32 values
 // (exact), a new table of 4 bytes per value: twice the bfloat16 table's
-// host memory. Features already float32 are kept.
+// host memory. Features already float32 are kept. A typed dataset's types
+// are each widened.
 func (d *Dataset) WidenFeatures() {
+	for i := range d.Types {
+		t := &d.Types[i]
+		if t.FeaturesBF16 != nil {
+			t.Features, t.FeaturesBF16 = convertAll(t.FeaturesBF16, dtype.BF16Float), nil
+		}
+	}
 	if d.FeaturesBF16 == nil {
 		return
 	}

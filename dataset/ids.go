@@ -46,27 +46,35 @@ func (ids *NodeIDs) file() string {
 // validateIDs checks d.IDs, when set: one id per vertex, string ids on one
 // line each.
 func (d *Dataset) validateIDs() error {
-	ids := d.IDs
+	return checkIDs(d.IDs, d.Graph.NumNodes, "num_nodes", "")
+}
+
+// checkIDs checks ids, when set, of n vertices (count names n for
+// messages) whose file lies in the dataset's directory dir ("" for its
+// top).
+func checkIDs(ids *NodeIDs, n int64, count, dir string) error {
 	if ids == nil {
 		return nil
 	}
 	if (ids.Ints == nil) == (ids.Strings == nil) {
 		return fileErr(ManifestFile, "node ids: want integer or string ids, one of the two")
 	}
-	if n := ids.Len(); n != d.Graph.NumNodes {
-		return fileErr(ids.file(), "%d ids, want num_nodes = %d", n, d.Graph.NumNodes)
+	if ids.Len() != n {
+		return fileErr(filepath.Join(dir, ids.file()), "%d ids, want %s = %d", ids.Len(), count, n)
 	}
 	for v, s := range ids.Strings {
 		if strings.ContainsAny(s, "\n\r") {
-			return fileErr(IDNamesFile, "the id of vertex %d holds a line break", v)
+			return fileErr(filepath.Join(dir, IDNamesFile), "the id of vertex %d holds a line break", v)
 		}
 	}
 	return nil
 }
 
 // writeIDs writes d.IDs, when set, into dir.
-func writeIDs(dir string, d *Dataset) error {
-	ids := d.IDs
+func writeIDs(dir string, d *Dataset) error { return writeNodeIDs(dir, d.IDs) }
+
+// writeNodeIDs writes ids, when set, into dir (ids.npy or ids.txt).
+func writeNodeIDs(dir string, ids *NodeIDs) error {
 	switch {
 	case ids == nil:
 		return nil
@@ -89,15 +97,52 @@ func writeIDs(dir string, d *Dataset) error {
 // ReadIDs reads the original vertex ids of the dataset directory dir, or
 // returns nil where its manifest names none (a dataset not imported from an
 // edge list). They are read on demand, not by Open: only results keyed by
-// the original ids need them.
+// the original ids need them. Of a typed dataset they are the target
+// type's (ReadTypeIDs).
 func ReadIDs(dir string) (*NodeIDs, error) {
-	m, err := ReadManifest(filepath.Join(dir, ManifestFile))
+	path := filepath.Join(dir, ManifestFile)
+	typed, err := IsTyped(path)
+	if err != nil {
+		return nil, err
+	}
+	if typed {
+		m, err := ReadTypedManifest(path)
+		if err != nil {
+			return nil, err
+		}
+		return ReadTypeIDs(dir, m.Target)
+	}
+	m, err := ReadManifest(path)
 	if err != nil || m.NodeIDs == "" {
 		return nil, err
 	}
-	path := filepath.Join(dir, m.NodeIDs)
+	return readIDsFile(filepath.Join(dir, m.NodeIDs), m.NumNodes, "num_nodes")
+}
+
+// ReadTypeIDs reads the original ids of the vertices of type typ of the
+// typed dataset in dir, or returns nil where its manifest names none.
+func ReadTypeIDs(dir, typ string) (*NodeIDs, error) {
+	path := filepath.Join(dir, ManifestFile)
+	m, err := ReadTypedManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	i := m.typeIndex(typ)
+	if i < 0 {
+		return nil, fmt.Errorf("%s: no vertex type %s", path, quote.Quote(typ))
+	}
+	e := m.Types[i]
+	if e.NodeIDs == "" {
+		return nil, nil
+	}
+	return readIDsFile(filepath.Join(dir, TypeDir(typ), e.NodeIDs), e.Count, fmt.Sprintf("type %s's count", typ))
+}
+
+// readIDsFile reads the ids file at path (ids.npy or ids.txt), which must
+// hold n ids (count names n in the manifest).
+func readIDsFile(path string, n int64, count string) (_ *NodeIDs, err error) {
 	ids := &NodeIDs{}
-	if m.NodeIDs == IDNamesFile {
+	if filepath.Base(path) == IDNamesFile {
 		ids.Strings, err = readLines(path)
 	} else {
 		ids.Ints, err = readInt64s(path)
@@ -105,8 +150,8 @@ func ReadIDs(dir string) (*NodeIDs, error) {
 	if err != nil {
 		return nil, err
 	}
-	if ids.Len() != m.NumNodes {
-		return nil, fmt.Errorf("%s: %d ids, but %s says num_nodes = %d", path, ids.Len(), ManifestFile, m.NumNodes)
+	if ids.Len() != n {
+		return nil, fmt.Errorf("%s: %d ids, but %s says %s = %d", path, ids.Len(), ManifestFile, count, n)
 	}
 	return ids, nil
 }

@@ -29,6 +29,11 @@ type Info struct {
 	// Link task: edges per set and fixed negatives per held-out edge (0: none).
 	LinkTrain, LinkValid, LinkTest int64
 	LinkNegatives                  int
+	// A typed dataset's types and relations (typed_info.go), and the
+	// name of its target type; nil and "" for a dataset of one type.
+	Types     []TypeInfo
+	Relations []RelationInfo
+	Target    string
 }
 
 // Info computes the summary (one pass over indptr and labels).
@@ -46,6 +51,9 @@ func (d *Dataset) Info() Info {
 		i.NumNodes, i.NumEdges, i.WideIndices = g.NumNodes, g.NumEdges(), g.Wide()
 		i.Degree = g.DegreeStats()
 		i.FeatureBytes = d.FeatureBytes()
+	}
+	if d.Typed() {
+		d.typedInfo(&i)
 	}
 	for _, c := range d.Labels {
 		if c >= 0 {
@@ -69,6 +77,10 @@ func (i Info) String() string {
 	}
 	if len(i.Preprocessing) > 0 {
 		line("preprocess", "%s", strings.Join(i.Preprocessing, ", "))
+	}
+	if len(i.Types) > 0 {
+		i.typedString(&b, line)
+		return b.String()
 	}
 	line("vertices", "%s", group(i.NumNodes))
 	kind := "directed"

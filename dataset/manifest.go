@@ -73,6 +73,9 @@ const maxManifestBytes = 1 << 20
 // they name the field and quote at most quote.Limit bytes of the input.
 func ParseManifest(data []byte) (Manifest, error) {
 	var m Manifest
+	if manifestVersion(data) == TypedFormatVersion {
+		return m, fmt.Errorf("format_version is %d: a typed dataset (types and relations), which this reader does not take", TypedFormatVersion)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&m); err != nil {
@@ -88,7 +91,7 @@ func ParseManifest(data []byte) (Manifest, error) {
 	if len(m.Preprocessing) == 0 {
 		m.Preprocessing = nil
 	}
-	if err := checkKinds(data); err != nil {
+	if err := checkKinds(data, manifestKinds); err != nil {
 		return m, err
 	}
 	return m, m.check()
@@ -104,25 +107,45 @@ func unknownKey(e string) string {
 	return e
 }
 
-// ReadManifest reads and parses a manifest file; errors name the file.
+// ReadManifest reads and parses a manifest file; errors name the file. A
+// typed dataset's manifest is refused (ReadTypedManifest reads it).
 func ReadManifest(path string) (Manifest, error) {
-	f, err := os.Open(path)
+	data, err := readManifestText(path)
 	if err != nil {
 		return Manifest{}, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
-	if err != nil {
-		return Manifest{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(data) > maxManifestBytes {
-		return Manifest{}, fmt.Errorf("%s: larger than %d bytes", path, maxManifestBytes)
 	}
 	m, err := ParseManifest(data)
 	if err != nil {
 		return Manifest{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return m, nil
+}
+
+// readManifestText reads a manifest file of at most maxManifestBytes.
+func readManifestText(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(data) > maxManifestBytes {
+		return nil, fmt.Errorf("%s: larger than %d bytes", path, maxManifestBytes)
+	}
+	return data, nil
+}
+
+// IsTyped reports whether the manifest file at path describes a typed
+// dataset (format_version 2), without checking the rest of it.
+func IsTyped(path string) (bool, error) {
+	data, err := readManifestText(path)
+	if err != nil {
+		return false, err
+	}
+	return manifestVersion(data) == TypedFormatVersion, nil
 }
 
 // manifestOf describes a dataset.

@@ -33,9 +33,9 @@ var manifestKinds = map[string]string{
 	"link_train": "!!int", "link_valid": "!!int", "link_test": "!!int", "link_negatives": "!!int",
 }
 
-// checkKinds checks the parsed document's scalars against manifestKinds:
-// what the decoder converts silently.
-func checkKinds(data []byte) error {
+// checkKinds checks the parsed document's scalars against kinds (the YAML
+// type of each key, at any depth): what the decoder converts silently.
+func checkKinds(data []byte, kinds map[string]string) error {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return YAMLError(err, nil)
@@ -43,11 +43,12 @@ func checkKinds(data []byte) error {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 {
 		return nil
 	}
-	return checkMapping(doc.Content[0])
+	return checkMapping(doc.Content[0], kinds)
 }
 
-// checkMapping checks one mapping's values, and those it merges (<<).
-func checkMapping(m *yaml.Node) error {
+// checkMapping checks one mapping's values, those it merges (<<) and the
+// mappings in its sequences.
+func checkMapping(m *yaml.Node, kinds map[string]string) error {
 	m = resolved(m)
 	if m.Kind != yaml.MappingNode {
 		return nil
@@ -60,13 +61,21 @@ func checkMapping(m *yaml.Node) error {
 				merged = val.Content
 			}
 			for _, sub := range merged {
-				if err := checkMapping(sub); err != nil {
+				if err := checkMapping(sub, kinds); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		want, ok := manifestKinds[key.Value]
+		if val.Kind == yaml.SequenceNode {
+			for _, sub := range val.Content {
+				if err := checkMapping(sub, kinds); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		want, ok := kinds[key.Value]
 		if !ok || val.Kind != yaml.ScalarNode || val.ShortTag() == want {
 			continue
 		}
@@ -94,7 +103,7 @@ func resolved(n *yaml.Node) *yaml.Node {
 // among its known values, the counts consistent with each other.
 func (m Manifest) check() error {
 	if m.FormatVersion != FormatVersion {
-		return fmt.Errorf("format_version is %d, want %d", m.FormatVersion, FormatVersion)
+		return fmt.Errorf("format_version is %d, want %d (or %d, a typed dataset's)", m.FormatVersion, FormatVersion, TypedFormatVersion)
 	}
 	if err := checkText("name", m.Name, maxNameBytes); err != nil {
 		return err
@@ -117,13 +126,8 @@ func (m Manifest) check() error {
 			return fmt.Errorf("%s is %d, more than the %d this format allows", f.name, f.v, f.top)
 		}
 	}
-	for i, p := range m.Preprocessing {
-		if strings.TrimSpace(p) == "" {
-			return fmt.Errorf("preprocessing entry %d is %s, want a step's name", i+1, quote.Quote(p))
-		}
-		if err := checkText(fmt.Sprintf("preprocessing entry %d", i+1), p, maxTextBytes); err != nil {
-			return err
-		}
+	if err := checkSteps(m.Preprocessing); err != nil {
+		return err
 	}
 	if _, err := ParseFeatureDType(m.FeatureDType); err != nil {
 		return err

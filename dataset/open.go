@@ -14,9 +14,20 @@ import (
 // (Dataset.FeaturesBF16) where the manifest says feature_dtype: bfloat16;
 // either is mapped as it is. Arrays stored with a wider or narrower
 // integer type than the in-memory one (int64 labels, int32 split ids, ...)
-// are converted, which copies them. The caller must Close the dataset.
+// are converted, which copies them. The caller must Close the dataset. A
+// typed dataset's manifest (format_version 2) opens a typed dataset, its
+// per-type tables and per-relation graphs mapped the same way
+// (openTyped).
 func Open(dir string) (_ *Dataset, err error) {
-	m, err := ReadManifest(filepath.Join(dir, ManifestFile))
+	path := filepath.Join(dir, ManifestFile)
+	typed, err := IsTyped(path)
+	if err != nil {
+		return nil, err
+	}
+	if typed {
+		return openTyped(dir)
+	}
+	m, err := ReadManifest(path)
 	if err != nil {
 		return nil, err
 	}
@@ -41,36 +52,51 @@ func Open(dir string) (_ *Dataset, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err = loadFeat(l, m); err != nil {
+	d.Features, d.FeaturesBF16, err = loadTable(l, FeatFile, m.NumNodes, m.FeatDim, m.FeatureDType,
+		fmt.Sprintf("num_nodes = %d, feat_dim = %d", m.NumNodes, m.FeatDim))
+	if err != nil {
 		return nil, err
 	}
-	if d.Labels, err = loadInt[int32](l, LabelFile, m.NumNodes, "num_nodes"); err != nil {
+	if err = loadTarget(l, m.NumNodes, "num_nodes", [3]int64{m.NumTrain, m.NumValid, m.NumTest}); err != nil {
 		return nil, err
-	}
-	for _, s := range []struct {
-		file  string
-		n     int64
-		field string
-		dst   *[]int64
-	}{
-		{TrainFile, m.NumTrain, "num_train", &d.Train},
-		{ValidFile, m.NumValid, "num_valid", &d.Valid},
-		{TestFile, m.NumTest, "num_test", &d.Test},
-	} {
-		if *s.dst, err = loadInt[int64](l, s.file, s.n, s.field); err != nil {
-			return nil, err
-		}
 	}
 	if err = loadLink(l, m); err != nil {
 		return nil, err
 	}
-	if err := d.Validate(); err != nil {
-		if fe, ok := err.(*FileError); ok {
-			return nil, &FileError{File: l.path(fe.File), Err: fe.Err}
-		}
-		return nil, fmt.Errorf("%s: %w", dir, err)
+	if err = l.validate(); err != nil {
+		return nil, err
 	}
 	return d, nil
+}
+
+// validate validates the opened dataset, naming its files by their paths.
+func (l loader) validate() error {
+	if err := l.d.Validate(); err != nil {
+		if fe, ok := err.(*FileError); ok {
+			return &FileError{File: l.path(fe.File), Err: fe.Err}
+		}
+		return fmt.Errorf("%s: %w", l.dir, err)
+	}
+	return nil
+}
+
+// loadTarget maps the labels of the n labelled vertices (count names n in
+// the manifest) and the splits of sizes (train, valid, test) into l's
+// dataset.
+func loadTarget(l loader, n int64, count string, sizes [3]int64) (err error) {
+	d := l.d
+	if d.Labels, err = loadInt[int32](l, LabelFile, n, count); err != nil {
+		return err
+	}
+	for i, s := range []struct {
+		file, field string
+		dst         *[]int64
+	}{{TrainFile, "num_train", &d.Train}, {ValidFile, "num_valid", &d.Valid}, {TestFile, "num_test", &d.Test}} {
+		if *s.dst, err = loadInt[int64](l, s.file, sizes[i], s.field); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loader maps the arrays of one dataset directory, keeping their closers.
@@ -126,37 +152,39 @@ func convertInt[T int32 | int64, S int32 | int64](src []S, path string) ([]T, er
 	return out, nil
 }
 
-// loadFeat maps feat.npy, [num_nodes, feat_dim] of the manifest's
-// feature_dtype: float32 (<f4), or bfloat16 bit patterns (<u2), into d.
-func loadFeat(l loader, m Manifest) error {
-	data, shape, err := l.load(FeatFile)
+// loadTable maps a feature table, [rows, dim] of the manifest's
+// feature_dtype key: float32 (<f4), or bfloat16 bit patterns (<u2). says
+// is what the manifest says of rows and dim, for messages.
+func loadTable(l loader, file string, rows int64, dim int, key, says string) ([]float32, []uint16, error) {
+	data, shape, err := l.load(file)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	descr, _ := npy.Descr(data)
-	bf16 := m.FeatureDType == DTypeBFloat16
+	bf16 := key == DTypeBFloat16
+	var f32 []float32
+	var b16 []uint16
 	switch f := data.(type) {
 	case []float32:
 		if bf16 {
-			return fmt.Errorf("%s: dtype %s, but %s says feature_dtype: bfloat16, which feat.npy stores as <u2 (bfloat16 bit patterns)", l.path(FeatFile), descr, ManifestFile)
+			return nil, nil, fmt.Errorf("%s: dtype %s, but %s says feature_dtype: bfloat16, which feat.npy stores as <u2 (bfloat16 bit patterns)", l.path(file), descr, ManifestFile)
 		}
-		l.d.Features = f
+		f32 = f
 	case []uint16:
 		if !bf16 {
-			return fmt.Errorf("%s: dtype %s, but %s has no feature_dtype: bfloat16 (add it if the file holds bfloat16 bit patterns; float32 features are <f4)", l.path(FeatFile), descr, ManifestFile)
+			return nil, nil, fmt.Errorf("%s: dtype %s, but %s has no feature_dtype: bfloat16 (add it if the file holds bfloat16 bit patterns; float32 features are <f4)", l.path(file), descr, ManifestFile)
 		}
-		l.d.FeaturesBF16 = f
+		b16 = f
 	default:
 		if bf16 {
-			return fmt.Errorf("%s: dtype %s, want <u2 (bfloat16 bit patterns), as %s says feature_dtype: bfloat16", l.path(FeatFile), descr, ManifestFile)
+			return nil, nil, fmt.Errorf("%s: dtype %s, want <u2 (bfloat16 bit patterns), as %s says feature_dtype: bfloat16", l.path(file), descr, ManifestFile)
 		}
-		return fmt.Errorf("%s: dtype %s, want float32 (convert with astype(numpy.float32))", l.path(FeatFile), descr)
+		return nil, nil, fmt.Errorf("%s: dtype %s, want float32 (convert with astype(numpy.float32))", l.path(file), descr)
 	}
-	if len(shape) != 2 || shape[0] != m.NumNodes || shape[1] != int64(m.FeatDim) {
-		return fmt.Errorf("%s: shape %s, but %s says num_nodes = %d, feat_dim = %d",
-			l.path(FeatFile), shapeText(shape), ManifestFile, m.NumNodes, m.FeatDim)
+	if len(shape) != 2 || shape[0] != rows || shape[1] != int64(dim) {
+		return nil, nil, fmt.Errorf("%s: shape %s, but %s says %s", l.path(file), shapeText(shape), ManifestFile, says)
 	}
-	return nil
+	return f32, b16, nil
 }
 
 // shapeText renders a shape for messages: [1000 100].

@@ -23,7 +23,12 @@ import (
 // the dataset is one ParseManifest accepts (text on one line, counts in
 // range). Each check is one pass, split across GOMAXPROCS goroutines. The
 // error names the file and field at fault.
+//
+// A typed dataset is checked as validateTyped says.
 func (d *Dataset) Validate() error {
+	if d.Typed() {
+		return d.validateTyped()
+	}
 	if d.Graph == nil {
 		return errors.New("dataset has no graph")
 	}
@@ -38,7 +43,7 @@ func (d *Dataset) Validate() error {
 	if d.NumClasses < 1 {
 		return fileErr(ManifestFile, "num_classes is %d, want >= 1", d.NumClasses)
 	}
-	if err := validateGraph(g); err != nil {
+	if err := validateCSR(g, "num_nodes", n, IndptrFile, IndicesFile); err != nil {
 		return err
 	}
 	if err := d.validateFeatures(); err != nil {
@@ -49,33 +54,8 @@ func (d *Dataset) Validate() error {
 			return err
 		}
 	}
-	if int64(len(d.Labels)) != n {
-		return fileErr(LabelFile, "%d labels, want num_nodes = %d", len(d.Labels), n)
-	}
-	classes := int32(min(d.NumClasses, 1<<31-1))
-	err := firstError(int64(len(d.Labels)), func(lo, hi int64) error {
-		for v, c := range d.Labels[lo:hi] {
-			if c < -1 || c >= classes {
-				return fileErr(LabelFile, "vertex %d has label %d, want -1 (unlabelled) or [0, %d)", lo+int64(v), c, classes)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := d.validateLabels(n, "num_nodes", d.validateIDs); err != nil {
 		return err
-	}
-	if len(d.Train) == 0 {
-		return fileErr(TrainFile, "the train split is empty")
-	}
-	if err := d.validateIDs(); err != nil {
-		return err
-	}
-	seen := make([]uint64, (n+63)/64)
-	splits := d.splits()
-	for i := range splits {
-		if err := d.validateSplit(splits[:i+1], seen); err != nil {
-			return err
-		}
 	}
 	if err := d.validateLink(); err != nil {
 		return err
@@ -116,31 +96,73 @@ func CheckFeatures(feat []float32, dim int) error {
 // validateFeatures checks that one feature table is set, float32 or
 // bfloat16, of num_nodes*feat_dim finite values.
 func (d *Dataset) validateFeatures() error {
-	if d.Features != nil && d.FeaturesBF16 != nil {
-		return fileErr(FeatFile, "both float32 and bfloat16 features are set; a dataset holds one")
+	return validateTable(FeatFile, d.Graph.NumNodes, d.FeatDim, d.Features, d.FeaturesBF16, "num_nodes*feat_dim")
+}
+
+// validateTable checks a feature table of file: one of f32 and bf16 set,
+// of rows*dim finite values (want names the product for messages).
+func validateTable(file string, rows int64, dim int, f32 []float32, bf16 []uint16, want string) error {
+	if f32 != nil && bf16 != nil {
+		return fileErr(file, "both float32 and bfloat16 features are set; a dataset holds one")
 	}
-	n, values := d.Graph.NumNodes, int64(len(d.Features))
-	if d.FeaturesBF16 != nil {
-		values = int64(len(d.FeaturesBF16))
+	values := int64(len(f32))
+	if bf16 != nil {
+		values = int64(len(bf16))
 	}
-	if want := n * int64(d.FeatDim); values != want {
-		return fileErr(FeatFile, "%d values, want num_nodes*feat_dim = %d*%d = %d", values, n, d.FeatDim, want)
+	if n := rows * int64(dim); values != n {
+		return fileErr(file, "%d values, want %s = %d*%d = %d", values, want, rows, dim, n)
 	}
-	err := CheckFeatures(d.Features, d.FeatDim)
-	if d.FeaturesBF16 != nil {
-		err = CheckFeaturesBF16(d.FeaturesBF16, d.FeatDim)
+	err := CheckFeatures(f32, dim)
+	if bf16 != nil {
+		err = CheckFeaturesBF16(bf16, dim)
 	}
 	if err != nil {
-		return &FileError{File: FeatFile, Err: err}
+		return &FileError{File: file, Err: err}
 	}
 	return nil
 }
 
-// validateSplit checks the ids of the last of splits: in range, labelled,
-// not repeated and in none of the splits before it. seen is the bitmap over
-// the vertices of the earlier splits; the split's own vertices are added.
-func (d *Dataset) validateSplit(splits []split, seen []uint64) error {
-	n := d.Graph.NumNodes
+// validateLabels checks the labels of the n labelled vertices (count
+// names n for messages): a label per vertex in [-1, num_classes), a train
+// split that is not empty; then runs between, then checks the splits as
+// validateSplit does.
+func (d *Dataset) validateLabels(n int64, count string, between func() error) error {
+	if int64(len(d.Labels)) != n {
+		return fileErr(LabelFile, "%d labels, want %s = %d", len(d.Labels), count, n)
+	}
+	classes := int32(min(d.NumClasses, 1<<31-1))
+	err := firstError(int64(len(d.Labels)), func(lo, hi int64) error {
+		for v, c := range d.Labels[lo:hi] {
+			if c < -1 || c >= classes {
+				return fileErr(LabelFile, "vertex %d has label %d, want -1 (unlabelled) or [0, %d)", lo+int64(v), c, classes)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(d.Train) == 0 {
+		return fileErr(TrainFile, "the train split is empty")
+	}
+	if err := between(); err != nil {
+		return err
+	}
+	seen := make([]uint64, (n+63)/64)
+	splits := d.splits()
+	for i := range splits {
+		if err := d.validateSplit(splits[:i+1], n, seen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateSplit checks the ids of the last of splits: in [0, n),
+// labelled, not repeated and in none of the splits before it. seen is the
+// bitmap over the vertices of the earlier splits; the split's own vertices
+// are added.
+func (d *Dataset) validateSplit(splits []split, n int64, seen []uint64) error {
 	s := splits[len(splits)-1]
 	for i, v := range s.ids {
 		if v < 0 || v >= n {
@@ -177,33 +199,36 @@ func splitClash(splits []split, i int) error {
 	return fileErr(s.file, "entry %d repeats vertex %d", i, v)
 }
 
-// validateGraph checks the CSR arrays, naming indptr.npy and indices.npy.
-func validateGraph(g *graph.CSR) error {
+// validateCSR checks the CSR arrays of a graph whose rows are g.NumNodes
+// vertices (the manifest's count rows, for messages) and whose indices
+// are cols vertices' ids (cols = g.NumNodes but for a relation between
+// two types), naming the files ptrFile and idxFile.
+func validateCSR(g *graph.CSR, rows string, cols int64, ptrFile, idxFile string) error {
 	n := g.NumNodes
 	if int64(len(g.Indptr)) != n+1 {
-		return fileErr(IndptrFile, "%d entries, want num_nodes+1 = %d", len(g.Indptr), n+1)
+		return fileErr(ptrFile, "%d entries, want %s+1 = %d", len(g.Indptr), rows, n+1)
 	}
 	if g.Indptr[0] != 0 {
-		return fileErr(IndptrFile, "indptr[0] = %d, want 0", g.Indptr[0])
+		return fileErr(ptrFile, "indptr[0] = %d, want 0", g.Indptr[0])
 	}
-	wide := n >= graph.MaxInt32Vertices
+	wide := cols >= graph.MaxInt32Vertices
 	switch {
 	case wide && g.Indices != nil:
-		return fileErr(IndicesFile, "%d vertices need int64 indices, but int32 indices are set", n)
+		return fileErr(idxFile, "%d vertices need int64 indices, but int32 indices are set", cols)
 	case !wide && g.Indices64 != nil:
-		return fileErr(IndicesFile, "%d vertices need int32 indices, but int64 indices are set", n)
+		return fileErr(idxFile, "%d vertices need int32 indices, but int64 indices are set", cols)
 	}
 	edges := int64(len(g.Indices))
 	if wide {
 		edges = int64(len(g.Indices64))
 	}
 	if last := g.Indptr[n]; last != edges {
-		return fileErr(IndptrFile, "indptr[%d] = %d, but %s holds %d edges", n, last, IndicesFile, edges)
+		return fileErr(ptrFile, "indptr[%d] = %d, but %s holds %d edges", n, last, idxFile, edges)
 	}
 	err := firstError(n, func(lo, hi int64) error {
 		for v := lo; v < hi; v++ {
 			if g.Indptr[v+1] < g.Indptr[v] {
-				return fileErr(IndptrFile, "indptr decreases at row %d (%d -> %d)", v, g.Indptr[v], g.Indptr[v+1])
+				return fileErr(ptrFile, "indptr decreases at row %d (%d -> %d)", v, g.Indptr[v], g.Indptr[v+1])
 			}
 		}
 		return nil
@@ -212,20 +237,19 @@ func validateGraph(g *graph.CSR) error {
 		return err
 	}
 	if wide {
-		return checkIndices(g, g.Indices64)
+		return checkIndices(g, g.Indices64, cols, idxFile)
 	}
-	return checkIndices(g, g.Indices)
+	return checkIndices(g, g.Indices, cols, idxFile)
 }
 
-// checkIndices reports the first neighbour id outside [0, num_nodes).
-func checkIndices[T int32 | int64](g *graph.CSR, idx []T) error {
-	n := g.NumNodes
+// checkIndices reports the first neighbour id outside [0, cols).
+func checkIndices[T int32 | int64](g *graph.CSR, idx []T, cols int64, idxFile string) error {
 	return firstError(int64(len(idx)), func(lo, hi int64) error {
 		for i, u := range idx[lo:hi] {
-			if int64(u) < 0 || int64(u) >= n {
+			if int64(u) < 0 || int64(u) >= cols {
 				e := lo + int64(i)
-				row := sort.Search(int(n), func(v int) bool { return g.Indptr[v+1] > e })
-				return fileErr(IndicesFile, "edge %d (row %d) has neighbour %d, out of range [0, %d)", e, row, u, n)
+				row := sort.Search(int(g.NumNodes), func(v int) bool { return g.Indptr[v+1] > e })
+				return fileErr(idxFile, "edge %d (row %d) has neighbour %d, out of range [0, %d)", e, row, u, cols)
 			}
 		}
 		return nil

@@ -155,14 +155,30 @@ func checkTarget(dir string) (bool, error) {
 		return true, nil
 	}
 	for _, e := range entries {
-		if !slices.Contains(files, e.Name()) || !e.Type().IsRegular() {
+		file := slices.Contains(files, e.Name()) && e.Type().IsRegular()
+		typedDir := (e.Name() == TypesDir || e.Name() == RelationsDir) && e.IsDir()
+		if !file && !typedDir {
 			return false, fmt.Errorf("%s exists and is not a fanout dataset (it holds %s); refusing to replace it", dir, e.Name())
 		}
 	}
-	if _, err := ReadManifest(filepath.Join(dir, ManifestFile)); err != nil {
+	if err := checkManifestFile(filepath.Join(dir, ManifestFile)); err != nil {
 		return false, fmt.Errorf("%s exists and is not a valid fanout dataset (%w); refusing to replace it", dir, err)
 	}
 	return true, nil
+}
+
+// checkManifestFile reads and checks a manifest of either layout.
+func checkManifestFile(path string) error {
+	typed, err := IsTyped(path)
+	if err != nil {
+		return err
+	}
+	if typed {
+		_, err = ReadTypedManifest(path)
+	} else {
+		_, err = ReadManifest(path)
+	}
+	return err
 }
 
 // replaceDir renames tmp to dir, moving an existing dir aside first and
@@ -195,6 +211,9 @@ func replaceDir(dir, tmp string, existing bool) error {
 
 // writeFiles writes every array and the manifest into dir, synced.
 func writeFiles(ctx context.Context, dir string, d *Dataset) error {
+	if d.Typed() {
+		return writeTypedFiles(ctx, dir, d)
+	}
 	g := d.Graph
 	n := g.NumNodes
 	var indices any = g.Indices
@@ -231,13 +250,18 @@ func writeFiles(ctx context.Context, dir string, d *Dataset) error {
 	if err != nil {
 		return err
 	}
-	if err := writeSynced(filepath.Join(dir, ManifestFile), func(f *os.File) error {
-		_, err := f.Write(text)
-		return err
-	}); err != nil {
+	if err := writeManifest(dir, text); err != nil {
 		return err
 	}
 	return atomicfile.SyncDir(dir)
+}
+
+// writeManifest writes the manifest's text into dir, synced.
+func writeManifest(dir string, text []byte) error {
+	return writeSynced(filepath.Join(dir, ManifestFile), func(f *os.File) error {
+		_, err := f.Write(text)
+		return err
+	})
 }
 
 // writeArray writes one .npy file and syncs it, stopping between chunks

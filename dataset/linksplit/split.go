@@ -75,9 +75,12 @@ type Options struct {
 // directions) and d.Link holds the sets and the fixed negatives. A
 // negative of held-out edge (u, v) is (u, w) with w drawn uniformly among
 // the vertices that are neither u nor a neighbour of u in the original
-// graph.
+// graph. A typed dataset is refused.
 func Apply(d *dataset.Dataset, o Options) error {
 	g := d.Graph
+	if d.Typed() {
+		return fmt.Errorf("link split: %s is a typed dataset: link prediction over its relations is not built yet", d.Name)
+	}
 	if !d.Symmetric {
 		return fmt.Errorf("link split: %s is not symmetric: the split takes undirected edges", d.Name)
 	}

@@ -181,3 +181,16 @@ func TestRadixSort(t *testing.T) {
 		t.Errorf("radix sort differs from a stable sort by key")
 	}
 }
+
+// TestApplyRefusesTyped: a typed dataset's relations get no link task
+// (yet), and the refusal says so instead of calling it asymmetric.
+func TestApplyRefusesTyped(t *testing.T) {
+	ds := tiny(t)
+	ds.Types = []dataset.VertexType{{Name: "a", Count: 300}}
+	ds.Relations = []dataset.Relation{{Name: "r", Graph: ds.Graph}}
+	ds.Graph = nil
+	err := Apply(ds, Options{Fractions: Fractions{0.85, 0.05, 0.1}, Negatives: 2, Seed: 1})
+	if err == nil || !strings.Contains(err.Error(), "ring is a typed dataset") {
+		t.Fatalf("error %v", err)
+	}
+}
