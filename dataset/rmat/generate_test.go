@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/internal/proxy"
 )
 
 // TestGenerateTinyInvariants checks counts and structure of the tiny preset.
@@ -77,8 +78,8 @@ func TestGenerateTinyInvariants(t *testing.T) {
 // wide margin.
 func TestLabelsNeedTheGraph(t *testing.T) {
 	ds := generate(t, "tiny", 1, 0)
-	own := centroidAccuracy(ds, ds.Features, ds.FeatDim)
-	nbr := centroidAccuracy(ds, neighbourMean(ds.Graph, ds.Features, ds.FeatDim), ds.FeatDim)
+	own := proxy.CentroidAccuracy(ds, ds.Features, ds.FeatDim)
+	nbr := proxy.CentroidAccuracy(ds, proxy.NeighbourMean(ds.Graph, ds.Features, ds.FeatDim), ds.FeatDim)
 	t.Logf("nearest class mean: own features %.3f, neighbour mean %.3f; edge homophily %.3f",
 		own, nbr, EdgeHomophily(ds.Graph, ds.Labels))
 	if own > 0.3 || nbr < 0.5 || nbr-own < 0.3 {

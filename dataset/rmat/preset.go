@@ -2,7 +2,10 @@
 // papers-sim): an R-MAT graph with randomly permuted vertex ids, symmetrized,
 // without self loops or duplicate edges; planted labels that can be read from
 // a vertex's neighbourhood but hardly from its own features (see Generate);
-// and a seeded split.
+// and a seeded split. With Options.Labels = LabelsCommunity a one-type
+// preset is a planted partition of its size instead (community.go), and
+// the typed presets (hetero-tiny, mag-sim: typed.go) are planted
+// partitions of several types (package planted).
 //
 // Generation is deterministic for a seed and does not depend on the number of
 // threads: every random draw is keyed by a fixed chunk or vertex index.
@@ -12,6 +15,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/fanout-gnn/fanout/dataset/planted"
 )
 
 // Preset defines one benchmark dataset and the model trained on it.
@@ -44,8 +49,14 @@ type Preset struct {
 	NumTrain, NumValid, NumTest int64
 	TrainFrac, ValidFrac        float64
 
+	// Schema, when set, makes the preset a typed graph of planted
+	// communities (package planted): Scale, Pairs, A, B, C, Signal and the
+	// split's fields are unused, and FeatDim and Classes are the schema's
+	// target width and classes.
+	Schema *planted.Schema
+
 	// Default model and sampling.
-	Model   string // "sage" (mean aggregator)
+	Model   string // "sage" (mean aggregator); "rsage" for a typed preset
 	Layers  int
 	Hidden  int
 	Fanouts []int // fanouts[h] = neighbours sampled at hop h+1 from the seeds
@@ -58,6 +69,9 @@ type Preset struct {
 // NumTrain, or TrainFrac of every vertex (the split takes that fraction of
 // the labelled ones).
 func (p Preset) MaxTrain() int64 {
+	if p.Schema != nil {
+		return p.Schema.Train
+	}
 	if p.NumTrain > 0 {
 		return p.NumTrain
 	}
@@ -73,8 +87,22 @@ func (p Preset) signalDim() int {
 	return p.FeatDim
 }
 
-// NumNodes is the vertex count, 2^Scale.
-func (p Preset) NumNodes() int64 { return int64(1) << p.Scale }
+// NumNodes is the vertex count, 2^Scale; of a typed preset, of every type.
+func (p Preset) NumNodes() int64 {
+	if p.Schema != nil {
+		return p.Schema.NumVertices()
+	}
+	return int64(1) << p.Scale
+}
+
+// NumPairs is the vertex pairs drawn, Pairs; of a typed preset, the
+// relations' edges (reverses not counted).
+func (p Preset) NumPairs() int64 {
+	if p.Schema != nil {
+		return p.Schema.NumEdges()
+	}
+	return p.Pairs
+}
 
 // R-MAT quadrant probabilities of every preset (DESIGN §6).
 const (
@@ -103,11 +131,11 @@ var presets = []Preset{
 	},
 }
 
-// Names lists the preset names.
+// Names lists the preset names, the typed ones last.
 func Names() []string {
-	out := make([]string, len(presets))
-	for i, p := range presets {
-		out[i] = p.Name
+	var out []string
+	for _, p := range append(slices.Clone(presets), typedPresets...) {
+		out = append(out, p.Name)
 	}
 	return out
 }
@@ -115,9 +143,12 @@ func Names() []string {
 // Lookup returns a copy of the named preset, or an error listing the valid
 // names.
 func Lookup(name string) (Preset, error) {
-	for _, p := range presets {
+	for _, p := range append(slices.Clone(presets), typedPresets...) {
 		if p.Name == name {
 			p.Fanouts = slices.Clone(p.Fanouts)
+			if p.Schema != nil {
+				p = p.typed()
+			}
 			return p, nil
 		}
 	}
@@ -126,6 +157,12 @@ func Lookup(name string) (Preset, error) {
 
 // check reports the first field of p that cannot be generated.
 func (p Preset) check() error {
+	if p.Schema != nil {
+		if p.FeatDim < 0 {
+			return fmt.Errorf("preset %s: feature dimension %d < 0", p.Name, p.FeatDim)
+		}
+		return nil // planted.Generate checks the schema
+	}
 	switch {
 	case p.Scale < 1 || p.Scale > 30:
 		return fmt.Errorf("preset %s: scale %d outside [1, 30]", p.Name, p.Scale)

@@ -3,6 +3,8 @@ package rmat
 import (
 	"math"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/proxy"
 )
 
 // papersAt is papers-sim shrunk to 2^scale vertices (its average degree and
@@ -35,7 +37,7 @@ func TestWideFeaturesKeepTheSignal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		acc[w] = centroidAccuracy(ds, neighbourMean(ds.Graph, ds.Features, w), w)
+		acc[w] = proxy.CentroidAccuracy(ds, proxy.NeighbourMean(ds.Graph, ds.Features, w), w)
 	}
 	t.Logf("nearest class mean over the neighbour mean: width 128 %.3f, width 1280 %.3f", acc[128], acc[1280])
 	if acc[1280] < acc[128]-0.02 {

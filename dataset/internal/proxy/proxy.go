@@ -1,14 +1,20 @@
-package rmat
+// Package proxy holds the generators' tests' stand-ins for training: how
+// well the nearest class mean reads labels from a vertex's own features,
+// or from the mean of its neighbours', tells whether a graph's labels need
+// the graph.
+package proxy
 
 import (
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/graph"
 )
 
-// neighbourMean returns [n, dim] rows: the mean of x over each vertex's
-// neighbours (zeros for isolated vertices). x is [n, dim] row-major.
-func neighbourMean(g *graph.CSR, x []float32, dim int) []float32 {
-	out := make([]float32, len(x))
+// NeighbourMean returns [g.NumNodes, dim] rows: the mean of x over each
+// row's neighbours in g (zeros for a row without any). x is [vertices,
+// dim] row-major, the vertices g's indices name (g's rows for a graph of
+// one type, a relation's source type otherwise).
+func NeighbourMean(g *graph.CSR, x []float32, dim int) []float32 {
+	out := make([]float32, g.NumNodes*int64(dim))
 	for v := range g.NumNodes {
 		row := out[v*int64(dim) : (v+1)*int64(dim)]
 		nb := g.Neighbors32(v)
@@ -26,9 +32,10 @@ func neighbourMean(g *graph.CSR, x []float32, dim int) []float32 {
 	return out
 }
 
-// centroidAccuracy fits class means of x on the training vertices and
-// returns the fraction of test vertices whose nearest mean is their class.
-func centroidAccuracy(ds *dataset.Dataset, x []float32, dim int) float64 {
+// CentroidAccuracy fits class means of x ([labelled vertices, dim]
+// row-major) on ds's training vertices and returns the fraction of its
+// test vertices whose nearest mean is their class.
+func CentroidAccuracy(ds *dataset.Dataset, x []float32, dim int) float64 {
 	c := ds.NumClasses
 	mean := make([]float64, c*dim)
 	cnt := make([]float64, c)
