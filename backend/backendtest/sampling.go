@@ -11,19 +11,24 @@ import (
 
 // randomCSR draws a graph on n vertices with distinct neighbours per row:
 // most rows short, some long (up to maxDeg), some empty.
-func (e *env) randomCSR(n, maxDeg int) *graph.CSR {
-	indptr := make([]int64, n+1)
+func (e *env) randomCSR(n, maxDeg int) *graph.CSR { return e.randomRelation(n, n, maxDeg) }
+
+// randomRelation draws a relation's CSR as randomCSR does: rows vertices
+// of its destination type, each with distinct neighbours among the cols
+// vertices of its source type.
+func (e *env) randomRelation(rows, cols, maxDeg int) *graph.CSR {
+	indptr := make([]int64, rows+1)
 	var indices []int32
 	seen := make(map[int32]bool)
-	for v := range n {
+	for v := range rows {
 		d := e.rnd.IntN(8)
 		if e.rnd.IntN(10) == 0 {
 			d = e.rnd.IntN(maxDeg + 1)
 		}
-		d = min(d, n)
+		d = min(d, cols)
 		clear(seen)
 		for len(seen) < d {
-			u := int32(e.rnd.IntN(n))
+			u := int32(e.rnd.IntN(cols))
 			if !seen[u] {
 				seen[u] = true
 				indices = append(indices, u)
@@ -31,7 +36,7 @@ func (e *env) randomCSR(n, maxDeg int) *graph.CSR {
 		}
 		indptr[v+1] = int64(len(indices))
 	}
-	return &graph.CSR{NumNodes: int64(n), Indptr: indptr, Indices: indices}
+	return &graph.CSR{NumNodes: int64(rows), Indptr: indptr, Indices: indices}
 }
 
 // sampled is the reference result of one hop.

@@ -209,6 +209,14 @@ func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
 	b.do(func() { b.inner.Relabel(g, out) })
 }
 
+func (b *Backend) RelabelAdd(space backend.Graph, blk *backend.Block, srcIDs backend.Buffer, nSrc backend.Count) {
+	b.do(func() { b.inner.RelabelAdd(space, blk, srcIDs, nSrc) })
+}
+
+func (b *Backend) RelabelStart(space backend.Graph, dst backend.Buffer, nDst backend.Count, srcIDs backend.Buffer, nSrc backend.Count) {
+	b.do(func() { b.inner.RelabelStart(space, dst, nDst, srcIDs, nSrc) })
+}
+
 func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	b.do(func() { b.inner.(backend.HotRows).ReplaceRows(slot, table, base, dim, ids, n, out) })
 }
