@@ -136,4 +136,14 @@ var stickyCases = []stickyCase{
 		e.be.RelabelStart(space, e.upload([]int32{3}), e.count(1, 1), srcIDs, nSrc)
 		e.be.RelabelAdd(space, e.edgeBlock([]int32{4, 3, -1, 5}, 4), srcIDs, nSrc)
 	}, "blk.Nbrs[2] = -1 outside the space of 10 vertices"},
+	{"SparseAdam", func(e *env) { // a row past the table
+		cfg := adamConfigs()[0]
+		e.be.SparseAdam(e.upload(e.randF32(5*2, 1)), e.alloc(backend.F32, 5*2, 0), e.alloc(backend.F32, 5*2, 0), 2,
+			e.upload([]int32{0, 5}), e.count(2, 2), e.upload(e.randF32(2*2, 1)), e.count(1, 0), cfg)
+	}, "ids[1] = 5 outside table of 5 rows"},
+	{"SparseAdam", func(e *env) { // step 0, not skipped
+		cfg := adamConfigs()[0]
+		e.be.SparseAdam(e.upload(e.randF32(5*2, 1)), e.alloc(backend.F32, 5*2, 0), e.alloc(backend.F32, 5*2, 0), 2,
+			e.upload([]int32{0, 4}), e.count(2, 2), e.upload(e.randF32(2*2, 1)), e.count(0, 0), cfg)
+	}, "step t = 0, want >= 1"},
 }

@@ -241,6 +241,10 @@ func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den back
 	b.do(func() { b.inner.SoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct) })
 }
 
+func (b *Backend) SparseAdam(table, m, v backend.Buffer, dim int, ids backend.Buffer, n backend.Count, grad backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
+	b.do(func() { b.inner.SparseAdam(table, m, v, dim, ids, n, grad, t, cfg) })
+}
+
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 	b.do(func() { b.inner.TransposeBlock(blk, t) })
 }

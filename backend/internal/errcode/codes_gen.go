@@ -24,6 +24,10 @@ const (
 	RelabelStartID Code = 8
 	// RelabelAddID is RelabelAdd's "blk.Nbrs[%d] = %d outside the space of %d vertices".
 	RelabelAddID Code = 9
+	// SparseAdamStep is SparseAdam's "step t = %d, want >= 1".
+	SparseAdamStep Code = 10
+	// SparseAdamRow is SparseAdam's "ids[%d] = %d outside table of %d rows".
+	SparseAdamRow Code = 11
 	// LinkEdge is EdgeSeeds's "ids[%d] = %d outside the %d pairs".
 	LinkEdge Code = 20
 	// LinkRow is GroupRows's "rows[%d] = %d outside [0, %d)".
@@ -53,6 +57,10 @@ func (c Code) Op() string {
 		return "RelabelStart"
 	case RelabelAddID:
 		return "RelabelAdd"
+	case SparseAdamStep:
+		return "SparseAdam"
+	case SparseAdamRow:
+		return "SparseAdam"
 	case LinkEdge:
 		return "EdgeSeeds"
 	case LinkRow:
@@ -84,6 +92,10 @@ func (c Code) Message(x, y, z int64) string {
 		return fmt.Sprintf("dst[%d] = %d outside the space of %d vertices", x, y, z)
 	case RelabelAddID:
 		return fmt.Sprintf("blk.Nbrs[%d] = %d outside the space of %d vertices", x, y, z)
+	case SparseAdamStep:
+		return fmt.Sprintf("step t = %d, want >= 1", x)
+	case SparseAdamRow:
+		return fmt.Sprintf("ids[%d] = %d outside table of %d rows", x, y, z)
 	case LinkEdge:
 		return fmt.Sprintf("ids[%d] = %d outside the %d pairs", x, y, z)
 	case LinkRow:
