@@ -81,13 +81,9 @@ func (e *env) checkSpace(name string, numNodes int, dst []int32, nbrs [][]int32,
 func testRelabelStartAdd(e *env) {
 	for _, fanout := range []int{-1, 3, 10} {
 		name := fmt.Sprintf("RelabelStart+RelabelAdd fanout=%d", fanout)
-		const live, capDst = 120, 130
-		csr, g, dst, key, r := e.sampleCase(live, capDst)
-		ref := refLayer(csr, dst[:live], fanout, key)
-		capEdges, capSrc := ref.total+5, capDst+ref.total+5
-		one := e.sampleBlock(g, dst, e.count(live, capDst), fanout, r, capEdges, capSrc)
-		two := e.sampleBlock(g, dst, e.count(live, capDst), fanout, r, capEdges, capSrc)
-		three := e.sampleBlock(g, dst, e.count(live, capDst), fanout, r, capEdges, capSrc)
+		c := e.relabelCase(fanout)
+		csr, g, dst, ref, live, capSrc := c.csr, c.g, c.dst, c.ref, relabelLive, c.capSrc
+		one, two, three := c.sample(), c.sample(), c.sample()
 		e.be.Relabel(g, one)
 		e.be.RelabelStart(g, e.upload(dst), two.NumDst, two.SrcIDs, two.NumSrc)
 		e.be.RelabelAdd(g, two, two.SrcIDs, two.NumSrc)
@@ -98,17 +94,17 @@ func testRelabelStartAdd(e *env) {
 		n := e.readCount(one.NumSrc)
 		wantSrc, wantLocal := e.readI32(one.SrcIDs, n), e.readI32(one.Indices, ref.total)
 		e.checkSpace(name+" (Relabel)", int(csr.NumNodes), dst[:live], [][]int32{ref.nbrs}, one.SrcIDs, one.NumSrc, []*backend.Block{one})
-		for _, c := range []struct {
+		for _, sp := range []struct {
 			what string
 			src  backend.Buffer
 			n    backend.Count
 			blk  *backend.Block
 		}{{"in the block", two.SrcIDs, two.NumSrc, two}, {"apart", srcIDs, nSrc, three}} {
-			if got := e.readCount(c.n); got != n {
-				e.t.Errorf("%s %s: nSrc %d, Relabel's NumSrc %d", name, c.what, got, n)
+			if got := e.readCount(sp.n); got != n {
+				e.t.Errorf("%s %s: nSrc %d, Relabel's NumSrc %d", name, sp.what, got, n)
 			}
-			checkEqual(e.t, name+" "+c.what+": srcIDs = Relabel's", e.readI32(c.src, n), wantSrc, 0)
-			checkEqual(e.t, name+" "+c.what+": Indices = Relabel's", e.readI32(c.blk.Indices, ref.total), wantLocal, 0)
+			checkEqual(e.t, name+" "+sp.what+": srcIDs = Relabel's", e.readI32(sp.src, n), wantSrc, 0)
+			checkEqual(e.t, name+" "+sp.what+": Indices = Relabel's", e.readI32(sp.blk.Indices, ref.total), wantLocal, 0)
 		}
 		if got := e.readCount(three.NumSrc); got != -3 {
 			e.t.Errorf("%s apart: the block's NumSrc became %d", name, got)

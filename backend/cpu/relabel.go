@@ -68,19 +68,18 @@ func (s *spaceTable) add(nbrs, srcIDs, local []int32, base int64) int64 {
 	return n
 }
 
-// firstOutside returns the first position of an id outside [0, numNodes),
-// or -1.
-func firstOutside(ids []int32, numNodes int64) int {
+// inSpace reports whether every id lies among g's vertices; at the first
+// that does not it raises code (position, id, vertex count).
+func (c *call) inSpace(code errcode.Code, ids []int32, g *cpuGraph) bool {
+	n := g.NumNodes()
 	for i, v := range ids {
-		if v < 0 || int64(v) >= numNodes {
-			return i
+		if v < 0 || int64(v) >= n {
+			c.raise(code, i, int(v), int(min(n, math.MaxInt32)))
+			return false
 		}
 	}
-	return -1
+	return true
 }
-
-// clampNodes is a vertex count as an error record's int32 value.
-func clampNodes(n int64) int { return int(min(n, math.MaxInt32)) }
 
 // RelabelStart begins relabelling the vertex space of space (see
 // backend.Sampling): srcIDs[:nDst] = dst[:nDst] (those that fit), nSrc =
@@ -91,9 +90,8 @@ func (b *Backend) RelabelStart(space backend.Graph, dst backend.Buffer, nDst bac
 	if !c.ok {
 		return
 	}
-	ds, numNodes := ck.dst[:ck.nDst], ck.space.NumNodes()
-	if i := firstOutside(ds, numNodes); i >= 0 {
-		c.raise(errcode.RelabelStartID, i, int(ds[i]), clampNodes(numNodes))
+	ds := ck.dst[:ck.nDst]
+	if !c.inSpace(errcode.RelabelStartID, ds, ck.space) {
 		return
 	}
 	ck.space.spaceTable().start(ds, ck.srcIDs[:nSrc.Cap])
@@ -111,9 +109,8 @@ func (b *Backend) RelabelAdd(space backend.Graph, blk *backend.Block, srcIDs bac
 	if !c.ok {
 		return
 	}
-	nbrs, numNodes := ck.blkNbrs[:ck.blkNumEdges], ck.space.NumNodes()
-	if i := firstOutside(nbrs, numNodes); i >= 0 {
-		c.raise(errcode.RelabelAddID, i, int(nbrs[i]), clampNodes(numNodes))
+	nbrs := ck.blkNbrs[:ck.blkNumEdges]
+	if !c.inSpace(errcode.RelabelAddID, nbrs, ck.space) {
 		return
 	}
 	s := ck.space.spaceTable()
