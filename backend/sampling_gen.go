@@ -17,4 +17,27 @@ type Sampling interface {
 	// (edge order). It writes out.SrcIDs (after the destinations),
 	// out.NumSrc and out.Indices.
 	Relabel(g Graph, out *Block)
+	// RelabelStart begins relabelling one vertex space over several blocks
+	// (a vertex type that is the source type of several relations): space
+	// is any graph of the space's vertices (an edgeless CSR of the type's
+	// vertex count will do), whose relabel table is the one used. It writes
+	// srcIDs[i] = dst[i] for the first nDst live ids of dst (those below
+	// nSrc.Cap) and nSrc = nDst, and gives destination i the local id i
+	// (destinations must be distinct, as Relabel's). RelabelAdd then
+	// relabels blocks into the space; a Relabel or another RelabelStart on
+	// space ends it.
+	RelabelStart(space Graph, dst Buffer, nDst Count, srcIDs Buffer, nSrc Count)
+	// RelabelAdd relabels the neighbours of blk (blk.Nbrs[:NumEdges], ids of
+	// space) into the space begun by the last RelabelStart on space: an id
+	// already there keeps its local id, and each new one gets the next
+	// local id after nSrc, in order of first appearance in edge order. It
+	// writes blk.Indices, the new ids into srcIDs (those below nSrc.Cap)
+	// and the true source count into nSrc (above nSrc.Cap when more arrive
+	// than fit, as Relabel's NumSrc). blk.SrcIDs and blk.NumSrc are not
+	// used: srcIDs and nSrc are the space's (they may be blk's own). The
+	// RelabelAdd calls after one RelabelStart continue one numbering, so
+	// Relabel(g, blk) equals RelabelStart(g, dst, blk.NumDst, blk.SrcIDs,
+	// blk.NumSrc) over blk's destinations dst, then RelabelAdd(g, blk,
+	// blk.SrcIDs, blk.NumSrc).
+	RelabelAdd(space Graph, blk *Block, srcIDs Buffer, nSrc Count)
 }

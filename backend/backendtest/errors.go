@@ -53,44 +53,46 @@ func testStickyErrors(e *env) {
 	}
 }
 
-// stickyCase is one bad call and the op name its error must mention.
+// stickyCase is one bad call and the op name its error must mention (and
+// arg, where set: the argument and what is wrong with it).
 type stickyCase struct {
 	op   string
 	call func(e *env)
+	arg  string
 }
 
 // stickyCases run each on a fresh backend (see Run).
 var stickyCases = []stickyCase{
 	{"Linear", func(e *env) { // a bfloat16 x with a float32 w
 		e.be.Linear(e.alloc(backend.BF16, 8, 0), e.count(2, 2), e.alloc(backend.F32, 8, 0), 4, 2, e.poison(4), false)
-	}},
+	}, ""},
 	{"LinearBackwardWeight", func(e *env) { // bfloat16 operands of odd width
 		e.be.LinearBackwardWeight(e.alloc(backend.BF16, 6, 0), e.alloc(backend.BF16, 4, 0), e.count(2, 2), 3, 2, e.poison(6), false)
-	}},
+	}, ""},
 	{"Convert", func(e *env) { // lengths differ
 		e.be.Convert(e.poison(6), e.alloc(backend.BF16, 5, 0))
-	}},
+	}, ""},
 	{"ReplaceRows", func(e *env) { // a slot past the table's rows
 		e.hot().ReplaceRows(e.upload([]int32{-1, 5, -1}), e.upload(e.randF32(2*4, 1)), e.count(0, 0), 4,
 			e.upload([]int32{0, 1, 2}), e.count(3, 3), e.poison(12))
-	}},
+	}, ""},
 	{"AddRows", func(e *env) { // columns past the row's width
 		e.hot().AddRows(e.upload([]int32{-1, 0, -1}), e.upload(e.randF32(2*4, 1)), e.count(0, 0), 4,
 			e.upload([]int32{0, 1, 2}), e.count(3, 3), e.poison(3*6), 6, 3)
-	}},
+	}, ""},
 	{"Gather", func(e *env) { // nil ids
 		e.be.Gather(e.upload(e.randF32(40, 1)), 4, nil, e.count(3, 3), e.poison(12))
-	}},
+	}, ""},
 	{"Aggregate", func(e *env) { // out shorter than NumDst.Cap × dim
 		h := e.randomBlock(10, 20)
 		e.be.Aggregate(e.uploadBlock(h), e.upload(e.randF32(h.capEdges, 1)), nil,
 			e.upload(e.randF32(h.capSrc*8, 1)), 8, e.poison(h.capDst*8-1))
-	}},
+	}, ""},
 	{"AggregateConcat", func(e *env) { // out holds NumDst.Cap × dim, not × 2·dim
 		h := e.randomBlock(10, 20)
 		e.be.AggregateConcat(e.uploadBlock(h), e.upload(e.randF32(h.capEdges, 1)),
 			e.upload(e.randF32(h.capSrc*8, 1)), 8, e.poison(h.capDst*8))
-	}},
+	}, ""},
 	{"AggregateConcatTable", func(e *env) { // a source id past the table's rows
 		h := e.randomBlock(10, 20)
 		blk := e.uploadBlock(h)
@@ -98,32 +100,50 @@ var stickyCases = []stickyCase{
 		ids[3] = 5
 		blk.SrcIDs = e.upload(ids)
 		e.be.AggregateConcatTable(blk, e.upload(e.randF32(h.capEdges, 1)), e.upload(e.randF32(5*8, 1)), 8, e.poison(h.capDst*16))
-	}},
+	}, ""},
 	{"BiasActDropout", func(e *env) { // p > 0 without a mask
 		e.be.BiasActDropout(e.upload(e.randF32(12, 1)), e.count(3, 3), 4, nil, true, 0.5,
 			e.rand(1, 128, 0, 0), nil, e.poison(12))
-	}},
+	}, ""},
 	{"SoftmaxCrossEntropy", func(e *env) { // labels are float32
 		e.be.SoftmaxCrossEntropy(e.upload(e.randF32(12, 1)), e.upload(e.randF32(3, 1)), e.count(3, 3), backend.Count{}, 4,
 			e.poison(1), e.poison(12), e.count(0, 0))
-	}},
+	}, ""},
 	{"Adam", func(e *env) { // m shorter than param
 		p := e.upload(e.randF32(10, 1))
 		e.be.Adam(p, e.upload(e.randF32(10, 1)), e.upload(e.randF32(9, 1)), e.upload(e.randF32(10, 1)),
 			e.count(1, 0), backend.AdamConfig{LR: 0.1, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
-	}},
+	}, ""},
 	{"SliceSeeds", func(e *env) { // count.Cap below batch
 		e.be.SliceSeeds(e.upload([]int32{0, 1, 2, 3}), 4, 3, e.upload([]int32{0, 0}), e.poisonI32(3), e.count(0, 2))
-	}},
+	}, ""},
 	{"FlagOverflow", func(e *env) { // flag shorter than 3
 		e.be.FlagOverflow(e.count(5, 1), e.upload([]int32{0, 0}), e.alloc(backend.I32, 2, 0))
-	}},
+	}, ""},
 	{"Accumulate", func(e *env) { // unless is float32
 		e.be.Accumulate(e.upload([]float32{1}), e.count(1, 1), e.alloc(backend.F32, 2, 0), e.upload([]float32{0}))
-	}},
+	}, ""},
 	{"AddCount", func(e *env) { // count offset outside its buffer
 		c := e.count(1, 1)
 		c.Off = 100
 		e.be.AddCount(c, 1, nil)
-	}},
+	}, ""},
+	{"RelabelStart", func(e *env) { // a destination outside the space
+		e.be.RelabelStart(e.edgeless(10), e.upload([]int32{3, 10, 1}), e.count(3, 3), e.poisonI32(3), e.count(0, 3))
+	}, "dst[1] = 10 outside the space of 10 vertices"},
+	{"RelabelAdd", func(e *env) { // a neighbour outside the space
+		space, srcIDs, nSrc := e.edgeless(10), e.poisonI32(8), e.count(0, 8)
+		e.be.RelabelStart(space, e.upload([]int32{3}), e.count(1, 1), srcIDs, nSrc)
+		e.be.RelabelAdd(space, e.edgeBlock([]int32{4, 3, -1, 5}, 4), srcIDs, nSrc)
+	}, "blk.Nbrs[2] = -1 outside the space of 10 vertices"},
+	{"SparseAdam", func(e *env) { // a row past the table
+		cfg := adamConfigs()[0]
+		e.be.SparseAdam(e.upload(e.randF32(5*2, 1)), e.alloc(backend.F32, 5*2, 0), e.alloc(backend.F32, 5*2, 0), 2,
+			e.upload([]int32{0, 5}), e.count(2, 2), e.upload(e.randF32(2*2, 1)), e.count(1, 0), cfg)
+	}, "ids[1] = 5 outside table of 5 rows"},
+	{"SparseAdam", func(e *env) { // step 0, not skipped
+		cfg := adamConfigs()[0]
+		e.be.SparseAdam(e.upload(e.randF32(5*2, 1)), e.alloc(backend.F32, 5*2, 0), e.alloc(backend.F32, 5*2, 0), 2,
+			e.upload([]int32{0, 4}), e.count(2, 2), e.upload(e.randF32(2*2, 1)), e.count(0, 0), cfg)
+	}, "step t = 0, want >= 1"},
 }

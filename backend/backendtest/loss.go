@@ -91,11 +91,7 @@ func softmaxRef(logits []float32, labels []int32, n, den, classes int) (float64,
 
 func testAdam(e *env) {
 	const size = 1000
-	cfgs := []backend.AdamConfig{
-		{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8},
-		{LR: 0.003, Beta1: 0.8, Beta2: 0.99, Eps: 1e-6, WeightDecay: 5e-4},
-	}
-	for ci, cfg := range cfgs {
+	for ci, cfg := range adamConfigs() {
 		for _, step := range []int32{1, 7} {
 			name := fmt.Sprintf("Adam config %d step %d", ci, step)
 			param := e.randF32(size, 1)

@@ -11,19 +11,24 @@ import (
 
 // randomCSR draws a graph on n vertices with distinct neighbours per row:
 // most rows short, some long (up to maxDeg), some empty.
-func (e *env) randomCSR(n, maxDeg int) *graph.CSR {
-	indptr := make([]int64, n+1)
+func (e *env) randomCSR(n, maxDeg int) *graph.CSR { return e.randomRelation(n, n, maxDeg) }
+
+// randomRelation draws a relation's CSR as randomCSR does: rows vertices
+// of its destination type, each with distinct neighbours among the cols
+// vertices of its source type.
+func (e *env) randomRelation(rows, cols, maxDeg int) *graph.CSR {
+	indptr := make([]int64, rows+1)
 	var indices []int32
 	seen := make(map[int32]bool)
-	for v := range n {
+	for v := range rows {
 		d := e.rnd.IntN(8)
 		if e.rnd.IntN(10) == 0 {
 			d = e.rnd.IntN(maxDeg + 1)
 		}
-		d = min(d, n)
+		d = min(d, cols)
 		clear(seen)
 		for len(seen) < d {
-			u := int32(e.rnd.IntN(n))
+			u := int32(e.rnd.IntN(cols))
 			if !seen[u] {
 				seen[u] = true
 				indices = append(indices, u)
@@ -31,7 +36,7 @@ func (e *env) randomCSR(n, maxDeg int) *graph.CSR {
 		}
 		indptr[v+1] = int64(len(indices))
 	}
-	return &graph.CSR{NumNodes: int64(n), Indptr: indptr, Indices: indices}
+	return &graph.CSR{NumNodes: int64(rows), Indptr: indptr, Indices: indices}
 }
 
 // sampled is the reference result of one hop.
@@ -126,13 +131,39 @@ func refRelabel(numNodes int64, dst, nbrs []int32, capSrc int) (src, local []int
 	return src[:min(nSrc, capSrc)], local, nSrc
 }
 
+// relabelCase is a relabel case of one fanout: relabelLive of
+// relabelCapDst destinations dst on a random graph, their sampled edges
+// ref, and sample, which samples them into a fresh block with room for
+// every edge and source (capSrc).
+type relabelCase struct {
+	csr    *graph.CSR
+	g      backend.Graph
+	dst    []int32
+	key    rng.Key
+	ref    sampled
+	capSrc int
+	sample func() *backend.Block
+}
+
+const relabelLive, relabelCapDst = 120, 130
+
+func (e *env) relabelCase(fanout int) relabelCase {
+	csr, g, dst, key, r := e.sampleCase(relabelLive, relabelCapDst)
+	ref := refLayer(csr, dst[:relabelLive], fanout, key)
+	c := relabelCase{csr: csr, g: g, dst: dst, key: key, ref: ref, capSrc: relabelCapDst + ref.total + 5}
+	c.sample = func() *backend.Block {
+		return e.sampleBlock(g, dst, e.count(relabelLive, relabelCapDst), fanout, r, ref.total+5, c.capSrc)
+	}
+	return c
+}
+
 func testRelabel(e *env) {
 	for _, fanout := range []int{-1, 3, 10} {
 		name := fmt.Sprintf("Relabel fanout=%d", fanout)
-		const live, capDst = 120, 130
-		csr, g, dst, key, r := e.sampleCase(live, capDst)
-		ref := refLayer(csr, dst[:live], fanout, key)
-		blk := e.sampleBlock(g, dst, e.count(live, capDst), fanout, r, ref.total+5, capDst+ref.total+5)
+		const live, capDst = relabelLive, relabelCapDst
+		c := e.relabelCase(fanout)
+		csr, g, dst, key, ref := c.csr, c.g, c.dst, c.key, c.ref
+		blk := c.sample()
 		e.be.Relabel(g, blk)
 		src, local, nSrc := refRelabel(csr.NumNodes, dst[:live], ref.nbrs, capDst+ref.total+5)
 		if got := e.readCount(blk.NumSrc); got != nSrc {

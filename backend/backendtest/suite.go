@@ -54,6 +54,9 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"Adam", testAdam},
 		{"AddCount", testAddCount},
 		{"AdamSkip", testAdamSkip},
+		{"SparseAdam", testSparseAdam},
+		{"SparseAdamAll", testSparseAdamAll},
+		{"SparseAdamSkip", testSparseAdamSkip},
 		{"AddCountAdam", testAddCountAdam},
 		{"SliceSeeds", testSliceSeeds},
 		{"FlagOverflow", testFlagOverflow},
@@ -109,6 +112,10 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"Axpy", testAxpy},
 		{"Relabel", testRelabel},
 		{"RelabelOverflow", testRelabelOverflow},
+		{"RelabelStartAdd", testRelabelStartAdd},
+		{"RelabelSpace", testRelabelSpace},
+		{"RelabelSpaceOverflow", testRelabelSpaceOverflow},
+		{"RelabelSpaceCapture", testRelabelSpaceCapture},
 		{"CountAboveCapacity", testCountAboveCapacity},
 		{"StickyErrors", testStickyErrors},
 	}
@@ -132,8 +139,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 			e := newEnv(t, be, "StickyError/"+sc.op, m)
 			sc.call(e)
 			err := be.Sync()
-			if err == nil || !strings.Contains(err.Error(), sc.op) {
-				t.Errorf("bad %s call: Sync returned %v, want an error naming %s", sc.op, err, sc.op)
+			if err == nil || !strings.Contains(err.Error(), sc.op) || !strings.Contains(err.Error(), sc.arg) {
+				t.Errorf("bad %s call: Sync returned %v, want an error naming %s and %q", sc.op, err, sc.op, sc.arg)
 			}
 		})
 	}

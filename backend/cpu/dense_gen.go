@@ -307,6 +307,43 @@ func (b *Backend) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, c
 	return c, ck
 }
 
+// sparseAdamArgs are SparseAdam's arguments as checkSparseAdam returns them.
+type sparseAdamArgs struct {
+	table   []float32
+	m       []float32
+	v       []float32
+	n       int
+	nP      *int32
+	ids     []int32
+	grad    []float32
+	tP      *int32
+	cfgSkip bool
+}
+
+// checkSparseAdam begins a call of SparseAdam (backend.Dense) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSparseAdam(table, m, v backend.Buffer, dim int, ids backend.Buffer, n backend.Count, grad backend.Buffer, t backend.Count, cfg backend.AdamConfig) (c call, ck sparseAdamArgs) {
+	c = b.begin("SparseAdam")
+	ck.table = c.f32("table", table, 0)
+	if c.ok {
+		ck.m = c.f32("m", m, table.Len())
+	}
+	if c.ok {
+		ck.v = c.f32("v", v, table.Len())
+	}
+	c.check(backend.CheckDim("dim", dim))
+	if c.ok && !(table.Len()%dim == 0) {
+		c.failf("table: %d elements, not rows of dim %d", table.Len(), dim)
+	}
+	ck.n, ck.nP = c.count("n", n)
+	ck.ids = c.i32("ids", ids, n.Cap)
+	ck.grad = c.f32("grad", grad, n.Cap*dim)
+	ck.tP = c.counter("t", t)
+	ck.cfgSkip = c.flag("cfg.Skip", cfg.Skip)
+	return c, ck
+}
+
 // addCountArgs are AddCount's arguments as checkAddCount returns them.
 type addCountArgs struct {
 	cP     *int32

@@ -7,10 +7,12 @@ import (
 )
 
 // cpuGraph is a CSR used in place, with the relabeler's per-vertex table
-// made on the first Relabel.
+// made on the first Relabel and the vertex space's on the first
+// RelabelStart.
 type cpuGraph struct {
-	csr *graph.CSR
-	rel *sample.Relabeler
+	csr   *graph.CSR
+	rel   *sample.Relabeler
+	space *spaceTable
 	// A view made by MaskGraph: the graph it masks (whose relabeler it
 	// uses) and the mask, I32 [N].
 	parent *cpuGraph

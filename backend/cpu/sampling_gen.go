@@ -80,3 +80,58 @@ func (b *Backend) checkRelabel(g backend.Graph, out *backend.Block) (c call, ck 
 	}
 	return c, ck
 }
+
+// relabelStartArgs are RelabelStart's arguments as checkRelabelStart returns them.
+type relabelStartArgs struct {
+	space  *cpuGraph
+	nDst   int
+	nDstP  *int32
+	dst    []int32
+	nSrc   int
+	nSrcP  *int32
+	srcIDs []int32
+}
+
+// checkRelabelStart begins a call of RelabelStart (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkRelabelStart(space backend.Graph, dst backend.Buffer, nDst backend.Count, srcIDs backend.Buffer, nSrc backend.Count) (c call, ck relabelStartArgs) {
+	c = b.begin("RelabelStart")
+	ck.space = c.graph("space", space)
+	ck.nDst, ck.nDstP = c.count("nDst", nDst)
+	ck.dst = c.i32("dst", dst, nDst.Cap)
+	ck.nSrc, ck.nSrcP = c.count("nSrc", nSrc)
+	ck.srcIDs = c.i32("srcIDs", srcIDs, nSrc.Cap)
+	return c, ck
+}
+
+// relabelAddArgs are RelabelAdd's arguments as checkRelabelAdd returns them.
+type relabelAddArgs struct {
+	space        *cpuGraph
+	blkNumEdges  int
+	blkNumEdgesP *int32
+	blkNbrs      []int32
+	blkIndices   []int32
+	nSrc         int
+	nSrcP        *int32
+	srcIDs       []int32
+}
+
+// checkRelabelAdd begins a call of RelabelAdd (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkRelabelAdd(space backend.Graph, blk *backend.Block, srcIDs backend.Buffer, nSrc backend.Count) (c call, ck relabelAddArgs) {
+	c = b.begin("RelabelAdd")
+	ck.space = c.graph("space", space)
+	c.notNil("blk", blk)
+	ck.blkNumEdges, ck.blkNumEdgesP = c.count("blk.NumEdges", blk.NumEdges)
+	if c.ok {
+		ck.blkNbrs = c.i32("blk.Nbrs", blk.Nbrs, blk.NumEdges.Cap)
+	}
+	if c.ok {
+		ck.blkIndices = c.i32("blk.Indices", blk.Indices, blk.NumEdges.Cap)
+	}
+	ck.nSrc, ck.nSrcP = c.count("nSrc", nSrc)
+	ck.srcIDs = c.i32("srcIDs", srcIDs, nSrc.Cap)
+	return c, ck
+}

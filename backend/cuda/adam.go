@@ -174,3 +174,17 @@ func (c *call) flushDeferred() {
 func (b *Backend) hasDeferred() bool {
 	return len(b.pads) > 0 || len(b.adamQ.ts) > 0 || len(b.flagQ.cs) > 0 || b.meanQ.set || b.countQ.set
 }
+
+// SparseAdam steps rows ids[:n] of table and of its moments m and v with
+// the rows of grad, each element as Adam steps it (see backend.Dense and
+// kernels/adam.cu); the other rows are untouched. The step at t.Off and
+// cfg.Skip are read on the device. One launch, a warp per row over
+// n.Cap; it is not queued with Adam's.
+func (b *Backend) SparseAdam(table, m, v backend.Buffer, dim int, ids backend.Buffer, n backend.Count, grad backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
+	c, ck := b.checkSparseAdam(table, m, v, dim, ids, n, grad, t, cfg)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	c.launchSparseAdam(&ck, d1(c.blocks(int64(n.Cap), 8)), d1(256), 0)
+}

@@ -135,6 +135,99 @@ func (c *call) launchRelabelWrite(a *relabelArgs, pos uintptr, grid, block dim3,
 	c.launch("relabel_write", grid, block, smem)
 }
 
+// relabelStartArgs are RelabelStart's arguments as checkRelabelStart returns them.
+type relabelStartArgs struct {
+	space  *devGraph
+	nDst   backend.Count
+	nDstP  uintptr
+	dst    *buffer
+	nSrc   backend.Count
+	nSrcP  uintptr
+	srcIDs *buffer
+}
+
+// checkRelabelStart begins a call of RelabelStart (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkRelabelStart(space backend.Graph, dst backend.Buffer, nDst backend.Count, srcIDs backend.Buffer, nSrc backend.Count) (c call, ck relabelStartArgs) {
+	c = b.begin("RelabelStart")
+	ck.space = c.graph("space", space)
+	ck.nDst = nDst
+	ck.nDstP = c.count("nDst", nDst)
+	ck.dst = c.buf("dst", dst, backend.I32, nDst.Cap)
+	ck.nSrc = nSrc
+	ck.nSrcP = c.count("nSrc", nSrc)
+	ck.srcIDs = c.buf("srcIDs", srcIDs, backend.I32, nSrc.Cap)
+	return c, ck
+}
+
+// launchRelabelStart launches relabel_start (kernels/relabel.cu)
+// with RelabelStart's checked arguments, its parameters in the kernel's order.
+func (c *call) launchRelabelStart(a *relabelStartArgs, grid, block dim3, smem int) {
+	c.args().ptr(a.dst.addr()).ptr(a.nDstP).i32(a.nDst.Cap).ptr(a.srcIDs.addr()).ptr(a.nSrcP).i32(a.nSrc.Cap).
+		ptr(a.space.relmap.addr()).i64(int64(a.space.numNodes)).ptr(a.space.relState.addr()).ptr(c.b.errDev)
+	c.launch("relabel_start", grid, block, smem)
+}
+
+// relabelAddArgs are RelabelAdd's arguments as checkRelabelAdd returns them.
+type relabelAddArgs struct {
+	space        *devGraph
+	blk          *backend.Block
+	blkNumEdgesP uintptr
+	blkNbrs      *buffer
+	blkIndices   *buffer
+	nSrc         backend.Count
+	nSrcP        uintptr
+	srcIDs       *buffer
+}
+
+// checkRelabelAdd begins a call of RelabelAdd (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkRelabelAdd(space backend.Graph, blk *backend.Block, srcIDs backend.Buffer, nSrc backend.Count) (c call, ck relabelAddArgs) {
+	c = b.begin("RelabelAdd")
+	ck.space = c.graph("space", space)
+	c.notNil("blk", blk)
+	ck.blk = blk
+	ck.blkNumEdgesP = c.count("blk.NumEdges", blk.NumEdges)
+	if c.ok {
+		ck.blkNbrs = c.buf("blk.Nbrs", blk.Nbrs, backend.I32, blk.NumEdges.Cap)
+	}
+	if c.ok {
+		ck.blkIndices = c.buf("blk.Indices", blk.Indices, backend.I32, blk.NumEdges.Cap)
+	}
+	ck.nSrc = nSrc
+	ck.nSrcP = c.count("nSrc", nSrc)
+	ck.srcIDs = c.buf("srcIDs", srcIDs, backend.I32, nSrc.Cap)
+	return c, ck
+}
+
+// launchRelabelAddClaim launches relabel_add_claim (kernels/relabel.cu)
+// with RelabelAdd's checked arguments, its parameters in the kernel's order.
+func (c *call) launchRelabelAddClaim(a *relabelAddArgs, base uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.blkNbrs.addr()).ptr(a.blkNumEdgesP).i32(a.blk.NumEdges.Cap).ptr(a.space.relmap.addr()).
+		i64(int64(a.space.numNodes)).ptr(a.space.relState.addr()).ptr(a.nSrcP).ptr(base).ptr(c.b.errDev)
+	c.launch("relabel_add_claim", grid, block, smem)
+}
+
+// launchRelabelAddScan launches relabel_add_scan (kernels/relabel.cu)
+// with RelabelAdd's checked arguments, its parameters in the kernel's order.
+func (c *call) launchRelabelAddScan(a *relabelAddArgs, pos, base uintptr, status, ctr uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.blkNbrs.addr()).ptr(a.blkNumEdgesP).i32(a.blk.NumEdges.Cap).ptr(a.space.relmap.addr()).
+		i64(int64(a.space.numNodes)).ptr(a.space.relState.addr()).ptr(pos).ptr(base).ptr(a.nSrcP).ptr(status).
+		ptr(ctr)
+	c.launch("relabel_add_scan", grid, block, smem)
+}
+
+// launchRelabelAddWrite launches relabel_add_write (kernels/relabel.cu)
+// with RelabelAdd's checked arguments, its parameters in the kernel's order.
+func (c *call) launchRelabelAddWrite(a *relabelAddArgs, pos, base uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.blkNbrs.addr()).ptr(a.blkNumEdgesP).i32(a.blk.NumEdges.Cap).ptr(a.space.relmap.addr()).
+		i64(int64(a.space.numNodes)).ptr(a.space.relState.addr()).ptr(pos).ptr(base).ptr(a.srcIDs.addr()).
+		i32(a.nSrc.Cap).ptr(a.blkIndices.addr())
+	c.launch("relabel_add_write", grid, block, smem)
+}
+
 // launchScanArray launches scan_array (kernels/scan.cu),
 // its parameters in the kernel's order.
 func (c *call) launchScanArray(in, out, lenP uintptr, lenCap, lenAdd int, totalP, addP uintptr, addCap int, status, ctr uintptr, grid, block dim3, smem int) {

@@ -209,6 +209,14 @@ func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {
 	b.op("Relabel", func() { b.inner.Relabel(g, out) })
 }
 
+func (b *Backend) RelabelAdd(space backend.Graph, blk *backend.Block, srcIDs backend.Buffer, nSrc backend.Count) {
+	b.op("RelabelAdd", func() { b.inner.RelabelAdd(space, blk, srcIDs, nSrc) })
+}
+
+func (b *Backend) RelabelStart(space backend.Graph, dst backend.Buffer, nDst backend.Count, srcIDs backend.Buffer, nSrc backend.Count) {
+	b.op("RelabelStart", func() { b.inner.RelabelStart(space, dst, nDst, srcIDs, nSrc) })
+}
+
 func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	b.op("ReplaceRows", func() { b.inner.(backend.HotRows).ReplaceRows(slot, table, base, dim, ids, n, out) })
 }
@@ -231,6 +239,10 @@ func (b *Backend) SliceSeeds(perm backend.Buffer, n, batch int, clock, out backe
 
 func (b *Backend) SoftmaxCrossEntropy(logits, labels backend.Buffer, n, den backend.Count, classes int, loss, dlogits backend.Buffer, correct backend.Count) {
 	b.op("SoftmaxCrossEntropy", func() { b.inner.SoftmaxCrossEntropy(logits, labels, n, den, classes, loss, dlogits, correct) })
+}
+
+func (b *Backend) SparseAdam(table, m, v backend.Buffer, dim int, ids backend.Buffer, n backend.Count, grad backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
+	b.op("SparseAdam", func() { b.inner.SparseAdam(table, m, v, dim, ids, n, grad, t, cfg) })
 }
 
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {

@@ -6,6 +6,9 @@
 // the optional flag *skip is non-zero nothing changes (and t is not checked:
 // a skipped step never incremented it).
 //
+// sparse_adam steps the rows ids[:n] of a table and its moments (lazy
+// Adam): a warp per named row, its lanes over the columns.
+//
 // adam_multi updates up to ADAM_MAX parameters in one launch: tensor k owns
 // blocks [block0, block0 + ceil(n / ADAM_BLOCK_ITEMS)), each block a run of
 // ADAM_BLOCK_ITEMS elements, two per thread.
@@ -41,6 +44,15 @@ __device__ __forceinline__ void adam_elem(float* p, float* m, float* v, i64 i, f
     p[i] = pi - lrc * mi / denom;
 }
 
+// adam_bias computes step t's bias corrections in float64, as the CPU
+// backend does: lrc = lr/(1-b1^t) and rbc2 = 1/sqrt(1-b2^t).
+__device__ __forceinline__ void adam_bias(int t, float lr, float b1, float b2, float* lrc, float* rbc2) {
+    double bc1 = 1.0 - pow((double)b1, (double)t);
+    double bc2 = 1.0 - pow((double)b2, (double)t);
+    *lrc = (float)((double)lr / bc1);
+    *rbc2 = (float)(1.0 / sqrt(bc2));
+}
+
 // With inc != 0 the step is *tP + inc, and the launch stores it at tP (the
 // AddCount before it, fused; nothing changes while skipped): every block's
 // thread 0 reads *tP and then, after a fence, draws a ticket (zero between
@@ -60,10 +72,7 @@ adam_multi(AdamTable tb, int* tP, float lr, float b1, float b2, float eps, float
         } else if (!ok) {
             if (blockIdx.x == 0) report_error(err, ERR_ADAM_STEP, t, 0, 0);
         } else {
-            double bc1 = 1.0 - pow((double)b1, (double)t);
-            double bc2 = 1.0 - pow((double)b2, (double)t);
-            lrc = (float)((double)lr / bc1);
-            rbc2 = (float)(1.0 / sqrt(bc2));
+            adam_bias(t, lr, b1, b2, &lrc, &rbc2);
         }
         if (inc != 0 && !skipped) {
             __threadfence(); // the read of *tP before the ticket
@@ -88,4 +97,38 @@ adam_multi(AdamTable tb, int* tP, float lr, float b1, float b2, float eps, float
     if (h1) p1 = a.p[i1], g1 = a.g[i1], m1 = a.m[i1], v1 = a.v[i1];
     if (h0) adam_elem(a.p, a.m, a.v, i0, p0, g0, m0, v0, lrc, rbc2, b1, b2, eps, wd);
     if (h1) adam_elem(a.p, a.m, a.v, i1, p1, g1, m1, v1, lrc, rbc2, b1, b2, eps, wd);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+sparse_adam(float* table, float* m, float* v, int dim, i64 rows, const int* ids, const int* nP, int nCap,
+            const float* grad, const int* tP, float lr, float b1, float b2, float eps, float wd, const int* skip,
+            int* err) {
+    __shared__ float lrc, rbc2;
+    __shared__ int ok;
+    if (threadIdx.x == 0) {
+        int t = *tP;
+        ok = 0;
+        if (!flag_set(skip)) {
+            if (t < 1) {
+                if (blockIdx.x == 0) report_error(err, ERR_SPARSE_ADAM_STEP, t, 0, 0);
+            } else {
+                adam_bias(t, lr, b1, b2, &lrc, &rbc2);
+                ok = 1;
+            }
+        }
+    }
+    __syncthreads();
+    if (!ok) return;
+    int n = live_count(nP, nCap), lane = lane_id();
+    for (int i = gwarp(); i < n; i += gwarps()) {
+        int id = ids[i];
+        if (id < 0 || id >= rows) {
+            if (lane == 0) report_error(err, ERR_SPARSE_ADAM_ROW, i, id, (int)min(rows, (i64)INT32_MAX_));
+            continue;
+        }
+        i64 r = (i64)id * dim;
+        const float* g = grad + (i64)i * dim;
+        for (int f = lane; f < dim; f += 32)
+            adam_elem(table, m, v, r + f, table[r + f], g[f], m[r + f], v[r + f], lrc, rbc2, b1, b2, eps, wd);
+    }
 }

@@ -5,13 +5,17 @@
 // The Go side formats them in package backend/internal/errcode.
 #pragma once
 
-#define ERR_SAMPLE_ID 1      // SampleLayer: dst[{a}] = {b} outside the graph
-#define ERR_RELABEL_ID 2     // Relabel: vertex id {b} at position {a} outside the graph
-#define ERR_GATHER_ID 3      // Gather: ids[{a}] = {b} outside table of {c} rows
-#define ERR_LABEL 4          // SoftmaxCrossEntropy: labels[{a}] = {b}, want < {c} classes
-#define ERR_ADAM_STEP 5      // Adam: step t = {a}, want >= 1
-#define ERR_HOT_ROW 6        // ReplaceRows: row {a}: vertex {b} has no hot row inside the table (slot table or table of {c} rows)
-#define ERR_TABLE_ID 7       // AggregateConcatTable: blk.SrcIDs[{a}] = {b} outside table of {c} rows
-#define ERR_LINK_EDGE 20     // EdgeSeeds: ids[{a}] = {b} outside the {c} pairs
-#define ERR_LINK_ROW 21      // GroupRows: rows[{a}] = {b} outside [0, {c})
-#define ERR_PEER_TIMEOUT 22  // AllReduceSum: rank {c} waited 120 s for rank {a} (round word {b}): the peer stopped or issued other collectives
+#define ERR_SAMPLE_ID 1          // SampleLayer: dst[{a}] = {b} outside the graph
+#define ERR_RELABEL_ID 2         // Relabel: vertex id {b} at position {a} outside the graph
+#define ERR_GATHER_ID 3          // Gather: ids[{a}] = {b} outside table of {c} rows
+#define ERR_LABEL 4              // SoftmaxCrossEntropy: labels[{a}] = {b}, want < {c} classes
+#define ERR_ADAM_STEP 5          // Adam: step t = {a}, want >= 1
+#define ERR_HOT_ROW 6            // ReplaceRows: row {a}: vertex {b} has no hot row inside the table (slot table or table of {c} rows)
+#define ERR_TABLE_ID 7           // AggregateConcatTable: blk.SrcIDs[{a}] = {b} outside table of {c} rows
+#define ERR_RELABEL_START_ID 8   // RelabelStart: dst[{a}] = {b} outside the space of {c} vertices
+#define ERR_RELABEL_ADD_ID 9     // RelabelAdd: blk.Nbrs[{a}] = {b} outside the space of {c} vertices
+#define ERR_SPARSE_ADAM_STEP 10  // SparseAdam: step t = {a}, want >= 1
+#define ERR_SPARSE_ADAM_ROW 11   // SparseAdam: ids[{a}] = {b} outside table of {c} rows
+#define ERR_LINK_EDGE 20         // EdgeSeeds: ids[{a}] = {b} outside the {c} pairs
+#define ERR_LINK_ROW 21          // GroupRows: rows[{a}] = {b} outside [0, {c})
+#define ERR_PEER_TIMEOUT 22      // AllReduceSum: rank {c} waited 120 s for rank {a} (round word {b}): the peer stopped or issued other collectives

@@ -20,6 +20,14 @@ const (
 	HotRow Code = 6
 	// TableID is AggregateConcatTable's "blk.SrcIDs[%d] = %d outside table of %d rows".
 	TableID Code = 7
+	// RelabelStartID is RelabelStart's "dst[%d] = %d outside the space of %d vertices".
+	RelabelStartID Code = 8
+	// RelabelAddID is RelabelAdd's "blk.Nbrs[%d] = %d outside the space of %d vertices".
+	RelabelAddID Code = 9
+	// SparseAdamStep is SparseAdam's "step t = %d, want >= 1".
+	SparseAdamStep Code = 10
+	// SparseAdamRow is SparseAdam's "ids[%d] = %d outside table of %d rows".
+	SparseAdamRow Code = 11
 	// LinkEdge is EdgeSeeds's "ids[%d] = %d outside the %d pairs".
 	LinkEdge Code = 20
 	// LinkRow is GroupRows's "rows[%d] = %d outside [0, %d)".
@@ -45,6 +53,14 @@ func (c Code) Op() string {
 		return "ReplaceRows"
 	case TableID:
 		return "AggregateConcatTable"
+	case RelabelStartID:
+		return "RelabelStart"
+	case RelabelAddID:
+		return "RelabelAdd"
+	case SparseAdamStep:
+		return "SparseAdam"
+	case SparseAdamRow:
+		return "SparseAdam"
 	case LinkEdge:
 		return "EdgeSeeds"
 	case LinkRow:
@@ -72,6 +88,14 @@ func (c Code) Message(x, y, z int64) string {
 		return fmt.Sprintf("row %d: vertex %d has no hot row inside the table (slot table or table of %d rows)", x, y, z)
 	case TableID:
 		return fmt.Sprintf("blk.SrcIDs[%d] = %d outside table of %d rows", x, y, z)
+	case RelabelStartID:
+		return fmt.Sprintf("dst[%d] = %d outside the space of %d vertices", x, y, z)
+	case RelabelAddID:
+		return fmt.Sprintf("blk.Nbrs[%d] = %d outside the space of %d vertices", x, y, z)
+	case SparseAdamStep:
+		return fmt.Sprintf("step t = %d, want >= 1", x)
+	case SparseAdamRow:
+		return fmt.Sprintf("ids[%d] = %d outside table of %d rows", x, y, z)
 	case LinkEdge:
 		return fmt.Sprintf("ids[%d] = %d outside the %d pairs", x, y, z)
 	case LinkRow:
