@@ -109,6 +109,13 @@ type Block struct {
 	Nbrs     Buffer // I32 [NumEdges.Cap] global neighbour ids, as sampled
 	Indices  Buffer // I32 [NumEdges.Cap] local source index per edge
 	SrcIDs   Buffer // I32 [NumSrc.Cap] global ids of sources, destinations first
+	// Bipartite marks a block between two vertex spaces (a typed graph's
+	// relation): its destinations are not its first sources, and
+	// NumDst.Cap may exceed NumSrc.Cap. The ops that read a destination's
+	// own row among the sources (AggregateConcat and its table and
+	// backward forms, GCNWeights, GINWeights, a self weight in Aggregate
+	// and AggregateBackward, the attention ops) refuse it.
+	Bipartite bool
 }
 
 // AdamConfig holds Adam's hyper-parameters. WeightDecay is L2 added to the

@@ -6,11 +6,6 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// heteroDropStream is the first Philox stream of a typed model's dropout:
-// type t's rows at layer l use heteroDropStream + 64·l + t (the one-type
-// streams stay below 256).
-const heteroDropStream = 1024
-
 // TypedBatch is one sampled mini-batch of a typed graph: per layer (bottom
 // first) the blocks of every relation and the vertices of every type.
 // Relation r's block at layer l has its destination type's destinations

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
 )
 
 // reserve allocates the typed layers' workspaces for the envelope caps
@@ -66,7 +67,34 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 	if h.relCount != nil {
 		h.be.Write(h.relCount, 0, []int32{int32(R)})
 	}
+	h.zeroDead()
 	return nil
+}
+
+// zeroDead zeroes the gradients of the parameters that make rows of types
+// without rows in the envelope (the top layer's types other than the
+// target, ...): Backward never writes them, and Adam reads them.
+func (h *heteroNet) zeroDead() {
+	c := h.cfg
+	for l, ly := range h.layers {
+		for t := range c.Types {
+			if h.live(l, t) {
+				continue
+			}
+			var ps []*Param
+			for _, r := range c.relsInto(t) {
+				ps = append(ps, ly.rels[r].self, ly.rels[r].neigh, ly.rels[r].bias)
+			}
+			if ly.root != nil {
+				ps = append(ps, ly.root[t], ly.tbias[t])
+			}
+			for _, p := range ps {
+				if p != nil {
+					h.be.Fill(p.G, 0)
+				}
+			}
+		}
+	}
 }
 
 // grid makes an [n][m] table.
@@ -141,7 +169,7 @@ func (h *heteroNet) relWeight(l, r int) (w, g backend.Buffer) {
 
 // forward runs every layer and returns the target type's top outputs (the
 // logits).
-func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand) backend.Buffer {
+func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand, afterBottom func()) backend.Buffer {
 	c, be := h.cfg, h.be
 	for l, ly := range h.layers {
 		h.dropP[l] = 0
@@ -152,13 +180,18 @@ func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand) backend
 			in, out := c.typeDims(l, 0)
 			be.Linear(ly.comp.W, backend.Count{Buf: h.relCount, Cap: len(c.Relations)}, ly.bases.W, c.Bases, in*out, h.basisW[l], false)
 		}
-		for r := range c.Relations {
-			be.MeanWeights(b.Rels[l][r], h.edgeW[l][r])
+		for r, rel := range c.Relations {
+			if h.live(l, rel.Dst) {
+				be.MeanWeights(b.Rels[l][r], h.edgeW[l][r])
+			}
 		}
 		for t := range c.Types {
-			if rs := c.relsInto(t); len(rs) > 0 {
+			if rs := c.relsInto(t); len(rs) > 0 && h.live(l, t) {
 				h.forwardType(b, l, t, rs, rnd)
 			}
+		}
+		if l == 0 && train && afterBottom != nil {
+			afterBottom()
 		}
 	}
 	return h.act[c.Layers-1][c.Target]
@@ -200,9 +233,16 @@ func (h *heteroNet) forwardType(b *TypedBatch, l, t int, rs []int, rnd backend.R
 	for _, p := range biases[:len(biases)-1] {
 		be.BiasActDropout(y, n, out, p.W, false, 0, backend.Rand{}, nil, y)
 	}
-	dr := backend.Rand{Seed: rnd.Seed, Clock: rnd.Clock, Stream: uint32(heteroDropStream + 64*l + t)}
+	// Layer l's dropout stream, as a one-type model's; each type its own
+	// seed.
+	dr := backend.Rand{Seed: rng.Derive(rnd.Seed, t+1), Clock: rnd.Clock, Stream: dropoutStream + uint32(l)}
 	be.BiasActDropout(y, n, out, biases[len(biases)-1].W, l < c.Layers-1, h.dropP[l], dr, h.dropMask(l, t), y)
 }
+
+// live reports whether type t has destinations at layer l (the envelope
+// gives types that no path reaches the seeds from none: their rows, and
+// the relations into them, are skipped).
+func (h *heteroNet) live(l, t int) bool { return h.caps[l].Types[t].Dst > 0 }
 
 // dropMask is type t's dropout mask at layer l, nil where the last pass
 // dropped nothing.
@@ -223,8 +263,11 @@ func (h *heteroNet) backward(b *TypedBatch) {
 				be.Fill(g, 0)
 			}
 		}
+		if h.layers[l].bases != nil {
+			be.Fill(h.basisG, 0) // the relations into types without rows here add nothing
+		}
 		for t := range c.Types {
-			if rs := c.relsInto(t); len(rs) > 0 {
+			if rs := c.relsInto(t); len(rs) > 0 && h.live(l, t) {
 				h.backwardType(b, l, t, rs)
 			}
 		}
@@ -310,7 +353,7 @@ func (m *Model) forwardTyped(b *Batch, train bool, r backend.Rand) backend.Buffe
 		m.fail(fmt.Errorf("nn: Forward: dropout %v needs a Rand with a clock", m.cfg.Dropout))
 		return m.logits()
 	}
-	return m.hetero.forward(b.Typed, train, r)
+	return m.hetero.forward(b.Typed, train, r, b.AfterBottom)
 }
 
 // lossTyped is Loss of a typed model: the target type's seeds.

@@ -21,7 +21,7 @@ const (
 type Config struct {
 	// Task is what is learnt: TaskNode (or "") or TaskLink.
 	Task        string  `json:"task,omitempty"`
-	Model       string  `json:"model"`             // "sage", "gcn", "gin" or "gat"
+	Model       string  `json:"model"`             // "sage", "gcn", "gin", "gat"; typed graphs' "rsage", "rgcn"
 	Layers      int     `json:"layers"`            // number of GNN layers
 	Hidden      int     `json:"hidden"`            // hidden width
 	Fanouts     []int   `json:"fanouts"`           // per hop from the seeds; -1 = all, 0 = none
@@ -65,6 +65,11 @@ type Config struct {
 	// the statistics of the whole group's rows (all-reduced in the step)
 	// instead of each device's own (PyTorch DDP's default).
 	SyncNorm bool `json:"sync_norm,omitempty"`
+	// Typed graphs' settings (config_typed.go): RGCN's bases, the width
+	// of featureless types' learned rows, per-relation fanouts.
+	Bases            int              `json:"bases,omitempty"`
+	EmbedFeatureless int              `json:"embed_featureless,omitempty"`
+	RelationFanouts  map[string][]int `json:"relation_fanouts,omitempty"`
 	// Link holds link prediction's settings; zero unless Task is TaskLink.
 	Link LinkConfig `json:"link,omitzero"`
 }

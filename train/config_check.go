@@ -31,6 +31,9 @@ func (c Config) Validate() error {
 	if err := c.checkModel(); err != nil {
 		return err
 	}
+	if err := c.checkTyped(); err != nil {
+		return err
+	}
 	if err := c.checkTraining(); err != nil {
 		return err
 	}
@@ -40,8 +43,8 @@ func (c Config) Validate() error {
 // checkModel checks the model's settings.
 func (c Config) checkModel() error {
 	switch {
-	case c.Model != nn.KindSAGE && c.Model != nn.KindGCN && c.Model != nn.KindGIN && c.Model != nn.KindGAT:
-		return bad("model", "%s is not a model (want sage, gcn, gin or gat)", q(c.Model))
+	case c.Model != nn.KindSAGE && c.Model != nn.KindGCN && c.Model != nn.KindGIN && c.Model != nn.KindGAT && !c.TypedModel():
+		return bad("model", "%s is not a model (want sage, gcn, gin or gat; rsage or rgcn for typed graphs)", q(c.Model))
 	case c.Activations != "" && c.Activations != "float32" && c.Activations != "bfloat16":
 		return bad("activations", "%s, want float32 or bfloat16", q(c.Activations))
 	case c.BottomProducts != "" && c.BottomProducts != "float32" && c.BottomProducts != "bfloat16":

@@ -15,13 +15,14 @@ func (t *Trainer) Plan() *Plan { return t.plan }
 // Config.Batch divided by the group's size.
 func (t *Trainer) StepItems() int { return t.batch() }
 
-// Outputs computes the model's output row of every vertex (row v for
+// Outputs computes the model's output row of every vertex (of a typed
+// graph: of its target type) (row v for
 // vertex v, flat [N, OutDim] float32), without dropout: with
 // Config.FullEval by layer-wise full-neighbour inference, otherwise
 // sampled with the training fanouts and the evaluation key, in batches of
 // the evaluation plan's seeds (a tight plan grows where a batch needs it).
 func (t *Trainer) Outputs() ([]float32, error) {
-	n, dim := int(t.ds.Graph.NumNodes), t.head.OutDim()
+	n, dim := t.outputRows(), t.head.OutDim()
 	out := make([]float32, n*dim)
 	if t.cfg.FullEval {
 		tab, err := t.InferAll()
@@ -56,4 +57,13 @@ func (t *Trainer) Outputs() ([]float32, error) {
 	}
 	t.progress("", 0, 0)
 	return out, nil
+}
+
+// outputRows is the number of vertices Outputs gives rows of: every
+// vertex, or a typed graph's target type's.
+func (t *Trainer) outputRows() int {
+	if t.ds.Typed() {
+		return int(t.ds.Types[t.ds.Target].Count)
+	}
+	return int(t.ds.Graph.NumNodes)
 }

@@ -65,6 +65,9 @@ type Plan struct {
 	// with the model's; nil until the trainer attaches them.
 	Task   Batch
 	Params []*nn.Param
+	// Typed, in a plan of a typed dataset, are its hops (per relation and
+	// type); Fanouts, Caps and Blocks are then empty, X nil.
+	Typed *TypedHops
 
 	owned []backend.Buffer
 }
@@ -143,6 +146,13 @@ func (p *Plan) Twin(ownRows bool) (*Plan, error) {
 	}
 	q.Table = p.Table
 	q.AdamT = p.AdamT
+	if th := p.Typed; th != nil {
+		// Its own hops and rows (a typed step gathers every type's).
+		if q.Typed, err = th.twin(q); err != nil {
+			q.Free()
+			return nil, err
+		}
+	}
 	q.Shared, q.ReduceFlag, q.Reduce, q.Tight, q.Params = p.Shared, p.ReduceFlag, p.Reduce, p.Tight, p.Params
 	return q, nil
 }
@@ -184,6 +194,9 @@ func (p *Plan) Bytes() int64 {
 // Overflow compares live counts (read from counts, the host copy of
 // p.Counts) with their capacities and describes the first that overflowed.
 func (p *Plan) Overflow(counts []int32) error {
+	if p.Typed != nil {
+		return nil // typed plans have the conservative envelope
+	}
 	for h := range p.Fanouts {
 		b := p.Blocks[len(p.Fanouts)-1-h]
 		if e := int(counts[b.NumEdges.Off]); e > b.NumEdges.Cap {
@@ -200,6 +213,9 @@ func (p *Plan) Overflow(counts []int32) error {
 // against their capacities, setting flag (the replay driver's) with the
 // plan's clock when one overflowed.
 func (p *Plan) FlagOverflow(flag backend.Buffer) {
+	if p.Typed != nil {
+		p.Typed.flagOverflow(p.be, p.Clock, flag)
+	}
 	for _, b := range p.Blocks {
 		p.be.FlagOverflow(b.NumEdges, p.Clock, flag)
 		p.be.FlagOverflow(b.NumSrc, p.Clock, flag)

@@ -143,30 +143,10 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 			r.free()
 		}
 	}()
-	ideal := opt.Caps
-	caps := opt.Caps
-	if caps == nil {
-		obs, need, err := t.observeSizes(opt.Observe)
-		if err != nil {
-			return nil, err
-		}
-		ideal = obs
-		caps = tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.seedCap(), opt.Margin)
-		if err := t.sizeChunks(need, opt.Chunk); err != nil {
-			return nil, err
-		}
-	} else if opt.Chunk > 0 {
-		if err := t.sizeChunks(0, opt.Chunk); err != nil {
-			return nil, err
-		}
-	}
-	if err := t.replan(caps); err != nil {
+	if err := r.envelope(opt); err != nil {
 		return nil, err
 	}
 	var err error
-	if r.stats.Envelope, err = t.envelopeReport(caps, ideal); err != nil {
-		return nil, err
-	}
 	for _, a := range []struct {
 		dst  *backend.Buffer
 		dt   backend.DType
@@ -195,9 +175,64 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 	return r, nil
 }
 
+// envelope provisions the replayed plan: for the envelope opt gives, or
+// one tightened over the largest sizes of the first steps; a typed plan
+// for its conservative envelope, which no batch exceeds.
+func (r *replayer) envelope(opt ReplayOptions) error {
+	t := r.t
+	if t.ds.Typed() {
+		return t.replanTyped()
+	}
+	ideal := opt.Caps
+	caps := opt.Caps
+	if caps == nil {
+		obs, need, err := t.observeSizes(opt.Observe)
+		if err != nil {
+			return err
+		}
+		ideal = obs
+		caps = tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.seedCap(), opt.Margin)
+		if err := t.sizeChunks(need, opt.Chunk); err != nil {
+			return err
+		}
+	} else if opt.Chunk > 0 {
+		if err := t.sizeChunks(0, opt.Chunk); err != nil {
+			return err
+		}
+	}
+	if err := t.replan(caps); err != nil {
+		return err
+	}
+	var err error
+	r.stats.Envelope, err = t.envelopeReport(caps, ideal)
+	return err
+}
+
 // replan replaces the training plan with one for caps and reserves the
 // model for it. Evaluation uses the same plan.
 func (t *Trainer) replan(caps []nn.Caps) error {
+	return t.swapPlan(func() (*Plan, error) {
+		p, err := t.makePlan(t.cfg.Fanouts, caps)
+		if err != nil {
+			return nil, err
+		}
+		t.share(p)
+		if err := t.model.Reserve(caps); err != nil {
+			p.Free()
+			return nil, err
+		}
+		p.Tight = true
+		return p, nil
+	})
+}
+
+// replanTyped replaces the training plan with a typed plan for the
+// conservative envelope.
+func (t *Trainer) replanTyped() error { return t.swapPlan(t.newTypedPlan) }
+
+// swapPlan frees the training plan and makes its successor, which
+// continues its Adam step number; evaluation uses it too.
+func (t *Trainer) swapPlan(build func() (*Plan, error)) error {
 	if t.eval != nil && t.eval != t.plan {
 		t.eval.Free()
 	}
@@ -207,19 +242,14 @@ func (t *Trainer) replan(caps []nn.Caps) error {
 		t.be.Read(adamT, t.plan.Counts, t.plan.AdamT.Off)
 		t.plan.Free()
 	}
-	p, err := t.makePlan(t.cfg.Fanouts, caps)
+	t.plan, t.eval = nil, nil
+	p, err := build()
 	if err != nil {
-		return err
-	}
-	t.share(p)
-	if err := t.model.Reserve(caps); err != nil {
-		p.Free()
 		return err
 	}
 	if adamT != nil {
 		t.be.Write(p.Counts, p.AdamT.Off, adamT)
 	}
-	p.Tight = true
 	t.plan, t.eval = p, p
 	return t.be.Sync()
 }

@@ -48,7 +48,7 @@ func (s *Saved) Weights(i int) []float32 { return s.File.Data[i][0] }
 // Fingerprint describes ds for a checkpoint: its name, sizes and a hash of
 // its split.
 func Fingerprint(ds *dataset.Dataset) checkpoint.DatasetInfo {
-	return checkpoint.DatasetInfo{Name: ds.Name, Vertices: ds.Graph.NumNodes, Edges: ds.Graph.NumEdges(),
+	return checkpoint.DatasetInfo{Name: ds.Name, Vertices: ds.NumVertices(), Edges: ds.NumEdges(),
 		FeatDim: ds.FeatDim, Classes: ds.NumClasses, SplitHash: checkpoint.SplitHash(ds.Train, ds.Valid, ds.Test)}
 }
 

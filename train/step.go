@@ -21,7 +21,10 @@ type Inputs struct {
 	// Hot, when set, are the hybrid mode's hot vertices: training steps
 	// sample the bottom hop from Hot.Bottom() (the graph with hot vertices
 	// masked) and take their bottom-layer rows through Hot.
-	Hot   Hot
+	Hot Hot
+	// Typed, for a typed dataset, are its relations, vertex spaces and
+	// per-type rows; Graph, Feat and Degree are then unset.
+	Typed *TypedInputs
 	owned []backend.Buffer
 	// ownGraph: Graph was uploaded here, and Free releases it.
 	ownGraph bool
@@ -102,6 +105,9 @@ func (in *Inputs) Free(be backend.Backend) {
 		be.Free(b)
 	}
 	in.owned = nil
+	if in.Typed != nil {
+		in.Typed.free(be)
+	}
 	if in.ownGraph {
 		backend.FreeGraph(be, in.Graph)
 		in.ownGraph = false
@@ -116,7 +122,7 @@ func (in *Inputs) Free(be backend.Backend) {
 // are (evaluation writes them itself): hop h samples Fanouts[h] neighbours
 // of the previous hop's sources (hop 0: of the seeds) and relabels.
 func (p *Plan) Sample(in *Inputs, seed uint64) {
-	p.sample(in.Graph, in.Graph, seed, false)
+	p.sample(in, in.Graph, seed, false)
 }
 
 // SampleTrain forms a training step's seeds from its items (FormSeeds)
@@ -129,7 +135,7 @@ func (p *Plan) SampleTrain(in *Inputs, seed uint64) {
 		bottom = in.Hot.Bottom()
 	}
 	p.FormSeeds()
-	p.sample(in.Graph, bottom, seed, true)
+	p.sample(in, bottom, seed, true)
 }
 
 // FormSeeds issues the task's forming of the step's seeds from its items
@@ -140,7 +146,12 @@ func (p *Plan) FormSeeds() {
 	}
 }
 
-func (p *Plan) sample(g, bottom backend.Graph, seed uint64, train bool) {
+func (p *Plan) sample(in *Inputs, bottom backend.Graph, seed uint64, train bool) {
+	if p.Typed != nil {
+		p.Typed.sample(p, in.Typed, seed)
+		return
+	}
+	g := in.Graph
 	L := len(p.Fanouts)
 	dst := p.Seeds
 	for h := 0; h < L; h++ {
@@ -170,6 +181,10 @@ func (p *Plan) Gather(in *Inputs) {
 // GatherRows copies the input features of the bottom block's sources into
 // the plan's rows, unless the model reads them in place (Table).
 func (p *Plan) GatherRows(in *Inputs) {
+	if p.Typed != nil {
+		p.Typed.gatherRows(in.Typed, p.be)
+		return
+	}
 	if p.X != nil {
 		b := p.Blocks[0]
 		in.Feat.Gather(b.SrcIDs, b.NumSrc, p.X)
@@ -187,6 +202,9 @@ func (p *Plan) GatherLabels(in *Inputs) {
 // NNBatch is the model's view of the plan.
 func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
 	b := &nn.Batch{Blocks: p.Blocks, X: p.X, Table: p.Table, Labels: p.Labels, Degree: in.Degree}
+	if p.Typed != nil {
+		b.Typed = p.Typed.batch
+	}
 	if p.Shared {
 		b.Share = &nn.Share{Den: p.Global}
 	}
@@ -223,6 +241,9 @@ func (p *Plan) Learn(m *nn.Model, in *Inputs, seed uint64, adam backend.AdamConf
 	m.Update(p.AdamT, adam)
 	for _, q := range p.Params {
 		p.be.Adam(q.W, q.G, q.M, q.V, p.AdamT, adam)
+	}
+	if p.Typed != nil {
+		p.Typed.update(in.Typed, p.be, p.AdamT, adam)
 	}
 	return loss, correct
 }

@@ -120,6 +120,14 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 	if task.Name() != cfg.TaskName() {
 		return nil, fmt.Errorf("train: the configuration's task is %s, the trainer was given %s", cfg.TaskName(), task.Name())
 	}
+	if err := cfg.checkDataset(ds); err != nil {
+		return nil, err
+	}
+	if ds.Typed() {
+		if err := typedRefuses(opt); err != nil {
+			return nil, err
+		}
+	}
 	t := &Trainer{cfg: cfg, opt: opt, be: be, ds: ds,
 		adam: backend.AdamConfig{LR: cfg.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay}}
 	var err error
@@ -134,7 +142,7 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 		t.Close()
 		return nil, err
 	}
-	if t.model, err = nn.NewModel(be, cfg.ModelConfig(ds.FeatDim, t.head.OutDim()), cfg.Seed); err != nil {
+	if t.model, err = nn.NewModel(be, t.modelConfig(), cfg.Seed); err != nil {
 		t.Close()
 		return nil, err
 	}
@@ -156,6 +164,9 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 // upload makes the dataset resident, features through Options.Features
 // when given.
 func (t *Trainer) upload() (*Inputs, error) {
+	if t.ds.Typed() {
+		return uploadTyped(t.be, t.ds, t.opt.FeatureDType, EmbedDim(t.ds, t.cfg.EmbedFeatureless), t.cfg.Seed)
+	}
 	f := t.opt.Features
 	if g := t.opt.Graph; g != nil && (g.NumNodes() != t.ds.Graph.NumNodes || g.NumEdges() != t.ds.Graph.NumEdges()) {
 		return nil, fmt.Errorf("graph: %d vertices and %d edges, the dataset has %d and %d", g.NumNodes(), g.NumEdges(), t.ds.Graph.NumNodes, t.ds.Graph.NumEdges())
@@ -180,6 +191,9 @@ func (t *Trainer) upload() (*Inputs, error) {
 // newPlan provisions a plan for the conservative envelope of fanouts and
 // reserves the model's workspace for it.
 func (t *Trainer) newPlan(fanouts []int) (*Plan, error) {
+	if t.ds.Typed() {
+		return t.newTypedPlan()
+	}
 	caps := t.conservativeCaps(fanouts)
 	p, err := t.makePlan(fanouts, caps)
 	if err != nil {
@@ -282,7 +296,11 @@ func (t *Trainer) Rank() (rank, size int) { return t.rankSize() }
 
 // Params are every learnt tensor of the run: the model's, then the task's.
 func (t *Trainer) Params() []*nn.Param {
-	return append(append([]*nn.Param(nil), t.model.Params()...), t.head.Params()...)
+	ps := append(append([]*nn.Param(nil), t.model.Params()...), t.head.Params()...)
+	if ti := t.in.Typed; ti != nil {
+		ps = append(ps, ti.Tables()...)
+	}
+	return ps
 }
 
 // State is where the run stands.

@@ -88,6 +88,9 @@ type edgeSoftmaxArgs struct {
 func (b *Backend) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) (c call, ck edgeSoftmaxArgs) {
 	c = b.begin("EdgeSoftmax")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.el = c.f32("el", el, blk.NumSrc.Cap*heads)
@@ -127,6 +130,9 @@ type edgeSoftmaxBackwardArgs struct {
 func (b *Backend) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) (c call, ck edgeSoftmaxBackwardArgs) {
 	c = b.begin("EdgeSoftmaxBackward")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.el = c.f32("el", el, blk.NumSrc.Cap*heads)
@@ -168,6 +174,9 @@ type headAggregateArgs struct {
 func (b *Backend) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) (c call, ck headAggregateArgs) {
 	c = b.begin("HeadAggregate")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.coef = c.f32("coef", coef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
@@ -204,6 +213,9 @@ type headAggregateBackwardArgs struct {
 func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) (c call, ck headAggregateBackwardArgs) {
 	c = b.begin("HeadAggregateBackward")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.coef = c.f32("coef", coef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)

@@ -34,7 +34,7 @@ func (c *call) block(name string, blk *backend.Block) blockView {
 	v.nSrc, _ = c.count(name+".NumSrc", blk.NumSrc)
 	v.indptr = c.i32(name+".Indptr", blk.Indptr, blk.NumDst.Cap+1)
 	v.indices = c.i32(name+".Indices", blk.Indices, blk.NumEdges.Cap)
-	if c.ok && blk.NumDst.Cap > blk.NumSrc.Cap {
+	if c.ok && !blk.Bipartite && blk.NumDst.Cap > blk.NumSrc.Cap {
 		c.failf("%s: destination capacity %d exceeds source capacity %d", name, blk.NumDst.Cap, blk.NumSrc.Cap)
 	}
 	return v
@@ -181,7 +181,11 @@ func (b *Backend) aggregateRows(v blockView, ew, sw []float32, dim int, of []flo
 			if !half {
 				o = of[i*stride : (i+1)*stride]
 			}
-			whole, xi := o, row(i, tmp)
+			whole := o
+			var xi []float32 // the destination's own row, where read
+			if cat || sw != nil {
+				xi = row(i, tmp)
+			}
 			if cat {
 				copy(o, xi)
 				o = o[dim:]

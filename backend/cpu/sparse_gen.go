@@ -36,6 +36,9 @@ type gcnWeightsArgs struct {
 func (b *Backend) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) (c call, ck gcnWeightsArgs) {
 	c = b.begin("GCNWeights")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	if c.ok {
 		ck.srcDeg = c.f32("srcDeg", srcDeg, blk.NumSrc.Cap)
 	}
@@ -63,6 +66,9 @@ type ginWeightsArgs struct {
 func (b *Backend) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) (c call, ck ginWeightsArgs) {
 	c = b.begin("GINWeights")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	if c.ok {
 		ck.srcDeg = c.f32("srcDeg", srcDeg, blk.NumSrc.Cap)
 	}
@@ -97,6 +103,9 @@ func (b *Backend) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buf
 	if c.ok && !isNil(selfW) {
 		ck.selfW = c.f32("selfW", selfW, blk.NumDst.Cap)
 	}
+	if c.ok && !(!blk.Bipartite || selfW == nil) {
+		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.f32("x", x, blk.NumSrc.Cap*dim)
@@ -121,6 +130,9 @@ type aggregateConcatArgs struct {
 func (b *Backend) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatArgs) {
 	c = b.begin("AggregateConcat")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	if c.ok {
 		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
 	}
@@ -149,6 +161,9 @@ type aggregateConcatTableArgs struct {
 func (b *Backend) checkAggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatTableArgs) {
 	c = b.begin("AggregateConcatTable")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	if c.ok {
 		ck.blkSrcIDs = c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumSrc.Cap)
 	}
@@ -183,6 +198,9 @@ func (b *Backend) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout 
 	}
 	if c.ok && !isNil(selfW) {
 		ck.selfW = c.f32("selfW", selfW, blk.NumDst.Cap)
+	}
+	if c.ok && !(!blk.Bipartite || selfW == nil) {
+		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
 	}
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
@@ -240,6 +258,9 @@ type aggregateConcatBackwardArgs struct {
 func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) (c call, ck aggregateConcatBackwardArgs) {
 	c = b.begin("AggregateConcatBackward")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	if c.ok {
 		ck.tSrcPtr = c.i32("t.SrcPtr", t.SrcPtr, blk.NumSrc.Cap+1)
 	}

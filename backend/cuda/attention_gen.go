@@ -126,6 +126,9 @@ type edgeSoftmaxArgs struct {
 func (b *Backend) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) (c call, ck edgeSoftmaxArgs) {
 	c = b.begin("EdgeSoftmax")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
@@ -181,6 +184,9 @@ type edgeSoftmaxBackwardArgs struct {
 func (b *Backend) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) (c call, ck edgeSoftmaxBackwardArgs) {
 	c = b.begin("EdgeSoftmaxBackward")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
@@ -247,6 +253,9 @@ type headAggregateArgs struct {
 func (b *Backend) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) (c call, ck headAggregateArgs) {
 	c = b.begin("HeadAggregate")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
@@ -307,6 +316,9 @@ type headAggregateBackwardArgs struct {
 func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) (c call, ck headAggregateBackwardArgs) {
 	c = b.begin("HeadAggregateBackward")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {

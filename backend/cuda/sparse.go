@@ -25,7 +25,7 @@ func (c *call) block(name string, blk *backend.Block) blockArgs {
 	a.dstCap, a.edgeCap, a.srcCap = blk.NumDst.Cap, blk.NumEdges.Cap, blk.NumSrc.Cap
 	a.indptr = c.buf(name+".Indptr", blk.Indptr, backend.I32, a.dstCap+1)
 	a.indices = c.buf(name+".Indices", blk.Indices, backend.I32, a.edgeCap)
-	if c.ok && a.dstCap > a.srcCap {
+	if c.ok && !blk.Bipartite && a.dstCap > a.srcCap {
 		c.failf("%s: destination capacity %d exceeds source capacity %d", name, a.dstCap, a.srcCap)
 	}
 	return a

@@ -48,6 +48,9 @@ type gcnWeightsArgs struct {
 func (b *Backend) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) (c call, ck gcnWeightsArgs) {
 	c = b.begin("GCNWeights")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	if c.ok {
 		ck.srcDeg = c.buf("srcDeg", srcDeg, backend.F32, blk.NumSrc.Cap)
 	}
@@ -85,6 +88,9 @@ type ginWeightsArgs struct {
 func (b *Backend) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) (c call, ck ginWeightsArgs) {
 	c = b.begin("GINWeights")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	if c.ok {
 		ck.srcDeg = c.buf("srcDeg", srcDeg, backend.F32, blk.NumSrc.Cap)
 	}
@@ -130,6 +136,9 @@ func (b *Backend) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buf
 	if c.ok && !isNil(selfW) {
 		ck.selfW = c.buf("selfW", selfW, backend.F32, blk.NumDst.Cap)
 	}
+	if c.ok && !(!blk.Bipartite || selfW == nil) {
+		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
@@ -165,6 +174,9 @@ type aggregateConcatArgs struct {
 func (b *Backend) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatArgs) {
 	c = b.begin("AggregateConcat")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	if c.ok {
 		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
 	}
@@ -213,6 +225,9 @@ type aggregateConcatTableArgs struct {
 func (b *Backend) checkAggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatTableArgs) {
 	c = b.begin("AggregateConcatTable")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	if c.ok {
 		ck.blkSrcIDs = c.buf("blk.SrcIDs", blk.SrcIDs, backend.I32, blk.NumSrc.Cap)
 	}
@@ -259,6 +274,9 @@ func (b *Backend) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout 
 	}
 	if c.ok && !isNil(selfW) {
 		ck.selfW = c.buf("selfW", selfW, backend.F32, blk.NumDst.Cap)
+	}
+	if c.ok && !(!blk.Bipartite || selfW == nil) {
+		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
 	}
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
@@ -348,6 +366,9 @@ type aggregateConcatBackwardArgs struct {
 func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) (c call, ck aggregateConcatBackwardArgs) {
 	c = b.begin("AggregateConcatBackward")
 	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
 	ck.t = t
 	if c.ok {
 		ck.tSrcPtr = c.buf("t.SrcPtr", t.SrcPtr, backend.I32, blk.NumSrc.Cap+1)

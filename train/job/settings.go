@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -51,6 +52,13 @@ func (v value) String() string {
 		return strconv.FormatFloat(float64(*p), 'g', -1, 32)
 	case *[]int:
 		return train.FormatFanouts(*p)
+	case *map[string][]int:
+		var parts []string
+		for k, f := range *p {
+			parts = append(parts, k+"="+train.FormatFanouts(f))
+		}
+		sort.Strings(parts)
+		return strings.Join(parts, " ")
 	}
 	return ""
 }
@@ -109,6 +117,19 @@ func ParseSetting(p any, s string) error {
 			return err
 		}
 		*p = v
+	case *map[string][]int: // a relation's fanouts, name=list, one per use
+		name, list, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return fmt.Errorf("%s: want RELATION=FANOUTS, as writes=10,5", Shown(s))
+		}
+		v, err := ParseFanouts(list)
+		if err != nil {
+			return err
+		}
+		if *p == nil {
+			*p = map[string][]int{}
+		}
+		(*p)[name] = v
 	case interface{ Set(string) error }: // a setting that parses itself (train.Mode)
 		return p.Set(s)
 	default:

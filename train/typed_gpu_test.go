@@ -1,0 +1,107 @@
+package train
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/cuda"
+)
+
+// typedDraw samples step s of epoch 0 on tr's plan and returns every
+// count, and per layer and type the source ids, and per layer and
+// relation the indptr and local indices, as read back.
+func typedDraw(t *testing.T, tr *Trainer, s int) [][]int32 {
+	t.Helper()
+	p, th, cfg := tr.plan, tr.plan.Typed, tr.cfg
+	perm := Shuffle(tr.ds.Train, cfg.Seed, 0)
+	p.SetBatch(perm[s*cfg.Batch:min(len(perm), (s+1)*cfg.Batch)], 0, s)
+	p.Sample(tr.in, cfg.Seed)
+	counts := make([]int32, th.Counts.Len())
+	tr.be.Read(counts, th.Counts, 0)
+	if err := tr.sync(); err != nil {
+		t.Fatal(err)
+	}
+	out := [][]int32{counts}
+	read := func(b backend.Buffer, n int) {
+		v := make([]int32, n)
+		tr.be.Read(v, b, 0)
+		out = append(out, v)
+	}
+	for l := range th.Caps {
+		for ty := range th.SrcIDs[l] {
+			read(th.SrcIDs[l][ty], int(counts[th.Src[l][ty].Off]))
+		}
+		for r, b := range th.Rels[l] {
+			if th.Caps[l].Types[tr.ds.Relations[r].Dst].Dst == 0 {
+				continue
+			}
+			e := int(counts[b.NumEdges.Off])
+			read(b.Indices, e)
+			read(b.Nbrs, e)
+		}
+	}
+	if err := tr.sync(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestTypedSamplesCUDA: the GPU draws the CPU's typed samples: every
+// count, every type's source ids and every relation's sampled neighbours
+// and local indices, for the first steps of hetero-tiny.
+func TestTypedSamplesCUDA(t *testing.T) {
+	gpu := openCUDA(t)
+	ds := heteroTiny(t)
+	cfg := heteroConfig(t, "rsage")
+	open := func(be backend.Backend) *Trainer {
+		tr, err := New(be, ds, cfg, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
+		return tr
+	}
+	c, g := open(cpu.New(2)), open(gpu)
+	for s := range 4 {
+		want, got := typedDraw(t, c, s), typedDraw(t, g, s)
+		if len(got) != len(want) {
+			t.Fatalf("step %d: %d arrays on the GPU, %d on the CPU", s, len(got), len(want))
+		}
+		for i := range want {
+			if !slices.Equal(got[i], want[i]) {
+				t.Fatalf("step %d: array %d differs: GPU %v..., CPU %v...", s, i, got[i][:min(8, len(got[i]))], want[i][:min(8, len(want[i]))])
+			}
+		}
+	}
+}
+
+// TestTypedReplayBitwiseCUDA: with the deterministic aggregation backward
+// and capacity GEMMs, typed runs (rsage, rgcn) replayed on the GPU give the
+// eager runs' losses and parameters bit for bit (both at the conservative
+// envelope), and the first steps' losses are the CPU's within 1e-3.
+func TestTypedReplayBitwiseCUDA(t *testing.T) {
+	gpu := openCUDAWith(t, cuda.Options{Deterministic: true, CapacityGemm: true})
+	ds := heteroTiny(t)
+	for _, model := range []string{"rsage", "rgcn"} {
+		cfg := heteroConfig(t, model)
+		cfg.Epochs = 4
+		eagerLoss, eagerParams := eagerRun(t, gpu, ds, cfg)
+		replayLoss, replayParams, st := replayRun(t, gpu, ds, cfg, ReplayOptions{})
+		if i := firstDiff(replayLoss, eagerLoss); i >= 0 || len(eagerLoss) < 16 {
+			t.Fatalf("%s: replay differs from eager at step %d of %d: %v vs %v", model, i, len(eagerLoss), lossAt(replayLoss, i), lossAt(eagerLoss, i))
+		}
+		for i := range eagerParams {
+			if !slices.Equal(replayParams[i], eagerParams[i]) {
+				t.Fatalf("%s: parameter array %d differs after replay", model, i)
+			}
+		}
+		t.Logf("%s: %d steps bitwise equal, %d captures", model, len(eagerLoss), st.Captures)
+		cpuLoss := stepLossesOn(t, nil, ds, cfg, 1)
+		gpuLoss := stepLossesOn(t, gpu, ds, cfg, 1)
+		if d := relClose(t, model+" GPU against CPU", gpuLoss[:4], cpuLoss[:4], 1e-3); d > 1e-3 {
+			t.Errorf("%s: the GPU's first losses differ from the CPU's by %.2g", model, d)
+		}
+	}
+}

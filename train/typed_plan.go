@@ -1,0 +1,215 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/nn"
+	"github.com/fanout-gnn/fanout/rng"
+)
+
+// TypedHops are a typed plan's sampled hops: per layer (bottom first) a
+// block per relation and the vertices of every type. Layer l's
+// destinations of type t are layer l+1's sources of type t (the top
+// layer's: the seeds, of the target type); its sources of type t are those
+// destinations first, then the vertices of type t that the relations out
+// of t sampled, each once. Every size lives in one count buffer, so a
+// replayed step samples with no host involvement.
+type TypedHops struct {
+	Fanouts [][]int            // [hop][relation], hop 0 from the seeds
+	Caps    []nn.LayerCaps     // bottom first
+	Rels    [][]*backend.Block // [layer][relation]
+	Dst     [][]backend.Count  // [layer][type]
+	Src     [][]backend.Count  // [layer][type]
+	SrcIDs  [][]backend.Buffer // [layer][type] type-local ids, destinations first
+	// X are the bottom layer's input rows per type, DX their gradients
+	// where a learned table reads them (nil for types with features).
+	X, DX []backend.Buffer
+	// Counts holds per layer the types' source counts, then the
+	// relations' edge counts, then a zero (the top layer's destinations of
+	// types other than the target).
+	Counts backend.Buffer
+	// scratch receives SampleLayer's copy of the destinations (a
+	// relation's block shares its source type's ids, which the
+	// destinations of another type must not overwrite).
+	scratch  backend.Buffer
+	scratchN backend.Count
+	target   int
+	rels     []nn.RelSpec
+	batch    *nn.TypedBatch
+}
+
+// newTypedHops allocates a typed plan's hops in p for caps (bottom
+// first), fanouts per hop and relation, the relations' (source,
+// destination) types, the types' input widths and which types learn their
+// rows (wantDX).
+func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, rels []nn.RelSpec, inDims []int, wantDX []bool, target int) (*TypedHops, error) {
+	L, T, R := len(caps), len(inDims), len(rels)
+	if len(fanouts) != L {
+		return nil, fmt.Errorf("plan: %d hops' fanouts for %d layers", len(fanouts), L)
+	}
+	th := &TypedHops{Fanouts: fanouts, Caps: caps, target: target, rels: rels,
+		Rels: grid[*backend.Block](L, R), Dst: grid[backend.Count](L, T), Src: grid[backend.Count](L, T), SrcIDs: grid[backend.Buffer](L, T)}
+	var err error
+	alloc := func(dt backend.DType, n int) backend.Buffer {
+		if err != nil {
+			return nil
+		}
+		var b backend.Buffer
+		b, err = p.Alloc(dt, n)
+		return b
+	}
+	stride := T + R
+	th.Counts = alloc(backend.I32, L*stride+2)
+	zero := backend.Count{Buf: th.Counts, Off: L * stride, Cap: 0}
+	most := 1
+	for l := L - 1; l >= 0; l-- {
+		for t := range T {
+			tc := caps[l].Types[t]
+			switch {
+			case l < L-1:
+				th.Dst[l][t] = th.Src[l+1][t]
+			case t == target:
+				th.Dst[l][t] = p.NSeeds
+			default:
+				th.Dst[l][t] = zero
+			}
+			if th.Dst[l][t].Cap != tc.Dst {
+				return nil, fmt.Errorf("plan: layer %d type %d: %d destinations, the layer above has %d sources", l, t, tc.Dst, th.Dst[l][t].Cap)
+			}
+			th.Src[l][t] = backend.Count{Buf: th.Counts, Off: l*stride + t, Cap: tc.Src}
+			th.SrcIDs[l][t] = alloc(backend.I32, tc.Src)
+			most = max(most, tc.Dst)
+		}
+		for r, rel := range rels {
+			e := caps[l].Edges[r]
+			th.Rels[l][r] = &backend.Block{
+				NumDst:   th.Dst[l][rel.Dst],
+				NumEdges: backend.Count{Buf: th.Counts, Off: l*stride + T + r, Cap: e},
+				NumSrc:   th.Src[l][rel.Src],
+				Indptr:   alloc(backend.I32, caps[l].Types[rel.Dst].Dst+1),
+				Nbrs:     alloc(backend.I32, e),
+				Indices:  alloc(backend.I32, e),
+				SrcIDs:   th.SrcIDs[l][rel.Src],
+				// Another type's sources: not its destinations first.
+				Bipartite: rel.Src != rel.Dst,
+			}
+		}
+	}
+	th.scratch = alloc(backend.I32, most)
+	th.scratchN = backend.Count{Buf: th.Counts, Off: L*stride + 1, Cap: most}
+	th.X, th.DX = make([]backend.Buffer, T), make([]backend.Buffer, T)
+	for t, d := range inDims {
+		th.X[t] = alloc(backend.F32, caps[0].Types[t].Src*d)
+		if wantDX[t] {
+			th.DX[t] = alloc(backend.F32, caps[0].Types[t].Src*d)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plan: %w", err)
+	}
+	p.be.Fill(th.Counts, 0)
+	th.batch = &nn.TypedBatch{Rels: th.Rels, Dst: th.Dst, Src: th.Src, X: th.X, DX: th.DX}
+	return th, nil
+}
+
+// twin makes hops like th's in plan q (Plan.Twin).
+func (th *TypedHops) twin(q *Plan) (*TypedHops, error) {
+	inDims := make([]int, len(th.X))
+	wantDX := make([]bool, len(th.X))
+	for t, x := range th.X {
+		if n := th.Caps[0].Types[t].Src; n > 0 {
+			inDims[t] = x.Len() / n
+		}
+		wantDX[t] = th.DX[t] != nil
+	}
+	return newTypedHops(q, th.Caps, th.Fanouts, th.rels, inDims, wantDX, th.target)
+}
+
+// sample issues every hop from the plan's seeds: per hop, each type's
+// sources start as its destinations (RelabelStart); each relation samples
+// its fanout of its destination type's destinations and adds the sampled
+// vertices to its source type's (RelabelAdd).
+func (th *TypedHops) sample(p *Plan, in *TypedInputs, seed uint64) {
+	be := p.be
+	L := len(th.Caps)
+	for h := range L {
+		l := L - 1 - h
+		dstIDs := func(t int) backend.Buffer {
+			if l < L-1 {
+				return th.SrcIDs[l+1][t]
+			}
+			if t == th.target {
+				return p.Seeds
+			}
+			return th.scratch
+		}
+		for t, tc := range th.Caps[l].Types {
+			if tc.Src > 0 {
+				be.RelabelStart(in.Space[t], dstIDs(t), th.Dst[l][t], th.SrcIDs[l][t], th.Src[l][t])
+			}
+		}
+		for r, rel := range th.rels {
+			if th.Caps[l].Types[rel.Dst].Dst == 0 {
+				continue
+			}
+			blk := th.Rels[l][r]
+			view := *blk
+			view.SrcIDs, view.NumSrc = th.scratch, th.scratchN
+			// Hop h's stream, as one-type sampling's; each relation its own
+			// seed (the first the run's, so a one-type dataset seen as
+			// typed samples as it does untyped).
+			rnd := backend.Rand{Seed: rng.Derive(seed, r), Stream: uint32(h), Clock: p.Clock}
+			be.SampleLayer(in.Rels[r], dstIDs(rel.Dst), blk.NumDst, th.Fanouts[h][r], rnd, &view)
+			be.RelabelAdd(in.Space[rel.Src], blk, blk.SrcIDs, blk.NumSrc)
+		}
+	}
+}
+
+// gatherRows copies the bottom layer's rows of every type: features from
+// the type's store, a featureless type's from its learned table.
+func (th *TypedHops) gatherRows(in *TypedInputs, be backend.Backend) {
+	for t, x := range th.X {
+		ids, n := th.SrcIDs[0][t], th.Src[0][t]
+		if n.Cap == 0 {
+			continue
+		}
+		if f := in.Feat[t]; f != nil {
+			f.Gather(ids, n, x)
+		} else {
+			be.Gather(in.Embed[t].W, in.Embed[t].Shape[1], ids, n, x)
+		}
+	}
+}
+
+// update trains the learned tables' rows the step read: Adam on those
+// rows alone, with their gradients (DX), at the plan's Adam step.
+func (th *TypedHops) update(in *TypedInputs, be backend.Backend, step backend.Count, adam backend.AdamConfig) {
+	adam.WeightDecay = 0 // a row decays only when read: no decay, as torch's SparseAdam
+	for t, p := range in.Embed {
+		if p != nil && th.Src[0][t].Cap > 0 {
+			be.SparseAdam(p.W, p.M, p.V, p.Shape[1], th.SrcIDs[0][t], th.Src[0][t], th.DX[t], step, adam)
+		}
+	}
+}
+
+// flagOverflow issues the checks of every count against its capacity.
+func (th *TypedHops) flagOverflow(be backend.Backend, clock, flag backend.Buffer) {
+	for l := range th.Caps {
+		for _, c := range th.Src[l] {
+			be.FlagOverflow(c, clock, flag)
+		}
+		for _, b := range th.Rels[l] {
+			be.FlagOverflow(b.NumEdges, clock, flag)
+		}
+	}
+}
+
+// grid makes an [n][m] table.
+func grid[T any](n, m int) [][]T {
+	g := make([][]T, n)
+	for i := range g {
+		g[i] = make([]T, m)
+	}
+	return g
+}

@@ -1,0 +1,377 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/record"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+)
+
+// heteroTiny generates the hetero-tiny preset: ogbn-mag's four types and
+// seven relations (reverses included), papers labelled by planted
+// communities.
+func heteroTiny(t *testing.T) *dataset.Dataset {
+	t.Helper()
+	p, err := rmat.Lookup("hetero-tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// heteroConfig is hetero-tiny's preset settings for model.
+func heteroConfig(t *testing.T, model string) Config {
+	p, err := rmat.Lookup("hetero-tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Defaults()
+	c.Model, c.Layers, c.Hidden, c.Batch, c.Fanouts = model, p.Layers, p.Hidden, p.Batch, p.Fanouts
+	c.Dropout, c.LR = p.Dropout, p.LR
+	return c
+}
+
+// majorityShare is the share of ids whose label is the most common one.
+func majorityShare(labels []int32, ids []int64) float64 {
+	count := map[int32]int{}
+	most := 0
+	for _, v := range ids {
+		count[labels[v]]++
+		most = max(most, count[labels[v]])
+	}
+	return float64(most) / float64(len(ids))
+}
+
+// TestTypedLearns: rsage, rgcn and rgcn with bases, trained on hetero-tiny
+// on the CPU, classify its test papers far above the most common class:
+// their labels are communities that the relations respect.
+func TestTypedLearns(t *testing.T) {
+	ds := heteroTiny(t)
+	floor := majorityShare(ds.Labels, ds.Test)
+	for _, c := range []struct {
+		name, model string
+		bases       int
+	}{{"rsage", "rsage", 0}, {"rgcn", "rgcn", 0}, {"rgcn-bases", "rgcn", 4}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := heteroConfig(t, c.model)
+			cfg.Bases, cfg.Epochs = c.bases, 8
+			data := ds
+			if c.bases > 0 {
+				// Bases share one input width: fields learn rows as wide
+				// as papers' features instead of their own 16.
+				data = withoutFeatures(ds, "field_of_study")
+			}
+			tr, err := New(cpu.New(2), data, cfg, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			sum, err := tr.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			acc, _, err := tr.Evaluate(ds.Test)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: test accuracy %.3f (most common class %.3f), best validation %v", c.name, acc, floor, sum.BestValid)
+			if acc < floor+0.4 {
+				t.Errorf("%s: test accuracy %.3f, want at least %.3f (most common class %.3f + 0.4)", c.name, acc, floor+0.4, floor)
+			}
+		})
+	}
+}
+
+// withoutFeatures is ds with type name's features dropped (a shallow
+// copy: the tables are shared).
+func withoutFeatures(ds *dataset.Dataset, name string) *dataset.Dataset {
+	d := *ds
+	d.Types = slices.Clone(ds.Types)
+	ty := &d.Types[ds.TypeIndex(name)]
+	ty.FeatDim, ty.Features, ty.FeaturesBF16 = 0, nil, nil
+	return &d
+}
+
+// TestTypedEnvelopeHolds: no sampled batch of hetero-tiny exceeds the
+// conservative typed envelope, every relation's block is a valid sample
+// (sources of the right type, destinations first and distinct), and the
+// same seed and clock draw the same batch.
+func TestTypedEnvelopeHolds(t *testing.T) {
+	ds := heteroTiny(t)
+	cfg := heteroConfig(t, "rsage")
+	tr, err := New(cpu.New(2), ds, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	p := tr.plan
+	th := p.Typed
+	perm := Shuffle(ds.Train, cfg.Seed, 0)
+	draw := func(s int) []int32 {
+		p.SetBatch(perm[s*cfg.Batch:min(len(perm), (s+1)*cfg.Batch)], 0, s)
+		p.Sample(tr.in, cfg.Seed)
+		counts := make([]int32, th.Counts.Len())
+		tr.be.Read(counts, th.Counts, 0)
+		if err := tr.sync(); err != nil {
+			t.Fatal(err)
+		}
+		return counts
+	}
+	for s := 0; s*cfg.Batch < len(perm); s++ {
+		counts := draw(s)
+		for l, lc := range th.Caps {
+			for ty, tc := range lc.Types {
+				if n := int(counts[th.Src[l][ty].Off]); n > tc.Src || (tc.Src > 0 && n < 0) {
+					t.Fatalf("step %d layer %d type %s: %d sources, capacity %d", s, l, ds.Types[ty].Name, n, tc.Src)
+				}
+			}
+			for r, rel := range ds.Relations {
+				b := th.Rels[l][r]
+				if tc := lc.Types[rel.Dst]; tc.Dst == 0 {
+					continue
+				}
+				e := int(counts[b.NumEdges.Off])
+				if e > lc.Edges[r] {
+					t.Fatalf("step %d layer %d relation %s: %d edges, capacity %d", s, l, rel.Name, e, lc.Edges[r])
+				}
+				dst := p.Seeds
+				if l < len(th.Caps)-1 {
+					dst = th.SrcIDs[l+1][rel.Dst]
+				}
+				checkTypedBlock(t, tr.be, rel, b, dst, e, int(counts[th.Src[l][rel.Src].Off]), th.Fanouts[len(th.Caps)-1-l][r])
+			}
+		}
+	}
+	first := draw(0)
+	draw(1)
+	if again := draw(0); !slices.Equal(first, again) {
+		t.Errorf("step 0 drawn twice: counts %v then %v", first, again)
+	}
+}
+
+// checkTypedBlock checks one relation's sampled block: each edge's source
+// is a neighbour of its destination (dst, the destination type's ids) in
+// the relation, no destination has more than fanout, and the source ids
+// of the type are distinct.
+func checkTypedBlock(t *testing.T, be backend.Backend, rel dataset.Relation, b *backend.Block, dst backend.Buffer, edges, nSrc, fanout int) {
+	t.Helper()
+	nDst := readCount(t, be, b.NumDst)
+	indptr := make([]int32, nDst+1)
+	be.Read(indptr, b.Indptr, 0)
+	idx := make([]int32, max(edges, 1))
+	be.Read(idx, b.Indices, 0)
+	src := make([]int32, max(nSrc, 1))
+	be.Read(src, b.SrcIDs, 0)
+	dsts := make([]int32, max(nDst, 1))
+	be.Read(dsts, dst, 0)
+	if err := be.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int32]bool{}
+	for _, v := range src[:nSrc] {
+		if seen[v] {
+			t.Fatalf("relation %s: source %d twice", rel.Name, v)
+		}
+		seen[v] = true
+	}
+	if int(indptr[nDst]) != edges {
+		t.Fatalf("relation %s: indptr ends at %d, %d edges", rel.Name, indptr[nDst], edges)
+	}
+	g := rel.Graph
+	for d := range nDst {
+		row := g.Indices[g.Indptr[dsts[d]]:g.Indptr[dsts[d]+1]]
+		if n := int(indptr[d+1] - indptr[d]); n > fanout || n > len(row) {
+			t.Fatalf("relation %s: destination %d has %d sampled of %d, fanout %d", rel.Name, dsts[d], n, len(row), fanout)
+		}
+		for e := indptr[d]; e < indptr[d+1]; e++ {
+			i := idx[e]
+			if i < 0 || int(i) >= nSrc {
+				t.Fatalf("relation %s: edge %d has local source %d of %d", rel.Name, e, i, nSrc)
+			}
+			if !slices.Contains(row, src[i]) {
+				t.Fatalf("relation %s: edge %d's source %d is no neighbour of %d", rel.Name, e, src[i], dsts[d])
+			}
+		}
+	}
+}
+
+// readCount reads a count's live value.
+func readCount(t *testing.T, be backend.Backend, c backend.Count) int {
+	t.Helper()
+	v := make([]int32, 1)
+	be.Read(v, c.Buf, c.Off)
+	if err := be.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return int(v[0])
+}
+
+// TestTypedTablesTrainReadRowsOnly: one step changes a featureless type's
+// learned rows that the batch read and no other row.
+func TestTypedTablesTrainReadRowsOnly(t *testing.T) {
+	ds := heteroTiny(t)
+	cfg := heteroConfig(t, "rsage")
+	be := cpu.New(2)
+	tr, err := New(be, ds, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	author := ds.TypeIndex("author")
+	emb := tr.in.Typed.Embed[author]
+	if emb == nil {
+		t.Fatal("author has no learned table")
+	}
+	before := make([]float32, emb.W.Len())
+	be.Read(before, emb.W, 0)
+	p := tr.plan
+	p.SetBatch(Shuffle(ds.Train, cfg.Seed, 0)[:cfg.Batch], 0, 0)
+	p.Sample(tr.in, cfg.Seed)
+	p.Gather(tr.in)
+	p.Learn(tr.model, tr.in, cfg.Seed, tr.adam)
+	after := make([]float32, emb.W.Len())
+	be.Read(after, emb.W, 0)
+	n := readCount(t, be, p.Typed.Src[0][author])
+	ids := make([]int32, max(n, 1))
+	be.Read(ids, p.Typed.SrcIDs[0][author], 0)
+	if err := tr.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("the batch read no author rows")
+	}
+	read := map[int]bool{}
+	for _, v := range ids[:n] {
+		read[int(v)] = true
+	}
+	dim := emb.Shape[1]
+	changed := 0
+	for row := range emb.Shape[0] {
+		same := slices.Equal(before[row*dim:(row+1)*dim], after[row*dim:(row+1)*dim])
+		switch {
+		case !read[row] && !same:
+			t.Fatalf("author row %d changed but was not read", row)
+		case read[row] && !same:
+			changed++
+		}
+	}
+	if changed < n/2 {
+		t.Errorf("%d of the %d author rows read changed", changed, n)
+	}
+	for _, v := range after {
+		if math.IsNaN(float64(v)) {
+			t.Fatal("a learned row holds NaN")
+		}
+	}
+}
+
+// TestTypedReplayReproducesEagerBitwise: a typed run replayed (CPU under
+// the record wrapper) gives the eager run's every step loss and final
+// parameters, learned tables included, bit for bit: the whole typed step,
+// sampling included, is captured.
+func TestTypedReplayReproducesEagerBitwise(t *testing.T) {
+	ds := heteroTiny(t)
+	for _, model := range []string{"rsage", "rgcn"} {
+		cfg := heteroConfig(t, model)
+		cfg.Epochs = 2
+		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
+		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
+		if len(wantLoss) < 8 || !slices.Equal(gotLoss, wantLoss) {
+			t.Fatalf("%s: replay losses differ from eager:\n%v\n%v", model, gotLoss, wantLoss)
+		}
+		if len(gotParams) != len(wantParams) {
+			t.Fatalf("%s: %d parameter arrays after replay, %d eager", model, len(gotParams), len(wantParams))
+		}
+		for i := range wantParams {
+			if !slices.Equal(gotParams[i], wantParams[i]) {
+				t.Fatalf("%s: parameter array %d differs after replay", model, i)
+			}
+		}
+		if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
+			t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", model, st, len(wantLoss))
+		}
+	}
+}
+
+// TestTypedRefusals: a typed dataset with a one-type model, a one-type
+// dataset with a typed model, an unknown relation's fanouts and bases over
+// input rows of several widths are refused by the setting's name.
+func TestTypedRefusals(t *testing.T) {
+	ds := heteroTiny(t)
+	for _, c := range []struct {
+		name string
+		edit func(*Config)
+		data *dataset.Dataset
+		key  string
+	}{
+		{"one-type model", func(c *Config) { c.Model = "sage" }, ds, "model"},
+		{"typed model, one type", func(c *Config) {}, tinyData(t), "model"},
+		{"unknown relation", func(c *Config) { c.RelationFanouts = map[string][]int{"likes": {1, 1}} }, ds, "relation_fanouts"},
+		{"bases, two widths", func(c *Config) { c.Model, c.Bases = "rgcn", 2 }, ds, "bases"},
+		{"norm", func(c *Config) { c.Norm = "batch" }, ds, "norm"},
+	} {
+		cfg := heteroConfig(t, "rsage")
+		c.edit(&cfg)
+		tr, err := New(cpu.New(1), c.data, cfg, Options{})
+		if err == nil {
+			tr.Close()
+			t.Errorf("%s: accepted", c.name)
+			continue
+		}
+		var se *SettingError
+		if !errors.As(err, &se) || se.Key != c.key {
+			t.Errorf("%s: %v, want an error naming %s", c.name, err, c.key)
+		}
+	}
+}
+
+// TestTypedRelationFanouts: a relation's own fanouts apply to it alone,
+// by its name or src:name:dst; a fanout of 0 samples none of its edges.
+func TestTypedRelationFanouts(t *testing.T) {
+	ds := heteroTiny(t)
+	cfg := heteroConfig(t, "rsage")
+	cfg.RelationFanouts = map[string][]int{"paper:cites:paper": {0, 0}, "writes": {3, 2}}
+	f, err := cfg.TypedFanouts(ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, rel := range ds.Relations {
+		want := cfg.Fanouts
+		switch rel.Name {
+		case "cites":
+			want = []int{0, 0}
+		case "writes":
+			want = []int{3, 2}
+		}
+		for h := range want {
+			if f[h][r] != want[h] {
+				t.Errorf("relation %s hop %d: fanout %d, want %d", rel.Name, h, f[h][r], want[h])
+			}
+		}
+	}
+	tr, err := New(cpu.New(2), ds, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	p := tr.plan
+	p.SetBatch(Shuffle(ds.Train, cfg.Seed, 0)[:cfg.Batch], 0, 0)
+	p.Sample(tr.in, cfg.Seed)
+	cites := slices.IndexFunc(ds.Relations, func(r dataset.Relation) bool { return r.Name == "cites" })
+	for l := range p.Typed.Caps {
+		if n := readCount(t, tr.be, p.Typed.Rels[l][cites].NumEdges); n != 0 {
+			t.Errorf("layer %d: cites sampled %d edges at fanout 0", l, n)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package train
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/nn"
+)
+
+// typedRefuses names the options a typed dataset cannot run with yet.
+func typedRefuses(opt Options) error {
+	switch {
+	case opt.Parallel != nil:
+		return fmt.Errorf("typed graphs train on one device for now (several were asked)")
+	case opt.Features != nil || opt.Graph != nil:
+		return fmt.Errorf("typed graphs keep their features and relations on the training device for now (the hybrid mode and placed topologies are one-type)")
+	}
+	return nil
+}
+
+// modelConfig is the nn configuration of the run's model: a typed
+// model's from the dataset's schema and the types' input widths.
+func (t *Trainer) modelConfig() nn.Config {
+	if t.in.Typed != nil {
+		return t.cfg.TypedModelConfig(t.ds, t.in.Typed.InDims())
+	}
+	return t.cfg.ModelConfig(t.ds.FeatDim, t.head.OutDim())
+}
+
+// typedCaps is the conservative envelope of a typed run's step.
+func (t *Trainer) typedCaps() ([]nn.LayerCaps, [][]int, error) {
+	fanouts, err := t.cfg.TypedFanouts(t.ds)
+	if err != nil {
+		return nil, nil, err
+	}
+	return typedEnvelope(t.ds, t.seedCap(), fanouts), fanouts, nil
+}
+
+// newTypedPlan provisions a typed plan for the conservative envelope and
+// reserves the model's workspace for it.
+func (t *Trainer) newTypedPlan() (*Plan, error) {
+	caps, fanouts, err := t.typedCaps()
+	if err != nil {
+		return nil, err
+	}
+	p, err := t.samplingPlan(nil, nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	ti := t.in.Typed
+	want := make([]bool, len(ti.Embed))
+	for i, e := range ti.Embed {
+		want[i] = e != nil
+	}
+	mc := t.model.Config()
+	if p.Typed, err = newTypedHops(p, caps, fanouts, mc.Relations, ti.InDims(), want, t.ds.Target); err != nil {
+		p.Free()
+		return nil, err
+	}
+	if err := t.model.ReserveTyped(caps); err != nil {
+		p.Free()
+		return nil, err
+	}
+	return p, nil
+}
