@@ -14,7 +14,7 @@ import (
 // share of edges within a community and the degree skew.
 const (
 	communitySignal   = 2.0
-	communityAffinity = 0.7
+	communityAffinity = 0.8
 	communitySkew     = 3
 )
 
