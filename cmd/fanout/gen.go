@@ -21,8 +21,12 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dtype := storedDType(fs)
 	force := replaceFlag(fs)
 	link := addLinkSplitFlags(fs)
+	labels := fs.String("labels", rmat.LabelsNeighbours, "tiny, products-sim, papers-sim: "+rmat.LabelsNeighbours+
+		" (an R-MAT graph, a vertex's label read from its neighbours' types) or "+rmat.LabelsCommunity+
+		" (a planted partition of the same size, a vertex's label its community); the typed presets' are communities")
+	noReverse := fs.Bool("no-reverse", false, "typed presets: leave out the reverse relations (rev_<name>; a relation within a type stays directed)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--feature-dtype bfloat16] [--link-split TRAIN,VALID,TEST] [--force]\npresets: %s\n", presetNames())
+		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--labels community] [--no-reverse] [--feature-dtype bfloat16] [--link-split TRAIN,VALID,TEST] [--force]\npresets: %s\n", presetNames())
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -50,14 +54,26 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	if err := checkGenFlags(fs, p, *labels, linkOpts != nil); err != nil {
+		return err
+	}
 	if err := job.CheckTarget(*out, *force); err != nil {
 		return err
 	}
 	start := time.Now()
-	fmt.Fprintf(stderr, "generating %s: %d vertices, %d vertex pairs\n", p.Name, p.NumNodes(), p.Pairs)
+	if p.Schema != nil {
+		fmt.Fprintf(stderr, "generating %s: %d vertices of %d types, %d edges in %d relations (their reverses besides)\n",
+			p.Name, p.NumNodes(), len(p.Schema.Types), p.NumPairs(), len(p.Schema.Relations))
+	} else {
+		fmt.Fprintf(stderr, "generating %s: %d vertices, %d vertex pairs\n", p.Name, p.NumNodes(), p.Pairs)
+	}
 	bar := newProgress(stderr, "generating "+p.Name)
 	ds, err := job.WhileRunning(ctx, func() (*dataset.Dataset, error) {
-		return rmat.Generate(p, rmat.Options{Seed: *seed, Threads: *threads, Progress: bar.update})
+		o := rmat.Options{Seed: *seed, Threads: *threads, Progress: bar.update, Labels: *labels, NoReverse: *noReverse}
+		if p.Schema != nil && !flagSet(fs, "labels") {
+			o.Labels = "" // a typed preset's labels are its communities
+		}
+		return rmat.Generate(p, o)
 	})
 	bar.done()
 	if ctx.Err() != nil {
@@ -72,7 +88,24 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges%s, %s (generated in %s, written in %s)\n", p.Name, *out,
-		ds.Graph.NumNodes, ds.Graph.NumEdges(), st.Link, st.Features, gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
+		ds.NumVertices(), ds.NumEdges(), st.Link, st.Features, gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
+	return nil
+}
+
+// checkGenFlags refuses gen's flags that the preset p does not take:
+// --labels other than the known schemes, or neighbours for a typed
+// preset; --no-reverse and --link-split for a one-type or a typed preset.
+func checkGenFlags(fs *flag.FlagSet, p rmat.Preset, labels string, link bool) error {
+	switch {
+	case labels != rmat.LabelsNeighbours && labels != rmat.LabelsCommunity:
+		return fmt.Errorf("--labels %s: want %s or %s", quoted(labels), rmat.LabelsNeighbours, rmat.LabelsCommunity)
+	case p.Schema != nil && flagSet(fs, "labels") && labels != rmat.LabelsCommunity:
+		return fmt.Errorf("--labels %s: %s is a typed preset, whose labels are its planted communities", labels, p.Name)
+	case p.Schema == nil && flagSet(fs, "no-reverse"):
+		return fmt.Errorf("--no-reverse: %s is a graph of one type, without relations to reverse", p.Name)
+	case p.Schema != nil && link:
+		return fmt.Errorf("--link-split: %s is a typed preset; link prediction over relations is not built yet", p.Name)
+	}
 	return nil
 }
 

@@ -92,7 +92,7 @@ func finishImport(ctx context.Context, ds *dataset.Dataset, err error, s job.Sto
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges, %d/%d/%d train/valid/test%s, %s (%s)\n", ds.Name, s.Out,
-		ds.Graph.NumNodes, ds.Graph.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), st.Link, st.Features, time.Since(start).Round(time.Millisecond))
+		ds.NumVertices(), ds.NumEdges(), len(ds.Train), len(ds.Valid), len(ds.Test), st.Link, st.Features, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -13,8 +13,35 @@ import (
 )
 
 // LoadDataset opens src.Data or generates src.Preset in memory, saying so
-// on log; progress, when set, shows the generation.
+// on log; progress, when set, shows the generation. A typed preset
+// (hetero-tiny, mag-sim) is generated with its reverse relations, and a
+// typed dataset, opened or generated, is refused until the trainer takes
+// typed graphs (refuseTyped).
 func LoadDataset(src Source, threads int, log io.Writer, progress func(string) (func(string, int64, int64), func())) (*dataset.Dataset, error) {
+	ds, err := loadDataset(src, threads, log, progress)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseTyped(ds); err != nil {
+		ds.Close()
+		return nil, err
+	}
+	return ds, nil
+}
+
+// refuseTyped refuses a typed dataset: the trainer, evaluation, the bench
+// and the simulation take graphs of one vertex type until typed training
+// lands.
+func refuseTyped(ds *dataset.Dataset) error {
+	if !ds.Typed() {
+		return nil
+	}
+	return fmt.Errorf("dataset %s is typed (%d vertex types, %d relations, target %s): training takes graphs of one vertex type for now",
+		ds.Name, len(ds.Types), len(ds.Relations), ds.Types[ds.Target].Name)
+}
+
+// loadDataset is LoadDataset without the refusal.
+func loadDataset(src Source, threads int, log io.Writer, progress func(string) (func(string, int64, int64), func())) (*dataset.Dataset, error) {
 	if src.Data != "" {
 		ds, err := dataset.Open(src.Data)
 		if err != nil {
@@ -48,7 +75,7 @@ func LoadDataset(src Source, threads int, log io.Writer, progress func(string) (
 		return nil, err
 	}
 	fmt.Fprintf(log, "generated %s in %s: %d vertices, %d edges\n", p.Name,
-		time.Since(start).Round(time.Millisecond), ds.Graph.NumNodes, ds.Graph.NumEdges())
+		time.Since(start).Round(time.Millisecond), ds.NumVertices(), ds.NumEdges())
 	return ds, nil
 }
 
