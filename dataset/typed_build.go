@@ -74,6 +74,34 @@ func BuildRelations(types []VertexType, lists []EdgeList, o RelationOptions) ([]
 	return AddReverse(types, rels, o.Threads)
 }
 
+// Featureless types' counts: at most featurelessPerEnd vertices per edge
+// end that names the type, and featurelessFree besides.
+const (
+	featurelessPerEnd = 16
+	featurelessFree   = 1 << 20
+)
+
+// CheckFeatureless checks the counts of the types without features
+// against the edges of lists, for importers whose counts come from a
+// metadata file: such a type's vertices exist through its edges (nothing
+// else describes them), so a count far above its edge ends (more than 16
+// per end, plus 2^20) is refused before a graph of that many rows is
+// built. A type with features is checked by its table's rows instead.
+func CheckFeatureless(types []VertexType, lists []EdgeList) error {
+	ends := make([]int64, len(types))
+	for _, l := range lists {
+		ends[l.Src] += int64(len(l.From))
+		ends[l.Dst] += int64(len(l.To))
+	}
+	for i, t := range types {
+		if t.FeatDim == 0 && t.Count > featurelessFree+featurelessPerEnd*ends[i] {
+			return fmt.Errorf("type %s has no features and %d vertices, but its relations name it %d times: a type without features has at most %d vertices per edge end, plus %d",
+				t.Name, t.Count, ends[i], featurelessPerEnd, featurelessFree)
+		}
+	}
+	return nil
+}
+
 // AddReverse returns rels with the reverses PyTorch Geometric's
 // ToUndirected adds: a relation (s, r, d) between two types gets the
 // relation (d, "rev_"+r, s), whose graph is its transpose, appended after

@@ -246,3 +246,19 @@ func TestTypedBFloat16RoundTrip(t *testing.T) {
 		t.Errorf("widened %v", got.Types[0].Features)
 	}
 }
+
+// TestCheckFeatureless: a featureless type whose count its edges do not
+// support (more than 16 vertices per edge end, plus 2^20) is refused; a
+// type with features is left to its table.
+func TestCheckFeatureless(t *testing.T) {
+	types := []VertexType{{Name: "a", Count: 1<<20 + 32}, {Name: "b", Count: 1 << 30, FeatDim: 1}}
+	lists := []EdgeList{{Name: "r", Src: 0, Dst: 1, From: []int32{0, 1}, To: []int32{0, 0}}}
+	if err := CheckFeatureless(types, lists); err != nil {
+		t.Fatal(err)
+	}
+	types[0].Count++
+	err := CheckFeatureless(types, lists)
+	if err == nil || !strings.Contains(err.Error(), "type a has no features and 1048609 vertices, but its relations name it 2 times") {
+		t.Fatalf("error %v", err)
+	}
+}

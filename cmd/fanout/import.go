@@ -29,13 +29,15 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&gb.Feature, "feature", "feat", "graphbolt: the node feature_data entry of the features")
 	fs.StringVar(&gb.Task, "task", "", "graphbolt: the task whose sets and labels are imported (default: the first)")
 	fs.BoolVar(&gb.Directed, "directed", false, "graphbolt: keep the edges' direction (default: symmetrize)")
+	target := fs.String("target", "", "ogb, graphbolt, typed: the labelled vertex type (default: the one with labels, or the task's seeds' type)")
+	noReverse := fs.Bool("no-reverse", false, "ogb, graphbolt, typed: leave out the reverse relations (rev_<name>; a relation within a type stays directed)")
 	threads := fs.Int("threads", 0, "worker threads (0 = all cores)")
 	norm := fs.Bool("normalize-features", false, "scale each vertex's feature row to sum 1 (usual for bag-of-words features)")
 	dtype := storedDType(fs)
 	force := replaceFlag(fs)
 	link := addLinkSplitFlags(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       fanout import graphbolt DIR --out DIR [--feature feat] [--task NAME] [--directed]\n       fanout import edges FILE|GLOB... --nodes FILE --out DIR (fanout import edges -h: its flags)\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--link-split TRAIN,VALID,TEST] [--force])")
+		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       fanout import graphbolt DIR --out DIR [--feature feat] [--task NAME] [--directed]\n       (ogb and graphbolt, typed datasets: [--target TYPE] [--no-reverse])\n       fanout import edges FILE|GLOB... --nodes FILE --out DIR (fanout import edges -h: its flags)\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--link-split TRAIN,VALID,TEST] [--force])")
 		fs.PrintDefaults()
 	}
 	pos, err := parse(fs, args)
@@ -75,7 +77,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	start := time.Now()
 	bar := newProgress(stderr, "importing")
 	ds, err := job.WhileRunning(ctx, func() (*dataset.Dataset, error) {
-		return job.ImportFormat(pos[0], pos[1], job.ImportOptions{Name: *name, Symmetrize: *sym, Split: opts, GraphBolt: gb, Threads: *threads, Progress: bar.update})
+		return job.ImportFormat(pos[0], pos[1], job.ImportOptions{Name: *name, Symmetrize: *sym, Split: opts, GraphBolt: gb, Threads: *threads, Progress: bar.update,
+			Target: *target, NoReverse: *noReverse})
 	})
 	bar.done()
 	return finishImport(ctx, ds, err, job.Store{Out: *out, Src: pos[1], Normalize: *norm, DType: *dtype, Link: linkOpts}, start, stdout, stderr)

@@ -13,16 +13,29 @@ import (
 	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
+// ends are the vertex counts of an edge file's sources and destinations,
+// and what the metadata calls them, for messages.
+type ends struct {
+	n    [2]int64
+	says [2]string // "graph.nodes[0].num is 40"
+}
+
+// sameEnds are the ends of a graph of one type of n vertices.
+func sameEnds(n int64) ends {
+	says := fmt.Sprintf("graph.nodes[0].num is %d", n)
+	return ends{n: [2]int64{n, n}, says: [2]string{says, says}}
+}
+
 // readEdges reads the graph's edge file, numpy ([2, edges]: sources, then
 // destinations) or CSV (lines src,dst without a header), checking every
-// id against the n vertices.
-func readEdges(dir string, e entry, n int64) (src, dst []int32, err error) {
+// id against the vertices of its end.
+func readEdges(dir string, e entry, at ends) (src, dst []int32, err error) {
 	path, err := e.file(dir, true)
 	if err != nil {
 		return nil, nil, err
 	}
 	if e.format == "csv" {
-		return readCSVEdges(path, n)
+		return readCSVEdges(path, at)
 	}
 	ints, shape, err := readInts(dir, e, func(shape []int64) string {
 		if len(shape) != 2 || shape[0] != 2 {
@@ -37,9 +50,9 @@ func readEdges(dir string, e entry, n int64) (src, dst []int32, err error) {
 	src, dst = make([]int32, m), make([]int32, m)
 	for i := range m {
 		for side, x := range []int64{ints[i], ints[m+i]} {
-			if x < 0 || x >= n {
-				return nil, nil, fmt.Errorf("%s (%s): edge %d: %s %d is not a vertex (graph.nodes[0].num is %d)",
-					path, e.field, i, []string{"source", "destination"}[side], x, n)
+			if x < 0 || x >= at.n[side] {
+				return nil, nil, fmt.Errorf("%s (%s): edge %d: %s %d is not a vertex (%s)",
+					path, e.field, i, []string{"source", "destination"}[side], x, at.says[side])
 			}
 		}
 		src[i], dst[i] = int32(ints[i]), int32(ints[m+i])
@@ -49,7 +62,7 @@ func readEdges(dir string, e entry, n int64) (src, dst []int32, err error) {
 
 // readCSVEdges reads lines "src,dst", gzip-compressed or not (as DGL's
 // pandas reader, which decompresses a name ending in .gz).
-func readCSVEdges(path string, n int64) (src, dst []int32, err error) {
+func readCSVEdges(path string, at ends) (src, dst []int32, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -77,9 +90,9 @@ func readCSVEdges(path string, n int64) (src, dst []int32, err error) {
 		var ends [2]int32
 		for c, s := range rec {
 			x, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-			if err != nil || x < 0 || x >= n {
+			if err != nil || x < 0 || x >= at.n[c] {
 				return nil, nil, fmt.Errorf("%s: line %d, column %d (%s): %s is not a vertex id in [0, %d)",
-					path, line, c+1, []string{"src", "dst"}[c], quote.Quote(s), n)
+					path, line, c+1, []string{"src", "dst"}[c], quote.Quote(s), at.n[c])
 			}
 			ends[c] = int32(x)
 		}

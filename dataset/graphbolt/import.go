@@ -23,6 +23,13 @@ type Options struct {
 	// edges into v (DGL's CSC). Otherwise the graph is symmetrized.
 	Directed bool
 	Threads  int // graph building goroutines; <= 0 means GOMAXPROCS
+
+	// Target names a typed graph's labelled type; empty means the type of
+	// the task's training seeds.
+	Target string
+	// NoReverse leaves out a typed graph's reverse relations, which are
+	// added by default (dataset.AddReverse).
+	NoReverse bool
 }
 
 // labelFeature is the node feature_data name whose array, where present,
@@ -46,6 +53,12 @@ func Import(dir string, o Options) (*dataset.Dataset, error) {
 // features come first: their rows check the vertex count before anything
 // of that size is allocated.
 func importMetadata(dir string, m *metadata, o Options) (*dataset.Dataset, error) {
+	if isTyped(m.Graph) {
+		return importTyped(dir, m, o)
+	}
+	if o.Target != "" || o.NoReverse {
+		return nil, fmt.Errorf("%s: a graph of one type: --target and --no-reverse are for typed graphs", MetadataFile)
+	}
 	n, edgeFile, err := homogeneous(dir, m)
 	if err != nil {
 		return nil, err
@@ -54,7 +67,7 @@ func importMetadata(dir string, m *metadata, o Options) (*dataset.Dataset, error
 	if d.Features, d.FeatDim, err = features(dir, m, cmp(o.Feature, "feat"), n); err != nil {
 		return nil, err
 	}
-	src, dst, err := readEdges(dir, edgeFile, n)
+	src, dst, err := readEdges(dir, edgeFile, sameEnds(n))
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +83,7 @@ func importMetadata(dir string, m *metadata, o Options) (*dataset.Dataset, error
 	if err != nil {
 		return nil, err
 	}
-	if err := taskSets(dir, m, t, ti, d); err != nil {
+	if err := taskSets(dir, m, t, ti, d, seedType{n: n, says: fmt.Sprintf("graph.nodes[0].num is %d", n)}); err != nil {
 		return nil, err
 	}
 	d.Source = fmt.Sprintf("GraphBolt on-disk dataset %s, task %s", filepath.Base(filepath.Clean(dir)), cmp(t.Name, fmt.Sprint(ti)))
@@ -126,7 +139,13 @@ func features(dir string, m *metadata, name string, n int64) ([]float32, int, er
 		}
 		return nil, 0, fmt.Errorf("%s: feature_data has no node feature %s (it has: %s)", MetadataFile, quote.Quote(name), quote.Quote(strings.Join(have, ", ")))
 	}
+	return featureEntry(dir, m, i, n)
+}
+
+// featureEntry reads feature_data[i], [n, dim] or [n] finite numbers.
+func featureEntry(dir string, m *metadata, i int, n int64) ([]float32, int, error) {
 	f := m.Features[i]
+	name := f.Name
 	feat, shape, err := readFloats(dir, entry{field: fmt.Sprintf("feature_data[%d] (%s)", i, quote.Quote(name)), format: f.Format, path: f.Path},
 		func(shape []int64) string {
 			if len(shape) < 1 || len(shape) > 2 || shape[0] != n || (len(shape) == 2 && shape[1] == 0) {

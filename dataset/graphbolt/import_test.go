@@ -86,7 +86,7 @@ func TestRefusals(t *testing.T) {
 		}, []string{"graph_topology", "FusedCSCSamplingGraph", "PyTorch", "graph: section"}},
 		{"heterogeneous", func(t *testing.T, dir string) {
 			editMetadata(t, dir, "    - format: csv\n", "    - type: paper:cites:paper\n      format: csv\n")
-		}, []string{"homogeneous", "paper:cites:paper"}},
+		}, []string{"graph.nodes[0] has no type, but the graph is typed", "paper:cites:paper"}},
 		{"bad edge", func(t *testing.T, dir string) {
 			graphbolttest.WriteFile(t, dir, "edges/edge.csv", "0,1\n1,2\n2,forty\n")
 		}, []string{"edge.csv: line 3, column 2 (dst)", `"forty"`}},

@@ -34,15 +34,21 @@ type metadata struct {
 
 // graphData is the raw graph: vertex counts and edge files, per type.
 type graphData struct {
-	Nodes []struct {
-		Type string `yaml:"type"`
-		Num  int64  `yaml:"num"`
-	} `yaml:"nodes"`
-	Edges []struct {
-		Type   string `yaml:"type"`
-		Format string `yaml:"format"`
-		Path   string `yaml:"path"`
-	} `yaml:"edges"`
+	Nodes []nodeCount `yaml:"nodes"`
+	Edges []edgeFile  `yaml:"edges"`
+}
+
+// nodeCount is one vertex type of the raw graph ("" for a graph of one).
+type nodeCount struct {
+	Type string `yaml:"type"`
+	Num  int64  `yaml:"num"`
+}
+
+// edgeFile is one edge type's file ("src:rel:dst"; "" for one type).
+type edgeFile struct {
+	Type   string `yaml:"type"`
+	Format string `yaml:"format"`
+	Path   string `yaml:"path"`
 }
 
 // topology is the preprocessed graph, a PyTorch file.

@@ -62,7 +62,7 @@ func TestMetadataQuotesLittle(t *testing.T) {
 		{name: "feature flag", o: graphbolt.Options{Feature: long}, want: "no node feature"},
 		{name: "task flag", o: graphbolt.Options{Task: long}, want: "no task"},
 		{name: "feature name", old: "name: feat\n    format: numpy\n    in_memory", new: "name: " + long + "\n    format: numpy\n    in_memory", want: "no node feature"},
-		{name: "edge type", old: "    - format: csv\n", new: "    - type: " + long + "\n      format: csv\n", want: "homogeneous"},
+		{name: "edge type", old: "    - format: csv\n", new: "    - type: " + long + "\n      format: csv\n", want: "a typed graph names every node type"},
 		{name: "format", old: "format: csv", new: "format: " + long, want: "has format"},
 		{name: "long path", old: "path: edges/edge.csv", new: "path: edges/" + long, want: "longer than 200 bytes"},
 		{name: "torch path", old: "format: numpy\n    in_memory: false\n    path: data/node-feat.npy", new: "format: torch\n    path: " + long, want: "longer than 200 bytes"},

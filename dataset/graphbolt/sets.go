@@ -16,11 +16,18 @@ const (
 	labelsName   = "labels"
 )
 
+// seedType is the vertices a task's seeds are: n of type typ ("" for a
+// graph of one type), which the metadata describes as says.
+type seedType struct {
+	n    int64
+	typ  string
+	says string // "graph.nodes[0].num is 40"
+}
+
 // taskSets reads the labels and the train, validation and test sets of
-// task t (the ti-th) into d, whose graph is set.
-func taskSets(dir string, m *metadata, t *task, ti int, d *dataset.Dataset) error {
-	n := d.Graph.NumNodes
-	labels, fromFeature, err := vertexLabels(dir, m, n)
+// task t (the ti-th), of the vertices v, into d.
+func taskSets(dir string, m *metadata, t *task, ti int, d *dataset.Dataset, v seedType) error {
+	labels, fromFeature, err := vertexLabels(dir, m, v)
 	if err != nil {
 		return err
 	}
@@ -37,10 +44,13 @@ func taskSets(dir string, m *metadata, t *task, ti int, d *dataset.Dataset) erro
 			return fmt.Errorf("%s: %s is missing: training needs seeds", MetadataFile, field)
 		case len(s.parts) == 0:
 			continue
-		case len(s.parts) > 1 || s.parts[0].Type != "":
+		case (len(s.parts) > 1 || s.parts[0].Type != "") && v.typ == "":
 			return fmt.Errorf("%s: %s has %d typed parts: only homogeneous sets (one part, untyped) can be imported", MetadataFile, field, len(s.parts))
+		case len(s.parts) > 1 || s.parts[0].Type != v.typ:
+			return fmt.Errorf("%s: %s has %d parts, the first of type %s: a node classification task's seeds are the target's, %s, in one part",
+				MetadataFile, field, len(s.parts), quote.Quote(s.parts[0].Type), v.typ)
 		}
-		if *s.dst, err = readSet(dir, field+"[0]", s.parts[0], n, labels, fromFeature); err != nil {
+		if *s.dst, err = readSet(dir, field+"[0]", s.parts[0], v, labels, fromFeature); err != nil {
 			return err
 		}
 	}
@@ -62,11 +72,15 @@ func taskSets(dir string, m *metadata, t *task, ti int, d *dataset.Dataset) erro
 	return nil
 }
 
-// vertexLabels reads the node feature "label" where there is one: a class
-// id per vertex (-1 unlabelled); otherwise every vertex starts unlabelled.
-func vertexLabels(dir string, m *metadata, n int64) ([]int32, bool, error) {
+// vertexLabels reads the node feature "label" of the vertices v where
+// there is one: a class id per vertex (-1 unlabelled); otherwise every
+// vertex starts unlabelled.
+func vertexLabels(dir string, m *metadata, v seedType) ([]int32, bool, error) {
+	n := v.n
 	labels := make([]int32, n)
-	i := slices.IndexFunc(m.Features, func(f featureData) bool { return f.Domain == "node" && f.Name == labelFeature })
+	i := slices.IndexFunc(m.Features, func(f featureData) bool {
+		return f.Domain == "node" && f.Name == labelFeature && (v.typ == "" || f.Type == v.typ)
+	})
 	if i < 0 {
 		for v := range labels {
 			labels[v] = -1
@@ -93,10 +107,10 @@ func vertexLabels(dir string, m *metadata, n int64) ([]int32, bool, error) {
 	return labels, true, nil
 }
 
-// readSet reads one set's seeds and, where given, their labels: into
-// labels, or checked against them where the vertices' labels came from a
-// node feature.
-func readSet(dir, field string, s tvtSet, n int64, labels []int32, fromFeature bool) ([]int64, error) {
+// readSet reads one set's seeds (of the vertices at) and, where given,
+// their labels: into labels, or checked against them where the vertices'
+// labels came from a node feature.
+func readSet(dir, field string, s tvtSet, at seedType, labels []int32, fromFeature bool) ([]int64, error) {
 	var seeds, setLabels []int64
 	var seedsAt, labelsAt entry
 	for j, a := range s.Data {
@@ -131,8 +145,8 @@ func readSet(dir, field string, s tvtSet, n int64, labels []int32, fromFeature b
 		return nil, fmt.Errorf("%s: %s has %d labels for %d seeds", MetadataFile, labelsAt.field, len(setLabels), len(seeds))
 	}
 	for i, v := range seeds {
-		if v < 0 || v >= n {
-			return nil, fmt.Errorf("%s (%s): element %d: %d is not a vertex (graph.nodes[0].num is %d)", seedsAt.path, seedsAt.field, i, v, n)
+		if v < 0 || v >= at.n {
+			return nil, fmt.Errorf("%s (%s): element %d: %d is not a vertex (%s)", seedsAt.path, seedsAt.field, i, v, at.says)
 		}
 		if labelsAt.field == "" {
 			continue

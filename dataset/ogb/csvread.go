@@ -20,6 +20,17 @@ type parser struct {
 	// unknown). Row counts announced elsewhere (num-node-list, num-edge-list)
 	// are checked against it before memory is allocated for them.
 	maxText int64
+	// counts names the file that announces the vertex count, for
+	// messages: num-node-list, or a typed folder's num-node-dict.
+	counts string
+}
+
+// countFile is the file that announces the vertex count.
+func (p *parser) countFile() string {
+	if p.counts == "" {
+		return "num-node-list"
+	}
+	return p.counts
 }
 
 // deflateMaxRatio is the largest expansion DEFLATE can achieve (1032:1).
@@ -40,6 +51,12 @@ func (p *parser) checkRows(rows, minBytes int64, what string) error {
 // edges parses "src,dst" lines into vertex id arrays. numEdges is the edge
 // count when known (-1 otherwise); ids must lie in [0, numNodes).
 func (p *parser) edges(r io.Reader, numNodes, numEdges int64) (src, dst []int32, err error) {
+	return p.edgesBetween(r, numNodes, numNodes, numEdges)
+}
+
+// edgesBetween is edges between two vertex types: source ids in [0,
+// srcNodes), destination ids in [0, dstNodes).
+func (p *parser) edgesBetween(r io.Reader, srcNodes, dstNodes, numEdges int64) (src, dst []int32, err error) {
 	name := p.cfg.name
 	parseLine := func(line []byte, no int64) (int32, int32, error) {
 		comma := bytes.IndexByte(line, ',')
@@ -58,11 +75,11 @@ func (p *parser) edges(r io.Reader, numNodes, numEdges int64) (src, dst []int32,
 		if !ok {
 			return 0, 0, lineError(name, no, "field 2: %s is not an integer", quote.Quote(string(b)))
 		}
-		if u < 0 || u >= numNodes {
-			return 0, 0, lineError(name, no, "field 1: vertex id %d is out of range [0, %d)", u, numNodes)
+		if u < 0 || u >= srcNodes {
+			return 0, 0, lineError(name, no, "field 1: vertex id %d is out of range [0, %d)", u, srcNodes)
 		}
-		if v < 0 || v >= numNodes {
-			return 0, 0, lineError(name, no, "field 2: vertex id %d is out of range [0, %d)", v, numNodes)
+		if v < 0 || v >= dstNodes {
+			return 0, 0, lineError(name, no, "field 2: vertex id %d is out of range [0, %d)", v, dstNodes)
 		}
 		return int32(u), int32(v), nil
 	}
@@ -148,7 +165,7 @@ func (p *parser) features(r io.Reader, numNodes int64) ([]float32, int, error) {
 	lines, err := scanChunks(io.MultiReader(bytes.NewReader(first), br), p.cfg, func(c *chunk) error {
 		return p.cfg.eachLine(c, func(line []byte, no int64) error {
 			if no >= numNodes {
-				return lineError(name, no, "more than the %d rows that num-node-list announces", numNodes)
+				return lineError(name, no, "more than the %d rows that %s announces", numNodes, p.countFile())
 			}
 			return parseRow(name, line, no, feat[no*dim:(no+1)*dim])
 		})
@@ -157,7 +174,7 @@ func (p *parser) features(r io.Reader, numNodes int64) ([]float32, int, error) {
 		return nil, 0, err
 	}
 	if lines != numNodes {
-		return nil, 0, fmt.Errorf("%s: %d rows, but num-node-list announces %d vertices", name, lines, numNodes)
+		return nil, 0, fmt.Errorf("%s: %d rows, but %s announces %d vertices", name, lines, p.countFile(), numNodes)
 	}
 	return feat, int(dim), nil
 }
@@ -220,7 +237,7 @@ func (p *parser) labels(r io.Reader, numNodes int64) ([]int32, int, error) {
 	lines, err := scanChunks(r, p.cfg, func(c *chunk) error {
 		return p.cfg.eachLine(c, func(line []byte, no int64) error {
 			if no >= numNodes {
-				return lineError(name, no, "more than the %d labels that num-node-list announces", numNodes)
+				return lineError(name, no, "more than the %d labels that %s announces", numNodes, p.countFile())
 			}
 			if k := bytes.Count(line, []byte{','}); k > 0 {
 				return lineError(name, no, "%d fields: multi-label tasks are not supported", k+1)
@@ -244,7 +261,7 @@ func (p *parser) labels(r io.Reader, numNodes int64) ([]int32, int, error) {
 		return nil, 0, err
 	}
 	if lines != numNodes {
-		return nil, 0, fmt.Errorf("%s: %d labels, but num-node-list announces %d vertices", name, lines, numNodes)
+		return nil, 0, fmt.Errorf("%s: %d labels, but %s announces %d vertices", name, lines, p.countFile(), numNodes)
 	}
 	classes := int32(0)
 	for _, l := range labels {

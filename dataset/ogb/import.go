@@ -39,6 +39,13 @@ type Options struct {
 	// a file read (stage = the file's name) or the graph builder's stages.
 	// Calls are serialized but may come from any goroutine.
 	Progress func(stage string, done, total int64)
+
+	// Target names the labelled type of a typed folder; empty means the
+	// one type with labels.
+	Target string
+	// NoReverse leaves out a typed folder's reverse relations, which are
+	// added by default (dataset.AddReverse).
+	NoReverse bool
 }
 
 // AddInverseEdge reports OGB's add_inverse_edge setting for a dataset name
@@ -56,13 +63,21 @@ func AddInverseEdge(name string) bool {
 // split/, or raw/ itself). Row v of the graph lists the sources of the edges
 // into v (for a directed graph, the vertices whose messages v receives); self
 // loops and duplicate edges are dropped. Labels that are NaN or empty mark
-// unlabelled vertices (-1). Errors name the file and, for CSV, the line.
+// unlabelled vertices (-1). Errors name the file and, for CSV, the line. A
+// folder in OGB's typed layout (ogbn-mag's raw/num-node-dict.csv.gz and
+// raw/relations/) imports as a typed dataset (importTyped).
 func Import(src string, opt Options) (*dataset.Dataset, error) {
 	root, raw, err := locate(src)
 	if err != nil {
 		return nil, err
 	}
 	opt = opt.withDefaults()
+	if isTyped(raw) {
+		return importTyped(root, raw, opt)
+	}
+	if opt.Target != "" || opt.NoReverse {
+		return nil, fmt.Errorf("%s: a graph of one type: --target and --no-reverse are for typed folders (raw/%s.csv.gz)", raw, nodeDictFile)
+	}
 	var d *dataset.Dataset
 	if exists(filepath.Join(raw, "data.npz")) {
 		d, err = importNPZ(raw, opt)
@@ -72,7 +87,7 @@ func Import(src string, opt Options) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.Train, d.Valid, d.Test, err = readSplit(root, d, opt); err != nil {
+	if d.Train, d.Valid, d.Test, err = readSplit(root, "", d.Graph.NumNodes, d.Labels, opt); err != nil {
 		return nil, err
 	}
 	d.Name = opt.name(root)
@@ -121,7 +136,7 @@ func locate(src string) (root, raw string, err error) {
 		return "", "", fmt.Errorf("%s: not a directory (want an OGB dataset folder with raw/ and split/)", src)
 	}
 	isRaw := func(dir string) bool {
-		return hasText(dir, "edge") || exists(filepath.Join(dir, "data.npz"))
+		return hasText(dir, "edge") || exists(filepath.Join(dir, "data.npz")) || isTyped(dir)
 	}
 	if r := filepath.Join(src, "raw"); isRaw(r) {
 		return src, r, nil
@@ -129,7 +144,7 @@ func locate(src string) (root, raw string, err error) {
 	if isRaw(src) {
 		return filepath.Dir(src), src, nil
 	}
-	return "", "", fmt.Errorf("%s: no raw/edge.csv.gz or raw/data.npz (heterogeneous datasets such as ogbn-mag are not supported)", src)
+	return "", "", fmt.Errorf("%s: no raw/edge.csv.gz, raw/data.npz or, for a typed dataset such as ogbn-mag, raw/%s.csv.gz", src, nodeDictFile)
 }
 
 // exists reports whether path exists.

@@ -237,7 +237,7 @@ func TestLocateErrors(t *testing.T) {
 	if _, err := Import(filepath.Join(dir, "nope"), Options{}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("missing folder: %v", err)
 	}
-	if _, err := Import(dir, Options{}); err == nil || !strings.Contains(err.Error(), "no raw/edge.csv.gz or raw/data.npz") {
+	if _, err := Import(dir, Options{}); err == nil || !strings.Contains(err.Error(), "no raw/edge.csv.gz, raw/data.npz or, for a typed dataset such as ogbn-mag, raw/num-node-dict.csv.gz") {
 		t.Errorf("empty folder: %v", err)
 	}
 }

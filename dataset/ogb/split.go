@@ -6,24 +6,25 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
-// readSplit reads split/<name>/{train,valid,test}.csv.gz under root and
-// checks that every listed vertex is labelled.
-func readSplit(root string, d *dataset.Dataset, opt Options) (train, valid, test []int64, err error) {
+// readSplit reads split/<name>/{train,valid,test}.csv.gz under root (of a
+// typed folder, split/<name>/<target>/) and checks that every listed vertex
+// of the n is labelled.
+func readSplit(root, target string, n int64, labels []int32, opt Options) (train, valid, test []int64, err error) {
 	dir, err := splitDir(root, opt.Split)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	dir = filepath.Join(dir, target)
 	var out [3][]int64
 	for i, part := range []string{"train", "valid", "test"} {
 		p, t, err := newParser(dir, part, opt)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		ids, err := p.ids(t.r, d.Graph.NumNodes)
+		ids, err := p.ids(t.r, n)
 		t.Close()
 		if err != nil {
 			return nil, nil, nil, err
@@ -31,9 +32,9 @@ func readSplit(root string, d *dataset.Dataset, opt Options) (train, valid, test
 		if len(ids) == 0 {
 			return nil, nil, nil, fmt.Errorf("%s: the %s split is empty", t.path, part)
 		}
-		seen := make([]uint64, (d.Graph.NumNodes+63)/64)
+		seen := make([]uint64, (n+63)/64)
 		for k, v := range ids {
-			if d.Labels[v] < 0 {
+			if labels[v] < 0 {
 				return nil, nil, nil, fmt.Errorf("%s: line %d: vertex %d has no label", t.path, k+1, v)
 			}
 			if seen[v/64]&(1<<(v%64)) != 0 {

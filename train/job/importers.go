@@ -24,15 +24,23 @@ type ImportOptions struct {
 	Threads    int
 	// Progress, when set, hears ogb's stages (done of total).
 	Progress func(stage string, done, total int64)
+	// Target and NoReverse are a typed dataset's labelled type (empty:
+	// the importer's choice) and whether to leave out the reverse
+	// relations (ogb, graphbolt).
+	Target    string
+	NoReverse bool
 }
 
 // ImportFormat reads the dataset of format (ogb, planetoid, npz or
 // graphbolt) at src; an OGB folder with .pt split files is a
 // link-prediction dataset (ogb.ImportLink).
 func ImportFormat(format, src string, o ImportOptions) (*dataset.Dataset, error) {
+	if (format == "planetoid" || format == "npz") && (o.Target != "" || o.NoReverse) {
+		return nil, fmt.Errorf("%s: --target and --no-reverse are for typed datasets (ogb, graphbolt, edges)", format)
+	}
 	switch format {
 	case "ogb":
-		opt := ogb.Options{Name: o.Name, Symmetrize: o.Symmetrize, Threads: o.Threads, Progress: o.Progress}
+		opt := ogb.Options{Name: o.Name, Symmetrize: o.Symmetrize, Threads: o.Threads, Progress: o.Progress, Target: o.Target, NoReverse: o.NoReverse}
 		if ogb.IsLink(src) { // ogbl-*: split/<name>/train.pt
 			return ogb.ImportLink(src, opt)
 		}
@@ -50,7 +58,7 @@ func ImportFormat(format, src string, o ImportOptions) (*dataset.Dataset, error)
 		return ds, err
 	case "graphbolt":
 		g := o.GraphBolt
-		g.Threads = o.Threads
+		g.Threads, g.Target, g.NoReverse = o.Threads, o.Target, o.NoReverse
 		return graphbolt.Import(src, g)
 	}
 	return nil, fmt.Errorf("unknown format %s: want ogb, planetoid, npz, graphbolt or edges", quote.Quote(format))
