@@ -18,6 +18,7 @@ import (
 // importEdgesUsage is the usage line of `fanout import edges`.
 const importEdgesUsage = `usage: fanout import edges FILE|GLOB... --nodes FILE --out DIR [--src COL] [--dst COL] [--id COL] [--label COL]
        [--features COLS] [--split COL|TRAIN,VALID,TEST | --seed N --train-per-class N --valid N --test N] [--directed] [--memory SIZE]
+       typed: fanout import edges --nodes TYPE=FILE... --edges SRC,REL,DST=FILE|GLOB... --target TYPE --out DIR [--no-reverse] [as above]
        edges: CSV or TSV with a header line (optionally gzip), or Parquet; the node table likewise, one row per vertex`
 
 // runImportEdges is `fanout import edges`: an edge list and a node table
@@ -30,7 +31,11 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs.StringVar(&o.Src, "src", "src", "the edge files' column of source ids")
 	fs.StringVar(&o.Dst, "dst", "dst", "the edge files' column of destination ids")
 	weight := fs.String("weight", "", "a column of edge weights: refused, a fanout dataset's graph is unweighted")
-	fs.StringVar(&o.Nodes, "nodes", "", "the node table, CSV or Parquet, one row per vertex; or .npy features in id order, the edges' ids being their rows (required)")
+	var nodes, relations repeated
+	fs.Var(&nodes, "nodes", "the node table, CSV or Parquet, one row per vertex; or .npy features in id order, the edges' ids being their rows (required); typed: TYPE=FILE, once per vertex type")
+	fs.Var(&relations, "edges", "typed: SRC,REL,DST=FILE|GLOB, once per relation: its edges' --src column holds SRC's ids, --dst DST's")
+	target := fs.String("target", "", "typed: the labelled vertex type, to which --label and --split apply")
+	noReverse := fs.Bool("no-reverse", false, "typed: leave out the reverse relations (rev_<name>; a relation within a type stays directed)")
 	fs.StringVar(&o.ID, "id", "id", "the node table's column of vertex ids (integers or strings; edges use the same ids)")
 	fs.StringVar(&o.Label, "label", "label", "the node table's column of class ids (-1, empty or NaN: unlabelled); with .npy features, a .npy file of them")
 	features := fs.String("features", "", "the node table's feature columns, comma-separated, scalars or lists (default: every other numeric column)")
@@ -50,9 +55,22 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return err
 	}
+	if len(relations) > 0 {
+		return runImportTyped(ctx, typedImport{fs: fs, out: *out, o: o, nodes: nodes, relations: relations, files: files, target: *target,
+			noReverse: *noReverse, features: *features, memory: *memory, norm: *norm, dtype: *dtype, force: *force, weight: *weight}, stdout, stderr)
+	}
+	if err := checkUntyped(nodes, *target, *noReverse); err != nil {
+		return err
+	}
+	if len(nodes) == 1 {
+		o.Nodes = nodes[0]
+	}
 	if len(files) == 0 {
 		fs.Usage()
 		return errUsage
+	}
+	if *out != "" && o.Nodes == "" {
+		return errors.New("--nodes FILE is required: the node table gives every vertex its features and label")
 	}
 	if err := checkImportEdges(fs, *out, o, *weight); err != nil {
 		return err
@@ -66,15 +84,8 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	if _, err := job.ParseFeatureDType(*dtype); err != nil {
 		return err
 	}
-	if *memory != "" {
-		if o.Memory, err = job.ParseSize(*memory); err != nil {
-			return fmt.Errorf("--memory: %w", err)
-		}
-		if o.Memory < edgelist.MinMemory {
-			return fmt.Errorf("--memory %s: at least %d KiB", quoted(*memory), edgelist.MinMemory>>10)
-		}
-		o.TempDir = filepath.Dir(filepath.Clean(*out)) // the same disk as the dataset
-		o.Progress = edgelist.ProgressPrinter(stderr, 10*time.Second)
+	if err := memoryBudget(&o, *memory, *out, stderr); err != nil {
+		return err
 	}
 	if err := job.CheckTarget(*out, *force); err != nil {
 		return err
@@ -91,6 +102,23 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	return finishImport(ctx, ds, err, job.Store{Out: *out, Src: o.Nodes, Normalize: *norm, DType: *dtype}, start, stdout, stderr)
 }
 
+// memoryBudget sets o's budget from --memory (none where memory is
+// empty), its scratch beside out and its progress lines on stderr.
+func memoryBudget(o *edgelist.Options, memory, out string, stderr io.Writer) (err error) {
+	if memory == "" {
+		return nil
+	}
+	if o.Memory, err = job.ParseSize(memory); err != nil {
+		return fmt.Errorf("--memory: %w", err)
+	}
+	if o.Memory < edgelist.MinMemory {
+		return fmt.Errorf("--memory %s: at least %d KiB", quoted(memory), edgelist.MinMemory>>10)
+	}
+	o.TempDir = filepath.Dir(filepath.Clean(out)) // the same disk as the dataset
+	o.Progress = edgelist.ProgressPrinter(stderr, 10*time.Second)
+	return nil
+}
+
 // splitFlags are import's flags of a drawn per-class split (dataset.Split).
 func splitFlags(fs *flag.FlagSet, o *dataset.SplitOptions) {
 	fs.Uint64Var(&o.Seed, "seed", 1, "npz, edges: seed of the per-class split")
@@ -104,8 +132,6 @@ func checkImportEdges(fs *flag.FlagSet, out string, o edgelist.Options, weight s
 	switch {
 	case out == "":
 		return errors.New("--out DIR is required")
-	case o.Nodes == "":
-		return errors.New("--nodes FILE is required: the node table gives every vertex its features and label")
 	case weight != "":
 		return fmt.Errorf("--weight %s: a fanout dataset's graph is unweighted, so edge weights cannot be kept; import without --weight", weight)
 	case o.Src == o.Dst:

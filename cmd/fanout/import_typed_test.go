@@ -1,10 +1,14 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/graphbolt/graphbolttest"
 	"github.com/fanout-gnn/fanout/dataset/ogb/ogbtest"
 )
@@ -38,4 +42,68 @@ func TestImportTypedOGBAndGraphBolt(t *testing.T) {
 		t.Fatalf("import graphbolt: exit %d\n%s%s", code, stdout, stderr)
 	}
 	oneLineError(t, "dataset graphbolt_hetero is typed", "train", "--data", out, "--device", "cpu")
+}
+
+// typedEdgeFixture writes node tables of papers (id, label, f) and authors
+// (id only) and the edges writes (author -> paper) and cites (paper ->
+// paper), and returns the typed flags that import them.
+func typedEdgeFixture(t *testing.T, dir string) []string {
+	t.Helper()
+	var papers, authors, writes, cites strings.Builder
+	papers.WriteString("id,label,f\n")
+	authors.WriteString("id\n")
+	writes.WriteString("src,dst\n")
+	cites.WriteString("src,dst\n")
+	for i := range 60 {
+		fmt.Fprintf(&papers, "p%d,%d,%d\n", i, i%3, i%3)
+		fmt.Fprintf(&cites, "p%d,p%d\n", i, (i+1)%60)
+	}
+	for a := range 20 {
+		fmt.Fprintf(&authors, "a%d\n", a)
+		fmt.Fprintf(&writes, "a%d,p%d\na%d,p%d\n", a, a, a, a+20)
+	}
+	files := map[string]string{"paper.csv": papers.String(), "author.csv": authors.String(), "writes.csv": writes.String(), "cites.csv": cites.String()}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return []string{"--nodes", "paper=" + filepath.Join(dir, "paper.csv"), "--nodes", "author=" + filepath.Join(dir, "author.csv"),
+		"--edges", "author,writes,paper=" + filepath.Join(dir, "writes.csv"), "--edges", "paper,cites,paper=" + filepath.Join(dir, "c*.csv"),
+		"--target", "paper", "--train-per-class", "5", "--valid", "10", "--test", "10"}
+}
+
+// TestImportEdgesTyped: `import edges` with types writes a typed dataset,
+// in memory and within --memory alike; info shows it; the typed flags are
+// refused where they do not fit.
+func TestImportEdgesTyped(t *testing.T) {
+	dir := t.TempDir()
+	args := typedEdgeFixture(t, dir)
+	out := filepath.Join(dir, "typed")
+	code, stdout, stderr := importEdges(t, append(args, "--out", out)...)
+	if code != 0 || !strings.Contains(stdout, "wrote typed to "+out+": 80 vertices, 200 edges, 15/10/10 train/valid/test") {
+		t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = fanout(t, "info", out)
+	if code != 0 || !strings.Contains(stdout, "  author            20  no features (a learned embedding)  ids in types/author/ids.txt") ||
+		!strings.Contains(stdout, "(paper, rev_writes, author) 40 edges") {
+		t.Fatalf("info: exit %d\n%s", code, stdout)
+	}
+	ids, err := dataset.ReadTypeIDs(out, "author")
+	if err != nil || ids.Strings[3] != "a3" {
+		t.Fatalf("author ids %v, %v", ids, err)
+	}
+	bounded := filepath.Join(dir, "bounded")
+	code, stdout, stderr = importEdges(t, append(args, "--out", bounded, "--memory", "64KiB", "--no-reverse")...)
+	if code != 0 || !strings.Contains(stdout, "80 vertices, 100 edges") || !strings.Contains(stderr, "graph entries of 2 relations sorted") {
+		t.Fatalf("import --memory --no-reverse: exit %d\n%s%s", code, stdout, stderr)
+	}
+	bad := filepath.Join(dir, "bad")
+	withArgs := func(more ...string) []string { return append(append([]string{"import", "edges"}, args...), more...) }
+	oneLineError(t, "--target TYPE is required", append([]string{"import", "edges"}, append(slices.Clone(args[:8]), "--out", bad)...)...)
+	oneLineError(t, `--edges "author,writes=x.csv": want SRC,REL,DST=FILE`, withArgs("--edges", "author,writes=x.csv", "--out", bad)...)
+	oneLineError(t, "a typed import reads the edge files of --edges", withArgs(filepath.Join(dir, "cites.csv"), "--out", bad)...)
+	oneLineError(t, "a typed import (--nodes TYPE=FILE) names its relations with --edges", "import", "edges", filepath.Join(dir, "cites.csv"),
+		"--nodes", "paper="+filepath.Join(dir, "paper.csv"), "--out", bad)
+	oneLineError(t, "--directed: typed relations keep their direction", withArgs("--directed", "--out", bad)...)
 }

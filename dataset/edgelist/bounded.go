@@ -24,7 +24,8 @@ type Imported struct {
 	maps    []*mapped
 }
 
-// Stats tells what ImportBounded did.
+// Stats tells what ImportBounded did (a typed import: summed over its
+// graphs).
 type Stats struct {
 	Edges  int64 // edge rows read
 	Keys   int64 // graph entries sorted: self loops dropped, both directions unless directed
@@ -36,16 +37,20 @@ type Stats struct {
 	Stale []string
 }
 
-// Close unmaps the graph and removes the scratch directory. The dataset's
-// graph must not be used afterwards.
+// Close unmaps the graph (a typed import's graphs) and removes the scratch
+// directory. The dataset's graphs must not be used afterwards.
 func (im *Imported) Close() error {
 	var errs []error
 	for _, m := range im.maps {
 		errs = append(errs, m.unmap())
 	}
 	im.maps = nil
-	if im.Dataset != nil && im.Dataset.Graph != nil {
-		im.Dataset.Graph.Indptr, im.Dataset.Graph.Indices = nil, nil
+	if im.Dataset != nil {
+		for _, r := range im.Dataset.EdgeTypes() {
+			if r.Graph != nil {
+				r.Graph.Indptr, r.Graph.Indices = nil, nil
+			}
+		}
 	}
 	if im.scratch != nil {
 		errs = append(errs, im.scratch.remove())
@@ -92,7 +97,7 @@ func ImportBounded(ctx context.Context, files []string, o Options) (_ *Imported,
 	if err != nil {
 		return nil, err
 	}
-	nd, err := readNodes(o)
+	nd, err := readNodes(specOf(o))
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +116,9 @@ func ImportBounded(ctx context.Context, files []string, o Options) (_ *Imported,
 		return nil, err
 	}
 	b := &bounded{o: o, im: im, runs: &runSet{dir: sc.dir}, arena: arena,
-		threads: parallel.Threads(o.Threads), tr: newTracker(o.Progress)}
-	err = b.read(ctx, files, nd.ids, total)
+		threads: parallel.Threads(o.Threads), tr: newTracker(o.Progress),
+		shape: keyShape{dropLoops: true, forward: true, backward: !o.Directed}}
+	err = b.read(ctx, files, oneTable(nd.ids, o.Nodes), total)
 	n := nd.ids.len()
 	if err == nil {
 		err = b.build(ctx, n)
@@ -121,7 +127,7 @@ func ImportBounded(ctx context.Context, files []string, o Options) (_ *Imported,
 	if err = errors.Join(err, free()); err != nil { // the budget given back before the dataset is written
 		return nil, err
 	}
-	g, err := im.mapGraph(n)
+	g, err := im.mapGraph(sc.dir, n)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +150,8 @@ func filesSize(files []string) (int64, error) {
 	return total, nil
 }
 
-// bounded is the state of one ImportBounded.
+// bounded is the state of one ImportBounded, or of one graph of a typed
+// import's at a time.
 type bounded struct {
 	o       Options
 	im      *Imported
@@ -153,15 +160,24 @@ type bounded struct {
 	buf     []uint64 // the keys not yet sorted (in arena)
 	threads int
 	tr      *tracker
+	shape   keyShape // the graph entries an edge makes
+	kept    int64    // bytes of the graphs already built in the scratch directory
+}
+
+// keyShape says which graph entries an edge u -> v makes.
+type keyShape struct {
+	dropLoops bool // an edge u -> u makes none (a graph within one type)
+	forward   bool // row v lists u (and the edge is counted)
+	backward  bool // row u lists v
 }
 
 // read reads every edge file into keys, spilling sorted runs.
-func (b *bounded) read(ctx context.Context, files []string, ids *idMap, total int64) error {
+func (b *bounded) read(ctx context.Context, files []string, e ends, total int64) error {
 	b.buf = b.arena[:0]
 	b.tr.begin("read", total, "bytes")
 	var before int64 // bytes of the files already read
 	for _, f := range files {
-		err := readEdges(ctx, f, b.o, ids, b.add, func(off int64) {
+		err := readEdges(ctx, f, b.o, e, b.add, func(off int64) {
 			b.tr.p.Edges, b.tr.p.Runs = b.im.Stats.Edges, len(b.runs.runs)
 			b.tr.report(before + off)
 		})
@@ -177,11 +193,13 @@ func (b *bounded) read(ctx context.Context, files []string, ids *idMap, total in
 	return nil
 }
 
-// add takes one edge u -> v: row v lists u, and row u lists v unless
-// directed; self loops are dropped.
+// add takes one edge u -> v as b.shape says: row v lists u, row u lists
+// v, or both; self loops are dropped where the shape says so.
 func (b *bounded) add(u, v int32) error {
-	b.im.Stats.Edges++
-	if u == v {
+	if b.shape.forward {
+		b.im.Stats.Edges++
+	}
+	if u == v && b.shape.dropLoops {
 		return nil
 	}
 	if len(b.buf)+2 > cap(b.buf) {
@@ -190,9 +208,11 @@ func (b *bounded) add(u, v int32) error {
 		}
 		b.buf = b.arena[:0]
 	}
-	b.buf = append(b.buf, key(v, u))
-	b.im.Stats.Keys++
-	if !b.o.Directed {
+	if b.shape.forward {
+		b.buf = append(b.buf, key(v, u))
+		b.im.Stats.Keys++
+	}
+	if b.shape.backward {
 		b.buf = append(b.buf, key(u, v))
 		b.im.Stats.Keys++
 	}
@@ -214,12 +234,12 @@ func (b *bounded) build(ctx context.Context, n int64) (err error) {
 			return err
 		}
 		b.buf = nil
-		b.im.Stats.Runs = b.runs.seq
+		b.im.Stats.Runs += b.runs.seq
 		passes, err := b.runs.reduce(ctx, b.arena, func(pass int, keys int64) {
 			b.tr.p.Pass, b.tr.p.Runs = pass, len(b.runs.runs)
 			b.tr.begin("combine", keys, "keys")
 		})
-		b.im.Stats.Passes = passes
+		b.im.Stats.Passes += passes
 		if err != nil {
 			return err
 		}
@@ -240,18 +260,20 @@ func (b *bounded) build(ctx context.Context, n int64) (err error) {
 	if err != nil {
 		return err
 	}
-	b.im.Stats.ScratchPeak = max(b.runs.peak, b.runs.disk+w.entries*4+(n+1)*8)
+	csr := w.entries*4 + (n+1)*8
+	b.im.Stats.ScratchPeak = max(b.im.Stats.ScratchPeak, b.kept+max(b.runs.peak, b.runs.disk+csr))
+	b.kept += csr
 	return b.runs.remove(b.runs.runs)
 }
 
-// mapGraph maps the graph files of n vertices.
-func (im *Imported) mapGraph(n int64) (*graph.CSR, error) {
-	ptr, err := openMapped(filepath.Join(im.scratch.dir, indptrRaw), 8)
+// mapGraph maps the graph files of n rows in dir.
+func (im *Imported) mapGraph(dir string, n int64) (*graph.CSR, error) {
+	ptr, err := openMapped(filepath.Join(dir, indptrRaw), 8)
 	if err != nil {
 		return nil, err
 	}
 	im.maps = append(im.maps, ptr)
-	idx, err := openMapped(filepath.Join(im.scratch.dir, indicesRaw), 4)
+	idx, err := openMapped(filepath.Join(dir, indicesRaw), 4)
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +281,7 @@ func (im *Imported) mapGraph(n int64) (*graph.CSR, error) {
 	g := &graph.CSR{NumNodes: n, Indptr: ptr.int64s(), Indices: idx.int32s()}
 	if int64(len(g.Indptr)) != n+1 || g.Indptr[n] != int64(len(g.Indices)) {
 		return nil, fmt.Errorf("the graph built in %s: %d offsets for %d vertices, ending at %d for %d entries",
-			im.scratch.dir, len(g.Indptr), n, g.Indptr[len(g.Indptr)-1], len(g.Indices))
+			dir, len(g.Indptr), n, g.Indptr[len(g.Indptr)-1], len(g.Indices))
 	}
 	return g, nil
 }

@@ -53,11 +53,21 @@ func (e *edges) add(u, v int32) error {
 // context and progress reports.
 const checkEvery = 1 << 16
 
-// readEdges reads the edges of one file, looking their ids up in ids, and
-// hands each to emit (u the source, v the destination). Every checkEvery
-// rows it stops if ctx is done and calls read, when non-nil, with the bytes
-// of the file read so far.
-func readEdges(ctx context.Context, file string, o Options, ids *idMap, emit func(u, v int32) error, read func(int64)) (err error) {
+// ends are the id maps of an edge file's two columns, and the node tables
+// they come from (for messages): one table's twice for a graph of one type.
+type ends struct {
+	src, dst           *idMap
+	srcTable, dstTable string
+}
+
+// oneTable is the ends of a graph of one type, whose ids are ids.
+func oneTable(ids *idMap, table string) ends { return ends{ids, ids, table, table} }
+
+// readEdges reads the edges of one file, looking their ids up in the maps
+// of e, and hands each to emit (u the source, v the destination). Every
+// checkEvery rows it stops if ctx is done and calls read, when non-nil,
+// with the bytes of the file read so far.
+func readEdges(ctx context.Context, file string, o Options, e ends, emit func(u, v int32) error, read func(int64)) (err error) {
 	t, err := openTable(file)
 	if err != nil {
 		return err
@@ -87,11 +97,11 @@ func readEdges(ctx context.Context, file string, o Options, ids *idMap, emit fun
 			}
 			return err
 		}
-		u, err := endpoint(t, src, ids, o.Nodes)
+		u, err := endpoint(t, src, e.src, e.srcTable)
 		if err != nil {
 			return err
 		}
-		v, err := endpoint(t, dst, ids, o.Nodes)
+		v, err := endpoint(t, dst, e.dst, e.dstTable)
 		if err != nil {
 			return err
 		}

@@ -76,13 +76,13 @@ func graphOptions(o Options) graph.BuildOptions {
 // Import reads the edge files (see Expand) and the node table of o into a
 // dataset, its NodeIDs set.
 func Import(files []string, o Options) (*dataset.Dataset, error) {
-	nd, err := readNodes(o)
+	nd, err := readNodes(specOf(o))
 	if err != nil {
 		return nil, err
 	}
 	var e edges
 	for _, f := range files {
-		if err := readEdges(context.Background(), f, o, nd.ids, e.add, nil); err != nil {
+		if err := readEdges(context.Background(), f, o, oneTable(nd.ids, o.Nodes), e.add, nil); err != nil {
 			return nil, err
 		}
 	}

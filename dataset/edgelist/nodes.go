@@ -28,22 +28,44 @@ type nodes struct {
 
 // nodeColumns are the node table's columns that readNodes uses.
 type nodeColumns struct {
-	id, label int
+	id, label int   // label -1: a table without labels
 	split     []int // one column of split names, or three of train, valid and test masks; none
 	feat      []int // feature columns, in order
+	ignore    []int // columns that are not features (another type's label and split columns)
 }
 
-// readNodes reads the node table o.Nodes.
-func readNodes(o Options) (_ *nodes, err error) {
-	if isNPY(o.Nodes) {
-		return readNPYNodes(o)
+// tableSpec is what readNodes reads of a node table: the options' node
+// table, or one type's table of a typed import.
+type tableSpec struct {
+	file, id string
+	label    string   // the labels' column; "": a type without labels
+	split    string   // the split's column(s); "": none
+	features []string // feature columns; nil: every other numeric column of row 1
+	// some makes features optional: the columns of features the table has
+	// (all of them, or none for a type without features).
+	some bool
+	// ignore names columns that are never features where present.
+	ignore []string
+	// bare lets a table have no features (a typed import's types).
+	bare bool
+}
+
+// specOf is the node table of o.
+func specOf(o Options) tableSpec {
+	return tableSpec{file: o.Nodes, id: o.ID, label: o.Label, split: o.Split, features: o.Features}
+}
+
+// readNodes reads the node table s describes.
+func readNodes(s tableSpec) (_ *nodes, err error) {
+	if isNPY(s.file) {
+		return readNPYNodes(s)
 	}
-	t, err := openTable(o.Nodes)
+	t, err := openTable(s.file)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, t.close()) }()
-	cols, err := nodeColumnsOf(t, o)
+	cols, err := nodeColumnsOf(t, s)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +79,8 @@ func readNodes(o Options) (_ *nodes, err error) {
 		if !ok {
 			break
 		}
-		if nd.ids.len() == 0 && o.Features == nil {
-			if cols.feat, err = numericColumns(t, cols); err != nil {
+		if nd.ids.len() == 0 && s.features == nil {
+			if cols.feat, err = numericColumns(t, cols, s.bare); err != nil {
 				return nil, err
 			}
 		}
@@ -73,26 +95,34 @@ func readNodes(o Options) (_ *nodes, err error) {
 	for _, c := range nd.labels {
 		nd.classes = max(nd.classes, int(c)+1)
 	}
-	if nd.classes == 0 {
-		return nil, fmt.Errorf("%s: column %s: every vertex is unlabelled", t.path(), quote.Quote(o.Label))
+	if nd.classes == 0 && cols.label >= 0 {
+		return nil, fmt.Errorf("%s: column %s: every vertex is unlabelled", t.path(), quote.Quote(s.label))
 	}
 	return nd, nil
 }
 
-// nodeColumnsOf finds the id, label, split and named feature columns.
-func nodeColumnsOf(t table, o Options) (nodeColumns, error) {
-	var c nodeColumns
+// nodeColumnsOf finds the id, label, split, ignored and named feature
+// columns.
+func nodeColumnsOf(t table, s tableSpec) (nodeColumns, error) {
+	c := nodeColumns{label: -1}
 	var err error
-	if c.id, err = column(t, o.ID, "--id"); err != nil {
+	if c.id, err = column(t, s.id, "--id"); err != nil {
 		return c, err
 	}
-	if c.label, err = column(t, o.Label, "--label"); err != nil {
-		return c, err
+	if s.label != "" {
+		if c.label, err = column(t, s.label, "--label"); err != nil {
+			return c, err
+		}
 	}
-	if o.Split != "" {
-		names := strings.Split(o.Split, ",")
+	for _, name := range s.ignore {
+		if i := slices.Index(t.columns(), name); i >= 0 {
+			c.ignore = append(c.ignore, i)
+		}
+	}
+	if s.split != "" {
+		names := strings.Split(s.split, ",")
 		if len(names) != 1 && len(names) != 3 {
-			return c, fmt.Errorf("--split %s: want one column (train, valid, test) or three (train, valid and test masks)", quote.Quote(o.Split))
+			return c, fmt.Errorf("--split %s: want one column (train, valid, test) or three (train, valid and test masks)", quote.Quote(s.split))
 		}
 		for _, name := range names {
 			i, err := column(t, name, "--split")
@@ -102,7 +132,11 @@ func nodeColumnsOf(t table, o Options) (nodeColumns, error) {
 			c.split = append(c.split, i)
 		}
 	}
-	for _, name := range o.Features {
+	features, err := presentFeatures(t, s)
+	if err != nil {
+		return c, err
+	}
+	for _, name := range features {
 		i, err := column(t, name, "--features")
 		if err != nil {
 			return c, err
@@ -115,10 +149,29 @@ func nodeColumnsOf(t table, o Options) (nodeColumns, error) {
 	return c, nil
 }
 
+// presentFeatures is the feature columns the table must have: s.features,
+// or where they are optional (s.some) those of them it has, all or none.
+func presentFeatures(t table, s tableSpec) ([]string, error) {
+	if !s.some {
+		return s.features, nil
+	}
+	var have []string
+	for _, name := range s.features {
+		if slices.Contains(t.columns(), name) {
+			have = append(have, name)
+		}
+	}
+	if len(have) > 0 && len(have) < len(s.features) {
+		_, err := column(t, s.features[slices.IndexFunc(s.features, func(n string) bool { return !slices.Contains(have, n) })], "--features")
+		return nil, fmt.Errorf("%w (a type's table has every --features column, or none for a type without features)", err)
+	}
+	return have, nil
+}
+
 // numericColumns picks the default feature columns from the first row:
-// every column other than the id, label and split whose cell is a number
-// or a list of numbers.
-func numericColumns(t table, c nodeColumns) ([]int, error) {
+// every column other than the id, label, split and ignored ones whose cell
+// is a number or a list of numbers. bare allows none.
+func numericColumns(t table, c nodeColumns, bare bool) ([]int, error) {
 	var feat []int
 	for i := range t.columns() {
 		if c.other(i) {
@@ -128,7 +181,7 @@ func numericColumns(t table, c nodeColumns) ([]int, error) {
 			feat = append(feat, i)
 		}
 	}
-	if len(feat) == 0 {
+	if len(feat) == 0 && !bare {
 		return nil, fmt.Errorf("%s: no numeric columns for features besides the id, label and split (row 1); name them with --features", t.path())
 	}
 	return feat, nil
@@ -164,11 +217,14 @@ func (nd *nodes) add(t table, c nodeColumns, row []float64) ([]float64, error) {
 	for _, x := range row {
 		nd.feat = append(nd.feat, float32(x))
 	}
-	label, err := parseLabel(t.text(c.label))
-	if err != nil {
-		return row, t.errorAt(c.label, err)
+	label := int32(-1)
+	if c.label >= 0 {
+		var err error
+		if label, err = parseLabel(t.text(c.label)); err != nil {
+			return row, t.errorAt(c.label, err)
+		}
+		nd.labels = append(nd.labels, label)
 	}
-	nd.labels = append(nd.labels, label)
 	switch len(c.split) {
 	case 1:
 		return row, nd.addSplit(t, c.split[0], label)
@@ -178,9 +234,10 @@ func (nd *nodes) add(t table, c nodeColumns, row []float64) ([]float64, error) {
 	return row, nil
 }
 
-// other reports whether column i is the id, the label or a split column.
+// other reports whether column i is the id, the label, a split column or
+// an ignored one.
 func (c nodeColumns) other(i int) bool {
-	return i == c.id || i == c.label || slices.Contains(c.split, i)
+	return i == c.id || i == c.label || slices.Contains(c.split, i) || slices.Contains(c.ignore, i)
 }
 
 // splitNames are the split column's values: train, valid, test; empty,

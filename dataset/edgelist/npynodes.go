@@ -12,34 +12,38 @@ import (
 // isNPY reports whether the node table is a .npy feature matrix.
 func isNPY(path string) bool { return strings.HasSuffix(strings.ToLower(path), ".npy") }
 
-// readNPYNodes reads nodes given as arrays in id order: o.Nodes holds the
-// features ([n, dim] or [n], any numeric dtype) and o.Label is a .npy file
-// of n class ids (-1 unlabelled). Vertex v is the edges' integer id v.
-func readNPYNodes(o Options) (*nodes, error) {
-	if o.Split != "" || o.Features != nil {
-		return nil, fmt.Errorf("%s: .npy features have no columns to name (--split, --features): the split is drawn", o.Nodes)
+// readNPYNodes reads nodes given as arrays in id order: s.file holds the
+// features ([n, dim] or [n], any numeric dtype) and s.label is a .npy file
+// of n class ids (-1 unlabelled; none for a typed import's type other than
+// the target). Vertex v is the edges' integer id v.
+func readNPYNodes(s tableSpec) (*nodes, error) {
+	if s.split != "" || (s.features != nil && !s.some) {
+		return nil, fmt.Errorf("%s: .npy features have no columns to name (--split, --features): the split is drawn", s.file)
 	}
-	if !isNPY(o.Label) {
-		return nil, fmt.Errorf("%s: with .npy features, --label names a .npy file of class ids in id order, not %s", o.Nodes, quote.Quote(o.Label))
+	if s.label != "" && !isNPY(s.label) {
+		return nil, fmt.Errorf("%s: with .npy features, --label names a .npy file of class ids in id order, not %s", s.file, quote.Quote(s.label))
 	}
-	data, shape, err := npy.ReadFile(o.Nodes)
+	data, shape, err := npy.ReadFile(s.file)
 	if err != nil {
 		return nil, err
 	}
 	if len(shape) < 1 || len(shape) > 2 || shape[0] == 0 || (len(shape) == 2 && shape[1] == 0) {
-		return nil, fmt.Errorf("%s: shape %s, want [vertices, features] or [vertices]", o.Nodes, npy.ShapeString(shape))
+		return nil, fmt.Errorf("%s: shape %s, want [vertices, features] or [vertices]", s.file, npy.ShapeString(shape))
 	}
 	nd := &nodes{ids: &idMap{identity: shape[0]}, dim: 1}
 	if len(shape) == 2 {
 		nd.dim = int(shape[1])
 	}
 	if nd.feat, err = npy.Float32s(data); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Nodes, err)
+		return nil, fmt.Errorf("%s: %w", s.file, err)
 	}
 	if err := dataset.CheckFeatures(nd.feat, nd.dim); err != nil {
-		return nil, fmt.Errorf("%s: %w", o.Nodes, err)
+		return nil, fmt.Errorf("%s: %w", s.file, err)
 	}
-	if nd.labels, nd.classes, err = npyLabels(o.Label, shape[0]); err != nil {
+	if s.label == "" {
+		return nd, nil
+	}
+	if nd.labels, nd.classes, err = npyLabels(s.label, shape[0]); err != nil {
 		return nil, err
 	}
 	return nd, nil

@@ -86,3 +86,23 @@ func ImportEdges(ctx context.Context, files []string, o edgelist.Options, log io
 	}
 	return im.Dataset, func() { im.Close() }, nil
 }
+
+// ImportTypedEdges reads a typed graph's node tables and edge files
+// (edgelist.ImportTyped): in memory, or with o.Memory set through sorted
+// runs on disk, saying on log what the runs took. Call done once the
+// dataset, whose graphs may be mapped from the runs' output, is written.
+func ImportTypedEdges(ctx context.Context, o edgelist.TypedOptions, log io.Writer) (ds *dataset.Dataset, done func(), err error) {
+	im, err := edgelist.ImportTyped(ctx, o)
+	if err != nil {
+		return nil, func() {}, err
+	}
+	if o.Memory > 0 {
+		st := im.Stats
+		fmt.Fprintf(log, "edges: %d read, %d graph entries of %d relations sorted in %d run(s) on disk, %d extra merge pass(es), %s of scratch at most\n",
+			st.Edges, st.Keys, len(o.Relations), st.Runs, st.Passes, BytesString(float64(st.ScratchPeak)))
+		for _, d := range st.Stale {
+			fmt.Fprintf(log, "removed %s, left by an interrupted import\n", d)
+		}
+	}
+	return im.Dataset, func() { im.Close() }, nil
+}
