@@ -37,8 +37,9 @@ need_gpus() {
   [ "$have" -ge "$1" ] || { say "   skipped: $1 GPUs needed, $have here"; return 1; }
 }
 
-# data NAME [GEN FLAGS...] generates the preset NAME (the first word of
-# NAME before a '-') into $D/NAME once; later calls reuse it.
+# data NAME [GEN FLAGS...] generates the preset NAME (less a -link suffix,
+# which names the variant the flags make) into $D/NAME once; later calls
+# reuse it.
 data() {
   local name=$1; shift
   [ -d "$D/$name" ] && return 0
