@@ -72,10 +72,26 @@ const maxManifestBytes = 1 << 20
 // inconsistent with each other and text that is not one line are errors;
 // they name the field and quote at most quote.Limit bytes of the input.
 func ParseManifest(data []byte) (Manifest, error) {
-	var m Manifest
 	if manifestVersion(data) == TypedFormatVersion {
-		return m, fmt.Errorf("format_version is %d: a typed dataset (types and relations), which this reader does not take", TypedFormatVersion)
+		return Manifest{}, fmt.Errorf("format_version is %d: a typed dataset (types and relations), which this reader does not take", TypedFormatVersion)
 	}
+	m, err := decodeManifest[Manifest](data)
+	if err != nil {
+		return m, err
+	}
+	if len(m.Preprocessing) == 0 {
+		m.Preprocessing = nil
+	}
+	if err := checkKinds(data, manifestKinds); err != nil {
+		return m, err
+	}
+	return m, m.check()
+}
+
+// decodeManifest decodes manifest text into a T: one YAML document whose
+// keys are all T's (or its lists' elements').
+func decodeManifest[T any](data []byte) (T, error) {
+	var m T
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&m); err != nil {
@@ -88,19 +104,14 @@ func ParseManifest(data []byte) (Manifest, error) {
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		return m, errors.New("more than one YAML document")
 	}
-	if len(m.Preprocessing) == 0 {
-		m.Preprocessing = nil
-	}
-	if err := checkKinds(data, manifestKinds); err != nil {
-		return m, err
-	}
-	return m, m.check()
+	return m, nil
 }
 
-// unknownKey words yaml's unknown field as an unknown key.
+// unknownKey words yaml's unknown field (of any of the manifests'
+// structs) as an unknown key.
 func unknownKey(e string) string {
-	if f, ok := strings.CutSuffix(e, " not found in type dataset.Manifest"); ok {
-		if at, key, ok := strings.Cut(f, "field "); ok {
+	if i := strings.LastIndex(e, " not found in type dataset."); i >= 0 {
+		if at, key, ok := strings.Cut(e[:i], "field "); ok {
 			return fmt.Sprintf("%sunknown key %s", at, quote.Quote(key))
 		}
 	}
@@ -178,6 +189,9 @@ func featureDTypeKey(d *Dataset) string {
 	}
 	return ""
 }
+
+// manifestText is a manifest as written: YAML with a leading comment.
+type manifestText interface{ marshal() ([]byte, error) }
 
 // marshal renders the manifest as YAML with a leading comment.
 func (m Manifest) marshal() ([]byte, error) {

@@ -1,16 +1,10 @@
 package dataset
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strings"
 
 	"gopkg.in/yaml.v3"
-
-	"github.com/fanout-gnn/fanout/internal/quote"
 )
 
 // TypedFormatVersion is the layout of a typed dataset (format_version 2):
@@ -101,18 +95,9 @@ func manifestVersion(data []byte) int {
 // counts out of range or inconsistent with each other are errors naming
 // the field, quoting at most quote.Limit bytes of the input.
 func ParseTypedManifest(data []byte) (TypedManifest, error) {
-	var m TypedManifest
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&m); err != nil {
-		if errors.Is(err, io.EOF) {
-			return m, errors.New("empty manifest")
-		}
-		return m, YAMLError(err, unknownTypedKey)
-	}
-	var extra any
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return m, errors.New("more than one YAML document")
+	m, err := decodeManifest[TypedManifest](data)
+	if err != nil {
+		return m, err
 	}
 	if len(m.Preprocessing) == 0 {
 		m.Preprocessing = nil
@@ -121,18 +106,6 @@ func ParseTypedManifest(data []byte) (TypedManifest, error) {
 		return m, err
 	}
 	return m, m.check()
-}
-
-// unknownTypedKey words yaml's unknown field as an unknown key.
-func unknownTypedKey(e string) string {
-	for _, t := range []string{"TypedManifest", "TypeEntry", "RelationEntry"} {
-		if f, ok := strings.CutSuffix(e, " not found in type dataset."+t); ok {
-			if at, key, ok := strings.Cut(f, "field "); ok {
-				return fmt.Sprintf("%sunknown key %s", at, quote.Quote(key))
-			}
-		}
-	}
-	return e
 }
 
 // ReadTypedManifest reads and parses a typed dataset's manifest file;

@@ -153,17 +153,24 @@ func TestOneTypeAsTyped(t *testing.T) {
 	}
 }
 
-func TestTypedWriteOpenRoundTrip(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "small")
-	want := smallTyped(t, true)
-	if err := Write(dir, want); err != nil {
+// roundTrip writes d to dir and opens it again, closed at the test's end.
+func roundTrip(t *testing.T, dir string, d *Dataset) *Dataset {
+	t.Helper()
+	if err := Write(dir, d); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer got.Close()
+	t.Cleanup(func() { got.Close() })
+	return got
+}
+
+func TestTypedWriteOpenRoundTrip(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "small")
+	want := smallTyped(t, true)
+	got := roundTrip(t, dir, want)
 	for i := range want.Types {
 		w, g := want.Types[i], got.Types[i]
 		if g.Name != w.Name || g.Count != w.Count || g.FeatDim != w.FeatDim || !reflect.DeepEqual(g.Features, w.Features) || g.IDs != nil {
@@ -230,14 +237,7 @@ func TestTypedBFloat16RoundTrip(t *testing.T) {
 	if d.FeatureBytes() != 2*(10+2) || d.Types[2].Features != nil || d.Types[2].FeaturesBF16 == nil {
 		t.Fatalf("rounded: %d bytes, %+v", d.FeatureBytes(), d.Types[2])
 	}
-	if err := Write(dir, d); err != nil {
-		t.Fatal(err)
-	}
-	got, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer got.Close()
+	got := roundTrip(t, dir, d)
 	if !reflect.DeepEqual(got.Types[0].FeaturesBF16, d.Types[0].FeaturesBF16) || got.FeatureDType().String() != "bfloat16" {
 		t.Errorf("bfloat16 tables: %v", got.Types[0])
 	}

@@ -47,11 +47,7 @@ func writeTypedFiles(ctx context.Context, dir string, d *Dataset) error {
 	if err := writeTargetFiles(write, d); err != nil {
 		return err
 	}
-	text, err := typedManifestOf(d).marshal()
-	if err != nil {
-		return err
-	}
-	if err := writeManifest(dir, text); err != nil {
+	if err := writeManifest(dir, typedManifestOf(d)); err != nil {
 		return err
 	}
 	for _, sub := range append(dirs, TypesDir, RelationsDir) {

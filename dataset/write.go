@@ -246,18 +246,18 @@ func writeFiles(ctx context.Context, dir string, d *Dataset) error {
 	if err := writeIDs(dir, d); err != nil {
 		return err
 	}
-	text, err := manifestOf(d).marshal()
-	if err != nil {
-		return err
-	}
-	if err := writeManifest(dir, text); err != nil {
+	if err := writeManifest(dir, manifestOf(d)); err != nil {
 		return err
 	}
 	return atomicfile.SyncDir(dir)
 }
 
-// writeManifest writes the manifest's text into dir, synced.
-func writeManifest(dir string, text []byte) error {
+// writeManifest writes the manifest m into dir, synced.
+func writeManifest(dir string, m manifestText) error {
+	text, err := m.marshal()
+	if err != nil {
+		return err
+	}
 	return writeSynced(filepath.Join(dir, ManifestFile), func(f *os.File) error {
 		_, err := f.Write(text)
 		return err

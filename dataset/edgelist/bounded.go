@@ -101,23 +101,17 @@ func ImportBounded(ctx context.Context, files []string, o Options) (_ *Imported,
 	if err != nil {
 		return nil, err
 	}
-	sc, stale, err := newScratch(o.TempDir)
+	b, free, err := startBounded(o)
 	if err != nil {
 		return nil, err
 	}
-	im := &Imported{scratch: sc, Stats: Stats{Stale: stale}}
+	im, sc := b.im, b.im.scratch
 	defer func() {
 		if err != nil {
 			im.Close()
 		}
 	}()
-	arena, free, err := allocKeys(o.Memory / keyBytes)
-	if err != nil {
-		return nil, err
-	}
-	b := &bounded{o: o, im: im, runs: &runSet{dir: sc.dir}, arena: arena,
-		threads: parallel.Threads(o.Threads), tr: newTracker(o.Progress),
-		shape: keyShape{dropLoops: true, forward: true, backward: !o.Directed}}
+	b.shape = keyShape{dropLoops: true, forward: true, backward: !o.Directed}
 	err = b.read(ctx, files, oneTable(nd.ids, o.Nodes), total)
 	n := nd.ids.len()
 	if err == nil {
@@ -135,6 +129,27 @@ func ImportBounded(ctx context.Context, files []string, o Options) (_ *Imported,
 		return nil, err
 	}
 	return im, nil
+}
+
+// startBounded makes a bounded import's scratch directory (removing what
+// killed imports left beside it) and its budget's arena: the import's
+// state, whose runs go to the scratch directory, and the function that
+// gives the arena back. On error nothing is left behind.
+func startBounded(o Options) (_ *bounded, free func() error, err error) {
+	if o.Memory < MinMemory {
+		return nil, nil, fmt.Errorf("a memory budget of %d bytes is below the least, %d", o.Memory, MinMemory)
+	}
+	sc, stale, err := newScratch(o.TempDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	im := &Imported{scratch: sc, Stats: Stats{Stale: stale}}
+	arena, free, err := allocKeys(o.Memory / keyBytes)
+	if err != nil {
+		im.Close()
+		return nil, nil, err
+	}
+	return &bounded{o: o, im: im, runs: &runSet{dir: sc.dir}, arena: arena, threads: parallel.Threads(o.Threads), tr: newTracker(o.Progress)}, free, nil
 }
 
 // filesSize is the total size of the files.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/graph"
-	"github.com/fanout-gnn/fanout/internal/parallel"
 )
 
 // typedGraph is one graph a bounded typed import builds: a relation, or a
@@ -45,24 +44,16 @@ func graphsOf(o TypedOptions, types []dataset.VertexType) []typedGraph {
 // sorted runs, in a directory of its own under a scratch directory (as
 // ImportBounded's), each mapped once built.
 func typedBounded(ctx context.Context, o TypedOptions, tables []*nodes, types []dataset.VertexType) (_ *Imported, err error) {
-	if o.Memory < MinMemory {
-		return nil, fmt.Errorf("a memory budget of %d bytes is below the least, %d", o.Memory, MinMemory)
-	}
-	sc, stale, err := newScratch(o.TempDir)
+	b, free, err := startBounded(o.Options)
 	if err != nil {
 		return nil, err
 	}
-	im := &Imported{scratch: sc, Stats: Stats{Stale: stale}}
+	im, sc := b.im, b.im.scratch
 	defer func() {
 		if err != nil {
 			im.Close()
 		}
 	}()
-	arena, free, err := allocKeys(o.Memory / keyBytes)
-	if err != nil {
-		return nil, err
-	}
-	b := &bounded{o: o.Options, im: im, arena: arena, threads: parallel.Threads(o.Threads), tr: newTracker(o.Progress)}
 	d := &dataset.Dataset{Types: types}
 	for k, tg := range graphsOf(o, types) {
 		var g *graph.CSR

@@ -48,17 +48,7 @@ func New(n int64) *Fixture {
 // documentation lays them out, into a new directory.
 func (f *Fixture) Write(t testing.TB) string {
 	t.Helper()
-	dir := t.TempDir()
-	for _, sub := range []string{"edges", "data", "set"} {
-		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	save := func(name string, data any, shape ...int64) {
-		if err := npy.WriteFile(filepath.Join(dir, name), data, shape); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, save := newLayout(t)
 	edges := "    - format: csv\n      path: edges/edge.csv\n"
 	if f.NumpyEdges {
 		save("edges/edge.npy", slices.Concat(f.Src, f.Dst), 2, int64(len(f.Src)))
@@ -129,6 +119,22 @@ graph:
     num_classes: 3
 %s`, f.N, edges, labelFeature, sets))
 	return dir
+}
+
+// newLayout makes a new directory with the layout's folders (edges, data,
+// set) and returns it with a function that saves a .npy file there.
+func newLayout(t testing.TB) (string, func(name string, data any, shape ...int64)) {
+	dir := t.TempDir()
+	for _, sub := range []string{"edges", "data", "set"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, func(name string, data any, shape ...int64) {
+		if err := npy.WriteFile(filepath.Join(dir, name), data, shape); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // WriteFile writes text to the file name in dir.

@@ -2,13 +2,10 @@ package graphbolttest
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset/graphbolt"
-	"github.com/fanout-gnn/fanout/dataset/npy"
 )
 
 // Hetero is a small typed graph in GraphBolt's on-disk layout: Papers
@@ -41,17 +38,7 @@ func (h Hetero) Cites() (src, dst []int64) {
 // Write writes the files and metadata.yaml into a new directory.
 func (h Hetero) Write(t testing.TB) string {
 	t.Helper()
-	dir := t.TempDir()
-	for _, sub := range []string{"edges", "data", "set"} {
-		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	save := func(name string, data any, shape ...int64) {
-		if err := npy.WriteFile(filepath.Join(dir, name), data, shape); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir, save := newLayout(t)
 	var writes strings.Builder
 	src, dst := h.Writes()
 	for i := range src {
