@@ -71,3 +71,12 @@ func CentroidAccuracy(ds *dataset.Dataset, x []float32, dim int) float64 {
 	}
 	return float64(correct) / float64(len(ds.Test))
 }
+
+// Relation is the nearest class mean's accuracy on a typed dataset's
+// target: from the target's own features, and from the mean of its
+// neighbours' features in relation r (whose source is the target's type).
+func Relation(ds *dataset.Dataset, r int) (own, neighbours float64) {
+	t := ds.Types[ds.Target]
+	own = CentroidAccuracy(ds, t.Features, t.FeatDim)
+	return own, CentroidAccuracy(ds, NeighbourMean(ds.Relations[r].Graph, t.Features, t.FeatDim), t.FeatDim)
+}
