@@ -56,10 +56,10 @@ func (c Config) checkTyped() error {
 	return nil
 }
 
-// checkDataset checks that the model fits the dataset: typed models need
+// CheckDataset checks that the model fits the dataset: typed models need
 // a typed dataset and the other way round; every relation_fanouts key
 // names one relation.
-func (c Config) checkDataset(ds *dataset.Dataset) error {
+func (c Config) CheckDataset(ds *dataset.Dataset) error {
 	switch {
 	case ds.Typed() && !c.TypedModel():
 		return bad("model", "%s is a model of one vertex type, and %s has %d (want rsage or rgcn)", c.Model, ds.Name, len(ds.Types))

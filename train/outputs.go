@@ -22,7 +22,7 @@ func (t *Trainer) StepItems() int { return t.batch() }
 // sampled with the training fanouts and the evaluation key, in batches of
 // the evaluation plan's seeds (a tight plan grows where a batch needs it).
 func (t *Trainer) Outputs() ([]float32, error) {
-	n, dim := t.outputRows(), t.head.OutDim()
+	n, dim := t.OutputRows(), t.head.OutDim()
 	out := make([]float32, n*dim)
 	if t.cfg.FullEval {
 		tab, err := t.InferAll()
@@ -59,9 +59,9 @@ func (t *Trainer) Outputs() ([]float32, error) {
 	return out, nil
 }
 
-// outputRows is the number of vertices Outputs gives rows of: every
+// OutputRows is the number of vertices Outputs gives rows of: every
 // vertex, or a typed graph's target type's.
-func (t *Trainer) outputRows() int {
+func (t *Trainer) OutputRows() int {
 	if t.ds.Typed() {
 		return int(t.ds.Types[t.ds.Target].Count)
 	}

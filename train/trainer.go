@@ -120,7 +120,7 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 	if task.Name() != cfg.TaskName() {
 		return nil, fmt.Errorf("train: the configuration's task is %s, the trainer was given %s", cfg.TaskName(), task.Name())
 	}
-	if err := cfg.checkDataset(ds); err != nil {
+	if err := cfg.CheckDataset(ds); err != nil {
 		return nil, err
 	}
 	if ds.Typed() {

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -78,30 +79,46 @@ func TestTypedSamplesCUDA(t *testing.T) {
 }
 
 // TestTypedReplayBitwiseCUDA: with the deterministic aggregation backward
-// and capacity GEMMs, typed runs (rsage, rgcn) replayed on the GPU give the
-// eager runs' losses and parameters bit for bit (both at the conservative
-// envelope), and the first steps' losses are the CPU's within 1e-3.
+// and capacity GEMMs, typed runs (rsage, rgcn) on the GPU give the same
+// losses and parameters eager twice, and replayed (both at the
+// conservative envelope) the eager run's, bit for bit, with the next
+// step's sampling beside the step and in order; the first steps' losses
+// are the CPU's within 1e-3.
 func TestTypedReplayBitwiseCUDA(t *testing.T) {
 	gpu := openCUDAWith(t, cuda.Options{Deterministic: true, CapacityGemm: true})
 	ds := heteroTiny(t)
-	for _, model := range []string{"rsage", "rgcn"} {
-		cfg := heteroConfig(t, model)
-		cfg.Epochs = 4
+	for _, c := range []struct {
+		model   string
+		dropout float32
+	}{{"rsage", 0.5}, {"rsage", 0}, {"rgcn", 0.5}} {
+		name := fmt.Sprintf("%s dropout %g", c.model, c.dropout)
+		cfg := heteroConfig(t, c.model)
+		cfg.Epochs, cfg.Dropout = 4, c.dropout
 		eagerLoss, eagerParams := eagerRun(t, gpu, ds, cfg)
+		eager2, _ := eagerRun(t, gpu, ds, cfg)
+		inOrder, inOrderParams, _ := replayRun(t, gpu, ds, cfg, ReplayOptions{InOrder: true})
 		replayLoss, replayParams, st := replayRun(t, gpu, ds, cfg, ReplayOptions{})
-		if i := firstDiff(replayLoss, eagerLoss); i >= 0 || len(eagerLoss) < 16 {
-			t.Fatalf("%s: replay differs from eager at step %d of %d: %v vs %v", model, i, len(eagerLoss), lossAt(replayLoss, i), lossAt(eagerLoss, i))
-		}
-		for i := range eagerParams {
-			if !slices.Equal(replayParams[i], eagerParams[i]) {
-				t.Fatalf("%s: parameter array %d differs after replay", model, i)
+		for _, r := range []struct {
+			what   string
+			loss   []float32
+			params [][]float32
+		}{{"eager again", eager2, nil}, {"replay in order", inOrder, inOrderParams}, {"replay", replayLoss, replayParams}} {
+			if i := firstDiff(r.loss, eagerLoss); i >= 0 || len(eagerLoss) < 16 {
+				t.Errorf("%s: %s differs from eager at step %d of %d: %v vs %v", name, r.what, i, len(eagerLoss), lossAt(r.loss, i), lossAt(eagerLoss, i))
+				continue
+			}
+			for i := range r.params {
+				if !slices.Equal(r.params[i], eagerParams[i]) {
+					t.Errorf("%s: %s: parameter array %d differs", name, r.what, i)
+					break
+				}
 			}
 		}
-		t.Logf("%s: %d steps bitwise equal, %d captures", model, len(eagerLoss), st.Captures)
+		t.Logf("%s: %d steps, %d captures", name, len(eagerLoss), st.Captures)
 		cpuLoss := stepLossesOn(t, nil, ds, cfg, 1)
 		gpuLoss := stepLossesOn(t, gpu, ds, cfg, 1)
-		if d := relClose(t, model+" GPU against CPU", gpuLoss[:4], cpuLoss[:4], 1e-3); d > 1e-3 {
-			t.Errorf("%s: the GPU's first losses differ from the CPU's by %.2g", model, d)
+		if d := relClose(t, name+" GPU against CPU", gpuLoss[:4], cpuLoss[:4], 1e-3); d > 1e-3 {
+			t.Errorf("%s: the GPU's first losses differ from the CPU's by %.2g", name, d)
 		}
 	}
 }

@@ -72,6 +72,7 @@ func runOptions() []option {
 	opts := []option{
 		{"data", "dataset directory (default: generate --preset in memory)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Source.Data }},
 		{"preset", "built-in preset to generate in memory when --data is not given: " + presetNames(), func(_ *train.Config, rf *runFlags) any { return &rf.j.Source.Preset }},
+		{"labels", "with --preset tiny, products-sim or papers-sim: how vertices are labelled: neighbours (their neighbours' most common type, the default) or community (planted communities the edges respect, with a weaker signal in the features)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Source.Labels }},
 		{"feat-dim", "with --preset: the generated features' width instead of the preset's (e.g. papers-sim at 1280 is 86 GB of features)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Source.FeatDim }},
 		{"device", "auto, cpu, cuda or cuda:N", func(_ *train.Config, rf *runFlags) any { return &rf.j.Device }},
 		{"threads", "CPU worker threads (0 = all cores)", func(_ *train.Config, rf *runFlags) any { return &rf.j.Threads }},

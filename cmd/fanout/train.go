@@ -290,6 +290,7 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 		return cfg, err
 	}
 	rf.j.BatchGiven = set["batch"] || fc.has("batch")
+	rf.j.ModelGiven = set["model"] || fc.has("model")
 	return cfg, nil
 }
 

@@ -14,34 +14,8 @@ import (
 
 // LoadDataset opens src.Data or generates src.Preset in memory, saying so
 // on log; progress, when set, shows the generation. A typed preset
-// (hetero-tiny, mag-sim) is generated with its reverse relations, and a
-// typed dataset, opened or generated, is refused until the trainer takes
-// typed graphs (refuseTyped).
+// (hetero-tiny, mag-sim) is generated with its reverse relations.
 func LoadDataset(src Source, threads int, log io.Writer, progress func(string) (func(string, int64, int64), func())) (*dataset.Dataset, error) {
-	ds, err := loadDataset(src, threads, log, progress)
-	if err != nil {
-		return nil, err
-	}
-	if err := refuseTyped(ds); err != nil {
-		ds.Close()
-		return nil, err
-	}
-	return ds, nil
-}
-
-// refuseTyped refuses a typed dataset: the trainer, evaluation, the bench
-// and the simulation take graphs of one vertex type until typed training
-// lands.
-func refuseTyped(ds *dataset.Dataset) error {
-	if !ds.Typed() {
-		return nil
-	}
-	return fmt.Errorf("dataset %s is typed (%d vertex types, %d relations, target %s): training takes graphs of one vertex type for now",
-		ds.Name, len(ds.Types), len(ds.Relations), ds.Types[ds.Target].Name)
-}
-
-// loadDataset is LoadDataset without the refusal.
-func loadDataset(src Source, threads int, log io.Writer, progress func(string) (func(string, int64, int64), func())) (*dataset.Dataset, error) {
 	if src.Data != "" {
 		ds, err := dataset.Open(src.Data)
 		if err != nil {
@@ -69,7 +43,10 @@ func loadDataset(src Source, threads int, log io.Writer, progress func(string) (
 	if progress != nil {
 		update, done = progress("generating " + p.Name)
 	}
-	ds, err := rmat.Generate(p, rmat.Options{Seed: seed, Threads: threads, Progress: update})
+	if src.Labels == rmat.LabelsCommunity && p.Schema == nil {
+		p.Name += "-community"
+	}
+	ds, err := rmat.Generate(p, rmat.Options{Seed: seed, Threads: threads, Progress: update, Labels: src.Labels})
 	done()
 	if err != nil {
 		return nil, err

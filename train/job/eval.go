@@ -95,7 +95,7 @@ func RunEval(ctx context.Context, e Eval) error {
 		}
 		fmt.Fprintf(e.Out, "%s %s\n", split, m.Text(h.MetricKeys()))
 	}
-	return e.write(tr, ds.Graph.NumNodes)
+	return e.write(tr, int64(tr.OutputRows()))
 }
 
 // write writes eval's outputs of trainer tr (n vertices) and keys them by

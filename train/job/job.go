@@ -30,6 +30,9 @@ type Source struct {
 	Data, Preset string
 	Seed         uint64 // the preset's generator seed (0: 1)
 	FeatDim      int    // the preset's feature width, when set (> 0)
+	// Labels is a one-type preset's labelling (rmat.Options.Labels): ""
+	// or neighbours as today, community for planted communities.
+	Labels string
 }
 
 // CUDA are the GPU options of a job.
@@ -83,6 +86,7 @@ type Job struct {
 	Devices      int
 	GlobalBatch  int    // the seeds of one step over a group (0: Config.Batch per device)
 	BatchGiven   bool   // the batch was given, not a default (FitBatch's note says so)
+	ModelGiven   bool   // the model was given, not a default (a typed dataset then takes rsage)
 	FeatureDType string // float32 or bfloat16, as resolved for the run
 	Replay       train.ReplayOptions
 	Hybrid       HybridSettings

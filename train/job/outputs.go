@@ -42,6 +42,9 @@ func (w outputWriter) nodeEmbeddings(tr *train.Trainer, path string) error {
 		return nil
 	}
 	mc := tr.Model().Config()
+	if mc.Typed() {
+		return fmt.Errorf("embeddings: layer-wise inference is the one-type models' for now; a typed model (%s) writes --predictions, --logits and --probabilities of its target type", mc.Kind)
+	}
 	if mc.Layers < 2 {
 		return errors.New("embeddings: a one-layer model has no hidden layer")
 	}
@@ -60,11 +63,17 @@ func (w outputWriter) nodeLogits(tr *train.Trainer, logitsPath, probsPath string
 		return nil
 	}
 	classes := tr.Model().Config().Classes
-	logits, err := infer(tr, train.InferOptions{}, classes)
+	var logits []float32
+	var err error
+	if tr.Model().Config().Typed() {
+		logits, err = tr.Outputs() // sampled, as a typed model evaluates
+	} else {
+		logits, err = infer(tr, train.InferOptions{}, classes)
+	}
 	if err != nil {
 		return err
 	}
-	n := tr.Dataset().Graph.NumNodes
+	n := int64(tr.OutputRows())
 	if err := w.npy("logits", logitsPath, logits, n, int64(classes)); err != nil {
 		return err
 	}

@@ -157,6 +157,9 @@ func PresetConfig(p rmat.Preset) train.Config {
 	c.Layers, c.Hidden, c.Batch = p.Layers, p.Hidden, p.Batch
 	c.Fanouts = append([]int(nil), p.Fanouts...)
 	c.Dropout, c.LR = p.Dropout, p.LR
+	if p.Model != "" {
+		c.Model = p.Model // the typed presets' rsage
+	}
 	return c
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
+	"github.com/fanout-gnn/fanout/nn"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/link"
 )
@@ -117,6 +118,9 @@ func (j *Job) checkLegacyRun() error {
 // per held-out edge (keyed by the run's seed); a batch that holds every
 // training edge of a link job that excludes them is noted.
 func (j *Job) prepare(ds *dataset.Dataset) error {
+	if err := j.prepareTyped(ds); err != nil {
+		return err
+	}
 	cfg := j.Config
 	if cfg.TaskName() != train.TaskLink {
 		return nil
@@ -203,4 +207,19 @@ func trainItems(cfg train.Config, ds *dataset.Dataset) (int, string) {
 		return dataset.Pairs(ds.Link.Train), "edges"
 	}
 	return len(ds.Train), "vertices"
+}
+
+// prepareTyped fits the job to a typed dataset: the default model becomes
+// rsage (the one-type default would be refused), without the one-type
+// models' GPU default of bfloat16 bottom products; the configuration then
+// must suit the dataset (train.Config.CheckDataset).
+func (j *Job) prepareTyped(ds *dataset.Dataset) error {
+	if ds.Typed() && !j.ModelGiven && !j.Config.TypedModel() {
+		fmt.Fprintf(j.Log, "%s is typed (%d vertex types, %d relations): training rsage (GraphSAGE per relation; --model rgcn for the relational GCN)\n", ds.Name, len(ds.Types), len(ds.Relations))
+		j.Config.Model = nn.KindRSAGE
+	}
+	if j.Config.TypedModel() && j.BottomDefault {
+		j.Config.BottomProducts, j.BottomDefault = "", false
+	}
+	return j.Config.CheckDataset(ds)
 }
