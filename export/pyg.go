@@ -52,6 +52,9 @@ var pygNames = map[string][]pygName{
 // PyTorch Geometric's model of the same kind, and metadata describing the
 // model (its class and arguments).
 func PyG(c Model) ([]Tensor, map[string]string, error) {
+	if c.Config.Typed() {
+		return pygTyped(c)
+	}
 	kind := c.Config.Kind
 	names, ok := pygNames[kind]
 	if !ok {

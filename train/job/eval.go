@@ -60,6 +60,9 @@ func RunEval(ctx context.Context, e Eval) error {
 	if err := e.checkOutputs(s.Config.TaskName()); err != nil {
 		return err
 	}
+	if s.Config.TypedModel() && e.Embeddings != "" {
+		return fmt.Errorf("embeddings: layer-wise inference is the one-type models' for now; %s is a typed model (%s), which writes --predictions, --logits and --probabilities of its target type", e.Checkpoint, s.Config.Model)
+	}
 	ds, err := LoadDataset(e.Source, e.Threads, e.Log, e.Progress)
 	if err != nil {
 		return err

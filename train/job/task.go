@@ -218,6 +218,9 @@ func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 		fmt.Fprintf(j.Log, "%s is typed (%d vertex types, %d relations): training rsage (GraphSAGE per relation; --model rgcn for the relational GCN)\n", ds.Name, len(ds.Types), len(ds.Relations))
 		j.Config.Model = nn.KindRSAGE
 	}
+	if ds.Typed() && j.Outputs.Embeddings != "" {
+		return fmt.Errorf("embeddings: layer-wise inference is the one-type models' for now; %s is typed (write --predictions with fanout eval instead)", ds.Name)
+	}
 	if j.Config.TypedModel() && j.BottomDefault {
 		j.Config.BottomProducts, j.BottomDefault = "", false
 	}
