@@ -39,12 +39,12 @@ type BenchHooks struct {
 func (t *Trainer) Bench(steps, warmup int, hooks BenchHooks) (BenchResult, error) {
 	perm := shuffleItems(t.head, t.cfg.Seed, 0)
 	epochSteps := t.epochSteps()
-	r := BenchResult{Steps: steps, EpochSteps: epochSteps, Blocks: make([]BlockSize, len(t.plan.Blocks))}
+	r := BenchResult{Steps: steps, EpochSteps: epochSteps}
 	batch := func(s int) []int32 {
 		s %= epochSteps
 		return perm[s*t.cfg.Batch : min(len(perm), (s+1)*t.cfg.Batch)]
 	}
-	counts := make([]int32, t.plan.Counts.Len())
+	counts := make([]int32, t.plan.SizeCounts().Len())
 	loss := make([]float32, 1)
 	var stage [3]time.Duration
 	timed := func(i int, f func()) error {
@@ -71,17 +71,24 @@ func (t *Trainer) Bench(steps, warmup int, hooks BenchHooks) (BenchResult, error
 		if err != nil {
 			return r, fmt.Errorf("bench step %d: %w", s, err)
 		}
-		t.be.Read(counts, t.plan.Counts, 0)
+		t.be.Read(counts, t.plan.SizeCounts(), 0)
+		if err := t.sync(); err != nil {
+			return r, fmt.Errorf("bench step %d: %w", s, err)
+		}
 		if err := t.plan.Overflow(counts); err != nil {
 			return r, fmt.Errorf("bench step %d: envelope overflow: %w", s, err)
 		}
-		for i, b := range t.plan.Blocks {
-			r.EdgesPerStep += float64(counts[b.NumEdges.Off])
-			r.Blocks[i].Dst += float64(counts[b.NumDst.Off])
-			r.Blocks[i].Edges += float64(counts[b.NumEdges.Off])
-			r.Blocks[i].Src += float64(counts[b.NumSrc.Off])
+		sizes := t.plan.LiveSizes(counts)
+		if r.Blocks == nil {
+			r.Blocks = make([]BlockSize, len(sizes))
 		}
-		r.InputRows += float64(counts[t.plan.Blocks[0].NumSrc.Off])
+		for i, b := range sizes {
+			r.EdgesPerStep += b.Edges
+			r.Blocks[i].Dst += b.Dst
+			r.Blocks[i].Edges += b.Edges
+			r.Blocks[i].Src += b.Src
+		}
+		r.InputRows += sizes[0].Src
 	}
 	n := float64(steps)
 	r.SampleS, r.GatherS, r.TrainS = stage[0].Seconds()/n, stage[1].Seconds()/n, stage[2].Seconds()/n

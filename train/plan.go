@@ -227,3 +227,26 @@ func (p *Plan) FlagOverflow(flag backend.Buffer) {
 func (p *Plan) ClockStep() backend.Count {
 	return backend.Count{Buf: p.Clock, Off: 1, Cap: 1 << 30}
 }
+
+// SizeCounts is the buffer of the plan's live sizes: Counts, or a typed
+// plan's own (TypedHops.Counts).
+func (p *Plan) SizeCounts() backend.Buffer {
+	if p.Typed != nil {
+		return p.Typed.Counts
+	}
+	return p.Counts
+}
+
+// LiveSizes are the live sizes in counts (the host copy of SizeCounts) per
+// layer, bottom first: each block's, or a typed plan's summed over its
+// types and relations.
+func (p *Plan) LiveSizes(counts []int32) []BlockSize {
+	if th := p.Typed; th != nil {
+		return th.liveSizes(counts)
+	}
+	out := make([]BlockSize, len(p.Blocks))
+	for i, b := range p.Blocks {
+		out[i] = BlockSize{float64(counts[b.NumDst.Off]), float64(counts[b.NumEdges.Off]), float64(counts[b.NumSrc.Off])}
+	}
+	return out
+}

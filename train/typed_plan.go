@@ -205,6 +205,25 @@ func (th *TypedHops) flagOverflow(be backend.Backend, clock, flag backend.Buffer
 	}
 }
 
+// liveSizes are the layers' live sizes in counts (the host copy of
+// Counts), bottom first, summed over types and relations; the top layer's
+// destinations are the seeds (nSeeds).
+func (th *TypedHops) liveSizes(counts []int32) []BlockSize {
+	out := make([]BlockSize, len(th.Caps))
+	for l := range th.Caps {
+		for t, c := range th.Src[l] {
+			out[l].Src += float64(counts[c.Off])
+			if l+1 < len(th.Caps) {
+				out[l].Dst += float64(counts[th.Src[l+1][t].Off])
+			}
+		}
+		for _, b := range th.Rels[l] {
+			out[l].Edges += float64(counts[b.NumEdges.Off])
+		}
+	}
+	return out
+}
+
 // grid makes an [n][m] table.
 func grid[T any](n, m int) [][]T {
 	g := make([][]T, n)

@@ -93,13 +93,17 @@ func printBench(w io.Writer, r job.BenchReport) {
 		fmt.Fprintf(w, "  split per step    sample %s, gather %s, train %s, idle %s (stage-synced pass)\n", ms(r.SampleS), ms(r.GatherS), ms(r.TrainS), ms(r.IdleS))
 		fmt.Fprintf(w, "  sampled edges     %.0f per step, %.2f M/s\n", r.EdgesPerStep, r.EdgesPerS/1e6)
 		fmt.Fprintf(w, "  input rows        %.0f per step\n", r.InputRows)
-	} else {
+	} else if r.InputRows > 0 { // a typed replay keeps no observed sizes
 		fmt.Fprintf(w, "  input rows        %.0f at most per step\n", r.InputRows)
 	}
 	fmt.Fprintf(w, "  matmul            %.1f GFLOP/s at %s\n", r.MatmulGFLOPS, r.MatmulShape)
 	fmt.Fprintf(w, "  bandwidth         %.0f GB/s (row copy)\n", r.BandwidthGBs)
-	fmt.Fprintf(w, "  floor             %s per step (%.1f GFLOP, %.2f GB); efficiency %.0f%%\n", ms(r.FloorSeconds), r.GFLOP, r.GB, 100*r.Efficiency)
-	if r.Peak != nil {
+	if r.FloorSeconds == 0 {
+		fmt.Fprintf(w, "  floor             not modelled for typed models\n")
+	} else {
+		fmt.Fprintf(w, "  floor             %s per step (%.1f GFLOP, %.2f GB); efficiency %.0f%%\n", ms(r.FloorSeconds), r.GFLOP, r.GB, 100*r.Efficiency)
+	}
+	if r.Peak != nil && r.PeakFloorSeconds > 0 {
 		fmt.Fprintf(w, "  floor at peak     %s per step (dense 16-bit tensor rate %.0f TFLOP/s, memory %.0f GB/s: the device's attributes); the step is %.1fx it\n",
 			ms(r.PeakFloorSeconds), r.Peak.TensorTFLOPS, r.Peak.BandwidthGBs, r.StepSeconds/r.PeakFloorSeconds)
 	}

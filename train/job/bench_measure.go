@@ -107,6 +107,9 @@ func benchMode(be backend.Backend, ds *dataset.Dataset, cfg train.Config, mode t
 	if rep.BandwidthGBs, err = copyRate(be); err != nil {
 		return err
 	}
+	if cfg.TypedModel() {
+		return nil // the floor's model of a step is the one-type layers'
+	}
 	rep.Floor = tr.StepFloor(rep.Blocks)
 	rep.FloorSeconds = rep.GFLOP/rep.MatmulGFLOPS + rep.GB/rep.BandwidthGBs
 	rep.Efficiency = rep.FloorSeconds / rep.StepSeconds
