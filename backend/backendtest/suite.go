@@ -97,6 +97,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"BF16Activations", testBF16Activations},
 		{"BF16Products", testBF16Products},
 		{"AggregateBackward", testAggregateBackward},
+		{"Bipartite", testBipartite},
 		{"TransposeBlock", testTransposeBlock},
 		{"AggregateConcatBackward", testAggregateConcatBackward},
 		{"SampleLayer", testSampleLayer},

@@ -118,7 +118,7 @@ det_scatter(const int* keysIn, const int* valsIn, const int* nEP, int edgeCap, i
     }
 }
 
-// det_gather: for rows j < max(live dst, live src):
+// det_gather: for rows j < live src:
 //   dx[j, :] += (selfW[j]·dout[j, :] when j < live dst) + Σ_p edgeW[e]·dout[edgeDst[e], :]
 // over p in [srcPtr[j], srcPtr[j+1]), e = perm[p], added in that order.
 template <typename V>
@@ -182,8 +182,11 @@ __device__ __forceinline__ void det_gather(const int* srcPtr, const int* perm, c
     const int *srcPtr, const int *perm, const int *edgeDst, const float *edgeW, const float *selfW,              \
         const int *nDstP, int dstCap, const int *nSrcP, int srcCap, int vecs
 
+// det_rows is the rows det_gather adds to: the live sources (dx's rows;
+// a block's destinations are its first sources, and a bipartite block's
+// are not among them at all, so no row past them has anything to add).
 __device__ __forceinline__ int det_rows(const int* nDstP, int dstCap, const int* nSrcP, int srcCap) {
-    return max(live_count(nDstP, dstCap), live_count(nSrcP, srcCap));
+    return live_count(nSrcP, srcCap);
 }
 
 extern "C" __global__ void det_gather4(DET_ARGS, const float4* dout, float4* dx) {
