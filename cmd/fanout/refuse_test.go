@@ -23,7 +23,7 @@ func TestRefusedBeforeWork(t *testing.T) {
 	oneLineError(t, "devices: "+many+" CPU devices, but this host has", "train", "--device", "cpu", "--devices", many, "--epochs", "1")
 	oneLineError(t, "devices: 100000 CPU devices", "train", "--device", "cpu", "--devices", "100000")
 	oneLineError(t, `gpu-memory: "12XB" is not a size`, "train", "--device", "cpu", "--gpu-memory", "12XB")
-	oneLineError(t, `gpu-memory: "12GiB" is a budget of GPU memory, but the device is cpu`, "train", "--device", "cpu", "--gpu-memory", "12GiB")
+	oneLineError(t, `gpu-memory: "12GiB" is the hybrid mode's budget of GPU memory, and the mode is`, "train", "--device", "cpu", "--gpu-memory", "12GiB")
 	oneLineError(t, "eval-negatives: a link prediction setting, but the task is node", "train", "--device", "cpu", "--eval-negatives", "10")
 	oneLineError(t, "decoder: a link prediction setting", "train", "--device", "cpu", "--decoder", "mlp")
 	file := filepath.Join(t.TempDir(), "file")

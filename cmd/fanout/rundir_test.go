@@ -115,9 +115,11 @@ func TestRunKilledBeforeFirstCheckpoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.Close()
-		if err := os.WriteFile(filepath.Join(run, checkpoint.MetricsFile), nil, 0o644); err != nil {
-			t.Fatal(err)
+		r.Close() // a finished run's Close removes its lock file; a killed run's stays:
+		for _, f := range []string{checkpoint.LockFile, checkpoint.MetricsFile} {
+			if err := os.WriteFile(filepath.Join(run, f), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		code, _, stderr := fanout(t, trainArgs(append([]string{"--out", run}, extra...)...)...)
 		if code != 0 {

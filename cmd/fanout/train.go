@@ -134,15 +134,16 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // checkPlaces checks, before any work, settings that name a place or a
-// size the run will use: --gpu-memory is a size, and only for a GPU;
+// size the run will use: --gpu-memory is a size, and only the hybrid
+// mode's (on a CPU device, the budget of the device it stands in for);
 // --tensorboard is a directory that can be made.
 func (rf *runFlags) checkPlaces() error {
 	if m := rf.j.Hybrid.GPUMemory; m != "" {
 		if _, err := job.ParseSize(m); err != nil {
 			return err
 		}
-		if rf.j.Device == "cpu" {
-			return fmt.Errorf("gpu-memory: %s is a budget of GPU memory, but the device is cpu", quoted(m))
+		if rf.j.Mode != train.Hybrid {
+			return fmt.Errorf("gpu-memory: %s is the hybrid mode's budget of GPU memory, and the mode is %s (give --mode hybrid)", quoted(m), rf.j.Mode)
 		}
 	}
 	if rf.tensorboard != "" {
