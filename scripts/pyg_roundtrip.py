@@ -28,6 +28,20 @@ trained on sampled neighbours (gin_sum "capped") is loaded and run all the
 same, with a warning: PyG then sums hubs at a larger scale than the model
 was trained for, and its accuracy is not fanout's.
 
+Typed models (the metadata's model rsage or rgcn; DATASET_DIR a typed
+dataset, read by pyg_hetero.py's load): the wrapper pyg_hetero.py trains,
+a torch.nn.Embedding per featureless type (embed.<type>.weight) and gnn, a
+to_hetero module (a sum over the relations into a type) over the types and
+relations of the metadata, in its order: for rsage to_hetero(GraphSAGE),
+for rgcn to_hetero(RGCN) below (per relation a neighbour mean through its
+weight, no bias; per type its own row through a Linear with bias). Their
+input widths are lazy (-1): one forward pass over the whole graph sets
+them from the data, so that loading with strict=True then also checks
+every width of the file against the data's. Inference runs on the whole
+graph with every neighbour, in eval mode; the valid and test accuracies of
+the target type are printed, to compare with `fanout eval` of a model
+trained with --fanouts -1,... (every neighbour).
+
 usage: pyg_roundtrip.py DATASET_DIR MODEL.safetensors
 """
 import argparse
@@ -38,7 +52,7 @@ import sys
 import numpy as np
 import torch
 from safetensors.torch import load_file, safe_open
-from torch_geometric.nn import GATConv
+from torch_geometric.nn import GATConv, Linear, SAGEConv, to_hetero
 from torch_geometric.nn.models import GAT, GCN, GIN, GraphSAGE
 
 
@@ -55,6 +69,85 @@ def load_dataset(d):
     return x, edge_index, y, test
 
 
+class RGCN(torch.nn.Module):
+    """fanout's rgcn for to_hetero: per layer, SAGEConv without root weight
+    or bias (the mean of a relation's sources through lin_l) plus a Linear
+    of the vertex's own row (its type's root weight and bias); to_hetero
+    sums the relations into a type and gives every type its own Linear.
+    ReLU between layers (dropout, training's only, is left out)."""
+
+    def __init__(self, hidden, out, layers):
+        super().__init__()
+        widths = [hidden] * (layers - 1) + [out]
+        self.convs = torch.nn.ModuleList(SAGEConv((-1, -1), d, aggr="mean", root_weight=False, bias=False)
+                                         for d in widths)
+        self.lins = torch.nn.ModuleList(Linear(-1, d) for d in widths)
+
+    def forward(self, x, edge_index):
+        for i, (conv, lin) in enumerate(zip(self.convs, self.lins)):
+            x = conv(x, edge_index) + lin(x)
+            if i < len(self.convs) - 1:
+                x = x.relu()
+        return x
+
+
+def typed(args, meta):
+    """The round trip of a typed model (rsage, rgcn): JSON of the target's
+    valid and test accuracies under full-graph inference."""
+    import pyg_hetero  # beside this file: the typed dataset reader and the wrapper it trains
+
+    data, target, classes = pyg_hetero.load(args.data)
+    node_types = json.loads(meta["node_types"])
+    edge_types = [tuple(et) for et in json.loads(meta["edge_types"])]
+    in_channels = json.loads(meta["in_channels"])
+    embeds = {t: tuple(shape) for t, shape in json.loads(meta.get("embed", "{}")).items()}
+    layers, hidden, out = int(meta["num_layers"]), int(meta["hidden_channels"]), int(meta["out_channels"])
+    problems = []
+    if set(node_types) != set(data.node_types):
+        problems.append(f"types {node_types}, the dataset's {data.node_types}")
+    if set(edge_types) != set(data.edge_types):
+        problems.append(f"relations {edge_types}, the dataset's {data.edge_types}")
+    if meta.get("target", target) != target or out != classes:
+        problems.append(f"target {meta.get('target')} of {out} classes, the dataset's {target} of {classes}")
+    for t in node_types:
+        if t not in data.node_types:
+            continue
+        if "x" in data[t]:
+            width, what = data[t].x.size(1), "features"
+        elif t in embeds:
+            width, what = embeds[t][1], "embedding"
+            if embeds[t][0] != data[t].num_nodes:
+                problems.append(f"{t}: embedding of {embeds[t][0]} rows, {data[t].num_nodes} vertices")
+        else:
+            problems.append(f"{t}: no features and no embedding")
+            continue
+        if in_channels.get(t) != width:
+            problems.append(f"{t}: in_channels {in_channels.get(t)}, its {what} {width} wide")
+    if problems:
+        sys.exit(f"{args.weights} does not fit {args.data}: " + "; ".join(problems))
+
+    metadata = (node_types, edge_types)
+    if meta["model"] == "rsage":
+        gnn = pyg_hetero.rsage(metadata, hidden, layers, out, dropout=0.0)
+    else:
+        gnn = to_hetero(RGCN(hidden, out, layers), metadata, aggr="sum")
+    model = pyg_hetero.Model(embeds, gnn).to(args.device).eval()
+    for t in node_types:  # the whole graph is the batch: every vertex, in order
+        data[t].n_id = torch.arange(data[t].num_nodes)
+    data = data.to(args.device)
+    with torch.no_grad():
+        model(data)  # sets the lazy input widths from the data
+        model.load_state_dict(load_file(args.weights, device=args.device), strict=True)
+        pred = model(data)[target].argmax(dim=1)
+    y = data[target].y
+    acc = {s: (pred[data[target][f"{s}_idx"]] == y[data[target][f"{s}_idx"]]).float().mean().item()
+           for s in ("valid", "test")}
+    print(json.dumps({"model": meta["model"], "pyg_model": meta.get("pyg_model", ""), "target": target,
+                      "valid_acc": acc["valid"], "test_acc": acc["test"],
+                      "valid_vertices": int(data[target].valid_idx.numel()),
+                      "test_vertices": int(data[target].test_idx.numel())}))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("data")
@@ -63,6 +156,8 @@ def main():
     args = p.parse_args()
     with safe_open(args.weights, framework="pt") as f:
         meta = f.metadata()
+    if meta.get("model") in ("rsage", "rgcn"):
+        return typed(args, meta)
     kind = meta["pyg_model"].rsplit(".", 1)[1]
     cls = {"GraphSAGE": GraphSAGE, "GCN": GCN, "GIN": GIN, "GAT": GAT}[kind]
     kw = dict(in_channels=int(meta["in_channels"]), hidden_channels=int(meta["hidden_channels"]),
