@@ -207,7 +207,7 @@ func (th *TypedHops) flagOverflow(be backend.Backend, clock, flag backend.Buffer
 
 // liveSizes are the layers' live sizes in counts (the host copy of
 // Counts), bottom first, summed over types and relations; the top layer's
-// destinations are the seeds (nSeeds).
+// destinations, the seeds, are not among the counts and read 0.
 func (th *TypedHops) liveSizes(counts []int32) []BlockSize {
 	out := make([]BlockSize, len(th.Caps))
 	for l := range th.Caps {
