@@ -186,17 +186,27 @@ func dataRoom(mem int64) int64 { return mem * 3 / 4 }
 // dataBytes is what a dataset takes resident: features held as dt,
 // topology, labels and degrees.
 func dataBytes(ds *dataset.Dataset, dt backend.DType) int64 {
-	return tableSize(ds, dt) + topologyBytes(ds) + 8*ds.Graph.NumNodes
+	return tableSize(ds, dt) + topologyBytes(ds) + 8*ds.NumVertices()
 }
 
-// tableSize is the feature table held as dt.
+// tableSize is the feature tables held as dt (every type's of a typed
+// dataset).
 func tableSize(ds *dataset.Dataset, dt backend.DType) int64 {
-	return ds.Graph.NumNodes * int64(ds.FeatDim) * int64(dt.Size())
+	var n int64
+	for _, t := range ds.VertexTypes() {
+		n += t.Count * int64(t.FeatDim) * int64(dt.Size())
+	}
+	return n
 }
 
-// topologyBytes is the whole graph resident: indptr and indices.
+// topologyBytes is the whole graph resident: indptr and indices (of every
+// relation of a typed dataset).
 func topologyBytes(ds *dataset.Dataset) int64 {
-	return (ds.Graph.NumNodes+1)*8 + int64(len(ds.Graph.Indices))*4
+	var n int64
+	for _, r := range ds.EdgeTypes() {
+		n += (r.Graph.NumNodes+1)*8 + r.Graph.NumEdges()*4
+	}
+	return n
 }
 
 // ParseSize reads a byte count: a number with an optional unit (B, KiB,

@@ -105,6 +105,10 @@ func (s *Simulation) dataset() (*dataset.Dataset, train.Config, error) {
 		base = PresetConfig(p)
 	}
 	ds, err := LoadDataset(s.Source, s.Threads, s.Log, s.Progress)
+	if err == nil && ds.Typed() {
+		ds.Close()
+		return nil, base, fmt.Errorf("%s is typed (%d vertex types): simulate models a graph of one vertex type over several devices, and typed graphs train on one device for now", ds.Name, len(ds.Types))
+	}
 	return ds, base, err
 }
 

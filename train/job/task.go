@@ -218,6 +218,14 @@ func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 		fmt.Fprintf(j.Log, "%s is typed (%d vertex types, %d relations): training rsage (GraphSAGE per relation; --model rgcn for the relational GCN)\n", ds.Name, len(ds.Types), len(ds.Relations))
 		j.Config.Model = nn.KindRSAGE
 	}
+	if ds.Typed() {
+		switch {
+		case j.Launch != nil || j.Devices > 0:
+			return fmt.Errorf("devices: %s is typed, and typed graphs train on one device for now (drop --devices and the launcher)", ds.Name)
+		case j.Mode == train.Hybrid:
+			return fmt.Errorf("mode: %s is typed, and the hybrid mode takes graphs of one vertex type for now (use eager or replay)", ds.Name)
+		}
+	}
 	if ds.Typed() && j.Outputs.Embeddings != "" {
 		return fmt.Errorf("embeddings: layer-wise inference is the one-type models' for now; %s is typed (write --predictions with fanout eval instead)", ds.Name)
 	}
