@@ -10,38 +10,15 @@ import (
 // TypedModel reports whether the model is a typed graph's (rsage, rgcn).
 func (c Config) TypedModel() bool { return c.Model == nn.KindRSAGE || c.Model == nn.KindRGCN }
 
-// checkTyped checks the typed graphs' settings: the typed models take
-// none of the one-type models' options, and the options of typed graphs
-// need a typed model.
+// checkTyped checks the typed graphs' settings: their values, and that
+// the typed models take none of the one-type models' options. Whether the
+// dataset has types is CheckDataset's to check.
 func (c Config) checkTyped() error {
-	if !c.TypedModel() {
-		switch {
-		case c.Bases != 0:
-			return bad("bases", "%d, but basis decomposition is rgcn's (model %s)", c.Bases, c.Model)
-		case c.EmbedFeatureless != 0:
-			return bad("embed_featureless", "%d, but learned rows are for typed graphs' featureless types (model %s)", c.EmbedFeatureless, c.Model)
-		case len(c.RelationFanouts) > 0:
-			return bad("relation_fanouts", "set, but model %s has one relation (typed graphs: rsage, rgcn)", c.Model)
-		}
-		return nil
-	}
 	switch {
 	case c.Bases < 0:
 		return bad("bases", "%d, want at least 1 (0: a weight per relation)", c.Bases)
-	case c.Bases > 0 && c.Model != nn.KindRGCN:
-		return bad("bases", "%d, but basis decomposition is rgcn's (model %s)", c.Bases, c.Model)
 	case c.EmbedFeatureless < 0:
 		return bad("embed_featureless", "%d, want at least 1 (0: the target type's feature width)", c.EmbedFeatureless)
-	case c.NormOrJK():
-		return bad("norm", "%s, jk %s: the typed models have no normalisation or jumping knowledge yet", q(c.Norm), q(c.JK))
-	case c.Activations == "bfloat16" || c.BottomProducts == "bfloat16":
-		return bad("activations", "bfloat16 activations and bottom products are the one-type models' (model %s)", c.Model)
-	case c.InDropout != 0:
-		return bad("input_dropout", "%g, but the typed models have no input dropout (model %s)", c.InDropout, c.Model)
-	case c.FullEval:
-		return bad("full_eval", "layer-wise inference is the one-type models' (model %s); typed models evaluate sampled", c.Model)
-	case c.TaskName() != TaskNode:
-		return bad("task", "%s: typed graphs learn node classification (model %s)", q(c.Task), c.Model)
 	}
 	for k, f := range c.RelationFanouts {
 		if len(f) != c.Layers {
@@ -52,6 +29,23 @@ func (c Config) checkTyped() error {
 				return bad("relation_fanouts", "%s: value %d at position %d; use -1 for all neighbours", q(k), v, i+1)
 			}
 		}
+	}
+	if !c.TypedModel() {
+		return nil // a typed dataset's default model becomes rsage; CheckDataset refuses the rest
+	}
+	switch {
+	case c.Bases > 0 && c.Model != nn.KindRGCN:
+		return bad("bases", "%d, but basis decomposition is rgcn's (model %s)", c.Bases, c.Model)
+	case c.NormOrJK():
+		return bad("norm", "%s, jk %s: the typed models have no normalisation or jumping knowledge yet", q(c.Norm), q(c.JK))
+	case c.Activations == "bfloat16" || c.BottomProducts == "bfloat16":
+		return bad("activations", "bfloat16 activations and bottom products are the one-type models' (model %s)", c.Model)
+	case c.InDropout != 0:
+		return bad("input_dropout", "%g, but the typed models have no input dropout (model %s)", c.InDropout, c.Model)
+	case c.FullEval:
+		return bad("full_eval", "layer-wise inference is the one-type models' (model %s); typed models evaluate sampled", c.Model)
+	case c.TaskName() != TaskNode:
+		return bad("task", "%s: typed graphs learn node classification (model %s)", q(c.Task), c.Model)
 	}
 	return nil
 }
@@ -67,6 +61,14 @@ func (c Config) CheckDataset(ds *dataset.Dataset) error {
 		return bad("model", "%s is a typed graphs' model, and %s has one vertex type (want sage, gcn, gin or gat)", c.Model, ds.Name)
 	}
 	if !ds.Typed() {
+		switch {
+		case c.Bases != 0:
+			return bad("bases", "%d, but basis decomposition is rgcn's, for typed graphs (%s has one vertex type)", c.Bases, ds.Name)
+		case c.EmbedFeatureless != 0:
+			return bad("embed_featureless", "%d, but %s has one vertex type, with features", c.EmbedFeatureless, ds.Name)
+		case len(c.RelationFanouts) > 0:
+			return bad("relation_fanouts", "set, but %s has one relation (typed graphs have several)", ds.Name)
+		}
 		return nil
 	}
 	if _, err := c.TypedFanouts(ds); err != nil {

@@ -70,7 +70,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		printJSONOr(stdout, *asJSON, pr, printProfile)
 		return nil
 	}
-	return job.RunBench(ctx, b)
+	return settingError(job.RunBench(ctx, b))
 }
 
 // printJSONOr prints r as one JSON line, or with print.

@@ -37,8 +37,6 @@ func TestGenTyped(t *testing.T) {
 	if len(d.Relations) != 4 || d.Relations[1].Graph.NumEdges() != 15_000 {
 		t.Errorf("--no-reverse: %d relations, cites %d edges", len(d.Relations), d.Relations[1].Graph.NumEdges())
 	}
-	oneLineError(t, "dataset hetero-tiny is typed (4 vertex types, 7 relations, target paper)", "train", "--data", data, "--device", "cpu")
-	oneLineError(t, "dataset hetero-tiny is typed", "train", "--preset", "hetero-tiny", "--device", "cpu")
 }
 
 // TestGenCommunity writes tiny with community labels: the preset's name,

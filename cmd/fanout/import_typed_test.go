@@ -20,6 +20,7 @@ import (
 func TestImportTypedOGBAndGraphBolt(t *testing.T) {
 	mag := ogbtest.WriteMAG(t, filepath.Join(t.TempDir(), "ogbn_mag"), ogbtest.MAG{Papers: 6, Authors: 4, Institutions: 2, Fields: 3, Classes: 3})
 	out := filepath.Join(t.TempDir(), "mag")
+	magOut := out
 	code, stdout, stderr := fanout(t, "import", "ogb", mag, "--out", out, "--target", "paper")
 	if code != 0 || !strings.Contains(stdout, "wrote ogbn_mag to "+out+": 15 vertices") || !strings.Contains(stdout, "2/1/1 train/valid/test") {
 		t.Fatalf("import ogb: exit %d\n%s%s", code, stdout, stderr)
@@ -41,7 +42,13 @@ func TestImportTypedOGBAndGraphBolt(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "wrote graphbolt_hetero to "+out+": 14 vertices, 36 edges, 4/2/2 train/valid/test") {
 		t.Fatalf("import graphbolt: exit %d\n%s%s", code, stdout, stderr)
 	}
-	oneLineError(t, "dataset graphbolt_hetero is typed", "train", "--data", out, "--device", "cpu")
+	// Both train (rsage, the default for a typed dataset).
+	for name, data := range map[string]string{"graphbolt": out, "ogb": magOut} {
+		code, stdout, stderr := fanout(t, "train", "--data", data, "--device", "cpu", "--epochs", "2", "--batch", "4")
+		if code != 0 || !strings.Contains(stdout, "test accuracy") || !strings.Contains(stderr, "training rsage") {
+			t.Errorf("train the imported %s dataset: exit %d\n%s%s", name, code, stdout, stderr)
+		}
+	}
 }
 
 // typedEdgeFixture writes node tables of papers (id, label, f) and authors

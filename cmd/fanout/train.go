@@ -126,6 +126,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	sum, err := job.Run(ctx, j)
+	err = settingError(err) // a setting refused against the data, by its flag
 	if err != nil || sum == nil {
 		return err
 	}

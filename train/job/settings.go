@@ -241,6 +241,20 @@ func (fc *ConfigFile) Decode(name string, p any) error {
 	return nil
 }
 
+// decodeInts reads a YAML sequence of integers into *p.
+func decodeInts(p *[]int, n *yaml.Node) error {
+	var out []int
+	for _, e := range n.Content {
+		var v int
+		if e.Kind != yaml.ScalarNode || e.Tag != "!!int" || ParseSetting(&v, e.Value) != nil {
+			return fmt.Errorf("%s is not an integer", describe(e))
+		}
+		out = append(out, v)
+	}
+	*p = out
+	return nil
+}
+
 // decodeSetting parses a YAML value into the setting *p. An integer setting
 // takes only an integer (16.9 is an error, not 16); a number takes an
 // integer or a float; fanouts take a list of integers or "15,10,5".
@@ -249,15 +263,20 @@ func decodeSetting(p any, n *yaml.Node) error {
 		n = n.Alias
 	}
 	if fan, ok := p.(*[]int); ok && n.Kind == yaml.SequenceNode {
-		var out []int
-		for _, e := range n.Content {
-			var v int
-			if e.Kind != yaml.ScalarNode || e.Tag != "!!int" || ParseSetting(&v, e.Value) != nil {
-				return fmt.Errorf("%s is not an integer", describe(e))
+		return decodeInts(fan, n)
+	}
+	if rel, ok := p.(*map[string][]int); ok && n.Kind == yaml.MappingNode {
+		// A relation's fanouts: name: [10, 5] (or "10,5") per relation.
+		out := map[string][]int{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			var f []int
+			if err := decodeSetting(&f, v); err != nil {
+				return fmt.Errorf("%s: %w", k.Value, err)
 			}
-			out = append(out, v)
+			out[k.Value] = f
 		}
-		*fan = out
+		*rel = out
 		return nil
 	}
 	if n.Kind != yaml.ScalarNode {
