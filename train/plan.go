@@ -80,15 +80,8 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 		return nil, fmt.Errorf("plan: %d capacities for %d hops", len(caps), L)
 	}
 	p := &Plan{be: be, Batch: batch, Fanouts: fanouts, Caps: caps}
-	var err error
-	alloc := func(dt backend.DType, n int) backend.Buffer {
-		if err != nil {
-			return nil
-		}
-		var b backend.Buffer
-		b, err = p.Alloc(dt, n)
-		return b
-	}
+	a := p.allocator()
+	alloc := a.alloc
 	p.Seeds = alloc(backend.I32, batch)
 	p.Clock = alloc(backend.I32, 2)
 	p.Counts = alloc(backend.I32, 4+2*L)
@@ -119,7 +112,7 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 	if featDim > 0 {
 		p.X = alloc(backend.F32, caps[0].Src*featDim)
 	}
-	if err != nil {
+	if err := a.err; err != nil {
 		p.Free()
 		return nil, fmt.Errorf("plan: %w", err)
 	}
@@ -177,6 +170,24 @@ func (p *Plan) Alloc(dt backend.DType, n int) (backend.Buffer, error) {
 		p.owned = append(p.owned, b)
 	}
 	return b, err
+}
+
+// planAlloc allocates a plan's buffers until the first failure, which it
+// keeps (err); later calls return nil.
+type planAlloc struct {
+	p   *Plan
+	err error
+}
+
+func (p *Plan) allocator() *planAlloc { return &planAlloc{p: p} }
+
+func (a *planAlloc) alloc(dt backend.DType, n int) backend.Buffer {
+	if a.err != nil {
+		return nil
+	}
+	b, err := a.p.Alloc(dt, n)
+	a.err = err
+	return b
 }
 
 // Backend is the backend the plan's buffers live on.

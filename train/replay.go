@@ -212,17 +212,11 @@ func (r *replayer) envelope(opt ReplayOptions) error {
 // model for it. Evaluation uses the same plan.
 func (t *Trainer) replan(caps []nn.Caps) error {
 	return t.swapPlan(func() (*Plan, error) {
-		p, err := t.makePlan(t.cfg.Fanouts, caps)
-		if err != nil {
-			return nil, err
+		p, err := t.reservedPlan(t.cfg.Fanouts, caps)
+		if err == nil {
+			p.Tight = true
 		}
-		t.share(p)
-		if err := t.model.Reserve(caps); err != nil {
-			p.Free()
-			return nil, err
-		}
-		p.Tight = true
-		return p, nil
+		return p, err
 	})
 }
 

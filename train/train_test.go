@@ -17,10 +17,13 @@ import (
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 )
 
-// tinyData generates the tiny preset once per test binary.
-func tinyData(t *testing.T) *dataset.Dataset {
+// tinyData generates the tiny preset.
+func tinyData(t *testing.T) *dataset.Dataset { return presetData(t, "tiny") }
+
+// presetData generates preset name with seed 1.
+func presetData(t *testing.T, name string) *dataset.Dataset {
 	t.Helper()
-	p, err := rmat.Lookup("tiny")
+	p, err := rmat.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,8 +34,11 @@ func tinyData(t *testing.T) *dataset.Dataset {
 	return ds
 }
 
-func tinyConfig(t *testing.T) Config {
-	p, err := rmat.Lookup("tiny")
+func tinyConfig(t *testing.T) Config { return presetConfig(t, "tiny") }
+
+// presetConfig is Defaults with preset name's model settings.
+func presetConfig(t *testing.T, name string) Config {
+	p, err := rmat.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}

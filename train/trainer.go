@@ -194,7 +194,12 @@ func (t *Trainer) newPlan(fanouts []int) (*Plan, error) {
 	if t.ds.Typed() {
 		return t.newTypedPlan()
 	}
-	caps := t.conservativeCaps(fanouts)
+	return t.reservedPlan(fanouts, t.conservativeCaps(fanouts))
+}
+
+// reservedPlan allocates a plan for caps, shares it with the group and
+// reserves the model's workspace for it.
+func (t *Trainer) reservedPlan(fanouts []int, caps []nn.Caps) (*Plan, error) {
 	p, err := t.makePlan(fanouts, caps)
 	if err != nil {
 		return nil, err

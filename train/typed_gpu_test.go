@@ -15,15 +15,8 @@ import (
 // relation the indptr and local indices, as read back.
 func typedDraw(t *testing.T, tr *Trainer, s int) [][]int32 {
 	t.Helper()
-	p, th, cfg := tr.plan, tr.plan.Typed, tr.cfg
-	perm := Shuffle(tr.ds.Train, cfg.Seed, 0)
-	p.SetBatch(perm[s*cfg.Batch:min(len(perm), (s+1)*cfg.Batch)], 0, s)
-	p.Sample(tr.in, cfg.Seed)
-	counts := make([]int32, th.Counts.Len())
-	tr.be.Read(counts, th.Counts, 0)
-	if err := tr.sync(); err != nil {
-		t.Fatal(err)
-	}
+	th := tr.plan.Typed
+	counts := sampleTyped(t, tr, s)
 	out := [][]int32{counts}
 	read := func(b backend.Buffer, n int) {
 		v := make([]int32, n)

@@ -50,15 +50,8 @@ func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, rels []nn.RelSp
 	}
 	th := &TypedHops{Fanouts: fanouts, Caps: caps, target: target, rels: rels,
 		Rels: grid[*backend.Block](L, R), Dst: grid[backend.Count](L, T), Src: grid[backend.Count](L, T), SrcIDs: grid[backend.Buffer](L, T)}
-	var err error
-	alloc := func(dt backend.DType, n int) backend.Buffer {
-		if err != nil {
-			return nil
-		}
-		var b backend.Buffer
-		b, err = p.Alloc(dt, n)
-		return b
-	}
+	a := p.allocator()
+	alloc := a.alloc
 	stride := T + R
 	th.Counts = alloc(backend.I32, L*stride+2)
 	zero := backend.Count{Buf: th.Counts, Off: L * stride, Cap: 0}
@@ -105,8 +98,8 @@ func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, rels []nn.RelSp
 			th.DX[t] = alloc(backend.F32, caps[0].Types[t].Src*d)
 		}
 	}
-	if err != nil {
-		return nil, fmt.Errorf("plan: %w", err)
+	if a.err != nil {
+		return nil, fmt.Errorf("plan: %w", a.err)
 	}
 	p.be.Fill(th.Counts, 0)
 	th.batch = &nn.TypedBatch{Rels: th.Rels, Dst: th.Dst, Src: th.Src, X: th.X, DX: th.DX}

@@ -11,34 +11,17 @@ import (
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/rmat"
 )
 
 // heteroTiny generates the hetero-tiny preset: ogbn-mag's four types and
 // seven relations (reverses included), papers labelled by planted
 // communities.
-func heteroTiny(t *testing.T) *dataset.Dataset {
-	t.Helper()
-	p, err := rmat.Lookup("hetero-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ds
-}
+func heteroTiny(t *testing.T) *dataset.Dataset { return presetData(t, "hetero-tiny") }
 
 // heteroConfig is hetero-tiny's preset settings for model.
 func heteroConfig(t *testing.T, model string) Config {
-	p, err := rmat.Lookup("hetero-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := Defaults()
-	c.Model, c.Layers, c.Hidden, c.Batch, c.Fanouts = model, p.Layers, p.Hidden, p.Batch, p.Fanouts
-	c.Dropout, c.LR = p.Dropout, p.LR
+	c := presetConfig(t, "hetero-tiny")
+	c.Model = model
 	return c
 }
 
@@ -118,16 +101,7 @@ func TestTypedEnvelopeHolds(t *testing.T) {
 	p := tr.plan
 	th := p.Typed
 	perm := Shuffle(ds.Train, cfg.Seed, 0)
-	draw := func(s int) []int32 {
-		p.SetBatch(perm[s*cfg.Batch:min(len(perm), (s+1)*cfg.Batch)], 0, s)
-		p.Sample(tr.in, cfg.Seed)
-		counts := make([]int32, th.Counts.Len())
-		tr.be.Read(counts, th.Counts, 0)
-		if err := tr.sync(); err != nil {
-			t.Fatal(err)
-		}
-		return counts
-	}
+	draw := func(s int) []int32 { return sampleTyped(t, tr, s) }
 	for s := 0; s*cfg.Batch < len(perm); s++ {
 		counts := draw(s)
 		for l, lc := range th.Caps {
@@ -158,6 +132,22 @@ func TestTypedEnvelopeHolds(t *testing.T) {
 	if again := draw(0); !slices.Equal(first, again) {
 		t.Errorf("step 0 drawn twice: counts %v then %v", first, again)
 	}
+}
+
+// sampleTyped samples step s of epoch 0 on tr's typed plan and returns
+// its counts (TypedHops.Counts) as read back.
+func sampleTyped(t *testing.T, tr *Trainer, s int) []int32 {
+	t.Helper()
+	p, cfg := tr.plan, tr.cfg
+	perm := Shuffle(tr.ds.Train, cfg.Seed, 0)
+	p.SetBatch(perm[s*cfg.Batch:min(len(perm), (s+1)*cfg.Batch)], 0, s)
+	p.Sample(tr.in, cfg.Seed)
+	counts := make([]int32, p.Typed.Counts.Len())
+	tr.be.Read(counts, p.Typed.Counts, 0)
+	if err := tr.sync(); err != nil {
+		t.Fatal(err)
+	}
+	return counts
 }
 
 // checkTypedBlock checks one relation's sampled block: each edge's source
