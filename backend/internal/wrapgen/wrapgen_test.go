@@ -125,7 +125,7 @@ func TestGenerateDemo(t *testing.T) {
 		},
 		"internal/errcode/codes_gen.go": {
 			"DemoRow Code = 40",
-			`return fmt.Sprintf("row %[2]d of %[1]d", x, y)`,
+			`return "Scale", "row %[2]d of %[1]d", 2`,
 		},
 		"cuda/kernels/errors.cuh": {"#define ERR_DEMO_ROW 40  // Scale: row {b} of {a}\n"},
 		"record/ops_gen.go":       {"b.do(func() { b.inner.(backend.Demo).Scale(x, n, dim, alpha, key, y) })"},
