@@ -7,10 +7,7 @@ import (
 )
 
 // groupOps describes two ops that share a group of lines.
-const groupOps = `interface: Demo
-capability: true
-what: the demo ops (backend.Demo)
-doc: |
+const groupOps = demoCapability + `doc: |
   Demo is a capability of two ops.
 groups:
   - name: rows

@@ -23,11 +23,14 @@ FAM(float4, v4)
 FAM(float, v1)
 `
 
-// demoOps describes one op of a capability over the kernels above.
-const demoOps = `interface: Demo
+// demoCapability begins the demo descriptions: a capability, Demo.
+const demoCapability = `interface: Demo
 capability: true
 what: the demo ops (backend.Demo)
-doc: |
+`
+
+// demoOps describes one op of a capability over the kernels above.
+const demoOps = demoCapability + `doc: |
   Demo is a capability of one op.
 ops:
   - name: Scale
