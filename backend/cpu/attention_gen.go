@@ -7,6 +7,42 @@ import (
 	"github.com/fanout-gnn/fanout/rng"
 )
 
+// scoresArgs are the views of the arguments of group scores, as checkScores returns them.
+type scoresArgs struct {
+	blk   blockView
+	el    []float32
+	er    []float32
+	r     rng.Key
+	rKeys []int32
+}
+
+// checkScores checks the arguments of group scores in the call c, as the
+// checkers of EdgeSoftmax, EdgeSoftmaxBackward do.
+// The attention scores' inputs, which EdgeSoftmaxBackward takes again
+// to recompute EdgeSoftmax's coefficients and dropout mask.
+func (c *call) checkScores(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand) (ck scoresArgs) {
+	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
+	c.check(backend.CheckDim("heads", heads))
+	if c.ok {
+		ck.el = c.f32("el", el, blk.NumSrc.Cap*heads)
+	}
+	if c.ok {
+		ck.er = c.f32("er", er, blk.NumDst.Cap*heads)
+	}
+	c.check(backend.CheckNumber("slope", slope))
+	c.check(backend.CheckProb("p", p))
+	if p > 0 {
+		ck.r = c.rand("r", r)
+	}
+	if c.ok && !isNil(r.Keys) && (p > 0) {
+		ck.rKeys = c.i32("r.Keys", r.Keys, blk.NumDst.Cap)
+	}
+	return ck
+}
+
 // headDotArgs are HeadDot's arguments as checkHeadDot returns them.
 type headDotArgs struct {
 	n   int
@@ -74,12 +110,8 @@ func (b *Backend) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 ba
 
 // edgeSoftmaxArgs are EdgeSoftmax's arguments as checkEdgeSoftmax returns them.
 type edgeSoftmaxArgs struct {
-	blk   blockView
-	el    []float32
-	er    []float32
-	r     rng.Key
-	rKeys []int32
-	coef  []float32
+	scoresArgs
+	coef []float32
 }
 
 // checkEdgeSoftmax begins a call of EdgeSoftmax (backend.Attention) and checks its arguments:
@@ -87,25 +119,7 @@ type edgeSoftmaxArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) (c call, ck edgeSoftmaxArgs) {
 	c = b.begin("EdgeSoftmax")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
-	c.check(backend.CheckDim("heads", heads))
-	if c.ok {
-		ck.el = c.f32("el", el, blk.NumSrc.Cap*heads)
-	}
-	if c.ok {
-		ck.er = c.f32("er", er, blk.NumDst.Cap*heads)
-	}
-	c.check(backend.CheckNumber("slope", slope))
-	c.check(backend.CheckProb("p", p))
-	if p > 0 {
-		ck.r = c.rand("r", r)
-	}
-	if c.ok && !isNil(r.Keys) && (p > 0) {
-		ck.rKeys = c.i32("r.Keys", r.Keys, blk.NumDst.Cap)
-	}
+	ck.scoresArgs = c.checkScores(blk, el, er, heads, slope, p, r)
 	if c.ok {
 		ck.coef = c.f32("coef", coef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
@@ -114,11 +128,7 @@ func (b *Backend) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, he
 
 // edgeSoftmaxBackwardArgs are EdgeSoftmaxBackward's arguments as checkEdgeSoftmaxBackward returns them.
 type edgeSoftmaxBackwardArgs struct {
-	blk   blockView
-	el    []float32
-	er    []float32
-	r     rng.Key
-	rKeys []int32
+	scoresArgs
 	dcoef []float32
 	del   []float32
 	der   []float32
@@ -129,25 +139,7 @@ type edgeSoftmaxBackwardArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) (c call, ck edgeSoftmaxBackwardArgs) {
 	c = b.begin("EdgeSoftmaxBackward")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
-	c.check(backend.CheckDim("heads", heads))
-	if c.ok {
-		ck.el = c.f32("el", el, blk.NumSrc.Cap*heads)
-	}
-	if c.ok {
-		ck.er = c.f32("er", er, blk.NumDst.Cap*heads)
-	}
-	c.check(backend.CheckNumber("slope", slope))
-	c.check(backend.CheckProb("p", p))
-	if p > 0 {
-		ck.r = c.rand("r", r)
-	}
-	if c.ok && !isNil(r.Keys) && (p > 0) {
-		ck.rKeys = c.i32("r.Keys", r.Keys, blk.NumDst.Cap)
-	}
+	ck.scoresArgs = c.checkScores(blk, el, er, heads, slope, p, r)
 	if c.ok {
 		ck.dcoef = c.f32("dcoef", dcoef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}

@@ -4,11 +4,45 @@ package cpu
 
 import "github.com/fanout-gnn/fanout/backend"
 
+// rowsArgs are the views of the arguments of group rows, as checkRows returns them.
+type rowsArgs struct {
+	n  int
+	nP *int32
+	x  []float32
+}
+
+// checkRows checks the arguments of group rows in the call c, as the checkers
+// of BatchNormStats, NormApply do.
+// The n live rows of dim features that a normalisation reads.
+func (c *call) checkRows(x backend.Buffer, n backend.Count, dim int) (ck rowsArgs) {
+	ck.n, ck.nP = c.count("n", n)
+	c.check(backend.CheckDim("dim", dim))
+	ck.x = c.f32("x", x, n.Cap*dim)
+	return ck
+}
+
+// gradRowsArgs are the views of the arguments of group gradRows, as checkGradRows returns them.
+type gradRowsArgs struct {
+	n  int
+	nP *int32
+	x  []float32
+	dy []float32
+}
+
+// checkGradRows checks the arguments of group gradRows in the call c, as the
+// checkers of NormBackward, NormBackwardSums, NormBackwardApply do.
+// The rows a normalisation read and the gradient of its output.
+func (c *call) checkGradRows(x, dy backend.Buffer, n backend.Count, dim int) (ck gradRowsArgs) {
+	ck.n, ck.nP = c.count("n", n)
+	c.check(backend.CheckDim("dim", dim))
+	ck.x = c.f32("x", x, n.Cap*dim)
+	ck.dy = c.f32("dy", dy, n.Cap*dim)
+	return ck
+}
+
 // batchNormStatsArgs are BatchNormStats's arguments as checkBatchNormStats returns them.
 type batchNormStatsArgs struct {
-	n     int
-	nP    *int32
-	x     []float32
+	rowsArgs
 	stats []float32
 }
 
@@ -17,18 +51,14 @@ type batchNormStatsArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (c call, ck batchNormStatsArgs) {
 	c = b.begin("BatchNormStats")
-	ck.n, ck.nP = c.count("n", n)
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.f32("x", x, n.Cap*dim)
+	ck.rowsArgs = c.checkRows(x, n, dim)
 	ck.stats = c.f32("stats", stats, 2*dim)
 	return c, ck
 }
 
 // normApplyArgs are NormApply's arguments as checkNormApply returns them.
 type normApplyArgs struct {
-	n     int
-	nP    *int32
-	x     []float32
+	rowsArgs
 	stats []float32
 	gamma []float32
 	beta  []float32
@@ -40,9 +70,7 @@ type normApplyArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) (c call, ck normApplyArgs) {
 	c = b.begin("NormApply")
-	ck.n, ck.nP = c.count("n", n)
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.f32("x", x, n.Cap*dim)
+	ck.rowsArgs = c.checkRows(x, n, dim)
 	if !perRow {
 		ck.stats = c.f32("stats", stats, 2*dim)
 	}
@@ -54,10 +82,7 @@ func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, per
 
 // normBackwardArgs are NormBackward's arguments as checkNormBackward returns them.
 type normBackwardArgs struct {
-	n      int
-	nP     *int32
-	x      []float32
-	dy     []float32
+	gradRowsArgs
 	stats  []float32
 	gamma  []float32
 	dx     []float32
@@ -71,10 +96,7 @@ type normBackwardArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) (c call, ck normBackwardArgs) {
 	c = b.begin("NormBackward")
-	ck.n, ck.nP = c.count("n", n)
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.f32("x", x, n.Cap*dim)
-	ck.dy = c.f32("dy", dy, n.Cap*dim)
+	ck.gradRowsArgs = c.checkGradRows(x, dy, n, dim)
 	if !perRow {
 		ck.stats = c.f32("stats", stats, 2*dim)
 	}
@@ -151,10 +173,7 @@ func (b *Backend) checkNormFromMoments(moments backend.Buffer, dim int, stats ba
 
 // normBackwardSumsArgs are NormBackwardSums's arguments as checkNormBackwardSums returns them.
 type normBackwardSumsArgs struct {
-	n     int
-	nP    *int32
-	x     []float32
-	dy    []float32
+	gradRowsArgs
 	stats []float32
 	sums  []float32
 }
@@ -164,10 +183,7 @@ type normBackwardSumsArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkNormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) (c call, ck normBackwardSumsArgs) {
 	c = b.begin("NormBackwardSums")
-	ck.n, ck.nP = c.count("n", n)
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.f32("x", x, n.Cap*dim)
-	ck.dy = c.f32("dy", dy, n.Cap*dim)
+	ck.gradRowsArgs = c.checkGradRows(x, dy, n, dim)
 	ck.stats = c.f32("stats", stats, 2*dim)
 	ck.sums = c.f32("sums", sums, 2*dim+1)
 	return c, ck
@@ -175,10 +191,7 @@ func (b *Backend) checkNormBackwardSums(x, dy backend.Buffer, n backend.Count, d
 
 // normBackwardApplyArgs are NormBackwardApply's arguments as checkNormBackwardApply returns them.
 type normBackwardApplyArgs struct {
-	n     int
-	nP    *int32
-	x     []float32
-	dy    []float32
+	gradRowsArgs
 	stats []float32
 	gamma []float32
 	sums  []float32
@@ -191,10 +204,7 @@ type normBackwardApplyArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkNormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) (c call, ck normBackwardApplyArgs) {
 	c = b.begin("NormBackwardApply")
-	ck.n, ck.nP = c.count("n", n)
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.f32("x", x, n.Cap*dim)
-	ck.dy = c.f32("dy", dy, n.Cap*dim)
+	ck.gradRowsArgs = c.checkGradRows(x, dy, n, dim)
 	ck.stats = c.f32("stats", stats, 2*dim)
 	ck.gamma = c.f32("gamma", gamma, dim)
 	ck.sums = c.f32("sums", sums, 2*dim+1)

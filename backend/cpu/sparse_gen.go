@@ -4,6 +4,48 @@ package cpu
 
 import "github.com/fanout-gnn/fanout/backend"
 
+// unipartiteArgs are the views of the arguments of group unipartite, as checkUnipartite returns them.
+type unipartiteArgs struct {
+	blk blockView
+}
+
+// checkUnipartite checks the arguments of group unipartite in the call c, as
+// the checkers of GCNWeights, GINWeights, AggregateConcat,
+// AggregateConcatTable, AggregateConcatBackward do.
+// A block whose destinations are among its sources (the first NumDst).
+func (c *call) checkUnipartite(blk *backend.Block) (ck unipartiteArgs) {
+	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
+	return ck
+}
+
+// weightedArgs are the views of the arguments of group weighted, as checkWeighted returns them.
+type weightedArgs struct {
+	blk   blockView
+	edgeW []float32
+	selfW []float32
+}
+
+// checkWeighted checks the arguments of group weighted in the call c, as the
+// checkers of Aggregate, AggregateBackward do.
+// A block with its edge weights and optional self weights (nil: no
+// self term, the one choice a bipartite block has).
+func (c *call) checkWeighted(blk *backend.Block, edgeW, selfW backend.Buffer) (ck weightedArgs) {
+	ck.blk = c.block("blk", blk)
+	if c.ok {
+		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
+	}
+	if c.ok && !isNil(selfW) {
+		ck.selfW = c.f32("selfW", selfW, blk.NumDst.Cap)
+	}
+	if c.ok && !(!blk.Bipartite || selfW == nil) {
+		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
+	return ck
+}
+
 // meanWeightsArgs are MeanWeights's arguments as checkMeanWeights returns them.
 type meanWeightsArgs struct {
 	blk   blockView
@@ -24,7 +66,7 @@ func (b *Backend) checkMeanWeights(blk *backend.Block, edgeW backend.Buffer) (c 
 
 // gcnWeightsArgs are GCNWeights's arguments as checkGCNWeights returns them.
 type gcnWeightsArgs struct {
-	blk    blockView
+	unipartiteArgs
 	srcDeg []float32
 	edgeW  []float32
 	selfW  []float32
@@ -35,10 +77,7 @@ type gcnWeightsArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) (c call, ck gcnWeightsArgs) {
 	c = b.begin("GCNWeights")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	if c.ok {
 		ck.srcDeg = c.f32("srcDeg", srcDeg, blk.NumSrc.Cap)
 	}
@@ -53,7 +92,7 @@ func (b *Backend) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backe
 
 // ginWeightsArgs are GINWeights's arguments as checkGINWeights returns them.
 type ginWeightsArgs struct {
-	blk    blockView
+	unipartiteArgs
 	srcDeg []float32
 	eps    []float32
 	edgeW  []float32
@@ -65,10 +104,7 @@ type ginWeightsArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) (c call, ck ginWeightsArgs) {
 	c = b.begin("GINWeights")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	if c.ok {
 		ck.srcDeg = c.f32("srcDeg", srcDeg, blk.NumSrc.Cap)
 	}
@@ -84,11 +120,9 @@ func (b *Backend) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fan
 
 // aggregateArgs are Aggregate's arguments as checkAggregate returns them.
 type aggregateArgs struct {
-	blk   blockView
-	edgeW []float32
-	selfW []float32
-	x     []float32
-	out   []float32
+	weightedArgs
+	x   []float32
+	out []float32
 }
 
 // checkAggregate begins a call of Aggregate (backend.Sparse) and checks its arguments:
@@ -96,16 +130,7 @@ type aggregateArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateArgs) {
 	c = b.begin("Aggregate")
-	ck.blk = c.block("blk", blk)
-	if c.ok {
-		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
-	}
-	if c.ok && !isNil(selfW) {
-		ck.selfW = c.f32("selfW", selfW, blk.NumDst.Cap)
-	}
-	if c.ok && !(!blk.Bipartite || selfW == nil) {
-		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.weightedArgs = c.checkWeighted(blk, edgeW, selfW)
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.x = c.f32("x", x, blk.NumSrc.Cap*dim)
@@ -118,7 +143,7 @@ func (b *Backend) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buf
 
 // aggregateConcatArgs are AggregateConcat's arguments as checkAggregateConcat returns them.
 type aggregateConcatArgs struct {
-	blk   blockView
+	unipartiteArgs
 	edgeW []float32
 	x     *buffer
 	out   *buffer
@@ -129,10 +154,7 @@ type aggregateConcatArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatArgs) {
 	c = b.begin("AggregateConcat")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	if c.ok {
 		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
 	}
@@ -148,7 +170,7 @@ func (b *Backend) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buff
 
 // aggregateConcatTableArgs are AggregateConcatTable's arguments as checkAggregateConcatTable returns them.
 type aggregateConcatTableArgs struct {
-	blk       blockView
+	unipartiteArgs
 	blkSrcIDs []int32
 	edgeW     []float32
 	table     *buffer
@@ -160,10 +182,7 @@ type aggregateConcatTableArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatTableArgs) {
 	c = b.begin("AggregateConcatTable")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	if c.ok {
 		ck.blkSrcIDs = c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumSrc.Cap)
 	}
@@ -180,11 +199,9 @@ func (b *Backend) checkAggregateConcatTable(blk *backend.Block, edgeW, table bac
 
 // aggregateBackwardArgs are AggregateBackward's arguments as checkAggregateBackward returns them.
 type aggregateBackwardArgs struct {
-	blk   blockView
-	edgeW []float32
-	selfW []float32
-	dout  []float32
-	dx    []float32
+	weightedArgs
+	dout []float32
+	dx   []float32
 }
 
 // checkAggregateBackward begins a call of AggregateBackward (backend.Sparse) and checks its arguments:
@@ -192,16 +209,7 @@ type aggregateBackwardArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) (c call, ck aggregateBackwardArgs) {
 	c = b.begin("AggregateBackward")
-	ck.blk = c.block("blk", blk)
-	if c.ok {
-		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
-	}
-	if c.ok && !isNil(selfW) {
-		ck.selfW = c.f32("selfW", selfW, blk.NumDst.Cap)
-	}
-	if c.ok && !(!blk.Bipartite || selfW == nil) {
-		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.weightedArgs = c.checkWeighted(blk, edgeW, selfW)
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.dout = c.f32("dout", dout, blk.NumDst.Cap*dim)
@@ -240,7 +248,7 @@ func (b *Backend) checkTransposeBlock(blk *backend.Block, t backend.Transposed) 
 
 // aggregateConcatBackwardArgs are AggregateConcatBackward's arguments as checkAggregateConcatBackward returns them.
 type aggregateConcatBackwardArgs struct {
-	blk      blockView
+	unipartiteArgs
 	tSrcPtr  []int32
 	tPerm    []int32
 	tEdgeDst []int32
@@ -257,10 +265,7 @@ type aggregateConcatBackwardArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) (c call, ck aggregateConcatBackwardArgs) {
 	c = b.begin("AggregateConcatBackward")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	if c.ok {
 		ck.tSrcPtr = c.i32("t.SrcPtr", t.SrcPtr, blk.NumSrc.Cap+1)
 	}

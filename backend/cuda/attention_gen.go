@@ -7,6 +7,48 @@ import (
 	"github.com/fanout-gnn/fanout/rng"
 )
 
+// scoresArgs are the views of the arguments of group scores, as checkScores returns them.
+type scoresArgs struct {
+	blk   blockArgs
+	heads int
+	el    *buffer
+	er    *buffer
+	slope float32
+	p     float32
+	r     randArgs
+	rKeys *buffer
+}
+
+// checkScores checks the arguments of group scores in the call c, as the
+// checkers of EdgeSoftmax, EdgeSoftmaxBackward do.
+// The attention scores' inputs, which EdgeSoftmaxBackward takes again
+// to recompute EdgeSoftmax's coefficients and dropout mask.
+func (c *call) checkScores(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand) (ck scoresArgs) {
+	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
+	ck.heads = heads
+	c.check(backend.CheckDim("heads", heads))
+	if c.ok {
+		ck.el = c.buf("el", el, backend.F32, blk.NumSrc.Cap*heads)
+	}
+	if c.ok {
+		ck.er = c.buf("er", er, backend.F32, blk.NumDst.Cap*heads)
+	}
+	ck.slope = slope
+	c.check(backend.CheckNumber("slope", slope))
+	ck.p = p
+	c.check(backend.CheckProb("p", p))
+	if p > 0 {
+		ck.r = c.rand("r", r)
+	}
+	if c.ok && !isNil(r.Keys) && (p > 0) {
+		ck.rKeys = c.buf("r.Keys", r.Keys, backend.I32, blk.NumDst.Cap)
+	}
+	return ck
+}
+
 // headDotArgs are HeadDot's arguments as checkHeadDot returns them.
 type headDotArgs struct {
 	n     backend.Count
@@ -109,15 +151,8 @@ func (c *call) launchHeadDotBwd(a *headDotBackwardArgs, p1, p2 uintptr, chunkRow
 
 // edgeSoftmaxArgs are EdgeSoftmax's arguments as checkEdgeSoftmax returns them.
 type edgeSoftmaxArgs struct {
-	blk   blockArgs
-	heads int
-	el    *buffer
-	er    *buffer
-	slope float32
-	p     float32
-	r     randArgs
-	rKeys *buffer
-	coef  *buffer
+	scoresArgs
+	coef *buffer
 }
 
 // checkEdgeSoftmax begins a call of EdgeSoftmax (backend.Attention) and checks its arguments:
@@ -125,28 +160,7 @@ type edgeSoftmaxArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) (c call, ck edgeSoftmaxArgs) {
 	c = b.begin("EdgeSoftmax")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
-	ck.heads = heads
-	c.check(backend.CheckDim("heads", heads))
-	if c.ok {
-		ck.el = c.buf("el", el, backend.F32, blk.NumSrc.Cap*heads)
-	}
-	if c.ok {
-		ck.er = c.buf("er", er, backend.F32, blk.NumDst.Cap*heads)
-	}
-	ck.slope = slope
-	c.check(backend.CheckNumber("slope", slope))
-	ck.p = p
-	c.check(backend.CheckProb("p", p))
-	if p > 0 {
-		ck.r = c.rand("r", r)
-	}
-	if c.ok && !isNil(r.Keys) && (p > 0) {
-		ck.rKeys = c.buf("r.Keys", r.Keys, backend.I32, blk.NumDst.Cap)
-	}
+	ck.scoresArgs = c.checkScores(blk, el, er, heads, slope, p, r)
 	if c.ok {
 		ck.coef = c.buf("coef", coef, backend.F32, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
@@ -165,14 +179,7 @@ func (c *call) launchEdgeSoftmax(a *edgeSoftmaxArgs, grid, block dim3, smem int)
 
 // edgeSoftmaxBackwardArgs are EdgeSoftmaxBackward's arguments as checkEdgeSoftmaxBackward returns them.
 type edgeSoftmaxBackwardArgs struct {
-	blk   blockArgs
-	heads int
-	el    *buffer
-	er    *buffer
-	slope float32
-	p     float32
-	r     randArgs
-	rKeys *buffer
+	scoresArgs
 	dcoef *buffer
 	del   *buffer
 	der   *buffer
@@ -183,28 +190,7 @@ type edgeSoftmaxBackwardArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) (c call, ck edgeSoftmaxBackwardArgs) {
 	c = b.begin("EdgeSoftmaxBackward")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
-	ck.heads = heads
-	c.check(backend.CheckDim("heads", heads))
-	if c.ok {
-		ck.el = c.buf("el", el, backend.F32, blk.NumSrc.Cap*heads)
-	}
-	if c.ok {
-		ck.er = c.buf("er", er, backend.F32, blk.NumDst.Cap*heads)
-	}
-	ck.slope = slope
-	c.check(backend.CheckNumber("slope", slope))
-	ck.p = p
-	c.check(backend.CheckProb("p", p))
-	if p > 0 {
-		ck.r = c.rand("r", r)
-	}
-	if c.ok && !isNil(r.Keys) && (p > 0) {
-		ck.rKeys = c.buf("r.Keys", r.Keys, backend.I32, blk.NumDst.Cap)
-	}
+	ck.scoresArgs = c.checkScores(blk, el, er, heads, slope, p, r)
 	if c.ok {
 		ck.dcoef = c.buf("dcoef", dcoef, backend.F32, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}

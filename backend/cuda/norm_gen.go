@@ -4,12 +4,51 @@ package cuda
 
 import "github.com/fanout-gnn/fanout/backend"
 
+// rowsArgs are the views of the arguments of group rows, as checkRows returns them.
+type rowsArgs struct {
+	n   backend.Count
+	nP  uintptr
+	dim int
+	x   *buffer
+}
+
+// checkRows checks the arguments of group rows in the call c, as the checkers
+// of BatchNormStats, NormApply do.
+// The n live rows of dim features that a normalisation reads.
+func (c *call) checkRows(x backend.Buffer, n backend.Count, dim int) (ck rowsArgs) {
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.dim = dim
+	c.check(backend.CheckDim("dim", dim))
+	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
+	return ck
+}
+
+// gradRowsArgs are the views of the arguments of group gradRows, as checkGradRows returns them.
+type gradRowsArgs struct {
+	n   backend.Count
+	nP  uintptr
+	dim int
+	x   *buffer
+	dy  *buffer
+}
+
+// checkGradRows checks the arguments of group gradRows in the call c, as the
+// checkers of NormBackward, NormBackwardSums, NormBackwardApply do.
+// The rows a normalisation read and the gradient of its output.
+func (c *call) checkGradRows(x, dy backend.Buffer, n backend.Count, dim int) (ck gradRowsArgs) {
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.dim = dim
+	c.check(backend.CheckDim("dim", dim))
+	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
+	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*dim)
+	return ck
+}
+
 // batchNormStatsArgs are BatchNormStats's arguments as checkBatchNormStats returns them.
 type batchNormStatsArgs struct {
-	n     backend.Count
-	nP    uintptr
-	dim   int
-	x     *buffer
+	rowsArgs
 	stats *buffer
 }
 
@@ -18,21 +57,14 @@ type batchNormStatsArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (c call, ck batchNormStatsArgs) {
 	c = b.begin("BatchNormStats")
-	ck.n = n
-	ck.nP = c.count("n", n)
-	ck.dim = dim
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
+	ck.rowsArgs = c.checkRows(x, n, dim)
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
 	return c, ck
 }
 
 // normApplyArgs are NormApply's arguments as checkNormApply returns them.
 type normApplyArgs struct {
-	n      backend.Count
-	nP     uintptr
-	dim    int
-	x      *buffer
+	rowsArgs
 	perRow bool
 	stats  *buffer
 	gamma  *buffer
@@ -46,11 +78,7 @@ type normApplyArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) (c call, ck normApplyArgs) {
 	c = b.begin("NormApply")
-	ck.n = n
-	ck.nP = c.count("n", n)
-	ck.dim = dim
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
+	ck.rowsArgs = c.checkRows(x, n, dim)
 	ck.perRow = perRow
 	if !perRow {
 		ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
@@ -72,11 +100,7 @@ func (c *call) launchNormApply(a *normApplyArgs, ms uintptr, grid, block dim3, s
 
 // normBackwardArgs are NormBackward's arguments as checkNormBackward returns them.
 type normBackwardArgs struct {
-	n      backend.Count
-	nP     uintptr
-	dim    int
-	x      *buffer
-	dy     *buffer
+	gradRowsArgs
 	perRow bool
 	stats  *buffer
 	gamma  *buffer
@@ -92,12 +116,7 @@ type normBackwardArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) (c call, ck normBackwardArgs) {
 	c = b.begin("NormBackward")
-	ck.n = n
-	ck.nP = c.count("n", n)
-	ck.dim = dim
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
-	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*dim)
+	ck.gradRowsArgs = c.checkGradRows(x, dy, n, dim)
 	ck.perRow = perRow
 	if !perRow {
 		ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
@@ -224,11 +243,7 @@ func (c *call) launchNormFromMoments(a *normFromMomentsArgs, grid, block dim3, s
 
 // normBackwardSumsArgs are NormBackwardSums's arguments as checkNormBackwardSums returns them.
 type normBackwardSumsArgs struct {
-	n     backend.Count
-	nP    uintptr
-	dim   int
-	x     *buffer
-	dy    *buffer
+	gradRowsArgs
 	stats *buffer
 	eps   float32
 	sums  *buffer
@@ -239,12 +254,7 @@ type normBackwardSumsArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkNormBackwardSums(x, dy backend.Buffer, n backend.Count, dim int, stats backend.Buffer, eps float32, sums backend.Buffer) (c call, ck normBackwardSumsArgs) {
 	c = b.begin("NormBackwardSums")
-	ck.n = n
-	ck.nP = c.count("n", n)
-	ck.dim = dim
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
-	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*dim)
+	ck.gradRowsArgs = c.checkGradRows(x, dy, n, dim)
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
 	ck.eps = eps
 	ck.sums = c.buf("sums", sums, backend.F32, 2*dim+1)
@@ -260,11 +270,7 @@ func (c *call) launchNormPutCount(a *normBackwardSumsArgs, count uintptr, grid, 
 
 // normBackwardApplyArgs are NormBackwardApply's arguments as checkNormBackwardApply returns them.
 type normBackwardApplyArgs struct {
-	n     backend.Count
-	nP    uintptr
-	dim   int
-	x     *buffer
-	dy    *buffer
+	gradRowsArgs
 	stats *buffer
 	gamma *buffer
 	eps   float32
@@ -278,12 +284,7 @@ type normBackwardApplyArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkNormBackwardApply(x, dy backend.Buffer, n backend.Count, dim int, stats, gamma backend.Buffer, eps float32, sums, dx, dbias backend.Buffer) (c call, ck normBackwardApplyArgs) {
 	c = b.begin("NormBackwardApply")
-	ck.n = n
-	ck.nP = c.count("n", n)
-	ck.dim = dim
-	c.check(backend.CheckDim("dim", dim))
-	ck.x = c.buf("x", x, backend.F32, n.Cap*dim)
-	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*dim)
+	ck.gradRowsArgs = c.checkGradRows(x, dy, n, dim)
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
 	ck.gamma = c.buf("gamma", gamma, backend.F32, dim)
 	ck.eps = eps

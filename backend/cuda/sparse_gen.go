@@ -8,6 +8,48 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
+// unipartiteArgs are the views of the arguments of group unipartite, as checkUnipartite returns them.
+type unipartiteArgs struct {
+	blk blockArgs
+}
+
+// checkUnipartite checks the arguments of group unipartite in the call c, as
+// the checkers of GCNWeights, GINWeights, AggregateConcat,
+// AggregateConcatTable, AggregateConcatBackward do.
+// A block whose destinations are among its sources (the first NumDst).
+func (c *call) checkUnipartite(blk *backend.Block) (ck unipartiteArgs) {
+	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
+	return ck
+}
+
+// weightedArgs are the views of the arguments of group weighted, as checkWeighted returns them.
+type weightedArgs struct {
+	blk   blockArgs
+	edgeW *buffer
+	selfW *buffer
+}
+
+// checkWeighted checks the arguments of group weighted in the call c, as the
+// checkers of Aggregate, AggregateBackward do.
+// A block with its edge weights and optional self weights (nil: no
+// self term, the one choice a bipartite block has).
+func (c *call) checkWeighted(blk *backend.Block, edgeW, selfW backend.Buffer) (ck weightedArgs) {
+	ck.blk = c.block("blk", blk)
+	if c.ok {
+		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
+	}
+	if c.ok && !isNil(selfW) {
+		ck.selfW = c.buf("selfW", selfW, backend.F32, blk.NumDst.Cap)
+	}
+	if c.ok && !(!blk.Bipartite || selfW == nil) {
+		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
+	return ck
+}
+
 // meanWeightsArgs are MeanWeights's arguments as checkMeanWeights returns them.
 type meanWeightsArgs struct {
 	blk   blockArgs
@@ -36,7 +78,7 @@ func (c *call) launchMeanWeights(a *meanWeightsArgs, grid, block dim3, smem int)
 
 // gcnWeightsArgs are GCNWeights's arguments as checkGCNWeights returns them.
 type gcnWeightsArgs struct {
-	blk    blockArgs
+	unipartiteArgs
 	srcDeg *buffer
 	edgeW  *buffer
 	selfW  *buffer
@@ -47,10 +89,7 @@ type gcnWeightsArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkGCNWeights(blk *backend.Block, srcDeg, edgeW, selfW backend.Buffer) (c call, ck gcnWeightsArgs) {
 	c = b.begin("GCNWeights")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	if c.ok {
 		ck.srcDeg = c.buf("srcDeg", srcDeg, backend.F32, blk.NumSrc.Cap)
 	}
@@ -74,7 +113,7 @@ func (c *call) launchGcnWeights(a *gcnWeightsArgs, grid, block dim3, smem int) {
 
 // ginWeightsArgs are GINWeights's arguments as checkGINWeights returns them.
 type ginWeightsArgs struct {
-	blk    blockArgs
+	unipartiteArgs
 	srcDeg *buffer
 	fanout int
 	eps    *buffer
@@ -87,10 +126,7 @@ type ginWeightsArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkGINWeights(blk *backend.Block, srcDeg backend.Buffer, fanout int, eps, edgeW, selfW backend.Buffer) (c call, ck ginWeightsArgs) {
 	c = b.begin("GINWeights")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	if c.ok {
 		ck.srcDeg = c.buf("srcDeg", srcDeg, backend.F32, blk.NumSrc.Cap)
 	}
@@ -116,12 +152,10 @@ func (c *call) launchGinWeights(a *ginWeightsArgs, grid, block dim3, smem int) {
 
 // aggregateArgs are Aggregate's arguments as checkAggregate returns them.
 type aggregateArgs struct {
-	blk   blockArgs
-	edgeW *buffer
-	selfW *buffer
-	dim   int
-	x     *buffer
-	out   *buffer
+	weightedArgs
+	dim int
+	x   *buffer
+	out *buffer
 }
 
 // checkAggregate begins a call of Aggregate (backend.Sparse) and checks its arguments:
@@ -129,16 +163,7 @@ type aggregateArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregate(blk *backend.Block, edgeW, selfW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateArgs) {
 	c = b.begin("Aggregate")
-	ck.blk = c.block("blk", blk)
-	if c.ok {
-		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
-	}
-	if c.ok && !isNil(selfW) {
-		ck.selfW = c.buf("selfW", selfW, backend.F32, blk.NumDst.Cap)
-	}
-	if c.ok && !(!blk.Bipartite || selfW == nil) {
-		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.weightedArgs = c.checkWeighted(blk, edgeW, selfW)
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
@@ -161,7 +186,7 @@ func (c *call) launchAggregateFwd(a *aggregateArgs, name string, meanW uintptr, 
 
 // aggregateConcatArgs are AggregateConcat's arguments as checkAggregateConcat returns them.
 type aggregateConcatArgs struct {
-	blk   blockArgs
+	unipartiteArgs
 	edgeW *buffer
 	dim   int
 	x     *buffer
@@ -173,10 +198,7 @@ type aggregateConcatArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregateConcat(blk *backend.Block, edgeW, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatArgs) {
 	c = b.begin("AggregateConcat")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	if c.ok {
 		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
 	}
@@ -211,7 +233,7 @@ func (c *call) launchAggregateCatRows(a *aggregateConcatArgs, name string, meanW
 
 // aggregateConcatTableArgs are AggregateConcatTable's arguments as checkAggregateConcatTable returns them.
 type aggregateConcatTableArgs struct {
-	blk       blockArgs
+	unipartiteArgs
 	blkSrcIDs *buffer
 	edgeW     *buffer
 	table     *buffer
@@ -224,10 +246,7 @@ type aggregateConcatTableArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregateConcatTable(blk *backend.Block, edgeW, table backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatTableArgs) {
 	c = b.begin("AggregateConcatTable")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	if c.ok {
 		ck.blkSrcIDs = c.buf("blk.SrcIDs", blk.SrcIDs, backend.I32, blk.NumSrc.Cap)
 	}
@@ -255,12 +274,10 @@ func (c *call) launchAggregateCatTable(a *aggregateConcatTableArgs, name string,
 
 // aggregateBackwardArgs are AggregateBackward's arguments as checkAggregateBackward returns them.
 type aggregateBackwardArgs struct {
-	blk   blockArgs
-	edgeW *buffer
-	selfW *buffer
-	dim   int
-	dout  *buffer
-	dx    *buffer
+	weightedArgs
+	dim  int
+	dout *buffer
+	dx   *buffer
 }
 
 // checkAggregateBackward begins a call of AggregateBackward (backend.Sparse) and checks its arguments:
@@ -268,16 +285,7 @@ type aggregateBackwardArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregateBackward(blk *backend.Block, edgeW, selfW, dout backend.Buffer, dim int, dx backend.Buffer) (c call, ck aggregateBackwardArgs) {
 	c = b.begin("AggregateBackward")
-	ck.blk = c.block("blk", blk)
-	if c.ok {
-		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
-	}
-	if c.ok && !isNil(selfW) {
-		ck.selfW = c.buf("selfW", selfW, backend.F32, blk.NumDst.Cap)
-	}
-	if c.ok && !(!blk.Bipartite || selfW == nil) {
-		c.failf("selfW: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.weightedArgs = c.checkWeighted(blk, edgeW, selfW)
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
@@ -345,7 +353,7 @@ func (c *call) launchCscEdges(a *transposeBlockArgs, fill bool, cnt uintptr, gri
 
 // aggregateConcatBackwardArgs are AggregateConcatBackward's arguments as checkAggregateConcatBackward returns them.
 type aggregateConcatBackwardArgs struct {
-	blk      blockArgs
+	unipartiteArgs
 	t        backend.Transposed
 	tSrcPtr  *buffer
 	tPerm    *buffer
@@ -365,10 +373,7 @@ type aggregateConcatBackwardArgs struct {
 // leaves the views after it empty. The caller must defer c.end().
 func (b *Backend) checkAggregateConcatBackward(blk *backend.Block, t backend.Transposed, edgeW, dcat backend.Buffer, dim int, act backend.ActGrad, dx backend.Buffer) (c call, ck aggregateConcatBackwardArgs) {
 	c = b.begin("AggregateConcatBackward")
-	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
+	ck.unipartiteArgs = c.checkUnipartite(blk)
 	ck.t = t
 	if c.ok {
 		ck.tSrcPtr = c.buf("t.SrcPtr", t.SrcPtr, backend.I32, blk.NumSrc.Cap+1)

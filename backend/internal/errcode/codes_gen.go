@@ -2,8 +2,6 @@
 
 package errcode
 
-import "fmt"
-
 // The codes, named as the kernels name them ERR_<NAME> (kernels/errors.cuh).
 const (
 	// SampleID is SampleLayer's "dst[%d] = %d outside the graph".
@@ -36,72 +34,38 @@ const (
 	PeerTimeout Code = 22
 )
 
-// Op is the op whose error c is, "" for a code not described.
-func (c Code) Op() string {
+// describe is c's op, its message, and how many of the record's values
+// (from the first) the message formats; op is "" for a code not described.
+func (c Code) describe() (op, msg string, values int) {
 	switch c {
 	case SampleID:
-		return "SampleLayer"
+		return "SampleLayer", "dst[%d] = %d outside the graph", 2
 	case RelabelID:
-		return "Relabel"
+		return "Relabel", "vertex id %[2]d at position %[1]d outside the graph", 2
 	case GatherID:
-		return "Gather"
+		return "Gather", "ids[%d] = %d outside table of %d rows", 3
 	case Label:
-		return "SoftmaxCrossEntropy"
+		return "SoftmaxCrossEntropy", "labels[%d] = %d, want < %d classes", 3
 	case AdamStep:
-		return "Adam"
+		return "Adam", "step t = %d, want >= 1", 1
 	case HotRow:
-		return "ReplaceRows"
+		return "ReplaceRows", "row %d: vertex %d has no hot row inside the table (slot table or table of %d rows)", 3
 	case TableID:
-		return "AggregateConcatTable"
+		return "AggregateConcatTable", "blk.SrcIDs[%d] = %d outside table of %d rows", 3
 	case RelabelStartID:
-		return "RelabelStart"
+		return "RelabelStart", "dst[%d] = %d outside the space of %d vertices", 3
 	case RelabelAddID:
-		return "RelabelAdd"
+		return "RelabelAdd", "blk.Nbrs[%d] = %d outside the space of %d vertices", 3
 	case SparseAdamStep:
-		return "SparseAdam"
+		return "SparseAdam", "step t = %d, want >= 1", 1
 	case SparseAdamRow:
-		return "SparseAdam"
+		return "SparseAdam", "ids[%d] = %d outside table of %d rows", 3
 	case LinkEdge:
-		return "EdgeSeeds"
+		return "EdgeSeeds", "ids[%d] = %d outside the %d pairs", 3
 	case LinkRow:
-		return "GroupRows"
+		return "GroupRows", "rows[%d] = %d outside [0, %d)", 3
 	case PeerTimeout:
-		return "AllReduceSum"
+		return "AllReduceSum", "rank %[3]d waited 120 s for rank %[1]d (round word %[2]d): the peer stopped or issued other collectives", 3
 	}
-	return ""
-}
-
-// Message formats c's message from the three values of its record.
-func (c Code) Message(x, y, z int64) string {
-	switch c {
-	case SampleID:
-		return fmt.Sprintf("dst[%d] = %d outside the graph", x, y)
-	case RelabelID:
-		return fmt.Sprintf("vertex id %[2]d at position %[1]d outside the graph", x, y)
-	case GatherID:
-		return fmt.Sprintf("ids[%d] = %d outside table of %d rows", x, y, z)
-	case Label:
-		return fmt.Sprintf("labels[%d] = %d, want < %d classes", x, y, z)
-	case AdamStep:
-		return fmt.Sprintf("step t = %d, want >= 1", x)
-	case HotRow:
-		return fmt.Sprintf("row %d: vertex %d has no hot row inside the table (slot table or table of %d rows)", x, y, z)
-	case TableID:
-		return fmt.Sprintf("blk.SrcIDs[%d] = %d outside table of %d rows", x, y, z)
-	case RelabelStartID:
-		return fmt.Sprintf("dst[%d] = %d outside the space of %d vertices", x, y, z)
-	case RelabelAddID:
-		return fmt.Sprintf("blk.Nbrs[%d] = %d outside the space of %d vertices", x, y, z)
-	case SparseAdamStep:
-		return fmt.Sprintf("step t = %d, want >= 1", x)
-	case SparseAdamRow:
-		return fmt.Sprintf("ids[%d] = %d outside table of %d rows", x, y, z)
-	case LinkEdge:
-		return fmt.Sprintf("ids[%d] = %d outside the %d pairs", x, y, z)
-	case LinkRow:
-		return fmt.Sprintf("rows[%d] = %d outside [0, %d)", x, y, z)
-	case PeerTimeout:
-		return fmt.Sprintf("rank %[3]d waited 120 s for rank %[1]d (round word %[2]d): the peer stopped or issued other collectives", x, y, z)
-	}
-	return fmt.Sprintf("kernel error %d (%d, %d, %d)", c, x, y, z)
+	return "", "", 0
 }

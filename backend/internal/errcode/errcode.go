@@ -19,3 +19,18 @@ func (c Code) Err(backend string, x, y, z int64) error {
 	}
 	return fmt.Errorf("%s: %s", backend, c.Message(x, y, z))
 }
+
+// Op is the op whose error c is, "" for a code not described.
+func (c Code) Op() string {
+	op, _, _ := c.describe()
+	return op
+}
+
+// Message formats c's message from the three values of its record.
+func (c Code) Message(x, y, z int64) string {
+	op, msg, values := c.describe()
+	if op == "" {
+		return fmt.Sprintf("kernel error %d (%d, %d, %d)", c, x, y, z)
+	}
+	return fmt.Sprintf(msg, []any{x, y, z}[:values]...)
+}

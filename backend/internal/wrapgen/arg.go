@@ -14,6 +14,7 @@ import (
 //	NAME TYPE [SHAPE] MODIFIERS... [if COND]
 //	check EXPR [if COND]             EXPR is an error (nil: fine)
 //	require COND else FORMAT, ARGS   a failure when COND is false
+//	use GROUP                        the lines of a group (see Group)
 //
 // SHAPE is the least number of elements of a buffer, a Go expression over
 // the parameters (n.Cap*(1+k), blk.NumSrc.Cap*dim, param.Len()); COND is a
@@ -30,6 +31,8 @@ type Arg struct {
 	Check   string // check EXPR
 	Require string // require COND
 	Else    string // its failure: a format and arguments
+
+	group *Group // the group the line is written in, or nil
 }
 
 // kind is what a type token means to the generators.

@@ -223,24 +223,9 @@ func (op *Op) checker(b *bytes.Buffer, pkg string) error {
 			return fmt.Errorf("wrapgen: %s: a parameter may not be called %s", op.Name, result)
 		}
 	}
-	seen := map[string]bool{}
-	var fields []field
-	for _, a := range op.checks {
-		if a.Check != "" || a.Require != "" {
-			continue
-		}
-		for _, f := range viewFields(pkg, a) {
-			if !seen[f.name] {
-				seen[f.name] = true
-				fields = append(fields, f)
-			}
-		}
-	}
 	iface := "backend." + op.file.Interface
 	fmt.Fprintf(b, "\n// %s are %s's arguments as %s returns them.\ntype %s struct {\n", op.argsType(), op.Name, op.checkFunc(), op.argsType())
-	for _, f := range fields {
-		fmt.Fprintf(b, "\t%s %s\n", f.name, f.typ)
-	}
+	writeFields(b, op.fields(pkg))
 	b.WriteString("}\n")
 	fmt.Fprintf(b, "\n// %s begins a call of %s (%s) and checks its arguments:\n"+
 		"// the first failure is recorded, naming the op and the argument, and\n// leaves the views after it empty. The caller must defer c.end().\n",
@@ -248,6 +233,10 @@ func (op *Op) checker(b *bytes.Buffer, pkg string) error {
 	fmt.Fprintf(b, "func (b *Backend) %s(%s) (c call, %s %s) {\n", op.checkFunc(), op.signature(true, renameCB), result, op.argsType())
 	fmt.Fprintf(b, "c = b.begin(%q)\n", op.Name)
 	for _, a := range op.checks {
+		if a.group != nil {
+			b.WriteString(op.groupCall(pkg, a))
+			continue
+		}
 		b.WriteString(op.statement(pkg, a))
 	}
 	fmt.Fprintf(b, "return c, %s\n}\n", result)
@@ -261,6 +250,9 @@ func (s *Spec) Checks(pkg string, f *File, ks map[string]*Kernel) ([]byte, error
 	b.WriteString(header("backend/ops/" + f.Name + ".yaml"))
 	fmt.Fprintf(&b, "package %s\n\n", pkg)
 	var body bytes.Buffer
+	for _, g := range f.Groups {
+		g.render(&body, pkg)
+	}
 	for _, op := range f.Ops {
 		if op.Results != "" {
 			continue

@@ -63,33 +63,22 @@ func verbs(msg string) (int, error) {
 func (s *Spec) ErrcodeGo() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(header("backend/ops (the op descriptions)"))
-	b.WriteString("package errcode\n\nimport \"fmt\"\n\n")
+	b.WriteString("package errcode\n\n")
 	b.WriteString("// The codes, named as the kernels name them ERR_<NAME> (kernels/errors.cuh).\nconst (\n")
 	codes := s.codes()
 	for _, e := range codes {
 		fmt.Fprintf(&b, "\t// %s is %s's %q.\n\t%s Code = %d\n", e.goName(), e.Op, e.Message, e.goName(), e.Code)
 	}
 	b.WriteString(")\n\n")
-	b.WriteString("// Op is the op whose error c is, \"\" for a code not described.\nfunc (c Code) Op() string {\n\tswitch c {\n")
-	for _, e := range codes {
-		fmt.Fprintf(&b, "\tcase %s:\n\t\treturn %q\n", e.goName(), e.Op)
-	}
-	b.WriteString("\t}\n\treturn \"\"\n}\n\n")
-	b.WriteString("// Message formats c's message from the three values of its record.\nfunc (c Code) Message(x, y, z int64) string {\n\tswitch c {\n")
+	b.WriteString("// describe is c's op, its message, and how many of the record's values\n" +
+		"// (from the first) the message formats; op is \"\" for a code not described.\n" +
+		"func (c Code) describe() (op, msg string, values int) {\n\tswitch c {\n")
 	for _, e := range codes {
 		n, _ := verbs(e.Message)
-		args := []string{"x", "y", "z"}[:n]
-		fmt.Fprintf(&b, "\tcase %s:\n\t\treturn fmt.Sprintf(%q%s)\n", e.goName(), e.Message, prefixed(args))
+		fmt.Fprintf(&b, "\tcase %s:\n\t\treturn %q, %q, %d\n", e.goName(), e.Op, e.Message, n)
 	}
-	b.WriteString("\t}\n\treturn fmt.Sprintf(\"kernel error %d (%d, %d, %d)\", c, x, y, z)\n}\n")
+	b.WriteString("\t}\n\treturn \"\", \"\", 0\n}\n")
 	return formatGo("errcode/codes_gen.go", b.Bytes())
-}
-
-func prefixed(args []string) string {
-	if len(args) == 0 {
-		return ""
-	}
-	return ", " + strings.Join(args, ", ")
 }
 
 // ErrcodeHeader writes kernels/errors.cuh.

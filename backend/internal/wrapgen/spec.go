@@ -36,6 +36,7 @@ type File struct {
 	Ops        []*Op      `yaml:"ops"`
 	Kernels    []string   `yaml:"kernels"`
 	Errors     []*ErrCode `yaml:"errors"`
+	Groups     []*Group   `yaml:"groups"`
 
 	kernels []*Binding
 }
@@ -110,25 +111,54 @@ func loadFile(name string) (*File, error) {
 	case f.Capability && f.What == "":
 		return nil, fmt.Errorf("%s: what: missing (the capability's name in errors)", name)
 	}
+	if err := f.parseGroups(); err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
 	for i, op := range f.Ops {
 		op.file = f
 		if op.Name == "" {
 			return nil, fmt.Errorf("%s: ops[%d]: name: missing", name, i)
 		}
-		declared := map[string]bool{}
-		for j, line := range op.Args {
-			a, err := parseArg(line)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %s: args[%d]: %v", name, op.Name, j, err)
-			}
-			op.checks = append(op.checks, a)
-			if a.isParam() && !declared[a.Name] {
-				declared[a.Name] = true
-				op.params = append(op.params, a)
-			}
+		if err := op.parseArgs(op.Args, f); err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", name, op.Name, err)
 		}
 	}
 	return f, nil
+}
+
+// parseArgs parses the lines of op's args, a group's (use NAME) from
+// groups of f, into its checks and parameters.
+func (op *Op) parseArgs(lines []string, f *File) error {
+	declared := map[string]bool{}
+	add := func(a *Arg) {
+		op.checks = append(op.checks, a)
+		if a.isParam() && !declared[a.Name] {
+			declared[a.Name] = true
+			op.params = append(op.params, a)
+		}
+	}
+	for j, line := range lines {
+		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "use "); ok {
+			var g *Group
+			if f != nil {
+				g = f.group(strings.TrimSpace(name))
+			}
+			if g == nil {
+				return fmt.Errorf("args[%d]: %s: no such group", j, line)
+			}
+			g.users = append(g.users, op.Name)
+			for _, a := range g.op.checks {
+				add(a)
+			}
+			continue
+		}
+		a, err := parseArg(line)
+		if err != nil {
+			return fmt.Errorf("args[%d]: %v", j, err)
+		}
+		add(a)
+	}
+	return nil
 }
 
 // resolve checks the description as a whole: unique names and codes,
@@ -146,6 +176,9 @@ func (s *Spec) resolve() error {
 	}
 	ops := map[string]bool{}
 	for _, f := range s.Files {
+		if err := f.resolveGroups(s); err != nil {
+			return err
+		}
 		for _, e := range f.Embeds {
 			if _, ok := seen[e]; !ok {
 				return fmt.Errorf("wrapgen: %s embeds %s, which is not described", f.Interface, e)
@@ -226,6 +259,9 @@ func (op *Op) resolve() error {
 		return err
 	}
 	op.checks = order
+	if err := op.checkGroups(); err != nil {
+		return err
+	}
 	for _, k := range op.CUDA {
 		b, err := parseBinding(k, op)
 		if err != nil {

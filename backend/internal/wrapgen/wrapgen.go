@@ -8,7 +8,9 @@
 //     <file>_gen.go): per op, a struct of the checked, typed views (slices
 //     on the CPU; device buffers, count addresses and the Philox key on
 //     CUDA) and the method that checks every argument and fills it, so that
-//     an op's hand-written method calls it and then only computes;
+//     an op's hand-written method calls it and then only computes; the
+//     lines that several ops share (a Group) are checked by one method
+//     that their checkers call;
 //   - the CUDA launches, each with its parameters in its kernel's order,
 //     checked against the kernel's signature in cuda/kernels/*.cu when
 //     generated (a launch that passes the wrong number or kind of values

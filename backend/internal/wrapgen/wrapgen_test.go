@@ -23,11 +23,14 @@ FAM(float4, v4)
 FAM(float, v1)
 `
 
-// demoOps describes one op of a capability over the kernels above.
-const demoOps = `interface: Demo
+// demoCapability begins the demo descriptions: a capability, Demo.
+const demoCapability = `interface: Demo
 capability: true
 what: the demo ops (backend.Demo)
-doc: |
+`
+
+// demoOps describes one op of a capability over the kernels above.
+const demoOps = demoCapability + `doc: |
   Demo is a capability of one op.
 ops:
   - name: Scale
@@ -125,7 +128,7 @@ func TestGenerateDemo(t *testing.T) {
 		},
 		"internal/errcode/codes_gen.go": {
 			"DemoRow Code = 40",
-			`return fmt.Sprintf("row %[2]d of %[1]d", x, y)`,
+			`return "Scale", "row %[2]d of %[1]d", 2`,
 		},
 		"cuda/kernels/errors.cuh": {"#define ERR_DEMO_ROW 40  // Scale: row {b} of {a}\n"},
 		"record/ops_gen.go":       {"b.do(func() { b.inner.(backend.Demo).Scale(x, n, dim, alpha, key, y) })"},
