@@ -39,35 +39,28 @@ func Int64s(data any) ([]int64, error) {
 
 // Float32s converts a numeric array returned by Read to []float32 (float64
 // values are rounded to nearest). A []float32 is returned as is.
-func Float32s(data any) ([]float32, error) {
-	switch s := data.(type) {
-	case []float32:
-		return s, nil
-	case []float64:
-		return convert[float32](s), nil
-	case []bool:
-		return fromBools[float32](s), nil
-	}
-	ints, err := Int64s(data)
-	if err != nil {
-		return nil, fmt.Errorf("want a numeric array, have %s", typeName(data))
-	}
-	return convert[float32](ints), nil
-}
+func Float32s(data any) ([]float32, error) { return floats[float32](data) }
 
-// Float64s converts a numeric array returned by Read to []float64.
-func Float64s(data any) ([]float64, error) {
+// Float64s converts a numeric array returned by Read to []float64. A
+// []float64 is returned as is.
+func Float64s(data any) ([]float64, error) { return floats[float64](data) }
+
+// floats converts a numeric array returned by Read to []D; a []D is
+// returned as is.
+func floats[D float32 | float64](data any) ([]D, error) {
 	switch s := data.(type) {
-	case []float64:
+	case []D:
 		return s, nil
+	case []float64:
+		return convert[D](s), nil
 	case []float32:
-		return convert[float64](s), nil
+		return convert[D](s), nil
 	}
 	ints, err := Int64s(data)
 	if err != nil {
 		return nil, fmt.Errorf("want a numeric array, have %s", typeName(data))
 	}
-	return convert[float64](ints), nil
+	return convert[D](ints), nil
 }
 
 // number is every numeric element type an array may hold.
