@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/graph/graphtest"
 )
 
 // smallTyped is a typed dataset of three types: paper (5 vertices, 2
@@ -37,15 +38,6 @@ func smallTyped(t *testing.T, reverse bool) *Dataset {
 		Preprocessing: TypedSteps(reverse)}
 }
 
-// rows lists a CSR's rows.
-func rows(g *graph.CSR) [][]int32 {
-	out := make([][]int32, g.NumNodes)
-	for v := range g.NumNodes {
-		out[v] = append([]int32{}, g.Neighbors32(v)...)
-	}
-	return out
-}
-
 func TestBuildRelationsReverse(t *testing.T) {
 	d := smallTyped(t, true)
 	var names []string
@@ -65,7 +57,7 @@ func TestBuildRelationsReverse(t *testing.T) {
 		{{0}, {0}, {1}, {1}, {1}},          // rev_has_topic: paper <- fields
 	}
 	for i, r := range d.Relations {
-		if got := rows(r.Graph); !reflect.DeepEqual(got, want[i]) {
+		if got := graphtest.Rows(r.Graph); !reflect.DeepEqual(got, want[i]) {
 			t.Errorf("%s: rows %v, want %v", names[i], got, want[i])
 		}
 	}
@@ -73,8 +65,8 @@ func TestBuildRelationsReverse(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := smallTyped(t, false)
-	if len(plain.Relations) != 3 || !reflect.DeepEqual(rows(plain.Relations[1].Graph), [][]int32{{1, 2}, {3}, {4}, {}, {}}) {
-		t.Errorf("without reverses: %d relations, cites %v", len(plain.Relations), rows(plain.Relations[1].Graph))
+	if len(plain.Relations) != 3 || !reflect.DeepEqual(graphtest.Rows(plain.Relations[1].Graph), [][]int32{{1, 2}, {3}, {4}, {}, {}}) {
+		t.Errorf("without reverses: %d relations, cites %v", len(plain.Relations), graphtest.Rows(plain.Relations[1].Graph))
 	}
 }
 
@@ -180,7 +172,7 @@ func TestTypedWriteOpenRoundTrip(t *testing.T) {
 	for i := range want.Relations {
 		w, g := want.Relations[i], got.Relations[i]
 		if g.Name != w.Name || g.Src != w.Src || g.Dst != w.Dst || !reflect.DeepEqual(*g.Graph, *w.Graph) {
-			t.Errorf("relation %d: got %s %v, want %s %v", i, got.RelationName(g), rows(g.Graph), want.RelationName(w), rows(w.Graph))
+			t.Errorf("relation %d: got %s %v, want %s %v", i, got.RelationName(g), graphtest.Rows(g.Graph), want.RelationName(w), graphtest.Rows(w.Graph))
 		}
 	}
 	if got.Target != 0 || got.FeatDim != 2 || got.NumClasses != 3 || !slices.Equal(got.Labels, want.Labels) ||

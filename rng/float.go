@@ -53,24 +53,25 @@ func boxMuller(a, b uint32, useSin bool) float32 {
 // FillUniform fills dst, a [rows, cols] float32 row-major matrix
 // (len(dst) = rows*cols), with UniformFloat(k.Word(row, col), lo, hi).
 func (k Key) FillUniform(dst []float32, cols int, lo, hi float32) {
-	if cols <= 0 {
-		return
-	}
-	for r := 0; r*cols < len(dst); r++ {
-		row := dst[r*cols : min((r+1)*cols, len(dst))]
-		for c0 := 0; c0 < len(row); c0 += 4 {
-			w := k.Words(uint32(r), uint32(c0/4))
-			for j := 0; j < 4 && c0+j < len(row); j++ {
-				row[c0+j] = UniformFloat(w[j], lo, hi)
-			}
-		}
-	}
+	k.fillRows(dst, cols, func(w [4]uint32, q int) float32 {
+		return UniformFloat(w[q], lo, hi)
+	})
 }
 
 // FillNormal fills dst, a [rows, cols] float32 row-major matrix, with
 // mean + std*k.Normal(row, col) (the product and sum rounded to float32
 // separately).
 func (k Key) FillNormal(dst []float32, cols int, mean, std float32) {
+	k.fillRows(dst, cols, func(w [4]uint32, q int) float32 {
+		z := float32(std * boxMuller(w[q&2], w[q&2+1], q&1 == 1))
+		return float32(mean + z)
+	})
+}
+
+// fillRows sets each element (row, col) of dst, a [rows, cols] float32
+// row-major matrix (a last row may be short), to f(k.Words(row, col/4),
+// col%4), drawing each block of four words once.
+func (k Key) fillRows(dst []float32, cols int, f func(w [4]uint32, q int) float32) {
 	if cols <= 0 {
 		return
 	}
@@ -79,8 +80,7 @@ func (k Key) FillNormal(dst []float32, cols int, mean, std float32) {
 		for c0 := 0; c0 < len(row); c0 += 4 {
 			w := k.Words(uint32(r), uint32(c0/4))
 			for q := 0; q < 4 && c0+q < len(row); q++ {
-				z := float32(std * boxMuller(w[q&2], w[q&2+1], q&1 == 1))
-				row[c0+q] = float32(mean + z)
+				row[c0+q] = f(w, q)
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/parallel"
 	"github.com/fanout-gnn/fanout/rng"
 )
 
@@ -30,24 +31,22 @@ var benchGraph = sync.OnceValues(func() (*graph.CSR, time.Duration) {
 	return g, time.Since(start)
 })
 
+// benchWorkers is how many goroutines build the benchmark graph; the R-MAT
+// pairs depend on it (each worker draws its share from a generator of its
+// own).
+const benchWorkers = 2
+
 // rmatGraph generates an undirected R-MAT graph as described at benchGraph.
 func rmatGraph(scale int, pairs int64, seed uint64) *graph.CSR {
 	n := 1 << scale
 	src := make([]int32, pairs)
 	dst := make([]int32, pairs)
-	var wg sync.WaitGroup
-	const workers = 2
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(lo, hi int64) {
-			defer wg.Done()
-			r := rand.New(rand.NewPCG(seed, uint64(w)))
-			for i := lo; i < hi; i++ {
-				src[i], dst[i] = rmatPair(r, scale)
-			}
-		}(pairs*int64(w)/workers, pairs*int64(w+1)/workers)
-	}
-	wg.Wait()
+	parallel.Range(pairs, benchWorkers, func(w int, lo, hi int64) {
+		r := rand.New(rand.NewPCG(seed, uint64(w)))
+		for i := lo; i < hi; i++ {
+			src[i], dst[i] = rmatPair(r, scale)
+		}
+	})
 	perm := rand.New(rand.NewPCG(seed, 1000)).Perm(n)
 	indptr := make([]int64, n+1)
 	for i := range src {
@@ -105,20 +104,13 @@ func rmatPair(r *rand.Rand, scale int) (int32, int32) {
 func dedupRows(g *graph.CSR) *graph.CSR {
 	n := int(g.NumNodes)
 	newDeg := make([]int64, n)
-	var wg sync.WaitGroup
-	const workers = 2
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			for v := lo; v < hi; v++ {
-				row := g.Indices[g.Indptr[v]:g.Indptr[v+1]]
-				slices.Sort(row)
-				newDeg[v] = int64(len(slices.Compact(row)))
-			}
-		}(n*w/workers, n*(w+1)/workers)
-	}
-	wg.Wait()
+	parallel.Range(int64(n), benchWorkers, func(_ int, lo, hi int64) {
+		for v := lo; v < hi; v++ {
+			row := g.Indices[g.Indptr[v]:g.Indptr[v+1]]
+			slices.Sort(row)
+			newDeg[v] = int64(len(slices.Compact(row)))
+		}
+	})
 	var out int64
 	for v := 0; v < n; v++ {
 		start := g.Indptr[v]

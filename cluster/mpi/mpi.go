@@ -167,25 +167,24 @@ func (c *Comm) Err() error { return c.err }
 // AllReduceSum sums the F32 buffer across the processes.
 func (c *Comm) AllReduceSum(buf backend.Buffer) {
 	c.be.(backend.HostFuncs).HostFunc(func() {
-		h := make([]float32, buf.Len())
-		c.be.Read(h, buf, 0)
-		if err := c.m.allReduce(unsafe.Pointer(unsafe.SliceData(h)), len(h), c.m.float, c.m.opSum); err != nil && c.err == nil {
-			c.err = err
-		}
-		c.be.Write(buf, 0, h)
+		c.fail(allReduce(c, buf, make([]float32, buf.Len()), c.m.float, c.m.opSum))
 	})
 }
 
 // AllReduceMax takes the maximum of the I32 buffer across the processes.
 func (c *Comm) AllReduceMax(buf backend.Buffer) {
 	c.be.(backend.HostFuncs).HostFunc(func() {
-		h := make([]int32, buf.Len())
-		c.be.Read(h, buf, 0)
-		if err := c.m.allReduce(unsafe.Pointer(unsafe.SliceData(h)), len(h), c.m.int32t, c.m.opMax); err != nil && c.err == nil {
-			c.err = err
-		}
-		c.be.Write(buf, 0, h)
+		c.fail(allReduce(c, buf, make([]int32, buf.Len()), c.m.int32t, c.m.opMax))
 	})
+}
+
+// allReduce reads buf into h, reduces h in place across the processes
+// with op and writes it back to buf.
+func allReduce[T int32 | float32](c *Comm, buf backend.Buffer, h []T, dtype, op uintptr) error {
+	c.be.Read(h, buf, 0)
+	err := c.m.allReduce(unsafe.Pointer(unsafe.SliceData(h)), len(h), dtype, op)
+	c.be.Write(buf, 0, h)
+	return err
 }
 
 // AllToAll hands chunk p of send to process p, as chunk Rank() of its recv

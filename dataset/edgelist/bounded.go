@@ -101,27 +101,23 @@ func ImportBounded(ctx context.Context, files []string, o Options) (_ *Imported,
 	if err != nil {
 		return nil, err
 	}
-	b, free, err := startBounded(o)
+	n := nd.ids.len()
+	im, err := inBudget(o, func(b *bounded) error {
+		b.shape = keyShape{dropLoops: true, forward: true, backward: !o.Directed}
+		if err := b.read(ctx, files, oneTable(nd.ids, o.Nodes), total); err != nil {
+			return err
+		}
+		return b.build(ctx, n)
+	})
 	if err != nil {
 		return nil, err
 	}
-	im, sc := b.im, b.im.scratch
 	defer func() {
 		if err != nil {
 			im.Close()
 		}
 	}()
-	b.shape = keyShape{dropLoops: true, forward: true, backward: !o.Directed}
-	err = b.read(ctx, files, oneTable(nd.ids, o.Nodes), total)
-	n := nd.ids.len()
-	if err == nil {
-		err = b.build(ctx, n)
-	}
-	b.arena, b.buf = nil, nil
-	if err = errors.Join(err, free()); err != nil { // the budget given back before the dataset is written
-		return nil, err
-	}
-	g, err := im.mapGraph(sc.dir, n)
+	g, err := im.mapGraph(im.scratch.dir, n)
 	if err != nil {
 		return nil, err
 	}
@@ -150,6 +146,24 @@ func startBounded(o Options) (_ *bounded, free func() error, err error) {
 		return nil, nil, err
 	}
 	return &bounded{o: o, im: im, runs: &runSet{dir: sc.dir}, arena: arena, threads: parallel.Threads(o.Threads), tr: newTracker(o.Progress)}, free, nil
+}
+
+// inBudget starts a bounded import (startBounded), runs fill on its state
+// and gives the budget's arena back, before the dataset is written; on
+// error (fill's or the release's) the import is closed, its scratch
+// directory removed.
+func inBudget(o Options, fill func(b *bounded) error) (*Imported, error) {
+	b, free, err := startBounded(o)
+	if err != nil {
+		return nil, err
+	}
+	err = fill(b)
+	b.arena, b.buf = nil, nil
+	if err = errors.Join(err, free()); err != nil {
+		b.im.Close()
+		return nil, err
+	}
+	return b.im, nil
 }
 
 // filesSize is the total size of the files.

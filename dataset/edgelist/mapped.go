@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"unsafe"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/mmapfile"
 )
 
 // mapped is a raw little-endian array file of ImportBounded's graph, in
-// memory: mapped where the system can (mapFile), otherwise read.
+// memory: mapped where the system can (mmapfile.ReadOnly), otherwise read.
 type mapped struct {
 	data  []byte
 	unmap func() error
@@ -32,7 +34,7 @@ func openMapped(path string, elem int) (*mapped, error) {
 		return &mapped{unmap: func() error { return nil }}, nil
 	}
 	if littleEndianHost() {
-		if data, unmap, err := mapFile(f, st.Size()); err == nil {
+		if data, unmap, err := mmapfile.ReadOnly(f, st.Size()); err == nil {
 			return &mapped{data: data, unmap: unmap}, nil
 		}
 	}

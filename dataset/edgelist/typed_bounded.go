@@ -2,7 +2,6 @@ package edgelist
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,32 +42,24 @@ func graphsOf(o TypedOptions, types []dataset.VertexType) []typedGraph {
 // o.Memory: one graph at a time through the budget's sort buffer and
 // sorted runs, in a directory of its own under a scratch directory (as
 // ImportBounded's), each mapped once built.
-func typedBounded(ctx context.Context, o TypedOptions, tables []*nodes, types []dataset.VertexType) (_ *Imported, err error) {
-	b, free, err := startBounded(o.Options)
-	if err != nil {
-		return nil, err
-	}
-	im, sc := b.im, b.im.scratch
-	defer func() {
-		if err != nil {
-			im.Close()
-		}
-	}()
+func typedBounded(ctx context.Context, o TypedOptions, tables []*nodes, types []dataset.VertexType) (*Imported, error) {
 	d := &dataset.Dataset{Types: types}
-	for k, tg := range graphsOf(o, types) {
-		var g *graph.CSR
-		if g, err = b.typedGraph(ctx, o, tables, tg, filepath.Join(sc.dir, fmt.Sprintf("graph-%04d", k))); err != nil {
-			break
+	im, err := inBudget(o.Options, func(b *bounded) error {
+		for k, tg := range graphsOf(o, types) {
+			g, err := b.typedGraph(ctx, o, tables, tg, filepath.Join(b.im.scratch.dir, fmt.Sprintf("graph-%04d", k)))
+			if err != nil {
+				return err
+			}
+			r := o.Relations[tg.rel]
+			rel := dataset.Relation{Name: r.Name, Src: o.typeIndex(r.Src), Dst: o.typeIndex(r.Dst), Graph: g}
+			if tg.shape.backward && !tg.shape.forward {
+				rel.Name, rel.Src, rel.Dst = dataset.ReversePrefix+r.Name, rel.Dst, rel.Src
+			}
+			d.Relations = append(d.Relations, rel)
 		}
-		r := o.Relations[tg.rel]
-		rel := dataset.Relation{Name: r.Name, Src: o.typeIndex(r.Src), Dst: o.typeIndex(r.Dst), Graph: g}
-		if tg.shape.backward && !tg.shape.forward {
-			rel.Name, rel.Src, rel.Dst = dataset.ReversePrefix+r.Name, rel.Dst, rel.Src
-		}
-		d.Relations = append(d.Relations, rel)
-	}
-	b.arena, b.buf = nil, nil
-	if err = errors.Join(err, free()); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	im.Dataset = d

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/internal/typedtest"
+	"github.com/fanout-gnn/fanout/graph/graphtest"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -57,17 +59,11 @@ func typedFixture(t *testing.T) TypedOptions {
 
 // relationRows lists each relation's name and rows.
 func relationRows(d *dataset.Dataset) ([]string, [][][]int32) {
-	var names []string
 	var rows [][][]int32
 	for _, r := range d.Relations {
-		names = append(names, d.RelationName(r))
-		var rr [][]int32
-		for v := range r.Graph.NumNodes {
-			rr = append(rr, append([]int32{}, r.Graph.Neighbors32(v)...))
-		}
-		rows = append(rows, rr)
+		rows = append(rows, graphtest.Rows(r.Graph))
 	}
-	return names, rows
+	return typedtest.RelationNames(d), rows
 }
 
 func importTyped(t *testing.T, o TypedOptions) *dataset.Dataset {

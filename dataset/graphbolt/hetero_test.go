@@ -7,17 +7,9 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset/graphbolt"
 	"github.com/fanout-gnn/fanout/dataset/graphbolt/graphbolttest"
-	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/dataset/internal/typedtest"
+	"github.com/fanout-gnn/fanout/graph/graphtest"
 )
-
-// rowsOf lists g's rows.
-func rowsOf(g *graph.CSR) [][]int32 {
-	out := make([][]int32, g.NumNodes)
-	for v := range g.NumNodes {
-		out[v] = append([]int32{}, g.Neighbors32(v)...)
-	}
-	return out
-}
 
 // TestImportTyped imports the typed fixture: its types in the metadata's
 // order, the paper features, the target's labels and sets, the relations
@@ -40,10 +32,7 @@ func TestImportTyped(t *testing.T) {
 	if !slices.Equal(d.Train, []int64{0, 1, 2, 3}) || !slices.Equal(d.Test, []int64{6, 7}) || d.Labels[5] != 2 || d.Labels[9] != -1 {
 		t.Errorf("sets %v %v %v, labels %v", d.Train, d.Valid, d.Test, d.Labels)
 	}
-	var names []string
-	for _, r := range d.Relations {
-		names = append(names, d.RelationName(r))
-	}
+	names := typedtest.RelationNames(d)
 	if !slices.Equal(names, []string{"(author, writes, paper)", "(paper, cites, paper)", "(paper, rev_writes, author)"}) {
 		t.Fatalf("relations %q", names)
 	}
@@ -51,7 +40,7 @@ func TestImportTyped(t *testing.T) {
 	cites := [][]int32{{1, 9}, {0, 2}, {1, 3}, {2, 4}, {3, 5}, {4, 6}, {5, 7}, {6, 8}, {7, 9}, {0, 8}}
 	revWrites := [][]int32{{0, 1}, {1, 2}, {2, 3}, {3, 4}}
 	for i, want := range [][][]int32{writes, cites, revWrites} {
-		if got := rowsOf(d.Relations[i].Graph); !slices.EqualFunc(got, want, slices.Equal) {
+		if got := graphtest.Rows(d.Relations[i].Graph); !slices.EqualFunc(got, want, slices.Equal) {
 			t.Errorf("%s: rows %v, want %v", names[i], got, want)
 		}
 	}

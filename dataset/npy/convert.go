@@ -13,127 +13,85 @@ func Int64s(data any) ([]int64, error) {
 	case []int64:
 		return s, nil
 	case []int32:
-		return convertInts(s), nil
+		return convert[int64](s), nil
 	case []int16:
-		return convertInts(s), nil
+		return convert[int64](s), nil
 	case []int8:
-		return convertInts(s), nil
+		return convert[int64](s), nil
 	case []uint32:
-		return convertInts(s), nil
+		return convert[int64](s), nil
 	case []uint16:
-		return convertInts(s), nil
+		return convert[int64](s), nil
 	case []uint8:
-		return convertInts(s), nil
+		return convert[int64](s), nil
 	case []uint64:
-		out := make([]int64, len(s))
 		for i, v := range s {
 			if v > math.MaxInt64 {
 				return nil, fmt.Errorf("element %d = %d does not fit int64", i, v)
 			}
-			out[i] = int64(v)
 		}
-		return out, nil
+		return convert[int64](s), nil
 	case []bool:
-		out := make([]int64, len(s))
-		for i, v := range s {
-			if v {
-				out[i] = 1
-			}
-		}
-		return out, nil
+		return fromBools[int64](s), nil
 	}
 	return nil, fmt.Errorf("want an integer array, have %s", typeName(data))
 }
 
-// convertInts widens a narrower integer slice to int64.
-func convertInts[T int8 | int16 | int32 | uint8 | uint16 | uint32](s []T) []int64 {
-	out := make([]int64, len(s))
+// Float32s converts a numeric array returned by Read to []float32 (float64
+// values are rounded to nearest). A []float32 is returned as is.
+func Float32s(data any) ([]float32, error) { return floats[float32](data) }
+
+// Float64s converts a numeric array returned by Read to []float64. A
+// []float64 is returned as is.
+func Float64s(data any) ([]float64, error) { return floats[float64](data) }
+
+// floats converts a numeric array returned by Read to []D; a []D is
+// returned as is.
+func floats[D float32 | float64](data any) ([]D, error) {
+	switch s := data.(type) {
+	case []D:
+		return s, nil
+	case []float64:
+		return convert[D](s), nil
+	case []float32:
+		return convert[D](s), nil
+	}
+	ints, err := Int64s(data)
+	if err != nil {
+		return nil, fmt.Errorf("want a numeric array, have %s", typeName(data))
+	}
+	return convert[D](ints), nil
+}
+
+// number is every numeric element type an array may hold.
+type number interface {
+	~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float32 | ~float64
+}
+
+// convert converts each element of s to D, as Go converts one value.
+func convert[D, S number](s []S) []D {
+	out := make([]D, len(s))
 	for i, v := range s {
-		out[i] = int64(v)
+		out[i] = D(v)
 	}
 	return out
 }
 
-// Float32s converts a numeric array returned by Read to []float32 (float64
-// values are rounded to nearest). A []float32 is returned as is.
-func Float32s(data any) ([]float32, error) {
-	switch s := data.(type) {
-	case []float32:
-		return s, nil
-	case []float64:
-		out := make([]float32, len(s))
-		for i, v := range s {
-			out[i] = float32(v)
+// fromBools is s as 0s and 1s.
+func fromBools[D number](s []bool) []D {
+	out := make([]D, len(s))
+	for i, v := range s {
+		if v {
+			out[i] = 1
 		}
-		return out, nil
-	case []bool:
-		out := make([]float32, len(s))
-		for i, v := range s {
-			if v {
-				out[i] = 1
-			}
-		}
-		return out, nil
 	}
-	ints, err := Int64s(data)
-	if err != nil {
-		return nil, fmt.Errorf("want a numeric array, have %s", typeName(data))
-	}
-	out := make([]float32, len(ints))
-	for i, v := range ints {
-		out[i] = float32(v)
-	}
-	return out, nil
-}
-
-// Float64s converts a numeric array returned by Read to []float64.
-func Float64s(data any) ([]float64, error) {
-	switch s := data.(type) {
-	case []float64:
-		return s, nil
-	case []float32:
-		out := make([]float64, len(s))
-		for i, v := range s {
-			out[i] = float64(v)
-		}
-		return out, nil
-	}
-	ints, err := Int64s(data)
-	if err != nil {
-		return nil, fmt.Errorf("want a numeric array, have %s", typeName(data))
-	}
-	out := make([]float64, len(ints))
-	for i, v := range ints {
-		out[i] = float64(v)
-	}
-	return out, nil
+	return out
 }
 
 // typeName names the element type of a slice returned by Read.
 func typeName(data any) string {
-	switch data.(type) {
-	case []float32:
-		return "float32"
-	case []float64:
-		return "float64"
-	case []int64:
-		return "int64"
-	case []int32:
-		return "int32"
-	case []int16:
-		return "int16"
-	case []int8:
-		return "int8"
-	case []uint64:
-		return "uint64"
-	case []uint32:
-		return "uint32"
-	case []uint16:
-		return "uint16"
-	case []uint8:
-		return "uint8"
-	case []bool:
-		return "bool"
+	if t, _, err := arrayOf(data); err == nil {
+		return t.name()
 	}
 	return fmt.Sprintf("%T", data)
 }

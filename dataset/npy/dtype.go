@@ -3,6 +3,7 @@ package npy
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/bits"
 	"unsafe"
 )
@@ -82,7 +83,7 @@ func parseDescr(s string) (dtype, error) {
 // Descr returns the little-endian NumPy descriptor for a typed slice
 // ("<f4" for []float32), or an error for an unsupported type.
 func Descr(data any) (string, error) {
-	t, err := dtypeOf(data)
+	t, _, err := arrayOf(data)
 	if err != nil {
 		return "", err
 	}
@@ -98,36 +99,6 @@ func (t dtype) descr() string {
 	return fmt.Sprintf("%c%c%d", order, t.kind, t.size)
 }
 
-// dtypeOf returns the dtype of a supported slice type, with host byte order.
-func dtypeOf(data any) (dtype, error) {
-	big := !hostLittleEndian()
-	switch data.(type) {
-	case []bool:
-		return dtype{'b', 1, false}, nil
-	case []int8:
-		return dtype{'i', 1, false}, nil
-	case []uint8:
-		return dtype{'u', 1, false}, nil
-	case []int16:
-		return dtype{'i', 2, big}, nil
-	case []uint16:
-		return dtype{'u', 2, big}, nil
-	case []int32:
-		return dtype{'i', 4, big}, nil
-	case []uint32:
-		return dtype{'u', 4, big}, nil
-	case []int64:
-		return dtype{'i', 8, big}, nil
-	case []uint64:
-		return dtype{'u', 8, big}, nil
-	case []float32:
-		return dtype{'f', 4, big}, nil
-	case []float64:
-		return dtype{'f', 8, big}, nil
-	}
-	return dtype{}, fmt.Errorf("unsupported slice type %T (want []float32, []float64, []int8-64, []uint8-64 or []bool)", data)
-}
-
 // elem is every element type an array may hold.
 type elem interface {
 	~bool | ~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float32 | ~float64
@@ -141,33 +112,40 @@ func asBytes[T elem](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
-// bytesOf views any supported slice as its bytes (no copy).
-func bytesOf(data any) []byte {
+// arrayOf returns the dtype of a supported slice type, with host byte
+// order, and views the slice as its bytes (no copy).
+func arrayOf(data any) (dtype, []byte, error) {
 	switch s := data.(type) {
 	case []bool:
-		return asBytes(s)
+		return hostArray('b', s)
 	case []int8:
-		return asBytes(s)
+		return hostArray('i', s)
 	case []uint8:
-		return s
+		return hostArray('u', s)
 	case []int16:
-		return asBytes(s)
+		return hostArray('i', s)
 	case []uint16:
-		return asBytes(s)
+		return hostArray('u', s)
 	case []int32:
-		return asBytes(s)
+		return hostArray('i', s)
 	case []uint32:
-		return asBytes(s)
+		return hostArray('u', s)
 	case []int64:
-		return asBytes(s)
+		return hostArray('i', s)
 	case []uint64:
-		return asBytes(s)
+		return hostArray('u', s)
 	case []float32:
-		return asBytes(s)
+		return hostArray('f', s)
 	case []float64:
-		return asBytes(s)
+		return hostArray('f', s)
 	}
-	return nil
+	return dtype{}, nil, fmt.Errorf("unsupported slice type %T (want []float32, []float64, []int8-64, []uint8-64 or []bool)", data)
+}
+
+// hostArray is arrayOf for a []T whose elements are of that kind.
+func hostArray[T elem](kind byte, s []T) (dtype, []byte, error) {
+	size := int(unsafe.Sizeof(*new(T)))
+	return dtype{kind: kind, size: size, bigEndian: size > 1 && !hostLittleEndian()}, asBytes(s), nil
 }
 
 // viewAs reinterprets b (aligned for T, length a multiple of T's size) as a []T.
@@ -180,32 +158,52 @@ func viewAs[T elem](b []byte) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
-// viewBytes reinterprets aligned bytes as the slice type of t (no copy).
-func viewBytes(t dtype, b []byte) any {
+// elemOps is what reading does with the elements of one dtype, bound to
+// its Go element type.
+type elemOps struct {
+	view func(b []byte) any                                     // viewAs
+	read func(r io.Reader, l layout, trusted bool) (any, error) // readInto
+}
+
+// opsOf binds elemOps to T.
+func opsOf[T elem]() elemOps {
+	return elemOps{
+		view: func(b []byte) any { return viewAs[T](b) },
+		read: func(r io.Reader, l layout, trusted bool) (any, error) { return readInto[T](r, l, trusted) },
+	}
+}
+
+// ops is t's elemOps: the one place a dtype picks its Go element type.
+func (t dtype) ops() elemOps {
 	switch {
 	case t.kind == 'b':
-		return viewAs[bool](b)
+		return opsOf[bool]()
 	case t.kind == 'i' && t.size == 1:
-		return viewAs[int8](b)
+		return opsOf[int8]()
 	case t.kind == 'u' && t.size == 1:
-		return viewAs[uint8](b)
+		return opsOf[uint8]()
 	case t.kind == 'i' && t.size == 2:
-		return viewAs[int16](b)
+		return opsOf[int16]()
 	case t.kind == 'u' && t.size == 2:
-		return viewAs[uint16](b)
+		return opsOf[uint16]()
 	case t.kind == 'i' && t.size == 4:
-		return viewAs[int32](b)
+		return opsOf[int32]()
 	case t.kind == 'u' && t.size == 4:
-		return viewAs[uint32](b)
+		return opsOf[uint32]()
 	case t.kind == 'i' && t.size == 8:
-		return viewAs[int64](b)
+		return opsOf[int64]()
 	case t.kind == 'u' && t.size == 8:
-		return viewAs[uint64](b)
+		return opsOf[uint64]()
 	case t.kind == 'f' && t.size == 4:
-		return viewAs[float32](b)
+		return opsOf[float32]()
 	default:
-		return viewAs[float64](b)
+		return opsOf[float64]()
 	}
+}
+
+// viewBytes reinterprets aligned bytes as the slice type of t (no copy).
+func viewBytes(t dtype, b []byte) any {
+	return t.ops().view(b)
 }
 
 // swapBytes reverses the byte order of each size-byte element of b in place.

@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 	"unsafe"
+
+	"github.com/fanout-gnn/fanout/dataset/internal/mmapfile"
 )
 
 // Map opens the .npy file at path and returns its data as a typed slice that
@@ -53,7 +55,7 @@ func mapFile(f *os.File) (any, []int64, func() error, error) {
 		}
 	}
 	if regular && l.bytes > 0 && l.t.kind != 'b' && !l.t.needsSwap() {
-		mem, unmap, err := mmapFile(f, l.h.DataOffset+l.bytes)
+		mem, unmap, err := mmapfile.ReadOnly(f, l.h.DataOffset+l.bytes)
 		if err == nil {
 			b := mem[l.h.DataOffset:]
 			if uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(l.t.size) == 0 {

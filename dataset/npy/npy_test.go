@@ -34,6 +34,12 @@ func rawFile(major byte, dict string, data []byte) []byte {
 	return b.Bytes()
 }
 
+// bytesOf views a supported slice as its bytes (no copy).
+func bytesOf(data any) []byte {
+	_, b, _ := arrayOf(data)
+	return b
+}
+
 func TestRoundTrip(t *testing.T) {
 	cases := []struct {
 		data  any

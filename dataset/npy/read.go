@@ -126,40 +126,19 @@ func checkSize(l layout, fileSize int64) error {
 // already checked) the slice is allocated at once; otherwise it grows as
 // data arrives.
 func readBody(r io.Reader, l layout, trusted bool) (any, error) {
-	t := l.t
-	switch {
-	case t.kind == 'b':
-		s, err := readInto[bool](r, l, trusted)
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range asBytes(s) { // a Go bool must be 0 or 1
-			if b > 1 {
-				return nil, fmt.Errorf("bool array holds byte value %d (want 0 or 1)", b)
-			}
-		}
-		return s, nil
-	case t.kind == 'i' && t.size == 1:
-		return readInto[int8](r, l, trusted)
-	case t.kind == 'u' && t.size == 1:
-		return readInto[uint8](r, l, trusted)
-	case t.kind == 'i' && t.size == 2:
-		return readInto[int16](r, l, trusted)
-	case t.kind == 'u' && t.size == 2:
-		return readInto[uint16](r, l, trusted)
-	case t.kind == 'i' && t.size == 4:
-		return readInto[int32](r, l, trusted)
-	case t.kind == 'u' && t.size == 4:
-		return readInto[uint32](r, l, trusted)
-	case t.kind == 'i' && t.size == 8:
-		return readInto[int64](r, l, trusted)
-	case t.kind == 'u' && t.size == 8:
-		return readInto[uint64](r, l, trusted)
-	case t.kind == 'f' && t.size == 4:
-		return readInto[float32](r, l, trusted)
-	default:
-		return readInto[float64](r, l, trusted)
+	if l.t.kind != 'b' {
+		return l.t.ops().read(r, l, trusted)
 	}
+	s, err := readInto[bool](r, l, trusted)
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range asBytes(s) { // a Go bool must be 0 or 1
+		if b > 1 {
+			return nil, fmt.Errorf("bool array holds byte value %d (want 0 or 1)", b)
+		}
+	}
+	return s, nil
 }
 
 // growStep is the initial allocation, in bytes, when the size is not trusted.

@@ -12,7 +12,7 @@ import (
 // []float64, []int8/16/32/64, []uint8/16/32/64 or []bool; the product of
 // shape must equal its length (an empty shape writes a scalar of length 1).
 func Write(w io.Writer, data any, shape []int64) error {
-	t, err := dtypeOf(data)
+	t, b, err := arrayOf(data)
 	if err != nil {
 		return err
 	}
@@ -20,7 +20,6 @@ func Write(w io.Writer, data any, shape []int64) error {
 	if err != nil {
 		return err
 	}
-	b := bytesOf(data)
 	if have := int64(len(b) / t.size); have != n {
 		return fmt.Errorf("shape %s holds %d elements but the slice has %d", shapeString(shape), n, have)
 	}

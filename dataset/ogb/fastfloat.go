@@ -19,39 +19,21 @@ var pow10 = [23]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 // near 1<<28), v and x round to the same float32. Those rare cases, and
 // values near the float32 overflow and subnormal ranges, fall back.
 func fastFloat32(b []byte) (float32, bool) {
-	i := 0
-	neg := false
-	if i < len(b) && (b[i] == '-' || b[i] == '+') {
-		neg = b[i] == '-'
-		i++
+	b, neg := cutSign(b)
+	mant, nd, i, ok := mantissaDigits(b, 0, 0)
+	if !ok {
+		return 0, false
 	}
-	var mant uint64
-	nd, exp := 0, 0 // significant digits taken; decimal exponent
-	digits := false
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		digits = true
-		if mant == 0 && b[i] == '0' {
-			continue
-		}
-		if nd == 19 {
+	digits := i > 0
+	exp := 0 // decimal exponent
+	if i < len(b) && b[i] == '.' {
+		var frac int
+		if mant, _, frac, ok = mantissaDigits(b[i+1:], mant, nd); !ok {
 			return 0, false
 		}
-		mant = mant*10 + uint64(b[i]-'0')
-		nd++
-	}
-	if i < len(b) && b[i] == '.' {
-		for i++; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-			digits = true
-			exp--
-			if mant == 0 && b[i] == '0' {
-				continue
-			}
-			if nd == 19 {
-				return 0, false
-			}
-			mant = mant*10 + uint64(b[i]-'0')
-			nd++
-		}
+		digits = digits || frac > 0
+		exp -= frac
+		i += 1 + frac
 	}
 	if !digits {
 		return 0, false
@@ -70,27 +52,35 @@ func fastFloat32(b []byte) (float32, bool) {
 	return scale(mant, exp, neg)
 }
 
+// mantissaDigits appends the decimal digits at the start of b to mant,
+// which holds nd significant digits (leading zeros are not significant),
+// and returns the new mantissa, its significant digits and how many bytes
+// of b were digits; ok is false past 19 significant digits.
+func mantissaDigits(b []byte, mant uint64, nd int) (_ uint64, _, n int, ok bool) {
+	for ; n < len(b) && b[n] >= '0' && b[n] <= '9'; n++ {
+		if mant == 0 && b[n] == '0' {
+			continue
+		}
+		if nd == 19 {
+			return 0, 0, 0, false
+		}
+		mant = mant*10 + uint64(b[n]-'0')
+		nd++
+	}
+	return mant, nd, n, true
+}
+
 // expDigits parses an exponent: [sign] 1 to 4 digits.
 func expDigits(b []byte) (int, bool) {
-	neg := false
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	if len(b) == 0 || len(b) > 4 {
+	b, neg := cutSign(b)
+	u, ok := digitsValue(b, 4)
+	if !ok {
 		return 0, false
 	}
-	e := 0
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		e = e*10 + int(c-'0')
-	}
 	if neg {
-		e = -e
+		return -int(u), true
 	}
-	return e, true
+	return int(u), true
 }
 
 // scale returns ±mant·10^exp as float32 when the fast path is safe.

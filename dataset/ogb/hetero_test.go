@@ -9,7 +9,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/ogb/ogbtest"
-	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/graph/graphtest"
 )
 
 var magFixture = ogbtest.MAG{Papers: 6, Authors: 4, Institutions: 2, Fields: 3, Classes: 3}
@@ -38,15 +38,6 @@ func naiveRows(edges [][2]int, rows int, within, undirected bool) [][]int32 {
 			out[v] = append(out[v], u)
 		}
 		slices.Sort(out[v])
-	}
-	return out
-}
-
-// graphRows lists g's rows.
-func graphRows(g *graph.CSR) [][]int32 {
-	out := make([][]int32, g.NumNodes)
-	for v := range g.NumNodes {
-		out[v] = append([]int32{}, g.Neighbors32(v)...)
 	}
 	return out
 }
@@ -100,8 +91,8 @@ func TestImportTyped(t *testing.T) {
 			e = flipped(e)
 		}
 		cites := w.folder == "paper___cites___paper"
-		if got := d.RelationName(r); got != w.name || !slices.EqualFunc(graphRows(r.Graph), naiveRows(e, w.rows, cites, cites), slices.Equal) {
-			t.Errorf("relation %d: %s %v, want %s %v", i, got, graphRows(r.Graph), w.name, naiveRows(e, w.rows, cites, cites))
+		if got := d.RelationName(r); got != w.name || !slices.EqualFunc(graphtest.Rows(r.Graph), naiveRows(e, w.rows, cites, cites), slices.Equal) {
+			t.Errorf("relation %d: %s %v, want %s %v", i, got, graphtest.Rows(r.Graph), w.name, naiveRows(e, w.rows, cites, cites))
 		}
 	}
 	plain, err := Import(dir, Options{NoReverse: true})

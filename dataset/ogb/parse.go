@@ -20,21 +20,10 @@ func trim(b []byte) []byte {
 // parseInt parses a decimal integer with an optional sign; ok is false for
 // anything else, including values outside int64.
 func parseInt(b []byte) (v int64, ok bool) {
-	b = trim(b)
-	neg := false
-	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
-		neg = b[0] == '-'
-		b = b[1:]
-	}
-	if len(b) == 0 || len(b) > 19 {
+	b, neg := cutSign(trim(b))
+	u, ok := digitsValue(b, 19)
+	if !ok {
 		return 0, false
-	}
-	var u uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		u = u*10 + uint64(c-'0')
 	}
 	if neg {
 		if u > 1<<63 {
@@ -46,6 +35,30 @@ func parseInt(b []byte) (v int64, ok bool) {
 		return 0, false
 	}
 	return int64(u), true
+}
+
+// cutSign removes a leading '-' or '+' from b; neg says it was '-'.
+func cutSign(b []byte) (rest []byte, neg bool) {
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		return b[1:], b[0] == '-'
+	}
+	return b, false
+}
+
+// digitsValue is the value of b, 1 to most decimal digits (most <= 19, so
+// that it fits a uint64); ok is false for anything else.
+func digitsValue(b []byte, most int) (uint64, bool) {
+	if len(b) == 0 || len(b) > most {
+		return 0, false
+	}
+	var u uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		u = u*10 + uint64(c-'0')
+	}
+	return u, true
 }
 
 // parseFloat32 parses a finite decimal number, correctly rounded to float32:

@@ -119,7 +119,7 @@ func TestImportBadInput(t *testing.T) {
 			v[i*3+l] = 1
 		}
 		v[3*3+1], v[3*3+2] = 1, 1
-		return w.ndarray([]int{tinyRows, 3}, "i4", i32(v)).stop()
+		return w.ndarray([]int{tinyRows, 3}, "i4", le(v)).stop()
 	}
 	cases := []struct {
 		name string

@@ -65,7 +65,7 @@ func TestUnpickleNumpyVariants(t *testing.T) {
 	w.op(0x88) // Fortran order
 	raw := make([]byte, 0, 48)
 	for _, x := range []float64{1, 4, 2, 5, 3, 6} { // column-major [[1 2 3] [4 5 6]]
-		b := f64([]float64{x})
+		b := le([]float64{x})
 		slices.Reverse(b)
 		raw = append(raw, b...)
 	}

@@ -3,7 +3,6 @@ package planetoid
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
 )
 
 // pickleWriter emits protocol-2 pickle opcodes by hand, the way Python 2's
@@ -89,27 +88,12 @@ func (w *pickleWriter) ndarray(shape []int, descr string, raw []byte) *pickleWri
 	return w
 }
 
-// f32 and i32 encode little-endian arrays.
-func f32(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func i32(v []int32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
-	}
-	return b
-}
-
-func f64(v []float64) []byte {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
+// le encodes v as a little-endian array, as numpy's "<f4", "<i4" and
+// "<f8" hold it.
+func le[T float32 | int32 | float64](v []T) []byte {
+	b, err := binary.Append(nil, binary.LittleEndian, v)
+	if err != nil {
+		panic(err) // unreachable: T has a fixed size
 	}
 	return b
 }
@@ -135,11 +119,11 @@ func csrPickle(dense [][]float32, cols int) []byte {
 	w.op('(')
 	w.str("format").str("csr")
 	w.str("_shape").int(len(dense)).int(cols).op(0x86)
-	w.str("indptr").ndarray([]int{len(indptr)}, "i4", i32(indptr))
+	w.str("indptr").ndarray([]int{len(indptr)}, "i4", le(indptr))
 	w.str("_cs_matrix__has_sorted_indices").op(0x88)
-	w.str("indices").ndarray([]int{len(indices)}, "i4", i32(indices))
+	w.str("indices").ndarray([]int{len(indices)}, "i4", le(indices))
 	w.str("maxprint").int(50)
-	w.str("data").ndarray([]int{len(data)}, "f4", f32(data))
+	w.str("data").ndarray([]int{len(data)}, "f4", le(data))
 	w.op('u', 'b')
 	return w.stop()
 }
@@ -153,7 +137,7 @@ func oneHotPickle(labels []int, classes int) []byte {
 			v[i*classes+l] = 1
 		}
 	}
-	return newPickle().ndarray([]int{len(labels), classes}, "i4", i32(v)).stop()
+	return newPickle().ndarray([]int{len(labels), classes}, "i4", le(v)).stop()
 }
 
 // graphPickle pickles adjacency lists as collections.defaultdict(list),

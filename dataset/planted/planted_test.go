@@ -8,6 +8,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/internal/proxy"
+	"github.com/fanout-gnn/fanout/dataset/internal/typedtest"
 	"github.com/fanout-gnn/fanout/graph"
 	"github.com/fanout-gnn/fanout/internal/parallel"
 )
@@ -34,10 +35,7 @@ func TestGenerateSmall(t *testing.T) {
 	if err := d.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, r := range d.Relations {
-		names = append(names, d.RelationName(r))
-	}
+	names := typedtest.RelationNames(d)
 	want := []string{"(author, writes, paper)", "(paper, cites, paper)", "(paper, published_in, venue)",
 		"(paper, rev_writes, author)", "(venue, rev_published_in, paper)"}
 	if !slices.Equal(names, want) {
