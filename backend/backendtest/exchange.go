@@ -16,10 +16,7 @@ import (
 // the rows past them are counted, left unwritten and not kept, so the next
 // gather reuses only rows it got.
 func testExchange(e *env) {
-	xb := backend.ExchangerOf(e.be)
-	if xb == nil {
-		e.t.Skip("the backend has no Exchanger")
-	}
+	xb := e.exchanger()
 	const rows, ranks, perHost, rank, cp, live, keep = 90, 4, 2, 1, 40, 33, 25
 	for _, dim := range []int{3, 8} {
 		feat := e.randF32(rows*dim, 10)

@@ -11,10 +11,7 @@ import (
 // kept (among its first keep rows) is counted as reused, not as a read
 // from the peer, and only then; the counts add up to the rows gathered.
 func testKeepRows(e *env) {
-	pr := backend.PeerRowsOf(e.be)
-	if pr == nil {
-		e.t.Skip("the backend has no PeerRows")
-	}
+	pr := e.peerRows()
 	const rows, cp, live, keep = 80, 40, 36, 30
 	for _, dim := range []int{3, 16} {
 		feat := e.randF32(rows*dim, 10)

@@ -12,10 +12,7 @@ import (
 // and counts one read per live destination under the kind its table entry
 // names (a masked destination reads nothing).
 func testPeerGraph(e *env) {
-	pg := backend.PeerGraphsOf(e.be)
-	if pg == nil {
-		e.t.Skip("the backend has no PeerGraphs")
-	}
+	pg := e.peerGraphs()
 	csr, _, dst, key, r := e.sampleCase(150, 160)
 	n := int(csr.NumNodes)
 	var own [2][]int32

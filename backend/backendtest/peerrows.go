@@ -15,10 +15,7 @@ import (
 // captures) reads the live count and ids as they are at each replay. A
 // bfloat16 table is refused, and an id outside the table is an error.
 func testPeerRows(e *env) {
-	pr := backend.PeerRowsOf(e.be)
-	if pr == nil {
-		e.t.Skip("the backend has no PeerRows")
-	}
+	pr := e.peerRows()
 	const rows, cp, live = 70, 48, 37
 	for _, dim := range []int{1, 3, 16, 33, 64} {
 		feat := e.randF32(rows*dim, 10)
