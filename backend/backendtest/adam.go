@@ -36,11 +36,7 @@ func (e *env) randAdamInputs(n int) (p, g, m, v []float32) {
 
 // rows returns rows ids of x (of s's width) one after the other.
 func (s adamState) rows(x []float32, ids []int32) []float32 {
-	out := make([]float32, 0, len(ids)*s.dim)
-	for _, id := range ids {
-		out = append(out, x[int(id)*s.dim:int(id+1)*s.dim]...)
-	}
-	return out
+	return gatherRef(x, ids, s.dim)
 }
 
 // upload returns s's arrays in backend buffers.

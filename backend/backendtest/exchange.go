@@ -128,12 +128,7 @@ func testExchange(e *env) {
 					e.t.Fatalf("%s: value %d past the live rows written", what, live*dim+i)
 				}
 			}
-			stats := make([]int64, backend.ExchangeStats)
-			e.be.Read(stats, x.Stats, 0)
-			e.sync()
-			if [backend.ExchangeStats]int64(stats) != want {
-				e.t.Fatalf("%s: counts %v, want %v", what, stats, want)
-			}
+			e.checkCounts(what, x.Stats, want[:])
 		}
 		if want[backend.ExchangeReused] == 0 {
 			e.t.Fatalf("dim %d: no row was reused", dim)

@@ -76,12 +76,7 @@ func testKeepRows(e *env) {
 			kept = next
 			what := fmt.Sprintf("KeepRows dim=%d round %d", dim, round)
 			checkEqual(e.t, what, e.readF32(out, live*dim), wantRows, dim)
-			got := make([]int64, 4)
-			e.be.Read(got, stats, 0)
-			e.sync()
-			if [4]int64(got) != want {
-				e.t.Fatalf("%s: counts %v, want %v", what, got, want)
-			}
+			e.checkCounts(what, stats, want[:])
 		}
 		if want[3] == 0 {
 			e.t.Fatalf("dim %d: no row was reused", dim)

@@ -81,20 +81,12 @@ func testPeerRows(e *env) {
 				want[kind[v]]++
 			}
 			checkEqual(e.t, what, e.readF32(out, cp*dim), ref, dim)
-			got := make([]int64, 3)
-			e.be.Read(got, stats, 0)
-			e.sync()
-			if [3]int64(got) != want {
-				e.t.Fatalf("%s: stats %v, want %v", what, got, want)
-			}
+			e.checkCounts(what, stats, want[:])
 		}
 		// Without stats: the same rows.
 		out := e.poison(cp * dim)
 		pr.GatherRows(tab, e.upload(ids), e.count(live, cp), out, nil)
-		ref := make([]float32, live*dim)
-		for i := range live {
-			copy(ref[i*dim:(i+1)*dim], feat[int(ids[i])*dim:])
-		}
+		ref := gatherRef(feat, ids[:live], dim)
 		checkEqual(e.t, fmt.Sprintf("GatherRows dim=%d without stats", dim), e.readF32(out, live*dim), ref, dim)
 		if cap, ok := e.be.(backend.Capturer); ok {
 			capturedPeerRows(e, cap, pr, tab, feat, dim, kind)
@@ -142,18 +134,12 @@ func capturedPeerRows(e *env, c backend.Capturer, pr backend.PeerRows, tab backe
 		e.be.Write(idsBuf, 0, ids)
 		e.be.Write(n.Buf, n.Off, []int32{int32(live)})
 		rep.Launch()
-		ref := make([]float32, live*dim)
-		for i := range live {
-			copy(ref[i*dim:(i+1)*dim], feat[int(ids[i])*dim:])
-			want[kind[ids[i]]]++
+		ref := gatherRef(feat, ids[:live], dim)
+		for _, v := range ids[:live] {
+			want[kind[v]]++
 		}
 		what := fmt.Sprintf("captured GatherRows dim=%d live=%d", dim, live)
 		checkEqual(e.t, what, e.readF32(out, live*dim), ref, dim)
-		got := make([]int64, 3)
-		e.be.Read(got, stats, 0)
-		e.sync()
-		if [3]int64(got) != want {
-			e.t.Fatalf("%s: stats %v, want %v", what, got, want)
-		}
+		e.checkCounts(what, stats, want[:])
 	}
 }
