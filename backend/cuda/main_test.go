@@ -103,20 +103,23 @@ func countBuf(t testing.TB, b backend.Backend, live, cap int) backend.Count {
 	return backend.Count{Buf: upload(t, b, []int32{int32(live)}), Cap: cap}
 }
 
-func readI32(t testing.TB, b backend.Backend, x backend.Buffer, n int) []int32 {
+// readBack copies the first n elements of x to the host and syncs.
+func readBack[T any](t testing.TB, b backend.Backend, x backend.Buffer, n int) []T {
 	t.Helper()
-	out := make([]int32, n)
+	out := make([]T, n)
 	b.Read(out, x, 0)
 	must(t, b)
 	return out
 }
 
+func readI32(t testing.TB, b backend.Backend, x backend.Buffer, n int) []int32 {
+	t.Helper()
+	return readBack[int32](t, b, x, n)
+}
+
 func readF32(t testing.TB, b backend.Backend, x backend.Buffer, n int) []float32 {
 	t.Helper()
-	out := make([]float32, n)
-	b.Read(out, x, 0)
-	must(t, b)
-	return out
+	return readBack[float32](t, b, x, n)
 }
 
 func readCount(t testing.TB, b backend.Backend, c backend.Count) int {

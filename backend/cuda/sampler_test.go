@@ -91,10 +91,7 @@ func TestSamplingMatchesCPUBackend(t *testing.T) {
 	defer host.Close()
 	r := rand.New(rand.NewPCG(9, 10))
 	csr := powerLawCSR(r, 30000)
-	seeds := make([]int32, 512)
-	for i, p := range r.Perm(int(csr.NumNodes))[:len(seeds)] {
-		seeds[i] = int32(p)
-	}
+	seeds := distinctSeeds(r, csr.NumNodes, 512)
 	fanouts := []int{15, 10, 40}
 	run := func(be backend.Backend) [][]int32 {
 		g, err := be.UploadGraph(csr)
@@ -169,14 +166,20 @@ func replayTwice(t *testing.T, gpu *Backend, issue func()) {
 	must(t, gpu)
 }
 
+// distinctSeeds draws k distinct vertices of n, in random order.
+func distinctSeeds(r *rand.Rand, n int64, k int) []int32 {
+	seeds := make([]int32, k)
+	for i, p := range r.Perm(int(n))[:k] {
+		seeds[i] = int32(p)
+	}
+	return seeds
+}
+
 // samplingCase is a graph with heavy-tailed degrees, 300 distinct seeds
 // and three hops' fanouts (one above 32), for the capture tests.
 func samplingCase(r *rand.Rand) (*graph.CSR, []int32, []int) {
 	csr := powerLawCSR(r, 20000)
-	seeds := make([]int32, 300)
-	for i, p := range r.Perm(int(csr.NumNodes))[:len(seeds)] {
-		seeds[i] = int32(p)
-	}
+	seeds := distinctSeeds(r, csr.NumNodes, 300)
 	return csr, seeds, []int{10, 5, 40}
 }
 
@@ -250,10 +253,7 @@ func TestRelabelGenerationWrap(t *testing.T) {
 	defer host.Close()
 	r := rand.New(rand.NewPCG(19, 20))
 	csr := powerLawCSR(r, 5000)
-	seeds := make([]int32, 200)
-	for i, p := range r.Perm(int(csr.NumNodes))[:len(seeds)] {
-		seeds[i] = int32(p)
-	}
+	seeds := distinctSeeds(r, csr.NumNodes, 200)
 	fanouts := []int{10, 5}
 	s := newSampler3(t, gpu, csr, seeds, fanouts)
 	ref := newSampler3(t, host, csr, seeds, fanouts)
