@@ -183,14 +183,7 @@ func TestDeterministicAggregateBackward(t *testing.T) {
 				t.Fatal("second run differs bitwise")
 			}
 			d.reset(t, b, h)
-			if err := b.BeginCapture(); err != nil {
-				t.Fatal(err)
-			}
-			d.run(b)
-			g, err := b.EndCapture()
-			if err != nil {
-				t.Fatal(err)
-			}
+			g := captureGraph(t, b, func() { d.run(b) })
 			g.Launch()
 			g.Close()
 			if got := readF32(t, b, d.dx, d.srcCap*h.dim); !slices.Equal(got, first) {

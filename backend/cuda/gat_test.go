@@ -83,15 +83,7 @@ func (g *gatCase) run(t *testing.T, be backend.Backend, pad int, capture bool) m
 	if !capture {
 		ops()
 	} else {
-		c := be.(backend.Capturer)
-		if err := c.BeginCapture(); err != nil {
-			t.Fatal(err)
-		}
-		ops()
-		rep, err := c.EndCapture()
-		if err != nil {
-			t.Fatal(err)
-		}
+		rep := captureGraph(t, be.(backend.Capturer), ops)
 		rep.Launch()
 		defer rep.Close()
 	}

@@ -103,6 +103,21 @@ func countBuf(t testing.TB, b backend.Backend, live, cap int) backend.Count {
 	return backend.Count{Buf: upload(t, b, []int32{int32(live)}), Cap: cap}
 }
 
+// captureGraph records the ops issue issues on c into a replayable graph,
+// failing the test when the capture does; the caller closes the graph.
+func captureGraph(t testing.TB, c backend.Capturer, issue func()) backend.Replay {
+	t.Helper()
+	if err := c.BeginCapture(); err != nil {
+		t.Fatal(err)
+	}
+	issue()
+	g, err := c.EndCapture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // readBack copies the first n elements of x to the host and syncs.
 func readBack[T any](t testing.TB, b backend.Backend, x backend.Buffer, n int) []T {
 	t.Helper()

@@ -152,14 +152,7 @@ func TestCaptureSampling(t *testing.T) {
 // replayTwice captures the ops issue issues and launches the graph twice.
 func replayTwice(t *testing.T, gpu *Backend, issue func()) {
 	t.Helper()
-	if err := gpu.BeginCapture(); err != nil {
-		t.Fatal(err)
-	}
-	issue()
-	g, err := gpu.EndCapture()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := captureGraph(t, gpu, issue)
 	defer g.Close()
 	g.Launch()
 	g.Launch()
