@@ -19,24 +19,9 @@ func testPeerRows(e *env) {
 	const rows, cp, live = 70, 48, 37
 	for _, dim := range []int{1, 3, 16, 33, 64} {
 		feat := e.randF32(rows*dim, 10)
-		var own [2][]int32
-		var replica []int32
-		at, index, kind := make([]int32, rows), make([]int32, rows), make([]uint8, rows)
-		for v := range rows {
-			switch p := e.rnd.IntN(2); {
-			case p == 1 && e.rnd.IntN(3) == 0:
-				at[v], index[v], kind[v] = 2, int32(len(replica)), backend.RowReplica
-				replica = append(replica, int32(v))
-			case p == 0:
-				at[v], index[v], kind[v] = 0, int32(len(own[0])), backend.RowLocal
-				own[0] = append(own[0], int32(v))
-			default:
-				at[v], index[v], kind[v] = 1, int32(len(own[1])), backend.RowRemote
-				own[1] = append(own[1], int32(v))
-			}
-		}
+		at, index, kind, sets := e.randomPlacement(rows, 1, [3]uint8{backend.RowLocal, backend.RowRemote, backend.RowReplica})
 		var ups []backend.Rows
-		for _, ids := range [][]int32{own[0], own[1], replica} {
+		for _, ids := range sets {
 			r, err := pr.UploadRows(feat, dim, ids)
 			if err != nil {
 				e.t.Fatalf("UploadRows: %v", err)
