@@ -24,13 +24,19 @@ func (e *env) randAdamState(rows, dim int) adamState {
 	return s
 }
 
+// randAdamInputs draws a dense parameter of n elements, its gradient and
+// its moments (v squared, so non-negative), in that order.
+func (e *env) randAdamInputs(n int) (p, g, m, v []float32) {
+	p, g, m, v = e.randF32(n, 1), e.randF32(n, 0.1), e.randF32(n, 0.05), e.randF32(n, 0.01)
+	for i := range v {
+		v[i] *= v[i]
+	}
+	return p, g, m, v
+}
+
 // rows returns rows ids of x (of s's width) one after the other.
 func (s adamState) rows(x []float32, ids []int32) []float32 {
-	out := make([]float32, 0, len(ids)*s.dim)
-	for _, id := range ids {
-		out = append(out, x[int(id)*s.dim:int(id+1)*s.dim]...)
-	}
-	return out
+	return gatherRef(x, ids, s.dim)
 }
 
 // upload returns s's arrays in backend buffers.

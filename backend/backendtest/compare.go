@@ -3,8 +3,10 @@ package backendtest
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/internal/tolerance"
 )
 
@@ -98,6 +100,23 @@ func checkEqual[T comparable](t *testing.T, what string, got, want []T, cols int
 	if bad > maxReports {
 		t.Errorf("%s: %d mismatches in all (of %d)", what, bad, len(want))
 	}
+}
+
+// checkCounts stops the test unless the int64 counters in buf are want.
+func (e *env) checkCounts(what string, buf backend.Buffer, want []int64) {
+	e.t.Helper()
+	if got := readBack[int64](e, buf, len(want)); !slices.Equal(got, want) {
+		e.t.Fatalf("%s: counts %v, want %v", what, got, want)
+	}
+}
+
+// gatherRef returns the rows ids of table (dim wide) one after the other.
+func gatherRef[T any](table []T, ids []int32, dim int) []T {
+	out := make([]T, 0, len(ids)*dim)
+	for _, id := range ids {
+		out = append(out, table[int(id)*dim:(int(id)+1)*dim]...)
+	}
+	return out
 }
 
 func pos(i, cols int) string {

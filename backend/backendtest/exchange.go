@@ -16,10 +16,7 @@ import (
 // the rows past them are counted, left unwritten and not kept, so the next
 // gather reuses only rows it got.
 func testExchange(e *env) {
-	xb := backend.ExchangerOf(e.be)
-	if xb == nil {
-		e.t.Skip("the backend has no Exchanger")
-	}
+	xb := e.exchanger()
 	const rows, ranks, perHost, rank, cp, live, keep = 90, 4, 2, 1, 40, 33, 25
 	for _, dim := range []int{3, 8} {
 		feat := e.randF32(rows*dim, 10)
@@ -131,12 +128,7 @@ func testExchange(e *env) {
 					e.t.Fatalf("%s: value %d past the live rows written", what, live*dim+i)
 				}
 			}
-			stats := make([]int64, backend.ExchangeStats)
-			e.be.Read(stats, x.Stats, 0)
-			e.sync()
-			if [backend.ExchangeStats]int64(stats) != want {
-				e.t.Fatalf("%s: counts %v, want %v", what, stats, want)
-			}
+			e.checkCounts(what, x.Stats, want[:])
 		}
 		if want[backend.ExchangeReused] == 0 {
 			e.t.Fatalf("dim %d: no row was reused", dim)

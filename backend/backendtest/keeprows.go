@@ -11,10 +11,7 @@ import (
 // kept (among its first keep rows) is counted as reused, not as a read
 // from the peer, and only then; the counts add up to the rows gathered.
 func testKeepRows(e *env) {
-	pr := backend.PeerRowsOf(e.be)
-	if pr == nil {
-		e.t.Skip("the backend has no PeerRows")
-	}
+	pr := e.peerRows()
 	const rows, cp, live, keep = 80, 40, 36, 30
 	for _, dim := range []int{3, 16} {
 		feat := e.randF32(rows*dim, 10)
@@ -79,12 +76,7 @@ func testKeepRows(e *env) {
 			kept = next
 			what := fmt.Sprintf("KeepRows dim=%d round %d", dim, round)
 			checkEqual(e.t, what, e.readF32(out, live*dim), wantRows, dim)
-			got := make([]int64, 4)
-			e.be.Read(got, stats, 0)
-			e.sync()
-			if [4]int64(got) != want {
-				e.t.Fatalf("%s: counts %v, want %v", what, got, want)
-			}
+			e.checkCounts(what, stats, want[:])
 		}
 		if want[3] == 0 {
 			e.t.Fatalf("dim %d: no row was reused", dim)

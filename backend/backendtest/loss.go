@@ -94,13 +94,7 @@ func testAdam(e *env) {
 	for ci, cfg := range adamConfigs() {
 		for _, step := range []int32{1, 7} {
 			name := fmt.Sprintf("Adam config %d step %d", ci, step)
-			param := e.randF32(size, 1)
-			grad := e.randF32(size, 0.1)
-			m := e.randF32(size, 0.05)
-			v := e.randF32(size, 0.01)
-			for i := range v {
-				v[i] = v[i] * v[i]
-			}
+			param, grad, m, v := e.randAdamInputs(size)
 			pb, gb, mb, vb := e.upload(param), e.upload(grad), e.upload(m), e.upload(v)
 			e.be.Adam(pb, gb, mb, vb, e.count(int(step), 0), cfg)
 			wp, wm, wv, sp, sm := adamRef(param, grad, m, v, int(step), cfg)

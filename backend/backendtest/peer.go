@@ -12,31 +12,12 @@ import (
 // and counts one read per live destination under the kind its table entry
 // names (a masked destination reads nothing).
 func testPeerGraph(e *env) {
-	pg := backend.PeerGraphsOf(e.be)
-	if pg == nil {
-		e.t.Skip("the backend has no PeerGraphs")
-	}
+	pg := e.peerGraphs()
 	csr, _, dst, key, r := e.sampleCase(150, 160)
 	n := int(csr.NumNodes)
-	var own [2][]int32
-	var replica []int32
-	at, index, kind := make([]int32, n), make([]int32, n), make([]uint8, n)
-	for v := range n {
-		p := e.rnd.IntN(2)
-		switch {
-		case p == 0 && e.rnd.IntN(3) == 0:
-			at[v], index[v], kind[v] = 2, int32(len(replica)), backend.ListReplica
-			replica = append(replica, int32(v))
-		case p == 0:
-			at[v], index[v], kind[v] = 0, int32(len(own[0])), backend.ListLocal
-			own[0] = append(own[0], int32(v))
-		default:
-			at[v], index[v], kind[v] = 1, int32(len(own[1])), backend.ListRemote
-			own[1] = append(own[1], int32(v))
-		}
-	}
+	at, index, kind, sets := e.randomPlacement(n, 0, [3]uint8{backend.ListLocal, backend.ListRemote, backend.ListReplica})
 	var lists []backend.Lists
-	for _, ids := range [][]int32{own[0], own[1], replica} {
+	for _, ids := range sets {
 		l, err := pg.UploadLists(csr, ids)
 		if err != nil {
 			e.t.Fatalf("UploadLists: %v", err)
@@ -61,10 +42,7 @@ func testPeerGraph(e *env) {
 		blk := e.sampleBlock(g, dst, e.count(live, capDst), fanout, r, ref.total+11, capDst+ref.total+5)
 		checkEqual(e.t, name+" Indptr", e.readI32(blk.Indptr, live+1), ref.indptr, 0)
 		checkEqual(e.t, name+" Nbrs", e.readI32(blk.Nbrs, ref.total), ref.nbrs, 0)
-		e.be.Relabel(g, blk)
-		src, local, nSrc := refRelabel(csr.NumNodes, dst[:live], ref.nbrs, capDst+ref.total+5)
-		checkEqual(e.t, name+" SrcIDs", e.readI32(blk.SrcIDs, nSrc), src, 0)
-		checkEqual(e.t, name+" Indices", e.readI32(blk.Indices, ref.total), local, 0)
+		e.checkRelabel(name, g, blk, csr.NumNodes, dst[:live], ref.nbrs, capDst+ref.total+5)
 		for _, v := range dst[:live] {
 			*readsOf(&want, kind[v])++
 		}
@@ -95,6 +73,24 @@ func testPeerGraph(e *env) {
 	if got != want {
 		e.t.Errorf("GraphReads %+v, want %+v", got, want)
 	}
+}
+
+// randomPlacement spreads n vertices (or rows) over three uploads, two
+// "devices'" own (at 0 and 1, each vertex on either at even odds) and a
+// replica set (at 2: a third of those drawn for device replicaOf), and
+// returns the table entries that find them (kind[v] is kinds[at[v]]) and
+// the three sets in upload order.
+func (e *env) randomPlacement(n, replicaOf int, kinds [3]uint8) (at, index []int32, kind []uint8, sets [3][]int32) {
+	at, index, kind = make([]int32, n), make([]int32, n), make([]uint8, n)
+	for v := range n {
+		p := e.rnd.IntN(2)
+		if p == replicaOf && e.rnd.IntN(3) == 0 {
+			p = 2
+		}
+		at[v], index[v], kind[v] = int32(p), int32(len(sets[p])), kinds[p]
+		sets[p] = append(sets[p], int32(v))
+	}
+	return at, index, kind, sets
 }
 
 func readsOf(c *backend.ReadCounts, kind uint8) *int64 {

@@ -15,31 +15,13 @@ import (
 // captures) reads the live count and ids as they are at each replay. A
 // bfloat16 table is refused, and an id outside the table is an error.
 func testPeerRows(e *env) {
-	pr := backend.PeerRowsOf(e.be)
-	if pr == nil {
-		e.t.Skip("the backend has no PeerRows")
-	}
+	pr := e.peerRows()
 	const rows, cp, live = 70, 48, 37
 	for _, dim := range []int{1, 3, 16, 33, 64} {
 		feat := e.randF32(rows*dim, 10)
-		var own [2][]int32
-		var replica []int32
-		at, index, kind := make([]int32, rows), make([]int32, rows), make([]uint8, rows)
-		for v := range rows {
-			switch p := e.rnd.IntN(2); {
-			case p == 1 && e.rnd.IntN(3) == 0:
-				at[v], index[v], kind[v] = 2, int32(len(replica)), backend.RowReplica
-				replica = append(replica, int32(v))
-			case p == 0:
-				at[v], index[v], kind[v] = 0, int32(len(own[0])), backend.RowLocal
-				own[0] = append(own[0], int32(v))
-			default:
-				at[v], index[v], kind[v] = 1, int32(len(own[1])), backend.RowRemote
-				own[1] = append(own[1], int32(v))
-			}
-		}
+		at, index, kind, sets := e.randomPlacement(rows, 1, [3]uint8{backend.RowLocal, backend.RowRemote, backend.RowReplica})
 		var ups []backend.Rows
-		for _, ids := range [][]int32{own[0], own[1], replica} {
+		for _, ids := range sets {
 			r, err := pr.UploadRows(feat, dim, ids)
 			if err != nil {
 				e.t.Fatalf("UploadRows: %v", err)
@@ -84,20 +66,12 @@ func testPeerRows(e *env) {
 				want[kind[v]]++
 			}
 			checkEqual(e.t, what, e.readF32(out, cp*dim), ref, dim)
-			got := make([]int64, 3)
-			e.be.Read(got, stats, 0)
-			e.sync()
-			if [3]int64(got) != want {
-				e.t.Fatalf("%s: stats %v, want %v", what, got, want)
-			}
+			e.checkCounts(what, stats, want[:])
 		}
 		// Without stats: the same rows.
 		out := e.poison(cp * dim)
 		pr.GatherRows(tab, e.upload(ids), e.count(live, cp), out, nil)
-		ref := make([]float32, live*dim)
-		for i := range live {
-			copy(ref[i*dim:(i+1)*dim], feat[int(ids[i])*dim:])
-		}
+		ref := gatherRef(feat, ids[:live], dim)
 		checkEqual(e.t, fmt.Sprintf("GatherRows dim=%d without stats", dim), e.readF32(out, live*dim), ref, dim)
 		if cap, ok := e.be.(backend.Capturer); ok {
 			capturedPeerRows(e, cap, pr, tab, feat, dim, kind)
@@ -145,18 +119,12 @@ func capturedPeerRows(e *env, c backend.Capturer, pr backend.PeerRows, tab backe
 		e.be.Write(idsBuf, 0, ids)
 		e.be.Write(n.Buf, n.Off, []int32{int32(live)})
 		rep.Launch()
-		ref := make([]float32, live*dim)
-		for i := range live {
-			copy(ref[i*dim:(i+1)*dim], feat[int(ids[i])*dim:])
-			want[kind[ids[i]]]++
+		ref := gatherRef(feat, ids[:live], dim)
+		for _, v := range ids[:live] {
+			want[kind[v]]++
 		}
 		what := fmt.Sprintf("captured GatherRows dim=%d live=%d", dim, live)
 		checkEqual(e.t, what, e.readF32(out, live*dim), ref, dim)
-		got := make([]int64, 3)
-		e.be.Read(got, stats, 0)
-		e.sync()
-		if [3]int64(got) != want {
-			e.t.Fatalf("%s: stats %v, want %v", what, got, want)
-		}
+		e.checkCounts(what, stats, want[:])
 	}
 }

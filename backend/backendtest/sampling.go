@@ -157,32 +157,33 @@ func (e *env) relabelCase(fanout int) relabelCase {
 	return c
 }
 
+// checkRelabel relabels blk, sampled for the destinations dst of g (a graph
+// on numNodes vertices) with the reference neighbours nbrs, and checks
+// NumSrc, SrcIDs and Indices against refRelabel with capSrc sources.
+func (e *env) checkRelabel(name string, g backend.Graph, blk *backend.Block, numNodes int64, dst, nbrs []int32, capSrc int) {
+	e.t.Helper()
+	e.be.Relabel(g, blk)
+	src, local, nSrc := refRelabel(numNodes, dst, nbrs, capSrc)
+	if got := e.readCount(blk.NumSrc); got != nSrc {
+		e.t.Errorf("%s: NumSrc %d, want %d", name, got, nSrc)
+	}
+	checkEqual(e.t, name+" SrcIDs", e.readI32(blk.SrcIDs, nSrc), src, 0)
+	checkEqual(e.t, name+" Indices", e.readI32(blk.Indices, len(nbrs)), local, 0)
+}
+
 func testRelabel(e *env) {
 	for _, fanout := range []int{-1, 3, 10} {
 		name := fmt.Sprintf("Relabel fanout=%d", fanout)
 		const live, capDst = relabelLive, relabelCapDst
 		c := e.relabelCase(fanout)
 		csr, g, dst, key, ref := c.csr, c.g, c.dst, c.key, c.ref
-		blk := c.sample()
-		e.be.Relabel(g, blk)
-		src, local, nSrc := refRelabel(csr.NumNodes, dst[:live], ref.nbrs, capDst+ref.total+5)
-		if got := e.readCount(blk.NumSrc); got != nSrc {
-			e.t.Errorf("%s: NumSrc %d, want %d", name, got, nSrc)
-		}
-		checkEqual(e.t, name+" SrcIDs", e.readI32(blk.SrcIDs, nSrc), src, 0)
-		checkEqual(e.t, name+" Indices", e.readI32(blk.Indices, ref.total), local, 0)
+		e.checkRelabel(name, g, c.sample(), csr.NumNodes, dst[:live], ref.nbrs, capDst+ref.total+5)
 		// A second relabel of a fresh sample on the same graph (state reuse).
 		r2 := e.rand(key.Seed+1, key.Stream, int32(key.Epoch), int32(key.Step))
 		key.Seed++
 		ref2 := refLayer(csr, dst[:live], fanout, key)
 		blk2 := e.sampleBlock(g, dst, e.count(live, capDst), fanout, r2, ref2.total+5, capDst+ref2.total+5)
-		e.be.Relabel(g, blk2)
-		src2, local2, nSrc2 := refRelabel(csr.NumNodes, dst[:live], ref2.nbrs, capDst+ref2.total+5)
-		if got := e.readCount(blk2.NumSrc); got != nSrc2 {
-			e.t.Errorf("%s (second): NumSrc %d, want %d", name, got, nSrc2)
-		}
-		checkEqual(e.t, name+" SrcIDs (second)", e.readI32(blk2.SrcIDs, nSrc2), src2, 0)
-		checkEqual(e.t, name+" Indices (second)", e.readI32(blk2.Indices, ref2.total), local2, 0)
+		e.checkRelabel(name+" (second)", g, blk2, csr.NumNodes, dst[:live], ref2.nbrs, capDst+ref2.total+5)
 	}
 }
 

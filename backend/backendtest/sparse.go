@@ -113,10 +113,13 @@ func aggRef(h hostBlock, ew, sw, x []float32, dim int) (want, scale []float64) {
 	return want, scale
 }
 
-func testAggregate(e *env) {
+// aggCases calls f for Aggregate's and its backward's cases: every width,
+// without and with self weights (sw and swb nil without), on a random block
+// with random edge weights.
+func (e *env) aggCases(op string, f func(name string, dim int, h hostBlock, ew, sw []float32, swb backend.Buffer)) {
 	for _, dim := range []int{1, 16, 33, 100} {
 		for _, self := range []bool{false, true} {
-			name := fmt.Sprintf("Aggregate dim=%d self=%v", dim, self)
+			name := fmt.Sprintf("%s dim=%d self=%v", op, dim, self)
 			h := e.randomBlock(40, 90)
 			ew := e.randF32(h.capEdges, 1)
 			var sw []float32
@@ -125,13 +128,19 @@ func testAggregate(e *env) {
 				sw = e.randF32(h.capDst, 1)
 				swb = e.upload(sw)
 			}
-			x := e.randF32(h.capSrc*dim, 1)
-			out := e.poison(h.capDst * dim)
-			e.be.Aggregate(e.uploadBlock(h), e.upload(ew), swb, e.upload(x), dim, out)
-			want, scale := aggRef(h, ew, sw, x, dim)
-			e.checkClose(name, e.readF32(out, h.nDst*dim), want, scale, tolSum, dim)
+			f(name, dim, h, ew, sw, swb)
 		}
 	}
+}
+
+func testAggregate(e *env) {
+	e.aggCases("Aggregate", func(name string, dim int, h hostBlock, ew, sw []float32, swb backend.Buffer) {
+		x := e.randF32(h.capSrc*dim, 1)
+		out := e.poison(h.capDst * dim)
+		e.be.Aggregate(e.uploadBlock(h), e.upload(ew), swb, e.upload(x), dim, out)
+		want, scale := aggRef(h, ew, sw, x, dim)
+		e.checkClose(name, e.readF32(out, h.nDst*dim), want, scale, tolSum, dim)
+	})
 }
 
 // testAggregateConcat checks the concatenation [x_i | Σ edgeW·x_j] and that
@@ -166,43 +175,32 @@ func testAggregateConcat(e *env) {
 }
 
 func testAggregateBackward(e *env) {
-	for _, dim := range []int{1, 16, 33, 100} {
-		for _, self := range []bool{false, true} {
-			name := fmt.Sprintf("AggregateBackward dim=%d self=%v", dim, self)
-			h := e.randomBlock(40, 90)
-			ew := e.randF32(h.capEdges, 1)
-			var sw []float32
-			var swb backend.Buffer
-			if self {
-				sw = e.randF32(h.capDst, 1)
-				swb = e.upload(sw)
-			}
-			dout := e.randF32(h.capDst*dim, 1)
-			dx0 := e.randF32(h.capSrc*dim, 1) // accumulated into
-			dx := e.upload(dx0)
-			e.be.AggregateBackward(e.uploadBlock(h), e.upload(ew), swb, e.upload(dout), dim, dx)
-			want, scale := make([]float64, h.nSrc*dim), make([]float64, h.nSrc*dim)
-			for i := range want {
-				want[i], scale[i] = float64(dx0[i]), math.Abs(float64(dx0[i]))
-			}
-			add := func(j int, w float32, i int) {
-				for c := range dim {
-					t := float64(w) * float64(dout[i*dim+c])
-					want[j*dim+c] += t
-					scale[j*dim+c] += math.Abs(t)
-				}
-			}
-			for i := range h.nDst {
-				if self {
-					add(i, sw[i], i)
-				}
-				for k := h.indptr[i]; k < h.indptr[i+1]; k++ {
-					add(int(h.indices[k]), ew[k], i)
-				}
-			}
-			e.checkClose(name, e.readF32(dx, h.nSrc*dim), want, scale, tolSum, dim)
+	e.aggCases("AggregateBackward", func(name string, dim int, h hostBlock, ew, sw []float32, swb backend.Buffer) {
+		dout := e.randF32(h.capDst*dim, 1)
+		dx0 := e.randF32(h.capSrc*dim, 1) // accumulated into
+		dx := e.upload(dx0)
+		e.be.AggregateBackward(e.uploadBlock(h), e.upload(ew), swb, e.upload(dout), dim, dx)
+		want, scale := make([]float64, h.nSrc*dim), make([]float64, h.nSrc*dim)
+		for i := range want {
+			want[i], scale[i] = float64(dx0[i]), math.Abs(float64(dx0[i]))
 		}
-	}
+		add := func(j int, w float32, i int) {
+			for c := range dim {
+				t := float64(w) * float64(dout[i*dim+c])
+				want[j*dim+c] += t
+				scale[j*dim+c] += math.Abs(t)
+			}
+		}
+		for i := range h.nDst {
+			if sw != nil {
+				add(i, sw[i], i)
+			}
+			for k := h.indptr[i]; k < h.indptr[i+1]; k++ {
+				add(int(h.indices[k]), ew[k], i)
+			}
+		}
+		e.checkClose(name, e.readF32(dx, h.nSrc*dim), want, scale, tolSum, dim)
+	})
 }
 
 // randomDegrees draws full-graph degrees for h's sources, each destination's

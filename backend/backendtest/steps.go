@@ -13,13 +13,7 @@ import (
 func testAdamSkip(e *env) {
 	const size = 300
 	cfg := backend.AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: 1e-4}
-	param := e.randF32(size, 1)
-	grad := e.randF32(size, 0.1)
-	m := e.randF32(size, 0.05)
-	v := e.randF32(size, 0.01)
-	for i := range v {
-		v[i] = v[i] * v[i]
-	}
+	param, grad, m, v := e.randAdamInputs(size)
 	pb, gb, mb, vb := e.upload(param), e.upload(grad), e.upload(m), e.upload(v)
 	cfg.Skip = e.upload([]int32{1, 0, 0})
 	for _, step := range []int{0, 3} {
@@ -199,11 +193,8 @@ func testAddCountAdam(e *env) {
 	type state struct{ p, g, m, v []float32 }
 	init := make([]state, tensors)
 	for k := range init {
-		s := state{e.randF32(size, 1), e.randF32(size, 0.1), e.randF32(size, 0.05), e.randF32(size, 0.01)}
-		for i := range s.v {
-			s.v[i] *= s.v[i]
-		}
-		init[k] = s
+		p, g, m, v := e.randAdamInputs(size)
+		init[k] = state{p, g, m, v}
 	}
 	run := func(skip int32, apart bool) (params [][]float32, step int32) {
 		cnt := e.upload([]int32{9, 4})

@@ -179,6 +179,23 @@ func capability[T any](e *env, of func(backend.Backend) (T, error)) T {
 	return x
 }
 
+// peerGraphs, peerRows and exchanger are the backend's placement
+// capabilities (backend.PeerGraphs, PeerRows, Exchanger): a backend without
+// one skips the test, saying which it lacks.
+func (e *env) peerGraphs() backend.PeerGraphs { return optional(e, backend.PeerGraphsOf, "PeerGraphs") }
+func (e *env) peerRows() backend.PeerRows     { return optional(e, backend.PeerRowsOf, "PeerRows") }
+func (e *env) exchanger() backend.Exchanger   { return optional(e, backend.ExchangerOf, "Exchanger") }
+
+func optional[T comparable](e *env, of func(backend.Backend) T, name string) T {
+	e.t.Helper()
+	x := of(e.be)
+	var none T
+	if x == none {
+		e.t.Skip("the backend has no " + name)
+	}
+	return x
+}
+
 // upload copies data (the backend may keep the slice) into a new buffer.
 func (e *env) upload(data any) backend.Buffer {
 	e.t.Helper()

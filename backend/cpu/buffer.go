@@ -225,82 +225,62 @@ func (b *Backend) UploadGraph(csr *graph.CSR) (backend.Graph, error) {
 }
 
 func copyInto(buf backend.Buffer, off int, src any) error {
-	x, ok := buf.(*buffer)
-	if !ok || x == nil {
-		return fmt.Errorf("%s", describeForeign(buf))
-	}
-	var n int
-	switch s := src.(type) {
-	case []float32:
-		n = copyChecked(x.f32, off, s, x.dt == backend.F32)
-	case []int32:
-		n = copyChecked(x.i32, off, s, x.dt == backend.I32)
-	case []int64:
-		n = copyChecked(x.i64, off, s, x.dt == backend.I64)
-	case []uint8:
-		n = copyChecked(x.u8, off, s, x.dt == backend.U8)
-	case []uint16:
-		n = copyChecked(x.u16, off, s, x.dt == backend.BF16)
-	default:
-		return fmt.Errorf("unsupported source type %T", src)
-	}
-	switch n {
-	case -1:
-		return fmt.Errorf("source %T does not match buffer type %s", src, x.dt)
-	case -2:
-		return fmt.Errorf("range at %d does not fit buffer of %d elements", off, x.Len())
-	}
-	return nil
-}
-
-// copyChecked copies src into dst[off:]; -1: wrong type, -2: out of range.
-func copyChecked[T any](dst []T, off int, src []T, typeOK bool) int {
-	if !typeOK {
-		return -1
-	}
-	if off < 0 || off+len(src) > len(dst) {
-		return -2
-	}
-	return copy(dst[off:], src)
+	return transfer(buf, off, src, true)
 }
 
 func copyFrom(dst any, buf backend.Buffer, off int) error {
+	return transfer(buf, off, dst, false)
+}
+
+// transfer copies the host slice h into buf at off (write) or buf at off
+// into h, after checking that h's element type is buf's and that the range
+// fits.
+func transfer(buf backend.Buffer, off int, h any, write bool) error {
 	x, ok := buf.(*buffer)
 	if !ok || x == nil {
 		return fmt.Errorf("%s", describeForeign(buf))
 	}
+	what := "destination"
+	if write {
+		what = "source"
+	}
 	var n int
-	switch d := dst.(type) {
+	switch s := h.(type) {
 	case []float32:
-		n = readChecked(d, x.f32, off, x.dt == backend.F32)
+		n = moveChecked(x.f32, off, s, x.dt == backend.F32, write)
 	case []int32:
-		n = readChecked(d, x.i32, off, x.dt == backend.I32)
+		n = moveChecked(x.i32, off, s, x.dt == backend.I32, write)
 	case []int64:
-		n = readChecked(d, x.i64, off, x.dt == backend.I64)
+		n = moveChecked(x.i64, off, s, x.dt == backend.I64, write)
 	case []uint8:
-		n = readChecked(d, x.u8, off, x.dt == backend.U8)
+		n = moveChecked(x.u8, off, s, x.dt == backend.U8, write)
 	case []uint16:
-		n = readChecked(d, x.u16, off, x.dt == backend.BF16)
+		n = moveChecked(x.u16, off, s, x.dt == backend.BF16, write)
 	default:
-		return fmt.Errorf("unsupported destination type %T", dst)
+		return fmt.Errorf("unsupported %s type %T", what, h)
 	}
 	switch n {
 	case -1:
-		return fmt.Errorf("destination %T does not match buffer type %s", dst, x.dt)
+		return fmt.Errorf("%s %T does not match buffer type %s", what, h, x.dt)
 	case -2:
 		return fmt.Errorf("range at %d does not fit buffer of %d elements", off, x.Len())
 	}
 	return nil
 }
 
-func readChecked[T any](dst, src []T, off int, typeOK bool) int {
+// moveChecked copies h into b[off:] (write) or b[off:] into h; -1: wrong
+// type, -2: out of range.
+func moveChecked[T any](b []T, off int, h []T, typeOK, write bool) int {
 	if !typeOK {
 		return -1
 	}
-	if off < 0 || off+len(dst) > len(src) {
+	if off < 0 || off+len(h) > len(b) {
 		return -2
 	}
-	return copy(dst, src[off:])
+	if write {
+		return copy(b[off:], h)
+	}
+	return copy(h, b[off:])
 }
 
 // describeForeign explains why buf is not usable.

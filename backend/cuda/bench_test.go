@@ -162,14 +162,7 @@ func BenchmarkSample3Hops(b *testing.B) {
 			if mode == "graph" {
 				s.step(fanouts) // grow scratch before capturing
 				must(b, be)
-				if err := be.BeginCapture(); err != nil {
-					b.Fatal(err)
-				}
-				s.step(fanouts)
-				g, err := be.EndCapture()
-				if err != nil {
-					b.Fatal(err)
-				}
+				g := captureGraph(b, be, func() { s.step(fanouts) })
 				defer g.Close()
 				f = g.Launch
 			}

@@ -77,14 +77,7 @@ func TestCaptureSkipsOverflowedSteps(t *testing.T) {
 	gs := newSkipStep(t, gpu, rand.New(rand.NewPCG(21, 22)))
 	hs := newSkipStep(t, host, rand.New(rand.NewPCG(21, 22)))
 	must(t, gpu)
-	if err := gpu.BeginCapture(); err != nil {
-		t.Fatal(err)
-	}
-	gs.issue()
-	g, err := gpu.EndCapture()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := captureGraph(t, gpu, gs.issue)
 	defer g.Close()
 	gpu.ResetStats()
 	probes := []int32{3, 10, 11, 0, 0, 2, 0}
@@ -171,14 +164,7 @@ func TestCaptureScratch(t *testing.T) {
 			b.Fill(s.dbias, 0)
 		}
 		b.ResetStats()
-		if err := b.BeginCapture(); err != nil {
-			t.Fatal(err)
-		}
-		s.issue(b)
-		g, err := b.EndCapture()
-		if err != nil {
-			t.Fatal(err)
-		}
+		g := captureGraph(t, b, func() { s.issue(b) })
 		if a := b.Stats().CaptureAllocs; (a == 0) != warm {
 			t.Errorf("warm-up %t: %d scratch allocations while capturing", warm, a)
 		}

@@ -165,16 +165,11 @@ func TestDeferredPadsCapture(t *testing.T) {
 	w := upload(t, b, randF32(r, in*out))
 	n := countBuf(t, b, 21, cp)
 	before := readF32(t, b, y, (cp+4)*out)
-	if err := b.BeginCapture(); err != nil {
-		t.Fatal(err)
-	}
-	yv := b.View(y, 0, cp*out)
-	b.Linear(x, n, w, in, out, yv, true)
-	b.Linear(x, n, w, in, out, yv, true)
-	g, err := b.EndCapture()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := captureGraph(t, b, func() {
+		yv := b.View(y, 0, cp*out)
+		b.Linear(x, n, w, in, out, yv, true)
+		b.Linear(x, n, w, in, out, yv, true)
+	})
 	defer g.Close()
 	if len(b.pads) != 0 {
 		t.Fatalf("%d regions stashed after EndCapture", len(b.pads))

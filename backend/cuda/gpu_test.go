@@ -194,17 +194,12 @@ func TestCapture(t *testing.T) {
 	out := alloc(t, b, backend.F32, 4)
 	b.AddCount(cnt, 1, nil) // warm up outside the capture
 	must(t, b)
-	if err := b.BeginCapture(); err != nil {
-		t.Fatal(err)
-	}
-	for range 3 {
-		b.AddCount(cnt, 2, nil)
-	}
-	b.Gather(table, 2, ids, countBuf2(b, cnt), out)
-	g, err := b.EndCapture()
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := captureGraph(t, b, func() {
+		for range 3 {
+			b.AddCount(cnt, 2, nil)
+		}
+		b.Gather(table, 2, ids, countBuf2(b, cnt), out)
+	})
 	defer g.Close()
 	if v := readCount(t, b, cnt); v != 1 {
 		t.Fatalf("count %d after capture, want 1 (captured ops must not run)", v)

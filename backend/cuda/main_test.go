@@ -103,20 +103,38 @@ func countBuf(t testing.TB, b backend.Backend, live, cap int) backend.Count {
 	return backend.Count{Buf: upload(t, b, []int32{int32(live)}), Cap: cap}
 }
 
-func readI32(t testing.TB, b backend.Backend, x backend.Buffer, n int) []int32 {
+// captureGraph records the ops issue issues on c into a replayable graph,
+// failing the test when the capture does; the caller closes the graph.
+func captureGraph(t testing.TB, c backend.Capturer, issue func()) backend.Replay {
 	t.Helper()
-	out := make([]int32, n)
+	if err := c.BeginCapture(); err != nil {
+		t.Fatal(err)
+	}
+	issue()
+	g, err := c.EndCapture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// readBack copies the first n elements of x to the host and syncs.
+func readBack[T any](t testing.TB, b backend.Backend, x backend.Buffer, n int) []T {
+	t.Helper()
+	out := make([]T, n)
 	b.Read(out, x, 0)
 	must(t, b)
 	return out
 }
 
+func readI32(t testing.TB, b backend.Backend, x backend.Buffer, n int) []int32 {
+	t.Helper()
+	return readBack[int32](t, b, x, n)
+}
+
 func readF32(t testing.TB, b backend.Backend, x backend.Buffer, n int) []float32 {
 	t.Helper()
-	out := make([]float32, n)
-	b.Read(out, x, 0)
-	must(t, b)
-	return out
+	return readBack[float32](t, b, x, n)
 }
 
 func readCount(t testing.TB, b backend.Backend, c backend.Count) int {

@@ -86,10 +86,15 @@ func (b *clockBackend) state() (open, sinces int) {
 // subtest skips: the wrapper does not capture).
 func TestConformance(t *testing.T) {
 	backendtest.Run(t, func(t *testing.T) backend.Backend {
-		b := profile.New(&clockBackend{Backend: cpu.New(2)})
-		t.Cleanup(func() { b.Close() })
-		return b
+		return profiled(t, &clockBackend{Backend: cpu.New(2)})
 	})
+}
+
+// profiled wraps fake in the profiler, closed when the test ends.
+func profiled(t *testing.T, fake *clockBackend) *profile.Backend {
+	b := profile.New(fake)
+	t.Cleanup(func() { b.Close() })
+	return b
 }
 
 // issue runs a small sequence: 3 Linear, 2 Gather, 1 Fill.
@@ -113,8 +118,7 @@ func issue(t *testing.T, b *profile.Backend) backend.Buffer {
 
 func TestReportTimesOpsLazily(t *testing.T) {
 	fake := &clockBackend{Backend: cpu.New(1)}
-	b := profile.New(fake)
-	defer b.Close()
+	b := profiled(t, fake)
 	if !b.Timed() {
 		t.Fatal("Timed is false for a backend with a Timer")
 	}
@@ -149,8 +153,7 @@ func TestReportTimesOpsLazily(t *testing.T) {
 
 func TestResetAndReadSettle(t *testing.T) {
 	fake := &clockBackend{Backend: cpu.New(1)}
-	b := profile.New(fake)
-	defer b.Close()
+	b := profiled(t, fake)
 	issue(t, b)
 	b.Reset()
 	if r := b.Report(); len(r) != 0 {
@@ -169,8 +172,7 @@ func TestResetAndReadSettle(t *testing.T) {
 // TestReportWithoutSync: Report settles marks itself.
 func TestReportWithoutSync(t *testing.T) {
 	fake := &clockBackend{Backend: cpu.New(1)}
-	b := profile.New(fake)
-	defer b.Close()
+	b := profiled(t, fake)
 	issue(t, b)
 	r := b.Report()
 	if len(r) == 0 || r[0].Time != 3*(linearCost+time.Microsecond) {
@@ -211,8 +213,7 @@ func TestWithoutTimer(t *testing.T) {
 // ops are still forwarded.
 func TestMarkFailure(t *testing.T) {
 	fake := &clockBackend{Backend: cpu.New(1), failMark: true}
-	b := profile.New(fake)
-	defer b.Close()
+	b := profiled(t, fake)
 	y := issue(t, b)
 	got := make([]float32, 4)
 	b.Read(got, y, 0)

@@ -12,38 +12,47 @@ func (c *Context) packBBlock(transB bool, b []float32, ldb, pc, kb, jc, nb int) 
 			dst := c.packB[q*kb*nr : (q+1)*kb*nr]
 			j0 := jc + q*nr
 			w := min(nr, jc+nb-j0)
-			if transB {
-				packBTrans(dst, b, ldb, pc, kb, j0, w)
-			} else {
-				packBNormal(dst, b, ldb, pc, kb, j0, w)
-			}
+			packBPanel(dst, transB, b, ldb, pc, kb, j0, w)
 		}
 	})
 }
 
-// packBNormal packs from B stored k×n (row p, column j at b[p·ldb+j]).
-func packBNormal(dst, b []float32, ldb, pc, kb, j0, w int) {
+// packAlong packs kb rows of width elements, row p from s[(pc+p)·ld+j0:]
+// (w live, zero past w), into dst[p·width:]: a panel whose rows lie along
+// the rows of s (B stored k×n, or op(A) from A stored k×m).
+func packAlong(dst, s []float32, ld, pc, kb, j0, w, width int) {
 	for p := range kb {
-		src := b[(pc+p)*ldb+j0 : (pc+p)*ldb+j0+w]
-		row := dst[p*nr : p*nr+nr]
+		src := s[(pc+p)*ld+j0 : (pc+p)*ld+j0+w]
+		row := dst[p*width : p*width+width]
 		copy(row, src)
 		clear(row[w:])
 	}
 }
 
-// packBTrans packs from B stored n×k (row p, column j at b[j·ldb+p]).
-func packBTrans(dst, b []float32, ldb, pc, kb, j0, w int) {
-	for j := range nr {
+// packAcross packs the same panel from s stored the other way round, the
+// panel's column j being s[(j0+j)·ld+pc:][:kb] (B stored n×k, or op(A) from
+// A stored m×k): element [p·width + j], zero for j past w.
+func packAcross(dst, s []float32, ld, pc, kb, j0, w, width int) {
+	for j := range width {
 		if j >= w {
 			for p := range kb {
-				dst[p*nr+j] = 0
+				dst[p*width+j] = 0
 			}
 			continue
 		}
-		src := b[(j0+j)*ldb+pc : (j0+j)*ldb+pc+kb]
+		src := s[(j0+j)*ld+pc : (j0+j)*ld+pc+kb]
 		for p, v := range src {
-			dst[p*nr+j] = v
+			dst[p*width+j] = v
 		}
+	}
+}
+
+// packBPanel packs nr columns of op(B) from j0 (w live), rows pc:pc+kb.
+func packBPanel(dst []float32, transB bool, b []float32, ldb, pc, kb, j0, w int) {
+	if transB {
+		packAcross(dst, b, ldb, pc, kb, j0, w, nr)
+	} else {
+		packAlong(dst, b, ldb, pc, kb, j0, w, nr)
 	}
 }
 
@@ -53,27 +62,10 @@ func packABlock(dst []float32, transA bool, a []float32, lda, i0, mb, pc, kb int
 	for r := 0; r*mr < mb; r++ {
 		panel := dst[r*kb*mr : (r+1)*kb*mr]
 		h := min(mr, mb-r*mr)
-		ib := i0 + r*mr
 		if transA {
-			for p := range kb {
-				src := a[(pc+p)*lda+ib : (pc+p)*lda+ib+h]
-				row := panel[p*mr : p*mr+mr]
-				copy(row, src)
-				clear(row[h:])
-			}
-			continue
-		}
-		for i := range mr {
-			if i >= h {
-				for p := range kb {
-					panel[p*mr+i] = 0
-				}
-				continue
-			}
-			src := a[(ib+i)*lda+pc : (ib+i)*lda+pc+kb]
-			for p, v := range src {
-				panel[p*mr+i] = v
-			}
+			packAlong(panel, a, lda, pc, kb, i0+r*mr, h, mr)
+		} else {
+			packAcross(panel, a, lda, pc, kb, i0+r*mr, h, mr)
 		}
 	}
 }
@@ -137,11 +129,7 @@ func (c *Context) sgemmFewRows(transA, transB bool, m, n, k int, alpha float32, 
 			}
 			for q := q0; q < q1; q++ {
 				dst := own[(q-q0)*kb*nr : (q-q0+1)*kb*nr]
-				if transB {
-					packBTrans(dst, b, ldb, pc, kb, q*nr, min(nr, n-q*nr))
-				} else {
-					packBNormal(dst, b, ldb, pc, kb, q*nr, min(nr, n-q*nr))
-				}
+				packBPanel(dst, transB, b, ldb, pc, kb, q*nr, min(nr, n-q*nr))
 			}
 			blk := newABlock(c.packA[part], transA, a, lda, 0, m, pc, kb)
 			c.macroKernel(blk, own[:(q1-q0)*kb*nr], j0, w, alpha, bet, cm, ldc)
