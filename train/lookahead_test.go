@@ -71,14 +71,7 @@ func TestFetchAhead(t *testing.T) {
 			if caps != nil && st.Overflows == 0 {
 				t.Fatalf("%s: no overflow", what)
 			}
-			if !slices.Equal(got, want) {
-				t.Fatalf("%s: losses differ from eager:\n%v\n%v", what, got, want)
-			}
-			for i := range wantParams {
-				if !slices.Equal(gotParams[i], wantParams[i]) {
-					t.Fatalf("%s: parameter array %d differs from eager", what, i)
-				}
-			}
+			sameRun(t, what+": against eager", got, want, gotParams, wantParams)
 			wantOuts := 1
 			if remote {
 				wantOuts = 2

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -16,21 +17,26 @@ import (
 // step's loss, the final parameters and the driver's statistics.
 func replayRun(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, opt ReplayOptions) ([]float32, [][]float32, *ReplayStats) {
 	t.Helper()
-	var losses []float32
-	tr, err := New(be, ds, cfg, Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	_, st, err := tr.RunReplay(context.Background(), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return losses, params(t, tr), st
+	var st *ReplayStats
+	losses, params := lossesOf(t, be, ds, cfg, func(tr *Trainer) (err error) {
+		_, st, err = tr.RunReplay(context.Background(), opt)
+		return err
+	})
+	return losses, params, st
 }
 
 // eagerRun is replayRun with the eager driver.
 func eagerRun(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config) ([]float32, [][]float32) {
+	t.Helper()
+	return lossesOf(t, be, ds, cfg, func(tr *Trainer) error {
+		_, err := tr.Run(context.Background())
+		return err
+	})
+}
+
+// lossesOf trains cfg on be with the driver run and returns every step's
+// loss and the final parameters.
+func lossesOf(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, run func(*Trainer) error) ([]float32, [][]float32) {
 	t.Helper()
 	var losses []float32
 	tr, err := New(be, ds, cfg, Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }})
@@ -38,10 +44,27 @@ func eagerRun(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config)
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	if _, err := tr.Run(context.Background()); err != nil {
+	if err := run(tr); err != nil {
 		t.Fatal(err)
 	}
 	return losses, params(t, tr)
+}
+
+// sameRun fails the test unless a run's step losses and final parameters
+// (got) are want's bit for bit; what names the case.
+func sameRun(t *testing.T, what string, gotLoss, wantLoss []float32, gotParams, wantParams [][]float32) {
+	t.Helper()
+	if !slices.Equal(gotLoss, wantLoss) {
+		t.Fatalf("%s: losses differ:\n%v\n%v", what, gotLoss, wantLoss)
+	}
+	if len(gotParams) != len(wantParams) {
+		t.Fatalf("%s: %d parameter arrays, want %d", what, len(gotParams), len(wantParams))
+	}
+	for i := range wantParams {
+		if !slices.Equal(gotParams[i], wantParams[i]) {
+			t.Fatalf("%s: parameter array %d differs", what, i)
+		}
+	}
 }
 
 // runTrainer trains tr to the end with the replay or the eager driver.
@@ -80,14 +103,10 @@ func TestReplayReproducesEagerBitwise(t *testing.T) {
 		}
 		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
 		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
-		if len(wantLoss) < 20 || !slices.Equal(gotLoss, wantLoss) {
-			t.Fatalf("%s: replay losses differ from eager:\n%v\n%v", model, gotLoss, wantLoss)
+		if len(wantLoss) < 20 {
+			t.Fatalf("%s: %d steps, want at least 20", model, len(wantLoss))
 		}
-		for i := range wantParams {
-			if !slices.Equal(gotParams[i], wantParams[i]) {
-				t.Fatalf("%s: parameter array %d differs after replay", model, i)
-			}
-		}
+		sameRun(t, model+": replay against eager", gotLoss, wantLoss, gotParams, wantParams)
 		if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
 			t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", model, st, len(wantLoss))
 		}
@@ -115,14 +134,7 @@ func TestReplayOverflowRecoversExactly(t *testing.T) {
 	if st.Overflows == 0 || st.Captures < 2 {
 		t.Fatalf("no overflow forced: %+v", st)
 	}
-	if !slices.Equal(gotLoss, wantLoss) {
-		t.Fatalf("losses differ from eager after %d overflows:\n%v\n%v", st.Overflows, gotLoss, wantLoss)
-	}
-	for i := range wantParams {
-		if !slices.Equal(gotParams[i], wantParams[i]) {
-			t.Fatalf("parameter array %d differs from eager after %d overflows", i, st.Overflows)
-		}
-	}
+	sameRun(t, fmt.Sprintf("replay after %d overflows against eager", st.Overflows), gotLoss, wantLoss, gotParams, wantParams)
 	t.Logf("%d overflows, %d captures; final envelope %+v", st.Overflows, st.Captures, st.Envelope.Caps)
 }
 
