@@ -26,15 +26,7 @@ func TestReplayWithNormReproducesEagerBitwise(t *testing.T) {
 	for _, c := range normModels {
 		cfg := tinyModel(t, c.model)
 		cfg.Epochs, cfg.Norm, cfg.JK = 2, c.norm, c.jk
-		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
-		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
-		if len(wantLoss) < 10 {
-			t.Fatalf("%+v: %d steps, want at least 10", c, len(wantLoss))
-		}
-		sameRun(t, fmt.Sprintf("%+v: replay against eager", c), gotLoss, wantLoss, gotParams, wantParams)
-		if st.Captures != 1 || st.Launches != len(wantLoss) {
-			t.Errorf("%+v: stats %+v, want one capture and %d launches", c, st, len(wantLoss))
-		}
+		replayMatchesEager(t, fmt.Sprintf("%+v", c), ds, cfg, 10)
 	}
 }
 

@@ -101,19 +101,31 @@ func TestReplayReproducesEagerBitwise(t *testing.T) {
 		if model == "gin" {
 			cfg.GINEps = "learn"
 		}
-		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
-		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
-		if len(wantLoss) < 20 {
-			t.Fatalf("%s: %d steps, want at least 20", model, len(wantLoss))
-		}
-		sameRun(t, model+": replay against eager", gotLoss, wantLoss, gotParams, wantParams)
-		if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
-			t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", model, st, len(wantLoss))
-		}
+		st := replayMatchesEager(t, model, ds, cfg, 20)
 		if st.Envelope.Bytes < st.Envelope.IdealBytes || st.Envelope.Bytes > 2*st.Envelope.IdealBytes {
 			t.Errorf("%s: envelope %d bytes against ideal %d", model, st.Envelope.Bytes, st.Envelope.IdealBytes)
 		}
 	}
+}
+
+// replayMatchesEager trains cfg on ds with the eager driver and replayed
+// (CPU backends, the replay's under the record wrapper) and fails the test
+// unless the eager run took at least minSteps steps and the replay gave
+// its every loss and parameter bit for bit, captured once, without an
+// overflow, launched once a step; it returns the replay's statistics
+// (what names the case).
+func replayMatchesEager(t *testing.T, what string, ds *dataset.Dataset, cfg Config, minSteps int) *ReplayStats {
+	t.Helper()
+	wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
+	gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
+	if len(wantLoss) < minSteps {
+		t.Fatalf("%s: %d steps, want at least %d", what, len(wantLoss), minSteps)
+	}
+	sameRun(t, what+": replay against eager", gotLoss, wantLoss, gotParams, wantParams)
+	if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
+		t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", what, st, len(wantLoss))
+	}
+	return st
 }
 
 // overflowCase is tiny for two epochs, its eager losses and parameters,

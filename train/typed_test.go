@@ -9,7 +9,6 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
-	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
 )
 
@@ -275,15 +274,7 @@ func TestTypedReplayReproducesEagerBitwise(t *testing.T) {
 	for _, model := range []string{"rsage", "rgcn"} {
 		cfg := heteroConfig(t, model)
 		cfg.Epochs = 2
-		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
-		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
-		if len(wantLoss) < 8 {
-			t.Fatalf("%s: %d steps, want at least 8", model, len(wantLoss))
-		}
-		sameRun(t, model+": replay against eager", gotLoss, wantLoss, gotParams, wantParams)
-		if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
-			t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", model, st, len(wantLoss))
-		}
+		replayMatchesEager(t, model, ds, cfg, 8)
 	}
 }
 
