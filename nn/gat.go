@@ -111,11 +111,7 @@ func (g *gatLayer) reserve(c Caps) error {
 		g.del = g.ws.alloc("gat source score gradient", backend.F32, c.Src*H)
 		g.der = g.ws.alloc("gat destination score gradient", backend.F32, c.Dst*H)
 	}
-	if err := g.ws.err; err != nil {
-		g.ws.release()
-		return err
-	}
-	return nil
+	return g.ws.done()
 }
 
 func (g *gatLayer) release() { g.ws.release() }

@@ -88,11 +88,7 @@ func (g *gcnLayer) reserve(c Caps) error {
 	}
 	g.tmp = g.ws.alloc("gcn intermediate", backend.F32, n)
 	g.dTmp = g.ws.alloc("gcn intermediate gradient", backend.F32, n)
-	if err := g.ws.err; err != nil {
-		g.ws.release()
-		return err
-	}
-	return nil
+	return g.ws.done()
 }
 
 func (g *gcnLayer) release() { g.ws.release() }

@@ -181,11 +181,7 @@ func (g *ginLayer) reserve(c Caps) error {
 	if g.inner != nil {
 		g.inner.reserve(&g.ws, "gin MLP normalisation", c.Dst)
 	}
-	if err := g.ws.err; err != nil {
-		g.ws.release()
-		return err
-	}
-	return nil
+	return g.ws.done()
 }
 
 func (g *ginLayer) release() { g.ws.release() }

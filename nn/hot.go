@@ -7,22 +7,21 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// Hot is the seam through which a training pass takes the bottom-layer
-// rows of the hybrid mode's hot vertices, computed elsewhere (package
-// train/hybrid/hot implements it over backend.HotRows). The rows are either
-// layer 0's outputs before its bias (Inference's LayerPre): Forward
-// replaces the hot destinations' rows of layer 0's output with them, and
-// Backward hands their rows of the output gradient over and zeroes them
-// before layer 0's backward, so that layer 0's weights learn from the
-// other destinations only (the hot rows' share of the weight gradient is
-// computed elsewhere and added after), while the bias, the activation,
-// dropout and every layer above treat them as any row. Or, with Inputs,
-// they are layer 0's neighbour terms (Inference.LayerNeighbours), which
-// layer 0 adds into its aggregate before its product (the hot destination
-// has no sampled neighbours of its own there), so the product with the
-// weights of the moment, its gradient and every layer above treat the row
-// as any other; only models whose layer 0 aggregates before its product
-// (Model.HotInputs).
+// Hot is the seam through which a training pass takes the bottom-layer rows
+// of the hybrid mode's hot vertices, computed elsewhere (HotTable implements
+// it over backend.HotRows for package train/hybrid/hot's driver). The rows
+// are either layer 0's outputs before its bias (Inference's LayerPre):
+// Forward replaces the hot destinations' rows of layer 0's output with them,
+// and Backward hands their rows of the output gradient over and zeroes them
+// before layer 0's backward, so that layer 0's weights learn from the other
+// destinations only (the hot rows' share of the weight gradient is computed
+// elsewhere and added after), while the bias, the activation, dropout and
+// every layer above treat them as any row. Or, with Inputs, they are layer
+// 0's neighbour terms (Inference.LayerNeighbours), which layer 0 adds into
+// its aggregate before its product (the hot destination has no sampled
+// neighbours of its own there), so the product with the weights of the
+// moment, its gradient and every layer above treat the row as any other;
+// only models whose layer 0 aggregates before its product (Model.HotInputs).
 type Hot interface {
 	// Inputs says whether the rows are layer 0's neighbour terms (else its
 	// outputs).

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/backend/cpu"
 )
 
 // TestHotRows checks the hybrid mode's hot rows in a training pass: with
@@ -75,7 +74,7 @@ func TestHotRows(t *testing.T) {
 			}
 			baseBuf := upload(t, be, []int32{int32(len(hot))})
 			gradAcc := alloc(t, be, backend.F32, len(hot)*dim)
-			th := &testHot{be: be, slot: upload(t, be, slot), table: upload(t, be, table), base: backend.Count{Buf: baseBuf, Cap: 1}, grad: gradAcc}
+			th := &HotTable{Ops: be, Slot: upload(t, be, slot), Table: upload(t, be, table), Base: backend.Count{Buf: baseBuf, Cap: 1}, Grad: gradAcc}
 			b.Hot = th
 			gotLogits, got := grads()
 			closeAll(t, "logits with hot rows", gotLogits, wantLogits)
@@ -121,7 +120,7 @@ func TestHotRows(t *testing.T) {
 				extra = append(extra, upload(t, be, share))
 			}
 			be.Fill(gradAcc, 0)
-			th.extra = extra
+			th.Extra = extra
 			_, withExtra := grads()
 			for i := range want {
 				closeAll(t, fmt.Sprintf("gradient %d with the hot share added", i), withExtra[i], want[i])
@@ -216,7 +215,7 @@ func TestHotInputs(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), "does not aggregate") {
 					t.Fatalf("GAT's neighbour terms: %v", err)
 				}
-				hb := &testHot{be: be, slot: upload(t, be, slot), table: nb, base: backend.Count{Buf: upload(t, be, []int32{0}), Cap: 1}, inputs: true}
+				hb := &HotTable{Ops: be, Slot: upload(t, be, slot), Table: nb, Base: backend.Count{Buf: upload(t, be, []int32{0}), Cap: 1}, InputRows: true}
 				if _, _, err := run(blocks, hb); err == nil || !strings.Contains(err.Error(), "hot inputs") {
 					t.Fatalf("GAT with hot inputs: %v", err)
 				}
@@ -238,7 +237,7 @@ func TestHotInputs(t *testing.T) {
 			if got := download(be, masked[0]); got.nEdges() >= plain.nEdges() {
 				t.Fatalf("the masked bottom block has %d edges, the plain one %d", got.nEdges(), plain.nEdges())
 			}
-			hb := &testHot{be: be, slot: upload(t, be, slot), table: upload(t, be, table), base: backend.Count{Buf: upload(t, be, []int32{int32(len(hot))}), Cap: 1}, inputs: true}
+			hb := &HotTable{Ops: be, Slot: upload(t, be, slot), Table: upload(t, be, table), Base: backend.Count{Buf: upload(t, be, []int32{int32(len(hot))}), Cap: 1}, InputRows: true}
 			gotLogits, got, err := run(masked, hb)
 			if err != nil {
 				t.Fatal(err)
@@ -297,41 +296,4 @@ func hotConfig(kind string) Config {
 		cfg.Heads, cfg.OutHeads = 2, 2
 	}
 	return cfg
-}
-
-// testHot is the Hot a test hands the model: the rows of the vertices v
-// with slot[v] >= 0 are rows base+slot[v] of table, through the CPU
-// backend's hot-row ops (package train/hybrid/hot holds the hybrid mode's).
-type testHot struct {
-	be          *cpu.Backend
-	slot, table backend.Buffer
-	base        backend.Count
-	grad        backend.Buffer   // collects the output gradient (nil: not kept)
-	extra       []backend.Buffer // added to layer 0's weight gradients (nil: none)
-	inputs      bool
-}
-
-func (h *testHot) Inputs() bool { return h.inputs }
-
-func (h *testHot) AddInputs(blk *backend.Block, dim int, out backend.Buffer, ld, off int) {
-	h.be.AddRows(h.slot, h.table, h.base, dim, blk.SrcIDs, blk.NumDst, out, ld, off)
-}
-
-func (h *testHot) ReplaceOutputs(blk *backend.Block, dim int, out backend.Buffer) {
-	h.be.ReplaceRows(h.slot, h.table, h.base, dim, blk.SrcIDs, blk.NumDst, out)
-}
-
-func (h *testHot) TakeGradient(blk *backend.Block, dim int, dh, skip backend.Buffer) {
-	if h.grad != nil {
-		h.be.ScatterAddRows(h.slot, h.grad, dim, blk.SrcIDs, blk.NumDst, dh, skip)
-	}
-	h.be.ReplaceRows(h.slot, nil, h.base, dim, blk.SrcIDs, blk.NumDst, dh)
-}
-
-func (h *testHot) AddWeightGradient(grads []backend.Buffer) {
-	for i, g := range grads {
-		if h.extra != nil {
-			h.be.Axpy(1, h.extra[i], g)
-		}
-	}
 }

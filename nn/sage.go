@@ -80,11 +80,7 @@ func (s *sageLayer) reserve(c Caps) error {
 			EdgeDst: s.ws.alloc("sage edge destinations", backend.I32, c.Edges),
 		}
 	}
-	if err := s.ws.err; err != nil {
-		s.ws.release()
-		return err
-	}
-	return nil
+	return s.ws.done()
 }
 
 func (s *sageLayer) release() { s.ws.release() }

@@ -49,6 +49,16 @@ func (w *workspace) release() {
 	w.err = nil
 }
 
+// done ends a layer's reservation: it returns the first allocation's
+// error, having freed every buffer of the workspace when there is one.
+func (w *workspace) done() error {
+	err := w.err
+	if err != nil {
+		w.release()
+	}
+	return err
+}
+
 // rows is the view of the first n rows of a row-major buffer of width dim.
 func rows(be backend.Backend, b backend.Buffer, n, dim int) backend.Buffer {
 	return be.View(b, 0, n*dim)

@@ -43,14 +43,7 @@ func againstFloat32(t *testing.T, ds *dataset.Dataset, cfg Config, set func(*Con
 	set(&cfg)
 	loss, params := eagerRun(t, cpu.New(2), ds, cfg)
 	rLoss, rParams, _ := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
-	if !slices.Equal(rLoss, loss) {
-		t.Fatalf("%s: replay differs from eager", cfg.Model)
-	}
-	for i := range params {
-		if !slices.Equal(rParams[i], params[i]) {
-			t.Fatalf("%s: replayed parameter array %d differs from eager", cfg.Model, i)
-		}
-	}
+	sameRun(t, cfg.Model+": replay against eager", rLoss, loss, rParams, params)
 	if slices.Equal(loss, f32Loss) && slices.EqualFunc(params, f32Params, slices.Equal) {
 		return true, 0
 	}

@@ -1,7 +1,7 @@
 package train
 
 import (
-	"slices"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -26,19 +26,7 @@ func TestReplayWithNormReproducesEagerBitwise(t *testing.T) {
 	for _, c := range normModels {
 		cfg := tinyModel(t, c.model)
 		cfg.Epochs, cfg.Norm, cfg.JK = 2, c.norm, c.jk
-		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
-		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
-		if len(wantLoss) < 10 || !slices.Equal(gotLoss, wantLoss) {
-			t.Fatalf("%+v: replay losses differ from eager:\n%v\n%v", c, gotLoss, wantLoss)
-		}
-		for i := range wantParams {
-			if !slices.Equal(gotParams[i], wantParams[i]) {
-				t.Fatalf("%+v: parameter array %d differs after replay", c, i)
-			}
-		}
-		if st.Captures != 1 || st.Launches != len(wantLoss) {
-			t.Errorf("%+v: stats %+v, want one capture and %d launches", c, st, len(wantLoss))
-		}
+		replayMatchesEager(t, fmt.Sprintf("%+v", c), ds, cfg, 10)
 	}
 }
 
@@ -53,14 +41,7 @@ func TestReplayWithNormOverflowRecoversExactly(t *testing.T) {
 	if st.Overflows == 0 {
 		t.Fatalf("no overflow forced: %+v", st)
 	}
-	if !slices.Equal(gotLoss, wantLoss) {
-		t.Fatalf("losses differ from eager after %d overflows", st.Overflows)
-	}
-	for i := range wantParams {
-		if !slices.Equal(gotParams[i], wantParams[i]) {
-			t.Fatalf("parameter array %d differs from eager after %d overflows", i, st.Overflows)
-		}
-	}
+	sameRun(t, fmt.Sprintf("replay after %d overflows against eager", st.Overflows), gotLoss, wantLoss, gotParams, wantParams)
 }
 
 // TestNormCheckpointHoldsRunningStatistics: a snapshot holds the running

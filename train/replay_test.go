@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
@@ -16,21 +18,26 @@ import (
 // step's loss, the final parameters and the driver's statistics.
 func replayRun(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, opt ReplayOptions) ([]float32, [][]float32, *ReplayStats) {
 	t.Helper()
-	var losses []float32
-	tr, err := New(be, ds, cfg, Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	_, st, err := tr.RunReplay(context.Background(), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return losses, params(t, tr), st
+	var st *ReplayStats
+	losses, params := lossesOf(t, be, ds, cfg, func(tr *Trainer) (err error) {
+		_, st, err = tr.RunReplay(context.Background(), opt)
+		return err
+	})
+	return losses, params, st
 }
 
 // eagerRun is replayRun with the eager driver.
 func eagerRun(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config) ([]float32, [][]float32) {
+	t.Helper()
+	return lossesOf(t, be, ds, cfg, func(tr *Trainer) error {
+		_, err := tr.Run(context.Background())
+		return err
+	})
+}
+
+// lossesOf trains cfg on be with the driver run and returns every step's
+// loss and the final parameters.
+func lossesOf(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config, run func(*Trainer) error) ([]float32, [][]float32) {
 	t.Helper()
 	var losses []float32
 	tr, err := New(be, ds, cfg, Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }})
@@ -38,10 +45,27 @@ func eagerRun(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg Config)
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	if _, err := tr.Run(context.Background()); err != nil {
+	if err := run(tr); err != nil {
 		t.Fatal(err)
 	}
 	return losses, params(t, tr)
+}
+
+// sameRun fails the test unless a run's step losses and final parameters
+// (got) are want's bit for bit; what names the case.
+func sameRun(t *testing.T, what string, gotLoss, wantLoss []float32, gotParams, wantParams [][]float32) {
+	t.Helper()
+	if !slices.Equal(gotLoss, wantLoss) {
+		t.Fatalf("%s: losses differ:\n%v\n%v", what, gotLoss, wantLoss)
+	}
+	if len(gotParams) != len(wantParams) {
+		t.Fatalf("%s: %d parameter arrays, want %d", what, len(gotParams), len(wantParams))
+	}
+	for i := range wantParams {
+		if !slices.Equal(gotParams[i], wantParams[i]) {
+			t.Fatalf("%s: parameter array %d differs", what, i)
+		}
+	}
 }
 
 // runTrainer trains tr to the end with the replay or the eager driver.
@@ -78,23 +102,31 @@ func TestReplayReproducesEagerBitwise(t *testing.T) {
 		if model == "gin" {
 			cfg.GINEps = "learn"
 		}
-		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
-		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
-		if len(wantLoss) < 20 || !slices.Equal(gotLoss, wantLoss) {
-			t.Fatalf("%s: replay losses differ from eager:\n%v\n%v", model, gotLoss, wantLoss)
-		}
-		for i := range wantParams {
-			if !slices.Equal(gotParams[i], wantParams[i]) {
-				t.Fatalf("%s: parameter array %d differs after replay", model, i)
-			}
-		}
-		if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
-			t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", model, st, len(wantLoss))
-		}
+		st := replayMatchesEager(t, model, ds, cfg, 20)
 		if st.Envelope.Bytes < st.Envelope.IdealBytes || st.Envelope.Bytes > 2*st.Envelope.IdealBytes {
 			t.Errorf("%s: envelope %d bytes against ideal %d", model, st.Envelope.Bytes, st.Envelope.IdealBytes)
 		}
 	}
+}
+
+// replayMatchesEager trains cfg on ds with the eager driver and replayed
+// (CPU backends, the replay's under the record wrapper) and fails the test
+// unless the eager run took at least minSteps steps and the replay gave
+// its every loss and parameter bit for bit, captured once, without an
+// overflow, launched once a step; it returns the replay's statistics
+// (what names the case).
+func replayMatchesEager(t *testing.T, what string, ds *dataset.Dataset, cfg Config, minSteps int) *ReplayStats {
+	t.Helper()
+	wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
+	gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
+	if len(wantLoss) < minSteps {
+		t.Fatalf("%s: %d steps, want at least %d", what, len(wantLoss), minSteps)
+	}
+	sameRun(t, what+": replay against eager", gotLoss, wantLoss, gotParams, wantParams)
+	if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
+		t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", what, st, len(wantLoss))
+	}
+	return st
 }
 
 // overflowCase is tiny for two epochs, its eager losses and parameters,
@@ -115,14 +147,7 @@ func TestReplayOverflowRecoversExactly(t *testing.T) {
 	if st.Overflows == 0 || st.Captures < 2 {
 		t.Fatalf("no overflow forced: %+v", st)
 	}
-	if !slices.Equal(gotLoss, wantLoss) {
-		t.Fatalf("losses differ from eager after %d overflows:\n%v\n%v", st.Overflows, gotLoss, wantLoss)
-	}
-	for i := range wantParams {
-		if !slices.Equal(gotParams[i], wantParams[i]) {
-			t.Fatalf("parameter array %d differs from eager after %d overflows", i, st.Overflows)
-		}
-	}
+	sameRun(t, fmt.Sprintf("replay after %d overflows against eager", st.Overflows), gotLoss, wantLoss, gotParams, wantParams)
 	t.Logf("%d overflows, %d captures; final envelope %+v", st.Overflows, st.Captures, st.Envelope.Caps)
 }
 
@@ -239,4 +264,74 @@ func TestReplayOverflowStopsLaunchingWithinAWindow(t *testing.T) {
 		}
 	}
 	t.Logf("%d steps, %d overflows, %d launches, %.1f ms growing", steps, st.Overflows, st.Launches, 1e3*st.GrowS)
+}
+
+// rowsLog is a resident store that notes the row buffers its gathers
+// write until the first training step is done; remote makes it a
+// featstore.Remote store, whose rows the replay driver fetches a step
+// ahead.
+type rowsLog struct {
+	*featstore.Resident
+	remote bool
+	done   bool
+	outs   []backend.Buffer
+}
+
+func (s *rowsLog) Remote() bool { return s.remote }
+
+func (s *rowsLog) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	if !s.done && !slices.Contains(s.outs, out) {
+		s.outs = append(s.outs, out)
+	}
+	s.Resident.Gather(ids, n, out)
+}
+
+// TestFetchAhead: a remote store's rows are gathered into the plan's rows
+// and its twin's (which the step before fills), a resident store's into
+// the plan's alone; either way replay equals eager, with the envelope
+// observed and through forced overflows that re-run steps.
+func TestFetchAhead(t *testing.T) {
+	ds, cfg, want, wantParams, small := overflowCase(t)
+	for _, remote := range []bool{false, true} {
+		for _, caps := range [][]nn.Caps{nil, small} {
+			be := record.New(cpu.New(2))
+			res, err := featstore.Upload(be, ds.Features, ds.FeatDim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := &rowsLog{Resident: res, remote: remote}
+			var got []float32
+			// GatherRows: a resident table would otherwise be read in place
+			// (TestTableInput), and there would be no rows to fetch.
+			tr, err := New(be, ds, cfg, Options{Features: store, GatherRows: true, OnStep: func(_, _ int, l float32) {
+				got = append(got, l)
+				store.done = true
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opt := ReplayOptions{}
+			if caps != nil {
+				opt = ReplayOptions{Caps: caps, Margin: 1.01}
+			}
+			_, st, err := tr.RunReplay(context.Background(), opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotParams := params(t, tr)
+			tr.Close()
+			what := fmt.Sprintf("remote %t, forced overflows %t", remote, caps != nil)
+			if caps != nil && st.Overflows == 0 {
+				t.Fatalf("%s: no overflow", what)
+			}
+			sameRun(t, what+": against eager", got, want, gotParams, wantParams)
+			wantOuts := 1
+			if remote {
+				wantOuts = 2
+			}
+			if caps == nil && len(store.outs) != wantOuts {
+				t.Fatalf("%s: the first step's gathers wrote %d row buffers, want %d", what, len(store.outs), wantOuts)
+			}
+		}
+	}
 }

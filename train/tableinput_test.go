@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -60,13 +59,6 @@ func tableInputMatchesGather(t *testing.T, newBE func() backend.Backend, model s
 		if reads := model == "sage"; noRows != reads || (outs == 0) != reads {
 			t.Errorf("%s: plan without rows %t, %d row buffers gathered into; want in place %t", what, noRows, outs, reads)
 		}
-		if !slices.Equal(gotLoss, wantLoss) {
-			t.Fatalf("%s: losses differ from the gathered rows':\n%v\n%v", what, gotLoss, wantLoss)
-		}
-		for i := range wantParams {
-			if !slices.Equal(gotParams[i], wantParams[i]) {
-				t.Fatalf("%s: parameter array %d differs from the gathered rows'", what, i)
-			}
-		}
+		sameRun(t, what+": against the gathered rows", gotLoss, wantLoss, gotParams, wantParams)
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
-	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
 )
 
@@ -275,22 +274,7 @@ func TestTypedReplayReproducesEagerBitwise(t *testing.T) {
 	for _, model := range []string{"rsage", "rgcn"} {
 		cfg := heteroConfig(t, model)
 		cfg.Epochs = 2
-		wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
-		gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
-		if len(wantLoss) < 8 || !slices.Equal(gotLoss, wantLoss) {
-			t.Fatalf("%s: replay losses differ from eager:\n%v\n%v", model, gotLoss, wantLoss)
-		}
-		if len(gotParams) != len(wantParams) {
-			t.Fatalf("%s: %d parameter arrays after replay, %d eager", model, len(gotParams), len(wantParams))
-		}
-		for i := range wantParams {
-			if !slices.Equal(gotParams[i], wantParams[i]) {
-				t.Fatalf("%s: parameter array %d differs after replay", model, i)
-			}
-		}
-		if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
-			t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", model, st, len(wantLoss))
-		}
+		replayMatchesEager(t, model, ds, cfg, 8)
 	}
 }
 

@@ -17,11 +17,7 @@ import (
 // Planetoid split is smaller than the default batch (Cora: 140 of 2708).
 func smallSplit(t *testing.T, n int) string {
 	t.Helper()
-	dir := t.TempDir()
-	full := filepath.Join(dir, "tiny")
-	if code, _, stderr := fanout(t, "gen", "tiny", "--out", full); code != 0 {
-		t.Fatal(stderr)
-	}
+	dir, full := t.TempDir(), genTiny(t)
 	ds, err := dataset.Open(full)
 	if err != nil {
 		t.Fatal(err)

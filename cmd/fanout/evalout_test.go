@@ -17,14 +17,8 @@ import (
 // the probabilities [N, classes]; the probabilities are the softmax of the
 // logits, and with --full-eval the predictions are the logits' argmax.
 func TestEvalOutputs(t *testing.T) {
-	dir := t.TempDir()
-	data, run := filepath.Join(dir, "tiny"), filepath.Join(dir, "run")
-	if code, _, stderr := fanout(t, "gen", "tiny", "--out", data); code != 0 {
-		t.Fatal(stderr)
-	}
-	if code, _, stderr := fanout(t, trainArgs("--data", data, "--out", run)...); code != 0 {
-		t.Fatal(stderr)
-	}
+	dir, data := t.TempDir(), genTiny(t)
+	run := quickRun(t, "--data", data)
 	e, l, p, pr := filepath.Join(dir, "e.npy"), filepath.Join(dir, "l.npy"), filepath.Join(dir, "p.npy"), filepath.Join(dir, "pred.npy")
 	code, out, stderr := fanout(t, "eval", "--checkpoint", filepath.Join(run, checkpoint.BestCheckpoint), "--data", data, "--device", "cpu",
 		"--full-eval", "--embeddings", e, "--logits", l, "--probabilities", p, "--predictions", pr)
@@ -80,12 +74,8 @@ func TestEvalOutputs(t *testing.T) {
 // TestExport: export writes a safetensors file of PyG's names from a
 // trained checkpoint and refuses a missing output or an unknown format.
 func TestExport(t *testing.T) {
-	dir := t.TempDir()
-	run := filepath.Join(dir, "run")
-	if code, _, stderr := fanout(t, trainArgs("--out", run)...); code != 0 {
-		t.Fatal(stderr)
-	}
-	out := filepath.Join(dir, "m.safetensors")
+	run := quickRun(t)
+	out := filepath.Join(t.TempDir(), "m.safetensors")
 	ckpt := filepath.Join(run, checkpoint.BestCheckpoint)
 	if code, stdout, stderr := fanout(t, "export", "--checkpoint", ckpt, out); code != 0 || !strings.Contains(stdout, "torch_geometric.nn.models.GraphSAGE") {
 		t.Fatalf("exit %d: %s%s", code, stdout, stderr)
@@ -103,11 +93,7 @@ func TestExport(t *testing.T) {
 
 // TestPlotCommands: plot draws a trained run, bench --plot its split.
 func TestPlotCommands(t *testing.T) {
-	dir := t.TempDir()
-	run := filepath.Join(dir, "run")
-	if code, _, stderr := fanout(t, trainArgs("--out", run, "--epochs", "2")...); code != 0 {
-		t.Fatal(stderr)
-	}
+	dir, run := t.TempDir(), quickRun(t, "--epochs", "2")
 	if code, out, stderr := fanout(t, "plot", run); code != 0 || !strings.Contains(out, "curves.png (2 epochs)") {
 		t.Fatalf("plot: exit %d %s%s", code, out, stderr)
 	}

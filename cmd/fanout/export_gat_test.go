@@ -21,14 +21,8 @@ import (
 // removed and one added, heads concatenated or, in the last layer,
 // averaged, + bias, ReLU between layers), gives fanout eval's logits.
 func TestExportGATComputesLikeGATConv(t *testing.T) {
-	dir := t.TempDir()
-	data, run := filepath.Join(dir, "tiny"), filepath.Join(dir, "run")
-	if code, _, stderr := fanout(t, "gen", "tiny", "--out", data); code != 0 {
-		t.Fatal(stderr)
-	}
-	if code, _, stderr := fanout(t, trainArgs("--data", data, "--model", "gat", "--heads", "4", "--out-heads", "2", "--out", run)...); code != 0 {
-		t.Fatal(stderr)
-	}
+	dir, data := t.TempDir(), genTiny(t)
+	run := quickRun(t, "--data", data, "--model", "gat", "--heads", "4", "--out-heads", "2")
 	ckpt, st, lg := filepath.Join(run, checkpoint.BestCheckpoint), filepath.Join(dir, "m.safetensors"), filepath.Join(dir, "logits.npy")
 	if code, stdout, stderr := fanout(t, "export", "--checkpoint", ckpt, st); code != 0 {
 		t.Fatalf("export: exit %d: %s%s", code, stdout, stderr)

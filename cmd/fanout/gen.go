@@ -29,18 +29,8 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--labels community] [--no-reverse] [--feature-dtype bfloat16] [--link-split TRAIN,VALID,TEST] [--force]\npresets: %s\n", presetNames())
 		fs.PrintDefaults()
 	}
-	pos, err := parse(fs, args)
+	pos, err := parseOut(fs, args, 1, out, threads)
 	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return errUsage
-	}
-	if *out == "" {
-		return errors.New("--out DIR is required")
-	}
-	if err := job.CheckThreads(*threads); err != nil {
 		return err
 	}
 	if _, err := job.ParseFeatureDType(*dtype); err != nil {
@@ -126,6 +116,24 @@ func runInfo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	defer ds.Close()
 	fmt.Fprint(stdout, ds.Info().String())
 	return nil
+}
+
+// parseOut parses the flags of gen and import, which write a dataset to
+// --out, wanting npos positional arguments, and checks --out and
+// --threads.
+func parseOut(fs *flag.FlagSet, args []string, npos int, out *string, threads *int) ([]string, error) {
+	pos, err := parse(fs, args)
+	if err != nil {
+		return nil, err
+	}
+	if len(pos) != npos {
+		fs.Usage()
+		return nil, errUsage
+	}
+	if *out == "" {
+		return nil, errors.New("--out DIR is required")
+	}
+	return pos, job.CheckThreads(*threads)
 }
 
 // replaceFlag is gen's and import's --force.

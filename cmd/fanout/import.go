@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -40,18 +39,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr, "usage: fanout import ogb SRC --out DIR [--symmetrize]\n       fanout import planetoid SRC --name cora --out DIR\n       fanout import npz FILE --out DIR [--seed N] [--train-per-class N] [--valid N] [--test N]\n       fanout import graphbolt DIR --out DIR [--feature feat] [--task NAME] [--directed]\n       (ogb and graphbolt, typed datasets: [--target TYPE] [--no-reverse])\n       fanout import edges FILE|GLOB... --nodes FILE --out DIR (fanout import edges -h: its flags)\n       (any of them: [--feature-dtype bfloat16] [--normalize-features] [--link-split TRAIN,VALID,TEST] [--force])")
 		fs.PrintDefaults()
 	}
-	pos, err := parse(fs, args)
+	pos, err := parseOut(fs, args, 2, out, threads)
 	if err != nil {
-		return err
-	}
-	if len(pos) != 2 {
-		fs.Usage()
-		return errUsage
-	}
-	if *out == "" {
-		return errors.New("--out DIR is required")
-	}
-	if err := job.CheckThreads(*threads); err != nil {
 		return err
 	}
 	if err := checkSplitSizes(fs, pos[0], opts.TrainPerClass, opts.Valid, opts.Test); err != nil {

@@ -75,16 +75,7 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err := checkImportEdges(fs, *out, o, *weight); err != nil {
 		return err
 	}
-	if o.Name == "" {
-		o.Name = filepath.Base(filepath.Clean(*out))
-	}
-	if *features != "" {
-		o.Features = strings.Split(*features, ",")
-	}
-	if _, err := job.ParseFeatureDType(*dtype); err != nil {
-		return err
-	}
-	if err := memoryBudget(&o, *memory, *out, stderr); err != nil {
+	if err := edgeOptions(&o, *out, *features, *dtype, *memory, stderr); err != nil {
 		return err
 	}
 	if err := job.CheckTarget(*out, *force); err != nil {
@@ -93,13 +84,38 @@ func runImportEdges(ctx context.Context, args []string, stdout, stderr io.Writer
 	if files, err = edgelist.Expand(files); err != nil {
 		return err
 	}
+	return storeEdges(ctx, func() (*dataset.Dataset, func(), error) { return job.ImportEdges(ctx, files, o, stderr) },
+		job.Store{Out: *out, Src: o.Nodes, Normalize: *norm, DType: *dtype}, stdout, stderr)
+}
+
+// edgeOptions sets what an edge import takes alike with types and without:
+// the dataset's name (default: the name of out), the feature columns
+// (features, comma-separated), the stored dtype checked and the memory
+// budget (memoryBudget).
+func edgeOptions(o *edgelist.Options, out, features, dtype, memory string, stderr io.Writer) error {
+	if o.Name == "" {
+		o.Name = filepath.Base(filepath.Clean(out))
+	}
+	if features != "" {
+		o.Features = strings.Split(features, ",")
+	}
+	if _, err := job.ParseFeatureDType(dtype); err != nil {
+		return err
+	}
+	return memoryBudget(o, memory, out, stderr)
+}
+
+// storeEdges runs an edge import (job.ImportEdges or job.ImportTypedEdges)
+// and stores what it read as s says (finishImport); a split too large for
+// the data names the flags that draw or give it.
+func storeEdges(ctx context.Context, imp func() (*dataset.Dataset, func(), error), s job.Store, stdout, stderr io.Writer) error {
 	start := time.Now()
-	ds, done, err := job.ImportEdges(ctx, files, o, stderr)
+	ds, done, err := imp()
 	defer done()
 	if errors.Is(err, dataset.ErrSplitTooLarge) {
 		err = fmt.Errorf("%w (--train-per-class, --valid, --test, or a --split column)", err)
 	}
-	return finishImport(ctx, ds, err, job.Store{Out: *out, Src: o.Nodes, Normalize: *norm, DType: *dtype}, start, stdout, stderr)
+	return finishImport(ctx, ds, err, s, start, stdout, stderr)
 }
 
 // memoryBudget sets o's budget from --memory (none where memory is
@@ -146,4 +162,92 @@ func checkImportEdges(fs *flag.FlagSet, out string, o edgelist.Options, weight s
 		}
 	}
 	return checkSplitSizes(fs, "npz", o.Draw.TrainPerClass, o.Draw.Valid, o.Draw.Test)
+}
+
+// repeated is a flag given once per value.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, " ") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+// typedImport is `fanout import edges` with types: its flags as parsed.
+type typedImport struct {
+	fs                      *flag.FlagSet
+	out                     string
+	o                       edgelist.Options
+	nodes, relations, files []string
+	target, features        string
+	memory, dtype, weight   string
+	noReverse, norm, force  bool
+}
+
+// checkUntyped refuses the typed flags without --edges: one --nodes FILE.
+func checkUntyped(nodes []string, target string, noReverse bool) error {
+	switch {
+	case len(nodes) > 1 || (len(nodes) == 1 && strings.Contains(nodes[0], "=") && !strings.ContainsAny(strings.SplitN(nodes[0], "=", 2)[0], `/\.`)):
+		return fmt.Errorf("--nodes %s: a typed import (--nodes TYPE=FILE) names its relations with --edges SRC,REL,DST=FILE", quoted(strings.Join(nodes, " ")))
+	case target != "" || noReverse:
+		return errors.New("--target and --no-reverse: for a typed import, whose relations --edges SRC,REL,DST=FILE names")
+	}
+	return nil
+}
+
+// runImportTyped is `fanout import edges --nodes TYPE=FILE... --edges
+// SRC,REL,DST=FILE...`: node tables and edge files of several types into a
+// typed dataset (edgelist.ImportTyped).
+func runImportTyped(ctx context.Context, ti typedImport, stdout, stderr io.Writer) error {
+	to, err := ti.options(stderr)
+	if err != nil {
+		return err
+	}
+	if err := job.CheckTarget(ti.out, ti.force); err != nil {
+		return err
+	}
+	return storeEdges(ctx, func() (*dataset.Dataset, func(), error) { return job.ImportTypedEdges(ctx, to, stderr) },
+		job.Store{Out: ti.out, Src: to.Tables[0].File, Normalize: ti.norm, DType: ti.dtype}, stdout, stderr)
+}
+
+// options checks the typed import's flags and turns them into options.
+func (ti typedImport) options(stderr io.Writer) (edgelist.TypedOptions, error) {
+	to := edgelist.TypedOptions{Options: ti.o, Target: ti.target, NoReverse: ti.noReverse}
+	switch {
+	case len(ti.files) > 0:
+		return to, fmt.Errorf("%s: a typed import reads the edge files of --edges SRC,REL,DST=FILE, not positional files", quoted(ti.files[0]))
+	case ti.target == "":
+		return to, errors.New("--target TYPE is required: the labelled type, whose table has the --label column")
+	case ti.o.Directed:
+		return to, errors.New("--directed: typed relations keep their direction, and get their reverses unless --no-reverse")
+	}
+	if err := checkImportEdges(ti.fs, ti.out, to.Options, ti.weight); err != nil {
+		return to, err
+	}
+	for _, n := range ti.nodes {
+		typ, file, ok := strings.Cut(n, "=")
+		if !ok || typ == "" || file == "" {
+			return to, fmt.Errorf("--nodes %s: want TYPE=FILE in a typed import", quoted(n))
+		}
+		to.Tables = append(to.Tables, edgelist.NodeTable{Type: typ, File: file})
+	}
+	for _, r := range ti.relations {
+		rel, err := parseRelation(r)
+		if err != nil {
+			return to, err
+		}
+		to.Relations = append(to.Relations, rel)
+	}
+	return to, edgeOptions(&to.Options, ti.out, ti.features, ti.dtype, ti.memory, stderr)
+}
+
+// parseRelation reads an --edges value, SRC,REL,DST=FILE|GLOB.
+func parseRelation(v string) (edgelist.EdgeFiles, error) {
+	triple, pattern, ok := strings.Cut(v, "=")
+	names := strings.Split(triple, ",")
+	if !ok || len(names) != 3 || pattern == "" {
+		return edgelist.EdgeFiles{}, fmt.Errorf("--edges %s: want SRC,REL,DST=FILE", quoted(v))
+	}
+	files, err := edgelist.Expand([]string{pattern})
+	if err != nil {
+		return edgelist.EdgeFiles{}, fmt.Errorf("--edges %s: %w", quoted(v), err)
+	}
+	return edgelist.EdgeFiles{Src: names[0], Name: names[1], Dst: names[2], Files: files}, nil
 }

@@ -55,11 +55,8 @@ func TestBadInputGivesOneLineErrors(t *testing.T) {
 }
 
 func TestGenInfoTrainEvalRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	data, run := filepath.Join(dir, "tiny"), filepath.Join(dir, "run")
-	if code, _, stderr := fanout(t, "gen", "tiny", "--out", data); code != 0 {
-		t.Fatalf("gen: %s", stderr)
-	}
+	dir, data := t.TempDir(), genTiny(t)
+	run := filepath.Join(dir, "run")
 	code, out, stderr := fanout(t, "info", data)
 	if code != 0 || !strings.Contains(out, "16,384") {
 		t.Fatalf("info: exit %d\n%s%s", code, out, stderr)
@@ -132,11 +129,8 @@ func FuzzLoadConfig(f *testing.F) {
 // alike, the checkpoint carries them, and eval rebuilds the model from it
 // (the same test accuracy, layer-wise with --full-eval as in training).
 func TestGATTrainEvalRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	data, run := filepath.Join(dir, "tiny"), filepath.Join(dir, "run")
-	if code, _, stderr := fanout(t, "gen", "tiny", "--out", data); code != 0 {
-		t.Fatalf("gen: %s", stderr)
-	}
+	dir, data := t.TempDir(), genTiny(t)
+	run := filepath.Join(dir, "run")
 	cfg := filepath.Join(dir, "c.yaml")
 	os.WriteFile(cfg, []byte("model: gat\nheads: 4\nattn-dropout: 0.2\nepochs: 2\nfull-eval: true\n"), 0o644)
 	code, out, stderr := fanout(t, "train", "--data", data, "--config", cfg, "--out-heads", "2", "--device", "cpu", "--out", run)

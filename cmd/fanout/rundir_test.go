@@ -18,6 +18,17 @@ func trainArgs(extra ...string) []string {
 	return append(append([]string{"train"}, quick...), extra...)
 }
 
+// quickRun trains quickly (trainArgs) with the extra flags into a fresh
+// run directory, which it returns.
+func quickRun(t *testing.T, extra ...string) string {
+	t.Helper()
+	run := filepath.Join(t.TempDir(), "run")
+	if code, out, stderr := fanout(t, trainArgs(append([]string{"--out", run}, extra...)...)...); code != 0 {
+		t.Fatalf("train %v: exit %d\n%s%s", extra, code, out, stderr)
+	}
+	return run
+}
+
 func TestRunDirectoryIsNotOverwritten(t *testing.T) {
 	run := filepath.Join(t.TempDir(), "run")
 	oneLineError(t, "does not exist", trainArgs("--out", run, "--resume")...)
@@ -140,10 +151,7 @@ func TestRunKilledBeforeFirstCheckpoint(t *testing.T) {
 // the seed) is refused, naming each with its old and new value; another
 // dataset is refused naming it.
 func TestResumeNamesChangedSettings(t *testing.T) {
-	run := filepath.Join(t.TempDir(), "run")
-	if code, _, stderr := fanout(t, trainArgs("--out", run)...); code != 0 {
-		t.Fatal(stderr)
-	}
+	run := quickRun(t)
 	oneLineError(t, "settings differ from the saved run's: lr 0.05 (was 0.0", append(trainArgs("--out", run, "--resume"), "--epochs", "2", "--lr", "0.05")...)
 	oneLineError(t, "seed 7 (was 1)", append(trainArgs("--out", run, "--resume"), "--epochs", "3", "--seed", "7")...)
 	code, _, stderr := fanout(t, append(trainArgs("--out", run, "--resume"), "--epochs", "2")...)

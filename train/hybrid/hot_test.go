@@ -4,37 +4,13 @@ import (
 	"context"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
 )
-
-// hotRun trains cfg with hot vertices on the CPU (the record backend
-// standing in for a GPU) and returns every step's loss, the final
-// parameters and the statistics.
-func hotRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, hot HotOptions) ([]float32, [][]float32, *Stats) {
-	t.Helper()
-	var losses []float32
-	var params [][]float32
-	be := record.New(cpu.New(2))
-	hot.NewCPU = func() (backend.Backend, error) { return cpu.New(2), nil }
-	var log strings.Builder
-	topt := train.Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }}
-	sum, st, err := Run(context.Background(), be, ds, cfg, topt, Options{CacheRows: 3000, Hot: hot, Log: &log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(log.String(), "hot vertices:") {
-		t.Errorf("the plan does not name the hot vertices:\n%s", log.String())
-	}
-	_ = sum
-	return losses, params, st
-}
 
 // TestHotPipelineIsTheReference: the pipelined schedule (the CPU computes
 // super-batch g+1's rows on a worker while g trains) gives bitwise the run
@@ -49,10 +25,10 @@ func TestHotPipelineIsTheReference(t *testing.T) {
 		for _, k := range []int{1, 2} {
 			opt := HotOptions{Ratio: 0.1, Staleness: k, SuperBatch: 5, Outputs: outputs}
 			opt.Sequential = true
-			ref, _, rst := hotRun(t, ds, cfg, opt)
+			ref, rst := hybridRun(t, ds, cfg, 3000, 0, opt)
 			opt.Sequential = false
 			for run := range 2 {
-				got, _, st := hotRun(t, ds, cfg, opt)
+				got, st := hybridRun(t, ds, cfg, 3000, 0, opt)
 				if !slices.Equal(got, ref) {
 					t.Fatalf("outputs %t, staleness %d, run %d: the pipelined losses differ from the sequential schedule's", outputs, k, run)
 				}
@@ -106,7 +82,7 @@ func TestHotInputsAreTheStep(t *testing.T) {
 	cfg.InDropout = 0 // the CPU's rows see no input dropout
 	want := replayLosses(t, ds, cfg)
 	for _, k := range []int{0, 1} {
-		got, _, st := hotRun(t, ds, cfg, HotOptions{Ratio: 0.2, Staleness: k, SuperBatch: 1})
+		got, st := hybridRun(t, ds, cfg, 3000, 0, HotOptions{Ratio: 0.2, Staleness: k, SuperBatch: 1})
 		if !st.Hot.Inputs {
 			t.Fatal("GraphSAGE's hot rows are not inputs")
 		}
@@ -114,7 +90,7 @@ func TestHotInputsAreTheStep(t *testing.T) {
 			t.Fatalf("staleness %d: the losses differ from replay's:\n%v\n%v", k, got, want)
 		}
 	}
-	got, _, _ := hotRun(t, ds, cfg, HotOptions{Ratio: 0.2, Staleness: 1, SuperBatch: 5})
+	got, _ := hybridRun(t, ds, cfg, 3000, 0, HotOptions{Ratio: 0.2, Staleness: 1, SuperBatch: 5})
 	if slices.Equal(got, want) {
 		t.Fatal("five steps per super-batch: every loss equals replay's; the hot neighbourhoods were not shared")
 	}
@@ -136,7 +112,7 @@ func TestHotFreshRowsEqualTheStep(t *testing.T) {
 	cfg.Epochs = 3
 	cfg.InDropout = 0 // the CPU's rows see no input dropout
 	want := replayLosses(t, ds, cfg)
-	got, _, st := hotRun(t, ds, cfg, HotOptions{Ratio: 0.2, Staleness: 0, SuperBatch: 1, Outputs: true})
+	got, st := hybridRun(t, ds, cfg, 3000, 0, HotOptions{Ratio: 0.2, Staleness: 0, SuperBatch: 1, Outputs: true})
 	if len(got) != len(want) {
 		t.Fatalf("%d steps, replay %d", len(got), len(want))
 	}

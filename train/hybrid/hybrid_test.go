@@ -179,3 +179,62 @@ func TestBF16Features(t *testing.T) {
 		t.Errorf("hit rate %.3f", st.HitRate)
 	}
 }
+
+// hybridRun trains cfg on ds with the hybrid driver on the CPU (the
+// record backend standing in for a GPU) with cache rows of the table
+// cached, the features held as dt (0: as the dataset holds them) and hot
+// vertices as hot says (computed on a CPU backend of their own; the plan
+// names them), and returns every step's loss and the figures.
+func hybridRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, cache int64, dt backend.DType, hot HotOptions) ([]float32, *Stats) {
+	t.Helper()
+	var losses []float32
+	var log strings.Builder
+	hot.NewCPU = func() (backend.Backend, error) { return cpu.New(2), nil }
+	topt := train.Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }}
+	_, st, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, topt, Options{CacheRows: cache, FeatureDType: dt, Hot: hot, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hot.Ratio > 0 && !strings.Contains(log.String(), "hot vertices:") {
+		t.Errorf("the plan does not name the hot vertices:\n%s", log.String())
+	}
+	return losses, st
+}
+
+// TestBF16Dataset: a dataset holding bfloat16 features trains in the
+// hybrid mode, its tiers bfloat16 by default (2 bytes a row value over
+// PCIe), bitwise as the float32 dataset held as bfloat16; with hot
+// vertices, whose rows the CPU computes from the dataset's own values,
+// bitwise as the float32 dataset of the same (widened) values held as
+// bfloat16; held as float32 (widened), bitwise as that float32 dataset.
+func TestBF16Dataset(t *testing.T) {
+	f32, cfg := tiny(t)
+	cfg.Epochs = 1
+	bf16 := *f32
+	bf16.RoundFeatures()
+	widened := bf16
+	widened.WidenFeatures()
+	none := HotOptions{}
+	got, st := hybridRun(t, &bf16, cfg, 2000, 0, none)
+	want, _ := hybridRun(t, f32, cfg, 2000, backend.BF16, none)
+	if !slices.Equal(got, want) {
+		t.Fatalf("bfloat16 dataset:\n%v\nfloat32 dataset held as bfloat16:\n%v", got, want)
+	}
+	if st.HostRows == 0 || st.PCIeBytes != st.HostRows*int64(f32.FeatDim)*2 {
+		t.Errorf("%d bytes over PCIe for %d host rows of %d features: the host tier is not bfloat16", st.PCIeBytes, st.HostRows, f32.FeatDim)
+	}
+	if plain, _ := hybridRun(t, f32, cfg, 2000, backend.F32, none); slices.Equal(plain, got) {
+		t.Fatal("float32 features train as bfloat16 ones: the comparison cannot tell them apart")
+	}
+	hot := HotOptions{Ratio: 0.1, Staleness: 1, SuperBatch: 4}
+	got, st = hybridRun(t, &bf16, cfg, 2000, 0, hot)
+	want, _ = hybridRun(t, &widened, cfg, 2000, backend.BF16, hot)
+	if st.Hot == nil || !slices.Equal(got, want) {
+		t.Fatalf("hot vertices (%v): bfloat16 dataset\n%v\nwidened dataset held as bfloat16\n%v", st.Hot != nil, got, want)
+	}
+	got, _ = hybridRun(t, &bf16, cfg, 2000, backend.F32, none)
+	want, _ = hybridRun(t, &widened, cfg, 2000, backend.F32, none)
+	if !slices.Equal(got, want) {
+		t.Fatalf("held as float32: bfloat16 dataset\n%v\nwidened dataset\n%v", got, want)
+	}
+}

@@ -8,10 +8,9 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
-	"github.com/fanout-gnn/fanout/backend/inproc"
-	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
@@ -28,14 +27,7 @@ type group struct {
 // rank 0 gets opt (its run directory, resume).
 func runGroup(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, mode train.Mode, opt train.Options) group {
 	t.Helper()
-	bes := make([]backend.Backend, n)
-	for i := range bes {
-		bes[i] = record.New(cpu.New(1))
-	}
-	comms, err := inproc.New(bes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bes, comms := traintest.CPUGroup(t, n, true)
 	colls := make([]backend.Collective, n)
 	for i, c := range comms {
 		colls[i] = c

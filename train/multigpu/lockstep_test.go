@@ -9,12 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/inproc"
-	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
 // The ranks of a group must issue the same collectives in the same order,
@@ -31,14 +29,7 @@ const groupDeadline = 2 * time.Minute
 // cpuGroup is n record-wrapped CPU backends joined in process.
 func cpuGroup(t *testing.T, n int) ([]Rank, []*inproc.Comm) {
 	t.Helper()
-	bes := make([]backend.Backend, n)
-	for i := range bes {
-		bes[i] = record.New(cpu.New(1))
-	}
-	comms, err := inproc.New(bes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bes, comms := traintest.CPUGroup(t, n, true)
 	ranks := make([]Rank, n)
 	for i := range ranks {
 		ranks[i] = Rank{Backend: bes[i], Coll: comms[i]}

@@ -10,9 +10,6 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/backend/cpu"
-	"github.com/fanout-gnn/fanout/backend/inproc"
-	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
@@ -38,18 +35,7 @@ func runSummary(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, repl
 // runWith is runSummary with the replay driver's options.
 func runWith(t *testing.T, ds *dataset.Dataset, cfg train.Config, n int, replay bool, ropt train.ReplayOptions, setup ...func([]Rank)) ([]float64, [][]uint64, *train.Summary) {
 	t.Helper()
-	bes := make([]backend.Backend, n)
-	for i := range bes {
-		var be backend.Backend = cpu.New(1)
-		if replay {
-			be = record.New(be)
-		}
-		bes[i] = be
-	}
-	comms, err := inproc.New(bes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bes, comms := traintest.CPUGroup(t, n, replay)
 	var mu sync.Mutex
 	losses := map[[2]int]float64{}
 	hashes := make([][]uint64, n)
@@ -178,8 +164,7 @@ func TestReplayDevicesMatchEager(t *testing.T) {
 func TestUnevenBatchRefused(t *testing.T) {
 	ds, cfg := tiny(t)
 	cfg.Batch = 255
-	bes := []backend.Backend{cpu.New(1), cpu.New(1)}
-	comms, _ := inproc.New(bes)
+	bes, comms := traintest.CPUGroup(t, 2, false)
 	_, err := Run(context.Background(), ds, cfg, []Rank{{Backend: bes[0], Coll: comms[0]}, {Backend: bes[1], Coll: comms[1]}}, train.Eager, train.ReplayOptions{})
 	if err == nil {
 		t.Fatal("batch 255 on 2 devices: no error")

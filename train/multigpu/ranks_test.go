@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/inproc"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
 // TestRunRanks: a failing rank releases the rank waiting for it in a
@@ -16,14 +16,10 @@ import (
 // failure is returned; ranks that are all interrupted abort nothing and
 // return the interruption.
 func TestRunRanks(t *testing.T) {
-	bes := []backend.Backend{cpu.New(1), cpu.New(1)}
-	comms, err := inproc.New(bes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bes, comms := traintest.CPUGroup(t, 2, false)
 	colls := []backend.Collective{comms[0], comms[1]}
 	failed := errors.New("out of memory")
-	err = RunRanks(colls, func(i int) error {
+	err := RunRanks(colls, func(i int) error {
 		if i == 1 {
 			return failed
 		}

@@ -184,7 +184,7 @@ func (d *Driver) upload(tr *train.Trainer, ops backend.HotRows, slot []int32) er
 	if d.tab, err = backend.UploadHost(d.be, d.table); err != nil {
 		return fmt.Errorf("hot vertices: %d MiB of host rows: %w", len(d.table)*4>>20, err)
 	}
-	rows := &Rows{ops: ops, slot: d.slot, table: d.tab, base: backend.Count{Buf: d.base, Cap: 1}, inputs: d.inputs}
+	rows := &Rows{HotTable: nn.HotTable{Ops: ops, Slot: d.slot, Table: d.tab, Base: backend.Count{Buf: d.base, Cap: 1}, InputRows: d.inputs}}
 	if !d.inputs {
 		if d.acc, err = d.be.Alloc(backend.F32, max(1, len(d.ids)*d.dim)); err != nil {
 			return fmt.Errorf("hot vertices: %d MiB for the rows' gradient: %w", len(d.ids)*d.dim*4>>20, err)
@@ -197,7 +197,7 @@ func (d *Driver) upload(tr *train.Trainer, ops backend.HotRows, slot []int32) er
 			d.extra = append(d.extra, b)
 		}
 		d.zero = true
-		rows.grad, rows.extra = d.acc, d.extra
+		rows.Grad, rows.Extra = d.acc, d.extra
 	}
 	in := tr.Inputs()
 	if rows.bottom, err = ops.MaskGraph(in.Graph, d.slot); err != nil {

@@ -1,5 +1,6 @@
 // Package traintest holds what the drivers' tests share: the tiny preset
-// with its configuration, and a GPU opened for bitwise comparisons.
+// with its configuration, a group of CPU devices joined in process, and a
+// GPU opened for bitwise comparisons.
 package traintest
 
 import (

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/backend/cpu"
-	"github.com/fanout-gnn/fanout/backend/inproc"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/graph"
 	"github.com/fanout-gnn/fanout/train"
@@ -20,14 +17,7 @@ import (
 // placed the ranks' lists and rows.
 func trainSteps(t *testing.T, ds *dataset.Dataset, cfg train.Config, n, steps int, setup func([]multigpu.Rank)) {
 	t.Helper()
-	bes := make([]backend.Backend, n)
-	for i := range bes {
-		bes[i] = cpu.New(1)
-	}
-	comms, err := inproc.New(bes)
-	if err != nil {
-		t.Fatal(err)
-	}
+	bes, comms := traintest.CPUGroup(t, n, false)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ranks := make([]multigpu.Rank, n)
