@@ -64,7 +64,7 @@ func TestTrainDevicesHybrid(t *testing.T) {
 	if code := run(context.Background(), strings.Fields("train --device cpu --devices 2 --mode hybrid --cache-rows 1000 --epochs 2 --global-batch 256"), &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, want := range []string{"device 0: cache 1000 rows", "device 1: cache 1000 rows"} {
+	for _, want := range []string{"hybrid (device 0): cache 1000 rows", "hybrid (device 1): cache 1000 rows"} {
 		if !strings.Contains(errb.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
 		}

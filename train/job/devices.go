@@ -94,10 +94,15 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 	printFeatureReads(feats, 4*int64(ds.FeatDim), j.Log)
 	printExchange(xch, j.Log)
 	for i, t := range tiers {
-		fmt.Fprintf(j.Log, "device %d: cache %d rows, hit rate %.3f, peak %.1f MiB of a %.1f MiB budget\n",
-			i, t.Stats.Placement.CacheRows, t.Stats.HitRate, float64(t.Stats.PeakBytes)/(1<<20), float64(t.Stats.Placement.Budget)/(1<<20))
+		printTier(j.Log, fmt.Sprintf("device %d", i), t)
 	}
 	return sum, nil
+}
+
+// printTier says how a device's tiered store served its run.
+func printTier(log io.Writer, who string, t *hybrid.Tier) {
+	fmt.Fprintf(log, "hybrid (%s): cache %d rows, hit rate %.3f, peak %.1f MiB of a %.1f MiB budget\n",
+		who, t.Stats.Placement.CacheRows, t.Stats.HitRate, float64(t.Stats.PeakBytes)/(1<<20), float64(t.Stats.Placement.Budget)/(1<<20))
 }
 
 // hybridRanks gives every rank its own tiered feature store under its

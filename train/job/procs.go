@@ -12,6 +12,7 @@ import (
 	"github.com/fanout-gnn/fanout/cluster"
 	"github.com/fanout-gnn/fanout/cluster/mpi"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/hybrid"
 	"github.com/fanout-gnn/fanout/train/multigpu"
 )
 
@@ -138,7 +139,16 @@ func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Coll
 			return nil, nil, err
 		}
 	}
+	var tiers []*hybrid.Tier
+	if mode == train.Hybrid { // each process's device keeps its own tiers
+		if tiers, err = j.hybridRanks(ds, cfg, []backend.Backend{be}, ranks); err != nil {
+			return nil, nil, err
+		}
+	}
 	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode, j.Replay)
+	for _, t := range tiers {
+		printTier(j.Log, fmt.Sprintf("rank %d", l.Rank), t)
+	}
 	return sum, xch, err
 }
 
