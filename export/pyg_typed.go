@@ -29,6 +29,13 @@ func pygTyped(c Model) ([]Tensor, map[string]string, error) {
 	embed := map[string][2]int{}
 	byName := map[string]Param{}
 	for _, p := range c.Params {
+		if ts, ok, err := typedNorm(c, p); ok || err != nil {
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, ts...)
+			continue
+		}
 		if t, ok := strings.CutPrefix(p.Name, "embed."); ok {
 			if len(p.Shape) != 2 {
 				return nil, nil, fmt.Errorf("export: table %q of shape %v is not a matrix", p.Name, p.Shape)
@@ -97,7 +104,34 @@ func pygTyped(c Model) ([]Tensor, map[string]string, error) {
 		return nil, nil, fmt.Errorf("export: %s parameter %q has no PyG name", m.Kind, name)
 	}
 	meta, err := typedMeta(m, embed)
+	if err == nil {
+		normJKMeta(m, meta)
+	}
 	return out, meta, err
+}
+
+// typedNorm maps a type's normalisation parameter (layerL.TYPE.norm.X) to
+// to_hetero's copy of BasicGNN's norms.L for the type, as pygNormJK maps a
+// one-type model's; ok is false for any other parameter.
+func typedNorm(c Model, p Param) (ts []Tensor, ok bool, err error) {
+	var l int
+	if _, err := fmt.Sscanf(p.Name, "layer%d.", &l); err != nil {
+		return nil, false, nil
+	}
+	rest := p.Name[strings.IndexByte(p.Name, '.')+1:]
+	ty, field, found := strings.Cut(rest, ".norm.")
+	if !found {
+		return nil, false, nil
+	}
+	one := c
+	one.Params = []Param{{Name: fmt.Sprintf("layer%d.norm.%s", l, field), Shape: p.Shape, Data: p.Data}}
+	ts, _, err = pygNormJK(one, 0)
+	for i := range ts {
+		// norms.L.X becomes gnn.norms.L.TYPE.X.
+		pre := fmt.Sprintf("norms.%d.", l)
+		ts[i].Name = "gnn." + pre + ty + "." + strings.TrimPrefix(ts[i].Name, pre)
+	}
+	return ts, true, err
 }
 
 // basisWeight is relation r's weight at layer l of an RGCN with bases,

@@ -33,6 +33,50 @@ func typedModel(t *testing.T, kind string, bases int) Model {
 	return out
 }
 
+// TestPyGTypedNorm: a typed model's normalisations map to to_hetero's
+// copies of BasicGNN's norms, per type, with the metadata's norm.
+func TestPyGTypedNorm(t *testing.T) {
+	for _, norm := range []string{"batch", "layer"} {
+		cfg := typedModel(t, "rsage", 0).Config
+		cfg.Norm = norm
+		be := cpu.New(1)
+		m, err := nn.NewModel(be, cfg, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := Model{Config: cfg, Steps: 7}
+		for _, p := range m.Params() {
+			v := make([]float32, p.Size())
+			be.Read(v, p.W, 0)
+			c.Params = append(c.Params, Param{Name: p.Name, Shape: p.Shape, Data: v})
+		}
+		m.Free()
+		ts, meta, err := PyG(c)
+		if err != nil {
+			t.Fatalf("%s: %v", norm, err)
+		}
+		names := map[string]Tensor{}
+		for _, x := range ts {
+			names[x.Name] = x
+		}
+		want := []string{"gnn.norms.0.author.weight", "gnn.norms.0.paper.bias"}
+		if norm == "batch" {
+			want = []string{"gnn.norms.0.author.module.weight", "gnn.norms.0.paper.module.running_var", "gnn.norms.0.paper.module.num_batches_tracked"}
+		}
+		for _, w := range want {
+			if _, ok := names[w]; !ok {
+				t.Errorf("%s: no tensor %s", norm, w)
+			}
+		}
+		if w, ok := names["gnn.norms.0.paper.module.running_var"]; ok && (len(w.Data) != 4 || w.Data[0] != 1) {
+			t.Errorf("running_var %v, want four ones", w.Data)
+		}
+		if meta["norm"] == "" {
+			t.Errorf("%s: metadata without norm: %v", norm, meta)
+		}
+	}
+}
+
 // TestPyGTyped: a typed model's export names every parameter as the PyG
 // module does (to_hetero's edge-type keys under gnn, embeddings under
 // embed), transposes weights, makes RGCN's relation weights from its

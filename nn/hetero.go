@@ -40,6 +40,9 @@ type heteroLayer struct {
 	// relation weights (the rels' neigh, not parameters then) are made.
 	root, tbias []*Param
 	bases, comp *Param
+	// norms are each type's normalisation of a hidden layer's output
+	// (Config.Norm; nil without, and at the top layer).
+	norms []*normLayer
 }
 
 // heteroNet is the layers of a typed model (KindRSAGE, KindRGCN) with their
@@ -59,6 +62,7 @@ type heteroNet struct {
 	edgeW, agg      [][]backend.Buffer
 	dAgg            backend.Buffer // F32 [the largest agg]: one relation's at a time
 	dropP           []float32
+	training        bool // the last forward pass trained (normalisation's statistics)
 	// RGCN with bases: each layer's relation weights made from them (F32
 	// [R, in·out]), one layer's gradients at a time, and a count of R (the
 	// rows of the products that make them).
@@ -117,6 +121,16 @@ func (h *heteroNet) newLayer(pa *paramAlloc, l int, seed uint64) (*heteroLayer, 
 			return nil, err
 		}
 	}
+	if c.Norm != "" && c.Norm != NormNone && l < c.Layers-1 {
+		for _, ty := range c.Types {
+			_, out := c.typeDims(l, 0)
+			n, err := makeNorm(h.be, pa, c, fmt.Sprintf("layer%d.%s.norm", l, ty.Name), out)
+			if err != nil {
+				return nil, err
+			}
+			ly.norms = append(ly.norms, n)
+		}
+	}
 	if c.Kind != KindRGCN {
 		return ly, nil
 	}
@@ -164,7 +178,28 @@ func (ly *heteroLayer) params() []*Param {
 	if ly.bases != nil {
 		ps = append(ps, ly.bases, ly.comp)
 	}
+	for _, n := range ly.norms {
+		ps = append(ps, n.params()...)
+	}
 	return ps
+}
+
+// norm is type t's normalisation at layer l, or nil.
+func (h *heteroNet) norm(l, t int) *normLayer {
+	if ns := h.layers[l].norms; ns != nil {
+		return ns[t]
+	}
+	return nil
+}
+
+// updateNorms folds the last training pass's batch statistics into every
+// batch normalisation's running ones, unless skip is set.
+func (h *heteroNet) updateNorms(skip backend.Buffer) {
+	for _, ly := range h.layers {
+		for _, n := range ly.norms {
+			n.update(skip)
+		}
+	}
 }
 
 // params is every parameter of the net, bottom layer first.

@@ -50,8 +50,10 @@ func (c Config) validateTyped() error {
 		return fmt.Errorf("nn: config Target %d: want one of the %d types", c.Target, T)
 	case c.BF16Bottom || c.BF16Activations || c.InputDropout != 0 || c.LearnEps || c.GINFanouts != "":
 		return fmt.Errorf("nn: config %s: bfloat16 products or activations, input dropout and GIN's options are the one-type models'", c.Kind)
-	case (c.Norm != "" && c.Norm != NormNone) || (c.JK != "" && c.JK != JKNone):
-		return fmt.Errorf("nn: config %s: normalisation and jumping knowledge are the one-type models' (norm %q, jk %q)", c.Kind, c.Norm, c.JK)
+	case c.JK != "" && c.JK != JKNone:
+		return fmt.Errorf("nn: config %s: jumping knowledge is the one-type models' (jk %q)", c.Kind, c.JK)
+	case c.Norm != "" && c.Norm != NormNone && c.Norm != NormBatch && c.Norm != NormLayer:
+		return fmt.Errorf("nn: config Norm %q: want none, batch or layer", c.Norm)
 	case c.Bases < 0 || (c.Bases > 0 && c.Kind != KindRGCN):
 		return fmt.Errorf("nn: config Bases %d: basis decomposition is rgcn's, at least 1 (0: none)", c.Bases)
 	}

@@ -38,6 +38,9 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 			if l < L-1 && c.Dropout > 0 {
 				h.mask[l][t] = h.ws.alloc(fmt.Sprintf("layer %d %s dropout mask", l, c.Types[t].Name), backend.U8, tc.Dst*out)
 			}
+			if n := h.norm(l, t); n != nil {
+				n.reserve(&h.ws, fmt.Sprintf("layer %d %s normalisation", l, c.Types[t].Name), tc.Dst)
+			}
 		}
 		for r, rel := range c.Relations {
 			inS, _ := c.typeDims(l, rel.Src)
@@ -87,6 +90,9 @@ func (h *heteroNet) zeroDead() {
 			}
 			if ly.root != nil {
 				ps = append(ps, ly.root[t], ly.tbias[t])
+			}
+			if n := h.norm(l, t); n != nil {
+				ps = append(ps, n.gamma, n.beta)
 			}
 			for _, p := range ps {
 				if p != nil {
@@ -171,6 +177,7 @@ func (h *heteroNet) relWeight(l, r int) (w, g backend.Buffer) {
 // logits).
 func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand, afterBottom func()) backend.Buffer {
 	c, be := h.cfg, h.be
+	h.training = train
 	for l, ly := range h.layers {
 		h.dropP[l] = 0
 		if train && l < c.Layers-1 {
@@ -233,10 +240,15 @@ func (h *heteroNet) forwardType(b *TypedBatch, l, t int, rs []int, rnd backend.R
 	for _, p := range biases[:len(biases)-1] {
 		be.BiasActDropout(y, n, out, p.W, false, 0, backend.Rand{}, nil, y)
 	}
+	last := biases[len(biases)-1].W
+	if nm := h.norm(l, t); nm != nil {
+		nm.forward(y, n, last, h.training)
+		last = nil // added before the normalisation
+	}
 	// Layer l's dropout stream, as a one-type model's; each type its own
 	// seed.
 	dr := backend.Rand{Seed: rng.Derive(rnd.Seed, t+1), Clock: rnd.Clock, Stream: dropoutStream + uint32(l)}
-	be.BiasActDropout(y, n, out, biases[len(biases)-1].W, l < c.Layers-1, h.dropP[l], dr, h.dropMask(l, t), y)
+	be.BiasActDropout(y, n, out, last, l < c.Layers-1, h.dropP[l], dr, h.dropMask(l, t), y)
 }
 
 // live reports whether type t has destinations at layer l (the envelope
@@ -295,7 +307,12 @@ func (h *heteroNet) backwardType(b *TypedBatch, l, t int, rs []int) {
 	} else {
 		dbias = ly.rels[rs[len(rs)-1]].bias
 	}
-	be.BiasActDropoutBackward(dz, h.act[l][t], n, out, l < c.Layers-1, h.dropP[l], h.dropMask(l, t), dz, dbias.G)
+	if nm := h.norm(l, t); nm != nil {
+		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, l < c.Layers-1, h.dropP[l], h.dropMask(l, t), dz, nil)
+		nm.backward(dz, n, dbias.G) // the gradient before the normalisation, and the bias's
+	} else {
+		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, l < c.Layers-1, h.dropP[l], h.dropMask(l, t), dz, dbias.G)
+	}
 	if ly.root != nil {
 		be.LinearBackwardWeight(xT, dz, n, inT, out, ly.root[t].G, false)
 		if dxT != nil {

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -90,7 +91,8 @@ func typedBatch(t *testing.T, be backend.Backend, cfg Config) (*Batch, []LayerCa
 // TestTypedGradients: a typed model's backward pass (every relation's
 // weights and bias, RGCN's roots and bases, and the bottom rows' input
 // gradient that a learned embedding trains on) equals central differences
-// of its loss, for RSAGE, RGCN, and RGCN with two bases.
+// of its loss, for RSAGE, RGCN, RGCN with two bases, and with batch and
+// layer normalisation of the hidden layer (their scales and shifts too).
 func TestTypedGradients(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -99,6 +101,8 @@ func TestTypedGradients(t *testing.T) {
 		{"rsage", heteroSchema(KindRSAGE, 3, 2)},
 		{"rgcn", heteroSchema(KindRGCN, 3, 2)},
 		{"rgcn-bases", func() Config { c := heteroSchema(KindRGCN, 3, 3); c.Bases = 2; return c }()},
+		{"rsage-batchnorm", func() Config { c := heteroSchema(KindRSAGE, 3, 2); c.Norm = NormBatch; return c }()},
+		{"rgcn-layernorm", func() Config { c := heteroSchema(KindRGCN, 3, 2); c.Norm = NormLayer; return c }()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			be := newCPU(t)
@@ -112,7 +116,9 @@ func TestTypedGradients(t *testing.T) {
 				t.Fatal(err)
 			}
 			lossOf := func() float64 {
-				_, _ = m.Loss(b, m.Forward(b, false, backend.Rand{}))
+				// Training passes (batch normalisation by the batch's
+				// statistics); no dropout, so every pass is the same.
+				_, _ = m.Loss(b, m.Forward(b, true, backend.Rand{}))
 				v := make([]float32, 1)
 				be.Read(v, m.hetero.loss, 0)
 				syncOK(t, be)
@@ -137,6 +143,19 @@ func TestTypedGradients(t *testing.T) {
 			}
 			syncOK(t, be)
 			for _, p := range m.Params() {
+				if p.Buffer {
+					continue // running statistics: not trained
+				}
+				if c.cfg.Norm == NormBatch && strings.HasPrefix(p.Name, "layer0.") && strings.HasSuffix(p.Name, ".bias") && !strings.HasSuffix(p.Name, ".norm.bias") {
+					// A bias before batch normalisation shifts every row
+					// alike, which the normalisation takes out again.
+					for i, g := range grads[p.Name] {
+						if math.Abs(float64(g)) > 1e-6 {
+							t.Errorf("%s[%d]: gradient %g before batch normalisation, want 0", p.Name, i, g)
+						}
+					}
+					continue
+				}
 				if !strings.HasPrefix(p.Name, "layer1.rev_writes.") && !strings.HasPrefix(p.Name, "layer1.author.") {
 					checkGrad(t, be, p.Name, p.W, liveIdx(p.Size()), grads[p.Name], lossOf)
 					continue

@@ -398,4 +398,7 @@ func (m *Model) Update(t backend.Count, cfg backend.AdamConfig) {
 			}
 		}
 	}
+	if m.hetero != nil {
+		m.hetero.updateNorms(cfg.Skip)
+	}
 }

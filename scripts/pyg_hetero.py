@@ -122,13 +122,15 @@ def load(root):
     return data, target, int(m["num_classes"])
 
 
-def rsage(metadata, hidden, layers, classes, dropout):
+def rsage(metadata, hidden, layers, classes, dropout, norm=None, norm_kwargs=None):
     """to_hetero(GraphSAGE): in each layer, per relation a SAGEConv (the mean
     of the sources through lin_l with its bias, the destination's own row
     through lin_r), summed over the relations into a type; ReLU and dropout
-    between layers. Input widths are lazy (-1): set by the first forward
-    pass, or by loading a state dict."""
-    sage = GraphSAGE((-1, -1), hidden, num_layers=layers, out_channels=classes, dropout=dropout, aggr="mean")
+    between layers (after norm, BasicGNN's normalisation, where given).
+    Input widths are lazy (-1): set by the first forward pass, or by
+    loading a state dict."""
+    sage = GraphSAGE((-1, -1), hidden, num_layers=layers, out_channels=classes, dropout=dropout, aggr="mean",
+                     norm=norm, norm_kwargs=norm_kwargs)
     return to_hetero(sage, metadata, aggr="sum")
 
 

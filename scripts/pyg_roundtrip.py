@@ -52,7 +52,7 @@ import sys
 import numpy as np
 import torch
 from safetensors.torch import load_file, safe_open
-from torch_geometric.nn import GATConv, Linear, SAGEConv, to_hetero
+from torch_geometric.nn import BatchNorm, GATConv, LayerNorm, Linear, SAGEConv, to_hetero
 from torch_geometric.nn.models import GAT, GCN, GIN, GraphSAGE
 
 
@@ -76,17 +76,22 @@ class RGCN(torch.nn.Module):
     sums the relations into a type and gives every type its own Linear.
     ReLU between layers (dropout, training's only, is left out)."""
 
-    def __init__(self, hidden, out, layers):
+    def __init__(self, hidden, out, layers, norm=None):
         super().__init__()
         widths = [hidden] * (layers - 1) + [out]
         self.convs = torch.nn.ModuleList(SAGEConv((-1, -1), d, aggr="mean", root_weight=False, bias=False)
                                          for d in widths)
         self.lins = torch.nn.ModuleList(Linear(-1, d) for d in widths)
+        # The hidden layers' normalisation, as BasicGNN's norms (metadata norm).
+        make = {"batch_norm": lambda: BatchNorm(hidden), "layer_norm": lambda: LayerNorm(hidden, mode="node")}
+        self.norms = torch.nn.ModuleList(make[norm]() for _ in range(layers - 1)) if norm else None
 
     def forward(self, x, edge_index):
         for i, (conv, lin) in enumerate(zip(self.convs, self.lins)):
             x = conv(x, edge_index) + lin(x)
             if i < len(self.convs) - 1:
+                if self.norms is not None:
+                    x = self.norms[i](x)
                 x = x.relu()
         return x
 
@@ -127,10 +132,11 @@ def typed(args, meta):
         sys.exit(f"{args.weights} does not fit {args.data}: " + "; ".join(problems))
 
     metadata = (node_types, edge_types)
+    norm, norm_kwargs = meta.get("norm"), json.loads(meta.get("norm_kwargs", "null"))
     if meta["model"] == "rsage":
-        gnn = pyg_hetero.rsage(metadata, hidden, layers, out, dropout=0.0)
+        gnn = pyg_hetero.rsage(metadata, hidden, layers, out, dropout=0.0, norm=norm, norm_kwargs=norm_kwargs)
     else:
-        gnn = to_hetero(RGCN(hidden, out, layers), metadata, aggr="sum")
+        gnn = to_hetero(RGCN(hidden, out, layers, norm), metadata, aggr="sum")
     model = pyg_hetero.Model(embeds, gnn).to(args.device).eval()
     for t in node_types:  # the whole graph is the batch: every vertex, in order
         data[t].n_id = torch.arange(data[t].num_nodes)

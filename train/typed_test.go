@@ -44,10 +44,13 @@ func TestTypedLearns(t *testing.T) {
 	for _, c := range []struct {
 		name, model string
 		bases       int
-	}{{"rsage", "rsage", 0}, {"rgcn", "rgcn", 0}, {"rgcn-bases", "rgcn", 4}} {
+	}{{"rsage", "rsage", 0}, {"rgcn", "rgcn", 0}, {"rgcn-bases", "rgcn", 4}, {"rsage-batchnorm", "rsage", -1}} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := heteroConfig(t, c.model)
-			cfg.Bases, cfg.Epochs = c.bases, 8
+			cfg.Bases, cfg.Epochs = max(c.bases, 0), 8
+			if c.bases < 0 {
+				cfg.Norm = "batch"
+			}
 			data := ds
 			if c.bases > 0 {
 				// Bases share one input width: fields learn rows as wide
@@ -267,14 +270,15 @@ func TestTypedTablesTrainReadRowsOnly(t *testing.T) {
 
 // TestTypedReplayReproducesEagerBitwise: a typed run replayed (CPU under
 // the record wrapper) gives the eager run's every step loss and final
-// parameters, learned tables included, bit for bit: the whole typed step,
-// sampling included, is captured.
+// parameters, learned tables and running statistics included, bit for
+// bit: the whole typed step, sampling included, is captured (with batch
+// and layer normalisation too).
 func TestTypedReplayReproducesEagerBitwise(t *testing.T) {
 	ds := heteroTiny(t)
-	for _, model := range []string{"rsage", "rgcn"} {
-		cfg := heteroConfig(t, model)
-		cfg.Epochs = 2
-		replayMatchesEager(t, model, ds, cfg, 8)
+	for _, c := range []struct{ model, norm string }{{"rsage", ""}, {"rgcn", ""}, {"rsage", "batch"}, {"rgcn", "layer"}} {
+		cfg := heteroConfig(t, c.model)
+		cfg.Epochs, cfg.Norm = 2, c.norm
+		replayMatchesEager(t, c.model+" norm "+c.norm, ds, cfg, 8)
 	}
 }
 
@@ -293,7 +297,7 @@ func TestTypedRefusals(t *testing.T) {
 		{"typed model, one type", func(c *Config) {}, tinyData(t), "model"},
 		{"unknown relation", func(c *Config) { c.RelationFanouts = map[string][]int{"likes": {1, 1}} }, ds, "relation_fanouts"},
 		{"bases, two widths", func(c *Config) { c.Model, c.Bases = "rgcn", 2 }, ds, "bases"},
-		{"norm", func(c *Config) { c.Norm = "batch" }, ds, "norm"},
+		{"jk", func(c *Config) { c.JK = "cat" }, ds, "jk"},
 	} {
 		cfg := heteroConfig(t, "rsage")
 		c.edit(&cfg)
