@@ -36,6 +36,14 @@ func pygTyped(c Model) ([]Tensor, map[string]string, error) {
 			out = append(out, ts...)
 			continue
 		}
+		if head, ok := strings.CutPrefix(p.Name, "jk."); ok {
+			ts, err := typedHead(m, head, p)
+			if err != nil {
+				return nil, nil, err
+			}
+			out = append(out, ts...)
+			continue
+		}
 		if t, ok := strings.CutPrefix(p.Name, "embed."); ok {
 			if len(p.Shape) != 2 {
 				return nil, nil, fmt.Errorf("export: table %q of shape %v is not a matrix", p.Name, p.Shape)
@@ -108,6 +116,31 @@ func pygTyped(c Model) ([]Tensor, map[string]string, error) {
 		normJKMeta(m, meta)
 	}
 	return out, meta, err
+}
+
+// typedHead maps jumping knowledge's head (jk.w [in, classes], jk.bias)
+// to to_hetero's copies of BasicGNN's lin: the target type's holds the
+// head; every other type's is zeros of the same shape (to_hetero gives
+// each node type a lin; only the target's outputs are the model's).
+func typedHead(m nn.Config, name string, p Param) ([]Tensor, error) {
+	t := Tensor{Shape: p.Shape, Data: p.Data}
+	switch {
+	case name == "w" && len(p.Shape) == 2:
+		t.Shape, t.Data = []int{p.Shape[1], p.Shape[0]}, transpose(p.Data, p.Shape[0], p.Shape[1])
+		name = "weight"
+	case name == "bias":
+	default:
+		return nil, fmt.Errorf("export: parameter %q of shape %v has no PyG name", p.Name, p.Shape)
+	}
+	var out []Tensor
+	for i, ty := range m.Types {
+		x := Tensor{Name: "gnn.lin." + ty.Name + "." + name, Shape: t.Shape, Data: t.Data}
+		if i != m.Target {
+			x.Data = make([]float32, len(t.Data))
+		}
+		out = append(out, x)
+	}
+	return out, nil
 }
 
 // typedNorm maps a type's normalisation parameter (layerL.TYPE.norm.X) to

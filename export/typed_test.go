@@ -77,6 +77,52 @@ func TestPyGTypedNorm(t *testing.T) {
 	}
 }
 
+// TestPyGTypedJK: jumping knowledge's head maps to to_hetero's lin per
+// type, the target's the head (transposed), the others' zeros.
+func TestPyGTypedJK(t *testing.T) {
+	cfg := typedModel(t, "rgcn", 0).Config
+	cfg.JK = "cat"
+	be := cpu.New(1)
+	m, err := nn.NewModel(be, cfg, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Model{Config: cfg}
+	var head Param
+	for _, p := range m.Params() {
+		v := make([]float32, p.Size())
+		be.Read(v, p.W, 0)
+		c.Params = append(c.Params, Param{Name: p.Name, Shape: p.Shape, Data: v})
+		if p.Name == "jk.w" {
+			head = c.Params[len(c.Params)-1]
+		}
+	}
+	m.Free()
+	ts, meta, err := PyG(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Tensor{}
+	for _, x := range ts {
+		got[x.Name] = x
+	}
+	w, other := got["gnn.lin.paper.weight"], got["gnn.lin.author.weight"]
+	if len(head.Shape) != 2 || head.Shape[0] != 8 || len(w.Shape) != 2 || w.Shape[0] != 2 || w.Shape[1] != 8 {
+		t.Fatalf("head %v, paper's lin %v: want [8, 2] and [2, 8] (two layers of 4, cat)", head.Shape, w.Shape)
+	}
+	if w.Data[1*8+3] != head.Data[3*2+1] {
+		t.Errorf("paper's lin is not the head transposed")
+	}
+	for _, v := range other.Data {
+		if v != 0 {
+			t.Fatalf("author's lin holds %g, want zeros", v)
+		}
+	}
+	if len(other.Data) != len(w.Data) || meta["jk"] != "cat" {
+		t.Errorf("author's lin %v, metadata jk %q", other.Shape, meta["jk"])
+	}
+}
+
 // TestPyGTyped: a typed model's export names every parameter as the PyG
 // module does (to_hetero's edge-type keys under gnn, embeddings under
 // embed), transposes weights, makes RGCN's relation weights from its

@@ -63,6 +63,11 @@ type heteroNet struct {
 	dAgg            backend.Buffer // F32 [the largest agg]: one relation's at a time
 	dropP           []float32
 	training        bool // the last forward pass trained (normalisation's statistics)
+	// head is jumping knowledge's head over the target type's outputs of
+	// every layer (Config.JK; nil without): the seeds are the first rows
+	// of each, as the destinations of a layer are the first sources of the
+	// layer above.
+	head *jkHead
 	// RGCN with bases: each layer's relation weights made from them (F32
 	// [R, in·out]), one layer's gradients at a time, and a count of R (the
 	// rows of the products that make them).
@@ -81,6 +86,10 @@ func newHetero(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*he
 			return nil, err
 		}
 		h.layers = append(h.layers, ly)
+	}
+	var err error
+	if h.head, err = newJK(be, pa, cfg, seed); err != nil {
+		return nil, err
 	}
 	return h, nil
 }
@@ -121,7 +130,7 @@ func (h *heteroNet) newLayer(pa *paramAlloc, l int, seed uint64) (*heteroLayer, 
 			return nil, err
 		}
 	}
-	if c.Norm != "" && c.Norm != NormNone && l < c.Layers-1 {
+	if c.normed(l) {
 		for _, ty := range c.Types {
 			_, out := c.typeDims(l, 0)
 			n, err := makeNorm(h.be, pa, c, fmt.Sprintf("layer%d.%s.norm", l, ty.Name), out)
@@ -207,6 +216,9 @@ func (h *heteroNet) params() []*Param {
 	var ps []*Param
 	for _, ly := range h.layers {
 		ps = append(ps, ly.params()...)
+	}
+	if h.head != nil {
+		ps = append(ps, h.head.params()...)
 	}
 	return ps
 }

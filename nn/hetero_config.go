@@ -50,8 +50,8 @@ func (c Config) validateTyped() error {
 		return fmt.Errorf("nn: config Target %d: want one of the %d types", c.Target, T)
 	case c.BF16Bottom || c.BF16Activations || c.InputDropout != 0 || c.LearnEps || c.GINFanouts != "":
 		return fmt.Errorf("nn: config %s: bfloat16 products or activations, input dropout and GIN's options are the one-type models'", c.Kind)
-	case c.JK != "" && c.JK != JKNone:
-		return fmt.Errorf("nn: config %s: jumping knowledge is the one-type models' (jk %q)", c.Kind, c.JK)
+	case c.JK != "" && c.JK != JKNone && c.JK != JKLast && c.JK != JKCat && c.JK != JKMax:
+		return fmt.Errorf("nn: config JK %q: want none, last, cat or max", c.JK)
 	case c.Norm != "" && c.Norm != NormNone && c.Norm != NormBatch && c.Norm != NormLayer:
 		return fmt.Errorf("nn: config Norm %q: want none, batch or layer", c.Norm)
 	case c.Bases < 0 || (c.Bases > 0 && c.Kind != KindRGCN):
@@ -94,8 +94,8 @@ func (c Config) typeDims(l, t int) (in, out int) {
 	if l == 0 {
 		in = c.Types[t].InDim
 	}
-	if l == c.Layers-1 {
-		out = c.Classes
+	if !c.hiddenOut(l) {
+		out = c.Classes // the top layer's, unless jumping knowledge's head maps to the classes
 	}
 	return in, out
 }

@@ -35,7 +35,7 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 			_, out := c.typeDims(l, t)
 			h.act[l][t] = h.ws.alloc(fmt.Sprintf("layer %d %s outputs", l, c.Types[t].Name), backend.F32, tc.Dst*out)
 			h.dAct[l][t] = h.ws.allocRows(fmt.Sprintf("layer %d %s output gradients", l, c.Types[t].Name), backend.F32, tc.Dst*out)
-			if l < L-1 && c.Dropout > 0 {
+			if c.hiddenOut(l) && c.Dropout > 0 {
 				h.mask[l][t] = h.ws.alloc(fmt.Sprintf("layer %d %s dropout mask", l, c.Types[t].Name), backend.U8, tc.Dst*out)
 			}
 			if n := h.norm(l, t); n != nil {
@@ -61,6 +61,9 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 		}
 		h.basisG = h.ws.alloc("relation weight gradients", backend.F32, largest)
 		h.relCount = h.ws.alloc("relation count", backend.I32, 1)
+	}
+	if h.head != nil {
+		h.head.reserve(&h.ws, caps[L-1].Types[c.Target].Dst, c.Classes)
 	}
 	h.loss = h.ws.alloc("loss", backend.F32, 1)
 	h.correct = h.ws.alloc("correct count", backend.I32, 1)
@@ -180,7 +183,7 @@ func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand, afterBo
 	h.training = train
 	for l, ly := range h.layers {
 		h.dropP[l] = 0
-		if train && l < c.Layers-1 {
+		if train && c.hiddenOut(l) {
 			h.dropP[l] = c.Dropout
 		}
 		if ly.bases != nil {
@@ -201,7 +204,21 @@ func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand, afterBo
 			afterBottom()
 		}
 	}
+	if h.head != nil {
+		h.head.forward(h.targetOutputs(), b.Dst[c.Layers-1][c.Target], c.Classes)
+		return h.head.logits
+	}
 	return h.act[c.Layers-1][c.Target]
+}
+
+// targetOutputs are the target type's outputs of every layer (the
+// jumping knowledge head's input).
+func (h *heteroNet) targetOutputs() []backend.Buffer {
+	out := make([]backend.Buffer, h.cfg.Layers)
+	for l := range out {
+		out[l] = h.act[l][h.cfg.Target]
+	}
+	return out
 }
 
 // forwardType writes type t's outputs at layer l: the relations rs into
@@ -248,7 +265,7 @@ func (h *heteroNet) forwardType(b *TypedBatch, l, t int, rs []int, rnd backend.R
 	// Layer l's dropout stream, as a one-type model's; each type its own
 	// seed.
 	dr := backend.Rand{Seed: rng.Derive(rnd.Seed, t+1), Clock: rnd.Clock, Stream: dropoutStream + uint32(l)}
-	be.BiasActDropout(y, n, out, last, l < c.Layers-1, h.dropP[l], dr, h.dropMask(l, t), y)
+	be.BiasActDropout(y, n, out, last, c.hiddenOut(l), h.dropP[l], dr, h.dropMask(l, t), y)
 }
 
 // live reports whether type t has destinations at layer l (the envelope
@@ -269,7 +286,15 @@ func (h *heteroNet) dropMask(l, t int) backend.Buffer {
 // every layer into every parameter's gradient and the batch's DX.
 func (h *heteroNet) backward(b *TypedBatch) {
 	c, be := h.cfg, h.be
+	top, seeds := c.Layers-1, b.Dst[c.Layers-1][c.Target]
+	if h.head != nil {
+		h.head.backward(h.targetOutputs(), seeds, c.Classes, h.dAct[top][c.Target])
+	}
 	for l := c.Layers - 1; l >= 0; l-- {
+		if h.head.reads(l) {
+			// The head's share of the seeds' rows of the target's output.
+			h.head.addLower(l, seeds, c.Classes, h.dAct[l][c.Target])
+		}
 		for t := range c.Types {
 			if g := h.inputGrad(b, l, t); g != nil {
 				be.Fill(g, 0)
@@ -308,10 +333,10 @@ func (h *heteroNet) backwardType(b *TypedBatch, l, t int, rs []int) {
 		dbias = ly.rels[rs[len(rs)-1]].bias
 	}
 	if nm := h.norm(l, t); nm != nil {
-		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, l < c.Layers-1, h.dropP[l], h.dropMask(l, t), dz, nil)
+		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, c.hiddenOut(l), h.dropP[l], h.dropMask(l, t), dz, nil)
 		nm.backward(dz, n, dbias.G) // the gradient before the normalisation, and the bias's
 	} else {
-		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, l < c.Layers-1, h.dropP[l], h.dropMask(l, t), dz, dbias.G)
+		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, c.hiddenOut(l), h.dropP[l], h.dropMask(l, t), dz, dbias.G)
 	}
 	if ly.root != nil {
 		be.LinearBackwardWeight(xT, dz, n, inT, out, ly.root[t].G, false)

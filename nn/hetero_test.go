@@ -91,8 +91,9 @@ func typedBatch(t *testing.T, be backend.Backend, cfg Config) (*Batch, []LayerCa
 // TestTypedGradients: a typed model's backward pass (every relation's
 // weights and bias, RGCN's roots and bases, and the bottom rows' input
 // gradient that a learned embedding trains on) equals central differences
-// of its loss, for RSAGE, RGCN, RGCN with two bases, and with batch and
-// layer normalisation of the hidden layer (their scales and shifts too).
+// of its loss, for RSAGE, RGCN, RGCN with two bases, with batch and layer
+// normalisation of the hidden layer (their scales and shifts too), and with
+// jumping knowledge's head over the target's layers (cat, max, last).
 func TestTypedGradients(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -103,6 +104,9 @@ func TestTypedGradients(t *testing.T) {
 		{"rgcn-bases", func() Config { c := heteroSchema(KindRGCN, 3, 3); c.Bases = 2; return c }()},
 		{"rsage-batchnorm", func() Config { c := heteroSchema(KindRSAGE, 3, 2); c.Norm = NormBatch; return c }()},
 		{"rgcn-layernorm", func() Config { c := heteroSchema(KindRGCN, 3, 2); c.Norm = NormLayer; return c }()},
+		{"rsage-jk-cat", func() Config { c := heteroSchema(KindRSAGE, 3, 2); c.JK = JKCat; return c }()},
+		{"rgcn-jk-max", func() Config { c := heteroSchema(KindRGCN, 3, 2); c.JK = JKMax; return c }()},
+		{"rsage-jk-last-norm", func() Config { c := heteroSchema(KindRSAGE, 3, 2); c.JK, c.Norm = JKLast, NormLayer; return c }()},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			be := newCPU(t)

@@ -223,8 +223,11 @@ func (m *Model) input(l int) backend.Buffer {
 
 func (m *Model) logits() backend.Buffer {
 	if h := m.hetero; h != nil {
-		if h.act == nil {
+		switch {
+		case h.act == nil:
 			return nil
+		case h.head != nil:
+			return h.head.logits
 		}
 		return h.act[m.cfg.Layers-1][m.cfg.Target]
 	}
@@ -240,6 +243,9 @@ func (m *Model) logits() backend.Buffer {
 // dlogits is the buffer that receives the gradient of the logits.
 func (m *Model) dlogits() backend.Buffer {
 	if h := m.hetero; h != nil {
+		if h.head != nil {
+			return h.head.dlogits
+		}
 		return h.dAct[m.cfg.Layers-1][m.cfg.Target]
 	}
 	if m.head != nil {

@@ -122,15 +122,16 @@ def load(root):
     return data, target, int(m["num_classes"])
 
 
-def rsage(metadata, hidden, layers, classes, dropout, norm=None, norm_kwargs=None):
+def rsage(metadata, hidden, layers, classes, dropout, norm=None, norm_kwargs=None, jk=None):
     """to_hetero(GraphSAGE): in each layer, per relation a SAGEConv (the mean
     of the sources through lin_l with its bias, the destination's own row
     through lin_r), summed over the relations into a type; ReLU and dropout
-    between layers (after norm, BasicGNN's normalisation, where given).
+    between layers (after norm, BasicGNN's normalisation, where given;
+    with jk, BasicGNN's jumping knowledge and its lin head).
     Input widths are lazy (-1): set by the first forward pass, or by
     loading a state dict."""
     sage = GraphSAGE((-1, -1), hidden, num_layers=layers, out_channels=classes, dropout=dropout, aggr="mean",
-                     norm=norm, norm_kwargs=norm_kwargs)
+                     norm=norm, norm_kwargs=norm_kwargs, jk=jk)
     return to_hetero(sage, metadata, aggr="sum")
 
 

@@ -76,24 +76,37 @@ class RGCN(torch.nn.Module):
     sums the relations into a type and gives every type its own Linear.
     ReLU between layers (dropout, training's only, is left out)."""
 
-    def __init__(self, hidden, out, layers, norm=None):
+    def __init__(self, hidden, out, layers, norm=None, jk=None):
         super().__init__()
-        widths = [hidden] * (layers - 1) + [out]
+        # With jumping knowledge every layer is hidden and lin maps the
+        # layers' outputs (cat, max or the last) to the classes, as
+        # BasicGNN's jk and lin.
+        widths = [hidden] * (layers - 1) + [hidden if jk else out]
         self.convs = torch.nn.ModuleList(SAGEConv((-1, -1), d, aggr="mean", root_weight=False, bias=False)
                                          for d in widths)
         self.lins = torch.nn.ModuleList(Linear(-1, d) for d in widths)
+        self.hidden_layers = layers if jk else layers - 1
         # The hidden layers' normalisation, as BasicGNN's norms (metadata norm).
         make = {"batch_norm": lambda: BatchNorm(hidden), "layer_norm": lambda: LayerNorm(hidden, mode="node")}
-        self.norms = torch.nn.ModuleList(make[norm]() for _ in range(layers - 1)) if norm else None
+        self.norms = torch.nn.ModuleList(make[norm]() for _ in range(self.hidden_layers)) if norm else None
+        self.jk = jk
+        if jk:
+            self.lin = Linear(-1, out)
 
     def forward(self, x, edge_index):
+        xs = []
         for i, (conv, lin) in enumerate(zip(self.convs, self.lins)):
             x = conv(x, edge_index) + lin(x)
-            if i < len(self.convs) - 1:
+            if i < self.hidden_layers:
                 if self.norms is not None:
                     x = self.norms[i](x)
                 x = x.relu()
-        return x
+            xs.append(x)
+        if self.jk == "cat":
+            x = torch.cat(xs, dim=-1)
+        elif self.jk == "max":
+            x = torch.stack(xs, dim=-1).max(dim=-1)[0]
+        return self.lin(x) if self.jk else x
 
 
 def typed(args, meta):
@@ -133,10 +146,11 @@ def typed(args, meta):
 
     metadata = (node_types, edge_types)
     norm, norm_kwargs = meta.get("norm"), json.loads(meta.get("norm_kwargs", "null"))
+    jk = meta.get("jk")
     if meta["model"] == "rsage":
-        gnn = pyg_hetero.rsage(metadata, hidden, layers, out, dropout=0.0, norm=norm, norm_kwargs=norm_kwargs)
+        gnn = pyg_hetero.rsage(metadata, hidden, layers, out, dropout=0.0, norm=norm, norm_kwargs=norm_kwargs, jk=jk)
     else:
-        gnn = to_hetero(RGCN(hidden, out, layers, norm), metadata, aggr="sum")
+        gnn = to_hetero(RGCN(hidden, out, layers, norm, jk), metadata, aggr="sum")
     model = pyg_hetero.Model(embeds, gnn).to(args.device).eval()
     for t in node_types:  # the whole graph is the batch: every vertex, in order
         data[t].n_id = torch.arange(data[t].num_nodes)

@@ -36,8 +36,6 @@ func (c Config) checkTyped() error {
 	switch {
 	case c.Bases > 0 && c.Model != nn.KindRGCN:
 		return bad("bases", "%d, but basis decomposition is rgcn's (model %s)", c.Bases, c.Model)
-	case c.JK != "" && c.JK != nn.JKNone:
-		return bad("jk", "%s: the typed models have no jumping knowledge yet", q(c.JK))
 	case c.Activations == "bfloat16" || c.BottomProducts == "bfloat16":
 		return bad("activations", "bfloat16 activations and bottom products are the one-type models' (model %s)", c.Model)
 	case c.InDropout != 0:

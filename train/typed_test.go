@@ -275,10 +275,10 @@ func TestTypedTablesTrainReadRowsOnly(t *testing.T) {
 // and layer normalisation too).
 func TestTypedReplayReproducesEagerBitwise(t *testing.T) {
 	ds := heteroTiny(t)
-	for _, c := range []struct{ model, norm string }{{"rsage", ""}, {"rgcn", ""}, {"rsage", "batch"}, {"rgcn", "layer"}} {
+	for _, c := range []struct{ model, norm, jk string }{{"rsage", "", ""}, {"rgcn", "", ""}, {"rsage", "batch", ""}, {"rgcn", "layer", "cat"}, {"rsage", "", "max"}} {
 		cfg := heteroConfig(t, c.model)
-		cfg.Epochs, cfg.Norm = 2, c.norm
-		replayMatchesEager(t, c.model+" norm "+c.norm, ds, cfg, 8)
+		cfg.Epochs, cfg.Norm, cfg.JK = 2, c.norm, c.jk
+		replayMatchesEager(t, c.model+" norm "+c.norm+" jk "+c.jk, ds, cfg, 8)
 	}
 }
 
@@ -297,7 +297,7 @@ func TestTypedRefusals(t *testing.T) {
 		{"typed model, one type", func(c *Config) {}, tinyData(t), "model"},
 		{"unknown relation", func(c *Config) { c.RelationFanouts = map[string][]int{"likes": {1, 1}} }, ds, "relation_fanouts"},
 		{"bases, two widths", func(c *Config) { c.Model, c.Bases = "rgcn", 2 }, ds, "bases"},
-		{"jk", func(c *Config) { c.JK = "cat" }, ds, "jk"},
+		{"full eval", func(c *Config) { c.FullEval = true }, ds, "full_eval"},
 	} {
 		cfg := heteroConfig(t, "rsage")
 		c.edit(&cfg)

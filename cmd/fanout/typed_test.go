@@ -139,7 +139,7 @@ func TestTypedRefusals(t *testing.T) {
 		{"mode: hetero-tiny is typed", []string{"--mode", "hybrid"}},
 		{"embeddings: layer-wise inference", []string{"--embeddings", filepath.Join(t.TempDir(), "e.npy")}},
 		{`relation-fanouts: "likes" names no relation of hetero-tiny`, []string{"--relation-fanouts", "likes=1,1"}},
-		{"jk: \"cat\": the typed models have no jumping knowledge", []string{"--jk", "cat"}},
+		{"full-eval: layer-wise inference is the one-type models'", []string{"--full-eval"}},
 		{"bases: 2, but hetero-tiny's types have input rows of 2 widths", []string{"--model", "rgcn", "--bases", "2"}},
 		{"model: sage is a model of one vertex type", []string{"--model", "sage"}},
 	} {
