@@ -100,6 +100,9 @@ func (c Config) typeDims(l, t int) (in, out int) {
 	return in, out
 }
 
+// RelsInto lists the relations whose destination type is t, in order.
+func (c Config) RelsInto(t int) []int { return c.relsInto(t) }
+
 // relsInto lists the relations whose destination type is t, in order.
 func (c Config) relsInto(t int) []int {
 	var out []int

@@ -424,3 +424,13 @@ func (m *Model) lossTyped(b *Batch, logits backend.Buffer) (backend.Buffer, back
 	m.haveLoss = true
 	return h.loss, correct
 }
+
+// TypedOutput is a typed model's output of type t at layer l after its
+// last Forward (F32 [the type's destinations, width], the seeds' rows
+// first), or nil for a one-type model.
+func (m *Model) TypedOutput(l, t int) backend.Buffer {
+	if h := m.hetero; h != nil && h.act != nil {
+		return h.act[l][t]
+	}
+	return nil
+}

@@ -5,14 +5,15 @@ import (
 	"github.com/fanout-gnn/fanout/nn"
 )
 
-// typedEnvelope is the envelope no typed batch of batch seeds (of the
-// target type) can exceed, bottom first: per hop, a relation's edges are
+// typedEnvelope is the envelope no typed batch of batch seeds (of type
+// seedType: the target, or the type whose embeddings are asked) can
+// exceed, bottom first: per hop, a relation's edges are
 // its destination type's destinations times its fanout (at most the
 // relation's largest degree; all of them for a negative fanout), at most
 // its edges; a type's sources are its destinations and the edges of the
 // relations out of it, at most its vertices. Every relation keeps at
 // least one edge's room, so every block is a real allocation.
-func typedEnvelope(ds *dataset.Dataset, batch int, fanouts [][]int) []nn.LayerCaps {
+func typedEnvelope(ds *dataset.Dataset, batch int, fanouts [][]int, seedType int) []nn.LayerCaps {
 	L, T, R := len(fanouts), len(ds.Types), len(ds.Relations)
 	maxDeg := make([]int64, R)
 	for r, rel := range ds.Relations {
@@ -23,7 +24,7 @@ func typedEnvelope(ds *dataset.Dataset, batch int, fanouts [][]int) []nn.LayerCa
 	}
 	caps := make([]nn.LayerCaps, L)
 	dst := make([]int64, T)
-	dst[ds.Target] = min(int64(batch), ds.Types[ds.Target].Count)
+	dst[seedType] = int64(batch) // the plan's seed capacity, even past the type's vertices
 	for h := range L {
 		l := L - 1 - h
 		c := nn.LayerCaps{Types: make([]nn.TypeCaps, T), Edges: make([]int, R)}
@@ -38,7 +39,7 @@ func typedEnvelope(ds *dataset.Dataset, batch int, fanouts [][]int) []nn.LayerCa
 			src[rel.Src] += e
 		}
 		for t := range T {
-			src[t] = min(src[t], ds.Types[t].Count)
+			src[t] = max(dst[t], min(src[t], ds.Types[t].Count))
 			c.Types[t] = nn.TypeCaps{Dst: int(dst[t]), Src: int(src[t])}
 		}
 		caps[l] = c

@@ -32,7 +32,7 @@ func (t *Trainer) typedCaps() ([]nn.LayerCaps, [][]int, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return typedEnvelope(t.ds, t.seedCap(), fanouts), fanouts, nil
+	return typedEnvelope(t.ds, t.seedCap(), fanouts, t.ds.Target), fanouts, nil
 }
 
 // newTypedPlan provisions a typed plan for the conservative envelope and
@@ -46,13 +46,7 @@ func (t *Trainer) newTypedPlan() (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ti := t.in.Typed
-	want := make([]bool, len(ti.Embed))
-	for i, e := range ti.Embed {
-		want[i] = e != nil
-	}
-	mc := t.model.Config()
-	if p.Typed, err = newTypedHops(p, caps, fanouts, mc.Relations, ti.InDims(), want, t.ds.Target); err != nil {
+	if p.Typed, err = t.typedHops(p, caps, fanouts, t.ds.Target, true); err != nil {
 		p.Free()
 		return nil, err
 	}
@@ -61,4 +55,15 @@ func (t *Trainer) newTypedPlan() (*Plan, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// typedHops allocates plan p's typed hops for caps, seeded by vertices of
+// type seedType; learn gives the learned tables' rows their gradients.
+func (t *Trainer) typedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, seedType int, learn bool) (*TypedHops, error) {
+	ti := t.in.Typed
+	want := make([]bool, len(ti.Embed))
+	for i, e := range ti.Embed {
+		want[i] = learn && e != nil
+	}
+	return newTypedHops(p, caps, fanouts, t.model.Config().Relations, ti.InDims(), want, seedType)
 }

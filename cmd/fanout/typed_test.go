@@ -98,10 +98,22 @@ func TestTypedCSVTrains(t *testing.T) {
 			t.Errorf("%s: test accuracy %.4f, want at least 0.6 (the most common class is 0.25)", model, v)
 		}
 	}
-	preds := filepath.Join(dir, "p.npy")
-	code, stdout, stderr = fanout(t, "eval", "--checkpoint", filepath.Join(dir, "run-rgcn", "best.ckpt"), "--data", data, "--device", "cpu", "--predictions", preds)
+	preds, emb := filepath.Join(dir, "p.npy"), filepath.Join(dir, "e.npy")
+	code, stdout, stderr = fanout(t, "eval", "--checkpoint", filepath.Join(dir, "run-rgcn", "best.ckpt"), "--data", data, "--device", "cpu",
+		"--predictions", preds, "--embeddings", emb)
 	if code != 0 || !strings.Contains(stdout, "wrote 2000 predictions") {
 		t.Fatalf("eval: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// One file of embeddings per type, its rows keyed by the type's ids.
+	for typ, rows := range map[string]int64{"paper": 2000, "author": 1500, "venue": 40} {
+		f := filepath.Join(dir, "e."+typ+".npy")
+		if _, shape, err := npy.ReadFile(f); err != nil || len(shape) != 2 || shape[0] != rows || shape[1] != 64 {
+			t.Errorf("%s: shape %v (%v), want [%d 64]", f, shape, err, rows)
+		}
+		ids, err := os.ReadFile(filepath.Join(dir, "e."+typ+".ids.txt"))
+		if err != nil || !strings.HasPrefix(string(ids), typ[:1]+"0\n"+typ[:1]+"1\n") {
+			t.Errorf("%s's ids: %q %v", typ, string(ids)[:min(12, len(ids))], err)
+		}
 	}
 	if _, shape, err := npy.ReadFile(preds); err != nil || len(shape) != 1 || shape[0] != 2000 {
 		t.Fatalf("predictions: %v %v", shape, err)
@@ -137,7 +149,6 @@ func TestTypedRefusals(t *testing.T) {
 	}{
 		{"devices: hetero-tiny is typed", []string{"--devices", "2"}},
 		{"mode: hetero-tiny is typed", []string{"--mode", "hybrid"}},
-		{"embeddings: layer-wise inference", []string{"--embeddings", filepath.Join(t.TempDir(), "e.npy")}},
 		{`relation-fanouts: "likes" names no relation of hetero-tiny`, []string{"--relation-fanouts", "likes=1,1"}},
 		{"full-eval: layer-wise inference is the one-type models'", []string{"--full-eval"}},
 		{"bases: 2, but hetero-tiny's types have input rows of 2 widths", []string{"--model", "rgcn", "--bases", "2"}},

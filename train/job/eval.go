@@ -60,8 +60,12 @@ func RunEval(ctx context.Context, e Eval) error {
 	if err := e.checkOutputs(s.Config.TaskName()); err != nil {
 		return err
 	}
-	if s.Config.TypedModel() && e.Embeddings != "" {
-		return fmt.Errorf("embeddings: layer-wise inference is the one-type models' for now; %s is a typed model (%s), which writes --predictions, --logits and --probabilities of its target type", e.Checkpoint, s.Config.Model)
+	if s.Config.TypedModel() && e.Embeddings != "" && !e.Force {
+		for _, ty := range s.Model.Types { // a typed model writes one file per type
+			if err := notThere("embeddings", TypedEmbeddingPath(e.Embeddings, ty.Name)); err != nil {
+				return err
+			}
+		}
 	}
 	ds, err := LoadDataset(e.Source, e.Threads, e.Log, e.Progress)
 	if err != nil {
@@ -104,7 +108,7 @@ func RunEval(ctx context.Context, e Eval) error {
 // write writes eval's outputs of trainer tr (n vertices) and keys them by
 // the dataset's original ids.
 func (e Eval) write(tr *train.Trainer, n int64) error {
-	w := outputWriter{log: e.Out, write: true}
+	w := outputWriter{log: e.Out, write: true, data: e.Source.Data}
 	if tr.Config().TaskName() == train.TaskLink {
 		scores := ""
 		if e.Scores != "" {
@@ -135,7 +139,11 @@ func (e Eval) write(tr *train.Trainer, n int64) error {
 		}
 		fmt.Fprintf(e.Out, "wrote %d predictions to %s\n", len(p), e.Predictions)
 	}
-	return keyByIDs(e.Source.Data, e.Out, e.Predictions, e.Embeddings, e.Logits, e.Probabilities)
+	emb := e.Embeddings
+	if tr.Model().Config().Typed() {
+		emb = "" // per type, keyed as written
+	}
+	return keyByIDs(e.Source.Data, e.Out, e.Predictions, emb, e.Logits, e.Probabilities)
 }
 
 // checkOutputs refuses, before any work, outputs the checkpoint's task

@@ -25,6 +25,21 @@ func keyByIDs(data string, out io.Writer, paths ...string) error {
 	if err != nil || ids == nil {
 		return err
 	}
+	return writeIDs(ids, out, paths...)
+}
+
+// keyTypeIDs is keyByIDs for an output whose rows are the vertices of
+// type typ of the typed dataset in data.
+func keyTypeIDs(data string, out io.Writer, path, typ string) error {
+	ids, err := dataset.ReadTypeIDs(data, typ)
+	if err != nil || ids == nil {
+		return err
+	}
+	return writeIDs(ids, out, path)
+}
+
+// writeIDs writes ids beside each of paths ("" skipped).
+func writeIDs(ids *dataset.NodeIDs, out io.Writer, paths ...string) (err error) {
 	for _, p := range paths {
 		if p == "" {
 			continue

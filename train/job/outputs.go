@@ -21,6 +21,7 @@ import (
 type outputWriter struct {
 	log   io.Writer
 	write bool
+	data  string // the dataset's directory ("" for a preset): its original ids key the outputs
 }
 
 // npy writes data [shape] to path (when set and writing) and says so.
@@ -43,7 +44,7 @@ func (w outputWriter) nodeEmbeddings(tr *train.Trainer, path string) error {
 	}
 	mc := tr.Model().Config()
 	if mc.Typed() {
-		return fmt.Errorf("embeddings: layer-wise inference is the one-type models' for now; a typed model (%s) writes --predictions, --logits and --probabilities of its target type", mc.Kind)
+		return w.typedEmbeddings(tr, path)
 	}
 	if mc.Layers < 2 {
 		return errors.New("embeddings: a one-layer model has no hidden layer")
@@ -205,4 +206,40 @@ func LoadForExport(path string) (export.Model, error) {
 		return export.Model{}, err
 	}
 	return SavedModel(s), nil
+}
+
+// typedEmbeddings writes a typed model's last hidden rows of every vertex
+// of each type that relations reach (sampled, seeded by the type's own
+// vertices: train.Trainer.TypedEmbeddings) to TypedEmbeddingPath(path,
+// type), each keyed by the type's original ids where the dataset in data
+// keeps them.
+func (w outputWriter) typedEmbeddings(tr *train.Trainer, path string) error {
+	ds := tr.Dataset()
+	mc := tr.Model().Config()
+	for t, vt := range ds.Types {
+		if len(mc.RelsInto(t)) == 0 {
+			fmt.Fprintf(w.log, "embeddings: no relation reaches type %s: it has no hidden rows\n", vt.Name)
+			continue
+		}
+		emb, dim, err := tr.TypedEmbeddings(t)
+		if err != nil {
+			return err
+		}
+		p := TypedEmbeddingPath(path, vt.Name)
+		if err := w.npy("embeddings of "+vt.Name, p, emb, vt.Count, int64(dim)); err != nil {
+			return err
+		}
+		if w.write && w.data != "" {
+			if err := keyTypeIDs(w.data, w.log, p, vt.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TypedEmbeddingPath is where a typed model's embeddings of one type go:
+// E.npy's of type author to E.author.npy.
+func TypedEmbeddingPath(path, typ string) string {
+	return strings.TrimSuffix(path, ".npy") + "." + typ + ".npy"
 }

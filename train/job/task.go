@@ -168,7 +168,7 @@ func (j *Job) writeOutputs(tr *train.Trainer, dir string) error {
 		return err
 	}
 	rank, _ := tr.Rank()
-	w := outputWriter{log: j.Log, write: rank == 0}
+	w := outputWriter{log: j.Log, write: rank == 0, data: j.Source.Data}
 	if tr.Config().TaskName() != train.TaskLink {
 		return w.nodeEmbeddings(tr, j.Outputs.Embeddings)
 	}
@@ -226,8 +226,12 @@ func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 			return fmt.Errorf("mode: %s is typed, and the hybrid mode takes graphs of one vertex type for now (use eager or replay)", ds.Name)
 		}
 	}
-	if ds.Typed() && j.Outputs.Embeddings != "" {
-		return fmt.Errorf("embeddings: layer-wise inference is the one-type models' for now; %s is typed (write --predictions with fanout eval instead)", ds.Name)
+	if o := j.Outputs.Embeddings; ds.Typed() && o != "" && !j.Options.Force && !j.Options.Resume {
+		for _, vt := range ds.Types { // a typed model writes one file per type
+			if err := notThere("embeddings", TypedEmbeddingPath(o, vt.Name)); err != nil {
+				return err
+			}
+		}
 	}
 	if j.Config.TypedModel() && j.BottomDefault {
 		j.Config.BottomProducts, j.BottomDefault = "", false
