@@ -43,12 +43,5 @@ func TestDivergingRunStops(t *testing.T) {
 	}
 	cfg := tinyConfig(t)
 	cfg.Epochs = 2
-	tr, err := New(cpu.New(2), ds, cfg, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	if _, err := tr.Run(context.Background()); err != nil {
-		t.Fatalf("SAGE at its default rate: %v", err)
-	}
+	trained(t, ds, cfg, Options{}) // SAGE at its default rate trains
 }

@@ -36,6 +36,22 @@ func presetData(t *testing.T, name string) *dataset.Dataset {
 
 func tinyConfig(t *testing.T) Config { return presetConfig(t, "tiny") }
 
+// trained runs cfg on ds to its end on a CPU backend of two threads and
+// returns the trainer, closed at the end of the test, and its summary.
+func trained(t *testing.T, ds *dataset.Dataset, cfg Config, opt Options) (*Trainer, *Summary) {
+	t.Helper()
+	tr, err := New(cpu.New(2), ds, cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	sum, err := tr.Run(context.Background())
+	if err != nil {
+		t.Fatalf("%s on %s: %v", cfg.Model, ds.Name, err)
+	}
+	return tr, sum
+}
+
 // presetConfig is Defaults with preset name's model settings.
 func presetConfig(t *testing.T, name string) Config {
 	p, err := rmat.Lookup(name)
