@@ -62,21 +62,9 @@ type Dense interface {
 	// first such index on ties (SoftmaxCrossEntropy's correct uses the same
 	// rule).
 	Argmax(logits Buffer, n Count, classes int, out Buffer)
-	// Adam updates param in place from grad with moments m and v; t is the
-	// I32 step number (1-based, already incremented) used for bias
-	// correction. All of param, grad, m, v are F32 of one length.
-	Adam(param, grad, m, v Buffer, t Count, cfg AdamConfig)
-	// SparseAdam is Adam over some rows of a table (lazy Adam, as PyTorch's
-	// SparseAdam): for i < n, row ids[i] of table (F32 [rows, dim]) and of
-	// its moments m and v (the same shape) takes one Adam step, with
-	// gradient grad[i, :] (F32 [n.Cap, dim]) and weight decay added to it,
-	// each element as Adam updates it; the rows not named and their
-	// moments are left as they are. ids must be distinct (a block's source
-	// ids). t is the I32 step number (1-based, already incremented), read
-	// as Adam reads it, and cfg.Skip skips the update as it skips Adam's.
-	SparseAdam(table, m, v Buffer, dim int, ids Buffer, n Count, grad Buffer, t Count, cfg AdamConfig)
 	// AddCount adds delta to the int32 at c (a device step counter) unless
 	// unless (an I32 flag, element 0) is non-nil and non-zero.
 	AddCount(c Count, delta int32, unless Buffer)
 	Steps
+	Optimizer
 }

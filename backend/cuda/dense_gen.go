@@ -383,90 +383,6 @@ func (c *call) launchArgmaxRows(a *argmaxArgs, grid, block dim3, smem int) {
 	c.launch("argmax_rows", grid, block, smem)
 }
 
-// adamArgs are Adam's arguments as checkAdam returns them.
-type adamArgs struct {
-	param   *buffer
-	grad    *buffer
-	m       *buffer
-	v       *buffer
-	tP      uintptr
-	cfg     backend.AdamConfig
-	cfgSkip *buffer
-}
-
-// checkAdam begins a call of Adam (backend.Dense) and checks its arguments:
-// the first failure is recorded, naming the op and the argument, and
-// leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) (c call, ck adamArgs) {
-	c = b.begin("Adam")
-	ck.param = c.buf("param", param, backend.F32, 0)
-	if c.ok {
-		ck.grad = c.buf("grad", grad, backend.F32, param.Len())
-	}
-	if c.ok {
-		ck.m = c.buf("m", m, backend.F32, param.Len())
-	}
-	if c.ok {
-		ck.v = c.buf("v", v, backend.F32, param.Len())
-	}
-	ck.tP = c.counter("t", t)
-	ck.cfg = cfg
-	ck.cfgSkip = c.flag("cfg.Skip", cfg.Skip)
-	return c, ck
-}
-
-// sparseAdamArgs are SparseAdam's arguments as checkSparseAdam returns them.
-type sparseAdamArgs struct {
-	table   *buffer
-	m       *buffer
-	v       *buffer
-	dim     int
-	n       backend.Count
-	nP      uintptr
-	ids     *buffer
-	grad    *buffer
-	tP      uintptr
-	cfg     backend.AdamConfig
-	cfgSkip *buffer
-}
-
-// checkSparseAdam begins a call of SparseAdam (backend.Dense) and checks its arguments:
-// the first failure is recorded, naming the op and the argument, and
-// leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkSparseAdam(table, m, v backend.Buffer, dim int, ids backend.Buffer, n backend.Count, grad backend.Buffer, t backend.Count, cfg backend.AdamConfig) (c call, ck sparseAdamArgs) {
-	c = b.begin("SparseAdam")
-	ck.table = c.buf("table", table, backend.F32, 0)
-	if c.ok {
-		ck.m = c.buf("m", m, backend.F32, table.Len())
-	}
-	if c.ok {
-		ck.v = c.buf("v", v, backend.F32, table.Len())
-	}
-	ck.dim = dim
-	c.check(backend.CheckDim("dim", dim))
-	if c.ok && !(table.Len()%dim == 0) {
-		c.failf("table: %d elements, not rows of dim %d", table.Len(), dim)
-	}
-	ck.n = n
-	ck.nP = c.count("n", n)
-	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
-	ck.grad = c.buf("grad", grad, backend.F32, n.Cap*dim)
-	ck.tP = c.counter("t", t)
-	ck.cfg = cfg
-	ck.cfgSkip = c.flag("cfg.Skip", cfg.Skip)
-	return c, ck
-}
-
-// launchSparseAdam launches sparse_adam (kernels/adam.cu)
-// with SparseAdam's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSparseAdam(a *sparseAdamArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.table.addr()).ptr(a.m.addr()).ptr(a.v.addr()).i32(a.dim).i64(int64(a.table.n / a.dim)).
-		ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.grad.addr()).ptr(a.tP).f32(float32(a.cfg.LR)).
-		f32(float32(a.cfg.Beta1)).f32(float32(a.cfg.Beta2)).f32(float32(a.cfg.Eps)).
-		f32(float32(a.cfg.WeightDecay)).ptr(a.cfgSkip.addr()).ptr(c.b.errDev)
-	c.launch("sparse_adam", grid, block, smem)
-}
-
 // addCountArgs are AddCount's arguments as checkAddCount returns them.
 type addCountArgs struct {
 	cP     uintptr
@@ -490,14 +406,6 @@ func (b *Backend) checkAddCount(cc backend.Count, delta int32, unless backend.Bu
 func (c *call) launchColumnSums(partial, nP uintptr, capRows, chunkRows, dim int, out uintptr, grid, block dim3, smem int) {
 	c.args().ptr(partial).ptr(nP).i32(capRows).i32(chunkRows).i32(dim).ptr(out)
 	c.launch("column_sums", grid, block, smem)
-}
-
-// launchAdamMulti launches adam_multi (kernels/adam.cu),
-// its parameters in the kernel's order.
-func (c *call) launchAdamMulti(tensors []byte, tP uintptr, lr, beta1, beta2, eps, decay float32, skip uintptr, inc int, ticket uintptr, grid, block dim3, smem int) {
-	c.args().bytes(tensors).ptr(tP).f32(lr).f32(beta1).f32(beta2).f32(eps).f32(decay).ptr(skip).ptr(c.b.errDev).
-		i32(inc).ptr(ticket)
-	c.launch("adam_multi", grid, block, smem)
 }
 
 // launchAddCount launches add_count (kernels/util.cu),
