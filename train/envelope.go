@@ -153,3 +153,76 @@ func (t *Trainer) replayBytes(caps []nn.Caps) int64 {
 	}
 	return planBytes(caps, t.seedCap(), t.ds.FeatDim) + planBytes(caps, t.seedCap(), twinDim) + t.model.WorkspaceBytes()
 }
+
+// envelope provisions the replayed plan: for the envelope opt gives, or
+// one tightened over the largest sizes of the first steps; a typed plan
+// for its conservative envelope, which no batch exceeds.
+func (r *replayer) envelope(opt ReplayOptions) error {
+	t := r.t
+	if t.ds.Typed() {
+		return t.replanTyped()
+	}
+	ideal := opt.Caps
+	caps := opt.Caps
+	if caps == nil {
+		obs, need, err := t.observeSizes(opt.Observe)
+		if err != nil {
+			return err
+		}
+		ideal = obs
+		caps = tighten(obs, t.conservativeCaps(t.cfg.Fanouts), t.seedCap(), opt.Margin)
+		if err := t.sizeChunks(need, opt.Chunk); err != nil {
+			return err
+		}
+	} else if opt.Chunk > 0 {
+		if err := t.sizeChunks(0, opt.Chunk); err != nil {
+			return err
+		}
+	}
+	if err := t.replan(caps); err != nil {
+		return err
+	}
+	var err error
+	r.stats.Envelope, err = t.envelopeReport(caps, ideal)
+	return err
+}
+
+// replan replaces the training plan with one for caps and reserves the
+// model for it. Evaluation uses the same plan.
+func (t *Trainer) replan(caps []nn.Caps) error {
+	return t.swapPlan(func() (*Plan, error) {
+		p, err := t.reservedPlan(t.cfg.Fanouts, caps)
+		if err == nil {
+			p.Tight = true
+		}
+		return p, err
+	})
+}
+
+// replanTyped replaces the training plan with a typed plan for the
+// conservative envelope.
+func (t *Trainer) replanTyped() error { return t.swapPlan(t.newTypedPlan) }
+
+// swapPlan frees the training plan and makes its successor, which
+// continues its Adam step number; evaluation uses it too.
+func (t *Trainer) swapPlan(build func() (*Plan, error)) error {
+	if t.eval != nil && t.eval != t.plan {
+		t.eval.Free()
+	}
+	var adamT []int32
+	if t.plan != nil {
+		adamT = make([]int32, 1)
+		t.be.Read(adamT, t.plan.Counts, t.plan.AdamT.Off)
+		t.plan.Free()
+	}
+	t.plan, t.eval = nil, nil
+	p, err := build()
+	if err != nil {
+		return err
+	}
+	if adamT != nil {
+		t.be.Write(p.Counts, p.AdamT.Off, adamT)
+	}
+	t.plan, t.eval = p, p
+	return t.be.Sync()
+}
