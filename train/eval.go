@@ -146,3 +146,13 @@ func batchIDs(seeds []int32, ids []int64, s, batch int) []int32 {
 	}
 	return seeds
 }
+
+// rangeIDs is batch s of the ids 0..n-1 in batches of batch, in seeds
+// (reused).
+func rangeIDs(seeds []int32, n, s, batch int) []int32 {
+	seeds = seeds[:0]
+	for v := s * batch; v < min(n, (s+1)*batch); v++ {
+		seeds = append(seeds, int32(v))
+	}
+	return seeds
+}

@@ -36,10 +36,7 @@ func (t *Trainer) Outputs() ([]float32, error) {
 	batch := t.eval.Batch
 	seeds := make([]int32, 0, batch)
 	for s := 0; s*batch < n; s++ {
-		seeds = seeds[:0]
-		for v := s * batch; v < min(n, (s+1)*batch); v++ {
-			seeds = append(seeds, int32(v))
-		}
+		seeds = rangeIDs(seeds, n, s, batch)
 		if err := t.sampleEval(seeds, s); err != nil {
 			return nil, err
 		}

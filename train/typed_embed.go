@@ -52,10 +52,7 @@ func (t *Trainer) TypedEmbeddings(ty int) (_ []float32, _ int, err error) {
 	out := make([]float32, n*dim)
 	seeds := make([]int32, 0, batch)
 	for s := 0; s*batch < n; s++ {
-		seeds = seeds[:0]
-		for v := s * batch; v < min(n, (s+1)*batch); v++ {
-			seeds = append(seeds, int32(v))
-		}
+		seeds = rangeIDs(seeds, n, s, batch)
 		p.SetBatch(seeds, 0, s)
 		p.Sample(t.in, cfg.Seed^evalSeedMix)
 		p.GatherRows(t.in)

@@ -61,10 +61,12 @@ func RunEval(ctx context.Context, e Eval) error {
 		return err
 	}
 	if s.Config.TypedModel() && e.Embeddings != "" && !e.Force {
-		for _, ty := range s.Model.Types { // a typed model writes one file per type
-			if err := notThere("embeddings", TypedEmbeddingPath(e.Embeddings, ty.Name)); err != nil {
-				return err
-			}
+		var types []string // a typed model writes one file per type
+		for _, ty := range s.Model.Types {
+			types = append(types, ty.Name)
+		}
+		if err := typedEmbeddingsThere(e.Embeddings, types); err != nil {
+			return err
 		}
 	}
 	ds, err := LoadDataset(e.Source, e.Threads, e.Log, e.Progress)

@@ -238,6 +238,17 @@ func (w outputWriter) typedEmbeddings(tr *train.Trainer, path string) error {
 	return nil
 }
 
+// typedEmbeddingsThere refuses to replace the per-type embedding files of
+// path that exist, one per type named in types.
+func typedEmbeddingsThere(path string, types []string) error {
+	for _, typ := range types {
+		if err := notThere("embeddings", TypedEmbeddingPath(path, typ)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // TypedEmbeddingPath is where a typed model's embeddings of one type go:
 // E.npy's of type author to E.author.npy.
 func TypedEmbeddingPath(path, typ string) string {

@@ -227,10 +227,12 @@ func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 		}
 	}
 	if o := j.Outputs.Embeddings; ds.Typed() && o != "" && !j.Options.Force && !j.Options.Resume {
-		for _, vt := range ds.Types { // a typed model writes one file per type
-			if err := notThere("embeddings", TypedEmbeddingPath(o, vt.Name)); err != nil {
-				return err
-			}
+		var types []string // a typed model writes one file per type
+		for _, vt := range ds.Types {
+			types = append(types, vt.Name)
+		}
+		if err := typedEmbeddingsThere(o, types); err != nil {
+			return err
 		}
 	}
 	if j.Config.TypedModel() && j.BottomDefault {
