@@ -115,3 +115,12 @@ func TestTypedReplayBitwiseCUDA(t *testing.T) {
 		}
 	}
 }
+
+// TestTypedEmbeddingsCUDA: TestTypedEmbeddings on the GPU, with the last
+// layer's head and with jumping knowledge over the target's layers.
+func TestTypedEmbeddingsCUDA(t *testing.T) {
+	gpu := openCUDA(t)
+	for _, jk := range []string{"", "cat"} {
+		t.Run("jk "+jk, func(t *testing.T) { checkTypedEmbeddings(t, gpu, jk) })
+	}
+}

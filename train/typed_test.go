@@ -359,11 +359,22 @@ func TestTypedRelationFanouts(t *testing.T) {
 // the same seeds bit for bit (the same samples), an author's are finite,
 // not all alike, and the same when asked again; the training plan trains
 // on afterwards.
-func TestTypedEmbeddings(t *testing.T) {
+func TestTypedEmbeddings(t *testing.T) { checkTypedEmbeddings(t, cpu.New(2), "") }
+
+// checkTypedEmbeddings is TestTypedEmbeddings on be, with jumping
+// knowledge jk ("" for the last layer's).
+func checkTypedEmbeddings(t *testing.T, be backend.Backend, jk string) {
 	ds := heteroTiny(t)
 	cfg := heteroConfig(t, "rsage")
-	cfg.Epochs = 2
-	tr, _ := trained(t, ds, cfg, Options{})
+	cfg.Epochs, cfg.JK = 2, jk
+	tr, err := New(be, ds, cfg, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	if _, err := tr.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	paper, author := ds.TypeIndex("paper"), ds.TypeIndex("author")
 	emb, dim, err := tr.TypedEmbeddings(paper)
 	if err != nil {
