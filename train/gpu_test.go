@@ -131,9 +131,16 @@ func TestReplayMatchesEagerCUDA(t *testing.T) {
 		t.Logf("%s: %d steps, measured relative error %.2g at most; %d captures, %d overflows",
 			model, len(want), worst, st.Captures, st.Overflows)
 		// GAT: issue 10's bound, 140x its measured 7.1e-8 (H200), as
-		// against the CPU (lossBound).
-		if model == "gat" && !(worst <= 1e-5) {
-			t.Errorf("gat: replay vs eager, largest relative loss difference %.2g > 1e-5 (issue 10's bound)", worst)
+		// against the CPU (lossBound), over the first 10 steps, where a
+		// wrong attention dropout mask would part them at once. Later, an
+		// atomic sum's flip, which GAT amplifies about 1.5x a step, may
+		// reach 1e-3 by step 100 (H200, 1 of 5 runs at 5b13b87); the
+		// deterministic path holds GAT to bitwise equality throughout
+		// (TestReplayBitwiseDeterministicCUDA).
+		if model == "gat" {
+			if early, _ := tolerance.Losses(got[:10], want[:10], replayDrift); !(early <= 1e-5) {
+				t.Errorf("gat: replay vs eager, largest relative loss difference over the first 10 steps %.2g > 1e-5 (issue 10's bound)", early)
+			}
 		}
 	}
 }
