@@ -23,9 +23,11 @@ package backend
 // nn.NewModel checks it (NormOf) when it builds one.
 type Norm interface {
 	// BatchNormStats overwrites stats (F32 [2·dim]) with the column means
-	// and biased variances of rows [:n] of x (F32 [n.Cap, dim]), each a
-	// float64 sum in a fixed order (the variance from the rows' deviations
-	// from the mean, a second pass). With no live rows both are 0.
+	// and biased variances of rows [:n] of x (F32 [n.Cap, dim]), from one
+	// pass over x: with d = x[i, j] - x[0, j] (shifted by the first row,
+	// so that the squares keep the spread's digits), float64 sums S = Σ d
+	// and Q = Σ d² in a fixed order, mean x[0, j] + S/n and variance
+	// max(Q/n - (S/n)², 0). With no live rows both are 0.
 	BatchNormStats(x Buffer, n Count, dim int, stats Buffer)
 	// NormApply writes y (F32 [n.Cap, dim]) from x (F32 [n.Cap, dim]) on
 	// rows [:n] as above: with perRow false μ and σ² of column j are
@@ -41,9 +43,12 @@ type Norm interface {
 	// rows [:n] with x's gradient, and dgamma and dbeta (F32 [dim]) with
 	// Σ_i dy[i, j]·x̂[i, j] and Σ_i dy[i, j] over the live rows, x̂ the
 	// normalised x. dbias, when non-nil (F32 [dim]), is overwritten with
-	// the column sums of dx (the gradient of a bias added before the
-	// normalisation). stats is BatchNormStats's for x when perRow is
-	// false, unused otherwise. dx may be dy, not x.
+	// the gradient of a bias added before the normalisation: the column
+	// sums of dx for layer normalisation, and exactly 0 for batch
+	// normalisation, whose columns' sums of dx are 0 (a column's mean
+	// absorbs any bias: x̂ sums to 0 and dx to the rounding of it). stats
+	// is BatchNormStats's for x when perRow is false, unused otherwise.
+	// dx may be dy, not x.
 	NormBackward(x, dy Buffer, n Count, dim int, perRow bool, stats, gamma Buffer, eps float32, dx, dgamma, dbeta, dbias Buffer)
 	// NormRunning moves the running statistics (F32 [2·dim]) towards a
 	// batch's (stats, BatchNormStats's over n live rows) as PyTorch does:

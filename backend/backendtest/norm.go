@@ -1,7 +1,9 @@
 package backendtest
 
 import (
+	"fmt"
 	"math"
+	"slices"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -71,13 +73,28 @@ func (c normCase) refXhat(perRow bool) []float64 {
 	return out
 }
 
-// testBatchNormStats: column means and biased variances of the live rows.
+// testBatchNormStats: column means and biased variances of the live rows,
+// also of columns whose mean is 10⁴ times their spread (the one-pass sums
+// must keep the variance's digits), and zeros without live rows.
 func testBatchNormStats(e *env) {
-	c := e.normCase(40, 29, 11)
+	for _, offset := range []float32{0, 3e4} {
+		c := e.normCase(40, 29, 11)
+		for i := range c.live * c.dim {
+			c.x[i] += offset
+		}
+		stats := e.poison(2 * c.dim)
+		e.norm().BatchNormStats(e.upload(c.x), e.count(c.live, c.rows), c.dim, stats)
+		mu, v := c.refStats(false)
+		e.checkClose(fmt.Sprintf("BatchNormStats, offset %g", offset), e.readF32(stats, 2*c.dim), append(mu, v...), nil, tolSum, c.dim)
+	}
+	c := e.normCase(8, 0, 5)
 	stats := e.poison(2 * c.dim)
-	e.norm().BatchNormStats(e.upload(c.x), e.count(c.live, c.rows), c.dim, stats)
-	mu, v := c.refStats(false)
-	e.checkClose("BatchNormStats", e.readF32(stats, 2*c.dim), append(mu, v...), nil, tolSum, c.dim)
+	e.norm().BatchNormStats(e.upload(c.x), e.count(0, c.rows), c.dim, stats)
+	for j, s := range e.readF32(stats, 2*c.dim) {
+		if s != 0 {
+			e.t.Errorf("BatchNormStats without live rows: stats[%d] = %v, want 0", j, s)
+		}
+	}
 }
 
 // testNormApply: batch statistics (given) and row statistics (the op's
@@ -128,7 +145,11 @@ func testNormBackward(e *env) {
 		e.checkClose(name+" dx", e.readF32(dyb, c.live*c.dim), wantDx, scale, tolSum, c.dim)
 		e.checkClose(name+" dgamma", e.readF32(dg, c.dim), wantDg, absSum(c.live, c.dim, dy), tolSum, 0)
 		e.checkClose(name+" dbeta", e.readF32(db, c.dim), wantDb, absSum(c.live, c.dim, dy), tolSum, 0)
-		e.checkClose(name+" dbias", e.readF32(dbias, c.dim), wantBias, absSum(c.live, c.dim, dy), tolSum, 0)
+		gotBias := e.readF32(dbias, c.dim)
+		e.checkClose(name+" dbias", gotBias, wantBias, absSum(c.live, c.dim, dy), tolSum, 0)
+		if !perRow && slices.ContainsFunc(gotBias, func(v float32) bool { return v != 0 }) {
+			e.t.Errorf("%s: dbias %v, want exactly 0 (a column's mean absorbs the bias)", name, gotBias)
+		}
 	}
 }
 

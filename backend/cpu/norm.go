@@ -33,22 +33,22 @@ func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, sta
 }
 
 // columnStats is column j's mean and biased variance over rows [:rows]
-// (both 0 without rows), in float64.
+// (both 0 without rows) from one pass: float64 sums of d and d², d the
+// value less the first row's (so that the squares keep the spread's
+// digits), as Norm's doc gives them.
 func columnStats(xs []float32, rows, dim, j int) (mean, v float64) {
 	if rows == 0 {
 		return 0, 0
 	}
-	var s float64
+	k := float64(xs[j])
+	var s, q float64
 	for i := range rows {
-		s += float64(xs[i*dim+j])
-	}
-	mean = s / float64(rows)
-	var q float64
-	for i := range rows {
-		d := float64(xs[i*dim+j]) - mean
+		d := float64(xs[i*dim+j]) - k
+		s += d
 		q += d * d
 	}
-	return mean, q / float64(rows)
+	m := s / float64(rows)
+	return k + m, max(q/float64(rows)-m*m, 0)
 }
 
 // rowStats is a row's mean and biased variance in float64.
@@ -170,7 +170,9 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 			}
 		})
 	}
-	if dbi != nil {
+	switch {
+	case dbi == nil:
+	case perRow:
 		b.cols(dim, 16, func(lo, hi int) {
 			for j := lo; j < hi; j++ {
 				var s float64
@@ -180,6 +182,8 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 				dbi[j] = float32(s)
 			}
 		})
+	default:
+		clear(dbi) // a column's mean absorbs a bias added before batch normalisation
 	}
 }
 

@@ -43,32 +43,24 @@ func (c *call) normFold(part, nP uintptr, rowsCap, chunkRows, width, half int, m
 func (c *call) colSums(a, nP uintptr, rowsCap, dim int, out uintptr) {
 	chunkRows, chunks, part := c.normChunks(rowsCap, dim, dim, 0)
 	g, t := normPartGrid(dim, chunks)
-	c.launchNormPart(a, nP, rowsCap, dim, chunkRows, 0, part, g, t, 0)
+	c.launchNormPart(a, nP, rowsCap, dim, chunkRows, part, g, t, 0)
 	c.normFold(part, nP, rowsCap, chunkRows, dim, dim, false, out, 0, 0)
 }
 
 // BatchNormStats overwrites stats with the column means and biased
-// variances of the live rows of x: the means first, then the squared
-// deviations from them (float64 means, as the CPU twin).
+// variances of the live rows of x, from one pass over x (shifted float64
+// sums of the values and their squares, as the CPU twin).
 func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
 	c, ck := b.checkBatchNormStats(x, n, dim, stats)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	nP, xs, st := ck.nP, ck.x, ck.stats
-	chunkRows, chunks, part := c.normChunks(n.Cap, dim, dim, dim)
-	mean := part + uintptr(chunks*dim*8)
+	nP, xs := ck.nP, ck.x.addr()
+	chunkRows, chunks, part := c.normChunks(n.Cap, dim, 2*dim, 0)
 	g, t := normPartGrid(dim, chunks)
-	sa := st.addr()
-	for pass, center := range []uintptr{0, mean} {
-		c.launchNormPart(xs.addr(), nP, n.Cap, dim, chunkRows, center, part, g, t, 0)
-		out, dout := sa, mean
-		if pass == 1 {
-			out, dout = sa+uintptr(4*dim), 0
-		}
-		c.normFold(part, nP, n.Cap, chunkRows, dim, dim, true, out, 0, dout)
-	}
+	c.launchNormMomentsPart(xs, nP, n.Cap, dim, chunkRows, part, g, t, 0)
+	c.launchNormMomentsFold(xs, part, nP, n.Cap, chunkRows, dim, ck.stats.addr(), d1(uint32((dim+31)/32)), dim3{32, normY, 1}, 0)
 }
 
 // normBwdSums overwrites dgamma and dbeta (F32 [dim] each) with Σ dy·x̂ and
@@ -123,8 +115,12 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 	} else {
 		c.launchNormBwdCols(&ck, ms, d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
 	}
-	if ck.dbias != nil {
+	switch {
+	case ck.dbias == nil:
+	case perRow:
 		c.colSums(ck.dx.addr(), nP, n.Cap, dim, ck.dbias.addr())
+	default:
+		c.memset(ck.dbias.addr(), 0, int64(4*dim)) // a column's mean absorbs a bias added before batch normalisation
 	}
 }
 

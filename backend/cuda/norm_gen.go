@@ -306,9 +306,23 @@ func (c *call) launchNormBwdColsSums(a *normBackwardApplyArgs, ms uintptr, sum1,
 
 // launchNormPart launches norm_part (kernels/norm.cu),
 // its parameters in the kernel's order.
-func (c *call) launchNormPart(x, nP uintptr, rowsCap, dim, chunkRows int, center, part uintptr, grid, block dim3, smem int) {
-	c.args().ptr(x).ptr(nP).i32(rowsCap).i32(dim).i32(chunkRows).ptr(center).ptr(part)
+func (c *call) launchNormPart(x, nP uintptr, rowsCap, dim, chunkRows int, part uintptr, grid, block dim3, smem int) {
+	c.args().ptr(x).ptr(nP).i32(rowsCap).i32(dim).i32(chunkRows).ptr(part)
 	c.launch("norm_part", grid, block, smem)
+}
+
+// launchNormMomentsPart launches norm_moments_part (kernels/norm.cu),
+// its parameters in the kernel's order.
+func (c *call) launchNormMomentsPart(x, nP uintptr, rowsCap, dim, chunkRows int, part uintptr, grid, block dim3, smem int) {
+	c.args().ptr(x).ptr(nP).i32(rowsCap).i32(dim).i32(chunkRows).ptr(part)
+	c.launch("norm_moments_part", grid, block, smem)
+}
+
+// launchNormMomentsFold launches norm_moments_fold (kernels/norm.cu),
+// its parameters in the kernel's order.
+func (c *call) launchNormMomentsFold(x, part, nP uintptr, rowsCap, chunkRows, dim int, stats uintptr, grid, block dim3, smem int) {
+	c.args().ptr(x).ptr(part).ptr(nP).i32(rowsCap).i32(chunkRows).i32(dim).ptr(stats)
+	c.launch("norm_moments_fold", grid, block, smem)
 }
 
 // launchNormFold launches norm_fold (kernels/norm.cu),

@@ -36,30 +36,77 @@ __device__ __forceinline__ bool chunk_rows(int n, int chunkRows, int* r0, int* r
     return true;
 }
 
-// norm_part: part[by, j] = Σ a[i, j] over chunk by's live rows i, or
-// Σ (a[i, j] - center[j])² when center is set (batch normalisation's mean
-// and variance in two passes, as the CPU twin).
-extern "C" __global__ void norm_part(const float* a, const int* nP, int cap, int dim, int chunkRows,
-                                     const double* center, double* part) {
+// norm_part: part[by, j] = Σ a[i, j] over chunk by's live rows i (column
+// sums: a bias's gradient).
+extern "C" __global__ void norm_part(const float* a, const int* nP, int cap, int dim, int chunkRows, double* part) {
     __shared__ double sh[NORM_Y * 32];
     int r0, r1;
     if (!chunk_rows(live_count(nP, cap), chunkRows, &r0, &r1)) return;
     int j = blockIdx.x * 32 + threadIdx.x;
     bool col = j < dim;
     double s = 0.0;
+    if (col)
+        for (int i = r0 + threadIdx.y; i < r1; i += NORM_Y) s += (double)a[(i64)i * dim + j];
+    s = col_reduce(s, sh);
+    if (col && threadIdx.y == 0) part[(i64)blockIdx.y * dim + j] = s;
+}
+
+// norm_moments_part: batch normalisation's statistics in one pass over
+// x: with d = x[i, j] - x[0, j] (the first live row shifts every column,
+// so that the squares do not swamp the spread), part[by, j] = Σ d and
+// part[by, dim + j] = Σ d² over chunk by's live rows (part [chunks,
+// 2·dim]).
+extern "C" __global__ void norm_moments_part(const float* a, const int* nP, int cap, int dim, int chunkRows,
+                                             double* part) {
+    __shared__ double sh[NORM_Y * 32];
+    int r0, r1;
+    if (!chunk_rows(live_count(nP, cap), chunkRows, &r0, &r1)) return;
+    int j = blockIdx.x * 32 + threadIdx.x;
+    bool col = j < dim;
+    double s = 0.0, q = 0.0;
     if (col) {
-        double m = center != 0 ? center[j] : 0.0;
+        double k = (double)a[j];
         for (int i = r0 + threadIdx.y; i < r1; i += NORM_Y) {
-            double v = (double)a[(i64)i * dim + j];
-            if (center != 0) {
-                v -= m;
-                v *= v;
-            }
-            s += v;
+            double d = (double)a[(i64)i * dim + j] - k;
+            s += d;
+            q += d * d;
         }
     }
     s = col_reduce(s, sh);
-    if (col && threadIdx.y == 0) part[(i64)blockIdx.y * dim + j] = s;
+    q = col_reduce(q, sh);
+    if (col && threadIdx.y == 0) {
+        part[(i64)blockIdx.y * 2 * dim + j] = s;
+        part[(i64)blockIdx.y * 2 * dim + dim + j] = q;
+    }
+}
+
+// norm_moments_fold: the live chunks' partials of norm_moments_part
+// added in norm_fold's order, then stats[j] = x[0, j] + S/n and stats[dim
+// + j] = max(Q/n - (S/n)², 0) (both 0 without live rows).
+extern "C" __global__ void norm_moments_fold(const float* a, const double* part, const int* nP, int cap,
+                                             int chunkRows, int dim, float* stats) {
+    __shared__ double sh[NORM_Y * 32];
+    int n = live_count(nP, cap);
+    int chunks = (n + chunkRows - 1) / chunkRows;
+    int j = blockIdx.x * 32 + threadIdx.x;
+    bool col = j < dim;
+    double s = 0.0, q = 0.0;
+    if (col)
+        for (int b = threadIdx.y; b < chunks; b += NORM_Y) {
+            s += part[(i64)b * 2 * dim + j];
+            q += part[(i64)b * 2 * dim + dim + j];
+        }
+    s = col_reduce(s, sh);
+    q = col_reduce(q, sh);
+    if (!col || threadIdx.y != 0) return;
+    if (n == 0) {
+        stats[j] = 0.0f;
+        stats[dim + j] = 0.0f;
+        return;
+    }
+    double m = s / n;
+    stats[j] = (float)((double)a[j] + m);
+    stats[dim + j] = (float)fmax(q / n - m * m, 0.0);
 }
 
 // norm_fold: s_j = Σ over the live chunks b of part[b, j] (part [chunks,
