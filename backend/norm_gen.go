@@ -35,8 +35,13 @@ type Norm interface {
 	// statistics in evaluation); with perRow true (layer normalisation)
 	// they are the row's own mean and biased variance over its dim
 	// columns, and stats is unused (may be nil). gamma and beta are F32
-	// [dim]. x and y may be the same buffer.
-	NormApply(x Buffer, n Count, dim int, perRow bool, stats, gamma, beta Buffer, eps float32, y Buffer)
+	// [dim]. The normalised values then pass through the activation a
+	// hidden layer applies after its normalisation, as BiasActDropout
+	// (without a bias) would on them, bit for bit: ReLU when relu, and
+	// dropout with probability p (stream r, r.Keys, mask as
+	// BiasActDropout's); relu false and p = 0 leave them as they are. x
+	// and y may be the same buffer.
+	NormApply(x Buffer, n Count, dim int, perRow bool, stats, gamma, beta Buffer, eps float32, relu bool, p float32, r Rand, mask, y Buffer)
 	// NormBackward is NormApply's backward in training (μ and σ² those of
 	// the batch or row, so their own gradients are included): from x (as
 	// NormApply read it) and dy, the gradient of y, it overwrites dx on

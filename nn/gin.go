@@ -198,12 +198,11 @@ func (g *ginLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	be.Aggregate(blk, g.edgeW, g.selfW, x, g.in, g.agg)
 	addHot(ps.hot, blk, g.in, g.agg, g.in, 0)
 	be.Linear(g.agg, blk.NumDst, g.w1.W, g.in, g.out, g.z, false)
-	b1 := g.b1.W
 	if g.inner != nil {
-		g.inner.forward(g.z, blk.NumDst, b1, ps.train)
-		b1 = nil // added before the normalisation
+		g.inner.forwardAct(g.z, blk.NumDst, g.b1.W, ps.train, normAct{relu: true}, g.z)
+	} else {
+		be.BiasActDropout(g.z, blk.NumDst, g.out, g.b1.W, true, 0, backend.Rand{}, nil, g.z)
 	}
-	be.BiasActDropout(g.z, blk.NumDst, g.out, b1, true, 0, backend.Rand{}, nil, g.z)
 	be.Linear(g.z, blk.NumDst, g.w2.W, g.out, g.out, h, false)
 }
 

@@ -141,9 +141,7 @@ func (inf *Inference) layer(l int, blk *backend.Block, table, deg, out backend.B
 		return nil
 	}
 	if n := inf.m.norms[l]; n != nil {
-		be.BiasActDropout(out, blk.NumDst, dim, ly.bias().W, false, 0, backend.Rand{}, nil, out)
-		n.infer(out, blk.NumDst)
-		be.BiasActDropout(out, blk.NumDst, dim, nil, true, 0, backend.Rand{}, nil, out)
+		n.forwardAct(out, blk.NumDst, ly.bias().W, false, normAct{relu: true}, out)
 		return nil
 	}
 	be.BiasActDropout(out, blk.NumDst, dim, ly.bias().W, cfg.hiddenOut(l), 0, backend.Rand{}, nil, out)

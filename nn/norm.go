@@ -137,14 +137,32 @@ func (n *normLayer) inferCopy() *normLayer {
 	return &c
 }
 
+// normAct is the activation a hidden layer applies after its
+// normalisation: ReLU when relu, and dropout with probability p from
+// stream r into mask (BiasActDropout's), which NormApply applies as it
+// writes. The zero value leaves the normalised rows as they are.
+type normAct struct {
+	relu bool
+	p    float32
+	r    backend.Rand
+	mask backend.Buffer
+}
+
 // forward normalises h (rows [:count], the layer's output before its bias)
 // in place: in training by the pass's statistics, keeping h plus bias for
-// backward; otherwise as infer does (h's rows may then exceed the reserved
+// backward; otherwise as inferAct does (h's rows may then exceed the reserved
 // ones: layer-wise inference).
 func (n *normLayer) forward(h backend.Buffer, count backend.Count, bias backend.Buffer, train bool) {
+	n.forwardAct(h, count, bias, train, normAct{}, h)
+}
+
+// forwardAct is forward writing y (F32 rows [:count]; it may be h) through
+// the activation a, in the same pass: the bits BiasActDropout would give
+// applied after forward.
+func (n *normLayer) forwardAct(h backend.Buffer, count backend.Count, bias backend.Buffer, train bool, a normAct, y backend.Buffer) {
 	if !train {
 		n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, h)
-		n.infer(h, count)
+		n.inferAct(h, count, a, y)
 		return
 	}
 	n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, n.pre)
@@ -165,17 +183,17 @@ func (n *normLayer) forward(h backend.Buffer, count backend.Count, bias backend.
 		n.ops.BatchNormStats(n.pre, count, n.dim, n.stats)
 		n.n, n.pending = count, true
 	}
-	n.ops.NormApply(n.pre, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, h)
+	n.ops.NormApply(n.pre, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, a.relu, a.p, a.r, a.mask, y)
 }
 
-// infer normalises h (rows [:count], the layer's output with its bias) in
-// place as evaluation does.
-func (n *normLayer) infer(h backend.Buffer, count backend.Count) {
+// inferAct normalises h (rows [:count], the layer's output with its bias)
+// as evaluation does, into y through the activation a.
+func (n *normLayer) inferAct(h backend.Buffer, count backend.Count, a normAct, y backend.Buffer) {
 	var stats backend.Buffer
 	if !n.perRow {
 		stats = n.running.W
 	}
-	n.ops.NormApply(h, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, h)
+	n.ops.NormApply(h, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, a.relu, a.p, a.r, a.mask, y)
 }
 
 // backward turns dh (rows [:count], the gradient of the normalised output)

@@ -164,12 +164,18 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		if p > 0 {
 			mask = m.mask[l]
 		}
-		bias := ly.bias().W
-		if n := m.norms[l]; n != nil {
+		bias, relu := ly.bias().W, m.cfg.hiddenOut(l)
+		n := m.norms[l]
+		switch {
+		case n != nil && m.act[l].DType() == backend.F32 && m.hid[l].DType() == backend.F32:
+			// The activation in the normalisation's pass.
+			n.forwardAct(m.act[l], blk.NumDst, bias, train, normAct{relu: relu, p: p, r: rl, mask: mask}, m.hid[l])
+		case n != nil:
 			n.forward(m.act[l], blk.NumDst, bias, train)
-			bias = nil // added before the normalisation
+			m.be.BiasActDropout(m.act[l], blk.NumDst, out, nil, relu, p, rl, mask, m.hid[l]) // the bias went before the normalisation
+		default:
+			m.be.BiasActDropout(m.act[l], blk.NumDst, out, bias, relu, p, rl, mask, m.hid[l])
 		}
-		m.be.BiasActDropout(m.act[l], blk.NumDst, out, bias, m.cfg.hiddenOut(l), p, rl, mask, m.hid[l])
 		if l == 0 && train && b.AfterBottom != nil {
 			b.AfterBottom()
 		}

@@ -109,7 +109,7 @@ func testNormApply(e *env) {
 		}
 		y := e.poison(c.rows * c.dim)
 		e.norm().NormApply(e.upload(c.x), e.count(c.live, c.rows), c.dim, perRow, e.upload(st),
-			e.upload(c.gamma), e.upload(c.beta), normEps, y)
+			e.upload(c.gamma), e.upload(c.beta), normEps, false, 0, backend.Rand{}, nil, y)
 		xh := c.refXhat(perRow)
 		want, scale := make([]float64, len(xh)), make([]float64, len(xh))
 		for i, h := range xh {
@@ -122,6 +122,49 @@ func testNormApply(e *env) {
 			name = "NormApply (row)"
 		}
 		e.checkClose(name, e.readF32(y, c.live*c.dim), want, scale, tolSum, c.dim)
+	}
+}
+
+// testNormApplyAct: NormApply with ReLU and dropout writes what NormApply
+// without them, then BiasActDropout (no bias) on its output, write: the
+// same bits and the same mask, batch and row statistics, four-wide rows
+// and others, keyed by row and by given keys.
+func testNormApplyAct(e *env) {
+	for _, c := range []struct {
+		perRow, relu bool
+		p            float32
+		dim          int
+		keys         bool
+	}{{false, true, 0, 12, false}, {false, true, 0.3, 12, true}, {true, true, 0.5, 11, false}, {false, false, 0.2, 7, true}} {
+		nc := e.normCase(40, 29, c.dim)
+		n := e.count(nc.live, nc.rows)
+		xb, gb, bb := e.upload(nc.x), e.upload(nc.gamma), e.upload(nc.beta)
+		stats := e.poison(2 * c.dim)
+		e.norm().BatchNormStats(xb, n, c.dim, stats)
+		r := e.rand(7, 3, 1, 2)
+		if c.keys {
+			keys := make([]int32, nc.rows)
+			for i := range keys {
+				keys[i] = int32(1000 + 7*i)
+			}
+			r.Keys = e.upload(keys)
+		}
+		var mask, wantMask backend.Buffer
+		if c.p > 0 {
+			mask, wantMask = e.alloc(backend.U8, nc.rows*c.dim, 7), e.alloc(backend.U8, nc.rows*c.dim, 7)
+		}
+		got, plain, want := e.poison(nc.rows*c.dim), e.poison(nc.rows*c.dim), e.poison(nc.rows*c.dim)
+		e.norm().NormApply(xb, n, c.dim, c.perRow, stats, gb, bb, normEps, c.relu, c.p, r, mask, got)
+		e.norm().NormApply(xb, n, c.dim, c.perRow, stats, gb, bb, normEps, false, 0, backend.Rand{}, nil, plain)
+		e.be.BiasActDropout(plain, n, c.dim, nil, c.relu, c.p, r, wantMask, want)
+		name := fmt.Sprintf("NormApply perRow %v relu %v p %g dim %d keys %v", c.perRow, c.relu, c.p, c.dim, c.keys)
+		live := nc.live * c.dim
+		if g, w := e.readF32(got, live), e.readF32(want, live); !slices.Equal(g, w) {
+			e.t.Errorf("%s: differs from NormApply then BiasActDropout", name)
+		}
+		if c.p > 0 && !slices.Equal(e.readU8(mask, live), e.readU8(wantMask, live)) {
+			e.t.Errorf("%s: its mask differs from BiasActDropout's", name)
+		}
 	}
 }
 

@@ -69,6 +69,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"DotSum", testDotSum},
 		{"BatchNormStats", testBatchNormStats},
 		{"NormApply", testNormApply},
+		{"NormApplyAct", testNormApplyAct},
 		{"NormBackward", testNormBackward},
 		{"NormRunning", testNormRunning},
 		{"NormSync", testNormSync},

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
 )
 
 // The normalisation ops (backend.Norm). Column statistics are float64 sums
@@ -67,14 +68,15 @@ func rowStats(row []float32) (mean, v float64) {
 }
 
 // NormApply normalises the live rows of x into y by the batch's (or
-// running) column statistics, or by each row's own.
-func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) {
-	c, ck := b.checkNormApply(x, n, dim, perRow, stats, gamma, beta, eps, y)
+// running) column statistics, or by each row's own, then applies
+// BiasActDropout's ReLU and dropout.
+func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
+	c, ck := b.checkNormApply(x, n, dim, perRow, stats, gamma, beta, eps, relu, p, r, mask, y)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	rows, xs, st, g, be, ys := ck.n, ck.x, ck.stats, ck.gamma, ck.beta, ck.y
+	rows, xs, st, g, be, ys, ms, keys := ck.n, ck.x, ck.stats, ck.gamma, ck.beta, ck.y, ck.mask, ck.rKeys
 	var colR []float32
 	if !perRow {
 		colR = make([]float32, dim)
@@ -82,19 +84,32 @@ func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow b
 			colR[j] = rstd(float64(st[dim+j]), eps)
 		}
 	}
+	thr, scale := rng.DropThreshold(p), 1/(1-p)
 	b.rows(rows, 64, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			xr, yr := xs[i*dim:(i+1)*dim], ys[i*dim:(i+1)*dim]
+			mu, r := st, colR
 			if perRow {
 				mean, v := rowStats(xr)
-				mu, r := float32(mean), rstd(v, eps)
-				for j, xv := range xr {
-					yr[j] = g[j]*((xv-mu)*r) + be[j]
-				}
-				continue
+				mu, r = []float32{float32(mean)}, []float32{rstd(v, eps)}
 			}
 			for j, xv := range xr {
-				yr[j] = g[j]*((xv-st[j])*colR[j]) + be[j]
+				k := j
+				if perRow {
+					k = 0
+				}
+				v := g[j]*((xv-mu[k])*r[k]) + be[j]
+				if relu {
+					v = max(v, 0)
+				}
+				yr[j] = v
+			}
+			if ms != nil {
+				idx := uint32(i)
+				if keys != nil {
+					idx = uint32(keys[i])
+				}
+				dropRow(ck.r, idx, thr, scale, relu, yr, ms[i*dim:(i+1)*dim])
 			}
 		}
 	})

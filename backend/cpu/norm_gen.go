@@ -2,7 +2,10 @@
 
 package cpu
 
-import "github.com/fanout-gnn/fanout/backend"
+import (
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
+)
 
 // rowsArgs are the views of the arguments of group rows, as checkRows returns them.
 type rowsArgs struct {
@@ -62,13 +65,16 @@ type normApplyArgs struct {
 	stats []float32
 	gamma []float32
 	beta  []float32
+	r     rng.Key
+	rKeys []int32
+	mask  []uint8
 	y     []float32
 }
 
 // checkNormApply begins a call of NormApply (backend.Norm) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) (c call, ck normApplyArgs) {
+func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) (c call, ck normApplyArgs) {
 	c = b.begin("NormApply")
 	ck.rowsArgs = c.checkRows(x, n, dim)
 	if !perRow {
@@ -76,6 +82,16 @@ func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, per
 	}
 	ck.gamma = c.f32("gamma", gamma, dim)
 	ck.beta = c.f32("beta", beta, dim)
+	c.check(backend.CheckProb("p", p))
+	if p > 0 {
+		ck.r = c.rand("r", r)
+	}
+	if !isNil(r.Keys) && (p > 0) {
+		ck.rKeys = c.i32("r.Keys", r.Keys, n.Cap)
+	}
+	if p > 0 {
+		ck.mask = c.u8("mask", mask, n.Cap*dim)
+	}
 	ck.y = c.f32("y", y, n.Cap*dim)
 	return c, ck
 }

@@ -88,14 +88,16 @@ func (c *call) normMS(x *buffer, nP uintptr, n backend.Count, dim int, perRow bo
 }
 
 // NormApply normalises the live rows of x into y.
-func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) {
-	c, ck := b.checkNormApply(x, n, dim, perRow, stats, gamma, beta, eps, y)
+func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
+	c, ck := b.checkNormApply(x, n, dim, perRow, stats, gamma, beta, eps, relu, p, r, mask, y)
 	defer c.end()
 	if !c.ok {
 		return
 	}
 	ms := c.normMS(ck.x, ck.nP, n, dim, perRow, ck.stats, eps)
-	c.launchNormApply(&ck, ms, d1(c.blocks(int64(n.Cap)*int64(dim), 256)), d1(256), 0)
+	vec := dim%4 == 0 && ck.x.ptr%16 == 0 && ck.y.ptr%16 == 0 && ck.gamma.ptr%16 == 0 && ck.beta.ptr%16 == 0 &&
+		(ck.mask == nil || ck.mask.ptr%4 == 0)
+	c.launchNormApply(&ck, ms, vec, d1(c.blocks(int64(n.Cap)*32, 256)), d1(256), 0) // a warp per row
 }
 
 // NormBackward overwrites dx, dgamma, dbeta (and dbias when set) with the

@@ -2,7 +2,10 @@
 
 package cuda
 
-import "github.com/fanout-gnn/fanout/backend"
+import (
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
+)
 
 // rowsArgs are the views of the arguments of group rows, as checkRows returns them.
 type rowsArgs struct {
@@ -70,13 +73,18 @@ type normApplyArgs struct {
 	gamma  *buffer
 	beta   *buffer
 	eps    float32
+	relu   bool
+	p      float32
+	r      randArgs
+	rKeys  *buffer
+	mask   *buffer
 	y      *buffer
 }
 
 // checkNormApply begins a call of NormApply (backend.Norm) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) (c call, ck normApplyArgs) {
+func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) (c call, ck normApplyArgs) {
 	c = b.begin("NormApply")
 	ck.rowsArgs = c.checkRows(x, n, dim)
 	ck.perRow = perRow
@@ -86,15 +94,29 @@ func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, per
 	ck.gamma = c.buf("gamma", gamma, backend.F32, dim)
 	ck.beta = c.buf("beta", beta, backend.F32, dim)
 	ck.eps = eps
+	ck.relu = relu
+	ck.p = p
+	c.check(backend.CheckProb("p", p))
+	if p > 0 {
+		ck.r = c.rand("r", r)
+	}
+	if !isNil(r.Keys) && (p > 0) {
+		ck.rKeys = c.buf("r.Keys", r.Keys, backend.I32, n.Cap)
+	}
+	if p > 0 {
+		ck.mask = c.buf("mask", mask, backend.U8, n.Cap*dim)
+	}
 	ck.y = c.buf("y", y, backend.F32, n.Cap*dim)
 	return c, ck
 }
 
 // launchNormApply launches norm_apply (kernels/norm.cu)
 // with NormApply's checked arguments, its parameters in the kernel's order.
-func (c *call) launchNormApply(a *normApplyArgs, ms uintptr, grid, block dim3, smem int) {
+func (c *call) launchNormApply(a *normApplyArgs, ms uintptr, vec bool, grid, block dim3, smem int) {
 	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.dim).flag(a.perRow).ptr(ms).ptr(a.gamma.addr()).
-		ptr(a.beta.addr()).ptr(a.y.addr())
+		ptr(a.beta.addr()).flag(a.relu).flag(a.p > 0).u32(uint32(rng.DropThreshold(a.p))).
+		f32(float32(1 / (1 - a.p))).u32(a.r.k0).u32(a.r.k1).ptr(a.r.clock).u32(a.r.stream).ptr(a.rKeys.addr()).
+		ptr(a.mask.addr()).ptr(a.y.addr()).flag(vec)
 	c.launch("norm_apply", grid, block, smem)
 }
 

@@ -163,8 +163,10 @@ func (b *Backend) MeanWeights(blk *backend.Block, edgeW backend.Buffer) {
 	b.op("MeanWeights", func() { b.inner.MeanWeights(blk, edgeW) })
 }
 
-func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, y backend.Buffer) {
-	b.op("NormApply", func() { b.inner.(backend.Norm).NormApply(x, n, dim, perRow, stats, gamma, beta, eps, y) })
+func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma, beta backend.Buffer, eps float32, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {
+	b.op("NormApply", func() {
+		b.inner.(backend.Norm).NormApply(x, n, dim, perRow, stats, gamma, beta, eps, relu, p, r, mask, y)
+	})
 }
 
 func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {

@@ -54,27 +54,7 @@ extern "C" __global__ void bias_act_dropout(const float* x, const int* nP, int c
             } else if (bias) {
                 for (int k = 0; k < m; k++) v[k] += bias[c0 + k];
             }
-            uint4 w = make_uint4(0u, 0u, 0u, 0u);
-            if (dropout) w = philox4x32_10(make_uint4(key, (u32)g, step, hi), k0, k1);
-            unsigned char keep[4] = {1, 1, 1, 1};
-#pragma unroll
-            for (int k = 0; k < 4; k++) {
-                if (relu && v[k] < 0.f) v[k] = 0.f;
-                if (dropout) {
-                    bool kept = philox_word(w, k) >= thr;
-                    v[k] = kept ? v[k] * scale : 0.f;
-                    keep[k] = kept && (!relu || v[k] > 0.f);
-                }
-            }
-            if (vec) {
-                store_as((float4*)y, base >> 2, make_float4(v[0], v[1], v[2], v[3]), ybf16);
-                if (dropout) *(uchar4*)(mask + base) = make_uchar4(keep[0], keep[1], keep[2], keep[3]);
-            } else {
-                for (int k = 0; k < m; k++) {
-                    store_as(y, base + k, v[k], ybf16);
-                    if (dropout) mask[base + k] = keep[k];
-                }
-            }
+            act_store4(v, m, base, g, relu, dropout, thr, scale, key, step, hi, k0, k1, mask, y, vec, ybf16);
         }
     }
 }

@@ -10,6 +10,7 @@
 // warp per row, float64 lane sums reduced by a fixed butterfly.
 // Per-element work: grid-stride loops.
 #include "common.cuh"
+#include "act.cuh"
 
 #define NORM_Y 16
 
@@ -172,15 +173,48 @@ extern "C" __global__ void norm_col_ms(const float* stats, int dim, float eps, f
     }
 }
 
-// norm_apply: y = gamma·(x - mean)·rstd + beta on the live rows, with
-// (mean, rstd) ms[2k], ms[2k+1] of k = the row (perRow) or the column.
+// norm_apply: v = gamma·(x - mean)·rstd + beta on the live rows, with
+// (mean, rstd) ms[2k], ms[2k+1] of k = the row (perRow) or the column, then
+// ReLU and dropout as bias_act_dropout's (act_store4: the same Philox words
+// and mask). One warp per row, a lane per group of four columns; 16-byte
+// loads and stores when vec (dim % 4 == 0, aligned x, y, mask, gamma and
+// beta).
 extern "C" __global__ void norm_apply(const float* x, const int* nP, int cap, int dim, int perRow, const float* ms,
-                                      const float* gamma, const float* beta, float* y) {
-    i64 total = (i64)live_count(nP, cap) * dim;
-    for (i64 t = gtid(); t < total; t += gthreads()) {
-        int j = (int)(t % dim);
-        i64 k = perRow ? t / dim : j;
-        y[t] = gamma[j] * ((x[t] - ms[2 * k]) * ms[2 * k + 1]) + beta[j];
+                                      const float* gamma, const float* beta, int relu, int dropout, u32 thr,
+                                      float scale, u32 k0, u32 k1, const int* clock, u32 stream, const int* keys,
+                                      unsigned char* mask, float* y, int vec) {
+    int n = live_count(nP, cap);
+    int groups = (dim + 3) >> 2;
+    u32 step = 0, hi = 0;
+    if (dropout) {
+        step = (u32)clock[1];
+        hi = rand_hi(clock, stream);
+    }
+    int lane = lane_id();
+    for (int row = gwarp(); row < n; row += gwarps()) {
+        u32 key = keys ? (u32)keys[row] : (u32)row;
+        for (int g = lane; g < groups; g += 32) {
+            int c0 = g * 4, m = min(4, dim - c0);
+            i64 base = (i64)row * dim + c0;
+            float v[4] = {0.f, 0.f, 0.f, 0.f};
+            if (vec) {
+                float4 xv = *(const float4*)(x + base), gv = *(const float4*)(gamma + c0);
+                float4 bv = *(const float4*)(beta + c0);
+                float xs[4] = {xv.x, xv.y, xv.z, xv.w}, gs[4] = {gv.x, gv.y, gv.z, gv.w};
+                float bs[4] = {bv.x, bv.y, bv.z, bv.w};
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    int q = perRow ? row : c0 + k;
+                    v[k] = gs[k] * ((xs[k] - ms[2 * q]) * ms[2 * q + 1]) + bs[k];
+                }
+            } else {
+                for (int k = 0; k < m; k++) {
+                    int j = c0 + k, q = perRow ? row : j;
+                    v[k] = gamma[j] * ((x[base + k] - ms[2 * q]) * ms[2 * q + 1]) + beta[j];
+                }
+            }
+            act_store4(v, m, base, g, relu, dropout, thr, scale, key, step, hi, k0, k1, mask, y, vec, 0);
+        }
     }
 }
 
