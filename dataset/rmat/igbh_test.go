@@ -121,17 +121,7 @@ func TestIGBHVariants(t *testing.T) {
 // source that names the scale, and labels that the cited papers'
 // features show far better than a paper's own.
 func TestIGBHSimGenerates(t *testing.T) {
-	p, err := LookupVariant("igbh-sim", Variant{Scale: 0.0005})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Generate(p, Options{Seed: 1, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	p, d := generateValid(t, "igbh-sim", Variant{Scale: 0.0005})
 	want := []string{"(paper, cites, paper)", "(paper, written_by, author)", "(author, affiliated_to, institute)",
 		"(paper, topic, fos)", "(paper, published, journal)", "(paper, venue, conference)", "(author, rev_written_by, paper)",
 		"(institute, rev_affiliated_to, author)", "(fos, rev_topic, paper)", "(journal, rev_published, paper)",
