@@ -1,13 +1,21 @@
-"""PyTorch Geometric's to_hetero(GraphSAGE) on a typed fanout dataset.
+"""PyTorch Geometric's heterogeneous GNNs on a typed fanout dataset:
+to_hetero(GraphSAGE), or MLPerf Training's reference RGAT.
 
 The yardstick for fanout's typed training (issue 40): the dataset directory
-fanout writes (gen mag-sim, import edges with types, import ogb of
-ogbn-mag's layout), read with numpy alone, becomes a
+fanout writes (gen mag-sim, gen igbh-sim, import edges with types, import
+ogb of ogbn-mag's layout), read with numpy alone, becomes a
 torch_geometric.data.HeteroData; types without features get a
-torch.nn.Embedding of --embed columns; GraphSAGE (mean aggregation in each
-relation, --layers layers of --hidden, dropout), made heterogeneous by
-to_hetero (a sum over the relations into a type), learns the target type's
-labels on mini-batches with --fanouts neighbours per hop and relation.
+torch.nn.Embedding of --embed columns. Models (--model):
+- rsage: GraphSAGE (mean aggregation in each relation, --layers layers of
+  --hidden, dropout), made heterogeneous by to_hetero (a sum over the
+  relations into a type).
+- rgat: the RGAT of MLPerf Training's GNN benchmark (its rgnn.py): per
+  layer a GATConv of --heads heads per relation, summed over the
+  relations into a type, LeakyReLU and dropout between layers, a linear
+  head; as its dataset does, every relation within one type (cites) gets
+  a self loop per vertex (--no-self-loops leaves them out).
+Either learns the target type's labels on mini-batches with --fanouts
+neighbours per hop and relation.
 
 Samplers (--sampler; the one that ran is in the first and last lines):
 - torch: everything on the GPU (each relation's CSR, the features, labels
@@ -15,19 +23,21 @@ Samplers (--sampler; the one that ran is in the first and last lines):
   ops on the device, hop by hop and relation by relation, without
   replacement, its vertices made unique per type with torch.unique and
   relabelled (the seeds first), and the batch is a HeteroData as
-  NeighborLoader gives it (TorchSampler below).
+  NeighborLoader gives it (pyg_sampler.py beside this file).
 - cugraph: cuGraph-PyG's NeighborLoader, which samples on the GPU.
 - pyg: PyG's NeighborLoader (pyg-lib's or torch-sparse's sampling ops on
   the CPU, the features on the GPU, as PyG's ogbn-mag example keeps them).
 - auto: cugraph where cuGraph-PyG is installed and works on a CUDA device,
   else torch there; pyg without a GPU.
 One JSON line per epoch (its time, loss and accuracies; the time between
-two torch.cuda.synchronize calls around the training pass), then a summary
-line.
+two torch.cuda.synchronize calls around the training pass; with --steps N
+the time of its first N steps, scaled to the epoch's and marked
+"extrapolated"), then a summary line.
 
-    python3 scripts/pyg_hetero.py DATASET_DIR [--epochs 10] [--fanouts 15,10,5]
-        [--batch 1024] [--hidden 256] [--embed 128] [--dropout 0.5]
-        [--lr 0.003] [--workers 4] [--sampler auto|torch|pyg|cugraph] [--seed 1]
+    python3 scripts/pyg_hetero.py DATASET_DIR [--model rsage|rgat] [--epochs 10]
+        [--steps N] [--fanouts 15,10,5] [--batch 1024] [--hidden 256] [--heads 4]
+        [--embed 128] [--dropout 0.5] [--lr 0.003] [--workers 4]
+        [--sampler auto|torch|pyg|cugraph] [--no-self-loops] [--seed 1]
 """
 import argparse
 import json
@@ -40,7 +50,10 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.data import HeteroData
 from torch_geometric.loader import NeighborLoader
-from torch_geometric.nn import GraphSAGE, to_hetero
+from torch_geometric.nn import GATConv, GraphSAGE, HeteroConv, to_hetero
+from torch_geometric.utils import add_self_loops
+
+from pyg_sampler import TorchLoader, TorchSampler
 
 
 def scalar(text):
@@ -135,9 +148,48 @@ def rsage(metadata, hidden, layers, classes, dropout, norm=None, norm_kwargs=Non
     return to_hetero(sage, metadata, aggr="sum")
 
 
+class RGAT(torch.nn.Module):
+    """MLPerf Training's reference RGAT (rgnn.py, model "rgat"): layers
+    HeteroConvs, each a GATConv per relation (hidden/heads channels in each
+    of heads heads, concatenated; no self loops of its own) summed into the
+    destination's type; LeakyReLU and dropout between layers; a linear head
+    from the target's last hidden rows to the classes. A layer's input
+    width is in_dim where every type has it (IGB-H's 1024: one linear map
+    for a relation's sources and destinations, as the reference has it),
+    else lazy and separate for the two ends. forward returns {target:
+    logits}, as to_hetero's models return every type's."""
+
+    def __init__(self, edge_types, target, in_dim, hidden, classes, layers, heads, dropout):
+        super().__init__()
+        self.target, self.dropout = target, dropout
+        self.convs = torch.nn.ModuleList()
+        for i in range(layers):
+            d = in_dim if i == 0 else hidden
+            self.convs.append(HeteroConv({et: GATConv(d if d > 0 else (-1, -1), hidden // heads, heads=heads,
+                                                      add_self_loops=False) for et in edge_types}, aggr="sum"))
+        self.lin = torch.nn.Linear(hidden, classes)
+
+    def forward(self, x, edge_index):
+        for i, conv in enumerate(self.convs):
+            # A type that received nothing in the layer below has no rows now.
+            x = conv(x, {et: e for et, e in edge_index.items() if et[0] in x and et[2] in x})
+            if i < len(self.convs) - 1:
+                x = {t: F.dropout(F.leaky_relu(h), self.dropout, self.training) for t, h in x.items()}
+        return {self.target: self.lin(x[self.target])}
+
+
+def within_type_self_loops(data):
+    """Adds a self loop per vertex to each relation within one type (cites),
+    as MLPerf's reference dataset does (fanout's datasets have none)."""
+    for et in data.edge_types:
+        if et[0] == et[2]:
+            data[et].edge_index = add_self_loops(data[et].edge_index, num_nodes=data[et[0]].num_nodes)[0]
+
+
 class Model(torch.nn.Module):
     """A learned input table per featureless type (embeds: type -> (rows,
-    width)), then gnn, a to_hetero module over the types' inputs. A batch
+    width)), then gnn over the types' inputs (a to_hetero module, or
+    RGAT), which returns rows per type, the target's among them. A batch
     is a HeteroData whose featureless types carry n_id, their rows'
     global ids (NeighborLoader's batches, TorchSampler's, or the whole
     graph with n_id = arange)."""
@@ -152,177 +204,6 @@ class Model(torch.nn.Module):
         for t, emb in self.embed.items():
             x[t] = emb(batch[t].n_id.to(emb.weight.device))
         return self.gnn(x, batch.edge_index_dict)
-
-
-def ragged_arange(counts):
-    """Rows of counts[i] items each, laid end to end: every item's row and
-    its offset within the row ([sum(counts)] int64 each)."""
-    total = int(counts.sum())
-    rows = torch.arange(counts.numel(), device=counts.device)
-    row = torch.repeat_interleave(rows, counts, output_size=total)
-    first = torch.cumsum(counts, 0) - counts
-    return row, torch.arange(total, device=counts.device) - first[row]
-
-
-def smallest_keys(deg, k, width):
-    """k distinct offsets in [0, deg[i]) for each row, uniformly ([m, k];
-    every deg[i] in (k, width]): the k smallest of deg[i] random keys, in
-    a [m, width] block where the positions past a row's end never win."""
-    keys = torch.rand(deg.numel(), width, device=deg.device)
-    keys[torch.arange(width, device=deg.device) >= deg[:, None]] = 2.0
-    return keys.topk(k, dim=1, largest=False).indices
-
-
-def first_distinct(deg, k, draws):
-    """k distinct offsets in [0, deg[i]) for rows i, uniformly: the first k
-    distinct values, in draw order, of `draws` draws with replacement (each
-    new value is uniform among those not drawn yet, so the first k are a
-    uniform subset, whether the row reaches k or not). Returns ok [m],
-    false for rows whose draws held fewer than k distinct values, and the
-    offsets of the other rows ([ok.sum(), k])."""
-    u = torch.rand(deg.numel(), draws, device=deg.device, dtype=torch.float64)
-    d = torch.minimum((u * deg[:, None]).long(), deg[:, None] - 1)
-    s, order = torch.sort(d, dim=1, stable=True)  # equal values keep draw order
-    first = torch.ones_like(s, dtype=torch.bool)
-    first[:, 1:] = s[:, 1:] != s[:, :-1]
-    new = torch.zeros_like(first).scatter_(1, order, first)  # back in draw order
-    take = new & (torch.cumsum(new, 1) <= k)
-    ok = take.sum(1) == k
-    return ok, d[ok][take[ok]].view(-1, k)  # a mask keeps row-major order: draw order
-
-
-def sample_offsets(deg, k, width, draws):
-    """k distinct offsets per row (every deg[i] > k), uniformly ([m, k]):
-    rows of at most width by smallest_keys, longer rows by
-    first_distinct, drawing again for the rows it left short."""
-    off = torch.empty(deg.numel(), k, dtype=torch.long, device=deg.device)
-    short = deg <= width
-    off[short] = smallest_keys(deg[short], k, width)
-    todo = torch.nonzero(~short).flatten()
-    while todo.numel() > 0:
-        ok, got = first_distinct(deg[todo], k, draws)
-        off[todo[ok]] = got
-        todo = todo[~ok]
-    return off
-
-
-def sample_neighbours(indptr, indices, rows, k):
-    """Up to k neighbours of each of rows (a CSR's row ids) without
-    replacement, each subset uniform: all of a row's neighbours where it
-    has at most k. Returns each sampled edge's position in rows and its
-    column (indices' value), [E'] int64 each, rows in no particular order.
-    Work is O(k) per row: rows of up to 4k neighbours draw a key per
-    neighbour, longer ones 2k draws (hubs are never read whole)."""
-    start = indptr[rows]
-    deg = indptr[rows + 1] - start
-    pos = torch.arange(rows.numel(), device=rows.device)
-    few = deg <= k
-    row, off = ragged_arange(deg[few])
-    out_row, out_edge = [pos[few][row]], [start[few][row] + off]
-    many = ~few
-    if bool(many.any()):
-        off = sample_offsets(deg[many], k, width=4 * k, draws=2 * k)
-        out_row.append(pos[many].repeat_interleave(k))
-        out_edge.append((start[many][:, None] + off).flatten())
-    edge = torch.cat(out_edge)
-    return torch.cat(out_row), indices[edge]
-
-
-def relabel(n_id, found):
-    """Local ids for the vertices found (global ids of one type, repeats
-    allowed) where n_id (unique) lists that type's vertices so far: those
-    keep their positions, the new ones follow in ascending id. Returns
-    (n_id with the new vertices appended, each found vertex's local id,
-    the new vertices)."""
-    uniq, inv = torch.unique(torch.cat([n_id, found]), return_inverse=True)
-    old = n_id.numel()
-    local = torch.full((uniq.numel(),), -1, dtype=torch.long, device=found.device)
-    local[inv[:old]] = torch.arange(old, device=found.device)
-    is_new = local < 0
-    new = uniq[is_new]
-    local[is_new] = torch.arange(old, old + new.numel(), device=found.device)
-    return torch.cat([n_id, new]), local[inv[old:]], new
-
-
-def csr(edge_index, num_dst):
-    """An edge type's CSR over its destinations (indptr [num_dst+1],
-    indices: the sources, grouped by destination), on edge_index's
-    device."""
-    dst, perm = torch.sort(edge_index[1], stable=True)
-    indptr = torch.zeros(num_dst + 1, dtype=torch.long, device=dst.device)
-    indptr[1:] = torch.cumsum(torch.bincount(dst, minlength=num_dst), 0)
-    return indptr, edge_index[0][perm]
-
-
-class TorchSampler:
-    """Neighbour sampling with torch ops on the device, as NeighborLoader
-    samples a HeteroData: from the seeds (target vertices), per hop and
-    per relation up to fanouts[hop] sources of each destination the last
-    hop added (the seeds at the first), without replacement; a type's
-    sources new to the batch are the next hop's destinations. The batch's
-    vertices of each type are unique (the seeds first among the target's),
-    its edges those of every hop in local ids."""
-
-    def __init__(self, data, target, fanouts, device):
-        self.target, self.fanouts, self.device = target, fanouts, device
-        self.node_types, self.edge_types = data.node_types, data.edge_types
-        self.csr = {et: csr(data[et].edge_index.to(device), data[et[2]].num_nodes) for et in self.edge_types}
-        self.x = {t: data[t].x.to(device) for t in self.node_types if "x" in data[t]}
-        self.y = data[target].y.to(device)
-
-    def sample(self, seeds):
-        """The batch of seeds (unique target ids on the device): a
-        HeteroData with n_id (and x where the type has features) per type,
-        edge_index per relation, y and batch_size on the target."""
-        empty = torch.empty(0, dtype=torch.long, device=self.device)
-        n_id = {t: empty for t in self.node_types}
-        n_id[self.target] = seeds
-        frontier = {self.target: (0, seeds)}  # per type: local id of the first, the global ids
-        edges = {et: [] for et in self.edge_types}
-        for k in self.fanouts:
-            found = {}  # source type -> [(edge type, destination local ids, source global ids)]
-            for et in self.edge_types:
-                if et[2] not in frontier:
-                    continue
-                first, rows = frontier[et[2]]
-                row, src = sample_neighbours(*self.csr[et], rows, k)
-                found.setdefault(et[0], []).append((et, first + row, src))
-            frontier = {}
-            for t, parts in found.items():
-                old = n_id[t].numel()
-                n_id[t], local, new = relabel(n_id[t], torch.cat([src for _, _, src in parts]))
-                if new.numel() > 0:
-                    frontier[t] = (old, new)
-                for (et, dst, src), src_local in zip(parts, local.split([src.numel() for _, _, src in parts])):
-                    edges[et].append(torch.stack([src_local, dst]))
-        batch = HeteroData()
-        for t in self.node_types:
-            batch[t].n_id = n_id[t]
-            if t in self.x:
-                batch[t].x = self.x[t][n_id[t]]
-        batch[self.target].y = self.y[seeds]
-        batch[self.target].batch_size = seeds.numel()
-        for et in self.edge_types:
-            batch[et].edge_index = torch.cat(edges[et], 1) if edges[et] else empty.view(2, 0)
-        return batch
-
-
-class TorchLoader:
-    """Batches of TorchSampler over ids (target vertices), in --batch
-    slices, shuffled on the device each pass where asked."""
-
-    def __init__(self, sampler, ids, batch, shuffle):
-        self.sampler, self.ids, self.batch, self.shuffle = sampler, ids.to(sampler.device), batch, shuffle
-
-    def __len__(self):
-        return (self.ids.numel() + self.batch - 1) // self.batch
-
-    def __iter__(self):
-        ids = self.ids
-        if self.shuffle:
-            ids = ids[torch.randperm(ids.numel(), device=ids.device)]
-        for seeds in ids.split(self.batch):
-            yield self.sampler.sample(seeds)
 
 
 def torch_loaders(data, target, args, device):
@@ -387,13 +268,17 @@ def loaders(data, target, args, device):
     return pyg_loaders(data, target, args, device), f"NeighborLoader ({ops}, CPU)"
 
 
-def run_epoch(model, loader, target, device, opt=None):
-    """One pass: (mean loss, accuracy) over the loader's seeds; trains
-    where an optimiser is given."""
+def run_epoch(model, loader, target, device, opt=None, steps=0):
+    """One pass: (mean loss, accuracy, batches) over the loader's seeds, or
+    its first steps batches where steps > 0; trains where an optimiser is
+    given."""
     model.train(opt is not None)
-    loss_sum = correct = seen = 0
+    loss_sum = correct = seen = done = 0
     with torch.set_grad_enabled(opt is not None):
         for batch in loader:
+            if 0 < steps <= done:
+                break
+            done += 1
             batch = batch.to(device, "edge_index")
             n = batch[target].batch_size
             out = model(batch)[target][:n]
@@ -406,16 +291,21 @@ def run_epoch(model, loader, target, device, opt=None):
             loss_sum += float(loss) * n
             correct += int((out.argmax(-1) == y).sum())
             seen += n
-    return loss_sum / max(seen, 1), correct / max(seen, 1)
+    return loss_sum / max(seen, 1), correct / max(seen, 1), done
 
 
-def main():
+def parse_args():
+    """The command line, checked."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("data")
+    p.add_argument("--model", choices=("rsage", "rgat"), default="rsage")
     p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--steps", type=int, default=0,
+                   help="train the first N steps of each epoch and scale their time to the epoch's (0: every step)")
     p.add_argument("--fanouts", default="15,10,5", help="neighbours per hop and relation, from the seeds")
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--hidden", type=int, default=256)
+    p.add_argument("--heads", type=int, default=4, help="rgat's attention heads (--hidden is heads x width per head)")
     p.add_argument("--embed", type=int, default=128, help="embedding width of the types without features")
     p.add_argument("--dropout", type=float, default=0.5)
     p.add_argument("--lr", type=float, default=0.003)
@@ -423,50 +313,82 @@ def main():
     p.add_argument("--sampler", choices=("auto", "torch", "pyg", "cugraph"), default="auto",
                    help="torch: torch ops on the device; pyg: NeighborLoader on the CPU; cugraph: cuGraph-PyG; "
                         "auto: cugraph where it works on a GPU, else torch there, pyg without one")
+    p.add_argument("--no-self-loops", action="store_true",
+                   help="rgat: leave the relations within one type without the self loops the reference adds")
     p.add_argument("--seed", type=int, default=1)
     args = p.parse_args()
     args.fanouts = [int(f) for f in args.fanouts.split(",")]
-    if args.epochs < 1 or not args.fanouts or min(args.fanouts) < 1:
-        p.error("--epochs and every fanout must be at least 1")
+    if args.epochs < 1 or args.steps < 0 or not args.fanouts or min(args.fanouts) < 1:
+        p.error("--epochs and every fanout must be at least 1, --steps at least 0")
+    if args.model == "rgat" and (args.heads < 1 or args.hidden % args.heads != 0):
+        p.error(f"--hidden {args.hidden} must be a multiple of --heads {args.heads}")
+    return args
+
+
+def build_model(args, data, target, classes, device):
+    """The --model on the device: embeddings for the featureless types, then
+    rsage's to_hetero(GraphSAGE) or RGAT."""
+    embeds = {t: (data[t].num_nodes, args.embed) for t in data.node_types if "x" not in data[t]}
+    layers = len(args.fanouts)
+    if args.model == "rsage":
+        return Model(embeds, rsage(data.metadata(), args.hidden, layers, classes, args.dropout)).to(device)
+    widths = {data[t].x.shape[1] if "x" in data[t] else args.embed for t in data.node_types}
+    in_dim = widths.pop() if len(widths) == 1 else -1
+    gnn = RGAT(data.edge_types, target, in_dim, args.hidden, classes, layers, args.heads, args.dropout)
+    return Model(embeds, gnn).to(device)
+
+
+def synchronized(device):
+    """time.perf_counter after the device's queued work has finished."""
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def main():
+    args = parse_args()
     torch.manual_seed(args.seed)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
     t0 = time.perf_counter()
     data, target, classes = load(args.data)
+    if args.model == "rgat" and not args.no_self_loops:
+        within_type_self_loops(data)
     load_s = time.perf_counter() - t0
     loader, sampler = loaders(data, target, args, device)
-    embeds = {t: (data[t].num_nodes, args.embed) for t in data.node_types if "x" not in data[t]}
-    model = Model(embeds, rsage(data.metadata(), args.hidden, len(args.fanouts), classes, args.dropout)).to(device)
+    model = build_model(args, data, target, classes, device)
     with torch.no_grad():  # the lazy (-1) widths, from one batch
         model(next(iter(loader["train"])).to(device, "edge_index"))
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
-    print(json.dumps({"dataset": args.data, "target": target, "classes": classes, "types": data.node_types,
-                      "relations": [list(et) for et in data.edge_types], "sampler": sampler, "device": str(device),
-                      "load_s": round(load_s, 2), "torch": torch.__version__,
+    print(json.dumps({"dataset": args.data, "model": args.model, "target": target, "classes": classes,
+                      "types": data.node_types, "relations": [list(et) for et in data.edge_types],
+                      "parameters": sum(q.numel() for q in model.parameters()), "sampler": sampler,
+                      "device": str(device), "load_s": round(load_s, 2), "torch": torch.__version__,
                       "pyg": __import__("torch_geometric").__version__}), flush=True)
 
     best = {"valid_acc": -1.0}
     times = []
     for epoch in range(1, args.epochs + 1):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        t = time.perf_counter()
-        loss, train_acc = run_epoch(model, loader["train"], target, device, opt)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        epoch_s = time.perf_counter() - t
+        t = synchronized(device)
+        loss, train_acc, steps = run_epoch(model, loader["train"], target, device, opt, args.steps)
+        epoch_s = synchronized(device) - t
+        line = {"epoch": epoch}
+        if args.steps and steps == args.steps and steps < len(loader["train"]):
+            epoch_s *= len(loader["train"]) / steps
+            line.update(steps=steps, extrapolated=True)
         times.append(epoch_s)
-        _, valid_acc = run_epoch(model, loader["valid"], target, device)
-        _, test_acc = run_epoch(model, loader["test"], target, device)
-        line = {"epoch": epoch, "epoch_s": round(epoch_s, 3), "loss": round(loss, 4), "train_acc": round(train_acc, 4),
-                "valid_acc": round(valid_acc, 4), "test_acc": round(test_acc, 4)}
+        _, valid_acc, _ = run_epoch(model, loader["valid"], target, device)
+        _, test_acc, _ = run_epoch(model, loader["test"], target, device)
+        line.update(epoch_s=round(epoch_s, 3), loss=round(loss, 4), train_acc=round(train_acc, 4),
+                    valid_acc=round(valid_acc, 4), test_acc=round(test_acc, 4))
         print(json.dumps(line), flush=True)
         if valid_acc > best["valid_acc"]:
             best = line
     steady = times[1:] or times
-    print(json.dumps({"summary": True, "best_epoch": best["epoch"], "best_valid_acc": best["valid_acc"],
-                      "test_acc_at_best": best["test_acc"], "mean_epoch_s": round(sum(steady) / len(steady), 3),
-                      "epochs": args.epochs, "sampler": sampler}), flush=True)
+    print(json.dumps({"summary": True, "model": args.model, "best_epoch": best["epoch"],
+                      "best_valid_acc": best["valid_acc"], "test_acc_at_best": best["test_acc"],
+                      "mean_epoch_s": round(sum(steady) / len(steady), 3), "epochs": args.epochs,
+                      "steps": args.steps or None, "sampler": sampler}), flush=True)
 
 
 if __name__ == "__main__":

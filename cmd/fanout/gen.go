@@ -25,8 +25,12 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		" (an R-MAT graph, a vertex's label read from its neighbours' types) or "+rmat.LabelsCommunity+
 		" (a planted partition of the same size, a vertex's label its community); the typed presets' are communities")
 	noReverse := fs.Bool("no-reverse", false, "typed presets: leave out the reverse relations (rev_<name>; a relation within a type stays directed)")
+	var v rmat.Variant
+	fs.Float64Var(&v.Scale, "scale", 0, "typed presets: the share in (0, 1] of the preset's source graph to generate, every type's vertices, "+
+		"every relation's edges and the split multiplied by it (0: the preset's own, igbh-sim's 0.1 of IGB-H medium)")
+	fs.IntVar(&v.Classes, "classes", 0, "typed presets: the number of planted communities, the target's classes (0: the preset's; igbh-sim 19, or IGB's 2983)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--labels community] [--no-reverse] [--feature-dtype bfloat16] [--link-split TRAIN,VALID,TEST] [--force]\npresets: %s\n", presetNames())
+		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--labels community] [--no-reverse] [--scale F] [--classes N] [--feature-dtype bfloat16] [--link-split TRAIN,VALID,TEST] [--force]\npresets: %s\n", presetNames())
 		fs.PrintDefaults()
 	}
 	pos, err := parseOut(fs, args, 1, out, threads)
@@ -40,7 +44,7 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	p, err := rmat.Lookup(pos[0])
+	p, err := genPreset(fs, pos[0], v)
 	if err != nil {
 		return err
 	}
@@ -52,8 +56,8 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	start := time.Now()
 	if p.Schema != nil {
-		fmt.Fprintf(stderr, "generating %s: %d vertices of %d types, %d edges in %d relations (their reverses besides)\n",
-			p.Name, p.NumNodes(), len(p.Schema.Types), p.NumPairs(), len(p.Schema.Relations))
+		fmt.Fprintf(stderr, "generating %s (%s, %d classes): %d vertices of %d types, %d edges in %d relations (their reverses besides), about %s on disk\n",
+			p.Name, p.Share(), p.Classes, p.NumNodes(), len(p.Schema.Types), p.NumPairs(), len(p.Schema.Relations), genSize(p, *dtype))
 	} else {
 		fmt.Fprintf(stderr, "generating %s: %d vertices, %d vertex pairs\n", p.Name, p.NumNodes(), p.Pairs)
 	}
@@ -77,9 +81,47 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges%s, %s (generated in %s, written in %s)\n", p.Name, *out,
+	name := p.Name
+	if p.Factor != 0 && p.Factor != 1 {
+		name += " (" + p.Share() + ")"
+	}
+	fmt.Fprintf(stdout, "wrote %s to %s: %d vertices, %d edges%s, %s (generated in %s, written in %s)\n", name, *out,
 		ds.NumVertices(), ds.NumEdges(), st.Link, st.Features, gen.Round(time.Millisecond), (time.Since(start) - gen).Round(time.Millisecond))
 	return nil
+}
+
+// genPreset looks up gen's preset with --scale and --classes, refusing a
+// value, or a flag the preset does not take, in one line naming the flag.
+func genPreset(fs *flag.FlagSet, name string, v rmat.Variant) (rmat.Preset, error) {
+	if _, err := rmat.Lookup(name); err != nil {
+		return rmat.Preset{}, err
+	}
+	for _, f := range []struct {
+		flag  string
+		zero  bool
+		alone rmat.Variant
+	}{{"scale", v.Scale == 0, rmat.Variant{Scale: v.Scale}}, {"classes", v.Classes == 0, rmat.Variant{Classes: v.Classes}}} {
+		if !flagSet(fs, f.flag) {
+			continue
+		}
+		if f.zero {
+			return rmat.Preset{}, fmt.Errorf("--%s 0: give a value, or leave the flag out for the preset's own", f.flag)
+		}
+		if _, err := rmat.LookupVariant(name, f.alone); err != nil {
+			return rmat.Preset{}, fmt.Errorf("--%s: %w", f.flag, err)
+		}
+	}
+	return rmat.LookupVariant(name, v)
+}
+
+// genSize is about the size of p's dataset on disk with features of the
+// stored type ("bfloat16": 2 bytes an entry; float32 otherwise).
+func genSize(p rmat.Preset, dtype string) string {
+	b := 4
+	if dtype == dataset.DTypeBFloat16 {
+		b = 2
+	}
+	return fmt.Sprintf("%.1f GB", float64(p.EstimatedBytes(b))/1e9)
 }
 
 // checkGenFlags refuses gen's flags that the preset p does not take:

@@ -4,8 +4,9 @@
 // a vertex's neighbourhood but hardly from its own features (see Generate);
 // and a seeded split. With Options.Labels = LabelsCommunity a one-type
 // preset is a planted partition of its size instead (community.go), and
-// the typed presets (hetero-tiny, mag-sim: typed.go) are planted
-// partitions of several types (package planted).
+// the typed presets (hetero-tiny, mag-sim: typed.go; igbh-sim: igbh.go)
+// are planted partitions of several types (package planted), which
+// LookupVariant scales (scale.go).
 //
 // Generation is deterministic for a seed and does not depend on the number of
 // threads: every random draw is keyed by a fixed chunk or vertex index.
@@ -54,11 +55,21 @@ type Preset struct {
 	// split's fields are unused, and FeatDim and Classes are the schema's
 	// target width and classes.
 	Schema *planted.Schema
+	// Source names the graph whose counts a typed preset's Schema holds
+	// ("ogbn-mag", "IGB-H medium"); empty for the preset's own.
+	Source string
+	// Factor is the share of Source's counts a typed preset generates:
+	// every type's count, relation's edges and split size multiplied by
+	// it (scale.go). In the preset table it is the default (0 means 1);
+	// LookupVariant applies it, or Variant.Scale, and records the one
+	// applied here.
+	Factor float64
 
 	// Default model and sampling.
-	Model   string // "sage" (mean aggregator); "rsage" for a typed preset
+	Model   string // "sage" (mean aggregator); "rsage" or "rgat" for a typed preset
 	Layers  int
 	Hidden  int
+	Heads   int   // attention heads of the model ("rgat"); 0 for a model without attention
 	Fanouts []int // fanouts[h] = neighbours sampled at hop h+1 from the seeds
 	Batch   int
 	Dropout float32
@@ -140,15 +151,14 @@ func Names() []string {
 	return out
 }
 
-// Lookup returns a copy of the named preset, or an error listing the valid
-// names.
-func Lookup(name string) (Preset, error) {
+// Lookup returns a copy of the named preset (a typed one at its default
+// Factor), or an error listing the valid names.
+func Lookup(name string) (Preset, error) { return LookupVariant(name, Variant{}) }
+
+// find returns the named preset as the table holds it (its slices shared).
+func find(name string) (Preset, error) {
 	for _, p := range append(slices.Clone(presets), typedPresets...) {
 		if p.Name == name {
-			p.Fanouts = slices.Clone(p.Fanouts)
-			if p.Schema != nil {
-				p = p.typed()
-			}
 			return p, nil
 		}
 	}

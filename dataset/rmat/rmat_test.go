@@ -13,7 +13,7 @@ import (
 )
 
 func TestLookup(t *testing.T) {
-	if got := Names(); !slices.Equal(got, []string{"tiny", "products-sim", "papers-sim", "hetero-tiny", "mag-sim"}) {
+	if got := Names(); !slices.Equal(got, []string{"tiny", "products-sim", "papers-sim", "hetero-tiny", "mag-sim", "igbh-sim"}) {
 		t.Fatalf("Names() = %v", got)
 	}
 	_, err := Lookup("products")

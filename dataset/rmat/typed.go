@@ -1,6 +1,7 @@
 package rmat
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -47,7 +48,8 @@ const (
 	skew     = 3
 )
 
-// typedPresets are the presets of typed graphs, after the one-type ones.
+// typedPresets are the presets of typed graphs, after the one-type ones;
+// each Schema holds its Source's full counts (LookupVariant scales them).
 var typedPresets = []Preset{
 	{
 		Name: "hetero-tiny",
@@ -61,7 +63,7 @@ var typedPresets = []Preset{
 	},
 	{
 		// ogbn-mag's shape: its counts, 349 classes and its time split's sizes.
-		Name: "mag-sim",
+		Name: "mag-sim", Source: "ogbn-mag",
 		Schema: &planted.Schema{
 			Types:     magTypes(736_389, 1_134_649, 8_740, 59_965, 128, 0, 3),
 			Relations: magRelations(7_145_660, 5_416_271, 1_043_998, 7_505_078),
@@ -70,6 +72,7 @@ var typedPresets = []Preset{
 		},
 		Model: "rsage", Layers: 3, Hidden: 256, Fanouts: []int{15, 10, 5}, Batch: 1024, Dropout: 0.5, LR: 0.003,
 	},
+	igbhSim(),
 }
 
 // typed fills in a typed preset's FeatDim and Classes from its schema.
@@ -90,5 +93,9 @@ func generateTyped(p Preset, opt Options) (*dataset.Dataset, error) {
 	s := *p.Schema
 	s.Types = slices.Clone(s.Types)
 	s.Types[s.Target].FeatDim = p.FeatDim
-	return planted.Generate(p.Name, s, planted.Options{Seed: opt.Seed, Threads: opt.Threads, NoReverse: opt.NoReverse, Progress: opt.Progress})
+	d, err := planted.Generate(p.Name, s, planted.Options{Seed: opt.Seed, Threads: opt.Threads, NoReverse: opt.NoReverse, Progress: opt.Progress})
+	if err == nil && cmp.Or(p.Factor, 1) != 1 {
+		d.Source += ", " + p.Share()
+	}
+	return d, err
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/internal/proxy"
 )
 
@@ -46,17 +47,7 @@ func TestMagSimShape(t *testing.T) {
 // types and relations with their reverses, whose labels a model reads
 // from the cited papers far better than from a paper's own features.
 func TestHeteroTiny(t *testing.T) {
-	p, err := Lookup("hetero-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := Generate(p, Options{Seed: 1, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Validate(); err != nil {
-		t.Fatal(err)
-	}
+	p, d := generateValid(t, "hetero-tiny", Variant{})
 	if !d.Typed() || d.Name != "hetero-tiny" || len(d.Types) != 4 || len(d.Relations) != 7 || d.FeatDim != 32 || d.NumClasses != 8 {
 		t.Fatalf("%s: %d types, %d relations, width %d, %d classes", d.Name, len(d.Types), len(d.Relations), d.FeatDim, d.NumClasses)
 	}
@@ -131,3 +122,21 @@ func TestCommunityFingerprint(t *testing.T) {
 
 // itoa formats n.
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// generateValid generates the named preset changed by v (seed 1, two
+// threads) and fails unless the dataset is valid.
+func generateValid(t *testing.T, name string, v Variant) (Preset, *dataset.Dataset) {
+	t.Helper()
+	p, err := LookupVariant(name, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := Generate(p, Options{Seed: 1, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	return p, d
+}
