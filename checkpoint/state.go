@@ -15,7 +15,15 @@ type State struct {
 	BestEpoch  int     `json:"best_epoch"`
 	TestAtBest float64 `json:"test_acc_at_best"`
 	SinceBest  int     `json:"evals_since_best"`
-	Seconds    float64 `json:"seconds"` // training wall time so far
+	Seconds    float64 `json:"seconds"` // training wall time so far, evaluations excluded
+	// BestStep is the step of BestEpoch after which the best evaluation
+	// ran: 0 for the evaluation at the epoch's end, which is also what
+	// checkpoints of earlier versions hold.
+	BestStep int `json:"best_step,omitempty"`
+	// Elapsed is the wall time of the run's epoch loops so far in seconds,
+	// evaluations and checkpoints included (absent in checkpoints of
+	// earlier versions): what a time to a target accuracy counts.
+	Elapsed float64 `json:"elapsed_s,omitempty"`
 	// BestMetrics and TestMetrics are every figure of the best evaluation
 	// and of its test, as the task reports them (JSON objects; absent in
 	// checkpoints of earlier versions).

@@ -22,7 +22,11 @@ import (
 // validation figures in Valid, or, from runs of earlier versions, the
 // validation accuracy and loss at the top.
 type Epoch struct {
-	Epoch     int                `json:"epoch"`
+	Epoch int `json:"epoch"`
+	// Steps is the epoch's steps and Step those trained at the line: a
+	// validation within the epoch where Step is above 0 and below Steps.
+	Steps     int                `json:"steps"`
+	Step      int                `json:"step"`
 	Loss      float64            `json:"loss"`
 	TrainAcc  float64            `json:"train_acc"`
 	Valid     map[string]float64 `json:"valid"`
@@ -30,11 +34,22 @@ type Epoch struct {
 	ValidLoss *float64           `json:"valid_loss"`
 }
 
+// At is where the line falls on the plot's epoch axis: at its epoch's
+// number, or, for a validation within the epoch, the share of the epoch
+// done past the one before.
+func (e Epoch) At() float64 {
+	if e.Step > 0 && e.Step < e.Steps {
+		return float64(e.Epoch-1) + float64(e.Step)/float64(e.Steps)
+	}
+	return float64(e.Epoch)
+}
+
 // Run is what a run directory holds for the plot.
 type Run struct {
 	Epochs    []Epoch
 	TestAcc   float64 // the primary test figure of the best-validation model; 0 when there is no summary
 	BestEpoch int
+	BestStep  int // the step of BestEpoch whose validation picked the model; 0 at its end
 	Name      string
 	Primary   string // the figure that picked the best model ("acc" where the summary does not say)
 }
@@ -67,6 +82,7 @@ func ReadRun(dir string) (*Run, error) {
 			Test      map[string]float64 `json:"test"`
 			Primary   string             `json:"primary"`
 			BestEpoch int                `json:"best_epoch"`
+			BestStep  int                `json:"best_step"`
 			Dataset   string             `json:"dataset"`
 			Config    struct {
 				Model string `json:"model"`
@@ -78,7 +94,7 @@ func ReadRun(dir string) (*Run, error) {
 		if s.Primary != "" {
 			r.Primary = s.Primary
 		}
-		r.TestAcc, r.BestEpoch = s.TestAcc, s.BestEpoch
+		r.TestAcc, r.BestEpoch, r.BestStep = s.TestAcc, s.BestEpoch, s.BestStep
 		if v, ok := s.Test[r.Primary]; ok {
 			r.TestAcc = v
 		}
@@ -103,6 +119,17 @@ var (
 	red    = color.RGBA{R: 214, G: 39, B: 40, A: 255}
 )
 
+// BestAt is where the best-validation model's validation falls on the
+// epoch axis (Epoch.At).
+func (r *Run) BestAt() float64 {
+	for _, e := range r.Epochs {
+		if e.Epoch == r.BestEpoch && r.BestStep > 0 && e.Step == r.BestStep {
+			return e.At()
+		}
+	}
+	return float64(r.BestEpoch)
+}
+
 // PlotRun writes a PNG of the run: loss per epoch (training, validation)
 // above accuracy per epoch (training, validation, and the test accuracy of
 // the best-validation model at its epoch).
@@ -118,7 +145,7 @@ func PlotRun(r *Run, out string) error {
 	acc.Y.Min, acc.Y.Max = 0, 1
 	var tl, vl, ta, va plotter.XYs
 	for _, e := range r.Epochs {
-		x := float64(e.Epoch)
+		x := e.At()
 		tl = append(tl, plotter.XY{X: x, Y: e.Loss})
 		ta = append(ta, plotter.XY{X: x, Y: e.TrainAcc})
 		if e.ValidLoss != nil {
@@ -141,7 +168,7 @@ func PlotRun(r *Run, out string) error {
 		return err
 	}
 	if r.BestEpoch > 0 {
-		s, err := plotter.NewScatter(plotter.XYs{{X: float64(r.BestEpoch), Y: r.TestAcc}})
+		s, err := plotter.NewScatter(plotter.XYs{{X: r.BestAt(), Y: r.TestAcc}})
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -67,6 +68,30 @@ func TestReadRunNested(t *testing.T) {
 	}
 	if r.Epochs[0].ValidAcc == nil || *r.Epochs[0].ValidAcc != 0.7 || *r.Epochs[0].ValidLoss != 0.5 || r.Epochs[1].ValidAcc != nil || r.TestAcc != 0.72 || r.Primary != "auc" {
 		t.Fatalf("read %+v", r)
+	}
+}
+
+// TestPlotValidationsWithin: a run's validations within epochs fall
+// between its epochs on the axis, its best model's too.
+func TestPlotValidationsWithin(t *testing.T) {
+	dir := writeRun(t,
+		`{"epoch":1,"steps":10,"step":5,"loss":1.9,"train_acc":0.2,"valid":{"acc":0.5,"loss":1.5}}`,
+		`{"epoch":1,"steps":10,"step":10,"loss":1.7,"train_acc":0.3,"valid":{"acc":0.4,"loss":1.6}}`,
+		`{"epoch":2,"steps":10,"step":5,"loss":1.5,"train_acc":0.4,"valid":{"acc":0.45,"loss":1.4}}`)
+	os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"primary":"acc","test":{"acc":0.5},"best_epoch":1,"best_step":5,"dataset":"tiny","config":{"model":"sage"}}`), 0o644)
+	r, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at []float64
+	for _, e := range r.Epochs {
+		at = append(at, e.At())
+	}
+	if !slices.Equal(at, []float64{0.5, 1, 1.5}) || r.BestAt() != 0.5 {
+		t.Fatalf("lines at %v, the best at %v; want [0.5 1 1.5] and 0.5", at, r.BestAt())
+	}
+	if err := PlotRun(r, filepath.Join(dir, "c.png")); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/fanout-gnn/fanout/nn"
@@ -41,6 +42,19 @@ type Config struct {
 	// --early-stop: an evaluation every EpochSteps steps on graphs whose
 	// whole pass takes tens of thousands of steps.
 	EpochSteps int `json:"epoch_steps,omitempty"`
+	// EvalEverySteps, when above 0, also validates after every
+	// EvalEverySteps training steps within an epoch (the epoch's own steps
+	// 1..steps-1; its end validates as EvalEvery says); EvalEveryEpochs,
+	// when above 0, does so every that fraction of an epoch's steps
+	// (⌊fraction·steps⌋, at least 1: MLPerf's GNN benchmark validates
+	// every 0.05 epoch). At most one of the two is set (EvalInterval).
+	EvalEverySteps  int     `json:"eval_every_steps,omitempty"`
+	EvalEveryEpochs float64 `json:"eval_every_epochs,omitempty"`
+	// TargetAcc, when above 0, stops the run at the first validation whose
+	// primary figure (Head.Primary, the figure that picks the best model:
+	// node classification's accuracy, link prediction's ROC-AUC) reaches
+	// it, 0 < TargetAcc <= 1; the summary reports the time to it.
+	TargetAcc float64 `json:"target_acc,omitempty"`
 	// GAT: attention heads per hidden layer (a hidden layer concatenates
 	// Heads heads of Hidden/Heads columns; 0 means 1), heads of the last
 	// layer (averaged, each of the output's width; 0 means Heads), and the
@@ -107,6 +121,21 @@ func (c Config) ModelConfig(inDim, outDim int) nn.Config {
 		}
 	}
 	return mc
+}
+
+// EvalInterval is how many training steps apart an epoch of steps steps
+// validates within itself (EvalEverySteps, or ⌊EvalEveryEpochs·steps⌋ and
+// at least 1, as MLPerf's GNN reference counts its 0.05 epoch); 0 when it
+// does not.
+func (c Config) EvalInterval(steps int) int {
+	switch {
+	case c.EvalEverySteps > 0:
+		return c.EvalEverySteps
+	case c.EvalEveryEpochs > 0:
+		// The small term keeps 0.3·10 at 3 where the product rounds below.
+		return max(1, int(math.Floor(c.EvalEveryEpochs*float64(steps)+1e-9)))
+	}
+	return 0
 }
 
 // NormOrJK reports whether the model has normalisation layers or jumping

@@ -37,6 +37,9 @@ func (c Config) Validate() error {
 	if err := c.checkTraining(); err != nil {
 		return err
 	}
+	if err := c.checkSchedule(); err != nil {
+		return err
+	}
 	return c.checkTask()
 }
 
@@ -112,6 +115,22 @@ func (c Config) checkTraining() error {
 		if f < -1 {
 			return bad("fanouts", "value %d at position %d; use -1 for all neighbours", f, i+1)
 		}
+	}
+	return nil
+}
+
+// checkSchedule checks when the run validates within epochs and the
+// target it stops at.
+func (c Config) checkSchedule() error {
+	switch {
+	case c.EvalEverySteps < 0:
+		return bad("eval_every_steps", "%d, want at least 1 (0: validate at epochs' ends only)", c.EvalEverySteps)
+	case !(c.EvalEveryEpochs >= 0 && c.EvalEveryEpochs <= 1):
+		return bad("eval_every_epochs", "%g, want a fraction of an epoch, 0 < F <= 1 (0: validate at epochs' ends only)", c.EvalEveryEpochs)
+	case c.EvalEverySteps > 0 && c.EvalEveryEpochs > 0:
+		return bad("eval_every_epochs", "%g, and eval_every_steps is %d: give one of the two", c.EvalEveryEpochs, c.EvalEverySteps)
+	case !(c.TargetAcc >= 0 && c.TargetAcc <= 1):
+		return bad("target_acc", "%g, want 0 < A <= 1 (the task's primary validation figure; 0: no target)", c.TargetAcc)
 	}
 	return nil
 }

@@ -15,19 +15,34 @@ import (
 // step in flight was finished and a resumable checkpoint was written.
 var ErrInterrupted = errors.New("interrupted")
 
-// EpochStats are one epoch's training figures (a line of metrics.jsonl).
+// EpochStats are one epoch's training figures (a line of metrics.jsonl),
+// or, where Step is below Steps, those of its first Step steps at a
+// validation within it (Config.EvalInterval).
 type EpochStats struct {
-	Epoch int     `json:"epoch"` // 1-based
-	Steps int     `json:"steps"`
-	Loss  float64 `json:"loss"` // mean over the epoch's steps
+	Epoch int `json:"epoch"` // 1-based
+	Steps int `json:"steps"`
+	// Step is the steps of the epoch trained at this line: Steps at its
+	// end (0 in lines of earlier versions, which are all epochs' ends).
+	Step int     `json:"step"`
+	Loss float64 `json:"loss"` // mean over the epoch's steps (so far)
 	// TrainAcc is the share of the epoch's predictions that were right
 	// (labelled seeds; a link step's pairs on their label's side of 0).
 	TrainAcc float64 `json:"train_acc"`
 	// Valid is the validation's figures where the epoch validated.
-	Valid     Metrics `json:"valid,omitempty"`
+	Valid Metrics `json:"valid,omitempty"`
+	// Seconds is the epoch's training time (so far), its validations
+	// excluded.
 	Seconds   float64 `json:"seconds"`
 	StepsPerS float64 `json:"steps_per_s"`
+	// GlobalStep is the run's steps trained at this line (every epoch's)
+	// and ElapsedS the run's wall time then in seconds, from the start of
+	// training, validations and checkpoints included (epochLoop.elapsed).
+	GlobalStep int     `json:"global_step"`
+	ElapsedS   float64 `json:"elapsed_s"`
 }
+
+// within says whether the line is a validation within its epoch.
+func (st EpochStats) within() bool { return st.Step > 0 && st.Step < st.Steps }
 
 // Run trains the remaining epochs with the eager driver: the host writes
 // each batch's seeds, issues the step, and reads the loss back.
@@ -70,8 +85,18 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		return nil, err
 	}
 	defer func() { t.tb.close(); t.tb = nil }()
+	t.loop = t.newLoop(metrics)
+	defer func() { t.loop = nil }()
 	for t.state.Epoch < t.cfg.Epochs {
 		st, err := epoch(ctx)
+		if errors.Is(err, errStopped) {
+			// A validation within the epoch stopped the run: where it
+			// stands is resumable.
+			if err := t.saveCheckpoint(checkpoint.LastCheckpoint); err != nil {
+				return nil, err
+			}
+			break
+		}
 		if err != nil {
 			if errors.Is(err, ErrInterrupted) {
 				if serr := t.saveCheckpoint(checkpoint.LastCheckpoint); serr != nil {
@@ -83,7 +108,7 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		if err := t.checkLoss(st); err != nil {
 			return nil, err
 		}
-		if err := t.endEpoch(ctx, &st, metrics); err != nil {
+		if err := t.endEpoch(ctx, &st); err != nil {
 			return nil, err
 		}
 		if err := t.tb.epoch(st); err != nil {
@@ -92,8 +117,7 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 		if t.opt.OnEpoch != nil {
 			t.opt.OnEpoch(st)
 		}
-		if t.cfg.Patience > 0 && t.state.SinceBest >= t.cfg.Patience {
-			t.progressf("early stop: no better validation accuracy in %d evaluations\n", t.state.SinceBest)
+		if t.stops() {
 			break
 		}
 	}
@@ -166,14 +190,16 @@ func (t *Trainer) divergenceHint() string {
 	return hint
 }
 
-// trainEpoch runs the steps of the current epoch from StepInEpoch on.
+// trainEpoch runs the steps of the current epoch from StepInEpoch on,
+// validating within it where Config.EvalInterval says.
 func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 	epoch := t.state.Epoch
 	perm, steps := t.epochSeeds(epoch)
 	st := EpochStats{Epoch: epoch + 1, Steps: steps}
-	start := time.Now()
+	start := t.loop.beginEpoch()
 	var lossSum float64
-	var correct, seen int64
+	var correct int64
+	var seen int
 	host := make([]float32, 1)
 	cnt := make([]int32, 1)
 	first := t.state.StepInEpoch
@@ -182,7 +208,7 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 	}
 	for s := first; s < steps; s++ {
 		if stop, err := t.stopAgreed(ctx, true); err != nil || stop {
-			t.state.Seconds += time.Since(start).Seconds()
+			t.state.Seconds += t.loop.trainedSince(start)
 			if err != nil {
 				return st, err
 			}
@@ -217,60 +243,79 @@ func (t *Trainer) trainEpoch(ctx context.Context) (EpochStats, error) {
 		}
 		lossSum += float64(host[0])
 		correct += int64(cnt[0])
-		seen += int64(t.head.Outcomes(global))
+		seen += t.head.Outcomes(global)
 		t.state.StepInEpoch = s + 1
 		t.state.AdamT++
 		t.progress(t.epochStage(), s+1, steps)
+		if t.evalDue(s+1, steps) {
+			n := s + 1 - first
+			if err := t.validateWithin(ctx, st, s+1, func(f *EpochStats) error {
+				return t.epochFigures(f, lossSum, correct, seen, n, start)
+			}); err != nil {
+				return st, err
+			}
+		}
 	}
+	st.Step = steps
+	if err := t.epochFigures(&st, lossSum, correct, seen, steps-first, start); err != nil {
+		return st, err
+	}
+	t.state.Seconds += st.Seconds
+	return st, nil
+}
+
+// epochFigures sets st's training figures from this rank's sums over the n
+// steps of the epoch it trained since start (its beginEpoch): lossSum of
+// the steps' losses, correct of the right predictions among seen. A
+// group's figures are its ranks' sums (a collective every rank makes).
+func (t *Trainer) epochFigures(st *EpochStats, lossSum float64, correct int64, seen, n int, start time.Time) error {
 	// A rank's losses are its shares of the batches' losses and its correct
 	// counts its seeds': the group's sums are the epoch's.
 	sums, err := t.reduceHost([]float32{float32(lossSum), float32(correct)})
 	if err != nil {
-		return st, err
+		return err
 	}
 	if t.opt.Parallel != nil {
 		lossSum, correct = float64(sums[0]), int64(sums[1])
 	}
-	st.Seconds = time.Since(start).Seconds()
-	t.state.Seconds += st.Seconds
-	if n := steps - first; n > 0 {
+	st.Seconds = t.loop.trainedSince(start)
+	if n > 0 {
 		st.Loss = lossSum / float64(n)
 	}
 	if seen > 0 {
 		st.TrainAcc = float64(correct) / float64(seen)
 	}
-	if st.Seconds > 0 {
-		st.StepsPerS = float64(steps-first) / st.Seconds
+	if n > 0 && st.Seconds > 0 {
+		st.StepsPerS = float64(n) / st.Seconds
 	}
-	return st, nil
+	return nil
 }
 
 // endEpoch validates when due, keeps the best checkpoint, writes the
 // epoch's metrics line and then the resumable checkpoint, and prints the
 // epoch's line.
-func (t *Trainer) endEpoch(ctx context.Context, st *EpochStats, metrics *metricsLog) error {
+func (t *Trainer) endEpoch(ctx context.Context, st *EpochStats) error {
+	pos := t.position(st.Steps)
 	t.state.Epoch++
 	t.state.StepInEpoch = 0
 	valid := ""
 	evalStart := time.Now()
 	if t.state.Epoch%t.cfg.EvalEvery == 0 || t.state.Epoch == t.cfg.Epochs {
-		m, err := t.head.Evaluate(ctx, Valid)
+		m, err := t.validate(ctx, pos, true)
 		if err != nil {
 			return err
 		}
 		st.Valid = m
 		valid = "  valid " + m.Text(t.head.MetricKeys())
-		if err := t.keepBest(ctx, m); err != nil {
-			return err
-		}
 	}
 	// Layer-wise inference's logits served this epoch's evaluations; they
 	// would only hold memory during training.
 	t.dropFullLogits()
+	st.GlobalStep, st.ElapsedS = pos.GlobalStep, t.loop.elapsed()
 	// The epoch's metrics line goes first: a run killed between the two
 	// leaves at most a line past last.ckpt, which resume drops, never a
 	// checkpoint whose epoch has no line.
-	if err := metrics.Write(*st); err != nil {
+	if err := t.loop.metrics.Write(*st); err != nil {
 		return err
 	}
 	if err := t.saveCheckpoint(checkpoint.LastCheckpoint); err != nil {
@@ -284,10 +329,11 @@ func (t *Trainer) endEpoch(ctx context.Context, st *EpochStats, metrics *metrics
 	return nil
 }
 
-// keepBest records a validation's figures m: where its primary figure is
-// the best so far (or the first), the model's test figures and the best
-// checkpoint; otherwise one more evaluation since the best.
-func (t *Trainer) keepBest(ctx context.Context, m Metrics) error {
+// keepBest records a validation's figures m, made after step steps of the
+// 1-based epoch (0: at its end): where its primary figure is the best so
+// far (or the first), the model's test figures and the best checkpoint;
+// otherwise one more evaluation since the best.
+func (t *Trainer) keepBest(ctx context.Context, m Metrics, epoch, step int) error {
 	v := m[t.head.Primary()]
 	if t.state.BestEpoch != 0 && !(v > t.state.BestValid) {
 		t.state.SinceBest++
@@ -297,7 +343,7 @@ func (t *Trainer) keepBest(ctx context.Context, m Metrics) error {
 	if err != nil {
 		return err
 	}
-	t.state.BestValid, t.state.BestEpoch, t.state.SinceBest = v, t.state.Epoch, 0
+	t.state.BestValid, t.state.BestEpoch, t.state.BestStep, t.state.SinceBest = v, epoch, step, 0
 	t.state.TestAtBest = test[t.head.Primary()]
 	if t.state.BestMetrics, err = json.Marshal(m); err != nil {
 		return err

@@ -165,6 +165,20 @@ func TestReplayOverflowCUDA(t *testing.T) {
 		st.Overflows, st.Captures, worst, params)
 }
 
+// TestTargetStopsTheRunCUDA: the replay driver on the GPU, validating
+// every 2 steps, stops at the first validation that reaches the target and
+// reports the time to it, as on the CPU (TestTargetStopsTheRun).
+func TestTargetStopsTheRunCUDA(t *testing.T) {
+	gpu := openCUDA(t)
+	ds := tinyData(t)
+	cfg := tinyConfig(t)
+	cfg.Epochs, cfg.EvalEverySteps, cfg.TargetAcc = 2, 2, 0.45
+	sum, _, _, dir := loopRunOn(t, gpu, ds, cfg, true)
+	// The GPU's validations may reach it a step later than the CPU's, at
+	// the epoch's end.
+	checkTargetStop(t, "cuda", cfg, sum, dir, false)
+}
+
 // firstDiff is the first step whose losses differ bitwise (or in number),
 // or where either is not finite (two runs of NaN losses are not equal),
 // or -1.

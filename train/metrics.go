@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -12,7 +13,8 @@ import (
 	"github.com/fanout-gnn/fanout/internal/atomicfile"
 )
 
-// metricsLog appends one JSON object per epoch to RunDir/metrics.jsonl.
+// metricsLog appends one JSON object per epoch, and one per validation
+// within an epoch, to RunDir/metrics.jsonl.
 type metricsLog struct {
 	f *os.File
 }
@@ -32,7 +34,7 @@ func openMetrics(runDir string, resume bool) (*metricsLog, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := repairMetrics(path, st.Epoch); err != nil {
+		if err := repairMetrics(path, st.Epoch, st.StepInEpoch); err != nil {
 			return nil, err
 		}
 	}
@@ -44,12 +46,13 @@ func openMetrics(runDir string, resume bool) (*metricsLog, error) {
 }
 
 // repairMetrics keeps the lines of the metrics file at path that a run
-// resumed after `epochs` whole epochs continues: one line per epoch, in
-// order, none past epochs. A run killed between an epoch's line and the
-// checkpoint that covers it left a line the resumed run writes again; a
-// line cut short by the kill, and what follows it, is dropped too. The file
-// is rewritten (atomically) only when a line goes.
-func repairMetrics(path string, epochs int) error {
+// resumed after `epochs` whole epochs and `step` steps of the next
+// continues: the lines of those epochs, and of the next epoch its
+// validations within its first step steps, in order. A run killed between
+// a line and the checkpoint that covers it left a line the resumed run
+// writes again; a line cut short by the kill, and what follows it, is
+// dropped too. The file is rewritten (atomically) only when a line goes.
+func repairMetrics(path string, epochs, step int) error {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -57,19 +60,38 @@ func repairMetrics(path string, epochs int) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", checkpoint.MetricsFile, err)
 	}
-	keep, last := 0, 0
+	keep := 0
+	last := [2]int{}
 	for rest := b; len(rest) > 0; {
 		line, tail, complete := bytes.Cut(rest, []byte("\n"))
 		var st EpochStats
-		if !complete || json.Unmarshal(line, &st) != nil || st.Epoch <= last || st.Epoch > epochs {
+		if !complete || json.Unmarshal(line, &st) != nil {
 			break
 		}
-		last, keep, rest = st.Epoch, keep+len(line)+1, tail
+		at := linePlace(st)
+		if !after(at, last) || after(at, [2]int{epochs + 1, step}) {
+			break
+		}
+		last, keep, rest = at, keep+len(line)+1, tail
 	}
 	if keep == len(b) {
 		return nil
 	}
 	return atomicfile.Write(path, b[:keep])
+}
+
+// linePlace orders a metrics line within its run: its epoch, then its
+// step, an epoch's own line (its end) after its validations within.
+func linePlace(st EpochStats) [2]int {
+	if st.within() {
+		return [2]int{st.Epoch, st.Step}
+	}
+	return [2]int{st.Epoch, math.MaxInt}
+}
+
+// after says whether place a comes after place b.
+func after(a, b [2]int) bool {
+	return a[0] > b[0] || (a[0] == b[0] && a[1] > b[1])
 }
 
 // Write appends one epoch's record.

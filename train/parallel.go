@@ -293,7 +293,8 @@ func (t *Trainer) shareStart() error {
 	}
 	t.state = State{Epoch: int(words[0]), StepInEpoch: int(words[1]), AdamT: words[2], BestEpoch: int(words[3]),
 		SinceBest: int(words[4]), BestValid: f(5), TestAtBest: f(7), Seconds: f(9),
-		BestMetrics: s.BestMetrics, TestMetrics: s.TestMetrics} // rank 0's, which alone writes the summary
+		// rank 0's, which alone writes the summary
+		BestMetrics: s.BestMetrics, TestMetrics: s.TestMetrics, BestStep: s.BestStep, Elapsed: s.Elapsed}
 	for _, p := range t.Params() {
 		for _, b := range []backend.Buffer{p.W, p.M, p.V} {
 			if !lead {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/fanout-gnn/fanout/checkpoint"
 	"github.com/fanout-gnn/fanout/internal/atomicfile"
@@ -24,6 +23,9 @@ func (t *Trainer) Snapshot() (*checkpoint.Checkpoint, error) {
 	model, err := json.Marshal(t.model.Config())
 	if err != nil {
 		return nil, err
+	}
+	if t.loop != nil {
+		t.state.Elapsed = t.loop.elapsed()
 	}
 	c := &checkpoint.Checkpoint{Config: cfg, Model: model, State: t.state, Dataset: t.fingerprint()}
 	for _, p := range t.Params() {
@@ -186,7 +188,7 @@ func (t *Trainer) maybeResume() error {
 	}
 	if diff := Differences(s.Config, t.cfg, resumable()...); diff != "" {
 		return fmt.Errorf("%s: this run's settings differ from the saved run's: %s; resume with the saved settings (only %s may change), or start again with --force",
-			path, diff, strings.Join(resumable(), " and "))
+			path, diff, listed(resumable()))
 	}
 	if err := t.Restore(c); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -202,19 +204,46 @@ func (t *Trainer) maybeResume() error {
 }
 
 // resumable are the settings a resumed run may change: how long it runs.
-func resumable() []string { return []string{"epochs", "patience"} }
+// The evaluation schedule is not among them: it decides which model is
+// the best and when the patience runs out.
+func resumable() []string { return []string{"epochs", "patience", "target_acc"} }
+
+// listed joins names as a sentence lists them: "a, b and c".
+func listed(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
 
 // Summary is what a finished run reports (RunDir/summary.json): the
 // run's figures, the task's nested (BestValid, Test).
 type Summary struct {
-	Task      string  `json:"task"`
-	BestEpoch int     `json:"best_epoch"` // 1-based; 0 when the run never evaluated
+	Task      string `json:"task"`
+	BestEpoch int    `json:"best_epoch"` // 1-based; 0 when the run never evaluated
+	// BestStep is the step of BestEpoch after which the best validation
+	// ran, absent for the validation at the epoch's end.
+	BestStep  int     `json:"best_step,omitempty"`
 	BestValid Metrics `json:"best_valid"` // the best validation's figures
 	Test      Metrics `json:"test"`       // the test figures of the best-validation model
-	Epochs    int     `json:"epochs"`     // epochs trained
-	Seconds   float64 `json:"seconds"`    // training wall time, evaluation excluded
-	Device    string  `json:"device"`
-	Dataset   string  `json:"dataset"`
+	Epochs    int     `json:"epochs"`     // epochs trained whole
+	// Steps is every step trained, those of an epoch a validation
+	// stopped within included.
+	Steps   int     `json:"steps"`
+	Seconds float64 `json:"seconds"` // training wall time, evaluation excluded
+	// ElapsedS is the run's wall time in seconds from the start of
+	// training (after the data's loading and the set-up of the model, the
+	// plans and the replay driver's capture) to its end, evaluations and
+	// checkpoints included; a resumed run adds its earlier processes'.
+	ElapsedS float64 `json:"elapsed_s"`
+	// Where Config.TargetAcc is set: TargetReached, and where it is, the
+	// elapsed time (as ElapsedS counts it) at the end of the first
+	// validation that reached it, and where in the run that was.
+	TargetReached   *bool     `json:"target_reached,omitempty"`
+	TimeToTarget    *float64  `json:"time_to_target_s,omitempty"`
+	TargetReachedAt *Position `json:"target_reached_at,omitempty"`
+	Device          string    `json:"device"`
+	Dataset         string    `json:"dataset"`
 	// The items of one step on each device and over the whole group
 	// (Config.Batch), and the group's devices (1 alone).
 	DeviceBatch int    `json:"device_batch"`
@@ -225,20 +254,47 @@ type Summary struct {
 	// Keys the figures in the order messages print them.
 	Primary string   `json:"primary"`
 	Keys    []string `json:"-"`
+	within  int      // the steps of the epoch a validation stopped the run in
 }
 
 // Line is the run's summary in one line: the test figures of the best
-// model and the validation that picked it.
+// model and the validation that picked it, and where a target was set,
+// the time to it or that it was not reached.
 func (s *Summary) Line() string {
-	return fmt.Sprintf("test %s (best validation %s %.4f at epoch %d; %d epochs in %s)",
-		s.Test.Text(s.Keys), MetricName(s.Primary), s.BestValid[s.Primary], s.BestEpoch, s.Epochs,
-		(time.Duration(s.Seconds*1e3) * time.Millisecond).Round(time.Millisecond))
+	at := fmt.Sprintf("epoch %d", s.BestEpoch)
+	if s.BestStep > 0 {
+		at += fmt.Sprintf(" step %d", s.BestStep)
+	}
+	trained := fmt.Sprintf("%d epochs", s.Epochs)
+	if s.within > 0 {
+		trained += fmt.Sprintf(" and %d steps", s.within)
+	}
+	line := fmt.Sprintf("test %s (best validation %s %.4f at %s; %s in %s)",
+		s.Test.Text(s.Keys), MetricName(s.Primary), s.BestValid[s.Primary], at, trained, seconds(s.Seconds))
+	switch {
+	case s.TargetReached == nil:
+	case *s.TargetReached:
+		line += fmt.Sprintf("; target %g reached at epoch %d step %d after %s", s.Config.TargetAcc,
+			s.TargetReachedAt.Epoch, s.TargetReachedAt.Step, seconds(*s.TimeToTarget))
+	default:
+		line += fmt.Sprintf("; target %g not reached after %s", s.Config.TargetAcc, trained)
+	}
+	return line
 }
 
 // finish writes summary.json and returns the summary.
 func (t *Trainer) finish() (*Summary, error) {
-	s := &Summary{Task: t.cfg.TaskName(), BestEpoch: t.state.BestEpoch, Epochs: t.state.Epoch, Seconds: t.state.Seconds,
-		Device: t.opt.Device, Dataset: t.ds.Name, Config: t.cfg, Primary: t.head.Primary(), Keys: t.head.MetricKeys()}
+	s := &Summary{Task: t.cfg.TaskName(), BestEpoch: t.state.BestEpoch, BestStep: t.state.BestStep, Epochs: t.state.Epoch,
+		Steps: t.state.Epoch*t.epochSteps() + t.state.StepInEpoch, Seconds: t.state.Seconds, ElapsedS: t.loop.elapsed(),
+		Device: t.opt.Device, Dataset: t.ds.Name, Config: t.cfg, Primary: t.head.Primary(), Keys: t.head.MetricKeys(),
+		within: t.state.StepInEpoch}
+	if t.cfg.TargetAcc > 0 {
+		reached := t.loop != nil && t.loop.reached != nil
+		s.TargetReached = &reached
+		if reached {
+			s.TimeToTarget, s.TargetReachedAt = &t.loop.toTarget, t.loop.reached
+		}
+	}
 	var err error
 	if s.BestValid, err = metricsOf(t.state.BestMetrics, s.Primary, t.state.BestValid); err != nil {
 		return nil, err

@@ -205,10 +205,8 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 	}
 	t.be.Fill(r.acc, 0)
 	r.tbSum, r.tbStep = 0, t.state.StepInEpoch-1
-	start := time.Now()
+	start := t.loop.beginEpoch()
 	first := t.state.StepInEpoch
-	var lossSum float64
-	var correct int64
 	for s := first; s < steps; {
 		n, stop, err := r.run(ctx, epoch, s, steps)
 		if err != nil {
@@ -217,38 +215,44 @@ func (r *replayer) epoch(ctx context.Context) (EpochStats, error) {
 		s += n
 		t.state.StepInEpoch = s
 		if stop && s < steps {
-			t.state.Seconds += time.Since(start).Seconds()
+			t.state.Seconds += t.loop.trainedSince(start)
 			return st, ErrInterrupted
 		}
+		if n > 0 && t.evalDue(s, steps) {
+			// Runs end at the validations (nextEval): the steps before
+			// are done on the device.
+			if err := t.validateWithin(ctx, st, s, func(f *EpochStats) error { return r.figures(f, first, start) }); err != nil {
+				return st, err
+			}
+		}
 	}
-	acc := make([]float32, 2)
-	t.be.Read(acc, r.acc, 0)
-	if err := t.sync(); err != nil {
-		return st, err
-	}
-	acc, err := t.reduceHost(acc)
-	if err != nil {
+	st.Step = steps
+	if err := r.figures(&st, first, start); err != nil {
 		return st, err
 	}
 	r.settleMarks()
-	lossSum += float64(acc[0])
-	correct += int64(acc[1])
-	st.Seconds = time.Since(start).Seconds()
 	t.state.Seconds += st.Seconds
-	if n := steps - first; n > 0 {
-		st.Loss = lossSum / float64(n)
-		st.StepsPerS = float64(n) / st.Seconds
-	}
-	seen := t.head.Outcomes(min(t.items(), steps*t.cfg.Batch) - min(t.items(), first*t.cfg.Batch))
-	if seen > 0 {
-		st.TrainAcc = float64(correct) / float64(seen)
-	}
 	return st, nil
 }
 
-// run launches the captured step for steps [s, steps) and returns how many
-// were applied, and whether the run stopped because ctx was cancelled
-// (the caller then stops too). When a step overflowed its envelope, it and
+// figures sets st's training figures from the device's sums of the
+// epoch's steps from first to st.Step, trained since start.
+func (r *replayer) figures(st *EpochStats, first int, start time.Time) error {
+	t := r.t
+	acc := make([]float32, 2)
+	t.be.Read(acc, r.acc, 0)
+	if err := t.sync(); err != nil {
+		return err
+	}
+	seen := t.head.Outcomes(min(t.items(), st.Step*t.cfg.Batch) - min(t.items(), first*t.cfg.Batch))
+	return t.epochFigures(st, float64(acc[0]), int64(acc[1]), seen, st.Step-first, start)
+}
+
+// run launches the captured step for steps [s, steps), up to the epoch's
+// next validation within it (nextEval) and the next multiple of
+// ReplayOptions.Segment, and returns how many were applied, and whether
+// the run stopped because ctx was cancelled (the caller then stops too).
+// When a step overflowed its envelope, it and
 // every later step launched are no-ops on the device; run then grows the
 // envelope, re-captures, and returns the steps before it, so that the
 // caller continues from the overflowed step.
@@ -272,9 +276,9 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 			return 0, false, err
 		}
 	}
-	end := steps
+	end := t.nextEval(s, steps)
 	if r.opt.Segment > 0 {
-		end = min(steps, (s/r.opt.Segment+1)*r.opt.Segment)
+		end = min(end, (s/r.opt.Segment+1)*r.opt.Segment)
 	}
 	if r.opt.BeforeRun != nil {
 		if err := r.opt.BeforeRun(epoch, s); err != nil {

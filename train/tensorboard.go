@@ -68,6 +68,9 @@ func (s *scalars) epoch(st EpochStats) error {
 		return nil
 	}
 	s.sum, s.n = 0, 0
+	if err := s.eval(st); err != nil {
+		return err
+	}
 	e := int64(st.Epoch)
 	errs := []error{
 		s.w.Scalar("epoch/loss", e, st.Loss),
@@ -84,6 +87,27 @@ func (s *scalars) epoch(st EpochStats) error {
 		errs = append(errs, s.w.Scalar("epoch/valid_"+k, e, st.Valid[k]))
 	}
 	errs = append(errs, s.w.Flush())
+	return errors.Join(errs...)
+}
+
+// eval writes a validation's figures (st.Valid) and the run's elapsed
+// seconds at the run's step (st.GlobalStep), for every validation, within
+// epochs and at their ends, and flushes the file.
+func (s *scalars) eval(st EpochStats) error {
+	if s == nil || len(st.Valid) == 0 {
+		return nil
+	}
+	step := int64(st.GlobalStep)
+	keys := make([]string, 0, len(st.Valid))
+	for k := range st.Valid {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var errs []error
+	for _, k := range keys {
+		errs = append(errs, s.w.Scalar("valid/"+k, step, st.Valid[k]))
+	}
+	errs = append(errs, s.w.Scalar("valid/elapsed_s", step, st.ElapsedS), s.w.Flush())
 	return errors.Join(errs...)
 }
 

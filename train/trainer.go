@@ -99,6 +99,7 @@ type Trainer struct {
 	replayMargin float64                // the replay driver's envelope margin (0 until it starts)
 	rep          *replayer              // the running replay driver, which also captures evaluation
 	tb           *scalars               // the TensorBoard event file (Options.TensorBoard), while a run writes it
+	loop         *epochLoop             // the epoch loop's metrics file, clock and target, while a run trains
 	best         *checkpoint.Checkpoint // the best model's snapshot (Options.KeepBest)
 	seeds        epochShuffle
 	lossMin      float64 // the lowest epoch loss of this run so far (0: none yet), for checkLoss

@@ -285,7 +285,7 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 	if err := cfg.Validate(); err != nil {
 		return cfg, settingError(err)
 	}
-	if err := givenApplies(cfg, set["heads"] || fc.has("heads")); err != nil {
+	if err := givenApplies(cfg, func(name string) bool { return set[name] || fc.has(name) }); err != nil {
 		return cfg, err
 	}
 	if err := rf.check(); err != nil {
@@ -328,16 +328,23 @@ func linkOnly(name string) bool {
 	return false
 }
 
-// givenApplies refuses settings the user gave that the run would ignore
-// (the configuration itself stores 0 heads for 1, as older checkpoints
-// do): --heads 0 trained with one head, and --gin-eps learn trained a
-// model without an ε.
-func givenApplies(cfg train.Config, headsGiven bool) error {
+// givenApplies refuses settings the user gave (given) that the run would
+// ignore, where the configuration stores a value that means "none": 0
+// heads (trained with one, as older checkpoints store it), --gin-eps learn
+// on a model without an ε, and an evaluation interval or a target of 0
+// (no validation within epochs, no target).
+func givenApplies(cfg train.Config, given func(name string) bool) error {
 	switch {
-	case headsGiven && cfg.Heads < 1:
+	case given("heads") && cfg.Heads < 1:
 		return fmt.Errorf("heads: %d, want 1 to 1024", cfg.Heads)
 	case cfg.GINEps == "learn" && cfg.Model != "gin":
 		return fmt.Errorf("gin-eps: learn, but only gin has an ε to learn (model %s)", cfg.Model)
+	case given("eval-every-steps") && cfg.EvalEverySteps < 1:
+		return fmt.Errorf("eval-every-steps: %d, want at least 1 step (leave it out to validate at epochs' ends only)", cfg.EvalEverySteps)
+	case given("eval-every-epochs") && !(cfg.EvalEveryEpochs > 0):
+		return fmt.Errorf("eval-every-epochs: %g, want a fraction of an epoch, 0 < F <= 1 (leave it out to validate at epochs' ends only)", cfg.EvalEveryEpochs)
+	case given("target-acc") && !(cfg.TargetAcc > 0):
+		return fmt.Errorf("target-acc: %g, want 0 < A <= 1 (leave it out for no target)", cfg.TargetAcc)
 	}
 	return nil
 }

@@ -84,6 +84,10 @@ func ChooseHotRatio(ctx context.Context, be backend.Backend, ds *dataset.Dataset
 	if opt.ranks == nil {
 		opt.ranks = &rankings{}
 	}
+	// A trial times training steps alone: validations within epochs would
+	// end launch runs, and so place marks, between super-batches, and
+	// their time would count as the steps'.
+	cfg.EvalEverySteps, cfg.EvalEveryEpochs, cfg.TargetAcc = 0, 0, 0
 	best, bestRatio := math.Inf(1), 0.0
 	var trials []HotTrial
 	for _, c := range candidates {

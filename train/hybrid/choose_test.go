@@ -63,3 +63,19 @@ func TestChooseHotRatio(t *testing.T) {
 		t.Errorf("an untimed epoch: chose %g from %+v, want 0 and every trial untimed", ratio, trials)
 	}
 }
+
+// TestChooseHotRatioTimesTrainingAlone: a run that validates after every
+// step still times whole super-batches of training in its trials (the
+// validations would end a launch run, and so mark a trial, at every step).
+func TestChooseHotRatioTimesTrainingAlone(t *testing.T) {
+	ds, cfg := tiny(t)
+	cfg.Batch, cfg.EvalEverySteps = 32, 1
+	opt := Options{CacheRows: 3000, Hot: HotOptions{Staleness: 1, SuperBatch: 2, NewCPU: func() (backend.Backend, error) { return cpu.New(2), nil }}}
+	trials, err := ChooseHotRatio(context.Background(), record.New(cpu.New(2)), ds, cfg, &opt, []float64{0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trials) != 1 || trials[0].Steps != trialSegments*opt.Hot.SuperBatch {
+		t.Fatalf("trials %+v, want %d steps timed", trials, trialSegments*opt.Hot.SuperBatch)
+	}
+}
