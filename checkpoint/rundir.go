@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -143,9 +144,10 @@ func openRunDir(dir string, mode RunMode, dryRun bool) (_ *RunDir, err error) {
 
 // beforeCheckpoint reports whether what dir holds of a run is at most what
 // a run stopped before its first checkpoint leaves: no last.ckpt and no
-// summary.json, and at most the first epoch's line in metrics.jsonl
-// (with best.ckpt, perhaps, which an epoch writes before last.ckpt).
-// There is nothing to continue from, and nothing a new run would lose.
+// summary.json, and in metrics.jsonl only lines of the first epoch (its
+// validations within it and at its end) (with best.ckpt, perhaps, which a
+// validation writes before last.ckpt). There is nothing to continue from,
+// and nothing a new run would lose.
 func beforeCheckpoint(dir string) bool {
 	for _, f := range []string{LastCheckpoint, SummaryFile} {
 		if _, err := os.Lstat(filepath.Join(dir, f)); !errors.Is(err, os.ErrNotExist) {
@@ -156,7 +158,15 @@ func beforeCheckpoint(dir string) bool {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false
 	}
-	return bytes.Count(bytes.TrimSpace(b), []byte("\n")) == 0
+	for line := range bytes.Lines(bytes.TrimSpace(b)) {
+		var l struct {
+			Epoch *int `json:"epoch"`
+		}
+		if json.Unmarshal(line, &l) != nil || l.Epoch == nil || *l.Epoch > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // StoppedBeforeCheckpoint reports whether a run was started in dir (it has

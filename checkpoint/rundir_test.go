@@ -105,6 +105,25 @@ func TestRunDirStoppedBeforeCheckpoint(t *testing.T) {
 	if !slices.Equal(r.Removed, []string{BestCheckpoint, MetricsFile}) || exists(dir, BestCheckpoint) {
 		t.Errorf("removed %v", r.Removed)
 	}
+	// Validations within the first epoch leave lines of epoch 1 only; a
+	// line of epoch 2 (or one that is not a metrics line) is a run to keep.
+	metrics := func(lines string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, MetricsFile), []byte(lines), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	metrics(`{"epoch":1,"step":3}` + "\n" + `{"epoch":1,"step":6}` + "\n" + `{"epoch":1}` + "\n")
+	if !beforeCheckpoint(dir) {
+		t.Error("a run killed after validations within its first epoch is not recognised")
+	}
+	for _, kept := range []string{`{"epoch":1}` + "\n" + `{"epoch":2,"step":1}` + "\n", "not json\n", `{"step":1}` + "\n"} {
+		metrics(kept)
+		if beforeCheckpoint(dir) {
+			t.Errorf("metrics %q: stopped before its first checkpoint", kept)
+		}
+	}
+	metrics("")
 	for _, held := range []string{LastCheckpoint, SummaryFile} {
 		touch(t, dir, held)
 		if StoppedBeforeCheckpoint(dir) {
