@@ -71,7 +71,7 @@ func (h *head) NewBatch(p *train.Plan) (train.Batch, error) {
 // relabels the ends into distinct seeds and groups them by seed row.
 func (b *batch) Form() {
 	h, p := b.h, b.p
-	h.lk.EdgeSeeds(h.pairs, p.Items, b.positives, h.k, int(h.ds.Graph.NumNodes), h.dist,
+	h.lk.EdgeSeeds(h.pairs, p.Items, b.positives, h.k, backend.NegOwn, int(h.ds.Graph.NumNodes), h.dist,
 		backend.Rand{Seed: h.seed, Stream: negativeStream, Clock: p.Clock}, b.ends, b.nEnds, b.npairs)
 	h.be.Relabel(h.t.Inputs().Graph, b.endsBlk)
 	h.lk.GroupRows(b.rows, b.nEnds, p.NSeeds, b.ptr, b.order)
@@ -91,7 +91,7 @@ func (b *batch) Hop(_ int, blk *backend.Block) {
 // positives.
 func (b *batch) Loss(_ *nn.Batch, out backend.Buffer) (backend.Buffer, backend.Count) {
 	h, p := b.h, b.p
-	h.lk.PairProduct(out, h.dim, b.positives, h.k, b.rows, h.prod)
+	h.lk.PairProduct(out, h.dim, b.positives, h.k, backend.NegOwn, b.rows, h.prod)
 	h.dec.forward(h.prod, b.npairs, h.scores)
 	h.lk.PairLoss(h.scores, b.positives, h.k, h.loss, h.dscores, b.correct)
 	if p.Shared {
@@ -107,7 +107,7 @@ func (b *batch) Loss(_ *nn.Batch, out backend.Buffer) (backend.Buffer, backend.C
 func (b *batch) Backward(_ *nn.Batch, out backend.Buffer) {
 	h, p := b.h, b.p
 	h.dec.backward(h.prod, b.npairs, h.dscores, h.dprod)
-	h.lk.PairProductBackward(out, h.dprod, h.dim, b.positives, h.k, b.rows, b.ptr, b.order, p.NSeeds, h.t.Model().OutputGrad())
+	h.lk.PairProductBackward(out, h.dprod, h.dim, b.positives, h.k, backend.NegOwn, b.rows, b.ptr, b.order, p.NSeeds, h.t.Model().OutputGrad())
 }
 
 // Free releases nothing of its own: the plan owns the batch's buffers.
