@@ -92,7 +92,7 @@ func (b *batch) Hop(_ int, blk *backend.Block) {
 func (b *batch) Loss(_ *nn.Batch, out backend.Buffer) (backend.Buffer, backend.Count) {
 	h, p := b.h, b.p
 	h.lk.PairProduct(out, h.dim, b.positives, h.k, backend.NegOwn, b.rows, h.prod)
-	h.dec.forward(h.prod, b.npairs, h.scores)
+	h.dec.forward(h.prod, b.npairs, h.scores, h.dec.z1)
 	h.lk.PairLoss(h.scores, b.positives, h.k, h.loss, h.dscores, b.correct)
 	if p.Shared {
 		h.be.ScaleShare(h.dscores, b.npairs, 1, b.positives, p.Global)

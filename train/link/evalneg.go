@@ -52,6 +52,15 @@ func (t *head) heldOutSet(set train.Split) (heldOut, error) {
 	return h, nil
 }
 
+// evalSet is heldOutSet, refusing a set without edges.
+func (t *head) evalSet(set train.Split) (heldOut, error) {
+	h, err := t.heldOutSet(set)
+	if err == nil && dataset.Pairs(h.pos) == 0 {
+		err = fmt.Errorf("link: the %s set has no edges to evaluate", set)
+	}
+	return h, err
+}
+
 // evalEdges is how many of the held-out edges pos the settings score.
 func (t *head) evalEdges(pos []int32) int {
 	n := dataset.Pairs(pos)

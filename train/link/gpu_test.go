@@ -139,3 +139,23 @@ func TestGPUTieredMatchesWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUDeviceEval: on a GPU, the evaluation through the link ops gives
+// the metrics the host counts from the GPU's own scores, bit for bit
+// (PairRanks, LevelCounts and the levels), and those scores are the host
+// twin's float64 scores within float32 rounding, for both decoders,
+// against stored and drawn negatives. Skipped without a GPU.
+func TestGPUDeviceEval(t *testing.T) {
+	ds := ringData(t, 400)
+	opt := cuda.Options{Deterministic: true, TF32x3: true}
+	for _, dec := range []string{train.DecoderDot, train.DecoderMLP} {
+		for _, k := range []int{0, 40} {
+			cfg := gpuConfig()
+			cfg.Epochs, cfg.Link.Decoder, cfg.Link.EvalNegatives = 2, dec, k
+			if dec == train.DecoderDot {
+				cfg.Link.DecoderWidth = 0
+			}
+			checkDeviceEval(t, newEvalCase(t, traintest.GPUWith(t, opt), ds, cfg), false)
+		}
+	}
+}

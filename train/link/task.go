@@ -7,8 +7,9 @@
 // scores the pairs, and their binary cross-entropy is the loss. Every op
 // reads the step's sizes from backend memory, so the eager and the replay
 // drivers, and every mode around them, run it as they run node
-// classification. An evaluation embeds every vertex and ranks the held-out
-// edges against their negatives: ROC-AUC, average precision, MRR and
+// classification. An evaluation embeds every vertex into backend memory
+// and ranks the held-out edges against their negatives there, reading
+// back only scores and counts: ROC-AUC, average precision, MRR and
 // Hits@K.
 package link
 
@@ -47,7 +48,7 @@ func (Task) Bind(t *train.Trainer) (_ train.Head, err error) {
 		return nil, err
 	}
 	h := &head{t: t, be: be, lk: lk, ds: ds, cfg: cfg.Link, seed: cfg.Seed, k: cfg.Link.Negatives,
-		dim: cfg.Link.EmbedWidth(cfg.Hidden), batch: t.StepItems()}
+		dim: cfg.Link.EmbedWidth(cfg.Hidden), batch: t.StepItems(), evalChunk: evalChunkBytes}
 	defer func() {
 		if err != nil {
 			h.Free()
@@ -102,7 +103,8 @@ type head struct {
 	loss            backend.Buffer // F32 [1]
 	owned           []backend.Buffer
 
-	sets [2]*heldOut // the held-out sets as evaluated (evalneg.go)
+	sets      [2]*heldOut // the held-out sets as evaluated (evalneg.go)
+	evalChunk int         // bytes of one chunk's products in an evaluation (evaldev.go)
 }
 
 func (h *head) OutDim() int             { return h.dim }
