@@ -48,12 +48,15 @@ func (Task) Bind(t *train.Trainer) (_ train.Head, err error) {
 		return nil, err
 	}
 	h := &head{t: t, be: be, lk: lk, ds: ds, cfg: cfg.Link, seed: cfg.Seed, k: cfg.Link.Negatives,
-		dim: cfg.Link.EmbedWidth(cfg.Hidden), batch: t.StepItems(), evalChunk: evalChunkBytes}
+		layout: layoutOf(cfg.Link), dim: cfg.Link.EmbedWidth(cfg.Hidden), batch: t.StepItems(), evalChunk: evalChunkBytes}
 	defer func() {
 		if err != nil {
 			h.Free()
 		}
 	}()
+	if err := h.checkNegatives(); err != nil {
+		return nil, err
+	}
 	if err := h.checkEvalSize(); err != nil {
 		return nil, err
 	}
@@ -84,14 +87,15 @@ func (Task) Bind(t *train.Trainer) (_ train.Head, err error) {
 // and the buffers of a step's pairs, which every plan's step shares (only
 // the step's loss and backward pass touch them).
 type head struct {
-	t    *train.Trainer
-	be   backend.Backend
-	lk   backend.Link
-	ds   *dataset.Dataset
-	cfg  train.LinkConfig
-	seed uint64
-	k    int // negatives per positive
-	dim  int // embedding width
+	t      *train.Trainer
+	be     backend.Backend
+	lk     backend.Link
+	ds     *dataset.Dataset
+	cfg    train.LinkConfig
+	seed   uint64
+	k      int // negatives per positive
+	layout int // where a step's negatives lie (backend.NegOwn, NegShared, NegInBatch)
+	dim    int // embedding width
 	// batch is the positive edges of one step on this rank.
 	batch int
 
@@ -116,9 +120,34 @@ func (h *head) Params() []*nn.Param     { return h.dec.params }
 func (h *head) Primary() string         { return MetricAUC }
 
 // SeedCap is the distinct ends of a step of items positives: both ends
-// and k negatives each, at most every vertex.
+// and the negatives' own (k each, k shared, or none in batch), at most
+// every vertex.
 func (h *head) SeedCap(items int) int {
-	return int(min(int64(items*(2+h.k)), h.ds.Graph.NumNodes))
+	return int(min(int64(backend.LinkEnds(items, h.k, h.layout)), h.ds.Graph.NumNodes))
+}
+
+// layoutOf is where the settings put a step's negatives.
+func layoutOf(l train.LinkConfig) int {
+	switch {
+	case l.NegativeDist == train.DistInBatch:
+		return backend.NegInBatch
+	case l.NegativeSharing == train.ShareBatch:
+		return backend.NegShared
+	}
+	return backend.NegOwn
+}
+
+// checkNegatives refuses negatives that this rank's steps cannot form:
+// in batch, more than the other positives of a step; shared, more than
+// the graph's vertices.
+func (h *head) checkNegatives() error {
+	switch n := h.ds.Graph.NumNodes; {
+	case h.layout == backend.NegInBatch && h.k > h.batch-1:
+		return fmt.Errorf("--negatives %d in-batch negatives, but a step of this device takes %d edges, %d other destinations: give at most %d, or a larger --batch", h.k, h.batch, h.batch-1, max(h.batch-1, 0))
+	case h.layout == backend.NegShared && int64(h.k) > n:
+		return fmt.Errorf("--negatives %d shared negatives are distinct vertices, but %s has %d", h.k, h.ds.Name, n)
+	}
+	return nil
 }
 
 // Free releases the head's buffers.
