@@ -12,6 +12,10 @@ const (
 	MetricAUC = "auc" // ROC-AUC of the positives against every negative
 	MetricAP  = "ap"  // average precision
 	MetricMRR = "mrr" // each positive ranked among its own negatives
+	// MetricMRRDegree is the MRR of a scorer that knows only the training
+	// graph's degrees, deg(u)·deg(v): the baseline the model must beat
+	// to have learnt more than a vertex's degree.
+	MetricMRRDegree = "mrr_degree"
 )
 
 // hitsKey is the key of Hits@at.
@@ -23,7 +27,7 @@ func (h *head) MetricKeys() []string {
 	for _, at := range HitsAt() {
 		keys = append(keys, hitsKey(at))
 	}
-	return keys
+	return append(keys, MetricMRRDegree)
 }
 
 // Figures are m as a train.Metrics.
@@ -48,7 +52,13 @@ func (h *head) Evaluate(ctx context.Context, s train.Split) (train.Metrics, erro
 	if err != nil {
 		return nil, err
 	}
-	return m.Figures(), nil
+	ho, err := h.evalSet(s)
+	if err != nil {
+		return nil, err
+	}
+	f := m.Figures()
+	f[MetricMRRDegree] = ho.degreeMRR
+	return f, nil
 }
 
 // scoreHost computes a held-out set's metrics from every vertex's
