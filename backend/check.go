@@ -85,14 +85,6 @@ func ExcludeScratch(capacity int) int {
 	return n
 }
 
-// CheckNegatives checks EdgeSeeds's negatives per positive.
-func CheckNegatives(k int) error {
-	if k < 0 {
-		return fmt.Errorf("k: %d negatives per positive, want >= 0", k)
-	}
-	return nil
-}
-
 // CheckWidth checks a graph attention layer's width heads·dim against the
 // int32 arithmetic of the kernels (HeadDot, HeadAggregate and their
 // backwards).

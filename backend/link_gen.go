@@ -3,34 +3,44 @@
 package backend
 
 // Link is the capability of link prediction's step (package train/link):
-// a batch of positive edges and their drawn negatives laid out as a list
-// of ends, the batch's edges taken out of its sampled neighbourhoods, and
-// the pairs' products and binary cross-entropy. It is checked when a link
-// trainer is built (LinkOf).
+// a batch of positive edges and their negatives laid out as a list of
+// ends, the batch's edges taken out of its sampled neighbourhoods, the
+// pairs' products and binary cross-entropy; and the ranks of held-out
+// edges' scores among their negatives' for evaluation. It is checked
+// when a link trainer is built (LinkOf).
 //
-// A step of b live positives and k negatives each has b·(2+k) ends:
-// positions [0, b) are the positives' sources, [b, 2b) their
-// destinations and position 2b + i·k + j the j-th negative destination of
-// positive i. Its b·(1+k) pairs are: pair i < b = (position i, position
-// b+i), positive; pair b + i·k + j = (position i, position 2b + i·k + j),
-// negative. Every op reads b from n, a Count whose Cap is the batch's
-// positive capacity B, so the layout follows the live batch without the
-// host. The trainer relabels the ends (Relabel over a block without
-// destinations whose neighbours are the ends) into distinct seeds and
-// rows: position q's embedding is row rows[q] of the seeds' embeddings.
+// A step of b live positives and k negatives each has
+// LinkEnds(b, k, layout) ends: positions [0, b) are the positives'
+// sources, [b, 2b) their destinations, and positive i's j-th negative
+// destination is position NegativeAt(i, j, b, k, layout): 2b + i·k + j
+// when each positive has negatives of its own (NegOwn), 2b + j when the
+// step shares k (NegShared), or another positive's destination
+// (NegInBatch: no ends of their own). Its b·(1+k) pairs are, in every
+// layout: pair i < b = (position i, position b+i), positive; pair
+// b + i·k + j = (position i, NegativeAt(i, j, ...)), negative. Every op
+// reads b from n, a Count whose Cap is the batch's positive capacity B,
+// so the layout follows the live batch without the host. The trainer
+// relabels the ends (Relabel over a block without destinations whose
+// neighbours are the ends) into distinct seeds and rows: position q's
+// embedding is row rows[q] of the seeds' embeddings.
 type Link interface {
 	// EdgeSeeds writes a step's ends. With b = min(n, n.Cap) live edge
 	// ids (ids I32 [n.Cap], rows of pairs, I32 [edges, 2]): ends[i] =
-	// pairs[2·ids[i]], ends[b+i] = pairs[2·ids[i]+1] and, for j < k,
-	// ends[2b + i·k + j] = a negative destination drawn from word j of
-	// the Philox sequence of index ids[i] in stream r (rng.Key.Word): w =
-	// that word, and the vertex is Uniform(w, nodes) when dist is nil, or,
-	// with dist (I32 [nodes+1] cumulative degrees: dist[0] = 0,
-	// dist[v+1]-dist[v] = v's degree), the v with dist[v] <= Uniform(w,
-	// dist[nodes]) < dist[v+1] (drawn by degree). ends is I32
-	// [n.Cap·(2+k)]. It writes b·(2+k) into nEnds and b·(1+k) into
-	// nPairs. An edge id outside pairs is an error.
-	EdgeSeeds(pairs, ids Buffer, n Count, k, nodes int, dist Buffer, r Rand, ends Buffer, nEnds, nPairs Count)
+	// pairs[2·ids[i]], ends[b+i] = pairs[2·ids[i]+1], and the negatives
+	// by layout. A negative drawn from word w of a Philox sequence in
+	// stream r (rng.Key.Word) is the vertex Uniform(w, nodes) when dist
+	// is nil, or, with dist (I32 [nodes+1] cumulative degrees: dist[0] =
+	// 0, dist[v+1]-dist[v] = v's degree), the v with dist[v] <=
+	// Uniform(w, dist[nodes]) < dist[v+1] (drawn by degree):
+	// sample.Negative. NegOwn: ends[2b + i·k + j], for j < k, is drawn
+	// from word j of index ids[i]'s sequence. NegShared: ends[2b + j] are
+	// k distinct vertices (k <= nodes) drawn from index SharedIndex's
+	// sequence (sample.SharedNegatives with SharedBudget(k)): uniform by
+	// Floyd's sampling, or by degree rejecting repeats. NegInBatch: none
+	// (dist unused). ends is I32 [LinkEnds(n.Cap, k, layout)]. It writes
+	// LinkEnds(b, k, layout) into nEnds and b·(1+k) into nPairs. An edge
+	// id outside pairs is an error.
+	EdgeSeeds(pairs, ids Buffer, n Count, k, layout, nodes int, dist Buffer, r Rand, ends Buffer, nEnds, nPairs Count)
 	// ExcludeEdges removes a batch's positive edges from a block that
 	// SampleLayer has sampled and Relabel has not yet relabelled: with
 	// ends laid out as EdgeSeeds writes them (b = min(n, n.Cap)
@@ -52,14 +62,18 @@ type Link interface {
 	// PairProduct writes h[p, :] = x[rows[a_p], :] ⊙ x[rows[c_p], :]
 	// (elementwise) for every live pair p = (a_p, c_p) of the layout above
 	// (b from n); x is F32 [rows' capacity, dim], h F32 [n.Cap·(1+k), dim].
-	PairProduct(x Buffer, dim int, n Count, k int, rows, h Buffer)
+	PairProduct(x Buffer, dim int, n Count, k, layout int, rows, h Buffer)
 	// PairProductBackward overwrites dx's live rows (r < min(nRows,
 	// nRows.Cap)) with the gradient of PairProduct: row r gets, for each
 	// of its positions q in GroupRows's order (ptr, order), the sum over
-	// the pairs p that q is an end of (for a source, its positive pair,
-	// then its negatives j = 0..k-1) of dh[p, :] ⊙ x[rows[other end of p],
-	// :]. No float atomics: the same bits every run.
-	PairProductBackward(x, dh Buffer, dim int, n Count, k int, rows, ptr, order Buffer, nRows Count, dx Buffer)
+	// the pairs p that q is an end of of dh[p, :] ⊙ x[rows[other end of
+	// p], :], in this order: a source i, its positive, then its negatives
+	// j = 0..k-1; a destination, its positive, then (NegInBatch) the
+	// pairs of the positives whose j-th negative it is, j = 0..k-1; a
+	// negative of its own (NegOwn), its pair; a shared one (NegShared),
+	// its pairs with positives i = 0..b-1. No float atomics: the same
+	// bits every run.
+	PairProductBackward(x, dh Buffer, dim int, n Count, k, layout int, rows, ptr, order Buffer, nRows Count, dx Buffer)
 	// PairLoss is the binary cross-entropy with logits of the live pairs'
 	// scores (F32 [n.Cap·(1+k)]): label 1 for pairs p < b, 0 after. loss
 	// (F32 [1]) = the mean over the b·(1+k) pairs, added in a fixed order
@@ -68,6 +82,20 @@ type Link interface {
 	// score is on the label's side of 0 (> 0 for a positive, < 0 for a
 	// negative).
 	PairLoss(scores Buffer, n Count, k int, loss, dscores Buffer, correct Count)
+	// PairRanks ranks each live positive among its own negatives, from
+	// the scores of pairs laid out as above (F32 [n.Cap·(1+k)], b from
+	// n): ranks[2i] = the j < k with scores[b + i·k + j] > scores[i],
+	// ranks[2i+1] = those equal to it (ranks I32 [2·n.Cap]), for i < b.
+	// A NaN compares as nothing.
+	PairRanks(scores Buffer, n Count, k int, ranks Buffer)
+	// LevelCounts adds up where the live negatives' scores (pairs b to
+	// b·(1+k) of scores F32 [n.Cap·(1+k)], b from n) fall among m levels,
+	// ascending and distinct (levels F32 [m]): a score s with j levels
+	// below it adds 1 to counts[2j+1] when it equals levels[j], to
+	// counts[2j] otherwise (counts[2m]: above every level); a score that
+	// is not finite adds 1 to counts[2m+1] alone. counts is I32 [2m+2],
+	// added to (integer sums: the same every run).
+	LevelCounts(levels Buffer, m int, scores Buffer, n Count, k int, counts Buffer)
 }
 
 // LinkOf is be's Link (be itself, or the wrapper around a backend

@@ -145,35 +145,7 @@ func (c Config) checkTask() error {
 		}
 		return nil
 	case TaskLink:
-		return c.Link.check()
+		return c.Link.check(c.Batch)
 	}
 	return bad("task", "%s, want node or link", q(c.Task))
 }
-
-// check checks link prediction's settings.
-func (l LinkConfig) check() error {
-	switch {
-	case l.Embed < 0:
-		return bad("link.embed", "%d, want >= 0 (0: the hidden width)", l.Embed)
-	case l.Negatives < 1 || l.Negatives > MaxNegatives:
-		return bad("link.negatives", "%d, want 1 to %d", l.Negatives, MaxNegatives)
-	case l.NegativeDist != DistUniform && l.NegativeDist != DistDegree:
-		return bad("link.negative_dist", "%s, want uniform or degree", q(l.NegativeDist))
-	case l.Decoder != DecoderDot && l.Decoder != DecoderMLP:
-		return bad("link.decoder", "%s, want dot or mlp", q(l.Decoder))
-	case l.DecoderWidth < 0:
-		return bad("link.decoder_width", "%d, want >= 0 (0: the embedding width)", l.DecoderWidth)
-	case l.DecoderWidth > 0 && l.Decoder != DecoderMLP:
-		return bad("link.decoder_width", "%d, but only the mlp decoder has a hidden width (decoder %s)", l.DecoderWidth, l.Decoder)
-	case l.Exclude != ExcludeReverse && l.Exclude != ExcludeSelf && l.Exclude != ExcludeNone:
-		return bad("link.exclude", "%s, want reverse, self or none", q(l.Exclude))
-	case l.EvalNegatives < 0:
-		return bad("link.eval_negatives", "%d, want >= 0 (0: the dataset's stored negatives)", l.EvalNegatives)
-	case l.EvalEdges < 0:
-		return bad("link.eval_edges", "%d, want >= 0 (0: every held-out edge)", l.EvalEdges)
-	}
-	return nil
-}
-
-// MaxNegatives bounds the negatives drawn per positive edge at a step.
-const MaxNegatives = 1000

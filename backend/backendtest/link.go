@@ -3,20 +3,32 @@ package backendtest
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/rng"
+	"github.com/fanout-gnn/fanout/sample"
 )
 
 // link is the backend's link-prediction ops (backend.Link).
 func (e *env) link() backend.Link { return capability(e, backend.LinkOf) }
 
 // linkLayout is a batch of b live positives (capacity bCap) with k
-// negatives each: positions and pairs as backend.Link lays them out.
-type linkLayout struct{ b, bCap, k int }
+// negatives each in layout: positions and pairs as backend.Link lays them
+// out, written here from the description.
+type linkLayout struct{ b, bCap, k, layout int }
 
-func (l linkLayout) ends() int  { return l.b * (2 + l.k) }
+func (l linkLayout) ends() int {
+	switch l.layout {
+	case backend.NegShared:
+		return 2*l.b + l.k
+	case backend.NegInBatch:
+		return 2 * l.b
+	}
+	return l.b * (2 + l.k)
+}
+
 func (l linkLayout) pairs() int { return l.b * (1 + l.k) }
 
 // pair is the positions of pair p.
@@ -24,70 +36,133 @@ func (l linkLayout) pair(p int) (a, c int) {
 	if p < l.b {
 		return p, l.b + p
 	}
-	q := p - l.b
-	return q / l.k, 2*l.b + q
+	i, j := (p-l.b)/l.k, (p-l.b)%l.k
+	switch l.layout {
+	case backend.NegShared:
+		return i, 2*l.b + j
+	case backend.NegInBatch: // the other positives' destinations, cycling
+		return i, l.b + (i+1+j%max(l.b-1, 1))%l.b
+	}
+	return i, 2*l.b + i*l.k + j
 }
 
-// testEdgeSeeds: the ends of live edge ids, and negatives drawn from the
-// Philox words of each edge id, uniform and by degree (a cumulative degree
-// table with empty vertices, which are never drawn); counts written, ends
-// past the live ones untouched.
-func testEdgeSeeds(e *env) {
-	const edges, nodes, bCap, live, k = 50, 37, 12, 9, 3
-	pairs := make([]int32, 2*edges)
-	for i := range pairs {
-		pairs[i] = int32(e.rnd.IntN(nodes))
+// edgeSeedsCase is EdgeSeeds's input: edges over nodes vertices, live of
+// bCap edge ids, and cumulative degrees with empty vertices.
+type edgeSeedsCase struct {
+	pairs, ids, dist  []int32
+	nodes, live, bCap int
+}
+
+func (e *env) edgeSeedsCase() edgeSeedsCase {
+	const edges, nodes, bCap, live = 50, 37, 12, 9
+	c := edgeSeedsCase{pairs: make([]int32, 2*edges), ids: make([]int32, bCap), dist: make([]int32, nodes+1),
+		nodes: nodes, live: live, bCap: bCap}
+	for i := range c.pairs {
+		c.pairs[i] = int32(e.rnd.IntN(nodes))
 	}
-	ids := make([]int32, bCap)
-	for i := range ids {
-		ids[i] = int32(e.rnd.IntN(edges))
+	for i := range c.ids {
+		c.ids[i] = int32(e.rnd.IntN(edges))
 	}
-	dist := make([]int32, nodes+1)
 	for v := range nodes {
 		d := int32(e.rnd.IntN(6))
 		if v%5 == 0 {
 			d = 0
 		}
-		dist[v+1] = dist[v] + d
+		c.dist[v+1] = c.dist[v] + d
 	}
+	return c
+}
+
+// testEdgeSeeds: the ends of live edge ids, and negatives drawn from the
+// Philox words of each edge id (NegOwn) or of the step (NegShared), or
+// none (NegInBatch), uniform and by degree (a cumulative degree table
+// with empty vertices, which are never drawn); counts written, ends past
+// the live ones untouched.
+func testEdgeSeeds(e *env) {
+	c := e.edgeSeedsCase()
 	key := rng.Key{Seed: 0xfeedbeef12345, Epoch: 3, Step: 7, Stream: 251}
-	for _, byDegree := range []bool{false, true} {
-		name := fmt.Sprintf("EdgeSeeds degree=%v", byDegree)
-		var db backend.Buffer
-		if byDegree {
-			db = e.upload(dist)
-		}
-		ends := e.poisonI32(bCap * (2 + k))
-		nEnds, nPairs := e.count(-1, 1<<20), e.count(-1, 1<<20)
-		r := e.rand(key.Seed, key.Stream, int32(key.Epoch), int32(key.Step))
-		e.link().EdgeSeeds(e.upload(pairs), e.upload(ids), e.count(live, bCap), k, nodes, db, r, ends, nEnds, nPairs)
-		want := make([]int32, live*(2+k))
-		for i, id := range ids[:live] {
-			want[i], want[live+i] = pairs[2*id], pairs[2*id+1]
-			for j := range k {
-				w := key.Word(uint32(id), uint32(j))
-				v := int32(rng.Uniform(w, nodes))
+	for _, layout := range []int{backend.NegOwn, backend.NegShared, backend.NegInBatch} {
+		for _, byDegree := range []bool{false, true} {
+			for _, k := range []int{3, 17} {
+				name := fmt.Sprintf("EdgeSeeds layout=%d degree=%v k=%d", layout, byDegree, k)
+				var db backend.Buffer
 				if byDegree {
-					t := int32(rng.Uniform(w, uint32(dist[nodes])))
-					v = int32(sort.Search(nodes, func(u int) bool { return dist[u+1] > t }))
-					if dist[v+1] == dist[v] {
-						e.t.Fatalf("%s: the reference drew vertex %d of degree 0", name, v)
+					db = e.upload(c.dist)
+				}
+				l := linkLayout{b: c.live, bCap: c.bCap, k: k, layout: layout}
+				endCap := backend.LinkEnds(c.bCap, k, layout)
+				ends := e.poisonI32(endCap)
+				nEnds, nPairs := e.count(-1, 1<<20), e.count(-1, 1<<20)
+				r := e.rand(key.Seed, key.Stream, int32(key.Epoch), int32(key.Step))
+				e.link().EdgeSeeds(e.upload(c.pairs), e.upload(c.ids), e.count(c.live, c.bCap), k, layout, c.nodes, db, r, ends, nEnds, nPairs)
+				got := e.readI32(ends, endCap)
+				want := c.wantEnds(e, name, l, key, byDegree, got)
+				checkEqual(e.t, name, got[:len(want)], want, 0)
+				for i := len(want); i < len(got); i++ {
+					if got[i] != -999 {
+						e.t.Errorf("%s: end %d past the live ones written (%d)", name, i, got[i])
 					}
 				}
-				want[2*live+i*k+j] = v
+				if n, p := e.readCount(nEnds), e.readCount(nPairs); n != l.ends() || p != l.pairs() {
+					e.t.Errorf("%s: nEnds %d, nPairs %d; want %d, %d", name, n, p, l.ends(), l.pairs())
+				}
 			}
-		}
-		got := e.readI32(ends, bCap*(2+k))
-		checkEqual(e.t, name, got, want, 0)
-		for i := len(want); i < len(got); i++ {
-			if got[i] != -999 {
-				e.t.Errorf("%s: end %d past the live ones written (%d)", name, i, got[i])
-			}
-		}
-		if n, p := e.readCount(nEnds), e.readCount(nPairs); n != live*(2+k) || p != live*(1+k) {
-			e.t.Errorf("%s: nEnds %d, nPairs %d; want %d, %d", name, n, p, live*(2+k), live*(1+k))
 		}
 	}
+	// A step sharing every vertex draws each once.
+	all := e.poisonI32(backend.LinkEnds(2, c.nodes, backend.NegShared))
+	r := e.rand(key.Seed, key.Stream, 1, 1)
+	e.link().EdgeSeeds(e.upload(c.pairs), e.upload(c.ids), e.count(2, 2), c.nodes, backend.NegShared, c.nodes, nil, r, all,
+		e.count(-1, 1<<20), e.count(-1, 1<<20))
+	got := e.readI32(all, 4+c.nodes)[4:]
+	slices.Sort(got)
+	for v, g := range got {
+		if g != int32(v) {
+			e.t.Fatalf("EdgeSeeds sharing all %d vertices: sorted %v", c.nodes, got)
+		}
+	}
+}
+
+// wantEnds is the reference of EdgeSeeds's ends for layout l; the shared
+// negatives (got's) are checked for what they must be: the reference
+// draws (sample.SharedNegatives), distinct, of vertices of some degree
+// when drawn by degree.
+func (c edgeSeedsCase) wantEnds(e *env, name string, l linkLayout, key rng.Key, byDegree bool, got []int32) []int32 {
+	want := make([]int32, l.ends())
+	draw := func(w uint32) int32 {
+		v := int32(rng.Uniform(w, uint32(c.nodes)))
+		if byDegree {
+			t := int32(rng.Uniform(w, uint32(c.dist[c.nodes])))
+			v = int32(sort.Search(c.nodes, func(u int) bool { return c.dist[u+1] > t }))
+			if c.dist[v+1] == c.dist[v] {
+				e.t.Fatalf("%s: the reference drew vertex %d of degree 0", name, v)
+			}
+		}
+		return v
+	}
+	for i, id := range c.ids[:l.b] {
+		want[i], want[l.b+i] = c.pairs[2*id], c.pairs[2*id+1]
+		for j := 0; j < l.k && l.layout == backend.NegOwn; j++ {
+			want[2*l.b+i*l.k+j] = draw(key.Word(uint32(id), uint32(j)))
+		}
+	}
+	if l.layout != backend.NegShared {
+		return want
+	}
+	var dist []int32
+	if byDegree {
+		dist = c.dist
+	}
+	shared := want[2*l.b:]
+	sample.SharedNegatives(key, backend.SharedIndex, c.nodes, dist, backend.SharedBudget(l.k), shared)
+	seen := map[int32]bool{}
+	for _, v := range got[2*l.b : 2*l.b+l.k] {
+		if seen[v] || v < 0 || int(v) >= c.nodes || (byDegree && c.dist[v+1] == c.dist[v]) {
+			e.t.Errorf("%s: shared negatives %v: %d repeated, outside the vertices or of degree 0", name, got[2*l.b:2*l.b+l.k], v)
+		}
+		seen[v] = true
+	}
+	return want
 }
 
 // testExcludeEdges: a sampled hop whose destinations include the
@@ -195,19 +270,31 @@ func testGroupRows(e *env) {
 }
 
 // testPairProduct: the products of every live pair's rows, the gradient
-// gathered row by row, against float64 references; rows past the live
-// counts untouched.
+// gathered row by row, against float64 references, in every layout (in
+// batch also with fewer positives than negatives, and one); rows past
+// the live counts untouched.
 func testPairProduct(e *env) {
-	l := linkLayout{b: 7, bCap: 9, k: 3}
-	const dim, u, rowCap = 10, 18, 24
-	endCap := l.bCap * (2 + l.k)
+	for _, l := range []linkLayout{
+		{b: 7, bCap: 9, k: 3, layout: backend.NegOwn}, {b: 7, bCap: 9, k: 3, layout: backend.NegShared},
+		{b: 7, bCap: 9, k: 3, layout: backend.NegInBatch}, {b: 3, bCap: 9, k: 5, layout: backend.NegInBatch},
+		{b: 1, bCap: 2, k: 2, layout: backend.NegInBatch},
+	} {
+		e.pairProductCase(l)
+	}
+}
+
+func (e *env) pairProductCase(l linkLayout) {
+	name := fmt.Sprintf("PairProduct b=%d k=%d layout=%d", l.b, l.k, l.layout)
+	const dim, rowCap = 10, 24
+	u := min(18, l.ends())
+	endCap := backend.LinkEnds(l.bCap, l.k, l.layout)
 	rows, rb, ptr, order := e.groupRowsCase(l.ends(), endCap, u, rowCap)
 	x := e.randF32(rowCap*dim, 1)
 	xb := e.upload(x)
 	pairCap := l.bCap * (1 + l.k)
 	h := e.poison(pairCap * dim)
 	n := e.count(l.b, l.bCap)
-	e.link().PairProduct(xb, dim, n, l.k, rb, h)
+	e.link().PairProduct(xb, dim, n, l.k, l.layout, rb, h)
 	want := make([]float64, l.pairs()*dim)
 	for p := range l.pairs() {
 		a, c := l.pair(p)
@@ -215,11 +302,11 @@ func testPairProduct(e *env) {
 			want[p*dim+j] = float64(x[int(rows[a])*dim+j]) * float64(x[int(rows[c])*dim+j])
 		}
 	}
-	e.checkClose("PairProduct", e.readF32(h, l.pairs()*dim), want, nil, tolElem, dim)
+	e.checkClose(name, e.readF32(h, l.pairs()*dim), want, nil, tolElem, dim)
 
 	dh := e.randF32(pairCap*dim, 1)
 	dx := e.alloc(backend.F32, rowCap*dim, 3)
-	e.link().PairProductBackward(xb, e.upload(dh), dim, n, l.k, rb, ptr, order, e.count(u, rowCap), dx)
+	e.link().PairProductBackward(xb, e.upload(dh), dim, n, l.k, l.layout, rb, ptr, order, e.count(u, rowCap), dx)
 	wantDx, scale := make([]float64, rowCap*dim), make([]float64, rowCap*dim)
 	for p := range l.pairs() {
 		a, c := l.pair(p)
@@ -239,14 +326,14 @@ func testPairProduct(e *env) {
 	for i := range scale {
 		scale[i] = max(scale[i], 1e-30)
 	}
-	e.checkClose("PairProductBackward", got, wantDx, scale, tolSum, dim)
+	e.checkClose(name+" backward", got, wantDx, scale, tolSum, dim)
 }
 
 // testPairLoss: binary cross-entropy with logits over the live pairs
 // (positives first), its gradient and the pairs on their label's side,
 // with large scores of both signs.
 func testPairLoss(e *env) {
-	l := linkLayout{b: 6, bCap: 8, k: 2}
+	l := linkLayout{b: 6, bCap: 8, k: 2, layout: backend.NegOwn}
 	pairCap := l.bCap * (1 + l.k)
 	s := e.randF32(pairCap, 4)
 	s[0], s[l.b], s[1] = 60, -70, -0.0

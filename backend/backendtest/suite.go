@@ -80,6 +80,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"GroupRows", testGroupRows},
 		{"PairProduct", testPairProduct},
 		{"PairLoss", testPairLoss},
+		{"PairRanks", testPairRanks},
+		{"LevelCounts", testLevelCounts},
 		{"HeadDot", testHeadDot},
 		{"HeadDotBackward", testHeadDotBackward},
 		{"HeadDotBackwardPair", testHeadDotBackwardPair},

@@ -2,17 +2,16 @@ package cpu
 
 import (
 	"math"
-	"sort"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/internal/errcode"
-	"github.com/fanout-gnn/fanout/rng"
+	"github.com/fanout-gnn/fanout/sample"
 )
 
 // EdgeSeeds writes a link step's ends: the positives' ends and their
-// drawn negatives; see backend.Link.
-func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) {
-	c, ck := b.checkEdgeSeeds(pairs, ids, n, k, nodes, dist, r, ends, nEnds, nPairs)
+// negatives in layout; see backend.Link.
+func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, layout, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) {
+	c, ck := b.checkEdgeSeeds(pairs, ids, n, k, layout, nodes, dist, r, ends, nEnds, nPairs)
 	defer c.end()
 	if !c.ok {
 		return
@@ -25,22 +24,14 @@ func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes
 			return
 		}
 		ss[i], ss[live+i] = ps[2*e], ps[2*e+1]
-		for j := 0; j < k; j++ {
-			ss[2*live+i*k+j] = Negative(key.Word(uint32(e), uint32(j)), nodes, ds)
+		for j := 0; j < k && layout == backend.NegOwn; j++ {
+			ss[2*live+i*k+j] = sample.Negative(key.Word(uint32(e), uint32(j)), nodes, ds)
 		}
 	}
-	*ck.nEndsP, *ck.nPairsP = int32(live*(2+k)), int32(live*(1+k))
-}
-
-// Negative is the vertex a negative draw's word w gives: uniform over
-// nodes, or by degree where dist (cumulative degrees, [nodes+1]) is set.
-func Negative(w uint32, nodes int, dist []int32) int32 {
-	if dist == nil {
-		return int32(rng.Uniform(w, uint32(nodes)))
+	if layout == backend.NegShared && live > 0 {
+		sample.SharedNegatives(key, backend.SharedIndex, nodes, ds, backend.SharedBudget(k), ss[2*live:2*live+k])
 	}
-	t := int32(rng.Uniform(w, uint32(dist[nodes])))
-	// The first v whose next boundary lies past t: dist[v] <= t < dist[v+1].
-	return int32(sort.Search(nodes, func(v int) bool { return dist[v+1] > t }))
+	*ck.nEndsP, *ck.nPairsP = int32(backend.LinkEnds(live, k, layout)), int32(live*(1+k))
 }
 
 // ExcludeEdges removes a batch's positive edges (and, with reverse, their
@@ -144,26 +135,27 @@ func (b *Backend) GroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr
 }
 
 // pairEnds is the positions (a, c) of pair p in a batch of b positives
-// with k negatives each.
-func pairEnds(p, b, k int) (a, c int) {
+// with k negatives each in layout.
+func pairEnds(p, b, k, layout int) (a, c int) {
 	if p < b {
 		return p, b + p
 	}
 	q := p - b
-	return q / max(k, 1), 2*b + q
+	i := q / max(k, 1)
+	return i, backend.NegativeAt(i, q-i*k, b, k, layout)
 }
 
 // PairProduct writes the elementwise products of the live pairs' rows;
 // see backend.Link.
-func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) {
-	c, ck := b.checkPairProduct(x, dim, n, k, rows, h)
+func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k, layout int, rows, h backend.Buffer) {
+	c, ck := b.checkPairProduct(x, dim, n, k, layout, rows, h)
 	defer c.end()
 	if !c.ok {
 		return
 	}
 	live, xs, rs, hs := ck.n, ck.x, ck.rows, ck.h
 	xrows := len(xs) / dim
-	for q, r := range rs[:live*(2+k)] {
+	for q, r := range rs[:backend.LinkEnds(live, k, layout)] {
 		if r < 0 || int(r) >= xrows {
 			c.failf("rows[%d] = %d outside x's %d rows", q, r, xrows)
 			return
@@ -171,7 +163,7 @@ func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int,
 	}
 	row := func(q int) []float32 { r := int(rs[q]); return xs[r*dim : (r+1)*dim] }
 	b.pool.run(live*(1+k), func(p int) {
-		a, o := pairEnds(p, live, k)
+		a, o := pairEnds(p, live, k, layout)
 		xa, xo, hp := row(a), row(o), hs[p*dim:(p+1)*dim]
 		for j := range hp {
 			hp[j] = xa[j] * xo[j]
@@ -181,14 +173,14 @@ func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int,
 
 // PairProductBackward writes the gradient of PairProduct's input, row by
 // row in GroupRows's order; see backend.Link.
-func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) {
-	c, ck := b.checkPairProductBackward(x, dh, dim, n, k, rows, ptr, order, nRows, dx)
+func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k, layout int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) {
+	c, ck := b.checkPairProductBackward(x, dh, dim, n, k, layout, rows, ptr, order, nRows, dx)
 	defer c.end()
 	if !c.ok {
 		return
 	}
 	live, u, xs, ds, rs, ps, os, out := ck.n, ck.nRows, ck.x, ck.dh, ck.rows, ck.ptr, ck.order, ck.dx
-	m := live * (2 + k)
+	m := backend.LinkEnds(live, k, layout)
 	for r := 0; r < u; r++ {
 		if ps[r] < 0 || ps[r] > ps[r+1] || int(ps[r+1]) > m {
 			c.failf("ptr[%d:%d] = [%d, %d] is not GroupRows's for %d positions", r, r+2, ps[r], ps[r+1], m)
@@ -211,20 +203,34 @@ func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.C
 				acc[j] += g[j] * xo[j]
 			}
 		}
-		for _, q32 := range os[ps[r]:ps[r+1]] {
-			switch q := int(q32); {
-			case q < live: // a source: its positive, then its negatives
-				add(q, live+q)
-				for j := 0; j < k; j++ {
-					add(live+q*k+j, 2*live+q*k+j)
-				}
-			case q < 2*live: // a positive's destination
-				add(q-live, q-live)
-			default: // a negative of source (q-2·live)/k
-				add(live+q-2*live, (q-2*live)/k)
-			}
+		for _, q := range os[ps[r]:ps[r+1]] {
+			pairsOf(int(q), live, k, layout, add)
 		}
 	})
+}
+
+// pairsOf calls add(p, other) for every pair p that position q is an end
+// of, with the position of p's other end, in PairProductBackward's order.
+func pairsOf(q, b, k, layout int, add func(p, other int)) {
+	switch {
+	case q < b: // a source: its positive, then its negatives
+		add(q, b+q)
+		for j := 0; j < k; j++ {
+			add(b+q*k+j, backend.NegativeAt(q, j, b, k, layout))
+		}
+	case q < 2*b: // a positive's destination, and the in-batch negatives it is
+		add(q-b, q-b)
+		for j := 0; j < k && layout == backend.NegInBatch; j++ {
+			i := backend.InBatchOwner(q-b, j, b)
+			add(b+i*k+j, i)
+		}
+	case layout == backend.NegShared: // a shared negative: every positive's
+		for i := 0; i < b; i++ {
+			add(b+i*k+q-2*b, i)
+		}
+	default: // a negative of source (q-2·b)/k
+		add(b+q-2*b, (q-2*b)/k)
+	}
 }
 
 // PairLoss is the binary cross-entropy with logits of the live pairs;

@@ -23,20 +23,23 @@ type edgeSeedsArgs struct {
 // checkEdgeSeeds begins a call of EdgeSeeds (backend.Link) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) (c call, ck edgeSeedsArgs) {
+func (b *Backend) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, layout, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) (c call, ck edgeSeedsArgs) {
 	c = b.begin("EdgeSeeds")
 	ck.pairs = c.i32("pairs", pairs, 0)
 	ck.n, ck.nP = c.count("n", n)
 	ck.ids = c.i32("ids", ids, n.Cap)
 	if c.ok {
-		c.check(backend.CheckNegatives(k))
+		c.check(backend.CheckNegatives(k, layout))
 	}
 	c.check(backend.CheckDim("nodes", nodes))
+	if c.ok && !(layout != backend.NegShared || k <= nodes) {
+		c.failf("k: %d shared negatives of %d vertices", k, nodes)
+	}
 	if !isNil(dist) {
 		ck.dist = c.i32("dist", dist, nodes+1)
 	}
 	ck.r = c.rand("r", r)
-	ck.ends = c.i32("ends", ends, n.Cap*(2+k))
+	ck.ends = c.i32("ends", ends, backend.LinkEnds(n.Cap, k, layout))
 	ck.nEndsP = c.counter("nEnds", nEnds)
 	ck.nPairsP = c.counter("nPairs", nPairs)
 	return c, ck
@@ -107,12 +110,15 @@ type pairProductArgs struct {
 // checkPairProduct begins a call of PairProduct (backend.Link) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) (c call, ck pairProductArgs) {
+func (b *Backend) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k, layout int, rows, h backend.Buffer) (c call, ck pairProductArgs) {
 	c = b.begin("PairProduct")
 	ck.x = c.f32("x", x, 0)
 	c.check(backend.CheckDim("dim", dim))
 	ck.n, ck.nP = c.count("n", n)
-	ck.rows = c.i32("rows", rows, n.Cap*(2+k))
+	if c.ok {
+		c.check(backend.CheckNegatives(k, layout))
+	}
+	ck.rows = c.i32("rows", rows, backend.LinkEnds(n.Cap, k, layout))
 	ck.h = c.f32("h", h, n.Cap*(1+k)*dim)
 	return c, ck
 }
@@ -134,13 +140,16 @@ type pairProductBackwardArgs struct {
 // checkPairProductBackward begins a call of PairProductBackward (backend.Link) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) (c call, ck pairProductBackwardArgs) {
+func (b *Backend) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k, layout int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) (c call, ck pairProductBackwardArgs) {
 	c = b.begin("PairProductBackward")
 	c.check(backend.CheckDim("dim", dim))
 	ck.n, ck.nP = c.count("n", n)
 	ck.dh = c.f32("dh", dh, n.Cap*(1+k)*dim)
-	ck.rows = c.i32("rows", rows, n.Cap*(2+k))
-	ck.order = c.i32("order", order, n.Cap*(2+k))
+	if c.ok {
+		c.check(backend.CheckNegatives(k, layout))
+	}
+	ck.rows = c.i32("rows", rows, backend.LinkEnds(n.Cap, k, layout))
+	ck.order = c.i32("order", order, backend.LinkEnds(n.Cap, k, layout))
 	ck.nRows, ck.nRowsP = c.count("nRows", nRows)
 	ck.x = c.f32("x", x, nRows.Cap*dim)
 	ck.ptr = c.i32("ptr", ptr, nRows.Cap+1)
@@ -168,5 +177,52 @@ func (b *Backend) checkPairLoss(scores backend.Buffer, n backend.Count, k int, l
 	ck.loss = c.f32("loss", loss, 1)
 	ck.dscores = c.f32("dscores", dscores, n.Cap*(1+k))
 	ck.correctP = c.counter("correct", correct)
+	return c, ck
+}
+
+// pairRanksArgs are PairRanks's arguments as checkPairRanks returns them.
+type pairRanksArgs struct {
+	n      int
+	nP     *int32
+	scores []float32
+	ranks  []int32
+}
+
+// checkPairRanks begins a call of PairRanks (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkPairRanks(scores backend.Buffer, n backend.Count, k int, ranks backend.Buffer) (c call, ck pairRanksArgs) {
+	c = b.begin("PairRanks")
+	ck.n, ck.nP = c.count("n", n)
+	ck.scores = c.f32("scores", scores, n.Cap*(1+k))
+	if c.ok {
+		c.check(backend.CheckNegatives(k, backend.NegOwn))
+	}
+	ck.ranks = c.i32("ranks", ranks, 2*n.Cap)
+	return c, ck
+}
+
+// levelCountsArgs are LevelCounts's arguments as checkLevelCounts returns them.
+type levelCountsArgs struct {
+	levels []float32
+	n      int
+	nP     *int32
+	scores []float32
+	counts []int32
+}
+
+// checkLevelCounts begins a call of LevelCounts (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLevelCounts(levels backend.Buffer, m int, scores backend.Buffer, n backend.Count, k int, counts backend.Buffer) (c call, ck levelCountsArgs) {
+	c = b.begin("LevelCounts")
+	c.check(backend.CheckDim("m", m))
+	ck.levels = c.f32("levels", levels, m)
+	ck.n, ck.nP = c.count("n", n)
+	ck.scores = c.f32("scores", scores, n.Cap*(1+k))
+	if c.ok {
+		c.check(backend.CheckNegatives(k, backend.NegOwn))
+	}
+	ck.counts = c.i32("counts", counts, 2*m+2)
 	return c, ck
 }

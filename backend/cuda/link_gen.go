@@ -11,6 +11,7 @@ type edgeSeedsArgs struct {
 	nP      uintptr
 	ids     *buffer
 	k       int
+	layout  int
 	nodes   int
 	dist    *buffer
 	r       randArgs
@@ -22,23 +23,27 @@ type edgeSeedsArgs struct {
 // checkEdgeSeeds begins a call of EdgeSeeds (backend.Link) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) (c call, ck edgeSeedsArgs) {
+func (b *Backend) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, layout, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) (c call, ck edgeSeedsArgs) {
 	c = b.begin("EdgeSeeds")
 	ck.pairs = c.buf("pairs", pairs, backend.I32, 0)
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
 	ck.k = k
+	ck.layout = layout
 	if c.ok {
-		c.check(backend.CheckNegatives(k))
+		c.check(backend.CheckNegatives(k, layout))
 	}
 	ck.nodes = nodes
 	c.check(backend.CheckDim("nodes", nodes))
+	if c.ok && !(layout != backend.NegShared || k <= nodes) {
+		c.failf("k: %d shared negatives of %d vertices", k, nodes)
+	}
 	if !isNil(dist) {
 		ck.dist = c.buf("dist", dist, backend.I32, nodes+1)
 	}
 	ck.r = c.rand("r", r)
-	ck.ends = c.buf("ends", ends, backend.I32, n.Cap*(2+k))
+	ck.ends = c.buf("ends", ends, backend.I32, backend.LinkEnds(n.Cap, k, layout))
 	ck.nEndsP = c.counter("nEnds", nEnds)
 	ck.nPairsP = c.counter("nPairs", nPairs)
 	return c, ck
@@ -48,9 +53,17 @@ func (b *Backend) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, 
 // with EdgeSeeds's checked arguments, its parameters in the kernel's order.
 func (c *call) launchEdgeSeeds(a *edgeSeedsArgs, grid, block dim3, smem int) {
 	c.args().ptr(a.pairs.addr()).i32(int(a.pairs.n / 2)).ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.k).
-		i32(a.nodes).ptr(a.dist.addr()).u32(a.r.k0).u32(a.r.k1).ptr(a.r.clock).u32(a.r.stream).
+		i32(a.layout).i32(a.nodes).ptr(a.dist.addr()).u32(a.r.k0).u32(a.r.k1).ptr(a.r.clock).u32(a.r.stream).
 		ptr(a.ends.addr()).ptr(a.nEndsP).ptr(a.nPairsP).ptr(c.b.errDev)
 	c.launch("edge_seeds", grid, block, smem)
+}
+
+// launchEdgeShared launches edge_shared (kernels/link.cu)
+// with EdgeSeeds's checked arguments, its parameters in the kernel's order.
+func (c *call) launchEdgeShared(a *edgeSeedsArgs, slots int, grid, block dim3, smem int) {
+	c.args().ptr(a.nP).i32(a.n.Cap).i32(a.k).i32(a.nodes).ptr(a.dist.addr()).u32(a.r.k0).u32(a.r.k1).
+		ptr(a.r.clock).u32(a.r.stream).i32(int(backend.SharedBudget(a.k))).i32(slots).ptr(a.ends.addr())
+	c.launch("edge_shared", grid, block, smem)
 }
 
 // excludeEdgesArgs are ExcludeEdges's arguments as checkExcludeEdges returns them.
@@ -169,19 +182,20 @@ func (c *call) launchGroupSort(a *groupRowsArgs, grid, block dim3, smem int) {
 
 // pairProductArgs are PairProduct's arguments as checkPairProduct returns them.
 type pairProductArgs struct {
-	x    *buffer
-	dim  int
-	n    backend.Count
-	nP   uintptr
-	k    int
-	rows *buffer
-	h    *buffer
+	x      *buffer
+	dim    int
+	n      backend.Count
+	nP     uintptr
+	k      int
+	layout int
+	rows   *buffer
+	h      *buffer
 }
 
 // checkPairProduct begins a call of PairProduct (backend.Link) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) (c call, ck pairProductArgs) {
+func (b *Backend) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k, layout int, rows, h backend.Buffer) (c call, ck pairProductArgs) {
 	c = b.begin("PairProduct")
 	ck.x = c.buf("x", x, backend.F32, 0)
 	ck.dim = dim
@@ -189,7 +203,11 @@ func (b *Backend) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.k = k
-	ck.rows = c.buf("rows", rows, backend.I32, n.Cap*(2+k))
+	ck.layout = layout
+	if c.ok {
+		c.check(backend.CheckNegatives(k, layout))
+	}
+	ck.rows = c.buf("rows", rows, backend.I32, backend.LinkEnds(n.Cap, k, layout))
 	ck.h = c.buf("h", h, backend.F32, n.Cap*(1+k)*dim)
 	return c, ck
 }
@@ -197,7 +215,8 @@ func (b *Backend) checkPairProduct(x backend.Buffer, dim int, n backend.Count, k
 // launchPairProduct launches pair_product (kernels/link.cu)
 // with PairProduct's checked arguments, its parameters in the kernel's order.
 func (c *call) launchPairProduct(a *pairProductArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.x.addr()).i32(a.dim).ptr(a.nP).i32(a.n.Cap).i32(a.k).ptr(a.rows.addr()).ptr(a.h.addr())
+	c.args().ptr(a.x.addr()).i32(a.dim).ptr(a.nP).i32(a.n.Cap).i32(a.k).i32(a.layout).ptr(a.rows.addr()).
+		ptr(a.h.addr())
 	c.launch("pair_product", grid, block, smem)
 }
 
@@ -208,6 +227,7 @@ type pairProductBackwardArgs struct {
 	nP     uintptr
 	k      int
 	dh     *buffer
+	layout int
 	rows   *buffer
 	order  *buffer
 	nRows  backend.Count
@@ -220,7 +240,7 @@ type pairProductBackwardArgs struct {
 // checkPairProductBackward begins a call of PairProductBackward (backend.Link) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) (c call, ck pairProductBackwardArgs) {
+func (b *Backend) checkPairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k, layout int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) (c call, ck pairProductBackwardArgs) {
 	c = b.begin("PairProductBackward")
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
@@ -228,8 +248,12 @@ func (b *Backend) checkPairProductBackward(x, dh backend.Buffer, dim int, n back
 	ck.nP = c.count("n", n)
 	ck.k = k
 	ck.dh = c.buf("dh", dh, backend.F32, n.Cap*(1+k)*dim)
-	ck.rows = c.buf("rows", rows, backend.I32, n.Cap*(2+k))
-	ck.order = c.buf("order", order, backend.I32, n.Cap*(2+k))
+	ck.layout = layout
+	if c.ok {
+		c.check(backend.CheckNegatives(k, layout))
+	}
+	ck.rows = c.buf("rows", rows, backend.I32, backend.LinkEnds(n.Cap, k, layout))
+	ck.order = c.buf("order", order, backend.I32, backend.LinkEnds(n.Cap, k, layout))
 	ck.nRows = nRows
 	ck.nRowsP = c.count("nRows", nRows)
 	ck.x = c.buf("x", x, backend.F32, nRows.Cap*dim)
@@ -241,8 +265,9 @@ func (b *Backend) checkPairProductBackward(x, dh backend.Buffer, dim int, n back
 // launchPairProductBwd launches pair_product_bwd (kernels/link.cu)
 // with PairProductBackward's checked arguments, its parameters in the kernel's order.
 func (c *call) launchPairProductBwd(a *pairProductBackwardArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.x.addr()).ptr(a.dh.addr()).i32(a.dim).ptr(a.nP).i32(a.n.Cap).i32(a.k).ptr(a.rows.addr()).
-		ptr(a.ptr.addr()).ptr(a.order.addr()).ptr(a.nRowsP).i32(a.nRows.Cap).ptr(a.dx.addr())
+	c.args().ptr(a.x.addr()).ptr(a.dh.addr()).i32(a.dim).ptr(a.nP).i32(a.n.Cap).i32(a.k).i32(a.layout).
+		ptr(a.rows.addr()).ptr(a.ptr.addr()).ptr(a.order.addr()).ptr(a.nRowsP).i32(a.nRows.Cap).
+		ptr(a.dx.addr())
 	c.launch("pair_product_bwd", grid, block, smem)
 }
 
@@ -278,4 +303,74 @@ func (c *call) launchPairLoss(a *pairLossArgs, grid, block dim3, smem int) {
 	c.args().ptr(a.scores.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.k).ptr(a.loss.addr()).ptr(a.dscores.addr()).
 		ptr(a.correctP)
 	c.launch("pair_loss", grid, block, smem)
+}
+
+// pairRanksArgs are PairRanks's arguments as checkPairRanks returns them.
+type pairRanksArgs struct {
+	n      backend.Count
+	nP     uintptr
+	k      int
+	scores *buffer
+	ranks  *buffer
+}
+
+// checkPairRanks begins a call of PairRanks (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkPairRanks(scores backend.Buffer, n backend.Count, k int, ranks backend.Buffer) (c call, ck pairRanksArgs) {
+	c = b.begin("PairRanks")
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.k = k
+	ck.scores = c.buf("scores", scores, backend.F32, n.Cap*(1+k))
+	if c.ok {
+		c.check(backend.CheckNegatives(k, backend.NegOwn))
+	}
+	ck.ranks = c.buf("ranks", ranks, backend.I32, 2*n.Cap)
+	return c, ck
+}
+
+// launchPairRanks launches pair_ranks (kernels/link.cu)
+// with PairRanks's checked arguments, its parameters in the kernel's order.
+func (c *call) launchPairRanks(a *pairRanksArgs, grid, block dim3, smem int) {
+	c.args().ptr(a.scores.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.k).ptr(a.ranks.addr())
+	c.launch("pair_ranks", grid, block, smem)
+}
+
+// levelCountsArgs are LevelCounts's arguments as checkLevelCounts returns them.
+type levelCountsArgs struct {
+	m      int
+	levels *buffer
+	n      backend.Count
+	nP     uintptr
+	k      int
+	scores *buffer
+	counts *buffer
+}
+
+// checkLevelCounts begins a call of LevelCounts (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkLevelCounts(levels backend.Buffer, m int, scores backend.Buffer, n backend.Count, k int, counts backend.Buffer) (c call, ck levelCountsArgs) {
+	c = b.begin("LevelCounts")
+	ck.m = m
+	c.check(backend.CheckDim("m", m))
+	ck.levels = c.buf("levels", levels, backend.F32, m)
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.k = k
+	ck.scores = c.buf("scores", scores, backend.F32, n.Cap*(1+k))
+	if c.ok {
+		c.check(backend.CheckNegatives(k, backend.NegOwn))
+	}
+	ck.counts = c.buf("counts", counts, backend.I32, 2*m+2)
+	return c, ck
+}
+
+// launchLevelCounts launches level_counts (kernels/link.cu)
+// with LevelCounts's checked arguments, its parameters in the kernel's order.
+func (c *call) launchLevelCounts(a *levelCountsArgs, grid, block dim3, smem int) {
+	c.args().ptr(a.levels.addr()).i32(a.m).ptr(a.scores.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.k).
+		ptr(a.counts.addr())
+	c.launch("level_counts", grid, block, smem)
 }

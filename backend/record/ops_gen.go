@@ -77,8 +77,10 @@ func (b *Backend) DotSum(a, bb backend.Buffer, n backend.Count, dim int, out bac
 	b.do(func() { b.inner.DotSum(a, bb, n, dim, out) })
 }
 
-func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) {
-	b.do(func() { b.inner.(backend.Link).EdgeSeeds(pairs, ids, n, k, nodes, dist, r, ends, nEnds, nPairs) })
+func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, layout, nodes int, dist backend.Buffer, r backend.Rand, ends backend.Buffer, nEnds, nPairs backend.Count) {
+	b.do(func() {
+		b.inner.(backend.Link).EdgeSeeds(pairs, ids, n, k, layout, nodes, dist, r, ends, nEnds, nPairs)
+	})
 }
 
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
@@ -147,6 +149,10 @@ func (b *Backend) LayerMaxBackward(dy, arg backend.Buffer, n backend.Count, dim,
 	b.do(func() { b.inner.(backend.JumpingKnowledge).LayerMaxBackward(dy, arg, n, dim, k, accumulate, dx) })
 }
 
+func (b *Backend) LevelCounts(levels backend.Buffer, m int, scores backend.Buffer, n backend.Count, k int, counts backend.Buffer) {
+	b.do(func() { b.inner.(backend.Link).LevelCounts(levels, m, scores, n, k, counts) })
+}
+
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
 	b.do(func() { b.inner.Linear(x, n, w, in, out, y, accumulate) })
 }
@@ -199,12 +205,18 @@ func (b *Backend) PairLoss(scores backend.Buffer, n backend.Count, k int, loss, 
 	b.do(func() { b.inner.(backend.Link).PairLoss(scores, n, k, loss, dscores, correct) })
 }
 
-func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k int, rows, h backend.Buffer) {
-	b.do(func() { b.inner.(backend.Link).PairProduct(x, dim, n, k, rows, h) })
+func (b *Backend) PairProduct(x backend.Buffer, dim int, n backend.Count, k, layout int, rows, h backend.Buffer) {
+	b.do(func() { b.inner.(backend.Link).PairProduct(x, dim, n, k, layout, rows, h) })
 }
 
-func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) {
-	b.do(func() { b.inner.(backend.Link).PairProductBackward(x, dh, dim, n, k, rows, ptr, order, nRows, dx) })
+func (b *Backend) PairProductBackward(x, dh backend.Buffer, dim int, n backend.Count, k, layout int, rows, ptr, order backend.Buffer, nRows backend.Count, dx backend.Buffer) {
+	b.do(func() {
+		b.inner.(backend.Link).PairProductBackward(x, dh, dim, n, k, layout, rows, ptr, order, nRows, dx)
+	})
+}
+
+func (b *Backend) PairRanks(scores backend.Buffer, n backend.Count, k int, ranks backend.Buffer) {
+	b.do(func() { b.inner.(backend.Link).PairRanks(scores, n, k, ranks) })
 }
 
 func (b *Backend) Relabel(g backend.Graph, out *backend.Block) {

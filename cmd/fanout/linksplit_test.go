@@ -138,3 +138,14 @@ func TestTrainLinkMRR(t *testing.T) {
 		oneLineError(t, strings.TrimPrefix(bad[0], "--"), append([]string{"train", "--data", data, "--task", "link", "--device", "cpu"}, bad...)...)
 	}
 }
+
+// TestNegativesRefusedByFlag: negatives a step cannot form are one line
+// naming the flag, before any work.
+func TestNegativesRefusedByFlag(t *testing.T) {
+	oneLineError(t, "negatives: 64 in-batch negatives, but a step of 64 edges has 63 other destinations",
+		"train", "--device", "cpu", "--task", "link", "--negative-dist", "in-batch", "--negatives", "64", "--batch", "64")
+	oneLineError(t, "negative-sharing: batch, but in-batch negatives",
+		"train", "--device", "cpu", "--task", "link", "--negative-dist", "in-batch", "--negative-sharing", "batch")
+	oneLineError(t, `negative-sharing: "all", want none or batch`, "train", "--device", "cpu", "--task", "link", "--negative-sharing", "all")
+	oneLineError(t, "negative-sharing: a link prediction setting, but the task is node", "train", "--device", "cpu", "--negative-sharing", "batch")
+}

@@ -322,7 +322,7 @@ func layerHyper(base train.Config, fc *fileConfig, hf *hyperFlags, set map[strin
 // linkOnly reports whether a hyper-parameter belongs to link prediction.
 func linkOnly(name string) bool {
 	switch name {
-	case "negatives", "negative-dist", "decoder", "exclude", "embed", "eval-negatives", "eval-edges":
+	case "negatives", "negative-dist", "negative-sharing", "decoder", "exclude", "embed", "eval-negatives", "eval-edges":
 		return true
 	}
 	return false

@@ -194,7 +194,7 @@ func describeRun(cfg train.Config) string {
 		return s + ")"
 	}
 	l := cfg.Link
-	return fmt.Sprintf("link predictor %s edges, %s decoder, %d %s negatives per edge, exclude %s)", s, l.Decoder, l.Negatives, l.NegativeDist, l.Exclude)
+	return fmt.Sprintf("link predictor %s edges, %s decoder, %s, exclude %s)", s, l.Decoder, l.NegativesText(), l.Exclude)
 }
 
 // trainItems are the training items of the job's task in ds, and what

@@ -11,7 +11,7 @@ const (
 	countPositives = iota // live positive edges (the plan's items)
 	countPairs            // live pairs, positives·(1+k) (EdgeSeeds)
 	countCorrect          // pairs on their label's side (PairLoss)
-	countEnds             // live ends, positives·(2+k) (EdgeSeeds)
+	countEnds             // live ends, LinkEnds(positives, k, layout) (EdgeSeeds)
 	countZero             // 0: the ends block has no destinations
 	numCounts
 )
@@ -22,10 +22,10 @@ const (
 type batch struct {
 	h       *head
 	p       *train.Plan
-	ends    backend.Buffer // I32 [B·(2+k)]
-	rows    backend.Buffer // I32 [B·(2+k)]: each end's seed row
+	ends    backend.Buffer // I32 [LinkEnds(B, k, layout)]
+	rows    backend.Buffer // I32 [LinkEnds(B, k, layout)]: each end's seed row
 	ptr     backend.Buffer // I32 [seeds+1]: GroupRows's rows
-	order   backend.Buffer // I32 [B·(2+k)]: GroupRows's positions
+	order   backend.Buffer // I32 [LinkEnds(B, k, layout)]: GroupRows's positions
 	scratch backend.Buffer // I64: ExcludeEdges's table
 	endsBlk *backend.Block // the ends as a block without destinations, relabelled into the seeds
 
@@ -36,7 +36,7 @@ type batch struct {
 // the step's edge ids (I32 [B]) and their live count.
 func (h *head) NewBatch(p *train.Plan) (train.Batch, error) {
 	B, k := h.batch, h.k
-	endCap := B * (2 + k)
+	endCap := backend.LinkEnds(B, k, h.layout)
 	b := &batch{h: h, p: p}
 	var ids, counts, indptr backend.Buffer
 	var err error
@@ -67,11 +67,12 @@ func (h *head) NewBatch(p *train.Plan) (train.Batch, error) {
 	return b, nil
 }
 
-// Form lays out the step's ends and draws the negatives (EdgeSeeds),
+// Form lays out the step's ends and draws the negatives, each positive's
+// own or the step's shared ones (EdgeSeeds; in batch none are drawn),
 // relabels the ends into distinct seeds and groups them by seed row.
 func (b *batch) Form() {
 	h, p := b.h, b.p
-	h.lk.EdgeSeeds(h.pairs, p.Items, b.positives, h.k, int(h.ds.Graph.NumNodes), h.dist,
+	h.lk.EdgeSeeds(h.pairs, p.Items, b.positives, h.k, h.layout, int(h.ds.Graph.NumNodes), h.dist,
 		backend.Rand{Seed: h.seed, Stream: negativeStream, Clock: p.Clock}, b.ends, b.nEnds, b.npairs)
 	h.be.Relabel(h.t.Inputs().Graph, b.endsBlk)
 	h.lk.GroupRows(b.rows, b.nEnds, p.NSeeds, b.ptr, b.order)
@@ -91,8 +92,8 @@ func (b *batch) Hop(_ int, blk *backend.Block) {
 // positives.
 func (b *batch) Loss(_ *nn.Batch, out backend.Buffer) (backend.Buffer, backend.Count) {
 	h, p := b.h, b.p
-	h.lk.PairProduct(out, h.dim, b.positives, h.k, b.rows, h.prod)
-	h.dec.forward(h.prod, b.npairs, h.scores)
+	h.lk.PairProduct(out, h.dim, b.positives, h.k, h.layout, b.rows, h.prod)
+	h.dec.forward(h.prod, b.npairs, h.scores, h.dec.z1)
 	h.lk.PairLoss(h.scores, b.positives, h.k, h.loss, h.dscores, b.correct)
 	if p.Shared {
 		h.be.ScaleShare(h.dscores, b.npairs, 1, b.positives, p.Global)
@@ -107,7 +108,7 @@ func (b *batch) Loss(_ *nn.Batch, out backend.Buffer) (backend.Buffer, backend.C
 func (b *batch) Backward(_ *nn.Batch, out backend.Buffer) {
 	h, p := b.h, b.p
 	h.dec.backward(h.prod, b.npairs, h.dscores, h.dprod)
-	h.lk.PairProductBackward(out, h.dprod, h.dim, b.positives, h.k, b.rows, b.ptr, b.order, p.NSeeds, h.t.Model().OutputGrad())
+	h.lk.PairProductBackward(out, h.dprod, h.dim, b.positives, h.k, h.layout, b.rows, b.ptr, b.order, p.NSeeds, h.t.Model().OutputGrad())
 }
 
 // Free releases nothing of its own: the plan owns the batch's buffers.

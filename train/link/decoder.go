@@ -85,17 +85,29 @@ func (d *decoder) free() {
 	d.owned = nil
 }
 
-// forward writes the scores (F32 [pairs cap]) of the products h.
-func (d *decoder) forward(h backend.Buffer, n backend.Count, scores backend.Buffer) {
+// forward writes the scores (F32 [n.Cap]) of the products h (F32
+// [n.Cap, dim]); the MLP decoder's hidden rows go to z1 (F32 [n.Cap,
+// width]: the step's own, d.z1, or evaluation's; nil for the dot
+// decoder).
+func (d *decoder) forward(h backend.Buffer, n backend.Count, scores, z1 backend.Buffer) {
 	if d.kind == train.DecoderDot {
 		d.be.Linear(h, n, d.ones, d.dim, 1, scores, false)
 		return
 	}
 	w1, b1, w2, b2 := d.params[0], d.params[1], d.params[2], d.params[3]
-	d.be.Linear(h, n, w1.W, d.dim, d.width, d.z1, false)
-	d.be.BiasActDropout(d.z1, n, d.width, b1.W, true, 0, backend.Rand{}, nil, d.z1)
-	d.be.Linear(d.z1, n, w2.W, d.width, 1, scores, false)
+	d.be.Linear(h, n, w1.W, d.dim, d.width, z1, false)
+	d.be.BiasActDropout(z1, n, d.width, b1.W, true, 0, backend.Rand{}, nil, z1)
+	d.be.Linear(z1, n, w2.W, d.width, 1, scores, false)
 	d.be.BiasActDropout(scores, n, 1, b2.W, false, 0, backend.Rand{}, nil, scores)
+}
+
+// hiddenWidth is the width of the MLP decoder's hidden rows (z1), 0 for
+// the dot decoder.
+func (d *decoder) hiddenWidth() int {
+	if d.kind == train.DecoderDot {
+		return 0
+	}
+	return d.width
 }
 
 // backward writes dh from the scores' gradient (consumed in place) and the

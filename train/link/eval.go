@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -13,6 +12,10 @@ const (
 	MetricAUC = "auc" // ROC-AUC of the positives against every negative
 	MetricAP  = "ap"  // average precision
 	MetricMRR = "mrr" // each positive ranked among its own negatives
+	// MetricMRRDegree is the MRR of a scorer that knows only the training
+	// graph's degrees, deg(u)·deg(v): the baseline the model must beat
+	// to have learnt more than a vertex's degree.
+	MetricMRRDegree = "mrr_degree"
 )
 
 // hitsKey is the key of Hits@at.
@@ -24,7 +27,7 @@ func (h *head) MetricKeys() []string {
 	for _, at := range HitsAt() {
 		keys = append(keys, hitsKey(at))
 	}
-	return keys
+	return append(keys, MetricMRRDegree)
 }
 
 // Figures are m as a train.Metrics.
@@ -36,28 +39,35 @@ func (m Metrics) Figures() train.Metrics {
 	return f
 }
 
-// Evaluate embeds every vertex with the current model (train.Trainer's
-// Outputs) and ranks the split's held-out edges against their negatives.
+// Evaluate embeds every vertex with the current model into backend
+// memory (train.Trainer's OutputTable) and ranks the split's held-out
+// edges against their negatives there (scoreDevice).
 func (h *head) Evaluate(ctx context.Context, s train.Split) (train.Metrics, error) {
-	emb, err := h.t.Outputs()
+	tab, err := h.t.OutputTable()
 	if err != nil {
 		return nil, err
 	}
-	m, err := h.score(ctx, emb, h.dec.host(), s)
+	defer h.be.Free(tab)
+	m, err := h.scoreDevice(ctx, tab, s)
 	if err != nil {
 		return nil, err
 	}
-	return m.Figures(), nil
+	ho, err := h.evalSet(s)
+	if err != nil {
+		return nil, err
+	}
+	f := m.Figures()
+	f[MetricMRRDegree] = ho.degreeMRR
+	return f, nil
 }
 
-// score computes a held-out set's metrics from every vertex's embedding.
-func (h *head) score(ctx context.Context, emb []float32, hd *hostDecoder, set train.Split) (Metrics, error) {
-	ho, err := h.heldOutSet(set)
+// scoreHost computes a held-out set's metrics from every vertex's
+// embedding on the host (emb, flat [N, dim]), scored in float64:
+// scoreDevice's twin.
+func (h *head) scoreHost(ctx context.Context, emb []float32, hd *hostDecoder, set train.Split) (Metrics, error) {
+	ho, err := h.evalSet(set)
 	if err != nil {
 		return Metrics{}, err
-	}
-	if dataset.Pairs(ho.pos) == 0 {
-		return Metrics{}, fmt.Errorf("link: the %s set has no edges to evaluate", set)
 	}
 	m, err := ScoreContext(ctx, scorePairs(emb, h.dim, hd, ho.pos), scorePairs(emb, h.dim, hd, ho.neg), ho.k)
 	if err != nil {

@@ -1,6 +1,7 @@
 package link
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -23,6 +24,9 @@ const maxScored = 1 << 27
 type heldOut struct {
 	pos, neg []int32
 	k        int
+	// degreeMRR is the MRR that scoring pairs by their ends' degrees in
+	// the training graph gives (MetricMRRDegree).
+	degreeMRR float64
 }
 
 // heldOutSet is a held-out set as the settings evaluate it, made once: the
@@ -48,8 +52,18 @@ func (t *head) heldOutSet(set train.Split) (heldOut, error) {
 	} else {
 		h.neg = neg[:2*n*h.k]
 	}
+	h.degreeMRR = degreeMRR(t.ds, h)
 	t.sets[set] = &h
 	return h, nil
+}
+
+// evalSet is heldOutSet, refusing a set without edges.
+func (t *head) evalSet(set train.Split) (heldOut, error) {
+	h, err := t.heldOutSet(set)
+	if err == nil && dataset.Pairs(h.pos) == 0 {
+		err = fmt.Errorf("link: the %s set has no edges to evaluate", set)
+	}
+	return h, err
 }
 
 // evalEdges is how many of the held-out edges pos the settings score.
@@ -122,4 +136,19 @@ func scorePairs(emb []float32, dim int, hd *hostDecoder, p []int32) []float64 {
 	}
 	wg.Wait()
 	return out
+}
+
+// degreeMRR is the MRR of h's positives among their own negatives when a
+// pair (u, v) scores deg(u)·deg(v) in ds's graph (the training edges).
+func degreeMRR(ds *dataset.Dataset, h heldOut) float64 {
+	score := func(p []int32) []float64 {
+		out := make([]float64, dataset.Pairs(p))
+		for i := range out {
+			out[i] = float64(ds.Graph.Degree(int64(p[2*i]))) * float64(ds.Graph.Degree(int64(p[2*i+1])))
+		}
+		return out
+	}
+	pos := score(h.pos)
+	own, _ := ownRanks(context.Background(), pos, score(h.neg), h.k)
+	return rankStats{own: own, nPos: len(pos)}.reciprocalRank()
 }

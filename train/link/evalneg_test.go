@@ -136,3 +136,45 @@ func TestEvalSizeRefused(t *testing.T) {
 	c.Link.EvalEdges = 10
 	newTrainer(t, cpu.New(1), ds, c, train.Options{})
 }
+
+// TestDegreeMRR: the degree baseline of a held-out set is the mean
+// reciprocal rank of deg(u)·deg(v) among each positive's own negatives,
+// ties counted half, in the training graph (counted here), the same for
+// every evaluation of the run, and a run's figures carry it.
+func TestDegreeMRR(t *testing.T) {
+	ds := ringData(t, 400)
+	cfg := ringConfig()
+	cfg.Epochs, cfg.Link.EvalNegatives = 1, 30
+	var r result
+	tr := newTrainer(t, cpu.New(2), ds, cfg, train.Options{OnEpoch: func(st train.EpochStats) { r.epochs = append(r.epochs, st) }})
+	drive(t, tr, train.Eager, &r)
+	h, _ := headOf(tr)
+	ho, err := h.evalSet(train.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deg := func(v int32) float64 { return float64(ds.Graph.Degree(int64(v))) }
+	var rr float64
+	ties := 0
+	for i := range dataset.Pairs(ho.pos) {
+		sp := deg(ho.pos[2*i]) * deg(ho.pos[2*i+1])
+		rank := 1.0
+		for j := range ho.k {
+			switch sn := deg(ho.neg[2*(i*ho.k+j)]) * deg(ho.neg[2*(i*ho.k+j)+1]); {
+			case sn > sp:
+				rank++
+			case sn == sp:
+				rank += 0.5
+				ties++
+			}
+		}
+		rr += 1 / rank
+	}
+	want := rr / float64(dataset.Pairs(ho.pos))
+	if err := tolerance.Within(ho.degreeMRR, want, 1, 1e-12); err != nil || ties == 0 {
+		t.Errorf("degree MRR %v, counted %v (%v); %d ties", ho.degreeMRR, want, err, ties)
+	}
+	if got := r.sum.Test[MetricMRRDegree]; got != ho.degreeMRR {
+		t.Errorf("the run's test %s %v, the set's %v", MetricMRRDegree, got, ho.degreeMRR)
+	}
+}

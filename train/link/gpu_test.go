@@ -139,3 +139,46 @@ func TestGPUTieredMatchesWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUDeviceEval: on a GPU, the evaluation through the link ops gives
+// the metrics the host counts from the GPU's own scores, bit for bit
+// (PairRanks, LevelCounts and the levels), and those scores are the host
+// twin's float64 scores within float32 rounding, for both decoders,
+// against stored and drawn negatives. Skipped without a GPU.
+func TestGPUDeviceEval(t *testing.T) {
+	ds := ringData(t, 400)
+	opt := cuda.Options{Deterministic: true, TF32x3: true}
+	for _, dec := range []string{train.DecoderDot, train.DecoderMLP} {
+		for _, k := range []int{0, 40} {
+			cfg := gpuConfig()
+			cfg.Epochs, cfg.Link.Decoder, cfg.Link.EvalNegatives = 2, dec, k
+			if dec == train.DecoderDot {
+				cfg.Link.DecoderWidth = 0
+			}
+			checkDeviceEval(t, newEvalCase(t, traintest.GPUWith(t, opt), ds, cfg), false)
+		}
+	}
+}
+
+// TestGPUNegativesReplayMatchesEager: on a GPU, shared negatives (drawn
+// by degree, with the set of drawn vertices in shared memory) and in-batch
+// negatives replay the eager run bit for bit, and the eager run's losses
+// are the CPU's within float32 rounding. Skipped without a GPU.
+func TestGPUNegativesReplayMatchesEager(t *testing.T) {
+	ds := ringData(t, 400)
+	opt := cuda.Options{Deterministic: true, TF32x3: true, CapacityGemm: true}
+	for _, cfg := range []train.Config{sharedConfig(100, train.DistDegree), inBatchConfig(40)} {
+		cfg.Hidden, cfg.Link.Embed, cfg.Link.DecoderWidth = 16, 8, 8
+		eager := trainLink(t, traintest.GPUWith(t, opt), ds, cfg, train.Eager, train.Options{})
+		replayed := trainLink(t, traintest.GPUWith(t, opt), ds, cfg, train.Replay, train.Options{})
+		ref := trainLink(t, cpu.New(2), ds, cfg, train.Eager, train.Options{})
+		if !slices.Equal(eager.steps, replayed.steps) || len(eager.steps) == 0 {
+			t.Errorf("%s: step losses differ between eager and replay on the GPU", cfg.Link.NegativesText())
+		}
+		for e := range eager.epochs {
+			if a, c := eager.epochs[e].Loss, ref.epochs[e].Loss; !(math.Abs(a-c) <= 1e-3*math.Abs(c)) {
+				t.Errorf("%s epoch %d: GPU loss %v, CPU %v", cfg.Link.NegativesText(), e+1, a, c)
+			}
+		}
+	}
+}

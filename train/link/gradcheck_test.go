@@ -13,7 +13,8 @@ import (
 // TestStepGradient: the step's gradients (pair products, the decoder,
 // binary cross-entropy and the model's backward pass through them) equal
 // central differences of its loss at entries of every tensor, the model's
-// and the decoder's, for both decoders and two models.
+// and the decoder's, for both decoders and two models, and for negatives
+// shared by the step and taken in batch.
 //
 // The loss is float32, so a central difference carries rounding error
 // (about 2 ulps of the loss over the step), truncation error, and, where
@@ -27,9 +28,15 @@ import (
 // 1e-1, bounds of 1e-5 to 1e-4 away from kinks).
 func TestStepGradient(t *testing.T) {
 	ds := ringData(t, 120)
-	for _, c := range []struct{ model, decoder string }{{"gcn", train.DecoderDot}, {"sage", train.DecoderMLP}} {
-		t.Run(c.model+"/"+c.decoder, func(t *testing.T) {
-			cfg := ringConfig()
+	for _, c := range []struct {
+		model, decoder string
+		cfg            train.Config
+	}{
+		{"gcn", train.DecoderDot, ringConfig()}, {"sage", train.DecoderMLP, ringConfig()},
+		{"sage", train.DecoderDot, sharedConfig(5, train.DistUniform)}, {"sage", train.DecoderMLP, inBatchConfig(5)},
+	} {
+		t.Run(fmt.Sprintf("%s/%s/%s/%s", c.model, c.decoder, c.cfg.Link.NegativeDist, c.cfg.Link.NegativeSharing), func(t *testing.T) {
+			cfg := c.cfg
 			cfg.Model, cfg.Link.Decoder, cfg.Dropout, cfg.Batch = c.model, c.decoder, 0, 16
 			if c.decoder == train.DecoderDot {
 				cfg.Link.DecoderWidth = 0

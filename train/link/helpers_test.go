@@ -16,7 +16,7 @@ import (
 // ringData is a symmetric graph of n vertices (a ring, chords and a hub
 // joined to every tenth vertex) with 8 random features each, its edges
 // split 0.8/0.1/0.1 with 2 fixed negatives per held-out edge.
-func ringData(t *testing.T, n int32) *dataset.Dataset {
+func ringData(t testing.TB, n int32) *dataset.Dataset {
 	t.Helper()
 	var src, dst []int32
 	for i := int32(0); i < n; i++ {

@@ -97,7 +97,7 @@ func readLegacy(dir string) (*legacyRun, train.Config, error) {
 		return nil, cfg, fmt.Errorf("%s: config: %w", path, err)
 	}
 	cfg.Task, cfg.EpochSteps = train.TaskLink, lc.EpochSteps
-	cfg.Link = train.LinkConfig{Embed: lc.Embed, Negatives: lc.Negatives, NegativeDist: lc.NegativeDist, Decoder: lc.Decoder,
+	cfg.Link = train.LinkConfig{Embed: lc.Embed, Negatives: lc.Negatives, NegativeDist: lc.NegativeDist, NegativeSharing: train.ShareNone, Decoder: lc.Decoder,
 		DecoderWidth: lc.DecoderWidth, Exclude: lc.Exclude, EvalNegatives: lc.EvalNegatives, EvalEdges: lc.EvalEdges}
 	if err := cfg.Validate(); err != nil {
 		return nil, cfg, fmt.Errorf("%s: %w", path, err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 )
 
 // HitsAt are the cut-offs of Metrics.Hits (ogbl-ddi's 20, ogbl-collab's
@@ -63,9 +62,8 @@ func ScoreContext(ctx context.Context, pos, neg []float64, k int) (Metrics, erro
 	if err := checkScores(pos, neg, k); err != nil {
 		return Metrics{}, err
 	}
-	var m Metrics
-	var err error
-	if m.MRR, err = meanReciprocalRank(ctx, pos, neg, k); err != nil {
+	own, err := ownRanks(ctx, pos, neg, k)
+	if err != nil {
 		return Metrics{}, err
 	}
 	sp, err := sortedCopy(ctx, pos)
@@ -76,9 +74,7 @@ func ScoreContext(ctx context.Context, pos, neg []float64, k int) (Metrics, erro
 	if err != nil {
 		return Metrics{}, err
 	}
-	m.AUC, m.AP = rankMetrics(sp, sn)
-	m.Hits = hits(sp, sn)
-	return m, nil
+	return rankStats{own: own, levels: levelsOf(sp, sn), nPos: len(pos), nNeg: len(neg)}.metrics(), nil
 }
 
 // checkScores refuses scores that ScoreContext cannot rank: a k that does
@@ -93,105 +89,29 @@ func checkScores(pos, neg []float64, k int) error {
 	case len(pos)+len(neg) > maxScores:
 		return fmt.Errorf("link: %d scores, more than the %d one evaluation may rank", len(pos)+len(neg), maxScores)
 	}
+	return notFinite(countNotFinite(pos)+countNotFinite(neg), len(pos)+len(neg))
+}
+
+// countNotFinite counts the scores that are NaN or infinite.
+func countNotFinite[F float32 | float64](s []F) int {
 	bad := 0
-	for _, s := range pos {
-		if math.IsNaN(s) || math.IsInf(s, 0) {
+	for _, v := range s {
+		if !finite(float64(v)) {
 			bad++
 		}
 	}
-	for _, s := range neg {
-		if math.IsNaN(s) || math.IsInf(s, 0) {
-			bad++
-		}
-	}
+	return bad
+}
+
+// finite reports whether x is neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// notFinite is the error of bad scores that are not finite among all.
+func notFinite(bad, all int) error {
 	if bad > 0 {
-		return fmt.Errorf("link: %d of %d scores are not finite (NaN or ±Inf): the model has diverged", bad, len(pos)+len(neg))
+		return fmt.Errorf("link: %d of %d scores are not finite (NaN or ±Inf): the model has diverged", bad, all)
 	}
 	return nil
-}
-
-// meanReciprocalRank is the MRR of each positive among its own k
-// negatives (0 with no positives or k = 0), looking at ctx every sortRun
-// negatives.
-func meanReciprocalRank(ctx context.Context, pos, neg []float64, k int) (float64, error) {
-	if len(pos) == 0 || k == 0 {
-		return 0, nil
-	}
-	var rr float64
-	for i, s := range pos {
-		if i%max(1, sortRun/k) == 0 {
-			if err := ctx.Err(); err != nil {
-				return 0, err
-			}
-		}
-		greater, notLess := 0, 0
-		for _, n := range neg[i*k : (i+1)*k] {
-			if n > s {
-				greater++
-			}
-			if n >= s {
-				notLess++
-			}
-		}
-		rr += 1 / (1 + float64(greater+notLess)/2)
-	}
-	return rr / float64(len(pos)), nil
-}
-
-// rankMetrics are the ROC-AUC and the average precision of the ascending
-// positive scores sp against the ascending negative scores sn, walked
-// once from the highest score down, equal scores as one threshold.
-func rankMetrics(sp, sn []float64) (auc, ap float64) {
-	nPos, nNeg := len(sp), len(sn)
-	var twice uint64 // 2·(pairs ordered right) + (pairs tied): exact
-	var ap64 float64
-	negAbove, tp, seen := 0, 0, 0
-	for i, j := nPos, nNeg; i > 0 || j > 0; {
-		v := math.Inf(-1)
-		if i > 0 {
-			v = sp[i-1]
-		}
-		if j > 0 {
-			v = max(v, sn[j-1])
-		}
-		p, n := 0, 0
-		for ; i > 0 && sp[i-1] == v; i-- {
-			p++
-		}
-		for ; j > 0 && sn[j-1] == v; j-- {
-			n++
-		}
-		twice += uint64(p) * uint64(2*(nNeg-negAbove-n)+n)
-		negAbove += n
-		tp, seen = tp+p, seen+p+n
-		// p·tp/seen rounds to at most p, and so every partial sum to
-		// at most the positives so far: AP never exceeds 1.
-		ap64 += float64(p) * float64(tp) / float64(seen)
-	}
-	if nPos > 0 {
-		ap = ap64 / float64(nPos)
-	}
-	if nPos > 0 && nNeg > 0 {
-		auc = float64(twice) / (2 * float64(nPos) * float64(nNeg))
-	}
-	return auc, ap
-}
-
-// hits is Hits@K for each of HitsAt(): the share of the ascending positives
-// sp above the K-th highest of the ascending negatives sn (1 with fewer
-// than K negatives, 0 with no positives).
-func hits(sp, sn []float64) []float64 {
-	out := make([]float64, 0, len(HitsAt()))
-	for _, at := range HitsAt() {
-		if len(sn) < at {
-			out = append(out, 1)
-			continue
-		}
-		kth := sn[len(sn)-at]
-		above := len(sp) - sort.Search(len(sp), func(i int) bool { return sp[i] > kth })
-		out = append(out, float64(above)/float64(max(len(sp), 1)))
-	}
-	return out
 }
 
 // sortedCopy is x sorted ascending (x holds no NaN), sorted in runs of

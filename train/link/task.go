@@ -7,8 +7,9 @@
 // scores the pairs, and their binary cross-entropy is the loss. Every op
 // reads the step's sizes from backend memory, so the eager and the replay
 // drivers, and every mode around them, run it as they run node
-// classification. An evaluation embeds every vertex and ranks the held-out
-// edges against their negatives: ROC-AUC, average precision, MRR and
+// classification. An evaluation embeds every vertex into backend memory
+// and ranks the held-out edges against their negatives there, reading
+// back only scores and counts: ROC-AUC, average precision, MRR and
 // Hits@K.
 package link
 
@@ -47,12 +48,15 @@ func (Task) Bind(t *train.Trainer) (_ train.Head, err error) {
 		return nil, err
 	}
 	h := &head{t: t, be: be, lk: lk, ds: ds, cfg: cfg.Link, seed: cfg.Seed, k: cfg.Link.Negatives,
-		dim: cfg.Link.EmbedWidth(cfg.Hidden), batch: t.StepItems()}
+		layout: layoutOf(cfg.Link), dim: cfg.Link.EmbedWidth(cfg.Hidden), batch: t.StepItems(), evalChunk: evalChunkBytes}
 	defer func() {
 		if err != nil {
 			h.Free()
 		}
 	}()
+	if err := h.checkNegatives(); err != nil {
+		return nil, err
+	}
 	if err := h.checkEvalSize(); err != nil {
 		return nil, err
 	}
@@ -83,14 +87,15 @@ func (Task) Bind(t *train.Trainer) (_ train.Head, err error) {
 // and the buffers of a step's pairs, which every plan's step shares (only
 // the step's loss and backward pass touch them).
 type head struct {
-	t    *train.Trainer
-	be   backend.Backend
-	lk   backend.Link
-	ds   *dataset.Dataset
-	cfg  train.LinkConfig
-	seed uint64
-	k    int // negatives per positive
-	dim  int // embedding width
+	t      *train.Trainer
+	be     backend.Backend
+	lk     backend.Link
+	ds     *dataset.Dataset
+	cfg    train.LinkConfig
+	seed   uint64
+	k      int // negatives per positive
+	layout int // where a step's negatives lie (backend.NegOwn, NegShared, NegInBatch)
+	dim    int // embedding width
 	// batch is the positive edges of one step on this rank.
 	batch int
 
@@ -102,7 +107,8 @@ type head struct {
 	loss            backend.Buffer // F32 [1]
 	owned           []backend.Buffer
 
-	sets [2]*heldOut // the held-out sets as evaluated (evalneg.go)
+	sets      [2]*heldOut // the held-out sets as evaluated (evalneg.go)
+	evalChunk int         // bytes of one chunk's products in an evaluation (evaldev.go)
 }
 
 func (h *head) OutDim() int             { return h.dim }
@@ -114,9 +120,34 @@ func (h *head) Params() []*nn.Param     { return h.dec.params }
 func (h *head) Primary() string         { return MetricAUC }
 
 // SeedCap is the distinct ends of a step of items positives: both ends
-// and k negatives each, at most every vertex.
+// and the negatives' own (k each, k shared, or none in batch), at most
+// every vertex.
 func (h *head) SeedCap(items int) int {
-	return int(min(int64(items*(2+h.k)), h.ds.Graph.NumNodes))
+	return int(min(int64(backend.LinkEnds(items, h.k, h.layout)), h.ds.Graph.NumNodes))
+}
+
+// layoutOf is where the settings put a step's negatives.
+func layoutOf(l train.LinkConfig) int {
+	switch {
+	case l.NegativeDist == train.DistInBatch:
+		return backend.NegInBatch
+	case l.NegativeSharing == train.ShareBatch:
+		return backend.NegShared
+	}
+	return backend.NegOwn
+}
+
+// checkNegatives refuses negatives that this rank's steps cannot form:
+// in batch, more than the other positives of a step; shared, more than
+// the graph's vertices.
+func (h *head) checkNegatives() error {
+	switch n := h.ds.Graph.NumNodes; {
+	case h.layout == backend.NegInBatch && h.k > h.batch-1:
+		return fmt.Errorf("--negatives %d in-batch negatives, but a step of this device takes %d edges, %d other destinations: give at most %d, or a larger --batch", h.k, h.batch, h.batch-1, max(h.batch-1, 0))
+	case h.layout == backend.NegShared && int64(h.k) > n:
+		return fmt.Errorf("--negatives %d shared negatives are distinct vertices, but %s has %d", h.k, h.ds.Name, n)
+	}
+	return nil
 }
 
 // Free releases the head's buffers.
