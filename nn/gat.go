@@ -134,7 +134,7 @@ func (g *gatLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 		g.lastR.Keys = blk.SrcIDs // destination i is source i: masks keyed by vertex id
 	}
 	g.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
-	g.att.HeadAggregate(blk, g.coef, g.z, H, D, g.mean, h)
+	g.att.HeadAggregate(blk, g.coef, g.z, H, D, g.mean, h, false)
 }
 
 // backward overwrites the gradients of w, att_src and att_dst from dh

@@ -127,7 +127,7 @@ func TestHeadAggregateGrad(t *testing.T) {
 			R := randMatrix(r, c.Dst, hb.nDst, ow)
 			out := alloc(t, be, backend.F32, c.Dst*ow)
 			f := func() float64 {
-				be.HeadAggregate(blk, coef, x, H, tc.dim, tc.mean, out)
+				be.HeadAggregate(blk, coef, x, H, tc.dim, tc.mean, out, false)
 				return dot(readF32(be, out), R, hb.nDst*ow)
 			}
 			dcoef := alloc(t, be, backend.F32, (c.Dst+c.Edges)*H)
