@@ -224,11 +224,13 @@ func (h *heteroNet) gatBackward(b *TypedBatch, l, r int, dy backend.Buffer) {
 	if g.zd == nil { // one type: the destinations' scores are z's first rows'
 		h.att.HeadDotBackward(g.z, del, der, nS, nT, H, D, w.attSrc.W, w.attDst.W, dz, w.attSrc.G, w.attDst.G)
 	} else {
-		zero := backend.Count{Buf: sc.zero, Cap: 0}
-		h.att.HeadDotBackward(g.z, del, del, nS, zero, H, D, w.attSrc.W, w.attSrc.W, dz, w.attSrc.G, sc.none)
+		// Each score vector's own backward: the pair's second part
+		// without rows (a zero count at the first's capacity).
+		none := func(n backend.Count) backend.Count { return backend.Count{Buf: sc.zero, Cap: n.Cap} }
+		h.att.HeadDotBackward(g.z, del, del, nS, none(nS), H, D, w.attSrc.W, w.attSrc.W, dz, w.attSrc.G, sc.none)
 		dzd := be.View(sc.dzd, 0, g.zd.Len())
 		be.Fill(dzd, 0)
-		h.att.HeadDotBackward(g.zd, der, der, nT, zero, H, D, w.attDst.W, w.attDst.W, dzd, w.attDst.G, sc.none)
+		h.att.HeadDotBackward(g.zd, der, der, nT, none(nT), H, D, w.attDst.W, w.attDst.W, dzd, w.attDst.G, sc.none)
 		wd := ly.dstWeight(r)
 		xT, dxT := h.input(b, l, rel.Dst), h.inputGrad(b, l, rel.Dst)
 		// A shared projection sums both sides' gradients: the sources'
