@@ -17,6 +17,14 @@ func typedModel(t *testing.T, kind string, bases int) Model {
 	cfg := nn.Config{Kind: kind, InDim: 3, Hidden: 4, Classes: 2, Layers: 2, Bases: bases,
 		Types:     []nn.TypeSpec{{Name: "paper", InDim: 3}, {Name: "author", InDim: 3}},
 		Relations: []nn.RelSpec{{Name: "paper__cites__paper", Src: 0, Dst: 0}, {Name: "author__writes__paper", Src: 1, Dst: 0}, {Name: "paper__rev_writes__author", Src: 0, Dst: 1}}}
+	out := modelOf(t, cfg)
+	out.Params = append(out.Params, Param{Name: "embed.author", Shape: []int{5, 3}, Data: make([]float32, 15)})
+	return out
+}
+
+// modelOf is a CPU model of cfg (seed 5) as the exports read it.
+func modelOf(t *testing.T, cfg nn.Config) Model {
+	t.Helper()
 	be := cpu.New(1)
 	m, err := nn.NewModel(be, cfg, 5)
 	if err != nil {
@@ -29,7 +37,6 @@ func typedModel(t *testing.T, kind string, bases int) Model {
 		be.Read(v, p.W, 0)
 		out.Params = append(out.Params, Param{Name: p.Name, Shape: p.Shape, Data: v})
 	}
-	out.Params = append(out.Params, Param{Name: "embed.author", Shape: []int{5, 3}, Data: make([]float32, 15)})
 	return out
 }
 
