@@ -32,37 +32,28 @@ func TestPyGRGAT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]Tensor{}
-	for _, x := range ts {
-		got[x.Name] = x
+	got := byName(ts)
+	// Per layer and relation the projections as GATConv names them, and
+	// the bias's width; every conv has att_src and att_dst [1, 2, 2] too.
+	convs := []struct {
+		key  string
+		lins map[string][]int
+		bias int
+	}{
+		{"0.paper__cites__paper", map[string][]int{"lin.weight": {4, 3}}, 4},
+		{"0.author__writes__paper", map[string][]int{"lin_src.weight": {4, 2}, "lin_dst.weight": {4, 3}}, 4},
+		{"0.paper__rev_writes__author", map[string][]int{"lin_src.weight": {4, 3}, "lin_dst.weight": {4, 2}}, 4},
+		{"1.paper__cites__paper", map[string][]int{"lin.weight": {4, 4}}, 2},
+		{"1.author__writes__paper", map[string][]int{"lin.weight": {4, 4}}, 2},
+		{"1.paper__rev_writes__author", map[string][]int{"lin.weight": {4, 4}}, 2},
 	}
-	want := map[string][]int{
-		"gnn.convs.0.paper__cites__paper.lin.weight":           {4, 3},
-		"gnn.convs.0.paper__cites__paper.att_src":              {1, 2, 2},
-		"gnn.convs.0.paper__cites__paper.att_dst":              {1, 2, 2},
-		"gnn.convs.0.paper__cites__paper.bias":                 {4},
-		"gnn.convs.0.author__writes__paper.lin_src.weight":     {4, 2},
-		"gnn.convs.0.author__writes__paper.lin_dst.weight":     {4, 3},
-		"gnn.convs.0.author__writes__paper.att_src":            {1, 2, 2},
-		"gnn.convs.0.author__writes__paper.att_dst":            {1, 2, 2},
-		"gnn.convs.0.author__writes__paper.bias":               {4},
-		"gnn.convs.0.paper__rev_writes__author.lin_src.weight": {4, 3},
-		"gnn.convs.0.paper__rev_writes__author.lin_dst.weight": {4, 2},
-		"gnn.convs.0.paper__rev_writes__author.att_src":        {1, 2, 2},
-		"gnn.convs.0.paper__rev_writes__author.att_dst":        {1, 2, 2},
-		"gnn.convs.0.paper__rev_writes__author.bias":           {4},
-		"gnn.convs.1.paper__cites__paper.lin.weight":           {4, 4},
-		"gnn.convs.1.paper__cites__paper.att_src":              {1, 2, 2},
-		"gnn.convs.1.paper__cites__paper.att_dst":              {1, 2, 2},
-		"gnn.convs.1.paper__cites__paper.bias":                 {2},
-		"gnn.convs.1.author__writes__paper.lin.weight":         {4, 4},
-		"gnn.convs.1.author__writes__paper.att_src":            {1, 2, 2},
-		"gnn.convs.1.author__writes__paper.att_dst":            {1, 2, 2},
-		"gnn.convs.1.author__writes__paper.bias":               {2},
-		"gnn.convs.1.paper__rev_writes__author.lin.weight":     {4, 4},
-		"gnn.convs.1.paper__rev_writes__author.att_src":        {1, 2, 2},
-		"gnn.convs.1.paper__rev_writes__author.att_dst":        {1, 2, 2},
-		"gnn.convs.1.paper__rev_writes__author.bias":           {2},
+	want := map[string][]int{}
+	for _, c := range convs {
+		pre := "gnn.convs." + c.key + "."
+		for name, shape := range c.lins {
+			want[pre+name] = shape
+		}
+		want[pre+"att_src"], want[pre+"att_dst"], want[pre+"bias"] = []int{1, 2, 2}, []int{1, 2, 2}, []int{c.bias}
 	}
 	for name, shape := range want {
 		if g, ok := got[name]; !ok || !slices.Equal(g.Shape, shape) {
@@ -99,10 +90,7 @@ func TestPyGRGAT(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got = map[string]Tensor{}
-	for _, x := range ts {
-		got[x.Name] = x
-	}
+	got = byName(ts)
 	for name, shape := range map[string][]int{"gnn.convs.1.author__writes__paper.bias": {4}, "gnn.lin.paper.weight": {2, 4}} {
 		if g := got[name]; !slices.Equal(g.Shape, shape) {
 			t.Errorf("jk last: %s shape %v, want %v", name, g.Shape, shape)

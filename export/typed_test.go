@@ -22,6 +22,15 @@ func typedModel(t *testing.T, kind string, bases int) Model {
 	return out
 }
 
+// byName is the tensors keyed by their names.
+func byName(ts []Tensor) map[string]Tensor {
+	m := map[string]Tensor{}
+	for _, x := range ts {
+		m[x.Name] = x
+	}
+	return m
+}
+
 // modelOf is a CPU model of cfg (seed 5) as the exports read it.
 func modelOf(t *testing.T, cfg nn.Config) Model {
 	t.Helper()
@@ -62,10 +71,7 @@ func TestPyGTypedNorm(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", norm, err)
 		}
-		names := map[string]Tensor{}
-		for _, x := range ts {
-			names[x.Name] = x
-		}
+		names := byName(ts)
 		want := []string{"gnn.norms.0.author.weight", "gnn.norms.0.paper.bias"}
 		if norm == "batch" {
 			want = []string{"gnn.norms.0.author.module.weight", "gnn.norms.0.paper.module.running_var", "gnn.norms.0.paper.module.num_batches_tracked"}
@@ -109,10 +115,7 @@ func TestPyGTypedJK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]Tensor{}
-	for _, x := range ts {
-		got[x.Name] = x
-	}
+	got := byName(ts)
 	w, other := got["gnn.lin.paper.weight"], got["gnn.lin.author.weight"]
 	if len(head.Shape) != 2 || head.Shape[0] != 8 || len(w.Shape) != 2 || w.Shape[0] != 2 || w.Shape[1] != 8 {
 		t.Fatalf("head %v, paper's lin %v: want [8, 2] and [2, 8] (two layers of 4, cat)", head.Shape, w.Shape)
@@ -149,10 +152,7 @@ func TestPyGTyped(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s bases %d: %v", c.kind, c.bases, err)
 		}
-		got := map[string]Tensor{}
-		for _, x := range ts {
-			got[x.Name] = x
-		}
+		got := byName(ts)
 		for _, w := range append(c.want, "embed.author.weight") {
 			if _, ok := got[w]; !ok {
 				t.Errorf("%s bases %d: no tensor %s", c.kind, c.bases, w)

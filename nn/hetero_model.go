@@ -47,15 +47,7 @@ func (m *Model) lossTyped(b *Batch, logits backend.Buffer) (backend.Buffer, back
 	if h.caps != nil {
 		correct = backend.Count{Buf: h.correct, Cap: h.caps[top].Types[m.cfg.Target].Dst}
 	}
-	if m.err != nil {
-		return h.loss, correct
-	}
-	if err := m.CheckBatch(b); err != nil {
-		m.fail(fmt.Errorf("nn: Loss: %w", err))
-		return h.loss, correct
-	}
-	if b.Labels == nil {
-		m.fail(fmt.Errorf("nn: Loss: batch has no Labels"))
+	if !m.lossReady(b) {
 		return h.loss, correct
 	}
 	var den backend.Count
