@@ -28,8 +28,6 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 	h.ws.release()
 	h.caps = append([]LayerCaps(nil), caps...)
 	h.act, h.dAct, h.mask = grid[backend.Buffer](L, T), grid[backend.Buffer](L, T), grid[backend.Buffer](L, T)
-	h.edgeW, h.agg = grid[backend.Buffer](L, R), grid[backend.Buffer](L, R)
-	biggest := 0
 	for l, lc := range caps {
 		for t, tc := range lc.Types {
 			_, out := c.typeDims(l, t)
@@ -42,21 +40,11 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 				n.reserve(&h.ws, fmt.Sprintf("layer %d %s normalisation", l, c.Types[t].Name), tc.Dst)
 			}
 		}
-		for r, rel := range c.Relations {
-			if c.Kind == KindRGAT {
-				break // attention keeps other state (reserveGAT)
-			}
-			inS, _ := c.typeDims(l, rel.Src)
-			n := lc.Types[rel.Dst].Dst * inS
-			h.edgeW[l][r] = h.ws.alloc(fmt.Sprintf("layer %d %s edge weights", l, rel.Name), backend.F32, lc.Edges[r])
-			h.agg[l][r] = h.ws.allocRows(fmt.Sprintf("layer %d %s neighbour means", l, rel.Name), backend.F32, n)
-			biggest = max(biggest, n)
-		}
 	}
 	if c.Kind == KindRGAT {
 		h.reserveGAT(caps)
 	} else {
-		h.dAgg = h.ws.allocRows("neighbour mean gradients", backend.F32, biggest)
+		h.reserveMeans(caps)
 	}
 	if c.Bases > 0 {
 		h.basisW = make([]backend.Buffer, L)
@@ -82,6 +70,25 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 	}
 	h.zeroDead()
 	return nil
+}
+
+// reserveMeans allocates RSAGE's and RGCN's per-relation state for caps:
+// the edge weights and the neighbour means, and one relation's mean
+// gradient at a time.
+func (h *heteroNet) reserveMeans(caps []LayerCaps) {
+	c := h.cfg
+	h.edgeW, h.agg = grid[backend.Buffer](c.Layers, len(c.Relations)), grid[backend.Buffer](c.Layers, len(c.Relations))
+	biggest := 0
+	for l, lc := range caps {
+		for r, rel := range c.Relations {
+			inS, _ := c.typeDims(l, rel.Src)
+			n := lc.Types[rel.Dst].Dst * inS
+			h.edgeW[l][r] = h.ws.alloc(fmt.Sprintf("layer %d %s edge weights", l, rel.Name), backend.F32, lc.Edges[r])
+			h.agg[l][r] = h.ws.allocRows(fmt.Sprintf("layer %d %s neighbour means", l, rel.Name), backend.F32, n)
+			biggest = max(biggest, n)
+		}
+	}
+	h.dAgg = h.ws.allocRows("neighbour mean gradients", backend.F32, biggest)
 }
 
 // zeroDead zeroes the gradients of the parameters that make rows of types
@@ -202,7 +209,7 @@ func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand, afterBo
 			be.Linear(ly.comp.W, backend.Count{Buf: h.relCount, Cap: len(c.Relations)}, ly.bases.W, c.Bases, in*out, h.basisW[l], false)
 		}
 		for r, rel := range c.Relations {
-			if h.live(l, rel.Dst) && h.edgeW[l][r] != nil {
+			if h.edgeW != nil && h.live(l, rel.Dst) { // RGAT weighs edges by attention
 				be.MeanWeights(b.Rels[l][r], h.edgeW[l][r])
 			}
 		}
