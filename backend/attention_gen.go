@@ -17,6 +17,16 @@ package backend
 // e, whose source is Indices[e]. Within destination i the positions are
 // k = 0 for the self loop and k = 1 + (e - Indptr[i]) for its edges.
 //
+// A Bipartite block (a typed graph's relation, whose destinations are not
+// among its sources; PyG's GATConv with add_self_loops=False, which a
+// relational GAT hands every relation's block as) has no self loop: its
+// destinations' scores er come from their own rows (a destination
+// projection of their own type, HeadDot over them), the self-loop rows of
+// coef are written 0 and take no part in the softmax, a destination
+// attends to its sampled edges only (none: all its coefficients 0, and
+// HeadAggregate gives it 0), and no op reads or writes a source row for a
+// destination. The positions keep their numbers (k = 0 unused).
+//
 // Edges whose source lies outside [0, NumSrc) (a block whose sources
 // overflowed) take no part: their coefficient is 0 and they add nothing.
 //
@@ -42,8 +52,9 @@ type Attention interface {
 	// live destination i and head h: with el F32 [NumSrc.Cap, heads] and
 	// er F32 [NumDst.Cap, heads], position k with source j scores
 	// s_k = LeakyReLU(el[j, h] + er[i, h]) (negative slope slope), and
-	// α_k = exp(s_k - max s)/Σ exp(s - max s) over the self loop and the
-	// valid edges, in float64, rounded once. With p > 0 (attention dropout)
+	// α_k = exp(s_k - max s)/Σ exp(s - max s) over the self loop (none in
+	// a Bipartite block: its row is written 0) and the valid edges, in
+	// float64, rounded once. With p > 0 (attention dropout)
 	// α_k is kept with probability 1-p and scaled by 1/(1-p), else 0:
 	// element (i, k, h) is kept iff word q = k·heads + h of Philox(index =
 	// key_i, slot = q/4), word q%4, in stream r is >= rng.DropThreshold(p),
@@ -64,11 +75,15 @@ type Attention interface {
 	// HeadAggregate writes, for each live destination i and head h, the
 	// coefficient-weighted sum s_h = coef[i, h]·x[i, head h] + Σ_{e in row
 	// i} coef[NumDst.Cap+e, h]·x[Indices[e], head h] (x F32 [NumSrc.Cap,
-	// heads·dim], float32 sums, self loop first, then edges in order): the
-	// heads concatenated, out[i, h·dim+f] = s_h[f] with out F32
-	// [NumDst.Cap, heads·dim], or with mean their average, out[i, f] =
-	// (Σ_h s_h[f])·(1/heads) with out F32 [NumDst.Cap, dim].
-	HeadAggregate(blk *Block, coef, x Buffer, heads, dim int, mean bool, out Buffer)
+	// heads·dim], float32 sums, self loop first, then edges in order; a
+	// Bipartite block has no self term, and s_h starts at its first edge's
+	// term, or 0 without edges): the heads concatenated, out[i, h·dim+f] =
+	// s_h[f] with out F32 [NumDst.Cap, heads·dim], or with mean their
+	// average, out[i, f] = (Σ_h s_h[f])·(1/heads) with out F32
+	// [NumDst.Cap, dim]. With acc the result is added to out (out[i, ·] +
+	// result, rounded once per element) instead: a relational GAT sums the
+	// relations into a vertex type so, as HeteroConv(aggr="sum") does.
+	HeadAggregate(blk *Block, coef, x Buffer, heads, dim int, mean bool, out Buffer, acc bool)
 	// HeadAggregateBackward takes dout (the gradient of HeadAggregate's
 	// out, F32 [NumDst.Cap, heads·dim], or [NumDst.Cap, dim] with mean)
 	// and overwrites dcoef (coef's layout) for the live positions with
@@ -76,9 +91,11 @@ type Attention interface {
 	// once; with mean Σ_f dout[i, f]·x[j_k, h·dim+f] times 1/heads), and
 	// accumulates into dx (F32 [NumSrc.Cap, heads·dim]) dx[j, h·dim+f] +=
 	// w·dout[i, h·dim+f] over the positions k whose source is j, with w =
-	// coef[k, h] (with mean, w = coef[k, h]·(1/heads) times dout[i, f]).
-	// dx rows [0, NumSrc) must hold valid data (zero them first for a fresh
-	// gradient).
+	// coef[k, h] (with mean, w = coef[k, h]·(1/heads) times dout[i, f]);
+	// a Bipartite block's self-loop rows of dcoef are written 0, and no
+	// destination's term goes to a source row. dx rows [0, NumSrc) must
+	// hold valid data (zero them first for a fresh gradient). acc does not
+	// change the gradients: pass HeadAggregate's other arguments.
 	HeadAggregateBackward(blk *Block, coef, x, dout Buffer, heads, dim int, mean bool, dcoef, dx Buffer)
 }
 

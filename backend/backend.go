@@ -114,7 +114,8 @@ type Block struct {
 	// NumDst.Cap may exceed NumSrc.Cap. The ops that read a destination's
 	// own row among the sources (AggregateConcat and its table and
 	// backward forms, GCNWeights, GINWeights, a self weight in Aggregate
-	// and AggregateBackward, the attention ops) refuse it.
+	// and AggregateBackward) refuse it; the attention ops take it without
+	// self loops.
 	Bipartite bool
 }
 

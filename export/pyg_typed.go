@@ -8,8 +8,8 @@ import (
 	"github.com/fanout-gnn/fanout/nn"
 )
 
-// pygTyped maps a typed model (rsage, rgcn) to a PyTorch Geometric module
-// M whose load_state_dict(strict=True) takes the result: M.embed, a
+// pygTyped maps a typed model (rsage, rgcn, rgat) to a PyTorch Geometric
+// module M whose load_state_dict(strict=True) takes the result: M.embed, a
 // ModuleDict of torch.nn.Embedding for the featureless types
 // ("embed.TYPE.weight"), and M.gnn, to_hetero(..., aggr="sum") of
 //   - rsage: torch_geometric.nn.models.GraphSAGE: per layer and relation
@@ -18,7 +18,10 @@ import (
 //   - rgcn: a module of per-layer convs (SAGEConv without root weight or
 //     bias: the relation's weight on the neighbour mean) and lins (Linear:
 //     each type's root weight and bias), x = convs[l](x) + lins[l](x). With
-//     bases, each relation's weight is made from them here.
+//     bases, each relation's weight is made from them here;
+//
+// or for rgat the same keys of a module of per-layer GATConv per relation,
+// summed as HeteroConv(aggr="sum") sums them (pyg_rgat.go).
 //
 // Weights are transposed to torch.nn.Linear's [out, in]. The metadata
 // names the model, its widths and the schema (JSON in node_types,
@@ -73,6 +76,11 @@ func pygTyped(c Model) ([]Tensor, map[string]string, error) {
 			pre := fmt.Sprintf("layer%d.%s.", l, rel.Name)
 			var err error
 			switch {
+			case m.Kind == nn.KindRGAT:
+				var ts []Tensor
+				if ts, err = rgatConv(byName, m, l, rel, conv); err == nil {
+					out = append(out, ts...)
+				}
 			case m.Kind == nn.KindRSAGE:
 				if err = linear(conv+"lin_l.weight", pre+"w_neigh"); err == nil {
 					if err = linear(conv+"lin_l.bias", pre+"bias"); err == nil {
@@ -220,7 +228,12 @@ func typedMeta(m nn.Config, embed map[string][2]int) (map[string]string, error) 
 	meta["pyg_model"] = map[string]string{
 		nn.KindRSAGE: "embed: ModuleDict of Embedding; gnn: to_hetero(torch_geometric.nn.models.GraphSAGE, aggr='sum')",
 		nn.KindRGCN:  "embed: ModuleDict of Embedding; gnn: to_hetero(convs: SAGEConv(root_weight=False, bias=False), lins: Linear; x = convs[l](x) + lins[l](x), aggr='sum')",
+		nn.KindRGAT: "embed: ModuleDict of Embedding; gnn: convs[l][src__rel__dst] = GATConv(add_self_loops=False) (lin, or lin_src and lin_dst where the types' widths differ), " +
+			"summed into each type as HeteroConv(aggr='sum'); ReLU between layers",
 	}[m.Kind]
+	if m.Kind == nn.KindRGAT {
+		meta["heads"], meta["out_heads"] = fmt.Sprint(m.Heads), fmt.Sprint(m.OutHeads)
+	}
 	for key, v := range map[string]any{"node_types": types, "edge_types": edges, "in_channels": in, "embed": embed} {
 		b, err := json.Marshal(v)
 		if err != nil {

@@ -17,6 +17,23 @@ func typedModel(t *testing.T, kind string, bases int) Model {
 	cfg := nn.Config{Kind: kind, InDim: 3, Hidden: 4, Classes: 2, Layers: 2, Bases: bases,
 		Types:     []nn.TypeSpec{{Name: "paper", InDim: 3}, {Name: "author", InDim: 3}},
 		Relations: []nn.RelSpec{{Name: "paper__cites__paper", Src: 0, Dst: 0}, {Name: "author__writes__paper", Src: 1, Dst: 0}, {Name: "paper__rev_writes__author", Src: 0, Dst: 1}}}
+	out := modelOf(t, cfg)
+	out.Params = append(out.Params, Param{Name: "embed.author", Shape: []int{5, 3}, Data: make([]float32, 15)})
+	return out
+}
+
+// byName is the tensors keyed by their names.
+func byName(ts []Tensor) map[string]Tensor {
+	m := map[string]Tensor{}
+	for _, x := range ts {
+		m[x.Name] = x
+	}
+	return m
+}
+
+// modelOf is a CPU model of cfg (seed 5) as the exports read it.
+func modelOf(t *testing.T, cfg nn.Config) Model {
+	t.Helper()
 	be := cpu.New(1)
 	m, err := nn.NewModel(be, cfg, 5)
 	if err != nil {
@@ -29,7 +46,6 @@ func typedModel(t *testing.T, kind string, bases int) Model {
 		be.Read(v, p.W, 0)
 		out.Params = append(out.Params, Param{Name: p.Name, Shape: p.Shape, Data: v})
 	}
-	out.Params = append(out.Params, Param{Name: "embed.author", Shape: []int{5, 3}, Data: make([]float32, 15)})
 	return out
 }
 
@@ -55,10 +71,7 @@ func TestPyGTypedNorm(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", norm, err)
 		}
-		names := map[string]Tensor{}
-		for _, x := range ts {
-			names[x.Name] = x
-		}
+		names := byName(ts)
 		want := []string{"gnn.norms.0.author.weight", "gnn.norms.0.paper.bias"}
 		if norm == "batch" {
 			want = []string{"gnn.norms.0.author.module.weight", "gnn.norms.0.paper.module.running_var", "gnn.norms.0.paper.module.num_batches_tracked"}
@@ -102,10 +115,7 @@ func TestPyGTypedJK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]Tensor{}
-	for _, x := range ts {
-		got[x.Name] = x
-	}
+	got := byName(ts)
 	w, other := got["gnn.lin.paper.weight"], got["gnn.lin.author.weight"]
 	if len(head.Shape) != 2 || head.Shape[0] != 8 || len(w.Shape) != 2 || w.Shape[0] != 2 || w.Shape[1] != 8 {
 		t.Fatalf("head %v, paper's lin %v: want [8, 2] and [2, 8] (two layers of 4, cat)", head.Shape, w.Shape)
@@ -142,10 +152,7 @@ func TestPyGTyped(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s bases %d: %v", c.kind, c.bases, err)
 		}
-		got := map[string]Tensor{}
-		for _, x := range ts {
-			got[x.Name] = x
-		}
+		got := byName(ts)
 		for _, w := range append(c.want, "embed.author.weight") {
 			if _, ok := got[w]; !ok {
 				t.Errorf("%s bases %d: no tensor %s", c.kind, c.bases, w)

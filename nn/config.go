@@ -13,6 +13,11 @@ const (
 	KindGAT  = "gat"  // graph attention network
 )
 
+// attends reports whether the kind is a graph attention model's (GAT, and
+// the relational GAT of typed graphs): Heads, OutHeads and AttnDropout are
+// its settings.
+func attends(kind string) bool { return kind == KindGAT || kind == KindRGAT }
+
 // inputDropoutStream is the Philox stream of dropout on the input features.
 const inputDropoutStream = 127
 
@@ -29,7 +34,7 @@ const MaxLayers = 32
 // Hidden to Hidden, and the top layer maps to Classes (with Layers == 1 the
 // only layer maps InDim to Classes).
 type Config struct {
-	Kind    string  // KindSAGE, KindGCN, KindGIN or KindGAT
+	Kind    string  // KindSAGE, KindGCN, KindGIN or KindGAT; typed graphs' KindRSAGE, KindRGCN or KindRGAT
 	InDim   int     // input feature width
 	Hidden  int     // hidden width (unused when Layers == 1)
 	Classes int     // output width (number of classes)
@@ -40,9 +45,9 @@ type Config struct {
 	InputDropout float32
 	// LearnEps makes GIN's ε a trained parameter (else it is 0).
 	LearnEps bool
-	// Heads is GAT's number of attention heads per hidden layer (0 for the
-	// other kinds): a hidden layer concatenates Heads heads of
-	// Hidden/Heads columns.
+	// Heads is GAT's (and RGAT's) number of attention heads per hidden
+	// layer (0 for the other kinds): a hidden layer concatenates Heads
+	// heads of Hidden/Heads columns.
 	Heads int
 	// OutHeads is GAT's number of attention heads of the top layer (0 for
 	// the other kinds), which averages them, each of Classes columns.
@@ -85,7 +90,7 @@ type Config struct {
 	// the full sum), as GIN checkpoints before the field were. GIN only.
 	GINFanouts string `json:",omitempty"`
 	// Types, Relations and Target are a typed graph's schema (KindRSAGE,
-	// KindRGCN; hetero_config.go): its vertex types with their input
+	// KindRGCN, KindRGAT; hetero_config.go): its vertex types with their input
 	// widths, its relations, and the type whose vertices are classified
 	// (InDim is that type's input width). Bases is RGCN's basis
 	// decomposition (0: a weight per relation).
@@ -98,12 +103,12 @@ type Config struct {
 // Validate returns an error naming the first invalid field.
 func (c Config) Validate() error {
 	switch c.Kind {
-	case KindSAGE, KindGCN, KindGIN, KindGAT, KindRSAGE, KindRGCN:
+	case KindSAGE, KindGCN, KindGIN, KindGAT, KindRSAGE, KindRGCN, KindRGAT:
 	default:
-		return fmt.Errorf("nn: config Kind %q: want %q, %q, %q, %q, %q or %q", c.Kind, KindSAGE, KindGCN, KindGIN, KindGAT, KindRSAGE, KindRGCN)
+		return fmt.Errorf("nn: config Kind %q: want %q, %q, %q, %q, %q, %q or %q", c.Kind, KindSAGE, KindGCN, KindGIN, KindGAT, KindRSAGE, KindRGCN, KindRGAT)
 	}
 	if !c.Typed() && (len(c.Types) > 0 || len(c.Relations) > 0 || c.Bases != 0) {
-		return fmt.Errorf("nn: config %s: a schema of types and relations is the typed models' (rsage, rgcn)", c.Kind)
+		return fmt.Errorf("nn: config %s: a schema of types and relations is the typed models' (rsage, rgcn, rgat)", c.Kind)
 	}
 	if c.InDim <= 0 {
 		return fmt.Errorf("nn: config InDim %d: must be positive", c.InDim)
@@ -143,12 +148,12 @@ func (c Config) Validate() error {
 	return c.validateGAT()
 }
 
-// validateGAT checks Heads, OutHeads and AttnDropout: GAT's, or zero for
-// the others.
+// validateGAT checks Heads, OutHeads and AttnDropout: GAT's and RGAT's,
+// or zero for the others.
 func (c Config) validateGAT() error {
-	if c.Kind != KindGAT {
+	if !attends(c.Kind) {
 		if c.Heads != 0 || c.OutHeads != 0 || c.AttnDropout != 0 {
-			return fmt.Errorf("nn: config Heads %d, OutHeads %d, AttnDropout %v: only %q has attention", c.Heads, c.OutHeads, c.AttnDropout, KindGAT)
+			return fmt.Errorf("nn: config Heads %d, OutHeads %d, AttnDropout %v: only %q and %q have attention", c.Heads, c.OutHeads, c.AttnDropout, KindGAT, KindRGAT)
 		}
 		return nil
 	}
@@ -158,13 +163,24 @@ func (c Config) validateGAT() error {
 	if c.OutHeads < 1 || c.OutHeads > 1024 {
 		return fmt.Errorf("nn: config OutHeads %d: must be in [1, 1024]", c.OutHeads)
 	}
-	if c.Layers > 1 && c.Hidden%c.Heads != 0 {
+	if c.hiddenOut(0) && c.Hidden%c.Heads != 0 {
 		return fmt.Errorf("nn: config Hidden %d: must be a multiple of Heads %d (a hidden layer concatenates its heads)", c.Hidden, c.Heads)
 	}
 	if math.IsNaN(float64(c.AttnDropout)) || c.AttnDropout < 0 || c.AttnDropout >= 1 {
 		return fmt.Errorf("nn: config AttnDropout %v: must be in [0, 1)", c.AttnDropout)
 	}
 	return nil
+}
+
+// headDims are an attention layer's heads and width per head at layer l of
+// output width out: a hidden layer concatenates Heads heads of out/Heads
+// columns; the top layer (below no jumping knowledge's head) averages
+// OutHeads heads of out (the classes) columns (mean).
+func (c Config) headDims(l, out int) (heads, dim int, mean bool) {
+	if !c.hiddenOut(l) {
+		return c.OutHeads, out, true
+	}
+	return c.Heads, out / c.Heads, false
 }
 
 // needsDegree reports whether the model reads full-graph degrees (GCN's

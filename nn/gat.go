@@ -65,12 +65,9 @@ func newGAT(be backend.Backend, pa *paramAlloc, l, in int, cfg Config, seed uint
 	if err != nil {
 		return nil, err
 	}
-	g := &gatLayer{be: be, att: att, l: l, in: in, heads: cfg.Heads, p: cfg.AttnDropout, ws: workspace{be: be}}
+	g := &gatLayer{be: be, att: att, l: l, in: in, p: cfg.AttnDropout, ws: workspace{be: be}}
 	_, out := cfg.dims(l)
-	g.dim = out / cfg.Heads
-	if !cfg.hiddenOut(l) {
-		g.mean, g.heads, g.dim = true, cfg.OutHeads, out
-	}
+	g.heads, g.dim, g.mean = cfg.headDims(l, out)
 	mk := func(p **Param, name string, shape ...int) {
 		if err == nil {
 			*p, err = newParam(pa, fmt.Sprintf("layer%d.%s", l, name), shape...)
@@ -134,7 +131,7 @@ func (g *gatLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 		g.lastR.Keys = blk.SrcIDs // destination i is source i: masks keyed by vertex id
 	}
 	g.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
-	g.att.HeadAggregate(blk, g.coef, g.z, H, D, g.mean, h)
+	g.att.HeadAggregate(blk, g.coef, g.z, H, D, g.mean, h, false)
 }
 
 // backward overwrites the gradients of w, att_src and att_dst from dh

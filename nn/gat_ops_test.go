@@ -10,15 +10,19 @@ import (
 
 // Finite-difference checks of the graph attention ops one at a time, on the
 // hand-drawn golden block (destination 2 has no edges; destination 3 has
-// destinations among its sources). The objective is Σ out·R over live
-// outputs; the backward op, given R as the output gradient, must give its
-// derivatives.
+// destinations among its sources), and the same block as a bipartite one
+// (no self loops, as a relational GAT hands its relations over). The
+// objective is Σ out·R over live outputs; the backward op, given R as the
+// output gradient, must give its derivatives.
 
-// livePositions are the coefficient rows of hb's live self loops and edges.
-func livePositions(hb hostBlock) []int {
+// livePositions are the coefficient rows of hb's live self loops (none
+// where bip) and edges.
+func livePositions(hb hostBlock, bip bool) []int {
 	var rows []int
 	for i := range hb.nDst {
-		rows = append(rows, i)
+		if !bip {
+			rows = append(rows, i)
+		}
 	}
 	for e := range hb.nEdges() {
 		rows = append(rows, hb.caps.Dst+e)
@@ -72,19 +76,21 @@ func TestHeadDotGrad(t *testing.T) {
 func TestEdgeSoftmaxGrad(t *testing.T) {
 	be := cpuBackend(t)
 	hb := goldenBlock()
-	blk := hb.upload(t, be)
 	clock := upload(t, be, []int32{1, 3})
 	for _, tc := range []struct {
 		heads int
 		p     float32
-	}{{1, 0}, {3, 0}, {2, 0.4}} {
-		t.Run(fmt.Sprintf("heads=%d/p=%v", tc.heads, tc.p), func(t *testing.T) {
+		bip   bool
+	}{{1, 0, false}, {3, 0, false}, {2, 0.4, false}, {3, 0, true}, {2, 0.4, true}} {
+		t.Run(fmt.Sprintf("heads=%d/p=%v/bipartite=%t", tc.heads, tc.p, tc.bip), func(t *testing.T) {
+			blk := hb.upload(t, be)
+			blk.Bipartite = tc.bip
 			r := rand.New(rand.NewPCG(21, uint64(tc.heads)))
 			H, c := tc.heads, hb.caps
 			el := upload(t, be, randMatrix(r, c.Src, hb.nSrc(), H))
 			er := upload(t, be, randMatrix(r, c.Dst, hb.nDst, H))
 			rnd := backend.Rand{Seed: 6, Stream: attnDropoutStream, Clock: clock, Keys: blk.SrcIDs}
-			pos := perHead(livePositions(hb), H)
+			pos := perHead(livePositions(hb, tc.bip), H)
 			R := make([]float32, (c.Dst+c.Edges)*H)
 			for _, i := range pos {
 				R[i] = float32(2*r.Float64() - 1)
@@ -106,18 +112,19 @@ func TestEdgeSoftmaxGrad(t *testing.T) {
 func TestHeadAggregateGrad(t *testing.T) {
 	be := cpuBackend(t)
 	hb := goldenBlock()
-	blk := hb.upload(t, be)
 	for _, tc := range []struct {
 		heads, dim int
-		mean       bool
-	}{{1, 3, false}, {2, 3, false}, {3, 2, true}} {
+		mean, bip  bool
+	}{{1, 3, false, false}, {2, 3, false, false}, {3, 2, true, false}, {2, 3, false, true}, {3, 2, true, true}} {
 		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
+			blk := hb.upload(t, be)
+			blk.Bipartite = tc.bip
 			r := rand.New(rand.NewPCG(31, uint64(tc.heads)))
 			H, w, ow, c := tc.heads, tc.heads*tc.dim, tc.heads*tc.dim, hb.caps
 			if tc.mean {
 				ow = tc.dim
 			}
-			pos := perHead(livePositions(hb), H)
+			pos := perHead(livePositions(hb, tc.bip), H)
 			coefHost := make([]float32, (c.Dst+c.Edges)*H)
 			for _, i := range pos {
 				coefHost[i] = float32(r.Float64())
@@ -127,7 +134,7 @@ func TestHeadAggregateGrad(t *testing.T) {
 			R := randMatrix(r, c.Dst, hb.nDst, ow)
 			out := alloc(t, be, backend.F32, c.Dst*ow)
 			f := func() float64 {
-				be.HeadAggregate(blk, coef, x, H, tc.dim, tc.mean, out)
+				be.HeadAggregate(blk, coef, x, H, tc.dim, tc.mean, out, false)
 				return dot(readF32(be, out), R, hb.nDst*ow)
 			}
 			dcoef := alloc(t, be, backend.F32, (c.Dst+c.Edges)*H)

@@ -27,9 +27,25 @@ type TypedBatch struct {
 }
 
 // relWeights are one relation's parameters at a layer: RSAGE's self and
-// neighbour weights and bias; RGCN's relation weight (without bases).
+// neighbour weights and bias; RGCN's relation weight (neigh, without
+// bases); RGAT's projection of the sources (neigh: GATConv's lin, shared
+// with the destinations, or where their widths differ lin_src and wDst,
+// lin_dst), attention vectors and bias (rgat.go).
 type relWeights struct {
-	self, neigh, bias *Param
+	self, neigh, bias    *Param
+	wDst, attSrc, attDst *Param
+}
+
+// params lists the relation's parameters in the model's order (nil ones
+// left out): self, neigh, wDst, attSrc, attDst, bias.
+func (w relWeights) params() []*Param {
+	var ps []*Param
+	for _, p := range []*Param{w.self, w.neigh, w.wDst, w.attSrc, w.attDst, w.bias} {
+		if p != nil {
+			ps = append(ps, p)
+		}
+	}
+	return ps
 }
 
 // heteroLayer is one layer of a typed model.
@@ -45,8 +61,8 @@ type heteroLayer struct {
 	norms []*normLayer
 }
 
-// heteroNet is the layers of a typed model (KindRSAGE, KindRGCN) with their
-// workspaces; Model delegates to it.
+// heteroNet is the layers of a typed model (KindRSAGE, KindRGCN,
+// KindRGAT) with their workspaces; Model delegates to it.
 type heteroNet struct {
 	be     backend.Backend
 	cfg    Config
@@ -71,15 +87,30 @@ type heteroNet struct {
 	// RGCN with bases: each layer's relation weights made from them (F32
 	// [R, in·out]), one layer's gradients at a time, and a count of R (the
 	// rows of the products that make them).
-	basisW        []backend.Buffer
-	basisG        backend.Buffer
-	relCount      backend.Buffer
+	basisW   []backend.Buffer
+	basisG   backend.Buffer
+	relCount backend.Buffer
+	// RGAT: the attention ops, each layer's and relation's kept forward
+	// state, the gradients' scratch and the attention dropout of the last
+	// forward pass (rgat.go).
+	att   backend.Attention
+	gat   [][]gatRel
+	gatG  gatGrads
+	attnP float32
+	attnR backend.Rand
+
 	loss, correct backend.Buffer // F32 [1], I32 [1]
 }
 
 // newHetero makes a typed model's layers, their parameters from pa.
 func newHetero(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*heteroNet, error) {
 	h := &heteroNet{be: be, cfg: cfg, ws: workspace{be: be}, dropP: make([]float32, cfg.Layers)}
+	if cfg.Kind == KindRGAT {
+		var err error
+		if h.att, err = backend.AttentionOf(be); err != nil {
+			return nil, err
+		}
+	}
 	for l := range cfg.Layers {
 		ly, err := h.newLayer(pa, l, seed)
 		if err != nil {
@@ -98,7 +129,8 @@ func newHetero(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*he
 // modules (the export maps them): RSAGE's per relation
 // "layerL.REL.w_self", ".w_neigh", ".bias"; RGCN's per relation
 // "layerL.REL.w" (or "layerL.bases" and "layerL.comp"), per type
-// "layerL.TYPE.root", ".bias".
+// "layerL.TYPE.root", ".bias"; RGAT's per relation "layerL.REL.w" (or
+// ".w_src" and ".w_dst"), ".att_src", ".att_dst", ".bias".
 func (h *heteroNet) newLayer(pa *paramAlloc, l int, seed uint64) (*heteroLayer, error) {
 	c := h.cfg
 	ly := &heteroLayer{rels: make([]relWeights, len(c.Relations))}
@@ -123,6 +155,8 @@ func (h *heteroNet) newLayer(pa *paramAlloc, l int, seed uint64) (*heteroLayer, 
 					w.bias, err = newParam(pa, fmt.Sprintf("layer%d.%s.bias", l, rel.Name), out)
 				}
 			}
+		case c.Kind == KindRGAT:
+			err = h.newGATRel(pa, w, l, rel, weight)
 		case c.Bases == 0:
 			w.neigh, err = weight(rel.Name+".w", inS, out)
 		}
@@ -171,15 +205,12 @@ func (h *heteroNet) newLayer(pa *paramAlloc, l int, seed uint64) (*heteroLayer, 
 }
 
 // params lists layer ly's parameters: per relation (RSAGE: w_self,
-// w_neigh, bias; RGCN: w), then RGCN's per type (root, bias) and bases.
+// w_neigh, bias; RGCN: w; RGAT: w or w_src and w_dst, att_src, att_dst,
+// bias), then RGCN's per type (root, bias) and bases.
 func (ly *heteroLayer) params() []*Param {
 	var ps []*Param
 	for _, w := range ly.rels {
-		for _, p := range []*Param{w.self, w.neigh, w.bias} {
-			if p != nil {
-				ps = append(ps, p)
-			}
-		}
+		ps = append(ps, w.params()...)
 	}
 	for t := range ly.root {
 		ps = append(ps, ly.root[t], ly.tbias[t])

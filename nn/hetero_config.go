@@ -13,6 +13,11 @@ const (
 	// mean_r(x_s)·W_r to its destination type t, which adds its own
 	// x_t·W_root^t + b^t; with Bases B each W_r = Σ_b comp[r, b]·V_b.
 	KindRGCN = "rgcn"
+	// KindRGAT is the relational GAT of MLPerf Training's GNN benchmark:
+	// per relation PyTorch Geometric's GATConv(add_self_loops=False),
+	// summed over relations into each destination type (HeteroConv with
+	// aggr="sum"); see rgat.go.
+	KindRGAT = "rgat"
 )
 
 // TypeSpec is one vertex type as a typed model sees it: its name and the
@@ -30,7 +35,7 @@ type RelSpec struct {
 }
 
 // typed reports whether the kind is a typed graph's.
-func typed(kind string) bool { return kind == KindRSAGE || kind == KindRGCN }
+func typed(kind string) bool { return kind == KindRSAGE || kind == KindRGCN || kind == KindRGAT }
 
 // Typed reports whether the model is a typed graph's (Types and Relations
 // set).

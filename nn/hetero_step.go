@@ -28,8 +28,6 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 	h.ws.release()
 	h.caps = append([]LayerCaps(nil), caps...)
 	h.act, h.dAct, h.mask = grid[backend.Buffer](L, T), grid[backend.Buffer](L, T), grid[backend.Buffer](L, T)
-	h.edgeW, h.agg = grid[backend.Buffer](L, R), grid[backend.Buffer](L, R)
-	biggest := 0
 	for l, lc := range caps {
 		for t, tc := range lc.Types {
 			_, out := c.typeDims(l, t)
@@ -42,15 +40,12 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 				n.reserve(&h.ws, fmt.Sprintf("layer %d %s normalisation", l, c.Types[t].Name), tc.Dst)
 			}
 		}
-		for r, rel := range c.Relations {
-			inS, _ := c.typeDims(l, rel.Src)
-			n := lc.Types[rel.Dst].Dst * inS
-			h.edgeW[l][r] = h.ws.alloc(fmt.Sprintf("layer %d %s edge weights", l, rel.Name), backend.F32, lc.Edges[r])
-			h.agg[l][r] = h.ws.allocRows(fmt.Sprintf("layer %d %s neighbour means", l, rel.Name), backend.F32, n)
-			biggest = max(biggest, n)
-		}
 	}
-	h.dAgg = h.ws.allocRows("neighbour mean gradients", backend.F32, biggest)
+	if c.Kind == KindRGAT {
+		h.reserveGAT(caps)
+	} else {
+		h.reserveMeans(caps)
+	}
 	if c.Bases > 0 {
 		h.basisW = make([]backend.Buffer, L)
 		largest := 0
@@ -77,6 +72,25 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 	return nil
 }
 
+// reserveMeans allocates RSAGE's and RGCN's per-relation state for caps:
+// the edge weights and the neighbour means, and one relation's mean
+// gradient at a time.
+func (h *heteroNet) reserveMeans(caps []LayerCaps) {
+	c := h.cfg
+	h.edgeW, h.agg = grid[backend.Buffer](c.Layers, len(c.Relations)), grid[backend.Buffer](c.Layers, len(c.Relations))
+	biggest := 0
+	for l, lc := range caps {
+		for r, rel := range c.Relations {
+			inS, _ := c.typeDims(l, rel.Src)
+			n := lc.Types[rel.Dst].Dst * inS
+			h.edgeW[l][r] = h.ws.alloc(fmt.Sprintf("layer %d %s edge weights", l, rel.Name), backend.F32, lc.Edges[r])
+			h.agg[l][r] = h.ws.allocRows(fmt.Sprintf("layer %d %s neighbour means", l, rel.Name), backend.F32, n)
+			biggest = max(biggest, n)
+		}
+	}
+	h.dAgg = h.ws.allocRows("neighbour mean gradients", backend.F32, biggest)
+}
+
 // zeroDead zeroes the gradients of the parameters that make rows of types
 // without rows in the envelope (the top layer's types other than the
 // target, ...): Backward never writes them, and Adam reads them.
@@ -89,7 +103,7 @@ func (h *heteroNet) zeroDead() {
 			}
 			var ps []*Param
 			for _, r := range c.relsInto(t) {
-				ps = append(ps, ly.rels[r].self, ly.rels[r].neigh, ly.rels[r].bias)
+				ps = append(ps, ly.rels[r].params()...)
 			}
 			if ly.root != nil {
 				ps = append(ps, ly.root[t], ly.tbias[t])
@@ -181,6 +195,10 @@ func (h *heteroNet) relWeight(l, r int) (w, g backend.Buffer) {
 func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand, afterBottom func()) backend.Buffer {
 	c, be := h.cfg, h.be
 	h.training = train
+	h.attnP, h.attnR = 0, backend.Rand{}
+	if train && c.AttnDropout > 0 {
+		h.attnP, h.attnR = c.AttnDropout, rnd
+	}
 	for l, ly := range h.layers {
 		h.dropP[l] = 0
 		if train && c.hiddenOut(l) {
@@ -191,7 +209,7 @@ func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand, afterBo
 			be.Linear(ly.comp.W, backend.Count{Buf: h.relCount, Cap: len(c.Relations)}, ly.bases.W, c.Bases, in*out, h.basisW[l], false)
 		}
 		for r, rel := range c.Relations {
-			if h.live(l, rel.Dst) {
+			if h.edgeW != nil && h.live(l, rel.Dst) { // RGAT weighs edges by attention
 				be.MeanWeights(b.Rels[l][r], h.edgeW[l][r])
 			}
 		}
@@ -222,8 +240,20 @@ func (h *heteroNet) targetOutputs() []backend.Buffer {
 }
 
 // forwardType writes type t's outputs at layer l: the relations rs into
-// it, their biases, then ReLU and dropout below the top.
+// it (summed), their biases, then normalisation, ReLU and dropout below
+// the top.
 func (h *heteroNet) forwardType(b *TypedBatch, l, t int, rs []int, rnd backend.Rand) {
+	if h.cfg.Kind == KindRGAT {
+		h.gatMessages(b, l, t, rs)
+	} else {
+		h.messages(b, l, t, rs)
+	}
+	h.finish(b, l, t, rs, rnd)
+}
+
+// messages writes RSAGE's or RGCN's sum over the relations rs into type t
+// at layer l (before any bias) into its outputs.
+func (h *heteroNet) messages(b *TypedBatch, l, t int, rs []int) {
 	c, be, ly := h.cfg, h.be, h.layers[l]
 	n, y := b.Dst[l][t], h.act[l][t]
 	inT, out := c.typeDims(l, t)
@@ -245,15 +275,29 @@ func (h *heteroNet) forwardType(b *TypedBatch, l, t int, rs []int, rnd backend.R
 		be.Linear(h.agg[l][r], n, w, inS, out, y, acc)
 		acc = true
 	}
-	biases := []*Param{}
+}
+
+// biases are the biases added to type t's outputs at layer l, the last one
+// with the activation: RGCN's type bias, or each relation's into it.
+func (h *heteroNet) biases(l, t int, rs []int) []*Param {
+	ly := h.layers[l]
 	if ly.tbias != nil {
-		biases = append(biases, ly.tbias[t])
+		return []*Param{ly.tbias[t]}
 	}
+	var ps []*Param
 	for _, r := range rs {
-		if p := ly.rels[r].bias; p != nil {
-			biases = append(biases, p)
-		}
+		ps = append(ps, ly.rels[r].bias)
 	}
+	return ps
+}
+
+// finish adds type t's biases to its outputs at layer l, then normalises
+// them and applies ReLU and dropout below the top.
+func (h *heteroNet) finish(b *TypedBatch, l, t int, rs []int, rnd backend.Rand) {
+	c, be := h.cfg, h.be
+	n, y := b.Dst[l][t], h.act[l][t]
+	_, out := c.typeDims(l, t)
+	biases := h.biases(l, t, rs)
 	for _, p := range biases[:len(biases)-1] {
 		be.BiasActDropout(y, n, out, p.W, false, 0, backend.Rand{}, nil, y)
 	}
@@ -318,26 +362,46 @@ func (h *heteroNet) backward(b *TypedBatch) {
 	}
 }
 
-// backwardType is forwardType's backward: the bias, activation and dropout
-// (their gradient in place of dAct), then each product's weight gradient
-// and the inputs' gradients, added into theirs.
+// backwardType is forwardType's backward: the bias, activation and
+// dropout (their gradient in place of dAct), then the relations' (and
+// roots') weight gradients and the inputs' gradients, added into theirs.
 func (h *heteroNet) backwardType(b *TypedBatch, l, t int, rs []int) {
-	c, be, ly := h.cfg, h.be, h.layers[l]
-	n, dz := b.Dst[l][t], h.dAct[l][t]
-	inT, out := c.typeDims(l, t)
-	xT, dxT := h.input(b, l, t), h.inputGrad(b, l, t)
-	var dbias *Param
-	if ly.tbias != nil {
-		dbias = ly.tbias[t]
+	h.finishBackward(b, l, t, rs)
+	if h.cfg.Kind == KindRGAT {
+		h.gatMessagesBackward(b, l, t, rs)
 	} else {
-		dbias = ly.rels[rs[len(rs)-1]].bias
+		h.messagesBackward(b, l, t, rs)
 	}
+}
+
+// finishBackward is finish's backward: the gradient before the bias,
+// normalisation, activation and dropout replaces type t's output gradient
+// at layer l, and every bias added to the rows gets the same gradient.
+func (h *heteroNet) finishBackward(b *TypedBatch, l, t int, rs []int) {
+	c, be := h.cfg, h.be
+	n, dz := b.Dst[l][t], h.dAct[l][t]
+	_, out := c.typeDims(l, t)
+	biases := h.biases(l, t, rs)
+	dbias := biases[len(biases)-1]
 	if nm := h.norm(l, t); nm != nil {
 		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, c.hiddenOut(l), h.dropP[l], h.dropMask(l, t), dz, nil)
 		nm.backward(dz, n, dbias.G) // the gradient before the normalisation, and the bias's
 	} else {
 		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, c.hiddenOut(l), h.dropP[l], h.dropMask(l, t), dz, dbias.G)
 	}
+	for _, p := range biases[:len(biases)-1] {
+		be.Convert(dbias.G, p.G) // every bias adds to the same rows
+	}
+}
+
+// messagesBackward is messages' backward: each product's weight gradient
+// and the inputs' gradients, added into theirs, from type t's gradient
+// before its biases at layer l.
+func (h *heteroNet) messagesBackward(b *TypedBatch, l, t int, rs []int) {
+	c, be, ly := h.cfg, h.be, h.layers[l]
+	n, dz := b.Dst[l][t], h.dAct[l][t]
+	inT, out := c.typeDims(l, t)
+	xT, dxT := h.input(b, l, t), h.inputGrad(b, l, t)
 	if ly.root != nil {
 		be.LinearBackwardWeight(xT, dz, n, inT, out, ly.root[t].G, false)
 		if dxT != nil {
@@ -345,14 +409,10 @@ func (h *heteroNet) backwardType(b *TypedBatch, l, t int, rs []int) {
 		}
 	}
 	for _, r := range rs {
-		w := ly.rels[r]
-		if w.bias != nil && w.bias != dbias {
-			be.Convert(dbias.G, w.bias.G) // every relation's bias adds to the same rows
-		}
-		if w.self != nil {
-			be.LinearBackwardWeight(xT, dz, n, inT, out, w.self.G, false)
+		if w := ly.rels[r].self; w != nil {
+			be.LinearBackwardWeight(xT, dz, n, inT, out, w.G, false)
 			if dxT != nil {
-				be.LinearBackwardData(dz, n, w.self.W, inT, out, dxT, true)
+				be.LinearBackwardData(dz, n, w.W, inT, out, dxT, true)
 			}
 		}
 		s := c.Relations[r].Src
@@ -365,72 +425,4 @@ func (h *heteroNet) backwardType(b *TypedBatch, l, t int, rs []int) {
 			be.AggregateBackward(b.Rels[l][r], h.edgeW[l][r], nil, dAgg, inS, dxS)
 		}
 	}
-}
-
-// ReserveTyped allocates a typed model's workspaces for the envelope caps
-// (one per layer, bottom first), as Reserve does a one-type model's.
-func (m *Model) ReserveTyped(caps []LayerCaps) error {
-	if m.hetero == nil {
-		return fmt.Errorf("nn: ReserveTyped: %s is not a typed model", m.cfg.Kind)
-	}
-	m.haveLoss = false
-	return m.hetero.reserve(caps)
-}
-
-// TypedCaps is the envelope a typed model was reserved for.
-func (m *Model) TypedCaps() []LayerCaps {
-	if m.hetero == nil {
-		return nil
-	}
-	return m.hetero.caps
-}
-
-// forwardTyped is Forward of a typed model.
-func (m *Model) forwardTyped(b *Batch, train bool, r backend.Rand) backend.Buffer {
-	if err := m.CheckBatch(b); err != nil {
-		m.fail(fmt.Errorf("nn: Forward: %w", err))
-		return m.logits()
-	}
-	if train && m.cfg.Dropout > 0 && r.Clock == nil {
-		m.fail(fmt.Errorf("nn: Forward: dropout %v needs a Rand with a clock", m.cfg.Dropout))
-		return m.logits()
-	}
-	return m.hetero.forward(b.Typed, train, r, b.AfterBottom)
-}
-
-// lossTyped is Loss of a typed model: the target type's seeds.
-func (m *Model) lossTyped(b *Batch, logits backend.Buffer) (backend.Buffer, backend.Count) {
-	h, top := m.hetero, m.cfg.Layers-1
-	var correct backend.Count
-	if h.caps != nil {
-		correct = backend.Count{Buf: h.correct, Cap: h.caps[top].Types[m.cfg.Target].Dst}
-	}
-	if m.err != nil {
-		return h.loss, correct
-	}
-	if err := m.CheckBatch(b); err != nil {
-		m.fail(fmt.Errorf("nn: Loss: %w", err))
-		return h.loss, correct
-	}
-	if b.Labels == nil {
-		m.fail(fmt.Errorf("nn: Loss: batch has no Labels"))
-		return h.loss, correct
-	}
-	var den backend.Count
-	if sh := b.Share; sh != nil {
-		den = sh.Den
-	}
-	m.be.SoftmaxCrossEntropy(logits, b.Labels, b.Typed.Dst[top][m.cfg.Target], den, m.cfg.Classes, h.loss, m.dlogits(), correct)
-	m.haveLoss = true
-	return h.loss, correct
-}
-
-// TypedOutput is a typed model's output of type t at layer l after its
-// last Forward (F32 [the type's destinations, width], the seeds' rows
-// first), or nil for a one-type model.
-func (m *Model) TypedOutput(l, t int) backend.Buffer {
-	if h := m.hetero; h != nil && h.act != nil {
-		return h.act[l][t]
-	}
-	return nil
 }

@@ -196,9 +196,9 @@ func NewModel(be backend.Backend, cfg Config, seed uint64) (*Model, error) {
 }
 
 // checkCapabilities says which capability of the backend cfg's layers need
-// and be lacks: attention (backend.Attention) for GAT.
+// and be lacks: attention (backend.Attention) for GAT and RGAT.
 func checkCapabilities(be backend.Backend, cfg Config) error {
-	if cfg.Kind == KindGAT {
+	if attends(cfg.Kind) {
 		if _, err := backend.AttentionOf(be); err != nil {
 			return fmt.Errorf("nn: a %s model: %w", cfg.Kind, err)
 		}

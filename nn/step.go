@@ -272,15 +272,7 @@ func (m *Model) Loss(b *Batch, logits backend.Buffer) (loss backend.Buffer, corr
 	if m.caps != nil {
 		correct = backend.Count{Buf: m.correct, Cap: m.caps[top].Dst}
 	}
-	if m.err != nil {
-		return m.loss, correct
-	}
-	if err := m.CheckBatch(b); err != nil {
-		m.fail(fmt.Errorf("nn: Loss: %w", err))
-		return m.loss, correct
-	}
-	if b.Labels == nil {
-		m.fail(fmt.Errorf("nn: Loss: batch has no Labels"))
+	if !m.lossReady(b) {
 		return m.loss, correct
 	}
 	if logits == nil || logits.DType() != backend.F32 || logits.Len() < m.caps[top].Dst*m.cfg.Classes {
@@ -294,6 +286,23 @@ func (m *Model) Loss(b *Batch, logits backend.Buffer) (loss backend.Buffer, corr
 	m.be.SoftmaxCrossEntropy(logits, b.Labels, b.Blocks[top].NumDst, den, m.cfg.Classes, m.loss, m.dlogits(), correct)
 	m.haveLoss = true
 	return m.loss, correct
+}
+
+// lossReady reports whether Loss may go on with b: no earlier error, a
+// batch that fits, with labels (failing the model otherwise).
+func (m *Model) lossReady(b *Batch) bool {
+	if m.err != nil {
+		return false
+	}
+	if err := m.CheckBatch(b); err != nil {
+		m.fail(fmt.Errorf("nn: Loss: %w", err))
+		return false
+	}
+	if b.Labels == nil {
+		m.fail(fmt.Errorf("nn: Loss: batch has no Labels"))
+		return false
+	}
+	return true
 }
 
 // Backward propagates the gradient kept by Loss through every layer and

@@ -28,19 +28,23 @@ trained on sampled neighbours (gin_sum "capped") is loaded and run all the
 same, with a warning: PyG then sums hubs at a larger scale than the model
 was trained for, and its accuracy is not fanout's.
 
-Typed models (the metadata's model rsage or rgcn; DATASET_DIR a typed
-dataset, read by pyg_hetero.py's load): the wrapper pyg_hetero.py trains,
-a torch.nn.Embedding per featureless type (embed.<type>.weight) and gnn, a
-to_hetero module (a sum over the relations into a type) over the types and
-relations of the metadata, in its order: for rsage to_hetero(GraphSAGE),
-for rgcn to_hetero(RGCN) below (per relation a neighbour mean through its
-weight, no bias; per type its own row through a Linear with bias). Their
-input widths are lazy (-1): one forward pass over the whole graph sets
-them from the data, so that loading with strict=True then also checks
-every width of the file against the data's. Inference runs on the whole
-graph with every neighbour, in eval mode; the valid and test accuracies of
-the target type are printed, to compare with `fanout eval` of a model
-trained with --fanouts -1,... (every neighbour).
+Typed models (the metadata's model rsage, rgcn or rgat; DATASET_DIR a
+typed dataset, read by pyg_hetero.py's load): the wrapper pyg_hetero.py
+trains, a torch.nn.Embedding per featureless type (embed.<type>.weight)
+and gnn, a to_hetero module (a sum over the relations into a type) over
+the types and relations of the metadata, in its order: for rsage
+to_hetero(GraphSAGE), for rgcn to_hetero(RGCN) below (per relation a
+neighbour mean through its weight, no bias; per type its own row through a
+Linear with bias). Their input widths are lazy (-1): one forward pass over
+the whole graph sets them from the data, so that loading with strict=True
+then also checks every width of the file against the data's. For rgat,
+RGAT below: per layer and relation a GATConv(add_self_loops=False), keyed
+as to_hetero keys its copies, summed into each type as HeteroConv sums
+them; its widths come from the metadata, which is checked against the
+data. Inference runs on the whole graph with every neighbour, in eval
+mode; the valid and test accuracies of the target type are printed, to
+compare with `fanout eval` of a model trained with --fanouts -1,... (every
+neighbour).
 
 usage: pyg_roundtrip.py DATASET_DIR MODEL.safetensors
 """
@@ -109,9 +113,72 @@ class RGCN(torch.nn.Module):
         return self.lin(x) if self.jk else x
 
 
+class RGAT(torch.nn.Module):
+    """fanout's rgat, MLPerf's RGNN(model="rgat") with fanout's options: in
+    each layer, per relation (its module keyed src__rel__dst, as to_hetero
+    keys its copies), PyG's GATConv(add_self_loops=False): GATConv(in, ...)
+    with one lin where the relation's source and destination rows have one
+    width, GATConv((in_src, in_dst), ...) with lin_src and lin_dst where
+    they differ; heads concatenated below the top, out_heads averaged at it.
+    The relations into a type are summed (HeteroConv(aggr="sum")); between
+    layers each type's rows are normalised (norm, BasicGNN's) and go
+    through ReLU; with jk every layer is hidden and lin (one per type, as
+    to_hetero gives BasicGNN's lin to each) maps the jumping knowledge of
+    the layers to the classes. Dropout, training's only, is left out."""
+
+    def __init__(self, node_types, edge_types, in_channels, hidden, out, layers, heads, out_heads, norm=None,
+                 jk=None):
+        super().__init__()
+        self.edge_types = [(f"{s}__{r}__{d}", (s, r, d)) for s, r, d in edge_types]
+        self.hidden_layers = layers if jk else layers - 1
+        self.convs = torch.nn.ModuleList()
+        for i in range(layers):
+            convs = {}
+            for key, (s, _, d) in self.edge_types:
+                src, dst = (in_channels[s], in_channels[d]) if i == 0 else (hidden, hidden)
+                width = src if src == dst else (src, dst)
+                if i < self.hidden_layers:
+                    convs[key] = GATConv(width, hidden // heads, heads=heads, add_self_loops=False)
+                else:
+                    convs[key] = GATConv(width, out, heads=out_heads, concat=False, add_self_loops=False)
+            self.convs.append(torch.nn.ModuleDict(convs))
+        make = {"batch_norm": lambda: BatchNorm(hidden), "layer_norm": lambda: LayerNorm(hidden, mode="node")}
+        self.norms = None
+        if norm:
+            self.norms = torch.nn.ModuleList(torch.nn.ModuleDict({t: make[norm]() for t in node_types})
+                                             for _ in range(self.hidden_layers))
+        self.jk = jk
+        if jk:
+            width = layers * hidden if jk == "cat" else hidden
+            self.lin = torch.nn.ModuleDict({t: Linear(width, out) for t in node_types})
+
+    def forward(self, x, edge_index):
+        xs = []
+        for i, convs in enumerate(self.convs):
+            out = {}
+            for key, (s, r, d) in self.edge_types:
+                if (s, r, d) not in edge_index or s not in x or d not in x:
+                    continue
+                y = convs[key](x[s] if s == d else (x[s], x[d]), edge_index[(s, r, d)])
+                out[d] = out[d] + y if d in out else y
+            x = out
+            if i < self.hidden_layers:
+                if self.norms is not None:
+                    x = {t: self.norms[i][t](v) for t, v in x.items()}
+                x = {t: v.relu() for t, v in x.items()}
+            xs.append(x)
+        if not self.jk:
+            return x
+        if self.jk == "cat":
+            x = {t: torch.cat([h[t] for h in xs], dim=-1) for t in x}
+        elif self.jk == "max":
+            x = {t: torch.stack([h[t] for h in xs], dim=-1).max(dim=-1)[0] for t in x}
+        return {t: self.lin[t](v) for t, v in x.items()}
+
+
 def typed(args, meta):
-    """The round trip of a typed model (rsage, rgcn): JSON of the target's
-    valid and test accuracies under full-graph inference."""
+    """The round trip of a typed model (rsage, rgcn, rgat): JSON of the
+    target's valid and test accuracies under full-graph inference."""
     import pyg_hetero  # beside this file: the typed dataset reader and the wrapper it trains
 
     data, target, classes = pyg_hetero.load(args.data)
@@ -149,6 +216,9 @@ def typed(args, meta):
     jk = meta.get("jk")
     if meta["model"] == "rsage":
         gnn = pyg_hetero.rsage(metadata, hidden, layers, out, dropout=0.0, norm=norm, norm_kwargs=norm_kwargs, jk=jk)
+    elif meta["model"] == "rgat":
+        gnn = RGAT(node_types, edge_types, in_channels, hidden, out, layers, int(meta["heads"]), int(meta["out_heads"]),
+                   norm, jk)
     else:
         gnn = to_hetero(RGCN(hidden, out, layers, norm, jk), metadata, aggr="sum")
     model = pyg_hetero.Model(embeds, gnn).to(args.device).eval()
@@ -176,7 +246,7 @@ def main():
     args = p.parse_args()
     with safe_open(args.weights, framework="pt") as f:
         meta = f.metadata()
-    if meta.get("model") in ("rsage", "rgcn"):
+    if meta.get("model") in ("rsage", "rgcn", "rgat"):
         return typed(args, meta)
     kind = meta["pyg_model"].rsplit(".", 1)[1]
     cls = {"GraphSAGE": GraphSAGE, "GCN": GCN, "GIN": GIN, "GAT": GAT}[kind]

@@ -22,7 +22,7 @@ const (
 type Config struct {
 	// Task is what is learnt: TaskNode (or "") or TaskLink.
 	Task        string  `json:"task,omitempty"`
-	Model       string  `json:"model"`             // "sage", "gcn", "gin", "gat"; typed graphs' "rsage", "rgcn"
+	Model       string  `json:"model"`             // "sage", "gcn", "gin", "gat"; typed graphs' "rsage", "rgcn", "rgat"
 	Layers      int     `json:"layers"`            // number of GNN layers
 	Hidden      int     `json:"hidden"`            // hidden width
 	Fanouts     []int   `json:"fanouts"`           // per hop from the seeds; -1 = all, 0 = none
@@ -55,7 +55,7 @@ type Config struct {
 	// node classification's accuracy, link prediction's ROC-AUC) reaches
 	// it, 0 < TargetAcc <= 1; the summary reports the time to it.
 	TargetAcc float64 `json:"target_acc,omitempty"`
-	// GAT: attention heads per hidden layer (a hidden layer concatenates
+	// GAT and RGAT: attention heads per hidden layer (a hidden layer concatenates
 	// Heads heads of Hidden/Heads columns; 0 means 1), heads of the last
 	// layer (averaged, each of the output's width; 0 means Heads), and the
 	// dropout probability on the attention coefficients.
@@ -114,7 +114,7 @@ func (c Config) ModelConfig(inDim, outDim int) nn.Config {
 	if c.Model == nn.KindGIN {
 		mc.GINFanouts = FormatFanouts(c.Fanouts) // its sums weigh what training summed
 	}
-	if c.Model == nn.KindGAT {
+	if c.Attends() {
 		mc.Heads, mc.OutHeads, mc.AttnDropout = max(c.Heads, 1), c.OutHeads, c.AttnDropout
 		if mc.OutHeads == 0 {
 			mc.OutHeads = mc.Heads

@@ -47,7 +47,7 @@ func (c Config) Validate() error {
 func (c Config) checkModel() error {
 	switch {
 	case c.Model != nn.KindSAGE && c.Model != nn.KindGCN && c.Model != nn.KindGIN && c.Model != nn.KindGAT && !c.TypedModel():
-		return bad("model", "%s is not a model (want sage, gcn, gin or gat; rsage or rgcn for typed graphs)", q(c.Model))
+		return bad("model", "%s is not a model (want sage, gcn, gin or gat; rsage, rgcn or rgat for typed graphs)", q(c.Model))
 	case c.Activations != "" && c.Activations != "float32" && c.Activations != "bfloat16":
 		return bad("activations", "%s, want float32 or bfloat16", q(c.Activations))
 	case c.BottomProducts != "" && c.BottomProducts != "float32" && c.BottomProducts != "bfloat16":
@@ -67,17 +67,17 @@ func (c Config) checkModel() error {
 		return bad("gin_eps", "%s, want 0 or learn", q(c.GINEps))
 	case c.Heads < 0 || c.Heads > 1024:
 		return bad("heads", "%d, want 1 to 1024", c.Heads)
-	case c.Heads > 1 && c.Model != nn.KindGAT:
-		return bad("heads", "%d, but only gat has attention heads (model %s)", c.Heads, c.Model)
+	case c.Heads > 1 && !c.Attends():
+		return bad("heads", "%d, but only gat and rgat have attention heads (model %s)", c.Heads, c.Model)
 	case c.OutHeads < 0 || c.OutHeads > 1024:
 		return bad("out_heads", "%d, want 1 to 1024 (0: as heads)", c.OutHeads)
-	case c.OutHeads > 0 && c.Model != nn.KindGAT:
-		return bad("out_heads", "%d, but only gat has attention heads (model %s)", c.OutHeads, c.Model)
+	case c.OutHeads > 0 && !c.Attends():
+		return bad("out_heads", "%d, but only gat and rgat have attention heads (model %s)", c.OutHeads, c.Model)
 	case !(c.AttnDropout >= 0 && c.AttnDropout < 1):
 		return bad("attn_dropout", "%g, want 0 <= p < 1", c.AttnDropout)
-	case c.AttnDropout != 0 && c.Model != nn.KindGAT:
-		return bad("attn_dropout", "%g, but only gat has attention (model %s)", c.AttnDropout, c.Model)
-	case c.Model == nn.KindGAT && c.Layers > 1 && c.Hidden%max(c.Heads, 1) != 0:
+	case c.AttnDropout != 0 && !c.Attends():
+		return bad("attn_dropout", "%g, but only gat and rgat have attention (model %s)", c.AttnDropout, c.Model)
+	case c.Attends() && (c.Layers > 1 || (c.JK != "" && c.JK != nn.JKNone)) && c.Hidden%max(c.Heads, 1) != 0:
 		return bad("hidden", "%d is not a multiple of heads %d (a GAT hidden layer concatenates its heads)", c.Hidden, c.Heads)
 	case c.Layers < 1 || c.Layers > nn.MaxLayers:
 		return bad("layers", "%d, want 1 to %d", c.Layers, nn.MaxLayers)

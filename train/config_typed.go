@@ -7,8 +7,15 @@ import (
 	"github.com/fanout-gnn/fanout/nn"
 )
 
-// TypedModel reports whether the model is a typed graph's (rsage, rgcn).
-func (c Config) TypedModel() bool { return c.Model == nn.KindRSAGE || c.Model == nn.KindRGCN }
+// TypedModel reports whether the model is a typed graph's (rsage, rgcn,
+// rgat).
+func (c Config) TypedModel() bool {
+	return c.Model == nn.KindRSAGE || c.Model == nn.KindRGCN || c.Model == nn.KindRGAT
+}
+
+// Attends reports whether the model has graph attention (gat, rgat), whose
+// settings heads, out_heads and attn_dropout are.
+func (c Config) Attends() bool { return c.Model == nn.KindGAT || c.Model == nn.KindRGAT }
 
 // checkTyped checks the typed graphs' settings: their values, and that
 // the typed models take none of the one-type models' options. Whether the
@@ -54,7 +61,7 @@ func (c Config) checkTyped() error {
 func (c Config) CheckDataset(ds *dataset.Dataset) error {
 	switch {
 	case ds.Typed() && !c.TypedModel():
-		return bad("model", "%s is a model of one vertex type, and %s has %d (want rsage or rgcn)", c.Model, ds.Name, len(ds.Types))
+		return bad("model", "%s is a model of one vertex type, and %s has %d (want rsage, rgcn or rgat)", c.Model, ds.Name, len(ds.Types))
 	case !ds.Typed() && c.TypedModel():
 		return bad("model", "%s is a typed graphs' model, and %s has one vertex type (want sage, gcn, gin or gat)", c.Model, ds.Name)
 	}

@@ -72,21 +72,24 @@ func TestTypedSamplesCUDA(t *testing.T) {
 }
 
 // TestTypedReplayBitwiseCUDA: with the deterministic aggregation backward
-// and capacity GEMMs, typed runs (rsage, rgcn) on the GPU give the same
-// losses and parameters eager twice, and replayed (both at the
-// conservative envelope) the eager run's, bit for bit, with the next
-// step's sampling beside the step and in order; the first steps' losses
-// are the CPU's within 1e-3.
+// and capacity GEMMs, typed runs (rsage, rgcn, rgat with four heads and
+// attention dropout) on the GPU give the same losses and parameters eager
+// twice, and replayed (both at the conservative envelope) the eager run's,
+// bit for bit, with the next step's sampling beside the step and in
+// order; the first steps' losses are the CPU's within 1e-3.
 func TestTypedReplayBitwiseCUDA(t *testing.T) {
 	gpu := openCUDAWith(t, cuda.Options{Deterministic: true, CapacityGemm: true})
 	ds := heteroTiny(t)
 	for _, c := range []struct {
-		model   string
-		dropout float32
-	}{{"rsage", 0.5}, {"rsage", 0}, {"rgcn", 0.5}} {
-		name := fmt.Sprintf("%s dropout %g", c.model, c.dropout)
+		model         string
+		dropout, attn float32
+	}{{"rsage", 0.5, 0}, {"rsage", 0, 0}, {"rgcn", 0.5, 0}, {"rgat", 0.5, 0.3}} {
+		name := fmt.Sprintf("%s dropout %g attention dropout %g", c.model, c.dropout, c.attn)
 		cfg := heteroConfig(t, c.model)
 		cfg.Epochs, cfg.Dropout = 4, c.dropout
+		if c.model == "rgat" {
+			cfg.Heads, cfg.AttnDropout = 4, c.attn
+		}
 		eagerLoss, eagerParams := eagerRun(t, gpu, ds, cfg)
 		eager2, _ := eagerRun(t, gpu, ds, cfg)
 		inOrder, inOrderParams, _ := replayRun(t, gpu, ds, cfg, ReplayOptions{InOrder: true})

@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"testing"
@@ -35,21 +36,29 @@ func majorityShare(labels []int32, ids []int64) float64 {
 	return float64(most) / float64(len(ids))
 }
 
-// TestTypedLearns: rsage, rgcn and rgcn with bases, trained on hetero-tiny
-// on the CPU, classify its test papers far above the most common class:
-// their labels are communities that the relations respect.
+// TestTypedLearns: rsage, rgcn, rgcn with bases and rgat (four heads; and
+// as MLPerf's benchmark shapes it, a linear head over the last layer),
+// trained on hetero-tiny on the CPU, classify its test papers far above
+// the most common class: their labels are communities that the relations
+// respect.
 func TestTypedLearns(t *testing.T) {
 	ds := heteroTiny(t)
 	floor := majorityShare(ds.Labels, ds.Test)
 	for _, c := range []struct {
 		name, model string
 		bases       int
-	}{{"rsage", "rsage", 0}, {"rgcn", "rgcn", 0}, {"rgcn-bases", "rgcn", 4}, {"rsage-batchnorm", "rsage", -1}} {
+		heads       int
+		jk          string
+	}{{"rsage", "rsage", 0, 0, ""}, {"rgcn", "rgcn", 0, 0, ""}, {"rgcn-bases", "rgcn", 4, 0, ""}, {"rsage-batchnorm", "rsage", -1, 0, ""},
+		{"rgat", "rgat", 0, 4, ""}, {"rgat-jk-last", "rgat", 0, 4, "last"}} {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := heteroConfig(t, c.model)
-			cfg.Bases, cfg.Epochs = max(c.bases, 0), 8
+			cfg.Bases, cfg.Epochs, cfg.JK = max(c.bases, 0), 8, c.jk
 			if c.bases < 0 {
 				cfg.Norm = "batch"
+			}
+			if c.heads > 0 {
+				cfg.Heads = c.heads
 			}
 			data := ds
 			if c.bases > 0 {
@@ -272,19 +281,29 @@ func TestTypedTablesTrainReadRowsOnly(t *testing.T) {
 // the record wrapper) gives the eager run's every step loss and final
 // parameters, learned tables and running statistics included, bit for
 // bit: the whole typed step, sampling included, is captured (with batch
-// and layer normalisation too).
+// and layer normalisation too; rgat's attention dropout drawn on the
+// device's clock).
 func TestTypedReplayReproducesEagerBitwise(t *testing.T) {
 	ds := heteroTiny(t)
-	for _, c := range []struct{ model, norm, jk string }{{"rsage", "", ""}, {"rgcn", "", ""}, {"rsage", "batch", ""}, {"rgcn", "layer", "cat"}, {"rsage", "", "max"}} {
+	for _, c := range []struct {
+		model, norm, jk string
+		attnDropout     float32
+	}{{"rsage", "", "", 0}, {"rgcn", "", "", 0}, {"rsage", "batch", "", 0}, {"rgcn", "layer", "cat", 0}, {"rsage", "", "max", 0},
+		{"rgat", "", "", 0.3}, {"rgat", "layer", "last", 0}} {
 		cfg := heteroConfig(t, c.model)
 		cfg.Epochs, cfg.Norm, cfg.JK = 2, c.norm, c.jk
-		replayMatchesEager(t, c.model+" norm "+c.norm+" jk "+c.jk, ds, cfg, 8)
+		if c.model == "rgat" {
+			cfg.Heads, cfg.AttnDropout = 4, c.attnDropout
+		}
+		replayMatchesEager(t, fmt.Sprintf("%s norm %s jk %s attention dropout %g", c.model, c.norm, c.jk, c.attnDropout), ds, cfg, 8)
 	}
 }
 
 // TestTypedRefusals: a typed dataset with a one-type model, a one-type
-// dataset with a typed model, an unknown relation's fanouts and bases over
-// input rows of several widths are refused by the setting's name.
+// dataset with a typed model, an unknown relation's fanouts, bases over
+// input rows of several widths, attention heads of a model without
+// attention and rgat's heads that do not divide the hidden width are
+// refused by the setting's name.
 func TestTypedRefusals(t *testing.T) {
 	ds := heteroTiny(t)
 	for _, c := range []struct {
@@ -298,6 +317,9 @@ func TestTypedRefusals(t *testing.T) {
 		{"unknown relation", func(c *Config) { c.RelationFanouts = map[string][]int{"likes": {1, 1}} }, ds, "relation_fanouts"},
 		{"bases, two widths", func(c *Config) { c.Model, c.Bases = "rgcn", 2 }, ds, "bases"},
 		{"full eval", func(c *Config) { c.FullEval = true }, ds, "full_eval"},
+		{"heads without attention", func(c *Config) { c.Heads = 4 }, ds, "heads"},
+		{"rgat, hidden of 64 in 3 heads", func(c *Config) { c.Model, c.Heads = "rgat", 3 }, ds, "hidden"},
+		{"rgat, one-type data", func(c *Config) { c.Model = "rgat" }, tinyData(t), "model"},
 	} {
 		cfg := heteroConfig(t, "rsage")
 		c.edit(&cfg)

@@ -101,6 +101,13 @@ var stickyCases = []stickyCase{
 		blk.SrcIDs = e.upload(ids)
 		e.be.AggregateConcatTable(blk, e.upload(e.randF32(h.capEdges, 1)), e.upload(e.randF32(5*8, 1)), 8, e.poison(h.capDst*16))
 	}, ""},
+	{"HeadAggregate", func(e *env) { // a bipartite block's out sized by its sources, fewer than its destinations
+		h := e.attBlock(30, 10)
+		blk := e.uploadBlock(h)
+		blk.Bipartite = true
+		e.att().HeadAggregate(blk, e.upload(e.randF32((h.capDst+h.capEdges)*2, 1)), e.upload(e.randF32(h.capSrc*8, 1)), 2, 4,
+			false, e.poison(h.capSrc*8), false)
+	}, "out: buffer has"},
 	{"BiasActDropout", func(e *env) { // p > 0 without a mask
 		e.be.BiasActDropout(e.upload(e.randF32(12, 1)), e.count(3, 3), 4, nil, true, 0.5,
 			e.rand(1, 128, 0, 0), nil, e.poison(12))

@@ -10,7 +10,9 @@ import (
 
 // The graph attention ops against float64 references. Blocks carry a few
 // edges whose source lies outside the live sources (they must be skipped),
-// and one destination has no edges (only its self loop).
+// and one destination has no edges (only its self loop). Bipartite blocks
+// (a typed graph's relation: no self loop) have more destinations than
+// sources; their self-loop rows must come out 0 and add nothing.
 
 // attBlock is randomBlock with some edges' sources made invalid.
 func (e *env) attBlock(nDst, nSrc int) hostBlock {
@@ -26,10 +28,13 @@ func (e *env) attBlock(nDst, nSrc int) hostBlock {
 	return h
 }
 
-// attPos lists the positions of destination i: sources (-1 if invalid)
-// and coefficient rows.
-func attPos(h hostBlock, i int) (src, row []int) {
+// attPos lists the positions of destination i: sources (-1 if invalid,
+// and for the self loop of a bipartite block) and coefficient rows.
+func attPos(h hostBlock, i int, bip bool) (src, row []int) {
 	src, row = []int{i}, []int{i}
+	if bip {
+		src[0] = -1
+	}
 	for k := h.indptr[i]; k < h.indptr[i+1]; k++ {
 		j := int(h.indices[k])
 		if j < 0 || j >= h.nSrc {
@@ -133,16 +138,31 @@ type attCase struct {
 	heads int
 	p     float32
 	keys  bool
+	bip   bool // a bipartite block
 }
 
-var attCases = []attCase{{1, 0, false}, {3, 0, false}, {2, 0.4, false}, {4, 0.5, true}}
+var attCases = []attCase{{1, 0, false, false}, {3, 0, false, false}, {2, 0.4, false, false}, {4, 0.5, true, false},
+	{1, 0, false, true}, {3, 0.4, true, true}}
+
+// attBlockOf is the block of an attention case: attBlock's, or with bip a
+// bipartite one with more destinations than sources.
+func (e *env) attBlockOf(bip bool) (hostBlock, *backend.Block) {
+	if !bip {
+		h := e.attBlock(35, 80)
+		return h, e.uploadBlock(h)
+	}
+	h := e.attBlock(50, 20)
+	blk := e.uploadBlock(h)
+	blk.Bipartite = true
+	return h, blk
+}
 
 // attRef is the float64 reference of EdgeSoftmax for destination i and
 // head h: the coefficients of i's positions before dropout, each
 // position's pre-activation el + er (float32, as the op adds it), and its
 // scores' validity.
-func attRef(h hostBlock, el, er []float32, heads, i, hd int, slope float32) (alpha []float64, pre []float32) {
-	src, _ := attPos(h, i)
+func attRef(h hostBlock, el, er []float32, heads, i, hd int, slope float32, bip bool) (alpha []float64, pre []float32) {
+	src, _ := attPos(h, i, bip)
 	alpha, pre = make([]float64, len(src)), make([]float32, len(src))
 	m := math.Inf(-1)
 	s := make([]float64, len(src))
@@ -166,7 +186,9 @@ func attRef(h hostBlock, el, er []float32, heads, i, hd int, slope float32) (alp
 		}
 	}
 	for k := range alpha {
-		alpha[k] /= sum
+		if sum > 0 { // a bipartite block's destination without edges has no position
+			alpha[k] /= sum
+		}
 	}
 	return alpha, pre
 }
@@ -198,18 +220,18 @@ func testEdgeSoftmax(e *env) {
 	const slope = 0.2
 	for _, c := range attCases {
 		name := fmt.Sprintf("EdgeSoftmax %+v", c)
-		h := e.attBlock(35, 80)
+		h, blk := e.attBlockOf(c.bip)
 		el, er, r, idx := e.attInputs(h, c)
 		coef := e.poison((h.capDst + h.capEdges) * c.heads)
-		e.att().EdgeSoftmax(e.uploadBlock(h), e.upload(el), e.upload(er), c.heads, slope, c.p, r, coef)
+		e.att().EdgeSoftmax(blk, e.upload(el), e.upload(er), c.heads, slope, c.p, r, coef)
 		got := e.readF32(coef, (h.capDst+h.capEdges)*c.heads)
 		key := rng.Key{Seed: r.Seed, Epoch: 3, Step: 9, Stream: r.Stream}
 		var gotLive []float32
 		var want []float64
 		for i := range h.nDst {
-			_, rows := attPos(h, i)
+			_, rows := attPos(h, i, c.bip)
 			for hd := range c.heads {
-				alpha, _ := attRef(h, el, er, c.heads, i, hd, slope)
+				alpha, _ := attRef(h, el, er, c.heads, i, hd, slope, c.bip)
 				for k, row := range rows {
 					w := alpha[k]
 					if c.p > 0 {
@@ -230,18 +252,18 @@ func testEdgeSoftmaxBackward(e *env) {
 	const slope = 0.2
 	for _, c := range attCases {
 		name := fmt.Sprintf("EdgeSoftmaxBackward %+v", c)
-		h := e.attBlock(35, 80)
+		h, blk := e.attBlockOf(c.bip)
 		el, er, r, idx := e.attInputs(h, c)
 		dcoef := e.randF32((h.capDst+h.capEdges)*c.heads, 1)
 		del, der := e.poison(h.capSrc*c.heads), e.poison(h.capDst*c.heads)
-		e.att().EdgeSoftmaxBackward(e.uploadBlock(h), e.upload(el), e.upload(er), c.heads, slope, c.p, r, e.upload(dcoef), del, der)
+		e.att().EdgeSoftmaxBackward(blk, e.upload(el), e.upload(er), c.heads, slope, c.p, r, e.upload(dcoef), del, der)
 		key := rng.Key{Seed: r.Seed, Epoch: 3, Step: 9, Stream: r.Stream}
 		wantL, scaleL := make([]float64, h.nSrc*c.heads), make([]float64, h.nSrc*c.heads)
 		wantR, scaleR := make([]float64, h.nDst*c.heads), make([]float64, h.nDst*c.heads)
 		for i := range h.nDst {
-			src, rows := attPos(h, i)
+			src, rows := attPos(h, i, c.bip)
 			for hd := range c.heads {
-				alpha, pre := attRef(h, el, er, c.heads, i, hd, slope)
+				alpha, pre := attRef(h, el, er, c.heads, i, hd, slope, c.bip)
 				g := make([]float64, len(src))
 				var s float64
 				for k, row := range rows {
@@ -277,17 +299,22 @@ func testEdgeSoftmaxBackward(e *env) {
 	}
 }
 
-// headAggCase is one HeadAggregate configuration.
+// headAggCase is one HeadAggregate configuration: bip a bipartite block,
+// acc HeadAggregate's acc (out holds values to add to).
 type headAggCase struct {
 	heads, dim int
 	mean       bool
+	bip, acc   bool
 }
 
 // The CUDA backend groups lanes per head up to 32 heads and a bounded
 // width: {4, 64} and {4, 47, mean} are GAT's usual shapes; {2, 130} and
 // {33, 2} take its general kernels.
-var headAggCases = []headAggCase{{1, 1, false}, {3, 5, false}, {2, 16, false}, {4, 8, true}, {3, 33, true}, {1, 7, true},
-	{4, 64, false}, {4, 47, true}, {2, 130, true}, {33, 2, false}, {5, 40, false}}
+var headAggCases = []headAggCase{{1, 1, false, false, false}, {3, 5, false, false, false}, {2, 16, false, false, false},
+	{4, 8, true, false, false}, {3, 33, true, false, false}, {1, 7, true, false, false}, {4, 64, false, false, false},
+	{4, 47, true, false, false}, {2, 130, true, false, false}, {33, 2, false, false, false}, {5, 40, false, false, false},
+	{4, 64, false, true, true}, {4, 47, true, true, false}, {2, 130, true, true, true}, {33, 2, false, true, false},
+	{3, 5, false, false, true}, {2, 16, true, false, true}}
 
 // widths are x's width heads·dim and out's (dim with mean).
 func (c headAggCase) widths() (w, ow int) {
@@ -298,36 +325,39 @@ func (c headAggCase) widths() (w, ow int) {
 }
 
 // inputs draws a block, coefficients and x for c.
-func (e *env) headAggInputs(c headAggCase) (h hostBlock, coef, x []float32) {
+func (e *env) headAggInputs(c headAggCase) (h hostBlock, blk *backend.Block, coef, x []float32) {
 	h = e.attBlock(40, 90)
+	if c.bip {
+		h = e.attBlock(60, 25)
+	}
+	blk = e.uploadBlock(h)
+	blk.Bipartite = c.bip
 	w, _ := c.widths()
-	return h, e.randF32((h.capDst+h.capEdges)*c.heads, 1), e.randF32(h.capSrc*w, 1)
+	return h, blk, e.randF32((h.capDst+h.capEdges)*c.heads, 1), e.randF32(h.capSrc*w, 1)
 }
 
 // headAggRef is the float64 reference of HeadAggregate and its scale.
-func headAggRef(h hostBlock, coef, x []float32, heads, dim int, mean bool) (want, scale []float64) {
-	w, ow := heads*dim, heads*dim
-	if mean {
-		ow = dim
-	}
+func headAggRef(h hostBlock, coef, x []float32, c headAggCase) (want, scale []float64) {
+	heads, dim := c.heads, c.dim
+	w, ow := c.widths()
 	want, scale = make([]float64, h.nDst*ow), make([]float64, h.nDst*ow)
 	for i := range h.nDst {
-		src, rows := attPos(h, i)
+		src, rows := attPos(h, i, c.bip)
 		for k, j := range src {
 			if j < 0 {
 				continue
 			}
 			for hd := range heads {
-				c := float64(coef[rows[k]*heads+hd])
-				if mean {
-					c /= float64(heads)
+				cf := float64(coef[rows[k]*heads+hd])
+				if c.mean {
+					cf /= float64(heads)
 				}
 				for f := range dim {
 					o := i*ow + hd*dim + f
-					if mean {
+					if c.mean {
 						o = i*ow + f
 					}
-					t := c * float64(x[j*w+hd*dim+f])
+					t := cf * float64(x[j*w+hd*dim+f])
 					want[o] += t
 					scale[o] += math.Abs(t)
 				}
@@ -340,23 +370,36 @@ func headAggRef(h hostBlock, coef, x []float32, heads, dim int, mean bool) (want
 func testHeadAggregate(e *env) {
 	for _, c := range headAggCases {
 		name := fmt.Sprintf("HeadAggregate %+v", c)
-		h, coef, x := e.headAggInputs(c)
+		h, blk, coef, x := e.headAggInputs(c)
 		_, ow := c.widths()
 		out := e.poison(h.capDst * ow)
-		e.att().HeadAggregate(e.uploadBlock(h), e.upload(coef), e.upload(x), c.heads, c.dim, c.mean, out)
-		want, scale := headAggRef(h, coef, x, c.heads, c.dim, c.mean)
+		want, scale := headAggRef(h, coef, x, c)
+		if c.acc {
+			out0 := e.randF32(h.capDst*ow, 1)
+			out = e.upload(out0)
+			for k := range want {
+				want[k] += float64(out0[k])
+				scale[k] += math.Abs(float64(out0[k]))
+			}
+		}
+		e.att().HeadAggregate(blk, e.upload(coef), e.upload(x), c.heads, c.dim, c.mean, out, c.acc)
 		e.checkClose(name, e.readF32(out, h.nDst*ow), want, scale, tolSum, ow)
 	}
 }
 
+// testHeadAggregateBackward: dcoef and dx against the references; dx is a
+// view of a larger buffer whose tail (past the sources' capacity, which a
+// bipartite block's destinations exceed) must stay as it was.
 func testHeadAggregateBackward(e *env) {
+	const guard = 1024
 	for _, c := range headAggCases {
 		name := fmt.Sprintf("HeadAggregateBackward %+v", c)
-		h, coef, x := e.headAggInputs(c)
+		h, blk, coef, x := e.headAggInputs(c)
 		w, ow := c.widths()
-		dout, dx0 := e.randF32(h.capDst*ow, 1), e.randF32(h.capSrc*w, 1)
-		dcoef, dx := e.poison((h.capDst+h.capEdges)*c.heads), e.upload(dx0)
-		e.att().HeadAggregateBackward(e.uploadBlock(h), e.upload(coef), e.upload(x), e.upload(dout), c.heads, c.dim, c.mean, dcoef, dx)
+		dout, dx0 := e.randF32(h.capDst*ow, 1), e.randF32(h.capSrc*w+guard, 1)
+		whole := e.upload(dx0)
+		dcoef, dx := e.poison((h.capDst+h.capEdges)*c.heads), e.be.View(whole, 0, h.capSrc*w)
+		e.att().HeadAggregateBackward(blk, e.upload(coef), e.upload(x), e.upload(dout), c.heads, c.dim, c.mean, dcoef, dx)
 		var wantC, scaleC []float64
 		var gotC []float32
 		gotAll := e.readF32(dcoef, (h.capDst+h.capEdges)*c.heads)
@@ -365,7 +408,7 @@ func testHeadAggregateBackward(e *env) {
 			wantX[k], scaleX[k] = float64(dx0[k]), math.Abs(float64(dx0[k]))
 		}
 		for i := range h.nDst {
-			src, rows := attPos(h, i)
+			src, rows := attPos(h, i, c.bip)
 			for k, j := range src {
 				for hd := range c.heads {
 					var s, m float64
@@ -387,6 +430,8 @@ func testHeadAggregateBackward(e *env) {
 			}
 		}
 		e.checkClose(name+" dcoef", gotC, wantC, scaleC, tolSum, 0)
-		e.checkClose(name+" dx", e.readF32(dx, h.nSrc*w), wantX, scaleX, tolSum, w)
+		got := e.readF32(whole, h.capSrc*w+guard)
+		e.checkClose(name+" dx", got[:h.nSrc*w], wantX, scaleX, tolSum, w)
+		checkEqual(e.t, name+" past dx", got[h.capSrc*w:], dx0[h.capSrc*w:], w)
 	}
 }

@@ -22,9 +22,6 @@ type scoresArgs struct {
 // to recompute EdgeSoftmax's coefficients and dropout mask.
 func (c *call) checkScores(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand) (ck scoresArgs) {
 	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.el = c.f32("el", el, blk.NumSrc.Cap*heads)
@@ -163,12 +160,9 @@ type headAggregateArgs struct {
 // checkHeadAggregate begins a call of HeadAggregate (backend.Attention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) (c call, ck headAggregateArgs) {
+func (b *Backend) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer, acc bool) (c call, ck headAggregateArgs) {
 	c = b.begin("HeadAggregate")
 	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.coef = c.f32("coef", coef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
@@ -205,9 +199,6 @@ type headAggregateBackwardArgs struct {
 func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) (c call, ck headAggregateBackwardArgs) {
 	c = b.begin("HeadAggregateBackward")
 	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
 		ck.coef = c.f32("coef", coef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)

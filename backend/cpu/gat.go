@@ -10,7 +10,9 @@ import (
 // The graph attention ops (backend.Attention; the CUDA twin is
 // kernels/gat.cu). Work is split by destination rows, and scatters into
 // sources go through the block's source-grouped edge lists (transpose), so
-// every sum is added in one order for any thread count.
+// every sum is added in one order for any thread count. A bipartite block
+// (Block.Bipartite) has no self loop: position 0 of every destination is
+// invalid, as an edge whose source is not live is.
 
 // HeadDot writes out[i, h] = Σ_f x[i, h·dim+f]·a[h·dim+f] for rows [:n],
 // summed in float64 (x F32 [n.Cap, heads·dim], out F32 [n.Cap, heads]).
@@ -79,10 +81,11 @@ func (b *Backend) headDotBackward(xs, ds []float32, rows, heads, dim int, as, dx
 }
 
 // attView is a validated block with its attention scores: the positions of
-// destination i are its self loop (k = 0, source i) and its edges e0..e1-1
-// (k = 1 + e - e0, source Indices[e]).
+// destination i are its self loop (k = 0, source i; none where bip) and its
+// edges e0..e1-1 (k = 1 + e - e0, source Indices[e]).
 type attView struct {
 	v        blockView
+	bip      bool
 	dstCap   int
 	heads    int
 	slope    float32
@@ -97,7 +100,7 @@ type attView struct {
 // attention is the view EdgeSoftmax and its backward share of their
 // checked arguments.
 func attention(blk *backend.Block, v blockView, el, er []float32, heads int, slope, p float32, key rng.Key, keys []int32) attView {
-	a := attView{v: v, dstCap: blk.NumDst.Cap, heads: heads, slope: slope, el: el, er: er}
+	a := attView{v: v, bip: blk.Bipartite, dstCap: blk.NumDst.Cap, heads: heads, slope: slope, el: el, er: er}
 	if p > 0 {
 		a.keys, a.key = keys, key
 		a.thr, a.scale, a.dropping = rng.DropThreshold(p), 1/(1-p), true
@@ -117,7 +120,7 @@ func (a *attView) row(i, e0, k int) int {
 // and whether it is valid.
 func (a *attView) src(i, e0, k int) (int, bool) {
 	if k == 0 {
-		return i, true
+		return i, !a.bip
 	}
 	j := int(a.v.indices[e0+k-1])
 	return j, j >= 0 && j < a.v.nSrc
@@ -258,7 +261,7 @@ func coefLen(blk *backend.Block, heads int) int {
 // [0, NumSrc)) with the gradients of the scores (see backend.Attention).
 // The gradient of each position's logit is kept in float64 scratch; del
 // adds them per source in destination order (the self loop of destination
-// j among them at j's place).
+// j among them at j's place; none in a bipartite block).
 func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) {
 	c, ck := b.checkEdgeSoftmaxBackward(blk, el, er, heads, slope, p, r, dcoef, del, der)
 	defer c.end()
@@ -287,7 +290,7 @@ func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer,
 		for j := lo; j < hi; j++ {
 			clear(acc)
 			k, end := t.start[j], t.start[j+1]
-			if j < a.v.nDst {
+			if !a.bip && j < a.v.nDst {
 				first, _ := a.v.edges(j)
 				for ; k < end && int(t.edge[k]) < first; k++ {
 					add(a.dstCap + int(t.edge[k]))

@@ -25,9 +25,6 @@ type scoresArgs struct {
 // to recompute EdgeSoftmax's coefficients and dropout mask.
 func (c *call) checkScores(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand) (ck scoresArgs) {
 	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
@@ -169,11 +166,12 @@ func (b *Backend) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, he
 
 // launchEdgeSoftmax launches edge_softmax (kernels/gat.cu)
 // with EdgeSoftmax's checked arguments, its parameters in the kernel's order.
-func (c *call) launchEdgeSoftmax(a *edgeSoftmaxArgs, grid, block dim3, smem int) {
+func (c *call) launchEdgeSoftmax(a *edgeSoftmaxArgs, bip bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).ptr(a.el.addr()).ptr(a.er.addr()).i32(a.heads).
-		f32(a.slope).flag(a.p > 0).u32(uint32(rng.DropThreshold(a.p))).f32(float32(1 / (1 - a.p))).
-		i64(int64(a.r.seed)).ptr(a.r.clock).u32(a.r.stream).ptr(a.rKeys.addr()).ptr(a.coef.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).ptr(a.el.addr()).ptr(a.er.addr()).
+		i32(a.heads).f32(a.slope).flag(a.p > 0).u32(uint32(rng.DropThreshold(a.p))).
+		f32(float32(1 / (1 - a.p))).i64(int64(a.r.seed)).ptr(a.r.clock).u32(a.r.stream).ptr(a.rKeys.addr()).
+		ptr(a.coef.addr())
 	c.launch("edge_softmax", grid, block, smem)
 }
 
@@ -205,20 +203,20 @@ func (b *Backend) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Bu
 
 // launchEdgeSoftmaxBwd launches edge_softmax_bwd (kernels/gat.cu)
 // with EdgeSoftmaxBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchEdgeSoftmaxBwd(a *edgeSoftmaxBackwardArgs, dt uintptr, grid, block dim3, smem int) {
+func (c *call) launchEdgeSoftmaxBwd(a *edgeSoftmaxBackwardArgs, bip bool, dt uintptr, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).ptr(a.el.addr()).ptr(a.er.addr()).i32(a.heads).
-		f32(a.slope).flag(a.p > 0).u32(uint32(rng.DropThreshold(a.p))).f32(float32(1 / (1 - a.p))).
-		i64(int64(a.r.seed)).ptr(a.r.clock).u32(a.r.stream).ptr(a.rKeys.addr()).ptr(a.dcoef.addr()).
-		ptr(a.del.addr()).ptr(a.der.addr()).ptr(dt)
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).ptr(a.el.addr()).ptr(a.er.addr()).
+		i32(a.heads).f32(a.slope).flag(a.p > 0).u32(uint32(rng.DropThreshold(a.p))).
+		f32(float32(1 / (1 - a.p))).i64(int64(a.r.seed)).ptr(a.r.clock).u32(a.r.stream).ptr(a.rKeys.addr()).
+		ptr(a.dcoef.addr()).ptr(a.del.addr()).ptr(a.der.addr()).ptr(dt)
 	c.launch("edge_softmax_bwd", grid, block, smem)
 }
 
 // launchGatDelGather launches gat_del_gather (kernels/gat.cu)
 // with EdgeSoftmaxBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchGatDelGather(a *edgeSoftmaxBackwardArgs, srcPtr, perm, dt uintptr, grid, block dim3, smem int) {
+func (c *call) launchGatDelGather(a *edgeSoftmaxBackwardArgs, srcPtr, perm, dt uintptr, bip bool, grid, block dim3, smem int) {
 	c.args().ptr(srcPtr).ptr(perm).ptr(dt).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ns).i32(a.blk.srcCap).
-		i32(a.heads).ptr(a.del.addr())
+		flag(bip).i32(a.heads).ptr(a.del.addr())
 	c.launch("gat_del_gather", grid, block, smem)
 }
 
@@ -231,17 +229,15 @@ type headAggregateArgs struct {
 	x     *buffer
 	mean  bool
 	out   *buffer
+	acc   bool
 }
 
 // checkHeadAggregate begins a call of HeadAggregate (backend.Attention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) (c call, ck headAggregateArgs) {
+func (b *Backend) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer, acc bool) (c call, ck headAggregateArgs) {
 	c = b.begin("HeadAggregate")
 	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
@@ -262,24 +258,25 @@ func (b *Backend) checkHeadAggregate(blk *backend.Block, coef, x backend.Buffer,
 	if c.ok && (!mean) {
 		ck.out = c.buf("out", out, backend.F32, blk.NumDst.Cap*heads*dim)
 	}
+	ck.acc = acc
 	return c, ck
 }
 
 // launchHeadAgg launches head_agg (kernels/gat_agg.cu)
 // with HeadAggregate's checked arguments, its parameters in the kernel's order.
-func (c *call) launchHeadAgg(a *headAggregateArgs, grid, block dim3, smem int) {
+func (c *call) launchHeadAgg(a *headAggregateArgs, bip bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).i32(a.heads).i32(a.dim).flag(a.mean).
-		ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).i32(a.heads).i32(a.dim).flag(a.mean).
+		flag(a.acc).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
 	c.launch("head_agg", grid, block, smem)
 }
 
 // launchHeadAggGrouped launches one of head_agg_v* (kernels/gat_agg.cu)
 // with HeadAggregate's checked arguments, its parameters in the kernel's order.
-func (c *call) launchHeadAggGrouped(a *headAggregateArgs, name string, words int, gl int, grid, block dim3, smem int) {
+func (c *call) launchHeadAggGrouped(a *headAggregateArgs, name string, bip bool, words int, gl int, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).i32(a.heads).i32(words).flag(a.mean).i32(gl).
-		ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).i32(a.heads).i32(words).flag(a.mean).
+		flag(a.acc).i32(gl).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
 	c.launch(name, grid, block, smem)
 }
 
@@ -302,9 +299,6 @@ type headAggregateBackwardArgs struct {
 func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) (c call, ck headAggregateBackwardArgs) {
 	c = b.begin("HeadAggregateBackward")
 	ck.blk = c.block("blk", blk)
-	if c.ok && !(!blk.Bipartite) {
-		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
-	}
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
 	if c.ok {
@@ -336,26 +330,26 @@ func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout b
 
 // launchHeadAggBwd launches head_agg_bwd (kernels/gat_agg.cu)
 // with HeadAggregateBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchHeadAggBwd(a *headAggregateBackwardArgs, dx uintptr, grid, block dim3, smem int) {
+func (c *call) launchHeadAggBwd(a *headAggregateBackwardArgs, bip bool, dx uintptr, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).i32(a.heads).i32(a.dim).flag(a.mean).
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).i32(a.heads).i32(a.dim).flag(a.mean).
 		ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr()).ptr(dx)
 	c.launch("head_agg_bwd", grid, block, smem)
 }
 
 // launchHeadAggBwdGrouped launches one of head_agg_bwd_v* (kernels/gat_agg.cu)
 // with HeadAggregateBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchHeadAggBwdGrouped(a *headAggregateBackwardArgs, name string, words int, gl int, dx uintptr, grid, block dim3, smem int) {
+func (c *call) launchHeadAggBwdGrouped(a *headAggregateBackwardArgs, name string, bip bool, words int, gl int, dx uintptr, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).i32(a.heads).i32(words).flag(a.mean).i32(gl).
-		ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr()).ptr(dx)
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).i32(a.heads).i32(words).flag(a.mean).
+		i32(gl).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr()).ptr(dx)
 	c.launch(name, grid, block, smem)
 }
 
 // launchHeadAggGather launches head_agg_gather (kernels/gat_agg.cu)
 // with HeadAggregateBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchHeadAggGather(a *headAggregateBackwardArgs, srcPtr, perm, edgeDst uintptr, grid, block dim3, smem int) {
+func (c *call) launchHeadAggGather(a *headAggregateBackwardArgs, srcPtr, perm, edgeDst uintptr, bip bool, grid, block dim3, smem int) {
 	c.args().ptr(srcPtr).ptr(perm).ptr(edgeDst).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ns).i32(a.blk.srcCap).
-		i32(a.heads).i32(a.dim).flag(a.mean).ptr(a.coef.addr()).ptr(a.dout.addr()).ptr(a.dx.addr())
+		flag(bip).i32(a.heads).i32(a.dim).flag(a.mean).ptr(a.coef.addr()).ptr(a.dout.addr()).ptr(a.dx.addr())
 	c.launch("head_agg_gather", grid, block, smem)
 }

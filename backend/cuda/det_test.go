@@ -217,18 +217,19 @@ func TestDeterministicAggregateBackward(t *testing.T) {
 
 // gatCase is one GAT layer's attention forward and backward on a detCase
 // block (hubs, sources outside the live range, garbage past the live
-// edges), with attention dropout keyed by made-up vertex ids.
+// edges), with attention dropout keyed by made-up vertex ids; bip makes
+// the block bipartite (no self loops).
 type gatCase struct {
 	h                  *detCase
 	heads, dim         int
-	mean               bool
+	mean, bip          bool
 	z, el, er, dout, a []float32
 	keys               []int32
 }
 
-func newGATCase(seed uint64, nd, ns, maxDeg, heads, dim int, mean bool) *gatCase {
+func newGATCase(seed uint64, nd, ns, maxDeg, heads, dim int, mean, bip bool) *gatCase {
 	r := rand.New(rand.NewPCG(seed, 78))
-	g := &gatCase{h: newDetCase(seed, nd, ns, maxDeg, 1, false), heads: heads, dim: dim, mean: mean}
+	g := &gatCase{h: newDetCase(seed, nd, ns, maxDeg, 1, false), heads: heads, dim: dim, mean: mean, bip: bip}
 	w, ow := heads*dim, heads*dim
 	if mean {
 		ow = dim
@@ -264,7 +265,8 @@ func (g *gatCase) run(t *testing.T, be backend.Backend, pad int, capture bool) m
 	keys := make([]int32, dstCap)
 	copy(keys, g.keys)
 	blk := &backend.Block{NumDst: countBuf(t, be, h.nd, dstCap), NumEdges: countBuf(t, be, h.ne, edgeCap),
-		NumSrc: countBuf(t, be, h.ns, srcCap), Indptr: upload(t, be, indptr), Indices: upload(t, be, indices)}
+		NumSrc: countBuf(t, be, h.ns, srcCap), Indptr: upload(t, be, indptr), Indices: upload(t, be, indices),
+		Bipartite: g.bip}
 	z, el, er := grow(g.z, srcCap*w), grow(g.el, srcCap*H), grow(g.er, dstCap*H)
 	dout, a := grow(g.dout, dstCap*ow), upload(t, be, g.a)
 	bufs := map[string]backend.Buffer{"coef": grow(nil, (dstCap+edgeCap)*H), "out": grow(nil, dstCap*ow),
@@ -278,7 +280,7 @@ func (g *gatCase) run(t *testing.T, be backend.Backend, pad int, capture bool) m
 	}
 	ops := func() {
 		att.EdgeSoftmax(blk, el, er, H, 0.2, 0.3, r, bufs["coef"])
-		att.HeadAggregate(blk, bufs["coef"], z, H, g.dim, g.mean, bufs["out"])
+		att.HeadAggregate(blk, bufs["coef"], z, H, g.dim, g.mean, bufs["out"], false)
 		be.Fill(bufs["dz"], 0)
 		att.HeadAggregateBackward(blk, bufs["coef"], z, dout, H, g.dim, g.mean, bufs["dcoef"], bufs["dz"])
 		att.EdgeSoftmaxBackward(blk, el, er, H, 0.2, 0.3, r, bufs["dcoef"], bufs["del"], bufs["der"])
@@ -315,7 +317,8 @@ func (g *gatCase) run(t *testing.T, be backend.Backend, pad int, capture bool) m
 // TestDeterministicAttention: with Options.Deterministic the attention ops
 // give bitwise the same outputs on a second run, from a captured graph and
 // at other capacities; they agree with the CPU backend and with the atomic
-// kernels within rounding.
+// kernels within rounding, over blocks of one vertex space and bipartite
+// ones (more destinations than sources among them).
 func TestDeterministicAttention(t *testing.T) {
 	b := openTest(t, Options{Deterministic: true})
 	atomic := openTest(t, Options{})
@@ -323,11 +326,13 @@ func TestDeterministicAttention(t *testing.T) {
 	defer host.Close()
 	for k, tc := range []struct {
 		nd, ns, maxDeg, heads, dim int
-		mean                       bool
-	}{{1, 1, 3, 1, 1, false}, {300, 700, 6, 3, 8, false}, {2000, 6000, 20, 4, 16, true}, {500, 3000, 40, 8, 8, false},
-		{3000, 8000, 10, 4, 64, false}, {800, 3000, 12, 4, 47, true}, {200, 600, 5, 2, 130, false}} {
+		mean, bip                  bool
+	}{{1, 1, 3, 1, 1, false, false}, {300, 700, 6, 3, 8, false, false}, {2000, 6000, 20, 4, 16, true, false},
+		{500, 3000, 40, 8, 8, false, false}, {3000, 8000, 10, 4, 64, false, false}, {800, 3000, 12, 4, 47, true, false},
+		{200, 600, 5, 2, 130, false, false}, {3000, 900, 10, 4, 64, false, true}, {800, 300, 12, 4, 47, true, true},
+		{200, 600, 5, 2, 130, true, true}} {
 		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
-			g := newGATCase(uint64(k), tc.nd, tc.ns, tc.maxDeg, tc.heads, tc.dim, tc.mean)
+			g := newGATCase(uint64(k), tc.nd, tc.ns, tc.maxDeg, tc.heads, tc.dim, tc.mean, tc.bip)
 			first := g.run(t, b, 37, false)
 			for what, got := range map[string]map[string][]float32{
 				"second run": g.run(t, b, 37, false), "captured run": g.run(t, b, 37, true),

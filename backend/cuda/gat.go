@@ -10,7 +10,8 @@ import (
 // forward ops and the coefficient gradients are deterministic (one warp per
 // row, fixed orders); the scatters into sources (the gradients of el and of
 // z) use float atomics, or with Options.Deterministic the edges sorted by
-// source (aggregate_det.go) and a gather.
+// source (aggregate_det.go) and a gather. The block kernels take the
+// block's Bipartite flag (no self loop).
 
 // headDotChunkRows is the rows per partial sum of HeadDotBackward's da:
 // fixed, so that the sums do not depend on the capacity (below 4M rows).
@@ -70,7 +71,7 @@ func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads i
 		return
 	}
 	g, t := c.warpRows(ck.blk.dstCap)
-	c.launchEdgeSoftmax(&ck, g, t, 0)
+	c.launchEdgeSoftmax(&ck, blk.Bipartite, g, t, 0)
 }
 
 // EdgeSoftmaxBackward writes der and del (kernels/gat.cu): del through
@@ -86,16 +87,16 @@ func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer,
 	g, t := c.warpRows(a.dstCap)
 	if !b.opt.Deterministic {
 		c.memset(ck.del.addr(), 0, int64(a.srcCap)*int64(heads)*4)
-		c.launchEdgeSoftmaxBwd(&ck, 0, g, t, 0)
+		c.launchEdgeSoftmaxBwd(&ck, blk.Bipartite, 0, g, t, 0)
 		return
 	}
 	dt := c.scratch(scratchGAT, int64((a.dstCap+a.edgeCap)*heads)*8)
-	c.launchEdgeSoftmaxBwd(&ck, dt, g, t, 0)
+	c.launchEdgeSoftmaxBwd(&ck, blk.Bipartite, dt, g, t, 0)
 	s, ok := c.sortBySource(a, detSorted{})
 	if !ok {
 		return
 	}
-	c.launchGatDelGather(&ck, s.srcPtr, s.perm, dt, d1(c.blocks(int64(a.srcCap)*int64(heads), 256)), d1(256), 0)
+	c.launchGatDelGather(&ck, s.srcPtr, s.perm, dt, blk.Bipartite, d1(c.blocks(int64(a.srcCap)*int64(heads), 256)), d1(256), 0)
 }
 
 // headGroups picks a grouped kernel (kernels/gat.cuh's HeadLanes): its
@@ -127,18 +128,18 @@ func headGroups(heads, dim int, aligned bool) (suf string, gl, words int, ok boo
 
 // HeadAggregate: one warp per destination, deterministic
 // (kernels/gat_agg.cu).
-func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
-	c, ck := b.checkHeadAggregate(blk, coef, x, heads, dim, mean, out)
+func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer, acc bool) {
+	c, ck := b.checkHeadAggregate(blk, coef, x, heads, dim, mean, out, acc)
 	defer c.end()
 	if !c.ok {
 		return
 	}
 	g, t := c.warpRows(ck.blk.dstCap)
 	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.out.ptr%16 == 0); ok {
-		c.launchHeadAggGrouped(&ck, "head_agg_"+suf, words, gl, g, t, 0)
+		c.launchHeadAggGrouped(&ck, "head_agg_"+suf, blk.Bipartite, words, gl, g, t, 0)
 		return
 	}
-	c.launchHeadAgg(&ck, g, t, 0)
+	c.launchHeadAgg(&ck, blk.Bipartite, g, t, 0)
 }
 
 // HeadAggregateBackward: dcoef per destination (deterministic); dx through
@@ -157,9 +158,9 @@ func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backen
 		dxp = ck.dx.addr()
 	}
 	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.dout.ptr%16 == 0 && ck.dx.ptr%16 == 0); ok {
-		c.launchHeadAggBwdGrouped(&ck, "head_agg_bwd_"+suf, words, gl, dxp, g, t, 0)
+		c.launchHeadAggBwdGrouped(&ck, "head_agg_bwd_"+suf, blk.Bipartite, words, gl, dxp, g, t, 0)
 	} else {
-		c.launchHeadAggBwd(&ck, dxp, g, t, 0)
+		c.launchHeadAggBwd(&ck, blk.Bipartite, dxp, g, t, 0)
 	}
 	if !b.opt.Deterministic {
 		return
@@ -169,5 +170,5 @@ func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backen
 		return
 	}
 	gs, ts := c.warpRows(a.srcCap)
-	c.launchHeadAggGather(&ck, s.srcPtr, s.perm, s.edgeDst, gs, ts, 0)
+	c.launchHeadAggGather(&ck, s.srcPtr, s.perm, s.edgeDst, blk.Bipartite, gs, ts, 0)
 }

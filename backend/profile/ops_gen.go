@@ -121,8 +121,8 @@ func (b *Backend) GroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr
 	b.op("GroupRows", func() { b.inner.(backend.Link).GroupRows(rows, nEnds, nRows, ptr, order) })
 }
 
-func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer) {
-	b.op("HeadAggregate", func() { b.inner.(backend.Attention).HeadAggregate(blk, coef, x, heads, dim, mean, out) })
+func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer, acc bool) {
+	b.op("HeadAggregate", func() { b.inner.(backend.Attention).HeadAggregate(blk, coef, x, heads, dim, mean, out, acc) })
 }
 
 func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {

@@ -74,9 +74,10 @@ func communityCSV(t *testing.T, dir string) []string {
 }
 
 // TestTypedCSVTrains: a typed CSV graph of 3,540 vertices and three types
-// imports, rsage and rgcn train on it on the CPU far above the most common
-// class (0.25), eval writes the predictions of the papers keyed by their
-// string ids, and export writes PyTorch Geometric's names.
+// imports, rsage, rgcn and rgat (four heads) train on it on the CPU far
+// above the most common class (0.25), eval writes the predictions of the
+// papers keyed by their string ids, and export writes PyTorch Geometric's
+// names.
 func TestTypedCSVTrains(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "g")
@@ -85,10 +86,14 @@ func TestTypedCSVTrains(t *testing.T) {
 		t.Fatalf("import: exit %d\n%s%s", code, stdout, stderr)
 	}
 	acc := regexp.MustCompile(`test accuracy ([0-9.]+)`)
-	for _, model := range []string{"rsage", "rgcn"} {
+	for _, model := range []string{"rsage", "rgcn", "rgat"} {
 		run := filepath.Join(dir, "run-"+model)
-		code, stdout, stderr := fanout(t, "train", "--data", data, "--device", "cpu", "--model", model, "--epochs", "10",
-			"--lr", "0.01", "--batch", "128", "--out", run)
+		args := []string{"train", "--data", data, "--device", "cpu", "--model", model, "--epochs", "10",
+			"--lr", "0.01", "--batch", "128", "--out", run}
+		if model == "rgat" {
+			args = append(args, "--heads", "4")
+		}
+		code, stdout, stderr := fanout(t, args...)
 		m := acc.FindStringSubmatch(stdout)
 		if code != 0 || m == nil {
 			t.Fatalf("%s: exit %d\n%s%s", model, code, stdout, stderr)

@@ -215,7 +215,7 @@ func trainItems(cfg train.Config, ds *dataset.Dataset) (int, string) {
 // must suit the dataset (train.Config.CheckDataset).
 func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 	if ds.Typed() && !j.ModelGiven && !j.Config.TypedModel() {
-		fmt.Fprintf(j.Log, "%s is typed (%d vertex types, %d relations): training rsage (GraphSAGE per relation; --model rgcn for the relational GCN)\n", ds.Name, len(ds.Types), len(ds.Relations))
+		fmt.Fprintf(j.Log, "%s is typed (%d vertex types, %d relations): training rsage (GraphSAGE per relation; --model rgcn for the relational GCN, rgat for the relational GAT)\n", ds.Name, len(ds.Types), len(ds.Relations))
 		j.Config.Model = nn.KindRSAGE
 	}
 	if ds.Typed() {

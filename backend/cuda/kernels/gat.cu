@@ -1,7 +1,9 @@
 // gat.cu: graph attention (GAT) ops, the twins of backend/cpu/gat.go and
 // gat_agg.go (see backend.Attention for the contracts and the coefficient
 // layout: row i < dstCap is destination i's self loop, row dstCap + e is
-// edge e; position k = 0 is the self loop, k = 1 + e - e0 edge e).
+// edge e; position k = 0 is the self loop, k = 1 + e - e0 edge e). The
+// block kernels take bip, a bipartite block's flag: no self loop (its
+// position is invalid, as an edge with a source past the live ones is).
 //
 // head_dot: one warp per row; per head the lanes add a stride of columns in
 //   float64, then a xor butterfly (every lane ends with the same bits);
@@ -155,16 +157,16 @@ extern "C" __global__ void head_dot_bwd(const float* x, const float* dout1, cons
 
 __device__ __forceinline__ float leaky(float t, float slope) { return t > 0.f ? t : __fmul_rn(slope, t); }
 
-#define ATT_ARGS                                                                                                    \
-    const int *indptr, const int *indices, const int *nDstP, int dstCap, const int *nEP, int edgeCap,              \
-        const int *nSrcP, int srcCap, const float *el, const float *er, int heads, float slope, int dropout, u32 thr, \
-        float scale, u64 seed, const int *clock, u32 stream, const int *keys
+#define ATT_ARGS                                                                                             \
+    const int *indptr, const int *indices, const int *nDstP, int dstCap, const int *nEP, int edgeCap,       \
+        const int *nSrcP, int srcCap, int bip, const float *el, const float *er, int heads, float slope,    \
+        int dropout, u32 thr, float scale, u64 seed, const int *clock, u32 stream, const int *keys
 
 // AttHead is one destination's softmax over its positions for one head.
 struct AttHead {
     const int* indices;
     const float* el;
-    int i, e0, np, ns, heads, h;
+    int i, e0, np, ns, bip, heads, h;
     float er, slope;
     float m;     // largest score
     double sum;  // Σ exp(score - m)
@@ -177,19 +179,20 @@ __device__ __forceinline__ float att_score(const AttHead& a, int j) {
 
 // att_head fills the softmax's max and sum; every lane of the warp calls it.
 __device__ __forceinline__ AttHead att_head(const int* indices, const float* el, const float* er, int i, int e0,
-                                            int e1, int ns, int heads, int h, float slope) {
+                                            int e1, int ns, int bip, int heads, int h, float slope) {
     AttHead a;
-    a.indices = indices, a.el = el, a.i = i, a.e0 = e0, a.np = 1 + e1 - e0, a.ns = ns, a.heads = heads, a.h = h;
+    a.indices = indices, a.el = el, a.i = i, a.e0 = e0, a.np = 1 + e1 - e0, a.ns = ns, a.bip = bip;
+    a.heads = heads, a.h = h;
     a.er = er[(i64)i * heads + h], a.slope = slope;
     float m = -__int_as_float(0x7f800000);
     for (int k = lane_id(); k < a.np; k += 32) {
-        int j = att_src(indices, i, e0, k, ns);
+        int j = att_src(indices, i, e0, k, ns, bip);
         if (j >= 0) m = fmaxf(m, att_score(a, j));
     }
     a.m = warp_max_f(m);
     double s = 0.0;
     for (int k = lane_id(); k < a.np; k += 32) {
-        int j = att_src(indices, i, e0, k, ns);
+        int j = att_src(indices, i, e0, k, ns, bip);
         if (j >= 0) s += exp((double)att_score(a, j) - (double)a.m);
     }
     a.sum = warp_sum_d(s);
@@ -236,9 +239,9 @@ extern "C" __global__ void edge_softmax(ATT_ARGS, float* coef) {
         edge_range(indptr, i, bc.ne, &e0, &e1);
         u32 idx = keys ? (u32)keys[i] : (u32)i;
         for (int h = 0; h < heads; h++) {
-            AttHead a = att_head(indices, el, er, i, e0, e1, bc.ns, heads, h, slope);
+            AttHead a = att_head(indices, el, er, i, e0, e1, bc.ns, bip, heads, h, slope);
             for (int k = lane_id(); k < a.np; k += 32) {
-                int j = att_src(indices, i, e0, k, bc.ns);
+                int j = att_src(indices, i, e0, k, bc.ns, bip);
                 float v = j >= 0 ? att_alpha(a, j) : 0.f;
                 coef[att_row(i, e0, k, dstCap) * heads + h] = att_apply(drop, v, idx, k * heads + h);
             }
@@ -257,10 +260,10 @@ extern "C" __global__ void edge_softmax_bwd(ATT_ARGS, const float* dcoef, float*
         edge_range(indptr, i, bc.ne, &e0, &e1);
         u32 idx = keys ? (u32)keys[i] : (u32)i;
         for (int h = 0; h < heads; h++) {
-            AttHead a = att_head(indices, el, er, i, e0, e1, bc.ns, heads, h, slope);
+            AttHead a = att_head(indices, el, er, i, e0, e1, bc.ns, bip, heads, h, slope);
             double s = 0.0;
             for (int k = lane_id(); k < a.np; k += 32) {
-                int j = att_src(indices, i, e0, k, bc.ns);
+                int j = att_src(indices, i, e0, k, bc.ns, bip);
                 if (j < 0) continue;
                 i64 at = att_row(i, e0, k, dstCap) * heads + h;
                 s += (double)att_alpha(a, j) * (double)att_apply(drop, dcoef[at], idx, k * heads + h);
@@ -268,7 +271,7 @@ extern "C" __global__ void edge_softmax_bwd(ATT_ARGS, const float* dcoef, float*
             s = warp_sum_d(s);
             double sum = 0.0;
             for (int k = lane_id(); k < a.np; k += 32) {
-                int j = att_src(indices, i, e0, k, bc.ns);
+                int j = att_src(indices, i, e0, k, bc.ns, bip);
                 i64 at = att_row(i, e0, k, dstCap) * heads + h;
                 double t = 0.0;
                 if (j >= 0) {
@@ -289,11 +292,12 @@ extern "C" __global__ void edge_softmax_bwd(ATT_ARGS, const float* dcoef, float*
 }
 
 // gat_del_gather: del[j, h] = Σ dt over the positions whose source is j:
-// the self loop (j < live dst) first, then the edges sorted by source, in
-// float64. One thread per (row, head) for rows < max(live dst, live src).
+// the self loop (j < live dst; none in a bipartite block) first, then the
+// edges sorted by source, in float64. One thread per (row, head) for rows
+// < max(live dst, live src) (live src in a bipartite block).
 extern "C" __global__ void gat_del_gather(const int* srcPtr, const int* perm, const double* dt, const int* nDstP,
-                                          int dstCap, const int* nSrcP, int srcCap, int heads, float* del) {
-    int nd = live_count(nDstP, dstCap);
+                                          int dstCap, const int* nSrcP, int srcCap, int bip, int heads, float* del) {
+    int nd = bip ? 0 : live_count(nDstP, dstCap);
     int rows = max(nd, live_count(nSrcP, srcCap));
     i64 total = (i64)rows * heads;
     for (i64 t = gtid(); t < total; t += gthreads()) {

@@ -12,9 +12,10 @@ __device__ __forceinline__ double warp_sum_d(double v) {
 }
 
 // att_src is the source of position k of destination i (e0: its first
-// edge), or -1 for an edge whose source is not live.
-__device__ __forceinline__ int att_src(const int* indices, int i, int e0, int k, int ns) {
-    if (k == 0) return i;
+// edge), or -1 for an edge whose source is not live and for the self loop
+// of a bipartite block (bip), which has none.
+__device__ __forceinline__ int att_src(const int* indices, int i, int e0, int k, int ns, int bip) {
+    if (k == 0) return bip ? -1 : i;
     int j = indices[e0 + k - 1];
     return (j >= 0 && j < ns) ? j : -1;
 }

@@ -22,6 +22,8 @@
 // when the grouped ones do not fit: one warp per destination, lanes over
 // output columns; the backward's dcoef per head with a warp-wide butterfly.
 // head_agg_gather: the deterministic dx over the edges sorted by source.
+// bip (a bipartite block): no self loop, whose position reads as invalid;
+// accumulate (the forward's acc): out += the result, one rounded add.
 #include "common.cuh"
 #include "vec.cuh"
 #include "block.cuh"
@@ -31,9 +33,12 @@
 
 #define HA_ARGS                                                                                                   \
     const int *indptr, const int *indices, const int *nDstP, int dstCap, const int *nEP, int edgeCap,            \
-        const int *nSrcP, int srcCap, int heads, int dim, int mean
+        const int *nSrcP, int srcCap, int bip, int heads, int dim, int mean
 
-extern "C" __global__ void head_agg(HA_ARGS, const float* coef, const float* x, float* out) {
+// ha_store writes v to *o, or adds it (accumulate).
+__device__ __forceinline__ void ha_store(float* o, float v, int accumulate) { *o = accumulate ? __fadd_rn(*o, v) : v; }
+
+extern "C" __global__ void head_agg(HA_ARGS, int accumulate, const float* coef, const float* x, float* out) {
     BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
     int lane = lane_id(), w = heads * dim;
     float invH = 1.0f / (float)heads;
@@ -48,7 +53,7 @@ extern "C" __global__ void head_agg(HA_ARGS, const float* coef, const float* x, 
 #pragma unroll
                 for (int q = 0; q < GAT_NC; q++) {
                     int c = cb + q * 32 + lane;
-                    acc[q] = c < w ? __fmul_rn(cs[c / dim], xs[c]) : 0.f;
+                    acc[q] = c < w && !bip ? __fmul_rn(cs[c / dim], xs[c]) : 0.f;
                 }
                 for (int e = e0; e < e1; e++) {
                     int j = indices[e];
@@ -64,7 +69,7 @@ extern "C" __global__ void head_agg(HA_ARGS, const float* coef, const float* x, 
 #pragma unroll
                 for (int q = 0; q < GAT_NC; q++) {
                     int c = cb + q * 32 + lane;
-                    if (c < w) out[(i64)i * w + c] = acc[q];
+                    if (c < w) ha_store(out + (i64)i * w + c, acc[q], accumulate);
                 }
             }
             continue;
@@ -76,7 +81,7 @@ extern "C" __global__ void head_agg(HA_ARGS, const float* coef, const float* x, 
 #pragma unroll
                 for (int q = 0; q < GAT_NC; q++) {
                     int f = fb + q * 32 + lane;
-                    acc[q] = f < dim ? __fmul_rn(cs[h], xs[h * dim + f]) : 0.f;
+                    acc[q] = f < dim && !bip ? __fmul_rn(cs[h], xs[h * dim + f]) : 0.f;
                 }
                 for (int e = e0; e < e1; e++) {
                     int j = indices[e];
@@ -95,7 +100,7 @@ extern "C" __global__ void head_agg(HA_ARGS, const float* coef, const float* x, 
 #pragma unroll
             for (int q = 0; q < GAT_NC; q++) {
                 int f = fb + q * 32 + lane;
-                if (f < dim) out[(i64)i * dim + f] = __fmul_rn(tot[q], invH);
+                if (f < dim) ha_store(out + (i64)i * dim + f, __fmul_rn(tot[q], invH), accumulate);
             }
         }
     }
@@ -118,7 +123,7 @@ extern "C" __global__ void head_agg_bwd(HA_ARGS, const float* coef, const float*
         edge_range(indptr, i, bc.ne, &e0, &e1);
         const float* dr = dout + (i64)i * ow;
         for (int k = 0; k < 1 + e1 - e0; k++) {
-            int j = att_src(indices, i, e0, k, bc.ns);
+            int j = att_src(indices, i, e0, k, bc.ns, bip);
             i64 row = att_row(i, e0, k, dstCap);
             for (int h = 0; h < heads; h++) {
                 double s = 0.0;
@@ -142,12 +147,13 @@ extern "C" __global__ void head_agg_bwd(HA_ARGS, const float* coef, const float*
 }
 
 // head_agg_gather: for rows j < max(live dst, live src), dx[j, :] += the
-// self loop's term (j < live dst) and the terms of j's edges sorted by
-// source, added in that order in float32.
+// self loop's term (j < live dst; none, and rows < live src, in a
+// bipartite block) and the terms of j's edges sorted by source, added in
+// that order in float32.
 extern "C" __global__ void head_agg_gather(const int* srcPtr, const int* perm, const int* edgeDst, const int* nDstP,
-                                           int dstCap, const int* nSrcP, int srcCap, int heads, int dim, int mean,
-                                           const float* coef, const float* dout, float* dx) {
-    int nd = live_count(nDstP, dstCap);
+                                           int dstCap, const int* nSrcP, int srcCap, int bip, int heads, int dim,
+                                           int mean, const float* coef, const float* dout, float* dx) {
+    int nd = bip ? 0 : live_count(nDstP, dstCap);
     int rows = max(nd, live_count(nSrcP, srcCap));
     int lane = lane_id(), w = heads * dim, ow = mean ? dim : w;
     for (int j = gwarp(); j < rows; j += gwarps()) {
@@ -188,9 +194,9 @@ __device__ __forceinline__ float4 vshfl(float4 v, int src) {
 
 // ha_sources loads the sources of positions pb + lane of destination i (-1
 // past the np positions or for a source that is not live).
-__device__ __forceinline__ int ha_sources(const int* indices, int i, int e0, int pb, int np, int ns) {
+__device__ __forceinline__ int ha_sources(const int* indices, int i, int e0, int pb, int np, int ns, int bip) {
     int k = pb + lane_id();
-    return k < np ? att_src(indices, i, e0, k, ns) : -1;
+    return k < np ? att_src(indices, i, e0, k, ns, bip) : -1;
 }
 
 // ha_load takes the U positions from u0 of the chunk at pb (cnt live in
@@ -216,8 +222,8 @@ __device__ __forceinline__ void ha_load(int jl, int u0, int cnt, int i, int e0, 
 
 template <typename V, int NQ>
 __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indices, BlockCounts bc, int dstCap,
-                                             int heads, int dimV, int gl, int mean, const float* coef, const V* x,
-                                             V* out) {
+                                             int bip, int heads, int dimV, int gl, int mean, int accumulate,
+                                             const float* coef, const V* x, V* out) {
     const int U = HA_U(V, NQ);
     HeadLanes L = head_lanes(heads, dimV, gl);
     float invH = 1.0f / (float)heads;
@@ -229,7 +235,7 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
 #pragma unroll
         for (int k = 0; k < NQ; k++) acc[k] = V();
         for (int pb = 0; pb < np; pb += 32) {
-            int jl = ha_sources(indices, i, e0, pb, np, bc.ns);
+            int jl = ha_sources(indices, i, e0, pb, np, bc.ns, bip);
             int cnt = min(32, np - pb);
             for (int u0 = 0; u0 < cnt; u0 += U) {
                 int jj[U];
@@ -250,7 +256,9 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
 #pragma unroll
             for (int k = 0; k < NQ; k++) {
                 int c = L.col(k);
-                if (c >= 0) out[(i64)i * L.wV + L.h * dimV + c] = acc[k];
+                if (c < 0) continue;
+                V* o = out + (i64)i * L.wV + L.h * dimV + c;
+                *o = accumulate ? vadd_rn(*o, acc[k]) : acc[k];
             }
             continue;
         }
@@ -259,14 +267,16 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
             V tot = vshfl(acc[k], L.s);
             for (int h = 1; h < heads; h++) tot = vadd_rn(tot, vshfl(acc[k], (h << gl) + L.s));
             int c = L.col(k);
-            if (L.h == 0 && c >= 0) out[(i64)i * dimV + c] = vmul_rn(invH, tot);
+            if (L.h != 0 || c < 0) continue;
+            V* o = out + (i64)i * dimV + c;
+            *o = accumulate ? vadd_rn(*o, vmul_rn(invH, tot)) : vmul_rn(invH, tot);
         }
     }
 }
 
 template <typename V, int NQ>
 __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* indices, BlockCounts bc, int dstCap,
-                                                 int heads, int dimV, int gl, int mean, const float* coef,
+                                                 int bip, int heads, int dimV, int gl, int mean, const float* coef,
                                                  const V* x, const V* dout, float* dcoef, V* dx) {
     const int U = HA_U(V, NQ);
     HeadLanes L = head_lanes(heads, dimV, gl);
@@ -282,7 +292,7 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
             d[k] = c < 0 ? V() : mean ? dout[(i64)i * dimV + c] : dout[(i64)i * L.wV + L.h * dimV + c];
         }
         for (int pb = 0; pb < np; pb += 32) {
-            int jl = ha_sources(indices, i, e0, pb, np, bc.ns);
+            int jl = ha_sources(indices, i, e0, pb, np, bc.ns, bip);
             int cnt = min(32, np - pb);
             for (int u0 = 0; u0 < cnt; u0 += U) {
                 int jj[U];
@@ -313,14 +323,15 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
 }
 
 #define HA_GRP(V, NQ, SUF)                                                                                       \
-    extern "C" __global__ void head_agg_##SUF(HA_ARGS, int gl, const float* coef, const V* x, V* out) {          \
+    extern "C" __global__ void head_agg_##SUF(HA_ARGS, int accumulate, int gl, const float* coef, const V* x,     \
+                                              V* out) {                                                           \
         head_agg_grp<V, NQ>(indptr, indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), dstCap,    \
-                            heads, dim, gl, mean, coef, x, out);                                                  \
+                            bip, heads, dim, gl, mean, accumulate, coef, x, out);                                 \
     }                                                                                                             \
     extern "C" __global__ void head_agg_bwd_##SUF(HA_ARGS, int gl, const float* coef, const V* x, const V* dout,  \
                                                   float* dcoef, V* dx) {                                          \
         head_agg_bwd_grp<V, NQ>(indptr, indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap),        \
-                                dstCap, heads, dim, gl, mean, coef, x, dout, dcoef, dx);                          \
+                                dstCap, bip, heads, dim, gl, mean, coef, x, dout, dcoef, dx);                     \
     }
 
 // The grouped kernels take dim in words (dim/4 for v4).

@@ -1,0 +1,247 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/rng"
+)
+
+// The relational GAT (KindRGAT), the model of MLPerf Training's GNN
+// benchmark (its reference RGNN(model="rgat")): in each layer, per relation
+// r from type S to type T, a graph attention convolution as PyTorch
+// Geometric's GATConv(in, out/heads, heads, add_self_loops=False) computes
+// it inside HeteroConv({r: GATConv}, aggr="sum"):
+//
+//	z_j = x_j·W_src                  the sources j (type S)        [NumSrc(S), heads·dim]
+//	z_i = x_i·W_dst                  the destinations i (type T)   [NumDst(T), heads·dim]
+//	s_ij = LeakyReLU(a_src·z_j + a_dst·z_i)                       per head, slope 0.2
+//	α_ij = softmax over i's sampled edges of r alone, then attention dropout
+//	y_i += Σ_j α_ij·z_j + b_r        heads concatenated, or averaged at the top
+//
+// No self loop, even within one type: a destination without edges of r
+// gets b_r alone from it. W_src = W_dst = W, GATConv's lin (built so for
+// one input width), where the relation's sources and destinations have
+// rows of one width: every layer above the bottom, and at the bottom the
+// relations between types of one width (MLPerf's reference gives every
+// type 1024 features and one lin); where the widths differ, two weights,
+// GATConv((in_src, in_dst), ...)'s lin_src and lin_dst. Within one type
+// (S = T) the destinations are the first sources, so z_i is z's row i.
+// Each type's sum over its relations, biases included, then takes the
+// typed models' normalisation, ReLU and dropout below the top (finish in
+// hetero_step.go); the top layer averages OutHeads heads of Classes
+// columns, or with jumping knowledge is hidden like the others and the
+// head maps the target type's rows (JKLast: MLPerf's final Linear).
+//
+// Parameters per layer and relation (row-major float32): layerL.REL.w [in,
+// heads·dim] (or .w_src [in_S, heads·dim] and .w_dst [in_T, heads·dim]),
+// .att_src and .att_dst [heads, dim], .bias [heads·dim], or [classes] at
+// an averaging top. Attention dropout (AttnDropout) in layer l draws from
+// stream 160+l, each relation its own seed, keyed by the destination's
+// row as the typed models' dropout is.
+
+// gatRel is one relation's attention state at a layer, kept from the
+// forward pass for the backward one (F32 at the layer's capacities; unset
+// for relations into types without rows there).
+type gatRel struct {
+	z    backend.Buffer // [Src.Cap(S), heads·dim]: the sources' projection
+	zd   backend.Buffer // [Dst.Cap(T), heads·dim]: the destinations' (S ≠ T; else z's first rows)
+	el   backend.Buffer // [Src.Cap(S), heads]: a_src·z_j
+	er   backend.Buffer // [Dst.Cap(T), heads]: a_dst·z_i
+	coef backend.Buffer // [Dst.Cap(T) + Edges(r), heads]: attention after dropout (backend.Attention's layout)
+}
+
+// gatGrads is the attention backward's scratch, one relation at a time
+// (each buffer as large as the largest relation's): the projections'
+// gradients (dz, dzd), the coefficients' (dcoef), the scores' (del, der),
+// the unused half of a single HeadDotBackward (none, F32 [heads·dim]) and
+// its count, zero (I32 [1], 0).
+type gatGrads struct {
+	dz, dzd, dcoef, del, der, none backend.Buffer
+	zero                           backend.Buffer
+}
+
+// newGATRel makes relation rel's attention parameters at layer l in w:
+// its projection (one, or one for the sources and one for the destinations
+// where their widths differ), attention vectors (Glorot-uniform through
+// weight, as GATConv's) and bias.
+func (h *heteroNet) newGATRel(pa *paramAlloc, w *relWeights, l int, rel RelSpec, weight func(name string, in, out int) (*Param, error)) error {
+	c := h.cfg
+	inS, out := c.typeDims(l, rel.Src)
+	inT, _ := c.typeDims(l, rel.Dst)
+	heads, dim, _ := c.headDims(l, out)
+	var err error
+	if inS == inT {
+		w.neigh, err = weight(rel.Name+".w", inS, heads*dim)
+	} else if w.neigh, err = weight(rel.Name+".w_src", inS, heads*dim); err == nil {
+		w.wDst, err = weight(rel.Name+".w_dst", inT, heads*dim)
+	}
+	if err == nil {
+		w.attSrc, err = weight(rel.Name+".att_src", heads, dim)
+	}
+	if err == nil {
+		w.attDst, err = weight(rel.Name+".att_dst", heads, dim)
+	}
+	if err == nil {
+		w.bias, err = newParam(pa, fmt.Sprintf("layer%d.%s.bias", l, rel.Name), out)
+	}
+	return err
+}
+
+// dstWeight is the projection of relation r's destinations at layer l:
+// its own (w_dst), or the one it shares with its sources.
+func (ly *heteroLayer) dstWeight(r int) *Param {
+	if w := ly.rels[r].wDst; w != nil {
+		return w
+	}
+	return ly.rels[r].neigh
+}
+
+// reserveGAT allocates the attention state of every live relation for
+// caps, and the backward's scratch for the largest.
+func (h *heteroNet) reserveGAT(caps []LayerCaps) {
+	c, ws := h.cfg, &h.ws
+	h.gat = grid[gatRel](c.Layers, len(c.Relations))
+	var z, zd, coef, el, er, hd int
+	for l, lc := range caps {
+		for r, rel := range c.Relations {
+			dst, src := lc.Types[rel.Dst].Dst, lc.Types[rel.Src].Src
+			if dst == 0 {
+				continue
+			}
+			_, out := c.typeDims(l, rel.Dst)
+			H, D, _ := c.headDims(l, out)
+			name := fmt.Sprintf("layer %d %s attention", l, rel.Name)
+			g := &h.gat[l][r]
+			g.z = ws.alloc(name+" source projection", backend.F32, src*H*D)
+			if rel.Src != rel.Dst {
+				g.zd = ws.alloc(name+" destination projection", backend.F32, dst*H*D)
+				zd = max(zd, dst*H*D)
+			}
+			g.el = ws.alloc(name+" source scores", backend.F32, src*H)
+			g.er = ws.alloc(name+" destination scores", backend.F32, dst*H)
+			g.coef = ws.alloc(name+" coefficients", backend.F32, (dst+lc.Edges[r])*H)
+			z, coef, el, er, hd = max(z, src*H*D), max(coef, (dst+lc.Edges[r])*H), max(el, src*H), max(er, dst*H), max(hd, H*D)
+		}
+	}
+	h.gatG = gatGrads{
+		dz:    ws.allocRows("attention source projection gradients", backend.F32, z),
+		dzd:   ws.allocRows("attention destination projection gradients", backend.F32, zd),
+		dcoef: ws.alloc("attention coefficient gradients", backend.F32, coef),
+		del:   ws.alloc("attention source score gradients", backend.F32, el),
+		der:   ws.alloc("attention destination score gradients", backend.F32, er),
+		none:  ws.alloc("attention vector gradients (unused)", backend.F32, hd),
+		zero:  ws.alloc("zero count", backend.I32, 1),
+	}
+}
+
+// bipartite is a relation's block as the attention ops take it: without
+// self loops (GATConv with add_self_loops=False), so a block within one
+// type is handed over as a bipartite one too (a copy; its buffers shared).
+func bipartite(blk *backend.Block) *backend.Block {
+	if blk.Bipartite {
+		return blk
+	}
+	v := *blk
+	v.Bipartite = true
+	return &v
+}
+
+// attnRand is relation r's attention dropout at layer l in the last
+// forward pass (unused while attnP is 0).
+func (h *heteroNet) attnRand(l, r int) backend.Rand {
+	if h.attnP == 0 {
+		return backend.Rand{}
+	}
+	return backend.Rand{Seed: rng.Derive(h.attnR.Seed, r+1), Clock: h.attnR.Clock, Stream: attnDropoutStream + uint32(l)}
+}
+
+// gatDims are relation r's widths at layer l: the sources' and the
+// destinations' input widths, and the heads, width per head and mean of
+// its attention.
+func (h *heteroNet) gatDims(l, r int) (inS, inT, heads, dim int, mean bool) {
+	c := h.cfg
+	inS, out := c.typeDims(l, c.Relations[r].Src)
+	inT, _ = c.typeDims(l, c.Relations[r].Dst)
+	heads, dim, mean = c.headDims(l, out)
+	return inS, inT, heads, dim, mean
+}
+
+// gatMessages writes the sum of the attention convolutions of the
+// relations rs into type t at layer l (their biases not yet added) into
+// its outputs.
+func (h *heteroNet) gatMessages(b *TypedBatch, l, t int, rs []int) {
+	for k, r := range rs {
+		h.gatForward(b, l, r, h.act[l][t], k > 0)
+	}
+}
+
+// gatForward writes relation r's attention convolution at layer l into y
+// (its destination type's outputs), or adds it with acc.
+func (h *heteroNet) gatForward(b *TypedBatch, l, r int, y backend.Buffer, acc bool) {
+	be, ly, g := h.be, h.layers[l], &h.gat[l][r]
+	rel := h.cfg.Relations[r]
+	inS, inT, H, D, mean := h.gatDims(l, r)
+	nS, nT := b.Src[l][rel.Src], b.Dst[l][rel.Dst]
+	be.Linear(h.input(b, l, rel.Src), nS, ly.rels[r].neigh.W, inS, H*D, g.z, false)
+	zd := g.z
+	if g.zd != nil {
+		be.Linear(h.input(b, l, rel.Dst), nT, ly.dstWeight(r).W, inT, H*D, g.zd, false)
+		zd = g.zd
+	}
+	h.att.HeadDot(g.z, nS, H, D, ly.rels[r].attSrc.W, g.el)
+	h.att.HeadDot(zd, nT, H, D, ly.rels[r].attDst.W, g.er)
+	blk := bipartite(b.Rels[l][r])
+	h.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, h.attnP, h.attnRand(l, r), g.coef)
+	h.att.HeadAggregate(blk, g.coef, g.z, H, D, mean, y, acc)
+}
+
+// gatMessagesBackward is gatMessages' backward: from type t's gradient
+// before its biases at layer l, every relation's parameter gradients, and
+// its inputs' gradients added into theirs.
+func (h *heteroNet) gatMessagesBackward(b *TypedBatch, l, t int, rs []int) {
+	for _, r := range rs {
+		h.gatBackward(b, l, r, h.dAct[l][t])
+	}
+}
+
+// gatBackward is gatForward's backward for the gradient dy of its output:
+// it overwrites relation r's parameter gradients at layer l and adds to
+// its source and destination types' input gradients (where wanted). It
+// redraws the attention dropout of the last forward pass.
+func (h *heteroNet) gatBackward(b *TypedBatch, l, r int, dy backend.Buffer) {
+	be, ly, g, sc := h.be, h.layers[l], &h.gat[l][r], &h.gatG
+	w, rel := ly.rels[r], h.cfg.Relations[r]
+	inS, inT, H, D, mean := h.gatDims(l, r)
+	nS, nT := b.Src[l][rel.Src], b.Dst[l][rel.Dst]
+	blk := bipartite(b.Rels[l][r])
+	dz, dcoef := be.View(sc.dz, 0, g.z.Len()), be.View(sc.dcoef, 0, g.coef.Len())
+	del, der := be.View(sc.del, 0, g.el.Len()), be.View(sc.der, 0, g.er.Len())
+	be.Fill(dz, 0)
+	h.att.HeadAggregateBackward(blk, g.coef, g.z, dy, H, D, mean, dcoef, dz)
+	h.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, h.attnP, h.attnRand(l, r), dcoef, del, der)
+	xS, dxS := h.input(b, l, rel.Src), h.inputGrad(b, l, rel.Src)
+	if g.zd == nil { // one type: the destinations' scores are z's first rows'
+		h.att.HeadDotBackward(g.z, del, der, nS, nT, H, D, w.attSrc.W, w.attDst.W, dz, w.attSrc.G, w.attDst.G)
+	} else {
+		// Each score vector's own backward: the pair's second part
+		// without rows (a zero count at the first's capacity).
+		none := func(n backend.Count) backend.Count { return backend.Count{Buf: sc.zero, Cap: n.Cap} }
+		h.att.HeadDotBackward(g.z, del, del, nS, none(nS), H, D, w.attSrc.W, w.attSrc.W, dz, w.attSrc.G, sc.none)
+		dzd := be.View(sc.dzd, 0, g.zd.Len())
+		be.Fill(dzd, 0)
+		h.att.HeadDotBackward(g.zd, der, der, nT, none(nT), H, D, w.attDst.W, w.attDst.W, dzd, w.attDst.G, sc.none)
+		wd := ly.dstWeight(r)
+		xT, dxT := h.input(b, l, rel.Dst), h.inputGrad(b, l, rel.Dst)
+		// A shared projection sums both sides' gradients: the sources'
+		// product below adds to the destinations' one here.
+		be.LinearBackwardWeight(xT, dzd, nT, inT, H*D, wd.G, false)
+		if dxT != nil {
+			be.LinearBackwardData(dzd, nT, wd.W, inT, H*D, dxT, true)
+		}
+	}
+	be.LinearBackwardWeight(xS, dz, nS, inS, H*D, w.neigh.G, g.zd != nil && w.wDst == nil)
+	if dxS != nil {
+		be.LinearBackwardData(dz, nS, w.neigh.W, inS, H*D, dxS, true)
+	}
+}
