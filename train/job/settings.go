@@ -158,7 +158,10 @@ func PresetConfig(p rmat.Preset) train.Config {
 	c.Fanouts = append([]int(nil), p.Fanouts...)
 	c.Dropout, c.LR = p.Dropout, p.LR
 	if p.Model != "" {
-		c.Model = p.Model // the typed presets' rsage
+		c.Model = p.Model // the typed presets' models
+	}
+	if p.Heads > 0 {
+		c.Heads = p.Heads // igbh-sim's RGAT
 	}
 	return c
 }
