@@ -156,11 +156,15 @@ func (t *Trainer) replayBytes(caps []nn.Caps) int64 {
 
 // envelope provisions the replayed plan: for the envelope opt gives, or
 // one tightened over the largest sizes of the first steps; a typed plan
-// for its conservative envelope, which no batch exceeds.
+// likewise (typed_tighten.go), or for its conservative envelope, which no
+// batch exceeds, with opt.Conservative.
 func (r *replayer) envelope(opt ReplayOptions) error {
 	t := r.t
 	if t.ds.Typed() {
-		return t.replanTyped()
+		if opt.Conservative {
+			return t.replanTyped()
+		}
+		return t.replanTypedTight(opt.Observe, opt.Margin)
 	}
 	ideal := opt.Caps
 	caps := opt.Caps

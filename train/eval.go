@@ -113,8 +113,8 @@ func (t *Trainer) sampleEval(seeds []int32, s int) error {
 		if !p.Tight {
 			return nil
 		}
-		counts := make([]int32, p.Counts.Len())
-		t.be.Read(counts, p.Counts, 0)
+		counts := make([]int32, p.SizeCounts().Len())
+		t.be.Read(counts, p.SizeCounts(), 0)
 		if err := t.sync(); err != nil {
 			return fmt.Errorf("evaluate step %d: %w", s, err)
 		}
@@ -125,6 +125,12 @@ func (t *Trainer) sampleEval(seeds []int32, s int) error {
 		}
 		if p.Overflow(counts) == nil {
 			return nil
+		}
+		if p.Typed != nil {
+			if err := t.growTyped(p.Typed.Caps, p, counts); err != nil {
+				return err
+			}
+			continue
 		}
 		caps, err := t.growPlan(p.Caps, p, counts)
 		if err != nil {

@@ -203,10 +203,11 @@ func (p *Plan) Bytes() int64 {
 }
 
 // Overflow compares live counts (read from counts, the host copy of
-// p.Counts) with their capacities and describes the first that overflowed.
+// p.SizeCounts()) with their capacities and describes the first that
+// overflowed.
 func (p *Plan) Overflow(counts []int32) error {
 	if p.Typed != nil {
-		return nil // typed plans have the conservative envelope
+		return p.Typed.overflow(counts) // counts: the host copy of SizeCounts
 	}
 	for h := range p.Fanouts {
 		b := p.Blocks[len(p.Fanouts)-1-h]

@@ -36,6 +36,9 @@ type ReplayOptions struct {
 	// instead of beside it (backend.Concurrent), for measuring the
 	// overlap; the results are the same.
 	InOrder bool
+	// Conservative keeps a typed plan at its conservative envelope (the
+	// eager driver's, which no batch exceeds) instead of tightening it.
+	Conservative bool
 }
 
 // ReplayStats is what the replay driver did.
@@ -393,6 +396,9 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 // re-captures the step.
 func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	t := r.t
+	if t.ds.Typed() {
+		return r.growTypedStep(epoch, f, took)
+	}
 	start := time.Now()
 	p, err := t.samplingPlan(t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
 	if err != nil {

@@ -117,14 +117,27 @@ func TestReplayReproducesEagerBitwise(t *testing.T) {
 // (what names the case).
 func replayMatchesEager(t *testing.T, what string, ds *dataset.Dataset, cfg Config, minSteps int) *ReplayStats {
 	t.Helper()
+	st := replayMatchesEagerGrown(t, what, ds, cfg, minSteps)
+	if st.Captures != 1 {
+		t.Errorf("%s: %d captures, want one", what, st.Captures)
+	}
+	return st
+}
+
+// replayMatchesEagerGrown is replayMatchesEager where evaluation may grow
+// the envelope (a typed run of few steps observes all of its training
+// batches, and its validation batches may be larger): any number of
+// captures, no training step overflowed.
+func replayMatchesEagerGrown(t *testing.T, what string, ds *dataset.Dataset, cfg Config, minSteps int) *ReplayStats {
+	t.Helper()
 	wantLoss, wantParams := eagerRun(t, cpu.New(2), ds, cfg)
 	gotLoss, gotParams, st := replayRun(t, record.New(cpu.New(2)), ds, cfg, ReplayOptions{})
 	if len(wantLoss) < minSteps {
 		t.Fatalf("%s: %d steps, want at least %d", what, len(wantLoss), minSteps)
 	}
 	sameRun(t, what+": replay against eager", gotLoss, wantLoss, gotParams, wantParams)
-	if st.Captures != 1 || st.Overflows != 0 || st.Launches != len(wantLoss) {
-		t.Errorf("%s: stats %+v, want one capture, no overflow, %d launches", what, st, len(wantLoss))
+	if st.Overflows != 0 || st.Launches != len(wantLoss) {
+		t.Errorf("%s: stats %+v, want no overflow, %d launches", what, st, len(wantLoss))
 	}
 	return st
 }

@@ -42,13 +42,22 @@ func (t *Trainer) newTypedPlan() (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.typedPlanFor(caps, fanouts, true)
+}
+
+// typedPlanFor provisions a typed plan for caps, and reserves the model's
+// workspace for it when reserve is set (else it samples only).
+func (t *Trainer) typedPlanFor(caps []nn.LayerCaps, fanouts [][]int, reserve bool) (*Plan, error) {
 	p, err := t.samplingPlan(nil, nil, 0)
 	if err != nil {
 		return nil, err
 	}
-	if p.Typed, err = t.typedHops(p, caps, fanouts, t.ds.Target, true); err != nil {
+	if p.Typed, err = t.typedHops(p, caps, fanouts, t.ds.Target, reserve); err != nil {
 		p.Free()
 		return nil, err
+	}
+	if !reserve {
+		return p, nil
 	}
 	if err := t.model.ReserveTyped(caps); err != nil {
 		p.Free()

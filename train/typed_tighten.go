@@ -1,0 +1,199 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/fanout-gnn/fanout/nn"
+)
+
+// The typed step's envelope tightened as the one-type step's is
+// (envelope.go): the largest sizes of the first steps, sampled at the
+// conservative envelope, times the margin, and grown when a later batch
+// overflows it.
+
+// observe raises obs (per layer, bottom first) to the live sizes in counts
+// (the host copy of th.Counts): each type's sources and each relation's
+// edges.
+func (th *TypedHops) observe(obs []nn.LayerCaps, counts []int32) {
+	for l := range th.Caps {
+		for ty, c := range th.Src[l] {
+			obs[l].Types[ty].Src = max(obs[l].Types[ty].Src, int(counts[c.Off]))
+		}
+		for r, b := range th.Rels[l] {
+			obs[l].Edges[r] = max(obs[l].Edges[r], int(counts[b.NumEdges.Off]))
+		}
+	}
+}
+
+// overflow describes the first live size in counts (the host copy of
+// th.Counts) above its capacity, or is nil.
+func (th *TypedHops) overflow(counts []int32) error {
+	for l := range th.Caps {
+		for ty, c := range th.Src[l] {
+			if n := int(counts[c.Off]); n > c.Cap {
+				return fmt.Errorf("layer %d: %d sources of type %d, capacity %d", l, n, ty, c.Cap)
+			}
+		}
+		for r, b := range th.Rels[l] {
+			if e := int(counts[b.NumEdges.Off]); e > b.NumEdges.Cap {
+				return fmt.Errorf("layer %d: %d edges of relation %d, capacity %d", l, e, r, b.NumEdges.Cap)
+			}
+		}
+	}
+	return nil
+}
+
+// zeroCaps are caps shaped like like, every size 0.
+func zeroCaps(like []nn.LayerCaps) []nn.LayerCaps {
+	out := make([]nn.LayerCaps, len(like))
+	for l, c := range like {
+		out[l] = nn.LayerCaps{Types: make([]nn.TypeCaps, len(c.Types)), Edges: make([]int, len(c.Edges))}
+	}
+	return out
+}
+
+// tightenTyped turns observed sizes into a typed envelope: each type's
+// sources and each relation's edges the observed maximum times margin, at
+// most the conservative bound cons, chained from the seeds (cons's top
+// destinations) so that a layer's destinations are the sources of the
+// layer above; every relation keeps one edge's room.
+func tightenTyped(obs, cons []nn.LayerCaps, margin float64) []nn.LayerCaps {
+	L := len(cons)
+	out := zeroCaps(cons)
+	grow := func(v, bound int) int { return min(bound, int(math.Ceil(float64(v)*margin))) }
+	dst := make([]int, len(cons[L-1].Types))
+	for ty, c := range cons[L-1].Types {
+		dst[ty] = c.Dst
+	}
+	for h := range L {
+		l := L - 1 - h
+		for r, e := range cons[l].Edges {
+			out[l].Edges[r] = max(1, grow(obs[l].Edges[r], e))
+		}
+		for ty, c := range cons[l].Types {
+			out[l].Types[ty] = nn.TypeCaps{Dst: dst[ty], Src: max(dst[ty], grow(obs[l].Types[ty].Src, c.Src))}
+			dst[ty] = out[l].Types[ty].Src
+		}
+	}
+	return out
+}
+
+// observeTyped samples the first n steps of the first epoch on a
+// sampling-only typed plan at the conservative envelope (cons) and returns
+// the largest live sizes seen. Sampling depends only on the seed and the
+// clock, so the steps sampled here are the ones trained later.
+func (t *Trainer) observeTyped(n int) (obs, cons []nn.LayerCaps, err error) {
+	cons, fanouts, err := t.typedCaps()
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := t.typedPlanFor(cons, fanouts, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer p.Free()
+	perm, steps := t.epochSeeds(0)
+	obs = zeroCaps(cons)
+	counts := make([]int32, p.SizeCounts().Len())
+	for s := 0; s < min(n, steps); s++ {
+		p.SetItems(t.stepSeeds(perm, s), t.globalLive(s), 0, s)
+		p.FormSeeds()
+		p.Sample(t.in, t.cfg.Seed)
+		t.be.Read(counts, p.SizeCounts(), 0)
+		if err := t.be.Sync(); err != nil {
+			return nil, nil, fmt.Errorf("observe step %d: %w", s, err)
+		}
+		p.Typed.observe(obs, counts)
+	}
+	return obs, cons, nil
+}
+
+// replanTypedTight replaces the training plan with a typed plan for the
+// envelope tightened over the first observe steps with margin.
+func (t *Trainer) replanTypedTight(observe int, margin float64) error {
+	obs, cons, err := t.observeTyped(observe)
+	if err != nil {
+		return err
+	}
+	return t.replanTypedCaps(tightenTyped(obs, cons, margin))
+}
+
+// replanTypedCaps replaces the training plan with a typed plan for caps
+// (tight: it may overflow, and grows then).
+func (t *Trainer) replanTypedCaps(caps []nn.LayerCaps) error {
+	fanouts, err := t.cfg.TypedFanouts(t.ds)
+	if err != nil {
+		return err
+	}
+	return t.swapPlan(func() (*Plan, error) {
+		p, err := t.typedPlanFor(caps, fanouts, true)
+		if err == nil {
+			p.Tight = true
+		}
+		return p, err
+	})
+}
+
+// growTyped raises the envelope base to the live sizes in counts (the host
+// copy of p's SizeCounts, sampled by p, whose hops are laid out as the
+// training plan's) with the margin and re-provisions the training plan.
+// Sizes past an overflowed one were sampled from clipped inputs where p is
+// the tight plan itself; its caller samples again and grows again until
+// nothing overflows.
+func (t *Trainer) growTyped(base []nn.LayerCaps, p *Plan, counts []int32) error {
+	cons, _, err := t.typedCaps()
+	if err != nil {
+		return err
+	}
+	obs := cloneCaps(base)
+	p.Typed.observe(obs, counts)
+	return t.replanTypedCaps(tightenTyped(obs, cons, t.margin()))
+}
+
+// growTypedStep is the replay driver's grow for a typed plan: step f of
+// epoch sampled at the conservative envelope, the envelope raised to fit
+// it, the plan re-provisioned and the step captured again.
+func (r *replayer) growTypedStep(epoch, f int, took *growTimes) error {
+	t := r.t
+	start := time.Now()
+	cons, fanouts, err := t.typedCaps()
+	if err != nil {
+		return err
+	}
+	p, err := t.typedPlanFor(cons, fanouts, false)
+	if err != nil {
+		return err
+	}
+	defer p.Free()
+	perm, _ := t.epochSeeds(epoch)
+	p.SetItems(t.stepSeeds(perm, f), t.globalLive(f), epoch, f)
+	p.FormSeeds()
+	p.Sample(t.in, t.cfg.Seed)
+	counts := make([]int32, p.SizeCounts().Len())
+	t.be.Read(counts, p.SizeCounts(), 0)
+	if err := t.be.Sync(); err != nil {
+		return err
+	}
+	mid := time.Now()
+	took.sample = mid.Sub(start)
+	if err := t.growTyped(t.plan.Typed.Caps, p, counts); err != nil {
+		return err
+	}
+	end := time.Now()
+	took.provision = end.Sub(mid)
+	err = r.capture()
+	took.capture = time.Since(end)
+	return err
+}
+
+// cloneCaps is a deep copy of caps.
+func cloneCaps(caps []nn.LayerCaps) []nn.LayerCaps {
+	out := zeroCaps(caps)
+	for l, c := range caps {
+		copy(out[l].Types, c.Types)
+		copy(out[l].Edges, c.Edges)
+	}
+	return out
+}
