@@ -27,14 +27,14 @@ type option struct {
 // hyperOptions are the training hyper-parameters (train.Config).
 func hyperOptions() []option {
 	return []option{
-		{"model", "model: sage, gcn, gin or gat; for typed graphs rsage (GraphSAGE per relation, summed: PyTorch Geometric's to_hetero) or rgcn (a weight per relation, a root weight per type)", func(c *train.Config, _ *runFlags) any { return &c.Model }},
+		{"model", "model: sage, gcn, gin or gat; for typed graphs rsage (GraphSAGE per relation, summed: PyTorch Geometric's to_hetero), rgcn (a weight per relation, a root weight per type) or rgat (a GAT per relation without self loops, summed: MLPerf's RGAT)", func(c *train.Config, _ *runFlags) any { return &c.Model }},
 		{"bases", "rgcn: relation weights as combinations of N shared bases (basis decomposition; 0: a weight per relation)", func(c *train.Config, _ *runFlags) any { return &c.Bases }},
 		{"embed-featureless", "typed graphs: the width of the rows learned for vertex types without features (an embedding table per type, trained on the rows each step reads); 0: the target type's feature width", func(c *train.Config, _ *runFlags) any { return &c.EmbedFeatureless }},
 		{"relation-fanouts", "typed graphs: one relation's own fanouts per hop, RELATION=LIST (its name or src:name:dst), once per relation; the others take --fanouts", func(c *train.Config, _ *runFlags) any { return &c.RelationFanouts }},
 		{"gin-eps", "GIN's ε: 0 (fixed) or learn", func(c *train.Config, _ *runFlags) any { return &c.GINEps }},
-		{"heads", "GAT's attention heads per hidden layer, concatenated (hidden = heads × width per head)", func(c *train.Config, _ *runFlags) any { return &c.Heads }},
-		{"out-heads", "GAT's attention heads of the last layer, averaged (0: as --heads)", func(c *train.Config, _ *runFlags) any { return &c.OutHeads }},
-		{"attn-dropout", "GAT's dropout `probability` on the attention coefficients", func(c *train.Config, _ *runFlags) any { return &c.AttnDropout }},
+		{"heads", "GAT's and RGAT's attention heads per hidden layer, concatenated (hidden = heads × width per head)", func(c *train.Config, _ *runFlags) any { return &c.Heads }},
+		{"out-heads", "GAT's and RGAT's attention heads of the last layer, averaged (0: as --heads)", func(c *train.Config, _ *runFlags) any { return &c.OutHeads }},
+		{"attn-dropout", "GAT's and RGAT's dropout `probability` on the attention coefficients", func(c *train.Config, _ *runFlags) any { return &c.AttnDropout }},
 		{"activations", "how hidden layers' outputs are held: float32, or bfloat16 where the next layer reads them so (GraphSAGE; half the bytes written and aggregated); default float32 (bfloat16 measured on products-sim: 0.5% faster per step, 0.1 points less accurate, 31 MiB more memory; docs/perf.md)", func(c *train.Config, _ *runFlags) any { return &c.Activations }},
 		{"bottom-products", "how the bottom GraphSAGE layer multiplies: float32, or bfloat16 operands with float32 sums (mixed precision; float32 weights and Adam)", func(c *train.Config, _ *runFlags) any { return &c.BottomProducts }},
 		{"norm", "normalisation after each hidden layer: none, batch (batch normalisation: per column over the batch, running statistics for evaluation; stops GIN's sums at high-degree vertices from diverging) or layer (per vertex)", func(c *train.Config, _ *runFlags) any { return &c.Norm }},
