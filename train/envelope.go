@@ -37,16 +37,12 @@ func (t *Trainer) observeSizes(n int) ([]nn.Caps, int, error) {
 	defer p.Free()
 	perm, steps := t.epochSeeds(0)
 	obs := make([]nn.Caps, len(cons))
-	counts := make([]int32, p.Counts.Len())
 	chunks := t.chunked()
 	var prev []int32
 	need := 0
 	for s := 0; s < min(n, steps); s++ {
-		p.SetItems(t.stepSeeds(perm, s), t.globalLive(s), 0, s)
-		p.FormSeeds()
-		p.Sample(t.in, t.cfg.Seed)
-		t.be.Read(counts, p.Counts, 0)
-		if err := t.be.Sync(); err != nil {
+		counts, err := t.sampleSizes(p, perm, 0, s)
+		if err != nil {
 			return nil, 0, fmt.Errorf("observe step %d: %w", s, err)
 		}
 		observe(obs, p, counts)
@@ -64,6 +60,18 @@ func (t *Trainer) observeSizes(n int) ([]nn.Caps, int, error) {
 	}
 	caps, err := t.maxCaps(obs)
 	return caps, need, err
+}
+
+// sampleSizes samples step s of epoch (whose seeds, shuffled, are perm) on
+// the sampling plan p and returns its live sizes: the host copy of
+// p.SizeCounts().
+func (t *Trainer) sampleSizes(p *Plan, perm []int32, epoch, s int) ([]int32, error) {
+	p.SetItems(t.stepSeeds(perm, s), t.globalLive(s), epoch, s)
+	p.FormSeeds()
+	p.Sample(t.in, t.cfg.Seed)
+	counts := make([]int32, p.SizeCounts().Len())
+	t.be.Read(counts, p.SizeCounts(), 0)
+	return counts, t.be.Sync()
 }
 
 // observe raises obs (bottom first) to the live sizes in counts.

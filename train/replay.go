@@ -406,12 +406,8 @@ func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	}
 	defer p.Free()
 	perm, _ := t.epochSeeds(epoch)
-	p.SetItems(t.stepSeeds(perm, f), t.globalLive(f), epoch, f)
-	p.FormSeeds()
-	p.Sample(t.in, t.cfg.Seed)
-	counts := make([]int32, p.Counts.Len())
-	t.be.Read(counts, p.Counts, 0)
-	if err := t.be.Sync(); err != nil {
+	counts, err := t.sampleSizes(p, perm, epoch, f)
+	if err != nil {
 		return err
 	}
 	if counts, err = t.maxHost(counts); err != nil {

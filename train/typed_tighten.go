@@ -96,13 +96,9 @@ func (t *Trainer) observeTyped(n int) (obs, cons []nn.LayerCaps, err error) {
 	defer p.Free()
 	perm, steps := t.epochSeeds(0)
 	obs = zeroCaps(cons)
-	counts := make([]int32, p.SizeCounts().Len())
 	for s := 0; s < min(n, steps); s++ {
-		p.SetItems(t.stepSeeds(perm, s), t.globalLive(s), 0, s)
-		p.FormSeeds()
-		p.Sample(t.in, t.cfg.Seed)
-		t.be.Read(counts, p.SizeCounts(), 0)
-		if err := t.be.Sync(); err != nil {
+		counts, err := t.sampleSizes(p, perm, 0, s)
+		if err != nil {
 			return nil, nil, fmt.Errorf("observe step %d: %w", s, err)
 		}
 		p.Typed.observe(obs, counts)
@@ -168,12 +164,8 @@ func (r *replayer) growTypedStep(epoch, f int, took *growTimes) error {
 	}
 	defer p.Free()
 	perm, _ := t.epochSeeds(epoch)
-	p.SetItems(t.stepSeeds(perm, f), t.globalLive(f), epoch, f)
-	p.FormSeeds()
-	p.Sample(t.in, t.cfg.Seed)
-	counts := make([]int32, p.SizeCounts().Len())
-	t.be.Read(counts, p.SizeCounts(), 0)
-	if err := t.be.Sync(); err != nil {
+	counts, err := t.sampleSizes(p, perm, epoch, f)
+	if err != nil {
 		return err
 	}
 	mid := time.Now()

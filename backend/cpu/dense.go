@@ -65,23 +65,34 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 				if bs != nil {
 					v += bs[j]
 				}
-				if relu {
-					v = max(v, 0)
-				}
 				yr[j] = v
 			}
-			if ms != nil {
-				idx := uint32(i)
-				if keys != nil {
-					idx = uint32(keys[i])
-				}
-				dropRow(key, idx, thr, scale, relu, yr, ms[i*dim:(i+1)*dim])
-			}
+			actRow(yr, i, relu, ms, keys, key, thr, scale)
 			if tmp != nil {
 				roundRow(yb.u16[i*dim:(i+1)*dim], tmp)
 			}
 		}
 	})
+}
+
+// actRow finishes row i (yr) of BiasActDropout's activation in place:
+// ReLU when relu, then, with a mask (ms, [rows, len(yr)]), dropout keyed by
+// keys[i] (or i without keys). NormApply ends its rows with it too.
+func actRow(yr []float32, i int, relu bool, ms []uint8, keys []int32, key rng.Key, thr uint32, scale float32) {
+	if relu {
+		for j, v := range yr {
+			yr[j] = max(v, 0)
+		}
+	}
+	if ms == nil {
+		return
+	}
+	idx := uint32(i)
+	if keys != nil {
+		idx = uint32(keys[i])
+	}
+	dim := len(yr)
+	dropRow(key, idx, thr, scale, relu, yr, ms[i*dim:(i+1)*dim])
 }
 
 // roundRow writes float32 src to dst as bfloat16 bits (nearest even).

@@ -98,19 +98,9 @@ func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow b
 				if perRow {
 					k = 0
 				}
-				v := g[j]*((xv-mu[k])*r[k]) + be[j]
-				if relu {
-					v = max(v, 0)
-				}
-				yr[j] = v
+				yr[j] = g[j]*((xv-mu[k])*r[k]) + be[j]
 			}
-			if ms != nil {
-				idx := uint32(i)
-				if keys != nil {
-					idx = uint32(keys[i])
-				}
-				dropRow(ck.r, idx, thr, scale, relu, yr, ms[i*dim:(i+1)*dim])
-			}
+			actRow(yr, i, relu, ms, keys, ck.r, thr, scale)
 		}
 	})
 }
