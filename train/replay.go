@@ -396,11 +396,8 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 // re-captures the step.
 func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	t := r.t
-	if t.ds.Typed() {
-		return r.growTypedStep(epoch, f, took)
-	}
 	start := time.Now()
-	p, err := t.samplingPlan(t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
+	p, err := t.conservativeSampler()
 	if err != nil {
 		return err
 	}
@@ -410,12 +407,46 @@ func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	if err != nil {
 		return err
 	}
-	if counts, err = t.maxHost(counts); err != nil {
+	mid := time.Now()
+	took.sample = mid.Sub(start)
+	if p.Typed != nil {
+		err = t.growTyped(t.plan.Typed.Caps, p, counts)
+	} else {
+		err = r.growOneType(p, counts)
+	}
+	if err != nil {
+		return err
+	}
+	end := time.Now()
+	took.provision = end.Sub(mid)
+	err = r.capture()
+	took.capture = time.Since(end)
+	return err
+}
+
+// conservativeSampler is a sampling-only plan at the conservative
+// envelope, typed or not as the run is.
+func (t *Trainer) conservativeSampler() (*Plan, error) {
+	if !t.ds.Typed() {
+		return t.samplingPlan(t.cfg.Fanouts, t.conservativeCaps(t.cfg.Fanouts), 0)
+	}
+	cons, fanouts, err := t.typedCaps()
+	if err != nil {
+		return nil, err
+	}
+	return t.typedPlanFor(cons, fanouts, false)
+}
+
+// growOneType raises the one-type envelope to the sizes counts (sampled by
+// p; every rank of a group to the largest of any), re-provisions the plan
+// and grows the feature chunks where a gather asked more than they hold.
+func (r *replayer) growOneType(p *Plan, counts []int32) error {
+	t := r.t
+	counts, err := t.maxHost(counts)
+	if err != nil {
 		return err
 	}
 	observe(r.stats.Envelope.Ideal, p, counts)
-	mid := time.Now()
-	took.sample = mid.Sub(start)
 	caps, err := t.growPlan(t.plan.Caps, p, counts)
 	if err != nil {
 		return err
@@ -423,13 +454,7 @@ func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	if r.stats.Envelope, err = t.envelopeReport(caps, r.stats.Envelope.Ideal); err != nil {
 		return err
 	}
-	if _, err := t.growChunks(false); err != nil {
-		return err
-	}
-	end := time.Now()
-	took.provision = end.Sub(mid)
-	err = r.capture()
-	took.capture = time.Since(end)
+	_, err = t.growChunks(false)
 	return err
 }
 

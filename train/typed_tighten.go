@@ -3,7 +3,6 @@ package train
 import (
 	"fmt"
 	"math"
-	"time"
 
 	"github.com/fanout-gnn/fanout/nn"
 )
@@ -85,15 +84,12 @@ func tightenTyped(obs, cons []nn.LayerCaps, margin float64) []nn.LayerCaps {
 // the largest live sizes seen. Sampling depends only on the seed and the
 // clock, so the steps sampled here are the ones trained later.
 func (t *Trainer) observeTyped(n int) (obs, cons []nn.LayerCaps, err error) {
-	cons, fanouts, err := t.typedCaps()
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := t.typedPlanFor(cons, fanouts, false)
+	p, err := t.conservativeSampler()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer p.Free()
+	cons = p.Typed.Caps
 	perm, steps := t.epochSeeds(0)
 	obs = zeroCaps(cons)
 	for s := 0; s < min(n, steps); s++ {
@@ -146,38 +142,6 @@ func (t *Trainer) growTyped(base []nn.LayerCaps, p *Plan, counts []int32) error 
 	obs := cloneCaps(base)
 	p.Typed.observe(obs, counts)
 	return t.replanTypedCaps(tightenTyped(obs, cons, t.margin()))
-}
-
-// growTypedStep is the replay driver's grow for a typed plan: step f of
-// epoch sampled at the conservative envelope, the envelope raised to fit
-// it, the plan re-provisioned and the step captured again.
-func (r *replayer) growTypedStep(epoch, f int, took *growTimes) error {
-	t := r.t
-	start := time.Now()
-	cons, fanouts, err := t.typedCaps()
-	if err != nil {
-		return err
-	}
-	p, err := t.typedPlanFor(cons, fanouts, false)
-	if err != nil {
-		return err
-	}
-	defer p.Free()
-	perm, _ := t.epochSeeds(epoch)
-	counts, err := t.sampleSizes(p, perm, epoch, f)
-	if err != nil {
-		return err
-	}
-	mid := time.Now()
-	took.sample = mid.Sub(start)
-	if err := t.growTyped(t.plan.Typed.Caps, p, counts); err != nil {
-		return err
-	}
-	end := time.Now()
-	took.provision = end.Sub(mid)
-	err = r.capture()
-	took.capture = time.Since(end)
-	return err
 }
 
 // cloneCaps is a deep copy of caps.
