@@ -410,7 +410,9 @@ func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	mid := time.Now()
 	took.sample = mid.Sub(start)
 	if p.Typed != nil {
-		err = t.growTyped(t.plan.Typed.Caps, p, counts)
+		if counts, err = t.maxHost(counts); err == nil { // a group grows together
+			err = t.growTyped(t.plan.Typed.Caps, p, counts)
+		}
 	} else {
 		err = r.growOneType(p, counts)
 	}

@@ -125,7 +125,7 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 		return nil, err
 	}
 	if ds.Typed() {
-		if err := typedRefuses(opt); err != nil {
+		if err := typedRefuses(ds, opt); err != nil {
 			return nil, err
 		}
 	}

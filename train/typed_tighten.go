@@ -82,7 +82,8 @@ func tightenTyped(obs, cons []nn.LayerCaps, margin float64) []nn.LayerCaps {
 // observeTyped samples the first n steps of the first epoch on a
 // sampling-only typed plan at the conservative envelope (cons) and returns
 // the largest live sizes seen. Sampling depends only on the seed and the
-// clock, so the steps sampled here are the ones trained later.
+// clock, so the steps sampled here are the ones trained later; a group's
+// ranks observe the largest sizes of any.
 func (t *Trainer) observeTyped(n int) (obs, cons []nn.LayerCaps, err error) {
 	p, err := t.conservativeSampler()
 	if err != nil {
@@ -94,6 +95,9 @@ func (t *Trainer) observeTyped(n int) (obs, cons []nn.LayerCaps, err error) {
 	obs = zeroCaps(cons)
 	for s := 0; s < min(n, steps); s++ {
 		counts, err := t.sampleSizes(p, perm, 0, s)
+		if err == nil {
+			counts, err = t.maxHost(counts) // a group's plans stay equal: its largest sizes
+		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("observe step %d: %w", s, err)
 		}

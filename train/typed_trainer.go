@@ -2,15 +2,21 @@ package train
 
 import (
 	"fmt"
+	"slices"
+
+	"github.com/fanout-gnn/fanout/dataset"
 
 	"github.com/fanout-gnn/fanout/nn"
 )
 
-// typedRefuses names the options a typed dataset cannot run with yet.
-func typedRefuses(opt Options) error {
+// typedRefuses names the options a typed dataset cannot run with yet:
+// several devices where a type has no features (its learned rows, trained
+// by sparse Adam on the rows a step reads, are one device's).
+func typedRefuses(ds *dataset.Dataset, opt Options) error {
+	featureless := slices.IndexFunc(ds.Types, func(ty dataset.VertexType) bool { return ty.FeatDim == 0 })
 	switch {
-	case opt.Parallel != nil:
-		return fmt.Errorf("typed graphs train on one device for now (several were asked)")
+	case opt.Parallel != nil && opt.Parallel.Size() > 1 && featureless >= 0:
+		return fmt.Errorf("typed graphs with a type without features (%s: learned rows) train on one device for now (several were asked)", ds.Types[featureless].Name)
 	case opt.Features != nil || opt.Graph != nil:
 		return fmt.Errorf("typed graphs keep their features and relations on the training device for now (the hybrid mode and placed topologies are one-type)")
 	}
@@ -45,8 +51,9 @@ func (t *Trainer) newTypedPlan() (*Plan, error) {
 	return t.typedPlanFor(caps, fanouts, true)
 }
 
-// typedPlanFor provisions a typed plan for caps, and reserves the model's
-// workspace for it when reserve is set (else it samples only).
+// typedPlanFor provisions a typed plan for caps, and shares it with the
+// group and reserves the model's workspace for it when reserve is set
+// (else it samples only).
 func (t *Trainer) typedPlanFor(caps []nn.LayerCaps, fanouts [][]int, reserve bool) (*Plan, error) {
 	p, err := t.samplingPlan(nil, nil, 0)
 	if err != nil {
@@ -59,6 +66,7 @@ func (t *Trainer) typedPlanFor(caps []nn.LayerCaps, fanouts [][]int, reserve boo
 	if !reserve {
 		return p, nil
 	}
+	t.share(p)
 	if err := t.model.ReserveTyped(caps); err != nil {
 		p.Free()
 		return nil, err

@@ -43,6 +43,14 @@ func TestGenIGBHSimTrains(t *testing.T) {
 	if acc < 0.5 || acc < 3*most {
 		t.Errorf("test accuracy %.4f: want at least 0.5 and 3 times the most common class's share %.4f", acc, most)
 	}
+	// Every type has features: two devices (of the CPU) train it, each
+	// with the whole dataset.
+	code, stdout, stderr = fanout(t, "train", "--data", data, "--device", "cpu", "--devices", "2", "--model", "rsage", "--layers", "2",
+		"--hidden", "32", "--fanouts", "5,5", "--batch", "128", "--epochs", "1", "--out", filepath.Join(dir, "run2"))
+	if code != 0 || !strings.Contains(stderr+stdout, "placement: igbh-sim is typed: every relation and feature table on every device") ||
+		!strings.Contains(stdout, "test accuracy") {
+		t.Fatalf("train on two devices: exit %d\n%s%s", code, stdout, stderr)
+	}
 }
 
 // mostCommonShare is the share of the most common label among the test

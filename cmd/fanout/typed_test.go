@@ -152,7 +152,7 @@ func TestTypedRefusals(t *testing.T) {
 		want  string
 		extra []string
 	}{
-		{"devices: hetero-tiny is typed", []string{"--devices", "2"}},
+		{"typed graphs with a type without features (author: learned rows) train on one device", []string{"--devices", "2"}},
 		{"mode: hetero-tiny is typed", []string{"--mode", "hybrid"}},
 		{`relation-fanouts: "likes" names no relation of hetero-tiny`, []string{"--relation-fanouts", "likes=1,1"}},
 		{"full-eval: layer-wise inference is the one-type models'", []string{"--full-eval"}},

@@ -38,6 +38,8 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 		return nil, err
 	}
 	defer ds.Close()
+	// Loading fitted the model to the dataset (a typed one's default, prepareTyped).
+	cfg.Model, cfg.BottomProducts = j.Config.Model, j.Config.BottomProducts
 	if items, unit := trainItems(cfg, ds); n > items {
 		return nil, fmt.Errorf("devices: %d devices, but the training split has %d %s: give at most %d (each device takes at least one a step)", n, items, unit, items)
 	}
@@ -68,6 +70,11 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 			return nil, err
 		}
 	}
+	if ds.Typed() {
+		// Every rank uploads every relation and feature table itself.
+		fmt.Fprintf(j.Log, "placement: %s is typed: every relation and feature table on every device\n", ds.Name)
+		return j.runTyped(ctx, ds, cfg, ranks, mode)
+	}
 	topo, err := j.placeTopology(ds, ranks, mode)
 	if err != nil {
 		return nil, err
@@ -95,6 +102,19 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 	printExchange(xch, j.Log)
 	for i, t := range tiers {
 		printTier(j.Log, fmt.Sprintf("device %d", i), t)
+	}
+	return sum, nil
+}
+
+// runTyped trains a typed graph on the group's ranks, each holding the
+// whole dataset (no placement of topology or features yet).
+func (j *Job) runTyped(ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []multigpu.Rank, mode train.Mode) (*train.Summary, error) {
+	if j.Placement.ShardFeatures == "hosts" {
+		return nil, fmt.Errorf("shard-features: %s is typed, and typed graphs keep every feature table on every device for now", ds.Name)
+	}
+	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode, j.Replay)
+	if err != nil {
+		return nil, j.interrupted(err)
 	}
 	return sum, nil
 }

@@ -220,8 +220,8 @@ func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 	}
 	if ds.Typed() {
 		switch {
-		case j.Launch != nil || j.Devices > 0:
-			return fmt.Errorf("devices: %s is typed, and typed graphs train on one device for now (drop --devices and the launcher)", ds.Name)
+		case j.Launch != nil:
+			return fmt.Errorf("launch: %s is typed, and typed graphs train in one process for now (drop the launcher; --devices trains on this host's devices)", ds.Name)
 		case j.Mode == train.Hybrid:
 			return fmt.Errorf("mode: %s is typed, and the hybrid mode takes graphs of one vertex type for now (use eager or replay)", ds.Name)
 		}
