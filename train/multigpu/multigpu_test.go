@@ -146,6 +146,14 @@ func devicesMatchOneDevice(t *testing.T, ds *dataset.Dataset, cfg train.Config, 
 // the eager 2-device run.
 func TestReplayDevicesMatchEager(t *testing.T) {
 	ds, cfg := tiny(t)
+	replayMatchesEagerOn2(t, ds, cfg)
+}
+
+// replayMatchesEagerOn2 fails the test unless cfg on ds replayed on two
+// CPU devices gives the eager two-device run's losses bit for bit, both
+// ranks holding the same parameters after every step.
+func replayMatchesEagerOn2(t *testing.T, ds *dataset.Dataset, cfg train.Config) {
+	t.Helper()
 	eager, _ := run(t, ds, cfg, 2, false)
 	replay, hashes := run(t, ds, cfg, 2, true)
 	for i := range eager {

@@ -63,16 +63,5 @@ func TestTypedDevicesRefuseLearnedRows(t *testing.T) {
 // the eager 2-device run, every rank holding the same parameters.
 func TestTypedReplayDevicesMatchEager(t *testing.T) {
 	ds, cfg := igbhTiny(t)
-	eager, _ := run(t, ds, cfg, 2, false)
-	replay, hashes := run(t, ds, cfg, 2, true)
-	for i := range eager {
-		if eager[i] != replay[i] {
-			t.Fatalf("step %d: replay loss %v, eager %v", i, replay[i], eager[i])
-		}
-	}
-	for s := range hashes[0] {
-		if hashes[1][s] != hashes[0][s] {
-			t.Fatalf("replay: after step %d rank 1's parameters differ from rank 0's", s)
-		}
-	}
+	replayMatchesEagerOn2(t, ds, cfg)
 }
