@@ -65,9 +65,9 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 				if bs != nil {
 					v += bs[j]
 				}
-				yr[j] = v
+				yr[j] = reluIf(relu, v)
 			}
-			actRow(yr, i, relu, ms, keys, key, thr, scale)
+			dropRowOf(yr, i, relu, ms, keys, key, thr, scale)
 			if tmp != nil {
 				roundRow(yb.u16[i*dim:(i+1)*dim], tmp)
 			}
@@ -75,15 +75,19 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 	})
 }
 
-// actRow finishes row i (yr) of BiasActDropout's activation in place:
-// ReLU when relu, then, with a mask (ms, [rows, len(yr)]), dropout keyed by
-// keys[i] (or i without keys). NormApply ends its rows with it too.
-func actRow(yr []float32, i int, relu bool, ms []uint8, keys []int32, key rng.Key, thr uint32, scale float32) {
+// reluIf is max(v, 0) when relu, else v.
+func reluIf(relu bool, v float32) float32 {
 	if relu {
-		for j, v := range yr {
-			yr[j] = max(v, 0)
-		}
+		return max(v, 0)
 	}
+	return v
+}
+
+// dropRowOf applies dropout to row i (yr, after its ReLU) of
+// BiasActDropout's activation in place when there is a mask (ms, [rows,
+// len(yr)]), keyed by keys[i] (or i without keys). NormApply ends its rows
+// with it too.
+func dropRowOf(yr []float32, i int, relu bool, ms []uint8, keys []int32, key rng.Key, thr uint32, scale float32) {
 	if ms == nil {
 		return
 	}

@@ -88,19 +88,18 @@ func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow b
 	b.rows(rows, 64, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			xr, yr := xs[i*dim:(i+1)*dim], ys[i*dim:(i+1)*dim]
-			mu, r := st, colR
 			if perRow {
 				mean, v := rowStats(xr)
-				mu, r = []float32{float32(mean)}, []float32{rstd(v, eps)}
-			}
-			for j, xv := range xr {
-				k := j
-				if perRow {
-					k = 0
+				mu, r := float32(mean), rstd(v, eps)
+				for j, xv := range xr {
+					yr[j] = reluIf(relu, g[j]*((xv-mu)*r)+be[j])
 				}
-				yr[j] = g[j]*((xv-mu[k])*r[k]) + be[j]
+			} else {
+				for j, xv := range xr {
+					yr[j] = reluIf(relu, g[j]*((xv-st[j])*colR[j])+be[j])
+				}
 			}
-			actRow(yr, i, relu, ms, keys, ck.r, thr, scale)
+			dropRowOf(yr, i, relu, ms, keys, ck.r, thr, scale)
 		}
 	})
 }
