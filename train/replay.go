@@ -404,15 +404,16 @@ func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	defer p.Free()
 	perm, _ := t.epochSeeds(epoch)
 	counts, err := t.sampleSizes(p, perm, epoch, f)
+	if err == nil {
+		counts, err = t.maxHost(counts) // a group grows together: the largest sizes of any rank
+	}
 	if err != nil {
 		return err
 	}
 	mid := time.Now()
 	took.sample = mid.Sub(start)
 	if p.Typed != nil {
-		if counts, err = t.maxHost(counts); err == nil { // a group grows together
-			err = t.growTyped(t.plan.Typed.Caps, p, counts)
-		}
+		err = t.growTyped(t.plan.Typed.Caps, p, counts)
 	} else {
 		err = r.growOneType(p, counts)
 	}
@@ -440,14 +441,10 @@ func (t *Trainer) conservativeSampler() (*Plan, error) {
 }
 
 // growOneType raises the one-type envelope to the sizes counts (sampled by
-// p; every rank of a group to the largest of any), re-provisions the plan
-// and grows the feature chunks where a gather asked more than they hold.
+// p, a group's largest), re-provisions the plan and grows the feature
+// chunks where a gather asked more than they hold.
 func (r *replayer) growOneType(p *Plan, counts []int32) error {
 	t := r.t
-	counts, err := t.maxHost(counts)
-	if err != nil {
-		return err
-	}
 	observe(r.stats.Envelope.Ideal, p, counts)
 	caps, err := t.growPlan(t.plan.Caps, p, counts)
 	if err != nil {

@@ -95,15 +95,42 @@ func (t *Trainer) observeTyped(n int) (obs, cons []nn.LayerCaps, err error) {
 	obs = zeroCaps(cons)
 	for s := 0; s < min(n, steps); s++ {
 		counts, err := t.sampleSizes(p, perm, 0, s)
-		if err == nil {
-			counts, err = t.maxHost(counts) // a group's plans stay equal: its largest sizes
-		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("observe step %d: %w", s, err)
 		}
 		p.Typed.observe(obs, counts)
 	}
-	return obs, cons, nil
+	obs, err = t.maxTypedCaps(obs) // a group's plans stay equal: its largest sizes
+	return obs, cons, err
+}
+
+// maxTypedCaps is caps raised to the largest of every rank of the group
+// (caps itself alone), as maxCaps for a one-type plan.
+func (t *Trainer) maxTypedCaps(caps []nn.LayerCaps) ([]nn.LayerCaps, error) {
+	var flat []int32
+	for _, c := range caps {
+		for _, ty := range c.Types {
+			flat = append(flat, int32(ty.Dst), int32(ty.Src))
+		}
+		for _, e := range c.Edges {
+			flat = append(flat, int32(e))
+		}
+	}
+	flat, err := t.maxHost(flat)
+	if err != nil {
+		return nil, err
+	}
+	out := zeroCaps(caps)
+	for l := range out {
+		for ty := range out[l].Types {
+			out[l].Types[ty] = nn.TypeCaps{Dst: int(flat[0]), Src: int(flat[1])}
+			flat = flat[2:]
+		}
+		for r := range out[l].Edges {
+			out[l].Edges[r], flat = int(flat[0]), flat[1:]
+		}
+	}
+	return out, nil
 }
 
 // replanTypedTight replaces the training plan with a typed plan for the
