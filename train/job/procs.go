@@ -106,7 +106,7 @@ func joinProcesses(ctx context.Context, j *Job, run rankFunc) (err error) {
 // unless the features are spread over the job's hosts.
 func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Collective, desc string, mode train.Mode) (*train.Summary, *multigpu.Exchange, error) {
 	l := j.Launch
-	cfg, opt := j.Config, j.Options
+	opt := j.Options
 	if l.Rank != 0 {
 		opt = train.Options{FeatureDType: opt.FeatureDType}
 	}
@@ -119,6 +119,7 @@ func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Coll
 		return nil, nil, err
 	}
 	defer ds.Close()
+	cfg := j.Config // as loading fitted it to the dataset (prepareTyped)
 	if err := j.groupBatch(&cfg, l.WorldSize, l.RankZero(j.Log)); err != nil {
 		return nil, nil, err
 	}
