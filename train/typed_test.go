@@ -66,15 +66,7 @@ func TestTypedLearns(t *testing.T) {
 				// as papers' features instead of their own 16.
 				data = withoutFeatures(ds, "field_of_study")
 			}
-			tr, err := New(cpu.New(2), data, cfg, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			sum, err := tr.Run(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
+			tr, sum := trained(t, data, cfg, Options{})
 			acc, _, err := tr.Evaluate(ds.Test)
 			if err != nil {
 				t.Fatal(err)

@@ -18,10 +18,7 @@ func igbhTiny(t *testing.T) (*dataset.Dataset, train.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := traintest.Generate(t, p)
 	c := train.Defaults()
 	c.Model, c.Layers, c.Hidden, c.Fanouts, c.Batch = "rsage", 2, 32, []int{5, 3}, 256
 	c.Dropout, c.LR, c.Epochs = 0, 0.003, 2
@@ -45,10 +42,7 @@ func TestTypedDevicesRefuseLearnedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := traintest.Generate(t, p)
 	cfg := train.Defaults()
 	cfg.Model, cfg.Layers, cfg.Hidden, cfg.Fanouts, cfg.Batch, cfg.Epochs = "rsage", 2, 16, []int{5, 3}, 256, 1
 	bes, comms := traintest.CPUGroup(t, 2, false)

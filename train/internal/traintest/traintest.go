@@ -23,14 +23,21 @@ func Tiny(t *testing.T) (*dataset.Dataset, train.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ds := Generate(t, p)
 	c := train.Defaults()
 	c.Layers, c.Hidden, c.Batch, c.Fanouts = p.Layers, p.Hidden, p.Batch, p.Fanouts
 	c.Dropout, c.LR, c.Epochs = p.Dropout, p.LR, 2
 	return ds, c
+}
+
+// Generate generates preset p with seed 1 on two threads.
+func Generate(t testing.TB, p rmat.Preset) *dataset.Dataset {
+	t.Helper()
+	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
 }
 
 // Run trains cfg on ds with the eager driver on a CPU backend of two
