@@ -17,7 +17,8 @@ import (
 // per bad value, as many as the file has), the first, reworded by reword
 // where it is not nil, and how many more there are; the control
 // characters of the input it quotes (a value's line breaks) shown as '?';
-// the input yaml quotes in it ("key", 'anchor') cut to quote.Limit bytes.
+// the input yaml quotes in it ("key", 'anchor', `value`) and the tags it
+// shows bare (!tag) cut to quote.Limit bytes.
 func YAMLError(err error, reword func(string) string) error {
 	msg := err.Error()
 	var te *yaml.TypeError
@@ -40,6 +41,9 @@ func YAMLError(err error, reword func(string) string) error {
 		return errors.New(msg)
 	}
 	return errors.New(yamlQuoted.ReplaceAllStringFunc(msg, func(q string) string {
+		if q[0] == '!' {
+			return quote.Quote(q) // a tag, which yaml shows bare
+		}
 		s := q[1 : len(q)-1]
 		if q[0] == '"' {
 			if u, err := strconv.Unquote(q); err == nil {
@@ -50,5 +54,6 @@ func YAMLError(err error, reword func(string) string) error {
 	}))
 }
 
-// yamlQuoted matches the quoted input in yaml's messages: "key", 'anchor'.
-var yamlQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'`)
+// yamlQuoted matches the input in yaml's messages: "key", 'anchor',
+// `value`, and a value's tag (!tag), which it shows unquoted.
+var yamlQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'[^']*'|` + "`[^`]*`" + `|![^\s` + "`" + `]+`)
