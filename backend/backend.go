@@ -128,6 +128,10 @@ type AdamConfig struct {
 	// its overflow flag so that a step whose envelope overflowed never
 	// changes the parameters.
 	Skip Buffer
+	// LRScale, when non-nil, is an F32 factor in backend memory (element
+	// 0) by which LR is multiplied when the update runs: a learning-rate
+	// schedule the driver writes between steps, read by captured steps.
+	LRScale Buffer
 }
 
 // Backend is the required interface. See the package comment for the rules.

@@ -7,7 +7,10 @@ package backend
 type Optimizer interface {
 	// Adam updates param in place from grad with moments m and v; t is the
 	// I32 step number (1-based, already incremented) used for bias
-	// correction. All of param, grad, m, v are F32 of one length.
+	// correction. All of param, grad, m, v are F32 of one length. The
+	// learning rate is cfg.LR times cfg.LRScale[0] (a float32 product) where
+	// cfg.LRScale is set: a schedule's factor in backend memory, which a
+	// captured step reads when it runs.
 	Adam(param, grad, m, v Buffer, t Count, cfg AdamConfig)
 	// SparseAdam is Adam over some rows of a table (lazy Adam, as PyTorch's
 	// SparseAdam): for i < n, row ids[i] of table (F32 [rows, dim]) and of
@@ -16,6 +19,7 @@ type Optimizer interface {
 	// each element as Adam updates it; the rows not named and their
 	// moments are left as they are. ids must be distinct (a block's source
 	// ids). t is the I32 step number (1-based, already incremented), read
-	// as Adam reads it, and cfg.Skip skips the update as it skips Adam's.
+	// as Adam reads it, cfg.Skip skips the update as it skips Adam's, and
+	// cfg.LRScale scales the learning rate as it scales Adam's.
 	SparseAdam(table, m, v Buffer, dim int, ids Buffer, n Count, grad Buffer, t Count, cfg AdamConfig)
 }

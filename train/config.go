@@ -22,21 +22,24 @@ const (
 type Config struct {
 	// Task is what is learnt: TaskNode (or "") or TaskLink.
 	Task        string  `json:"task,omitempty"`
-	Model       string  `json:"model"`             // "sage", "gcn", "gin", "gat"; typed graphs' "rsage", "rgcn", "rgat"
-	Layers      int     `json:"layers"`            // number of GNN layers
-	Hidden      int     `json:"hidden"`            // hidden width
-	Fanouts     []int   `json:"fanouts"`           // per hop from the seeds; -1 = all, 0 = none
-	Batch       int     `json:"batch"`             // items per step: seed vertices, or positive edges
-	Epochs      int     `json:"epochs"`            // passes over the training items
-	LR          float32 `json:"lr"`                // Adam learning rate
-	WeightDecay float32 `json:"weight_decay"`      // L2 added to gradients
-	Dropout     float32 `json:"dropout"`           // dropout probability on hidden layers
-	InDropout   float32 `json:"input_dropout"`     // dropout probability on input features
-	Seed        uint64  `json:"seed"`              // seeds initialisation, shuffling, sampling, dropout
-	EvalEvery   int     `json:"eval_every"`        // validate every N epochs (>= 1)
-	FullEval    bool    `json:"full_eval"`         // evaluate with all neighbours instead of the training fanouts
-	Patience    int     `json:"patience"`          // stop after N evaluations without improvement (0 = never)
-	GINEps      string  `json:"gin_eps,omitempty"` // GIN's ε: "0" (fixed, the default) or "learn"
+	Model       string  `json:"model"`        // "sage", "gcn", "gin", "gat"; typed graphs' "rsage", "rgcn", "rgat"
+	Layers      int     `json:"layers"`       // number of GNN layers
+	Hidden      int     `json:"hidden"`       // hidden width
+	Fanouts     []int   `json:"fanouts"`      // per hop from the seeds; -1 = all, 0 = none
+	Batch       int     `json:"batch"`        // items per step: seed vertices, or positive edges
+	Epochs      int     `json:"epochs"`       // passes over the training items
+	LR          float32 `json:"lr"`           // Adam learning rate
+	WeightDecay float32 `json:"weight_decay"` // L2 added to gradients
+	// LRSchedule is the learning rate's schedule over the epochs:
+	// "constant" (or empty) or "cosine" (schedule.go).
+	LRSchedule string  `json:"lr_schedule,omitempty"`
+	Dropout    float32 `json:"dropout"`           // dropout probability on hidden layers
+	InDropout  float32 `json:"input_dropout"`     // dropout probability on input features
+	Seed       uint64  `json:"seed"`              // seeds initialisation, shuffling, sampling, dropout
+	EvalEvery  int     `json:"eval_every"`        // validate every N epochs (>= 1)
+	FullEval   bool    `json:"full_eval"`         // evaluate with all neighbours instead of the training fanouts
+	Patience   int     `json:"patience"`          // stop after N evaluations without improvement (0 = never)
+	GINEps     string  `json:"gin_eps,omitempty"` // GIN's ε: "0" (fixed, the default) or "learn"
 	// EpochSteps, when above 0, ends an epoch after that many steps (each
 	// epoch still shuffles every training item), as GraphBolt's examples'
 	// --early-stop: an evaluation every EpochSteps steps on graphs whose

@@ -100,6 +100,8 @@ func (c Config) checkTraining() error {
 		return bad("lr", "%g, want a positive number", c.LR)
 	case !(c.WeightDecay >= 0) || math.IsInf(float64(c.WeightDecay), 0):
 		return bad("weight_decay", "%g, want a number >= 0", c.WeightDecay)
+	case !validSchedule(c.LRSchedule):
+		return bad("lr_schedule", "%s, want %s or %s", quote.Quote(c.LRSchedule), ScheduleConstant, ScheduleCosine)
 	case !(c.Dropout >= 0 && c.Dropout < 1):
 		return bad("dropout", "%g, want 0 <= p < 1", c.Dropout)
 	case !(c.InDropout >= 0 && c.InDropout < 1):

@@ -55,6 +55,19 @@ func LinkDefaults() LinkConfig {
 	return LinkConfig{Negatives: 1, NegativeDist: DistUniform, NegativeSharing: ShareNone, Decoder: DecoderDot, Exclude: ExcludeReverse}
 }
 
+// UseLinkDefaults makes c start from a link task's defaults: LinkDefaults,
+// GCN and the cosine schedule. The dot decoder ranks a vertex's candidates
+// much by their degree (deg(u)·deg(v) alone beats GraphSAGE on R-MAT's and
+// planted communities' link tasks); GCN's symmetric normalisation keeps
+// sqrt(degree) in an embedding's norm, where GraphSAGE's mean discards it
+// (docs/perf.md, link prediction). The schedule lets a run that learns in
+// its first epoch settle instead of wandering.
+func (c *Config) UseLinkDefaults() {
+	c.Link = LinkDefaults()
+	c.Model = "gcn"
+	c.LRSchedule = ScheduleCosine
+}
+
 // UnmarshalJSON decodes link settings, reading a configuration saved
 // before negative_sharing as ShareNone, the only way it drew.
 func (l *LinkConfig) UnmarshalJSON(b []byte) error {

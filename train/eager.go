@@ -88,6 +88,7 @@ func (t *Trainer) runEpochs(ctx context.Context, epoch func(context.Context) (Ep
 	t.loop = t.newLoop(metrics)
 	defer func() { t.loop = nil }()
 	for t.state.Epoch < t.cfg.Epochs {
+		t.scheduleEpoch()
 		st, err := epoch(ctx)
 		if errors.Is(err, errStopped) {
 			// A validation within the epoch stopped the run: where it

@@ -135,6 +135,10 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 	if t.run, err = t.openRunDir(); err != nil {
 		return nil, err
 	}
+	if err = t.newSchedule(); err != nil {
+		t.Close()
+		return nil, err
+	}
 	if t.in, err = t.upload(); err != nil {
 		t.Close()
 		return nil, err
@@ -331,6 +335,7 @@ func (t *Trainer) Close() {
 	if t.in != nil {
 		t.in.Free(t.be)
 	}
+	t.freeSchedule()
 	t.run.Close()
 	t.run = nil
 }

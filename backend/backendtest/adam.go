@@ -156,3 +156,44 @@ func testSparseAdamSkip(e *env) {
 	wp, _, _, sp, _ := adamRef(s.rows(s.p, ids), grad, s.rows(s.m, ids), s.rows(s.v, ids), 3, cfg)
 	e.checkClose("SparseAdam with a clear Skip", s.rows(got.p, ids), wp, sp, tolElem, dim)
 }
+
+// testAdamLRScale: a learning-rate factor in backend memory (cfg.LRScale)
+// steps Adam and SparseAdam exactly as the learning rate multiplied by it
+// (a float32 product), bit for bit, and a factor of 0 leaves the
+// parameters where they were while the moments still move.
+func testAdamLRScale(e *env) {
+	const n, rows, dim, step = 300, 12, 5, 4
+	base := adamConfigs()[1]
+	for _, f := range []float32{0.25, 0, 1.5} {
+		name := fmt.Sprintf("Adam LRScale %g", f)
+		scaled, plain := base, base
+		scaled.LRScale = e.upload([]float32{f})
+		plain.LR = base.LR * f
+		p, g, m, v := e.randAdamInputs(n)
+		run := func(cfg backend.AdamConfig) (pg, mg []float32) {
+			pb, mb := e.upload(slices.Clone(p)), e.upload(slices.Clone(m))
+			e.be.Adam(pb, e.upload(g), mb, e.upload(slices.Clone(v)), e.count(step, 0), cfg)
+			return e.readF32(pb, n), e.readF32(mb, n)
+		}
+		gotP, gotM := run(scaled)
+		wantP, wantM := run(plain)
+		checkEqual(e.t, name+" parameters = Adam at LR×factor", gotP, wantP, n)
+		checkEqual(e.t, name+" moments = Adam at LR×factor", gotM, wantM, n)
+		if f == 0 {
+			checkEqual(e.t, name+" parameters unchanged", gotP, p, n)
+			if slices.Equal(gotM, m) {
+				e.t.Errorf("%s: the first moments did not move", name)
+			}
+		}
+
+		s := e.randAdamState(rows, dim)
+		ids := e.distinctIDs(rows/2, rows/2, rows)
+		grad := e.randF32(rows/2*dim, 0.1)
+		sparse := func(cfg backend.AdamConfig) adamState {
+			pb, mb, vb := s.upload(e)
+			e.be.SparseAdam(pb, mb, vb, dim, e.upload(ids), e.count(rows/2, rows/2), e.upload(grad), e.count(step, 0), cfg)
+			return s.read(e, pb, mb, vb)
+		}
+		checkEqual(e.t, "Sparse"+name+" table = SparseAdam at LR×factor", sparse(scaled).p, sparse(plain).p, dim)
+	}
+}

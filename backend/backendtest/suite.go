@@ -54,6 +54,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"Adam", testAdam},
 		{"AddCount", testAddCount},
 		{"AdamSkip", testAdamSkip},
+		{"AdamLRScale", testAdamLRScale},
 		{"SparseAdam", testSparseAdam},
 		{"SparseAdamAll", testSparseAdamAll},
 		{"SparseAdamSkip", testSparseAdamSkip},

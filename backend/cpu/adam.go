@@ -28,7 +28,7 @@ func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg ba
 		c.raise(errcode.AdamStep, int(step), 0, 0)
 		return
 	}
-	st := newAdamStep(cfg, step)
+	st := newAdamStep(cfg, step, ck.cfgLRScale)
 	b.rows(size, 4096, func(lo, hi int) {
 		st.update(ps[lo:hi], gs[lo:hi], ms[lo:hi], vs[lo:hi])
 	})
@@ -40,11 +40,16 @@ type adamStep struct {
 	lrc, rbc2, b1, b2, eps, wd float32
 }
 
-func newAdamStep(cfg backend.AdamConfig, t int32) adamStep {
+// scale, when set, holds the schedule's factor of the learning rate.
+func newAdamStep(cfg backend.AdamConfig, t int32, scale []float32) adamStep {
 	bc1 := 1 - math.Pow(float64(cfg.Beta1), float64(t))
 	bc2 := 1 - math.Pow(float64(cfg.Beta2), float64(t))
+	lr := cfg.LR
+	if scale != nil {
+		lr *= scale[0]
+	}
 	return adamStep{
-		lrc: float32(float64(cfg.LR) / bc1), rbc2: float32(1 / math.Sqrt(bc2)),
+		lrc: float32(float64(lr) / bc1), rbc2: float32(1 / math.Sqrt(bc2)),
 		b1: cfg.Beta1, b2: cfg.Beta2, eps: cfg.Eps, wd: cfg.WeightDecay,
 	}
 }
@@ -91,7 +96,7 @@ func (b *Backend) SparseAdam(table, m, v backend.Buffer, dim int, ids backend.Bu
 		}
 	}
 	ps, gs, ms, vs := ck.table, ck.grad, ck.m, ck.v
-	st := newAdamStep(cfg, step)
+	st := newAdamStep(cfg, step, ck.cfgLRScale)
 	b.rows(len(live), max(1, 4096/dim), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := int(live[i]) * dim

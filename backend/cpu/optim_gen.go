@@ -6,12 +6,13 @@ import "github.com/fanout-gnn/fanout/backend"
 
 // adamArgs are Adam's arguments as checkAdam returns them.
 type adamArgs struct {
-	param   []float32
-	grad    []float32
-	m       []float32
-	v       []float32
-	tP      *int32
-	cfgSkip bool
+	param      []float32
+	grad       []float32
+	m          []float32
+	v          []float32
+	tP         *int32
+	cfgSkip    bool
+	cfgLRScale []float32
 }
 
 // checkAdam begins a call of Adam (backend.Optimizer) and checks its arguments:
@@ -31,20 +32,24 @@ func (b *Backend) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, c
 	}
 	ck.tP = c.counter("t", t)
 	ck.cfgSkip = c.flag("cfg.Skip", cfg.Skip)
+	if !isNil(cfg.LRScale) {
+		ck.cfgLRScale = c.f32("cfg.LRScale", cfg.LRScale, 1)
+	}
 	return c, ck
 }
 
 // sparseAdamArgs are SparseAdam's arguments as checkSparseAdam returns them.
 type sparseAdamArgs struct {
-	table   []float32
-	m       []float32
-	v       []float32
-	n       int
-	nP      *int32
-	ids     []int32
-	grad    []float32
-	tP      *int32
-	cfgSkip bool
+	table      []float32
+	m          []float32
+	v          []float32
+	n          int
+	nP         *int32
+	ids        []int32
+	grad       []float32
+	tP         *int32
+	cfgSkip    bool
+	cfgLRScale []float32
 }
 
 // checkSparseAdam begins a call of SparseAdam (backend.Optimizer) and checks its arguments:
@@ -68,5 +73,8 @@ func (b *Backend) checkSparseAdam(table, m, v backend.Buffer, dim int, ids backe
 	ck.grad = c.f32("grad", grad, n.Cap*dim)
 	ck.tP = c.counter("t", t)
 	ck.cfgSkip = c.flag("cfg.Skip", cfg.Skip)
+	if !isNil(cfg.LRScale) {
+		ck.cfgLRScale = c.f32("cfg.LRScale", cfg.LRScale, 1)
+	}
 	return c, ck
 }

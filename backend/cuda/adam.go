@@ -30,11 +30,12 @@ type adamTensor struct {
 // adamQueue holds queued Adam calls that share tP, cfg and skip; inc is
 // added to the step first (takeCount), by the first launch only.
 type adamQueue struct {
-	ts   []adamTensor
-	tP   uintptr
-	cfg  backend.AdamConfig // Skip is replaced by skip
-	skip uintptr
-	inc  int32
+	ts    []adamTensor
+	tP    uintptr
+	cfg   backend.AdamConfig // Skip and LRScale are replaced by skip and scale
+	skip  uintptr
+	scale uintptr
+	inc   int32
 }
 
 // Adam updates param in place (see kernels/adam.cu); t is the 1-based
@@ -45,20 +46,20 @@ type adamQueue struct {
 func (b *Backend) Adam(param, grad, m, v backend.Buffer, t backend.Count, cfg backend.AdamConfig) {
 	c, ck := b.checkAdam(param, grad, m, v, t, cfg)
 	defer c.end()
-	ps, gs, ms, vs, tp, skip := ck.param, ck.grad, ck.m, ck.v, ck.tP, ck.cfgSkip
+	ps, gs, ms, vs, tp, skip, scale := ck.param, ck.grad, ck.m, ck.v, ck.tP, ck.cfgSkip, ck.cfgLRScale.addr()
 	if !c.ok || ps.n == 0 {
 		c.flushCount()
 		return
 	}
 	size := ps.n
 	q := &b.adamQ
-	cfg.Skip = nil
+	cfg.Skip, cfg.LRScale = nil, nil
 	nt := adamTensor{p: ps.ptr, g: gs.ptr, m: ms.ptr, v: vs.ptr, n: int64(size)}
-	if len(q.ts) > 0 && (q.tP != tp || q.cfg != cfg || q.skip != skip.addr() || len(q.ts) == adamMax || q.overlaps(nt)) {
+	if len(q.ts) > 0 && (q.tP != tp || q.cfg != cfg || q.skip != skip.addr() || q.scale != scale || len(q.ts) == adamMax || q.overlaps(nt)) {
 		c.flushAdam()
 	}
 	if len(q.ts) == 0 {
-		q.tP, q.cfg, q.skip = tp, cfg, skip.addr()
+		q.tP, q.cfg, q.skip, q.scale = tp, cfg, skip.addr(), scale
 		q.inc = c.takeCount(tp, skip.addr())
 	}
 	q.ts = append(q.ts, nt)
@@ -133,9 +134,9 @@ func (c *call) flushAdam() {
 	if q.inc != 0 {
 		ticket = c.scratchZeroed(scratchAdam, 4)
 	}
-	tP, skip, inc := q.tP, q.skip, int(q.inc)
+	tP, skip, scale, inc := q.tP, q.skip, q.scale, int(q.inc)
 	q.ts, q.inc = q.ts[:0], 0
-	c.launchAdamMulti(s.done(), tP, cfg.LR, cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay, skip, inc, ticket, d1(uint32(blocks)), d1(256), 0)
+	c.launchAdamMulti(s.done(), tP, cfg.LR, cfg.Beta1, cfg.Beta2, cfg.Eps, cfg.WeightDecay, skip, scale, inc, ticket, d1(uint32(blocks)), d1(256), 0)
 }
 
 // flushDeferred launches the work queued by earlier calls before op: the

@@ -6,13 +6,14 @@ import "github.com/fanout-gnn/fanout/backend"
 
 // adamArgs are Adam's arguments as checkAdam returns them.
 type adamArgs struct {
-	param   *buffer
-	grad    *buffer
-	m       *buffer
-	v       *buffer
-	tP      uintptr
-	cfg     backend.AdamConfig
-	cfgSkip *buffer
+	param      *buffer
+	grad       *buffer
+	m          *buffer
+	v          *buffer
+	tP         uintptr
+	cfg        backend.AdamConfig
+	cfgSkip    *buffer
+	cfgLRScale *buffer
 }
 
 // checkAdam begins a call of Adam (backend.Optimizer) and checks its arguments:
@@ -33,22 +34,26 @@ func (b *Backend) checkAdam(param, grad, m, v backend.Buffer, t backend.Count, c
 	ck.tP = c.counter("t", t)
 	ck.cfg = cfg
 	ck.cfgSkip = c.flag("cfg.Skip", cfg.Skip)
+	if !isNil(cfg.LRScale) {
+		ck.cfgLRScale = c.buf("cfg.LRScale", cfg.LRScale, backend.F32, 1)
+	}
 	return c, ck
 }
 
 // sparseAdamArgs are SparseAdam's arguments as checkSparseAdam returns them.
 type sparseAdamArgs struct {
-	table   *buffer
-	m       *buffer
-	v       *buffer
-	dim     int
-	n       backend.Count
-	nP      uintptr
-	ids     *buffer
-	grad    *buffer
-	tP      uintptr
-	cfg     backend.AdamConfig
-	cfgSkip *buffer
+	table      *buffer
+	m          *buffer
+	v          *buffer
+	dim        int
+	n          backend.Count
+	nP         uintptr
+	ids        *buffer
+	grad       *buffer
+	tP         uintptr
+	cfg        backend.AdamConfig
+	cfgSkip    *buffer
+	cfgLRScale *buffer
 }
 
 // checkSparseAdam begins a call of SparseAdam (backend.Optimizer) and checks its arguments:
@@ -75,6 +80,9 @@ func (b *Backend) checkSparseAdam(table, m, v backend.Buffer, dim int, ids backe
 	ck.tP = c.counter("t", t)
 	ck.cfg = cfg
 	ck.cfgSkip = c.flag("cfg.Skip", cfg.Skip)
+	if !isNil(cfg.LRScale) {
+		ck.cfgLRScale = c.buf("cfg.LRScale", cfg.LRScale, backend.F32, 1)
+	}
 	return c, ck
 }
 
@@ -84,14 +92,14 @@ func (c *call) launchSparseAdam(a *sparseAdamArgs, grid, block dim3, smem int) {
 	c.args().ptr(a.table.addr()).ptr(a.m.addr()).ptr(a.v.addr()).i32(a.dim).i64(int64(a.table.n / a.dim)).
 		ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.grad.addr()).ptr(a.tP).f32(float32(a.cfg.LR)).
 		f32(float32(a.cfg.Beta1)).f32(float32(a.cfg.Beta2)).f32(float32(a.cfg.Eps)).
-		f32(float32(a.cfg.WeightDecay)).ptr(a.cfgSkip.addr()).ptr(c.b.errDev)
+		f32(float32(a.cfg.WeightDecay)).ptr(a.cfgSkip.addr()).ptr(a.cfgLRScale.addr()).ptr(c.b.errDev)
 	c.launch("sparse_adam", grid, block, smem)
 }
 
 // launchAdamMulti launches adam_multi (kernels/adam.cu),
 // its parameters in the kernel's order.
-func (c *call) launchAdamMulti(tensors []byte, tP uintptr, lr, beta1, beta2, eps, decay float32, skip uintptr, inc int, ticket uintptr, grid, block dim3, smem int) {
-	c.args().bytes(tensors).ptr(tP).f32(lr).f32(beta1).f32(beta2).f32(eps).f32(decay).ptr(skip).ptr(c.b.errDev).
-		i32(inc).ptr(ticket)
+func (c *call) launchAdamMulti(tensors []byte, tP uintptr, lr, beta1, beta2, eps, decay float32, skip, scale uintptr, inc int, ticket uintptr, grid, block dim3, smem int) {
+	c.args().bytes(tensors).ptr(tP).f32(lr).f32(beta1).f32(beta2).f32(eps).f32(decay).ptr(skip).ptr(scale).
+		ptr(c.b.errDev).i32(inc).ptr(ticket)
 	c.launch("adam_multi", grid, block, smem)
 }

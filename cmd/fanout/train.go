@@ -315,7 +315,7 @@ func layerHyper(base train.Config, fc *fileConfig, hf *hyperFlags, set map[strin
 		}
 		return cfg, err
 	}
-	base.Link = train.LinkDefaults()
+	base.UseLinkDefaults()
 	return layer(base)
 }
 

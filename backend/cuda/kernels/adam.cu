@@ -44,6 +44,10 @@ __device__ __forceinline__ void adam_elem(float* p, float* m, float* v, i64 i, f
     p[i] = pi - lrc * mi / denom;
 }
 
+// scaled_lr is the learning rate lr times the schedule's factor *scale,
+// where scale is set (a float32 product, as the CPU backend's).
+__device__ __forceinline__ float scaled_lr(float lr, const float* scale) { return scale ? lr * *scale : lr; }
+
 // adam_bias computes step t's bias corrections in float64, as the CPU
 // backend does: lrc = lr/(1-b1^t) and rbc2 = 1/sqrt(1-b2^t).
 __device__ __forceinline__ void adam_bias(int t, float lr, float b1, float b2, float* lrc, float* rbc2) {
@@ -59,8 +63,8 @@ __device__ __forceinline__ void adam_bias(int t, float lr, float b1, float b2, f
 // launches), so the block that draws the last one writes the step after
 // every read.
 extern "C" __global__ void __launch_bounds__(256)
-adam_multi(AdamTable tb, int* tP, float lr, float b1, float b2, float eps, float wd, const int* skip, int* err, int inc,
-           int* ticket) {
+adam_multi(AdamTable tb, int* tP, float lr, float b1, float b2, float eps, float wd, const int* skip,
+           const float* scale, int* err, int inc, int* ticket) {
     __shared__ float lrc, rbc2;
     __shared__ int ok;
     if (threadIdx.x == 0) {
@@ -72,7 +76,7 @@ adam_multi(AdamTable tb, int* tP, float lr, float b1, float b2, float eps, float
         } else if (!ok) {
             if (blockIdx.x == 0) report_error(err, ERR_ADAM_STEP, t, 0, 0);
         } else {
-            adam_bias(t, lr, b1, b2, &lrc, &rbc2);
+            adam_bias(t, scaled_lr(lr, scale), b1, b2, &lrc, &rbc2);
         }
         if (inc != 0 && !skipped) {
             __threadfence(); // the read of *tP before the ticket
@@ -102,7 +106,7 @@ adam_multi(AdamTable tb, int* tP, float lr, float b1, float b2, float eps, float
 extern "C" __global__ void __launch_bounds__(256)
 sparse_adam(float* table, float* m, float* v, int dim, i64 rows, const int* ids, const int* nP, int nCap,
             const float* grad, const int* tP, float lr, float b1, float b2, float eps, float wd, const int* skip,
-            int* err) {
+            const float* scale, int* err) {
     __shared__ float lrc, rbc2;
     __shared__ int ok;
     if (threadIdx.x == 0) {
@@ -112,7 +116,7 @@ sparse_adam(float* table, float* m, float* v, int dim, i64 rows, const int* ids,
             if (t < 1) {
                 if (blockIdx.x == 0) report_error(err, ERR_SPARSE_ADAM_STEP, t, 0, 0);
             } else {
-                adam_bias(t, lr, b1, b2, &lrc, &rbc2);
+                adam_bias(t, scaled_lr(lr, scale), b1, b2, &lrc, &rbc2);
                 ok = 1;
             }
         }
