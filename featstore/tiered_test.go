@@ -88,7 +88,7 @@ func TestTieredInPlace(t *testing.T) {
 		want := gatherAll(t, be, s, ids)
 		hostRows, all, _ := s.Stats()
 		s.ResetStats()
-		got := gatherMisses(t, be, s, ids)
+		got := gatherWith(t, be, dim, ids, s.GatherMisses)
 		missRows, missAll, _ := s.Stats()
 		if missRows != hostRows || missAll != all || hostRows == 0 || hostRows == all {
 			t.Errorf("%s: stats after GatherMisses %d of %d, after Gather %d of %d", c.dt, missRows, missAll, hostRows, all)
@@ -104,31 +104,6 @@ func TestTieredInPlace(t *testing.T) {
 		}
 		s.Free()
 	}
-}
-
-// gatherMisses is s's GatherMisses of ids into rows poisoned with NaN.
-func gatherMisses(t *testing.T, be backend.Backend, s *Tiered, ids []int32) []float32 {
-	t.Helper()
-	idb, err := be.Upload(slices.Clone(ids))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cnt, err := be.Upload([]int32{int32(len(ids))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := be.Alloc(backend.F32, len(ids)*s.Dim())
-	if err != nil {
-		t.Fatal(err)
-	}
-	be.Fill(out, math.NaN())
-	s.GatherMisses(idb, backend.Count{Buf: cnt, Cap: len(ids)}, out)
-	got := make([]float32, len(ids)*s.Dim())
-	be.Read(got, out, 0)
-	if err := be.Sync(); err != nil {
-		t.Fatal(err)
-	}
-	return got
 }
 
 func readI32(t *testing.T, be backend.Backend, b backend.Buffer, n int) []int32 {

@@ -33,7 +33,7 @@ func (e *env) tieredTables(rows, cached, dim int, bf16 bool) tieredTables {
 	var host any = append([]float32(nil), tt.host...)
 	if bf16 {
 		bits := backend.ToBF16(tt.host)
-		tt.host, host = widen(bits), bits
+		tt.host, host = widenBits(bits), bits
 	}
 	var err error
 	if tt.hb, err = backend.UploadHost(e.be, host); err != nil {
@@ -42,7 +42,7 @@ func (e *env) tieredTables(rows, cached, dim int, bf16 bool) tieredTables {
 	if cached > 0 {
 		if bf16 {
 			bits := backend.ToBF16(tt.cache)
-			tt.cache, tt.cb = widen(bits), e.upload(bits)
+			tt.cache, tt.cb = widenBits(bits), e.upload(bits)
 		} else {
 			tt.cb = e.upload(tt.cache)
 		}
@@ -64,14 +64,6 @@ func (tt *tieredTables) free(e *env) {
 	e.be.Free(tt.hb)
 }
 
-func widen(bits []uint16) []float32 {
-	out := make([]float32, len(bits))
-	for i, b := range bits {
-		out[i] = backend.BF16Float(b)
-	}
-	return out
-}
-
 // testGatherTieredMisses: the rows of vertices without a slot come from
 // the host tier (bfloat16 widened exactly), the rows of cached vertices and
 // rows past the live count are not written, and the stats count host rows
@@ -81,13 +73,7 @@ func testGatherTieredMisses(e *env) {
 		for _, dim := range []int{1, 3, 16, 33} {
 			const rows, cp, live, cached = 50, 40, 29, 20
 			tt := e.tieredTables(rows, cached, dim, bf16)
-			ids := make([]int32, cp)
-			for i := range ids {
-				ids[i] = int32(e.rnd.IntN(rows))
-				if i >= live {
-					ids[i] = 1 << 30 // past the count: must not be read
-				}
-			}
+			ids := e.liveIDs(rows, cp, live)
 			stats := e.upload([]int64{5, 7})
 			out := e.poison(cp * dim)
 			e.tiered().GatherTieredMisses(tt.sb, tt.hb, dim, e.upload(ids), e.count(live, cp), out, stats)
@@ -132,16 +118,7 @@ func testAggregateConcatTiered(e *env) {
 		for _, dim := range []int{1, 16, 33, 100} {
 			name := fmt.Sprintf("AggregateConcatTiered dim=%d cached=%d bfloat16=%t out bfloat16=%t", dim, c.cached, c.bf16, c.bf16Out)
 			tt := e.tieredTables(rows, c.cached, dim, c.bf16)
-			h := e.randomBlock(40, 90)
-			ids := make([]int32, h.capSrc)
-			for j := range ids {
-				ids[j] = int32(e.rnd.IntN(rows))
-			}
-			for j := h.nSrc; j < h.capSrc; j++ {
-				ids[j] = -7 // past the live sources: must not be read
-			}
-			blk := e.uploadBlock(h)
-			blk.SrcIDs = e.upload(ids)
+			h, blk, ids := e.tableBlock(rows)
 			ew := e.randF32(h.capEdges, 1)
 			ewb := e.upload(ew)
 			outType := backend.F32
@@ -189,22 +166,11 @@ func testAggregateConcatTiered(e *env) {
 }
 
 // tieredConcatRef is AggregateConcat's float64 reference over the rows the
-// store serves source j (tt.row of ids[j]): the destination's own row, then
-// the weighted sum, with the scales of their terms.
+// store serves source j (tt.row of ids[j]).
 func tieredConcatRef(h hostBlock, ew []float32, ids []int32, tt *tieredTables, dim int) (want, scale []float64) {
 	xs := make([]float32, h.nSrc*dim)
 	for j := range h.nSrc {
 		copy(xs[j*dim:(j+1)*dim], tt.row(ids[j], dim))
 	}
-	sum, sumScale := aggRef(h, ew, nil, xs, dim)
-	want, scale = make([]float64, h.nDst*2*dim), make([]float64, h.nDst*2*dim)
-	for i := range h.nDst {
-		for c := range dim {
-			want[i*2*dim+c] = float64(xs[i*dim+c])
-			scale[i*2*dim+c] = math.Abs(float64(xs[i*dim+c]))
-			want[i*2*dim+dim+c] = sum[i*dim+c]
-			scale[i*2*dim+dim+c] = sumScale[i*dim+c]
-		}
-	}
-	return want, scale
+	return concatRef(h, ew, xs, dim)
 }
