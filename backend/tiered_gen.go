@@ -15,6 +15,22 @@ type TieredGather interface {
 	// slot is >= 0). stats, when non-nil, is I64 [2]: the rows read from
 	// host are added to stats[0] and all rows to stats[1].
 	GatherTiered(cache, slot, host Buffer, dim int, ids Buffer, n Count, out, stats Buffer)
+	// GatherTieredMisses is GatherTiered for the rows outside the cache:
+	// for i < n, with v = ids[i], out[i, :] = host[v, :] (widened to F32)
+	// when slot[v] < 0; the rows of cached vertices are not written
+	// (AggregateConcatTiered reads them from the cache in place). stats,
+	// when non-nil, counts as GatherTiered's: the rows read from host into
+	// stats[0], all rows into stats[1].
+	GatherTieredMisses(slot, host Buffer, dim int, ids Buffer, n Count, out, stats Buffer)
+	// AggregateConcatTiered is AggregateConcat over a tiered store's rows
+	// read in place: source j's row is cache[slot[SrcIDs[j]], :] when that
+	// slot is >= 0 (cache F32, or BF16 widened to float32, [rows, dim]; nil
+	// when no slot is >= 0), else x[j, :] (x F32 [NumSrc.Cap, dim], the
+	// misses GatherTieredMisses wrote), so cached rows are never gathered.
+	// It writes what GatherTiered into x followed by AggregateConcat would,
+	// bit for bit. An id outside the slot table (I32 [N]) is an error. out
+	// may be BF16, as in AggregateConcat.
+	AggregateConcatTiered(blk *Block, edgeW, cache, slot, x Buffer, dim int, out Buffer)
 }
 
 // TieredOf is be's TieredGather (be itself, or the wrapper around a backend

@@ -57,6 +57,24 @@ type Direct interface {
 	DeviceTable() backend.Buffer // F32 or BF16 [Rows, Dim]
 }
 
+// InPlace is implemented by stores whose rows lie in two tiers that ops
+// read in place (Tiered): a cache in backend memory and the whole table in
+// host memory. A GraphSAGE bottom layer reads a cached row from the cache
+// by its slot (backend.TieredGather's AggregateConcatTiered), so a step
+// gathers only the rows outside the cache (GatherMisses), each crossing
+// PCIe once.
+type InPlace interface {
+	// Tiers are the cache (F32 or BF16 [cached rows, Dim]; nil while
+	// nothing is cached) and the slot table (I32 [Rows]: a vertex's cache
+	// row, or -1), as they are now: read them when a step is issued, after
+	// the cache is filled.
+	Tiers() (cache, slot backend.Buffer)
+	// GatherMisses is Gather for the rows outside the cache: out[i, :] =
+	// row ids[i] where that vertex has no cache row; the other rows of out
+	// are not written. It counts rows as Gather does.
+	GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buffer)
+}
+
 // Resident is a store whose whole table lives in backend memory.
 type Resident struct {
 	be    backend.Backend

@@ -2,6 +2,7 @@ package featstore
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -12,6 +13,12 @@ import (
 
 // gatherAll gathers rows ids of s on be and reads them back.
 func gatherAll(t *testing.T, be backend.Backend, s Store, ids []int32) []float32 {
+	return gatherWith(t, be, s.Dim(), ids, s.Gather)
+}
+
+// gatherWith runs gather of rows ids (dim values each) on be into rows
+// filled with NaN first and reads them back.
+func gatherWith(t *testing.T, be backend.Backend, dim int, ids []int32, gather func(ids backend.Buffer, n backend.Count, out backend.Buffer)) []float32 {
 	t.Helper()
 	idb, err := be.Upload(slices.Clone(ids))
 	if err != nil {
@@ -21,12 +28,13 @@ func gatherAll(t *testing.T, be backend.Backend, s Store, ids []int32) []float32
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := be.Alloc(backend.F32, len(ids)*s.Dim())
+	out, err := be.Alloc(backend.F32, len(ids)*dim)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Gather(idb, backend.Count{Buf: cnt, Cap: len(ids)}, out)
-	got := make([]float32, len(ids)*s.Dim())
+	be.Fill(out, math.NaN())
+	gather(idb, backend.Count{Buf: cnt, Cap: len(ids)}, out)
+	got := make([]float32, len(ids)*dim)
 	be.Read(got, out, 0)
 	if err := be.Sync(); err != nil {
 		t.Fatal(err)

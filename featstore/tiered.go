@@ -16,7 +16,9 @@ import (
 // crossed PCIe are known without a host read inside the step.
 //
 // The cache is sized once, by Fill, before the step is captured: a
-// captured gather holds the cache's address.
+// captured gather holds the cache's address. A bottom layer may read the
+// cached rows in place instead (InPlace): the step then gathers only the
+// misses.
 type Tiered struct {
 	be    backend.Backend
 	ops   backend.TieredGather // be's (checked by NewTiered)
@@ -114,6 +116,15 @@ func (t *Tiered) Table() backend.Buffer { return t.host }
 // Gather issues the two-tier gather, counting host rows on the device.
 func (t *Tiered) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	t.ops.GatherTiered(t.cache, t.slot, t.host, t.dim, ids, n, out, t.stats)
+}
+
+// Tiers are the cache (nil until Fill) and the slot table (InPlace).
+func (t *Tiered) Tiers() (cache, slot backend.Buffer) { return t.cache, t.slot }
+
+// GatherMisses issues the gather of the rows outside the cache (InPlace),
+// counting host rows and all rows on the device as Gather does.
+func (t *Tiered) GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	t.ops.GatherTieredMisses(t.slot, t.host, t.dim, ids, n, out, t.stats)
 }
 
 // DeviceBytes counts the cache, the slot table and the counters (the host

@@ -1,6 +1,7 @@
 package featstore
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -33,4 +34,84 @@ func TestTieredNeedsTieredGather(t *testing.T) {
 	if got, want := gatherAll(t, be, s, ids), rowsOf(f32, dim, ids); !slices.Equal(got, want) {
 		t.Error("the direct store's rows differ from the table's")
 	}
+}
+
+// TestTieredInPlace: the tiered store is InPlace: before Fill every slot is
+// -1 and there is no cache; after it, the cache row of each cached vertex
+// is its table row (float32 and bfloat16 tiers), GatherMisses writes the
+// rows of the others exactly as Gather does and no cached vertex's row,
+// and both count host rows and all rows alike.
+func TestTieredInPlace(t *testing.T) {
+	const rows, dim, cached = 40, 3, 15
+	f32, bits, widened, ids := tables(rows, dim)
+	order := make([]int32, rows)
+	for i := range order {
+		order[i] = int32((i * 7) % rows)
+	}
+	for _, c := range []struct {
+		feat  any
+		dt    backend.DType
+		table []float32
+	}{{f32, backend.F32, f32}, {bits, backend.BF16, widened}} {
+		be := cpu.New(1)
+		s, err := NewTiered(be, c.feat, dim, order, c.dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var in InPlace = s
+		if cache, slot := in.Tiers(); cache != nil || slices.ContainsFunc(readI32(t, be, slot, rows), func(v int32) bool { return v != -1 }) {
+			t.Fatalf("%s: before Fill: a cache or a slot", c.dt)
+		}
+		if err := s.Fill(cached); err != nil {
+			t.Fatal(err)
+		}
+		cache, sb := in.Tiers()
+		slot := readI32(t, be, sb, rows)
+		cacheRows := make([]float32, cached*dim)
+		if c.dt == backend.BF16 {
+			h := make([]uint16, cached*dim)
+			be.Read(h, cache, 0)
+			for i, b := range h {
+				cacheRows[i] = backend.BF16Float(b)
+			}
+		} else {
+			be.Read(cacheRows, cache, 0)
+		}
+		for v, sl := range slot {
+			if got := sl >= 0; got != slices.Contains(order[:cached], int32(v)) {
+				t.Fatalf("%s: vertex %d has slot %d", c.dt, v, sl)
+			}
+			if sl >= 0 && !slices.Equal(cacheRows[int(sl)*dim:int(sl+1)*dim], c.table[v*dim:(v+1)*dim]) {
+				t.Errorf("%s: vertex %d's cache row differs from its table row", c.dt, v)
+			}
+		}
+		want := gatherAll(t, be, s, ids)
+		hostRows, all, _ := s.Stats()
+		s.ResetStats()
+		got := gatherWith(t, be, dim, ids, s.GatherMisses)
+		missRows, missAll, _ := s.Stats()
+		if missRows != hostRows || missAll != all || hostRows == 0 || hostRows == all {
+			t.Errorf("%s: stats after GatherMisses %d of %d, after Gather %d of %d", c.dt, missRows, missAll, hostRows, all)
+		}
+		for i, v := range ids {
+			g, w := got[i*dim:(i+1)*dim], want[i*dim:(i+1)*dim]
+			if slot[v] >= 0 && slices.ContainsFunc(g, func(x float32) bool { return !math.IsNaN(float64(x)) }) {
+				t.Errorf("%s: row %d (vertex %d, cached) written: %v", c.dt, i, v, g)
+			}
+			if slot[v] < 0 && !slices.Equal(g, w) {
+				t.Errorf("%s: row %d (vertex %d, a miss) %v, Gather's %v", c.dt, i, v, g, w)
+			}
+		}
+		s.Free()
+	}
+}
+
+func readI32(t *testing.T, be backend.Backend, b backend.Buffer, n int) []int32 {
+	t.Helper()
+	out := make([]int32, n)
+	be.Read(out, b, 0)
+	if err := be.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

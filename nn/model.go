@@ -50,6 +50,9 @@ type pass struct {
 	// table: x is a feature table of every vertex, and source j's row is
 	// x[blk.SrcIDs[j]] (layer 0 of a batch with Table; see tableReader).
 	table bool
+	// tiered: source j's row is in the tiered store's cache, or x's row j
+	// (layer 0 of a batch with Tiered; see tableReader).
+	tiered *Tiered
 }
 
 // gatherer is a layer whose input gradient is gathered by source and
@@ -77,7 +80,8 @@ func (m *Model) next(l int) layer {
 }
 
 // tableReader is a layer that can read its input rows from a feature table
-// by the block's source ids (pass.table) instead of from gathered rows.
+// by the block's source ids (pass.table), or from a tiered store's cache
+// beside the gathered misses (pass.tiered), instead of from gathered rows.
 type tableReader interface {
 	readsTable()
 }
@@ -89,7 +93,12 @@ type Batch struct {
 	// Table, in place of X (X nil), is the feature table of every vertex
 	// (F32 or BF16 [N, InDim]): layer 0 reads its sources' rows from it by
 	// id, so they need no gather. Only for a model that ReadsTable.
-	Table  backend.Buffer
+	Table backend.Buffer
+	// Tiered, with X, gives layer 0 the sources' rows in two tiers: source
+	// j's row is in the tiered store's cache where its vertex has a slot,
+	// and is row j of X (the gathered misses) otherwise, so cached rows
+	// need no gather. Only for a model that ReadsTable.
+	Tiered *Tiered
 	Labels backend.Buffer // I32 [Blocks[L-1].NumDst.Cap]; label < 0 is ignored
 	Degree backend.Buffer // F32 [N] full-graph degree per vertex (GCN only; may be nil for SAGE)
 	// Typed, for a typed model (Config.Typed), holds the batch's
@@ -113,6 +122,15 @@ type Batch struct {
 	// Backward, which joins only the pass's own work there (the
 	// transposes, backend.JoinBesideTo), does not wait for it.
 	AfterBottom func()
+}
+
+// Tiered are a tiered feature store's cache and slot table as a bottom
+// layer reads them in place (featstore.InPlace), with the backend's ops
+// that read them (AggregateConcatTiered).
+type Tiered struct {
+	Ops   backend.TieredGather
+	Cache backend.Buffer // F32 or BF16 [cached rows, InDim]; nil when nothing is cached
+	Slot  backend.Buffer // I32 [N]: a vertex's cache row, or -1
 }
 
 // Share names the live count that divides a rank's summed loss: Den, the
@@ -263,9 +281,9 @@ func (m *Model) Grads() backend.Buffer {
 }
 
 // ReadsTable reports whether a batch may give the input features as the
-// whole table (Batch.Table) instead of gathered rows: the bottom layer reads
-// its sources' rows in place (GraphSAGE's does), and no input dropout
-// changes them first.
+// whole table (Batch.Table), or in two tiers (Batch.Tiered), instead of
+// gathered rows: the bottom layer reads its sources' rows in place
+// (GraphSAGE's does), and no input dropout changes them first.
 func (m *Model) ReadsTable() bool {
 	if len(m.layers) == 0 || m.cfg.InputDropout > 0 {
 		return false

@@ -92,9 +92,12 @@ func (s *sageLayer) prepare(blk *backend.Block, deg backend.Buffer) {
 
 // forward writes h[:NumDst] (h [caps.Dst, out]) from x [caps.Src, in].
 func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
-	if ps.table {
+	switch t := ps.tiered; {
+	case ps.table:
 		s.be.AggregateConcatTable(blk, s.edgeW, x, s.in, s.cat)
-	} else {
+	case t != nil:
+		t.Ops.AggregateConcatTiered(blk, s.edgeW, t.Cache, t.Slot, x, s.in, s.cat)
+	default:
 		s.be.AggregateConcat(blk, s.edgeW, x, s.in, s.cat)
 	}
 	addHot(ps.hot, blk, s.in, s.cat, 2*s.in, s.in)
@@ -107,7 +110,8 @@ func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 }
 
 // readsTable: the layer's input rows may come from a feature table
-// (pass.table); its backward never reads them.
+// (pass.table) or a tiered store's cache (pass.tiered); its backward never
+// reads them.
 func (s *sageLayer) readsTable() {}
 
 // readsBF16: the layer's input may be bfloat16 activations (its

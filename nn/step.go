@@ -9,7 +9,8 @@ import (
 // CheckBatch reports whether b fits the reserved envelope: one block per
 // layer whose capacities equal the reserved Caps, X of at least
 // [Blocks[0].NumSrc.Cap, InDim] floats (or, without X, a Table of InDim-wide
-// rows for a model that ReadsTable), Labels (when set) of at least the top
+// rows for a model that ReadsTable; with Tiered, for such a model only),
+// Labels (when set) of at least the top
 // destination capacity, and a degree table for GCN. It reads no device
 // memory.
 func (m *Model) CheckBatch(b *Batch) error {
@@ -60,20 +61,43 @@ func (m *Model) CheckBatch(b *Batch) error {
 	return nil
 }
 
-// checkInputs checks the batch's features: X, or a Table the model reads.
+// checkInputs checks the batch's features: X, a Table the model reads, or
+// X with the Tiered store's cache.
 func (m *Model) checkInputs(b *Batch) error {
+	if b.Tiered != nil {
+		if b.Table != nil {
+			return fmt.Errorf("nn: batch: features given both as a table and in two tiers")
+		}
+		if err := m.checkTable("Tiered.Cache", b.Tiered.Cache, true); err != nil {
+			return err
+		}
+		if b.Tiered.Ops == nil || b.Tiered.Slot == nil || b.Tiered.Slot.DType() != backend.I32 {
+			return fmt.Errorf("nn: batch: Tiered needs the backend's tiered ops and an I32 slot table")
+		}
+	}
 	if b.X != nil || b.Table == nil {
 		return checkBuf("X", b.X, backend.F32, m.caps[0].Src*m.cfg.InDim)
 	}
+	return m.checkTable("Table", b.Table, false)
+}
+
+// checkTable checks a table of input rows the bottom layer reads in place
+// (nil allowed where nilOK: an empty cache).
+func (m *Model) checkTable(name string, t backend.Buffer, nilOK bool) error {
 	if !m.ReadsTable() {
-		return fmt.Errorf("nn: batch: features given as a table, but %s's bottom layer (input dropout %v) needs gathered rows in X", m.cfg.Kind, m.cfg.InputDropout)
+		return fmt.Errorf("nn: batch: features given in place (%s), but %s's bottom layer (input dropout %v) needs gathered rows in X", name, m.cfg.Kind, m.cfg.InputDropout)
 	}
-	dt := b.Table.DType()
-	if dt != backend.F32 && dt != backend.BF16 {
-		return fmt.Errorf("nn: batch: Table is %s, want float32 or bfloat16", dt)
+	if t == nil && nilOK {
+		return nil
 	}
-	if b.Table.Len()%m.cfg.InDim != 0 {
-		return fmt.Errorf("nn: batch: Table has %d elements, not rows of %d", b.Table.Len(), m.cfg.InDim)
+	if t == nil {
+		return fmt.Errorf("nn: batch: %s is nil", name)
+	}
+	if dt := t.DType(); dt != backend.F32 && dt != backend.BF16 {
+		return fmt.Errorf("nn: batch: %s is %s, want float32 or bfloat16", name, dt)
+	}
+	if t.Len()%m.cfg.InDim != 0 {
+		return fmt.Errorf("nn: batch: %s has %d elements, not rows of %d", name, t.Len(), m.cfg.InDim)
 	}
 	return nil
 }
@@ -145,6 +169,9 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 		_, out := m.cfg.dims(l)
 		ly.prepare(blk, b.Degree)
 		ps := pass{train: train, rand: r, table: l == 0 && table}
+		if l == 0 {
+			ps.tiered = b.Tiered
+		}
 		if l == 0 && m.hot != nil && m.hot.Inputs() {
 			ps.hot = m.hot
 		}

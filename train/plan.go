@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/featstore"
 	"github.com/fanout-gnn/fanout/nn"
 )
 
@@ -35,6 +36,9 @@ type Plan struct {
 	// Table, when set, is the resident feature table the model reads its
 	// bottom rows from in place (nn.Batch.Table): the plan gathers none.
 	Table backend.Buffer
+	// Tiers, when set, is the tiered store whose cached rows the model
+	// reads in place (nn.Batch.Tiered): X receives only the misses.
+	Tiers featstore.InPlace
 	// Labels are the seeds' labels (I32 [Batch]) where the task reads
 	// them (node classification's Head.NewBatch allocates them); nil
 	// otherwise.
@@ -137,7 +141,7 @@ func (p *Plan) Twin(ownRows bool) (*Plan, error) {
 	if dim == 0 {
 		q.X = p.X
 	}
-	q.Table = p.Table
+	q.Table, q.Tiers = p.Table, p.Tiers
 	q.AdamT = p.AdamT
 	if th := p.Typed; th != nil {
 		// Its own hops and rows (a typed step gathers every type's).

@@ -179,16 +179,22 @@ func (p *Plan) Gather(in *Inputs) {
 }
 
 // GatherRows copies the input features of the bottom block's sources into
-// the plan's rows, unless the model reads them in place (Table).
+// the plan's rows, unless the model reads them in place (Table), or only
+// those outside the cache where it reads the cached ones in place (Tiers).
 func (p *Plan) GatherRows(in *Inputs) {
 	if p.Typed != nil {
 		p.Typed.gatherRows(in.Typed, p.be)
 		return
 	}
-	if p.X != nil {
-		b := p.Blocks[0]
-		in.Feat.Gather(b.SrcIDs, b.NumSrc, p.X)
+	if p.X == nil {
+		return
 	}
+	b := p.Blocks[0]
+	if p.Tiers != nil {
+		p.Tiers.GatherMisses(b.SrcIDs, b.NumSrc, p.X)
+		return
+	}
+	in.Feat.Gather(b.SrcIDs, b.NumSrc, p.X)
 }
 
 // GatherLabels copies the seeds' labels into the plan's own labels, where
@@ -202,6 +208,12 @@ func (p *Plan) GatherLabels(in *Inputs) {
 // NNBatch is the model's view of the plan.
 func (p *Plan) NNBatch(in *Inputs) *nn.Batch {
 	b := &nn.Batch{Blocks: p.Blocks, X: p.X, Table: p.Table, Labels: p.Labels, Degree: in.Degree}
+	if p.Tiers != nil {
+		// The cache as it is now: filled before the step is captured.
+		ops, _ := backend.TieredOf(p.be) // checked by tieredInput
+		cache, slot := p.Tiers.Tiers()
+		b.Tiered = &nn.Tiered{Ops: ops, Cache: cache, Slot: slot}
+	}
 	if p.Typed != nil {
 		b.Typed = p.Typed.batch
 	}

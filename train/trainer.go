@@ -219,7 +219,8 @@ func (t *Trainer) reservedPlan(fanouts []int, caps []nn.Caps) (*Plan, error) {
 
 // makePlan allocates a plan for caps with the task's batch. Where the
 // model reads the features in place (tableInput), the plan holds no rows
-// of its own.
+// of its own; where it reads a tiered store's cached rows in place
+// (tieredInput), its rows receive only the misses.
 func (t *Trainer) makePlan(fanouts []int, caps []nn.Caps) (*Plan, error) {
 	table := t.tableInput()
 	dim := t.ds.FeatDim
@@ -230,7 +231,7 @@ func (t *Trainer) makePlan(fanouts []int, caps []nn.Caps) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.Table = table
+	p.Table, p.Tiers = table, t.tieredInput()
 	return p, nil
 }
 
@@ -274,6 +275,25 @@ func (t *Trainer) tableInput() backend.Buffer {
 	}
 	if d, ok := t.in.Feat.(featstore.Direct); ok {
 		return d.DeviceTable()
+	}
+	return nil
+}
+
+// tieredInput is the tiered store whose cached rows the model reads in
+// place (nn.Batch.Tiered, the misses gathered into the plan's rows), or nil
+// where each step gathers every row: the store keeps its rows in two tiers
+// that ops read in place (featstore.InPlace) on a backend with the tiered
+// ops, the model's bottom layer can read them (nn.Model.ReadsTable), and
+// Options.GatherRows is off.
+func (t *Trainer) tieredInput() featstore.InPlace {
+	if t.opt.GatherRows || t.in == nil || !t.model.ReadsTable() {
+		return nil
+	}
+	if _, err := backend.TieredOf(t.be); err != nil {
+		return nil
+	}
+	if s, ok := t.in.Feat.(featstore.InPlace); ok {
+		return s
 	}
 	return nil
 }

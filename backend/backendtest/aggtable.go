@@ -17,7 +17,6 @@ func testAggregateConcatTable(e *env) {
 	for _, bf16 := range []bool{false, true} {
 		for _, dim := range []int{1, 16, 33, 100} {
 			name := fmt.Sprintf("AggregateConcatTable dim=%d bfloat16=%v", dim, bf16)
-			h := e.randomBlock(40, 90)
 			vals := e.randF32(tableRows*dim, 1)
 			var table backend.Buffer
 			if bf16 {
@@ -25,15 +24,7 @@ func testAggregateConcatTable(e *env) {
 			} else {
 				table = e.upload(vals)
 			}
-			ids := make([]int32, h.capSrc)
-			for j := range ids {
-				ids[j] = int32(e.rnd.IntN(tableRows))
-			}
-			for j := h.nSrc; j < h.capSrc; j++ {
-				ids[j] = -7 // past the live sources: must not be read
-			}
-			blk := e.uploadBlock(h)
-			blk.SrcIDs = e.upload(ids)
+			h, blk, _ := e.tableBlock(tableRows)
 			ew := e.upload(e.randF32(h.capEdges, 1))
 
 			x := e.poison(h.capSrc * dim)
@@ -55,6 +46,23 @@ func testAggregateConcatTable(e *env) {
 			}
 		}
 	}
+}
+
+// tableBlock draws a random block whose sources are rows of a table of
+// tableRows vertices: SrcIDs (ids) random rows, -7 past the live sources
+// (must not be read).
+func (e *env) tableBlock(tableRows int) (h hostBlock, blk *backend.Block, ids []int32) {
+	h = e.randomBlock(40, 90)
+	ids = make([]int32, h.capSrc)
+	for j := range ids {
+		ids[j] = int32(e.rnd.IntN(tableRows))
+	}
+	for j := h.nSrc; j < h.capSrc; j++ {
+		ids[j] = -7
+	}
+	blk = e.uploadBlock(h)
+	blk.SrcIDs = e.upload(ids)
+	return h, blk, ids
 }
 
 func f32bits(v []float32) []uint32 {

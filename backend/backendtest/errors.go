@@ -101,6 +101,19 @@ var stickyCases = []stickyCase{
 		blk.SrcIDs = e.upload(ids)
 		e.be.AggregateConcatTable(blk, e.upload(e.randF32(h.capEdges, 1)), e.upload(e.randF32(5*8, 1)), 8, e.poison(h.capDst*16))
 	}, ""},
+	{"GatherTieredMisses", func(e *env) { // out of fewer than n.Cap rows
+		e.tiered().GatherTieredMisses(e.upload([]int32{-1, 0, -1, -1, -1}), e.upload(e.randF32(5*4, 1)), 4,
+			e.upload([]int32{0, 1, 2}), e.count(3, 3), e.poison(2*4), nil)
+	}, "out"},
+	{"AggregateConcatTiered", func(e *env) { // a source id past the slot table
+		h := e.randomBlock(10, 20)
+		blk := e.uploadBlock(h)
+		ids := make([]int32, h.capSrc)
+		ids[3] = 5
+		blk.SrcIDs = e.upload(ids)
+		e.tiered().AggregateConcatTiered(blk, e.upload(e.randF32(h.capEdges, 1)), nil, e.upload([]int32{-1, -1, -1, -1, -1}),
+			e.upload(e.randF32(h.capSrc*8, 1)), 8, e.poison(h.capDst*16))
+	}, "blk.SrcIDs"},
 	{"HeadAggregate", func(e *env) { // a bipartite block's out sized by its sources, fewer than its destinations
 		h := e.attBlock(30, 10)
 		blk := e.uploadBlock(h)

@@ -113,6 +113,23 @@ func aggRef(h hostBlock, ew, sw, x []float32, dim int) (want, scale []float64) {
 	return want, scale
 }
 
+// concatRef is AggregateConcat's float64 reference over h's source rows x
+// [nSrc, dim] with edge weights ew: each live destination's own row, then
+// its weighted sum, with the scales of their terms.
+func concatRef(h hostBlock, ew, x []float32, dim int) (want, scale []float64) {
+	sum, sumScale := aggRef(h, ew, nil, x, dim)
+	want, scale = make([]float64, h.nDst*2*dim), make([]float64, h.nDst*2*dim)
+	for i := range h.nDst {
+		for c := range dim {
+			want[i*2*dim+c] = float64(x[i*dim+c])
+			scale[i*2*dim+c] = math.Abs(float64(x[i*dim+c]))
+			want[i*2*dim+dim+c] = sum[i*dim+c]
+			scale[i*2*dim+dim+c] = sumScale[i*dim+c]
+		}
+	}
+	return want, scale
+}
+
 // aggCases calls f for Aggregate's and its backward's cases: every width,
 // without and with self weights (sw and swb nil without), on a random block
 // with random edge weights.
@@ -153,16 +170,7 @@ func testAggregateConcat(e *env) {
 		x := e.randF32(h.capSrc*dim, 1)
 		out := e.poison(h.capDst * 2 * dim)
 		e.be.AggregateConcat(e.uploadBlock(h), e.upload(ew), e.upload(x), dim, out)
-		sum, scale := aggRef(h, ew, nil, x, dim)
-		want, wantScale := make([]float64, h.nDst*2*dim), make([]float64, h.nDst*2*dim)
-		for i := range h.nDst {
-			for c := range dim {
-				want[i*2*dim+c] = float64(x[i*dim+c])
-				wantScale[i*2*dim+c] = math.Abs(float64(x[i*dim+c]))
-				want[i*2*dim+dim+c] = sum[i*dim+c]
-				wantScale[i*2*dim+dim+c] = scale[i*dim+c]
-			}
-		}
+		want, wantScale := concatRef(h, ew, x, dim)
 		got := e.readF32(out, h.capDst*2*dim)
 		e.checkClose(name, got[:h.nDst*2*dim], want, wantScale, tolSum, 2*dim)
 		for k, v := range got[h.nDst*2*dim:] {

@@ -65,6 +65,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"AddCountAccumulate", testAddCountAccumulate},
 		{"ScaleShare", testScaleShare},
 		{"GatherTiered", testGatherTiered},
+		{"GatherTieredMisses", testGatherTieredMisses},
+		{"AggregateConcatTiered", testAggregateConcatTiered},
 		{"GatherBF16", testGatherBF16},
 		{"GINWeights", testGINWeights},
 		{"DotSum", testDotSum},

@@ -31,9 +31,11 @@ func rowOf(t *buffer, r, dim int) rowRef {
 }
 
 // copyTo writes the row into row i of out (dim values; int32 rows into
-// oi, an int32 out, the others into of, a float32 one).
+// oi, an int32 out, the others into of, a float32 one). rowRef{}, no row,
+// writes nothing.
 func (r rowRef) copyTo(of []float32, oi []int32, i, dim int) {
 	switch {
+	case r.f32 == nil && r.i32 == nil && r.u16 == nil:
 	case r.u16 != nil:
 		widenRow(of[i*dim:(i+1)*dim], r.u16)
 	case r.i32 != nil:

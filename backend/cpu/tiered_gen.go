@@ -37,3 +37,73 @@ func (b *Backend) checkGatherTiered(cache, slot, host backend.Buffer, dim int, i
 	}
 	return c, ck
 }
+
+// gatherTieredMissesArgs are GatherTieredMisses's arguments as checkGatherTieredMisses returns them.
+type gatherTieredMissesArgs struct {
+	host  *buffer
+	slot  []int32
+	n     int
+	nP    *int32
+	ids   []int32
+	out   []float32
+	stats []int64
+}
+
+// checkGatherTieredMisses begins a call of GatherTieredMisses (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGatherTieredMisses(slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredMissesArgs) {
+	c = b.begin("GatherTieredMisses")
+	ck.host = c.typed("host", host, 0, backend.F32, backend.BF16)
+	c.check(backend.CheckDim("dim", dim))
+	if c.ok {
+		ck.slot = c.i32("slot", slot, host.Len()/dim)
+	}
+	ck.n, ck.nP = c.count("n", n)
+	ck.ids = c.i32("ids", ids, n.Cap)
+	ck.out = c.f32("out", out, n.Cap*dim)
+	if !isNil(stats) {
+		ck.stats = c.i64("stats", stats, 2)
+	}
+	return c, ck
+}
+
+// aggregateConcatTieredArgs are AggregateConcatTiered's arguments as checkAggregateConcatTiered returns them.
+type aggregateConcatTieredArgs struct {
+	blk       blockView
+	blkSrcIDs []int32
+	edgeW     []float32
+	cache     *buffer
+	slot      []int32
+	x         []float32
+	out       *buffer
+}
+
+// checkAggregateConcatTiered begins a call of AggregateConcatTiered (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateConcatTiered(blk *backend.Block, edgeW, cache, slot, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatTieredArgs) {
+	c = b.begin("AggregateConcatTiered")
+	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
+	if c.ok {
+		ck.blkSrcIDs = c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumSrc.Cap)
+	}
+	if c.ok {
+		ck.edgeW = c.f32("edgeW", edgeW, blk.NumEdges.Cap)
+	}
+	if !isNil(cache) {
+		ck.cache = c.typed("cache", cache, 0, backend.F32, backend.BF16)
+	}
+	ck.slot = c.i32("slot", slot, 0)
+	c.check(backend.CheckDim("dim", dim))
+	if c.ok {
+		ck.x = c.f32("x", x, blk.NumSrc.Cap*dim)
+	}
+	if c.ok {
+		ck.out = c.typed("out", out, blk.NumDst.Cap*2*dim, backend.F32, backend.BF16)
+	}
+	return c, ck
+}

@@ -169,12 +169,21 @@ func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.
 // of tb (F32 or BF16) into out (F32 or BF16), and the row's width in its
 // words.
 func tableKernel(dim int, tb, os *buffer) (string, int) {
-	half, halfOut := tb.dt == backend.BF16, os.dt == backend.BF16
-	name, vecs := "aggregate_cat_table_f32x", dim
+	return aggKernel("aggregate_cat_table_", dim, tb, nil, os)
+}
+
+// aggKernel picks the kernel of prefix (aggregate_cat_table_ or
+// aggregate_cat_tiered_) for rows of dim values of tb (F32 or BF16; nil:
+// no table, F32's kernel) and, where set, x (F32) into out (F32 or BF16),
+// and the row's width in its words.
+func aggKernel(prefix string, dim int, tb, x, os *buffer) (string, int) {
+	half, halfOut := tb != nil && tb.dt == backend.BF16, os.dt == backend.BF16
+	name, vecs := prefix+"f32x", dim
 	if half {
-		name = "aggregate_cat_table_bf16x"
+		name = prefix + "bf16x"
 	}
-	four := dim%4 == 0 && tb.ptr%actAlign(half) == 0 && os.ptr%actAlign(halfOut) == 0
+	four := dim%4 == 0 && (tb == nil || tb.ptr%actAlign(half) == 0) && (x == nil || x.ptr%16 == 0) &&
+		os.ptr%actAlign(halfOut) == 0
 	if four {
 		name, vecs = name+"4", dim/4
 	} else {

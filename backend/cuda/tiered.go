@@ -81,25 +81,63 @@ func (b *Backend) register(p unsafe.Pointer, bytes int64, data any) (*allocation
 }
 
 // GatherTiered copies F32 rows from the device cache or the host tier (see
-// backend.Dense); stats (I64 [2], optional) counts host rows and all rows
-// on the device. One launch.
+// backend.TieredGather); stats (I64 [2], optional) counts host rows and all
+// rows on the device. One launch.
 func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
 	c, ck := b.checkGatherTiered(cache, slot, host, dim, ids, n, out, stats)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	hb, cb, ob, tdt := ck.host, ck.cache, ck.out, ck.host.dt
-	name, words := "tiered_rows1", dim
-	switch {
-	case tdt == backend.BF16 && dim%4 == 0 && hb.ptr%8 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%8 == 0):
-		name, words = "tiered_bf16x4", dim/4
-	case tdt == backend.BF16:
-		name = "tiered_bf16x1"
-	case dim%4 == 0 && hb.ptr%16 == 0 && ob.ptr%16 == 0 && (cb == nil || cb.ptr%16 == 0):
-		name, words = "tiered_rows4", dim/4
-	}
+	name, words := tieredKernel(dim, ck.host, ck.cache, ck.out)
 	c.launchTiered(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+}
+
+// GatherTieredMisses copies the host tier's rows of the vertices without a
+// cache slot (see backend.TieredGather): GatherTiered's kernel without a
+// cache, which counts the cached rows and writes none. One launch.
+func (b *Backend) GatherTieredMisses(slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	c, ck := b.checkGatherTieredMisses(slot, host, dim, ids, n, out, stats)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	name, words := tieredKernel(dim, ck.host, nil, ck.out)
+	c.launchTieredMisses(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+}
+
+// tieredKernel picks the tiered gather's kernel for rows of dim values of
+// the host tier hb (F32 or BF16) and the cache cb (nil: none) into out, and
+// the row's width in its words: 16-byte words (or four bfloat16 values)
+// where dim and every address allow, else one value a word.
+func tieredKernel(dim int, hb, cb, out *buffer) (string, int) {
+	switch {
+	case hb.dt == backend.BF16 && dim%4 == 0 && hb.ptr%8 == 0 && out.ptr%16 == 0 && (cb == nil || cb.ptr%8 == 0):
+		return "tiered_bf16x4", dim / 4
+	case hb.dt == backend.BF16:
+		return "tiered_bf16x1", dim
+	case dim%4 == 0 && hb.ptr%16 == 0 && out.ptr%16 == 0 && (cb == nil || cb.ptr%16 == 0):
+		return "tiered_rows4", dim / 4
+	}
+	return "tiered_rows1", dim
+}
+
+// AggregateConcatTiered is AggregateConcat reading source j's row from the
+// cache where slot[SrcIDs[j]] >= 0 and from x's row j (the gathered miss)
+// otherwise (see backend.TieredGather): the aggregation kernel over a
+// tiered row source, and so the same bits as GatherTiered followed by
+// AggregateConcat. One launch (the queued MeanWeights folded in, as
+// AggregateConcatTable's).
+func (b *Backend) AggregateConcatTiered(blk *backend.Block, edgeW, cache, slot, x backend.Buffer, dim int, out backend.Buffer) {
+	c, ck := b.checkAggregateConcatTiered(blk, edgeW, cache, slot, x, dim, out)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	meanW := c.takeMean(ck.blk, ck.edgeW)
+	name, vecs := aggKernel("aggregate_cat_tiered_", dim, ck.cache, ck.x, ck.out)
+	g, t := c.warpRows(ck.blk.dstCap)
+	c.launchAggregateCatTiered(&ck, name, meanW, vecs, g, t, 0)
 }
 
 // MemInfo is the device's free and total memory in bytes, as the driver

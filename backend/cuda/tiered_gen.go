@@ -48,3 +48,96 @@ func (c *call) launchTiered(a *gatherTieredArgs, name string, words int, grid, b
 		ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.out.addr()).ptr(a.stats.addr()).ptr(c.b.errDev)
 	c.launch(name, grid, block, smem)
 }
+
+// gatherTieredMissesArgs are GatherTieredMisses's arguments as checkGatherTieredMisses returns them.
+type gatherTieredMissesArgs struct {
+	host  *buffer
+	dim   int
+	slot  *buffer
+	n     backend.Count
+	nP    uintptr
+	ids   *buffer
+	out   *buffer
+	stats *buffer
+}
+
+// checkGatherTieredMisses begins a call of GatherTieredMisses (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGatherTieredMisses(slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredMissesArgs) {
+	c = b.begin("GatherTieredMisses")
+	ck.host = c.typed("host", host, 0, backend.F32, backend.BF16)
+	ck.dim = dim
+	c.check(backend.CheckDim("dim", dim))
+	if c.ok {
+		ck.slot = c.buf("slot", slot, backend.I32, host.Len()/dim)
+	}
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
+	ck.out = c.buf("out", out, backend.F32, n.Cap*dim)
+	if !isNil(stats) {
+		ck.stats = c.buf("stats", stats, backend.I64, 2)
+	}
+	return c, ck
+}
+
+// launchTieredMisses launches one of tiered_rows1, tiered_rows4, tiered_bf16x1, tiered_bf16x4 (kernels/tiered.cu)
+// with GatherTieredMisses's checked arguments, its parameters in the kernel's order.
+func (c *call) launchTieredMisses(a *gatherTieredMissesArgs, name string, words int, grid, block dim3, smem int) {
+	c.args().ptr(0).ptr(a.slot.addr()).ptr(a.host.addr()).i64(int64(a.host.n / a.dim)).i32(words).
+		ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.out.addr()).ptr(a.stats.addr()).ptr(c.b.errDev)
+	c.launch(name, grid, block, smem)
+}
+
+// aggregateConcatTieredArgs are AggregateConcatTiered's arguments as checkAggregateConcatTiered returns them.
+type aggregateConcatTieredArgs struct {
+	blk       blockArgs
+	blkSrcIDs *buffer
+	edgeW     *buffer
+	cache     *buffer
+	slot      *buffer
+	dim       int
+	x         *buffer
+	out       *buffer
+}
+
+// checkAggregateConcatTiered begins a call of AggregateConcatTiered (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAggregateConcatTiered(blk *backend.Block, edgeW, cache, slot, x backend.Buffer, dim int, out backend.Buffer) (c call, ck aggregateConcatTieredArgs) {
+	c = b.begin("AggregateConcatTiered")
+	ck.blk = c.block("blk", blk)
+	if c.ok && !(!blk.Bipartite) {
+		c.failf("blk: a bipartite block (between two vertex types) has no destinations among its sources")
+	}
+	if c.ok {
+		ck.blkSrcIDs = c.buf("blk.SrcIDs", blk.SrcIDs, backend.I32, blk.NumSrc.Cap)
+	}
+	if c.ok {
+		ck.edgeW = c.buf("edgeW", edgeW, backend.F32, blk.NumEdges.Cap)
+	}
+	if !isNil(cache) {
+		ck.cache = c.typed("cache", cache, 0, backend.F32, backend.BF16)
+	}
+	ck.slot = c.buf("slot", slot, backend.I32, 0)
+	ck.dim = dim
+	c.check(backend.CheckDim("dim", dim))
+	if c.ok {
+		ck.x = c.buf("x", x, backend.F32, blk.NumSrc.Cap*dim)
+	}
+	if c.ok {
+		ck.out = c.typed("out", out, blk.NumDst.Cap*2*dim, backend.F32, backend.BF16)
+	}
+	return c, ck
+}
+
+// launchAggregateCatTiered launches one of aggregate_cat_tiered_* (kernels/aggregate.cu)
+// with AggregateConcatTiered's checked arguments, its parameters in the kernel's order.
+func (c *call) launchAggregateCatTiered(a *aggregateConcatTieredArgs, name string, meanW uintptr, vecs int, grid, block dim3, smem int) {
+	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.edgeW.addr()).ptr(0).ptr(meanW).
+		ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).
+		i32(vecs).ptr(a.blkSrcIDs.addr()).ptr(a.slot.addr()).i64(int64(a.slot.n)).ptr(c.b.errDev).
+		ptr(a.cache.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+	c.launch(name, grid, block, smem)
+}

@@ -49,6 +49,10 @@ func (b *Backend) AggregateConcatTable(blk *backend.Block, edgeW, table backend.
 	b.do(func() { b.inner.AggregateConcatTable(blk, edgeW, table, dim, out) })
 }
 
+func (b *Backend) AggregateConcatTiered(blk *backend.Block, edgeW, cache, slot, x backend.Buffer, dim int, out backend.Buffer) {
+	b.do(func() { b.inner.(backend.TieredGather).AggregateConcatTiered(blk, edgeW, cache, slot, x, dim, out) })
+}
+
 func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, out backend.Buffer) {
 	b.do(func() { b.inner.Argmax(logits, n, classes, out) })
 }
@@ -115,6 +119,10 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 
 func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
 	b.do(func() { b.inner.(backend.TieredGather).GatherTiered(cache, slot, host, dim, ids, n, out, stats) })
+}
+
+func (b *Backend) GatherTieredMisses(slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	b.do(func() { b.inner.(backend.TieredGather).GatherTieredMisses(slot, host, dim, ids, n, out, stats) })
 }
 
 func (b *Backend) GroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) {

@@ -12,6 +12,9 @@
 // With meanW (the forward kernels only) each edge's weight is instead
 // 1 / (its destination's sampled degree), written to meanW as mean_weights
 // would (the launch that fuses MeanWeights with the aggregation after it).
+// A row source says where source j's row lies (Rows: x's own rows or a
+// feature table's; TieredSrc: a tiered store's cache, or the gathered
+// miss), so the table and tiered kernels are this one aggregation.
 #include "common.cuh"
 #include "bf16.cuh"
 #include "vec.cuh"
@@ -19,6 +22,8 @@
 
 #define AGG_NC 2
 #define AGG_U 4
+// NO_ROW is a row source's reference to no row: the source is skipped.
+#define NO_ROW (-1)
 
 // edge_info loads edge eb+lane's source (or -1) and weight: mean when
 // positive, else edgeW's (1 without edgeW).
@@ -36,7 +41,7 @@ __device__ __forceinline__ void edge_info(const int* indices, const float* edgeW
 }
 
 // Rows are the source rows of an aggregation: row(j) is where source j's
-// row lies (-1: skip it), load(r, c) its vector c, widened to float32
+// row lies (NO_ROW: skip it), load(r, c) its vector c, widened to float32
 // (bf16.cuh). W is the stored vector (float4 / float; uint2 / ushort for
 // bfloat16); outputs are stored with put (bf16.cuh). With
 // ids null they are x's own rows; otherwise (aggregate_cat_table*) a
@@ -55,11 +60,43 @@ struct Rows {
         int id = ids[j];
         if (id < 0 || id >= rows) {
             report_error(err, ERR_TABLE_ID, j, id, (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows));
-            return -1;
+            return NO_ROW;
         }
         return id;
     }
     __device__ __forceinline__ typename Wide<W>::type load(int r, int c) const { return to_float(t[(i64)r * vecs + c]); }
+};
+
+// TieredSrc are the source rows of a tiered store read in place
+// (aggregate_cat_tiered*): source j's row is cache row slot[ids[j]] when
+// that is >= 0, else x's row j (the gathered miss, float32). row(j) is the
+// cache row, or -2 - j for x's row j; the choice in load is the same for a
+// warp's lanes (they load one row's vectors).
+template <typename W>
+struct TieredSrc {
+    typedef typename Wide<W>::type X;
+    const W* cache;
+    const X* x;
+    const int* ids;
+    const int* slot;
+    i64 rows;  // the slot table's
+    int vecs;
+    int* err;
+    __device__ __forceinline__ TieredSrc(const W* cache_, const X* x_, const int* ids_, const int* slot_, i64 rows_,
+                                         int vecs_, int* err_)
+        : cache(cache_), x(x_), ids(ids_), slot(slot_), rows(rows_), vecs(vecs_), err(err_) {}
+    __device__ __forceinline__ int row(int j) const {
+        int id = ids[j];
+        if (id < 0 || id >= rows) {
+            report_error(err, ERR_TIERED_ID, j, id, (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows));
+            return NO_ROW;
+        }
+        int s = slot[id];
+        return s >= 0 ? s : -2 - j;
+    }
+    __device__ __forceinline__ X load(int r, int c) const {
+        return r >= 0 ? to_float(cache[(i64)r * vecs + c]) : x[(i64)(-2 - r) * vecs + c];
+    }
 };
 
 // aggregate_fwd: with CAT, out rows hold 2 * vecs vectors, x[i, :] then the
@@ -75,7 +112,7 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
         O* o = out + (i64)i * outVecs;
         int ri = x.row(i);
         if (CAT) {
-            for (int c = lane; c < vecs; c += 32) put(o, c, ri >= 0 ? x.load(ri, c) : V());
+            for (int c = lane; c < vecs; c += 32) put(o, c, ri != NO_ROW ? x.load(ri, c) : V());
             o += vecs;
         }
         int e0, e1;
@@ -88,14 +125,14 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
             for (int q = 0; q < NC; q++) {
                 int c = cb + q * 32 + lane;
                 acc[q] = V();
-                if (selfW && c < vecs && ri >= 0) acc[q] = vscale(s, x.load(ri, c));
+                if (selfW && c < vecs && ri != NO_ROW) acc[q] = vscale(s, x.load(ri, c));
             }
             for (int eb = e0; eb < e1; eb += 32) {
                 int j;
                 float w;
                 edge_info(indices, edgeW, mean, eb + lane, e1, bc.ns, &j, &w);
                 if (meanW && cb == 0 && eb + lane < e1) meanW[eb + lane] = mean;
-                if (j >= 0) j = x.row(j);
+                j = j >= 0 ? x.row(j) : NO_ROW;
                 int cnt = min(32, e1 - eb);
                 for (int k = 0; k < cnt; k += AGG_U) {
                     int jj[AGG_U];
@@ -104,7 +141,7 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
                     for (int u = 0; u < AGG_U; u++) {
                         jj[u] = __shfl_sync(FULL_MASK, j, k + u);
                         ww[u] = __shfl_sync(FULL_MASK, w, k + u);
-                        if (k + u >= cnt) jj[u] = -1;
+                        if (k + u >= cnt) jj[u] = NO_ROW;
                     }
 #pragma unroll
                     for (int q = 0; q < NC; q++) {
@@ -112,10 +149,10 @@ __device__ __forceinline__ void aggregate_fwd(const int* indptr, const int* indi
                         if (c >= vecs) continue;
                         V xv[AGG_U];
 #pragma unroll
-                        for (int u = 0; u < AGG_U; u++) xv[u] = jj[u] >= 0 ? x.load(jj[u], c) : V();
+                        for (int u = 0; u < AGG_U; u++) xv[u] = jj[u] != NO_ROW ? x.load(jj[u], c) : V();
 #pragma unroll
                         for (int u = 0; u < AGG_U; u++)
-                            if (jj[u] >= 0) acc[q] = vfma(ww[u], xv[u], acc[q]);
+                            if (jj[u] != NO_ROW) acc[q] = vfma(ww[u], xv[u], acc[q]);
                     }
                 }
             }
@@ -242,6 +279,59 @@ extern "C" __global__ void __launch_bounds__(256, 6) aggregate_cat_table_bf16x4_
 }
 extern "C" __global__ void aggregate_cat_table_bf16x1_obf16(AGG_TABLE_ARGS, const unsigned short* table, unsigned short* out) {
     AGG_TABLE_CALL(AGG_NC);
+}
+// aggregate_cat_tiered*: aggregate_cat over a tiered store's rows in place
+// (TieredSrc): source j's row from the cache where slot[ids[j]] >= 0, else
+// x's row j (the gathered miss, float32): f32x4 / f32x1 for float32 caches,
+// bf16x4 / bf16x1 for bfloat16 ones, _obf16 rounding the output, _n1 one
+// chunk of 32 words per pass, as the table kernels. An id outside the slot
+// table is reported and its row read as zeros.
+#define AGG_TIERED_ARGS AGG_ARGS, const int *ids, const int *slot, i64 slotRows, int *err
+template <int NC, typename W, typename O>
+__device__ __forceinline__ void aggregate_cat_tiered(AGG_TIERED_ARGS, const W* cache,
+                                                     const typename Wide<W>::type* x, O* out) {
+    aggregate_fwd<typename Wide<W>::type, true, TieredSrc<W>, O, NC>(
+        indptr, indices, edgeW, (const float*)0, meanW, TieredSrc<W>(cache, x, ids, slot, slotRows, vecs, err), vecs,
+        AGG_COUNTS, out);
+}
+#define AGG_TIERED_CALL(NC)                                                                                          \
+    aggregate_cat_tiered<NC>(indptr, indices, edgeW, selfW, meanW, nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap, vecs, \
+                             ids, slot, slotRows, err, cache, x, out)
+extern "C" __global__ void aggregate_cat_tiered_f32x4(AGG_TIERED_ARGS, const float4* cache, const float4* x, float4* out) {
+    AGG_TIERED_CALL(AGG_NC);
+}
+extern "C" __global__ void __launch_bounds__(256, 6) aggregate_cat_tiered_f32x4_n1(AGG_TIERED_ARGS, const float4* cache, const float4* x, float4* out) {
+    AGG_TIERED_CALL(1);
+}
+extern "C" __global__ void aggregate_cat_tiered_f32x1(AGG_TIERED_ARGS, const float* cache, const float* x, float* out) {
+    AGG_TIERED_CALL(AGG_NC);
+}
+extern "C" __global__ void aggregate_cat_tiered_bf16x4(AGG_TIERED_ARGS, const uint2* cache, const float4* x, float4* out) {
+    AGG_TIERED_CALL(AGG_NC);
+}
+extern "C" __global__ void __launch_bounds__(256, 6) aggregate_cat_tiered_bf16x4_n1(AGG_TIERED_ARGS, const uint2* cache, const float4* x, float4* out) {
+    AGG_TIERED_CALL(1);
+}
+extern "C" __global__ void aggregate_cat_tiered_bf16x1(AGG_TIERED_ARGS, const unsigned short* cache, const float* x, float* out) {
+    AGG_TIERED_CALL(AGG_NC);
+}
+extern "C" __global__ void aggregate_cat_tiered_f32x4_obf16(AGG_TIERED_ARGS, const float4* cache, const float4* x, uint2* out) {
+    AGG_TIERED_CALL(AGG_NC);
+}
+extern "C" __global__ void __launch_bounds__(256, 6) aggregate_cat_tiered_f32x4_obf16_n1(AGG_TIERED_ARGS, const float4* cache, const float4* x, uint2* out) {
+    AGG_TIERED_CALL(1);
+}
+extern "C" __global__ void aggregate_cat_tiered_f32x1_obf16(AGG_TIERED_ARGS, const float* cache, const float* x, unsigned short* out) {
+    AGG_TIERED_CALL(AGG_NC);
+}
+extern "C" __global__ void aggregate_cat_tiered_bf16x4_obf16(AGG_TIERED_ARGS, const uint2* cache, const float4* x, uint2* out) {
+    AGG_TIERED_CALL(AGG_NC);
+}
+extern "C" __global__ void __launch_bounds__(256, 6) aggregate_cat_tiered_bf16x4_obf16_n1(AGG_TIERED_ARGS, const uint2* cache, const float4* x, uint2* out) {
+    AGG_TIERED_CALL(1);
+}
+extern "C" __global__ void aggregate_cat_tiered_bf16x1_obf16(AGG_TIERED_ARGS, const unsigned short* cache, const float* x, unsigned short* out) {
+    AGG_TIERED_CALL(AGG_NC);
 }
 extern "C" __global__ void aggregate_bwd4(AGG_ARGS, const float4* dout, float4* dx) {
     aggregate_bwd<float4>(indptr, indices, edgeW, selfW, dout, vecs, AGG_COUNTS, dx);

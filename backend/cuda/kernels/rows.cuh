@@ -3,7 +3,8 @@
 // moved as words W (16 or 4 bytes; or 8 or 2 bytes of bfloat16, widened to
 // float32 as stored). A row source says where a vertex's row lies:
 //
-//   const W* row(int id, int& k)  the row's first word, and a kind k;
+//   const W* row(int id, int& k)  the row's first word (null: the row is
+//       counted but not written), and a kind k;
 //   void count(unsigned* my, int id, int k)  counts the row (its first word's
 //       thread) into my[0..K);
 //   void took(u64 i, u64 c, int k, W v)  after word c of row i is stored.
@@ -52,9 +53,11 @@ __device__ __forceinline__ void gather_rows_from(Src& src, i64 numRows, I words,
                 if (id >= 0 && id < numRows) {
                     int k = 0;
                     const W* row = src.row(id, k);
-                    v[u] = row[c];
-                    ok[u] = true;
-                    ri[u] = i, rc[u] = c, rk[u] = k;
+                    if (row) {
+                        v[u] = row[c];
+                        ok[u] = true;
+                        ri[u] = i, rc[u] = c, rk[u] = k;
+                    }
                     if (K > 0 && c == 0) src.count(my, id, k);
                 } else if (c == 0) {
                     report_error(err, ERR_GATHER_ID, (int)i, id, (int)(numRows > INT32_MAX_ ? INT32_MAX_ : numRows));

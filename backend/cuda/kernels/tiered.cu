@@ -4,14 +4,18 @@
 // space and read over PCIe in place (zero-copy). Words are 16 bytes
 // (tiered_rows4) or 4 bytes (tiered_rows1); bfloat16 tiers widen to
 // float32 rows, four values a thread when the width allows (tiered_bf16x4)
-// or one (tiered_bf16x1). Four words a thread, every load issued before the
-// stores. The thread of each row's first word counts the row (and whether
-// it came from host) in shared memory; each block then adds its counts to
-// stats (u64 [2]: host rows, all rows; optional) once.
+// or one (tiered_bf16x1). With a null cache the rows of cached vertices
+// are counted but not written: GatherTieredMisses, whose cached rows the
+// bottom layer reads in place (aggregate.cu's aggregate_cat_tiered*);
+// GatherTiered passes a null cache only when no vertex has a slot. Four
+// words a thread, every load issued before the stores. The thread of each
+// row's first word counts the row (and whether it came from host) in
+// shared memory; each block then adds its counts to stats (u64 [2]: host
+// rows, all rows; optional) once.
 #include "rows.cuh"
 
-// TieredRows: vertex id's row is cache row slot[id] when that is >= 0,
-// else host row id; kind 1 marks a host row.
+// TieredRows: vertex id's row is cache row slot[id] when that is >= 0
+// (none without a cache), else host row id; kind 1 marks a host row.
 template <typename W>
 struct TieredRows {
     const W* cache;
@@ -21,7 +25,8 @@ struct TieredRows {
     __device__ __forceinline__ const W* row(int id, int& k) const {
         int s = slot[id];
         k = s < 0;
-        return s >= 0 ? cache + (u64)s * words : host + (u64)id * words;
+        if (s >= 0) return cache ? cache + (u64)s * words : (const W*)0;
+        return host + (u64)id * words;
     }
     __device__ __forceinline__ void count(unsigned int* my, int id, int k) const { my[0] += k, my[1]++; }
     __device__ __forceinline__ void took(u64 i, u64 c, int k, W v) const {}
