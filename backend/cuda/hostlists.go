@@ -35,12 +35,7 @@ func (b *Backend) HostLists(csr *graph.CSR, ids []int32) (backend.Lists, error) 
 			return nil, err
 		}
 	}
-	x, err := b.UploadHost(data)
-	if err != nil {
-		return nil, fmt.Errorf("cuda: HostLists: %d lists, %d MiB: %w", len(ids), len(data)*4>>20, err)
-	}
-	l.indices = x.(*buffer)
-	return l, nil
+	return l.put("HostLists", data, b.UploadHost)
 }
 
 // whole says whether ids are all of csr's vertices in order.

@@ -31,9 +31,15 @@ func (b *Backend) UploadLists(csr *graph.CSR, ids []int32) (backend.Lists, error
 	if err != nil {
 		return nil, err
 	}
-	x, err := b.Upload(host)
+	return l.put("UploadLists", host, b.Upload)
+}
+
+// put makes data, the lists' neighbours, readable by the kernels through
+// upload (Upload or UploadHost) and returns the lists.
+func (l *devLists) put(op string, data []int32, upload func(any) (backend.Buffer, error)) (backend.Lists, error) {
+	x, err := upload(data)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: UploadLists: %d lists, %d MiB: %w", len(ids), len(host)*4>>20, err)
+		return nil, fmt.Errorf("cuda: %s: %d lists, %d MiB: %w", op, l.Lists(), len(data)*4>>20, err)
 	}
 	l.indices = x.(*buffer)
 	return l, nil
