@@ -73,16 +73,7 @@ func TestHybridCUDA(t *testing.T) {
 	gpu := traintest.GPU(t)
 	ds, cfg := tiny(t)
 	hopt := Options{CacheRows: 2000}
-	replay := losses(t, func(o train.Options) error {
-		o.Mode = train.Replay
-		tr, err := train.New(gpu, ds, cfg, o)
-		if err != nil {
-			return err
-		}
-		defer tr.Close()
-		_, _, err = tr.RunReplay(context.Background(), train.ReplayOptions{})
-		return err
-	})
+	replay := replayOn(t, gpu, ds, cfg)
 	var st *Stats
 	hyb := losses(t, func(o train.Options) error {
 		var err error
@@ -180,16 +171,7 @@ func TestHostListsCUDA(t *testing.T) { checkHostLists(t, traintest.GPU(t)) }
 func TestHostTopologyCUDA(t *testing.T) {
 	gpu := traintest.GPU(t)
 	ds, cfg := tiny(t)
-	replay := losses(t, func(o train.Options) error {
-		o.Mode = train.Replay
-		tr, err := train.New(gpu, ds, cfg, o)
-		if err != nil {
-			return err
-		}
-		defer tr.Close()
-		_, _, err = tr.RunReplay(context.Background(), train.ReplayOptions{})
-		return err
-	})
+	replay := replayOn(t, gpu, ds, cfg)
 	// Every list in device memory first: what is resident before them.
 	var st *Stats
 	onCPU := losses(t, func(o train.Options) error {

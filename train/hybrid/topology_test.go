@@ -100,15 +100,7 @@ func TestHostTopology(t *testing.T) {
 	ds := narrow(t, 8)
 	_, cfg := tiny(t)
 	cfg.Epochs, cfg.Batch = 1, 64
-	var want []float32
-	tr, err := train.New(record.New(cpu.New(2)), ds, cfg, train.Options{Mode: train.Replay, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := tr.RunReplay(context.Background(), train.ReplayOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	tr.Close()
+	want := replayLosses(t, ds, cfg)
 
 	// The margin holds what the replay driver allocates after the plan
 	// (the evaluation's ids, capture scratch: about 100 KB here).
