@@ -326,6 +326,9 @@ func (opt Options) PlaceCache(resident, envelope, rowBytes, rows int64) (Placeme
 // the trainer and frees after it (freeTopology).
 func newRunTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options) (*Tier, error) {
 	g := ds.Graph
+	if g == nil {
+		return nil, fmt.Errorf("hybrid: %s is typed, and the hybrid mode trains one-type graphs", ds.Name)
+	}
 	step := StepEstimate(g, cfg.Batch, cfg.Fanouts, ds.FeatDim)
 	plan, err := PlanTopology(opt.Topology, opt.Budget, opt.margin(), step, g.NumNodes, g.NumEdges())
 	if err != nil {
