@@ -321,9 +321,10 @@ func (opt Options) PlaceCache(resident, envelope, rowBytes, rows int64) (Placeme
 }
 
 // newRunTier is NewTier with the graph placed as opt.Topology and the
-// budget say (PlanTopology, the step estimated by StepEstimate): under host topology the tier holds the graph
-// (every list in host memory until BeforeCapture), which the caller gives
-// the trainer and frees after it (freeTopology).
+// budget say (PlanTopology, the step estimated by StepEstimate): under
+// host topology the tier holds the graph (every list in host memory until
+// BeforeCapture), which the caller gives the trainer and frees after it
+// (freeTopology).
 func newRunTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options) (*Tier, error) {
 	g := ds.Graph
 	if g == nil {
