@@ -191,9 +191,11 @@ type Lists interface {
 
 // Where a PeerGraph finds a vertex's neighbour list.
 const (
-	ListLocal   uint8 = iota // among the vertices this backend owns
+	ListLocal   uint8 = iota // among the vertices this backend owns (in its memory)
 	ListReplica              // a copy this backend keeps of another's list
 	ListRemote               // in a peer's memory, read in place
+	ListHost                 // in host memory, read in place (over PCIe on a GPU; HostLists)
+	ListKinds                // how many kinds there are
 )
 
 // ReadCounts are neighbour-list reads of a PeerGraph's sampling, by where
@@ -202,6 +204,7 @@ type ReadCounts struct {
 	Local   int64 `json:"local"`
 	Replica int64 `json:"replica"`
 	Remote  int64 `json:"remote"`
+	Host    int64 `json:"host,omitempty"` // lists read from host memory (HostLists)
 	// Reused are remote feature rows a gather took from the rows the
 	// gather before it kept on this device, instead of reading them from
 	// the peer again (PeerRows.KeepRows); they are not in Remote.
@@ -210,25 +213,54 @@ type ReadCounts struct {
 
 // Plus is c and o added kind by kind.
 func (c ReadCounts) Plus(o ReadCounts) ReadCounts {
-	return ReadCounts{Local: c.Local + o.Local, Replica: c.Replica + o.Replica, Remote: c.Remote + o.Remote, Reused: c.Reused + o.Reused}
+	return ReadCounts{Local: c.Local + o.Local, Replica: c.Replica + o.Replica, Remote: c.Remote + o.Remote, Host: c.Host + o.Host, Reused: c.Reused + o.Reused}
+}
+
+// Lists is the number of list reads of every kind (Reused, which counts
+// feature rows, aside).
+func (c ReadCounts) Lists() int64 { return c.Local + c.Replica + c.Remote + c.Host }
+
+// CountsOf turns counts indexed by kind (ListLocal ... ListHost) into
+// ReadCounts.
+func CountsOf(k [ListKinds]int64) ReadCounts {
+	return ReadCounts{Local: k[ListLocal], Replica: k[ListReplica], Remote: k[ListRemote], Host: k[ListHost]}
 }
 
 // PeerGraphs is implemented by backends that sample from topology spread
 // over the memories of a group of backends (the GPUs of a host reading
-// each other's memory over NVLink or PCIe; CPU devices in one process).
+// each other's memory over NVLink or PCIe; CPU devices in one process) or
+// kept in host memory (the hybrid mode's topology on the host).
 // Fallback when absent: every device uploads the whole graph.
 type PeerGraphs interface {
 	// UploadLists makes the neighbour lists of the vertices ids (their
 	// rows of csr, in csr's order) resident on this backend; list i is
-	// ids[i]'s.
+	// ids[i]'s. They count in MemoryStats.
 	UploadLists(csr *graph.CSR, ids []int32) (Lists, error)
+	// HostLists makes the neighbour lists of ids readable by this
+	// backend's sampling in host memory, in place (CUDA: pinned and mapped
+	// into the device's address space, read over PCIe): csr's own indices
+	// when ids are all vertices in order (registered where the driver
+	// can; the caller must not modify them while the lists live), else a
+	// copy of the rows in pinned memory. They do not count in
+	// MemoryStats. List i is ids[i]'s.
+	HostLists(csr *graph.CSR, ids []int32) (Lists, error)
+	// FreeLists releases lists made by UploadLists or HostLists; no
+	// PeerGraph may read them afterwards.
+	FreeLists(l Lists)
 	// PeerGraph is a graph of numNodes vertices in which vertex v's
 	// neighbours are list index[v] of lists[at[v]] (made by this backend
 	// or by a peer of its group), read where they live. SampleLayer
 	// draws from it exactly as from the whole graph, and counts each
-	// destination's list read under kind[v] (ListLocal, ListReplica,
-	// ListRemote).
+	// destination's list read under kind[v] (ListLocal ... ListHost).
+	// Its pointer table (8 bytes a vertex), degrees (4), kinds (1) and
+	// Relabel's table (8) count in MemoryStats.
 	PeerGraph(numNodes int64, lists []Lists, at, index []int32, kind []uint8) (Graph, error)
+	// Repoint points the vertices ids of g (a PeerGraph of this backend)
+	// at lists: vertex ids[i] reads list i of lists from now on, counted
+	// under kind. Each list must hold as many neighbours as the one it
+	// replaces (the same vertex's list kept elsewhere), so samples do not
+	// change. Call it between steps, not while a graph is captured.
+	Repoint(g Graph, lists Lists, ids []int32, kind uint8) error
 	// GraphReads are the list reads a PeerGraph's sampling has counted.
 	GraphReads(g Graph) (ReadCounts, error)
 }

@@ -19,7 +19,7 @@ type cpuGraph struct {
 	skip   *buffer
 	// A PeerGraph: where each vertex's list lived, and the reads counted.
 	kind  []uint8
-	reads *[3]int64
+	reads *[backend.ListKinds]int64
 }
 
 // root is the graph a MaskGraph view masks, or cg itself.

@@ -390,7 +390,7 @@ type devGraph struct {
 	// A PeerGraph has no indptr and indices: every vertex's list is at
 	// its own address (here or in a peer's memory), with its degree and
 	// where it lives; SampleLayer adds the reads by kind to reads.
-	rowAddr, rowDeg, kind, reads *buffer // I64 [N], I32 [N], U8 [N], I64 [3]
+	rowAddr, rowDeg, kind, reads *buffer // I64 [N], I32 [N], U8 [N], I64 [backend.ListKinds]
 }
 
 func (g *devGraph) NumNodes() int64 { return g.numNodes }

@@ -12,7 +12,8 @@ import (
 // cudaErrorPeerAccessAlreadyEnabled is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED.
 const cudaErrorPeerAccessAlreadyEnabled = 704
 
-// devLists are neighbour lists in one device's memory: list i is
+// devLists are neighbour lists in one device's memory (UploadLists) or in
+// host memory mapped into its address space (HostLists): list i is
 // indices[off[i] : off[i]+deg[i]].
 type devLists struct {
 	owner   *Backend
@@ -26,17 +27,39 @@ func (l *devLists) Lists() int { return len(l.deg) }
 // UploadLists copies the neighbour lists of ids to this device (see
 // backend.PeerGraphs).
 func (b *Backend) UploadLists(csr *graph.CSR, ids []int32) (backend.Lists, error) {
+	l, host, err := b.gatherLists("UploadLists", csr, ids)
+	if err != nil {
+		return nil, err
+	}
+	return l.put("UploadLists", host, b.Upload)
+}
+
+// put makes data, the lists' neighbours, readable by the kernels through
+// upload (Upload or UploadHost) and returns the lists.
+func (l *devLists) put(op string, data []int32, upload func(any) (backend.Buffer, error)) (backend.Lists, error) {
+	x, err := upload(data)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: %s: %d lists, %d MiB: %w", op, l.Lists(), len(data)*4>>20, err)
+	}
+	l.indices = x.(*buffer)
+	return l, nil
+}
+
+// gatherLists checks ids against csr and lays their lists out one after
+// another: the lists' offsets and degrees, and the neighbours in host
+// memory.
+func (b *Backend) gatherLists(op string, csr *graph.CSR, ids []int32) (*devLists, []int32, error) {
 	if csr == nil {
-		return nil, fmt.Errorf("cuda: UploadLists: nil graph")
+		return nil, nil, fmt.Errorf("cuda: %s: nil graph", op)
 	}
 	if err := csr.Narrow(); err != nil {
-		return nil, fmt.Errorf("cuda: UploadLists: %w", err)
+		return nil, nil, fmt.Errorf("cuda: %s: %w", op, err)
 	}
 	l := &devLists{owner: b, off: make([]int64, len(ids)), deg: make([]int32, len(ids))}
 	var total int64
 	for i, v := range ids {
 		if v < 0 || int64(v) >= csr.NumNodes {
-			return nil, fmt.Errorf("cuda: UploadLists: ids[%d] = %d outside the graph of %d vertices", i, v, csr.NumNodes)
+			return nil, nil, fmt.Errorf("cuda: %s: ids[%d] = %d outside the graph of %d vertices", op, i, v, csr.NumNodes)
 		}
 		l.off[i], l.deg[i] = total, int32(csr.Degree(int64(v)))
 		total += int64(l.deg[i])
@@ -45,12 +68,7 @@ func (b *Backend) UploadLists(csr *graph.CSR, ids []int32) (backend.Lists, error
 	for _, v := range ids {
 		host = append(host, csr.Neighbors32(int64(v))...)
 	}
-	x, err := b.Upload(host)
-	if err != nil {
-		return nil, fmt.Errorf("cuda: UploadLists: %d lists, %d MiB: %w", len(ids), total*4>>20, err)
-	}
-	l.indices = x.(*buffer)
-	return l, nil
+	return l, host, nil
 }
 
 // PeerGraph builds the pointer table of a graph whose lists live in this
@@ -65,8 +83,8 @@ func (b *Backend) PeerGraph(numNodes int64, lists []backend.Lists, at, index []i
 	ls := make([]*devLists, len(lists))
 	for i, l := range lists {
 		d, ok := l.(*devLists)
-		if !ok || d == nil {
-			return nil, fmt.Errorf("cuda: PeerGraph: lists %d (%T) were not made by a cuda backend", i, l)
+		if !ok || d == nil || d.Lists() > 0 && d.indices == nil {
+			return nil, fmt.Errorf("cuda: PeerGraph: lists %d (%T) were not made by a cuda backend, or were freed", i, l)
 		}
 		if d.owner != b {
 			if err := b.enablePeer(d.owner); err != nil {
@@ -80,7 +98,7 @@ func (b *Backend) PeerGraph(numNodes int64, lists []backend.Lists, at, index []i
 	var edges int64
 	for v := range numNodes {
 		a, i := at[v], index[v]
-		if a < 0 || int(a) >= len(ls) || i < 0 || int(i) >= ls[a].Lists() || kind[v] > backend.ListRemote {
+		if a < 0 || int(a) >= len(ls) || i < 0 || int(i) >= ls[a].Lists() || kind[v] >= backend.ListKinds {
 			return nil, fmt.Errorf("cuda: PeerGraph: vertex %d points to list %d of lists %d (kind %d), which do not exist", v, i, a, kind[v])
 		}
 		l := ls[a]
@@ -105,7 +123,7 @@ func (b *Backend) PeerGraph(numNodes int64, lists []backend.Lists, at, index []i
 	for _, u := range []struct {
 		dst  **buffer
 		data any
-	}{{&g.rowAddr, addr}, {&g.rowDeg, deg}, {&g.kind, append([]uint8(nil), kind...)}, {&g.reads, make([]int64, 3)}} {
+	}{{&g.rowAddr, addr}, {&g.rowDeg, deg}, {&g.kind, append([]uint8(nil), kind...)}, {&g.reads, make([]int64, backend.ListKinds)}} {
 		if err := up(u.dst, u.data); err != nil {
 			return nil, fmt.Errorf("cuda: PeerGraph: %w", err)
 		}
@@ -162,10 +180,10 @@ func (b *Backend) GraphReads(g backend.Graph) (backend.ReadCounts, error) {
 	if !ok || dg == nil || dg.reads == nil {
 		return backend.ReadCounts{}, fmt.Errorf("cuda: GraphReads: not a PeerGraph of this backend")
 	}
-	r := make([]int64, 3)
-	b.Read(r, dg.reads, 0)
+	var r [backend.ListKinds]int64
+	b.Read(r[:], dg.reads, 0)
 	if err := b.Sync(); err != nil {
 		return backend.ReadCounts{}, err
 	}
-	return backend.ReadCounts{Local: r[0], Replica: r[1], Remote: r[2]}, nil
+	return backend.CountsOf(r), nil
 }

@@ -73,16 +73,7 @@ func TestHybridCUDA(t *testing.T) {
 	gpu := traintest.GPU(t)
 	ds, cfg := tiny(t)
 	hopt := Options{CacheRows: 2000}
-	replay := losses(t, func(o train.Options) error {
-		o.Mode = train.Replay
-		tr, err := train.New(gpu, ds, cfg, o)
-		if err != nil {
-			return err
-		}
-		defer tr.Close()
-		_, _, err = tr.RunReplay(context.Background(), train.ReplayOptions{})
-		return err
-	})
+	replay := replayOn(t, gpu, ds, cfg)
 	var st *Stats
 	hyb := losses(t, func(o train.Options) error {
 		var err error
@@ -164,4 +155,53 @@ func TestChooseHotRatioCUDA(t *testing.T) {
 		t.Errorf("device memory in use: %d bytes before the trials, %d after", before, after)
 	}
 	t.Logf("trials %+v: chose %g", trials, opt.Hot.Ratio)
+}
+
+// TestHostListsCUDA: on a GPU, sampling through the host topology (lists
+// in pinned, mapped host memory read over PCIe, the highest degrees' in
+// device memory) draws what the CPU sampler draws from the CSR, and counts
+// each read under its tier (checkHostLists).
+func TestHostListsCUDA(t *testing.T) { checkHostLists(t, traintest.GPU(t)) }
+
+// TestHostTopologyCUDA: on a GPU, a run whose lists are split between
+// device and host memory under a budget trains bitwise as the replay run
+// with the whole graph resident (the deterministic path), follows the
+// CPU's run, reads lists from both tiers and keeps its measured peak in
+// the budget.
+func TestHostTopologyCUDA(t *testing.T) {
+	gpu := traintest.GPU(t)
+	ds, cfg := tiny(t)
+	replay := replayOn(t, gpu, ds, cfg)
+	// Every list in device memory first: what is resident before them.
+	var st *Stats
+	onCPU := losses(t, func(o train.Options) error {
+		_, _, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, o, Options{Topology: TopologyHost, CacheRows: -1})
+		return err
+	})
+	losses(t, func(o train.Options) error {
+		var err error
+		_, st, err = Run(context.Background(), gpu, ds, cfg, o, Options{Topology: TopologyHost, CacheRows: -1})
+		return err
+	})
+	tp := st.Placement.Topology
+	const margin = 1 << 20
+	budget := st.Placement.Resident - tp.GPUListBytes() + margin + tp.ListBytes() // half the lists' bytes for lists
+	backend.MemoryOf(gpu).ResetPeak()                                             // this run's peak, not the earlier runs'
+	hyb := losses(t, func(o train.Options) error {
+		var err error
+		_, st, err = Run(context.Background(), gpu, ds, cfg, o, Options{Topology: TopologyHost, Budget: budget, Margin: margin, CacheRows: -1})
+		return err
+	})
+	if !slices.Equal(hyb, replay) {
+		t.Fatalf("host topology:\n%v\nreplay, the whole graph resident:\n%v", hyb, replay)
+	}
+	followsCPU(t, "host topology", hyb, onCPU)
+	tp = st.Placement.Topology
+	if r := st.Lists; tp.GPULists == 0 || tp.GPULists == tp.Vertices || r == nil || r.Local == 0 || r.Host == 0 {
+		t.Errorf("%d of %d lists in device memory, reads %+v: want some of each", tp.GPULists, tp.Vertices, r)
+	}
+	if st.PeakBytes > budget {
+		t.Errorf("measured peak %d over the budget %d", st.PeakBytes, budget)
+	}
+	t.Logf("lists in device memory: %d of %d (%d of %d edges); reads %+v; peak %d of %d", tp.GPULists, tp.Vertices, tp.GPUEdges, tp.Edges, *st.Lists, st.PeakBytes, budget)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
@@ -53,11 +54,18 @@ func TestHotPipelineIsTheReference(t *testing.T) {
 	}
 }
 
-// replayLosses is every step's loss of cfg's plain replay run.
+// replayLosses is every step's loss of cfg's plain replay run (on the
+// CPU, the record backend standing for a GPU).
 func replayLosses(t *testing.T, ds *dataset.Dataset, cfg train.Config) []float32 {
 	t.Helper()
+	return replayOn(t, record.New(cpu.New(2)), ds, cfg)
+}
+
+// replayOn is replayLosses on be.
+func replayOn(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg train.Config) []float32 {
+	t.Helper()
 	var want []float32
-	tr, err := train.New(record.New(cpu.New(2)), ds, cfg, train.Options{Mode: train.Replay, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
+	tr, err := train.New(be, ds, cfg, train.Options{Mode: train.Replay, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,13 @@ type Options struct {
 	// the host tier. Other than the dataset makes the host tier a converted
 	// copy (featstore.NewTiered).
 	FeatureDType backend.DType
+	// Topology says where the graph's neighbour lists are (Run only; a
+	// Tier of NewTier samples the graph its trainer is given).
+	Topology TopologyMode
+	// ListShare is the share of the room left once the step is
+	// provisioned that lists take under host topology, in (0, 1]; 0:
+	// DefaultListShare.
+	ListShare float64
 	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
 	Hot    HotOptions
 	Replay train.ReplayOptions
@@ -52,6 +59,11 @@ type Stats struct {
 	PeakBytes  int64              `json:"peak_bytes"` // backend memory at its peak (the allocator's count)
 	Hot        *HotStats          `json:"hot,omitempty"`
 	ReplayStat *train.ReplayStats `json:"replay"`
+	// Lists are the neighbour lists sampling read (training, evaluation
+	// and the envelope's observation) by tier under host topology: Local
+	// from GPU memory, Host from host memory; nil with the whole graph on
+	// the GPU (not counted).
+	Lists *backend.ReadCounts `json:"lists,omitempty"`
 }
 
 // Tier is one device's tiered feature store and the hook that places its
@@ -61,6 +73,8 @@ type Tier struct {
 	Stats Stats
 	opt   Options
 	be    backend.Backend
+	graph TopologyPlan  // where the graph is (Run's; zero for a Tier of NewTier)
+	topo  *hostTopology // the graph under host topology, else nil
 }
 
 // NewTier ranks the rows and makes be's tiered store (every row in host
@@ -79,9 +93,10 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 	return &Tier{Store: store, opt: opt, be: be}, nil
 }
 
-// BeforeCapture places the cache under the budget and fills it.
+// BeforeCapture places the GPU's lists (under host topology) and the
+// cache under the budget and fills the cache.
 func (t *Tier) BeforeCapture(env train.EnvelopeReport) error {
-	p, err := place(t.be, t.Store, env, t.opt)
+	p, err := place(t.be, t.Store, t.topo, t.graph, env, t.opt)
 	if err != nil {
 		return err
 	}
@@ -105,6 +120,13 @@ func (t *Tier) Finish() error {
 	}
 	st.PCIeBytes = st.HostRows * int64(t.Store.Dim()) * int64(t.Store.DType().Size())
 	st.PeakBytes = backend.MemoryOf(t.be).PeakBytes()
+	if t.topo != nil {
+		r, err := t.topo.reads()
+		if err != nil {
+			return err
+		}
+		st.Lists = &r
+	}
 	return nil
 }
 
@@ -113,11 +135,15 @@ func (t *Tier) Finish() error {
 // are the trainer's options (RunDir, Progress...); Features and Replay are
 // set here.
 func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train.Config, topt train.Options, opt Options) (*train.Summary, *Stats, error) {
-	tier, err := NewTier(be, ds, cfg, opt)
+	tier, err := newRunTier(be, ds, cfg, opt)
 	if err != nil {
 		return nil, nil, err
 	}
+	defer tier.freeTopology() // after the trainer, which samples it
 	topt.Features, topt.Mode = tier.Store, train.Hybrid
+	if tier.topo != nil {
+		topt.Graph = tier.topo.graph
+	}
 	tr, err := train.New(be, ds, cfg, topt)
 	if err != nil {
 		tier.Store.Free()
@@ -248,23 +274,85 @@ func rankingBatches(ds *dataset.Dataset, cfg train.Config, n int) [][]int32 {
 	return batches
 }
 
-// place sizes the cache from what is resident once the step is
-// provisioned.
-func place(be backend.Backend, store *featstore.Tiered, env train.EnvelopeReport, opt Options) (Placement, error) {
+// place sizes the GPU's lists (under host topology, topo non-nil) and the
+// cache from what is resident once the step is provisioned: the lists
+// take their share (Options.ListShare) of the room the budget leaves, the
+// cache what remains.
+func place(be backend.Backend, store *featstore.Tiered, topo *hostTopology, graph TopologyPlan, env train.EnvelopeReport, opt Options) (Placement, error) {
 	rowBytes := int64(store.Dim()) * int64(store.DType().Size())
-	return opt.PlaceCache(backend.MemoryOf(be).InUseBytes(), env.Bytes, rowBytes, store.Rows())
+	resident := backend.MemoryOf(be).InUseBytes()
+	if topo != nil {
+		room := graph.ListBytes()
+		if opt.Budget > 0 {
+			room = listRoom(opt.Budget-resident-opt.margin(), opt.ListShare, graph.ListBytes())
+		}
+		var err error
+		if graph.GPULists, graph.GPUEdges, err = topo.place(room); err != nil {
+			return Placement{}, err
+		}
+		resident += graph.GPUListBytes()
+	}
+	p, err := opt.PlaceCache(resident, env.Bytes, rowBytes, store.Rows())
+	p.Topology = graph
+	return p, err
+}
+
+// margin is the options' margin: Margin, or DefaultMargin's of a budget;
+// none without a budget.
+func (opt Options) margin() int64 {
+	switch {
+	case opt.Budget <= 0:
+		return 0
+	case opt.Margin > 0:
+		return opt.Margin
+	}
+	return DefaultMargin(opt.Budget)
 }
 
 // PlaceCache is Place under the options' budget and margin: without a
 // budget every row fits (no margin), and a margin of 0 is DefaultMargin's;
 // CacheRows, when set, is the rows asked for.
 func (opt Options) PlaceCache(resident, envelope, rowBytes, rows int64) (Placement, error) {
-	budget, margin := opt.Budget, opt.Margin
+	budget := opt.Budget
 	if budget <= 0 {
-		margin = 0
 		budget = resident + rows*rowBytes
-	} else if margin <= 0 {
-		margin = DefaultMargin(budget)
 	}
-	return Place(budget, resident, envelope, margin, rowBytes, rows, opt.CacheRows)
+	return Place(budget, resident, envelope, opt.margin(), rowBytes, rows, opt.CacheRows)
+}
+
+// newRunTier is NewTier with the graph placed as opt.Topology and the
+// budget say (PlanTopology, the step estimated by StepEstimate): under
+// host topology the tier holds the graph (every list in host memory until
+// BeforeCapture), which the caller gives the trainer and frees after it
+// (freeTopology).
+func newRunTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options) (*Tier, error) {
+	g := ds.Graph
+	if g == nil {
+		return nil, fmt.Errorf("hybrid: %s is typed, and the hybrid mode trains one-type graphs", ds.Name)
+	}
+	step := StepEstimate(g, cfg.Batch, cfg.Fanouts, ds.FeatDim)
+	plan, err := PlanTopology(opt.Topology, opt.Budget, opt.margin(), step, g.NumNodes, g.NumEdges())
+	if err != nil {
+		return nil, err
+	}
+	tier, err := NewTier(be, ds, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	tier.graph = plan
+	if plan.Host {
+		if tier.topo, err = newHostTopology(be, g); err != nil {
+			tier.Store.Free()
+			return nil, err
+		}
+	}
+	return tier, nil
+}
+
+// freeTopology releases the graph under host topology.
+func (t *Tier) freeTopology() {
+	if t.topo != nil {
+		t.topo.free()
+		t.topo = nil
+	}
 }

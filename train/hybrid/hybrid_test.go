@@ -103,15 +103,7 @@ type cacheCase struct {
 // hybrid driver at each cache size, and requires the same losses bitwise.
 func hybridMatchesReplay(t *testing.T, ds *dataset.Dataset, cfg train.Config, cases []cacheCase) {
 	t.Helper()
-	var want []float32
-	tr, err := train.New(record.New(cpu.New(1)), ds, cfg, train.Options{Mode: train.Replay, OnStep: func(_, _ int, l float32) { want = append(want, l) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := tr.RunReplay(context.Background(), train.ReplayOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	tr.Close()
+	want := replayLosses(t, ds, cfg)
 	for _, c := range cases {
 		t.Run(fmt.Sprint(c.rows), func(t *testing.T) {
 			var got []float32

@@ -4,7 +4,10 @@
 // topology, the tables and the step's envelope are placed, and whose other
 // rows stay in host memory that the gather kernel reads in place over PCIe,
 // inside the replayed graph. The cache holds the rows a pre-sampling pass
-// found gathered most often (RankByAccess).
+// found gathered most often (RankByAccess). A graph that does not fit
+// beside the step is sampled through a pointer table over lists in host
+// memory, read in place too, the highest-degree vertices' lists copied to
+// the GPU (topology.go).
 package hybrid
 
 import (
@@ -22,6 +25,9 @@ type Placement struct {
 	Rows      int64 // feature rows in all
 	CacheRows int64 // rows in the GPU cache
 	HostRows  int64 // rows read from host memory
+	// Topology is where the graph is (Resident holds its GPU part); zero
+	// where the driver was not told (a Tier of NewTier).
+	Topology TopologyPlan
 }
 
 // CacheBytes is the GPU cache's size.
@@ -60,6 +66,7 @@ func Place(budget, resident, envelope, margin, rowBytes, rows, want int64) (Plac
 // Print writes the placement, one item a line.
 func (p Placement) Print(w io.Writer) {
 	fmt.Fprintf(w, "hybrid plan (GPU budget %s):\n", mib(p.Budget))
+	p.Topology.print(w)
 	fmt.Fprintf(w, "  topology, labels, degrees, slot table, plan, model: %s (step envelope %s)\n", mib(p.Resident), mib(p.Envelope))
 	fmt.Fprintf(w, "  feature cache: %d of %d rows (%.1f%%), %s\n", p.CacheRows, p.Rows, 100*float64(p.CacheRows)/float64(max(p.Rows, 1)), mib(p.CacheBytes()))
 	fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))
@@ -67,3 +74,20 @@ func (p Placement) Print(w io.Writer) {
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB (%d bytes)", float64(b)/(1<<20), b) }
+
+// print writes the graph's tiers, a line each (nothing for a zero plan).
+func (t TopologyPlan) print(w io.Writer) {
+	switch {
+	case t.Vertices == 0:
+	case !t.Host:
+		fmt.Fprintf(w, "  topology: the whole graph in GPU memory, %d vertices and %d edges: %s\n", t.Vertices, t.Edges, mib(t.Bytes))
+	default:
+		fmt.Fprintf(w, "  topology: a pointer table over %d vertices in GPU memory: %s\n", t.Vertices, mib(t.Bytes))
+		fmt.Fprintf(w, "  neighbour lists in GPU memory (the highest degrees): %d vertices (%.1f%%), %d edges (%.1f%%), %s\n",
+			t.GPULists, percent(t.GPULists, t.Vertices), t.GPUEdges, percent(t.GPUEdges, t.Edges), mib(t.GPUListBytes()))
+		fmt.Fprintf(w, "  neighbour lists in host memory, read in place over PCIe: %d vertices, %d edges, %s\n",
+			t.Vertices-t.GPULists, t.Edges-t.GPUEdges, mib(t.ListBytes()-t.GPUListBytes()))
+	}
+}
+
+func percent(part, whole int64) float64 { return 100 * float64(part) / float64(max(whole, 1)) }

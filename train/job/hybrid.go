@@ -82,6 +82,10 @@ func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds
 	}
 	fmt.Fprintf(j.Log, "hybrid: cache hit rate %.3f (%d of %d rows from host memory), %.1f MiB over PCIe per training launch (evaluation's gathers included), peak %.1f MiB %s\n",
 		st.HitRate, st.HostRows, st.Rows, float64(st.PCIeBytes)/float64(steps)/(1<<20), float64(st.PeakBytes)/(1<<20), budget)
+	if r := st.Lists; r != nil {
+		fmt.Fprintf(j.Log, "hybrid: sampling read %d neighbour lists (training, evaluation and the envelope's observation): %.1f%% from GPU memory, %.1f%% from host memory\n",
+			r.Lists(), 100*float64(r.Local)/float64(max(r.Lists(), 1)), 100*float64(r.Host)/float64(max(r.Lists(), 1)))
+	}
 	if h := st.Hot; h != nil {
 		what := "outputs"
 		if h.Inputs {

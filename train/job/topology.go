@@ -128,7 +128,7 @@ func printReads(topo *multigpu.Topology, log io.Writer) {
 	}
 	l, rep, rem, _ := readShares(r)
 	fmt.Fprintf(log, "sampling read %d neighbour lists (training and evaluation): %.1f%% local, %.1f%% replicas, %.1f%% from peers\n",
-		r.Local+r.Replica+r.Remote, 100*l, 100*rep, 100*rem)
+		r.Lists(), 100*l, 100*rep, 100*rem)
 }
 
 // readShares are the fractions of reads (lists or rows) by where they

@@ -221,21 +221,25 @@ extern "C" __global__ void sample_fill16(FILL_GROUP_ARGS) {
                            edgeCap, k0, k1, (u32)clock[1], rand_hi(clock, stream), srcIDs, srcCap, err);
 }
 
+// LIST_KINDS is backend.ListKinds: local, replica, remote, host.
+#define LIST_KINDS 4
+
 // count_reads adds, for every live destination of a PeerGraph that a mask
 // does not skip, one read of its list to reads[kind[v]] (local, replica,
-// remote); counts meet in shared memory, then one global add per block
-// and kind.
+// remote, host); counts meet in shared memory, then one global add per
+// block and kind.
 extern "C" __global__ void count_reads(const int* dst, const int* nDstP, int dstCap, i64 numNodes,
                                        const unsigned char* kind, const int* skip, unsigned long long* reads) {
-    __shared__ unsigned int cnt[3];
-    if (threadIdx.x < 3) cnt[threadIdx.x] = 0;
+    __shared__ unsigned int cnt[LIST_KINDS];
+    if (threadIdx.x < LIST_KINDS) cnt[threadIdx.x] = 0;
     __syncthreads();
     int n = live_count(nDstP, dstCap);
     for (i64 i = gtid(); i < n; i += gthreads()) {
         int v = dst[i];
         if (v < 0 || v >= numNodes || (skip && skip[v] >= 0)) continue;
-        atomicAdd(&cnt[kind[v] < 3 ? kind[v] : 2], 1u);
+        atomicAdd(&cnt[kind[v] < LIST_KINDS ? kind[v] : LIST_KINDS - 1], 1u);
     }
     __syncthreads();
-    if (threadIdx.x < 3 && cnt[threadIdx.x]) atomicAdd(&reads[threadIdx.x], (unsigned long long)cnt[threadIdx.x]);
+    if (threadIdx.x < LIST_KINDS && cnt[threadIdx.x])
+        atomicAdd(&reads[threadIdx.x], (unsigned long long)cnt[threadIdx.x]);
 }
