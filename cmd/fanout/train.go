@@ -278,6 +278,7 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 	if err != nil {
 		return cfg, err
 	}
+	rf.j.BottomGiven = cfg.BottomProducts != ""
 	if cfg.BottomProducts == "" {
 		cfg.BottomProducts = job.GPUBottomProducts(cfg, rf.j.CUDA.TF32, rf.j.Mode == train.Hybrid, rf.onGPUs)
 		rf.j.BottomDefault = cfg.BottomProducts != ""

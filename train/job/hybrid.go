@@ -71,6 +71,7 @@ func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds
 		hybrid.PrintTrials(j.Log, trials, hopt.Hot.Ratio)
 		backend.MemoryOf(be).ResetPeak() // the run's peak, not the trials'
 	}
+	j.hybridBottom(&cfg, be, hopt.Hot.Ratio)
 	sum, st, err := hybrid.Run(ctx, be, ds, cfg, opt, hopt)
 	if err != nil {
 		return nil, j.interrupted(err)
@@ -95,6 +96,21 @@ func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds
 			h.Vertices, h.SuperBatches, what, h.CPUSeconds, h.WaitSeconds)
 	}
 	return sum, nil
+}
+
+// hybridBottom gives the hybrid run the GPU's default bottom products
+// (bfloat16 GraphSAGE products, 10% of a products-sim step) once it has no
+// hot vertices (ratio 0, asked or chosen by --hot-ratio auto), whose
+// float32 rows kept the default off, unless --bottom-products was given.
+func (j *Job) hybridBottom(cfg *train.Config, be backend.Backend, ratio float64) {
+	if j.BottomGiven || ratio != 0 || cfg.BottomProducts != "" {
+		return
+	}
+	_, gpu := be.(memInfoer) // a device that says its free memory: a GPU
+	if b := GPUBottomProducts(*cfg, j.CUDA.TF32, false, func() bool { return gpu }); b != "" {
+		cfg.BottomProducts = b
+		fmt.Fprintf(j.Log, "hybrid: no hot vertices, so the bottom layer multiplies in %s (--bottom-products float32 keeps float32)\n", b)
+	}
 }
 
 // ParseHotRatio reads the hybrid mode's hot ratio: auto (chosen by a

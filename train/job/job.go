@@ -94,6 +94,9 @@ type Job struct {
 	// BottomDefault: Config.BottomProducts is the GPU default, not asked
 	// for; the hybrid mode may drop it.
 	BottomDefault bool
+	// BottomGiven: --bottom-products was given; otherwise the hybrid mode
+	// takes the GPU default once it has chosen no hot vertices.
+	BottomGiven bool
 	// Outputs are the files to write from the best model once it trained.
 	Outputs Outputs
 	// Launch is the launcher's environment when this process is one rank
