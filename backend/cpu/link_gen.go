@@ -45,32 +45,67 @@ func (b *Backend) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, 
 	return c, ck
 }
 
-// excludeEdgesArgs are ExcludeEdges's arguments as checkExcludeEdges returns them.
-type excludeEdgesArgs struct {
-	blk       blockView
-	blkNbrs   []int32
-	blkSrcIDs []int32
-	n         int
-	nP        *int32
-	ends      []int32
-	scratch   []int64
+// buildExclusionArgs are BuildExclusion's arguments as checkBuildExclusion returns them.
+type buildExclusionArgs struct {
+	g    *cpuGraph
+	n    int
+	nP   *int32
+	ends []int32
+	excl []int64
 }
 
-// checkExcludeEdges begins a call of ExcludeEdges (backend.Link) and checks its arguments:
+// checkBuildExclusion begins a call of BuildExclusion (backend.Link) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) (c call, ck excludeEdgesArgs) {
-	c = b.begin("ExcludeEdges")
-	ck.blk = c.block("blk", blk)
-	if c.ok {
-		ck.blkNbrs = c.i32("blk.Nbrs", blk.Nbrs, blk.NumEdges.Cap)
-	}
-	if c.ok {
-		ck.blkSrcIDs = c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumDst.Cap)
-	}
+func (b *Backend) checkBuildExclusion(g backend.Graph, ends backend.Buffer, n backend.Count, reverse bool, excl backend.Buffer) (c call, ck buildExclusionArgs) {
+	c = b.begin("BuildExclusion")
+	ck.g = c.graph("g", g)
 	ck.n, ck.nP = c.count("n", n)
 	ck.ends = c.i32("ends", ends, 2*n.Cap)
-	ck.scratch = c.i64("scratch", scratch, backend.ExcludeScratch(n.Cap))
+	ck.excl = c.i64("excl", excl, backend.ExclusionSize(n.Cap))
+	return c, ck
+}
+
+// sampleExcludingArgs are SampleExcluding's arguments as checkSampleExcluding returns them.
+type sampleExcludingArgs struct {
+	g            *cpuGraph
+	nDst         int
+	nDstP        *int32
+	dst          []int32
+	r            rng.Key
+	outIndptr    []int32
+	outNbrs      []int32
+	outSrcIDs    []int32
+	outNumEdges  int
+	outNumEdgesP *int32
+	n            int
+	nP           *int32
+	excl         []int64
+}
+
+// checkSampleExcluding begins a call of SampleExcluding (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSampleExcluding(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block, n backend.Count, excl backend.Buffer) (c call, ck sampleExcludingArgs) {
+	c = b.begin("SampleExcluding")
+	ck.g = c.graph("g", g)
+	ck.nDst, ck.nDstP = c.count("nDst", nDst)
+	ck.dst = c.i32("dst", dst, nDst.Cap)
+	ck.r = c.rand("r", r)
+	c.notNil("out", out)
+	ck.outIndptr = c.i32("out.Indptr", out.Indptr, nDst.Cap+1)
+	if c.ok {
+		ck.outNbrs = c.i32("out.Nbrs", out.Nbrs, out.NumEdges.Cap)
+	}
+	if c.ok {
+		ck.outSrcIDs = c.i32("out.SrcIDs", out.SrcIDs, out.NumSrc.Cap)
+	}
+	ck.outNumEdges, ck.outNumEdgesP = c.count("out.NumEdges", out.NumEdges)
+	if c.ok && !(out.NumSrc.Cap >= 0) {
+		c.failf("out.NumSrc: negative capacity %d", out.NumSrc.Cap)
+	}
+	ck.n, ck.nP = c.count("n", n)
+	ck.excl = c.i64("excl", excl, backend.ExclusionSize(n.Cap))
 	return c, ck
 }
 

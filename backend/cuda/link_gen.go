@@ -66,69 +66,93 @@ func (c *call) launchEdgeShared(a *edgeSeedsArgs, slots int, grid, block dim3, s
 	c.launch("edge_shared", grid, block, smem)
 }
 
-// excludeEdgesArgs are ExcludeEdges's arguments as checkExcludeEdges returns them.
-type excludeEdgesArgs struct {
-	blk       blockArgs
-	blkNbrs   *buffer
-	blkSrcIDs *buffer
-	n         backend.Count
-	nP        uintptr
-	ends      *buffer
-	reverse   bool
-	scratch   *buffer
+// buildExclusionArgs are BuildExclusion's arguments as checkBuildExclusion returns them.
+type buildExclusionArgs struct {
+	g       *devGraph
+	n       backend.Count
+	nP      uintptr
+	ends    *buffer
+	reverse bool
+	excl    *buffer
 }
 
-// checkExcludeEdges begins a call of ExcludeEdges (backend.Link) and checks its arguments:
+// checkBuildExclusion begins a call of BuildExclusion (backend.Link) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) (c call, ck excludeEdgesArgs) {
-	c = b.begin("ExcludeEdges")
-	ck.blk = c.block("blk", blk)
-	if c.ok {
-		ck.blkNbrs = c.buf("blk.Nbrs", blk.Nbrs, backend.I32, blk.NumEdges.Cap)
-	}
-	if c.ok {
-		ck.blkSrcIDs = c.buf("blk.SrcIDs", blk.SrcIDs, backend.I32, blk.NumDst.Cap)
-	}
+func (b *Backend) checkBuildExclusion(g backend.Graph, ends backend.Buffer, n backend.Count, reverse bool, excl backend.Buffer) (c call, ck buildExclusionArgs) {
+	c = b.begin("BuildExclusion")
+	ck.g = c.graph("g", g)
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.ends = c.buf("ends", ends, backend.I32, 2*n.Cap)
 	ck.reverse = reverse
-	ck.scratch = c.buf("scratch", scratch, backend.I64, backend.ExcludeScratch(n.Cap))
+	ck.excl = c.buf("excl", excl, backend.I64, backend.ExclusionSize(n.Cap))
 	return c, ck
 }
 
-// launchExcludeClear launches exclude_clear (kernels/link.cu)
-// with ExcludeEdges's checked arguments, its parameters in the kernel's order.
-func (c *call) launchExcludeClear(a *excludeEdgesArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.scratch.addr()).i32(int(backend.ExcludeScratch(a.n.Cap)))
-	c.launch("exclude_clear", grid, block, smem)
+// launchExcludeKeys launches exclude_keys (kernels/exclude.cu)
+// with BuildExclusion's checked arguments, its parameters in the kernel's order.
+func (c *call) launchExcludeKeys(a *buildExclusionArgs, canon uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.g.indptr.addr()).ptr(a.g.indices.addr()).ptr(a.g.rowAddr.addr()).ptr(a.g.rowDeg.addr()).
+		i64(int64(a.g.numNodes)).ptr(a.ends.addr()).ptr(a.nP).i32(a.n.Cap).flag(a.reverse).ptr(a.excl.addr()).
+		i32(int(backend.ExclusionBuckets(a.n.Cap))).ptr(canon).ptr(c.b.errDev)
+	c.launch("exclude_keys", grid, block, smem)
 }
 
-// launchExcludeInsert launches exclude_insert (kernels/link.cu)
-// with ExcludeEdges's checked arguments, its parameters in the kernel's order.
-func (c *call) launchExcludeInsert(a *excludeEdgesArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.ends.addr()).ptr(a.nP).i32(a.n.Cap).flag(a.reverse).ptr(a.scratch.addr()).
-		i32(int(backend.ExcludeScratch(a.n.Cap)))
-	c.launch("exclude_insert", grid, block, smem)
+// launchExcludeSort launches exclude_sort (kernels/exclude.cu)
+// with BuildExclusion's checked arguments, its parameters in the kernel's order.
+func (c *call) launchExcludeSort(a *buildExclusionArgs, canon uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.nP).i32(a.n.Cap).flag(a.reverse).ptr(canon).ptr(a.excl.addr()).
+		i32(int(backend.ExclusionBuckets(a.n.Cap)))
+	c.launch("exclude_sort", grid, block, smem)
 }
 
-// launchExcludeCount launches exclude_count (kernels/link.cu)
-// with ExcludeEdges's checked arguments, its parameters in the kernel's order.
-func (c *call) launchExcludeCount(a *excludeEdgesArgs, keep, saved, savedNbrs uintptr, grid, block dim3, smem int) {
-	c.args().ptr(a.blk.indptr.addr()).ptr(a.blkNbrs.addr()).ptr(a.blkSrcIDs.addr()).ptr(a.blk.nd).
-		i32(a.blk.dstCap).ptr(a.blk.ne).i32(a.blk.edgeCap).ptr(a.scratch.addr()).
-		i32(int(backend.ExcludeScratch(a.n.Cap))).ptr(keep).ptr(saved).ptr(savedNbrs)
-	c.launch("exclude_count", grid, block, smem)
+// sampleExcludingArgs are SampleExcluding's arguments as checkSampleExcluding returns them.
+type sampleExcludingArgs struct {
+	g            *devGraph
+	nDst         backend.Count
+	nDstP        uintptr
+	dst          *buffer
+	fanout       int
+	r            randArgs
+	out          *backend.Block
+	outIndptr    *buffer
+	outNbrs      *buffer
+	outSrcIDs    *buffer
+	outNumEdgesP uintptr
+	n            backend.Count
+	nP           uintptr
+	excl         *buffer
 }
 
-// launchExcludeWrite launches exclude_write (kernels/link.cu)
-// with ExcludeEdges's checked arguments, its parameters in the kernel's order.
-func (c *call) launchExcludeWrite(a *excludeEdgesArgs, saved, savedNbrs uintptr, grid, block dim3, smem int) {
-	c.args().ptr(a.blkSrcIDs.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).i32(a.blk.edgeCap).
-		ptr(a.scratch.addr()).i32(int(backend.ExcludeScratch(a.n.Cap))).ptr(saved).ptr(savedNbrs).
-		ptr(a.blk.indptr.addr()).ptr(a.blkNbrs.addr())
-	c.launch("exclude_write", grid, block, smem)
+// checkSampleExcluding begins a call of SampleExcluding (backend.Link) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSampleExcluding(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block, n backend.Count, excl backend.Buffer) (c call, ck sampleExcludingArgs) {
+	c = b.begin("SampleExcluding")
+	ck.g = c.graph("g", g)
+	ck.nDst = nDst
+	ck.nDstP = c.count("nDst", nDst)
+	ck.dst = c.buf("dst", dst, backend.I32, nDst.Cap)
+	ck.fanout = fanout
+	ck.r = c.rand("r", r)
+	c.notNil("out", out)
+	ck.out = out
+	ck.outIndptr = c.buf("out.Indptr", out.Indptr, backend.I32, nDst.Cap+1)
+	if c.ok {
+		ck.outNbrs = c.buf("out.Nbrs", out.Nbrs, backend.I32, out.NumEdges.Cap)
+	}
+	if c.ok {
+		ck.outSrcIDs = c.buf("out.SrcIDs", out.SrcIDs, backend.I32, out.NumSrc.Cap)
+	}
+	ck.outNumEdgesP = c.count("out.NumEdges", out.NumEdges)
+	if c.ok && !(out.NumSrc.Cap >= 0) {
+		c.failf("out.NumSrc: negative capacity %d", out.NumSrc.Cap)
+	}
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.excl = c.buf("excl", excl, backend.I64, backend.ExclusionSize(n.Cap))
+	return c, ck
 }
 
 // groupRowsArgs are GroupRows's arguments as checkGroupRows returns them.

@@ -48,20 +48,21 @@ func (b *Backend) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst bac
 
 // launchSampleCountScan launches sample_count_scan (kernels/sample.cu)
 // with SampleLayer's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSampleCountScan(a *sampleLayerArgs, status, ctr uintptr, grid, block dim3, smem int) {
+func (c *call) launchSampleCountScan(a *sampleLayerArgs, excl uintptr, exKeys, exBuckets int, status, ctr uintptr, grid, block dim3, smem int) {
 	c.args().ptr(a.g.indptr.addr()).ptr(a.g.rowDeg.addr()).i64(int64(a.g.numNodes)).ptr(a.dst.addr()).
-		ptr(a.nDstP).i32(a.nDst.Cap).i32(a.fanout).ptr(a.g.skip.addr()).ptr(a.outIndptr.addr()).
-		ptr(a.outNumEdgesP).ptr(status).ptr(ctr)
+		ptr(a.nDstP).i32(a.nDst.Cap).i32(a.fanout).ptr(a.g.skip.addr()).ptr(excl).i32(exKeys).i32(exBuckets).
+		ptr(a.outIndptr.addr()).ptr(a.outNumEdgesP).ptr(status).ptr(ctr)
 	c.launch("sample_count_scan", grid, block, smem)
 }
 
 // launchSampleFill launches one of sample_fill, sample_fill8, sample_fill16 (kernels/sample.cu)
 // with SampleLayer's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSampleFill(a *sampleLayerArgs, name string, grid, block dim3, smem int) {
+func (c *call) launchSampleFill(a *sampleLayerArgs, name string, excl uintptr, exKeys, exBuckets int, grid, block dim3, smem int) {
 	c.args().ptr(a.g.indptr.addr()).ptr(a.g.indices.addr()).ptr(a.g.rowAddr.addr()).ptr(a.g.rowDeg.addr()).
-		i64(int64(a.g.numNodes)).ptr(a.dst.addr()).ptr(a.nDstP).i32(a.nDst.Cap).i32(a.fanout).
-		ptr(a.outIndptr.addr()).ptr(a.outNbrs.addr()).i32(a.out.NumEdges.Cap).u32(a.r.k0).u32(a.r.k1).
-		ptr(a.r.clock).u32(a.r.stream).ptr(a.outSrcIDs.addr()).i32(int(a.out.NumSrc.Cap)).ptr(c.b.errDev)
+		i64(int64(a.g.numNodes)).ptr(a.dst.addr()).ptr(a.nDstP).i32(a.nDst.Cap).i32(a.fanout).ptr(excl).
+		i32(exKeys).i32(exBuckets).ptr(a.outIndptr.addr()).ptr(a.outNbrs.addr()).i32(a.out.NumEdges.Cap).
+		u32(a.r.k0).u32(a.r.k1).ptr(a.r.clock).u32(a.r.stream).ptr(a.outSrcIDs.addr()).
+		i32(int(a.out.NumSrc.Cap)).ptr(c.b.errDev)
 	c.launch(name, grid, block, smem)
 }
 
