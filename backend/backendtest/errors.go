@@ -144,7 +144,7 @@ var stickyCases = []stickyCase{
 		e.be.RelabelAdd(space, e.edgeBlock([]int32{4, 3, -1, 5}, 4), srcIDs, nSrc)
 	}, "blk.Nbrs[2] = -1 outside the space of 10 vertices"},
 	{"BuildExclusion", func(e *env) { // a positive's destination outside the graph
-		e.link().BuildExclusion(e.edgeless(10), e.upload([]int32{0, 1, 2, 10}), e.count(2, 2), true, e.alloc(backend.I64, backend.ExclusionSize(2), 0))
+		e.be.BuildExclusion(e.edgeless(10), e.upload([]int32{0, 1, 2, 10}), e.count(2, 2), true, e.alloc(backend.I64, backend.ExclusionSize(2), 0))
 	}, "ends[3] = 10 outside the graph of 10 vertices"},
 	{"SparseAdam", func(e *env) { // a row past the table
 		cfg := adamConfigs()[0]

@@ -72,7 +72,7 @@ func (c excludeCase) ref(reverse bool) []int64 {
 // build runs BuildExclusion on the backend into a poisoned buffer.
 func (c excludeCase) build(e *env, reverse bool) backend.Buffer {
 	excl := e.alloc(backend.I64, backend.ExclusionSize(c.bCap), 7)
-	e.link().BuildExclusion(c.g, e.upload(c.ends), e.count(c.live, c.bCap), reverse, excl)
+	e.be.BuildExclusion(c.g, e.upload(c.ends), e.count(c.live, c.bCap), reverse, excl)
 	return excl
 }
 
@@ -125,7 +125,7 @@ func (e *env) checkExcluding(name string, g backend.Graph, dst []int32, live, fa
 		Indptr: e.poisonI32(capDst + 1), Nbrs: e.poisonI32(capEdges), Indices: e.poisonI32(capEdges),
 		SrcIDs: e.poisonI32(capDst + 10),
 	}
-	e.link().SampleExcluding(g, e.upload(dst), blk.NumDst, fanout, r, blk, e.count(c.live, c.bCap), excl)
+	e.be.SampleExcluding(g, e.upload(dst), blk.NumDst, fanout, r, blk, e.count(c.live, c.bCap), excl)
 	if got := e.readCount(blk.NumEdges); got != want.total {
 		e.t.Errorf("%s: NumEdges %d, want %d", name, got, want.total)
 	}

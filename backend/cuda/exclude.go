@@ -33,7 +33,6 @@ func (b *Backend) SampleExcluding(g backend.Graph, dst backend.Buffer, nDst back
 	if !c.ok {
 		return
 	}
-	sl := sampleLayerArgs{g: ck.g, nDst: ck.nDst, nDstP: ck.nDstP, dst: ck.dst, fanout: ck.fanout, r: ck.r, out: ck.out,
-		outIndptr: ck.outIndptr, outNbrs: ck.outNbrs, outSrcIDs: ck.outSrcIDs, outNumEdgesP: ck.outNumEdgesP}
+	sl := sampleLayerArgs{hopArgs: ck.hopArgs}
 	c.sample(&sl, exclusion{addr: ck.excl.addr(), keys: 2 * n.Cap, buckets: backend.ExclusionBuckets(n.Cap)})
 }

@@ -70,7 +70,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 }
 
 func (b *Backend) BuildExclusion(g backend.Graph, ends backend.Buffer, n backend.Count, reverse bool, excl backend.Buffer) {
-	b.op("BuildExclusion", func() { b.inner.(backend.Link).BuildExclusion(g, ends, n, reverse, excl) })
+	b.op("BuildExclusion", func() { b.inner.BuildExclusion(g, ends, n, reverse, excl) })
 }
 
 func (b *Backend) Convert(x, y backend.Buffer) {
@@ -236,7 +236,7 @@ func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, di
 }
 
 func (b *Backend) SampleExcluding(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block, n backend.Count, excl backend.Buffer) {
-	b.op("SampleExcluding", func() { b.inner.(backend.Link).SampleExcluding(g, dst, nDst, fanout, r, out, n, excl) })
+	b.op("SampleExcluding", func() { b.inner.SampleExcluding(g, dst, nDst, fanout, r, out, n, excl) })
 }
 
 func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) {

@@ -81,7 +81,7 @@ func (b *batch) Form() {
 	h.be.Relabel(g, b.endsBlk)
 	h.lk.GroupRows(b.rows, b.nEnds, p.NSeeds, b.ptr, b.order)
 	if ex := h.cfg.Exclude; ex != train.ExcludeNone {
-		h.lk.BuildExclusion(g, b.ends, b.positives, ex == train.ExcludeReverse, b.excl)
+		h.be.BuildExclusion(g, b.ends, b.positives, ex == train.ExcludeReverse, b.excl)
 	}
 }
 
@@ -92,7 +92,7 @@ func (b *batch) Hop(_ int, s train.HopSample) bool {
 	if b.h.cfg.Exclude == train.ExcludeNone {
 		return false
 	}
-	b.h.lk.SampleExcluding(s.Graph, s.Dst, s.Out.NumDst, s.Fanout, s.Rand, s.Out, b.positives, b.excl)
+	b.h.be.SampleExcluding(s.Graph, s.Dst, s.Out.NumDst, s.Fanout, s.Rand, s.Out, b.positives, b.excl)
 	return true
 }
 
