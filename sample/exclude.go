@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 
@@ -101,13 +102,7 @@ func BuildExclusion(g *graph.CSR, src, dst []int32, reverse bool, ex Exclusion) 
 		if ba, bb := ex.Bucket(int32(a>>32)), ex.Bucket(int32(b>>32)); ba != bb {
 			return ba - bb
 		}
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a, b)
 	})
 	keys = slices.Compact(keys)
 	for i := len(keys); i < len(ex.Keys); i++ {

@@ -91,8 +91,8 @@ func testBuildExclusion(e *env) {
 	}
 }
 
-// excludeDsts is the destinations of a sampled hop: every end of the
-// positives, then random vertices; capDst past them.
+// dsts is the destinations of a sampled hop: every end of the positives,
+// then random vertices, and 10 past the live ones (capDst in all).
 func (c excludeCase) dsts(e *env, capDst int) []int32 {
 	dst := append([]int32{int32(c.all)}, c.ends[:2*c.live]...)
 	for len(dst) < capDst-10 {
@@ -102,6 +102,15 @@ func (c excludeCase) dsts(e *env, capDst int) []int32 {
 		dst = append(dst, 1<<30)
 	}
 	return dst
+}
+
+// excludeHop is a hop to sample through an exclusion: the case's live
+// of bCap positives, capDst destinations (live of them: every end, then
+// random vertices) and the key.
+func (e *env) excludeHop(live, bCap, capDst int, key rng.Key) (c excludeCase, dst []int32, nDst int, _ rng.Key, r backend.Rand) {
+	c = e.excludeCase(live, bCap)
+	dst = c.dsts(e, capDst)
+	return c, dst, capDst - 10, key, e.rand(key.Seed, key.Stream, int32(key.Epoch), int32(key.Step))
 }
 
 // refExcluding is the reference of a hop sampled without the excluded
@@ -142,11 +151,7 @@ func (e *env) checkExcluding(name string, g backend.Graph, dst []int32, live, fa
 // above), and with an edge capacity it overflows; the exclusion does take
 // neighbours out.
 func testSampleExcluding(e *env) {
-	c := e.excludeCase(60, 64)
-	dst := c.dsts(e, 300)
-	live := len(dst) - 10
-	key := rng.Key{Seed: 0x5eed, Epoch: 1, Step: 12, Stream: 2}
-	r := e.rand(key.Seed, key.Stream, int32(key.Epoch), int32(key.Step))
+	c, dst, live, key, r := e.excludeHop(60, 64, 300, rng.Key{Seed: 0x5eed, Epoch: 1, Step: 12, Stream: 2})
 	for _, reverse := range []bool{false, true} {
 		ex := c.ref(reverse)
 		excl := c.build(e, reverse)
@@ -170,11 +175,7 @@ func testSampleExcluding(e *env) {
 // entries; a PeerGraph's pointer table (where the backend has one)
 // builds the same exclusion and samples the same.
 func testSampleExcludingViews(e *env) {
-	c := e.excludeCase(40, 48)
-	dst := c.dsts(e, 200)
-	live := len(dst) - 10
-	key := rng.Key{Seed: 77, Epoch: 0, Step: 3, Stream: 1}
-	r := e.rand(key.Seed, key.Stream, int32(key.Epoch), int32(key.Step))
+	c, dst, live, key, r := e.excludeHop(40, 48, 200, rng.Key{Seed: 77, Epoch: 0, Step: 3, Stream: 1})
 	ex := c.ref(true)
 	skip := make([]int32, c.csr.NumNodes)
 	for v := range skip {

@@ -11,13 +11,13 @@ import (
 	"github.com/fanout-gnn/fanout/train"
 )
 
-// stepLeaks issues one training step's sampling and counts the sampled
-// edges, over every hop, that are one of the step's positive edges (x, w)
-// = (u, v) or its reverse (v, u).
-func stepLeaks(t *testing.T, ds *dataset.Dataset, cfg train.Config) (self, reverse, positives int) {
+// sampledStep issues a training step's sampling on the CPU and returns its
+// plan, its n positive edges (u, v) as a set, and with reverse their
+// reverses (v, u) in it too.
+func sampledStep(t *testing.T, ds *dataset.Dataset, cfg train.Config, step int, reverse bool) (*train.Plan, map[[2]int32]bool, int) {
 	t.Helper()
 	tr := newTrainer(t, cpu.New(2), ds, cfg, train.Options{})
-	p := stepPlan(t, tr, 0)
+	p := stepPlan(t, tr, step)
 	if err := tr.Backend().Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,19 @@ func stepLeaks(t *testing.T, ds *dataset.Dataset, cfg train.Config) (self, rever
 	pos := map[[2]int32]bool{}
 	for i := range n {
 		pos[[2]int32{ends[i], ends[n+i]}] = true
+		if reverse {
+			pos[[2]int32{ends[n+i], ends[i]}] = true
+		}
 	}
+	return p, pos, n
+}
+
+// stepLeaks issues one training step's sampling and counts the sampled
+// edges, over every hop, that are one of the step's positive edges (x, w)
+// = (u, v) or its reverse (v, u).
+func stepLeaks(t *testing.T, ds *dataset.Dataset, cfg train.Config) (self, reverse, positives int) {
+	t.Helper()
+	p, pos, n := sampledStep(t, ds, cfg, 0, false)
 	for _, blk := range p.Blocks {
 		nDst := int(cpu.I32(blk.NumDst.Buf)[blk.NumDst.Off])
 		indptr, nbrs, ids := cpu.I32(blk.Indptr), cpu.I32(blk.Nbrs), cpu.I32(blk.SrcIDs)
@@ -98,19 +110,7 @@ func TestExcludeSamplesWithout(t *testing.T) {
 	cfg := ringConfig()
 	cfg.Fanouts = []int{2, 2}
 	const step = 1
-	tr := newTrainer(t, cpu.New(2), ds, cfg, train.Options{})
-	p := stepPlan(t, tr, step)
-	if err := tr.Backend().Sync(); err != nil {
-		t.Fatal(err)
-	}
-	b := p.Task.(*batch)
-	n := int(cpu.I32(b.positives.Buf)[b.positives.Off])
-	ends := cpu.I32(b.ends)
-	gone := map[[2]int32]bool{}
-	for i := range n {
-		gone[[2]int32{ends[i], ends[n+i]}] = true
-		gone[[2]int32{ends[n+i], ends[i]}] = true
-	}
+	p, gone, n := sampledStep(t, ds, cfg, step, true)
 	L := len(cfg.Fanouts)
 	var full, plain int // endpoints that kept the whole fanout, destinations checked against Layer
 	for h, fanout := range cfg.Fanouts {
