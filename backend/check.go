@@ -74,16 +74,20 @@ func CheckColumns(off, dim, ld int) error {
 	return nil
 }
 
-// ExcludeScratch is the I64 elements of ExcludeEdges's scratch for a batch
-// of capacity positives: an open-addressing table of twice the excluded
-// pairs (both directions), at least half empty.
-func ExcludeScratch(capacity int) int {
-	n := 16
-	for n < 4*max(capacity, 1) {
+// ExclusionBuckets is the buckets of the exclusion of a step of capacity
+// positives (BuildExclusion): a power of two of at least 4·capacity, so
+// that at most half hold one of the 2·capacity keys' vertices.
+func ExclusionBuckets(capacity int) int {
+	n := 4
+	for n < 4*capacity {
 		n *= 2
 	}
 	return n
 }
+
+// ExclusionSize is the I64 elements of the exclusion of a step of
+// capacity positives: 2·capacity keys, then ExclusionBuckets(capacity).
+func ExclusionSize(capacity int) int { return 2*max(capacity, 0) + ExclusionBuckets(capacity) }
 
 // CheckWidth checks a graph attention layer's width heads·dim against the
 // int32 arithmetic of the kernels (HeadDot, HeadAggregate and their

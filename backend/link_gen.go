@@ -4,7 +4,8 @@ package backend
 
 // Link is the capability of link prediction's step (package train/link):
 // a batch of positive edges and their negatives laid out as a list of
-// ends, the batch's edges taken out of its sampled neighbourhoods, the
+// ends (the batch's edges kept out of its sampled neighbourhoods are
+// Sampling's BuildExclusion and SampleExcluding), the
 // pairs' products and binary cross-entropy; and the ranks of held-out
 // edges' scores among their negatives' for evaluation. It is checked
 // when a link trainer is built (LinkOf).
@@ -41,18 +42,6 @@ type Link interface {
 	// LinkEnds(b, k, layout) into nEnds and b·(1+k) into nPairs. An edge
 	// id outside pairs is an error.
 	EdgeSeeds(pairs, ids Buffer, n Count, k, layout, nodes int, dist Buffer, r Rand, ends Buffer, nEnds, nPairs Count)
-	// ExcludeEdges removes a batch's positive edges from a block that
-	// SampleLayer has sampled and Relabel has not yet relabelled: with
-	// ends laid out as EdgeSeeds writes them (b = min(n, n.Cap)
-	// positives (u_i, v_i) = (ends[i], ends[b+i])), every sampled
-	// neighbour w of destination x = blk.SrcIDs[d] with (x, w) = (u_i,
-	// v_i) for some i (the edge itself: row u_i's entry v_i) and, with
-	// reverse, (x, w) = (v_i, u_i) too, is removed; the other neighbours
-	// keep their order, and Indptr, Nbrs and NumEdges are rewritten. A
-	// block whose NumEdges exceeds its capacity (an overflow the driver
-	// will see) is left as it is. scratch is I64 [ExcludeScratch(n.Cap)],
-	// the op's own (its contents afterwards are unspecified).
-	ExcludeEdges(blk *Block, ends Buffer, n Count, reverse bool, scratch Buffer)
 	// GroupRows lists the live positions q < m (m = min(nEnds, nEnds.Cap))
 	// grouped by their row rows[q] < nRows: order[ptr[r]:ptr[r+1]] are the
 	// positions of row r in increasing order, for r < min(nRows,

@@ -12,6 +12,32 @@ type Sampling interface {
 	// entries of out.SrcIDs. The choice of neighbours equals the CPU
 	// reference sampler's (package sample) exactly.
 	SampleLayer(g Graph, dst Buffer, nDst Count, fanout int, r Rand, out *Block)
+	// BuildExclusion writes the exclusion of a step's positive edges into
+	// excl, once per step, for SampleExcluding: with ends laid out as
+	// EdgeSeeds writes them (b = min(n, n.Cap) positives (u_i, v_i) =
+	// (ends[i], ends[b+i])), the entries (x, w) = (u_i, v_i) of g's rows
+	// and, with reverse, (v_i, u_i) too; pairs that are not in g and
+	// repeats are left out. Layout (sample.Exclusion): excl[0, 2·n.Cap)
+	// are the keys x<<32 | p, p the position of w in row x, sorted by
+	// (bucket of x, key), then -1; excl[2·n.Cap, ExclusionSize(n.Cap))
+	// are ExclusionBuckets(n.Cap) buckets, start<<32 | count of the keys
+	// whose vertex falls in the bucket ((uint32(x)·0x9E3779B1) >> (32 -
+	// log2 buckets)). The same bits on every backend. An end outside g is
+	// an error.
+	BuildExclusion(g Graph, ends Buffer, n Count, reverse bool, excl Buffer)
+	// SampleExcluding is SampleLayer in which each destination x samples
+	// its row with the entries excl holds (BuildExclusion's, for n.Cap
+	// positives, over g's rows) removed before sampling, as DGL's
+	// exclude_edges does: with d the degree of x and e the number of its
+	// excluded entries, x gets min(fanout, d-e) neighbours (all d-e, in
+	// row order, when fanout < 0 or fanout >= d-e), chosen by SampleLayer's
+	// Floyd draws over d-e positions (the same Philox words), each chosen
+	// position p standing for the p-th entry of the row that is not
+	// excluded (sample.LayerExcluding). A destination without excluded
+	// entries samples exactly as SampleLayer; a MaskGraph view's skipped
+	// vertices get none. The same kernels as SampleLayer's, with a look-up
+	// per destination.
+	SampleExcluding(g Graph, dst Buffer, nDst Count, fanout int, r Rand, out *Block, n Count, excl Buffer)
 	// Relabel assigns local ids: destinations keep 0..NumDst-1; each new
 	// neighbour gets the next id in order of first appearance in Nbrs
 	// (edge order). It writes out.SrcIDs (after the destinations),

@@ -26,6 +26,13 @@
 //     (j = 0..k-1). Every k-subset is equally likely; the order within it
 //     is not a uniform permutation (draw 0 never picks the last k-1 positions).
 //
+// With an Exclusion (LayerExcluding: link prediction's training hops,
+// which take the step's positive edges out, as DGL's exclude_edges does),
+// v samples its row with its e excluded entries removed before sampling:
+// the rule above over d-e positions, with the same words, position p
+// standing for the p-th entry of the row that is not excluded. A vertex
+// without excluded entries samples as above.
+//
 // Offsets are the exclusive prefix sum of the per-destination counts, in
 // destination order; the result depends only on (graph, dst, fanout, key),
 // never on the thread count.

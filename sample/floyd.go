@@ -36,7 +36,7 @@ const (
 // keeps the compiler from discarding those loads.
 //
 //go:noinline
-func fillRange(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs []int32, lo, hi int) (touched int64) {
+func fillRange(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs []int32, lo, hi int, ex *Exclusion) (touched int64) {
 	dk := newDrawKey(key)
 	var set posSet // allocated on first use (fanouts above 32 only)
 	ip, ind := g.Indptr, g.Indices
@@ -60,25 +60,58 @@ func fillRange(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs 
 		row := ind[ip[v]:ip[v+1]]
 		out := nbrs[off:min(end, len(nbrs))]
 		k := end - off
-		switch {
-		case k >= len(row):
+		if ex != nil {
+			if first, e := ex.Find(v); e > 0 {
+				fillExcluded(row, k, v, dk, out, &set, ex, first, e)
+				continue
+			}
+		}
+		if k >= len(row) {
 			copy(out, row)
-		case k <= linearScanMax:
-			floydSmall(row, k, v, dk, out)
-		default:
-			floydLarge(row, k, v, dk, out, &set)
+			continue
+		}
+		floydPositions(len(row), k, v, dk, out, &set)
+		for j, p := range out {
+			out[j] = row[p]
 		}
 	}
 	return touched
 }
 
-// floydSmall runs Floyd's algorithm for 0 < k < d = len(row), k <= 32,
-// with a linear scan over the chosen positions, writing the first len(out)
-// sampled neighbours (len(out) <= k).
-func floydSmall(row []int32, k int, v int32, dk drawKey, out []int32) {
+// fillExcluded writes the first len(out) of the k sampled neighbours of v
+// whose row has the e excluded positions ex.Keys[first:first+e]: the
+// draws run over the d-e entries that are not excluded (all of them, in
+// order, when k >= d-e), and position p is the p-th of those.
+func fillExcluded(row []int32, k int, v int32, dk drawKey, out []int32, set *posSet, ex *Exclusion, first, e int) {
+	if k < len(row)-e {
+		floydPositions(len(row)-e, k, v, dk, out, set)
+	} else {
+		for j := range out {
+			out[j] = int32(j)
+		}
+	}
+	for j, p := range out {
+		out[j] = row[ex.Position(first, e, int(p))]
+	}
+}
+
+// floydPositions writes the positions (in [0, d)) that Floyd's algorithm
+// chooses for 0 < k < d into out (the first len(out) <= k draws).
+func floydPositions(d, k int, v int32, dk drawKey, out []int32, set *posSet) {
+	if k <= linearScanMax {
+		floydSmall(d, k, v, dk, out)
+	} else {
+		floydLarge(d, k, v, dk, out, set)
+	}
+}
+
+// floydSmall runs Floyd's algorithm for 0 < k < d, k <= 32, with a linear
+// scan over the chosen positions, writing the first len(out) chosen
+// positions (len(out) <= k).
+func floydSmall(d, k int, v int32, dk drawKey, out []int32) {
 	var chosen [linearScanMax]uint32
 	var w [4]uint32
-	t := uint32(len(row) - k)
+	t := uint32(d - k)
 	for j := range out {
 		if j&3 == 0 {
 			w = dk.words(v, j>>2)
@@ -91,16 +124,16 @@ func floydSmall(row []int32, k int, v int32, dk drawKey, out []int32) {
 			}
 		}
 		chosen[j] = r
-		out[j] = row[r]
+		out[j] = int32(r)
 		t++
 	}
 }
 
 // floydLarge is floydSmall for k > 32, with a hash set of chosen positions.
-func floydLarge(row []int32, k int, v int32, dk drawKey, out []int32, set *posSet) {
+func floydLarge(d, k int, v int32, dk drawKey, out []int32, set *posSet) {
 	set.reset(k)
 	var w [4]uint32
-	t := uint32(len(row) - k)
+	t := uint32(d - k)
 	for j := range out {
 		if j&3 == 0 {
 			w = dk.words(v, j>>2)
@@ -110,7 +143,7 @@ func floydLarge(row []int32, k int, v int32, dk drawKey, out []int32, set *posSe
 			r = t
 			set.insert(r)
 		}
-		out[j] = row[r]
+		out[j] = int32(r)
 		t++
 	}
 }

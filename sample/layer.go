@@ -39,14 +39,27 @@ func Layer(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs []in
 // those Layer chooses. The hybrid mode's hot vertices are skipped: their
 // bottom-layer rows come from the CPU.
 func LayerSkip(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs []int32, threads int, skip []int32) (total int) {
+	return LayerExcluding(g, dst, fanout, key, indptr, nbrs, threads, skip, nil)
+}
+
+// LayerExcluding is LayerSkip in which each destination x samples its row
+// with the entries that ex excludes removed before sampling (ex nil: none;
+// see Exclusion): with d the degree of x and e the number of its excluded
+// entries, x gets min(fanout, d-e) neighbours (all d-e, in row order, when
+// fanout < 0 or fanout >= d-e), chosen by the sampling convention's Floyd
+// draws over d-e positions, each chosen position p standing for the p-th
+// entry of the row that is not excluded (Exclusion.Position). A
+// destination without excluded entries samples as in Layer. Link
+// prediction's training hops take the step's positive edges out so.
+func LayerExcluding(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs []int32, threads int, skip []int32, ex *Exclusion) (total int) {
 	n := len(dst)
 	workers := max(1, min(threads, n/minDstPerWorker))
 	indptr[0] = 0
 	if workers == 1 {
-		countRange(g, dst, fanout, indptr[1:n+1], skip)
+		countRange(g, dst, fanout, indptr[1:n+1], skip, ex)
 		total = prefixSum(indptr[:n+1])
 		if total > 0 && len(nbrs) > 0 {
-			fillRange(g, dst, fanout, key, indptr, nbrs, 0, n)
+			fillRange(g, dst, fanout, key, indptr, nbrs, 0, n, ex)
 		}
 		return total
 	}
@@ -55,7 +68,7 @@ func LayerSkip(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs 
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
-			countRange(g, dst[lo:hi], fanout, indptr[lo+1:hi+1], skip)
+			countRange(g, dst[lo:hi], fanout, indptr[lo+1:hi+1], skip, ex)
 		}(n*w/workers, n*(w+1)/workers)
 	}
 	wg.Wait()
@@ -75,7 +88,7 @@ func LayerSkip(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs 
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
-			fillRange(g, dst, fanout, key, indptr, nbrs, lo, hi)
+			fillRange(g, dst, fanout, key, indptr, nbrs, lo, hi, ex)
 		}(lo, hi)
 	}
 	wg.Wait()
@@ -83,15 +96,20 @@ func LayerSkip(g *graph.CSR, dst []int32, fanout int, key rng.Key, indptr, nbrs 
 }
 
 // countRange writes the sampled count of each destination (0 for one
-// that skip marks).
-func countRange(g *graph.CSR, dst []int32, fanout int, counts []int32, skip []int32) {
+// that skip marks; its row less the entries ex excludes).
+func countRange(g *graph.CSR, dst []int32, fanout int, counts []int32, skip []int32, ex *Exclusion) {
 	ip := g.Indptr
 	for i, v := range dst {
 		if skip != nil && skip[v] >= 0 {
 			counts[i] = 0
 			continue
 		}
-		counts[i] = int32(sampledCount(ip[v+1]-ip[v], fanout))
+		d := ip[v+1] - ip[v]
+		if ex != nil {
+			_, e := ex.Find(v)
+			d -= int64(e)
+		}
+		counts[i] = int32(sampledCount(d, fanout))
 	}
 }
 

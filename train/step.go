@@ -127,8 +127,8 @@ func (p *Plan) Sample(in *Inputs, seed uint64) {
 
 // SampleTrain forms a training step's seeds from its items (FormSeeds)
 // and samples: with hot vertices (in.Hot), the bottom hop samples no
-// neighbours for them, and the task changes each sampled block before it
-// is relabelled (Batch.Hop).
+// neighbours for them, and the task may sample each hop itself
+// (Batch.Hop).
 func (p *Plan) SampleTrain(in *Inputs, seed uint64) {
 	bottom := in.Graph
 	if in.Hot != nil {
@@ -161,9 +161,9 @@ func (p *Plan) sample(in *Inputs, bottom backend.Graph, seed uint64, train bool)
 			gh = bottom
 		}
 		r := backend.Rand{Seed: seed, Stream: uint32(h), Clock: p.Clock}
-		p.be.SampleLayer(gh, dst, b.NumDst, p.Fanouts[h], r, b)
-		if train && p.Task != nil {
-			p.Task.Hop(h, b)
+		hs := HopSample{Graph: gh, Dst: dst, Fanout: p.Fanouts[h], Rand: r, Out: b}
+		if !train || p.Task == nil || !p.Task.Hop(h, hs) {
+			p.be.SampleLayer(gh, dst, b.NumDst, p.Fanouts[h], r, b)
 		}
 		p.be.Relabel(gh, b)
 		dst = b.SrcIDs

@@ -76,10 +76,11 @@ type Batch interface {
 	// seeds (node classification, whose Items are its Seeds); a link
 	// step's edges and negatives, their ends made distinct.
 	Form()
-	// Hop changes a training step's sampled block of hop h (0: from the
-	// seeds) before it is relabelled (the link task takes the batch's own
-	// edges out).
-	Hop(h int, b *backend.Block)
+	// Hop samples hop h (0: from the seeds) of a training step itself and
+	// reports true, or reports false and the plan samples it with
+	// SampleLayer (node classification). The link task samples every hop
+	// without the batch's own edges (backend.Link's SampleExcluding).
+	Hop(h int, s HopSample) bool
 	// Loss issues the loss of the model's output out on the batch: the
 	// mean loss (F32 [1]) and the correct predictions (a count), both in
 	// backend memory, and the gradient of the loss with respect to out,
@@ -91,6 +92,16 @@ type Batch interface {
 	Backward(b *nn.Batch, out backend.Buffer)
 	// Free releases the batch's buffers.
 	Free()
+}
+
+// HopSample is one hop of a step's sampling: SampleLayer's arguments.
+// Out.NumDst is the destinations' count.
+type HopSample struct {
+	Graph  backend.Graph
+	Dst    backend.Buffer // I32 [Out.NumDst.Cap]: the previous hop's sources (hop 0: the seeds)
+	Fanout int
+	Rand   backend.Rand
+	Out    *backend.Block
 }
 
 // Split is a held-out set of the task's items.

@@ -75,7 +75,7 @@ func (h *nodeHead) Evaluate(_ context.Context, s Split) (Metrics, error) {
 type nodeBatch struct{ m *nn.Model }
 
 func (b *nodeBatch) Form()                              {}
-func (b *nodeBatch) Hop(int, *backend.Block)            {}
+func (b *nodeBatch) Hop(int, HopSample) bool            { return false }
 func (b *nodeBatch) Backward(*nn.Batch, backend.Buffer) {}
 func (b *nodeBatch) Free()                              {}
 

@@ -156,6 +156,9 @@ var stickyCases = []stickyCase{
 		e.be.RelabelStart(space, e.upload([]int32{3}), e.count(1, 1), srcIDs, nSrc)
 		e.be.RelabelAdd(space, e.edgeBlock([]int32{4, 3, -1, 5}, 4), srcIDs, nSrc)
 	}, "blk.Nbrs[2] = -1 outside the space of 10 vertices"},
+	{"BuildExclusion", func(e *env) { // a positive's destination outside the graph
+		e.be.BuildExclusion(e.edgeless(10), e.upload([]int32{0, 1, 2, 10}), e.count(2, 2), true, e.alloc(backend.I64, backend.ExclusionSize(2), 0))
+	}, "ends[3] = 10 outside the graph of 10 vertices"},
 	{"SparseAdam", func(e *env) { // a row past the table
 		cfg := adamConfigs()[0]
 		e.be.SparseAdam(e.upload(e.randF32(5*2, 1)), e.alloc(backend.F32, 5*2, 0), e.alloc(backend.F32, 5*2, 0), 2,

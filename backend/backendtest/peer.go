@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/graph"
 )
 
 // testPeerGraph: a graph whose lists are spread over three uploads (two
@@ -15,25 +16,7 @@ func testPeerGraph(e *env) {
 	pg := e.peerGraphs()
 	csr, _, dst, key, r := e.sampleCase(150, 160)
 	n := int(csr.NumNodes)
-	at, index, kind, sets := e.randomPlacement(n, 0, [3]uint8{backend.ListLocal, backend.ListRemote, backend.ListReplica})
-	var lists []backend.Lists
-	for _, ids := range sets {
-		l, err := pg.UploadLists(csr, ids)
-		if err != nil {
-			e.t.Fatalf("UploadLists: %v", err)
-		}
-		if l.Lists() != len(ids) {
-			e.t.Fatalf("UploadLists: %d lists of %d", l.Lists(), len(ids))
-		}
-		lists = append(lists, l)
-	}
-	g, err := pg.PeerGraph(csr.NumNodes, lists, at, index, kind)
-	if err != nil {
-		e.t.Fatalf("PeerGraph: %v", err)
-	}
-	if g.NumNodes() != csr.NumNodes || g.NumEdges() != csr.NumEdges() {
-		e.t.Fatalf("PeerGraph: %d vertices, %d edges; want %d, %d", g.NumNodes(), g.NumEdges(), csr.NumNodes, csr.NumEdges())
-	}
+	g, kind := e.spreadGraph(pg, csr)
 	var want backend.ReadCounts
 	const live, capDst = 150, 160
 	for _, fanout := range []int{-1, 3, 10, 40} {
@@ -73,6 +56,31 @@ func testPeerGraph(e *env) {
 	if got != want {
 		e.t.Errorf("GraphReads %+v, want %+v", got, want)
 	}
+}
+
+// spreadGraph uploads csr's lists spread over three uploads (randomPlacement)
+// and returns the PeerGraph that finds them, with each vertex's kind.
+func (e *env) spreadGraph(pg backend.PeerGraphs, csr *graph.CSR) (backend.Graph, []uint8) {
+	at, index, kind, sets := e.randomPlacement(int(csr.NumNodes), 0, [3]uint8{backend.ListLocal, backend.ListRemote, backend.ListReplica})
+	var lists []backend.Lists
+	for _, ids := range sets {
+		l, err := pg.UploadLists(csr, ids)
+		if err != nil {
+			e.t.Fatalf("UploadLists: %v", err)
+		}
+		if l.Lists() != len(ids) {
+			e.t.Fatalf("UploadLists: %d lists of %d", l.Lists(), len(ids))
+		}
+		lists = append(lists, l)
+	}
+	g, err := pg.PeerGraph(csr.NumNodes, lists, at, index, kind)
+	if err != nil {
+		e.t.Fatalf("PeerGraph: %v", err)
+	}
+	if g.NumNodes() != csr.NumNodes || g.NumEdges() != csr.NumEdges() {
+		e.t.Fatalf("PeerGraph: %d vertices, %d edges; want %d, %d", g.NumNodes(), g.NumEdges(), csr.NumNodes, csr.NumEdges())
+	}
+	return g, kind
 }
 
 // randomPlacement spreads n vertices (or rows) over three uploads, two

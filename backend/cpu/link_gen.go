@@ -45,35 +45,6 @@ func (b *Backend) checkEdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, 
 	return c, ck
 }
 
-// excludeEdgesArgs are ExcludeEdges's arguments as checkExcludeEdges returns them.
-type excludeEdgesArgs struct {
-	blk       blockView
-	blkNbrs   []int32
-	blkSrcIDs []int32
-	n         int
-	nP        *int32
-	ends      []int32
-	scratch   []int64
-}
-
-// checkExcludeEdges begins a call of ExcludeEdges (backend.Link) and checks its arguments:
-// the first failure is recorded, naming the op and the argument, and
-// leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) (c call, ck excludeEdgesArgs) {
-	c = b.begin("ExcludeEdges")
-	ck.blk = c.block("blk", blk)
-	if c.ok {
-		ck.blkNbrs = c.i32("blk.Nbrs", blk.Nbrs, blk.NumEdges.Cap)
-	}
-	if c.ok {
-		ck.blkSrcIDs = c.i32("blk.SrcIDs", blk.SrcIDs, blk.NumDst.Cap)
-	}
-	ck.n, ck.nP = c.count("n", n)
-	ck.ends = c.i32("ends", ends, 2*n.Cap)
-	ck.scratch = c.i64("scratch", scratch, backend.ExcludeScratch(n.Cap))
-	return c, ck
-}
-
 // groupRowsArgs are GroupRows's arguments as checkGroupRows returns them.
 type groupRowsArgs struct {
 	nEnds  int

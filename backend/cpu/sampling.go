@@ -3,6 +3,7 @@ package cpu
 import (
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/rng"
 	"github.com/fanout-gnn/fanout/sample"
 )
 
@@ -89,9 +90,13 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 	if !c.ok {
 		return
 	}
-	cg, live, ds, key := ck.g, ck.nDst, ck.dst, ck.r
-	indptr, nbrs, srcIDs, nePtr := ck.outIndptr, ck.outNbrs, ck.outSrcIDs, ck.outNumEdgesP
-	c.checkIDs("dst", ds[:live], cg.csr.NumNodes)
+	c.sample(ck.g, ck.dst[:ck.nDst], fanout, ck.r, out, ck.outIndptr, ck.outNbrs, ck.outSrcIDs, ck.outNumEdgesP, nil)
+}
+
+// sample samples the live destinations ds of cg into out's checked
+// buffers (SampleLayer's, and with an exclusion SampleExcluding's).
+func (c *call) sample(cg *cpuGraph, ds []int32, fanout int, key rng.Key, out *backend.Block, indptr, nbrs, srcIDs []int32, nePtr *int32, ex *sample.Exclusion) {
+	c.checkIDs("dst", ds, cg.csr.NumNodes)
 	if !c.ok {
 		return
 	}
@@ -99,10 +104,10 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 	if cg.skip != nil {
 		skip = cg.skip.i32
 	}
-	total := sample.LayerSkip(cg.csr, ds[:live], fanout, key, indptr, nbrs[:out.NumEdges.Cap], b.threads, skip)
-	cg.countReads(ds[:live], skip)
+	total := sample.LayerExcluding(cg.csr, ds, fanout, key, indptr, nbrs[:out.NumEdges.Cap], c.b.threads, skip, ex)
+	cg.countReads(ds, skip)
 	*nePtr = int32(min(total, 1<<31-1))
-	copy(srcIDs[:min(live, out.NumSrc.Cap)], ds[:live])
+	copy(srcIDs[:min(len(ds), out.NumSrc.Cap)], ds)
 }
 
 // Relabel assigns local ids with package sample's relabeler: destinations

@@ -7,8 +7,8 @@ import (
 	"github.com/fanout-gnn/fanout/rng"
 )
 
-// sampleLayerArgs are SampleLayer's arguments as checkSampleLayer returns them.
-type sampleLayerArgs struct {
+// hopArgs are the views of the arguments of group hop, as checkHop returns them.
+type hopArgs struct {
 	g            *cpuGraph
 	nDst         int
 	nDstP        *int32
@@ -21,11 +21,12 @@ type sampleLayerArgs struct {
 	outNumEdgesP *int32
 }
 
-// checkSampleLayer begins a call of SampleLayer (backend.Sampling) and checks its arguments:
-// the first failure is recorded, naming the op and the argument, and
-// leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) (c call, ck sampleLayerArgs) {
-	c = b.begin("SampleLayer")
+// checkHop checks the arguments of group hop in the call c, as the checkers of
+// SampleLayer, SampleExcluding do.
+// One hop of sampling: the first nDst live destinations of dst (I32
+// global vertex ids), their fanout and Philox stream, and the block
+// it writes.
+func (c *call) checkHop(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) (ck hopArgs) {
 	ck.g = c.graph("g", g)
 	ck.nDst, ck.nDstP = c.count("nDst", nDst)
 	ck.dst = c.i32("dst", dst, nDst.Cap)
@@ -42,6 +43,60 @@ func (b *Backend) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst bac
 	if c.ok && !(out.NumSrc.Cap >= 0) {
 		c.failf("out.NumSrc: negative capacity %d", out.NumSrc.Cap)
 	}
+	return ck
+}
+
+// sampleLayerArgs are SampleLayer's arguments as checkSampleLayer returns them.
+type sampleLayerArgs struct {
+	hopArgs
+}
+
+// checkSampleLayer begins a call of SampleLayer (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) (c call, ck sampleLayerArgs) {
+	c = b.begin("SampleLayer")
+	ck.hopArgs = c.checkHop(g, dst, nDst, fanout, r, out)
+	return c, ck
+}
+
+// buildExclusionArgs are BuildExclusion's arguments as checkBuildExclusion returns them.
+type buildExclusionArgs struct {
+	g    *cpuGraph
+	n    int
+	nP   *int32
+	ends []int32
+	excl []int64
+}
+
+// checkBuildExclusion begins a call of BuildExclusion (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBuildExclusion(g backend.Graph, ends backend.Buffer, n backend.Count, reverse bool, excl backend.Buffer) (c call, ck buildExclusionArgs) {
+	c = b.begin("BuildExclusion")
+	ck.g = c.graph("g", g)
+	ck.n, ck.nP = c.count("n", n)
+	ck.ends = c.i32("ends", ends, 2*n.Cap)
+	ck.excl = c.i64("excl", excl, backend.ExclusionSize(n.Cap))
+	return c, ck
+}
+
+// sampleExcludingArgs are SampleExcluding's arguments as checkSampleExcluding returns them.
+type sampleExcludingArgs struct {
+	hopArgs
+	n    int
+	nP   *int32
+	excl []int64
+}
+
+// checkSampleExcluding begins a call of SampleExcluding (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSampleExcluding(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block, n backend.Count, excl backend.Buffer) (c call, ck sampleExcludingArgs) {
+	c = b.begin("SampleExcluding")
+	ck.hopArgs = c.checkHop(g, dst, nDst, fanout, r, out)
+	ck.n, ck.nP = c.count("n", n)
+	ck.excl = c.i64("excl", excl, backend.ExclusionSize(n.Cap))
 	return c, ck
 }
 

@@ -111,7 +111,7 @@ const (
 	scratchWT     // a transposed weight for the tensor-core forward product (gemm_tc.go)
 	scratchGAT    // the logits' gradients of the deterministic EdgeSoftmaxBackward (gat.go)
 	scratchCSC    // TransposeBlock's per-source counts (transpose.go)
-	scratchLink   // ExcludeEdges's saved rows and GroupRows's counts (link.go)
+	scratchLink   // BuildExclusion's keys (exclude.go) and GroupRows's counts (link.go)
 	scratchNorm   // the normalisation's per-chunk column partials (norm.go)
 	scratchAdam   // the ticket of an Adam launch that advances its step (adam.go)
 	numScratch

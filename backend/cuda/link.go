@@ -22,32 +22,6 @@ func (b *Backend) EdgeSeeds(pairs, ids backend.Buffer, n backend.Count, k, layou
 	}
 }
 
-// ExcludeEdges removes the batch's positive edges from a sampled hop
-// (kernels/link.cu): the pairs go into an open-addressing table in
-// scratch (two launches), each destination's row is saved and its
-// remaining neighbours counted, a scan gives the new offsets and the edge
-// count, and the remaining neighbours are written in order.
-func (b *Backend) ExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) {
-	c, ck := b.checkExcludeEdges(blk, ends, n, reverse, scratch)
-	defer c.end()
-	if !c.ok {
-		return
-	}
-	a, size := ck.blk, backend.ExcludeScratch(n.Cap)
-	ptrs := int64(a.dstCap + 1)
-	keep := c.scratch(scratchLink, (2*ptrs+int64(a.edgeCap))*4)
-	if !c.ok {
-		return
-	}
-	saved := keep + uintptr(ptrs*4)
-	savedNbrs := saved + uintptr(ptrs*4)
-	c.launchExcludeClear(&ck, d1(c.blocks(int64(size), 256)), d1(256), 0)
-	c.launchExcludeInsert(&ck, d1(c.blocks(int64(n.Cap), 256)), d1(256), 0)
-	c.launchExcludeCount(&ck, keep, saved, savedNbrs, d1(c.blocks(ptrs, 256)), d1(256), 0)
-	c.scan(keep, a.indptr.ptr, a.nd, a.dstCap, 1, a.ne, 0, 0)
-	c.launchExcludeWrite(&ck, saved, savedNbrs, d1(c.blocks(int64(a.dstCap), 256)), d1(256), 0)
-}
-
 // GroupRows groups the live positions by row (kernels/link.cu): counts
 // (integer atomics), a scan into ptr, placement (any order within a row)
 // and a sort of each row's positions, so the result is deterministic.

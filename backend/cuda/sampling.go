@@ -36,11 +36,24 @@ func (c *call) scan(in, out, lenP uintptr, lenCap, lenAdd int, totalP, addP uint
 func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) {
 	c, ck := b.checkSampleLayer(g, dst, nDst, fanout, r, out)
 	defer c.end()
-	if !c.ok {
-		return
+	if c.ok {
+		c.sample(&ck, exclusion{})
 	}
+}
+
+// exclusion is a link step's exclusion as the sampling kernels take it
+// (kernels/exclude.cuh): its address (0: none) and its keys and buckets.
+type exclusion struct {
+	addr          uintptr
+	keys, buckets int
+}
+
+// sample issues SampleLayer's launches over checked arguments, with ex's
+// entries taken out of the rows (SampleExcluding).
+func (c *call) sample(ck *sampleLayerArgs, ex exclusion) {
+	nDst, fanout := ck.nDst, ck.fanout
 	tiles, status, ctr := c.scanState(nDst.Cap + 1)
-	c.launchSampleCountScan(&ck, status, ctr, d1(uint32(tiles)), d1(256), 0)
+	c.launchSampleCountScan(ck, ex.addr, ex.keys, ex.buckets, status, ctr, d1(uint32(tiles)), d1(256), 0)
 
 	// warps per block, destinations per block, shared memory, kernel
 	warps, dsts, smem, name := 8, 8, 0, "sample_fill"
@@ -55,9 +68,9 @@ func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.
 		dsts, smem = warps, warps*per
 		c.setSmem("sample_fill", smem)
 	}
-	c.launchSampleFill(&ck, name, d1(c.blocks(int64(nDst.Cap), dsts)), d1(uint32(32*warps)), smem)
+	c.launchSampleFill(ck, name, ex.addr, ex.keys, ex.buckets, d1(c.blocks(int64(nDst.Cap), dsts)), d1(uint32(32*warps)), smem)
 	if ck.g.kind != nil {
-		c.launchCountReads(&ck, d1(c.blocks(int64(nDst.Cap), 256)), d1(256), 0)
+		c.launchCountReads(ck, d1(c.blocks(int64(nDst.Cap), 256)), d1(256), 0)
 	}
 }
 

@@ -4,8 +4,8 @@ package cuda
 
 import "github.com/fanout-gnn/fanout/backend"
 
-// sampleLayerArgs are SampleLayer's arguments as checkSampleLayer returns them.
-type sampleLayerArgs struct {
+// hopArgs are the views of the arguments of group hop, as checkHop returns them.
+type hopArgs struct {
 	g            *devGraph
 	nDst         backend.Count
 	nDstP        uintptr
@@ -19,11 +19,12 @@ type sampleLayerArgs struct {
 	outNumEdgesP uintptr
 }
 
-// checkSampleLayer begins a call of SampleLayer (backend.Sampling) and checks its arguments:
-// the first failure is recorded, naming the op and the argument, and
-// leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) (c call, ck sampleLayerArgs) {
-	c = b.begin("SampleLayer")
+// checkHop checks the arguments of group hop in the call c, as the checkers of
+// SampleLayer, SampleExcluding do.
+// One hop of sampling: the first nDst live destinations of dst (I32
+// global vertex ids), their fanout and Philox stream, and the block
+// it writes.
+func (c *call) checkHop(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) (ck hopArgs) {
 	ck.g = c.graph("g", g)
 	ck.nDst = nDst
 	ck.nDstP = c.count("nDst", nDst)
@@ -43,25 +44,40 @@ func (b *Backend) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst bac
 	if c.ok && !(out.NumSrc.Cap >= 0) {
 		c.failf("out.NumSrc: negative capacity %d", out.NumSrc.Cap)
 	}
+	return ck
+}
+
+// sampleLayerArgs are SampleLayer's arguments as checkSampleLayer returns them.
+type sampleLayerArgs struct {
+	hopArgs
+}
+
+// checkSampleLayer begins a call of SampleLayer (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) (c call, ck sampleLayerArgs) {
+	c = b.begin("SampleLayer")
+	ck.hopArgs = c.checkHop(g, dst, nDst, fanout, r, out)
 	return c, ck
 }
 
 // launchSampleCountScan launches sample_count_scan (kernels/sample.cu)
 // with SampleLayer's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSampleCountScan(a *sampleLayerArgs, status, ctr uintptr, grid, block dim3, smem int) {
+func (c *call) launchSampleCountScan(a *sampleLayerArgs, excl uintptr, exKeys, exBuckets int, status, ctr uintptr, grid, block dim3, smem int) {
 	c.args().ptr(a.g.indptr.addr()).ptr(a.g.rowDeg.addr()).i64(int64(a.g.numNodes)).ptr(a.dst.addr()).
-		ptr(a.nDstP).i32(a.nDst.Cap).i32(a.fanout).ptr(a.g.skip.addr()).ptr(a.outIndptr.addr()).
-		ptr(a.outNumEdgesP).ptr(status).ptr(ctr)
+		ptr(a.nDstP).i32(a.nDst.Cap).i32(a.fanout).ptr(a.g.skip.addr()).ptr(excl).i32(exKeys).i32(exBuckets).
+		ptr(a.outIndptr.addr()).ptr(a.outNumEdgesP).ptr(status).ptr(ctr)
 	c.launch("sample_count_scan", grid, block, smem)
 }
 
 // launchSampleFill launches one of sample_fill, sample_fill8, sample_fill16 (kernels/sample.cu)
 // with SampleLayer's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSampleFill(a *sampleLayerArgs, name string, grid, block dim3, smem int) {
+func (c *call) launchSampleFill(a *sampleLayerArgs, name string, excl uintptr, exKeys, exBuckets int, grid, block dim3, smem int) {
 	c.args().ptr(a.g.indptr.addr()).ptr(a.g.indices.addr()).ptr(a.g.rowAddr.addr()).ptr(a.g.rowDeg.addr()).
-		i64(int64(a.g.numNodes)).ptr(a.dst.addr()).ptr(a.nDstP).i32(a.nDst.Cap).i32(a.fanout).
-		ptr(a.outIndptr.addr()).ptr(a.outNbrs.addr()).i32(a.out.NumEdges.Cap).u32(a.r.k0).u32(a.r.k1).
-		ptr(a.r.clock).u32(a.r.stream).ptr(a.outSrcIDs.addr()).i32(int(a.out.NumSrc.Cap)).ptr(c.b.errDev)
+		i64(int64(a.g.numNodes)).ptr(a.dst.addr()).ptr(a.nDstP).i32(a.nDst.Cap).i32(a.fanout).ptr(excl).
+		i32(exKeys).i32(exBuckets).ptr(a.outIndptr.addr()).ptr(a.outNbrs.addr()).i32(a.out.NumEdges.Cap).
+		u32(a.r.k0).u32(a.r.k1).ptr(a.r.clock).u32(a.r.stream).ptr(a.outSrcIDs.addr()).
+		i32(int(a.out.NumSrc.Cap)).ptr(c.b.errDev)
 	c.launch(name, grid, block, smem)
 }
 
@@ -71,6 +87,67 @@ func (c *call) launchCountReads(a *sampleLayerArgs, grid, block dim3, smem int) 
 	c.args().ptr(a.dst.addr()).ptr(a.nDstP).i32(a.nDst.Cap).i64(int64(a.g.numNodes)).ptr(a.g.kind.addr()).
 		ptr(a.g.skip.addr()).ptr(a.g.reads.addr())
 	c.launch("count_reads", grid, block, smem)
+}
+
+// buildExclusionArgs are BuildExclusion's arguments as checkBuildExclusion returns them.
+type buildExclusionArgs struct {
+	g       *devGraph
+	n       backend.Count
+	nP      uintptr
+	ends    *buffer
+	reverse bool
+	excl    *buffer
+}
+
+// checkBuildExclusion begins a call of BuildExclusion (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBuildExclusion(g backend.Graph, ends backend.Buffer, n backend.Count, reverse bool, excl backend.Buffer) (c call, ck buildExclusionArgs) {
+	c = b.begin("BuildExclusion")
+	ck.g = c.graph("g", g)
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.ends = c.buf("ends", ends, backend.I32, 2*n.Cap)
+	ck.reverse = reverse
+	ck.excl = c.buf("excl", excl, backend.I64, backend.ExclusionSize(n.Cap))
+	return c, ck
+}
+
+// launchExcludeKeys launches exclude_keys (kernels/exclude.cu)
+// with BuildExclusion's checked arguments, its parameters in the kernel's order.
+func (c *call) launchExcludeKeys(a *buildExclusionArgs, canon uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.g.indptr.addr()).ptr(a.g.indices.addr()).ptr(a.g.rowAddr.addr()).ptr(a.g.rowDeg.addr()).
+		i64(int64(a.g.numNodes)).ptr(a.ends.addr()).ptr(a.nP).i32(a.n.Cap).flag(a.reverse).ptr(a.excl.addr()).
+		i32(int(backend.ExclusionBuckets(a.n.Cap))).ptr(canon).ptr(c.b.errDev)
+	c.launch("exclude_keys", grid, block, smem)
+}
+
+// launchExcludeSort launches exclude_sort (kernels/exclude.cu)
+// with BuildExclusion's checked arguments, its parameters in the kernel's order.
+func (c *call) launchExcludeSort(a *buildExclusionArgs, canon uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.nP).i32(a.n.Cap).flag(a.reverse).ptr(canon).ptr(a.excl.addr()).
+		i32(int(backend.ExclusionBuckets(a.n.Cap)))
+	c.launch("exclude_sort", grid, block, smem)
+}
+
+// sampleExcludingArgs are SampleExcluding's arguments as checkSampleExcluding returns them.
+type sampleExcludingArgs struct {
+	hopArgs
+	n    backend.Count
+	nP   uintptr
+	excl *buffer
+}
+
+// checkSampleExcluding begins a call of SampleExcluding (backend.Sampling) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSampleExcluding(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block, n backend.Count, excl backend.Buffer) (c call, ck sampleExcludingArgs) {
+	c = b.begin("SampleExcluding")
+	ck.hopArgs = c.checkHop(g, dst, nDst, fanout, r, out)
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.excl = c.buf("excl", excl, backend.I64, backend.ExclusionSize(n.Cap))
+	return c, ck
 }
 
 // relabelArgs are Relabel's arguments as checkRelabel returns them.

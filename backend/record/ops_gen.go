@@ -73,6 +73,10 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	b.do(func() { b.inner.BiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias) })
 }
 
+func (b *Backend) BuildExclusion(g backend.Graph, ends backend.Buffer, n backend.Count, reverse bool, excl backend.Buffer) {
+	b.do(func() { b.inner.BuildExclusion(g, ends, n, reverse, excl) })
+}
+
 func (b *Backend) Convert(x, y backend.Buffer) {
 	b.do(func() { b.inner.Convert(x, y) })
 }
@@ -95,10 +99,6 @@ func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer,
 	b.do(func() {
 		b.inner.(backend.Attention).EdgeSoftmaxBackward(blk, el, er, heads, slope, p, r, dcoef, del, der)
 	})
-}
-
-func (b *Backend) ExcludeEdges(blk *backend.Block, ends backend.Buffer, n backend.Count, reverse bool, scratch backend.Buffer) {
-	b.do(func() { b.inner.(backend.Link).ExcludeEdges(blk, ends, n, reverse, scratch) })
 }
 
 func (b *Backend) FlagOverflow(c backend.Count, clock, flag backend.Buffer) {
@@ -241,6 +241,10 @@ func (b *Backend) RelabelStart(space backend.Graph, dst backend.Buffer, nDst bac
 
 func (b *Backend) ReplaceRows(slot, table backend.Buffer, base backend.Count, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	b.do(func() { b.inner.(backend.HotRows).ReplaceRows(slot, table, base, dim, ids, n, out) })
+}
+
+func (b *Backend) SampleExcluding(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block, n backend.Count, excl backend.Buffer) {
+	b.do(func() { b.inner.SampleExcluding(g, dst, nDst, fanout, r, out, n, excl) })
 }
 
 func (b *Backend) SampleLayer(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block) {

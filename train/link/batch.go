@@ -26,7 +26,7 @@ type batch struct {
 	rows    backend.Buffer // I32 [LinkEnds(B, k, layout)]: each end's seed row
 	ptr     backend.Buffer // I32 [seeds+1]: GroupRows's rows
 	order   backend.Buffer // I32 [LinkEnds(B, k, layout)]: GroupRows's positions
-	scratch backend.Buffer // I64: ExcludeEdges's table
+	excl    backend.Buffer // I64 [ExclusionSize(B)]: the positives kept out of the hops (BuildExclusion)
 	endsBlk *backend.Block // the ends as a block without destinations, relabelled into the seeds
 
 	positives, npairs, correct, nEnds backend.Count
@@ -47,7 +47,7 @@ func (h *head) NewBatch(p *train.Plan) (train.Batch, error) {
 	}{
 		{&ids, backend.I32, B}, {&counts, backend.I32, numCounts}, {&indptr, backend.I32, 1},
 		{&b.ends, backend.I32, endCap}, {&b.rows, backend.I32, endCap}, {&b.order, backend.I32, endCap},
-		{&b.ptr, backend.I32, p.Batch + 1}, {&b.scratch, backend.I64, backend.ExcludeScratch(B)},
+		{&b.ptr, backend.I32, p.Batch + 1}, {&b.excl, backend.I64, backend.ExclusionSize(B)},
 	} {
 		if *a.dst, err = p.Alloc(a.dt, a.n); err != nil {
 			return nil, err
@@ -69,21 +69,31 @@ func (h *head) NewBatch(p *train.Plan) (train.Batch, error) {
 
 // Form lays out the step's ends and draws the negatives, each positive's
 // own or the step's shared ones (EdgeSeeds; in batch none are drawn),
-// relabels the ends into distinct seeds and groups them by seed row.
+// relabels the ends into distinct seeds and groups them by seed row; and,
+// unless --exclude none, builds the step's exclusion of its positive
+// edges (and, with reverse, their reverses) once for every hop
+// (BuildExclusion).
 func (b *batch) Form() {
 	h, p := b.h, b.p
+	g := h.t.Inputs().Graph
 	h.lk.EdgeSeeds(h.pairs, p.Items, b.positives, h.k, h.layout, int(h.ds.Graph.NumNodes), h.dist,
 		backend.Rand{Seed: h.seed, Stream: negativeStream, Clock: p.Clock}, b.ends, b.nEnds, b.npairs)
-	h.be.Relabel(h.t.Inputs().Graph, b.endsBlk)
+	h.be.Relabel(g, b.endsBlk)
 	h.lk.GroupRows(b.rows, b.nEnds, p.NSeeds, b.ptr, b.order)
+	if ex := h.cfg.Exclude; ex != train.ExcludeNone {
+		h.be.BuildExclusion(g, b.ends, b.positives, ex == train.ExcludeReverse, b.excl)
+	}
 }
 
-// Hop takes the batch's positive edges (and, with exclude reverse, their
-// reverses) out of a training step's sampled block.
-func (b *batch) Hop(_ int, blk *backend.Block) {
-	if ex := b.h.cfg.Exclude; ex != train.ExcludeNone {
-		b.h.lk.ExcludeEdges(blk, b.ends, b.positives, ex == train.ExcludeReverse, b.scratch)
+// Hop samples a training step's hop without the batch's positive edges
+// (SampleExcluding through Form's exclusion: each destination samples its
+// row with them removed), or leaves it to SampleLayer with --exclude none.
+func (b *batch) Hop(_ int, s train.HopSample) bool {
+	if b.h.cfg.Exclude == train.ExcludeNone {
+		return false
 	}
+	b.h.be.SampleExcluding(s.Graph, s.Dst, s.Out.NumDst, s.Fanout, s.Rand, s.Out, b.positives, b.excl)
+	return true
 }
 
 // Loss scores the pairs from the embeddings out (their element-wise

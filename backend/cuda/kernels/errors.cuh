@@ -19,4 +19,5 @@
 #define ERR_LINK_EDGE 20         // EdgeSeeds: ids[{a}] = {b} outside the {c} pairs
 #define ERR_LINK_ROW 21          // GroupRows: rows[{a}] = {b} outside [0, {c})
 #define ERR_PEER_TIMEOUT 22      // AllReduceSum: rank {c} waited 120 s for rank {a} (round word {b}): the peer stopped or issued other collectives
+#define ERR_EXCLUDE_ID 23        // BuildExclusion: ends[{a}] = {b} outside the graph of {c} vertices
 #define ERR_TIERED_ID 30         // AggregateConcatTiered: blk.SrcIDs[{a}] = {b} outside the slot table of {c} vertices

@@ -1,6 +1,6 @@
 // link.cu: link prediction's ops (backend.Link): a step's ends and drawn
-// negatives, the batch's edges taken out of a sampled hop, positions
-// grouped by row, pair products and their gathered gradient, binary
+// negatives (its exclusion and the sampling through it: exclude.cu,
+// sample.cu), positions grouped by row, pair products and their gathered gradient, binary
 // cross-entropy, and the ranks of held-out scores for evaluation. Twins of
 // backend/cpu/link.go and link_rank.go.
 #include "common.cuh"
@@ -121,92 +121,6 @@ extern "C" __global__ void edge_shared(const int* nP, int cap, int k, int nodes,
         if ((a & 3) == 0) w4 = philox4x32_10(make_uint4(SHARED_INDEX, (u32)(a >> 2), step, hi), k0, k1);
         int v = negative_vertex(philox_word(w4, a & 3), nodes, dist);
         if (shared_insert(set, slots, (u32)v) || a >= budget) out[n++] = v;
-    }
-}
-
-// pair_key packs a pair; pair_slot is its first slot (Fibonacci hashing,
-// size a power of two), as backend/cpu/link.go's pairSet.
-__device__ __forceinline__ u64 pair_key(int u, int w) { return ((u64)(u32)u << 32) | (u64)(u32)w; }
-__device__ __forceinline__ int pair_slot(u64 key, int size) {
-    return (int)(((key * 0x9E3779B97F4A7C15ull) >> 32) & (u64)(size - 1));
-}
-
-// exclude_clear empties the table (slots of -1).
-extern "C" __global__ void exclude_clear(u64* table, int size) {
-    for (i64 t = gtid(); t < size; t += gthreads()) table[t] = ~0ull;
-}
-
-__device__ __forceinline__ void pair_insert(u64* table, int size, u64 key) {
-    for (int s = pair_slot(key, size);; s = (s + 1) & (size - 1)) {
-        u64 old = atomicCAS(table + s, ~0ull, key);
-        if (old == ~0ull || old == key) return;
-    }
-}
-
-__device__ __forceinline__ bool pair_has(const u64* table, int size, u64 key) {
-    for (int s = pair_slot(key, size);; s = (s + 1) & (size - 1)) {
-        u64 v = table[s];
-        if (v == key) return true;
-        if (v == ~0ull) return false;
-    }
-}
-
-// exclude_insert puts the b positives (ends[i], ends[b+i]) into the table,
-// and their reverses with reverse.
-extern "C" __global__ void exclude_insert(const int* ends, const int* nP, int cap, int reverse, u64* table,
-                                          int size) {
-    int b = live_count(nP, cap);
-    for (i64 i = gtid(); i < b; i += gthreads()) {
-        int u = ends[i], v = ends[b + i];
-        pair_insert(table, size, pair_key(u, v));
-        if (reverse) pair_insert(table, size, pair_key(v, u));
-    }
-}
-
-// overflowed reports whether a block's edge count exceeds its capacity
-// (then ExcludeEdges leaves it as it is).
-__device__ __forceinline__ bool overflowed(const int* neP, int edgeCap) { return *neP > edgeCap; }
-
-// exclude_count saves destination d's row (offsets and neighbours) and
-// writes the number of its neighbours that stay into keep[d]; keep[nDst]
-// = 0 for the scan's total. An overflowed block keeps every neighbour.
-extern "C" __global__ void exclude_count(const int* indptr, const int* nbrs, const int* ids, const int* ndP,
-                                         int dstCap, const int* neP, int edgeCap, const u64* table, int size,
-                                         int* keep, int* savedPtr, int* savedNbrs) {
-    int nd = live_count(ndP, dstCap);
-    bool over = overflowed(neP, edgeCap);
-    for (i64 d = gtid(); d <= nd; d += gthreads()) {
-        savedPtr[d] = indptr[d];
-        if (d == nd) {
-            keep[d] = 0;
-            continue;
-        }
-        int lo = indptr[d], hi = indptr[d + 1], n = 0, x = ids[d];
-        for (int e = lo; e < hi; e++) {
-            if (over) {
-                n++;
-                continue;
-            }
-            int w = nbrs[e];
-            savedNbrs[e] = w;
-            if (!pair_has(table, size, pair_key(x, w))) n++;
-        }
-        keep[d] = n;
-    }
-}
-
-// exclude_write writes the neighbours that stay at their new offsets.
-extern "C" __global__ void exclude_write(const int* ids, const int* ndP, int dstCap, const int* neP, int edgeCap,
-                                         const u64* table, int size, const int* savedPtr, const int* savedNbrs,
-                                         const int* indptr, int* nbrs) {
-    if (overflowed(neP, edgeCap)) return;
-    int nd = live_count(ndP, dstCap);
-    for (i64 d = gtid(); d < nd; d += gthreads()) {
-        int out = indptr[d], x = ids[d];
-        for (int e = savedPtr[d]; e < savedPtr[d + 1]; e++) {
-            int w = savedNbrs[e];
-            if (!pair_has(table, size, pair_key(x, w))) nbrs[out++] = w;
-        }
     }
 }
 

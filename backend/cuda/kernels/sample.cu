@@ -10,32 +10,17 @@
 // was already chosen, else r. Output in selection order. A destination v
 // with skip[v] >= 0 (skip optional: a masked graph's view) gets none; the
 // fill kernels write the rows the scan sized, so they skip it too.
+//
+// An exclusion (excl optional: a link step's, exclude.cuh) takes entries
+// out of rows before sampling: a destination with e excluded entries
+// samples by the rule above over d-e positions, position p standing for
+// the p-th entry of its row that is not excluded (excl_position); the
+// count finds e with one bucket look-up per destination, the fills again.
 #include "common.cuh"
+#include "csr.cuh"
+#include "exclude.cuh"
 #include "rng.cuh"
 #include "scan.cuh"
-
-// Rows reads a graph's neighbour lists: a CSR (indptr, indices) or, when
-// indptr is null, a pointer table (a PeerGraph's: the address of every
-// vertex's list, in this GPU's memory or a peer's, and its degree). The
-// branch is uniform across a launch.
-struct Rows {
-    const i64* __restrict__ indptr;
-    const int* __restrict__ indices;
-    const long long* __restrict__ addr;
-    const int* __restrict__ deg;
-    __device__ __forceinline__ int degree(int v) const {
-        return indptr ? (int)(indptr[v + 1] - indptr[v]) : deg[v];
-    }
-    __device__ __forceinline__ const int* row(int v) const {
-        return indptr ? indices + indptr[v] : (const int*)addr[v];
-    }
-};
-
-__device__ __forceinline__ Rows make_rows(const i64* indptr, const int* indices, const long long* addr,
-                                          const int* deg) {
-    Rows g = {indptr, indices, addr, deg};
-    return g;
-}
 
 // SampleCounts produces destination i's sampled degree: 0 past the live
 // count and for ids outside the graph (which sample_fill reports).
@@ -45,11 +30,13 @@ struct SampleCounts {
     const int* __restrict__ dst;
     int n, fanout;
     const int* __restrict__ skip;
+    Excl ex;
     __device__ __forceinline__ int key(int i) const { return i < n ? dst[i] : -1; }
     __device__ __forceinline__ int value(int, int v) const {
         if (v < 0 || v >= numNodes) return 0;
         if (skip && skip[v] >= 0) return 0;
-        int d = g.degree(v);
+        int lo;
+        int d = g.degree(v) - excl_find(ex, v, &lo);
         return (fanout < 0 || fanout >= d) ? d : fanout;
     }
 };
@@ -59,9 +46,10 @@ struct SampleCounts {
 // true total. One launch (scan.cuh).
 extern "C" __global__ void __launch_bounds__(SCAN_THREADS)
 sample_count_scan(const i64* gIndptr, const int* rowDeg, i64 numNodes, const int* dst, const int* nDstP, int dstCap,
-                  int fanout, const int* skip, int* indptr, int* numEdges, u64* status, int* ctr) {
+                  int fanout, const int* skip, const long long* excl, int exKeys, int exBuckets, int* indptr,
+                  int* numEdges, u64* status, int* ctr) {
     Rows g = {gIndptr, 0, 0, rowDeg};
-    SampleCounts p = {g, numNodes, dst, live_count(nDstP, dstCap), fanout, skip};
+    SampleCounts p = {g, numNodes, dst, live_count(nDstP, dstCap), fanout, skip, make_excl(excl, exKeys, exBuckets)};
     ScanState st = {status, ctr};
     scan_tiles(p, dstCap + 1, indptr, numEdges, 0, 0, st);
 }
@@ -121,11 +109,12 @@ __device__ __forceinline__ void floyd_large(u32* ch, u32 v, u32 d, int k, u32 k0
 // 32 need k * 4 bytes of dynamic shared memory per warp.
 extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, const long long* rowAddr,
                                        const int* rowDeg, i64 numNodes, const int* dst,
-                                       const int* nDstP, int dstCap, int fanout, const int* indptr, int* nbrs,
-                                       int edgeCap, u32 k0, u32 k1, const int* clock, u32 stream, int* srcIDs,
-                                       int srcCap, int* err) {
+                                       const int* nDstP, int dstCap, int fanout, const long long* excl, int exKeys,
+                                       int exBuckets, const int* indptr, int* nbrs, int edgeCap, u32 k0, u32 k1,
+                                       const int* clock, u32 stream, int* srcIDs, int srcCap, int* err) {
     extern __shared__ u32 chosenMem[];
     Rows g = {gIndptr, gIndices, rowAddr, rowDeg};
+    Excl ex = make_excl(excl, exKeys, exBuckets);
     int n = live_count(nDstP, dstCap);
     int lane = lane_id();
     u32 step = (u32)clock[1], hi = rand_hi(clock, stream);
@@ -135,20 +124,21 @@ extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, 
         int off = indptr[i];
         if (lane == 0) dst_prologue(i, v, numNodes, srcIDs, srcCap, err);
         if (v < 0 || v >= numNodes || off >= edgeCap || indptr[i + 1] == off) continue;
-        int d = g.degree(v);
+        int lo, e = excl_find(ex, v, &lo);
+        int d = g.degree(v) - e;
         const int* row = g.row(v);
         int lim = edgeCap - off;
         int* out = nbrs + off;
         if (fanout < 0 || fanout >= d) {
             int m = min(d, lim);
-            for (int j = lane; j < m; j += 32) out[j] = row[j];
+            for (int j = lane; j < m; j += 32) out[j] = row[e ? excl_position(ex, lo, e, j) : j];
         } else if (fanout > 0 && fanout <= 32) {
             u32 c = floyd_small((u32)v, (u32)d, fanout, k0, k1, step, hi);
-            if (lane < fanout && lane < lim) out[lane] = row[c];
+            if (lane < fanout && lane < lim) out[lane] = row[e ? excl_position(ex, lo, e, (int)c) : (int)c];
         } else if (fanout > 32) {
             floyd_large(ch, (u32)v, (u32)d, fanout, k0, k1, step, hi);
             int m = min(fanout, lim);
-            for (int j = lane; j < m; j += 32) out[j] = row[ch[j]];
+            for (int j = lane; j < m; j += 32) out[j] = row[e ? excl_position(ex, lo, e, (int)ch[j]) : (int)ch[j]];
             __syncwarp();
         }
     }
@@ -161,7 +151,7 @@ extern "C" __global__ void sample_fill(const i64* gIndptr, const int* gIndices, 
 // warp, each group reading its own bits); rows that take all their
 // neighbours (fanout >= degree) copy after the loop.
 template <int G>
-__device__ __forceinline__ void sample_fill_groups(Rows g, i64 numNodes,
+__device__ __forceinline__ void sample_fill_groups(Rows g, Excl ex, i64 numNodes,
                                                    const int* dst, int n, int k, const int* indptr, int* nbrs,
                                                    int edgeCap, u32 k0, u32 k1, u32 step, u32 hi, int* srcIDs,
                                                    int srcCap, int* err) {
@@ -170,14 +160,15 @@ __device__ __forceinline__ void sample_fill_groups(Rows g, i64 numNodes,
     int per = 32 / G;
     for (int base = gwarp() * per; base < n; base += gwarps() * per) {
         int i = base + grp;
-        int v = -1, off = 0, d = 0;
+        int v = -1, off = 0, d = 0, lo = 0, e = 0;
         const int* row = 0;
         if (i < n) {
             v = dst[i];
             off = indptr[i];
             if (sub == 0) dst_prologue(i, v, numNodes, srcIDs, srcCap, err);
             if (v >= 0 && v < numNodes && off < edgeCap && indptr[i + 1] > off) {
-                d = g.degree(v);
+                e = excl_find(ex, v, &lo);
+                d = g.degree(v) - e;
                 row = g.row(v);
             } else {
                 v = -1;
@@ -197,27 +188,27 @@ __device__ __forceinline__ void sample_fill_groups(Rows g, i64 numNodes,
         }
         int lim = edgeCap - off;
         if (floyd) {
-            if (sub < k && sub < lim) nbrs[off + sub] = row[chosen];
+            if (sub < k && sub < lim) nbrs[off + sub] = row[e ? excl_position(ex, lo, e, (int)chosen) : (int)chosen];
         } else if (v >= 0) {
             int m = min(d, lim);
-            for (int q = sub; q < m; q += G) nbrs[off + q] = row[q];
+            for (int q = sub; q < m; q += G) nbrs[off + q] = row[e ? excl_position(ex, lo, e, q) : q];
         }
     }
 }
 
 #define FILL_GROUP_ARGS                                                                                          \
     const i64 *gIndptr, const int *gIndices, const long long *rowAddr, const int *rowDeg, i64 numNodes,        \
-        const int *dst, const int *nDstP, int dstCap,                                                            \
-        int fanout, const int *indptr, int *nbrs, int edgeCap, u32 k0, u32 k1, const int *clock, u32 stream,     \
+        const int *dst, const int *nDstP, int dstCap, int fanout, const long long *excl, int exKeys,              \
+        int exBuckets, const int *indptr, int *nbrs, int edgeCap, u32 k0, u32 k1, const int *clock, u32 stream,  \
         int *srcIDs, int srcCap, int *err
 
 extern "C" __global__ void sample_fill8(FILL_GROUP_ARGS) {
-    sample_fill_groups<8>(make_rows(gIndptr, gIndices, rowAddr, rowDeg), numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
+    sample_fill_groups<8>(make_rows(gIndptr, gIndices, rowAddr, rowDeg), make_excl(excl, exKeys, exBuckets), numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
                           edgeCap, k0, k1, (u32)clock[1], rand_hi(clock, stream), srcIDs, srcCap, err);
 }
 
 extern "C" __global__ void sample_fill16(FILL_GROUP_ARGS) {
-    sample_fill_groups<16>(make_rows(gIndptr, gIndices, rowAddr, rowDeg), numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
+    sample_fill_groups<16>(make_rows(gIndptr, gIndices, rowAddr, rowDeg), make_excl(excl, exKeys, exBuckets), numNodes, dst, live_count(nDstP, dstCap), fanout, indptr, nbrs,
                            edgeCap, k0, k1, (u32)clock[1], rand_hi(clock, stream), srcIDs, srcCap, err);
 }
 

@@ -32,6 +32,8 @@ const (
 	LinkRow Code = 21
 	// PeerTimeout is AllReduceSum's "rank %[3]d waited 120 s for rank %[1]d (round word %[2]d): the peer stopped or issued other collectives".
 	PeerTimeout Code = 22
+	// ExcludeID is BuildExclusion's "ends[%d] = %d outside the graph of %d vertices".
+	ExcludeID Code = 23
 	// TieredID is AggregateConcatTiered's "blk.SrcIDs[%d] = %d outside the slot table of %d vertices".
 	TieredID Code = 30
 )
@@ -68,6 +70,8 @@ func (c Code) describe() (op, msg string, values int) {
 		return "GroupRows", "rows[%d] = %d outside [0, %d)", 3
 	case PeerTimeout:
 		return "AllReduceSum", "rank %[3]d waited 120 s for rank %[1]d (round word %[2]d): the peer stopped or issued other collectives", 3
+	case ExcludeID:
+		return "BuildExclusion", "ends[%d] = %d outside the graph of %d vertices", 3
 	case TieredID:
 		return "AggregateConcatTiered", "blk.SrcIDs[%d] = %d outside the slot table of %d vertices", 3
 	}
