@@ -44,7 +44,9 @@ data() {
   local name=$1; shift
   [ -d "$D/$name" ] && return 0
   local t0=$SECONDS
-  bin/fanout gen "${name%-link}" --out "$D/$name" "$@" >>"$O/runs.log" 2>&1 || die "gen $name failed (see $O/runs.log)"
+  local preset=${name%-link}
+  preset=${preset%-community}
+  bin/fanout gen "$preset" --out "$D/$name" "$@" >>"$O/runs.log" 2>&1 || die "gen $name failed (see $O/runs.log)"
   say "   gen $name $*: $((SECONDS - t0)) s"
 }
 
