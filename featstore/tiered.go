@@ -32,6 +32,7 @@ type Tiered struct {
 	dt    backend.DType  // F32 or BF16: both tiers hold it
 	order []int32        // vertices, most accessed first
 	n     int            // rows in the cache
+	ahead bool           // Remote: the replay driver gathers a step's misses in the step before
 }
 
 // NewTiered puts the [N, dim] table feat ([]float32, or []uint16
@@ -157,3 +158,14 @@ func (t *Tiered) Free() {
 	}
 	t.host, t.slot, t.cache, t.stats = nil, nil, nil, nil
 }
+
+// FetchAhead makes the store Remote (on) or not: the replay driver then
+// gathers a step's rows (with InPlace, its host tier's misses) a step
+// ahead, beside the step before, into rows of the next plan's own,
+// instead of inside the step. Set it before the trainer is made: the plans
+// are shaped by it.
+func (t *Tiered) FetchAhead(on bool) { t.ahead = on }
+
+// Remote reports whether the replay driver fetches the rows a step ahead
+// (FetchAhead).
+func (t *Tiered) Remote() bool { return t.ahead }

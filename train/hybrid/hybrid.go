@@ -39,6 +39,11 @@ type Options struct {
 	// provisioned that lists take under host topology, in (0, 1]; 0:
 	// DefaultListShare.
 	ListShare float64
+	// FetchAhead gathers each training step's host-tier rows a step ahead,
+	// beside the step before, instead of inside the step
+	// (featstore.Tiered.FetchAhead): for a small cache, whose misses cross
+	// PCIe every step.
+	FetchAhead bool
 	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
 	Hot    HotOptions
 	Replay train.ReplayOptions
@@ -90,6 +95,7 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 	if err != nil {
 		return nil, err
 	}
+	store.FetchAhead(opt.FetchAhead)
 	return &Tier{Store: store, opt: opt, be: be}, nil
 }
 

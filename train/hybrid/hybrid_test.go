@@ -82,7 +82,7 @@ func TestRankByAccess(t *testing.T) {
 // see the tiers: hit rate 1, in between, 0.
 func TestHybridMatchesReplay(t *testing.T) {
 	ds, cfg := tiny(t)
-	hybridMatchesReplay(t, ds, cfg, []cacheCase{{-1, 1, 1}, {2000, 0.05, 0.99}, {0, 0, 0}})
+	hybridMatchesReplay(t, ds, cfg, []cacheCase{{-1, 1, 1, false}, {2000, 0.05, 0.99, false}, {0, 0, 0, false}})
 }
 
 // TestGATHybridMatchesReplay: the same for GAT (a model the driver knows
@@ -90,13 +90,36 @@ func TestHybridMatchesReplay(t *testing.T) {
 func TestGATHybridMatchesReplay(t *testing.T) {
 	ds, cfg := tiny(t)
 	cfg.Model, cfg.Heads, cfg.AttnDropout, cfg.Epochs = "gat", 4, 0.3, 1
-	hybridMatchesReplay(t, ds, cfg, []cacheCase{{2000, 0.05, 0.99}})
+	hybridMatchesReplay(t, ds, cfg, []cacheCase{{2000, 0.05, 0.99, false}})
 }
 
-// cacheCase is a cache size and the range its hit rate must fall in.
+// TestFetchAheadMatchesReplay: with the host tier's rows gathered a step
+// ahead (Options.FetchAhead: the replay driver's fetch beside the step
+// before, into the next plan's own rows), the hybrid run still gives
+// replay's losses bit for bit, with part of the table cached and with
+// none.
+func TestFetchAheadMatchesReplay(t *testing.T) {
+	ds, cfg := tiny(t)
+	hybridMatchesReplay(t, ds, cfg, []cacheCase{{2000, 0.05, 0.99, true}, {0, 0, 0, true}})
+	// The fetch went beside the step: the next plan had rows of its own.
+	peak := func(ahead bool) int64 {
+		_, st, err := Run(context.Background(), record.New(cpu.New(1)), ds, cfg, train.Options{}, Options{CacheRows: 2000, FetchAhead: ahead})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.PeakBytes
+	}
+	if in, ahead := peak(false), peak(true); ahead <= in {
+		t.Errorf("peak %d bytes fetching ahead, %d not: the next plan has no rows of its own", ahead, in)
+	}
+}
+
+// cacheCase is a cache size, the range its hit rate must fall in, and
+// whether the rows are fetched a step ahead.
 type cacheCase struct {
 	rows     int64
 	min, max float64
+	ahead    bool
 }
 
 // hybridMatchesReplay trains cfg with the replay driver, then with the
@@ -105,11 +128,11 @@ func hybridMatchesReplay(t *testing.T, ds *dataset.Dataset, cfg train.Config, ca
 	t.Helper()
 	want := replayLosses(t, ds, cfg)
 	for _, c := range cases {
-		t.Run(fmt.Sprint(c.rows), func(t *testing.T) {
+		t.Run(fmt.Sprint(c.rows, "/ahead=", c.ahead), func(t *testing.T) {
 			var got []float32
 			var log strings.Builder
 			_, st, err := Run(context.Background(), record.New(cpu.New(1)), ds, cfg,
-				train.Options{OnStep: func(_, _ int, l float32) { got = append(got, l) }}, Options{CacheRows: c.rows, Log: &log})
+				train.Options{OnStep: func(_, _ int, l float32) { got = append(got, l) }}, Options{CacheRows: c.rows, FetchAhead: c.ahead, Log: &log})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -24,7 +24,7 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 		return hybrid.Options{}, err
 	}
 	h := j.Hybrid
-	hopt := hybrid.Options{CacheRows: int64(h.CacheRows), Threads: j.Threads, Log: log, Replay: j.Replay, FeatureDType: dt,
+	hopt := hybrid.Options{CacheRows: int64(h.CacheRows), Threads: j.Threads, Log: log, Replay: j.Replay, FeatureDType: dt, FetchAhead: h.FetchAhead,
 		Hot: hybrid.HotOptions{Ratio: h.HotRatio, Staleness: h.Staleness, SuperBatch: h.SuperBatch, Outputs: h.HotOutputs,
 			NewCPU: func() (backend.Backend, error) { return cpu.New(j.Threads), nil }}}
 	if h.GPUMemory != "" {

@@ -62,6 +62,7 @@ type HybridSettings struct {
 	Staleness  int
 	SuperBatch int
 	HotOutputs bool // the CPU computes layer 0's outputs instead of its inputs
+	FetchAhead bool // the host tier's rows gathered a step ahead (hybrid.Options.FetchAhead)
 }
 
 // Placement is how several devices hold the graph and the features.
