@@ -1,6 +1,9 @@
 package train
 
-import "github.com/fanout-gnn/fanout/featstore"
+import (
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/featstore"
+)
 
 // Floor is the least work a step must do, from its live sizes: the FLOPs of
 // its matrix products and the fewest bytes it must move through memory.
@@ -15,7 +18,7 @@ type Floor struct {
 // the forward work except that the bottom layer computes no input
 // gradient. Bytes: feature
 // rows gathered (read from the table, written as float32; none where the
-// bottom layer reads the table in place), each layer's aggregation (every
+// bottom layer reads the table, or a tiered store's cache, in place), each layer's aggregation (every
 // sampled edge reads a source row, of the table's element size where the
 // bottom layer reads the table; backward writes it), bias/activation/
 // dropout over the outputs forward and backward, and Adam reading and
@@ -28,6 +31,14 @@ func (t *Trainer) StepFloor(blocks []BlockSize) Floor {
 	feat := f32
 	if d, ok := t.in.Feat.(featstore.Direct); ok {
 		feat = float64(d.DeviceTable().DType().Size())
+	}
+	if s := t.tieredInput(); s != nil {
+		// The cache read in place; the misses' gather (the host tier's
+		// rows, a small share where the cache serves) is not counted.
+		inPlace = true
+		if d, ok := s.(interface{ DType() backend.DType }); ok {
+			feat = float64(d.DType().Size())
+		}
 	}
 	if len(blocks) > 0 && !inPlace {
 		bytes += blocks[0].Src * float64(mc.InDim) * (feat + f32)
