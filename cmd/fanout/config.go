@@ -47,7 +47,7 @@ func hyperOptions() []option {
 		{"epochs", "training epochs", func(c *train.Config, _ *runFlags) any { return &c.Epochs }},
 		{"lr", "Adam learning `rate`", func(c *train.Config, _ *runFlags) any { return &c.LR }},
 		{"weight-decay", "L2 weight `decay`", func(c *train.Config, _ *runFlags) any { return &c.WeightDecay }},
-		{"lr-schedule", "the learning rate over the epochs: constant, or cosine (epoch e of n at lr × (1 + cos(π·e/n))/2: the first at --lr, the last near 0; a run that still moves after its first epochs settles)", func(c *train.Config, _ *runFlags) any { return &c.LRSchedule }},
+		{"lr-schedule", "the learning rate over the epochs: constant, or cosine (epoch e of n at lr × (1 + cos(π·e/n))/2: the first at --lr, the last near 0; a run that still moves after its first epochs settles); default constant, and cosine for --task link (with --model gcn: docs/perf.md)", func(c *train.Config, _ *runFlags) any { return &c.LRSchedule }},
 		{"dropout", "dropout `probability` on hidden layers", func(c *train.Config, _ *runFlags) any { return &c.Dropout }},
 		{"input-dropout", "dropout `probability` on the input features", func(c *train.Config, _ *runFlags) any { return &c.InDropout }},
 		{"seed", "random seed (initialisation, shuffling, sampling, dropout)", func(c *train.Config, _ *runFlags) any { return &c.Seed }},
