@@ -92,8 +92,12 @@ func Place(budget, resident, envelope, margin, rowBytes, rows, want int64) (Plac
 func roomLeft(budget, resident, envelope, margin int64) (int64, error) {
 	free := budget - resident - margin
 	if free < 0 {
-		return 0, fmt.Errorf("gpu-memory: the budget of %s does not hold the topology, tables and step (%s, of which the step's envelope %s) and the %s margin: at least %s is needed, with every feature row in host memory",
-			mib(budget), mib(resident), mib(envelope), mib(margin), mib(resident+margin))
+		step := ""
+		if envelope > 0 {
+			step = fmt.Sprintf(", of which the step's envelope %s", mib(envelope))
+		}
+		return 0, fmt.Errorf("gpu-memory: the budget of %s does not hold the topology, tables and step (%s%s) and the %s margin: at least %s is needed, with every feature row in host memory",
+			mib(budget), mib(resident), step, mib(margin), mib(resident+margin))
 	}
 	return free, nil
 }
@@ -102,7 +106,11 @@ func roomLeft(budget, resident, envelope, margin int64) (int64, error) {
 func (p Placement) Print(w io.Writer) {
 	fmt.Fprintf(w, "hybrid plan (GPU budget %s):\n", mib(p.Budget))
 	p.Topology.print(w)
-	fmt.Fprintf(w, "  topology, labels, degrees, slot table, plan, model: %s (step envelope %s)\n", mib(p.Resident), mib(p.Envelope))
+	envelope := "" // a typed replay reports no envelope bytes: the resident bytes hold its plan and model
+	if p.Envelope > 0 {
+		envelope = fmt.Sprintf(" (step envelope %s)", mib(p.Envelope))
+	}
+	fmt.Fprintf(w, "  topology, labels, degrees, slot table, plan, model: %s%s\n", mib(p.Resident), envelope)
 	if p.Types == nil {
 		fmt.Fprintf(w, "  feature cache: %d of %d rows (%.1f%%), %s\n", p.CacheRows, p.Rows, percent(p.CacheRows, p.Rows), mib(p.CacheBytes()))
 		fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))
