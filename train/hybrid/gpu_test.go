@@ -108,12 +108,7 @@ func TestTypedHybridCUDA(t *testing.T) {
 	gpu := traintest.GPU(t)
 	ds, cfg := heteroTiny(t)
 	replay := replayOn(t, gpu, ds, cfg)
-	var st *Stats
-	hyb := losses(t, func(o train.Options) error {
-		var err error
-		_, st, err = Run(context.Background(), gpu, ds, cfg, o, Options{CacheRows: 800})
-		return err
-	})
+	hyb, st, _ := hybridOn(t, gpu, ds, cfg, Options{CacheRows: 800})
 	if !slices.Equal(hyb, replay) {
 		t.Fatalf("typed hybrid:\n%v\ntyped replay:\n%v", hyb, replay)
 	}

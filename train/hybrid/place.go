@@ -7,7 +7,8 @@
 // found gathered most often (RankByAccess). A graph that does not fit
 // beside the step is sampled through a pointer table over lists in host
 // memory, read in place too, the highest-degree vertices' lists copied to
-// the GPU (topology.go).
+// the GPU (topology.go). A typed graph gets a tiered store per type with
+// features, whose caches share the budget by one ranking (typed.go).
 package hybrid
 
 import (

@@ -8,27 +8,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
-// heteroTiny is the hetero-tiny preset (papers with features; authors,
-// institutions and fields without: learned rows) and its settings for two
-// epochs.
+// heteroTiny is the hetero-tiny preset (papers and fields of study with
+// features; authors and institutions without: learned rows) and its
+// settings for two epochs.
 func heteroTiny(t *testing.T) (*dataset.Dataset, train.Config) {
-	t.Helper()
-	p, err := rmat.Lookup("hetero-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := train.Defaults()
-	c.Model, c.Layers, c.Hidden, c.Batch, c.Fanouts = p.Model, p.Layers, p.Hidden, p.Batch, p.Fanouts
-	c.Dropout, c.LR, c.Epochs = p.Dropout, p.LR, 2
-	return traintest.Generate(t, p), c
+	return traintest.Preset(t, "hetero-tiny")
 }
 
 // allFeatures is ds with every featureless type given a table of its
@@ -56,11 +48,17 @@ func allFeatures(ds *dataset.Dataset) *dataset.Dataset {
 // loss, the figures and the printed plan.
 func typedHybrid(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Options) ([]float32, *Stats, string) {
 	t.Helper()
+	return hybridOn(t, record.New(cpu.New(2)), ds, cfg, opt)
+}
+
+// hybridOn is typedHybrid on be.
+func hybridOn(t *testing.T, be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options) ([]float32, *Stats, string) {
+	t.Helper()
 	var losses []float32
 	var log strings.Builder
 	opt.Log = &log
 	topt := train.Options{OnStep: func(_, _ int, l float32) { losses = append(losses, l) }}
-	_, st, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, topt, opt)
+	_, st, err := Run(context.Background(), be, ds, cfg, topt, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
