@@ -38,6 +38,14 @@ type Options struct {
 	// whole to the backend (the hybrid mode's tiered store); the trainer
 	// frees it on Close.
 	Features featstore.Store
+	// TypedFeatures, when set, serve a typed dataset's feature tables, one
+	// store per vertex type (Dataset.Types' order), instead of tables
+	// uploaded whole (the hybrid mode's tiered stores); a nil entry
+	// uploads that type's table as usual, and a featureless type's must be
+	// nil (its learned rows stay resident). The trainer frees them on
+	// Close; where New fails, the caller frees them (featstore's stores
+	// take a second Free).
+	TypedFeatures []featstore.Store
 	// Graph, when set, is the topology the trainer samples from instead of
 	// uploading the dataset's graph (a rank's PeerGraph, whose lists are
 	// spread over a group's devices; train/multigpu's PlaceTopology).
@@ -128,6 +136,8 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 		if err := typedRefuses(ds, opt); err != nil {
 			return nil, err
 		}
+	} else if opt.TypedFeatures != nil {
+		return nil, fmt.Errorf("train: per-type feature stores for %s, which has one vertex type (give Options.Features)", ds.Name)
 	}
 	t := &Trainer{cfg: cfg, opt: opt, be: be, ds: ds,
 		adam: backend.AdamConfig{LR: cfg.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: cfg.WeightDecay}}
@@ -170,7 +180,7 @@ func New(be backend.Backend, ds *dataset.Dataset, cfg Config, opt Options) (*Tra
 // when given.
 func (t *Trainer) upload() (*Inputs, error) {
 	if t.ds.Typed() {
-		return uploadTyped(t.be, t.ds, t.opt.FeatureDType, EmbedDim(t.ds, t.cfg.EmbedFeatureless), t.cfg.Seed)
+		return uploadTyped(t.be, t.ds, t.opt.TypedFeatures, t.opt.FeatureDType, EmbedDim(t.ds, t.cfg.EmbedFeatureless), t.cfg.Seed)
 	}
 	f := t.opt.Features
 	if g := t.opt.Graph; g != nil && (g.NumNodes() != t.ds.Graph.NumNodes || g.NumEdges() != t.ds.Graph.NumEdges()) {

@@ -67,8 +67,13 @@ func EmbedDim(ds *dataset.Dataset, want int) int {
 // uploadTyped makes a typed dataset resident: relations, vertex spaces,
 // the target's labels, feature tables (held as dt; 0: as the dataset holds
 // them) and, for featureless types, embedding tables of width embedDim
-// initialised from seed.
-func uploadTyped(be backend.Backend, ds *dataset.Dataset, dt backend.DType, embedDim int, seed uint64) (_ *Inputs, err error) {
+// initialised from seed. stores, when set, serve the types whose entry is
+// not nil instead of an uploaded table (Options.TypedFeatures); the
+// inputs then own them.
+func uploadTyped(be backend.Backend, ds *dataset.Dataset, stores []featstore.Store, dt backend.DType, embedDim int, seed uint64) (_ *Inputs, err error) {
+	if err := checkTypedStores(ds, stores); err != nil {
+		return nil, err
+	}
 	ti := &TypedInputs{}
 	in := &Inputs{Typed: ti}
 	defer func() {
@@ -94,7 +99,9 @@ func uploadTyped(be backend.Backend, ds *dataset.Dataset, dt backend.DType, embe
 		ti.Space = append(ti.Space, space)
 		var f featstore.Store
 		var emb *nn.Param
-		if vt.FeatDim > 0 {
+		if i < len(stores) && stores[i] != nil {
+			f = stores[i]
+		} else if vt.FeatDim > 0 {
 			r, err := featstore.UploadAs(be, vt.FeatureTable(), vt.FeatDim, dt)
 			if err != nil {
 				return nil, fmt.Errorf("type %s features: %w", vt.Name, err)
@@ -110,6 +117,29 @@ func uploadTyped(be backend.Backend, ds *dataset.Dataset, dt backend.DType, embe
 	}
 	in.owned = append(in.owned, in.Labels)
 	return in, nil
+}
+
+// checkTypedStores checks the per-type stores given to the trainer: one
+// entry per type, nil for a featureless type, and each store as many rows
+// as its type has vertices, as wide as its features.
+func checkTypedStores(ds *dataset.Dataset, stores []featstore.Store) error {
+	if stores == nil {
+		return nil
+	}
+	if len(stores) != len(ds.Types) {
+		return fmt.Errorf("train: %d per-type feature stores, %s has %d vertex types", len(stores), ds.Name, len(ds.Types))
+	}
+	for i, f := range stores {
+		vt := ds.Types[i]
+		switch {
+		case f == nil:
+		case vt.FeatDim == 0:
+			return fmt.Errorf("train: a feature store for type %s, which has no features (its rows are learned)", vt.Name)
+		case f.Rows() != vt.Count || f.Dim() != vt.FeatDim:
+			return fmt.Errorf("train: type %s's feature store has %d x %d rows, the type has %d x %d", vt.Name, f.Rows(), f.Dim(), vt.Count, vt.FeatDim)
+		}
+	}
+	return nil
 }
 
 // free releases the typed tables.

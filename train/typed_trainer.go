@@ -18,7 +18,7 @@ func typedRefuses(ds *dataset.Dataset, opt Options) error {
 	case opt.Parallel != nil && opt.Parallel.Size() > 1 && featureless >= 0:
 		return fmt.Errorf("typed graphs with a type without features (%s: learned rows) train on one device for now (several were asked)", ds.Types[featureless].Name)
 	case opt.Features != nil || opt.Graph != nil:
-		return fmt.Errorf("typed graphs keep their features and relations on the training device for now (the hybrid mode and placed topologies are one-type)")
+		return fmt.Errorf("typed graphs take their feature stores per type (Options.TypedFeatures) and keep their relations on the training device (placed topologies are one-type)")
 	}
 	return nil
 }

@@ -153,7 +153,8 @@ func TestTypedRefusals(t *testing.T) {
 		extra []string
 	}{
 		{"typed graphs with a type without features (author: learned rows) train on one device", []string{"--devices", "2"}},
-		{"mode: hetero-tiny is typed", []string{"--mode", "hybrid"}},
+		{"hot-ratio: 0.1: hetero-tiny is typed", []string{"--mode", "hybrid", "--hot-ratio", "0.1"}},
+		{"devices: hetero-tiny is typed, and the hybrid mode trains typed graphs on one device", []string{"--mode", "hybrid", "--devices", "2"}},
 		{`relation-fanouts: "likes" names no relation of hetero-tiny`, []string{"--relation-fanouts", "likes=1,1"}},
 		{"full-eval: layer-wise inference is the one-type models'", []string{"--full-eval"}},
 		{"bases: 2, but hetero-tiny's types have input rows of 2 widths", []string{"--model", "rgcn", "--bases", "2"}},

@@ -99,6 +99,25 @@ func TestHybridCUDA(t *testing.T) {
 	}
 }
 
+// TestTypedHybridCUDA: on a GPU, a typed run (hetero-tiny: the papers'
+// and fields' tiers, the other types' learned rows resident) with a
+// quarter of the rows cached, the rest read over PCIe in place, equals the
+// typed replay run with every table resident bitwise (the deterministic
+// path).
+func TestTypedHybridCUDA(t *testing.T) {
+	gpu := traintest.GPU(t)
+	ds, cfg := heteroTiny(t)
+	replay := replayOn(t, gpu, ds, cfg)
+	hyb, st, _ := hybridOn(t, gpu, ds, cfg, Options{CacheRows: 800})
+	if !slices.Equal(hyb, replay) {
+		t.Fatalf("typed hybrid:\n%v\ntyped replay:\n%v", hyb, replay)
+	}
+	t.Logf("hit rate %.3f, %+v", st.HitRate, st.Placement.Types)
+	if !(st.HitRate > 0 && st.HitRate < 1) {
+		t.Fatalf("hit rate %.3f with 800 of %d rows cached", st.HitRate, st.Placement.Rows)
+	}
+}
+
 // TestHotCUDA: on a GPU, hybrid with CPU-computed hot vertices (the host
 // table read in place, the bottom hop masked on the device; as inputs
 // added before layer 0's product, or as outputs whose gradient is

@@ -87,6 +87,9 @@ type Tier struct {
 // (train.Options.Features, which then owns it) and BeforeCapture to its
 // replay driver.
 func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options) (*Tier, error) {
+	if ds.Typed() {
+		return nil, fmt.Errorf("hybrid: %s is typed, and a device's tier of a group is one-type graphs' (the typed hybrid mode runs on one device)", ds.Name)
+	}
 	order, err := opt.ranks.featureOrder(ds, cfg, opt)
 	if err != nil {
 		return nil, err
@@ -139,8 +142,14 @@ func (t *Tier) Finish() error {
 // Run trains cfg on ds with the replay driver over a tiered feature store
 // placed under opt.Budget, and returns the summary and the figures. topt
 // are the trainer's options (RunDir, Progress...); Features and Replay are
-// set here.
+// set here. A typed dataset gets a tiered store per type with features
+// (train.Options.TypedFeatures), ranked by DegreeRanking, their caches
+// sharing the budget by SplitCache (typed.go); its hot vertices, host
+// topology and rows fetched ahead are refused.
 func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train.Config, topt train.Options, opt Options) (*train.Summary, *Stats, error) {
+	if ds.Typed() {
+		return runTyped(ctx, be, ds, cfg, topt, opt)
+	}
 	tier, err := newRunTier(be, ds, cfg, opt)
 	if err != nil {
 		return nil, nil, err
@@ -333,9 +342,6 @@ func (opt Options) PlaceCache(resident, envelope, rowBytes, rows int64) (Placeme
 // (freeTopology).
 func newRunTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Options) (*Tier, error) {
 	g := ds.Graph
-	if g == nil {
-		return nil, fmt.Errorf("hybrid: %s is typed, and the hybrid mode trains one-type graphs", ds.Name)
-	}
 	step := StepEstimate(g, cfg.Batch, cfg.Fanouts, ds.FeatDim)
 	plan, err := PlanTopology(opt.Topology, opt.Budget, opt.margin(), step, g.NumNodes, g.NumEdges())
 	if err != nil {

@@ -7,7 +7,8 @@
 // found gathered most often (RankByAccess). A graph that does not fit
 // beside the step is sampled through a pointer table over lists in host
 // memory, read in place too, the highest-degree vertices' lists copied to
-// the GPU (topology.go).
+// the GPU (topology.go). A typed graph gets a tiered store per type with
+// features, whose caches share the budget by one ranking (typed.go).
 package hybrid
 
 import (
@@ -28,10 +29,34 @@ type Placement struct {
 	// Topology is where the graph is (Resident holds its GPU part); zero
 	// where the driver was not told (a Tier of NewTier).
 	Topology TopologyPlan
+	// Types are a typed graph's feature tiers, per vertex type in the
+	// dataset's order; Rows, CacheRows and HostRows then sum them, and
+	// RowBytes is 0 (the types' rows differ). Nil for one type.
+	Types []TypePlacement
 }
 
-// CacheBytes is the GPU cache's size.
-func (p Placement) CacheBytes() int64 { return p.CacheRows * p.RowBytes }
+// TypePlacement is one vertex type's share of a typed graph's feature
+// tiers.
+type TypePlacement struct {
+	Name      string
+	RowBytes  int64 // one feature row; 0: the type has no features (its learned rows are resident)
+	Rows      int64 // the type's vertices
+	CacheRows int64 // rows in the type's GPU cache
+	HostRows  int64 // rows read from host memory
+}
+
+// CacheBytes is the GPU cache's size (every type's caches for a typed
+// graph).
+func (p Placement) CacheBytes() int64 {
+	if p.Types == nil {
+		return p.CacheRows * p.RowBytes
+	}
+	var b int64
+	for _, t := range p.Types {
+		b += t.CacheRows * t.RowBytes
+	}
+	return b
+}
 
 // Peak is the planned GPU memory: what is resident, the cache and the margin.
 func (p Placement) Peak() int64 { return p.Resident + p.CacheBytes() + p.Margin }
@@ -45,10 +70,9 @@ func DefaultMargin(budget int64) int64 { return max(256<<20, budget*3/100) }
 // cache does not fit, saying how much would be needed.
 func Place(budget, resident, envelope, margin, rowBytes, rows, want int64) (Placement, error) {
 	p := Placement{Budget: budget, Resident: resident, Envelope: envelope, Margin: margin, RowBytes: rowBytes, Rows: rows}
-	free := budget - resident - margin
-	if free < 0 {
-		return p, fmt.Errorf("gpu-memory: the budget of %s does not hold the topology, tables and step (%s, of which the step's envelope %s) and the %s margin: at least %s is needed, with every feature row in host memory",
-			mib(budget), mib(resident), mib(envelope), mib(margin), mib(resident+margin))
+	free, err := roomLeft(budget, resident, envelope, margin)
+	if err != nil {
+		return p, err
 	}
 	fit := min(rows, free/max(rowBytes, 1))
 	switch {
@@ -63,13 +87,43 @@ func Place(budget, resident, envelope, margin, rowBytes, rows, want int64) (Plac
 	return p, nil
 }
 
+// roomLeft is what a budget leaves for feature caches once resident bytes
+// (of which the step's envelope) and the margin are placed; an error
+// when even empty caches do not fit, saying how much would be needed.
+func roomLeft(budget, resident, envelope, margin int64) (int64, error) {
+	free := budget - resident - margin
+	if free < 0 {
+		step := ""
+		if envelope > 0 {
+			step = fmt.Sprintf(", of which the step's envelope %s", mib(envelope))
+		}
+		return 0, fmt.Errorf("gpu-memory: the budget of %s does not hold the topology, tables and step (%s%s) and the %s margin: at least %s is needed, with every feature row in host memory",
+			mib(budget), mib(resident), step, mib(margin), mib(resident+margin))
+	}
+	return free, nil
+}
+
 // Print writes the placement, one item a line.
 func (p Placement) Print(w io.Writer) {
 	fmt.Fprintf(w, "hybrid plan (GPU budget %s):\n", mib(p.Budget))
 	p.Topology.print(w)
-	fmt.Fprintf(w, "  topology, labels, degrees, slot table, plan, model: %s (step envelope %s)\n", mib(p.Resident), mib(p.Envelope))
-	fmt.Fprintf(w, "  feature cache: %d of %d rows (%.1f%%), %s\n", p.CacheRows, p.Rows, 100*float64(p.CacheRows)/float64(max(p.Rows, 1)), mib(p.CacheBytes()))
-	fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))
+	envelope := "" // a typed replay reports no envelope bytes: the resident bytes hold its plan and model
+	if p.Envelope > 0 {
+		envelope = fmt.Sprintf(" (step envelope %s)", mib(p.Envelope))
+	}
+	fmt.Fprintf(w, "  topology, labels, degrees, slot table, plan, model: %s%s\n", mib(p.Resident), envelope)
+	if p.Types == nil {
+		fmt.Fprintf(w, "  feature cache: %d of %d rows (%.1f%%), %s\n", p.CacheRows, p.Rows, percent(p.CacheRows, p.Rows), mib(p.CacheBytes()))
+		fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))
+	}
+	for _, t := range p.Types {
+		if t.RowBytes == 0 {
+			fmt.Fprintf(w, "  %s: no features; its %d learned rows resident (counted above)\n", t.Name, t.Rows)
+			continue
+		}
+		fmt.Fprintf(w, "  %s: feature cache: %d of %d rows (%.1f%%), %s; host memory, read in place over PCIe: %d rows, %s\n",
+			t.Name, t.CacheRows, t.Rows, percent(t.CacheRows, t.Rows), mib(t.CacheRows*t.RowBytes), t.HostRows, mib(t.HostRows*t.RowBytes))
+	}
 	fmt.Fprintf(w, "  margin: %s; planned peak %s\n", mib(p.Margin), mib(p.Peak()))
 }
 

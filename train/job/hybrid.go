@@ -45,8 +45,10 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 
 // runHybrid trains with the hybrid driver and prints its figures.
 func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds *dataset.Dataset, cfg train.Config, opt train.Options) (*train.Summary, error) {
-	if cfg.TaskName() == train.TaskLink {
-		j.Hybrid.HotAuto = false // a link step has no hot vertices (checkTask refused a ratio)
+	if cfg.TaskName() == train.TaskLink || ds.Typed() {
+		// A link step and a typed one have no hot vertices (checkTask and
+		// prepareTyped refused a ratio).
+		j.Hybrid.HotAuto = false
 	}
 	if cfg.BottomProducts == "bfloat16" && (j.Hybrid.HotAuto || j.Hybrid.HotRatio != 0) {
 		return nil, fmt.Errorf("bottom-products: bfloat16, but the hybrid mode's hot vertices (--hot-ratio %s) need a float32 bottom layer; use --hot-ratio 0 or --bottom-products float32", j.Hybrid.HotSpec)
@@ -71,7 +73,9 @@ func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds
 		hybrid.PrintTrials(j.Log, trials, hopt.Hot.Ratio)
 		backend.MemoryOf(be).ResetPeak() // the run's peak, not the trials'
 	}
-	j.hybridBottom(&cfg, be, hopt.Hot.Ratio)
+	if !ds.Typed() { // typed models keep float32 bottom products (prepareTyped)
+		j.hybridBottom(&cfg, be, hopt.Hot.Ratio)
+	}
 	sum, st, err := hybrid.Run(ctx, be, ds, cfg, opt, hopt)
 	if err != nil {
 		return nil, j.interrupted(err)

@@ -211,8 +211,9 @@ func trainItems(cfg train.Config, ds *dataset.Dataset) (int, string) {
 
 // prepareTyped fits the job to a typed dataset: the default model becomes
 // rsage (the one-type default would be refused), without the one-type
-// models' GPU default of bfloat16 bottom products; the configuration then
-// must suit the dataset (train.Config.CheckDataset).
+// models' GPU default of bfloat16 bottom products; the launcher, and in
+// the hybrid mode a group of devices and hot vertices, are refused; the
+// configuration then must suit the dataset (train.Config.CheckDataset).
 func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 	if ds.Typed() && !j.ModelGiven && !j.Config.TypedModel() {
 		fmt.Fprintf(j.Log, "%s is typed (%d vertex types, %d relations): training rsage (GraphSAGE per relation; --model rgcn for the relational GCN, rgat for the relational GAT)\n", ds.Name, len(ds.Types), len(ds.Relations))
@@ -222,8 +223,10 @@ func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 		switch {
 		case j.Launch != nil:
 			return fmt.Errorf("launch: %s is typed, and typed graphs train in one process for now (drop the launcher; --devices trains on this host's devices)", ds.Name)
-		case j.Mode == train.Hybrid:
-			return fmt.Errorf("mode: %s is typed, and the hybrid mode takes graphs of one vertex type for now (use eager or replay)", ds.Name)
+		case j.Mode == train.Hybrid && j.Devices != 0:
+			return fmt.Errorf("devices: %s is typed, and the hybrid mode trains typed graphs on one device for now (drop --devices, or use --mode replay)", ds.Name)
+		case j.Mode == train.Hybrid && !j.Hybrid.HotAuto && j.Hybrid.HotRatio != 0:
+			return fmt.Errorf("hot-ratio: %s: %s is typed, and the hybrid mode's hot vertices are one-type graphs' (give --hot-ratio 0)", j.Hybrid.HotSpec, ds.Name)
 		}
 	}
 	if o := j.Outputs.Embeddings; ds.Typed() && o != "" && !j.Options.Force && !j.Options.Resume {

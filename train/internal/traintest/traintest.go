@@ -17,15 +17,19 @@ import (
 
 // Tiny generates the tiny preset and returns it with the preset's model
 // and sampling, for two epochs.
-func Tiny(t *testing.T) (*dataset.Dataset, train.Config) {
+func Tiny(t *testing.T) (*dataset.Dataset, train.Config) { return Preset(t, "tiny") }
+
+// Preset generates the named preset (tiny, hetero-tiny) and returns it
+// with the preset's model and sampling, for two epochs.
+func Preset(t *testing.T, name string) (*dataset.Dataset, train.Config) {
 	t.Helper()
-	p, err := rmat.Lookup("tiny")
+	p, err := rmat.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ds := Generate(t, p)
 	c := train.Defaults()
-	c.Layers, c.Hidden, c.Batch, c.Fanouts = p.Layers, p.Hidden, p.Batch, p.Fanouts
+	c.Model, c.Layers, c.Hidden, c.Batch, c.Fanouts = p.Model, p.Layers, p.Hidden, p.Batch, p.Fanouts
 	c.Dropout, c.LR, c.Epochs = p.Dropout, p.LR, 2
 	return ds, c
 }
