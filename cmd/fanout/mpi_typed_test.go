@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,28 +8,17 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/fanout-gnn/fanout/train"
 )
 
 // epochLosses are the training and validation losses of every epoch in
 // the run directory's metrics.jsonl, in order.
 func epochLosses(t *testing.T, run string) []float64 {
 	t.Helper()
-	f, err := os.Open(filepath.Join(run, "metrics.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var losses []float64
-	lines := bufio.NewScanner(f)
-	for lines.Scan() {
-		var m struct {
-			Loss  float64
-			Valid struct{ Loss float64 }
-		}
-		if err := json.Unmarshal(lines.Bytes(), &m); err != nil {
-			t.Fatalf("%s: %v", run, err)
-		}
-		losses = append(losses, m.Loss, m.Valid.Loss)
+	for _, st := range epochStats(t, run) {
+		losses = append(losses, st.Loss, st.Valid[train.MetricLoss])
 	}
 	return losses
 }
