@@ -31,21 +31,31 @@ func smallSplit(t *testing.T, n int) string {
 	return small
 }
 
-// epochSteps reads the steps of each epoch from a run's metrics.jsonl.
-func epochSteps(t *testing.T, run string) []int {
+// epochStats reads every line of a run's metrics.jsonl.
+func epochStats(t *testing.T, run string) []train.EpochStats {
 	t.Helper()
 	f, err := os.Open(filepath.Join(run, checkpoint.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var steps []int
+	var stats []train.EpochStats
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var st train.EpochStats
 		if err := json.Unmarshal(sc.Bytes(), &st); err != nil {
 			t.Fatalf("%s: %v", sc.Text(), err)
 		}
+		stats = append(stats, st)
+	}
+	return stats
+}
+
+// epochSteps reads the steps of each epoch from a run's metrics.jsonl.
+func epochSteps(t *testing.T, run string) []int {
+	t.Helper()
+	var steps []int
+	for _, st := range epochStats(t, run) {
 		steps = append(steps, st.Steps)
 	}
 	return steps

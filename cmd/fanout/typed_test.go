@@ -152,7 +152,8 @@ func TestTypedRefusals(t *testing.T) {
 		want  string
 		extra []string
 	}{
-		{"typed graphs with a type without features (author: learned rows) train on one device", []string{"--devices", "2"}},
+		{"devices: hetero-tiny is typed, and its type author has no features: its learned rows train on one device", []string{"--devices", "2"}},
+		{"shard-features: hetero-tiny is typed, and typed graphs keep every feature table on every rank", []string{"--devices", "2", "--shard-features", "hosts"}},
 		{"hot-ratio: 0.1: hetero-tiny is typed", []string{"--mode", "hybrid", "--hot-ratio", "0.1"}},
 		{"devices: hetero-tiny is typed, and the hybrid mode trains typed graphs on one device", []string{"--mode", "hybrid", "--devices", "2"}},
 		{`relation-fanouts: "likes" names no relation of hetero-tiny`, []string{"--relation-fanouts", "likes=1,1"}},

@@ -107,11 +107,9 @@ func runDevices(ctx context.Context, j *Job) (*train.Summary, error) {
 }
 
 // runTyped trains a typed graph on the group's ranks, each holding the
-// whole dataset (no placement of topology or features yet).
+// whole dataset (no placement of topology or features yet; loading refused
+// features spread over hosts, prepareTyped).
 func (j *Job) runTyped(ctx context.Context, ds *dataset.Dataset, cfg train.Config, ranks []multigpu.Rank, mode train.Mode) (*train.Summary, error) {
-	if j.Placement.ShardFeatures == "hosts" {
-		return nil, fmt.Errorf("shard-features: %s is typed, and typed graphs keep every feature table on every device for now", ds.Name)
-	}
 	sum, err := multigpu.Run(ctx, ds, cfg, ranks, mode, j.Replay)
 	if err != nil {
 		return nil, j.interrupted(err)

@@ -128,6 +128,9 @@ func (j *Job) runRank(ctx context.Context, be backend.Backend, coll backend.Coll
 		return nil, nil, err
 	}
 	fmt.Fprintf(j.Log, "training %s on %s, %s mode (global batch %d = %d x %d)\n", describeRun(cfg), desc, mode, cfg.Batch, l.WorldSize, cfg.Batch/l.WorldSize)
+	if ds.Typed() { // every rank uploads every relation and feature table itself
+		fmt.Fprintf(l.RankZero(j.Log), "placement: %s is typed: every relation and feature table on every rank\n", ds.Name)
+	}
 	ranks := []multigpu.Rank{{Backend: be, Coll: coll, Options: opt}}
 	var xch *multigpu.Exchange
 	if j.Placement.ShardFeatures == "hosts" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/linksplit"
@@ -211,22 +212,18 @@ func trainItems(cfg train.Config, ds *dataset.Dataset) (int, string) {
 
 // prepareTyped fits the job to a typed dataset: the default model becomes
 // rsage (the one-type default would be refused), without the one-type
-// models' GPU default of bfloat16 bottom products; the launcher, and in
-// the hybrid mode a group of devices and hot vertices, are refused; the
-// configuration then must suit the dataset (train.Config.CheckDataset).
+// models' GPU default of bfloat16 bottom products; what typed graphs do
+// not train with is refused (typedRefusal); the configuration then must
+// suit the dataset (train.Config.CheckDataset). Every rank of a launched
+// job loads the dataset, so each fits its own configuration alike.
 func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 	if ds.Typed() && !j.ModelGiven && !j.Config.TypedModel() {
 		fmt.Fprintf(j.Log, "%s is typed (%d vertex types, %d relations): training rsage (GraphSAGE per relation; --model rgcn for the relational GCN, rgat for the relational GAT)\n", ds.Name, len(ds.Types), len(ds.Relations))
 		j.Config.Model = nn.KindRSAGE
 	}
 	if ds.Typed() {
-		switch {
-		case j.Launch != nil:
-			return fmt.Errorf("launch: %s is typed, and typed graphs train in one process for now (drop the launcher; --devices trains on this host's devices)", ds.Name)
-		case j.Mode == train.Hybrid && j.Devices != 0:
-			return fmt.Errorf("devices: %s is typed, and the hybrid mode trains typed graphs on one device for now (drop --devices, or use --mode replay)", ds.Name)
-		case j.Mode == train.Hybrid && !j.Hybrid.HotAuto && j.Hybrid.HotRatio != 0:
-			return fmt.Errorf("hot-ratio: %s: %s is typed, and the hybrid mode's hot vertices are one-type graphs' (give --hot-ratio 0)", j.Hybrid.HotSpec, ds.Name)
+		if err := j.typedRefusal(ds); err != nil {
+			return err
 		}
 	}
 	if o := j.Outputs.Embeddings; ds.Typed() && o != "" && !j.Options.Force && !j.Options.Resume {
@@ -242,4 +239,28 @@ func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 		j.Config.BottomProducts, j.BottomDefault = "", false
 	}
 	return j.Config.CheckDataset(ds)
+}
+
+// typedRefusal names, in one line, what a typed dataset does not train
+// with yet: features spread over hosts; in the hybrid mode a group of
+// devices or processes and hot vertices; and, on several devices or
+// processes, a type without features (its learned rows, trained by sparse
+// Adam on the rows a step reads, are one device's).
+func (j *Job) typedRefusal(ds *dataset.Dataset) error {
+	featureless := slices.IndexFunc(ds.Types, func(ty dataset.VertexType) bool { return ty.FeatDim == 0 })
+	switch {
+	case j.Placement.ShardFeatures == "hosts":
+		return fmt.Errorf("shard-features: %s is typed, and typed graphs keep every feature table on every rank for now (drop --shard-features hosts)", ds.Name)
+	case j.Mode == train.Hybrid && j.Launch != nil:
+		return fmt.Errorf("launch: %s is typed, and the hybrid mode trains typed graphs on one device for now (drop the launcher, or use --mode replay)", ds.Name)
+	case j.Mode == train.Hybrid && j.Devices != 0:
+		return fmt.Errorf("devices: %s is typed, and the hybrid mode trains typed graphs on one device for now (drop --devices, or use --mode replay)", ds.Name)
+	case j.Mode == train.Hybrid && !j.Hybrid.HotAuto && j.Hybrid.HotRatio != 0:
+		return fmt.Errorf("hot-ratio: %s: %s is typed, and the hybrid mode's hot vertices are one-type graphs' (give --hot-ratio 0)", j.Hybrid.HotSpec, ds.Name)
+	case featureless >= 0 && j.Launch != nil && j.Launch.WorldSize > 1:
+		return fmt.Errorf("launch: %s is typed, and its type %s has no features: its learned rows train on one device for now (drop the launcher)", ds.Name, ds.Types[featureless].Name)
+	case featureless >= 0 && j.Devices > 1:
+		return fmt.Errorf("devices: %s is typed, and its type %s has no features: its learned rows train on one device for now (drop --devices)", ds.Name, ds.Types[featureless].Name)
+	}
+	return nil
 }
