@@ -79,7 +79,7 @@ type Batch interface {
 	// Hop samples hop h (0: from the seeds) of a training step itself and
 	// reports true, or reports false and the plan samples it with
 	// SampleLayer (node classification). The link task samples every hop
-	// without the batch's own edges (backend.Link's SampleExcluding).
+	// without the batch's own edges (the sampling op SampleExcluding).
 	Hop(h int, s HopSample) bool
 	// Loss issues the loss of the model's output out on the batch: the
 	// mean loss (F32 [1]) and the correct predictions (a count), both in
