@@ -107,7 +107,7 @@ func (s *Simulation) dataset() (*dataset.Dataset, train.Config, error) {
 	ds, err := LoadDataset(s.Source, s.Threads, s.Log, s.Progress)
 	if err == nil && ds.Typed() {
 		ds.Close()
-		return nil, base, fmt.Errorf("%s is typed (%d vertex types): simulate models a graph of one vertex type over several devices, and typed graphs train on one device for now", ds.Name, len(ds.Types))
+		return nil, base, fmt.Errorf("%s is typed (%d vertex types): simulate models how a graph of one vertex type is spread over devices and hosts, and a typed graph trains with every relation and feature table on every device (--devices, fanout launch), with nothing placed to simulate yet", ds.Name, len(ds.Types))
 	}
 	return ds, base, err
 }
