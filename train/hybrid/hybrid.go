@@ -120,15 +120,11 @@ func (t *Tier) BeforeCapture(env train.EnvelopeReport) error {
 // which owns the store, is closed).
 func (t *Tier) Finish() error {
 	st := &t.Stats
-	var err error
-	if st.HostRows, st.Rows, err = t.Store.Stats(); err != nil {
+	st.HostRows, st.Rows, st.PCIeBytes = 0, 0, 0 // the counters as they are now, not added twice
+	if err := st.addStore(t.Store); err != nil {
 		return err
 	}
-	if st.Rows > 0 {
-		st.HitRate = 1 - float64(st.HostRows)/float64(st.Rows)
-	}
-	st.PCIeBytes = st.HostRows * int64(t.Store.Dim()) * int64(t.Store.DType().Size())
-	st.PeakBytes = backend.MemoryOf(t.be).PeakBytes()
+	st.settle(t.be)
 	if t.topo != nil {
 		r, err := t.topo.reads()
 		if err != nil {
@@ -137,6 +133,27 @@ func (t *Tier) Finish() error {
 		st.Lists = &r
 	}
 	return nil
+}
+
+// addStore adds a tiered store's counters (rows read from host memory and
+// in all, and the host rows' bytes) to st.
+func (st *Stats) addStore(s *featstore.Tiered) error {
+	host, rows, err := s.Stats()
+	if err != nil {
+		return err
+	}
+	st.HostRows += host
+	st.Rows += rows
+	st.PCIeBytes += host * int64(s.Dim()) * int64(s.DType().Size())
+	return nil
+}
+
+// settle derives the hit rate from the counters added and reads be's peak.
+func (st *Stats) settle(be backend.Backend) {
+	if st.Rows > 0 {
+		st.HitRate = 1 - float64(st.HostRows)/float64(st.Rows)
+	}
+	st.PeakBytes = backend.MemoryOf(be).PeakBytes()
 }
 
 // Run trains cfg on ds with the replay driver over a tiered feature store

@@ -148,23 +148,15 @@ func (tt *typedTiers) place(resident, envelope int64) (Placement, error) {
 // (call before the trainer, which owns the stores, is closed).
 func (tt *typedTiers) finish() error {
 	st := &tt.Stats
-	rb := tt.rowBytes()
-	for i, s := range tt.stores {
+	for _, s := range tt.stores {
 		if s == nil {
 			continue
 		}
-		host, rows, err := s.Stats()
-		if err != nil {
+		if err := st.addStore(s); err != nil {
 			return err
 		}
-		st.HostRows += host
-		st.Rows += rows
-		st.PCIeBytes += host * rb[i]
 	}
-	if st.Rows > 0 {
-		st.HitRate = 1 - float64(st.HostRows)/float64(st.Rows)
-	}
-	st.PeakBytes = backend.MemoryOf(tt.be).PeakBytes()
+	st.settle(tt.be)
 	return nil
 }
 
