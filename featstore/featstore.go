@@ -74,6 +74,9 @@ type InPlace interface {
 	// row ids[i] where that vertex has no cache row; the other rows of out
 	// are not written. It counts rows as Gather does.
 	GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buffer)
+	// DType is how the cache holds its rows (F32 or BF16), as the bottom
+	// layer reads them.
+	DType() backend.DType
 }
 
 // Resident is a store whose whole table lives in backend memory.

@@ -1,9 +1,6 @@
 package train
 
-import (
-	"github.com/fanout-gnn/fanout/backend"
-	"github.com/fanout-gnn/fanout/featstore"
-)
+import "github.com/fanout-gnn/fanout/featstore"
 
 // Floor is the least work a step must do, from its live sizes: the FLOPs of
 // its matrix products and the fewest bytes it must move through memory.
@@ -36,9 +33,7 @@ func (t *Trainer) StepFloor(blocks []BlockSize) Floor {
 		// The cache read in place; the misses' gather (the host tier's
 		// rows, a small share where the cache serves) is not counted.
 		inPlace = true
-		if d, ok := s.(interface{ DType() backend.DType }); ok {
-			feat = float64(d.DType().Size())
-		}
+		feat = float64(s.DType().Size())
 	}
 	if len(blocks) > 0 && !inPlace {
 		bytes += blocks[0].Src * float64(mc.InDim) * (feat + f32)

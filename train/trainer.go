@@ -274,13 +274,20 @@ func (t *Trainer) attach(p *Plan) error {
 // a batch of this rank's items.
 func (t *Trainer) seedCap() int { return t.head.SeedCap(t.batch()) }
 
+// readsInPlace says whether the model may read its bottom rows where the
+// store keeps them (tableInput, tieredInput): its bottom layer can
+// (nn.Model.ReadsTable), and Options.GatherRows is off.
+func (t *Trainer) readsInPlace() bool {
+	return !t.opt.GatherRows && t.in != nil && t.model.ReadsTable()
+}
+
 // tableInput is the feature table the model reads its bottom rows from in
 // place (nn.Batch.Table), or nil where each step gathers them: the store
 // keeps the whole table in backend memory (featstore.Direct), the model's
 // bottom layer can read it (nn.Model.ReadsTable), and Options.GatherRows
 // is off.
 func (t *Trainer) tableInput() backend.Buffer {
-	if t.opt.GatherRows || t.in == nil || !t.model.ReadsTable() {
+	if !t.readsInPlace() {
 		return nil
 	}
 	if d, ok := t.in.Feat.(featstore.Direct); ok {
@@ -296,7 +303,7 @@ func (t *Trainer) tableInput() backend.Buffer {
 // ops, the model's bottom layer can read them (nn.Model.ReadsTable), and
 // Options.GatherRows is off.
 func (t *Trainer) tieredInput() featstore.InPlace {
-	if t.opt.GatherRows || t.in == nil || !t.model.ReadsTable() {
+	if !t.readsInPlace() {
 		return nil
 	}
 	if _, err := backend.TieredOf(t.be); err != nil {
