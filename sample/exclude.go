@@ -14,7 +14,7 @@ import (
 // positive edges, so that a destination finds its excluded entries with a
 // look-up instead of every hop copying its rows.
 //
-// Layout (the backends' too: backend.Link's BuildExclusion writes it into
+// Layout (the backends' too: backend.Sampling's BuildExclusion writes it into
 // one I64 buffer, Keys then Buckets):
 //   - Keys [2·capacity]: the distinct excluded entries present in the graph,
 //     each as x<<32 | p, where p is w's position in row x (rows are sorted

@@ -15,7 +15,7 @@ func exclusionOf(excl []int64, capacity int) *sample.Exclusion {
 
 // BuildExclusion writes the exclusion of a step's positives (and, with
 // reverse, their reverses) with package sample's BuildExclusion; see
-// backend.Link.
+// backend.Sampling.
 func (b *Backend) BuildExclusion(g backend.Graph, ends backend.Buffer, n backend.Count, reverse bool, excl backend.Buffer) {
 	c, ck := b.checkBuildExclusion(g, ends, n, reverse, excl)
 	defer c.end()
@@ -34,7 +34,7 @@ func (b *Backend) BuildExclusion(g backend.Graph, ends backend.Buffer, n backend
 
 // SampleExcluding is SampleLayer with the exclusion excl taken out of the
 // rows before sampling (package sample's LayerExcluding); see
-// backend.Link.
+// backend.Sampling.
 func (b *Backend) SampleExcluding(g backend.Graph, dst backend.Buffer, nDst backend.Count, fanout int, r backend.Rand, out *backend.Block, n backend.Count, excl backend.Buffer) {
 	c, ck := b.checkSampleExcluding(g, dst, nDst, fanout, r, out, n, excl)
 	defer c.end()
