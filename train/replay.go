@@ -396,35 +396,81 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 // re-captures the step.
 func (r *replayer) grow(epoch, f int, took *growTimes) error {
 	t := r.t
+	var err error
+	if t.ds.Typed() {
+		err = r.growTypedInPlace(epoch, f, took)
+	} else {
+		err = r.growOneTypeStep(epoch, f, took)
+	}
+	if err != nil {
+		return err
+	}
+	end := time.Now()
+	err = r.capture()
+	took.capture = time.Since(end)
+	return err
+}
+
+// growOneTypeStep samples step f of epoch on a sampling-only plan at the
+// conservative envelope (a one-type bound is a few times the step) and
+// grows the training plan to its sizes.
+func (r *replayer) growOneTypeStep(epoch, f int, took *growTimes) error {
+	t := r.t
 	start := time.Now()
 	p, err := t.conservativeSampler()
 	if err != nil {
 		return err
 	}
 	defer p.Free()
-	perm, _ := t.epochSeeds(epoch)
-	counts, err := t.sampleSizes(p, perm, epoch, f)
-	if err == nil {
-		counts, err = t.maxHost(counts) // a group grows together: the largest sizes of any rank
-	}
+	counts, err := r.stepSizes(p, epoch, f)
 	if err != nil {
 		return err
 	}
 	mid := time.Now()
 	took.sample = mid.Sub(start)
-	if p.Typed != nil {
-		err = t.growTyped(t.plan.Typed.Caps, p, counts)
-	} else {
-		err = r.growOneType(p, counts)
-	}
-	if err != nil {
-		return err
-	}
-	end := time.Now()
-	took.provision = end.Sub(mid)
-	err = r.capture()
-	took.capture = time.Since(end)
+	err = r.growOneType(p, counts)
+	took.provision = time.Since(mid)
 	return err
+}
+
+// growTypedInPlace samples step f of epoch on the training plan itself,
+// whose sampler clips what overflows and counts it, grows the plan to
+// those sizes and samples again until nothing overflows. A typed
+// conservative envelope multiplies the fanouts over every relation of
+// every hop (about 11 GB at igbh-sim's MLPerf settings, nearly the step
+// again), so a plan at it would double the memory a growth holds, past a
+// hybrid budget.
+func (r *replayer) growTypedInPlace(epoch, f int, took *growTimes) error {
+	t := r.t
+	for {
+		start := time.Now()
+		p := t.plan
+		counts, err := r.stepSizes(p, epoch, f)
+		if err != nil {
+			return err
+		}
+		mid := time.Now()
+		took.sample += mid.Sub(start)
+		if p.Overflow(counts) == nil {
+			return nil
+		}
+		err = t.growTyped(p.Typed.Caps, p, counts)
+		took.provision += time.Since(mid)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// stepSizes samples step f of epoch on p and returns its live sizes, a
+// group's largest (a group grows together).
+func (r *replayer) stepSizes(p *Plan, epoch, f int) ([]int32, error) {
+	perm, _ := r.t.epochSeeds(epoch)
+	counts, err := r.t.sampleSizes(p, perm, epoch, f)
+	if err != nil {
+		return nil, err
+	}
+	return r.t.maxHost(counts)
 }
 
 // conservativeSampler is a sampling-only plan at the conservative

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/nn"
@@ -24,13 +25,30 @@ func TestTypedEnvelopeTightens(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	_, st, err := tr.RunReplay(context.Background(), ReplayOptions{Observe: 1, Margin: 1})
+	mem := backend.MemoryOf(tr.be)
+	var captured int64
+	before := func(EnvelopeReport) error { mem.ResetPeak(); captured = mem.InUseBytes(); return nil }
+	_, st, err := tr.RunReplay(context.Background(), ReplayOptions{Observe: 1, Margin: 1, BeforeCapture: before})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameRun(t, "replay at a tightened envelope", losses, wantLoss, params(t, tr), wantParams)
 	if st.Overflows == 0 || st.Captures < 2 {
 		t.Errorf("no step overflowed an envelope observed over one step: %+v", st)
+	}
+	// The growths sampled on the training plan itself: past the first
+	// capture the run never held a plan at the conservative envelope
+	// beside its own.
+	grown, inUse := mem.PeakBytes()-captured, mem.InUseBytes()
+	sampler, err := tr.conservativeSampler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	consBytes := mem.InUseBytes() - inUse
+	sampler.Free()
+	t.Logf("after the first capture the run held at most %d bytes more; a conservative sampling plan holds %d", grown, consBytes)
+	if grown >= consBytes {
+		t.Errorf("the growths held %d bytes more than at the first capture, a conservative sampling plan's %d or more", grown, consBytes)
 	}
 	cons, _, err := tr.typedCaps()
 	if err != nil {
