@@ -268,6 +268,9 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 		if p, err := rmat.Lookup(m.Name); err == nil && strings.HasPrefix(m.Source, "rmat") {
 			base = job.PresetConfig(p)
 		}
+	} else if m, err := dataset.ReadTypedManifest(filepath.Join(rf.j.Source.Data, dataset.ManifestFile)); err == nil {
+		// A typed dataset's features take the same default as one type's.
+		stored = cmp.Or(m.FeatureDType, dataset.DTypeFloat32)
 	}
 	if rf.j.FeatureDType == "" && stored != "" {
 		// Features are held as bfloat16 on one GPU and as the dataset
