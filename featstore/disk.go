@@ -39,10 +39,13 @@ type DiskConfig struct {
 // host and staged rows (Gather) or the last two (GatherMisses, InPlace).
 // The rows are the same bits Tiered gathers from the whole table.
 //
-// Each pair of ids and out buffers a gather is issued for gets its own
-// host-mapped scratch on first use (ids, tiers, staging: (cap+1)·row
-// bytes), kept until Free. A host function cannot fail its step: a read
-// that failed leaves its rows zero and is reported by Stats and Err.
+// The gathers share one host-mapped scratch (ids, tiers, staging), made
+// by Fill for gathers of up to Reserve's rows: a gather runs after the
+// one before in op order, so none overwrites another's rows before they
+// are copied (the store is not Remote: no gather runs beside). A host
+// function cannot fail its step: a read that failed leaves its rows as
+// they were and is reported by Stats and Err, as is a larger gather,
+// which writes nothing.
 type Disk struct {
 	be    backend.Backend
 	ops   backend.TieredGather
@@ -58,13 +61,15 @@ type Disk struct {
 	cache    backend.Buffer // dt [n, dim], nil until Fill
 	n        int
 	hpos     []int32        // [N]: host tier row or -1
+	staged   []int32        // [N]: the staging row of a vertex during a gather's placing, else -1
 	hostRows int            // H
 	host     backend.Buffer // dt [(H+1)·dim], mapped; row H is never read
 	hostData any
 	slotH    backend.Buffer // I32 [H+1] device: -1 but the last, 0
 	statsH   backend.Buffer // I64 [2]: rows from the host tier, all rows
 	statsD   backend.Buffer // I64 [2]: rows from disk, all rows
-	sites    map[backend.Buffer]*site
+	reserve  int            // rows a gather may have (Reserve)
+	sc       *scratch       // nil until Fill
 
 	mu  sync.Mutex
 	err error // the first failure of a host function
@@ -74,7 +79,7 @@ type Disk struct {
 // cfg.File, held in the cache and host tier as dt (F32 or BF16; 0: as the
 // file holds them); order ranks the vertices for Fill. be must have the
 // tiered gather, host functions (backend.HostFuncs) and I32 gathers.
-// Until Fill every row is read from the file.
+// Reserve, then Fill, before the first gather.
 func NewDisk(be backend.Backend, cfg DiskConfig, rows int64, dim int, order []int32, dt backend.DType) (*Disk, error) {
 	ops, err := backend.TieredOf(be)
 	if err != nil {
@@ -94,7 +99,7 @@ func NewDisk(be backend.Backend, cfg DiskConfig, rows int64, dim int, order []in
 		dt = cfg.FileType
 	}
 	d := &Disk{be: be, ops: ops, hf: hf, cfg: cfg, dim: dim, rows: rows, dt: dt, order: order,
-		slotHost: slotTable(rows, nil), hpos: slotTable(rows, nil), sites: map[backend.Buffer]*site{}}
+		slotHost: slotTable(rows, nil), hpos: slotTable(rows, nil), staged: slotTable(rows, nil)}
 	if d.slot, err = be.Upload(slices32(d.slotHost)); err == nil {
 		if d.statsH, err = be.Alloc(backend.I64, 2); err == nil {
 			if d.statsD, err = be.Alloc(backend.I64, 2); err == nil {
@@ -166,19 +171,29 @@ func (d *Disk) GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buf
 
 // gather issues the ids' copy, the host function and the row copies.
 func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, misses bool) {
-	s, err := d.site(ids, n.Cap)
-	if err != nil {
-		d.fail(err)
+	s := d.sc
+	switch {
+	case s == nil:
+		d.fail(fmt.Errorf("featstore: disk tier: a gather before Fill"))
+		return
+	case n.Cap > s.cap:
+		d.fail(fmt.Errorf("featstore: disk tier: a gather of %d rows, but Reserve said %d", n.Cap, s.cap))
 		return
 	}
-	d.be.Gather(ids, 1, s.iota, n, s.idsB)
+	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
+	d.be.Gather(ids, 1, view(s.iota), n, view(s.idsB))
 	d.hf.HostFunc(func() { d.place(s) })
 	if !misses && d.cache != nil {
-		d.be.Gather(d.cache, d.dim, s.rcB, n, out)
+		d.be.Gather(d.cache, d.dim, view(s.rcB), n, out)
 	}
-	d.ops.GatherTieredMisses(d.slotH, d.host, d.dim, s.rhB, n, out, d.statsH)
-	d.ops.GatherTieredMisses(s.slotS, s.stageB, d.dim, s.rdB, n, out, d.statsD)
+	d.ops.GatherTieredMisses(d.slotH, d.host, d.dim, view(s.rhB), n, out, d.statsH)
+	d.ops.GatherTieredMisses(s.slotS, s.stageB, d.dim, view(s.rdB), n, out, d.statsD)
 }
+
+// Reserve says how many rows a gather may have at most (a step's sources
+// at its conservative envelope); Fill sizes the scratch for it. Call it
+// before Fill.
+func (d *Disk) Reserve(rows int) { d.reserve = rows }
 
 // fail records the first failure.
 func (d *Disk) fail(err error) {
@@ -204,19 +219,29 @@ func (d *Disk) DeviceBytes() int64 {
 	if d.cache != nil {
 		b += int64(d.cache.Len()) * int64(d.dt.Size())
 	}
-	for _, s := range d.sites {
-		b += int64(2*s.cap+1) * 4
+	if s := d.sc; s != nil {
+		b += int64(s.cap+s.stageRows+1) * 4
 	}
 	return b
 }
 
-// HostBytes is the host memory of the host tier and the sites' staging.
+// HostBytes is the host memory of the host tier and of the scratch
+// (staging, and four int32 per row of a gather).
 func (d *Disk) HostBytes() int64 {
 	b := int64(d.hostRows+1) * int64(d.dim) * int64(d.dt.Size())
-	for _, s := range d.sites {
-		b += int64(s.cap+1)*int64(d.dim)*int64(d.dt.Size()) + int64(s.cap)*16
+	if s := d.sc; s != nil {
+		b += int64(s.stageRows+1)*int64(d.dim)*int64(d.dt.Size()) + int64(s.cap)*16
 	}
 	return b
+}
+
+// StageRows is how many rows of one gather the staging holds (0 before
+// Fill).
+func (d *Disk) StageRows() int {
+	if d.sc == nil {
+		return 0
+	}
+	return d.sc.stageRows
 }
 
 // Stats reads the counters: rows gathered from the host tier or disk, and
@@ -254,8 +279,8 @@ func (d *Disk) Free() {
 		}
 	}
 	d.slot, d.cache, d.statsH, d.statsD = nil, nil, nil, nil
-	for k, s := range d.sites {
-		s.free(d.be)
-		delete(d.sites, k)
+	if d.sc != nil {
+		d.sc.free(d.be)
+		d.sc = nil
 	}
 }

@@ -11,14 +11,24 @@ const fillChunk = 1 << 14
 
 // Fill reads the first cached vertices of the ranking into the cache in
 // backend memory and the next DiskConfig.HostRows into the host tier
-// (both clipped to the ranking), telling Progress as it goes. Call it
-// once, before a gather is captured.
+// (both clipped to the ranking), telling Progress as it goes, and makes
+// the gathers' scratch for Reserve's rows (a staging of as many, or of
+// the rows left on disk where they are fewer). Call it once, before the
+// first gather.
 func (d *Disk) Fill(cached int) error {
-	if d.cache != nil || d.hostRows > 0 {
+	if d.sc != nil {
 		return fmt.Errorf("featstore: the disk store's tiers are filled already (%d and %d rows)", d.n, d.hostRows)
+	}
+	if d.reserve <= 0 {
+		return fmt.Errorf("featstore: the disk store's gathers are not reserved (Reserve)")
 	}
 	cached = max(0, min(cached, len(d.order)))
 	h := int(max(0, min(d.cfg.HostRows, int64(len(d.order)-cached))))
+	sc, err := d.newScratch(d.reserve, int(min(int64(d.reserve), d.rows-int64(cached+h))))
+	if err != nil {
+		return err
+	}
+	d.sc = sc
 	total, done := int64(cached+h), int64(0)
 	progress := func(n int) {
 		done += int64(n)

@@ -9,38 +9,37 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// site is the scratch of one gather call site of a Disk store (a pair of
-// ids and out buffers of capacity cap): host memory the device reads and
-// writes in place, and the host function's reads.
-type site struct {
-	cap                         int
+// scratch is what the gathers of a Disk store share (they run one after
+// another, in op order): host memory the device reads and writes in
+// place, sized by Reserve for gathers of up to cap rows, of which up to
+// stageRows from disk.
+type scratch struct {
+	cap, stageRows              int
 	iota                        backend.Buffer // I32 [cap] device: 0, 1, ...
 	ids                         []int32        // [cap] mapped (idsB): the step's ids, -1 past the live ones
 	rc                          []int32        // [cap] mapped (rcB): cache row of a cached id, else 0
 	rh                          []int32        // [cap] mapped (rhB): host tier row, else H (skipped)
-	rd                          []int32        // [cap] mapped (rdB): staging row (the id's position), else cap (skipped)
-	stage                       any            // dt [(cap+1)·dim] mapped (stageB): the disk rows, at their positions
-	slotS                       backend.Buffer // I32 [cap+1] device: -1 but the last, 0
+	rd                          []int32        // [cap] mapped (rdB): staging row, else stageRows (skipped)
+	stage                       any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows
+	slotS                       backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
 	idsB, rcB, rhB, rdB, stageB backend.Buffer
-	disk                        []diskRow // the disk rows of the current step
+	disk                        []diskRow // the disk rows of the current gather
 }
 
 // diskRow is a row to read: vertex v into row pos.
 type diskRow struct{ v, pos int32 }
 
-// site is the scratch of the call site of ids, made on first use.
-func (d *Disk) site(ids backend.Buffer, capacity int) (*site, error) {
-	if s, ok := d.sites[ids]; ok && s.cap == capacity {
-		return s, nil
-	}
-	s := &site{cap: capacity, ids: slotTable(int64(capacity), nil), rc: make([]int32, capacity),
-		rh: make([]int32, capacity), rd: make([]int32, capacity), stage: newRows(d.dt, capacity+1, d.dim)}
+// newScratch allocates the scratch of gathers of up to capacity rows, of
+// which up to stageRows from disk.
+func (d *Disk) newScratch(capacity, stageRows int) (*scratch, error) {
+	s := &scratch{cap: capacity, stageRows: stageRows, ids: slotTable(int64(capacity), nil), rc: make([]int32, capacity),
+		rh: make([]int32, capacity), rd: make([]int32, capacity), stage: newRows(d.dt, stageRows+1, d.dim)}
 	iota := make([]int32, capacity)
 	for i := range iota {
 		iota[i] = int32(i)
 	}
-	skip := slotTable(int64(capacity+1), nil)
-	skip[capacity] = 0
+	skip := slotTable(int64(stageRows+1), nil)
+	skip[stageRows] = 0
 	var err error
 	up := func(dst *backend.Buffer, data any, mapped bool) {
 		if err != nil {
@@ -61,35 +60,31 @@ func (d *Disk) site(ids backend.Buffer, capacity int) (*site, error) {
 	up(&s.stageB, s.stage, true)
 	if err != nil {
 		s.free(d.be)
-		return nil, fmt.Errorf("featstore: disk tier scratch of %d rows: %w", capacity, err)
+		return nil, fmt.Errorf("featstore: disk tier scratch of %d rows (%d staged): %w", capacity, stageRows, err)
 	}
-	if old, ok := d.sites[ids]; ok {
-		old.free(d.be)
-	}
-	d.sites[ids] = s
 	return s, nil
 }
 
-func (s *site) free(be backend.Backend) {
+func (s *scratch) free(be backend.Backend) {
 	for _, b := range []backend.Buffer{s.iota, s.slotS, s.idsB, s.rcB, s.rhB, s.rdB, s.stageB} {
 		if b != nil {
 			be.Free(b)
 		}
 	}
-	*s = site{}
+	*s = scratch{}
 }
 
 // place is the host function of a gather: it takes the step's live ids
 // (those before the first -1, which it writes back), says in which tier
-// each row lies, and reads the disk rows into staging at their positions.
-func (d *Disk) place(s *site) {
+// each row lies, and reads the disk rows into staging.
+func (d *Disk) place(s *scratch) {
 	h, disk := int32(d.hostRows), s.disk[:0]
 	for i, v := range s.ids {
 		if v < 0 {
 			break
 		}
 		s.ids[i] = -1
-		s.rc[i], s.rh[i], s.rd[i] = 0, h, int32(s.cap)
+		s.rc[i], s.rh[i], s.rd[i] = 0, h, int32(s.stageRows)
 		switch {
 		case int64(v) >= d.rows:
 			d.fail(fmt.Errorf("featstore: disk tier: id %d outside the table of %d rows", v, d.rows))
@@ -97,10 +92,18 @@ func (d *Disk) place(s *site) {
 			s.rc[i] = d.slotHost[v]
 		case d.hpos[v] >= 0:
 			s.rh[i] = d.hpos[v]
+		case d.staged[v] >= 0: // a repeat
+			s.rd[i] = d.staged[v]
+		case len(disk) == s.stageRows:
+			d.fail(fmt.Errorf("featstore: disk tier: a gather needs more than the %d rows of staging", s.stageRows))
 		default:
-			s.rd[i] = int32(i)
-			disk = append(disk, diskRow{v: v, pos: int32(i)})
+			d.staged[v] = int32(len(disk))
+			s.rd[i] = int32(len(disk))
+			disk = append(disk, diskRow{v: v, pos: int32(len(disk))})
 		}
+	}
+	for _, r := range disk {
+		d.staged[r.v] = -1
 	}
 	s.disk = disk
 	if err := d.readRows(s.stage, disk); err != nil {
