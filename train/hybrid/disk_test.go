@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/backend/record"
 	"github.com/fanout-gnn/fanout/dataset"
@@ -127,5 +126,4 @@ func TestDiskRefusals(t *testing.T) {
 			t.Errorf("want an error starting %q, got %v", c.want, err)
 		}
 	}
-	_ = backend.F32
 }
