@@ -34,6 +34,9 @@ type Dataset struct {
 	// float32 values), half the bytes; nil for float32 features. One of
 	// the two is set (FeatureDType, FeatureTable: features.go).
 	FeaturesBF16 []uint16
+	// FeatureFile, set instead of both by OpenWith's FeaturesOnDisk, reads
+	// the rows from feat.npy where they lie (featfile.go).
+	FeatureFile *FeatureFile
 
 	// Symmetric is declared by whoever built the graph: every edge u->v has
 	// its reverse v->u. It is recorded in the manifest, and Validate checks it.
@@ -74,7 +77,7 @@ func (d *Dataset) Close() error {
 	}
 	d.closers = nil
 	d.Features, d.FeaturesBF16, d.Labels, d.Train, d.Valid, d.Test = nil, nil, nil, nil, nil, nil
-	d.Link = nil
+	d.Link, d.FeatureFile = nil, nil
 	if d.Graph != nil {
 		d.Graph.Indptr, d.Graph.Indices, d.Graph.Indices64 = nil, nil, nil
 	}

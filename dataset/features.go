@@ -27,8 +27,12 @@ func ParseFeatureDType(s string) (dtype.DType, error) {
 }
 
 // FeatureDType is how the features are held: dtype.BF16 when
-// FeaturesBF16 is set (of a typed dataset: of any type), else dtype.F32.
+// FeaturesBF16 is set (of a typed dataset: of any type), or features
+// left on disk are bfloat16, else dtype.F32.
 func (d *Dataset) FeatureDType() dtype.DType {
+	if d.FeatureFile != nil {
+		return d.FeatureFile.DType
+	}
 	for _, t := range d.VertexTypes() {
 		if t.FeaturesBF16 != nil {
 			return dtype.BF16
@@ -49,8 +53,11 @@ func (d *Dataset) FeatureTable() any {
 
 // FeatureBytes is the size of the feature table as held (and as feat.npy
 // stores it, less the header): 4 or 2 bytes per value; of a typed
-// dataset, of every type's table.
+// dataset, of every type's table; of features left on disk, the file's.
 func (d *Dataset) FeatureBytes() int64 {
+	if f := d.FeatureFile; f != nil {
+		return f.Rows * f.RowBytes()
+	}
 	var b int64
 	for _, t := range d.VertexTypes() {
 		b += t.featureBytes()

@@ -17,12 +17,18 @@ import (
 // are converted, which copies them. The caller must Close the dataset. A
 // typed dataset's manifest (format_version 2) opens a typed dataset, its
 // per-type tables and per-relation graphs mapped the same way
-// (openTyped).
-func Open(dir string) (_ *Dataset, err error) {
+// (openTyped). OpenWith leaves the features on disk instead.
+func Open(dir string) (*Dataset, error) { return open(dir, OpenOptions{}) }
+
+// open is Open with options (OpenWith).
+func open(dir string, opt OpenOptions) (_ *Dataset, err error) {
 	path := filepath.Join(dir, ManifestFile)
 	typed, err := IsTyped(path)
 	if err != nil {
 		return nil, err
+	}
+	if typed && opt.FeaturesOnDisk {
+		return nil, fmt.Errorf("%s: a typed dataset's features are read into memory; only a one-type dataset's stay on disk", path)
 	}
 	if typed {
 		return openTyped(dir)
@@ -52,8 +58,12 @@ func Open(dir string) (_ *Dataset, err error) {
 	if err != nil {
 		return nil, err
 	}
-	d.Features, d.FeaturesBF16, err = loadTable(l, FeatFile, m.NumNodes, m.FeatDim, m.FeatureDType,
-		fmt.Sprintf("num_nodes = %d, feat_dim = %d", m.NumNodes, m.FeatDim))
+	says := fmt.Sprintf("num_nodes = %d, feat_dim = %d", m.NumNodes, m.FeatDim)
+	if opt.FeaturesOnDisk {
+		d.FeatureFile, err = openFeatureFile(l, FeatFile, m.NumNodes, m.FeatDim, m.FeatureDType, says)
+	} else {
+		d.Features, d.FeaturesBF16, err = loadTable(l, FeatFile, m.NumNodes, m.FeatDim, m.FeatureDType, says)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -161,30 +171,33 @@ func loadTable(l loader, file string, rows int64, dim int, key, says string) ([]
 		return nil, nil, err
 	}
 	descr, _ := npy.Descr(data)
-	bf16 := key == DTypeBFloat16
-	var f32 []float32
-	var b16 []uint16
-	switch f := data.(type) {
-	case []float32:
-		if bf16 {
-			return nil, nil, fmt.Errorf("%s: dtype %s, but %s says feature_dtype: bfloat16, which feat.npy stores as <u2 (bfloat16 bit patterns)", l.path(file), descr, ManifestFile)
-		}
-		f32 = f
-	case []uint16:
-		if !bf16 {
-			return nil, nil, fmt.Errorf("%s: dtype %s, but %s has no feature_dtype: bfloat16 (add it if the file holds bfloat16 bit patterns; float32 features are <f4)", l.path(file), descr, ManifestFile)
-		}
-		b16 = f
-	default:
-		if bf16 {
-			return nil, nil, fmt.Errorf("%s: dtype %s, want <u2 (bfloat16 bit patterns), as %s says feature_dtype: bfloat16", l.path(file), descr, ManifestFile)
-		}
-		return nil, nil, fmt.Errorf("%s: dtype %s, want float32 (convert with astype(numpy.float32))", l.path(file), descr)
+	f32, _ := data.([]float32)
+	b16, _ := data.([]uint16)
+	if err := checkFeatureDType(l.path(file), descr, f32 != nil, b16 != nil, key); err != nil {
+		return nil, nil, err
 	}
 	if len(shape) != 2 || shape[0] != rows || shape[1] != int64(dim) {
 		return nil, nil, fmt.Errorf("%s: shape %s, but %s says %s", l.path(file), shapeText(shape), ManifestFile, says)
 	}
 	return f32, b16, nil
+}
+
+// checkFeatureDType checks a feature file's dtype (descr, as the file
+// writes it; f32 and u2 say whether it is <f4 or <u2) against the
+// manifest's feature_dtype key.
+func checkFeatureDType(path, descr string, f32, u2 bool, key string) error {
+	bf16 := key == DTypeBFloat16
+	switch {
+	case f32 && bf16:
+		return fmt.Errorf("%s: dtype %s, but %s says feature_dtype: bfloat16, which feat.npy stores as <u2 (bfloat16 bit patterns)", path, descr, ManifestFile)
+	case u2 && !bf16:
+		return fmt.Errorf("%s: dtype %s, but %s has no feature_dtype: bfloat16 (add it if the file holds bfloat16 bit patterns; float32 features are <f4)", path, descr, ManifestFile)
+	case f32 || u2:
+		return nil
+	case bf16:
+		return fmt.Errorf("%s: dtype %s, want <u2 (bfloat16 bit patterns), as %s says feature_dtype: bfloat16", path, descr, ManifestFile)
+	}
+	return fmt.Errorf("%s: dtype %s, want float32 (convert with astype(numpy.float32))", path, descr)
 }
 
 // shapeText renders a shape for messages: [1000 100].

@@ -94,8 +94,15 @@ func CheckFeatures(feat []float32, dim int) error {
 }
 
 // validateFeatures checks that one feature table is set, float32 or
-// bfloat16, of num_nodes*feat_dim finite values.
+// bfloat16, of num_nodes*feat_dim finite values; features left on disk
+// (FeatureFile) are checked for their shape alone.
 func (d *Dataset) validateFeatures() error {
+	if f := d.FeatureFile; f != nil && d.Features == nil && d.FeaturesBF16 == nil {
+		if f.Rows != d.Graph.NumNodes || f.Dim != d.FeatDim {
+			return fileErr(FeatFile, "[%d, %d] on disk, want [num_nodes, feat_dim] = [%d, %d]", f.Rows, f.Dim, d.Graph.NumNodes, d.FeatDim)
+		}
+		return nil
+	}
 	return validateTable(FeatFile, d.Graph.NumNodes, d.FeatDim, d.Features, d.FeaturesBF16, "num_nodes*feat_dim")
 }
 

@@ -59,11 +59,7 @@ func NewTiered(be backend.Backend, feat any, dim int, order []int32, dt backend.
 	if t.host, err = backend.UploadHost(be, src.as(dt)); err != nil {
 		return nil, fmt.Errorf("featstore: host tier of %d x %d features: %w", t.rows, dim, err)
 	}
-	slot := make([]int32, t.rows)
-	for i := range slot {
-		slot[i] = -1
-	}
-	if t.slot, err = be.Upload(slot); err == nil {
+	if t.slot, err = be.Upload(slotTable(t.rows, nil)); err == nil {
 		t.stats, err = be.Alloc(backend.I64, 2)
 	}
 	if err != nil {
@@ -84,13 +80,7 @@ func (t *Tiered) Fill(rows int) error {
 	if rows <= 0 {
 		return nil
 	}
-	slot := make([]int32, t.rows)
-	for i := range slot {
-		slot[i] = -1
-	}
-	for s, v := range t.order[:rows] {
-		slot[v] = int32(s)
-	}
+	slot := slotTable(t.rows, t.order[:rows])
 	cache, err := t.be.Alloc(t.dt, rows*t.dim)
 	if err != nil {
 		return fmt.Errorf("featstore: cache of %d rows: %w", rows, err)
@@ -169,3 +159,16 @@ func (t *Tiered) FetchAhead(on bool) { t.ahead = on }
 // Remote reports whether the replay driver fetches the rows a step ahead
 // (FetchAhead).
 func (t *Tiered) Remote() bool { return t.ahead }
+
+// slotTable is the slot table of a cache of the rows cached, in their
+// order: I32 [rows], a vertex's cache row, or -1.
+func slotTable(rows int64, cached []int32) []int32 {
+	slot := make([]int32, rows)
+	for i := range slot {
+		slot[i] = -1
+	}
+	for s, v := range cached {
+		slot[v] = int32(s)
+	}
+	return slot
+}

@@ -86,6 +86,7 @@ type Backend struct {
 	meanQ      meanQueue   // a MeanWeights call not yet launched (sparse.go)
 	countQ     countQueue  // an AddCount call not yet launched (adam.go)
 	side       sideQueue   // the second stream of backend.Concurrent (beside.go)
+	hostFns    *hostFuncs  // host functions in op order, made on first use (hostfunc.go)
 	ws         uintptr     // cuBLAS workspace
 	wsClass    int64
 

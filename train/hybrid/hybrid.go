@@ -44,6 +44,15 @@ type Options struct {
 	// (featstore.Tiered.FetchAhead): for a small cache, whose misses cross
 	// PCIe every step.
 	FetchAhead bool
+	// HostMemory caps the host tier of features left on disk
+	// (dataset.OpenOptions.FeaturesOnDisk), in bytes: the rows after the
+	// cache's in the ranking that fit it stay in host memory, the rest are
+	// read from feat.npy when a step needs them (featstore.Disk); 0: every
+	// row. A dataset whose features are in memory keeps them all there.
+	HostMemory int64
+	// DiskReaders are the goroutines that read rows from disk at once; 0:
+	// featstore's default.
+	DiskReaders int
 	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
 	Hot    HotOptions
 	Replay train.ReplayOptions
@@ -69,17 +78,26 @@ type Stats struct {
 	// from GPU memory, Host from host memory; nil with the whole graph on
 	// the GPU (not counted).
 	Lists *backend.ReadCounts `json:"lists,omitempty"`
+	// Tiers are the rows and bytes of features left on disk by tier (the
+	// GPU cache, the host tier, the file), Epochs the same per epoch; nil
+	// where the whole table is in host memory.
+	Tiers  *DiskTiers   `json:"tiers,omitempty"`
+	Epochs []EpochTiers `json:"epochs,omitempty"`
 }
 
 // Tier is one device's tiered feature store and the hook that places its
 // cache once the step is provisioned (ReplayOptions.BeforeCapture).
 type Tier struct {
-	Store *featstore.Tiered
+	Store TierStore
 	Stats Stats
 	opt   Options
 	be    backend.Backend
-	graph TopologyPlan  // where the graph is (Run's; zero for a Tier of NewTier)
-	topo  *hostTopology // the graph under host topology, else nil
+	graph TopologyPlan    // where the graph is (Run's; zero for a Tier of NewTier)
+	topo  *hostTopology   // the graph under host topology, else nil
+	disk  *featstore.Disk // Store, where the features are on disk
+	host  int64           // the disk store's host tier's rows at most
+	file  string          // the disk store's file
+	epoch *epochs         // the disk tiers per epoch (Run's)
 }
 
 // NewTier ranks the rows and makes be's tiered store (every row in host
@@ -90,9 +108,24 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 	if ds.Typed() {
 		return nil, fmt.Errorf("hybrid: %s is typed, and a device's tier of a group is one-type graphs' (the typed hybrid mode runs on one device)", ds.Name)
 	}
+	if ds.FeatureFile == nil && opt.HostMemory > 0 && ds.FeatureBytes() > opt.HostMemory {
+		return nil, fmt.Errorf("host-memory: %s of host tier, but %s's %s of features are in memory already; open the dataset with its features on disk (--data)",
+			mib(opt.HostMemory), ds.Name, mib(ds.FeatureBytes()))
+	}
 	order, err := opt.ranks.featureOrder(ds, cfg, opt)
 	if err != nil {
 		return nil, err
+	}
+	if ds.FeatureFile != nil {
+		if cfg.FullEval {
+			return nil, fmt.Errorf("full-eval: layer-wise inference reads the whole table in host memory, and %s's features are on disk", ds.Name)
+		}
+		d, host, err := newDiskStore(be, ds, order, opt)
+		if err != nil {
+			return nil, err
+		}
+		d.Reserve(gatherRows(ds, cfg.Batch, cfg.Fanouts)) // a node step's; Run reserves for the task's seeds
+		return &Tier{Store: d, opt: opt, be: be, disk: d, host: host, file: ds.FeatureFile.Path}, nil
 	}
 	store, err := featstore.NewTiered(be, ds.FeatureTable(), ds.FeatDim, order, opt.FeatureDType)
 	if err != nil {
@@ -109,11 +142,19 @@ func (t *Tier) BeforeCapture(env train.EnvelopeReport) error {
 	if err != nil {
 		return err
 	}
+	if t.disk != nil {
+		p.splitHost(t.host, t.opt.HostMemory, t.file)
+	}
 	t.Stats.Placement = p
 	if t.opt.Log != nil {
 		p.Print(t.opt.Log)
 	}
-	return t.Store.Fill(int(p.CacheRows))
+	if err := t.Store.Fill(int(p.CacheRows)); err != nil || t.disk == nil || t.opt.Log == nil {
+		return err
+	}
+	fmt.Fprintf(t.opt.Log, "  disk tier: staging for %d rows of a step, host memory of both tiers and the gathers' tables %s\n",
+		t.disk.StageRows(), mib(t.disk.HostBytes()))
+	return nil
 }
 
 // Finish reads the store's counters into Stats (call before the trainer,
@@ -123,6 +164,19 @@ func (t *Tier) Finish() error {
 	st.HostRows, st.Rows, st.PCIeBytes = 0, 0, 0 // the counters as they are now, not added twice
 	if err := st.addStore(t.Store); err != nil {
 		return err
+	}
+	if t.disk != nil {
+		tiers, err := diskTiers(t.disk)
+		if err != nil {
+			return err
+		}
+		st.Tiers = &tiers
+		if t.epoch != nil {
+			if err := t.epoch.mark(t.epoch.epoch + 1); err != nil {
+				return err
+			}
+			st.Epochs = t.epoch.out
+		}
 	}
 	st.settle(t.be)
 	if t.topo != nil {
@@ -137,7 +191,7 @@ func (t *Tier) Finish() error {
 
 // addStore adds a tiered store's counters (rows read from host memory and
 // in all, and the host rows' bytes) to st.
-func (st *Stats) addStore(s *featstore.Tiered) error {
+func (st *Stats) addStore(s TierStore) error {
 	host, rows, err := s.Stats()
 	if err != nil {
 		return err
@@ -182,8 +236,15 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 		return nil, nil, err
 	}
 	defer tr.Close()
+	if tier.disk != nil {
+		tier.disk.Reserve(gatherRows(ds, tr.Head().SeedCap(cfg.Batch), cfg.Fanouts))
+	}
 	ropt := opt.Replay
 	ropt.BeforeCapture = tier.BeforeCapture
+	if tier.disk != nil {
+		tier.epoch = &epochs{s: tier.disk}
+		tier.epoch.chain(&ropt)
+	}
 	var hd *hot.Driver
 	if opt.Hot.Ratio > 0 {
 		ranked, err := opt.ranks.hotOrder(ds, cfg, opt)
@@ -310,7 +371,7 @@ func rankingBatches(ds *dataset.Dataset, cfg train.Config, n int) [][]int32 {
 // cache from what is resident once the step is provisioned: the lists
 // take their share (Options.ListShare) of the room the budget leaves, the
 // cache what remains.
-func place(be backend.Backend, store *featstore.Tiered, topo *hostTopology, graph TopologyPlan, env train.EnvelopeReport, opt Options) (Placement, error) {
+func place(be backend.Backend, store TierStore, topo *hostTopology, graph TopologyPlan, env train.EnvelopeReport, opt Options) (Placement, error) {
 	rowBytes := int64(store.Dim()) * int64(store.DType().Size())
 	resident := backend.MemoryOf(be).InUseBytes()
 	if topo != nil {

@@ -26,6 +26,11 @@ type Placement struct {
 	Rows      int64 // feature rows in all
 	CacheRows int64 // rows in the GPU cache
 	HostRows  int64 // rows read from host memory
+	// DiskRows are the rows read from DiskFile when a step needs them
+	// (features left on disk), HostMemory the host tier's cap in bytes.
+	DiskRows   int64
+	DiskFile   string
+	HostMemory int64
 	// Topology is where the graph is (Resident holds its GPU part); zero
 	// where the driver was not told (a Tier of NewTier).
 	Topology TopologyPlan
@@ -56,6 +61,14 @@ func (p Placement) CacheBytes() int64 {
 		b += t.CacheRows * t.RowBytes
 	}
 	return b
+}
+
+// splitHost divides the rows outside the cache between a host tier of at
+// most host rows (hostMemory bytes, as asked) and the feature file.
+func (p *Placement) splitHost(host, hostMemory int64, file string) {
+	out := p.Rows - p.CacheRows
+	p.HostRows = min(out, host)
+	p.DiskRows, p.DiskFile, p.HostMemory = out-p.HostRows, file, hostMemory
 }
 
 // Peak is the planned GPU memory: what is resident, the cache and the margin.
@@ -115,6 +128,10 @@ func (p Placement) Print(w io.Writer) {
 	if p.Types == nil {
 		fmt.Fprintf(w, "  feature cache: %d of %d rows (%.1f%%), %s\n", p.CacheRows, p.Rows, percent(p.CacheRows, p.Rows), mib(p.CacheBytes()))
 		fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))
+	}
+	if p.DiskFile != "" {
+		fmt.Fprintf(w, "  (the host tier's rows are the next ranked that --host-memory %s holds)\n", mib(p.HostMemory))
+		fmt.Fprintf(w, "  disk, read from %s when a step needs them, into pinned staging: %d rows, %s\n", p.DiskFile, p.DiskRows, mib(p.DiskRows*p.RowBytes))
 	}
 	for _, t := range p.Types {
 		if t.RowBytes == 0 {

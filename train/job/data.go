@@ -17,7 +17,7 @@ import (
 // (hetero-tiny, mag-sim) is generated with its reverse relations.
 func LoadDataset(src Source, threads int, log io.Writer, progress func(string) (func(string, int64, int64), func())) (*dataset.Dataset, error) {
 	if src.Data != "" {
-		ds, err := dataset.Open(src.Data)
+		ds, err := dataset.OpenWith(src.Data, src.Open)
 		if err != nil {
 			return nil, fmt.Errorf("--data: %w", err)
 		}
@@ -60,7 +60,11 @@ func LoadDataset(src Source, threads int, log io.Writer, progress func(string) (
 // A dataset made for link prediction alone (an OGB link dataset: one
 // placeholder class) is refused for a node task, saying which task it has.
 func (j *Job) load() (*dataset.Dataset, error) {
-	ds, err := LoadDataset(j.Source, j.Threads, j.Log, j.Progress)
+	src, err := j.hybridSource()
+	if err != nil {
+		return nil, err
+	}
+	ds, err := LoadDataset(src, j.Threads, j.Log, j.Progress)
 	if err != nil {
 		return nil, err
 	}

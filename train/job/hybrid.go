@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -40,7 +42,56 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 		}
 		hopt.Budget = free - hybrid.DefaultMargin(free)
 	}
+	if h.HostMemory != "" {
+		if hopt.HostMemory, err = parseHostMemory(h.HostMemory); err != nil {
+			return hopt, err
+		}
+	}
 	return hopt, nil
+}
+
+// parseHostMemory reads --host-memory: a size.
+func parseHostMemory(s string) (int64, error) {
+	b, err := ParseSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("host-memory: %s is not a size (want, e.g., 32GiB, 512MiB or a number of bytes)", quote.Quote(s))
+	}
+	return b, nil
+}
+
+// hybridSource is the job's source, its features left on disk where
+// --host-memory is below the size of the dataset's feat.npy (the hybrid
+// mode, one device, a dataset directory): the host tier then holds what
+// fits, and the rest is read from the file (hybrid.Options.HostMemory).
+// --host-memory elsewhere is an error naming the flag.
+func (j *Job) hybridSource() (Source, error) {
+	src, spec := j.Source, j.Hybrid.HostMemory
+	if spec == "" {
+		return src, nil
+	}
+	limit, err := parseHostMemory(spec)
+	if err != nil {
+		return src, err
+	}
+	switch {
+	case j.Mode != train.Hybrid:
+		return src, fmt.Errorf("host-memory: %s caps the hybrid mode's host tier of features, and the mode is %s (give --mode hybrid)", quote.Quote(spec), j.Mode)
+	case j.Devices != 0:
+		return src, fmt.Errorf("host-memory: a disk tier of features is one device's; train without --devices")
+	case src.Data == "":
+		return src, fmt.Errorf("host-memory: a disk tier reads the features of a dataset directory (--data), and %s is generated in memory (write it with fanout gen)", quote.Quote(src.Preset))
+	}
+	feat := filepath.Join(src.Data, dataset.FeatFile)
+	st, err := os.Stat(feat)
+	if err != nil {
+		return src, fmt.Errorf("--data: %w", err)
+	}
+	src.Open.FeaturesOnDisk = st.Size() > limit
+	if src.Open.FeaturesOnDisk {
+		fmt.Fprintf(j.Log, "host-memory: %s of features in %s, over the %s host tier: the rest stay on disk, read when a step needs them\n",
+			BytesString(float64(st.Size())), feat, BytesString(float64(limit)))
+	}
+	return src, nil
 }
 
 // runHybrid trains with the hybrid driver and prints its figures.
@@ -87,6 +138,14 @@ func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds
 	}
 	fmt.Fprintf(j.Log, "hybrid: cache hit rate %.3f (%d of %d rows from host memory), %.1f MiB over PCIe per training launch (evaluation's gathers included), peak %.1f MiB %s\n",
 		st.HitRate, st.HostRows, st.Rows, float64(st.PCIeBytes)/float64(steps)/(1<<20), float64(st.PeakBytes)/(1<<20), budget)
+	if tr := st.Tiers; tr != nil {
+		fmt.Fprintf(j.Log, "hybrid: rows by tier (training and evaluation): GPU cache %d (%.1f MiB), host memory %d (%.1f MiB over PCIe), disk %d (%.1f MiB read)\n",
+			tr.CacheRows, float64(tr.CacheBytes)/(1<<20), tr.HostRows, float64(tr.HostBytes)/(1<<20), tr.DiskRows, float64(tr.DiskBytes)/(1<<20))
+		for _, e := range st.Epochs {
+			fmt.Fprintf(j.Log, "hybrid: epoch %d: GPU cache %.1f MiB, host memory %.1f MiB, disk %.1f MiB\n",
+				e.Epoch, float64(e.CacheBytes)/(1<<20), float64(e.HostBytes)/(1<<20), float64(e.DiskBytes)/(1<<20))
+		}
+	}
 	if r := st.Lists; r != nil {
 		fmt.Fprintf(j.Log, "hybrid: sampling read %d neighbour lists (training, evaluation and the envelope's observation): %.1f%% from GPU memory, %.1f%% from host memory\n",
 			r.Lists(), 100*float64(r.Local)/float64(max(r.Lists(), 1)), 100*float64(r.Host)/float64(max(r.Lists(), 1)))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend/cuda"
 	"github.com/fanout-gnn/fanout/cluster"
+	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -33,6 +34,9 @@ type Source struct {
 	// Labels is a one-type preset's labelling (rmat.Options.Labels): ""
 	// or neighbours as today, community for planted communities.
 	Labels string
+	// Open are the options Data is opened with (the hybrid mode's disk
+	// tier leaves the features on disk: hybridSource).
+	Open dataset.OpenOptions
 }
 
 // CUDA are the GPU options of a job.
@@ -63,6 +67,10 @@ type HybridSettings struct {
 	SuperBatch int
 	HotOutputs bool // the CPU computes layer 0's outputs instead of its inputs
 	FetchAhead bool // the host tier's rows gathered a step ahead (hybrid.Options.FetchAhead)
+	// HostMemory caps the host tier (a size, parsed by ParseSize; "" for
+	// the whole table): larger features stay in the dataset's feat.npy,
+	// read when a step needs them (hybrid.Options.HostMemory).
+	HostMemory string
 }
 
 // Placement is how several devices hold the graph and the features.

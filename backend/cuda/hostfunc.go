@@ -1,0 +1,89 @@
+package cuda
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ebitengine/purego"
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+var _ backend.HostFuncs = (*Backend)(nil)
+
+// hostFuncs are the Go functions the backend's streams run as host
+// functions (cuLaunchHostFunc): one C callback for the backend, made on
+// first use (purego callbacks are never released), whose user data names
+// the function to run. A function issued eagerly runs once and is
+// forgotten; one issued while capturing is a host node of the graph, run
+// at every replay, and is kept while the backend lives. The callback runs
+// on a driver thread and may not call CUDA.
+type hostFuncs struct {
+	launch uintptr // cuLaunchHostFunc
+	cb     uintptr // the C callback: void (*)(void *userData)
+
+	mu   sync.Mutex
+	fns  map[uintptr]hostFunc
+	next uintptr
+}
+
+type hostFunc struct {
+	fn   func()
+	keep bool // captured: run at every replay
+}
+
+// HostFunc runs fn on the host in the order of the stream's ops: after
+// every op issued before it has finished, before any issued after it
+// starts. While capturing it becomes a host node of the graph, run at each
+// replay. fn may not call the backend (or CUDA).
+func (b *Backend) HostFunc(fn func()) {
+	c := b.begin("HostFunc")
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	h, err := b.hostFuncTable()
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	h.mu.Lock()
+	h.next++
+	id := h.next
+	h.fns[id] = hostFunc{fn: fn, keep: b.capturing}
+	h.mu.Unlock()
+	if err := b.drv.call("cuLaunchHostFunc", h.launch, b.stream, h.cb, id); err != nil {
+		h.mu.Lock()
+		delete(h.fns, id)
+		h.mu.Unlock()
+		c.fail(err)
+	}
+}
+
+// hostFuncTable is the backend's table of host functions, made on first
+// use (the caller holds the call).
+func (b *Backend) hostFuncTable() (*hostFuncs, error) {
+	if b.hostFns != nil {
+		return b.hostFns, nil
+	}
+	h := &hostFuncs{fns: map[uintptr]hostFunc{}}
+	if err := b.drv.lib.symbols(map[string]*uintptr{"cuLaunchHostFunc": &h.launch}); err != nil {
+		return nil, fmt.Errorf("CUDA driver without host functions: %w", err)
+	}
+	h.cb = purego.NewCallback(h.run)
+	b.hostFns = h
+	return h, nil
+}
+
+// run is the callback: it runs the function id names, and forgets it
+// unless a graph holds it.
+func (h *hostFuncs) run(id uintptr) {
+	h.mu.Lock()
+	f, ok := h.fns[id]
+	if ok && !f.keep {
+		delete(h.fns, id)
+	}
+	h.mu.Unlock()
+	if ok {
+		f.fn()
+	}
+}

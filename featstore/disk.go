@@ -1,0 +1,286 @@
+package featstore
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// RowFile reads rows of a feature table kept in a file
+// (dataset.FeatureFile): whole rows of RowBytes bytes, little-endian
+// values, by positional reads that goroutines may issue at once.
+type RowFile interface {
+	RowBytes() int64
+	ReadRows(p []byte, first int64) error
+}
+
+// DiskConfig is the disk tier of a Disk store.
+type DiskConfig struct {
+	File     RowFile
+	FileType backend.DType // how File holds values: F32 or BF16
+	// HostRows caps the host tier: the rows after the cache's in the
+	// ranking that Fill reads into host memory (0: none).
+	HostRows int64
+	Readers  int // goroutines that read rows at once; 0: 16
+	// Progress, when set, hears how many of Fill's rows (the cache's and
+	// the host tier's) are read.
+	Progress func(done, total int64)
+}
+
+// Disk serves rows from three tiers: a cache in backend memory (the rows
+// ranked first, as Tiered's), a host tier of the rows ranked next in
+// host memory the device reads in place (at most DiskConfig.HostRows),
+// and the rest, read from the file when a gather needs them. A gather
+// copies the step's ids into host memory, then a host function in op
+// order (backend.HostFuncs) finds each row's tier and reads the disk
+// rows with positional reads by a pool of goroutines into a pinned
+// staging area of the call's own; three gathers then copy the cached,
+// host and staged rows (Gather) or the last two (GatherMisses, InPlace).
+// The rows are the same bits Tiered gathers from the whole table.
+//
+// The gathers share one host-mapped scratch (ids, tiers, staging), made
+// by Fill for gathers of up to Reserve's rows: a gather runs after the
+// one before in op order, so none overwrites another's rows before they
+// are copied (the store is not Remote: no gather runs beside). A host
+// function cannot fail its step: a read that failed leaves its rows as
+// they were and is reported by Stats and Err, as is a larger gather,
+// which writes nothing.
+type Disk struct {
+	be    backend.Backend
+	ops   backend.TieredGather
+	hf    backend.HostFuncs
+	cfg   DiskConfig
+	dim   int
+	rows  int64
+	dt    backend.DType
+	order []int32
+
+	slot     backend.Buffer // I32 [N] device: cache row or -1
+	slotHost []int32        // the same, on the host
+	cache    backend.Buffer // dt [n, dim], nil until Fill
+	n        int
+	hpos     []int32        // [N]: host tier row or -1
+	staged   []int32        // [N]: the staging row of a vertex during a gather's placing, else -1
+	hostRows int            // H
+	host     backend.Buffer // dt [(H+1)·dim], mapped; row H is never read
+	hostData any
+	slotH    backend.Buffer // I32 [H+1] device: -1 but the last, 0
+	statsH   backend.Buffer // I64 [2]: rows from the host tier, all rows
+	statsD   backend.Buffer // I64 [2]: rows from disk, all rows
+	reserve  int            // rows a gather may have (Reserve)
+	sc       *scratch       // nil until Fill
+
+	mu  sync.Mutex
+	err error // the first failure of a host function
+}
+
+// NewDisk makes a store of rows rows of width dim whose values lie in
+// cfg.File, held in the cache and host tier as dt (F32 or BF16; 0: as the
+// file holds them); order ranks the vertices for Fill. be must have the
+// tiered gather, host functions (backend.HostFuncs) and I32 gathers.
+// Reserve, then Fill, before the first gather.
+func NewDisk(be backend.Backend, cfg DiskConfig, rows int64, dim int, order []int32, dt backend.DType) (*Disk, error) {
+	ops, err := backend.TieredOf(be)
+	if err != nil {
+		return nil, fmt.Errorf("featstore: disk tier: %w", err)
+	}
+	hf, ok := be.(backend.HostFuncs)
+	if !ok {
+		return nil, fmt.Errorf("featstore: disk tier: backend %s cannot run host functions in op order (backend.HostFuncs)", be.Name())
+	}
+	if cfg.FileType != backend.F32 && cfg.FileType != backend.BF16 {
+		return nil, fmt.Errorf("featstore: disk tier: the file's values are %v, want F32 or BF16", cfg.FileType)
+	}
+	if dim <= 0 || cfg.File.RowBytes() != int64(dim)*int64(cfg.FileType.Size()) {
+		return nil, fmt.Errorf("featstore: disk tier: rows of %d bytes in the file, want %d values of %v", cfg.File.RowBytes(), dim, cfg.FileType)
+	}
+	if dt != backend.BF16 && dt != backend.F32 {
+		dt = cfg.FileType
+	}
+	d := &Disk{be: be, ops: ops, hf: hf, cfg: cfg, dim: dim, rows: rows, dt: dt, order: order,
+		slotHost: slotTable(rows, nil), hpos: slotTable(rows, nil), staged: slotTable(rows, nil)}
+	if d.slot, err = be.Upload(slices32(d.slotHost)); err == nil {
+		if d.statsH, err = be.Alloc(backend.I64, 2); err == nil {
+			if d.statsD, err = be.Alloc(backend.I64, 2); err == nil {
+				err = d.setHost(newRows(dt, 1, dim), 0)
+			}
+		}
+	}
+	if err != nil {
+		d.Free()
+		return nil, fmt.Errorf("featstore: disk tier tables: %w", err)
+	}
+	return d, nil
+}
+
+// slices32 is a copy of s, for an upload the caller keeps s beside.
+func slices32(s []int32) []int32 { return append([]int32(nil), s...) }
+
+// setHost makes data ((h+1) rows of dt, row h never read) the host tier
+// of h rows, with its slot table.
+func (d *Disk) setHost(data any, h int) error {
+	host, err := backend.UploadHost(d.be, data)
+	if err != nil {
+		return err
+	}
+	skip := slotTable(int64(h+1), nil)
+	skip[h] = 0
+	slotH, err := d.be.Upload(skip)
+	if err != nil {
+		d.be.Free(host)
+		return err
+	}
+	d.freeHost()
+	d.host, d.hostData, d.slotH, d.hostRows = host, data, slotH, h
+	return nil
+}
+
+func (d *Disk) freeHost() {
+	for _, b := range []backend.Buffer{d.host, d.slotH} {
+		if b != nil {
+			d.be.Free(b)
+		}
+	}
+	d.host, d.slotH, d.hostData = nil, nil, nil
+}
+
+func (d *Disk) Dim() int    { return d.dim }
+func (d *Disk) Rows() int64 { return d.rows }
+
+// DType is how the cache and host tier hold rows (F32 or BF16).
+func (d *Disk) DType() backend.DType { return d.dt }
+
+// CachedRows is the number of rows in the cache; HostRows in the host
+// tier.
+func (d *Disk) CachedRows() int { return d.n }
+func (d *Disk) HostRows() int   { return d.hostRows }
+
+// Tiers are the cache (nil until Fill) and the slot table (InPlace).
+func (d *Disk) Tiers() (cache, slot backend.Buffer) { return d.cache, d.slot }
+
+// Gather writes every row: cached, host and disk rows.
+func (d *Disk) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	d.gather(ids, n, out, false)
+}
+
+// GatherMisses writes the rows outside the cache (InPlace).
+func (d *Disk) GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buffer) {
+	d.gather(ids, n, out, true)
+}
+
+// gather issues the ids' copy, the host function and the row copies.
+func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, misses bool) {
+	s := d.sc
+	switch {
+	case s == nil:
+		d.fail(fmt.Errorf("featstore: disk tier: a gather before Fill"))
+		return
+	case n.Cap > s.cap:
+		d.fail(fmt.Errorf("featstore: disk tier: a gather of %d rows, but Reserve said %d", n.Cap, s.cap))
+		return
+	}
+	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
+	d.be.Gather(ids, 1, view(s.iota), n, view(s.idsB))
+	d.hf.HostFunc(func() { d.place(s) })
+	if !misses && d.cache != nil {
+		d.be.Gather(d.cache, d.dim, view(s.rcB), n, out)
+	}
+	d.ops.GatherTieredMisses(d.slotH, d.host, d.dim, view(s.rhB), n, out, d.statsH)
+	d.ops.GatherTieredMisses(s.slotS, s.stageB, d.dim, view(s.rdB), n, out, d.statsD)
+}
+
+// Reserve says how many rows a gather may have at most (a step's sources
+// at its conservative envelope); Fill sizes the scratch for it. Call it
+// before Fill.
+func (d *Disk) Reserve(rows int) { d.reserve = rows }
+
+// fail records the first failure.
+func (d *Disk) fail(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+// Err is the first failure of a gather's host work (a row that could not
+// be read), or nil.
+func (d *Disk) Err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
+}
+
+// DeviceBytes counts the cache, the slot tables, the counters and the
+// sites' device scratch (the host tier and staging are host memory).
+func (d *Disk) DeviceBytes() int64 {
+	b := d.rows*4 + 32 + int64(d.hostRows+1)*4
+	if d.cache != nil {
+		b += int64(d.cache.Len()) * int64(d.dt.Size())
+	}
+	if s := d.sc; s != nil {
+		b += int64(s.cap+s.stageRows+1) * 4
+	}
+	return b
+}
+
+// HostBytes is the host memory of the host tier and of the scratch
+// (staging, and four int32 per row of a gather).
+func (d *Disk) HostBytes() int64 {
+	b := int64(d.hostRows+1) * int64(d.dim) * int64(d.dt.Size())
+	if s := d.sc; s != nil {
+		b += int64(s.stageRows+1)*int64(d.dim)*int64(d.dt.Size()) + int64(s.cap)*16
+	}
+	return b
+}
+
+// StageRows is how many rows of one gather the staging holds (0 before
+// Fill).
+func (d *Disk) StageRows() int {
+	if d.sc == nil {
+		return 0
+	}
+	return d.sc.stageRows
+}
+
+// Stats reads the counters: rows gathered from the host tier or disk, and
+// all rows, since the store was made or reset; the first failure of a
+// gather's reads, if any.
+func (d *Disk) Stats() (hostRows, rows int64, err error) {
+	c, h, k, err := d.TierStats()
+	return h + k, c + h + k, err
+}
+
+// TierStats reads the rows gathered from each tier: the cache, the host
+// tier and disk.
+func (d *Disk) TierStats() (cache, host, disk int64, err error) {
+	sh, sd := make([]int64, 2), make([]int64, 2)
+	d.be.Read(sh, d.statsH, 0)
+	d.be.Read(sd, d.statsD, 0)
+	if err := d.be.Sync(); err != nil {
+		return 0, 0, 0, err
+	}
+	return sh[1] - sh[0] - sd[0], sh[0], sd[0], d.Err()
+}
+
+// ResetStats zeroes the counters.
+func (d *Disk) ResetStats() {
+	d.be.Write(d.statsH, 0, []int64{0, 0})
+	d.be.Write(d.statsD, 0, []int64{0, 0})
+}
+
+// Free releases the tiers, tables and sites.
+func (d *Disk) Free() {
+	d.freeHost()
+	for _, b := range []backend.Buffer{d.slot, d.cache, d.statsH, d.statsD} {
+		if b != nil {
+			d.be.Free(b)
+		}
+	}
+	d.slot, d.cache, d.statsH, d.statsD = nil, nil, nil, nil
+	if d.sc != nil {
+		d.sc.free(d.be)
+		d.sc = nil
+	}
+}

@@ -1,0 +1,193 @@
+package featstore
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"unsafe"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// scratch is what the gathers of a Disk store share (they run one after
+// another, in op order): host memory the device reads and writes in
+// place, sized by Reserve for gathers of up to cap rows, of which up to
+// stageRows from disk.
+type scratch struct {
+	cap, stageRows              int
+	iota                        backend.Buffer // I32 [cap] device: 0, 1, ...
+	ids                         []int32        // [cap] mapped (idsB): the step's ids, -1 past the live ones
+	rc                          []int32        // [cap] mapped (rcB): cache row of a cached id, else 0
+	rh                          []int32        // [cap] mapped (rhB): host tier row, else H (skipped)
+	rd                          []int32        // [cap] mapped (rdB): staging row, else stageRows (skipped)
+	stage                       any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows
+	slotS                       backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
+	idsB, rcB, rhB, rdB, stageB backend.Buffer
+	disk                        []diskRow // the disk rows of the current gather
+}
+
+// diskRow is a row to read: vertex v into row pos.
+type diskRow struct{ v, pos int32 }
+
+// newScratch allocates the scratch of gathers of up to capacity rows, of
+// which up to stageRows from disk.
+func (d *Disk) newScratch(capacity, stageRows int) (*scratch, error) {
+	s := &scratch{cap: capacity, stageRows: stageRows, ids: slotTable(int64(capacity), nil), rc: make([]int32, capacity),
+		rh: make([]int32, capacity), rd: make([]int32, capacity), stage: newRows(d.dt, stageRows+1, d.dim)}
+	iota := make([]int32, capacity)
+	for i := range iota {
+		iota[i] = int32(i)
+	}
+	skip := slotTable(int64(stageRows+1), nil)
+	skip[stageRows] = 0
+	var err error
+	up := func(dst *backend.Buffer, data any, mapped bool) {
+		if err != nil {
+			return
+		}
+		if mapped {
+			*dst, err = backend.UploadHost(d.be, data)
+		} else {
+			*dst, err = d.be.Upload(data)
+		}
+	}
+	up(&s.iota, iota, false)
+	up(&s.slotS, skip, false)
+	up(&s.idsB, s.ids, true)
+	up(&s.rcB, s.rc, true)
+	up(&s.rhB, s.rh, true)
+	up(&s.rdB, s.rd, true)
+	up(&s.stageB, s.stage, true)
+	if err != nil {
+		s.free(d.be)
+		return nil, fmt.Errorf("featstore: disk tier scratch of %d rows (%d staged): %w", capacity, stageRows, err)
+	}
+	return s, nil
+}
+
+func (s *scratch) free(be backend.Backend) {
+	for _, b := range []backend.Buffer{s.iota, s.slotS, s.idsB, s.rcB, s.rhB, s.rdB, s.stageB} {
+		if b != nil {
+			be.Free(b)
+		}
+	}
+	*s = scratch{}
+}
+
+// place is the host function of a gather: it takes the step's live ids
+// (those before the first -1, which it writes back), says in which tier
+// each row lies, and reads the disk rows into staging.
+func (d *Disk) place(s *scratch) {
+	h, disk := int32(d.hostRows), s.disk[:0]
+	for i, v := range s.ids {
+		if v < 0 {
+			break
+		}
+		s.ids[i] = -1
+		s.rc[i], s.rh[i], s.rd[i] = 0, h, int32(s.stageRows)
+		switch {
+		case int64(v) >= d.rows:
+			d.fail(fmt.Errorf("featstore: disk tier: id %d outside the table of %d rows", v, d.rows))
+		case d.slotHost[v] >= 0:
+			s.rc[i] = d.slotHost[v]
+		case d.hpos[v] >= 0:
+			s.rh[i] = d.hpos[v]
+		case d.staged[v] >= 0: // a repeat
+			s.rd[i] = d.staged[v]
+		case len(disk) == s.stageRows:
+			d.fail(fmt.Errorf("featstore: disk tier: a gather needs more than the %d rows of staging", s.stageRows))
+		default:
+			d.staged[v] = int32(len(disk))
+			s.rd[i] = int32(len(disk))
+			disk = append(disk, diskRow{v: v, pos: int32(len(disk))})
+		}
+	}
+	for _, r := range disk {
+		d.staged[r.v] = -1
+	}
+	s.disk = disk
+	if err := d.readRows(s.stage, disk); err != nil {
+		d.fail(err)
+	}
+}
+
+// maxRun is the most adjacent rows one read takes.
+const maxRun = 64
+
+// readRows reads rows[k].v of the file into row rows[k].pos of dst (dt
+// values, made by newRows), converting where the file holds the other
+// type: in the order of the vertices, runs of adjacent ones in one
+// positional read, split among cfg.Readers goroutines. rows is sorted in
+// place.
+func (d *Disk) readRows(dst any, rows []diskRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	slices.SortFunc(rows, func(a, b diskRow) int { return int(a.v) - int(b.v) })
+	readers := d.cfg.Readers
+	if readers <= 0 {
+		readers = 16
+	}
+	workers := min(readers, (len(rows)+maxRun-1)/maxRun)
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(rows)/workers, (w+1)*len(rows)/workers
+		wg.Go(func() { errs[w] = d.readPart(dst, rows[lo:hi]) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPart reads rows (sorted by vertex) into dst, a run of adjacent
+// vertices at a time, through a buffer of its own.
+func (d *Disk) readPart(dst any, rows []diskRow) error {
+	rb := int(d.cfg.File.RowBytes())
+	buf := make([]byte, maxRun*rb)
+	for k := 0; k < len(rows); {
+		run := 1
+		for k+run < len(rows) && run < maxRun && rows[k+run].v == rows[k].v+int32(run) {
+			run++
+		}
+		if err := d.cfg.File.ReadRows(buf[:run*rb], int64(rows[k].v)); err != nil {
+			return err
+		}
+		for j := range run {
+			putFileRow(dst, int(rows[k+j].pos), d.dim, buf[j*rb:(j+1)*rb], d.cfg.FileType)
+		}
+		k += run
+	}
+	return nil
+}
+
+// newRows is host room for n rows of width dim of dt (F32 or BF16).
+func newRows(dt backend.DType, n, dim int) any {
+	if dt == backend.BF16 {
+		return make([]uint16, n*dim)
+	}
+	return make([]float32, n*dim)
+}
+
+// putFileRow writes a row of the file's bytes (little-endian values of
+// ft) into row i of dst, converted to dst's type as table.put converts.
+func putFileRow(dst any, i, dim int, row []byte, ft backend.DType) {
+	switch o := dst.(type) {
+	case []float32:
+		if ft == backend.F32 {
+			copy(o[i*dim:(i+1)*dim], unsafe.Slice((*float32)(unsafe.Pointer(&row[0])), dim))
+		} else {
+			convert(o[i*dim:(i+1)*dim], unsafe.Slice((*uint16)(unsafe.Pointer(&row[0])), dim), backend.BF16Float)
+		}
+	case []uint16:
+		if ft == backend.BF16 {
+			copy(o[i*dim:(i+1)*dim], unsafe.Slice((*uint16)(unsafe.Pointer(&row[0])), dim))
+		} else {
+			convert(o[i*dim:(i+1)*dim], unsafe.Slice((*float32)(unsafe.Pointer(&row[0])), dim), backend.BF16Bits)
+		}
+	}
+}

@@ -1,0 +1,150 @@
+package hybrid
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/featstore"
+	"github.com/fanout-gnn/fanout/sample"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// TierStore is the store a Tier places: featstore.Tiered (a GPU cache and
+// the whole table in host memory) or featstore.Disk (a GPU cache, a host
+// tier of the rows ranked next, the rest read from the dataset's
+// feat.npy).
+type TierStore interface {
+	featstore.Store
+	featstore.InPlace
+	// Fill fills the cache with the rows ranked first (and a disk store's
+	// host tier with the rows ranked next); once, before a capture.
+	Fill(rows int) error
+	// Stats are the rows gathered from outside the cache, and all rows.
+	Stats() (hostRows, rows int64, err error)
+	ResetStats()
+	CachedRows() int
+}
+
+// DiskTiers are the rows a disk store's tiers gave, and their bytes.
+type DiskTiers struct {
+	CacheRows  int64 `json:"cache_rows"`
+	HostRows   int64 `json:"host_rows"`
+	DiskRows   int64 `json:"disk_rows"`
+	CacheBytes int64 `json:"cache_bytes"`
+	HostBytes  int64 `json:"host_bytes"` // over PCIe from the host tier
+	DiskBytes  int64 `json:"disk_bytes"` // read from the file (and over PCIe from staging)
+}
+
+// EpochTiers are one epoch's rows and bytes per tier (training and
+// evaluation, read at the first step of the next epoch or at the end).
+type EpochTiers struct {
+	Epoch int `json:"epoch"`
+	DiskTiers
+}
+
+// newDiskStore makes the store of features left on disk (ds.FeatureFile):
+// its host tier holds at most opt.HostMemory bytes of rows (0: every row),
+// host rows.
+func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Options) (_ *featstore.Disk, host int64, err error) {
+	if opt.FetchAhead {
+		return nil, 0, fmt.Errorf("fetch-ahead: the rows of a disk tier are read in the step; run without --fetch-ahead")
+	}
+	if opt.Hot.Ratio > 0 {
+		return nil, 0, fmt.Errorf("hot-ratio: the hot vertices' CPU reads the whole table in host memory, and %s's features are on disk; use --hot-ratio 0 or more --host-memory", ds.Name)
+	}
+	f := ds.FeatureFile
+	dt := opt.FeatureDType
+	if dt != backend.F32 && dt != backend.BF16 {
+		dt = f.DType
+	}
+	rowBytes := int64(f.Dim) * int64(dt.Size())
+	hostRows := f.Rows
+	if opt.HostMemory > 0 {
+		hostRows = min(f.Rows, opt.HostMemory/rowBytes)
+	}
+	cfg := featstore.DiskConfig{File: f, FileType: f.DType, HostRows: hostRows, Readers: opt.DiskReaders,
+		Progress: progress(opt.Log, f.Path)}
+	s, err := featstore.NewDisk(be, cfg, f.Rows, f.Dim, order, dt)
+	if err != nil {
+		return nil, 0, fmt.Errorf("hybrid: %s: %w", f.Path, err)
+	}
+	return s, hostRows, nil
+}
+
+// progress says on log, every few seconds and at the end, how many of the
+// rows the tiers take were read from file; nil without a log.
+func progress(log io.Writer, file string) func(done, total int64) {
+	if log == nil {
+		return nil
+	}
+	start, last := time.Now(), time.Time{}
+	return func(done, total int64) {
+		if now := time.Now(); done == total || now.Sub(last) >= 5*time.Second {
+			last = now
+			fmt.Fprintf(log, "  reading the cache's and host tier's rows from %s: %d of %d (%.0f%%) in %s\n",
+				file, done, total, percent(done, total), now.Sub(start).Round(time.Second))
+		}
+	}
+}
+
+// diskTiers reads a disk store's counters as rows and bytes per tier.
+func diskTiers(s *featstore.Disk) (DiskTiers, error) {
+	c, h, k, err := s.TierStats()
+	rb := int64(s.Dim()) * int64(s.DType().Size())
+	return DiskTiers{CacheRows: c, HostRows: h, DiskRows: k, CacheBytes: c * rb, HostBytes: h * rb, DiskBytes: k * rb}, err
+}
+
+// sub is d less an earlier reading e.
+func (d DiskTiers) sub(e DiskTiers) DiskTiers {
+	return DiskTiers{d.CacheRows - e.CacheRows, d.HostRows - e.HostRows, d.DiskRows - e.DiskRows,
+		d.CacheBytes - e.CacheBytes, d.HostBytes - e.HostBytes, d.DiskBytes - e.DiskBytes}
+}
+
+// epochs records a disk store's tiers per epoch: BeforeRun reads the
+// counters when a run starts a new epoch (once the device has finished
+// the steps before), and finish at the end.
+type epochs struct {
+	s     *featstore.Disk
+	epoch int
+	last  DiskTiers
+	out   []EpochTiers
+}
+
+// mark closes the epochs before epoch.
+func (e *epochs) mark(epoch int) error {
+	if epoch == e.epoch {
+		return nil
+	}
+	now, err := diskTiers(e.s)
+	if err != nil {
+		return err
+	}
+	e.out = append(e.out, EpochTiers{Epoch: e.epoch, DiskTiers: now.sub(e.last)})
+	e.epoch, e.last = epoch, now
+	return nil
+}
+
+// chain puts the epochs' mark before a replay's BeforeRun.
+func (e *epochs) chain(ropt *train.ReplayOptions) {
+	inner := ropt.BeforeRun
+	ropt.BeforeRun = func(epoch, step int) error {
+		if err := e.mark(epoch); err != nil || inner == nil {
+			return err
+		}
+		return inner(epoch, step)
+	}
+}
+
+// gatherRows is the most rows a step of seeds seeds gathers: its bottom
+// layer's sources at the conservative envelope (sample.Envelope), which
+// the replay driver's envelope never exceeds.
+func gatherRows(ds *dataset.Dataset, seeds int, fanouts []int) int {
+	caps := sample.Envelope(ds.Graph, seeds, fanouts)
+	if len(caps) == 0 {
+		return seeds
+	}
+	return caps[0].Src
+}

@@ -1,0 +1,47 @@
+package hybrid
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/backend/record"
+	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
+)
+
+// TestDiskCUDA: on a GPU, with the features left on disk (rows read by
+// host functions inside the replayed graph into pinned staging), the
+// hybrid run equals the replay run with every row resident bitwise (the
+// deterministic path) whether the host tier holds every row, part of
+// them or none, and follows the CPU's disk-tier run (cpuBound); the rows
+// by tier add up.
+func TestDiskCUDA(t *testing.T) {
+	gpu := traintest.GPU(t)
+	mem, cfg := tiny(t)
+	ds := onDisk(t, mem)
+	rowBytes := int64(ds.FeatDim) * 4
+	replay := replayOn(t, gpu, mem, cfg)
+	for _, host := range []int64{0, 3000 * rowBytes, 1} {
+		opt := Options{CacheRows: 2000, HostMemory: host}
+		var st *Stats
+		onGPU := losses(t, func(o train.Options) error {
+			var err error
+			_, st, err = Run(context.Background(), gpu, ds, cfg, o, opt)
+			return err
+		})
+		if !slices.Equal(onGPU, replay) {
+			t.Fatalf("host memory %d: disk tier\n%v\nreplay\n%v", host, onGPU, replay)
+		}
+		if tr := st.Tiers; tr == nil || tr.CacheRows+tr.HostRows+tr.DiskRows != st.Rows {
+			t.Errorf("host memory %d: tiers %+v do not add up to %d rows", host, st.Tiers, st.Rows)
+		}
+		onCPU := losses(t, func(o train.Options) error {
+			_, _, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, o, opt)
+			return err
+		})
+		followsCPU(t, fmt.Sprint("disk tier, host memory ", host), onGPU, onCPU)
+	}
+}

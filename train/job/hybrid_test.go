@@ -1,0 +1,82 @@
+package job
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// TestHostMemoryJob: --host-memory below the size of a dataset
+// directory's feat.npy leaves the features on disk, and the hybrid run
+// trains as replay does, epoch for epoch, saying the three tiers and the
+// rows read from each; above it the features are opened as today. A bad
+// size, another mode, a generated preset and a truncated feat.npy are
+// errors of one line naming the flag or the file and the manifest's
+// fields.
+func TestHostMemoryJob(t *testing.T) {
+	p, err := rmat.Lookup("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "tiny")
+	if err := dataset.Write(dir, ds); err != nil {
+		t.Fatal(err)
+	}
+	cfg := PresetConfig(p)
+	cfg.Epochs = 2
+	j := Job{Config: cfg, Source: Source{Data: dir}, Device: "cpu", Threads: 2, Mode: train.Replay}
+	_, want := losses(t, j)
+	for _, c := range []struct {
+		size   string
+		onDisk bool
+	}{{"512KiB", true}, {"1GiB", false}} {
+		var log strings.Builder
+		k := j
+		k.Mode, k.Log, k.Hybrid = train.Hybrid, &log, HybridSettings{CacheRows: 500, HotSpec: "0", HostMemory: c.size}
+		_, got := losses(t, k)
+		if len(want) != 2 || !slices.Equal(got, want) {
+			t.Fatalf("--host-memory %s: epochs' losses %v, replay %v", c.size, got, want)
+		}
+		for _, say := range []string{"stay on disk", "disk, read from " + filepath.Join(dir, "feat.npy"), "hybrid: rows by tier", "hybrid: epoch 1: GPU cache"} {
+			if strings.Contains(log.String(), say) != c.onDisk {
+				t.Errorf("--host-memory %s: the log saying %q is %t:\n%s", c.size, say, !c.onDisk, log.String())
+			}
+		}
+	}
+	for _, c := range []struct {
+		edit func(*Job)
+		want string
+	}{
+		{func(j *Job) { j.Hybrid.HostMemory = "lots" }, `host-memory: "lots" is not a size`},
+		{func(j *Job) { j.Mode = train.Replay }, "host-memory: \"512KiB\" caps the hybrid mode's host tier of features, and the mode is replay"},
+		{func(j *Job) { j.Source = Source{Preset: "tiny"} }, "host-memory: a disk tier reads the features of a dataset directory (--data)"},
+		{func(j *Job) {
+			cut := filepath.Join(t.TempDir(), "cut")
+			if err := dataset.Write(cut, ds); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(filepath.Join(cut, "feat.npy"), 1<<20); err != nil {
+				t.Fatal(err)
+			}
+			j.Source.Data = cut
+		}, "feat.npy: truncated: 1048576 bytes, but manifest.yaml says num_nodes = 16384, feat_dim = 32"},
+	} {
+		k := j
+		k.Log, k.Mode, k.Hybrid = &strings.Builder{}, train.Hybrid, HybridSettings{CacheRows: 500, HotSpec: "0", HostMemory: "512KiB"}
+		c.edit(&k)
+		if _, err := Run(context.Background(), k); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%v, want one line naming %q", err, c.want)
+		}
+	}
+}
