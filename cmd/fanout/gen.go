@@ -28,9 +28,10 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var v rmat.Variant
 	fs.Float64Var(&v.Scale, "scale", 0, "typed presets: the share in (0, 1] of the preset's source graph to generate, every type's vertices, "+
 		"every relation's edges and the split multiplied by it (0: the preset's own, igbh-sim's 0.1 of IGB-H medium)")
+	featDim := fs.Int("feat-dim", 0, "graphs of one type: the features' width instead of the preset's (e.g. papers-sim at 640 is 43 GB of float32 features)")
 	fs.IntVar(&v.Classes, "classes", 0, "typed presets: the number of planted communities, the target's classes (0: the preset's; igbh-sim 19, or IGB's 2983)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--labels community] [--no-reverse] [--scale F] [--classes N] [--feature-dtype bfloat16] [--link-split TRAIN,VALID,TEST] [--force]\npresets: %s\n", presetNames())
+		fmt.Fprintf(stderr, "usage: fanout gen PRESET --out DIR [--seed N] [--labels community] [--no-reverse] [--scale F] [--classes N] [--feat-dim N] [--feature-dtype bfloat16] [--link-split TRAIN,VALID,TEST] [--force]\npresets: %s\n", presetNames())
 		fs.PrintDefaults()
 	}
 	pos, err := parseOut(fs, args, 1, out, threads)
@@ -50,6 +51,12 @@ func runGen(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if err := checkGenFlags(fs, p, *labels, linkOpts != nil); err != nil {
 		return err
+	}
+	if flagSet(fs, "feat-dim") {
+		if p.Schema != nil || *featDim < 1 {
+			return fmt.Errorf("--feat-dim %d: want a width of at least 1 for a preset of one type (%s's types have widths of their own)", *featDim, p.Name)
+		}
+		p.FeatDim = *featDim
 	}
 	if err := job.CheckTarget(*out, *force); err != nil {
 		return err

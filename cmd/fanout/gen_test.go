@@ -61,3 +61,27 @@ func TestGenCommunity(t *testing.T) {
 	oneLineError(t, "--no-reverse: tiny is a graph of one type", "gen", "tiny", "--no-reverse", "--out", out)
 	oneLineError(t, "--link-split: mag-sim is a typed preset", "gen", "mag-sim", "--link-split", "0.8,0.1,0.1", "--out", out)
 }
+
+// TestGenFeatDim: gen --feat-dim writes a one-type preset's features at
+// the width asked; a typed preset, or a width below 1, is refused naming
+// the flag.
+func TestGenFeatDim(t *testing.T) {
+	data := filepath.Join(t.TempDir(), "wide")
+	if code, _, stderr := fanout(t, "gen", "tiny", "--feat-dim", "8", "--out", data); code != 0 {
+		t.Fatalf("gen --feat-dim 8: %s", stderr)
+	}
+	d, err := dataset.Open(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.FeatDim != 8 || len(d.Features) != 8*int(d.NumVertices()) {
+		t.Errorf("--feat-dim 8: width %d, %d values for %d vertices", d.FeatDim, len(d.Features), d.NumVertices())
+	}
+	for _, args := range [][]string{{"hetero-tiny", "--feat-dim", "8"}, {"tiny", "--feat-dim", "0"}} {
+		code, _, stderr := fanout(t, append([]string{"gen"}, append(args, "--out", filepath.Join(t.TempDir(), "x"))...)...)
+		if code == 0 || !strings.Contains(stderr, "--feat-dim") {
+			t.Errorf("gen %v: exit %d, %q; want a refusal naming --feat-dim", args, code, stderr)
+		}
+	}
+}
