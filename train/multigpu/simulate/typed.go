@@ -215,3 +215,58 @@ func rowBytes(types []TypeInfo, rows []int64) int64 {
 	}
 	return n
 }
+
+// RelEdges are the step's sampled edges per relation, every layer's
+// summed.
+func (a TypedRankStep) RelEdges() []int64 {
+	if len(a.Layers) == 0 {
+		return nil
+	}
+	out := make([]int64, len(a.Layers[0].Edges))
+	for _, ly := range a.Layers {
+		for r, e := range ly.Edges {
+			out[r] += e
+		}
+	}
+	return out
+}
+
+// Add is a with b's figures added (a zero a takes b's shape).
+func (a TypedRankStep) Add(b TypedRankStep) TypedRankStep {
+	if a.Layers == nil {
+		a.Layers = make([]TypedLayer, len(b.Layers))
+		for l, ly := range b.Layers {
+			a.Layers[l] = TypedLayer{Src: make([]int64, len(ly.Src)), Edges: make([]int64, len(ly.Edges))}
+		}
+	}
+	a.Seeds += b.Seeds
+	a.Edges += b.Edges
+	a.RowBytes += b.RowBytes
+	for l, ly := range b.Layers {
+		for t, v := range ly.Src {
+			a.Layers[l].Src[t] += v
+		}
+		for r, v := range ly.Edges {
+			a.Layers[l].Edges[r] += v
+		}
+	}
+	return a
+}
+
+// Div is a sum of k ranks' or steps' figures divided by k (rounded down):
+// their mean. It changes a's layers in place.
+func (a TypedRankStep) Div(k int) TypedRankStep {
+	d := int64(max(k, 1))
+	a.Seeds /= int(d)
+	a.Edges /= d
+	a.RowBytes /= d
+	for _, ly := range a.Layers {
+		for t := range ly.Src {
+			ly.Src[t] /= d
+		}
+		for r := range ly.Edges {
+			ly.Edges[r] /= d
+		}
+	}
+	return a
+}
