@@ -115,7 +115,7 @@ func (s *Simulation) dataset() (*dataset.Dataset, train.Config, error) {
 	name := s.Source.Preset
 	if s.Source.Data != "" {
 		name = ""
-		if m, err := dataset.ReadManifest(filepath.Join(s.Source.Data, dataset.ManifestFile)); err == nil && strings.HasPrefix(m.Source, "rmat") {
+		if m, err := dataset.ReadManifest(filepath.Join(s.Source.Data, dataset.ManifestFile)); err == nil && (strings.HasPrefix(m.Source, "rmat") || strings.Contains(m.Source, "preset "+m.Name+",")) {
 			name = m.Name
 		}
 	}

@@ -11,7 +11,9 @@ import (
 // the model (its parameters four times: weights, gradients and Adam's two
 // moments) and the step.
 type Memory struct {
-	Features int64 `json:"features"` // every type's table in its dtype
+	// Features are every type's table in its dtype (a featureless
+	// type's learned rows, which only one device trains, left out).
+	Features int64 `json:"features"`
 	// Lists are every relation's CSR (int64 offsets per destination,
 	// int32 neighbours) and every type's relabelling table (8 bytes a
 	// vertex).

@@ -33,32 +33,37 @@ type TypedFigures struct {
 	Imbalance      float64 // the slowest rank's sampled edges over the mean
 }
 
-// TypedFiguresOf averages res's full steps (all of them where none is
-// full: an epoch shorter than one global batch).
+// TypedFiguresOf averages res's full steps. Where none is full (an
+// epoch shorter than one global batch) a rank's edges are the sampled
+// edges per seed over every step times its share, and its imbalance 1.
 func TypedFiguresOf(res *TypedResult) TypedFigures {
 	c := res.Config
 	n := c.Ranks()
 	f := TypedFigures{Hosts: c.Hosts, Devices: c.Devices, PerDevice: c.Batch / n, TrainSeeds: res.TrainSeeds, Imbalance: 1}
 	var edges, imb float64
+	var allEdges, allSeeds int64
 	full := 0
-	for pass := 0; pass < 2 && full == 0; pass++ {
-		for _, st := range res.Steps {
-			var sum int64
-			whole := true
-			for _, rs := range st.Ranks {
-				sum += rs.Edges
-				whole = whole && rs.Seeds == f.PerDevice
-			}
-			if (!whole && pass == 0) || sum == 0 {
-				continue
-			}
-			full++
-			edges += float64(sum) / float64(n)
-			imb += st.Imbalance
+	for _, st := range res.Steps {
+		var sum int64
+		whole := true
+		for _, rs := range st.Ranks {
+			sum += rs.Edges
+			allSeeds += int64(rs.Seeds)
+			whole = whole && rs.Seeds == f.PerDevice
 		}
+		allEdges += sum
+		if !whole || sum == 0 {
+			continue
+		}
+		full++
+		edges += float64(sum) / float64(n)
+		imb += st.Imbalance
 	}
-	if full > 0 {
+	switch {
+	case full > 0:
 		f.Edges, f.Imbalance = edges/float64(full), imb/float64(full)
+	case allSeeds > 0:
+		f.Edges = float64(allEdges) / float64(allSeeds) * float64(f.PerDevice)
 	}
 	return f
 }
