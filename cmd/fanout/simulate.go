@@ -79,9 +79,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return printTypedSimulation(stdout, r, f.json, f.perRank)
 	}
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", " ")
-		return enc.Encode(struct {
+		return writeJSON(stdout, struct {
 			Simulation  *simulate.Result      `json:"simulation"`
 			Model       *simulate.Model       `json:"model"`
 			Job         simulate.Prediction   `json:"job"`
@@ -150,9 +148,7 @@ func checkFraction(flag, v string) error {
 // its predictions, as text or JSON.
 func printTypedSimulation(w io.Writer, r *job.SimulationResult, asJSON, perRank bool) error {
 	if asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", " ")
-		return enc.Encode(struct {
+		return writeJSON(w, struct {
 			Simulation  *simulate.TypedResult `json:"simulation"`
 			Model       *simulate.TypedModel  `json:"model"`
 			Memory      simulate.Memory       `json:"memory"`
@@ -163,4 +159,11 @@ func printTypedSimulation(w io.Writer, r *job.SimulationResult, asJSON, perRank 
 	simulate.PrintTypedSteps(w, r.Typed, r.Memory, perRank)
 	simulate.PrintTypedPredictions(w, r.Typed, r.TypedModel, r.Job, r.Predictions, r.Global)
 	return nil
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(v)
 }

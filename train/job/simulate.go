@@ -91,21 +91,30 @@ func RunSimulation(s Simulation) (*SimulationResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(s.Log, "simulated %d steps of %d ranks in %s\n", len(res.Steps), cfg.Ranks(), time.Since(start).Round(time.Millisecond))
+	s.saySteps(start, len(res.Steps), cfg.Ranks())
 	job, err := model.Job(res, global)
 	if err != nil {
 		return nil, err
 	}
 	out := &SimulationResult{Result: res, Model: model, Job: job, Global: global}
 	if s.Predict {
-		out.Predictions, err = r.Scaling(cfg, global, model, simulate.Ladder(), func(sc simulate.Scale, _ *simulate.Result) {
-			fmt.Fprintf(s.Log, "simulated %s devices (%s)\n", sc, time.Since(start).Round(time.Millisecond))
-		})
+		out.Predictions, err = r.Scaling(cfg, global, model, simulate.Ladder(), func(sc simulate.Scale, _ *simulate.Result) { s.sayScale(start, sc) })
 		if err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// saySteps says on Log that steps of ranks were simulated since start.
+func (s *Simulation) saySteps(start time.Time, steps, ranks int) {
+	fmt.Fprintf(s.Log, "simulated %d steps of %d ranks in %s\n", steps, ranks, time.Since(start).Round(time.Millisecond))
+}
+
+// sayScale says on Log that the ladder's scale sc was simulated, and the
+// time since start.
+func (s *Simulation) sayScale(start time.Time, sc simulate.Scale) {
+	fmt.Fprintf(s.Log, "simulated %s devices (%s)\n", sc, time.Since(start).Round(time.Millisecond))
 }
 
 // dataset opens --data or generates --preset, and the training

@@ -45,7 +45,7 @@ func (s *Simulation) runTyped(ds *dataset.Dataset, base train.Config) (*Simulati
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(s.Log, "simulated %d steps of %d ranks in %s\n", len(res.Steps), tc.Ranks(), time.Since(start).Round(time.Millisecond))
+	s.saySteps(start, len(res.Steps), tc.Ranks())
 	if err := r.Reference(tc, m); err != nil {
 		return nil, err
 	}
@@ -55,9 +55,7 @@ func (s *Simulation) runTyped(ds *dataset.Dataset, base train.Config) (*Simulati
 		return nil, err
 	}
 	if s.Predict {
-		out.Predictions, err = r.Scaling(tc, global, m, simulate.Ladder(), func(sc simulate.Scale, _ *simulate.TypedResult) {
-			fmt.Fprintf(s.Log, "simulated %s devices (%s)\n", sc, time.Since(start).Round(time.Millisecond))
-		})
+		out.Predictions, err = r.Scaling(tc, global, m, simulate.Ladder(), func(sc simulate.Scale, _ *simulate.TypedResult) { s.sayScale(start, sc) })
 	}
 	return out, err
 }
