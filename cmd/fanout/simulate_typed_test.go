@@ -67,7 +67,7 @@ func TestSimulateTypedPreset(t *testing.T) {
 	if err := runSimulate(context.Background(), args, &out, &errs); err != nil {
 		t.Fatalf("%v: %s", err, errs.String())
 	}
-	for _, want := range []string{"paper:written_by:author", "conference:rev_venue:paper", "  institute  ", "27.310 ms at 1024 seeds", "does NOT fit"} {
+	for _, want := range []string{"paper:written_by:author", "conference:rev_venue:paper", "  institute  ", "27.310 ms at 1024 seeds", "does NOT fit", "  largest  "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
 		}

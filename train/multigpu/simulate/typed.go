@@ -253,6 +253,24 @@ func (a TypedRankStep) Add(b TypedRankStep) TypedRankStep {
 	return a
 }
 
+// Max is a with each of b's figures where b's is larger (a zero a takes
+// b's shape).
+func (a TypedRankStep) Max(b TypedRankStep) TypedRankStep {
+	if a.Layers == nil {
+		return TypedRankStep{}.Add(b)
+	}
+	a.Seeds, a.Edges, a.RowBytes = max(a.Seeds, b.Seeds), max(a.Edges, b.Edges), max(a.RowBytes, b.RowBytes)
+	for l, ly := range b.Layers {
+		for t, v := range ly.Src {
+			a.Layers[l].Src[t] = max(a.Layers[l].Src[t], v)
+		}
+		for r, v := range ly.Edges {
+			a.Layers[l].Edges[r] = max(a.Layers[l].Edges[r], v)
+		}
+	}
+	return a
+}
+
 // Div is a sum of k ranks' or steps' figures divided by k (rounded down):
 // their mean. It changes a's layers in place.
 func (a TypedRankStep) Div(k int) TypedRankStep {

@@ -108,7 +108,9 @@ func (m *TypedModel) Predict(f TypedFigures) (Prediction, error) {
 }
 
 // TypedRunner simulates typed jobs on one dataset, keeping the one-GPU
-// simulations that the references of several predictions share.
+// simulations that the references of several predictions share (by
+// batch: a runner serves the scales of one job, its seed, steps and
+// fanouts).
 type TypedRunner struct {
 	ds  *dataset.Dataset
 	one map[int]float64 // per batch: one GPU's mean sampled edges per step

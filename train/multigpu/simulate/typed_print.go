@@ -8,8 +8,9 @@ import (
 )
 
 // PrintTypedSteps prints a typed job, its types and relations, its steps
-// (summed over the ranks) and its ranks (averaged over the steps), or
-// every rank of every step, with the sampled edges per relation and the
+// (the ranks' mean and the largest rank's figures, each figure its
+// largest) and its ranks (averaged over the steps), or every rank of every
+// step, with the sampled edges per relation and the
 // input rows per type (every layer's and hop's summed), and a device's
 // memory.
 func PrintTypedSteps(w io.Writer, res *TypedResult, mem Memory, perRank bool) {
@@ -37,14 +38,15 @@ func PrintTypedSteps(w io.Writer, res *TypedResult, mem Memory, perRank bool) {
 	fmt.Fprintln(tw, head)
 	sums := make([]TypedRankStep, n)
 	for _, st := range res.Steps {
-		var all TypedRankStep
+		var all, most TypedRankStep
 		for r, rs := range st.Ranks {
-			all, sums[r] = all.Add(rs), sums[r].Add(rs)
+			all, most, sums[r] = all.Add(rs), most.Max(rs), sums[r].Add(rs)
 			if perRank {
 				typedLine(tw, fmt.Sprint(st.Step), fmt.Sprint(r), rs, "")
 			}
 		}
-		typedLine(tw, fmt.Sprint(st.Step), "all", all, fmt.Sprintf("%.3f", st.Imbalance))
+		typedLine(tw, fmt.Sprint(st.Step), "mean", all.Div(n), "")
+		typedLine(tw, fmt.Sprint(st.Step), "largest", most, fmt.Sprintf("%.3f", st.Imbalance))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "per rank, mean over the steps:")

@@ -95,3 +95,24 @@ func planSizes(t *testing.T, tr *train.Trainer) []TypedLayer {
 	}
 	return out
 }
+
+// TestTypedRankStepSums: two ranks' figures add, take their larger ones
+// figure by figure and divide into their mean, layer by layer.
+func TestTypedRankStepSums(t *testing.T) {
+	a := TypedRankStep{Seeds: 4, Edges: 10, RowBytes: 80, Layers: []TypedLayer{{Src: []int64{3, 7}, Edges: []int64{6, 4}}}}
+	b := TypedRankStep{Seeds: 4, Edges: 12, RowBytes: 60, Layers: []TypedLayer{{Src: []int64{5, 1}, Edges: []int64{2, 10}}}}
+	var sum, most TypedRankStep
+	for _, x := range []TypedRankStep{a, b} {
+		sum, most = sum.Add(x), most.Max(x)
+	}
+	mean := sum.Div(2)
+	if most.Edges != 12 || most.RowBytes != 80 || !slices.Equal(most.Layers[0].Src, []int64{5, 7}) || !slices.Equal(most.Layers[0].Edges, []int64{6, 10}) {
+		t.Errorf("largest %+v", most)
+	}
+	if mean.Seeds != 4 || mean.Edges != 11 || mean.RowBytes != 70 || !slices.Equal(mean.Layers[0].Src, []int64{4, 4}) || !slices.Equal(mean.RelEdges(), []int64{4, 7}) {
+		t.Errorf("mean %+v", mean)
+	}
+	if a.Layers[0].Src[0] != 3 || b.Layers[0].Edges[1] != 10 {
+		t.Errorf("the ranks' own figures changed: %+v %+v", a, b)
+	}
+}
