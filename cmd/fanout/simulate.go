@@ -43,7 +43,7 @@ func (f *simFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "print the simulation and the predictions as JSON")
 	fs.BoolVar(&f.perRank, "per-rank", false, "print every rank of every step")
 	fs.BoolVar(&f.sim.Predict, "predict", true, "simulate 1, 2, 4, 8, 2x8, 4x8 and 8x8 devices as well and predict each epoch")
-	fs.Float64Var(&f.sim.StepMs, "step-ms", 0, "one GPU's step time at the per-device batch in ms (default: an H100's on products-sim: 0.230, 0.309, 0.436, 0.618 ms at 256, 512, 1024, 2048 seeds, interpolated)")
+	fs.Float64Var(&f.sim.StepMs, "step-ms", 0, "one GPU's step time at the per-device batch in ms (default: an H100's on products-sim: 0.230, 0.309, 0.436, 0.618 ms at 256, 512, 1024, 2048 seeds, interpolated; for a typed graph, an H200's on igbh-sim at 1024 seeds, 3 layers, hidden 512, fanouts 15,10,5, 4 heads: rgat 78.88 ms, rsage 27.31 ms, scaled by each job's sampled edges; rgcn needs it)")
 	fs.StringVar(&f.sim.StepTimes, "step-times", "", "one GPU's step times by batch instead of the H100's, as seeds:ms pairs (256:0.230,512:0.309,1024:0.436,2048:0.618); --step-ms then scales them")
 	fs.Float64Var(&f.sim.Links.NVLinkGBs, "nvlink-gbs", l.NVLinkGBs, "NVLink bandwidth per GPU per direction, GB/s")
 	fs.Float64Var(&f.sim.Links.PCIeGBs, "pcie-gbs", l.PCIeGBs, "PCIe bandwidth per GPU, GB/s (with --intra pcie)")
@@ -53,8 +53,11 @@ func (f *simFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.sim.Links.NetCollectiveUs, "net-collective-us", l.NetCollectiveUs, "fixed cost of one collective across hosts, µs")
 	fs.IntVar(&f.sim.Links.Collectives, "collectives", l.Collectives, "collectives a step issues besides the features' all-to-alls (the overflow flag, the gradients)")
 	fs.Float64Var(&f.sim.Links.Overlap, "overlap", l.Overlap, "share of the step's compute that the next step's all-to-all fetch hides behind")
-	fs.Int64Var(&f.sim.ParamBytes, "param-bytes", 0, "bytes of gradients all-reduced per step (default: the GraphSAGE model's float32 parameters)")
+	fs.Int64Var(&f.sim.ParamBytes, "param-bytes", 0, "bytes of gradients all-reduced per step (default: the model's float32 parameters: GraphSAGE's, or a typed graph's --model)")
 	fs.IntVar(&f.sim.Hidden, "hidden", 0, "hidden width, for the parameters (default: the preset's)")
+	fs.StringVar(&f.sim.Model, "model", "", "a typed graph's model: rsage, rgcn or rgat (default: the preset's, else rsage)")
+	fs.IntVar(&f.sim.Heads, "heads", 0, "a typed graph's attention heads, for rgat's parameters (default: the preset's)")
+	fs.Float64Var(&f.sim.Scale, "scale", 0, "a typed preset's share of its counts in (0, 1], as fanout gen's (default: the preset's own)")
 }
 
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -72,10 +75,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if r.Typed != nil {
+		return printTypedSimulation(stdout, r, f.json, f.perRank)
+	}
 	if f.json {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", " ")
-		return enc.Encode(struct {
+		return writeJSON(stdout, struct {
 			Simulation  *simulate.Result      `json:"simulation"`
 			Model       *simulate.Model       `json:"model"`
 			Job         simulate.Prediction   `json:"job"`
@@ -90,7 +94,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // check refuses, before any data is read, sizes past the limits of a
 // simulation (simulate.CheckSize, for the ladder's sizes too with
 // --predict) and values that would give a table that is not finite or
-// means nothing: negative counts, a step time below 0 or not finite,
+// means nothing: negative counts, a --scale outside [0, 1], a step time below 0 or not finite,
 // links that simulate.Links.Check refuses, a --gpu-memory that is not a
 // size above 0, a --replicate fraction outside [0, 1].
 func (f *simFlags) check() error {
@@ -108,10 +112,13 @@ func (f *simFlags) check() error {
 	for _, c := range []struct {
 		flag string
 		v    int64
-	}{{"batch", int64(s.Batch)}, {"global-batch", int64(s.GlobalBatch)}, {"param-bytes", s.ParamBytes}, {"hidden", int64(s.Hidden)}} {
+	}{{"batch", int64(s.Batch)}, {"global-batch", int64(s.GlobalBatch)}, {"param-bytes", s.ParamBytes}, {"hidden", int64(s.Hidden)}, {"heads", int64(s.Heads)}} {
 		if c.v < 0 {
 			return fmt.Errorf("%s: %d, want 0 (the default) or more", c.flag, c.v)
 		}
+	}
+	if !(s.Scale >= 0 && s.Scale <= 1) {
+		return fmt.Errorf("scale: %v, want a share of the preset's counts in (0, 1] (0: the preset's own)", s.Scale)
 	}
 	if math.IsNaN(s.StepMs) || math.IsInf(s.StepMs, 0) || s.StepMs < 0 {
 		return fmt.Errorf("step-ms: %v, want 0 (the H100's table) or a finite time above 0", s.StepMs)
@@ -135,4 +142,28 @@ func checkFraction(flag, v string) error {
 		return fmt.Errorf("%s: %s is not auto, all, a fraction in [0, 1] or a size (e.g. 512MiB)", flag, quote.Quote(v))
 	}
 	return nil
+}
+
+// printTypedSimulation prints a typed graph's simulation, its memory and
+// its predictions, as text or JSON.
+func printTypedSimulation(w io.Writer, r *job.SimulationResult, asJSON, perRank bool) error {
+	if asJSON {
+		return writeJSON(w, struct {
+			Simulation  *simulate.TypedResult `json:"simulation"`
+			Model       *simulate.TypedModel  `json:"model"`
+			Memory      simulate.Memory       `json:"memory"`
+			Job         simulate.Prediction   `json:"job"`
+			Predictions []simulate.Prediction `json:"predictions,omitempty"`
+		}{r.Typed, r.TypedModel, r.Memory, r.Job, r.Predictions})
+	}
+	simulate.PrintTypedSteps(w, r.Typed, r.Memory, perRank)
+	simulate.PrintTypedPredictions(w, r.Typed, r.TypedModel, r.Job, r.Predictions, r.Global)
+	return nil
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	return enc.Encode(v)
 }

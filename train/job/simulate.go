@@ -33,10 +33,17 @@ type Simulation struct {
 	Links                       simulate.Links
 	NetGbps                     float64
 	Intra                       string // nvlink or pcie
-	ParamBytes                  int64  // 0: the GraphSAGE model's
+	ParamBytes                  int64  // 0: the model's (GraphSAGE's for one type)
 	Hidden                      int    // 0: the preset's
-	Log                         io.Writer
-	Progress                    func(title string) (update func(stage string, done, total int64), done func())
+	// Model is a typed graph's model (rsage, rgcn, rgat; "": the
+	// preset's, else rsage) and Heads its attention heads (0: the
+	// preset's); Scale is a typed preset's share of its counts (0: the
+	// preset's own).
+	Model    string
+	Heads    int
+	Scale    float64
+	Log      io.Writer
+	Progress func(title string) (update func(stage string, done, total int64), done func())
 }
 
 // SimulationResult is what a simulation found and predicts.
@@ -46,6 +53,11 @@ type SimulationResult struct {
 	Job         simulate.Prediction   // this job's epoch
 	Predictions []simulate.Prediction // the ladder's, with Predict
 	Global      bool                  // the batch is global (kept over the ladder)
+	// Typed, TypedModel and Memory are a typed graph's simulation (then
+	// Result and Model are nil), its model and a device's memory.
+	Typed      *simulate.TypedResult
+	TypedModel *simulate.TypedModel
+	Memory     simulate.Memory
 }
 
 // RunSimulation simulates the job and predicts its epoch, saying on Log
@@ -59,6 +71,12 @@ func RunSimulation(s Simulation) (*SimulationResult, error) {
 		return nil, err
 	}
 	defer ds.Close()
+	if ds.Typed() {
+		return s.runTyped(ds, base)
+	}
+	if s.Model != "" || s.Heads != 0 {
+		return nil, fmt.Errorf("model: %s has one vertex type, whose simulated model is GraphSAGE's (--param-bytes sets its gradients); --model and --heads are typed graphs'", ds.Name)
+	}
 	cfg, global, err := s.config(ds, base)
 	if err != nil {
 		return nil, err
@@ -73,21 +91,30 @@ func RunSimulation(s Simulation) (*SimulationResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(s.Log, "simulated %d steps of %d ranks in %s\n", len(res.Steps), cfg.Ranks(), time.Since(start).Round(time.Millisecond))
+	s.saySteps(start, len(res.Steps), cfg.Ranks())
 	job, err := model.Job(res, global)
 	if err != nil {
 		return nil, err
 	}
 	out := &SimulationResult{Result: res, Model: model, Job: job, Global: global}
 	if s.Predict {
-		out.Predictions, err = r.Scaling(cfg, global, model, simulate.Ladder(), func(sc simulate.Scale, _ *simulate.Result) {
-			fmt.Fprintf(s.Log, "simulated %s devices (%s)\n", sc, time.Since(start).Round(time.Millisecond))
-		})
+		out.Predictions, err = r.Scaling(cfg, global, model, simulate.Ladder(), func(sc simulate.Scale, _ *simulate.Result) { s.sayScale(start, sc) })
 		if err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// saySteps says on Log that steps of ranks were simulated since start.
+func (s *Simulation) saySteps(start time.Time, steps, ranks int) {
+	fmt.Fprintf(s.Log, "simulated %d steps of %d ranks in %s\n", steps, ranks, time.Since(start).Round(time.Millisecond))
+}
+
+// sayScale says on Log that the ladder's scale sc was simulated, and the
+// time since start.
+func (s *Simulation) sayScale(start time.Time, sc simulate.Scale) {
+	fmt.Fprintf(s.Log, "simulated %s devices (%s)\n", sc, time.Since(start).Round(time.Millisecond))
 }
 
 // dataset opens --data or generates --preset, and the training
@@ -97,19 +124,31 @@ func (s *Simulation) dataset() (*dataset.Dataset, train.Config, error) {
 	name := s.Source.Preset
 	if s.Source.Data != "" {
 		name = ""
-		if m, err := dataset.ReadManifest(filepath.Join(s.Source.Data, dataset.ManifestFile)); err == nil && strings.HasPrefix(m.Source, "rmat") {
+		if m, err := dataset.ReadManifest(filepath.Join(s.Source.Data, dataset.ManifestFile)); err == nil && (strings.HasPrefix(m.Source, "rmat") || strings.Contains(m.Source, "preset "+m.Name+",")) {
 			name = m.Name
 		}
 	}
 	if p, err := rmat.Lookup(name); err == nil {
 		base = PresetConfig(p)
 	}
-	ds, err := LoadDataset(s.Source, s.Threads, s.Log, s.Progress)
-	if err == nil && ds.Typed() {
-		ds.Close()
-		return nil, base, fmt.Errorf("%s is typed (%d vertex types): simulate models how a graph of one vertex type is spread over devices and hosts, and a typed graph trains with every relation and feature table on every device (--devices, fanout launch), with nothing placed to simulate yet", ds.Name, len(ds.Types))
+	if s.Scale == 0 {
+		ds, err := LoadDataset(s.Source, s.Threads, s.Log, s.Progress)
+		return ds, base, err
 	}
-	return ds, base, err
+	if s.Source.Data != "" {
+		return nil, base, fmt.Errorf("scale: %g is a typed preset's share of its counts, and --data is read as it is", s.Scale)
+	}
+	p, err := rmat.LookupVariant(s.Source.Preset, rmat.Variant{Scale: s.Scale})
+	if err != nil {
+		return nil, base, fmt.Errorf("scale: %w", err)
+	}
+	update, done := func(string, int64, int64) {}, func() {}
+	if s.Progress != nil {
+		update, done = s.Progress("generating " + p.Name)
+	}
+	defer done()
+	ds, err := rmat.Generate(p, rmat.Options{Seed: max(s.Source.Seed, 1), Threads: s.Threads, Progress: update})
+	return ds, PresetConfig(p), err
 }
 
 // config is the simulated job, and whether its batch is global.
@@ -119,28 +158,13 @@ func (s *Simulation) config(ds *dataset.Dataset, base train.Config) (simulate.Co
 	if c.Chunks != simulate.ReplayChunks && c.Chunks != simulate.EagerChunks {
 		return c, false, fmt.Errorf("chunks: %q, want replay or eager", s.Chunks)
 	}
-	n := s.Hosts * s.Devices
-	if n < 1 {
-		return c, false, fmt.Errorf("hosts, devices: %d x %d", s.Hosts, s.Devices)
-	}
 	var err error
-	if s.Fanouts != "" {
-		if c.Fanouts, err = ParseFanouts(s.Fanouts); err != nil {
-			return c, false, fmt.Errorf("fanouts: %w", err)
-		}
+	if c.Fanouts, err = s.fanouts(base); err != nil {
+		return c, false, err
 	}
-	global := s.GlobalBatch > 0
-	switch {
-	case global && s.Batch > 0:
-		return c, false, errors.New("batch: give --batch (per device) or --global-batch, not both")
-	case global && s.GlobalBatch%n != 0:
-		return c, false, fmt.Errorf("global-batch: %d seeds do not split evenly over %d devices", s.GlobalBatch, n)
-	case global:
-		c.Batch = s.GlobalBatch
-	case s.Batch > 0:
-		c.Batch = s.Batch * n
-	default:
-		c.Batch = base.Batch * n
+	var global bool
+	if c.Batch, global, err = s.batch(base); err != nil {
+		return c, false, err
 	}
 	listBytes := 4 * ds.Graph.NumEdges()
 	if c.Replicate, err = ReplicateBytes(s.Replicate, listBytes); err != nil {
@@ -159,6 +183,39 @@ func (s *Simulation) config(ds *dataset.Dataset, base train.Config) (simulate.Co
 	}
 	c.Features, err = simulate.ParseFeatures(shard)
 	return c, global, err
+}
+
+// fanouts are --fanouts, or base's.
+func (s *Simulation) fanouts(base train.Config) ([]int, error) {
+	if s.Fanouts == "" {
+		return base.Fanouts, nil
+	}
+	f, err := ParseFanouts(s.Fanouts)
+	if err != nil {
+		return nil, fmt.Errorf("fanouts: %w", err)
+	}
+	return f, nil
+}
+
+// batch is the job's global batch (--batch per device, --global-batch,
+// or base's per device) and whether it is global.
+func (s *Simulation) batch(base train.Config) (int, bool, error) {
+	n := s.Hosts * s.Devices
+	if n < 1 {
+		return 0, false, fmt.Errorf("hosts, devices: %d x %d", s.Hosts, s.Devices)
+	}
+	global := s.GlobalBatch > 0
+	switch {
+	case global && s.Batch > 0:
+		return 0, false, errors.New("batch: give --batch (per device) or --global-batch, not both")
+	case global && s.GlobalBatch%n != 0:
+		return 0, false, fmt.Errorf("global-batch: %d seeds do not split evenly over %d devices", s.GlobalBatch, n)
+	case global:
+		return s.GlobalBatch, true, nil
+	case s.Batch > 0:
+		return s.Batch * n, false, nil
+	}
+	return base.Batch * n, false, nil
 }
 
 // model is the epoch's model for the flags.

@@ -88,6 +88,12 @@ func PrintPredictions(w io.Writer, res *Result, m *Model, job Prediction, preds 
 	fmt.Fprintf(w, "predicted epochs (%s; one GPU's step %.3f ms at %d seeds; links: intra-host %.0f GB/s%s, network %.0f GB/s per GPU; %d collectives a step at %.0f µs (%.0f µs across hosts); %.2f MB of gradients):\n",
 		batch, m.Step.At(float64(res.Config.Batch/res.Config.Ranks())), res.Config.Batch/res.Config.Ranks(), map[bool]float64{false: l.NVLinkGBs, true: l.PCIeGBs}[l.IntraPCIe],
 		map[bool]string{false: " NVLink", true: " PCIe"}[l.IntraPCIe], l.NetGBs, l.Collectives, l.CollectiveUs, l.NetCollectiveUs, float64(m.ParamBytes)/1e6)
+	printPredictionTable(w, job, preds)
+}
+
+// printPredictionTable prints a job's prediction and the ladder's, a line
+// each.
+func printPredictionTable(w io.Writer, job Prediction, preds []Prediction) {
 	tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "devices\tbatch/dev\tsteps\tcompute ms\timbalance\tNVLink\tnetwork\tall-reduce\tstep ms\tepoch s\tspeed-up\tbound\tnext\t")
 	for i, p := range append([]Prediction{job}, preds...) {

@@ -115,11 +115,14 @@ func run(ds *dataset.Dataset, cfg Config, pl *placement) (*Result, error) {
 }
 
 // forRanks runs f for every rank, on the workers in parallel.
-func (s *sim) forRanks(f func(w *worker, r int)) {
+func (s *sim) forRanks(f func(w *worker, r int)) { forEach(s.workers, s.cfg.Ranks(), f) }
+
+// forEach runs f for every rank of n, on the workers in parallel (each
+// worker takes the next rank when done with one).
+func forEach[W any](workers []W, n int, f func(w W, r int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	n := s.cfg.Ranks()
-	for _, w := range s.workers {
+	for _, w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
