@@ -96,9 +96,10 @@ func (j *Job) hybridSource() (Source, error) {
 
 // runHybrid trains with the hybrid driver and prints its figures.
 func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds *dataset.Dataset, cfg train.Config, opt train.Options) (*train.Summary, error) {
-	if cfg.TaskName() == train.TaskLink || ds.Typed() {
+	if cfg.TaskName() == train.TaskLink || ds.Typed() || ds.FeatureFile != nil {
 		// A link step and a typed one have no hot vertices (checkTask and
-		// prepareTyped refused a ratio).
+		// prepareTyped refused a ratio), nor a run whose features are on
+		// disk (the hot vertices' CPU reads the whole table in memory).
 		j.Hybrid.HotAuto = false
 	}
 	if cfg.BottomProducts == "bfloat16" && (j.Hybrid.HotAuto || j.Hybrid.HotRatio != 0) {

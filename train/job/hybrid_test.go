@@ -37,13 +37,16 @@ func TestHostMemoryJob(t *testing.T) {
 	cfg.Epochs = 2
 	j := Job{Config: cfg, Source: Source{Data: dir}, Device: "cpu", Threads: 2, Mode: train.Replay}
 	_, want := losses(t, j)
+	// The command line's --hot-ratio auto: with the features on disk the
+	// run has no hot vertices (their CPU reads the whole table).
 	for _, c := range []struct {
 		size   string
 		onDisk bool
-	}{{"512KiB", true}, {"1GiB", false}} {
+		hot    string
+	}{{"512KiB", true, "auto"}, {"1GiB", false, "0"}} {
 		var log strings.Builder
 		k := j
-		k.Mode, k.Log, k.Hybrid = train.Hybrid, &log, HybridSettings{CacheRows: 500, HotSpec: "0", HostMemory: c.size}
+		k.Mode, k.Log, k.Hybrid = train.Hybrid, &log, HybridSettings{CacheRows: 500, HotSpec: c.hot, HotAuto: c.hot == "auto", HostMemory: c.size}
 		_, got := losses(t, k)
 		if len(want) != 2 || !slices.Equal(got, want) {
 			t.Fatalf("--host-memory %s: epochs' losses %v, replay %v", c.size, got, want)
