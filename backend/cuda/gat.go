@@ -63,15 +63,23 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 }
 
 // EdgeSoftmax writes GAT's attention coefficients (kernels/gat.cu):
-// deterministic, one warp per destination.
+// deterministic, one thread per destination and head (a warp per head for
+// long lists).
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
 	c, ck := b.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	g, t := c.warpRows(ck.blk.dstCap)
+	g, t := c.headThreads(ck.blk.dstCap, heads)
 	c.launchEdgeSoftmax(&ck, blk.Bipartite, g, t, 0)
+}
+
+// headThreads is the launch of the softmax kernels: one thread per
+// (destination, head) of the capacity, in blocks of 256 (a multiple of a
+// warp, which att_sweep needs); the grid strides past its cap.
+func (c *call) headThreads(dstCap, heads int) (dim3, dim3) {
+	return d1(c.blocks(int64(dstCap)*int64(heads), 256)), d1(256)
 }
 
 // EdgeSoftmaxBackward writes der and del (kernels/gat.cu): del through
@@ -84,7 +92,7 @@ func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer,
 		return
 	}
 	a := ck.blk
-	g, t := c.warpRows(a.dstCap)
+	g, t := c.headThreads(a.dstCap, heads)
 	if !b.opt.Deterministic {
 		c.memset(ck.del.addr(), 0, int64(a.srcCap)*int64(heads)*4)
 		c.launchEdgeSoftmaxBwd(&ck, blk.Bipartite, 0, g, t, 0)

@@ -13,9 +13,12 @@
 //   chunk of rows, like bias_act_dropout_bwd, for two score vectors (a GAT
 //   layer's source and destination scores) in one pass over x and dx;
 //   column_sums (dense.cu) adds the chunks in a fixed order.
-// edge_softmax(_bwd): one warp per destination, per head: the lanes take a
-//   stride of positions; max, then the sum of exponentials in float64, then
-//   the coefficients (and, backward, Σ α g, then the logits' gradients).
+// edge_softmax(_bwd): one thread per (destination, head), taking the
+//   positions in order (a sampled block's few positions would leave most of
+//   a warp idle); a list of more than ATT_LONG positions takes a whole warp
+//   per head instead, the lanes a stride of positions, reduced by xor
+//   butterflies. Max, then the sum of exponentials in float64, then the
+//   coefficients (and, backward, Σ α g, then the logits' gradients).
 //   The backward recomputes the coefficients and the dropout words with the
 //   same code, so they are the forward's bits. Dropout: element (i, k, h)
 //   is kept iff word q % 4 of Philox(key_i, q / 4, step, epoch<<8|stream),
@@ -177,25 +180,34 @@ __device__ __forceinline__ float att_score(const AttHead& a, int j) {
     return leaky(__fadd_rn(a.el[(i64)j * a.heads + a.h], a.er), a.slope);
 }
 
-// att_head fills the softmax's max and sum; every lane of the warp calls it.
+// ATT_LONG: destinations with up to this many positions take one thread per
+// head (the positions in order); longer lists take a whole warp per head
+// (the lanes a stride of positions each, then xor butterflies). The choice
+// depends on the positions only, so a destination's forward and backward
+// take the same path and the same bits.
+#define ATT_LONG 32
+
+// att_head fills the softmax's max and sum of destination i, head h over
+// the positions k0, k0 + dk, ...: dk = 1 (one thread, sums in position
+// order) or dk = 32 (every lane of the warp calls it with k0 = its lane).
 __device__ __forceinline__ AttHead att_head(const int* indices, const float* el, const float* er, int i, int e0,
-                                            int e1, int ns, int bip, int heads, int h, float slope) {
+                                            int e1, int ns, int bip, int heads, int h, float slope, int k0, int dk) {
     AttHead a;
     a.indices = indices, a.el = el, a.i = i, a.e0 = e0, a.np = 1 + e1 - e0, a.ns = ns, a.bip = bip;
     a.heads = heads, a.h = h;
     a.er = er[(i64)i * heads + h], a.slope = slope;
     float m = -__int_as_float(0x7f800000);
-    for (int k = lane_id(); k < a.np; k += 32) {
+    for (int k = k0; k < a.np; k += dk) {
         int j = att_src(indices, i, e0, k, ns, bip);
         if (j >= 0) m = fmaxf(m, att_score(a, j));
     }
-    a.m = warp_max_f(m);
+    a.m = dk > 1 ? warp_max_f(m) : m;
     double s = 0.0;
-    for (int k = lane_id(); k < a.np; k += 32) {
+    for (int k = k0; k < a.np; k += dk) {
         int j = att_src(indices, i, e0, k, ns, bip);
         if (j >= 0) s += exp((double)att_score(a, j) - (double)a.m);
     }
-    a.sum = warp_sum_d(s);
+    a.sum = dk > 1 ? warp_sum_d(s) : s;
     return a;
 }
 
@@ -231,64 +243,120 @@ __device__ __forceinline__ float att_apply(const AttDrop& d, float v, u32 idx, i
     return philox_word(w, q & 3) >= d.thr ? __fmul_rn(v, d.scale) : 0.f;
 }
 
-extern "C" __global__ void edge_softmax(ATT_ARGS, float* coef) {
-    BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
-    AttDrop drop = att_drop(dropout, thr, scale, seed, clock, stream);
-    for (int i = gwarp(); i < bc.n; i += gwarps()) {
-        int e0, e1;
-        edge_range(indptr, i, bc.ne, &e0, &e1);
-        u32 idx = keys ? (u32)keys[i] : (u32)i;
-        for (int h = 0; h < heads; h++) {
-            AttHead a = att_head(indices, el, er, i, e0, e1, bc.ns, bip, heads, h, slope);
-            for (int k = lane_id(); k < a.np; k += 32) {
-                int j = att_src(indices, i, e0, k, bc.ns, bip);
-                float v = j >= 0 ? att_alpha(a, j) : 0.f;
-                coef[att_row(i, e0, k, dstCap) * heads + h] = att_apply(drop, v, idx, k * heads + h);
-            }
+// AttTask is one (destination, head) of the softmax kernels: its
+// positions k0, k0 + dk, ... belong to this thread (dk = 1) or to this lane
+// of the warp (dk = 32, a long list).
+struct AttTask {
+    int i, h, e0, e1, k0, dk;
+};
+
+// att_sweep calls body(task) for every live (destination, head) pair:
+// thread t of the grid takes pair t (destination t / heads, head t %
+// heads, so that a warp's loads of el, er and coef rows are adjacent) when
+// its destination has at most ATT_LONG positions; the pairs of longer
+// lists that a warp meets are then taken by the whole warp, one after the
+// other. The sweep is warp-uniform (1-D blocks of a multiple of 32).
+template <typename Body>
+__device__ __forceinline__ void att_sweep(const int* indptr, BlockCounts bc, int heads, Body& body) {
+    i64 total = (i64)bc.n * heads;
+    int lane = lane_id();
+    for (i64 base = (i64)gwarp() * 32; base < total; base += (i64)gwarps() * 32) {
+        i64 t = base + lane;
+        AttTask a = {0, 0, 0, 0, 0, 1};
+        bool on = t < total;
+        if (on) {
+            a.i = (int)(t / heads), a.h = (int)(t - (i64)a.i * heads);
+            edge_range(indptr, a.i, bc.ne, &a.e0, &a.e1);
+        }
+        bool lng = on && 1 + a.e1 - a.e0 > ATT_LONG;
+        if (on && !lng) body(a);
+        u32 longs = __ballot_sync(FULL_MASK, lng);
+        while (longs) {
+            int l = __ffs(longs) - 1;
+            longs &= longs - 1;
+            AttTask w = {__shfl_sync(FULL_MASK, a.i, l), __shfl_sync(FULL_MASK, a.h, l),
+                         __shfl_sync(FULL_MASK, a.e0, l), __shfl_sync(FULL_MASK, a.e1, l), lane, 32};
+            body(w);
         }
     }
 }
 
-// edge_softmax_bwd writes der and either adds the gradient of el into del
-// with atomics (dt null; del zeroed before) or keeps it per position in dt
-// (F64 [dstCap + edgeCap, heads]) for gat_del_gather.
-extern "C" __global__ void edge_softmax_bwd(ATT_ARGS, const float* dcoef, float* del, float* der, double* dt) {
-    BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
-    AttDrop drop = att_drop(dropout, thr, scale, seed, clock, stream);
-    for (int i = gwarp(); i < bc.n; i += gwarps()) {
-        int e0, e1;
-        edge_range(indptr, i, bc.ne, &e0, &e1);
-        u32 idx = keys ? (u32)keys[i] : (u32)i;
-        for (int h = 0; h < heads; h++) {
-            AttHead a = att_head(indices, el, er, i, e0, e1, bc.ns, bip, heads, h, slope);
-            double s = 0.0;
-            for (int k = lane_id(); k < a.np; k += 32) {
-                int j = att_src(indices, i, e0, k, bc.ns, bip);
-                if (j < 0) continue;
-                i64 at = att_row(i, e0, k, dstCap) * heads + h;
-                s += (double)att_alpha(a, j) * (double)att_apply(drop, dcoef[at], idx, k * heads + h);
-            }
-            s = warp_sum_d(s);
-            double sum = 0.0;
-            for (int k = lane_id(); k < a.np; k += 32) {
-                int j = att_src(indices, i, e0, k, bc.ns, bip);
-                i64 at = att_row(i, e0, k, dstCap) * heads + h;
-                double t = 0.0;
-                if (j >= 0) {
-                    double g = (double)att_apply(drop, dcoef[at], idx, k * heads + h);
-                    t = (double)att_alpha(a, j) * (g - s);
-                    if (!(__fadd_rn(el[(i64)j * heads + h], a.er) > 0.f)) t *= (double)slope;
-                }
-                if (dt)
-                    dt[at] = t;
-                else if (j >= 0)
-                    atomicAdd(del + (i64)j * heads + h, (float)t);
-                sum += t;
-            }
-            sum = warp_sum_d(sum);
-            if (lane_id() == 0) der[(i64)i * heads + h] = (float)sum;
+// EsFwd writes one task's coefficients (edge_softmax).
+struct EsFwd {
+    const int *indices, *keys;
+    const float *el, *er;
+    BlockCounts bc;
+    int dstCap, bip, heads;
+    float slope;
+    AttDrop drop;
+    float* coef;
+    __device__ __forceinline__ void operator()(const AttTask& t) const {
+        AttHead a = att_head(indices, el, er, t.i, t.e0, t.e1, bc.ns, bip, heads, t.h, slope, t.k0, t.dk);
+        u32 idx = keys ? (u32)keys[t.i] : (u32)t.i;
+        for (int k = t.k0; k < a.np; k += t.dk) {
+            int j = att_src(indices, t.i, t.e0, k, bc.ns, bip);
+            float v = j >= 0 ? att_alpha(a, j) : 0.f;
+            coef[att_row(t.i, t.e0, k, dstCap) * heads + t.h] = att_apply(drop, v, idx, k * heads + t.h);
         }
     }
+};
+
+extern "C" __global__ void edge_softmax(ATT_ARGS, float* coef) {
+    BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
+    EsFwd f = {indices, keys, el, er, bc, dstCap, bip, heads, slope,
+               att_drop(dropout, thr, scale, seed, clock, stream), coef};
+    att_sweep(indptr, bc, heads, f);
+}
+
+// EsBwd writes one task's der and its positions' gradients of el: added
+// into del with atomics (dt null; del zeroed before) or kept per position
+// in dt (F64 [dstCap + edgeCap, heads]) for gat_del_gather.
+struct EsBwd {
+    const int *indices, *keys;
+    const float *el, *er, *dcoef;
+    BlockCounts bc;
+    int dstCap, bip, heads;
+    float slope;
+    AttDrop drop;
+    float *del, *der;
+    double* dt;
+    __device__ __forceinline__ void operator()(const AttTask& t) const {
+        AttHead a = att_head(indices, el, er, t.i, t.e0, t.e1, bc.ns, bip, heads, t.h, slope, t.k0, t.dk);
+        u32 idx = keys ? (u32)keys[t.i] : (u32)t.i;
+        double s = 0.0;
+        for (int k = t.k0; k < a.np; k += t.dk) {
+            int j = att_src(indices, t.i, t.e0, k, bc.ns, bip);
+            if (j < 0) continue;
+            i64 at = att_row(t.i, t.e0, k, dstCap) * heads + t.h;
+            s += (double)att_alpha(a, j) * (double)att_apply(drop, dcoef[at], idx, k * heads + t.h);
+        }
+        if (t.dk > 1) s = warp_sum_d(s);
+        double sum = 0.0;
+        for (int k = t.k0; k < a.np; k += t.dk) {
+            int j = att_src(indices, t.i, t.e0, k, bc.ns, bip);
+            i64 at = att_row(t.i, t.e0, k, dstCap) * heads + t.h;
+            double d = 0.0;  // the gradient of the position's logit
+            if (j >= 0) {
+                double g = (double)att_apply(drop, dcoef[at], idx, k * heads + t.h);
+                d = (double)att_alpha(a, j) * (g - s);
+                if (!(__fadd_rn(el[(i64)j * heads + t.h], a.er) > 0.f)) d *= (double)slope;
+            }
+            if (dt)
+                dt[at] = d;
+            else if (j >= 0)
+                atomicAdd(del + (i64)j * heads + t.h, (float)d);
+            sum += d;
+        }
+        if (t.dk > 1) sum = warp_sum_d(sum);
+        if (t.k0 == 0) der[(i64)t.i * heads + t.h] = (float)sum;
+    }
+};
+
+extern "C" __global__ void edge_softmax_bwd(ATT_ARGS, const float* dcoef, float* del, float* der, double* dt) {
+    BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
+    EsBwd f = {indices, keys, el, er, dcoef, bc, dstCap, bip, heads, slope,
+               att_drop(dropout, thr, scale, seed, clock, stream), del, der, dt};
+    att_sweep(indptr, bc, heads, f);
 }
 
 // gat_del_gather: del[j, h] = Σ dt over the positions whose source is j:
