@@ -105,7 +105,7 @@ func testHeadDot(e *env) {
 }
 
 func testHeadDotBackward(e *env) {
-	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}} {
+	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}, {4, 64}, {8, 8}, {1, 128}} {
 		heads, dim := c[0], c[1]
 		const cp, live = 300, 211 // several chunks of rows
 		w := heads * dim

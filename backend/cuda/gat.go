@@ -43,9 +43,11 @@ func headDotChunks(rows int) (chunkRows, chunks int) {
 }
 
 // HeadDotBackward: dx += dout1 ⊗ a1 on rows [:n1], then dout2 ⊗ a2 on
-// rows [:n2], in one kernel (head_dot_bwd) over rows [:max(n1, n2)]; da1
-// and da2 are the column sums of dout·x, as partial sums per 64 rows added
-// in a fixed order (column_sums).
+// rows [:n2], in one kernel over rows [:max(n1, n2)] (head_dot_bwd_v4 on
+// float4 words when dim % 4 == 0 and x and dx are 16-byte aligned, else
+// head_dot_bwd; both write the same bits); da1 and da2 are the column sums
+// of dout·x, as partial sums per 64 rows added in a fixed order
+// (column_sums).
 func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
 	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
 	defer c.end()
@@ -57,7 +59,11 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 	size := int64(chunks) * int64(w) * 4
 	p1 := c.scratch(scratchColsum, 2*size)
 	p2 := p1 + uintptr(size)
-	c.launchHeadDotBwd(&ck, p1, p2, chunkRows, dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	if dim%4 == 0 && ck.x.ptr%16 == 0 && ck.dx.ptr%16 == 0 {
+		c.launchHeadDotBwdVec(&ck, "head_dot_bwd_v4", p1, p2, chunkRows, dim3{uint32((w/4 + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	} else {
+		c.launchHeadDotBwd(&ck, p1, p2, chunkRows, dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	}
 	c.columnSums(p1, ck.n1P, n1.Cap, chunkRows, w, ck.da1.addr())
 	c.columnSums(p2, ck.n2P, n2.Cap, chunkRows, w, ck.da2.addr())
 }

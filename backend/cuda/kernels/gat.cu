@@ -9,7 +9,7 @@
 //   float64, then a xor butterfly (every lane ends with the same bits);
 //   head_dot_{v4,v1}_{NQ} the same with one lane group per head (the
 //   shapes that fit: up to 32 heads, 8 words per lane).
-// head_dot_bwd: dx += dout x a element-wise and the partial sums of da per
+// head_dot_bwd(_v4): dx += dout x a element-wise and the partial sums of da per
 //   chunk of rows, like bias_act_dropout_bwd, for two score vectors (a GAT
 //   layer's source and destination scores) in one pass over x and dx;
 //   column_sums (dense.cu) adds the chunks in a fixed order.
@@ -96,66 +96,107 @@ HD_GRP(float, 8, v1_8)
 
 #define HD_U 8
 
-// head_dot_bwd: grid (ceil(w/32), chunks), block (32, 8); thread (x, y) of
-// block (bx, by) takes column 32*bx + x and rows r0 + y, r0 + y + 8, ... of
-// chunk by, over rows [:n1] with (dout1, a1, partial1) and over rows [:n2]
-// with (dout2, a2, partial2) of the same x and dx in one pass: dx = (dx +
-// g1·a1) + g2·a2, each term where its rows reach (the loads of HD_U rows go
-// out before their stores; sums in row order); partial1 and partial2 are
-// [chunks, w]; chunks over max(n1, n2) rows.
-extern "C" __global__ void head_dot_bwd(const float* x, const float* dout1, const float* dout2, const int* n1P,
-                                         int cap1, const int* n2P, int cap2, int heads, int dim, const float* a1,
-                                         const float* a2, float* dx, float* partial1, float* partial2,
-                                         int chunkRows) {
-    __shared__ double red[2][8][33];
-    int n1 = live_count(n1P, cap1), n2 = live_count(n2P, cap2), w = heads * dim;
+// vc is component c of a float (c = 0) or a float4 word.
+__device__ __forceinline__ float vc(float v, int) { return v; }
+__device__ __forceinline__ float vc(float4 v, int c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
+__device__ __forceinline__ void vc_set(float& v, int, float f) { v = f; }
+__device__ __forceinline__ void vc_set(float4& v, int c, float f) {
+    if (c == 0) v.x = f;
+    else if (c == 1) v.y = f;
+    else if (c == 2) v.z = f;
+    else v.w = f;
+}
+
+// head_dot_bwd, head_dot_bwd_v4: grid (ceil(wV/32), chunks), block (32, 8),
+// wV = w words of V (floats, or float4 when dim % 4 == 0 and x, dx are
+// 16-byte aligned, a quarter of the instructions per byte); thread (x, y)
+// of block (bx, by) takes word 32*bx + x and rows r0 + y, r0 + y + 8, ...
+// of chunk by, over rows [:n1] with (dout1, a1, partial1) and over rows
+// [:n2] with (dout2, a2, partial2) of the same x and dx in one pass: dx =
+// (dx + g1·a1) + g2·a2, each term where its rows reach (the loads of HD_U
+// rows go out before their stores; sums in row order, per column, then
+// over y in order: both widths write the same bits); partial1 and partial2
+// are [chunks, w]; chunks over max(n1, n2) rows.
+template <typename V>
+__device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, const float* dout2, int n1, int n2,
+                                               int heads, int dim, const float* a1, const float* a2, V* dx,
+                                               float* partial1, float* partial2, int chunkRows) {
+    const int NC = sizeof(V) / sizeof(float);
+    __shared__ double red[2][NC][8][33];
+    int w = heads * dim, wV = w / NC;
     int c = blockIdx.x * 32 + threadIdx.x;
     int r0 = blockIdx.y * chunkRows;
     if (r0 >= max(n1, n2)) return;
     int r1 = min(r0 + chunkRows, max(n1, n2)), m1 = min(r1, n1), m2 = min(r1, n2);
-    double s1 = 0.0, s2 = 0.0;
-    if (c < w) {
-        int h = c / dim;
-        float av1 = a1[c], av2 = a2[c];
+    double s1[NC], s2[NC];
+#pragma unroll
+    for (int q = 0; q < NC; q++) s1[q] = s2[q] = 0.0;
+    if (c < wV) {
+        int h = c * NC / dim;
+        V av1, av2;
+#pragma unroll
+        for (int q = 0; q < NC; q++) vc_set(av1, q, a1[c * NC + q]), vc_set(av2, q, a2[c * NC + q]);
         for (int rb = r0 + threadIdx.y; rb < r1; rb += 8 * HD_U) {
-            float g1[HD_U], g2[HD_U], xv[HD_U], dv[HD_U];
+            float g1[HD_U], g2[HD_U];
+            V xv[HD_U], dv[HD_U];
 #pragma unroll
             for (int u = 0; u < HD_U; u++) {
                 int r = rb + 8 * u;
-                i64 idx = (i64)r * w + c;
+                i64 idx = (i64)r * wV + c;
                 g1[u] = r < m1 ? dout1[(i64)r * heads + h] : 0.f;
                 g2[u] = r < m2 ? dout2[(i64)r * heads + h] : 0.f;
-                xv[u] = r < r1 ? x[idx] : 0.f;
-                dv[u] = r < r1 ? dx[idx] : 0.f;
+                xv[u] = r < r1 ? x[idx] : V();
+                dv[u] = r < r1 ? dx[idx] : V();
             }
 #pragma unroll
             for (int u = 0; u < HD_U; u++) {
                 int r = rb + 8 * u;
                 if (r >= r1) break;
-                float v = dv[u];
-                if (r < m1) {
-                    v = __fadd_rn(v, __fmul_rn(g1[u], av1));
-                    s1 += (double)g1[u] * (double)xv[u];
+                V v = dv[u];
+#pragma unroll
+                for (int q = 0; q < NC; q++) {
+                    float f = vc(v, q), xq = vc(xv[u], q);
+                    if (r < m1) {
+                        f = __fadd_rn(f, __fmul_rn(g1[u], vc(av1, q)));
+                        s1[q] += (double)g1[u] * (double)xq;
+                    }
+                    if (r < m2) {
+                        f = __fadd_rn(f, __fmul_rn(g2[u], vc(av2, q)));
+                        s2[q] += (double)g2[u] * (double)xq;
+                    }
+                    vc_set(v, q, f);
                 }
-                if (r < m2) {
-                    v = __fadd_rn(v, __fmul_rn(g2[u], av2));
-                    s2 += (double)g2[u] * (double)xv[u];
-                }
-                dx[(i64)r * w + c] = v;
+                dx[(i64)r * wV + c] = v;
             }
         }
     }
-    red[0][threadIdx.y][threadIdx.x] = s1;
-    red[1][threadIdx.y][threadIdx.x] = s2;
+#pragma unroll
+    for (int q = 0; q < NC; q++) red[0][q][threadIdx.y][threadIdx.x] = s1[q], red[1][q][threadIdx.y][threadIdx.x] = s2[q];
     __syncthreads();
-    if (threadIdx.y < 2 && c < w) {
+    if (threadIdx.y < 2 && c < wV) {
         int p = threadIdx.y;
         if (r0 >= (p == 0 ? n1 : n2)) return;
-        double t = 0.0;
 #pragma unroll
-        for (int k = 0; k < 8; k++) t += red[p][k][threadIdx.x];
-        (p == 0 ? partial1 : partial2)[(i64)blockIdx.y * w + c] = (float)t;
+        for (int q = 0; q < NC; q++) {
+            double t = 0.0;
+#pragma unroll
+            for (int k = 0; k < 8; k++) t += red[p][q][k][threadIdx.x];
+            (p == 0 ? partial1 : partial2)[(i64)blockIdx.y * w + c * NC + q] = (float)t;
+        }
     }
+}
+
+#define HD_BWD_ARGS                                                                                            \
+    const int *n1P, int cap1, const int *n2P, int cap2, int heads, int dim, const float *a1, const float *a2
+extern "C" __global__ void head_dot_bwd(const float* x, const float* dout1, const float* dout2, HD_BWD_ARGS,
+                                         float* dx, float* partial1, float* partial2, int chunkRows) {
+    head_dot_bwd_t<float>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
+                          partial1, partial2, chunkRows);
+}
+extern "C" __global__ void head_dot_bwd_v4(const float4* x, const float* dout1, const float* dout2, HD_BWD_ARGS,
+                                            float4* dx, float* partial1, float* partial2, int chunkRows) {
+    head_dot_bwd_t<float4>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
+                           partial1, partial2, chunkRows);
 }
 
 __device__ __forceinline__ float leaky(float t, float slope) { return t > 0.f ? t : __fmul_rn(slope, t); }
