@@ -7,8 +7,9 @@ import (
 )
 
 // The graph attention ops (backend.Attention; kernels/gat.cu). The
-// forward ops and the coefficient gradients are deterministic (one warp per
-// row, fixed orders); the scatters into sources (the gradients of el and of
+// forward ops and the coefficient gradients are deterministic (fixed
+// orders: a warp per row, or a thread per destination and head for the
+// softmax); the scatters into sources (the gradients of el and of
 // z) use float atomics, or with Options.Deterministic the edges sorted by
 // source (aggregate_det.go) and a gather. The block kernels take the
 // block's Bipartite flag (no self loop).

@@ -238,12 +238,14 @@ __device__ __forceinline__ AttHead att_head(const int* indices, const float* el,
     a.heads = heads, a.h = h;
     a.er = er[(i64)i * heads + h], a.slope = slope;
     float m = -__int_as_float(0x7f800000);
+#pragma unroll 4
     for (int k = k0; k < a.np; k += dk) {
         int j = att_src(indices, i, e0, k, ns, bip);
         if (j >= 0) m = fmaxf(m, att_score(a, j));
     }
     a.m = dk > 1 ? warp_max_f(m) : m;
     double s = 0.0;
+#pragma unroll 4
     for (int k = k0; k < a.np; k += dk) {
         int j = att_src(indices, i, e0, k, ns, bip);
         if (j >= 0) s += exp((double)att_score(a, j) - (double)a.m);
