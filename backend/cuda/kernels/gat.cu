@@ -94,8 +94,6 @@ HD_GRP(float, 2, v1_2)
 HD_GRP(float, 4, v1_4)
 HD_GRP(float, 8, v1_8)
 
-#define HD_U 8
-
 // vc is component c of a float (c = 0) or a float4 word.
 __device__ __forceinline__ float vc(float v, int) { return v; }
 __device__ __forceinline__ float vc(float4 v, int c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
@@ -113,11 +111,12 @@ __device__ __forceinline__ void vc_set(float4& v, int c, float f) {
 // of block (bx, by) takes word 32*bx + x and rows r0 + y, r0 + y + 8, ...
 // of chunk by, over rows [:n1] with (dout1, a1, partial1) and over rows
 // [:n2] with (dout2, a2, partial2) of the same x and dx in one pass: dx =
-// (dx + g1·a1) + g2·a2, each term where its rows reach (the loads of HD_U
-// rows go out before their stores; sums in row order, per column, then
-// over y in order: both widths write the same bits); partial1 and partial2
-// are [chunks, w]; chunks over max(n1, n2) rows.
-template <typename V>
+// (dx + g1·a1) + g2·a2, each term where its rows reach (the loads of U rows
+// go out before their stores: 8 floats, or 4 float4 words, which keeps a
+// thread's registers low enough for three blocks an SM; sums in row order,
+// per column, then over y in order: both widths write the same bits);
+// partial1 and partial2 are [chunks, w]; chunks over max(n1, n2) rows.
+template <typename V, int U>
 __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, const float* dout2, int n1, int n2,
                                                int heads, int dim, const float* a1, const float* a2, V* dx,
                                                float* partial1, float* partial2, int chunkRows) {
@@ -136,11 +135,11 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
         V av1, av2;
 #pragma unroll
         for (int q = 0; q < NC; q++) vc_set(av1, q, a1[c * NC + q]), vc_set(av2, q, a2[c * NC + q]);
-        for (int rb = r0 + threadIdx.y; rb < r1; rb += 8 * HD_U) {
-            float g1[HD_U], g2[HD_U];
-            V xv[HD_U], dv[HD_U];
+        for (int rb = r0 + threadIdx.y; rb < r1; rb += 8 * U) {
+            float g1[U], g2[U];
+            V xv[U], dv[U];
 #pragma unroll
-            for (int u = 0; u < HD_U; u++) {
+            for (int u = 0; u < U; u++) {
                 int r = rb + 8 * u;
                 i64 idx = (i64)r * wV + c;
                 g1[u] = r < m1 ? dout1[(i64)r * heads + h] : 0.f;
@@ -149,7 +148,7 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
                 dv[u] = r < r1 ? dx[idx] : V();
             }
 #pragma unroll
-            for (int u = 0; u < HD_U; u++) {
+            for (int u = 0; u < U; u++) {
                 int r = rb + 8 * u;
                 if (r >= r1) break;
                 V v = dv[u];
@@ -190,12 +189,12 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
     const int *n1P, int cap1, const int *n2P, int cap2, int heads, int dim, const float *a1, const float *a2
 extern "C" __global__ void head_dot_bwd(const float* x, const float* dout1, const float* dout2, HD_BWD_ARGS,
                                          float* dx, float* partial1, float* partial2, int chunkRows) {
-    head_dot_bwd_t<float>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
+    head_dot_bwd_t<float, 8>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
                           partial1, partial2, chunkRows);
 }
 extern "C" __global__ void head_dot_bwd_v4(const float4* x, const float* dout1, const float* dout2, HD_BWD_ARGS,
                                             float4* dx, float* partial1, float* partial2, int chunkRows) {
-    head_dot_bwd_t<float4>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
+    head_dot_bwd_t<float4, 4>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
                            partial1, partial2, chunkRows);
 }
 
