@@ -56,10 +56,14 @@ extern "C" __global__ void head_dot(const float* x, const int* nP, int cap, int 
 
 // head_dot_{v4,v1}_{NQ}: head_dot with the lanes grouped per head
 // (HeadLanes, gat.cuh): a row's heads load in one pass; per lane float64
-// products in word order, then a xor butterfly over the group.
+// products in word order, then a xor butterfly over the group. Where a row
+// takes at most 32 bytes of a lane, a warp loads two rows (i and i + the
+// grid's warps) before it adds either, twice the bytes in flight; each
+// row's sums are the same.
 template <typename V, int NQ>
 __device__ __forceinline__ void head_dot_grp(const V* x, int n, int heads, int dimV, int gl, const V* a,
                                              float* out) {
+    const int R = NQ * (int)sizeof(V) <= 32 ? 2 : 1;
     HeadLanes L = head_lanes(heads, dimV, gl);
     V av[NQ];
 #pragma unroll
@@ -67,18 +71,27 @@ __device__ __forceinline__ void head_dot_grp(const V* x, int n, int heads, int d
         int c = L.col(k);
         av[k] = c >= 0 ? a[L.h * dimV + c] : V();
     }
-    for (int i = gwarp(); i < n; i += gwarps()) {
-        V xv[NQ];
+    int G = gwarps();
+    for (int i0 = gwarp(); i0 < n; i0 += R * G) {
+        V xv[R][NQ];
 #pragma unroll
-        for (int k = 0; k < NQ; k++) {
-            int c = L.col(k);
-            xv[k] = c >= 0 ? x[(i64)i * L.wV + L.h * dimV + c] : V();
+        for (int r = 0; r < R; r++) {
+            int i = i0 + r * G;
+#pragma unroll
+            for (int k = 0; k < NQ; k++) {
+                int c = L.col(k);
+                xv[r][k] = c >= 0 && i < n ? x[(i64)i * L.wV + L.h * dimV + c] : V();
+            }
         }
-        double s = 0.0;
 #pragma unroll
-        for (int k = 0; k < NQ; k++) s = vdot_d(xv[k], av[k], s);
-        for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
-        if (L.on && L.s == 0) out[(i64)i * heads + L.h] = (float)s;
+        for (int r = 0; r < R; r++) {
+            int i = i0 + r * G;
+            double s = 0.0;
+#pragma unroll
+            for (int k = 0; k < NQ; k++) s = vdot_d(xv[r][k], av[k], s);
+            for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
+            if (i < n && L.on && L.s == 0) out[(i64)i * heads + L.h] = (float)s;
+        }
     }
 }
 
