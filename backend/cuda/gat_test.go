@@ -2,11 +2,13 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu"
 )
 
 // TestHeadDotBackwardWords: head_dot_bwd_v4 (float4 words, taken for
@@ -47,6 +49,44 @@ func TestHeadDotBackwardWords(t *testing.T) {
 			}
 			if slices.Equal(vx[:w], dx0[:w]) {
 				t.Fatal("dx of row 0 unchanged")
+			}
+		})
+	}
+}
+
+// TestHeadDotRows: HeadDot over more rows than its grid has warps on any
+// device (so that the grouped kernels' warps take two rows a pass, and
+// stride) agrees with the CPU backend to the rounding of one float32, on
+// the float4 and float kernels.
+func TestHeadDotRows(t *testing.T) {
+	b := openTest(t, Options{})
+	host := cpu.New(2)
+	defer host.Close()
+	for k, c := range []struct{ heads, dim int }{{4, 8}, {4, 64}, {3, 5}, {8, 4}} {
+		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(uint64(k), 9))
+			const cp, live = 100003, 100000
+			w := c.heads * c.dim
+			x, a := randF32(r, cp*w), randF32(r, w)
+			got := make(map[string][]float32)
+			for name, be := range map[string]backend.Backend{"cuda": b, "cpu": host} {
+				att, err := backend.AttentionOf(be)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := alloc(t, be, backend.F32, cp*c.heads)
+				att.HeadDot(upload(t, be, x), countBuf(t, be, live, cp), c.heads, c.dim, upload(t, be, a), out)
+				got[name] = readF32(t, be, out, live*c.heads)
+			}
+			for i, want := range got["cpu"] {
+				row, h := i/c.heads, i%c.heads
+				var mag float64
+				for f := h * c.dim; f < (h+1)*c.dim; f++ {
+					mag += math.Abs(float64(x[row*w+f]) * float64(a[f]))
+				}
+				if d := math.Abs(float64(got["cuda"][i] - want)); d > 2.4e-7*math.Abs(float64(want))+1e-12*mag {
+					t.Fatalf("out[%d] = %v, CPU backend %v", i, got["cuda"][i], want)
+				}
 			}
 		})
 	}
