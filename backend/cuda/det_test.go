@@ -334,7 +334,10 @@ func TestDeterministicAttention(t *testing.T) {
 		// More (destination, head) pairs than the softmax kernels' grid has
 		// threads on any device, so that the sweeps stride (long lists among
 		// them in the second).
-		{300000, 400000, 6, 4, 8, false, false}, {150000, 100000, 40, 8, 8, false, true}} {
+		{300000, 400000, 6, 4, 8, false, false}, {150000, 100000, 40, 8, 8, false, true},
+		// Warps of the grouped HeadAggregate kernels that take two
+		// destinations (float4 words of 4 heads x 128, and floats).
+		{60000, 40000, 12, 4, 128, true, true}, {50000, 30000, 10, 4, 47, false, false}} {
 		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
 			g := newGATCase(uint64(k), tc.nd, tc.ns, tc.maxDeg, tc.heads, tc.dim, tc.mean, tc.bip)
 			first := g.run(t, b, 37, false)
