@@ -229,6 +229,13 @@ __device__ __forceinline__ void ha_ptr(const int* indptr, BlockCounts bc, int i,
     *p1 = i < bc.n ? indptr[i + 1] : 0;
 }
 
+// ha_first is the first destination of the warp (gwarp()).
+__device__ __forceinline__ HaDest ha_first(const int* indptr, const int* indices, BlockCounts bc, int bip) {
+    int p0, p1;
+    ha_ptr(indptr, bc, gwarp(), &p0, &p1);
+    return ha_dest(indices, bc, bip, gwarp(), p0, p1);
+}
+
 // ha_load takes the U positions from u0 of the chunk at pb (cnt live in
 // it) of destination i: their sources (-1 past cnt), their coefficients for
 // the lane's head (0 when !withCoef) and the lane's words of each source's
@@ -258,8 +265,7 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
     HeadLanes L = head_lanes(heads, dimV, gl);
     float invH = 1.0f / (float)heads;
     int G = gwarps(), p0, p1;
-    ha_ptr(indptr, bc, gwarp(), &p0, &p1);
-    HaDest cur = ha_dest(indices, bc, bip, gwarp(), p0, p1);
+    HaDest cur = ha_first(indptr, indices, bc, bip);
     for (int i = gwarp(); i < bc.n; i += G) {
         int e0 = cur.e0, np = cur.np;
         ha_ptr(indptr, bc, i + G, &p0, &p1);
@@ -315,8 +321,7 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
     HeadLanes L = head_lanes(heads, dimV, gl);
     float invH = 1.0f / (float)heads;
     int G = gwarps(), p0, p1;
-    ha_ptr(indptr, bc, gwarp(), &p0, &p1);
-    HaDest cur = ha_dest(indices, bc, bip, gwarp(), p0, p1);
+    HaDest cur = ha_first(indptr, indices, bc, bip);
     for (int i = gwarp(); i < bc.n; i += G) {
         int e0 = cur.e0, np = cur.np;
         ha_ptr(indptr, bc, i + G, &p0, &p1);
