@@ -14,9 +14,16 @@ import (
 // (a typed graph's relation: no self loop) have more destinations than
 // sources; their self-loop rows must come out 0 and add nothing.
 
-// attBlock is randomBlock with some edges' sources made invalid.
+// attDegrees pins the degrees of the first destinations of an attention
+// block around the CUDA backend's shapes: one edge, and 31, 32 and 40
+// (the positions, self loop included, on either side of a warp), after
+// randomBlock's destination 1 without edges.
+var attDegrees = map[int]int{0: 40, 2: 31, 3: 32, 4: 1}
+
+// attBlock is randomBlock with the degrees of attDegrees (where it has
+// those destinations) and some edges' sources made invalid.
 func (e *env) attBlock(nDst, nSrc int) hostBlock {
-	h := e.randomBlock(nDst, nSrc)
+	h := e.withDegrees(e.randomBlock(nDst, nSrc), attDegrees)
 	for k := range h.nEdges {
 		switch e.rnd.IntN(40) {
 		case 0:
@@ -26,6 +33,33 @@ func (e *env) attBlock(nDst, nSrc int) hostBlock {
 		}
 	}
 	return h
+}
+
+// withDegrees redraws the edges of the destinations in deg (those below
+// h.nDst) with the given degrees, keeping the others' edges and the
+// capacities' padding.
+func (e *env) withDegrees(h hostBlock, deg map[int]int) hostBlock {
+	out := h
+	out.indptr = make([]int32, len(h.indptr))
+	out.indices = nil
+	for i := range h.nDst {
+		if d, ok := deg[i]; ok {
+			for range d {
+				out.indices = append(out.indices, int32(e.rnd.IntN(h.nSrc)))
+			}
+		} else {
+			out.indices = append(out.indices, h.indices[h.indptr[i]:h.indptr[i+1]]...)
+		}
+		out.indptr[i+1] = int32(len(out.indices))
+	}
+	pad := h.capEdges - h.nEdges
+	out.nEdges = len(out.indices)
+	out.capEdges = out.nEdges + pad
+	copy(out.indptr[h.nDst+1:], h.indptr[h.nDst+1:])
+	for range pad {
+		out.indices = append(out.indices, 1<<30)
+	}
+	return out
 }
 
 // attPos lists the positions of destination i: sources (-1 if invalid,
@@ -71,7 +105,7 @@ func testHeadDot(e *env) {
 }
 
 func testHeadDotBackward(e *env) {
-	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}} {
+	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}, {4, 64}, {8, 8}, {1, 128}} {
 		heads, dim := c[0], c[1]
 		const cp, live = 300, 211 // several chunks of rows
 		w := heads * dim
@@ -142,7 +176,8 @@ type attCase struct {
 }
 
 var attCases = []attCase{{1, 0, false, false}, {3, 0, false, false}, {2, 0.4, false, false}, {4, 0.5, true, false},
-	{1, 0, false, true}, {3, 0.4, true, true}}
+	{1, 0, false, true}, {3, 0.4, true, true}, {4, 0, false, false}, {8, 0, false, false}, {8, 0.3, true, false},
+	{4, 0, false, true}, {8, 0.5, false, true}}
 
 // attBlockOf is the block of an attention case: attBlock's, or with bip a
 // bipartite one with more destinations than sources.
@@ -314,7 +349,9 @@ var headAggCases = []headAggCase{{1, 1, false, false, false}, {3, 5, false, fals
 	{4, 8, true, false, false}, {3, 33, true, false, false}, {1, 7, true, false, false}, {4, 64, false, false, false},
 	{4, 47, true, false, false}, {2, 130, true, false, false}, {33, 2, false, false, false}, {5, 40, false, false, false},
 	{4, 64, false, true, true}, {4, 47, true, true, false}, {2, 130, true, true, true}, {33, 2, false, true, false},
-	{3, 5, false, false, true}, {2, 16, true, false, true}}
+	{3, 5, false, false, true}, {2, 16, true, false, true}, {8, 8, false, false, false}, {8, 64, false, false, false},
+	{4, 128, false, false, false}, {1, 128, true, false, false}, {8, 128, false, true, true}, {1, 64, false, true, false},
+	{8, 16, true, true, false}}
 
 // widths are x's width heads·dim and out's (dim with mean).
 func (c headAggCase) widths() (w, ow int) {
@@ -413,9 +450,11 @@ func testHeadAggregateBackward(e *env) {
 				for hd := range c.heads {
 					var s, m float64
 					for f := range c.dim {
-						d := float64(dout[i*ow+hd*c.dim+f])
+						var d float64
 						if c.mean {
 							d = float64(dout[i*ow+f]) / float64(c.heads)
+						} else {
+							d = float64(dout[i*ow+hd*c.dim+f])
 						}
 						if j >= 0 {
 							s += d * float64(x[j*w+hd*c.dim+f])

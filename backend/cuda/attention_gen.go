@@ -146,6 +146,15 @@ func (c *call) launchHeadDotBwd(a *headDotBackwardArgs, p1, p2 uintptr, chunkRow
 	c.launch("head_dot_bwd", grid, block, smem)
 }
 
+// launchHeadDotBwdVec launches one of head_dot_bwd_v* (kernels/gat.cu)
+// with HeadDotBackward's checked arguments, its parameters in the kernel's order.
+func (c *call) launchHeadDotBwdVec(a *headDotBackwardArgs, name string, p1, p2 uintptr, chunkRows int, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.dout1.addr()).ptr(a.dout2.addr()).ptr(a.n1P).i32(a.n1.Cap).ptr(a.n2P).
+		i32(a.n2.Cap).i32(a.heads).i32(a.dim).ptr(a.a1.addr()).ptr(a.a2.addr()).ptr(a.dx.addr()).ptr(p1).
+		ptr(p2).i32(chunkRows)
+	c.launch(name, grid, block, smem)
+}
+
 // edgeSoftmaxArgs are EdgeSoftmax's arguments as checkEdgeSoftmax returns them.
 type edgeSoftmaxArgs struct {
 	scoresArgs

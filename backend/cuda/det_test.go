@@ -330,7 +330,14 @@ func TestDeterministicAttention(t *testing.T) {
 	}{{1, 1, 3, 1, 1, false, false}, {300, 700, 6, 3, 8, false, false}, {2000, 6000, 20, 4, 16, true, false},
 		{500, 3000, 40, 8, 8, false, false}, {3000, 8000, 10, 4, 64, false, false}, {800, 3000, 12, 4, 47, true, false},
 		{200, 600, 5, 2, 130, false, false}, {3000, 900, 10, 4, 64, false, true}, {800, 300, 12, 4, 47, true, true},
-		{200, 600, 5, 2, 130, true, true}} {
+		{200, 600, 5, 2, 130, true, true},
+		// More (destination, head) pairs than the softmax kernels' grid has
+		// threads on any device, so that the sweeps stride (long lists among
+		// them in the second).
+		{300000, 400000, 6, 4, 8, false, false}, {150000, 100000, 40, 8, 8, false, true},
+		// Warps of the grouped HeadAggregate kernels that take two
+		// destinations (float4 words of 4 heads x 128, and floats).
+		{60000, 40000, 12, 4, 128, true, true}, {50000, 30000, 10, 4, 47, false, false}} {
 		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
 			g := newGATCase(uint64(k), tc.nd, tc.ns, tc.maxDeg, tc.heads, tc.dim, tc.mean, tc.bip)
 			first := g.run(t, b, 37, false)

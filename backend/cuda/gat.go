@@ -7,8 +7,9 @@ import (
 )
 
 // The graph attention ops (backend.Attention; kernels/gat.cu). The
-// forward ops and the coefficient gradients are deterministic (one warp per
-// row, fixed orders); the scatters into sources (the gradients of el and of
+// forward ops and the coefficient gradients are deterministic (fixed
+// orders: a warp per row, or a thread per destination and head for the
+// softmax); the scatters into sources (the gradients of el and of
 // z) use float atomics, or with Options.Deterministic the edges sorted by
 // source (aggregate_det.go) and a gather. The block kernels take the
 // block's Bipartite flag (no self loop).
@@ -43,9 +44,11 @@ func headDotChunks(rows int) (chunkRows, chunks int) {
 }
 
 // HeadDotBackward: dx += dout1 ⊗ a1 on rows [:n1], then dout2 ⊗ a2 on
-// rows [:n2], in one kernel (head_dot_bwd) over rows [:max(n1, n2)]; da1
-// and da2 are the column sums of dout·x, as partial sums per 64 rows added
-// in a fixed order (column_sums).
+// rows [:n2], in one kernel over rows [:max(n1, n2)] (head_dot_bwd_v4 on
+// float4 words when dim % 4 == 0 and x and dx are 16-byte aligned, else
+// head_dot_bwd; both write the same bits); da1 and da2 are the column sums
+// of dout·x, as partial sums per 64 rows added in a fixed order
+// (column_sums).
 func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
 	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
 	defer c.end()
@@ -57,21 +60,33 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 	size := int64(chunks) * int64(w) * 4
 	p1 := c.scratch(scratchColsum, 2*size)
 	p2 := p1 + uintptr(size)
-	c.launchHeadDotBwd(&ck, p1, p2, chunkRows, dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	if dim%4 == 0 && ck.x.ptr%16 == 0 && ck.dx.ptr%16 == 0 {
+		c.launchHeadDotBwdVec(&ck, "head_dot_bwd_v4", p1, p2, chunkRows, dim3{uint32((w/4 + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	} else {
+		c.launchHeadDotBwd(&ck, p1, p2, chunkRows, dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	}
 	c.columnSums(p1, ck.n1P, n1.Cap, chunkRows, w, ck.da1.addr())
 	c.columnSums(p2, ck.n2P, n2.Cap, chunkRows, w, ck.da2.addr())
 }
 
 // EdgeSoftmax writes GAT's attention coefficients (kernels/gat.cu):
-// deterministic, one warp per destination.
+// deterministic, one thread per destination and head (a warp per head for
+// long lists).
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
 	c, ck := b.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	g, t := c.warpRows(ck.blk.dstCap)
+	g, t := c.headThreads(ck.blk.dstCap, heads)
 	c.launchEdgeSoftmax(&ck, blk.Bipartite, g, t, 0)
+}
+
+// headThreads is the launch of the softmax kernels: one thread per
+// (destination, head) of the capacity, in blocks of 256 (a multiple of a
+// warp, which att_sweep needs); the grid strides past its cap.
+func (c *call) headThreads(dstCap, heads int) (dim3, dim3) {
+	return d1(c.blocks(int64(dstCap)*int64(heads), 256)), d1(256)
 }
 
 // EdgeSoftmaxBackward writes der and del (kernels/gat.cu): del through
@@ -84,7 +99,7 @@ func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer,
 		return
 	}
 	a := ck.blk
-	g, t := c.warpRows(a.dstCap)
+	g, t := c.headThreads(a.dstCap, heads)
 	if !b.opt.Deterministic {
 		c.memset(ck.del.addr(), 0, int64(a.srcCap)*int64(heads)*4)
 		c.launchEdgeSoftmaxBwd(&ck, blk.Bipartite, 0, g, t, 0)

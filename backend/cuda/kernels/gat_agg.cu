@@ -8,7 +8,8 @@
 // words s, s + G, ... (float4 words when dim % 4 == 0 and the buffers are
 // 16-byte aligned, else floats), at most NQ of them. Every head of a row
 // moves in one pass, and the rows of up to HA_U positions are loaded
-// before they are used, so that several are in flight.
+// before they are used, so that several are in flight; a warp's next
+// destination's edge list loads while its current one's rows do (HaDest).
 //   Forward: float32 sums with fmaf, the self loop then the edges in order
 //   (per column the same operations as head_agg); with mean, group 0 adds
 //   the heads' sums in head order (shuffles), times 1/heads.
@@ -199,6 +200,42 @@ __device__ __forceinline__ int ha_sources(const int* indices, int i, int e0, int
     return k < np ? att_src(indices, i, e0, k, ns, bip) : -1;
 }
 
+// HaDest is a destination of the grouped kernels: its first edge e0, its
+// positions np and the sources of its first 32 positions (ha_sources, one
+// a lane). A warp loads the indptr pair of its next destination (i + the
+// grid's warps) as its current one's first rows go out, and the next
+// one's sources (ha_dest) before it adds those rows up, so that each
+// destination's rows go out without waiting for its edge list.
+struct HaDest {
+    int e0, np, jl;
+};
+
+// ha_dest is destination i (none past the live ones) from its indptr pair
+// (p0, p1), clamped to the live edges as edge_range does.
+__device__ __forceinline__ HaDest ha_dest(const int* indices, BlockCounts bc, int bip, int i, int p0, int p1) {
+    HaDest d = {0, 1, -1};
+    if (i >= bc.n) return d;
+    int a = p0 < 0 ? 0 : (p0 > bc.ne ? bc.ne : p0);
+    int b = p1 < a ? a : (p1 > bc.ne ? bc.ne : p1);
+    d.e0 = a, d.np = 1 + b - a;
+    d.jl = ha_sources(indices, i, a, 0, d.np, bc.ns, bip);
+    return d;
+}
+
+// ha_ptr loads the indptr pair of destination i into (p0, p1) (0 past the
+// live ones).
+__device__ __forceinline__ void ha_ptr(const int* indptr, BlockCounts bc, int i, int* p0, int* p1) {
+    *p0 = i < bc.n ? indptr[i] : 0;
+    *p1 = i < bc.n ? indptr[i + 1] : 0;
+}
+
+// ha_first is the first destination of the warp (gwarp()).
+__device__ __forceinline__ HaDest ha_first(const int* indptr, const int* indices, BlockCounts bc, int bip) {
+    int p0, p1;
+    ha_ptr(indptr, bc, gwarp(), &p0, &p1);
+    return ha_dest(indices, bc, bip, gwarp(), p0, p1);
+}
+
 // ha_load takes the U positions from u0 of the chunk at pb (cnt live in
 // it) of destination i: their sources (-1 past cnt), their coefficients for
 // the lane's head (0 when !withCoef) and the lane's words of each source's
@@ -227,21 +264,23 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
     const int U = HA_U(V, NQ);
     HeadLanes L = head_lanes(heads, dimV, gl);
     float invH = 1.0f / (float)heads;
-    for (int i = gwarp(); i < bc.n; i += gwarps()) {
-        int e0, e1;
-        edge_range(indptr, i, bc.ne, &e0, &e1);
-        int np = 1 + e1 - e0;
+    int G = gwarps(), p0, p1;
+    HaDest cur = ha_first(indptr, indices, bc, bip);
+    for (int i = gwarp(); i < bc.n; i += G) {
+        int e0 = cur.e0, np = cur.np;
+        ha_ptr(indptr, bc, i + G, &p0, &p1);
         V acc[NQ];
 #pragma unroll
         for (int k = 0; k < NQ; k++) acc[k] = V();
         for (int pb = 0; pb < np; pb += 32) {
-            int jl = ha_sources(indices, i, e0, pb, np, bc.ns, bip);
+            int jl = pb == 0 ? cur.jl : ha_sources(indices, i, e0, pb, np, bc.ns, bip);
             int cnt = min(32, np - pb);
             for (int u0 = 0; u0 < cnt; u0 += U) {
                 int jj[U];
                 float cw[U];
                 V xv[U][NQ];
                 ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, dstCap, heads, dimV, L, true, coef, x, jj, cw, xv);
+                if (pb == 0 && u0 == 0) cur = ha_dest(indices, bc, bip, i + G, p0, p1);  // the next one
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (jj[u] < 0) continue;
@@ -281,10 +320,11 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
     const int U = HA_U(V, NQ);
     HeadLanes L = head_lanes(heads, dimV, gl);
     float invH = 1.0f / (float)heads;
-    for (int i = gwarp(); i < bc.n; i += gwarps()) {
-        int e0, e1;
-        edge_range(indptr, i, bc.ne, &e0, &e1);
-        int np = 1 + e1 - e0;
+    int G = gwarps(), p0, p1;
+    HaDest cur = ha_first(indptr, indices, bc, bip);
+    for (int i = gwarp(); i < bc.n; i += G) {
+        int e0 = cur.e0, np = cur.np;
+        ha_ptr(indptr, bc, i + G, &p0, &p1);
         V d[NQ];
 #pragma unroll
         for (int k = 0; k < NQ; k++) {
@@ -292,13 +332,14 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
             d[k] = c < 0 ? V() : mean ? dout[(i64)i * dimV + c] : dout[(i64)i * L.wV + L.h * dimV + c];
         }
         for (int pb = 0; pb < np; pb += 32) {
-            int jl = ha_sources(indices, i, e0, pb, np, bc.ns, bip);
+            int jl = pb == 0 ? cur.jl : ha_sources(indices, i, e0, pb, np, bc.ns, bip);
             int cnt = min(32, np - pb);
             for (int u0 = 0; u0 < cnt; u0 += U) {
                 int jj[U];
                 float cw[U];
                 V xv[U][NQ];
                 ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, dstCap, heads, dimV, L, dx != 0, coef, x, jj, cw, xv);
+                if (pb == 0 && u0 == 0) cur = ha_dest(indices, bc, bip, i + G, p0, p1);  // the next one
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (u0 + u >= cnt) break;
