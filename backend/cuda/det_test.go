@@ -337,7 +337,7 @@ func TestDeterministicAttention(t *testing.T) {
 		{300000, 400000, 6, 4, 8, false, false}, {150000, 100000, 40, 8, 8, false, true},
 		// Warps of the grouped HeadAggregate kernels that take two
 		// destinations (float4 words of 4 heads x 128, and floats).
-		{60000, 40000, 12, 4, 128, true, true}, {50000, 30000, 10, 4, 47, false, false}} {
+		{60000, 40000, 12, 4, 128, true, true}, {50000, 60000, 10, 4, 47, false, false}} {
 		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
 			g := newGATCase(uint64(k), tc.nd, tc.ns, tc.maxDeg, tc.heads, tc.dim, tc.mean, tc.bip)
 			first := g.run(t, b, 37, false)
@@ -351,14 +351,19 @@ func TestDeterministicAttention(t *testing.T) {
 					}
 				}
 			}
+			// The atomic kernels add a source's terms in float32 in any order:
+			// on the 150,000-destination block some sources take tens of
+			// thousands of adds, whose rounding reaches 6e-4; the
+			// deterministic kernels add in a fixed order, as the CPU does.
 			for what, got := range map[string]map[string][]float32{"CPU backend": g.run(t, host, 3, false),
 				"atomic kernels": g.run(t, atomic, 37, false)} {
+				tol := map[string]float64{"CPU backend": 1e-4, "atomic kernels": 2e-3}[what]
 				for _, name := range gatOutputs {
 					worst := 0.0
 					for i, v := range got[name] {
 						d := math.Abs(float64(v - first[name][i]))
 						worst = max(worst, d/(1+math.Abs(float64(v))))
-						if d > 1e-4*(1+math.Abs(float64(v))) || math.IsNaN(float64(first[name][i])) {
+						if d > tol*(1+math.Abs(float64(v))) || math.IsNaN(float64(first[name][i])) {
 							t.Fatalf("%s[%d]: deterministic %v, %s %v", name, i, first[name][i], what, v)
 						}
 					}
