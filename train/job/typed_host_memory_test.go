@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/dataset"
-	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -22,18 +21,7 @@ import (
 // truncated type's feat.npy is an error of one line naming the file and
 // what the manifest says of the type.
 func TestTypedHostMemoryJob(t *testing.T) {
-	p, err := rmat.Lookup("hetero-tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "hetero")
-	if err := dataset.Write(dir, ds); err != nil {
-		t.Fatal(err)
-	}
+	p, ds, dir := writePreset(t, "hetero-tiny")
 	var sum int64
 	for _, name := range []string{"paper", "field_of_study"} {
 		st, err := os.Stat(filepath.Join(dir, dataset.TypeDir(name), dataset.FeatFile))
@@ -76,7 +64,7 @@ func TestTypedHostMemoryJob(t *testing.T) {
 	k := j
 	k.Source.Data, k.Log, k.Mode = cut, &strings.Builder{}, train.Hybrid
 	k.Hybrid = HybridSettings{CacheRows: 500, HotSpec: "0", HostMemory: "1KiB"}
-	err = func() error { _, err := Run(context.Background(), k); return err }()
+	_, err := Run(context.Background(), k)
 	if msg := "types/paper/feat.npy: truncated: 1000 bytes, but manifest.yaml says type paper has count = "; err == nil ||
 		!strings.Contains(err.Error(), msg) || strings.Contains(err.Error(), "\n") {
 		t.Errorf("%v, want one line naming %q", err, msg)
