@@ -82,7 +82,7 @@ func (d *Dataset) Close() error {
 		d.Graph.Indptr, d.Graph.Indices, d.Graph.Indices64 = nil, nil, nil
 	}
 	for i := range d.Types {
-		d.Types[i].Features, d.Types[i].FeaturesBF16 = nil, nil
+		d.Types[i].Features, d.Types[i].FeaturesBF16, d.Types[i].FeatureFile = nil, nil, nil
 	}
 	for _, r := range d.Relations {
 		if r.Graph != nil {

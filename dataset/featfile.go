@@ -16,7 +16,9 @@ type OpenOptions struct {
 	// FeaturesOnDisk leaves a one-type dataset's feat.npy on disk:
 	// Features and FeaturesBF16 stay nil, FeatureFile reads its rows
 	// where they lie, and the values are not checked (Validate reads only
-	// what is in memory). A typed dataset refuses it.
+	// what is in memory). A typed dataset leaves each type's
+	// types/<type>/feat.npy on disk the same way (VertexType.FeatureFile);
+	// featureless types are as Open makes them.
 	FeaturesOnDisk bool
 }
 

@@ -28,13 +28,13 @@ func ParseFeatureDType(s string) (dtype.DType, error) {
 
 // FeatureDType is how the features are held: dtype.BF16 when
 // FeaturesBF16 is set (of a typed dataset: of any type), or features
-// left on disk are bfloat16, else dtype.F32.
+// left on disk (of any type) are bfloat16, else dtype.F32.
 func (d *Dataset) FeatureDType() dtype.DType {
 	if d.FeatureFile != nil {
 		return d.FeatureFile.DType
 	}
 	for _, t := range d.VertexTypes() {
-		if t.FeaturesBF16 != nil {
+		if t.FeaturesBF16 != nil || t.FeatureFile != nil && t.FeatureFile.DType == dtype.BF16 {
 			return dtype.BF16
 		}
 	}

@@ -27,11 +27,8 @@ func open(dir string, opt OpenOptions) (_ *Dataset, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if typed && opt.FeaturesOnDisk {
-		return nil, fmt.Errorf("%s: a typed dataset's features are read into memory; only a one-type dataset's stay on disk", path)
-	}
 	if typed {
-		return openTyped(dir)
+		return openTyped(dir, opt)
 	}
 	m, err := ReadManifest(path)
 	if err != nil {

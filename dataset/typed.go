@@ -24,6 +24,10 @@ type VertexType struct {
 	// FeaturesBF16 holds the features as bfloat16 bit patterns, as
 	// Dataset.FeaturesBF16 does.
 	FeaturesBF16 []uint16
+	// FeatureFile, set instead of both by OpenWith's FeaturesOnDisk for a
+	// type with features, reads the rows from types/<type>/feat.npy where
+	// they lie, as Dataset.FeatureFile does (featfile.go).
+	FeatureFile *FeatureFile
 	// IDs are the vertices' original ids where the type was imported from
 	// a node table (nil otherwise). Open leaves them nil, as it leaves
 	// Dataset.IDs: ReadTypeIDs reads them.
@@ -44,8 +48,12 @@ func (t *VertexType) FeatureTable() any {
 	return t.Features
 }
 
-// featureBytes is the size of the type's feature table as held.
+// featureBytes is the size of the type's feature table as held (of a
+// table left on disk, the file's rows).
 func (t *VertexType) featureBytes() int64 {
+	if f := t.FeatureFile; f != nil {
+		return f.Rows * f.RowBytes()
+	}
 	size := int64(dtype.F32.Size())
 	if t.FeaturesBF16 != nil {
 		size = int64(dtype.BF16.Size())

@@ -12,8 +12,9 @@ import (
 // (relations/<src>.<rel>.<dst>/indptr.npy and indices.npy), the target's
 // labels and splits, all memory-mapped and checked against the manifest,
 // then validated. The types' original ids are read on demand
-// (ReadTypeIDs).
-func openTyped(dir string) (_ *Dataset, err error) {
+// (ReadTypeIDs). opt.FeaturesOnDisk leaves the feature tables in their
+// files (VertexType.FeatureFile), checked but not read.
+func openTyped(dir string, opt OpenOptions) (_ *Dataset, err error) {
 	m, err := ReadTypedManifest(filepath.Join(dir, ManifestFile))
 	if err != nil {
 		return nil, err
@@ -29,8 +30,12 @@ func openTyped(dir string) (_ *Dataset, err error) {
 	for _, e := range m.Types {
 		t := VertexType{Name: e.Name, Count: e.Count, FeatDim: e.FeatDim, idsFile: e.NodeIDs}
 		if e.FeatDim > 0 {
-			t.Features, t.FeaturesBF16, err = loadTable(l, filepath.Join(TypeDir(e.Name), FeatFile), e.Count, e.FeatDim, m.FeatureDType,
-				fmt.Sprintf("type %s has count = %d, feat_dim = %d", e.Name, e.Count, e.FeatDim))
+			file, says := filepath.Join(TypeDir(e.Name), FeatFile), fmt.Sprintf("type %s has count = %d, feat_dim = %d", e.Name, e.Count, e.FeatDim)
+			if opt.FeaturesOnDisk {
+				t.FeatureFile, err = openFeatureFile(l, file, e.Count, e.FeatDim, m.FeatureDType, says)
+			} else {
+				t.Features, t.FeaturesBF16, err = loadTable(l, file, e.Count, e.FeatDim, m.FeatureDType, says)
+			}
 			if err != nil {
 				return nil, err
 			}

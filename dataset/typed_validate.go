@@ -3,6 +3,8 @@ package dataset
 import (
 	"path/filepath"
 
+	"github.com/fanout-gnn/fanout/dtype"
+
 	"github.com/fanout-gnn/fanout/graph"
 )
 
@@ -59,14 +61,10 @@ func (d *Dataset) validateTypes() error {
 	for i, t := range d.Types {
 		dir := TypeDir(t.Name)
 		file := filepath.Join(dir, FeatFile)
-		if t.FeatDim == 0 {
-			if t.Features != nil || t.FeaturesBF16 != nil {
-				return fileErr(file, "type %s has feat_dim 0 but a feature table", t.Name)
-			}
-		} else if err := validateTable(file, t.Count, t.FeatDim, t.Features, t.FeaturesBF16, t.Name+"'s count*feat_dim"); err != nil {
+		if err := validateTypeTable(t, file); err != nil {
 			return err
 		}
-		if t.FeaturesBF16 != nil {
+		if t.heldAs(dtype.BF16) {
 			bf16 = i
 		}
 		if err := checkIDs(t.IDs, t.Count, t.Name+"'s count", dir); err != nil {
@@ -77,12 +75,42 @@ func (d *Dataset) validateTypes() error {
 		return nil
 	}
 	for _, t := range d.Types {
-		if t.Features != nil {
+		if t.heldAs(dtype.F32) {
 			return fileErr(filepath.Join(TypeDir(t.Name), FeatFile), "float32 features, but type %s's are bfloat16: a dataset's tables have one dtype",
 				d.Types[bf16].Name)
 		}
 	}
 	return nil
+}
+
+// heldAs reports whether the type's features are held as dt: in memory
+// (Features for F32, FeaturesBF16 for BF16) or in a file of dt.
+func (t VertexType) heldAs(dt dtype.DType) bool {
+	if f := t.FeatureFile; f != nil && f.DType == dt {
+		return true
+	}
+	return dt == dtype.F32 && t.Features != nil || dt == dtype.BF16 && t.FeaturesBF16 != nil
+}
+
+// validateTypeTable checks one type's features (file names them): none
+// where FeatDim is 0; a table left on disk (FeatureFile) of [Count,
+// FeatDim] rows, its values not read; else a table as validateTable
+// checks it.
+func validateTypeTable(t VertexType, file string) error {
+	f := t.FeatureFile
+	switch {
+	case t.FeatDim == 0:
+		if t.Features != nil || t.FeaturesBF16 != nil || f != nil {
+			return fileErr(file, "type %s has feat_dim 0 but a feature table", t.Name)
+		}
+		return nil
+	case f != nil && t.Features == nil && t.FeaturesBF16 == nil:
+		if f.Rows != t.Count || f.Dim != t.FeatDim {
+			return fileErr(file, "[%d, %d] on disk, want type %s's [count, feat_dim] = [%d, %d]", f.Rows, f.Dim, t.Name, t.Count, t.FeatDim)
+		}
+		return nil
+	}
+	return validateTable(file, t.Count, t.FeatDim, t.Features, t.FeaturesBF16, t.Name+"'s count*feat_dim")
 }
 
 // validateRelation checks one relation's graph: Types[Dst].Count rows of

@@ -41,6 +41,14 @@ func (t *Trainer) typedCaps() ([]nn.LayerCaps, [][]int, error) {
 	return typedEnvelope(t.ds, t.seedCap(), fanouts, t.ds.Target), fanouts, nil
 }
 
+// TypedEnvelope is the conservative envelope of the trainer's typed step
+// (bottom first): no training or evaluation plan the drivers make, tight
+// or grown, exceeds it, so a feature store may size its gathers by it.
+func (t *Trainer) TypedEnvelope() ([]nn.LayerCaps, error) {
+	caps, _, err := t.typedCaps()
+	return caps, err
+}
+
 // newTypedPlan provisions a typed plan for the conservative envelope and
 // reserves the model's workspace for it.
 func (t *Trainer) newTypedPlan() (*Plan, error) {

@@ -56,22 +56,33 @@ func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Op
 		return nil, 0, fmt.Errorf("hot-ratio: the hot vertices' CPU reads the whole table in host memory, and %s's features are on disk; use --hot-ratio 0 or more --host-memory", ds.Name)
 	}
 	f := ds.FeatureFile
-	dt := opt.FeatureDType
-	if dt != backend.F32 && dt != backend.BF16 {
-		dt = f.DType
-	}
-	rowBytes := int64(f.Dim) * int64(dt.Size())
 	hostRows := f.Rows
 	if opt.HostMemory > 0 {
-		hostRows = min(f.Rows, opt.HostMemory/rowBytes)
+		hostRows = min(f.Rows, opt.HostMemory/(int64(f.Dim)*int64(diskDType(f, opt).Size())))
 	}
+	s, err := newDisk(be, f, order, hostRows, opt)
+	return s, hostRows, err
+}
+
+// diskDType is how a disk store holds f's rows in its cache and host
+// tier: opt.FeatureDType where it says F32 or BF16, else as f holds them.
+func diskDType(f *dataset.FeatureFile, opt Options) backend.DType {
+	if dt := opt.FeatureDType; dt == backend.F32 || dt == backend.BF16 {
+		return dt
+	}
+	return f.DType
+}
+
+// newDisk makes a featstore.Disk over f, ranked by order, whose host tier
+// takes at most hostRows rows.
+func newDisk(be backend.Backend, f *dataset.FeatureFile, order []int32, hostRows int64, opt Options) (*featstore.Disk, error) {
 	cfg := featstore.DiskConfig{File: f, FileType: f.DType, HostRows: hostRows, Readers: opt.DiskReaders,
 		Progress: progress(opt.Log, f.Path)}
-	s, err := featstore.NewDisk(be, cfg, f.Rows, f.Dim, order, dt)
+	s, err := featstore.NewDisk(be, cfg, f.Rows, f.Dim, order, diskDType(f, opt))
 	if err != nil {
-		return nil, 0, fmt.Errorf("hybrid: %s: %w", f.Path, err)
+		return nil, fmt.Errorf("hybrid: %s: %w", f.Path, err)
 	}
-	return s, hostRows, nil
+	return s, nil
 }
 
 // progress says on log, every few seconds and at the end, how many of the
@@ -97,17 +108,37 @@ func diskTiers(s *featstore.Disk) (DiskTiers, error) {
 	return DiskTiers{CacheRows: c, HostRows: h, DiskRows: k, CacheBytes: c * rb, HostBytes: h * rb, DiskBytes: k * rb}, err
 }
 
+// sumTiers reads the counters of several disk stores (a typed run's, one
+// per type with features), summed.
+func sumTiers(stores []*featstore.Disk) (DiskTiers, error) {
+	var sum DiskTiers
+	for _, s := range stores {
+		t, err := diskTiers(s)
+		if err != nil {
+			return sum, err
+		}
+		sum = sum.add(t)
+	}
+	return sum, nil
+}
+
+// add is d plus e.
+func (d DiskTiers) add(e DiskTiers) DiskTiers {
+	return DiskTiers{d.CacheRows + e.CacheRows, d.HostRows + e.HostRows, d.DiskRows + e.DiskRows,
+		d.CacheBytes + e.CacheBytes, d.HostBytes + e.HostBytes, d.DiskBytes + e.DiskBytes}
+}
+
 // sub is d less an earlier reading e.
 func (d DiskTiers) sub(e DiskTiers) DiskTiers {
 	return DiskTiers{d.CacheRows - e.CacheRows, d.HostRows - e.HostRows, d.DiskRows - e.DiskRows,
 		d.CacheBytes - e.CacheBytes, d.HostBytes - e.HostBytes, d.DiskBytes - e.DiskBytes}
 }
 
-// epochs records a disk store's tiers per epoch: BeforeRun reads the
-// counters when a run starts a new epoch (once the device has finished
-// the steps before), and finish at the end.
+// epochs records disk stores' tiers per epoch: BeforeRun reads the
+// counters (read: of every store, summed) when a run starts a new epoch
+// (once the device has finished the steps before), and finish at the end.
 type epochs struct {
-	s     *featstore.Disk
+	read  func() (DiskTiers, error)
 	epoch int
 	last  DiskTiers
 	out   []EpochTiers
@@ -118,7 +149,7 @@ func (e *epochs) mark(epoch int) error {
 	if epoch == e.epoch {
 		return nil
 	}
-	now, err := diskTiers(e.s)
+	now, err := e.read()
 	if err != nil {
 		return err
 	}

@@ -45,3 +45,25 @@ func TestDiskCUDA(t *testing.T) {
 		followsCPU(t, fmt.Sprint("disk tier, host memory ", host), onGPU, onCPU)
 	}
 }
+
+// TestTypedDiskCUDA: on a GPU, a typed run whose every type's features are
+// left on disk (hetero-tiny: the papers' and fields' three tiers, the
+// other types' learned rows resident) with a quarter of the rows cached
+// equals the typed replay run with every table resident bitwise (the
+// deterministic path), whether the one host budget holds every row, a
+// third of their bytes or none; the rows by tier add up.
+func TestTypedDiskCUDA(t *testing.T) {
+	gpu := traintest.GPU(t)
+	mem, cfg := heteroTiny(t)
+	ds := typedOnDisk(t, mem)
+	replay := replayOn(t, gpu, mem, cfg)
+	for _, host := range []int64{0, featuredBytes(ds) / 3, 1} {
+		got, st, _ := hybridOn(t, gpu, ds, cfg, Options{CacheRows: 800, HostMemory: host})
+		if !slices.Equal(got, replay) {
+			t.Fatalf("host memory %d: typed disk tier\n%v\ntyped replay\n%v", host, got, replay)
+		}
+		if tr := st.Tiers; tr == nil || tr.CacheRows+tr.HostRows+tr.DiskRows != st.Rows || (tr.DiskRows == 0) != (host == 0) {
+			t.Errorf("host memory %d: tiers %+v do not add up to %d rows", host, st.Tiers, st.Rows)
+		}
+	}
+}

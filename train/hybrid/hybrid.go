@@ -48,7 +48,8 @@ type Options struct {
 	// (dataset.OpenOptions.FeaturesOnDisk), in bytes: the rows after the
 	// cache's in the ranking that fit it stay in host memory, the rest are
 	// read from feat.npy when a step needs them (featstore.Disk); 0: every
-	// row. A dataset whose features are in memory keeps them all there.
+	// row. A typed dataset's types share it by SplitHost. A dataset whose
+	// features are in memory keeps them all there.
 	HostMemory int64
 	// DiskReaders are the goroutines that read rows from disk at once; 0:
 	// featstore's default.
@@ -242,7 +243,7 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 	ropt := opt.Replay
 	ropt.BeforeCapture = tier.BeforeCapture
 	if tier.disk != nil {
-		tier.epoch = &epochs{s: tier.disk}
+		tier.epoch = &epochs{read: func() (DiskTiers, error) { return diskTiers(tier.disk) }}
 		tier.epoch.chain(&ropt)
 	}
 	var hd *hot.Driver

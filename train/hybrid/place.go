@@ -48,6 +48,10 @@ type TypePlacement struct {
 	Rows      int64 // the type's vertices
 	CacheRows int64 // rows in the type's GPU cache
 	HostRows  int64 // rows read from host memory
+	// DiskRows are the rows read from DiskFile when a step needs them
+	// (the type's features left on disk; "" where they are in memory).
+	DiskRows int64
+	DiskFile string
 }
 
 // CacheBytes is the GPU cache's size (every type's caches for a typed
@@ -129,6 +133,9 @@ func (p Placement) Print(w io.Writer) {
 		fmt.Fprintf(w, "  feature cache: %d of %d rows (%.1f%%), %s\n", p.CacheRows, p.Rows, percent(p.CacheRows, p.Rows), mib(p.CacheBytes()))
 		fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))
 	}
+	if p.Types != nil && p.HostMemory > 0 {
+		fmt.Fprintf(w, "  (the host tiers' rows are the next ranked by degree per byte that --host-memory %s holds)\n", mib(p.HostMemory))
+	}
 	if p.DiskFile != "" {
 		fmt.Fprintf(w, "  (the host tier's rows are the next ranked that --host-memory %s holds)\n", mib(p.HostMemory))
 		fmt.Fprintf(w, "  disk, read from %s when a step needs them, into pinned staging: %d rows, %s\n", p.DiskFile, p.DiskRows, mib(p.DiskRows*p.RowBytes))
@@ -138,8 +145,12 @@ func (p Placement) Print(w io.Writer) {
 			fmt.Fprintf(w, "  %s: no features; its %d learned rows resident (counted above)\n", t.Name, t.Rows)
 			continue
 		}
-		fmt.Fprintf(w, "  %s: feature cache: %d of %d rows (%.1f%%), %s; host memory, read in place over PCIe: %d rows, %s\n",
-			t.Name, t.CacheRows, t.Rows, percent(t.CacheRows, t.Rows), mib(t.CacheRows*t.RowBytes), t.HostRows, mib(t.HostRows*t.RowBytes))
+		disk := ""
+		if t.DiskFile != "" {
+			disk = fmt.Sprintf("; disk, read from %s when a step needs them: %d rows, %s", t.DiskFile, t.DiskRows, mib(t.DiskRows*t.RowBytes))
+		}
+		fmt.Fprintf(w, "  %s: feature cache: %d of %d rows (%.1f%%), %s; host memory, read in place over PCIe: %d rows, %s%s\n",
+			t.Name, t.CacheRows, t.Rows, percent(t.CacheRows, t.Rows), mib(t.CacheRows*t.RowBytes), t.HostRows, mib(t.HostRows*t.RowBytes), disk)
 	}
 	fmt.Fprintf(w, "  margin: %s; planned peak %s\n", mib(p.Margin), mib(p.Peak()))
 }

@@ -11,20 +11,26 @@ import (
 )
 
 // typedTiers are a typed run's feature tiers: a featstore.Tiered per
-// vertex type with features (nil for a featureless type, whose learned
-// rows the trainer keeps resident), whose caches share one budget.
+// vertex type with features in memory, or a featstore.Disk (typedDisk)
+// per type whose features are on disk (nil for a featureless type, whose
+// learned rows the trainer keeps resident), whose caches share one budget
+// and whose host tiers share Options.HostMemory.
 type typedTiers struct {
 	names  []string
-	counts []int64             // per type, its vertices
-	stores []*featstore.Tiered // per type; the trainer owns them once made
-	scores [][]int64           // per type, the ranking's degrees in its store's order; nil where featureless
+	counts []int64      // per type, its vertices
+	stores []TierStore  // per type; the trainer owns them once made
+	disks  []*typedDisk // per type, its store where the features are on disk, else nil
+	scores [][]int64    // per type, the ranking's degrees in its store's order; nil where featureless
+	files  []string     // per type, its feature file where on disk, else ""
+	epochs *epochs      // the disk tiers per epoch; nil where no type's features are on disk
 	opt    Options
 	be     backend.Backend
 	Stats  Stats
 }
 
 // refuseTyped names, in one line, what the hybrid mode does not do for
-// typed graphs: hot vertices, host topology and fetching rows ahead.
+// typed graphs: hot vertices, host topology and fetching rows ahead; and
+// a host tier smaller than features already in memory.
 func refuseTyped(ds *dataset.Dataset, opt Options) error {
 	switch {
 	case opt.Hot.Ratio > 0 || opt.trial != nil:
@@ -33,8 +39,21 @@ func refuseTyped(ds *dataset.Dataset, opt Options) error {
 		return fmt.Errorf("hybrid: %s is typed, and host topology is one-type graphs' (its relations stay in GPU memory)", ds.Name)
 	case opt.FetchAhead:
 		return fmt.Errorf("fetch-ahead: %s is typed, and fetching rows a step ahead is one-type graphs' (drop --fetch-ahead)", ds.Name)
+	case opt.HostMemory > 0 && !featuresOnDisk(ds) && ds.FeatureBytes() > opt.HostMemory:
+		return fmt.Errorf("host-memory: %s of host tiers, but %s's %s of features are in memory already; open the dataset with its features on disk (--data)",
+			mib(opt.HostMemory), ds.Name, mib(ds.FeatureBytes()))
 	}
 	return nil
+}
+
+// featuresOnDisk reports whether some type of ds has its features on disk.
+func featuresOnDisk(ds *dataset.Dataset) bool {
+	for _, vt := range ds.Types {
+		if vt.FeatureFile != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // newTypedTiers ranks every type's rows (DegreeRanking) and makes be's
@@ -44,23 +63,40 @@ func newTypedTiers(be backend.Backend, ds *dataset.Dataset, opt Options) (*typed
 	tt := &typedTiers{opt: opt, be: be}
 	for i, vt := range ds.Types {
 		tt.names, tt.counts = append(tt.names, vt.Name), append(tt.counts, vt.Count)
+		tt.stores, tt.disks, tt.scores, tt.files = append(tt.stores, nil), append(tt.disks, nil), append(tt.scores, nil), append(tt.files, "")
 		if vt.FeatDim == 0 {
-			tt.stores, tt.scores = append(tt.stores, nil), append(tt.scores, nil)
 			continue
 		}
 		order, scores, err := DegreeRanking(ds, i)
+		if err == nil {
+			err = tt.newStore(i, vt, order)
+		}
 		if err != nil {
 			tt.free()
 			return nil, err
 		}
-		s, err := featstore.NewTiered(be, vt.FeatureTable(), vt.FeatDim, order, opt.FeatureDType)
-		if err != nil {
-			tt.free()
-			return nil, fmt.Errorf("hybrid: type %s: %w", vt.Name, err)
-		}
-		tt.stores, tt.scores = append(tt.stores, s), append(tt.scores, scores)
+		tt.scores[i] = scores
 	}
 	return tt, nil
+}
+
+// newStore makes type i's store over vt's features ranked by order: a
+// typedDisk where they are on disk, else a featstore.Tiered.
+func (tt *typedTiers) newStore(i int, vt dataset.VertexType, order []int32) error {
+	if vt.FeatureFile != nil {
+		d, err := newTypedDisk(tt.be, vt, order, tt.opt)
+		if err != nil {
+			return err
+		}
+		tt.stores[i], tt.disks[i], tt.files[i] = d, d, vt.FeatureFile.Path
+		return nil
+	}
+	s, err := featstore.NewTiered(tt.be, vt.FeatureTable(), vt.FeatDim, order, tt.opt.FeatureDType)
+	if err != nil {
+		return fmt.Errorf("hybrid: type %s: %w", vt.Name, err)
+	}
+	tt.stores[i] = s
+	return nil
 }
 
 // features are the stores for train.Options.TypedFeatures.
@@ -99,12 +135,18 @@ func (tt *typedTiers) BeforeCapture(env train.EnvelopeReport) error {
 		p.Print(tt.opt.Log)
 	}
 	for i, s := range tt.stores {
-		if s != nil {
-			if err := s.Fill(int(p.Types[i].CacheRows)); err != nil {
-				return fmt.Errorf("hybrid: type %s: %w", tt.names[i], err)
-			}
+		var err error
+		switch cached := int(p.Types[i].CacheRows); {
+		case tt.disks[i] != nil:
+			err = tt.disks[i].fill(cached, p.Types[i].HostRows)
+		case s != nil:
+			err = s.Fill(cached)
+		}
+		if err != nil {
+			return fmt.Errorf("hybrid: type %s: %w", tt.names[i], err)
 		}
 	}
+	tt.printDisks()
 	return nil
 }
 
@@ -129,14 +171,23 @@ func (tt *typedTiers) place(resident, envelope int64) (Placement, error) {
 		return p, err
 	}
 	take := SplitCache(room, tt.opt.CacheRows, rb, tt.scores)
+	host := tt.splitHost(rb, take)
 	for i, s := range tt.stores {
 		tp := TypePlacement{Name: tt.names[i], RowBytes: rb[i], Rows: tt.counts[i], CacheRows: take[i]}
 		if s != nil {
 			tp.HostRows = s.Rows() - take[i]
 		}
+		if tt.disks[i] != nil {
+			tp.HostRows, tp.DiskFile = host[i], tt.files[i]
+			tp.DiskRows = s.Rows() - take[i] - host[i]
+		}
 		p.CacheRows += tp.CacheRows
 		p.HostRows += tp.HostRows
+		p.DiskRows += tp.DiskRows
 		p.Types = append(p.Types, tp)
+	}
+	if tt.onDisk() {
+		p.HostMemory = tt.opt.HostMemory
 	}
 	if want := tt.opt.CacheRows; want > p.CacheRows {
 		return p, fmt.Errorf("cache-rows: %d rows do not fit: the budget leaves room for %d of the types' rows", want, p.CacheRows)
@@ -155,6 +206,9 @@ func (tt *typedTiers) finish() error {
 		if err := st.addStore(s); err != nil {
 			return err
 		}
+	}
+	if err := tt.finishDisks(); err != nil {
+		return err
 	}
 	st.settle(tt.be)
 	return nil
@@ -188,6 +242,9 @@ func runTyped(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg 
 	defer tr.Close()
 	ropt := opt.Replay
 	ropt.BeforeCapture = tt.BeforeCapture
+	if err := tt.reserveDisks(tr, &ropt); err != nil {
+		return nil, nil, err
+	}
 	sum, rst, err := tr.RunReplay(ctx, ropt)
 	if err != nil {
 		return nil, nil, err

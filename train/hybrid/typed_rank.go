@@ -63,23 +63,42 @@ func DegreeRanking(ds *dataset.Dataset, ty int) (order []int32, scores []int64, 
 // prefix of its own ranking. A type with no scores (a featureless one)
 // takes none. It returns the rows each type caches.
 func SplitCache(room, want int64, rowBytes []int64, scores [][]int64) []int64 {
-	take := make([]int64, len(scores))
+	return splitNext(room, want, rowBytes, scores, make([]int64, len(scores)))
+}
+
+// SplitHost shares one host tier of room bytes among the types' host
+// tiers by the same global ranking as SplitCache, continued after each
+// type's cached rows (cached[t], SplitCache's): a type's host tier is so
+// the rows of its ranking after its cache's, and a hot type's takes more.
+// It returns the rows each type's host tier holds.
+func SplitHost(room int64, rowBytes []int64, scores [][]int64, cached []int64) []int64 {
+	return splitNext(room, -1, rowBytes, scores, cached)
+}
+
+// splitNext takes rows of the global ranking by score per byte, after the
+// first from[t] of each type, while they fit room, at most want in all
+// (want < 0: no count), and returns the rows taken per type.
+func splitNext(room, want int64, rowBytes []int64, scores [][]int64, from []int64) []int64 {
+	next := slices.Clone(from)
 	for total := int64(0); want < 0 || total < want; total++ {
 		best := -1
 		for t, s := range scores {
-			if take[t] >= int64(len(s)) || rowBytes[t] > room {
+			if next[t] >= int64(len(s)) || rowBytes[t] > room {
 				continue
 			}
 			// s[i]/rowBytes[t] > b[j]/rowBytes[best], in integers.
-			if best < 0 || s[take[t]]*rowBytes[best] > scores[best][take[best]]*rowBytes[t] {
+			if best < 0 || s[next[t]]*rowBytes[best] > scores[best][next[best]]*rowBytes[t] {
 				best = t
 			}
 		}
 		if best < 0 {
 			break
 		}
-		take[best]++
+		next[best]++
 		room -= rowBytes[best]
 	}
-	return take
+	for t := range next {
+		next[t] -= from[t]
+	}
+	return next
 }

@@ -60,10 +60,12 @@ func parseHostMemory(s string) (int64, error) {
 }
 
 // hybridSource is the job's source, its features left on disk where
-// --host-memory is below the size of the dataset's feat.npy (the hybrid
-// mode, one device, a dataset directory): the host tier then holds what
-// fits, and the rest is read from the file (hybrid.Options.HostMemory).
-// --host-memory elsewhere is an error naming the flag.
+// --host-memory is below the size of the dataset's feature files (the
+// hybrid mode, one device, a dataset directory): feat.npy, or a typed
+// dataset's types/<type>/feat.npy summed over its types. The host tiers
+// then hold what fits, and the rest is read from the files
+// (hybrid.Options.HostMemory). --host-memory elsewhere is an error naming
+// the flag.
 func (j *Job) hybridSource() (Source, error) {
 	src, spec := j.Source, j.Hybrid.HostMemory
 	if spec == "" {
@@ -81,17 +83,49 @@ func (j *Job) hybridSource() (Source, error) {
 	case src.Data == "":
 		return src, fmt.Errorf("host-memory: a disk tier reads the features of a dataset directory (--data), and %s is generated in memory (write it with fanout gen)", quote.Quote(src.Preset))
 	}
-	feat := filepath.Join(src.Data, dataset.FeatFile)
-	st, err := os.Stat(feat)
+	files, size, err := featureFiles(src.Data)
 	if err != nil {
 		return src, fmt.Errorf("--data: %w", err)
 	}
-	src.Open.FeaturesOnDisk = st.Size() > limit
+	src.Open.FeaturesOnDisk = size > limit
 	if src.Open.FeaturesOnDisk {
 		fmt.Fprintf(j.Log, "host-memory: %s of features in %s, over the %s host tier: the rest stay on disk, read when a step needs them\n",
-			BytesString(float64(st.Size())), feat, BytesString(float64(limit)))
+			BytesString(float64(size)), files, BytesString(float64(limit)))
 	}
 	return src, nil
+}
+
+// featureFiles names the feature files of the dataset directory dir (its
+// feat.npy; a typed dataset's types/<type>/feat.npy of every type with
+// features, as "dir/types/{a,b}/feat.npy") and sums their sizes in bytes.
+func featureFiles(dir string) (string, int64, error) {
+	manifest := filepath.Join(dir, dataset.ManifestFile)
+	typed, err := dataset.IsTyped(manifest)
+	if err != nil || !typed {
+		feat := filepath.Join(dir, dataset.FeatFile)
+		st, serr := os.Stat(feat)
+		if serr != nil {
+			return "", 0, serr
+		}
+		return feat, st.Size(), nil
+	}
+	m, err := dataset.ReadTypedManifest(manifest)
+	if err != nil {
+		return "", 0, err
+	}
+	var names []string
+	var size int64
+	for _, e := range m.Types {
+		if e.FeatDim == 0 {
+			continue
+		}
+		st, err := os.Stat(filepath.Join(dir, dataset.TypeDir(e.Name), dataset.FeatFile))
+		if err != nil {
+			return "", 0, err
+		}
+		names, size = append(names, e.Name), size+st.Size()
+	}
+	return filepath.Join(dir, dataset.TypeDir("{"+strings.Join(names, ",")+"}"), dataset.FeatFile), size, nil
 }
 
 // runHybrid trains with the hybrid driver and prints its figures.

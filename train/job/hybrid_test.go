@@ -11,6 +11,7 @@ import (
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
+	"github.com/fanout-gnn/fanout/train/internal/traintest"
 )
 
 // TestHostMemoryJob: --host-memory below the size of a dataset
@@ -21,18 +22,7 @@ import (
 // errors of one line naming the flag or the file and the manifest's
 // fields.
 func TestHostMemoryJob(t *testing.T) {
-	p, err := rmat.Lookup("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := rmat.Generate(p, rmat.Options{Seed: 1, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "tiny")
-	if err := dataset.Write(dir, ds); err != nil {
-		t.Fatal(err)
-	}
+	p, ds, dir := writePreset(t, "tiny")
 	cfg := PresetConfig(p)
 	cfg.Epochs = 2
 	j := Job{Config: cfg, Source: Source{Data: dir}, Device: "cpu", Threads: 2, Mode: train.Replay}
@@ -82,4 +72,20 @@ func TestHostMemoryJob(t *testing.T) {
 			t.Errorf("%v, want one line naming %q", err, c.want)
 		}
 	}
+}
+
+// writePreset generates the preset name (seed 1) and writes it into a
+// dataset directory.
+func writePreset(t *testing.T, name string) (rmat.Preset, *dataset.Dataset, string) {
+	t.Helper()
+	p, err := rmat.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := traintest.Generate(t, p)
+	dir := filepath.Join(t.TempDir(), name)
+	if err := dataset.Write(dir, ds); err != nil {
+		t.Fatal(err)
+	}
+	return p, ds, dir
 }
