@@ -181,13 +181,18 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 		return
 	}
 	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
-	d.be.Gather(ids, 1, view(s.iota), n, view(s.idsB))
+	d.copyIDs(s, ids, n)
 	d.hf.HostFunc(func() { d.place(s) })
 	if !misses && d.cache != nil {
 		d.be.Gather(d.cache, d.dim, view(s.rcB), n, out)
 	}
 	d.ops.GatherTieredMisses(d.slotH, d.host, d.dim, view(s.rhB), n, out, d.statsH)
 	d.ops.GatherTieredMisses(s.slotS, s.stageB, d.dim, view(s.rdB), n, out, d.statsD)
+}
+
+// copyIDs issues the copy place reads: the ids into s.ids.
+func (d *Disk) copyIDs(s *scratch, ids backend.Buffer, n backend.Count) {
+	d.be.Gather(ids, 1, d.be.View(s.iota, 0, n.Cap), n, d.be.View(s.idsB, 0, n.Cap))
 }
 
 // Reserve says how many rows a gather may have at most (a step's sources
