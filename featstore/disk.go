@@ -32,9 +32,11 @@ type DiskConfig struct {
 // ranked first, as Tiered's), a host tier of the rows ranked next in
 // host memory the device reads in place (at most DiskConfig.HostRows),
 // and the rest, read from the file when a gather needs them. A gather
-// copies the step's ids into host memory, then a host function in op
-// order (backend.HostFuncs) finds each row's tier and reads the disk
-// rows with positional reads by a pool of goroutines into a pinned
+// copies the step's ids and their cache rows (the device's slot table,
+// -1 outside the cache) into host memory, then a host function in op
+// order (backend.HostFuncs) finds the tier of each row outside the cache
+// (one lookup in a table of codes, by several goroutines) and reads the
+// disk rows with positional reads by a pool of goroutines into a pinned
 // staging area of the call's own; three gathers then copy the cached,
 // host and staged rows (Gather) or the last two (GatherMisses, InPlace).
 // The rows are the same bits Tiered gathers from the whole table.
@@ -57,11 +59,10 @@ type Disk struct {
 	order []int32
 
 	slot     backend.Buffer // I32 [N] device: cache row or -1
-	slotHost []int32        // the same, on the host
 	cache    backend.Buffer // dt [n, dim], nil until Fill
 	n        int
-	hpos     []int32        // [N]: host tier row or -1
-	staged   []int32        // [N]: the staging row of a vertex during a gather's placing, else -1
+	tier     []int32        // [N] host: cache row (>= 0), host tier row p as -2-p, or onDisk
+	workers  int            // goroutines that place a gather's ids; 0: GOMAXPROCS
 	hostRows int            // H
 	host     backend.Buffer // dt [(H+1)·dim], mapped; row H is never read
 	hostData any
@@ -98,9 +99,8 @@ func NewDisk(be backend.Backend, cfg DiskConfig, rows int64, dim int, order []in
 	if dt != backend.BF16 && dt != backend.F32 {
 		dt = cfg.FileType
 	}
-	d := &Disk{be: be, ops: ops, hf: hf, cfg: cfg, dim: dim, rows: rows, dt: dt, order: order,
-		slotHost: slotTable(rows, nil), hpos: slotTable(rows, nil), staged: slotTable(rows, nil)}
-	if d.slot, err = be.Upload(slices32(d.slotHost)); err == nil {
+	d := &Disk{be: be, ops: ops, hf: hf, cfg: cfg, dim: dim, rows: rows, dt: dt, order: order, tier: slotTable(rows, nil)}
+	if d.slot, err = be.Upload(slotTable(rows, nil)); err == nil {
 		if d.statsH, err = be.Alloc(backend.I64, 2); err == nil {
 			if d.statsD, err = be.Alloc(backend.I64, 2); err == nil {
 				err = d.setHost(newRows(dt, 1, dim), 0)
@@ -113,9 +113,6 @@ func NewDisk(be backend.Backend, cfg DiskConfig, rows int64, dim int, order []in
 	}
 	return d, nil
 }
-
-// slices32 is a copy of s, for an upload the caller keeps s beside.
-func slices32(s []int32) []int32 { return append([]int32(nil), s...) }
 
 // setHost makes data ((h+1) rows of dt, row h never read) the host tier
 // of h rows, with its slot table.
@@ -181,13 +178,21 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 		return
 	}
 	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
-	d.be.Gather(ids, 1, view(s.iota), n, view(s.idsB))
+	d.copyIDs(s, ids, n)
 	d.hf.HostFunc(func() { d.place(s) })
 	if !misses && d.cache != nil {
 		d.be.Gather(d.cache, d.dim, view(s.rcB), n, out)
 	}
 	d.ops.GatherTieredMisses(d.slotH, d.host, d.dim, view(s.rhB), n, out, d.statsH)
 	d.ops.GatherTieredMisses(s.slotS, s.stageB, d.dim, view(s.rdB), n, out, d.statsD)
+}
+
+// copyIDs issues the copies place reads: the ids into s.ids and their
+// cache rows (the slot table's, -1 outside the cache) into s.rc. An id
+// outside the table is the slot gather's error, as in any gather.
+func (d *Disk) copyIDs(s *scratch, ids backend.Buffer, n backend.Count) {
+	d.be.Gather(ids, 1, d.be.View(s.iota, 0, n.Cap), n, d.be.View(s.idsB, 0, n.Cap))
+	d.be.Gather(d.slot, 1, ids, n, d.be.View(s.rcB, 0, n.Cap))
 }
 
 // Reserve says how many rows a gather may have at most (a step's sources

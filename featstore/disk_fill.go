@@ -24,7 +24,7 @@ func (d *Disk) Fill(cached int) error {
 	}
 	cached = max(0, min(cached, len(d.order)))
 	h := int(max(0, min(d.cfg.HostRows, int64(len(d.order)-cached))))
-	sc, err := d.newScratch(d.reserve, int(min(int64(d.reserve), d.rows-int64(cached+h))))
+	sc, err := d.newScratch(d.reserve, int(min(int64(d.reserve), d.rows-int64(cached+h))), h)
 	if err != nil {
 		return err
 	}
@@ -46,8 +46,8 @@ func (d *Disk) Fill(cached int) error {
 			return err
 		}
 		d.cache, d.n = cache, cached
-		d.slotHost = slotTable(d.rows, d.order[:cached])
-		d.be.Write(d.slot, 0, d.slotHost)
+		d.tier = slotTable(d.rows, d.order[:cached])
+		d.be.Write(d.slot, 0, d.tier) // before the host tier's codes: Write has the data once it returns
 	}
 	if h > 0 {
 		data := newRows(d.dt, h+1, d.dim)
@@ -62,7 +62,7 @@ func (d *Disk) Fill(cached int) error {
 			return fmt.Errorf("featstore: host tier of %d rows: %w", h, err)
 		}
 		for i, v := range d.order[cached : cached+h] {
-			d.hpos[v] = int32(i)
+			d.tier[v] = hostCode(i)
 		}
 	}
 	return d.be.Sync()

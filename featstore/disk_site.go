@@ -17,23 +17,28 @@ type scratch struct {
 	cap, stageRows              int
 	iota                        backend.Buffer // I32 [cap] device: 0, 1, ...
 	ids                         []int32        // [cap] mapped (idsB): the step's ids, -1 past the live ones
-	rc                          []int32        // [cap] mapped (rcB): cache row of a cached id, else 0
+	rc                          []int32        // [cap] mapped (rcB): cache row of a cached id (the device writes it, -1 outside the cache), else 0
 	rh                          []int32        // [cap] mapped (rhB): host tier row, else H (skipped)
 	rd                          []int32        // [cap] mapped (rdB): staging row, else stageRows (skipped)
 	stage                       any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows
 	slotS                       backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
 	idsB, rcB, rhB, rdB, stageB backend.Buffer
-	disk                        []diskRow // the disk rows of the current gather
+	disk                        []diskRow       // the disk rows of the current gather
+	parts                       []placePart     // the placing goroutines' shares (disk_place.go)
+	seen                        map[int32]int32 // a disk vertex's staging row during a merge
 }
 
 // diskRow is a row to read: vertex v into row pos.
 type diskRow struct{ v, pos int32 }
 
 // newScratch allocates the scratch of gathers of up to capacity rows, of
-// which up to stageRows from disk.
-func (d *Disk) newScratch(capacity, stageRows int) (*scratch, error) {
+// which up to stageRows from disk, beside a host tier of hostRows rows:
+// rh and rd start as the rows that are skipped, which place restores
+// after each gather.
+func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 	s := &scratch{cap: capacity, stageRows: stageRows, ids: slotTable(int64(capacity), nil), rc: make([]int32, capacity),
-		rh: make([]int32, capacity), rd: make([]int32, capacity), stage: newRows(d.dt, stageRows+1, d.dim)}
+		rh: slices.Repeat([]int32{int32(hostRows)}, capacity), rd: slices.Repeat([]int32{int32(stageRows)}, capacity), stage: newRows(d.dt, stageRows+1, d.dim),
+		seen: make(map[int32]int32)}
 	iota := make([]int32, capacity)
 	for i := range iota {
 		iota[i] = int32(i)
@@ -72,43 +77,6 @@ func (s *scratch) free(be backend.Backend) {
 		}
 	}
 	*s = scratch{}
-}
-
-// place is the host function of a gather: it takes the step's live ids
-// (those before the first -1, which it writes back), says in which tier
-// each row lies, and reads the disk rows into staging.
-func (d *Disk) place(s *scratch) {
-	h, disk := int32(d.hostRows), s.disk[:0]
-	for i, v := range s.ids {
-		if v < 0 {
-			break
-		}
-		s.ids[i] = -1
-		s.rc[i], s.rh[i], s.rd[i] = 0, h, int32(s.stageRows)
-		switch {
-		case int64(v) >= d.rows:
-			d.fail(fmt.Errorf("featstore: disk tier: id %d outside the table of %d rows", v, d.rows))
-		case d.slotHost[v] >= 0:
-			s.rc[i] = d.slotHost[v]
-		case d.hpos[v] >= 0:
-			s.rh[i] = d.hpos[v]
-		case d.staged[v] >= 0: // a repeat
-			s.rd[i] = d.staged[v]
-		case len(disk) == s.stageRows:
-			d.fail(fmt.Errorf("featstore: disk tier: a gather needs more than the %d rows of staging", s.stageRows))
-		default:
-			d.staged[v] = int32(len(disk))
-			s.rd[i] = int32(len(disk))
-			disk = append(disk, diskRow{v: v, pos: int32(len(disk))})
-		}
-	}
-	for _, r := range disk {
-		d.staged[r.v] = -1
-	}
-	s.disk = disk
-	if err := d.readRows(s.stage, disk); err != nil {
-		d.fail(err)
-	}
 }
 
 // maxRun is the most adjacent rows one read takes.

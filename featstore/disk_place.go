@@ -1,0 +1,138 @@
+package featstore
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"sync"
+)
+
+// onDisk is the code of Disk.tier for a vertex outside the cache and the
+// host tier.
+const onDisk = -1
+
+// hostCode is the code of Disk.tier for host tier row p (<= -2).
+func hostCode(p int) int32 { return int32(-2 - p) }
+
+// placeChunk is the fewest ids a placing goroutine takes: a gather of
+// fewer is placed by one.
+const placeChunk = 1 << 14
+
+// placePart is what one goroutine of place found in its share of a
+// gather's ids, kept until the next gather restores rh and rd: the
+// positions it gave a host tier row, and the disk rows it met (vertex v at
+// position pos of the gather, repeats included), in the order of the ids.
+type placePart struct {
+	host []int32
+	disk []diskRow
+	bad  int32 // the first id outside the table, where hasBad
+	// hasBad says an id of the share lies outside the table.
+	hasBad bool
+}
+
+// place is the host function of a gather: it takes the step's live ids
+// (those before the first -1, which it writes back) with their cache rows
+// in rc (-1 outside the cache, as the device's slot table says), says in
+// which other tier each row lies and reads the disk rows into staging. The
+// ids outside the cache are placed by goroutines, each a chunk; their
+// disk rows are then given staging rows in the order of the ids, a
+// repeated vertex the row of its first, so the result does not depend on
+// the number of goroutines.
+func (d *Disk) place(s *scratch) {
+	d.restore(s)
+	live := sort.Search(s.cap, func(i int) bool { return s.ids[i] < 0 })
+	workers := d.workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, live/placeChunk))
+	for len(s.parts) < workers {
+		s.parts = append(s.parts, placePart{})
+	}
+	if workers == 1 {
+		d.placePart(s, &s.parts[0], 0, live)
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			lo, hi := w*live/workers, (w+1)*live/workers
+			wg.Go(func() { d.placePart(s, &s.parts[w], lo, hi) })
+		}
+		wg.Wait()
+	}
+	s.disk = d.stageDisk(s, s.parts[:workers])
+	if err := d.readRows(s.stage, s.disk); err != nil {
+		d.fail(err)
+	}
+}
+
+// restore gives the positions that the gather before gave a host tier or
+// staging row the rows that are skipped again, so that a gather writes rh
+// and rd only where its ids are outside the cache.
+func (d *Disk) restore(s *scratch) {
+	h, skip := int32(d.hostRows), int32(s.stageRows)
+	for k := range s.parts {
+		p := &s.parts[k]
+		for _, i := range p.host {
+			s.rh[i] = h
+		}
+		for _, r := range p.disk {
+			s.rd[r.pos] = skip
+		}
+		p.host, p.disk, p.hasBad = p.host[:0], p.disk[:0], false
+	}
+}
+
+// placePart places the ids of positions [lo, hi) into p: a cached id
+// (rc >= 0) is left as the device wrote it; another gets cache row 0 in
+// rc (its row is written over) and its host tier row in rh, or is a disk
+// row of p.
+func (d *Disk) placePart(s *scratch, p *placePart, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		v := s.ids[i]
+		s.ids[i] = -1
+		if s.rc[i] >= 0 {
+			continue
+		}
+		s.rc[i] = 0
+		switch {
+		case v < 0 || int64(v) >= d.rows:
+			if !p.hasBad {
+				p.bad, p.hasBad = v, true
+			}
+		case d.tier[v] <= hostCode(0):
+			s.rh[i] = hostCode(0) - d.tier[v]
+			p.host = append(p.host, int32(i))
+		default:
+			p.disk = append(p.disk, diskRow{v: v, pos: int32(i)})
+		}
+	}
+}
+
+// stageDisk gives the disk rows of parts (in the order of the ids) their
+// staging rows in rd, a repeated vertex the row of its first, and is the
+// rows to read, vertex v into staging row pos. An id outside the table,
+// or more distinct disk rows than the staging holds, is a failure; the
+// rows it concerns are skipped.
+func (d *Disk) stageDisk(s *scratch, parts []placePart) []diskRow {
+	clear(s.seen)
+	rows := s.disk[:0]
+	for k := range parts {
+		if parts[k].hasBad {
+			d.fail(fmt.Errorf("featstore: disk tier: id %d outside the table of %d rows", parts[k].bad, d.rows))
+		}
+		for _, r := range parts[k].disk {
+			if k, ok := s.seen[r.v]; ok { // a repeat
+				s.rd[r.pos] = k
+				continue
+			}
+			if len(rows) == s.stageRows {
+				d.fail(fmt.Errorf("featstore: disk tier: a gather needs more than the %d rows of staging", s.stageRows))
+				continue
+			}
+			k := int32(len(rows))
+			s.seen[r.v], s.rd[r.pos] = k, k
+			rows = append(rows, diskRow{v: r.v, pos: k})
+		}
+	}
+	return rows
+}
