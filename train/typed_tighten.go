@@ -79,29 +79,69 @@ func tightenTyped(obs, cons []nn.LayerCaps, margin float64) []nn.LayerCaps {
 	return out
 }
 
-// observeTyped samples the first n steps of the first epoch on a
-// sampling-only typed plan at the conservative envelope (cons) and returns
-// the largest live sizes seen. Sampling depends only on the seed and the
-// clock, so the steps sampled here are the ones trained later; a group's
-// ranks observe the largest sizes of any.
+// observeTyped samples the first n steps of the first epoch and returns
+// the largest live sizes seen, with the conservative envelope. Sampling
+// depends only on the seed and the clock, so the steps sampled here are
+// the ones trained later; a group's ranks observe the largest sizes of
+// any. The steps are sampled on a sampling-only plan that starts at the
+// smallest chained envelope and grows to observeGrowth times what
+// overflowed it, each
+// step sampled again until nothing overflows: the sizes are those a plan
+// at the conservative envelope would see, without its memory (which
+// multiplies the fanouts over every relation of every hop: about 11 GB at
+// igbh-sim's MLPerf settings).
 func (t *Trainer) observeTyped(n int) (obs, cons []nn.LayerCaps, err error) {
-	p, err := t.conservativeSampler()
+	cons, fanouts, err := t.typedCaps()
 	if err != nil {
 		return nil, nil, err
 	}
-	defer p.Free()
-	cons = p.Typed.Caps
+	p, err := t.typedPlanFor(tightenTyped(onesCaps(cons), cons, 1), fanouts, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() { p.Free() }()
 	perm, steps := t.epochSeeds(0)
 	obs = zeroCaps(cons)
 	for s := 0; s < min(n, steps); s++ {
-		counts, err := t.sampleSizes(p, perm, 0, s)
-		if err != nil {
-			return nil, nil, fmt.Errorf("observe step %d: %w", s, err)
+		for {
+			counts, err := t.sampleSizes(p, perm, 0, s)
+			if err != nil {
+				return nil, nil, fmt.Errorf("observe step %d: %w", s, err)
+			}
+			if p.Overflow(counts) == nil {
+				p.Typed.observe(obs, counts)
+				break
+			}
+			grown := cloneCaps(p.Typed.Caps)
+			p.Typed.observe(grown, counts)
+			p.Free()
+			if p, err = t.typedPlanFor(tightenTyped(grown, cons, observeGrowth), fanouts, false); err != nil {
+				return nil, nil, err
+			}
 		}
-		p.Typed.observe(obs, counts)
 	}
 	obs, err = t.maxTypedCaps(obs) // a group's plans stay equal: its largest sizes
 	return obs, cons, err
+}
+
+// observeGrowth is how far past an overflowed size the observing plan
+// grows: a sampled size counts what it needed, so a few growths suffice.
+const observeGrowth = 1.25
+
+// onesCaps are caps shaped like like, every size 1: observed, the
+// smallest envelope in which every type the conservative one reaches has
+// a source.
+func onesCaps(like []nn.LayerCaps) []nn.LayerCaps {
+	out := zeroCaps(like)
+	for l := range out {
+		for ty := range out[l].Types {
+			out[l].Types[ty].Src = 1
+		}
+		for r := range out[l].Edges {
+			out[l].Edges[r] = 1
+		}
+	}
+	return out
 }
 
 // maxTypedCaps is caps raised to the largest of every rank of the group

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -74,5 +75,50 @@ func TestTypedEnvelopeTightens(t *testing.T) {
 			t.Errorf("bottom layer: %d sources, not below the conservative %d", gs, cs)
 		}
 		t.Logf("layer %d: sources %d (conservative %d), edges %d (conservative %d)", l, gs, cs, ge, ce)
+	}
+}
+
+// TestTypedObserveGrowsInPlace: the first steps' sizes are observed on a
+// sampling plan grown from the smallest envelope, which holds less than a
+// plan at the conservative envelope, and give what that plan observes.
+func TestTypedObserveGrowsInPlace(t *testing.T) {
+	ds := heteroTiny(t)
+	cfg := heteroConfig(t, "rsage")
+	tr, err := New(record.New(cpu.New(2)), ds, cfg, Options{Mode: Replay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	mem := backend.MemoryOf(tr.be)
+	mem.ResetPeak()
+	base := mem.InUseBytes()
+	obs, _, err := tr.observeTyped(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := mem.PeakBytes() - base
+	p, err := tr.conservativeSampler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Free()
+	consBytes := mem.InUseBytes() - base
+	want := zeroCaps(p.Typed.Caps)
+	perm, _ := tr.epochSeeds(0)
+	for s := range 4 {
+		counts, err := tr.sampleSizes(p, perm, 0, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Typed.observe(want, counts)
+	}
+	for l := range want {
+		if !slices.Equal(obs[l].Types, want[l].Types) || !slices.Equal(obs[l].Edges, want[l].Edges) {
+			t.Errorf("layer %d: observed %+v, the conservative plan observes %+v", l, obs[l], want[l])
+		}
+	}
+	t.Logf("observing held %d bytes; a conservative sampling plan holds %d", held, consBytes)
+	if held >= consBytes {
+		t.Errorf("observing held %d bytes, a conservative sampling plan's %d or more", held, consBytes)
 	}
 }
