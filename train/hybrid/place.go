@@ -124,7 +124,7 @@ func roomLeft(budget, resident, envelope, margin int64) (int64, error) {
 func (p Placement) Print(w io.Writer) {
 	fmt.Fprintf(w, "hybrid plan (GPU budget %s):\n", mib(p.Budget))
 	p.Topology.print(w)
-	envelope := "" // a typed replay reports no envelope bytes: the resident bytes hold its plan and model
+	envelope := "" // none without a step (a placement made before the driver provisions one)
 	if p.Envelope > 0 {
 		envelope = fmt.Sprintf(" (step envelope %s)", mib(p.Envelope))
 	}

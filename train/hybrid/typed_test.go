@@ -78,7 +78,8 @@ func TestTypedHybridMatchesReplay(t *testing.T) {
 		want := replayLosses(t, ds, cfg)
 		_, all, _ := typedHybrid(t, ds, cfg, Options{CacheRows: -1})
 		p := all.Placement
-		budget := p.Resident + 1 + p.CacheBytes()/3 // room for a third of the rows' bytes
+		// room for a third of the rows' bytes past the envelope's growth room
+		budget := p.Resident + 1 + growthRoom(p.Envelope, train.ReplayOptions{}) + p.CacheBytes()/3
 		for _, c := range []struct {
 			name     string
 			opt      Options
@@ -100,6 +101,14 @@ func TestTypedHybridMatchesReplay(t *testing.T) {
 				q := st.Placement
 				if c.opt.Budget > 0 && q.Peak() > c.opt.Budget {
 					t.Errorf("planned peak %d over the budget %d", q.Peak(), c.opt.Budget)
+				}
+				// The step the replay driver provisioned, and under a budget a
+				// tenth of it kept for its growths (twice the margin's 5%).
+				if q.Envelope <= 0 || q.Envelope >= q.Resident {
+					t.Errorf("step envelope %d bytes of %d resident", q.Envelope, q.Resident)
+				}
+				if want := int64(1) + q.Envelope/10; c.opt.Budget > 0 && (q.Margin < want-1 || q.Margin > want+1) {
+					t.Errorf("margin %d bytes under a budget, want 1 + a tenth of the %d byte step, %d", q.Margin, q.Envelope, want)
 				}
 				for _, tp := range q.Types {
 					if tp.RowBytes > 0 && tp.CacheRows+tp.HostRows != tp.Rows {
