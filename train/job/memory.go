@@ -179,6 +179,15 @@ func fitsDevice(be backend.Backend, ds *dataset.Dataset, dt backend.DType, log i
 	return false
 }
 
+// autoHybrid reports whether a run asked for in mode auto (requested),
+// resolved to replay on be, takes the hybrid mode instead: where the
+// features and topology do not fit the device's free memory with room for
+// the step, a typed dataset's tables as one type's (the hybrid mode gives
+// each type its tiers).
+func autoHybrid(requested, resolved train.Mode, be backend.Backend, ds *dataset.Dataset, dt backend.DType, log io.Writer) bool {
+	return resolved == train.Replay && requested == train.Auto && !fitsDevice(be, ds, dt, log)
+}
+
 // dataRoom is how much of a device's memory the resident data may take:
 // three quarters, the rest kept for the step.
 func dataRoom(mem int64) int64 { return mem * 3 / 4 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
+	"github.com/fanout-gnn/fanout/dataset"
+	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
 	"github.com/fanout-gnn/fanout/train/internal/traintest"
 	"github.com/fanout-gnn/fanout/train/multigpu"
@@ -86,6 +88,36 @@ func TestWholeGraphFits(t *testing.T) {
 		}
 		if fits && got != need {
 			t.Errorf("%s: need %d bytes, want the dataset's %d", c.name, got, need)
+		}
+	}
+}
+
+// TestAutoHybrid: mode auto takes the hybrid mode where the features and
+// topology do not fit the device's free memory, for a typed dataset as for
+// one of one type; a dataset that fits, and a mode asked for, stay as they are.
+func TestAutoHybrid(t *testing.T) {
+	tiny, _ := traintest.Tiny(t)
+	p, err := rmat.Lookup("hetero-tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed := traintest.Generate(t, p)
+	for _, ds := range []*dataset.Dataset{tiny, typed} {
+		need := dataBytes(ds, backend.F32)
+		small := smallDevice{Backend: cpu.New(1), free: need, total: need}
+		large := smallDevice{Backend: cpu.New(1), free: 8 * need, total: 8 * need}
+		var log strings.Builder
+		for _, c := range []struct {
+			requested train.Mode
+			dev       smallDevice
+			want      bool
+		}{{train.Auto, small, true}, {train.Auto, large, false}, {train.Replay, small, false}} {
+			if got := autoHybrid(c.requested, train.Replay, c.dev, ds, backend.F32, &log); got != c.want {
+				t.Errorf("%s, mode %s, %d bytes free for %d: hybrid %v, want %v", ds.Name, c.requested, c.dev.free, need, got, c.want)
+			}
+		}
+		if !strings.Contains(log.String(), "hybrid mode") {
+			t.Errorf("%s: the log does not say why: %q", ds.Name, log.String())
 		}
 	}
 }

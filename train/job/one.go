@@ -29,7 +29,7 @@ func runOne(ctx context.Context, j *Job) (*train.Summary, error) {
 		return nil, err
 	}
 	mode := resolve(j.Mode, be)
-	if mode == train.Replay && j.Mode == train.Auto && !ds.Typed() && !fitsDevice(be, ds, opt.FeatureDType, j.Log) {
+	if autoHybrid(j.Mode, mode, be, ds, opt.FeatureDType, j.Log) {
 		mode = train.Hybrid
 		if j.BottomDefault { // the hybrid mode's hot vertices need float32 bottom rows
 			cfg.BottomProducts = ""
