@@ -195,6 +195,11 @@ func (d *Disk) copyIDs(s *scratch, ids backend.Buffer, n backend.Count) {
 	d.be.Gather(d.slot, 1, ids, n, d.be.View(s.rcB, 0, n.Cap))
 }
 
+// SetHostRows caps the host tier Fill makes at n rows instead of
+// DiskConfig.HostRows (a budget shared among several stores is split only
+// once their caches are sized); call it before Fill.
+func (d *Disk) SetHostRows(n int64) { d.cfg.HostRows = n }
+
 // Reserve says how many rows a gather may have at most (a step's sources
 // at its conservative envelope); Fill sizes the scratch for it. Call it
 // before Fill.

@@ -11,18 +11,18 @@ import (
 )
 
 // typedTiers are a typed run's feature tiers: a featstore.Tiered per
-// vertex type with features in memory, or a featstore.Disk (typedDisk)
-// per type whose features are on disk (nil for a featureless type, whose
+// vertex type with features in memory, or a featstore.Disk per type
+// whose features are on disk (nil for a featureless type, whose
 // learned rows the trainer keeps resident), whose caches share one budget
 // and whose host tiers share Options.HostMemory.
 type typedTiers struct {
 	names  []string
-	counts []int64      // per type, its vertices
-	stores []TierStore  // per type; the trainer owns them once made
-	disks  []*typedDisk // per type, its store where the features are on disk, else nil
-	scores [][]int64    // per type, the ranking's degrees in its store's order; nil where featureless
-	files  []string     // per type, its feature file where on disk, else ""
-	epochs *epochs      // the disk tiers per epoch; nil where no type's features are on disk
+	counts []int64           // per type, its vertices
+	stores []TierStore       // per type; the trainer owns them once made
+	disks  []*featstore.Disk // per type, its store where the features are on disk, else nil
+	scores [][]int64         // per type, the ranking's degrees in its store's order; nil where featureless
+	files  []string          // per type, its feature file where on disk, else ""
+	epochs *epochs           // the disk tiers per epoch; nil where no type's features are on disk
 	opt    Options
 	be     backend.Backend
 	base   int64 // backend memory in use before the replay driver provisions the step
@@ -82,7 +82,7 @@ func newTypedTiers(be backend.Backend, ds *dataset.Dataset, opt Options) (*typed
 }
 
 // newStore makes type i's store over vt's features ranked by order: a
-// typedDisk where they are on disk, else a featstore.Tiered.
+// featstore.Disk where they are on disk, else a featstore.Tiered.
 func (tt *typedTiers) newStore(i int, vt dataset.VertexType, order []int32) error {
 	if vt.FeatureFile != nil {
 		d, err := newTypedDisk(tt.be, vt, order, tt.opt)
@@ -142,7 +142,8 @@ func (tt *typedTiers) BeforeCapture(env train.EnvelopeReport) error {
 		var err error
 		switch cached := int(p.Types[i].CacheRows); {
 		case tt.disks[i] != nil:
-			err = tt.disks[i].fill(cached, p.Types[i].HostRows)
+			tt.disks[i].SetHostRows(p.Types[i].HostRows)
+			err = tt.disks[i].Fill(cached)
 		case s != nil:
 			err = s.Fill(cached)
 		}

@@ -10,60 +10,23 @@ import (
 	"github.com/fanout-gnn/fanout/train"
 )
 
-// typedDisk is one vertex type's features left on disk
-// (dataset.VertexType.FeatureFile): a featstore.Disk, made with the
-// trainer without a host tier (so the placement counts its tables), and
-// made again with the type's share of Options.HostMemory once
-// BeforeCapture has split it among the types (a Disk's host tier is sized
-// when it is made). The trainer holds the typedDisk, which owns the Disk
-// of the moment; no gather runs before BeforeCapture.
-type typedDisk struct {
-	*featstore.Disk
-	be      backend.Backend
-	file    *dataset.FeatureFile
-	order   []int32
-	opt     Options
-	reserve int // rows of a gather at most (Reserve)
-}
-
-// newTypedDisk makes type vt's disk store, ranked by order.
-func newTypedDisk(be backend.Backend, vt dataset.VertexType, order []int32, opt Options) (*typedDisk, error) {
+// newTypedDisk makes type vt's disk store, ranked by order, without a
+// host tier: BeforeCapture gives it its share of Options.HostMemory
+// (SetHostRows) once the caches are sized.
+func newTypedDisk(be backend.Backend, vt dataset.VertexType, order []int32, opt Options) (*featstore.Disk, error) {
 	d, err := newDisk(be, vt.FeatureFile, order, 0, opt)
 	if err != nil {
 		return nil, fmt.Errorf("type %s: %w", vt.Name, err)
 	}
-	return &typedDisk{Disk: d, be: be, file: vt.FeatureFile, order: order, opt: opt}, nil
+	return d, nil
 }
 
-// Reserve says how many rows a gather may have at most, for the Disk of
-// now and those made after it.
-func (t *typedDisk) Reserve(rows int) {
-	t.reserve = max(rows, 1)
-	t.Disk.Reserve(t.reserve)
-}
-
-// fill makes the Disk again with a host tier of hostRows rows where it
-// has one, and fills its cache with the first cached rows and its host
-// tier with the next.
-func (t *typedDisk) fill(cached int, hostRows int64) error {
-	if hostRows > 0 {
-		t.Disk.Free() // before its successor's tables are made: no more device memory than one
-		d, err := newDisk(t.be, t.file, t.order, hostRows, t.opt)
-		if err != nil {
-			return err // the freed Disk stays, for the trainer's Free
-		}
-		t.Disk = d
-		t.Disk.Reserve(t.reserve)
-	}
-	return t.Disk.Fill(cached)
-}
-
-// diskStores are the current Disk of each type that has one.
-func diskStores(disks []*typedDisk) []*featstore.Disk {
+// diskStores are the disk stores of the types that have one.
+func diskStores(disks []*featstore.Disk) []*featstore.Disk {
 	var out []*featstore.Disk
 	for _, d := range disks {
 		if d != nil {
-			out = append(out, d.Disk)
+			out = append(out, d)
 		}
 	}
 	return out
@@ -104,7 +67,7 @@ func (tt *typedTiers) reserveDisks(tr *train.Trainer, ropt *train.ReplayOptions)
 	}
 	for i, d := range tt.disks {
 		if d != nil {
-			d.Reserve(caps[0].Types[i].Src)
+			d.Reserve(max(caps[0].Types[i].Src, 1))
 		}
 	}
 	tt.epochs = &epochs{read: func() (DiskTiers, error) { return sumTiers(diskStores(tt.disks)) }}
