@@ -87,6 +87,7 @@ type Backend struct {
 	countQ     countQueue  // an AddCount call not yet launched (adam.go)
 	side       sideQueue   // the second stream of backend.Concurrent (beside.go)
 	hostFns    *hostFuncs  // host functions in op order, made on first use (hostfunc.go)
+	capHostFns []uintptr   // host functions of the capture in progress
 	ws         uintptr     // cuBLAS workspace
 	wsClass    int64
 

@@ -38,6 +38,7 @@ type Captured struct {
 	b           *Backend
 	graph, exec uintptr
 	scratch     []uintptr // scratch blocks the graph's nodes use
+	hostFns     []uintptr // its host nodes' functions in the backend's table
 }
 
 // BeginCapture starts recording the stream.
@@ -73,7 +74,8 @@ func (b *Backend) EndCapture() (backend.Replay, error) {
 	used := b.capScratch
 	b.capScratch = nil
 	d := b.drv
-	g := &Captured{b: b}
+	g := &Captured{b: b, hostFns: b.capHostFns}
+	b.capHostFns = nil
 	err := d.call("cuStreamEndCapture", d.cuStreamEndCapture, b.stream, uintptr(unsafe.Pointer(&g.graph)))
 	if err == nil && b.err != nil {
 		err = b.err
@@ -84,6 +86,9 @@ func (b *Backend) EndCapture() (backend.Replay, error) {
 	if err != nil {
 		if g.graph != 0 {
 			d.call("cuGraphDestroy", d.cuGraphDestroy, g.graph)
+		}
+		if b.hostFns != nil {
+			b.hostFns.forget(g.hostFns) // never launched
 		}
 		b.releaseRetired()
 		return nil, err
@@ -140,6 +145,10 @@ func (g *Captured) Close() error {
 		}
 	}
 	g.scratch = nil
+	if len(g.hostFns) > 0 {
+		b.hostFns.retire(g.hostFns)
+		g.hostFns = nil
+	}
 	b.releaseRetired()
 	return first
 }

@@ -15,15 +15,18 @@ var _ backend.HostFuncs = (*Backend)(nil)
 // first use (purego callbacks are never released), whose user data names
 // the function to run. A function issued eagerly runs once and is
 // forgotten; one issued while capturing is a host node of the graph, run
-// at every replay, and is kept while the backend lives. The callback runs
-// on a driver thread and may not call CUDA.
+// at every replay, and is kept while the graph lives: when the graph is
+// closed its functions are retired, and dropped at the next Sync (replays
+// enqueued before the Close still run them). The callback runs on a
+// driver thread and may not call CUDA.
 type hostFuncs struct {
 	launch uintptr // cuLaunchHostFunc
 	cb     uintptr // the C callback: void (*)(void *userData)
 
-	mu   sync.Mutex
-	fns  map[uintptr]hostFunc
-	next uintptr
+	mu      sync.Mutex
+	fns     map[uintptr]hostFunc
+	next    uintptr
+	retired []uintptr // functions of closed graphs, dropped once the stream drains
 }
 
 type hostFunc struct {
@@ -52,10 +55,12 @@ func (b *Backend) HostFunc(fn func()) {
 	h.fns[id] = hostFunc{fn: fn, keep: b.capturing}
 	h.mu.Unlock()
 	if err := b.drv.call("cuLaunchHostFunc", h.launch, b.stream, h.cb, id); err != nil {
-		h.mu.Lock()
-		delete(h.fns, id)
-		h.mu.Unlock()
+		h.forget([]uintptr{id})
 		c.fail(err)
+		return
+	}
+	if b.capturing {
+		b.capHostFns = append(b.capHostFns, id)
 	}
 }
 
@@ -86,4 +91,39 @@ func (h *hostFuncs) run(id uintptr) {
 	if ok {
 		f.fn()
 	}
+}
+
+// forget drops the functions ids name.
+func (h *hostFuncs) forget(ids []uintptr) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range ids {
+		delete(h.fns, id)
+	}
+}
+
+// retire marks the functions of a closed graph for dropping once no replay
+// enqueued before the Close can still run them (dropRetired).
+func (h *hostFuncs) retire(ids []uintptr) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.retired = append(h.retired, ids...)
+}
+
+// dropRetired drops the retired functions; the caller has drained every
+// stream that could run them.
+func (h *hostFuncs) dropRetired() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, id := range h.retired {
+		delete(h.fns, id)
+	}
+	h.retired = h.retired[:0]
+}
+
+// live is how many functions the table holds.
+func (h *hostFuncs) live() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.fns)
 }

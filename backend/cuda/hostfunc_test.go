@@ -41,6 +41,7 @@ func TestHostFuncInOrder(t *testing.T) {
 	if got := readI32(t, b, out, 4); !slices.Equal(got, []int32{10, 12, 14, 16}) || runs.Load() != 1 {
 		t.Fatalf("eager: %v after %d runs, want [10 12 14 16] after 1", got, runs.Load())
 	}
+	before := b.hostFns.live()
 	g := captureGraph(t, b, issue)
 	defer g.Close()
 	if runs.Load() != 1 {
@@ -54,6 +55,49 @@ func TestHostFuncInOrder(t *testing.T) {
 			t.Errorf("replay %d: %v after %d runs, want %v after %d", r, got, runs.Load(), want, r+2)
 		}
 	}
+	if held := b.hostFns.live(); held != before+1 {
+		t.Errorf("the captured graph holds %d host functions in the table, want 1", held-before)
+	}
+	g.Close()
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if held := b.hostFns.live(); held != before {
+		t.Errorf("%d host functions left in the table after the graph was closed and the stream drained, want %d", held, before)
+	}
 	b.Free(seenB)
 	b.Free(doubledB)
+}
+
+// TestHostFuncTable: an eager function runs once and is forgotten; a
+// captured one runs at every replay until its graph is closed, and still
+// runs after the Close until the stream drains (dropRetired). No device:
+// the table alone.
+func TestHostFuncTable(t *testing.T) {
+	h := &hostFuncs{fns: map[uintptr]hostFunc{}}
+	var eager, kept int
+	h.fns[1] = hostFunc{fn: func() { eager++ }}
+	h.fns[2] = hostFunc{fn: func() { kept++ }, keep: true}
+	h.run(1)
+	h.run(1)
+	h.run(2)
+	h.run(2)
+	if eager != 1 || kept != 2 || h.live() != 1 {
+		t.Fatalf("eager ran %d times (want 1), captured %d (want 2), %d left (want 1)", eager, kept, h.live())
+	}
+	h.retire([]uintptr{2})
+	h.run(2) // a replay enqueued before the graph's Close
+	if kept != 3 || h.live() != 1 {
+		t.Fatalf("after retiring: captured ran %d times (want 3), %d left (want 1)", kept, h.live())
+	}
+	h.dropRetired()
+	h.run(2)
+	if kept != 3 || h.live() != 0 || len(h.retired) != 0 {
+		t.Fatalf("after dropping: captured ran %d times (want 3), %d left, %d retired (want 0, 0)", kept, h.live(), len(h.retired))
+	}
+	h.fns[3] = hostFunc{fn: func() {}, keep: true}
+	h.forget([]uintptr{3, 4})
+	if h.live() != 0 {
+		t.Fatalf("forget left %d", h.live())
+	}
 }

@@ -367,6 +367,9 @@ func (b *Backend) Sync() error {
 		return b.err
 	}
 	c.streamSync()
+	if b.hostFns != nil && b.err == nil {
+		b.hostFns.dropRetired() // the stream has drained: no replay runs them now
+	}
 	if b.err == nil {
 		if code := b.hostInt32(hostErrOff, 0); code != 0 {
 			// A kernel's error record: its code and values (kernels/errors.cuh).
