@@ -106,42 +106,42 @@ func (t *Trainer) sampleEval(seeds []int32, s int) error {
 	// in, so a rank evaluating in shares of that batch samples what one
 	// device samples.
 	key := s * t.eval.Batch / t.cfg.Batch
-	for {
+	sample := func() (*Plan, []int32, error) {
 		p := t.eval
 		p.SetBatch(seeds, 0, key)
 		p.Sample(t.in, t.cfg.Seed^evalSeedMix)
 		if !p.Tight {
-			return nil
+			return p, nil, nil
 		}
 		counts := make([]int32, p.SizeCounts().Len())
 		t.be.Read(counts, p.SizeCounts(), 0)
 		if err := t.sync(); err != nil {
-			return fmt.Errorf("evaluate step %d: %w", s, err)
+			return nil, nil, fmt.Errorf("evaluate step %d: %w", s, err)
 		}
 		// A group grows together (maxHost), so its plans stay equal.
 		counts, err := t.maxHost(counts)
-		if err != nil {
-			return err
-		}
-		if p.Overflow(counts) == nil {
-			return nil
-		}
-		if p.Typed != nil {
-			if err := t.growTyped(p.Typed.Caps, p, counts); err != nil {
-				return err
-			}
-			continue
-		}
-		caps, err := t.growPlan(p.Caps, p, counts)
-		if err != nil {
-			return err
-		}
-		if t.rep != nil {
-			env := &t.rep.stats.Envelope
-			env.Caps = caps
-			env.Bytes = t.replayBytes(caps)
-		}
+		return p, counts, err
 	}
+	_, err := untilFits(fmt.Sprintf("evaluate step %d", s), sample, t.growEval)
+	return err
+}
+
+// growEval raises the evaluation's plan p (the replay driver's, shared)
+// to the sizes counts that overflowed it.
+func (t *Trainer) growEval(p *Plan, counts []int32) error {
+	if p.Typed != nil {
+		return t.growTyped(p.Typed.Caps, p, counts)
+	}
+	caps, err := t.growPlan(p.Caps, p, counts)
+	if err != nil {
+		return err
+	}
+	if t.rep != nil {
+		env := &t.rep.stats.Envelope
+		env.Caps = caps
+		env.Bytes = t.replayBytes(caps)
+	}
+	return nil
 }
 
 // batchIDs fills seeds (reused) with batch s of ids, as int32.

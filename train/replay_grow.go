@@ -1,6 +1,9 @@
 package train
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // The replay driver's growth: a step whose live sizes overflow the
 // envelope raises it, re-provisions the plan and captures the step again.
@@ -57,24 +60,21 @@ func (r *replayer) growOneTypeStep(epoch, f int, took *growTimes) error {
 // hybrid budget.
 func (r *replayer) growTypedInPlace(epoch, f int, took *growTimes) error {
 	t := r.t
-	for {
+	var mid time.Time
+	sample := func() (*Plan, []int32, error) {
 		start := time.Now()
 		p := t.plan
 		counts, err := r.stepSizes(p, epoch, f)
-		if err != nil {
-			return err
-		}
-		mid := time.Now()
+		mid = time.Now()
 		took.sample += mid.Sub(start)
-		if p.Overflow(counts) == nil {
-			return nil
-		}
-		err = t.growTyped(p.Typed.Caps, p, counts)
-		took.provision += time.Since(mid)
-		if err != nil {
-			return err
-		}
+		return p, counts, err
 	}
+	_, err := untilFits(fmt.Sprintf("step %d of epoch %d", f+1, epoch+1), sample, func(p *Plan, counts []int32) error {
+		err := t.growTyped(p.Typed.Caps, p, counts)
+		took.provision += time.Since(mid)
+		return err
+	})
+	return err
 }
 
 // stepSizes samples step f of epoch on p and returns its live sizes, a

@@ -99,26 +99,30 @@ func (t *Trainer) observeTyped(n int) (obs, cons []nn.LayerCaps, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer func() { p.Free() }()
+	defer func() {
+		if p != nil {
+			p.Free()
+		}
+	}()
 	perm, steps := t.epochSeeds(0)
 	obs = zeroCaps(cons)
 	for s := 0; s < min(n, steps); s++ {
-		for {
+		sample := func() (*Plan, []int32, error) {
 			counts, err := t.sampleSizes(p, perm, 0, s)
-			if err != nil {
-				return nil, nil, fmt.Errorf("observe step %d: %w", s, err)
-			}
-			if p.Overflow(counts) == nil {
-				p.Typed.observe(obs, counts)
-				break
-			}
+			return p, counts, err
+		}
+		counts, err := untilFits(fmt.Sprintf("observe step %d", s), sample, func(_ *Plan, counts []int32) error {
 			grown := cloneCaps(p.Typed.Caps)
 			p.Typed.observe(grown, counts)
 			p.Free()
-			if p, err = t.typedPlanFor(tightenTyped(grown, cons, observeGrowth), fanouts, false); err != nil {
-				return nil, nil, err
-			}
+			var err error
+			p, err = t.typedPlanFor(tightenTyped(grown, cons, observeGrowth), fanouts, false)
+			return err // p nil on failure: nothing left to free
+		})
+		if err != nil {
+			return nil, nil, err
 		}
+		p.Typed.observe(obs, counts)
 	}
 	obs, err = t.maxTypedCaps(obs) // a group's plans stay equal: its largest sizes
 	return obs, cons, err
