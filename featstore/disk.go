@@ -71,6 +71,7 @@ type Disk struct {
 	statsD   backend.Buffer // I64 [2]: rows from disk, all rows
 	reserve  int            // rows a gather may have (Reserve)
 	sc       *scratch       // nil until Fill
+	bufs     [][]byte       // a read buffer per reader (readBufBytes), made by Fill
 
 	mu  sync.Mutex
 	err error // the first failure of a host function
@@ -201,8 +202,10 @@ func (d *Disk) copyIDs(s *scratch, ids backend.Buffer, n backend.Count) {
 func (d *Disk) SetHostRows(n int64) { d.cfg.HostRows = n }
 
 // Reserve says how many rows a gather may have at most (a step's sources
-// at its conservative envelope); Fill sizes the scratch for it. Call it
-// before Fill.
+// at its conservative envelope); Fill sizes the scratch for it, once: the
+// staging never grows after (a larger gather fails, writing nothing), so
+// the host memory Fill takes (HostUse) is all the store ever holds. Call
+// it before Fill.
 func (d *Disk) Reserve(rows int) { d.reserve = rows }
 
 // fail records the first failure.
@@ -233,25 +236,6 @@ func (d *Disk) DeviceBytes() int64 {
 		b += int64(s.cap+s.stageRows+1) * 4
 	}
 	return b
-}
-
-// HostBytes is the host memory of the host tier and of the scratch
-// (staging, and four int32 per row of a gather).
-func (d *Disk) HostBytes() int64 {
-	b := int64(d.hostRows+1) * int64(d.dim) * int64(d.dt.Size())
-	if s := d.sc; s != nil {
-		b += int64(s.stageRows+1)*int64(d.dim)*int64(d.dt.Size()) + int64(s.cap)*16
-	}
-	return b
-}
-
-// StageRows is how many rows of one gather the staging holds (0 before
-// Fill).
-func (d *Disk) StageRows() int {
-	if d.sc == nil {
-		return 0
-	}
-	return d.sc.stageRows
 }
 
 // Stats reads the counters: rows gathered from the host tier or disk, and
