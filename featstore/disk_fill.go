@@ -30,10 +30,8 @@ func (d *Disk) Fill(cached int) error {
 	if err != nil {
 		return err
 	}
-	d.sc, d.bufs = sc, make([][]byte, d.readers())
-	for i := range d.bufs {
-		d.bufs[i] = make([]byte, d.readBufBytes())
-	}
+	d.sc = sc
+	d.makeReadBufs()
 	data := newRows(d.dt, h+1, d.dim)
 	total, done := int64(cached+h), int64(0)
 	progress := func(n int) {

@@ -11,8 +11,7 @@ type HostUse struct {
 	// gather (Reserve's) its id, cache, host tier and staging rows, mapped
 	// (16 bytes), and the placing goroutines' positions (12 bytes); per
 	// staging row the row to read (8 bytes) and its entry in the map of
-	// repeats (mapEntryBytes); and the readers' buffers (readBufBytes
-	// each).
+	// repeats (mapEntryBytes); and the readers' buffers (readBufBytes).
 	Tables int64
 }
 
@@ -62,7 +61,7 @@ func (d *Disk) PlanHost(cached int, host int64) HostUse {
 	stage := int64(d.stageRowsFor(cached, h))
 	rb, capacity := d.rowBytes(), int64(d.reserve)
 	return HostUse{HostRows: int64(h), StageRows: stage, HostTier: int64(h+1) * rb, Staging: (stage + 1) * rb,
-		Tables: d.rows*4 + capacity*(16+12) + stage*(8+mapEntryBytes) + int64(d.readers())*d.readBufBytes()}
+		Tables: d.rows*4 + capacity*(16+12) + stage*(8+mapEntryBytes) + d.readBufBytes()}
 }
 
 // FitHost is the most host tier rows that, with cached rows in the cache,
@@ -87,10 +86,7 @@ func (d *Disk) FitHost(budget int64, cached int) (rows int64, ok bool) {
 // (after Fill: PlanHost of its cached and host rows; before, its code
 // table and a host tier of no rows).
 func (d *Disk) HostUse() HostUse {
-	u := HostUse{HostRows: int64(d.hostRows), HostTier: valuesBytes(d.hostData), Tables: int64(len(d.tier)) * 4}
-	for _, b := range d.bufs {
-		u.Tables += int64(len(b))
-	}
+	u := HostUse{HostRows: int64(d.hostRows), HostTier: valuesBytes(d.hostData), Tables: int64(len(d.tier))*4 + int64(len(d.slab))}
 	if s := d.sc; s != nil {
 		u.StageRows, u.Staging = int64(s.stageRows), valuesBytes(s.stage)
 		u.Tables += int64(len(s.ids)+len(s.rc)+len(s.rh)+len(s.rd)+cap(s.hostPos))*4 + int64(cap(s.diskPos)+cap(s.disk))*8

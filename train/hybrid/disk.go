@@ -108,7 +108,7 @@ func diskDType(f *dataset.FeatureFile, opt Options) backend.DType {
 // takes at most hostRows rows.
 func newDisk(be backend.Backend, f *dataset.FeatureFile, order []int32, hostRows int64, opt Options) (*featstore.Disk, error) {
 	cfg := featstore.DiskConfig{File: f, FileType: f.DType, HostRows: hostRows, Readers: opt.DiskReaders,
-		Progress: progress(opt.Log, f.Path)}
+		Direct: !opt.DiskBuffered, Log: opt.Log, Progress: progress(opt.Log, f.Path)}
 	s, err := featstore.NewDisk(be, cfg, f.Rows, f.Dim, order, diskDType(f, opt))
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: %s: %w", f.Path, err)

@@ -53,7 +53,8 @@ func smallStep(cfg train.Config) train.Config {
 // gives plain replay's losses bit for bit (and so the hybrid run over the
 // table in memory, which TestHybridMatchesReplay holds to the same),
 // whether --host-memory holds every row, part of them or none beside the
-// staging and tables, with and without a GPU cache and in bfloat16 tiers;
+// staging and tables, with and without a GPU cache, in bfloat16 tiers,
+// and with the rows read through the page cache instead of O_DIRECT;
 // the host memory the disk tier holds (host tier, staging and tables,
 // measured) stays within the budget, its host tier takes exactly the rows
 // the budget leaves, a budget a byte short of the staging and tables is
@@ -74,6 +75,9 @@ func TestDiskMatchesReplay(t *testing.T) {
 			checkDiskBudget(t, ds, cfg, Options{CacheRows: c.cacheRows}, want, c)
 		})
 	}
+	t.Run("buffered", func(t *testing.T) {
+		checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000, DiskBuffered: true}, want, diskCase{2000, 3000, 0, true, true})
+	})
 	t.Run("bfloat16", func(t *testing.T) {
 		bf := *mem
 		bf.RoundFeatures()

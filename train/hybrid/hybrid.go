@@ -58,6 +58,9 @@ type Options struct {
 	// DiskReaders are the goroutines that read rows from disk at once; 0:
 	// featstore's default.
 	DiskReaders int
+	// DiskBuffered reads the rows left on disk through the page cache
+	// instead of with O_DIRECT (featstore.DiskConfig.Direct).
+	DiskBuffered bool
 	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
 	Hot    HotOptions
 	Replay train.ReplayOptions
