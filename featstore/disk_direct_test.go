@@ -87,10 +87,7 @@ func TestDiskDirectEqualsBuffered(t *testing.T) {
 	const rows, dim = 500, 37
 	dir := directDir(t)
 	f32, bits, _, ids := tables(rows, dim)
-	order := make([]int32, rows)
-	for i := range order {
-		order[i] = int32((i * 13) % rows)
-	}
+	order := strided(rows, 13)
 	for _, feat := range []any{f32, bits} {
 		mem := fileOf(feat, dim)
 		file := writeRows(t, dir, mem, 3000)
@@ -119,10 +116,7 @@ func TestDiskDirectEqualsBuffered(t *testing.T) {
 func TestDiskDirectFallsBack(t *testing.T) {
 	const rows, dim = 200, 9
 	f32, _, _, ids := tables(rows, dim)
-	order := make([]int32, rows)
-	for i := range order {
-		order[i] = int32(rows - 1 - i)
-	}
+	order := strided(rows, -1)
 	mem := fileOf(f32, dim)
 	file := writeRows(t, t.TempDir(), mem, 128)
 	want, _ := gatherDisk(t, DiskConfig{File: mem, FileType: backend.F32, Readers: 2}, order, 20, ids, nil)

@@ -19,10 +19,7 @@ import (
 func TestDiskHostBudget(t *testing.T) {
 	const rows, dim, reserve = 300, 6, 40
 	f32, _, _, ids := tables(rows, dim)
-	order := make([]int32, rows)
-	for i := range order {
-		order[i] = int32((i * 11) % rows)
-	}
+	order := strided(rows, 11)
 	be := cpu.New(1)
 	for _, dt := range []backend.DType{backend.F32, backend.BF16} {
 		rb := int64(dim * dt.Size())
@@ -72,6 +69,16 @@ func newBudgetDisk(t *testing.T, be backend.Backend, f32 []float32, dim int, ord
 	}
 	d.Reserve(reserve)
 	return d
+}
+
+// strided is a ranking of rows vertices: i·k modulo rows (k prime to
+// rows; k = -1: vertex 0, then the others from the last down).
+func strided(rows, k int) []int32 {
+	order := make([]int32, rows)
+	for i := range order {
+		order[i] = int32(((i*k)%rows + rows) % rows)
+	}
+	return order
 }
 
 // checkRows checks gathered rows against the table's rows of ids, held
