@@ -59,6 +59,10 @@ func (f *FeatureFile) ReadRows(p []byte, first int64) error {
 	return nil
 }
 
+// Location is the file's path and the bytes before row 0 (the header),
+// for a reader that opens the file itself (featstore.DirectFile).
+func (f *FeatureFile) Location() (path string, offset int64) { return f.Path, f.offset }
+
 // Close closes the file.
 func (f *FeatureFile) Close() error { return f.f.Close() }
 

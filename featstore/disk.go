@@ -2,6 +2,7 @@ package featstore
 
 import (
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -23,6 +24,14 @@ type DiskConfig struct {
 	// ranking that Fill reads into host memory (0: none).
 	HostRows int64
 	Readers  int // goroutines that read rows at once; 0: 16
+	// Direct reads rows with O_DIRECT, past the page cache (File a
+	// DirectFile): each read whole 4 KiB blocks around its rows into an
+	// aligned buffer, then copied. Where the file cannot be opened so (a
+	// file system that refuses it, as tmpfs does) or a read is refused
+	// (EINVAL), the reads go through the page cache, said once on Log.
+	Direct bool
+	// Log hears the fall back from Direct; nil: silent.
+	Log io.Writer
 	// Progress, when set, hears how many of Fill's rows (the cache's and
 	// the host tier's) are read.
 	Progress func(done, total int64)
@@ -71,6 +80,9 @@ type Disk struct {
 	statsD   backend.Buffer // I64 [2]: rows from disk, all rows
 	reserve  int            // rows a gather may have (Reserve)
 	sc       *scratch       // nil until Fill
+	bufs     [][]byte       // a read buffer per reader (readSpan bytes, aligned), cut from slab by Fill
+	slab     []byte         // the readers' buffers' memory (readBufBytes)
+	dio      *directFile    // the file opened with O_DIRECT; nil: reads through the page cache
 
 	mu  sync.Mutex
 	err error // the first failure of a host function
@@ -111,8 +123,20 @@ func NewDisk(be backend.Backend, cfg DiskConfig, rows int64, dim int, order []in
 		d.Free()
 		return nil, fmt.Errorf("featstore: disk tier tables: %w", err)
 	}
+	if cfg.Direct {
+		if d.dio, err = openDirectFile(cfg.File); err != nil {
+			d.dio = nil
+			if cfg.Log != nil {
+				fmt.Fprintf(cfg.Log, "featstore: reading rows through the page cache: %v\n", err)
+			}
+		}
+	}
 	return d, nil
 }
+
+// Direct reports whether the store reads rows with O_DIRECT (until a read
+// is refused).
+func (d *Disk) Direct() bool { return d.dio != nil }
 
 // setHost makes data ((h+1) rows of dt, row h never read) the host tier
 // of h rows, with its slot table.
@@ -201,8 +225,10 @@ func (d *Disk) copyIDs(s *scratch, ids backend.Buffer, n backend.Count) {
 func (d *Disk) SetHostRows(n int64) { d.cfg.HostRows = n }
 
 // Reserve says how many rows a gather may have at most (a step's sources
-// at its conservative envelope); Fill sizes the scratch for it. Call it
-// before Fill.
+// at its conservative envelope); Fill sizes the scratch for it, once: the
+// staging never grows after (a larger gather fails, writing nothing), so
+// the host memory Fill takes (HostUse) is all the store ever holds. Call
+// it before Fill.
 func (d *Disk) Reserve(rows int) { d.reserve = rows }
 
 // fail records the first failure.
@@ -233,25 +259,6 @@ func (d *Disk) DeviceBytes() int64 {
 		b += int64(s.cap+s.stageRows+1) * 4
 	}
 	return b
-}
-
-// HostBytes is the host memory of the host tier and of the scratch
-// (staging, and four int32 per row of a gather).
-func (d *Disk) HostBytes() int64 {
-	b := int64(d.hostRows+1) * int64(d.dim) * int64(d.dt.Size())
-	if s := d.sc; s != nil {
-		b += int64(s.stageRows+1)*int64(d.dim)*int64(d.dt.Size()) + int64(s.cap)*16
-	}
-	return b
-}
-
-// StageRows is how many rows of one gather the staging holds (0 before
-// Fill).
-func (d *Disk) StageRows() int {
-	if d.sc == nil {
-		return 0
-	}
-	return d.sc.stageRows
 }
 
 // Stats reads the counters: rows gathered from the host tier or disk, and
@@ -292,5 +299,9 @@ func (d *Disk) Free() {
 	if d.sc != nil {
 		d.sc.free(d.be)
 		d.sc = nil
+	}
+	if d.dio != nil {
+		d.dio.close()
+		d.dio = nil
 	}
 }

@@ -2,19 +2,22 @@ package featstore
 
 import (
 	"fmt"
-
-	"github.com/fanout-gnn/fanout/backend"
 )
 
-// fillChunk is how many rows Fill reads and copies at a time.
-const fillChunk = 1 << 14
+// fillChunk is how many rows Fill reads and copies at a time; fillLeast
+// the fewest the cache's rows are read through (a staging or host tier
+// smaller than that leaves them a passing buffer of fillChunk rows).
+const fillChunk, fillLeast = 1 << 14, 1 << 10
 
 // Fill reads the first cached vertices of the ranking into the cache in
 // backend memory and the next DiskConfig.HostRows into the host tier
 // (both clipped to the ranking), telling Progress as it goes, and makes
 // the gathers' scratch for Reserve's rows (a staging of as many, or of
-// the rows left on disk where they are fewer). Call it once, before the
-// first gather.
+// the rows left on disk where they are fewer) and the readers' buffers:
+// the host memory PlanHost says. The cache's rows pass through the
+// staging or the host tier, whichever is larger, before those are used
+// (through a passing buffer of fillChunk rows only where both hold fewer
+// than fillLeast). Call it once, before the first gather.
 func (d *Disk) Fill(cached int) error {
 	if d.sc != nil {
 		return fmt.Errorf("featstore: the disk store's tiers are filled already (%d and %d rows)", d.n, d.hostRows)
@@ -22,13 +25,14 @@ func (d *Disk) Fill(cached int) error {
 	if d.reserve <= 0 {
 		return fmt.Errorf("featstore: the disk store's gathers are not reserved (Reserve)")
 	}
-	cached = max(0, min(cached, len(d.order)))
-	h := int(max(0, min(d.cfg.HostRows, int64(len(d.order)-cached))))
-	sc, err := d.newScratch(d.reserve, int(min(int64(d.reserve), d.rows-int64(cached+h))), h)
+	cached, h := d.clip(cached, d.cfg.HostRows)
+	sc, err := d.newScratch(d.reserve, d.stageRowsFor(cached, h), h)
 	if err != nil {
 		return err
 	}
 	d.sc = sc
+	d.makeReadBufs()
+	data := newRows(d.dt, h+1, d.dim)
 	total, done := int64(cached+h), int64(0)
 	progress := func(n int) {
 		done += int64(n)
@@ -37,20 +41,11 @@ func (d *Disk) Fill(cached int) error {
 		}
 	}
 	if cached > 0 {
-		cache, err := d.be.Alloc(d.dt, cached*d.dim)
-		if err != nil {
-			return fmt.Errorf("featstore: cache of %d rows: %w", cached, err)
-		}
-		if err := d.fillCache(cache, d.order[:cached], progress); err != nil {
-			d.be.Free(cache)
+		if err := d.fillCache(cached, larger(data, sc.stage), progress); err != nil {
 			return err
 		}
-		d.cache, d.n = cache, cached
-		d.tier = slotTable(d.rows, d.order[:cached])
-		d.be.Write(d.slot, 0, d.tier) // before the host tier's codes: Write has the data once it returns
 	}
 	if h > 0 {
-		data := newRows(d.dt, h+1, d.dim)
 		for lo := 0; lo < h; lo += fillChunk {
 			hi := min(h, lo+fillChunk)
 			if err := d.readRows(data, ranked(d.order[cached:], lo, hi, lo)); err != nil {
@@ -68,19 +63,42 @@ func (d *Disk) Fill(cached int) error {
 	return d.be.Sync()
 }
 
-// fillCache reads vertices into cache, a chunk of rows at a time through
-// one host buffer.
-func (d *Disk) fillCache(cache backend.Buffer, vertices []int32, progress func(int)) error {
-	buf := newRows(d.dt, min(len(vertices), fillChunk), d.dim)
-	for lo := 0; lo < len(vertices); lo += fillChunk {
-		hi := min(len(vertices), lo+fillChunk)
+// fillCache makes the cache of the first cached vertices of the ranking,
+// read a chunk of rows at a time through buf (rows made by newRows, or a
+// passing buffer where buf holds fewer than a chunk's rows).
+func (d *Disk) fillCache(cached int, buf any, progress func(int)) error {
+	chunk := min(cached, fillChunk)
+	if n := int(valuesBytes(buf) / d.rowBytes()); n >= min(chunk, fillLeast) {
+		chunk = min(chunk, n)
+	} else {
+		buf = newRows(d.dt, chunk, d.dim)
+	}
+	cache, err := d.be.Alloc(d.dt, cached*d.dim)
+	if err != nil {
+		return fmt.Errorf("featstore: cache of %d rows: %w", cached, err)
+	}
+	vertices := d.order[:cached]
+	for lo := 0; lo < cached; lo += chunk {
+		hi := min(cached, lo+chunk)
 		if err := d.readRows(buf, ranked(vertices, lo, hi, 0)); err != nil {
+			d.be.Free(cache)
 			return err
 		}
 		d.be.Write(cache, lo*d.dim, prefixRows(buf, (hi-lo)*d.dim)) // Write has the data once it returns
 		progress(hi - lo)
 	}
+	d.cache, d.n = cache, cached
+	d.tier = slotTable(d.rows, vertices)
+	d.be.Write(d.slot, 0, d.tier) // before the host tier's codes: Write has the data once it returns
 	return nil
+}
+
+// larger is whichever of two row buffers made by newRows holds more.
+func larger(a, b any) any {
+	if valuesBytes(b) > valuesBytes(a) {
+		return b
+	}
+	return a
 }
 
 // ranked is vertices[lo:hi] as rows to read, vertex lo+k into row base+k.

@@ -49,16 +49,18 @@ func (d *Disk) place(s *scratch) {
 	for len(s.parts) < workers {
 		s.parts = append(s.parts, placePart{})
 	}
-	if workers == 1 {
-		d.placePart(s, &s.parts[0], 0, live)
-	} else {
-		var wg sync.WaitGroup
-		for w := range workers {
-			lo, hi := w*live/workers, (w+1)*live/workers
-			wg.Go(func() { d.placePart(s, &s.parts[w], lo, hi) })
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*live/workers, (w+1)*live/workers
+		p := &s.parts[w]
+		p.host, p.disk = s.hostPos[lo:lo:hi], s.diskPos[lo:lo:hi] // at most a position each: nothing grows
+		if workers == 1 {
+			d.placePart(s, p, lo, hi)
+		} else {
+			wg.Go(func() { d.placePart(s, p, lo, hi) })
 		}
-		wg.Wait()
 	}
+	wg.Wait()
 	s.disk = d.stageDisk(s, s.parts[:workers])
 	if err := d.readRows(s.stage, s.disk); err != nil {
 		d.fail(err)

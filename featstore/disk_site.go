@@ -3,7 +3,6 @@ package featstore
 import (
 	"fmt"
 	"slices"
-	"sync"
 	"unsafe"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -23,9 +22,11 @@ type scratch struct {
 	stage                       any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows
 	slotS                       backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
 	idsB, rcB, rhB, rdB, stageB backend.Buffer
-	disk                        []diskRow       // the disk rows of the current gather
+	disk                        []diskRow       // [stageRows] room: the disk rows of the current gather
 	parts                       []placePart     // the placing goroutines' shares (disk_place.go)
-	seen                        map[int32]int32 // a disk vertex's staging row during a merge
+	hostPos                     []int32         // [cap]: the parts' host positions, a share's at its positions
+	diskPos                     []diskRow       // [cap]: the parts' disk rows, likewise
+	seen                        map[int32]int32 // a disk vertex's staging row during a merge, made for stageRows
 }
 
 // diskRow is a row to read: vertex v into row pos.
@@ -38,7 +39,8 @@ type diskRow struct{ v, pos int32 }
 func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 	s := &scratch{cap: capacity, stageRows: stageRows, ids: slotTable(int64(capacity), nil), rc: make([]int32, capacity),
 		rh: slices.Repeat([]int32{int32(hostRows)}, capacity), rd: slices.Repeat([]int32{int32(stageRows)}, capacity), stage: newRows(d.dt, stageRows+1, d.dim),
-		seen: make(map[int32]int32)}
+		disk: make([]diskRow, 0, stageRows), hostPos: make([]int32, capacity), diskPos: make([]diskRow, capacity),
+		seen: make(map[int32]int32, stageRows)}
 	iota := make([]int32, capacity)
 	for i := range iota {
 		iota[i] = int32(i)
@@ -77,60 +79,6 @@ func (s *scratch) free(be backend.Backend) {
 		}
 	}
 	*s = scratch{}
-}
-
-// maxRun is the most adjacent rows one read takes.
-const maxRun = 64
-
-// readRows reads rows[k].v of the file into row rows[k].pos of dst (dt
-// values, made by newRows), converting where the file holds the other
-// type: in the order of the vertices, runs of adjacent ones in one
-// positional read, split among cfg.Readers goroutines. rows is sorted in
-// place.
-func (d *Disk) readRows(dst any, rows []diskRow) error {
-	if len(rows) == 0 {
-		return nil
-	}
-	slices.SortFunc(rows, func(a, b diskRow) int { return int(a.v) - int(b.v) })
-	readers := d.cfg.Readers
-	if readers <= 0 {
-		readers = 16
-	}
-	workers := min(readers, (len(rows)+maxRun-1)/maxRun)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(rows)/workers, (w+1)*len(rows)/workers
-		wg.Go(func() { errs[w] = d.readPart(dst, rows[lo:hi]) })
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// readPart reads rows (sorted by vertex) into dst, a run of adjacent
-// vertices at a time, through a buffer of its own.
-func (d *Disk) readPart(dst any, rows []diskRow) error {
-	rb := int(d.cfg.File.RowBytes())
-	buf := make([]byte, maxRun*rb)
-	for k := 0; k < len(rows); {
-		run := 1
-		for k+run < len(rows) && run < maxRun && rows[k+run].v == rows[k].v+int32(run) {
-			run++
-		}
-		if err := d.cfg.File.ReadRows(buf[:run*rb], int64(rows[k].v)); err != nil {
-			return err
-		}
-		for j := range run {
-			putFileRow(dst, int(rows[k+j].pos), d.dim, buf[j*rb:(j+1)*rb], d.cfg.FileType)
-		}
-		k += run
-	}
-	return nil
 }
 
 // newRows is host room for n rows of width dim of dt (F32 or BF16).

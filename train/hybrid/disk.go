@@ -45,23 +45,54 @@ type EpochTiers struct {
 	DiskTiers
 }
 
-// newDiskStore makes the store of features left on disk (ds.FeatureFile):
-// its host tier holds at most opt.HostMemory bytes of rows (0: every row),
-// host rows.
-func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Options) (_ *featstore.Disk, host int64, err error) {
+// newDiskStore makes the store of features left on disk (ds.FeatureFile),
+// without a host tier until BeforeCapture sizes it under
+// opt.HostMemory (hostRowsWithin).
+func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Options) (*featstore.Disk, error) {
 	if opt.FetchAhead {
-		return nil, 0, fmt.Errorf("fetch-ahead: the rows of a disk tier are read in the step; run without --fetch-ahead")
+		return nil, fmt.Errorf("fetch-ahead: the rows of a disk tier are read in the step; run without --fetch-ahead")
 	}
 	if opt.Hot.Ratio > 0 {
-		return nil, 0, fmt.Errorf("hot-ratio: the hot vertices' CPU reads the whole table in host memory, and %s's features are on disk; use --hot-ratio 0 or more --host-memory", ds.Name)
+		return nil, fmt.Errorf("hot-ratio: the hot vertices' CPU reads the whole table in host memory, and %s's features are on disk; use --hot-ratio 0 or more --host-memory", ds.Name)
 	}
-	f := ds.FeatureFile
-	hostRows := f.Rows
-	if opt.HostMemory > 0 {
-		hostRows = min(f.Rows, opt.HostMemory/(int64(f.Dim)*int64(diskDType(f, opt).Size())))
+	return newDisk(be, ds.FeatureFile, order, 0, opt)
+}
+
+// HostMemoryError says that --host-memory does not hold a disk tier's
+// staging and tables (every disk tier's, for a typed dataset) even with
+// no row in the host tiers.
+type HostMemoryError struct {
+	Asked int64             // --host-memory, in bytes
+	Need  featstore.HostUse // the disk tiers with empty host tiers
+}
+
+func (e *HostMemoryError) Error() string {
+	return fmt.Sprintf("host-memory: %s asked, but the disk tier's staging for the rows of a step needs %s and its tables %s: give at least %s (more for a host tier)",
+		mib(e.Asked), mib(e.Need.Staging), mib(e.Need.Tables), mib(e.Need.Total()))
+}
+
+// hostRowsWithin is the most rows d's host tier may take beside cached
+// rows in the cache so that its host memory (host tier, staging and
+// tables: featstore.Disk.PlanHost) stays within hostMemory bytes (0:
+// every row).
+func hostRowsWithin(d *featstore.Disk, hostMemory int64, cached int) (int64, error) {
+	if hostMemory <= 0 {
+		return d.Rows(), nil
 	}
-	s, err := newDisk(be, f, order, hostRows, opt)
-	return s, hostRows, err
+	h, ok := d.FitHost(hostMemory, cached)
+	if !ok {
+		return 0, &HostMemoryError{Asked: hostMemory, Need: d.PlanHost(cached, 0)}
+	}
+	return h, nil
+}
+
+// checkHostUse refuses a disk tier whose host memory, as filled (use),
+// exceeds hostMemory (0: no cap): PlanHost and Fill disagree.
+func checkHostUse(use featstore.HostUse, hostMemory int64) error {
+	if hostMemory > 0 && use.Total() > hostMemory {
+		return fmt.Errorf("hybrid: the disk tiers hold %s of host memory, over --host-memory %s", mib(use.Total()), mib(hostMemory))
+	}
+	return nil
 }
 
 // diskDType is how a disk store holds f's rows in its cache and host
@@ -77,7 +108,7 @@ func diskDType(f *dataset.FeatureFile, opt Options) backend.DType {
 // takes at most hostRows rows.
 func newDisk(be backend.Backend, f *dataset.FeatureFile, order []int32, hostRows int64, opt Options) (*featstore.Disk, error) {
 	cfg := featstore.DiskConfig{File: f, FileType: f.DType, HostRows: hostRows, Readers: opt.DiskReaders,
-		Progress: progress(opt.Log, f.Path)}
+		Direct: !opt.DiskBuffered, Log: opt.Log, Progress: progress(opt.Log, f.Path)}
 	s, err := featstore.NewDisk(be, cfg, f.Rows, f.Dim, order, diskDType(f, opt))
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: %s: %w", f.Path, err)

@@ -15,16 +15,19 @@ import (
 // TestDiskCUDA: on a GPU, with the features left on disk (rows read by
 // host functions inside the replayed graph into pinned staging), the
 // hybrid run equals the replay run with every row resident bitwise (the
-// deterministic path) whether the host tier holds every row, part of
-// them or none, and follows the CPU's disk-tier run (cpuBound); the rows
+// deterministic path) whether --host-memory holds every row, part of them
+// or none beside the staging and tables (a step whose staging is a share
+// of the rows), and follows the CPU's disk-tier run (cpuBound); the rows
 // by tier add up.
 func TestDiskCUDA(t *testing.T) {
 	gpu := traintest.GPU(t)
 	mem, cfg := tiny(t)
+	cfg = smallStep(cfg)
 	ds := onDisk(t, mem)
 	rowBytes := int64(ds.FeatDim) * 4
 	replay := replayOn(t, gpu, mem, cfg)
-	for _, host := range []int64{0, 3000 * rowBytes, 1} {
+	need := diskNeed(t, ds, cfg, Options{CacheRows: 2000})
+	for _, host := range []int64{0, need + 3000*rowBytes, need} {
 		opt := Options{CacheRows: 2000, HostMemory: host}
 		var st *Stats
 		onGPU := losses(t, func(o train.Options) error {
@@ -38,6 +41,9 @@ func TestDiskCUDA(t *testing.T) {
 		if tr := st.Tiers; tr == nil || tr.CacheRows+tr.HostRows+tr.DiskRows != st.Rows {
 			t.Errorf("host memory %d: tiers %+v do not add up to %d rows", host, st.Tiers, st.Rows)
 		}
+		if host > 0 && st.Placement.Host.Total() > host {
+			t.Errorf("host memory %d: the disk tier holds %+v", host, st.Placement.Host)
+		}
 		onCPU := losses(t, func(o train.Options) error {
 			_, _, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, o, opt)
 			return err
@@ -50,20 +56,26 @@ func TestDiskCUDA(t *testing.T) {
 // left on disk (hetero-tiny: the papers' and fields' three tiers, the
 // other types' learned rows resident) with a quarter of the rows cached
 // equals the typed replay run with every table resident bitwise (the
-// deterministic path), whether the one host budget holds every row, a
-// third of their bytes or none; the rows by tier add up.
+// deterministic path), whether the one host budget holds every row, the
+// stagings and tables and a tenth of the rows' bytes, or those alone (a
+// step whose stagings are a share of the rows); the rows by tier add up.
 func TestTypedDiskCUDA(t *testing.T) {
 	gpu := traintest.GPU(t)
 	mem, cfg := heteroTiny(t)
+	cfg.Batch, cfg.Fanouts = 32, []int{4, 3}
 	ds := typedOnDisk(t, mem)
 	replay := replayOn(t, gpu, mem, cfg)
-	for _, host := range []int64{0, featuredBytes(ds) / 3, 1} {
+	need := diskNeed(t, ds, cfg, Options{CacheRows: 800})
+	for _, host := range []int64{0, need + featuredBytes(ds)/10, need} {
 		got, st, _ := hybridOn(t, gpu, ds, cfg, Options{CacheRows: 800, HostMemory: host})
 		if !slices.Equal(got, replay) {
 			t.Fatalf("host memory %d: typed disk tier\n%v\ntyped replay\n%v", host, got, replay)
 		}
 		if tr := st.Tiers; tr == nil || tr.CacheRows+tr.HostRows+tr.DiskRows != st.Rows || (tr.DiskRows == 0) != (host == 0) {
 			t.Errorf("host memory %d: tiers %+v do not add up to %d rows", host, st.Tiers, st.Rows)
+		}
+		if host > 0 && st.Placement.Host.Total() > host {
+			t.Errorf("host memory %d: the disk tiers hold %+v", host, st.Placement.Host)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -30,41 +31,102 @@ func onDisk(t *testing.T, ds *dataset.Dataset) *dataset.Dataset {
 	return d
 }
 
-// diskCase is a GPU cache and a host tier (bytes; 0: every row), and what
-// the tiers must give: rows from the host tier and from disk, or not.
+// diskCase is a GPU cache, and a host memory budget: 0 (every row), or
+// the bytes the disk tier needs with no host tier row (need, read from
+// the error of a budget too small) plus host rows' bytes, minus under
+// bytes; and what the tiers must give: rows from the host tier and from
+// disk, or not.
 type diskCase struct {
-	cacheRows, hostMemory int64
-	host, disk            bool
+	cacheRows, hostRows, under int64
+	host, disk                 bool
+}
+
+// smallStep is cfg with a step whose conservative envelope (the disk
+// tier's staging) is a share of tiny's rows, so that a host memory budget
+// can hold the staging and part of the rows, or none.
+func smallStep(cfg train.Config) train.Config {
+	cfg.Batch, cfg.Fanouts = 64, []int{5, 5}
+	return cfg
 }
 
 // TestDiskMatchesReplay: with the features left on disk, the hybrid run
 // gives plain replay's losses bit for bit (and so the hybrid run over the
 // table in memory, which TestHybridMatchesReplay holds to the same),
-// whether the host tier holds every row, part of them or none, with and
-// without a GPU cache and in bfloat16 tiers; the rows from the cache, the
-// host tier and the file add up to the rows gathered, in all and per
+// whether --host-memory holds every row, part of them or none beside the
+// staging and tables, with and without a GPU cache, in bfloat16 tiers,
+// and with the rows read through the page cache instead of O_DIRECT;
+// the host memory the disk tier holds (host tier, staging and tables,
+// measured) stays within the budget, its host tier takes exactly the rows
+// the budget leaves, a budget a byte short of the staging and tables is
+// refused naming --host-memory and the bytes; the rows from the cache,
+// the host tier and the file add up to the rows gathered, in all and per
 // epoch, and the plan names all three tiers.
 func TestDiskMatchesReplay(t *testing.T) {
 	mem, cfg := tiny(t)
+	cfg = smallStep(cfg)
 	ds := onDisk(t, mem)
-	rowBytes := int64(ds.FeatDim) * 4
 	want := replayLosses(t, mem, cfg)
 	for _, c := range []diskCase{
-		{2000, 0, true, false}, {2000, 3000 * rowBytes, true, true}, {2000, 1, false, true},
-		{0, 3000 * rowBytes, true, true}, {0, 1, false, true},
+		{2000, -1, 0, true, false}, {2000, ds.FeatureFile.Rows, 0, true, false}, {2000, 3000, 0, true, true},
+		{2000, 0, 0, false, true}, {2000, 0, 1, false, false},
+		{0, 3000, 0, true, true}, {0, 0, 0, false, true},
 	} {
-		t.Run(fmt.Sprint(c.cacheRows, "/", c.hostMemory), func(t *testing.T) {
-			checkDiskRun(t, ds, cfg, Options{CacheRows: c.cacheRows, HostMemory: c.hostMemory}, want, c)
+		t.Run(fmt.Sprint(c.cacheRows, "/", c.hostRows, "-", c.under), func(t *testing.T) {
+			checkDiskBudget(t, ds, cfg, Options{CacheRows: c.cacheRows}, want, c)
 		})
 	}
+	t.Run("buffered", func(t *testing.T) {
+		checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000, DiskBuffered: true}, want, diskCase{2000, 3000, 0, true, true})
+	})
 	t.Run("bfloat16", func(t *testing.T) {
 		bf := *mem
 		bf.RoundFeatures()
-		checkDiskRun(t, onDisk(t, &bf), cfg, Options{CacheRows: 1000, HostMemory: 3000 * rowBytes / 2}, replayLosses(t, &bf, cfg), diskCase{host: true, disk: true})
+		checkDiskBudget(t, onDisk(t, &bf), cfg, Options{CacheRows: 1000}, replayLosses(t, &bf, cfg), diskCase{1000, 3000, 0, true, true})
 	})
 }
 
-func checkDiskRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Options, want []float32, c diskCase) {
+// checkDiskBudget runs diskCase c: its budget from the disk tier's need,
+// refused where it is short of it.
+func checkDiskBudget(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Options, want []float32, c diskCase) {
+	t.Helper()
+	if c.hostRows >= 0 {
+		need := diskNeed(t, ds, cfg, opt)
+		rb := int64(ds.FeatDim) * int64(diskDType(ds.FeatureFile, opt).Size())
+		opt.HostMemory = need + c.hostRows*rb - c.under
+	}
+	if c.under > 0 {
+		_, _, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, train.Options{}, opt)
+		var short *HostMemoryError
+		if !errors.As(err, &short) || short.Asked != opt.HostMemory || !strings.HasPrefix(err.Error(), "host-memory: ") ||
+			!strings.Contains(err.Error(), fmt.Sprintf("(%d bytes)", short.Need.Staging)) {
+			t.Fatalf("a budget %d bytes short: %v", c.under, err)
+		}
+		return
+	}
+	st := checkDiskRun(t, ds, cfg, opt, want, c)
+	p := st.Placement
+	if opt.HostMemory > 0 && p.Host.Total() > opt.HostMemory || p.Host.HostRows != p.HostRows || p.Host.StageRows == 0 && p.DiskRows > 0 {
+		t.Errorf("the disk tier's host memory %+v (%d bytes) over --host-memory %d, or not the plan's %d host rows", p.Host, p.Host.Total(), opt.HostMemory, p.HostRows)
+	}
+	if c.hostRows >= 0 && p.HostRows != min(c.hostRows, p.Rows-p.CacheRows) {
+		t.Errorf("host tier of %d rows, want %d", p.HostRows, c.hostRows)
+	}
+}
+
+// diskNeed is the host memory the disk tier needs with no host tier row,
+// as the error of a budget of one byte says it.
+func diskNeed(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Options) int64 {
+	t.Helper()
+	opt.HostMemory = 1
+	_, _, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, train.Options{}, opt)
+	var short *HostMemoryError
+	if !errors.As(err, &short) || short.Need.Staging <= 0 || short.Need.Tables <= 0 || short.Need.HostRows != 0 {
+		t.Fatalf("a budget of one byte: %v", err)
+	}
+	return short.Need.Total()
+}
+
+func checkDiskRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Options, want []float32, c diskCase) *Stats {
 	t.Helper()
 	var got []float32
 	var log strings.Builder
@@ -100,6 +162,7 @@ func checkDiskRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Optio
 		}
 	}
 	t.Logf("%+v; plan:\n%s", *tr, log.String())
+	return st
 }
 
 // TestDiskRefusals: features in memory larger than --host-memory, and a

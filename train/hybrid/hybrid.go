@@ -44,16 +44,23 @@ type Options struct {
 	// (featstore.Tiered.FetchAhead): for a small cache, whose misses cross
 	// PCIe every step.
 	FetchAhead bool
-	// HostMemory caps the host tier of features left on disk
-	// (dataset.OpenOptions.FeaturesOnDisk), in bytes: the rows after the
-	// cache's in the ranking that fit it stay in host memory, the rest are
-	// read from feat.npy when a step needs them (featstore.Disk); 0: every
-	// row. A typed dataset's types share it by SplitHost. A dataset whose
-	// features are in memory keeps them all there.
+	// HostMemory caps the host memory of features left on disk
+	// (dataset.OpenOptions.FeaturesOnDisk), in bytes: the disk tier's
+	// staging for the rows of a step and its tables first
+	// (featstore.Disk.PlanHost), then the host tier, the rows after the
+	// cache's in the ranking that fit what is left; the rest are read from
+	// feat.npy when a step needs them (featstore.Disk); 0: every row. A
+	// typed dataset's types share what their stagings and tables leave by
+	// SplitHost. Too little for the staging and tables is a
+	// HostMemoryError. A dataset whose features are in memory keeps them
+	// all there.
 	HostMemory int64
 	// DiskReaders are the goroutines that read rows from disk at once; 0:
 	// featstore's default.
 	DiskReaders int
+	// DiskBuffered reads the rows left on disk through the page cache
+	// instead of with O_DIRECT (featstore.DiskConfig.Direct).
+	DiskBuffered bool
 	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
 	Hot    HotOptions
 	Replay train.ReplayOptions
@@ -96,7 +103,6 @@ type Tier struct {
 	graph TopologyPlan    // where the graph is (Run's; zero for a Tier of NewTier)
 	topo  *hostTopology   // the graph under host topology, else nil
 	disk  *featstore.Disk // Store, where the features are on disk
-	host  int64           // the disk store's host tier's rows at most
 	file  string          // the disk store's file
 	epoch *epochs         // the disk tiers per epoch (Run's)
 }
@@ -121,12 +127,12 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 		if cfg.FullEval {
 			return nil, fmt.Errorf("full-eval: layer-wise inference reads the whole table in host memory, and %s's features are on disk", ds.Name)
 		}
-		d, host, err := newDiskStore(be, ds, order, opt)
+		d, err := newDiskStore(be, ds, order, opt)
 		if err != nil {
 			return nil, err
 		}
 		d.Reserve(gatherRows(ds, cfg.Batch, cfg.Fanouts)) // a node step's; Run reserves for the task's seeds
-		return &Tier{Store: d, opt: opt, be: be, disk: d, host: host, file: ds.FeatureFile.Path}, nil
+		return &Tier{Store: d, opt: opt, be: be, disk: d, file: ds.FeatureFile.Path}, nil
 	}
 	store, err := featstore.NewTiered(be, ds.FeatureTable(), ds.FeatDim, order, opt.FeatureDType)
 	if err != nil {
@@ -144,18 +150,23 @@ func (t *Tier) BeforeCapture(env train.EnvelopeReport) error {
 		return err
 	}
 	if t.disk != nil {
-		p.splitHost(t.host, t.opt.HostMemory, t.file)
+		host, err := hostRowsWithin(t.disk, t.opt.HostMemory, int(p.CacheRows))
+		if err != nil {
+			return err
+		}
+		t.disk.SetHostRows(host)
+		p.splitHost(host, t.opt.HostMemory, t.file)
+		p.Host = t.disk.PlanHost(int(p.CacheRows), host)
 	}
 	t.Stats.Placement = p
 	if t.opt.Log != nil {
 		p.Print(t.opt.Log)
 	}
-	if err := t.Store.Fill(int(p.CacheRows)); err != nil || t.disk == nil || t.opt.Log == nil {
+	if err := t.Store.Fill(int(p.CacheRows)); err != nil || t.disk == nil {
 		return err
 	}
-	fmt.Fprintf(t.opt.Log, "  disk tier: staging for %d rows of a step, host memory of both tiers and the gathers' tables %s\n",
-		t.disk.StageRows(), mib(t.disk.HostBytes()))
-	return nil
+	t.Stats.Placement.Host = t.disk.HostUse()
+	return checkHostUse(t.Stats.Placement.Host, t.opt.HostMemory)
 }
 
 // Finish reads the store's counters into Stats (call before the trainer,

@@ -14,6 +14,8 @@ package hybrid
 import (
 	"fmt"
 	"io"
+
+	"github.com/fanout-gnn/fanout/featstore"
 )
 
 // Placement is what goes where under a GPU memory budget, in bytes.
@@ -27,10 +29,13 @@ type Placement struct {
 	CacheRows int64 // rows in the GPU cache
 	HostRows  int64 // rows read from host memory
 	// DiskRows are the rows read from DiskFile when a step needs them
-	// (features left on disk), HostMemory the host tier's cap in bytes.
+	// (features left on disk), HostMemory the cap of the disk tiers' host
+	// memory in bytes, and Host that memory by part (every type's summed):
+	// as planned, then, once filled, as the stores hold it.
 	DiskRows   int64
 	DiskFile   string
 	HostMemory int64
+	Host       featstore.HostUse
 	// Topology is where the graph is (Resident holds its GPU part); zero
 	// where the driver was not told (a Tier of NewTier).
 	Topology TopologyPlan
@@ -134,11 +139,16 @@ func (p Placement) Print(w io.Writer) {
 		fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))
 	}
 	if p.Types != nil && p.HostMemory > 0 {
-		fmt.Fprintf(w, "  (the host tiers' rows are the next ranked by degree per byte that --host-memory %s holds)\n", mib(p.HostMemory))
+		fmt.Fprintf(w, "  (the host tiers' rows are the next ranked by degree per byte that --host-memory %s holds beside the stagings and tables)\n", mib(p.HostMemory))
+	}
+	if p.DiskFile != "" && p.HostMemory > 0 {
+		fmt.Fprintf(w, "  (the host tier's rows are the next ranked that --host-memory %s holds beside the staging and tables)\n", mib(p.HostMemory))
 	}
 	if p.DiskFile != "" {
-		fmt.Fprintf(w, "  (the host tier's rows are the next ranked that --host-memory %s holds)\n", mib(p.HostMemory))
 		fmt.Fprintf(w, "  disk, read from %s when a step needs them, into pinned staging: %d rows, %s\n", p.DiskFile, p.DiskRows, mib(p.DiskRows*p.RowBytes))
+	}
+	if p.Host != (featstore.HostUse{}) {
+		printHost(w, p.Host, p.HostMemory)
 	}
 	for _, t := range p.Types {
 		if t.RowBytes == 0 {
@@ -153,6 +163,16 @@ func (p Placement) Print(w io.Writer) {
 			t.Name, t.CacheRows, t.Rows, percent(t.CacheRows, t.Rows), mib(t.CacheRows*t.RowBytes), t.HostRows, mib(t.HostRows*t.RowBytes), disk)
 	}
 	fmt.Fprintf(w, "  margin: %s; planned peak %s\n", mib(p.Margin), mib(p.Peak()))
+}
+
+// printHost writes the disk tiers' host memory by part and the cap.
+func printHost(w io.Writer, u featstore.HostUse, hostMemory int64) {
+	limit := "no --host-memory"
+	if hostMemory > 0 {
+		limit = "--host-memory " + mib(hostMemory)
+	}
+	fmt.Fprintf(w, "  disk tier's host memory: host tier %d rows, %s; staging for %d rows of a step, %s; tables and read buffers %s; in all %s (%s)\n",
+		u.HostRows, mib(u.HostTier), u.StageRows, mib(u.Staging), mib(u.Tables), mib(u.Total()), limit)
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB (%d bytes)", float64(b)/(1<<20), b) }

@@ -151,8 +151,11 @@ func (tt *typedTiers) BeforeCapture(env train.EnvelopeReport) error {
 			return fmt.Errorf("hybrid: type %s: %w", tt.names[i], err)
 		}
 	}
-	tt.printDisks()
-	return nil
+	if !tt.onDisk() {
+		return nil
+	}
+	tt.Stats.Placement.Host = tt.hostUse()
+	return checkHostUse(tt.Stats.Placement.Host, tt.opt.HostMemory)
 }
 
 // place is the typed placement for resident bytes (of which the step's
@@ -178,7 +181,10 @@ func (tt *typedTiers) place(resident, envelope int64) (Placement, error) {
 		return p, err
 	}
 	take := SplitCache(room, tt.opt.CacheRows, rb, tt.scores)
-	host := tt.splitHost(rb, take)
+	host, use, err := tt.splitHost(rb, take)
+	if err != nil {
+		return p, err
+	}
 	for i, s := range tt.stores {
 		tp := TypePlacement{Name: tt.names[i], RowBytes: rb[i], Rows: tt.counts[i], CacheRows: take[i]}
 		if s != nil {
@@ -194,7 +200,7 @@ func (tt *typedTiers) place(resident, envelope int64) (Placement, error) {
 		p.Types = append(p.Types, tp)
 	}
 	if tt.onDisk() {
-		p.HostMemory = tt.opt.HostMemory
+		p.HostMemory, p.Host = tt.opt.HostMemory, use
 	}
 	if want := tt.opt.CacheRows; want > p.CacheRows {
 		return p, fmt.Errorf("cache-rows: %d rows do not fit: the budget leaves room for %d of the types' rows", want, p.CacheRows)

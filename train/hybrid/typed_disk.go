@@ -2,7 +2,6 @@ package hybrid
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
@@ -36,21 +35,65 @@ func diskStores(disks []*featstore.Disk) []*featstore.Disk {
 func (tt *typedTiers) onDisk() bool { return len(diskStores(tt.disks)) > 0 }
 
 // splitHost shares Options.HostMemory (0: room for every row) among the
-// host tiers of the types whose features are on disk, after their cached
-// rows (cached, SplitCache's), by SplitHost; a type in memory keeps its
-// whole table there and takes none of it.
-func (tt *typedTiers) splitHost(rowBytes, cached []int64) []int64 {
-	scores := make([][]int64, len(tt.scores))
-	room := tt.opt.HostMemory
+// disk stores of the types whose features are on disk, after their cached
+// rows (cached, SplitCache's): first each store's staging and tables with
+// an empty host tier (featstore.Disk.PlanHost), then the rest among their
+// host tiers by SplitHost; a type whose staging holds its rows outside
+// the cache anyway, or one whose last host rows take the staging's room,
+// gets every row. It returns the host tiers' rows and their planned host
+// memory, summed; a type in memory keeps its whole table there and takes
+// none of it.
+func (tt *typedTiers) splitHost(rowBytes, cached []int64) ([]int64, featstore.HostUse, error) {
+	host, scores := make([]int64, len(tt.disks)), make([][]int64, len(tt.scores))
+	var none, all featstore.HostUse
 	for i, d := range tt.disks {
-		if d != nil {
+		if d == nil {
+			continue
+		}
+		lo, hi := d.PlanHost(int(cached[i]), 0), d.PlanHost(int(cached[i]), d.Rows())
+		none, all = none.Add(lo), all.Add(hi)
+		if hi.Total() <= lo.Total() {
+			host[i] = hi.HostRows
+		} else {
 			scores[i] = tt.scores[i]
-			if tt.opt.HostMemory <= 0 {
-				room += d.Rows() * rowBytes[i]
+		}
+	}
+	budget := tt.opt.HostMemory
+	switch {
+	case budget <= 0 || all.Total() <= budget:
+		return tt.planHost(cached, nil)
+	case none.Total() > budget:
+		return nil, none, &HostMemoryError{Asked: budget, Need: none}
+	}
+	split := SplitHost(budget-none.Total(), rowBytes, scores, cached)
+	for i, d := range tt.disks {
+		if scores[i] != nil {
+			host[i] = split[i]
+			if hi := d.PlanHost(int(cached[i]), d.Rows()); hi.Total() <= d.PlanHost(int(cached[i]), host[i]).Total() {
+				host[i] = hi.HostRows
 			}
 		}
 	}
-	return SplitHost(room, rowBytes, scores, cached)
+	return tt.planHost(cached, host)
+}
+
+// planHost is the disk stores' host tiers of host rows (nil: every row)
+// beside cached rows, and their host memory summed.
+func (tt *typedTiers) planHost(cached, host []int64) ([]int64, featstore.HostUse, error) {
+	out := make([]int64, len(tt.disks))
+	var sum featstore.HostUse
+	for i, d := range tt.disks {
+		if d == nil {
+			continue
+		}
+		h := d.Rows()
+		if host != nil {
+			h = host[i]
+		}
+		u := d.PlanHost(int(cached[i]), h)
+		out[i], sum = u.HostRows, sum.Add(u)
+	}
+	return out, sum, nil
 }
 
 // reserveDisks sizes each disk store's gathers for its type's bottom
@@ -75,22 +118,13 @@ func (tt *typedTiers) reserveDisks(tr *train.Trainer, ropt *train.ReplayOptions)
 	return nil
 }
 
-// printDisks says, once the tiers are filled, each disk store's staging
-// and the host memory of every disk tier.
-func (tt *typedTiers) printDisks() {
-	if tt.opt.Log == nil || !tt.onDisk() {
-		return
+// hostUse is the host memory the disk stores hold, summed.
+func (tt *typedTiers) hostUse() featstore.HostUse {
+	var sum featstore.HostUse
+	for _, d := range diskStores(tt.disks) {
+		sum = sum.Add(d.HostUse())
 	}
-	var stage []string
-	var bytes int64
-	for i, d := range tt.disks {
-		if d != nil {
-			stage = append(stage, fmt.Sprintf("%s %d", tt.names[i], d.StageRows()))
-			bytes += d.HostBytes()
-		}
-	}
-	fmt.Fprintf(tt.opt.Log, "  disk tiers: staging for the rows of a step (%s), host memory of the host tiers and the gathers' tables %s\n",
-		strings.Join(stage, ", "), mib(bytes))
+	return sum
 }
 
 // finishDisks reads the disk stores' counters into Stats.Tiers (summed

@@ -53,13 +53,19 @@ func featuredBytes(ds *dataset.Dataset) int64 {
 // (hetero-tiny's two featured types, and three of several widths beside
 // a featureless type's learned rows), the typed hybrid run trains bit for
 // bit as typed replay with every table resident, whether the one
-// --host-memory holds every row, a third of their bytes or none, with a
-// quarter of the rows cached or none; each type's cache, host and disk
-// rows add up to its rows, the host tiers fit the budget, the counters by
-// tier add up to the rows gathered, in all and per epoch, and the plan
-// names every featured type's file.
+// --host-memory holds every row, the disk tiers' stagings and tables and
+// a tenth of the rows' bytes, or those alone (the host tiers then only
+// of the types whose staging would hold their rows anyway), with a
+// quarter of the rows cached or none (a step whose conservative envelope
+// is a share of the rows, so that the stagings hold some of them); a budget a byte short of
+// the stagings and tables is refused naming --host-memory; each type's
+// cache, host and disk rows add up to its rows, the disk tiers' host
+// memory (host tiers, stagings and tables, measured) fits the budget, the
+// counters by tier add up to the rows gathered, in all and per epoch, and
+// the plan names every featured type's file.
 func TestTypedDiskMatchesReplay(t *testing.T) {
 	hetero, cfg := heteroTiny(t)
+	cfg.Batch, cfg.Fanouts = 32, []int{4, 3}
 	for _, mem := range []*dataset.Dataset{hetero, threeFeatured(hetero)} {
 		ds := typedOnDisk(t, mem)
 		want := replayLosses(t, mem, cfg)
@@ -69,27 +75,60 @@ func TestTypedDiskMatchesReplay(t *testing.T) {
 				rows += vt.Count
 			}
 		}
-		third := featuredBytes(ds) / 3
+		tenth := featuredBytes(ds) / 10
 		for _, c := range []struct {
 			cacheRows, hostMemory int64
 			host, disk            bool
 		}{
-			{rows / 4, 0, true, false}, {rows / 4, third, true, true}, {rows / 4, 1, false, true},
-			{0, third, true, true}, {0, 1, false, true},
+			{rows / 4, -1, true, false}, {rows / 4, tenth, true, true}, {rows / 4, 0, false, true},
+			{0, tenth, true, true}, {0, 0, false, true}, {0, -2, false, false},
 		} {
 			t.Run(fmt.Sprint(mem.Name, "/", c.cacheRows, "/", c.hostMemory), func(t *testing.T) {
-				got, st, plan := typedHybrid(t, ds, cfg, Options{CacheRows: c.cacheRows, HostMemory: c.hostMemory})
+				opt := Options{CacheRows: c.cacheRows}
+				if c.hostMemory >= 0 || c.hostMemory == -2 {
+					opt.HostMemory = diskNeed(t, ds, cfg, opt) + max(c.hostMemory, -1)
+				}
+				if c.hostMemory == -2 {
+					_, _, err := Run(context.Background(), record.New(cpu.New(1)), ds, cfg, train.Options{}, opt)
+					if err == nil || !strings.HasPrefix(err.Error(), "host-memory: ") || strings.Contains(err.Error(), "\n") {
+						t.Fatalf("a budget a byte short: %v", err)
+					}
+					return
+				}
+				got, st, plan := typedHybrid(t, ds, cfg, opt)
 				if !slices.Equal(got, want) {
 					t.Fatalf("typed disk tier:\n%v\ntyped replay:\n%v", got, want)
 				}
-				checkTypedTiers(t, ds, cfg, st, plan, c.hostMemory)
+				checkTypedTiers(t, ds, cfg, st, plan, opt.HostMemory)
 				tr := st.Tiers
+				if c.hostMemory == 0 {
+					tr = noHostTier(t, st, tr)
+				}
 				if (tr.HostRows > 0) != c.host || (tr.DiskRows > 0) != c.disk || (tr.CacheRows > 0) != (c.cacheRows > 0) {
 					t.Errorf("rows by tier %+v, want host %t, disk %t", *tr, c.host, c.disk)
 				}
 			})
 		}
 	}
+}
+
+// noHostTier checks that a run whose budget holds the stagings and tables
+// alone gave host tiers only to types whose every row outside the cache
+// is in it (their staging would have held them), and is the tiers' rows
+// with the host rows counted as none where so.
+func noHostTier(t *testing.T, st *Stats, tr *DiskTiers) *DiskTiers {
+	t.Helper()
+	for _, tp := range st.Placement.Types {
+		if tp.HostRows > 0 && tp.DiskRows > 0 {
+			t.Errorf("%s: a host tier of %d rows beside %d on disk, from a budget of no host rows", tp.Name, tp.HostRows, tp.DiskRows)
+		}
+	}
+	if st.Placement.DiskRows == 0 {
+		return tr
+	}
+	out := *tr
+	out.HostRows = 0
+	return &out
 }
 
 // checkTypedTiers checks a typed disk run's placement, counters and plan.
@@ -109,8 +148,9 @@ func checkTypedTiers(t *testing.T, ds *dataset.Dataset, cfg train.Config, st *St
 			t.Errorf("the plan does not name %s's file:\n%s", vt.Name, plan)
 		}
 	}
-	if hostMemory > 0 && hostBytes > hostMemory {
-		t.Errorf("host tiers of %d bytes, over --host-memory %d", hostBytes, hostMemory)
+	use := st.Placement.Host
+	if hostMemory > 0 && use.Total() > hostMemory || use.HostTier < hostBytes || use.HostRows != st.Placement.HostRows {
+		t.Errorf("host tiers of %d bytes (%d rows), disk tiers' host memory %+v (%d bytes), over --host-memory %d", hostBytes, st.Placement.HostRows, use, use.Total(), hostMemory)
 	}
 	tr := st.Tiers
 	if tr == nil || tr.CacheRows+tr.HostRows+tr.DiskRows != st.Rows || st.HostRows != tr.HostRows+tr.DiskRows || st.Rows == 0 {

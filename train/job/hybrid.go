@@ -26,7 +26,7 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 		return hybrid.Options{}, err
 	}
 	h := j.Hybrid
-	hopt := hybrid.Options{CacheRows: int64(h.CacheRows), Threads: j.Threads, Log: log, Replay: j.Replay, FeatureDType: dt, FetchAhead: h.FetchAhead,
+	hopt := hybrid.Options{CacheRows: int64(h.CacheRows), Threads: j.Threads, Log: log, Replay: j.Replay, FeatureDType: dt, FetchAhead: h.FetchAhead, DiskBuffered: h.DiskBuffered,
 		Hot: hybrid.HotOptions{Ratio: h.HotRatio, Staleness: h.Staleness, SuperBatch: h.SuperBatch, Outputs: h.HotOutputs,
 			NewCPU: func() (backend.Backend, error) { return cpu.New(j.Threads), nil }}}
 	if h.GPUMemory != "" {

@@ -17,14 +17,16 @@ import (
 // TestHostMemoryJob: --host-memory below the size of a dataset
 // directory's feat.npy leaves the features on disk, and the hybrid run
 // trains as replay does, epoch for epoch, saying the three tiers and the
-// rows read from each; above it the features are opened as today. A bad
-// size, another mode, a generated preset and a truncated feat.npy are
-// errors of one line naming the flag or the file and the manifest's
-// fields.
+// rows read from each; above it the features are opened as today. (The
+// step is smaller than the preset's, whose conservative envelope, the
+// disk tier's staging, is every row of tiny.) A bad size, another mode,
+// a generated preset, a truncated feat.npy and a size that does not hold
+// the disk tier's staging and tables are errors of one line naming the
+// flag or the file and the manifest's fields.
 func TestHostMemoryJob(t *testing.T) {
 	p, ds, dir := writePreset(t, "tiny")
 	cfg := PresetConfig(p)
-	cfg.Epochs = 2
+	cfg.Epochs, cfg.Batch, cfg.Fanouts = 2, 64, []int{5, 5}
 	j := Job{Config: cfg, Source: Source{Data: dir}, Device: "cpu", Threads: 2, Mode: train.Replay}
 	_, want := losses(t, j)
 	// The command line's --hot-ratio auto: with the features on disk the
@@ -33,7 +35,7 @@ func TestHostMemoryJob(t *testing.T) {
 		size   string
 		onDisk bool
 		hot    string
-	}{{"512KiB", true, "auto"}, {"1GiB", false, "0"}} {
+	}{{"1536KiB", true, "auto"}, {"1GiB", false, "0"}} {
 		var log strings.Builder
 		k := j
 		k.Mode, k.Log, k.Hybrid = train.Hybrid, &log, HybridSettings{CacheRows: 500, HotSpec: c.hot, HotAuto: c.hot == "auto", HostMemory: c.size}
@@ -52,7 +54,8 @@ func TestHostMemoryJob(t *testing.T) {
 		want string
 	}{
 		{func(j *Job) { j.Hybrid.HostMemory = "lots" }, `host-memory: "lots" is not a size`},
-		{func(j *Job) { j.Mode = train.Replay }, "host-memory: \"512KiB\" caps the hybrid mode's host tier of features, and the mode is replay"},
+		{func(j *Job) { j.Hybrid.HostMemory = "256KiB" }, "host-memory: 0.2 MiB (262144 bytes) asked, but the disk tier's staging for the rows of a step needs"},
+		{func(j *Job) { j.Mode = train.Replay }, "host-memory: \"1536KiB\" caps the hybrid mode's host tier of features, and the mode is replay"},
 		{func(j *Job) { j.Source = Source{Preset: "tiny"} }, "host-memory: a disk tier reads the features of a dataset directory (--data)"},
 		{func(j *Job) {
 			cut := filepath.Join(t.TempDir(), "cut")
@@ -62,11 +65,11 @@ func TestHostMemoryJob(t *testing.T) {
 			if err := os.Truncate(filepath.Join(cut, "feat.npy"), 1<<20); err != nil {
 				t.Fatal(err)
 			}
-			j.Source.Data = cut
+			j.Source.Data, j.Hybrid.HostMemory = cut, "512KiB"
 		}, "feat.npy: truncated: 1048576 bytes, but manifest.yaml says num_nodes = 16384, feat_dim = 32"},
 	} {
 		k := j
-		k.Log, k.Mode, k.Hybrid = &strings.Builder{}, train.Hybrid, HybridSettings{CacheRows: 500, HotSpec: "0", HostMemory: "512KiB"}
+		k.Log, k.Mode, k.Hybrid = &strings.Builder{}, train.Hybrid, HybridSettings{CacheRows: 500, HotSpec: "0", HostMemory: "1536KiB"}
 		c.edit(&k)
 		if _, err := Run(context.Background(), k); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v, want one line naming %q", err, c.want)

@@ -71,6 +71,9 @@ type HybridSettings struct {
 	// the whole table): larger features stay in the dataset's feat.npy,
 	// read when a step needs them (hybrid.Options.HostMemory).
 	HostMemory string
+	// DiskBuffered reads the rows left on disk through the page cache
+	// instead of with O_DIRECT (hybrid.Options.DiskBuffered).
+	DiskBuffered bool
 }
 
 // Placement is how several devices hold the graph and the features.
