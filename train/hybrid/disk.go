@@ -41,7 +41,7 @@ type DiskTiers struct {
 // EpochTiers are one epoch's rows and bytes per tier (training and
 // evaluation, read at the first step of the next epoch or at the end).
 type EpochTiers struct {
-	Epoch int `json:"epoch"`
+	Epoch int `json:"epoch"` // 1-based, as train.EpochStats's
 	DiskTiers
 }
 
@@ -184,7 +184,7 @@ func (e *epochs) mark(epoch int) error {
 	if err != nil {
 		return err
 	}
-	e.out = append(e.out, EpochTiers{Epoch: e.epoch, DiskTiers: now.sub(e.last)})
+	e.out = append(e.out, EpochTiers{Epoch: e.epoch + 1, DiskTiers: now.sub(e.last)})
 	e.epoch, e.last = epoch, now
 	return nil
 }

@@ -147,7 +147,10 @@ func checkDiskRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Optio
 		t.Errorf("rows by tier %+v, want host %t, disk %t", tr, c.host, c.disk)
 	}
 	var sum DiskTiers
-	for _, e := range st.Epochs {
+	for i, e := range st.Epochs {
+		if e.Epoch != i+1 {
+			t.Errorf("epoch %d of the tiers' figures is numbered %d, want %d (1-based, as the run's epochs)", i, e.Epoch, i+1)
+		}
 		sum.CacheRows += e.CacheRows
 		sum.HostRows += e.HostRows
 		sum.DiskRows += e.DiskRows
