@@ -38,32 +38,40 @@ func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, he
 	}
 	v, cf, o := ck.blk, ck.coef, ck.out
 	bip, dstCap, w := blk.Bipartite, blk.NumDst.Cap, heads*in
-	b.rows(v.nDst, max(1, 1024/w), func(lo, hi int) {
-		r := sharedRows{x: ck.x, in: in, tmp: make([]float32, in)}
+	b.sharedDst(v, ck.x, in, 1024/w, func(i int, r *sharedRows) {
+		oi := o[i*w : (i+1)*w]
+		if bip {
+			clear(oi)
+		} else {
+			xr := r.row(i)
+			for h := range heads {
+				sc := cf[i*heads+h]
+				for f, xv := range xr {
+					oi[h*in+f] = sc * xv
+				}
+			}
+		}
+		e0, e1 := v.edges(i)
+		for e := e0; e < e1; e++ {
+			j := int(v.indices[e])
+			if j < 0 || j >= v.nSrc {
+				continue
+			}
+			xr := r.row(j)
+			for h := range heads {
+				vec.Axpy(cf[(dstCap+e)*heads+h], xr, oi[h*in:(h+1)*in])
+			}
+		}
+	})
+}
+
+// sharedDst runs fn for every live destination of v, split among the
+// threads in chunks of at least grain, each with a reader of x's rows.
+func (b *Backend) sharedDst(v blockView, x *buffer, in, grain int, fn func(i int, r *sharedRows)) {
+	b.rows(v.nDst, max(1, grain), func(lo, hi int) {
+		r := sharedRows{x: x, in: in, tmp: make([]float32, in)}
 		for i := lo; i < hi; i++ {
-			oi := o[i*w : (i+1)*w]
-			if bip {
-				clear(oi)
-			} else {
-				xr := r.row(i)
-				for h := range heads {
-					sc := cf[i*heads+h]
-					for f, xv := range xr {
-						oi[h*in+f] = sc * xv
-					}
-				}
-			}
-			e0, e1 := v.edges(i)
-			for e := e0; e < e1; e++ {
-				j := int(v.indices[e])
-				if j < 0 || j >= v.nSrc {
-					continue
-				}
-				xr := r.row(j)
-				for h := range heads {
-					vec.Axpy(cf[(dstCap+e)*heads+h], xr, oi[h*in:(h+1)*in])
-				}
-			}
+			fn(i, &r)
 		}
 	})
 }
@@ -79,28 +87,25 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 	}
 	v, d, dc := ck.blk, ck.dout, ck.dcoef
 	bip, dstCap, w := blk.Bipartite, blk.NumDst.Cap, heads*in
-	b.rows(v.nDst, max(1, 256/w), func(lo, hi int) {
-		r := sharedRows{x: ck.x, in: in, tmp: make([]float32, in)}
-		for i := lo; i < hi; i++ {
-			e0, e1 := v.edges(i)
-			di := d[i*w : (i+1)*w]
-			for k := 0; k <= e1-e0; k++ {
-				j, row := i, i
-				if k > 0 {
-					j, row = int(v.indices[e0+k-1]), dstCap+e0+k-1
+	b.sharedDst(v, ck.x, in, 256/w, func(i int, r *sharedRows) {
+		e0, e1 := v.edges(i)
+		di := d[i*w : (i+1)*w]
+		for k := 0; k <= e1-e0; k++ {
+			j, row := i, i
+			if k > 0 {
+				j, row = int(v.indices[e0+k-1]), dstCap+e0+k-1
+			}
+			if j < 0 || j >= v.nSrc || (k == 0 && bip) {
+				clear(dc[row*heads : (row+1)*heads])
+				continue
+			}
+			xr := r.row(j)
+			for h := range heads {
+				var s float64
+				for f, xv := range xr {
+					s += float64(di[h*in+f]) * float64(xv)
 				}
-				if j < 0 || j >= v.nSrc || (k == 0 && bip) {
-					clear(dc[row*heads : (row+1)*heads])
-					continue
-				}
-				xr := r.row(j)
-				for h := range heads {
-					var s float64
-					for f, xv := range xr {
-						s += float64(di[h*in+f]) * float64(xv)
-					}
-					dc[row*heads+h] = float32(s)
-				}
+				dc[row*heads+h] = float32(s)
 			}
 		}
 	})
