@@ -55,6 +55,15 @@ type Config struct {
 	// AttnDropout is GAT's dropout probability on the attention
 	// coefficients during training, in [0, 1) (0 for the other kinds).
 	AttnDropout float32
+	// GATAggregateFirst computes GAT's bottom layer in its aggregate-first
+	// form (gat_first.go): the input rows aggregated per head, then
+	// projected, instead of every source projected, then aggregated; fewer
+	// bytes per edge where the input is narrower than the layer's output.
+	// The same parameters and results to float32 rounding. It applies
+	// where the bottom layer concatenates its heads (more than one layer,
+	// or a jumping knowledge's head) and InDim < Hidden, and is ignored
+	// elsewhere; KindGAT only.
+	GATAggregateFirst bool `json:",omitempty"`
 	// BF16Activations keeps a hidden layer's output (after bias,
 	// activation and dropout) as bfloat16 where the next layer reads it so
 	// (GraphSAGE's concatenation widens it as it reads): half the bytes
@@ -151,6 +160,9 @@ func (c Config) Validate() error {
 // validateGAT checks Heads, OutHeads and AttnDropout: GAT's and RGAT's,
 // or zero for the others.
 func (c Config) validateGAT() error {
+	if c.GATAggregateFirst && c.Kind != KindGAT {
+		return fmt.Errorf("nn: config GATAggregateFirst: only %q has an aggregate-first bottom layer, not %q", KindGAT, c.Kind)
+	}
 	if !attends(c.Kind) {
 		if c.Heads != 0 || c.OutHeads != 0 || c.AttnDropout != 0 {
 			return fmt.Errorf("nn: config Heads %d, OutHeads %d, AttnDropout %v: only %q and %q have attention", c.Heads, c.OutHeads, c.AttnDropout, KindGAT, KindRGAT)

@@ -24,7 +24,8 @@ const gatSlope = 0.2
 // Classes; Veličković et al. use one on Cora, PyG's GAT model Heads). Unlike
 // GCN and GIN, no rescaling by full over sampled degree: the softmax
 // normalises over whatever neighbours were sampled (with all of them it is
-// GATConv exactly).
+// GATConv exactly). With Config.GATAggregateFirst the bottom layer
+// computes the same in its aggregate-first form (gat_first.go).
 //
 // Parameters (row-major float32), named for the mapping to PyG's GATConv:
 // layerN.w [in, heads·dim], whose transpose is lin.weight [heads·dim, in]
@@ -45,6 +46,8 @@ type gatLayer struct {
 	attDst      *Param  // [heads, dim]
 	b           *Param  // [out]
 	forwardOnly bool    // an inference copy: no gradient workspaces
+	aggFirst    bool    // the aggregate-first form (gat_first.go): no projection of the sources
+	first       gatFirst
 
 	ws    workspace
 	caps  Caps
@@ -65,7 +68,7 @@ func newGAT(be backend.Backend, pa *paramAlloc, l, in int, cfg Config, seed uint
 	if err != nil {
 		return nil, err
 	}
-	g := &gatLayer{be: be, att: att, l: l, in: in, p: cfg.AttnDropout, ws: workspace{be: be}}
+	g := &gatLayer{be: be, att: att, l: l, in: in, p: cfg.AttnDropout, ws: workspace{be: be}, aggFirst: cfg.aggregatesFirst(l, in)}
 	_, out := cfg.dims(l)
 	g.heads, g.dim, g.mean = cfg.headDims(l, out)
 	mk := func(p **Param, name string, shape ...int) {
@@ -97,6 +100,10 @@ func (g *gatLayer) bias() *Param     { return g.b }
 func (g *gatLayer) reserve(c Caps) error {
 	g.ws.release()
 	g.caps = c
+	if g.aggFirst {
+		g.reserveFirst(c)
+		return g.ws.done()
+	}
 	H, w := g.heads, g.heads*g.dim
 	g.z = g.ws.alloc("gat projection", backend.F32, c.Src*w)
 	g.el = g.ws.alloc("gat source scores", backend.F32, c.Src*H)
@@ -121,15 +128,19 @@ func (g *gatLayer) prepare(blk *backend.Block, deg backend.Buffer) {}
 // destinations' vertex ids.
 func (g *gatLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	be, H, D := g.be, g.heads, g.dim
-	be.Linear(x, blk.NumSrc, g.w.W, g.in, H*D, g.z, false)
-	g.att.HeadDot(g.z, blk.NumSrc, H, D, g.attSrc.W, g.el)
-	g.att.HeadDot(g.z, blk.NumDst, H, D, g.attDst.W, g.er)
 	g.lastP, g.lastR = 0, backend.Rand{}
 	if ps.train && g.p > 0 {
 		g.lastP, g.lastR = g.p, ps.rand
 		g.lastR.Stream = attnDropoutStream + uint32(g.l)
 		g.lastR.Keys = blk.SrcIDs // destination i is source i: masks keyed by vertex id
 	}
+	if g.aggFirst {
+		g.forwardFirst(blk, x, h)
+		return
+	}
+	be.Linear(x, blk.NumSrc, g.w.W, g.in, H*D, g.z, false)
+	g.att.HeadDot(g.z, blk.NumSrc, H, D, g.attSrc.W, g.el)
+	g.att.HeadDot(g.z, blk.NumDst, H, D, g.attDst.W, g.er)
 	g.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
 	g.att.HeadAggregate(blk, g.coef, g.z, H, D, g.mean, h, false)
 }
@@ -140,6 +151,10 @@ func (g *gatLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 // forward.
 func (g *gatLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	be, H, D := g.be, g.heads, g.dim
+	if g.aggFirst { // the bottom layer (aggregatesFirst), whose dx the model never asks for
+		g.backwardFirst(blk, x, dh)
+		return
+	}
 	be.Fill(g.dz, 0)
 	g.att.HeadAggregateBackward(blk, g.coef, g.z, dh, H, D, g.mean, g.dcoef, g.dz)
 	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)

@@ -163,10 +163,15 @@ func TestGATEvalNoAttentionDropout(t *testing.T) {
 }
 
 // TestLayerWork: GAT's products run over every source (the projection
-// precedes the attention) and its top layer projects to every output head.
+// precedes the attention) and its top layer projects to every output head;
+// its aggregate-first bottom layer projects the destinations' aggregates.
 func TestLayerWork(t *testing.T) {
 	gat := Config{Kind: KindGAT, InDim: 10, Hidden: 8, Classes: 3, Layers: 2, Heads: 4, OutHeads: 2}
 	sage := Config{Kind: KindSAGE, InDim: 10, Hidden: 8, Classes: 3, Layers: 2}
+	// Aggregate first: 6 input columns per head, projected by the
+	// block-diagonal [4·6, 8] at the destinations; scores x·u at every row.
+	first := gat
+	first.InDim, first.GATAggregateFirst = 6, true
 	for _, tc := range []struct {
 		cfg  Config
 		l    int
@@ -175,6 +180,7 @@ func TestLayerWork(t *testing.T) {
 		{sage, 0, Work{FLOP: 2 * 5 * 2 * 10 * 8, AggWidth: 10}},
 		{gat, 0, Work{FLOP: 2 * 7 * 10 * 8, AggWidth: 8}},
 		{gat, 1, Work{FLOP: 2 * 7 * 8 * 2 * 3, AggWidth: 6}},
+		{first, 0, Work{FLOP: 2*5*(4*6)*8 + 2*(7+5)*6*4, AggWidth: 6}},
 	} {
 		if got := tc.cfg.LayerWork(tc.l, 5, 7); got != tc.want {
 			t.Errorf("%s layer %d: %+v, want %+v", tc.cfg.Kind, tc.l, got, tc.want)

@@ -12,7 +12,10 @@ type Work struct {
 // sources. SAGE multiplies [x_i | mean] by [W_self; W_neigh]; GCN (taken as
 // aggregating first) and GIN's first MLP layer multiply the aggregation by
 // W, GIN's second multiplies by W2; GAT projects every source by W (heads
-// times per-head width columns) and aggregates the projected rows.
+// times per-head width columns) and aggregates the projected rows, or in
+// its aggregate-first bottom layer (Config.GATAggregateFirst) scores the
+// sources' input rows, aggregates them per head and projects the
+// destinations' aggregates by the block-diagonal W.
 func (c Config) LayerWork(l int, dst, src float64) Work {
 	in, out := c.dims(l)
 	fi, fo := float64(in), float64(out)
@@ -22,6 +25,10 @@ func (c Config) LayerWork(l int, dst, src float64) Work {
 	case KindGIN:
 		return Work{FLOP: 2 * dst * (fi*fo + fo*fo), AggWidth: in}
 	case KindGAT:
+		if c.aggregatesFirst(l, in) {
+			hin := float64(c.Heads * in)
+			return Work{FLOP: 2*dst*hin*fo + 2*(src+dst)*fi*float64(c.Heads), AggWidth: in}
+		}
 		width := out
 		if !c.hiddenOut(l) {
 			width = c.OutHeads * out // every head maps to the classes

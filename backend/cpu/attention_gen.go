@@ -224,3 +224,121 @@ func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout b
 	}
 	return c, ck
 }
+
+// sharedAggregateArgs are SharedAggregate's arguments as checkSharedAggregate returns them.
+type sharedAggregateArgs struct {
+	blk  blockView
+	coef []float32
+	x    *buffer
+	out  []float32
+}
+
+// checkSharedAggregate begins a call of SharedAggregate (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSharedAggregate(blk *backend.Block, coef, x backend.Buffer, heads, in int, out backend.Buffer) (c call, ck sharedAggregateArgs) {
+	c = b.begin("SharedAggregate")
+	ck.blk = c.block("blk", blk)
+	c.check(backend.CheckDim("heads", heads))
+	if c.ok {
+		ck.coef = c.f32("coef", coef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
+	}
+	c.check(backend.CheckDim("in", in))
+	if c.ok {
+		ck.x = c.typed("x", x, blk.NumSrc.Cap*in, backend.F32, backend.BF16)
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok {
+		ck.out = c.f32("out", out, blk.NumDst.Cap*heads*in)
+	}
+	return c, ck
+}
+
+// sharedAggregateBackwardArgs are SharedAggregateBackward's arguments as checkSharedAggregateBackward returns them.
+type sharedAggregateBackwardArgs struct {
+	blk   blockView
+	x     *buffer
+	dout  []float32
+	dcoef []float32
+}
+
+// checkSharedAggregateBackward begins a call of SharedAggregateBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSharedAggregateBackward(blk *backend.Block, x, dout backend.Buffer, heads, in int, dcoef backend.Buffer) (c call, ck sharedAggregateBackwardArgs) {
+	c = b.begin("SharedAggregateBackward")
+	ck.blk = c.block("blk", blk)
+	c.check(backend.CheckDim("heads", heads))
+	c.check(backend.CheckDim("in", in))
+	if c.ok {
+		ck.x = c.typed("x", x, blk.NumSrc.Cap*in, backend.F32, backend.BF16)
+	}
+	if c.ok {
+		ck.dout = c.f32("dout", dout, blk.NumDst.Cap*heads*in)
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok {
+		ck.dcoef = c.f32("dcoef", dcoef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
+	}
+	return c, ck
+}
+
+// blockDiagArgs are BlockDiag's arguments as checkBlockDiag returns them.
+type blockDiagArgs struct {
+	w   []float32
+	wbd []float32
+}
+
+// checkBlockDiag begins a call of BlockDiag (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBlockDiag(w backend.Buffer, in, heads, dim int, wbd backend.Buffer) (c call, ck blockDiagArgs) {
+	c = b.begin("BlockDiag")
+	c.check(backend.CheckDim("in", in))
+	c.check(backend.CheckDim("heads", heads))
+	c.check(backend.CheckDim("dim", dim))
+	ck.w = c.f32("w", w, in*heads*dim)
+	if c.ok {
+		c.check(backend.CheckWidth(heads, dim))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads*in, heads*dim))
+	}
+	ck.wbd = c.f32("wbd", wbd, heads*in*heads*dim)
+	return c, ck
+}
+
+// blockDiagBackwardArgs are BlockDiagBackward's arguments as checkBlockDiagBackward returns them.
+type blockDiagBackwardArgs struct {
+	dwbd []float32
+	dw   []float32
+}
+
+// checkBlockDiagBackward begins a call of BlockDiagBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBlockDiagBackward(dwbd backend.Buffer, in, heads, dim int, dw backend.Buffer) (c call, ck blockDiagBackwardArgs) {
+	c = b.begin("BlockDiagBackward")
+	c.check(backend.CheckDim("in", in))
+	c.check(backend.CheckDim("heads", heads))
+	c.check(backend.CheckDim("dim", dim))
+	ck.dwbd = c.f32("dwbd", dwbd, heads*in*heads*dim)
+	if c.ok {
+		c.check(backend.CheckWidth(heads, dim))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads*in, heads*dim))
+	}
+	ck.dw = c.f32("dw", dw, in*heads*dim)
+	return c, ck
+}

@@ -362,3 +362,173 @@ func (c *call) launchHeadAggGather(a *headAggregateBackwardArgs, srcPtr, perm, e
 		flag(bip).i32(a.heads).i32(a.dim).flag(a.mean).ptr(a.coef.addr()).ptr(a.dout.addr()).ptr(a.dx.addr())
 	c.launch("head_agg_gather", grid, block, smem)
 }
+
+// sharedAggregateArgs are SharedAggregate's arguments as checkSharedAggregate returns them.
+type sharedAggregateArgs struct {
+	blk   blockArgs
+	heads int
+	coef  *buffer
+	in    int
+	x     *buffer
+	out   *buffer
+}
+
+// checkSharedAggregate begins a call of SharedAggregate (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSharedAggregate(blk *backend.Block, coef, x backend.Buffer, heads, in int, out backend.Buffer) (c call, ck sharedAggregateArgs) {
+	c = b.begin("SharedAggregate")
+	ck.blk = c.block("blk", blk)
+	ck.heads = heads
+	c.check(backend.CheckDim("heads", heads))
+	if c.ok {
+		ck.coef = c.buf("coef", coef, backend.F32, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
+	}
+	ck.in = in
+	c.check(backend.CheckDim("in", in))
+	if c.ok {
+		ck.x = c.typed("x", x, blk.NumSrc.Cap*in, backend.F32, backend.BF16)
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok {
+		ck.out = c.buf("out", out, backend.F32, blk.NumDst.Cap*heads*in)
+	}
+	return c, ck
+}
+
+// launchSharedAgg launches shared_agg (kernels/gat_first.cu)
+// with SharedAggregate's checked arguments, its parameters in the kernel's order.
+func (c *call) launchSharedAgg(a *sharedAggregateArgs, bip, bf16 bool, grid, block dim3, smem int) {
+	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).i32(a.heads).i32(a.in).
+		ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+	c.launch("shared_agg", grid, block, smem)
+}
+
+// sharedAggregateBackwardArgs are SharedAggregateBackward's arguments as checkSharedAggregateBackward returns them.
+type sharedAggregateBackwardArgs struct {
+	blk   blockArgs
+	heads int
+	in    int
+	x     *buffer
+	dout  *buffer
+	dcoef *buffer
+}
+
+// checkSharedAggregateBackward begins a call of SharedAggregateBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSharedAggregateBackward(blk *backend.Block, x, dout backend.Buffer, heads, in int, dcoef backend.Buffer) (c call, ck sharedAggregateBackwardArgs) {
+	c = b.begin("SharedAggregateBackward")
+	ck.blk = c.block("blk", blk)
+	ck.heads = heads
+	c.check(backend.CheckDim("heads", heads))
+	ck.in = in
+	c.check(backend.CheckDim("in", in))
+	if c.ok {
+		ck.x = c.typed("x", x, blk.NumSrc.Cap*in, backend.F32, backend.BF16)
+	}
+	if c.ok {
+		ck.dout = c.buf("dout", dout, backend.F32, blk.NumDst.Cap*heads*in)
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok {
+		ck.dcoef = c.buf("dcoef", dcoef, backend.F32, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
+	}
+	return c, ck
+}
+
+// launchSharedAggBwd launches shared_agg_bwd (kernels/gat_first.cu)
+// with SharedAggregateBackward's checked arguments, its parameters in the kernel's order.
+func (c *call) launchSharedAggBwd(a *sharedAggregateBackwardArgs, bip, bf16 bool, grid, block dim3, smem int) {
+	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).i32(a.heads).i32(a.in).
+		ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
+	c.launch("shared_agg_bwd", grid, block, smem)
+}
+
+// blockDiagArgs are BlockDiag's arguments as checkBlockDiag returns them.
+type blockDiagArgs struct {
+	in    int
+	heads int
+	dim   int
+	w     *buffer
+	wbd   *buffer
+}
+
+// checkBlockDiag begins a call of BlockDiag (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBlockDiag(w backend.Buffer, in, heads, dim int, wbd backend.Buffer) (c call, ck blockDiagArgs) {
+	c = b.begin("BlockDiag")
+	ck.in = in
+	c.check(backend.CheckDim("in", in))
+	ck.heads = heads
+	c.check(backend.CheckDim("heads", heads))
+	ck.dim = dim
+	c.check(backend.CheckDim("dim", dim))
+	ck.w = c.buf("w", w, backend.F32, in*heads*dim)
+	if c.ok {
+		c.check(backend.CheckWidth(heads, dim))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads*in, heads*dim))
+	}
+	ck.wbd = c.buf("wbd", wbd, backend.F32, heads*in*heads*dim)
+	return c, ck
+}
+
+// launchBlockDiag launches block_diag (kernels/gat_first.cu)
+// with BlockDiag's checked arguments, its parameters in the kernel's order.
+func (c *call) launchBlockDiag(a *blockDiagArgs, grid, block dim3, smem int) {
+	c.args().ptr(a.w.addr()).i32(a.in).i32(a.heads).i32(a.dim).ptr(a.wbd.addr())
+	c.launch("block_diag", grid, block, smem)
+}
+
+// blockDiagBackwardArgs are BlockDiagBackward's arguments as checkBlockDiagBackward returns them.
+type blockDiagBackwardArgs struct {
+	in    int
+	heads int
+	dim   int
+	dwbd  *buffer
+	dw    *buffer
+}
+
+// checkBlockDiagBackward begins a call of BlockDiagBackward (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkBlockDiagBackward(dwbd backend.Buffer, in, heads, dim int, dw backend.Buffer) (c call, ck blockDiagBackwardArgs) {
+	c = b.begin("BlockDiagBackward")
+	ck.in = in
+	c.check(backend.CheckDim("in", in))
+	ck.heads = heads
+	c.check(backend.CheckDim("heads", heads))
+	ck.dim = dim
+	c.check(backend.CheckDim("dim", dim))
+	ck.dwbd = c.buf("dwbd", dwbd, backend.F32, heads*in*heads*dim)
+	if c.ok {
+		c.check(backend.CheckWidth(heads, dim))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads*in, heads*dim))
+	}
+	ck.dw = c.buf("dw", dw, backend.F32, in*heads*dim)
+	return c, ck
+}
+
+// launchBlockDiagBwd launches block_diag_bwd (kernels/gat_first.cu)
+// with BlockDiagBackward's checked arguments, its parameters in the kernel's order.
+func (c *call) launchBlockDiagBwd(a *blockDiagBackwardArgs, grid, block dim3, smem int) {
+	c.args().ptr(a.dwbd.addr()).i32(a.in).i32(a.heads).i32(a.dim).ptr(a.dw.addr())
+	c.launch("block_diag_bwd", grid, block, smem)
+}

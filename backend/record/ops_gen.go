@@ -73,6 +73,14 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	b.do(func() { b.inner.BiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias) })
 }
 
+func (b *Backend) BlockDiag(w backend.Buffer, in, heads, dim int, wbd backend.Buffer) {
+	b.do(func() { b.inner.(backend.Attention).BlockDiag(w, in, heads, dim, wbd) })
+}
+
+func (b *Backend) BlockDiagBackward(dwbd backend.Buffer, in, heads, dim int, dw backend.Buffer) {
+	b.do(func() { b.inner.(backend.Attention).BlockDiagBackward(dwbd, in, heads, dim, dw) })
+}
+
 func (b *Backend) BuildExclusion(g backend.Graph, ends backend.Buffer, n backend.Count, reverse bool, excl backend.Buffer) {
 	b.do(func() { b.inner.BuildExclusion(g, ends, n, reverse, excl) })
 }
@@ -257,6 +265,14 @@ func (b *Backend) ScaleShare(x backend.Buffer, n backend.Count, dim int, num, de
 
 func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.Buffer, n backend.Count, src, unless backend.Buffer) {
 	b.do(func() { b.inner.(backend.HotRows).ScatterAddRows(slot, acc, dim, ids, n, src, unless) })
+}
+
+func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, heads, in int, out backend.Buffer) {
+	b.do(func() { b.inner.(backend.Attention).SharedAggregate(blk, coef, x, heads, in, out) })
+}
+
+func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Buffer, heads, in int, dcoef backend.Buffer) {
+	b.do(func() { b.inner.(backend.Attention).SharedAggregateBackward(blk, x, dout, heads, in, dcoef) })
 }
 
 func (b *Backend) SliceSeeds(perm backend.Buffer, n, batch int, clock, out backend.Buffer, count backend.Count) {

@@ -1,0 +1,145 @@
+package cpu
+
+import (
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/cpu/vec"
+)
+
+// The ops of a GAT layer that aggregates before it projects
+// (backend.Attention's SharedAggregate, BlockDiag and their backwards).
+
+// sharedRows reads source rows of x (F32, or BF16 widened into a scratch
+// row) for the shared aggregate and its backward.
+type sharedRows struct {
+	x   *buffer
+	in  int
+	tmp []float32 // [in]: the widened row of a BF16 x
+}
+
+// row is source j's row, valid until the next call.
+func (r *sharedRows) row(j int) []float32 {
+	if r.x.dt == backend.BF16 {
+		widenRow(r.tmp, r.x.u16[j*r.in:(j+1)*r.in])
+		return r.tmp
+	}
+	return r.x.f32[j*r.in : (j+1)*r.in]
+}
+
+// SharedAggregate writes, per live destination, every head's
+// coefficient-weighted sum of the same in-wide source rows (see
+// backend.Attention). float32 sums per element: the self loop's product
+// (none in a bipartite block: the sum starts at 0), then each valid edge's
+// added in order.
+func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, heads, in int, out backend.Buffer) {
+	c, ck := b.checkSharedAggregate(blk, coef, x, heads, in, out)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	v, cf, o := ck.blk, ck.coef, ck.out
+	bip, dstCap, w := blk.Bipartite, blk.NumDst.Cap, heads*in
+	b.sharedDst(v, ck.x, in, 1024/w, func(i int, r *sharedRows) {
+		oi := o[i*w : (i+1)*w]
+		if bip {
+			clear(oi)
+		} else {
+			xr := r.row(i)
+			for h := range heads {
+				sc := cf[i*heads+h]
+				for f, xv := range xr {
+					oi[h*in+f] = sc * xv
+				}
+			}
+		}
+		e0, e1 := v.edges(i)
+		for e := e0; e < e1; e++ {
+			j := int(v.indices[e])
+			if j < 0 || j >= v.nSrc {
+				continue
+			}
+			xr := r.row(j)
+			for h := range heads {
+				vec.Axpy(cf[(dstCap+e)*heads+h], xr, oi[h*in:(h+1)*in])
+			}
+		}
+	})
+}
+
+// sharedDst runs fn for every live destination of v, split among the
+// threads in chunks of at least grain, each with a reader of x's rows.
+func (b *Backend) sharedDst(v blockView, x *buffer, in, grain int, fn func(i int, r *sharedRows)) {
+	b.rows(v.nDst, max(1, grain), func(lo, hi int) {
+		r := sharedRows{x: x, in: in, tmp: make([]float32, in)}
+		for i := lo; i < hi; i++ {
+			fn(i, &r)
+		}
+	})
+}
+
+// SharedAggregateBackward overwrites dcoef for the live positions: per
+// position and head the float64 dot of dout's head block with the source's
+// row, rounded once (0 without a live source). No gradient of x.
+func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Buffer, heads, in int, dcoef backend.Buffer) {
+	c, ck := b.checkSharedAggregateBackward(blk, x, dout, heads, in, dcoef)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	v, d, dc := ck.blk, ck.dout, ck.dcoef
+	bip, dstCap, w := blk.Bipartite, blk.NumDst.Cap, heads*in
+	b.sharedDst(v, ck.x, in, 256/w, func(i int, r *sharedRows) {
+		e0, e1 := v.edges(i)
+		di := d[i*w : (i+1)*w]
+		for k := 0; k <= e1-e0; k++ {
+			j, row := i, i
+			if k > 0 {
+				j, row = int(v.indices[e0+k-1]), dstCap+e0+k-1
+			}
+			if j < 0 || j >= v.nSrc || (k == 0 && bip) {
+				clear(dc[row*heads : (row+1)*heads])
+				continue
+			}
+			xr := r.row(j)
+			for h := range heads {
+				var s float64
+				for f, xv := range xr {
+					s += float64(di[h*in+f]) * float64(xv)
+				}
+				dc[row*heads+h] = float32(s)
+			}
+		}
+	})
+}
+
+// BlockDiag writes the block-diagonal expansion of w: row h·in+f of wbd
+// holds head h's columns of w's row f and zeros elsewhere.
+func (b *Backend) BlockDiag(w backend.Buffer, in, heads, dim int, wbd backend.Buffer) {
+	c, ck := b.checkBlockDiag(w, in, heads, dim, wbd)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	wd := heads * dim
+	for h := range heads {
+		for f := range in {
+			row := ck.wbd[(h*in+f)*wd : (h*in+f+1)*wd]
+			clear(row)
+			copy(row[h*dim:(h+1)*dim], ck.w[f*wd+h*dim:f*wd+(h+1)*dim])
+		}
+	}
+}
+
+// BlockDiagBackward overwrites dw with the diagonal blocks of dwbd.
+func (b *Backend) BlockDiagBackward(dwbd backend.Buffer, in, heads, dim int, dw backend.Buffer) {
+	c, ck := b.checkBlockDiagBackward(dwbd, in, heads, dim, dw)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	wd := heads * dim
+	for h := range heads {
+		for f := range in {
+			copy(ck.dw[f*wd+h*dim:f*wd+(h+1)*dim], ck.dwbd[(h*in+f)*wd+h*dim:(h*in+f)*wd+(h+1)*dim])
+		}
+	}
+}
