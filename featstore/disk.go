@@ -51,12 +51,19 @@ type DiskConfig struct {
 // The rows are the same bits Tiered gathers from the whole table.
 //
 // The gathers share one host-mapped scratch (ids, tiers, staging), made
-// by Fill for gathers of up to Reserve's rows: a gather runs after the
-// one before in op order, so none overwrites another's rows before they
-// are copied (the store is not Remote: no gather runs beside). A host
-// function cannot fail its step: a read that failed leaves its rows as
-// they were and is reported by Stats and Err, as is a larger gather,
-// which writes nothing.
+// by Fill for gathers of up to Reserve's rows, so at most one gather may
+// be in flight: each must have copied its rows out of the staging before
+// the next one's host function writes it. In op order that holds by
+// itself. Fetched a step ahead (FetchAhead) the replay driver issues a
+// step's gather on its second queue, beside the step before; it holds
+// there too, because the step itself then gathers nothing (its rows came
+// with the gather beside the step before), each replayed step joins its
+// second queue before it ends, so the gather beside step k+1 starts after
+// the one beside step k has finished, and a run's first gather and the
+// evaluation's are issued in order on the main queue, between launches.
+// A host function cannot fail its step: a read that failed leaves its
+// rows as they were and is reported by Stats and Err, as is a larger
+// gather, which writes nothing.
 type Disk struct {
 	be    backend.Backend
 	ops   backend.TieredGather
@@ -83,6 +90,7 @@ type Disk struct {
 	bufs     [][]byte       // a read buffer per reader (readSpan bytes, aligned), cut from slab by Fill
 	slab     []byte         // the readers' buffers' memory (readBufBytes)
 	dio      *directFile    // the file opened with O_DIRECT; nil: reads through the page cache
+	ahead    bool           // Remote: the replay driver gathers a step's rows beside the step before
 
 	mu  sync.Mutex
 	err error // the first failure of a host function
@@ -218,6 +226,18 @@ func (d *Disk) copyIDs(s *scratch, ids backend.Buffer, n backend.Count) {
 	d.be.Gather(ids, 1, d.be.View(s.iota, 0, n.Cap), n, d.be.View(s.idsB, 0, n.Cap))
 	d.be.Gather(d.slot, 1, ids, n, d.be.View(s.rcB, 0, n.Cap))
 }
+
+// FetchAhead makes the store Remote (on) or not: the replay driver then
+// issues a step's whole gather (the ids' copy, the host function and the
+// row copies) a step ahead, beside the step before, into rows of the next
+// plan's own, so the disk reads and the host tier's rows over PCIe
+// overlap the step before's compute instead of preceding the step's.
+// Set it before the trainer is made: the plans are shaped by it.
+func (d *Disk) FetchAhead(on bool) { d.ahead = on }
+
+// Remote reports whether the replay driver fetches the rows a step ahead
+// (FetchAhead).
+func (d *Disk) Remote() bool { return d.ahead }
 
 // SetHostRows caps the host tier Fill makes at n rows instead of
 // DiskConfig.HostRows (a budget shared among several stores is split only

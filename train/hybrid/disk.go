@@ -47,15 +47,18 @@ type EpochTiers struct {
 
 // newDiskStore makes the store of features left on disk (ds.FeatureFile),
 // without a host tier until BeforeCapture sizes it under
-// opt.HostMemory (hostRowsWithin).
+// opt.HostMemory (hostRowsWithin), its rows fetched a step ahead where
+// opt.FetchAhead says so.
 func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Options) (*featstore.Disk, error) {
-	if opt.FetchAhead {
-		return nil, fmt.Errorf("fetch-ahead: the rows of a disk tier are read in the step; run without --fetch-ahead")
-	}
 	if opt.Hot.Ratio > 0 {
 		return nil, fmt.Errorf("hot-ratio: the hot vertices' CPU reads the whole table in host memory, and %s's features are on disk; use --hot-ratio 0 or more --host-memory", ds.Name)
 	}
-	return newDisk(be, ds.FeatureFile, order, 0, opt)
+	d, err := newDisk(be, ds.FeatureFile, order, 0, opt)
+	if err != nil {
+		return nil, err
+	}
+	d.FetchAhead(opt.FetchAhead)
+	return d, nil
 }
 
 // HostMemoryError says that --host-memory does not hold a disk tier's

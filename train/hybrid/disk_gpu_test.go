@@ -20,15 +20,30 @@ import (
 // of the rows), and follows the CPU's disk-tier run (cpuBound); the rows
 // by tier add up.
 func TestDiskCUDA(t *testing.T) {
+	checkDiskCUDA(t, Options{CacheRows: 2000})
+}
+
+// TestDiskFetchAheadCUDA is TestDiskCUDA with the disk tier's gathers
+// fetched a step ahead (Options.FetchAhead): each step's ids' copy, host
+// function and row copies on the second stream beside the step before,
+// inside the captured graph.
+func TestDiskFetchAheadCUDA(t *testing.T) {
+	checkDiskCUDA(t, Options{CacheRows: 2000, FetchAhead: true})
+}
+
+// checkDiskCUDA runs TestDiskCUDA's cases with the options base (a cache
+// of 2000 rows), their host memory set by each case.
+func checkDiskCUDA(t *testing.T, base Options) {
 	gpu := traintest.GPU(t)
 	mem, cfg := tiny(t)
 	cfg = smallStep(cfg)
 	ds := onDisk(t, mem)
 	rowBytes := int64(ds.FeatDim) * 4
 	replay := replayOn(t, gpu, mem, cfg)
-	need := diskNeed(t, ds, cfg, Options{CacheRows: 2000})
+	need := diskNeed(t, ds, cfg, base)
 	for _, host := range []int64{0, need + 3000*rowBytes, need} {
-		opt := Options{CacheRows: 2000, HostMemory: host}
+		opt := base
+		opt.HostMemory = host
 		var st *Stats
 		onGPU := losses(t, func(o train.Options) error {
 			var err error

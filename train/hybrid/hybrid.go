@@ -42,7 +42,9 @@ type Options struct {
 	// FetchAhead gathers each training step's host-tier rows a step ahead,
 	// beside the step before, instead of inside the step
 	// (featstore.Tiered.FetchAhead): for a small cache, whose misses cross
-	// PCIe every step.
+	// PCIe every step. With features on disk the whole gather of the disk
+	// tier goes beside, its reads included (featstore.Disk.FetchAhead).
+	// One-type graphs only.
 	FetchAhead bool
 	// HostMemory caps the host memory of features left on disk
 	// (dataset.OpenOptions.FeaturesOnDisk), in bytes: the disk tier's

@@ -167,12 +167,24 @@ func checkTypedTiers(t *testing.T, ds *dataset.Dataset, cfg train.Config, st *St
 }
 
 // TestTypedDiskRefusals: a typed dataset whose features are in memory and
-// larger than --host-memory is refused in one line naming the flag.
+// larger than --host-memory is refused in one line naming the flag, and
+// so are disk tiers of a typed dataset fetched a step ahead (the typed
+// step gathers each type's rows in the step: the replay driver fetches a
+// one-type store's rows only).
 func TestTypedDiskRefusals(t *testing.T) {
 	ds, cfg := heteroTiny(t)
-	_, _, err := Run(context.Background(), record.New(cpu.New(1)), ds, cfg, train.Options{}, Options{HostMemory: 1000})
-	if err == nil || !strings.HasPrefix(err.Error(), "host-memory: ") || strings.Contains(err.Error(), "\n") {
-		t.Errorf("features in memory over --host-memory: %v", err)
+	for _, c := range []struct {
+		ds   *dataset.Dataset
+		opt  Options
+		want string
+	}{
+		{ds, Options{HostMemory: 1000}, "host-memory: "},
+		{typedOnDisk(t, ds), Options{FetchAhead: true}, "fetch-ahead: "},
+	} {
+		_, _, err := Run(context.Background(), record.New(cpu.New(1)), c.ds, cfg, train.Options{}, c.opt)
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("want one line starting %q, got %v", c.want, err)
+		}
 	}
 }
 
