@@ -30,6 +30,15 @@ type DiskConfig struct {
 	// file system that refuses it, as tmpfs does) or a read is refused
 	// (EINVAL), the reads go through the page cache, said once on Log.
 	Direct bool
+	// StageHost copies the host tier's rows a gather needs into the
+	// staging too (by the host function, split among goroutines as the
+	// placing is), so the device reads every row outside the cache from
+	// the contiguous staging, in the order of the ids, instead of the host
+	// tier's rows where they lie. The staging then holds a gather's
+	// distinct rows outside the cache (Reserve's rows, or the rows outside
+	// the cache where fewer), which PlanHost counts. A host tier row is
+	// still counted as the host tier's (TierStats).
+	StageHost bool
 	// Log hears the fall back from Direct; nil: silent.
 	Log io.Writer
 	// Progress, when set, hears how many of Fill's rows (the cache's and
@@ -39,7 +48,8 @@ type DiskConfig struct {
 
 // Disk serves rows from three tiers: a cache in backend memory (the rows
 // ranked first, as Tiered's), a host tier of the rows ranked next in
-// host memory the device reads in place (at most DiskConfig.HostRows),
+// host memory the device reads in place (at most DiskConfig.HostRows; or
+// that the host function copies into the staging, DiskConfig.StageHost),
 // and the rest, read from the file when a gather needs them. A gather
 // copies the step's ids and their cache rows (the device's slot table,
 // -1 outside the cache) into host memory, then a host function in op
@@ -215,7 +225,11 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 	if !misses && d.cache != nil {
 		d.be.Gather(d.cache, d.dim, view(s.rcB), n, out)
 	}
-	d.ops.GatherTieredMisses(d.slotH, d.host, d.dim, view(s.rhB), n, out, d.statsH)
+	if d.cfg.StageHost { // the host tier's rows are staged: rh names staging rows
+		d.ops.GatherTieredMisses(s.slotS, s.stageB, d.dim, view(s.rhB), n, out, d.statsH)
+	} else {
+		d.ops.GatherTieredMisses(d.slotH, d.host, d.dim, view(s.rhB), n, out, d.statsH)
+	}
 	d.ops.GatherTieredMisses(s.slotS, s.stageB, d.dim, view(s.rdB), n, out, d.statsD)
 }
 

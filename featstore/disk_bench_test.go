@@ -1,6 +1,7 @@
 package featstore
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -12,7 +13,7 @@ import (
 // float32) whose ranking is a seeded permutation, with cached rows in the
 // cache and host rows in the host tier, reserved for gathers of reserve
 // rows, and the table in its file.
-func benchDisk(tb testing.TB, be backend.Backend, rows, dim, cached, host, reserve int) (*Disk, []float32) {
+func benchDisk(tb testing.TB, be backend.Backend, rows, dim, cached, host, reserve int, stageHost bool) (*Disk, []float32) {
 	tb.Helper()
 	rnd := rand.New(rand.NewPCG(5, 6))
 	feat := make([]float32, rows*dim)
@@ -23,7 +24,7 @@ func benchDisk(tb testing.TB, be backend.Backend, rows, dim, cached, host, reser
 	for i, v := range rnd.Perm(rows) {
 		order[i] = int32(v)
 	}
-	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: backend.F32, HostRows: int64(host), Readers: 4}, int64(rows), dim, order, 0)
+	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: backend.F32, HostRows: int64(host), Readers: 4, StageHost: stageHost}, int64(rows), dim, order, 0)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -59,11 +60,18 @@ func tierIDs(d *Disk, n, cache, host int) []int32 {
 // (98% of them cached, 1.5% in the host tier, 0.5% on disk) from a table
 // of 2M rows, 4 values wide, on the CPU backend: place and the reads of
 // the disk rows it does, the copies it reads (copyIDs, the device's work)
-// issued before it, untimed.
+// issued before it, untimed; and with the host tier's rows staged too
+// (DiskConfig.StageHost: copied beside the reads).
 func BenchmarkDiskPlace(b *testing.B) {
+	for _, stage := range []bool{false, true} {
+		b.Run(fmt.Sprint("stage-host=", stage), func(b *testing.B) { benchPlace(b, stage) })
+	}
+}
+
+func benchPlace(b *testing.B, stageHost bool) {
 	const rows, dim, n = 2 << 20, 4, 300_000
 	be := cpu.New(2)
-	d, _ := benchDisk(b, be, rows, dim, rows/2, rows/8, n)
+	d, _ := benchDisk(b, be, rows, dim, rows/2, rows/8, n, stageHost)
 	defer d.Free()
 	idb, _ := be.Upload(tierIDs(d, n, 980, 15))
 	cnt, _ := be.Upload([]int32{n})

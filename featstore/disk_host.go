@@ -10,8 +10,9 @@ type HostUse struct {
 	// Tables are the rest: a code per vertex (4 bytes); per row of a
 	// gather (Reserve's) its id, cache, host tier and staging rows, mapped
 	// (16 bytes), and the placing goroutines' positions (12 bytes); per
-	// staging row the row to read (8 bytes) and its entry in the map of
-	// repeats (mapEntryBytes); and the readers' buffers (readBufBytes).
+	// staging row the row to read or, with StageHost, to copy from the
+	// host tier (8 bytes) and its entry in the map of repeats
+	// (mapEntryBytes); and the readers' buffers (readBufBytes).
 	Tables int64
 }
 
@@ -47,9 +48,14 @@ func (d *Disk) clip(cached int, host int64) (int, int) {
 
 // stageRowsFor is the staging of gathers of Reserve's rows beside cached
 // rows in the cache and h in the host tier: Reserve's rows, or the rows
-// left on disk where they are fewer.
+// it may take where they are fewer: those left on disk, or with
+// StageHost every row outside the cache.
 func (d *Disk) stageRowsFor(cached, h int) int {
-	return int(max(0, min(int64(d.reserve), d.rows-int64(cached+h))))
+	staged := d.rows - int64(cached)
+	if !d.cfg.StageHost {
+		staged -= int64(h)
+	}
+	return int(max(0, min(int64(d.reserve), staged)))
 }
 
 // PlanHost is the host memory the store takes once Fill has put cached
@@ -68,7 +74,8 @@ func (d *Disk) PlanHost(cached int, host int64) HostUse {
 // keep PlanHost's total within budget bytes; ok is false where even an
 // empty host tier does not fit (the staging and tables alone exceed it).
 // Each host tier row costs at most a row of bytes (it takes a row the
-// staging would need once it is the last rows on disk), so the rows the
+// staging would need once it is the last rows on disk; exactly a row with
+// StageHost, whose staging does not depend on it), so the rows the
 // budget leaves once PlanHost(cached, 0) is placed fit.
 func (d *Disk) FitHost(budget int64, cached int) (rows int64, ok bool) {
 	cached, all := d.clip(cached, d.rows)

@@ -15,8 +15,16 @@ import (
 // cannot, none, or not ok), and the store Fill makes holds exactly the
 // host memory PlanHost said (host tier, staging and tables, measured
 // from its buffers), within the budget; its gathers give the table's
-// rows.
+// rows. So with the host tier's rows staged too (StageHost), whose
+// staging holds a gather's rows outside the cache whatever the host tier,
+// so that every host tier row costs exactly a row of bytes.
 func TestDiskHostBudget(t *testing.T) {
+	for _, stage := range []bool{false, true} {
+		t.Run(fmt.Sprint("stage-host=", stage), func(t *testing.T) { checkHostBudget(t, stage) })
+	}
+}
+
+func checkHostBudget(t *testing.T, stageHost bool) {
 	const rows, dim, reserve = 300, 6, 40
 	f32, _, _, ids := tables(rows, dim)
 	order := strided(rows, 11)
@@ -24,8 +32,11 @@ func TestDiskHostBudget(t *testing.T) {
 	for _, dt := range []backend.DType{backend.F32, backend.BF16} {
 		rb := int64(dim * dt.Size())
 		for _, cached := range []int{0, 50, rows} {
-			d := newBudgetDisk(t, be, f32, dim, order, dt, reserve)
+			d := newBudgetDisk(t, be, f32, dim, order, dt, reserve, stageHost)
 			none, all := d.PlanHost(cached, 0).Total(), d.PlanHost(cached, rows).Total()
+			if left := int64(rows - min(cached, rows)); stageHost && all != none+left*rb {
+				t.Errorf("%s, cache %d: host rows staged, a host tier of all %d rows outside the cache takes %d bytes more than none, want a row each", dt, cached, left, all-none)
+			}
 			d.Free()
 			left := int64(rows - min(cached, rows))
 			for _, c := range []struct {
@@ -35,7 +46,7 @@ func TestDiskHostBudget(t *testing.T) {
 				{all, left, true}, {2 * all, left, true}, {none + 17*rb + rb/2, min(17, left), true}, {none, 0, true}, {none - 1, 0, false},
 			} {
 				name := fmt.Sprintf("%s, cache %d, budget %d", dt, cached, c.budget)
-				d := newBudgetDisk(t, be, f32, dim, order, dt, reserve)
+				d := newBudgetDisk(t, be, f32, dim, order, dt, reserve, stageHost)
 				defer d.Free()
 				h, ok := d.FitHost(c.budget, cached)
 				if ok != c.ok || h != c.host {
@@ -60,10 +71,10 @@ func TestDiskHostBudget(t *testing.T) {
 }
 
 // newBudgetDisk is a disk store over f32's rows, reserved for gathers of
-// reserve rows.
-func newBudgetDisk(t *testing.T, be backend.Backend, f32 []float32, dim int, order []int32, dt backend.DType, reserve int) *Disk {
+// reserve rows, its host tier's rows staged where stageHost says.
+func newBudgetDisk(t *testing.T, be backend.Backend, f32 []float32, dim int, order []int32, dt backend.DType, reserve int, stageHost bool) *Disk {
 	t.Helper()
-	d, err := NewDisk(be, DiskConfig{File: fileOf(f32, dim), FileType: backend.F32, Readers: 3}, int64(len(f32)/dim), dim, order, dt)
+	d, err := NewDisk(be, DiskConfig{File: fileOf(f32, dim), FileType: backend.F32, Readers: 3, StageHost: stageHost}, int64(len(f32)/dim), dim, order, dt)
 	if err != nil {
 		t.Fatal(err)
 	}

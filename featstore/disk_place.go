@@ -33,49 +33,71 @@ type placePart struct {
 // place is the host function of a gather: it takes the step's live ids
 // (those before the first -1, which it writes back) with their cache rows
 // in rc (-1 outside the cache, as the device's slot table says), says in
-// which other tier each row lies and reads the disk rows into staging. The
-// ids outside the cache are placed by goroutines, each a chunk; their
-// disk rows are then given staging rows in the order of the ids, a
-// repeated vertex the row of its first, so the result does not depend on
-// the number of goroutines.
+// which other tier each row lies and reads the disk rows into staging
+// (and with StageHost copies the host tier's rows there first,
+// disk_stage.go). The ids outside the cache are placed by goroutines, each
+// a chunk; their disk rows are then given staging rows in the order of the
+// ids, a repeated vertex the row of its first, so the result does not
+// depend on the number of goroutines.
 func (d *Disk) place(s *scratch) {
 	d.restore(s)
 	live := sort.Search(s.cap, func(i int) bool { return s.ids[i] < 0 })
+	workers := d.shares(live, placeChunk)
+	for len(s.parts) < workers {
+		s.parts = append(s.parts, placePart{})
+	}
+	split(live, workers, func(w, lo, hi int) {
+		p := &s.parts[w]
+		p.host, p.disk = s.hostPos[lo:lo:hi], s.diskPos[lo:lo:hi] // at most a position each: nothing grows
+		d.placePart(s, p, lo, hi)
+	})
+	clear(s.seen)
+	var wg sync.WaitGroup // the host tier's copies, beside the reads: they wait on memory, the reads on the file
+	base := 0
+	if d.cfg.StageHost {
+		base = d.stageHost(s, s.parts[:workers], &wg)
+	}
+	s.disk = d.stageDisk(s, s.parts[:workers], base)
+	if err := d.readRows(s.stage, s.disk); err != nil {
+		d.fail(err)
+	}
+	wg.Wait()
+}
+
+// shares is how many goroutines split n items, each taking at least
+// least of them: d.workers (0: GOMAXPROCS), at most n/least, at least one.
+func (d *Disk) shares(n, least int) int {
 	workers := d.workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	workers = max(1, min(workers, live/placeChunk))
-	for len(s.parts) < workers {
-		s.parts = append(s.parts, placePart{})
+	return max(1, min(workers, n/least))
+}
+
+// split runs do on shares [lo, hi) of [0, n), share w of workers, each on
+// a goroutine of its own where there are several, and waits for them.
+func split(n, workers int, do func(w, lo, hi int)) {
+	if workers == 1 {
+		do(0, 0, n)
+		return
 	}
 	var wg sync.WaitGroup
 	for w := range workers {
-		lo, hi := w*live/workers, (w+1)*live/workers
-		p := &s.parts[w]
-		p.host, p.disk = s.hostPos[lo:lo:hi], s.diskPos[lo:lo:hi] // at most a position each: nothing grows
-		if workers == 1 {
-			d.placePart(s, p, lo, hi)
-		} else {
-			wg.Go(func() { d.placePart(s, p, lo, hi) })
-		}
+		lo, hi := w*n/workers, (w+1)*n/workers
+		wg.Go(func() { do(w, lo, hi) })
 	}
 	wg.Wait()
-	s.disk = d.stageDisk(s, s.parts[:workers])
-	if err := d.readRows(s.stage, s.disk); err != nil {
-		d.fail(err)
-	}
 }
 
 // restore gives the positions that the gather before gave a host tier or
 // staging row the rows that are skipped again, so that a gather writes rh
 // and rd only where its ids are outside the cache.
 func (d *Disk) restore(s *scratch) {
-	h, skip := int32(d.hostRows), int32(s.stageRows)
+	skip := int32(s.stageRows)
 	for k := range s.parts {
 		p := &s.parts[k]
 		for _, i := range p.host {
-			s.rh[i] = h
+			s.rh[i] = s.hostSkip
 		}
 		for _, r := range p.disk {
 			s.rd[r.pos] = skip
@@ -86,8 +108,9 @@ func (d *Disk) restore(s *scratch) {
 
 // placePart places the ids of positions [lo, hi) into p: a cached id
 // (rc >= 0) is left as the device wrote it; another gets cache row 0 in
-// rc (its row is written over) and its host tier row in rh, or is a disk
-// row of p.
+// rc (its row is written over) and its host tier row in rh (with
+// StageHost, until stageHost gives it a staging row), or is a disk row of
+// p.
 func (d *Disk) placePart(s *scratch, p *placePart, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		v := s.ids[i]
@@ -111,12 +134,13 @@ func (d *Disk) placePart(s *scratch, p *placePart, lo, hi int) {
 }
 
 // stageDisk gives the disk rows of parts (in the order of the ids) their
-// staging rows in rd, a repeated vertex the row of its first, and is the
-// rows to read, vertex v into staging row pos. An id outside the table,
-// or more distinct disk rows than the staging holds, is a failure; the
+// staging rows in rd from base on (the rows before are the host tier's,
+// StageHost), a repeated vertex the row of its first, and is the rows to
+// read, vertex v into staging row pos, in s.disk's room (whose end the
+// host tier's copies may hold: at most base rows). An id outside the
+// table, or more distinct rows than the staging holds, is a failure; the
 // rows it concerns are skipped.
-func (d *Disk) stageDisk(s *scratch, parts []placePart) []diskRow {
-	clear(s.seen)
+func (d *Disk) stageDisk(s *scratch, parts []placePart, base int) []diskRow {
 	rows := s.disk[:0]
 	for k := range parts {
 		if parts[k].hasBad {
@@ -127,11 +151,11 @@ func (d *Disk) stageDisk(s *scratch, parts []placePart) []diskRow {
 				s.rd[r.pos] = k
 				continue
 			}
-			if len(rows) == s.stageRows {
+			if base+len(rows) == s.stageRows {
 				d.fail(fmt.Errorf("featstore: disk tier: a gather needs more than the %d rows of staging", s.stageRows))
 				continue
 			}
-			k := int32(len(rows))
+			k := int32(base + len(rows))
 			s.seen[r.v], s.rd[r.pos] = k, k
 			rows = append(rows, diskRow{v: r.v, pos: k})
 		}

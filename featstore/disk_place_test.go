@@ -24,13 +24,22 @@ type placed struct {
 // those rows are the ones the ranking says (a disk vertex's staging row
 // the order of its first appearance, a repeat the same row), the rows
 // gathered are the table's, and a second gather of other ids at the same
-// positions (fewer of them) is placed as afresh.
+// positions (fewer of them) is placed as afresh. So with the host tier's
+// rows staged too (StageHost: the staging has a row for every id outside
+// the cache, so each host tier id takes the next staging row in the order
+// of the ids, and the disk rows follow them).
 func TestDiskPlaceWorkers(t *testing.T) {
+	for _, stage := range []bool{false, true} {
+		t.Run(fmt.Sprint("stage-host=", stage), func(t *testing.T) { checkPlaceWorkers(t, stage) })
+	}
+}
+
+func checkPlaceWorkers(t *testing.T, stageHost bool) {
 	const rows, dim, n = 1 << 17, 3, 100_000
 	var runs [2][]placed
 	for k, workers := range []int{1, 5} {
 		be := cpu.New(2)
-		d, feat := benchDisk(t, be, rows, dim, rows/2, rows/8, n)
+		d, feat := benchDisk(t, be, rows, dim, rows/2, rows/8, n, stageHost)
 		d.workers = workers
 		ids := tierIDs(d, n, 900, 60)
 		for g, live := range []int{n, n / 3} {
@@ -41,7 +50,7 @@ func TestDiskPlaceWorkers(t *testing.T) {
 			}
 			s := d.sc
 			p := placed{rc: slices.Clone(s.rc[:live]), rh: slices.Clone(s.rh[:live]), rd: slices.Clone(s.rd[:live]),
-				disk: slices.Clone(s.disk), stage: slices.Clone(s.stage.([]float32)[:len(s.disk)*dim])}
+				disk: slices.Clone(s.disk), stage: slices.Clone(s.stage.([]float32))}
 			checkPlaced(t, fmt.Sprintf("%d goroutines, gather %d", workers, g), d, gid[:live], p)
 			runs[k] = append(runs[k], p)
 		}
@@ -60,8 +69,10 @@ func TestDiskPlaceWorkers(t *testing.T) {
 }
 
 // checkPlaced checks p against the tiers of d's ranking: a cached id's
-// cache row, a host tier id's row, a disk id's staging row in the order of
-// first appearance, and the skipped rows elsewhere.
+// cache row, a host tier id's row (with StageHost, its staging row: the
+// next in the order of the ids), a disk id's staging row in the order of
+// first appearance (after the host tier's with StageHost), and the
+// skipped rows elsewhere.
 func checkPlaced(t *testing.T, name string, d *Disk, ids []int32, p placed) {
 	t.Helper()
 	rank := make([]int32, d.rows)
@@ -69,18 +80,29 @@ func checkPlaced(t *testing.T, name string, d *Disk, ids []int32, p placed) {
 		rank[v] = int32(i)
 	}
 	c, h, stage := int32(d.CachedRows()), int32(d.HostRows()), map[int32]int32{}
+	staged, skipH, base, next := d.cfg.StageHost, h, int32(0), int32(0)
+	if staged {
+		skipH = int32(d.sc.stageRows)
+		for _, v := range ids {
+			if r := rank[v]; r >= c && r < c+h {
+				base++
+			}
+		}
+	}
 	var disk []diskRow
 	for i, v := range ids {
-		wc, wh, wd := int32(0), h, int32(d.sc.stageRows)
+		wc, wh, wd := int32(0), skipH, int32(d.sc.stageRows)
 		switch r := rank[v]; {
 		case r < c:
 			wc = r
-		case r < c+h:
+		case r < c+h && !staged:
 			wh = r - c
+		case r < c+h:
+			wh, next = next, next+1
 		default:
 			k, ok := stage[v]
 			if !ok {
-				k = int32(len(stage))
+				k = base + int32(len(stage))
 				stage[v] = k
 				disk = append(disk, diskRow{v: v, pos: k})
 			}

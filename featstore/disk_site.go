@@ -11,18 +11,19 @@ import (
 // scratch is what the gathers of a Disk store share (they run one after
 // another, in op order): host memory the device reads and writes in
 // place, sized by Reserve for gathers of up to cap rows, of which up to
-// stageRows from disk.
+// stageRows staged (from disk; with StageHost, from the host tier too).
 type scratch struct {
 	cap, stageRows              int
+	hostSkip                    int32          // rh's row that is skipped: the host tier's last, or with StageHost the staging's
 	iota                        backend.Buffer // I32 [cap] device: 0, 1, ...
 	ids                         []int32        // [cap] mapped (idsB): the step's ids, -1 past the live ones
 	rc                          []int32        // [cap] mapped (rcB): cache row of a cached id (the device writes it, -1 outside the cache), else 0
-	rh                          []int32        // [cap] mapped (rhB): host tier row, else H (skipped)
+	rh                          []int32        // [cap] mapped (rhB): host tier row (StageHost: its staging row), else hostSkip
 	rd                          []int32        // [cap] mapped (rdB): staging row, else stageRows (skipped)
-	stage                       any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows
+	stage                       any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
 	slotS                       backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
 	idsB, rcB, rhB, rdB, stageB backend.Buffer
-	disk                        []diskRow       // [stageRows] room: the disk rows of the current gather
+	disk                        []diskRow       // [stageRows] room: the disk rows of the current gather (StageHost: its host rows to copy at the end)
 	parts                       []placePart     // the placing goroutines' shares (disk_place.go)
 	hostPos                     []int32         // [cap]: the parts' host positions, a share's at its positions
 	diskPos                     []diskRow       // [cap]: the parts' disk rows, likewise
@@ -33,20 +34,24 @@ type scratch struct {
 type diskRow struct{ v, pos int32 }
 
 // newScratch allocates the scratch of gathers of up to capacity rows, of
-// which up to stageRows from disk, beside a host tier of hostRows rows:
+// which up to stageRows staged, beside a host tier of hostRows rows:
 // rh and rd start as the rows that are skipped, which place restores
 // after each gather.
 func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
-	s := &scratch{cap: capacity, stageRows: stageRows, ids: slotTable(int64(capacity), nil), rc: make([]int32, capacity),
-		rh: slices.Repeat([]int32{int32(hostRows)}, capacity), rd: slices.Repeat([]int32{int32(stageRows)}, capacity), stage: newRows(d.dt, stageRows+1, d.dim),
+	skip := int32(hostRows)
+	if d.cfg.StageHost {
+		skip = int32(stageRows)
+	}
+	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: skip, ids: slotTable(int64(capacity), nil), rc: make([]int32, capacity),
+		rh: slices.Repeat([]int32{skip}, capacity), rd: slices.Repeat([]int32{int32(stageRows)}, capacity), stage: newRows(d.dt, stageRows+1, d.dim),
 		disk: make([]diskRow, 0, stageRows), hostPos: make([]int32, capacity), diskPos: make([]diskRow, capacity),
 		seen: make(map[int32]int32, stageRows)}
 	iota := make([]int32, capacity)
 	for i := range iota {
 		iota[i] = int32(i)
 	}
-	skip := slotTable(int64(stageRows+1), nil)
-	skip[stageRows] = 0
+	skipS := slotTable(int64(stageRows+1), nil)
+	skipS[stageRows] = 0
 	var err error
 	up := func(dst *backend.Buffer, data any, mapped bool) {
 		if err != nil {
@@ -59,7 +64,7 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 		}
 	}
 	up(&s.iota, iota, false)
-	up(&s.slotS, skip, false)
+	up(&s.slotS, skipS, false)
 	up(&s.idsB, s.ids, true)
 	up(&s.rcB, s.rc, true)
 	up(&s.rhB, s.rh, true)

@@ -56,7 +56,8 @@ func fileOf(feat any, dim int) *memFile {
 // as either type), by Gather and by GatherMisses (which writes no cached
 // row), twice through one call site with fewer live rows the second time;
 // its counters say how many rows came from each tier and add up to the
-// rows gathered.
+// rows gathered. With the host tier's rows staged too (StageHost) every
+// row and counter is the same.
 func TestDiskEqualsTiered(t *testing.T) {
 	const rows, dim = 40, 5
 	f32, bits, _, ids := tables(rows, dim)
@@ -67,14 +68,16 @@ func TestDiskEqualsTiered(t *testing.T) {
 	for _, feat := range []any{f32, bits} {
 		for _, dt := range []backend.DType{backend.F32, backend.BF16} {
 			for _, tc := range [][2]int{{0, 0}, {0, 12}, {7, 0}, {7, 12}, {7, rows}, {rows, 0}} {
-				name := fmt.Sprintf("%T as %s, cache %d, host %d", feat, dt, tc[0], tc[1])
-				checkDisk(t, name, feat, dt, order, tc[0], tc[1], ids)
+				for _, stage := range []bool{false, true} {
+					name := fmt.Sprintf("%T as %s, cache %d, host %d, host rows staged %t", feat, dt, tc[0], tc[1], stage)
+					checkDisk(t, name, feat, dt, order, tc[0], tc[1], stage, ids)
+				}
 			}
 		}
 	}
 }
 
-func checkDisk(t *testing.T, name string, feat any, dt backend.DType, order []int32, cached, host int, ids []int32) {
+func checkDisk(t *testing.T, name string, feat any, dt backend.DType, order []int32, cached, host int, stageHost bool, ids []int32) {
 	const dim = 5
 	be := cpu.New(2)
 	ref, err := NewTiered(be, feat, dim, order, dt)
@@ -86,7 +89,7 @@ func checkDisk(t *testing.T, name string, feat any, dt backend.DType, order []in
 	if _, ok := feat.([]uint16); ok {
 		ft = backend.BF16
 	}
-	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: ft, HostRows: int64(host), Readers: 3}, ref.Rows(), dim, order, dt)
+	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: ft, HostRows: int64(host), Readers: 3, StageHost: stageHost}, ref.Rows(), dim, order, dt)
 	if err != nil {
 		t.Fatal(err)
 	}
