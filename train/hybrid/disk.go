@@ -61,6 +61,12 @@ func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Op
 	return d, nil
 }
 
+// noStaging refuses Options.StageHost for ds, whose features are all in
+// host memory: there is no disk tier, whose staging it fills.
+func noStaging(ds *dataset.Dataset) error {
+	return fmt.Errorf("stage-host-rows: %s's features are in host memory, and there is no disk tier whose staging could take the host tier's rows (give --host-memory below their size, or drop --stage-host-rows)", ds.Name)
+}
+
 // HostMemoryError says that --host-memory does not hold a disk tier's
 // staging and tables (every disk tier's, for a typed dataset) even with
 // no row in the host tiers.
@@ -111,7 +117,7 @@ func diskDType(f *dataset.FeatureFile, opt Options) backend.DType {
 // takes at most hostRows rows.
 func newDisk(be backend.Backend, f *dataset.FeatureFile, order []int32, hostRows int64, opt Options) (*featstore.Disk, error) {
 	cfg := featstore.DiskConfig{File: f, FileType: f.DType, HostRows: hostRows, Readers: opt.DiskReaders,
-		Direct: !opt.DiskBuffered, Log: opt.Log, Progress: progress(opt.Log, f.Path)}
+		Direct: !opt.DiskBuffered, StageHost: opt.StageHost, Log: opt.Log, Progress: progress(opt.Log, f.Path)}
 	s, err := featstore.NewDisk(be, cfg, f.Rows, f.Dim, order, diskDType(f, opt))
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: %s: %w", f.Path, err)

@@ -31,6 +31,17 @@ func TestDiskFetchAheadCUDA(t *testing.T) {
 	checkDiskCUDA(t, Options{CacheRows: 2000, FetchAhead: true})
 }
 
+// TestDiskStageHostCUDA is TestDiskCUDA with the host tier's rows staged
+// by the host function (Options.StageHost: the device reads every row
+// outside the cache from the pinned staging), fetched ahead and not.
+func TestDiskStageHostCUDA(t *testing.T) {
+	for _, ahead := range []bool{false, true} {
+		t.Run(fmt.Sprint("ahead=", ahead), func(t *testing.T) {
+			checkDiskCUDA(t, Options{CacheRows: 2000, StageHost: true, FetchAhead: ahead})
+		})
+	}
+}
+
 // checkDiskCUDA runs TestDiskCUDA's cases with the options base (a cache
 // of 2000 rows), their host memory set by each case.
 func checkDiskCUDA(t *testing.T, base Options) {

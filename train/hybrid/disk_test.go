@@ -114,6 +114,42 @@ func TestDiskFetchAheadMatchesReplay(t *testing.T) {
 	}
 }
 
+// TestDiskStageHostMatchesReplay: with the host tier's rows staged by the
+// host function (Options.StageHost), the run gives replay's losses bit
+// for bit, with the rows fetched ahead and not, whether --host-memory
+// holds every row, part of them or none beside the staging and tables
+// (the staging now holds a gather's rows outside the cache: the host tier
+// takes exactly the rows the budget leaves, and a budget a byte short is
+// refused, as in TestDiskMatchesReplay), with and without a GPU cache;
+// and the rows by tier are counted as without it, the host tier's rows
+// still the host tier's.
+func TestDiskStageHostMatchesReplay(t *testing.T) {
+	mem, cfg := tiny(t)
+	cfg = smallStep(cfg)
+	ds := onDisk(t, mem)
+	want := replayLosses(t, mem, cfg)
+	for _, ahead := range []bool{false, true} {
+		for _, c := range []diskCase{
+			{2000, -1, 0, true, false}, {2000, 3000, 0, true, true}, {2000, 0, 0, false, true}, {2000, 0, 1, false, false},
+			{0, 3000, 0, true, true},
+		} {
+			t.Run(fmt.Sprint("ahead=", ahead, "/", c.cacheRows, "/", c.hostRows, "-", c.under), func(t *testing.T) {
+				opt := Options{CacheRows: c.cacheRows, FetchAhead: ahead}
+				staged := opt
+				staged.StageHost = true
+				st := checkDiskBudget(t, ds, cfg, staged, want, c)
+				if st == nil || c.hostRows != 3000 {
+					return
+				}
+				plain := checkDiskBudget(t, ds, cfg, opt, want, c)
+				if *st.Tiers != *plain.Tiers || st.Placement.HostRows != plain.Placement.HostRows {
+					t.Errorf("rows by tier %+v (host tier of %d rows) with the host rows staged, %+v (%d) without", *st.Tiers, st.Placement.HostRows, *plain.Tiers, plain.Placement.HostRows)
+				}
+			})
+		}
+	}
+}
+
 // checkDiskBudget runs diskCase c: its budget from the disk tier's need,
 // refused where it is short of it (nil Stats).
 func checkDiskBudget(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Options, want []float32, c diskCase) *Stats {
@@ -198,9 +234,9 @@ func checkDiskRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Optio
 	return st
 }
 
-// TestDiskRefusals: features in memory larger than --host-memory, and a
-// disk tier with hot vertices or layer-wise evaluation, are refused,
-// naming the flag.
+// TestDiskRefusals: features in memory larger than --host-memory, a disk
+// tier with hot vertices or layer-wise evaluation, and host tier rows
+// staged without a disk tier, are refused, naming the flag.
 func TestDiskRefusals(t *testing.T) {
 	mem, cfg := tiny(t)
 	ds := onDisk(t, mem)
@@ -214,6 +250,7 @@ func TestDiskRefusals(t *testing.T) {
 	}{
 		{mem, cfg, Options{HostMemory: 1000}, "host-memory: "},
 		{ds, cfg, Options{Hot: HotOptions{Ratio: 0.1}}, "hot-ratio: "},
+		{mem, cfg, Options{StageHost: true}, "stage-host-rows: "},
 		{ds, full, Options{}, "full-eval: "},
 	} {
 		_, _, err := Run(context.Background(), record.New(cpu.New(1)), c.ds, c.cfg, train.Options{}, c.opt)

@@ -63,6 +63,12 @@ type Options struct {
 	// DiskBuffered reads the rows left on disk through the page cache
 	// instead of with O_DIRECT (featstore.DiskConfig.Direct).
 	DiskBuffered bool
+	// StageHost has a disk tier's host function copy the host tier's rows
+	// a gather needs into its staging too (featstore.DiskConfig.StageHost),
+	// so the device reads them from the contiguous staging instead of
+	// where they lie; the staging then holds a gather's rows outside the
+	// cache, within HostMemory. Refused without features on disk.
+	StageHost bool
 	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
 	Hot    HotOptions
 	Replay train.ReplayOptions
@@ -124,6 +130,9 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 	order, err := opt.ranks.featureOrder(ds, cfg, opt)
 	if err != nil {
 		return nil, err
+	}
+	if ds.FeatureFile == nil && opt.StageHost {
+		return nil, noStaging(ds)
 	}
 	if ds.FeatureFile != nil {
 		if cfg.FullEval {

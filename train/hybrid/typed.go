@@ -31,7 +31,8 @@ type typedTiers struct {
 
 // refuseTyped names, in one line, what the hybrid mode does not do for
 // typed graphs: hot vertices, host topology and fetching rows ahead; and
-// a host tier smaller than features already in memory.
+// a host tier smaller than features already in memory, or host tier rows
+// staged without a disk tier.
 func refuseTyped(ds *dataset.Dataset, opt Options) error {
 	switch {
 	case opt.Hot.Ratio > 0 || opt.trial != nil:
@@ -40,6 +41,8 @@ func refuseTyped(ds *dataset.Dataset, opt Options) error {
 		return fmt.Errorf("hybrid: %s is typed, and host topology is one-type graphs' (its relations stay in GPU memory)", ds.Name)
 	case opt.FetchAhead:
 		return fmt.Errorf("fetch-ahead: %s is typed, and fetching rows a step ahead is one-type graphs' (drop --fetch-ahead)", ds.Name)
+	case opt.StageHost && !featuresOnDisk(ds):
+		return noStaging(ds)
 	case opt.HostMemory > 0 && !featuresOnDisk(ds) && ds.FeatureBytes() > opt.HostMemory:
 		return fmt.Errorf("host-memory: %s of host tiers, but %s's %s of features are in memory already; open the dataset with its features on disk (--data)",
 			mib(opt.HostMemory), ds.Name, mib(ds.FeatureBytes()))

@@ -112,6 +112,33 @@ func TestTypedDiskMatchesReplay(t *testing.T) {
 	}
 }
 
+// TestTypedDiskStageHost: a typed run whose disk tiers stage their host
+// tiers' rows (Options.StageHost) trains as typed replay bit for bit, a
+// quarter of the rows cached and the budget holding the stagings and
+// tables and a tenth of the rows' bytes, within it, with rows from every
+// tier that add up (checkTypedTiers).
+func TestTypedDiskStageHost(t *testing.T) {
+	mem, cfg := heteroTiny(t)
+	cfg.Batch, cfg.Fanouts = 32, []int{4, 3}
+	ds := typedOnDisk(t, mem)
+	var rows int64
+	for _, vt := range ds.Types {
+		if vt.FeatDim > 0 {
+			rows += vt.Count
+		}
+	}
+	opt := Options{CacheRows: rows / 4, StageHost: true}
+	opt.HostMemory = diskNeed(t, ds, cfg, opt) + featuredBytes(ds)/10
+	got, st, plan := typedHybrid(t, ds, cfg, opt)
+	if want := replayLosses(t, mem, cfg); !slices.Equal(got, want) {
+		t.Fatalf("typed disk tier, host rows staged:\n%v\ntyped replay:\n%v", got, want)
+	}
+	checkTypedTiers(t, ds, cfg, st, plan, opt.HostMemory)
+	if tr := st.Tiers; tr.HostRows == 0 || tr.DiskRows == 0 || tr.CacheRows == 0 {
+		t.Errorf("rows by tier %+v, want rows from each", *tr)
+	}
+}
+
 // noHostTier checks that a run whose budget holds the stagings and tables
 // alone gave host tiers only to types whose every row outside the cache
 // is in it (their staging would have held them), and is the tiers' rows
@@ -170,7 +197,8 @@ func checkTypedTiers(t *testing.T, ds *dataset.Dataset, cfg train.Config, st *St
 // larger than --host-memory is refused in one line naming the flag, and
 // so are disk tiers of a typed dataset fetched a step ahead (the typed
 // step gathers each type's rows in the step: the replay driver fetches a
-// one-type store's rows only).
+// one-type store's rows only), and host tier rows staged without a disk
+// tier.
 func TestTypedDiskRefusals(t *testing.T) {
 	ds, cfg := heteroTiny(t)
 	for _, c := range []struct {
@@ -180,6 +208,7 @@ func TestTypedDiskRefusals(t *testing.T) {
 	}{
 		{ds, Options{HostMemory: 1000}, "host-memory: "},
 		{typedOnDisk(t, ds), Options{FetchAhead: true}, "fetch-ahead: "},
+		{ds, Options{StageHost: true}, "stage-host-rows: "},
 	} {
 		_, _, err := Run(context.Background(), record.New(cpu.New(1)), c.ds, cfg, train.Options{}, c.opt)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

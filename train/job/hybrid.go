@@ -26,7 +26,7 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 		return hybrid.Options{}, err
 	}
 	h := j.Hybrid
-	hopt := hybrid.Options{CacheRows: int64(h.CacheRows), Threads: j.Threads, Log: log, Replay: j.Replay, FeatureDType: dt, FetchAhead: h.FetchAhead, DiskBuffered: h.DiskBuffered,
+	hopt := hybrid.Options{CacheRows: int64(h.CacheRows), Threads: j.Threads, Log: log, Replay: j.Replay, FeatureDType: dt, FetchAhead: h.FetchAhead, DiskBuffered: h.DiskBuffered, StageHost: h.StageHost,
 		Hot: hybrid.HotOptions{Ratio: h.HotRatio, Staleness: h.Staleness, SuperBatch: h.SuperBatch, Outputs: h.HotOutputs,
 			NewCPU: func() (backend.Backend, error) { return cpu.New(j.Threads), nil }}}
 	if h.GPUMemory != "" {
@@ -65,10 +65,13 @@ func parseHostMemory(s string) (int64, error) {
 // dataset's types/<type>/feat.npy summed over its types. The host tiers
 // then hold what fits, and the rest is read from the files
 // (hybrid.Options.HostMemory). --host-memory elsewhere is an error naming
-// the flag.
+// the flag, and so is --stage-host-rows without it.
 func (j *Job) hybridSource() (Source, error) {
 	src, spec := j.Source, j.Hybrid.HostMemory
 	if spec == "" {
+		if j.Hybrid.StageHost {
+			return src, fmt.Errorf("stage-host-rows: stages the host tier's rows beside the rows read from disk, and without --host-memory (hybrid mode) no features are left on disk")
+		}
 		return src, nil
 	}
 	limit, err := parseHostMemory(spec)

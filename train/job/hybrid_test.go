@@ -22,7 +22,8 @@ import (
 // disk tier's staging, is every row of tiny.) A bad size, another mode,
 // a generated preset, a truncated feat.npy and a size that does not hold
 // the disk tier's staging and tables are errors of one line naming the
-// flag or the file and the manifest's fields.
+// flag or the file and the manifest's fields, as is --stage-host-rows
+// without --host-memory or with features that fit it (no disk tier).
 func TestHostMemoryJob(t *testing.T) {
 	p, ds, dir := writePreset(t, "tiny")
 	cfg := PresetConfig(p)
@@ -57,6 +58,8 @@ func TestHostMemoryJob(t *testing.T) {
 		{func(j *Job) { j.Hybrid.HostMemory = "256KiB" }, "host-memory: 0.2 MiB (262144 bytes) asked, but the disk tier's staging for the rows of a step needs"},
 		{func(j *Job) { j.Mode = train.Replay }, "host-memory: \"1536KiB\" caps the hybrid mode's host tier of features, and the mode is replay"},
 		{func(j *Job) { j.Source = Source{Preset: "tiny"} }, "host-memory: a disk tier reads the features of a dataset directory (--data)"},
+		{func(j *Job) { j.Hybrid.HostMemory, j.Hybrid.StageHost = "", true }, "stage-host-rows: stages the host tier's rows beside the rows read from disk, and without --host-memory"},
+		{func(j *Job) { j.Hybrid.HostMemory, j.Hybrid.StageHost = "1GiB", true }, "stage-host-rows: tiny's features are in host memory"},
 		{func(j *Job) {
 			cut := filepath.Join(t.TempDir(), "cut")
 			if err := dataset.Write(cut, ds); err != nil {

@@ -74,6 +74,10 @@ type HybridSettings struct {
 	// DiskBuffered reads the rows left on disk through the page cache
 	// instead of with O_DIRECT (hybrid.Options.DiskBuffered).
 	DiskBuffered bool
+	// StageHost copies the host tier's rows a step needs into the disk
+	// tier's staging on the host, so the GPU reads them sequentially
+	// (hybrid.Options.StageHost); only with features on disk.
+	StageHost bool
 }
 
 // Placement is how several devices hold the graph and the features.
