@@ -62,19 +62,12 @@ func smallStep(cfg train.Config) train.Config {
 // the host tier and the file add up to the rows gathered, in all and per
 // epoch, and the plan names all three tiers.
 func TestDiskMatchesReplay(t *testing.T) {
-	mem, cfg := tiny(t)
-	cfg = smallStep(cfg)
-	ds := onDisk(t, mem)
-	want := replayLosses(t, mem, cfg)
-	for _, c := range []diskCase{
+	mem, ds, cfg, want := diskSetup(t)
+	runDiskCases(t, ds, cfg, want, Options{}, []diskCase{
 		{2000, -1, 0, true, false}, {2000, ds.FeatureFile.Rows, 0, true, false}, {2000, 3000, 0, true, true},
 		{2000, 0, 0, false, true}, {2000, 0, 1, false, false},
 		{0, 3000, 0, true, true}, {0, 0, 0, false, true},
-	} {
-		t.Run(fmt.Sprint(c.cacheRows, "/", c.hostRows, "-", c.under), func(t *testing.T) {
-			checkDiskBudget(t, ds, cfg, Options{CacheRows: c.cacheRows}, want, c)
-		})
-	}
+	})
 	t.Run("buffered", func(t *testing.T) {
 		checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000, DiskBuffered: true}, want, diskCase{2000, 3000, 0, true, true})
 	})
@@ -95,17 +88,10 @@ func TestDiskMatchesReplay(t *testing.T) {
 // next plan has rows of its own, so the peak is higher than the same run's
 // without fetching ahead.
 func TestDiskFetchAheadMatchesReplay(t *testing.T) {
-	mem, cfg := tiny(t)
-	cfg = smallStep(cfg)
-	ds := onDisk(t, mem)
-	want := replayLosses(t, mem, cfg)
-	for _, c := range []diskCase{
+	_, ds, cfg, want := diskSetup(t)
+	runDiskCases(t, ds, cfg, want, Options{FetchAhead: true}, []diskCase{
 		{2000, -1, 0, true, false}, {2000, 3000, 0, true, true}, {2000, 0, 0, false, true}, {0, 3000, 0, true, true},
-	} {
-		t.Run(fmt.Sprint(c.cacheRows, "/", c.hostRows), func(t *testing.T) {
-			checkDiskBudget(t, ds, cfg, Options{CacheRows: c.cacheRows, FetchAhead: true}, want, c)
-		})
-	}
+	})
 	c := diskCase{2000, 3000, 0, true, true}
 	in := checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000}, want, c)
 	ahead := checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000, FetchAhead: true}, want, c)
@@ -124,10 +110,7 @@ func TestDiskFetchAheadMatchesReplay(t *testing.T) {
 // and the rows by tier are counted as without it, the host tier's rows
 // still the host tier's.
 func TestDiskStageHostMatchesReplay(t *testing.T) {
-	mem, cfg := tiny(t)
-	cfg = smallStep(cfg)
-	ds := onDisk(t, mem)
-	want := replayLosses(t, mem, cfg)
+	_, ds, cfg, want := diskSetup(t)
 	for _, ahead := range []bool{false, true} {
 		for _, c := range []diskCase{
 			{2000, -1, 0, true, false}, {2000, 3000, 0, true, true}, {2000, 0, 0, false, true}, {2000, 0, 1, false, false},
@@ -147,6 +130,26 @@ func TestDiskStageHostMatchesReplay(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// diskSetup is tiny (mem) with a step whose staging is a share of its
+// rows (smallStep), its features left on disk (ds), and replay's losses.
+func diskSetup(t *testing.T) (mem, ds *dataset.Dataset, cfg train.Config, want []float32) {
+	mem, cfg = tiny(t)
+	cfg = smallStep(cfg)
+	return mem, onDisk(t, mem), cfg, replayLosses(t, mem, cfg)
+}
+
+// runDiskCases runs checkDiskBudget for each case, a subtest each, with
+// the options base and the case's cache.
+func runDiskCases(t *testing.T, ds *dataset.Dataset, cfg train.Config, want []float32, base Options, cases []diskCase) {
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.cacheRows, "/", c.hostRows, "-", c.under), func(t *testing.T) {
+			opt := base
+			opt.CacheRows = c.cacheRows
+			checkDiskBudget(t, ds, cfg, opt, want, c)
+		})
 	}
 }
 
