@@ -36,10 +36,11 @@ type Store interface {
 // compute can hide: other ranks' rows through all-to-alls (Exchanged). The
 // replay driver fetches their rows a step ahead, beside the step before
 // (from its bottom layer's forward pass on), into rows of their own. The
-// tiered store is one only where asked (Tiered.FetchAhead): its gather
-// reads host memory from the SMs, and fetched a step ahead at a high hit
-// rate it hid nothing while the second rows took room from its cache
-// (docs/perf.md).
+// tiered and disk stores are ones only where asked (Tiered.FetchAhead,
+// Disk.FetchAhead): a tiered gather reads host memory from the SMs, and
+// fetched a step ahead at a high hit rate it hid nothing while the second
+// rows took room from its cache (docs/perf.md); a disk gather's host
+// function and copies run beside the step before, one gather in flight.
 type Remote interface {
 	Remote() bool
 }
