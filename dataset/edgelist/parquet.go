@@ -40,7 +40,7 @@ func openParquet(path string, f *os.File) (t *parquetTable, err error) {
 	}
 	pf, err := parquet.OpenFile(f, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, quote.Err(err))
 	}
 	t = &parquetTable{name: path, f: f, r: parquet.NewReader(pf), buf: make([]parquet.Row, parquetBatch),
 		rows: pf.NumRows(), size: st.Size()}
@@ -88,7 +88,7 @@ func (t *parquetTable) next() (ok bool, err error) {
 			if err == nil || errors.Is(err, io.EOF) {
 				return false, nil
 			}
-			return false, fmt.Errorf("%s: after row %d: %w", t.name, t.row, err)
+			return false, fmt.Errorf("%s: after row %d: %w", t.name, t.row, quote.Err(err))
 		}
 		t.n, t.at = n, -1
 	}

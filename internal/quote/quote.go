@@ -24,3 +24,27 @@ func Quote(s string) string {
 	}
 	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
 }
+
+// Err is err with its message cut to Limit bytes (at a character's start,
+// "... (N bytes)" after it), for a library's error that may quote or
+// describe its input at length; errors.Is and errors.As see err. Nil stays
+// nil.
+func Err(err error) error {
+	if err == nil || len(err.Error()) <= Limit {
+		return err
+	}
+	return cutErr{err}
+}
+
+type cutErr struct{ err error }
+
+func (e cutErr) Error() string {
+	s := e.err.Error()
+	cut := Limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
+}
+
+func (e cutErr) Unwrap() error { return e.err }
