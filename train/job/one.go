@@ -75,6 +75,7 @@ func (j *Job) drive(ctx context.Context, tr *train.Trainer, mode train.Mode) (*t
 	if st != nil {
 		fmt.Fprintf(j.Log, "replay: %d captures, %d overflows re-run, envelope %.1f MiB (ideal %.1f MiB)\n",
 			st.Captures, st.Overflows, float64(st.Envelope.Bytes)/(1<<20), float64(st.Envelope.IdealBytes)/(1<<20))
+		fmt.Fprintln(j.Log, replayTimes(st))
 	}
 	return sum, err
 }
@@ -98,4 +99,17 @@ func (j *Job) stoppedBeforeTraining() error {
 		fmt.Fprintf(j.Log, "interrupted before the first step: nothing saved in %s; run it again (there is nothing to resume)\n", j.Options.RunDir)
 	}
 	return ErrInterrupted
+}
+
+// replayTimes says where the replay driver's time went: its launches in
+// the launch loops' wall time, the device's busy time within them where
+// the backend times it, and the growths (sampling, provisioning and
+// capturing again after overflows), outside the loops' time.
+func replayTimes(st *train.ReplayStats) string {
+	per := func(s float64) float64 { return 1e3 * s / float64(max(st.Launches, 1)) }
+	out := fmt.Sprintf("replay: %d launches in %.2f s of launch loops (%.3f ms each)", st.Launches, st.WallS, per(st.WallS))
+	if st.BusyS > 0 {
+		out += fmt.Sprintf(", the device busy %.2f s of it (%.3f ms each)", st.BusyS, per(st.BusyS))
+	}
+	return out + fmt.Sprintf("; growths %.2f s", st.GrowS)
 }
