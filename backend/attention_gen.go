@@ -97,34 +97,7 @@ type Attention interface {
 	// hold valid data (zero them first for a fresh gradient). acc does not
 	// change the gradients: pass HeadAggregate's other arguments.
 	HeadAggregateBackward(blk *Block, coef, x, dout Buffer, heads, dim int, mean bool, dcoef, dx Buffer)
-	// SharedAggregate is HeadAggregate for a layer that aggregates before it
-	// projects (GAT's bottom layer with its input narrower than heads·dim):
-	// every head reads the same in-wide source row. For each live
-	// destination i, head h and column f, out[i, h·in+f] = coef[i, h]·x[i,
-	// f] + Σ_{e in row i} coef[NumDst.Cap+e, h]·x[Indices[e], f] (x F32 or
-	// BF16 [NumSrc.Cap, in], bfloat16 widened as read; out F32
-	// [NumDst.Cap, heads·in]); float32 sums, one rounding per term, the
-	// self loop first (none in a Bipartite block: the sum starts at 0),
-	// then the valid edges in order, as HeadAggregate adds them.
-	SharedAggregate(blk *Block, coef, x Buffer, heads, in int, out Buffer)
-	// SharedAggregateBackward takes dout (the gradient of SharedAggregate's
-	// out, F32 [NumDst.Cap, heads·in]) and overwrites dcoef (coef's
-	// layout) for the live positions: dcoef[k, h] = Σ_f dout[i,
-	// h·in+f]·x[j_k, f], summed in float64 and rounded once; 0 for an edge
-	// whose source is not live and for a Bipartite block's self loop. It
-	// gives no gradient of x (a bottom layer's input is the features).
-	SharedAggregateBackward(blk *Block, x, dout Buffer, heads, in int, dcoef Buffer)
-	// BlockDiag expands w F32 [in, heads·dim] (head h in columns [h·dim,
-	// (h+1)·dim)) to the block-diagonal wbd F32 [heads·in, heads·dim]:
-	// wbd[h·in+f, h·dim+c] = w[f, h·dim+c], and 0 off the heads' blocks,
-	// so that agg·wbd, with agg [n, heads·in] (SharedAggregate's out),
-	// projects each head's aggregate by its own columns of w. Copies only.
-	BlockDiag(w Buffer, in, heads, dim int, wbd Buffer)
-	// BlockDiagBackward overwrites dw F32 [in, heads·dim] with the gradient
-	// of BlockDiag's w from dwbd F32 [heads·in, heads·dim]: dw[f, h·dim+c]
-	// = dwbd[h·in+f, h·dim+c] (the diagonal blocks; the rest of dwbd is a
-	// constant's gradient and is not read). Copies only.
-	BlockDiagBackward(dwbd Buffer, in, heads, dim int, dw Buffer)
+	SharedAttention
 }
 
 // AttentionOf is be's Attention (be itself, or the wrapper around a backend

@@ -39,6 +39,10 @@ type File struct {
 	Groups     []*Group   `yaml:"groups"`
 
 	kernels []*Binding
+	// capability is the capability an interface that is not one belongs
+	// to when a capability embeds it (its ops are reached through that
+	// capability), else "".
+	capability string
 }
 
 // Op is one method of an interface.
@@ -183,6 +187,11 @@ func (s *Spec) resolve() error {
 			if _, ok := seen[e]; !ok {
 				return fmt.Errorf("wrapgen: %s embeds %s, which is not described", f.Interface, e)
 			}
+			if f.Capability {
+				if g := s.file(e); !g.Capability {
+					g.capability = f.Interface
+				}
+			}
 		}
 		for _, op := range f.Ops {
 			if ops[op.Name] {
@@ -321,10 +330,21 @@ func (s *Spec) Capabilities() []string {
 	return out
 }
 
-// Iface is the interface an op belongs to, "" for the required ones.
+// Iface is the capability an op belongs to (its own interface's, or that
+// of the capability that embeds it), "" for the required ones.
 func (op *Op) Iface() string {
 	if op.file.Capability {
 		return op.file.Interface
 	}
-	return ""
+	return op.file.capability
+}
+
+// file is the file that describes interface name (nil if none does).
+func (s *Spec) file(name string) *File {
+	for _, f := range s.Files {
+		if f.Interface == name {
+			return f
+		}
+	}
+	return nil
 }

@@ -282,3 +282,43 @@ func TestKernelsUseNamedCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedInCapability: the ops of an interface that is not a
+// capability, embedded by one, are reached through that capability in the
+// wrappers, and the capability's interface embeds it.
+func TestEmbeddedInCapability(t *testing.T) {
+	dir := writeDemo(t, strings.Replace(demoOps, "what:", "embeds: [DemoPart]\nwhat:", 1))
+	part := `interface: DemoPart
+doc: |
+  DemoPart is a part of Demo.
+ops:
+  - name: Half
+    doc: |
+      Half writes y = alpha·x on rows [:n].
+    args:
+      - x F32 [n.Cap*dim]
+      - n Count
+      - dim int >0
+      - alpha float32 not-nan
+      - key int32
+      - y F32 [n.Cap*dim]
+    cuda:
+      - scale(x, n, n.Cap, dim, alpha, key:u32, y, err)
+`
+	if err := os.WriteFile(filepath.Join(dir, "ops/demo_part.yaml"), []byte(part), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	files, err := Files(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		"demo_gen.go":        "\tDemoPart\n}",
+		"record/ops_gen.go":  "b.do(func() { b.inner.(backend.Demo).Half(x, n, dim, alpha, key, y) })",
+		"profile/ops_gen.go": `b.op("Half", func() { b.inner.(backend.Demo).Half(x, n, dim, alpha, key, y) })`,
+	} {
+		if !strings.Contains(string(files[path]), want) {
+			t.Errorf("%s lacks\n%s\nin\n%s", path, want, files[path])
+		}
+	}
+}
