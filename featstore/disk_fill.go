@@ -2,6 +2,7 @@ package featstore
 
 import (
 	"fmt"
+	"slices"
 )
 
 // fillChunk is how many rows Fill reads and copies at a time; fillLeast
@@ -41,14 +42,15 @@ func (d *Disk) Fill(cached int) error {
 		}
 	}
 	if cached > 0 {
-		if err := d.fillCache(cached, larger(data, sc.stage), progress); err != nil {
+		if err := d.fillCache(byVertex(d.order[:cached]), larger(data, sc.stage), progress); err != nil {
 			return err
 		}
 	}
 	if h > 0 {
+		host := byVertex(d.order[cached : cached+h])
 		for lo := 0; lo < h; lo += fillChunk {
 			hi := min(h, lo+fillChunk)
-			if err := d.readRows(data, ranked(d.order[cached:], lo, hi, lo)); err != nil {
+			if err := d.readRows(data, ranked(host, lo, hi, lo)); err != nil {
 				return err
 			}
 			progress(hi - lo)
@@ -56,17 +58,30 @@ func (d *Disk) Fill(cached int) error {
 		if err := d.setHost(data, h); err != nil {
 			return fmt.Errorf("featstore: host tier of %d rows: %w", h, err)
 		}
-		for i, v := range d.order[cached : cached+h] {
+		for i, v := range host {
 			d.tier[v] = hostCode(i)
 		}
 	}
 	return d.be.Sync()
 }
 
-// fillCache makes the cache of the first cached vertices of the ranking,
-// read a chunk of rows at a time through buf (rows made by newRows, or a
-// passing buffer where buf holds fewer than a chunk's rows).
-func (d *Disk) fillCache(cached int, buf any, progress func(int)) error {
+// byVertex is a tier's vertices sorted by id, the order their rows are
+// placed in the tier: each chunk of Fill then reads a stretch of the
+// file, and where a tier takes most rows, adjacent rows share reads (read
+// in rank order, every row of papers-sim's 8 GB table was a read of its
+// own: 107 s). Which vertices a tier holds is the ranking's; where in the
+// tier is nobody's concern but the slot table's.
+func byVertex(vertices []int32) []int32 {
+	s := slices.Clone(vertices)
+	slices.Sort(s)
+	return s
+}
+
+// fillCache makes the cache of vertices (the ranking's first, by
+// vertex), read a chunk of rows at a time through buf (rows made by
+// newRows, or a passing buffer where buf holds fewer than a chunk's rows).
+func (d *Disk) fillCache(vertices []int32, buf any, progress func(int)) error {
+	cached := len(vertices)
 	chunk := min(cached, fillChunk)
 	if n := int(valuesBytes(buf) / d.rowBytes()); n >= min(chunk, fillLeast) {
 		chunk = min(chunk, n)
@@ -77,7 +92,6 @@ func (d *Disk) fillCache(cached int, buf any, progress func(int)) error {
 	if err != nil {
 		return fmt.Errorf("featstore: cache of %d rows: %w", cached, err)
 	}
-	vertices := d.order[:cached]
 	for lo := 0; lo < cached; lo += chunk {
 		hi := min(cached, lo+chunk)
 		if err := d.readRows(buf, ranked(vertices, lo, hi, 0)); err != nil {

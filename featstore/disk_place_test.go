@@ -69,7 +69,7 @@ func checkPlaceWorkers(t *testing.T, stageHost bool) {
 }
 
 // checkPlaced checks p against the tiers of d's ranking: a cached id's
-// cache row, a host tier id's row (with StageHost, its staging row: the
+// cache row, a host tier id's row (each tier's rows its vertices by id) (with StageHost, its staging row: the
 // next in the order of the ids), a disk id's staging row in the order of
 // first appearance (after the host tier's with StageHost), and the
 // skipped rows elsewhere.
@@ -80,6 +80,13 @@ func checkPlaced(t *testing.T, name string, d *Disk, ids []int32, p placed) {
 		rank[v] = int32(i)
 	}
 	c, h, stage := int32(d.CachedRows()), int32(d.HostRows()), map[int32]int32{}
+	// A tier's rows are its vertices in the order of their ids (byVertex).
+	slot := make([]int32, d.rows)
+	for _, tier := range [][]int32{d.order[:c], d.order[c : c+h]} {
+		for i, v := range byVertex(tier) {
+			slot[v] = int32(i)
+		}
+	}
 	staged, skipH, base, next := d.cfg.StageHost, h, int32(0), int32(0)
 	if staged {
 		skipH = int32(d.sc.stageRows)
@@ -94,9 +101,9 @@ func checkPlaced(t *testing.T, name string, d *Disk, ids []int32, p placed) {
 		wc, wh, wd := int32(0), skipH, int32(d.sc.stageRows)
 		switch r := rank[v]; {
 		case r < c:
-			wc = r
+			wc = slot[v]
 		case r < c+h && !staged:
-			wh = r - c
+			wh = slot[v]
 		case r < c+h:
 			wh, next = next, next+1
 		default:

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
@@ -19,11 +20,12 @@ type memFile struct {
 	data     []byte
 	rowBytes int64
 	cut      int64
-	reads    int
+	reads    atomic.Int64 // ReadRows calls (the readers call it at once)
 }
 
 func (m *memFile) RowBytes() int64 { return m.rowBytes }
 func (m *memFile) ReadRows(p []byte, first int64) error {
+	m.reads.Add(1)
 	n := int64(len(p)) / m.rowBytes
 	if first+n > m.cut {
 		return errors.New("feat.npy: truncated")
