@@ -69,10 +69,10 @@ func checkPlaceWorkers(t *testing.T, stageHost bool) {
 }
 
 // checkPlaced checks p against the tiers of d's ranking: a cached id's
-// cache row, a host tier id's row (each tier's rows its vertices by id) (with StageHost, its staging row: the
-// next in the order of the ids), a disk id's staging row in the order of
-// first appearance (after the host tier's with StageHost), and the
-// skipped rows elsewhere.
+// cache row (the cache's rows its vertices by id), a host tier id's row
+// (with StageHost, its staging row: the next in the order of the ids), a
+// disk id's staging row in the order of first appearance (after the host
+// tier's with StageHost), and the skipped rows elsewhere.
 func checkPlaced(t *testing.T, name string, d *Disk, ids []int32, p placed) {
 	t.Helper()
 	rank := make([]int32, d.rows)
@@ -80,12 +80,10 @@ func checkPlaced(t *testing.T, name string, d *Disk, ids []int32, p placed) {
 		rank[v] = int32(i)
 	}
 	c, h, stage := int32(d.CachedRows()), int32(d.HostRows()), map[int32]int32{}
-	// A tier's rows are its vertices in the order of their ids (byVertex).
+	// The cache's rows are its vertices by id (byVertex).
 	slot := make([]int32, d.rows)
-	for _, tier := range [][]int32{d.order[:c], d.order[c : c+h]} {
-		for i, v := range byVertex(tier) {
-			slot[v] = int32(i)
-		}
+	for i, v := range byVertex(d.order[:c]) {
+		slot[v] = int32(i)
 	}
 	staged, skipH, base, next := d.cfg.StageHost, h, int32(0), int32(0)
 	if staged {
@@ -103,7 +101,7 @@ func checkPlaced(t *testing.T, name string, d *Disk, ids []int32, p placed) {
 		case r < c:
 			wc = slot[v]
 		case r < c+h && !staged:
-			wh = slot[v]
+			wh = r - c
 		case r < c+h:
 			wh, next = next, next+1
 		default:
