@@ -60,7 +60,7 @@ run() {
   local rc=$?
   { echo "== $name: $*"; cat "$cur"; } >>"$O/runs.log"
   say "== $name (exit $rc, $((SECONDS - t0)) s)"
-  grep -E "${KEEP:-^(\[rank 0\] )?(epoch [0-9]+/|test accuracy)|\"step_(s|ms)\"|error|panic}" "$cur" | cut -c1-300 | sed 's/^/   /' | tee -a "$L"
+  grep -aE "${KEEP:-^(\[rank 0\] )?(epoch [0-9]+/|test accuracy)|\"step_(s|ms)\"|error|panic}" "$cur" | cut -c1-300 | sed 's/^/   /' | tee -a "$L"
   rm -f "$cur"
   return 0
 }

@@ -14,6 +14,7 @@ run), with the kernels serialized as ncu runs them.
 import argparse
 import csv
 import re
+import signal
 import sys
 from collections import defaultdict
 
@@ -90,6 +91,8 @@ def main():
     w = sub.add_parser("work")
     w.add_argument("file")
     a = p.parse_args()
+    # A reader that stops early (head) ends the listing quietly.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     if a.what == "kernels":
         kernels(a.file, a.pattern)
     else:
