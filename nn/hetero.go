@@ -24,6 +24,13 @@ type TypedBatch struct {
 	// respect to its X (F32 like X), which a training Backward writes (a
 	// learned embedding's rows need it; other types' are not computed).
 	DX []backend.Buffer
+	// Compact are relation-local views of the blocks of the relations
+	// whose sources RGAT projects alone (Config.CompactsSources; nil
+	// elsewhere): NumSrc the relation's distinct sources, Indices numbering
+	// them in order of first appearance, SrcIDs their rows among the source
+	// type's (type-local, not vertex ids), Bipartite. Its capacity is
+	// CompactCap's.
+	Compact [][]*backend.Block // [layer][relation]
 }
 
 // relWeights are one relation's parameters at a layer: RSAGE's self and
@@ -94,6 +101,7 @@ type heteroNet struct {
 	// state, the gradients' scratch and the attention dropout of the last
 	// forward pass (rgat.go).
 	att   backend.Attention
+	hot   backend.HotRows // the compacted relations' gradient scatter
 	gat   [][]gatRel
 	gatG  gatGrads
 	attnP float32
@@ -108,6 +116,9 @@ func newHetero(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*he
 	if cfg.Kind == KindRGAT {
 		var err error
 		if h.att, err = backend.AttentionOf(be); err != nil {
+			return nil, err
+		}
+		if h.hot, err = backend.HotRowsOf(be); err != nil {
 			return nil, err
 		}
 	}

@@ -68,6 +68,7 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 	if h.relCount != nil {
 		h.be.Write(h.relCount, 0, []int32{int32(R)})
 	}
+	h.writeSlots()
 	h.zeroDead()
 	return nil
 }

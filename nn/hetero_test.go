@@ -85,10 +85,35 @@ func denseShape() typedShape {
 	return sh
 }
 
+// compactBlock is h's relation-local view (TypedBatch.Compact): its
+// distinct sources in order of first appearance, their type-local rows as
+// its ids, capacity src.
+func compactBlock(h hostBlock, src int) hostBlock {
+	c := hostBlock{indptr: h.indptr, nDst: h.nDst, caps: Caps{Dst: h.caps.Dst, Edges: h.caps.Edges, Src: src}}
+	at := map[int32]int32{}
+	for _, j := range h.indices {
+		k, ok := at[j]
+		if !ok {
+			k = int32(len(c.srcIDs))
+			at[j] = k
+			c.srcIDs = append(c.srcIDs, j)
+		}
+		c.indices = append(c.indices, k)
+	}
+	return c
+}
+
 // typedBatch uploads a batch of shape sh for cfg (heteroSchema's types and
 // relations) with random input rows. Live counts are below the
 // capacities, whose rows hold garbage.
 func typedBatch(t *testing.T, be backend.Backend, cfg Config, sh typedShape) (*Batch, []LayerCaps) {
+	t.Helper()
+	return typedBatchWith(t, be, cfg, sh, compactBlock)
+}
+
+// typedBatchWith is typedBatch with view making the compacted relations'
+// views (compactBlock, or another numbering of their sources).
+func typedBatchWith(t *testing.T, be backend.Backend, cfg Config, sh typedShape, view func(hostBlock, int) hostBlock) (*Batch, []LayerCaps) {
 	t.Helper()
 	count := func(n, c int) backend.Count {
 		buf, err := be.Alloc(backend.I32, 1)
@@ -101,7 +126,8 @@ func typedBatch(t *testing.T, be backend.Backend, cfg Config, sh typedShape) (*B
 	}
 	// [layer][type] live destinations and sources, and capacities one above.
 	dst, src := sh.dst, sh.src
-	tb := &TypedBatch{Rels: grid[*backend.Block](2, 3), Dst: grid[backend.Count](2, 2), Src: grid[backend.Count](2, 2)}
+	tb := &TypedBatch{Rels: grid[*backend.Block](2, 3), Dst: grid[backend.Count](2, 2), Src: grid[backend.Count](2, 2),
+		Compact: grid[*backend.Block](2, 3)}
 	caps := make([]LayerCaps, 2)
 	for l := range 2 {
 		caps[l] = LayerCaps{Types: make([]TypeCaps, 2), Edges: make([]int, 3)}
@@ -125,6 +151,10 @@ func typedBatch(t *testing.T, be backend.Backend, cfg Config, sh typedShape) (*B
 			h.caps = Caps{Dst: caps[l].Types[rel.Dst].Dst, Edges: len(h.indices) + 1, Src: caps[l].Types[rel.Src].Src}
 			caps[l].Edges[r] = h.caps.Edges
 			tb.Rels[l][r] = h.upload(t, be)
+			if cfg.CompactsSources(r) {
+				tb.Compact[l][r] = view(h, cfg.CompactCap(caps[l], r)).upload(t, be)
+				tb.Compact[l][r].Bipartite = true
+			}
 		}
 	}
 	rnd := rand.New(rand.NewPCG(3, 4))

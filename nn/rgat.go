@@ -44,7 +44,8 @@ import (
 // forward pass for the backward one (F32 at the layer's capacities; unset
 // for relations into types without rows there).
 type gatRel struct {
-	z    backend.Buffer // [Src.Cap(S), heads·dim]: the sources' projection
+	x    backend.Buffer // [CompactCap, in(S)]: a compacted relation's own sources' rows (Config.CompactsSources; nil elsewhere)
+	z    backend.Buffer // [Src.Cap(S) (CompactCap), heads·dim]: the sources' projection
 	zd   backend.Buffer // [Dst.Cap(T), heads·dim]: the destinations' (S ≠ T; else z's first rows)
 	el   backend.Buffer // [Src.Cap(S), heads]: a_src·z_j
 	er   backend.Buffer // [Dst.Cap(T), heads]: a_dst·z_i
@@ -55,10 +56,12 @@ type gatRel struct {
 // (each buffer as large as the largest relation's): the projections'
 // gradients (dz, dzd), the coefficients' (dcoef), the scores' (del, der),
 // the unused half of a single HeadDotBackward (none, F32 [heads·dim]) and
-// its count, zero (I32 [1], 0).
+// its count, zero (I32 [1], 0); for the compacted relations their input
+// rows' gradient (dx) before it is added into their type's rows at slot
+// (I32: i at i, over the largest source capacity).
 type gatGrads struct {
 	dz, dzd, dcoef, del, der, none backend.Buffer
-	zero                           backend.Buffer
+	zero, dx, slot                 backend.Buffer
 }
 
 // newGATRel makes relation rel's attention parameters at layer l in w:
@@ -102,8 +105,11 @@ func (ly *heteroLayer) dstWeight(r int) *Param {
 func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 	c, ws := h.cfg, &h.ws
 	h.gat = grid[gatRel](c.Layers, len(c.Relations))
-	var z, zd, coef, el, er, hd int
+	var z, zd, coef, el, er, hd, dx, slots int
 	for l, lc := range caps {
+		for _, tc := range lc.Types {
+			slots = max(slots, tc.Src)
+		}
 		for r, rel := range c.Relations {
 			dst, src := lc.Types[rel.Dst].Dst, lc.Types[rel.Src].Src
 			if dst == 0 {
@@ -113,6 +119,12 @@ func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 			H, D, _ := c.headDims(l, out)
 			name := fmt.Sprintf("layer %d %s attention", l, rel.Name)
 			g := &h.gat[l][r]
+			if c.CompactsSources(r) {
+				in, _ := c.typeDims(l, rel.Src)
+				src = c.CompactCap(lc, r)
+				g.x = ws.allocRows(name+" source rows", backend.F32, src*in)
+				dx = max(dx, src*in)
+			}
 			g.z = ws.alloc(name+" source projection", backend.F32, src*H*D)
 			if rel.Src != rel.Dst {
 				g.zd = ws.alloc(name+" destination projection", backend.F32, dst*H*D)
@@ -133,6 +145,40 @@ func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 		none:  ws.alloc("attention vector gradients (unused)", backend.F32, hd),
 		zero:  ws.alloc("zero count", backend.I32, 1),
 	}
+	if dx > 0 {
+		h.gatG.dx = ws.allocRows("attention source row gradients", backend.F32, dx)
+		h.gatG.slot = ws.alloc("attention source slots", backend.I32, slots)
+	}
+}
+
+// writeSlots writes the identity slots of the compacted relations'
+// gradient scatter (after the workspace is made).
+func (h *heteroNet) writeSlots() {
+	if h.gatG.slot == nil {
+		return
+	}
+	iota := make([]int32, h.gatG.slot.Len())
+	for i := range iota {
+		iota[i] = int32(i)
+	}
+	h.be.Write(h.gatG.slot, 0, iota)
+}
+
+// gatSources are relation r's sources at layer l as its attention reads
+// them: their rows, count and block; a compacted relation's own
+// (TypedBatch.Compact), whose rows gather copies from its type's when
+// asked, else its type's all.
+func (h *heteroNet) gatSources(b *TypedBatch, l, r int, gather bool) (x backend.Buffer, n backend.Count, blk *backend.Block) {
+	rel, g := h.cfg.Relations[r], &h.gat[l][r]
+	if g.x == nil {
+		return h.input(b, l, rel.Src), b.Src[l][rel.Src], bipartite(b.Rels[l][r])
+	}
+	cb := b.Compact[l][r]
+	if gather {
+		in, _ := h.cfg.typeDims(l, rel.Src)
+		h.be.Gather(h.input(b, l, rel.Src), in, cb.SrcIDs, cb.NumSrc, g.x)
+	}
+	return g.x, cb.NumSrc, cb
 }
 
 // bipartite is a relation's block as the attention ops take it: without
@@ -182,8 +228,9 @@ func (h *heteroNet) gatForward(b *TypedBatch, l, r int, y backend.Buffer, acc bo
 	be, ly, g := h.be, h.layers[l], &h.gat[l][r]
 	rel := h.cfg.Relations[r]
 	inS, inT, H, D, mean := h.gatDims(l, r)
-	nS, nT := b.Src[l][rel.Src], b.Dst[l][rel.Dst]
-	be.Linear(h.input(b, l, rel.Src), nS, ly.rels[r].neigh.W, inS, H*D, g.z, false)
+	xS, nS, blk := h.gatSources(b, l, r, true)
+	nT := b.Dst[l][rel.Dst]
+	be.Linear(xS, nS, ly.rels[r].neigh.W, inS, H*D, g.z, false)
 	zd := g.z
 	if g.zd != nil {
 		be.Linear(h.input(b, l, rel.Dst), nT, ly.dstWeight(r).W, inT, H*D, g.zd, false)
@@ -191,7 +238,6 @@ func (h *heteroNet) gatForward(b *TypedBatch, l, r int, y backend.Buffer, acc bo
 	}
 	h.att.HeadDot(g.z, nS, H, D, ly.rels[r].attSrc.W, g.el)
 	h.att.HeadDot(zd, nT, H, D, ly.rels[r].attDst.W, g.er)
-	blk := bipartite(b.Rels[l][r])
 	h.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, h.attnP, h.attnRand(l, r), g.coef)
 	h.att.HeadAggregate(blk, g.coef, g.z, H, D, mean, y, acc)
 }
@@ -213,14 +259,14 @@ func (h *heteroNet) gatBackward(b *TypedBatch, l, r int, dy backend.Buffer) {
 	be, ly, g, sc := h.be, h.layers[l], &h.gat[l][r], &h.gatG
 	w, rel := ly.rels[r], h.cfg.Relations[r]
 	inS, inT, H, D, mean := h.gatDims(l, r)
-	nS, nT := b.Src[l][rel.Src], b.Dst[l][rel.Dst]
-	blk := bipartite(b.Rels[l][r])
+	xS, nS, blk := h.gatSources(b, l, r, false)
+	nT := b.Dst[l][rel.Dst]
 	dz, dcoef := be.View(sc.dz, 0, g.z.Len()), be.View(sc.dcoef, 0, g.coef.Len())
 	del, der := be.View(sc.del, 0, g.el.Len()), be.View(sc.der, 0, g.er.Len())
 	be.Fill(dz, 0)
 	h.att.HeadAggregateBackward(blk, g.coef, g.z, dy, H, D, mean, dcoef, dz)
 	h.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, h.attnP, h.attnRand(l, r), dcoef, del, der)
-	xS, dxS := h.input(b, l, rel.Src), h.inputGrad(b, l, rel.Src)
+	dxS := h.inputGrad(b, l, rel.Src)
 	if g.zd == nil { // one type: the destinations' scores are z's first rows'
 		h.att.HeadDotBackward(g.z, del, der, nS, nT, H, D, w.attSrc.W, w.attDst.W, dz, w.attSrc.G, w.attDst.G)
 	} else {
@@ -241,7 +287,13 @@ func (h *heteroNet) gatBackward(b *TypedBatch, l, r int, dy backend.Buffer) {
 		}
 	}
 	be.LinearBackwardWeight(xS, dz, nS, inS, H*D, w.neigh.G, g.zd != nil && w.wDst == nil)
-	if dxS != nil {
+	switch {
+	case dxS == nil:
+	case g.x != nil: // the relation's own sources' rows, added into their type's
+		dx := be.View(sc.dx, 0, g.x.Len())
+		be.LinearBackwardData(dz, nS, w.neigh.W, inS, H*D, dx, false)
+		h.hot.ScatterAddRows(sc.slot, dxS, inS, blk.SrcIDs, nS, dx, nil)
+	default:
 		be.LinearBackwardData(dz, nS, w.neigh.W, inS, H*D, dxS, true)
 	}
 }

@@ -19,6 +19,10 @@ type TypedHops struct {
 	Fanouts [][]int            // [hop][relation], hop 0 from the seeds
 	Caps    []nn.LayerCaps     // bottom first
 	Rels    [][]*backend.Block // [layer][relation]
+	// Compact are the relation-local views of the relations whose own
+	// sources the model projects (nn.TypedBatch.Compact; nil elsewhere),
+	// relabelled from Rels' type-local indices once their hop is sampled.
+	Compact [][]*backend.Block // [layer][relation]
 	Dst     [][]backend.Count  // [layer][type]
 	Src     [][]backend.Count  // [layer][type]
 	SrcIDs  [][]backend.Buffer // [layer][type] type-local ids, destinations first
@@ -36,25 +40,32 @@ type TypedHops struct {
 	scratchN backend.Count
 	target   int
 	rels     []nn.RelSpec
+	model    nn.Config // the model's (its relations and which it compacts)
 	batch    *nn.TypedBatch
 }
 
 // newTypedHops allocates a typed plan's hops in p for caps (bottom
-// first), fanouts per hop and relation, the relations' (source,
-// destination) types, the types' input widths and which types learn their
-// rows (wantDX).
-func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, rels []nn.RelSpec, inDims []int, wantDX []bool, target int) (*TypedHops, error) {
+// first), fanouts per hop and relation, the model's config (its
+// relations' source and destination types, and which relations it
+// compacts), the types' input widths and which types learn their rows
+// (wantDX).
+func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, model nn.Config, inDims []int, wantDX []bool, target int) (*TypedHops, error) {
+	rels := model.Relations
 	L, T, R := len(caps), len(inDims), len(rels)
 	if len(fanouts) != L {
 		return nil, fmt.Errorf("plan: %d hops' fanouts for %d layers", len(fanouts), L)
 	}
-	th := &TypedHops{Fanouts: fanouts, Caps: caps, target: target, rels: rels,
-		Rels: grid[*backend.Block](L, R), Dst: grid[backend.Count](L, T), Src: grid[backend.Count](L, T), SrcIDs: grid[backend.Buffer](L, T)}
+	th := &TypedHops{Fanouts: fanouts, Caps: caps, target: target, rels: rels, model: model,
+		Rels: grid[*backend.Block](L, R), Compact: grid[*backend.Block](L, R),
+		Dst: grid[backend.Count](L, T), Src: grid[backend.Count](L, T), SrcIDs: grid[backend.Buffer](L, T)}
 	a := p.allocator()
 	alloc := a.alloc
 	stride := T + R
-	th.Counts = alloc(backend.I32, L*stride+2)
-	zero := backend.Count{Buf: th.Counts, Off: L * stride, Cap: 0}
+	// The counts: per layer the types' sources and the relations' edges,
+	// a zero, the scratch's count, then per layer the compacted relations'
+	// own sources.
+	th.Counts = alloc(backend.I32, L*stride+2+L*R)
+	zero := th.zero()
 	most := 1
 	for l := L - 1; l >= 0; l-- {
 		for t := range T {
@@ -87,6 +98,13 @@ func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, rels []nn.RelSp
 				// Another type's sources: not its destinations first.
 				Bipartite: rel.Src != rel.Dst,
 			}
+			if model.CompactsSources(r) {
+				blk := th.Rels[l][r]
+				n := model.CompactCap(caps[l], r)
+				th.Compact[l][r] = &backend.Block{NumDst: blk.NumDst, NumEdges: blk.NumEdges,
+					NumSrc: backend.Count{Buf: th.Counts, Off: L*stride + 2 + l*R + r, Cap: n},
+					Indptr: blk.Indptr, Nbrs: blk.Indices, Indices: alloc(backend.I32, e), SrcIDs: alloc(backend.I32, n), Bipartite: true}
+			}
 		}
 	}
 	th.scratch = alloc(backend.I32, most)
@@ -102,7 +120,7 @@ func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, rels []nn.RelSp
 		return nil, fmt.Errorf("plan: %w", a.err)
 	}
 	p.be.Fill(th.Counts, 0)
-	th.batch = &nn.TypedBatch{Rels: th.Rels, Dst: th.Dst, Src: th.Src, X: th.X, DX: th.DX}
+	th.batch = &nn.TypedBatch{Rels: th.Rels, Dst: th.Dst, Src: th.Src, X: th.X, DX: th.DX, Compact: th.Compact}
 	return th, nil
 }
 
@@ -116,13 +134,14 @@ func (th *TypedHops) twin(q *Plan) (*TypedHops, error) {
 		}
 		wantDX[t] = th.DX[t] != nil
 	}
-	return newTypedHops(q, th.Caps, th.Fanouts, th.rels, inDims, wantDX, th.target)
+	return newTypedHops(q, th.Caps, th.Fanouts, th.model, inDims, wantDX, th.target)
 }
 
 // sample issues every hop from the plan's seeds: per hop, each type's
 // sources start as its destinations (RelabelStart); each relation samples
 // its fanout of its destination type's destinations and adds the sampled
-// vertices to its source type's (RelabelAdd).
+// vertices to its source type's (RelabelAdd); then the compacted
+// relations number their own sources (compact).
 func (th *TypedHops) sample(p *Plan, in *TypedInputs, seed uint64) {
 	be := p.be
 	L := len(th.Caps)
@@ -156,7 +175,31 @@ func (th *TypedHops) sample(p *Plan, in *TypedInputs, seed uint64) {
 			be.SampleLayer(in.Rels[r], dstIDs(rel.Dst), blk.NumDst, th.Fanouts[h][r], rnd, &view)
 			be.RelabelAdd(in.Space[rel.Src], blk, blk.SrcIDs, blk.NumSrc)
 		}
+		th.compact(be, in, l)
 	}
+}
+
+// compact numbers each compacted relation's own sources at layer l, once
+// the layer's type-local numbering is done: its edges' type-local indices
+// relabelled into a space of their own (its source type's relabel table,
+// which the next hop's RelabelStart takes back; a type's sources never
+// outnumber its vertices), from none: SrcIDs the type-local rows in order
+// of first appearance, Indices the edges' positions among them.
+func (th *TypedHops) compact(be backend.Backend, in *TypedInputs, l int) {
+	for r, cb := range th.Compact[l] {
+		if cb == nil || th.Caps[l].Types[th.rels[r].Dst].Dst == 0 {
+			continue
+		}
+		space := in.Space[th.rels[r].Src]
+		be.RelabelStart(space, th.scratch, th.zero(), cb.SrcIDs, cb.NumSrc)
+		be.RelabelAdd(space, cb, cb.SrcIDs, cb.NumSrc)
+	}
+}
+
+// zero is the counts' zero (the top layer's destinations of types other
+// than the target).
+func (th *TypedHops) zero() backend.Count {
+	return backend.Count{Buf: th.Counts, Off: len(th.Caps) * (len(th.Src[0]) + len(th.rels)), Cap: 0}
 }
 
 // gatherRows copies the bottom layer's rows of every type: features from

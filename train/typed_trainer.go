@@ -90,5 +90,5 @@ func (t *Trainer) typedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, seedT
 	for i, e := range ti.Embed {
 		want[i] = learn && e != nil
 	}
-	return newTypedHops(p, caps, fanouts, t.model.Config().Relations, ti.InDims(), want, seedType)
+	return newTypedHops(p, caps, fanouts, t.model.Config(), ti.InDims(), want, seedType)
 }
