@@ -15,15 +15,7 @@ import (
 // rows, and the table in its file.
 func benchDisk(tb testing.TB, be backend.Backend, rows, dim, cached, host, reserve int, stageHost bool) (*Disk, []float32) {
 	tb.Helper()
-	rnd := rand.New(rand.NewPCG(5, 6))
-	feat := make([]float32, rows*dim)
-	for i := range feat {
-		feat[i] = float32(rnd.NormFloat64())
-	}
-	order := make([]int32, rows)
-	for i, v := range rnd.Perm(rows) {
-		order[i] = int32(v)
-	}
+	feat, order := randomTable(rows, dim)
 	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: backend.F32, HostRows: int64(host), Readers: 4, StageHost: stageHost}, int64(rows), dim, order, 0)
 	if err != nil {
 		tb.Fatal(err)
@@ -33,6 +25,21 @@ func benchDisk(tb testing.TB, be backend.Backend, rows, dim, cached, host, reser
 		tb.Fatal(err)
 	}
 	return d, feat
+}
+
+// randomTable is a seeded table of rows rows (dim float32 values each, from
+// a normal distribution) and a seeded permutation of them as its ranking.
+func randomTable(rows, dim int) ([]float32, []int32) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	feat := make([]float32, rows*dim)
+	for i := range feat {
+		feat[i] = float32(rnd.NormFloat64())
+	}
+	order := make([]int32, rows)
+	for i, v := range rnd.Perm(rows) {
+		order[i] = int32(v)
+	}
+	return feat, order
 }
 
 // tierIDs draws n ids of d's ranking: of every 1000, cache of them among

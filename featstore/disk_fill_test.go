@@ -18,15 +18,8 @@ import (
 // own (114,757 of 131,072 here).
 func TestDiskFillReadsRuns(t *testing.T) {
 	const rows, dim = 1 << 17, 2
+	feat, order := randomTable(rows, dim)
 	rnd := rand.New(rand.NewPCG(3, 4))
-	feat := make([]float32, rows*dim)
-	for i := range feat {
-		feat[i] = float32(rnd.NormFloat64())
-	}
-	order := make([]int32, rows)
-	for i, v := range rnd.Perm(rows) {
-		order[i] = int32(v)
-	}
 	ids := make([]int32, 5000)
 	for i := range ids {
 		ids[i] = int32(rnd.IntN(rows))
