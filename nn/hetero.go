@@ -26,10 +26,11 @@ type TypedBatch struct {
 	DX []backend.Buffer
 	// Compact are relation-local views of the blocks of the relations
 	// whose sources RGAT projects alone (Config.CompactsSources; nil
-	// elsewhere): NumSrc the relation's distinct sources, Indices numbering
-	// them in order of first appearance, SrcIDs their rows among the source
-	// type's (type-local, not vertex ids), Bipartite. Its capacity is
-	// CompactCap's.
+	// elsewhere): NumSrc the relation's distinct sources (within one type
+	// the destinations first, as the type's numbering has them), Indices
+	// numbering them, the others in order of first appearance, SrcIDs
+	// their rows among the source type's (type-local, not vertex ids),
+	// Bipartite. Its capacity is CompactCap's.
 	Compact [][]*backend.Block // [layer][relation]
 }
 

@@ -34,20 +34,22 @@ type RelSpec struct {
 	Src, Dst int
 }
 
-// CompactsSources reports whether RGAT projects relation r's own sources
-// alone (TypedBatch.Compact) rather than every source of its source type:
-// a relation between two types, whose edges read a share of them (on
-// igbh-sim 30% of the bottom layer's projected rows in all, 0.5% for
-// paper to conference). Within one type the destinations are the first
-// sources, projected with them, and a relation reads most of them.
-func (c Config) CompactsSources(r int) bool {
-	return c.Kind == KindRGAT && c.Relations[r].Src != c.Relations[r].Dst
-}
+// CompactsSources reports whether the model projects relation r's own
+// sources alone (TypedBatch.Compact) rather than every source of its
+// source type: RGAT's relations, whose edges read a share of them (on
+// igbh-sim 30% of the rows the bottom layer projected, 0.5% for paper to
+// conference).
+func (c Config) CompactsSources(r int) bool { return c.Kind == KindRGAT }
 
 // CompactCap is the capacity of relation r's own sources at layer lc
-// (CompactsSources): at most its source type's and its edges'.
+// (CompactsSources): at most its source type's, and its edges' (within
+// one type beside the destinations, which come first).
 func (c Config) CompactCap(lc LayerCaps, r int) int {
-	return min(lc.Types[c.Relations[r].Src].Src, lc.Edges[r])
+	rel, n := c.Relations[r], lc.Edges[r]
+	if rel.Src == rel.Dst {
+		n += lc.Types[rel.Dst].Dst
+	}
+	return min(lc.Types[rel.Src].Src, n)
 }
 
 // typed reports whether the kind is a typed graph's.

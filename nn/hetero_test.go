@@ -86,11 +86,16 @@ func denseShape() typedShape {
 }
 
 // compactBlock is h's relation-local view (TypedBatch.Compact): its
-// distinct sources in order of first appearance, their type-local rows as
+// distinct sources (after its destinations with dstFirst: a relation
+// within one type) in order of first appearance, their type-local rows as
 // its ids, capacity src.
-func compactBlock(h hostBlock, src int) hostBlock {
+func compactBlock(h hostBlock, src int, dstFirst bool) hostBlock {
 	c := hostBlock{indptr: h.indptr, nDst: h.nDst, caps: Caps{Dst: h.caps.Dst, Edges: h.caps.Edges, Src: src}}
 	at := map[int32]int32{}
+	for i := 0; dstFirst && i < h.nDst; i++ {
+		at[int32(i)] = int32(i)
+		c.srcIDs = append(c.srcIDs, int32(i))
+	}
 	for _, j := range h.indices {
 		k, ok := at[j]
 		if !ok {
@@ -113,7 +118,7 @@ func typedBatch(t *testing.T, be backend.Backend, cfg Config, sh typedShape) (*B
 
 // typedBatchWith is typedBatch with view making the compacted relations'
 // views (compactBlock, or another numbering of their sources).
-func typedBatchWith(t *testing.T, be backend.Backend, cfg Config, sh typedShape, view func(hostBlock, int) hostBlock) (*Batch, []LayerCaps) {
+func typedBatchWith(t *testing.T, be backend.Backend, cfg Config, sh typedShape, view func(hostBlock, int, bool) hostBlock) (*Batch, []LayerCaps) {
 	t.Helper()
 	count := func(n, c int) backend.Count {
 		buf, err := be.Alloc(backend.I32, 1)
@@ -152,7 +157,7 @@ func typedBatchWith(t *testing.T, be backend.Backend, cfg Config, sh typedShape,
 			caps[l].Edges[r] = h.caps.Edges
 			tb.Rels[l][r] = h.upload(t, be)
 			if cfg.CompactsSources(r) {
-				tb.Compact[l][r] = view(h, cfg.CompactCap(caps[l], r)).upload(t, be)
+				tb.Compact[l][r] = view(h, cfg.CompactCap(caps[l], r), rel.Src == rel.Dst).upload(t, be)
 				tb.Compact[l][r].Bipartite = true
 			}
 		}

@@ -13,7 +13,7 @@ import (
 // Geometric's GATConv(in, out/heads, heads, add_self_loops=False) computes
 // it inside HeteroConv({r: GATConv}, aggr="sum"):
 //
-//	z_j = x_j·W_src                  the sources j (type S)        [NumSrc(S), heads·dim]
+//	z_j = x_j·W_src                  the sources j (type S) that r's edges read  [n_r, heads·dim]
 //	z_i = x_i·W_dst                  the destinations i (type T)   [NumDst(T), heads·dim]
 //	s_ij = LeakyReLU(a_src·z_j + a_dst·z_i)                       per head, slope 0.2
 //	α_ij = softmax over i's sampled edges of r alone, then attention dropout
@@ -25,8 +25,11 @@ import (
 // rows of one width: every layer above the bottom, and at the bottom the
 // relations between types of one width (MLPerf's reference gives every
 // type 1024 features and one lin); where the widths differ, two weights,
-// GATConv((in_src, in_dst), ...)'s lin_src and lin_dst. Within one type
-// (S = T) the destinations are the first sources, so z_i is z's row i.
+// GATConv((in_src, in_dst), ...)'s lin_src and lin_dst. PyG projects every
+// source of type S for each relation; here each relation projects the rows
+// its edges read, its own sources (TypedBatch.Compact, n_r of them), which
+// gives the same result. Within one type (S = T) the destinations are the
+// first of them, so z_i is z's row i.
 // Each type's sum over its relations, biases included, then takes the
 // typed models' normalisation, ReLU and dropout below the top (finish in
 // hetero_step.go); the top layer averages OutHeads heads of Classes

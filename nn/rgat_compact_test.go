@@ -11,7 +11,7 @@ import (
 // wholeBlock is h's view with every source of its type as the relation's
 // own, in the type's order: what RGAT computed before it projected a
 // relation's own sources alone.
-func wholeBlock(h hostBlock, src int) hostBlock {
+func wholeBlock(h hostBlock, src int, _ bool) hostBlock {
 	c := hostBlock{indptr: h.indptr, indices: h.indices, nDst: h.nDst, caps: Caps{Dst: h.caps.Dst, Edges: h.caps.Edges, Src: src}}
 	for j := range h.srcIDs {
 		c.srcIDs = append(c.srcIDs, int32(j))
@@ -33,7 +33,7 @@ func TestRGATCompactEqualsWhole(t *testing.T) {
 		{"one-width", heteroSchema(KindRGAT, 3, 3)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			run := func(view func(hostBlock, int) hostBlock) (loss float32, grads [][]float32) {
+			run := func(view func(hostBlock, int, bool) hostBlock) (loss float32, grads [][]float32) {
 				be := newCPU(t)
 				m, err := NewModel(be, c.cfg, 7)
 				if err != nil {

@@ -38,10 +38,14 @@ type TypedHops struct {
 	// destinations of another type must not overwrite).
 	scratch  backend.Buffer
 	scratchN backend.Count
-	target   int
-	rels     []nn.RelSpec
-	model    nn.Config // the model's (its relations and which it compacts)
-	batch    *nn.TypedBatch
+	// iota holds i at i: a type's first sources, its destinations, as
+	// their own rows (a compacted relation within one type starts from
+	// them).
+	iota   backend.Buffer
+	target int
+	rels   []nn.RelSpec
+	model  nn.Config // the model's (its relations and which it compacts)
+	batch  *nn.TypedBatch
 }
 
 // newTypedHops allocates a typed plan's hops in p for caps (bottom
@@ -108,6 +112,7 @@ func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, model nn.Config
 		}
 	}
 	th.scratch = alloc(backend.I32, most)
+	th.iota = alloc(backend.I32, most)
 	th.scratchN = backend.Count{Buf: th.Counts, Off: L*stride + 1, Cap: most}
 	th.X, th.DX = make([]backend.Buffer, T), make([]backend.Buffer, T)
 	for t, d := range inDims {
@@ -120,6 +125,11 @@ func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, model nn.Config
 		return nil, fmt.Errorf("plan: %w", a.err)
 	}
 	p.be.Fill(th.Counts, 0)
+	iota := make([]int32, most)
+	for i := range iota {
+		iota[i] = int32(i)
+	}
+	p.be.Write(th.iota, 0, iota)
 	th.batch = &nn.TypedBatch{Rels: th.Rels, Dst: th.Dst, Src: th.Src, X: th.X, DX: th.DX, Compact: th.Compact}
 	return th, nil
 }
@@ -183,15 +193,22 @@ func (th *TypedHops) sample(p *Plan, in *TypedInputs, seed uint64) {
 // the layer's type-local numbering is done: its edges' type-local indices
 // relabelled into a space of their own (its source type's relabel table,
 // which the next hop's RelabelStart takes back; a type's sources never
-// outnumber its vertices), from none: SrcIDs the type-local rows in order
-// of first appearance, Indices the edges' positions among them.
+// outnumber its vertices), from none, or within one type from the
+// destinations (rows 0, 1, ...: the type's first sources): SrcIDs the
+// type-local rows, the others in order of first appearance, Indices the
+// edges' positions among them.
 func (th *TypedHops) compact(be backend.Backend, in *TypedInputs, l int) {
 	for r, cb := range th.Compact[l] {
-		if cb == nil || th.Caps[l].Types[th.rels[r].Dst].Dst == 0 {
+		rel := th.rels[r]
+		if cb == nil || th.Caps[l].Types[rel.Dst].Dst == 0 {
 			continue
 		}
-		space := in.Space[th.rels[r].Src]
-		be.RelabelStart(space, th.scratch, th.zero(), cb.SrcIDs, cb.NumSrc)
+		dst, nDst := th.scratch, th.zero()
+		if rel.Src == rel.Dst {
+			dst, nDst = th.iota, th.Dst[l][rel.Dst]
+		}
+		space := in.Space[rel.Src]
+		be.RelabelStart(space, dst, nDst, cb.SrcIDs, cb.NumSrc)
 		be.RelabelAdd(space, cb, cb.SrcIDs, cb.NumSrc)
 	}
 }
