@@ -24,13 +24,14 @@ type TypedBatch struct {
 	// respect to its X (F32 like X), which a training Backward writes (a
 	// learned embedding's rows need it; other types' are not computed).
 	DX []backend.Buffer
-	// Compact are relation-local views of the blocks of the relations
-	// whose sources RGAT projects alone (Config.CompactsSources; nil
-	// elsewhere): NumSrc the relation's distinct sources (within one type
+	// Compact, for a model that projects each relation's own sources
+	// (Config.CompactsSources: RGAT; nil for the others), are relation-local
+	// views of Rels: NumSrc the relation's distinct sources (within one type
 	// the destinations first, as the type's numbering has them), Indices
 	// numbering them, the others in order of first appearance, SrcIDs
 	// their rows among the source type's (type-local, not vertex ids),
-	// Bipartite. Its capacity is CompactCap's.
+	// Bipartite (GATConv without self loops: a view within one type too).
+	// Its capacity is CompactCap's.
 	Compact [][]*backend.Block // [layer][relation]
 }
 

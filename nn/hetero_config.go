@@ -34,12 +34,12 @@ type RelSpec struct {
 	Src, Dst int
 }
 
-// CompactsSources reports whether the model projects relation r's own
+// CompactsSources reports whether the model projects each relation's own
 // sources alone (TypedBatch.Compact) rather than every source of its
-// source type: RGAT's relations, whose edges read a share of them (on
+// source type: RGAT, whose relations' edges read a share of them (on
 // igbh-sim 30% of the rows the bottom layer projected, 0.5% for paper to
 // conference).
-func (c Config) CompactsSources(r int) bool { return c.Kind == KindRGAT }
+func (c Config) CompactsSources() bool { return c.Kind == KindRGAT }
 
 // CompactCap is the capacity of relation r's own sources at layer lc
 // (CompactsSources): at most its source type's, and its edges' (within

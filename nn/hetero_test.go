@@ -156,7 +156,7 @@ func typedBatchWith(t *testing.T, be backend.Backend, cfg Config, sh typedShape,
 			h.caps = Caps{Dst: caps[l].Types[rel.Dst].Dst, Edges: len(h.indices) + 1, Src: caps[l].Types[rel.Src].Src}
 			caps[l].Edges[r] = h.caps.Edges
 			tb.Rels[l][r] = h.upload(t, be)
-			if cfg.CompactsSources(r) {
+			if cfg.CompactsSources() {
 				tb.Compact[l][r] = view(h, cfg.CompactCap(caps[l], r), rel.Src == rel.Dst).upload(t, be)
 				tb.Compact[l][r].Bipartite = true
 			}

@@ -47,10 +47,10 @@ import (
 // forward pass for the backward one (F32 at the layer's capacities; unset
 // for relations into types without rows there).
 type gatRel struct {
-	x    backend.Buffer // [CompactCap, in(S)]: a compacted relation's own sources' rows (Config.CompactsSources; nil elsewhere)
-	z    backend.Buffer // [Src.Cap(S) (CompactCap), heads·dim]: the sources' projection
+	x    backend.Buffer // [CompactCap, in(S)]: the relation's own sources' rows (TypedBatch.Compact)
+	z    backend.Buffer // [CompactCap, heads·dim]: their projection
 	zd   backend.Buffer // [Dst.Cap(T), heads·dim]: the destinations' (S ≠ T; else z's first rows)
-	el   backend.Buffer // [Src.Cap(S), heads]: a_src·z_j
+	el   backend.Buffer // [CompactCap, heads]: a_src·z_j
 	er   backend.Buffer // [Dst.Cap(T), heads]: a_dst·z_i
 	coef backend.Buffer // [Dst.Cap(T) + Edges(r), heads]: attention after dropout (backend.Attention's layout)
 }
@@ -59,9 +59,9 @@ type gatRel struct {
 // (each buffer as large as the largest relation's): the projections'
 // gradients (dz, dzd), the coefficients' (dcoef), the scores' (del, der),
 // the unused half of a single HeadDotBackward (none, F32 [heads·dim]) and
-// its count, zero (I32 [1], 0); for the compacted relations their input
-// rows' gradient (dx) before it is added into their type's rows at slot
-// (I32: i at i, over the largest source capacity).
+// its count, zero (I32 [1], 0); a relation's own sources' gradient (dx)
+// before it is added into their type's rows at slot (I32: i at i, over
+// the largest source capacity).
 type gatGrads struct {
 	dz, dzd, dcoef, del, der, none backend.Buffer
 	zero, dx, slot                 backend.Buffer
@@ -122,12 +122,10 @@ func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 			H, D, _ := c.headDims(l, out)
 			name := fmt.Sprintf("layer %d %s attention", l, rel.Name)
 			g := &h.gat[l][r]
-			if c.CompactsSources(r) {
-				in, _ := c.typeDims(l, rel.Src)
-				src = c.CompactCap(lc, r)
-				g.x = ws.allocRows(name+" source rows", backend.F32, src*in)
-				dx = max(dx, src*in)
-			}
+			in, _ := c.typeDims(l, rel.Src)
+			src = c.CompactCap(lc, r)
+			g.x = ws.allocRows(name+" source rows", backend.F32, src*in)
+			dx = max(dx, src*in)
 			g.z = ws.alloc(name+" source projection", backend.F32, src*H*D)
 			if rel.Src != rel.Dst {
 				g.zd = ws.alloc(name+" destination projection", backend.F32, dst*H*D)
@@ -147,14 +145,12 @@ func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 		der:   ws.alloc("attention destination score gradients", backend.F32, er),
 		none:  ws.alloc("attention vector gradients (unused)", backend.F32, hd),
 		zero:  ws.alloc("zero count", backend.I32, 1),
-	}
-	if dx > 0 {
-		h.gatG.dx = ws.allocRows("attention source row gradients", backend.F32, dx)
-		h.gatG.slot = ws.alloc("attention source slots", backend.I32, slots)
+		dx:    ws.allocRows("attention source row gradients", backend.F32, dx),
+		slot:  ws.alloc("attention source slots", backend.I32, slots),
 	}
 }
 
-// writeSlots writes the identity slots of the compacted relations'
+// writeSlots writes the identity slots of the relations' own sources'
 // gradient scatter (after the workspace is made).
 func (h *heteroNet) writeSlots() {
 	if h.gatG.slot == nil {
@@ -167,33 +163,17 @@ func (h *heteroNet) writeSlots() {
 	h.be.Write(h.gatG.slot, 0, iota)
 }
 
-// gatSources are relation r's sources at layer l as its attention reads
-// them: their rows, count and block; a compacted relation's own
-// (TypedBatch.Compact), whose rows gather copies from its type's when
-// asked, else its type's all.
+// gatSources are relation r's own sources at layer l (TypedBatch.Compact)
+// as its attention reads them: their rows (which gather copies from their
+// type's when asked), count and block.
 func (h *heteroNet) gatSources(b *TypedBatch, l, r int, gather bool) (x backend.Buffer, n backend.Count, blk *backend.Block) {
 	rel, g := h.cfg.Relations[r], &h.gat[l][r]
-	if g.x == nil {
-		return h.input(b, l, rel.Src), b.Src[l][rel.Src], bipartite(b.Rels[l][r])
-	}
 	cb := b.Compact[l][r]
 	if gather {
 		in, _ := h.cfg.typeDims(l, rel.Src)
 		h.be.Gather(h.input(b, l, rel.Src), in, cb.SrcIDs, cb.NumSrc, g.x)
 	}
 	return g.x, cb.NumSrc, cb
-}
-
-// bipartite is a relation's block as the attention ops take it: without
-// self loops (GATConv with add_self_loops=False), so a block within one
-// type is handed over as a bipartite one too (a copy; its buffers shared).
-func bipartite(blk *backend.Block) *backend.Block {
-	if blk.Bipartite {
-		return blk
-	}
-	v := *blk
-	v.Bipartite = true
-	return &v
 }
 
 // attnRand is relation r's attention dropout at layer l in the last
@@ -290,13 +270,9 @@ func (h *heteroNet) gatBackward(b *TypedBatch, l, r int, dy backend.Buffer) {
 		}
 	}
 	be.LinearBackwardWeight(xS, dz, nS, inS, H*D, w.neigh.G, g.zd != nil && w.wDst == nil)
-	switch {
-	case dxS == nil:
-	case g.x != nil: // the relation's own sources' rows, added into their type's
+	if dxS != nil { // the relation's own sources' rows, added into their type's
 		dx := be.View(sc.dx, 0, g.x.Len())
 		be.LinearBackwardData(dz, nS, w.neigh.W, inS, H*D, dx, false)
 		h.hot.ScatterAddRows(sc.slot, dxS, inS, blk.SrcIDs, nS, dx, nil)
-	default:
-		be.LinearBackwardData(dz, nS, w.neigh.W, inS, H*D, dxS, true)
 	}
 }

@@ -102,7 +102,7 @@ func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, model nn.Config
 				// Another type's sources: not its destinations first.
 				Bipartite: rel.Src != rel.Dst,
 			}
-			if model.CompactsSources(r) {
+			if model.CompactsSources() {
 				blk := th.Rels[l][r]
 				n := model.CompactCap(caps[l], r)
 				th.Compact[l][r] = &backend.Block{NumDst: blk.NumDst, NumEdges: blk.NumEdges,
