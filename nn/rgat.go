@@ -49,22 +49,28 @@ import (
 type gatRel struct {
 	x    backend.Buffer // [CompactCap, in(S)]: the relation's own sources' rows (TypedBatch.Compact)
 	z    backend.Buffer // [CompactCap, heads·dim]: their projection
-	zd   backend.Buffer // [Dst.Cap(T), heads·dim]: the destinations' (S ≠ T; else z's first rows)
 	el   backend.Buffer // [CompactCap, heads]: a_src·z_j
 	er   backend.Buffer // [Dst.Cap(T), heads]: a_dst·z_i
 	coef backend.Buffer // [Dst.Cap(T) + Edges(r), heads]: attention after dropout (backend.Attention's layout)
+	// Between two types (S ≠ T; within one, z's first rows are the
+	// destinations'), the destinations' projections serve their scores
+	// alone, so er = x_i·u with u_h = W_dst,h·a_dst,h: u [in(T), heads], and
+	// in(T) as a count in backend memory (HeadDot over W_dst's rows).
+	u      backend.Buffer
+	inRows backend.Count
 }
 
 // gatGrads is the attention backward's scratch, one relation at a time
-// (each buffer as large as the largest relation's): the projections'
-// gradients (dz, dzd), the coefficients' (dcoef), the scores' (del, der),
+// (each buffer as large as the largest relation's): the sources'
+// projection's gradient (dz), the destination score weights' (du), the
+// coefficients' (dcoef), the scores' (del, der),
 // the unused half of a single HeadDotBackward (none, F32 [heads·dim]) and
 // its count, zero (I32 [1], 0); a relation's own sources' gradient (dx)
 // before it is added into their type's rows at slot (I32: i at i, over
 // the largest source capacity).
 type gatGrads struct {
-	dz, dzd, dcoef, del, der, none backend.Buffer
-	zero, dx, slot                 backend.Buffer
+	dz, du, dcoef, del, der, none backend.Buffer
+	zero, dx, slot                backend.Buffer
 }
 
 // newGATRel makes relation rel's attention parameters at layer l in w:
@@ -108,7 +114,7 @@ func (ly *heteroLayer) dstWeight(r int) *Param {
 func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 	c, ws := h.cfg, &h.ws
 	h.gat = grid[gatRel](c.Layers, len(c.Relations))
-	var z, zd, coef, el, er, hd, dx, slots int
+	var z, du, coef, el, er, hd, dx, slots int
 	for l, lc := range caps {
 		for _, tc := range lc.Types {
 			slots = max(slots, tc.Src)
@@ -128,8 +134,13 @@ func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 			dx = max(dx, src*in)
 			g.z = ws.alloc(name+" source projection", backend.F32, src*H*D)
 			if rel.Src != rel.Dst {
-				g.zd = ws.alloc(name+" destination projection", backend.F32, dst*H*D)
-				zd = max(zd, dst*H*D)
+				inT, _ := c.typeDims(l, rel.Dst)
+				g.u = ws.alloc(name+" destination score weights", backend.F32, inT*H)
+				g.inRows = backend.Count{Buf: ws.alloc(name+" destination input width", backend.I32, 1), Cap: inT}
+				if g.inRows.Buf != nil {
+					h.be.Write(g.inRows.Buf, 0, []int32{int32(inT)})
+				}
+				du = max(du, inT*H)
 			}
 			g.el = ws.alloc(name+" source scores", backend.F32, src*H)
 			g.er = ws.alloc(name+" destination scores", backend.F32, dst*H)
@@ -139,7 +150,7 @@ func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 	}
 	h.gatG = gatGrads{
 		dz:    ws.allocRows("attention source projection gradients", backend.F32, z),
-		dzd:   ws.allocRows("attention destination projection gradients", backend.F32, zd),
+		du:    ws.alloc("attention destination score weight gradients", backend.F32, du),
 		dcoef: ws.alloc("attention coefficient gradients", backend.F32, coef),
 		del:   ws.alloc("attention source score gradients", backend.F32, el),
 		der:   ws.alloc("attention destination score gradients", backend.F32, er),
@@ -214,13 +225,13 @@ func (h *heteroNet) gatForward(b *TypedBatch, l, r int, y backend.Buffer, acc bo
 	xS, nS, blk := h.gatSources(b, l, r, true)
 	nT := b.Dst[l][rel.Dst]
 	be.Linear(xS, nS, ly.rels[r].neigh.W, inS, H*D, g.z, false)
-	zd := g.z
-	if g.zd != nil {
-		be.Linear(h.input(b, l, rel.Dst), nT, ly.dstWeight(r).W, inT, H*D, g.zd, false)
-		zd = g.zd
-	}
 	h.att.HeadDot(g.z, nS, H, D, ly.rels[r].attSrc.W, g.el)
-	h.att.HeadDot(zd, nT, H, D, ly.rels[r].attDst.W, g.er)
+	if g.u == nil { // one type: the destinations' projections are z's first rows
+		h.att.HeadDot(g.z, nT, H, D, ly.rels[r].attDst.W, g.er)
+	} else {
+		h.att.HeadDot(ly.dstWeight(r).W, g.inRows, H, D, ly.rels[r].attDst.W, g.u)
+		be.Linear(h.input(b, l, rel.Dst), nT, g.u, inT, H, g.er, false)
+	}
 	h.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, h.attnP, h.attnRand(l, r), g.coef)
 	h.att.HeadAggregate(blk, g.coef, g.z, H, D, mean, y, acc)
 }
@@ -249,27 +260,31 @@ func (h *heteroNet) gatBackward(b *TypedBatch, l, r int, dy backend.Buffer) {
 	be.Fill(dz, 0)
 	h.att.HeadAggregateBackward(blk, g.coef, g.z, dy, H, D, mean, dcoef, dz)
 	h.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, h.attnP, h.attnRand(l, r), dcoef, del, der)
-	dxS := h.inputGrad(b, l, rel.Src)
-	if g.zd == nil { // one type: the destinations' scores are z's first rows'
+	// Each score vector's own backward, where the pair's second part has
+	// no rows (a zero count at the first's capacity).
+	none := func(n backend.Count) backend.Count { return backend.Count{Buf: sc.zero, Cap: n.Cap} }
+	if g.u == nil { // one type: the destinations' scores are z's first rows'
 		h.att.HeadDotBackward(g.z, del, der, nS, nT, H, D, w.attSrc.W, w.attDst.W, dz, w.attSrc.G, w.attDst.G)
 	} else {
-		// Each score vector's own backward: the pair's second part
-		// without rows (a zero count at the first's capacity).
-		none := func(n backend.Count) backend.Count { return backend.Count{Buf: sc.zero, Cap: n.Cap} }
 		h.att.HeadDotBackward(g.z, del, del, nS, none(nS), H, D, w.attSrc.W, w.attSrc.W, dz, w.attSrc.G, sc.none)
-		dzd := be.View(sc.dzd, 0, g.zd.Len())
-		be.Fill(dzd, 0)
-		h.att.HeadDotBackward(g.zd, der, der, nT, none(nT), H, D, w.attDst.W, w.attDst.W, dzd, w.attDst.G, sc.none)
-		wd := ly.dstWeight(r)
-		xT, dxT := h.input(b, l, rel.Dst), h.inputGrad(b, l, rel.Dst)
-		// A shared projection sums both sides' gradients: the sources'
-		// product below adds to the destinations' one here.
-		be.LinearBackwardWeight(xT, dzd, nT, inT, H*D, wd.G, false)
+	}
+	be.LinearBackwardWeight(xS, dz, nS, inS, H*D, w.neigh.G, false)
+	if g.u != nil {
+		// er = x_T·u: u's gradient, then W_dst's and a_dst's through u_h =
+		// W_dst,h·a_dst,h (added into W's where it is shared), and the
+		// destinations' rows'.
+		xT, dxT, wd := h.input(b, l, rel.Dst), h.inputGrad(b, l, rel.Dst), ly.dstWeight(r)
+		du := be.View(sc.du, 0, g.u.Len())
+		be.LinearBackwardWeight(xT, der, nT, inT, H, du, false)
+		if w.wDst != nil {
+			be.Fill(wd.G, 0)
+		}
+		h.att.HeadDotBackward(wd.W, du, du, g.inRows, none(g.inRows), H, D, w.attDst.W, w.attDst.W, wd.G, w.attDst.G, sc.none)
 		if dxT != nil {
-			be.LinearBackwardData(dzd, nT, wd.W, inT, H*D, dxT, true)
+			be.LinearBackwardData(der, nT, g.u, inT, H, dxT, true)
 		}
 	}
-	be.LinearBackwardWeight(xS, dz, nS, inS, H*D, w.neigh.G, g.zd != nil && w.wDst == nil)
+	dxS := h.inputGrad(b, l, rel.Src)
 	if dxS != nil { // the relation's own sources' rows, added into their type's
 		dx := be.View(sc.dx, 0, g.x.Len())
 		be.LinearBackwardData(dz, nS, w.neigh.W, inS, H*D, dx, false)
