@@ -15,6 +15,7 @@ import (
 //
 //	z_j = x_j·W_src                  the sources j (type S) that r's edges read  [n_r, heads·dim]
 //	z_i = x_i·W_dst                  the destinations i (type T)   [NumDst(T), heads·dim]
+//	                                 (between two types only a_dst·z_i = x_i·u is made: gatRel.u)
 //	s_ij = LeakyReLU(a_src·z_j + a_dst·z_i)                       per head, slope 0.2
 //	α_ij = softmax over i's sampled edges of r alone, then attention dropout
 //	y_i += Σ_j α_ij·z_j + b_r        heads concatenated, or averaged at the top
