@@ -19,6 +19,17 @@ const fillChunk, fillLeast = 1 << 14, 1 << 10
 // staging or the host tier, whichever is larger, before those are used
 // (through a passing buffer of fillChunk rows only where both hold fewer
 // than fillLeast). Call it once, before the first gather.
+//
+// It reads each tier's rows in the order of the vertices, so that each of
+// its chunks reads a stretch of the file and, where a tier takes most
+// rows, adjacent rows share reads: read in rank order, every row of
+// papers-sim's 8 GB table was a read of its own (107 s; 17 s so). The host
+// tier keeps its rows in rank order all the same (a rows' table of 8 bytes
+// a row while Fill runs): the device reads that tier in place, and with
+// its most read rows together papers-sim's steps were 1.37x as fast as
+// with the tier in the order of the vertices (447-473 against 329-336
+// steps/s, a 9.9% cache, H200, one call). The cache, in device memory,
+// holds its rows by vertex (byVertex); its chunks go out as they are read.
 func (d *Disk) Fill(cached int) error {
 	if d.sc != nil {
 		return fmt.Errorf("featstore: the disk store's tiers are filled already (%d and %d rows)", d.n, d.hostRows)
@@ -66,17 +77,6 @@ func (d *Disk) Fill(cached int) error {
 	}
 	return d.be.Sync()
 }
-
-// Fill reads each tier's rows in the order of the vertices, so that each
-// of its chunks reads a stretch of the file and, where a tier takes most
-// rows, adjacent rows share reads: read in rank order, every row of
-// papers-sim's 8 GB table was a read of its own (107 s; 17 s so). The host
-// tier keeps its rows in rank order all the same (a rows' table of 8 bytes
-// a row while Fill runs): the device reads that tier in place, and with
-// its most read rows together papers-sim's steps were 1.37x as fast as
-// with the tier in the order of the vertices (447-473 against 329-336
-// steps/s, a 9.9% cache, H200, one call). The cache, in device memory,
-// holds its rows by vertex (byVertex); its chunks go out as they are read.
 
 // byVertex is a tier's vertices sorted by id, the order of the cache's
 // rows.

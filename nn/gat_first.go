@@ -46,11 +46,7 @@ type gatFirst struct {
 func (g *gatLayer) reserveFirst(c Caps) {
 	ws, H, w, hin := &g.ws, g.heads, g.heads*g.dim, g.heads*g.in
 	f := &g.first
-	n := ws.alloc("gat input rows", backend.I32, 1)
-	if n != nil {
-		g.be.Write(n, 0, []int32{int32(g.in)})
-	}
-	f.inRows = backend.Count{Buf: n, Cap: g.in}
+	f.inRows = ws.count("gat input rows", g.in)
 	f.uSrc = ws.alloc("gat source score weights", backend.F32, g.in*H)
 	f.uDst = ws.alloc("gat destination score weights", backend.F32, g.in*H)
 	f.wbd = ws.alloc("gat block-diagonal weights", backend.F32, hin*w)

@@ -98,7 +98,7 @@ type heteroNet struct {
 	// rows of the products that make them).
 	basisW   []backend.Buffer
 	basisG   backend.Buffer
-	relCount backend.Buffer
+	relCount backend.Count
 	// RGAT: the attention ops, each layer's and relation's kept forward
 	// state, the gradients' scratch and the attention dropout of the last
 	// forward pass (rgat.go).

@@ -55,7 +55,7 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 			largest = max(largest, R*in*out)
 		}
 		h.basisG = h.ws.alloc("relation weight gradients", backend.F32, largest)
-		h.relCount = h.ws.alloc("relation count", backend.I32, 1)
+		h.relCount = h.ws.count("relation count", R)
 	}
 	if h.head != nil {
 		h.head.reserve(&h.ws, caps[L-1].Types[c.Target].Dst, c.Classes)
@@ -65,10 +65,6 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 	if h.ws.err != nil {
 		return h.ws.err
 	}
-	if h.relCount != nil {
-		h.be.Write(h.relCount, 0, []int32{int32(R)})
-	}
-	h.writeSlots()
 	h.zeroDead()
 	return nil
 }
@@ -207,7 +203,7 @@ func (h *heteroNet) forward(b *TypedBatch, train bool, rnd backend.Rand, afterBo
 		}
 		if ly.bases != nil {
 			in, out := c.typeDims(l, 0)
-			be.Linear(ly.comp.W, backend.Count{Buf: h.relCount, Cap: len(c.Relations)}, ly.bases.W, c.Bases, in*out, h.basisW[l], false)
+			be.Linear(ly.comp.W, h.relCount, ly.bases.W, c.Bases, in*out, h.basisW[l], false)
 		}
 		for r, rel := range c.Relations {
 			if h.edgeW != nil && h.live(l, rel.Dst) { // RGAT weighs edges by attention
@@ -355,7 +351,7 @@ func (h *heteroNet) backward(b *TypedBatch) {
 		}
 		if ly := h.layers[l]; ly.bases != nil {
 			in, out := c.typeDims(l, 0)
-			R := backend.Count{Buf: h.relCount, Cap: len(c.Relations)}
+			R := h.relCount
 			g := be.View(h.basisG, 0, len(c.Relations)*in*out)
 			be.LinearBackwardWeight(ly.comp.W, g, R, c.Bases, in*out, ly.bases.G, false)
 			be.LinearBackwardData(g, R, ly.bases.W, c.Bases, in*out, ly.comp.G, false)

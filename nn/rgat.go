@@ -121,26 +121,20 @@ func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 			slots = max(slots, tc.Src)
 		}
 		for r, rel := range c.Relations {
-			dst, src := lc.Types[rel.Dst].Dst, lc.Types[rel.Src].Src
+			dst := lc.Types[rel.Dst].Dst
 			if dst == 0 {
 				continue
 			}
-			_, out := c.typeDims(l, rel.Dst)
-			H, D, _ := c.headDims(l, out)
+			inS, inT, H, D, _ := h.gatDims(l, r)
 			name := fmt.Sprintf("layer %d %s attention", l, rel.Name)
 			g := &h.gat[l][r]
-			in, _ := c.typeDims(l, rel.Src)
-			src = c.CompactCap(lc, r)
-			g.x = ws.allocRows(name+" source rows", backend.F32, src*in)
-			dx = max(dx, src*in)
+			src := c.CompactCap(lc, r)
+			g.x = ws.allocRows(name+" source rows", backend.F32, src*inS)
+			dx = max(dx, src*inS)
 			g.z = ws.alloc(name+" source projection", backend.F32, src*H*D)
 			if rel.Src != rel.Dst {
-				inT, _ := c.typeDims(l, rel.Dst)
 				g.u = ws.alloc(name+" destination score weights", backend.F32, inT*H)
-				g.inRows = backend.Count{Buf: ws.alloc(name+" destination input width", backend.I32, 1), Cap: inT}
-				if g.inRows.Buf != nil {
-					h.be.Write(g.inRows.Buf, 0, []int32{int32(inT)})
-				}
+				g.inRows = ws.count(name+" destination input width", inT)
 				du = max(du, inT*H)
 			}
 			g.el = ws.alloc(name+" source scores", backend.F32, src*H)
@@ -158,21 +152,8 @@ func (h *heteroNet) reserveGAT(caps []LayerCaps) {
 		none:  ws.alloc("attention vector gradients (unused)", backend.F32, hd),
 		zero:  ws.alloc("zero count", backend.I32, 1),
 		dx:    ws.allocRows("attention source row gradients", backend.F32, dx),
-		slot:  ws.alloc("attention source slots", backend.I32, slots),
+		slot:  ws.iota("attention source slots", slots),
 	}
-}
-
-// writeSlots writes the identity slots of the relations' own sources'
-// gradient scatter (after the workspace is made).
-func (h *heteroNet) writeSlots() {
-	if h.gatG.slot == nil {
-		return
-	}
-	iota := make([]int32, h.gatG.slot.Len())
-	for i := range iota {
-		iota[i] = int32(i)
-	}
-	h.be.Write(h.gatG.slot, 0, iota)
 }
 
 // gatSources are relation r's own sources at layer l (TypedBatch.Compact)

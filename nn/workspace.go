@@ -29,6 +29,30 @@ func (w *workspace) alloc(what string, dt backend.DType, n int) backend.Buffer {
 	return b
 }
 
+// count is a Count of capacity n whose live value, n, is in a buffer of
+// its own (I32 [1]): a width or a number of rows that ops read from
+// backend memory.
+func (w *workspace) count(what string, n int) backend.Count {
+	b := w.alloc(what, backend.I32, 1)
+	if b != nil {
+		w.be.Write(b, 0, []int32{int32(n)})
+	}
+	return backend.Count{Buf: b, Cap: n}
+}
+
+// iota is a buffer of n I32 holding 0, 1, ..., n-1.
+func (w *workspace) iota(what string, n int) backend.Buffer {
+	b := w.alloc(what, backend.I32, n)
+	if b != nil {
+		v := make([]int32, n)
+		for i := range v {
+			v[i] = int32(i)
+		}
+		w.be.Write(b, 0, v)
+	}
+	return b
+}
+
 // allocRows is alloc for a buffer used only as a whole matrix with live
 // counts, whose rows past the live count nobody reads: the backend may zero
 // them in place instead of stashing them (backend.ScratchPadding).
