@@ -2,9 +2,10 @@ package featstore
 
 import (
 	"fmt"
-	"runtime"
 	"sort"
 	"sync"
+
+	"github.com/fanout-gnn/fanout/internal/parallel"
 )
 
 // onDisk is the code of Disk.tier for a vertex outside the cache and the
@@ -46,10 +47,10 @@ func (d *Disk) place(s *scratch) {
 	for len(s.parts) < workers {
 		s.parts = append(s.parts, placePart{})
 	}
-	split(live, workers, func(w, lo, hi int) {
+	parallel.Range(int64(live), workers, func(w int, lo, hi int64) {
 		p := &s.parts[w]
 		p.host, p.disk = s.hostPos[lo:lo:hi], s.diskPos[lo:lo:hi] // at most a position each: nothing grows
-		d.placePart(s, p, lo, hi)
+		d.placePart(s, p, int(lo), int(hi))
 	})
 	clear(s.seen)
 	var wg sync.WaitGroup // the host tier's copies, beside the reads: they wait on memory, the reads on the file
@@ -67,26 +68,7 @@ func (d *Disk) place(s *scratch) {
 // shares is how many goroutines split n items, each taking at least
 // least of them: d.workers (0: GOMAXPROCS), at most n/least, at least one.
 func (d *Disk) shares(n, least int) int {
-	workers := d.workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	return max(1, min(workers, n/least))
-}
-
-// split runs do on shares [lo, hi) of [0, n), share w of workers, each on
-// a goroutine of its own where there are several, and waits for them.
-func split(n, workers int, do func(w, lo, hi int)) {
-	if workers == 1 {
-		do(0, 0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*n/workers, (w+1)*n/workers
-		wg.Go(func() { do(w, lo, hi) })
-	}
-	wg.Wait()
+	return max(1, min(parallel.Threads(d.workers), n/least))
 }
 
 // restore gives the positions that the gather before gave a host tier or

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"syscall"
+
+	"github.com/fanout-gnn/fanout/internal/parallel"
 )
 
 // maxRun is the most adjacent rows one read through the page cache takes
@@ -65,12 +66,7 @@ func (d *Disk) readRows(dst any, rows []diskRow) error {
 func (d *Disk) readAll(dst any, rows []diskRow, read func(dst any, rows []diskRow, buf []byte) error) error {
 	workers := min(len(d.bufs), (len(rows)+maxRun-1)/maxRun)
 	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(rows)/workers, (w+1)*len(rows)/workers
-		wg.Go(func() { errs[w] = read(dst, rows[lo:hi], d.bufs[w]) })
-	}
-	wg.Wait()
+	parallel.Range(int64(len(rows)), workers, func(w int, lo, hi int64) { errs[w] = read(dst, rows[lo:hi], d.bufs[w]) })
 	return errors.Join(errs...)
 }
 
