@@ -44,14 +44,14 @@ func (tt *typedTiers) onDisk() bool { return len(diskStores(tt.disks)) > 0 }
 // memory, summed; a type in memory keeps its whole table there and takes
 // none of it.
 func (tt *typedTiers) splitHost(rowBytes, cached []int64) ([]int64, featstore.HostUse, error) {
-	host, scores := make([]int64, len(tt.disks)), make([][]int64, len(tt.scores))
+	host, scores, full := make([]int64, len(tt.disks)), make([][]int64, len(tt.scores)), make([]featstore.HostUse, len(tt.disks))
 	var none, all featstore.HostUse
 	for i, d := range tt.disks {
 		if d == nil {
 			continue
 		}
 		lo, hi := d.PlanHost(int(cached[i]), 0), d.PlanHost(int(cached[i]), d.Rows())
-		none, all = none.Add(lo), all.Add(hi)
+		none, all, full[i] = none.Add(lo), all.Add(hi), hi
 		if hi.Total() <= lo.Total() {
 			host[i] = hi.HostRows
 		} else {
@@ -61,7 +61,8 @@ func (tt *typedTiers) splitHost(rowBytes, cached []int64) ([]int64, featstore.Ho
 	budget := tt.opt.HostMemory
 	switch {
 	case budget <= 0 || all.Total() <= budget:
-		return tt.planHost(cached, nil)
+		h, u := tt.planHost(cached, nil)
+		return h, u, nil
 	case none.Total() > budget:
 		return nil, none, &HostMemoryError{Asked: budget, Need: none}
 	}
@@ -69,17 +70,18 @@ func (tt *typedTiers) splitHost(rowBytes, cached []int64) ([]int64, featstore.Ho
 	for i, d := range tt.disks {
 		if scores[i] != nil {
 			host[i] = split[i]
-			if hi := d.PlanHost(int(cached[i]), d.Rows()); hi.Total() <= d.PlanHost(int(cached[i]), host[i]).Total() {
-				host[i] = hi.HostRows
+			if full[i].Total() <= d.PlanHost(int(cached[i]), host[i]).Total() {
+				host[i] = full[i].HostRows
 			}
 		}
 	}
-	return tt.planHost(cached, host)
+	h, u := tt.planHost(cached, host)
+	return h, u, nil
 }
 
 // planHost is the disk stores' host tiers of host rows (nil: every row)
 // beside cached rows, and their host memory summed.
-func (tt *typedTiers) planHost(cached, host []int64) ([]int64, featstore.HostUse, error) {
+func (tt *typedTiers) planHost(cached, host []int64) ([]int64, featstore.HostUse) {
 	out := make([]int64, len(tt.disks))
 	var sum featstore.HostUse
 	for i, d := range tt.disks {
@@ -93,7 +95,7 @@ func (tt *typedTiers) planHost(cached, host []int64) ([]int64, featstore.HostUse
 		u := d.PlanHost(int(cached[i]), h)
 		out[i], sum = u.HostRows, sum.Add(u)
 	}
-	return out, sum, nil
+	return out, sum
 }
 
 // reserveDisks sizes each disk store's gathers for its type's bottom
