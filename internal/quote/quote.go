@@ -18,11 +18,17 @@ func Quote(s string) string {
 	if len(s) <= Limit {
 		return strconv.Quote(s)
 	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(clip(s)), len(s))
+}
+
+// clip is the first Limit bytes of s (longer than that), cut at a
+// character's start.
+func clip(s string) string {
 	cut := Limit
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:cut]), len(s))
+	return s[:cut]
 }
 
 // Err is err with its message cut to Limit bytes (at a character's start,
@@ -40,11 +46,7 @@ type cutErr struct{ err error }
 
 func (e cutErr) Error() string {
 	s := e.err.Error()
-	cut := Limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
+	return fmt.Sprintf("%s... (%d bytes)", clip(s), len(s))
 }
 
 func (e cutErr) Unwrap() error { return e.err }
