@@ -5,9 +5,9 @@ package backend
 // SharedAttention holds the ops of a GAT layer that aggregates before it
 // projects (Attention embeds it; nn's aggregate-first bottom layer): every
 // head sums the same in-wide source rows with its own coefficients
-// (SharedAggregate, in Attention's coefficient layout), and one product
-// with the block-diagonal expansion of the layer's weights (BlockDiag)
-// projects each head's sum by its own columns.
+// (SharedAggregate, in Attention's coefficient layout), and each head's
+// sum is projected by that head's columns of the layer's weights
+// (HeadLinear: one batched product, heads products of [n, in]·[in, dim]).
 type SharedAttention interface {
 	// SharedAggregate is HeadAggregate for a layer that aggregates before it
 	// projects (GAT's bottom layer with its input narrower than heads·dim):
@@ -26,15 +26,22 @@ type SharedAttention interface {
 	// whose source is not live and for a Bipartite block's self loop. It
 	// gives no gradient of x (a bottom layer's input is the features).
 	SharedAggregateBackward(blk *Block, x, dout Buffer, heads, in int, dcoef Buffer)
-	// BlockDiag expands w F32 [in, heads·dim] (head h in columns [h·dim,
-	// (h+1)·dim)) to the block-diagonal wbd F32 [heads·in, heads·dim]:
-	// wbd[h·in+f, h·dim+c] = w[f, h·dim+c], and 0 off the heads' blocks,
-	// so that agg·wbd, with agg [n, heads·in] (SharedAggregate's out),
-	// projects each head's aggregate by its own columns of w. Copies only.
-	BlockDiag(w Buffer, in, heads, dim int, wbd Buffer)
-	// BlockDiagBackward overwrites dw F32 [in, heads·dim] with the gradient
-	// of BlockDiag's w from dwbd F32 [heads·in, heads·dim]: dw[f, h·dim+c]
-	// = dwbd[h·in+f, h·dim+c] (the diagonal blocks; the rest of dwbd is a
-	// constant's gradient and is not read). Copies only.
-	BlockDiagBackward(dwbd Buffer, in, heads, dim int, dw Buffer)
+	// HeadLinear projects each head's block of x's columns by that head's
+	// columns of w: y[i, h·dim+c] = Σ_f x[i, h·in+f]·w[f, h·dim+c] for the
+	// live rows i < n (x F32 [n.Cap, heads·in], SharedAggregate's out; w
+	// F32 [in, heads·dim], head h in columns [h·dim, (h+1)·dim); y F32
+	// [n.Cap, heads·dim]). It is Linear with the block-diagonal expansion
+	// of w, without the products of its zero blocks. Rows of y past the
+	// live count are unspecified afterwards, as Linear's without
+	// accumulate.
+	HeadLinear(x Buffer, n Count, w Buffer, heads, in, dim int, y Buffer)
+	// HeadLinearBackwardData overwrites dx[:n] with the gradient of
+	// HeadLinear's x from dy F32 [n.Cap, heads·dim]: dx[i, h·in+f] = Σ_c
+	// dy[i, h·dim+c]·w[f, h·dim+c]. Rows of dx past the live count are
+	// unspecified afterwards.
+	HeadLinearBackwardData(dy Buffer, n Count, w Buffer, heads, in, dim int, dx Buffer)
+	// HeadLinearBackwardWeight overwrites dw F32 [in, heads·dim] with the
+	// gradient of HeadLinear's w over the live rows: dw[f, h·dim+c] =
+	// Σ_{i<n} x[i, h·in+f]·dy[i, h·dim+c].
+	HeadLinearBackwardWeight(x, dy Buffer, n Count, heads, in, dim int, dw Buffer)
 }

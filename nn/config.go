@@ -55,15 +55,15 @@ type Config struct {
 	// AttnDropout is GAT's dropout probability on the attention
 	// coefficients during training, in [0, 1) (0 for the other kinds).
 	AttnDropout float32
-	// GATAggregateFirst computes GAT's bottom layer in its aggregate-first
-	// form (gat_first.go): the input rows aggregated per head, then
-	// projected, instead of every source projected, then aggregated; fewer
-	// bytes per edge where the input is narrower than the layer's output.
-	// The same parameters and results to float32 rounding. It applies
-	// where the bottom layer concatenates its heads (more than one layer,
-	// or a jumping knowledge's head) and InDim < Hidden, and is ignored
-	// elsewhere; KindGAT only.
-	GATAggregateFirst bool `json:",omitempty"`
+	// GATProjectFirst keeps GAT's bottom layer in its projection-first
+	// form (every source projected, then aggregated, as PyG's GATConv)
+	// where it would otherwise take its aggregate-first one (gat_first.go:
+	// the input rows aggregated per head, then projected; fewer bytes per
+	// edge and fewer products). The two have the same parameters and
+	// results to float32 rounding. The aggregate-first form applies where
+	// the bottom layer concatenates its heads (more than one layer, or a
+	// jumping knowledge's head) and InDim < Hidden; KindGAT only.
+	GATProjectFirst bool `json:",omitempty"`
 	// BF16Activations keeps a hidden layer's output (after bias,
 	// activation and dropout) as bfloat16 where the next layer reads it so
 	// (GraphSAGE's concatenation widens it as it reads): half the bytes
@@ -160,8 +160,8 @@ func (c Config) Validate() error {
 // validateGAT checks Heads, OutHeads and AttnDropout: GAT's and RGAT's,
 // or zero for the others.
 func (c Config) validateGAT() error {
-	if c.GATAggregateFirst && c.Kind != KindGAT {
-		return fmt.Errorf("nn: config GATAggregateFirst: only %q has an aggregate-first bottom layer, not %q", KindGAT, c.Kind)
+	if c.GATProjectFirst && c.Kind != KindGAT {
+		return fmt.Errorf("nn: config GATProjectFirst: only %q has a choice of bottom layer forms, not %q", KindGAT, c.Kind)
 	}
 	if !attends(c.Kind) {
 		if c.Heads != 0 || c.OutHeads != 0 || c.AttnDropout != 0 {

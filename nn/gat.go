@@ -24,8 +24,9 @@ const gatSlope = 0.2
 // Classes; Veličković et al. use one on Cora, PyG's GAT model Heads). Unlike
 // GCN and GIN, no rescaling by full over sampled degree: the softmax
 // normalises over whatever neighbours were sampled (with all of them it is
-// GATConv exactly). With Config.GATAggregateFirst the bottom layer
-// computes the same in its aggregate-first form (gat_first.go).
+// GATConv exactly). Where its input is narrower than its output the
+// bottom layer computes the same in its aggregate-first form
+// (gat_first.go), unless Config.GATProjectFirst.
 //
 // Parameters (row-major float32), named for the mapping to PyG's GATConv:
 // layerN.w [in, heads·dim], whose transpose is lin.weight [heads·dim, in]

@@ -4,7 +4,8 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// The aggregate-first form of GAT's bottom layer (Config.GATAggregateFirst).
+// The aggregate-first form of GAT's bottom layer (the default where it
+// applies; Config.GATProjectFirst keeps the other).
 // With W_h head h's columns of w, a source's score and its head-h message
 // are linear in its input row x_j, so the layer can aggregate the in-wide
 // input rows before it projects them:
@@ -12,11 +13,11 @@ import (
 //	u_h = W_h·a_h                       u_src, u_dst [in, heads] (HeadDot over w's rows)
 //	el = x·u_src, er = x[:Dst]·u_dst    [Src, heads], [Dst, heads] (Linear)
 //	agg[i, h·in+f] = Σ_j α_ij,h·x_j[f]  [Dst, heads·in] (SharedAggregate)
-//	h_i = agg_i·Wbd                     Wbd = BlockDiag(w) [heads·in, heads·dim]
+//	h_i[h·dim:(h+1)·dim] = agg_i[h·in:(h+1)·in]·W_h  (HeadLinear)
 //
 // Every edge then reads an in-wide row instead of a heads·dim-wide one, and
-// no source is projected; the block-diagonal product costs heads times the
-// flops of the per-head ones, over destinations only. The parameters, the
+// no source is projected; the products run over destinations only, one a
+// head (one batched product). The parameters, the
 // softmax, attention dropout, the self loop and overflowed edges are those
 // of gatLayer's other form; the results differ by float32 rounding (the
 // scores' and messages' products associate differently). It has no input
@@ -24,19 +25,17 @@ import (
 
 // aggregatesFirst reports whether layer l of input width in takes the
 // aggregate-first form: GAT's bottom layer, when it concatenates its heads
-// (a hidden layer) and in < heads·dim, with Config.GATAggregateFirst.
+// (a hidden layer) and in < heads·dim, unless Config.GATProjectFirst.
 func (c Config) aggregatesFirst(l, in int) bool {
-	return c.GATAggregateFirst && c.Kind == KindGAT && l == 0 && c.hiddenOut(0) && in < c.Hidden
+	return !c.GATProjectFirst && c.Kind == KindGAT && l == 0 && c.hiddenOut(0) && in < c.Hidden
 }
 
 // gatFirst holds the aggregate-first form's workspace.
 type gatFirst struct {
 	inRows     backend.Count  // in, in backend memory: w's rows, for HeadDot
 	uSrc, uDst backend.Buffer // F32 [in, heads]: W_h·a_src,h and W_h·a_dst,h
-	wbd        backend.Buffer // F32 [heads·in, heads·dim]: BlockDiag(w), kept for backward
 	agg        backend.Buffer // F32 [caps.Dst, heads·in]: SharedAggregate's out
 	dagg       backend.Buffer // F32 [caps.Dst, heads·in]
-	dwbd       backend.Buffer // F32 [heads·in, heads·dim]
 	duSrc      backend.Buffer // F32 [in, heads]
 	duDst      backend.Buffer // F32 [in, heads]
 }
@@ -44,12 +43,11 @@ type gatFirst struct {
 // reserveFirst allocates the aggregate-first form's workspace for c, and
 // the buffers the two forms share (scores and coefficients).
 func (g *gatLayer) reserveFirst(c Caps) {
-	ws, H, w, hin := &g.ws, g.heads, g.heads*g.dim, g.heads*g.in
+	ws, H, hin := &g.ws, g.heads, g.heads*g.in
 	f := &g.first
 	f.inRows = ws.count("gat input rows", g.in)
 	f.uSrc = ws.alloc("gat source score weights", backend.F32, g.in*H)
 	f.uDst = ws.alloc("gat destination score weights", backend.F32, g.in*H)
-	f.wbd = ws.alloc("gat block-diagonal weights", backend.F32, hin*w)
 	f.agg = ws.allocRows("gat input aggregate", backend.F32, c.Dst*hin)
 	g.el = ws.allocRows("gat source scores", backend.F32, c.Src*H)
 	g.er = ws.allocRows("gat destination scores", backend.F32, c.Dst*H)
@@ -58,7 +56,6 @@ func (g *gatLayer) reserveFirst(c Caps) {
 		return
 	}
 	f.dagg = ws.allocRows("gat input aggregate gradient", backend.F32, c.Dst*hin)
-	f.dwbd = ws.alloc("gat block-diagonal weight gradient", backend.F32, hin*w)
 	f.duSrc = ws.alloc("gat source score weight gradient", backend.F32, g.in*H)
 	f.duDst = ws.alloc("gat destination score weight gradient", backend.F32, g.in*H)
 	g.dcoef = ws.alloc("gat attention gradient", backend.F32, (c.Dst+c.Edges)*H)
@@ -76,19 +73,17 @@ func (g *gatLayer) forwardFirst(blk *backend.Block, x, h backend.Buffer) {
 	be.Linear(x, blk.NumDst, f.uDst, g.in, H, g.er, false)
 	g.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
 	g.att.SharedAggregate(blk, g.coef, x, H, g.in, f.agg)
-	g.att.BlockDiag(g.w.W, g.in, H, D, f.wbd)
-	be.Linear(f.agg, blk.NumDst, f.wbd, H*g.in, H*D, h, false)
+	g.att.HeadLinear(f.agg, blk.NumDst, g.w.W, H, g.in, D, h)
 }
 
 // backwardFirst overwrites the gradients of w, att_src and att_dst from dh
 // [caps.Dst, heads·dim]: w's is the sum of its two paths, the projection's
-// (the diagonal blocks of Wbd's gradient, written first) and the scores'
+// (HeadLinearBackwardWeight, written first) and the scores'
 // (HeadDotBackward adds it).
 func (g *gatLayer) backwardFirst(blk *backend.Block, x, dh backend.Buffer) {
-	be, f, H, D, hin := g.be, &g.first, g.heads, g.dim, g.heads*g.in
-	be.LinearBackwardWeight(f.agg, dh, blk.NumDst, hin, H*D, f.dwbd, false)
-	g.att.BlockDiagBackward(f.dwbd, g.in, H, D, g.w.G)
-	be.LinearBackwardData(dh, blk.NumDst, f.wbd, hin, H*D, f.dagg, false)
+	be, f, H, D := g.be, &g.first, g.heads, g.dim
+	g.att.HeadLinearBackwardWeight(f.agg, dh, blk.NumDst, H, g.in, D, g.w.G)
+	g.att.HeadLinearBackwardData(dh, blk.NumDst, g.w.W, H, g.in, D, f.dagg)
 	g.att.SharedAggregateBackward(blk, x, f.dagg, H, g.in, g.dcoef)
 	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
 	be.LinearBackwardWeight(x, g.del, blk.NumSrc, g.in, H, f.duSrc, false)

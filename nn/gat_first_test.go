@@ -48,20 +48,28 @@ func TestSharedAggregateGrad(t *testing.T) {
 	}
 }
 
-func TestBlockDiagGrad(t *testing.T) {
+// TestHeadLinearGrad: HeadLinear's x and w gradients against finite
+// differences, 5 live rows of 7.
+func TestHeadLinearGrad(t *testing.T) {
 	be := cpuBackend(t)
-	const in, heads, dim = 3, 2, 4
+	const capRows, live, in, heads, dim = 7, 5, 3, 2, 4
 	r := rand.New(rand.NewPCG(51, 52))
+	n := backend.Count{Buf: upload(t, be, []int32{live}), Cap: capRows}
+	x := upload(t, be, randMatrix(r, capRows, live, heads*in))
 	w := upload(t, be, randMatrix(r, in, in, heads*dim))
-	R := randMatrix(r, heads*in, heads*in, heads*dim)
-	wbd := alloc(t, be, backend.F32, heads*in*heads*dim)
+	R := randMatrix(r, capRows, live, heads*dim)
+	y := alloc(t, be, backend.F32, capRows*heads*dim)
 	f := func() float64 {
-		be.BlockDiag(w, in, heads, dim, wbd)
-		return dot(readF32(be, wbd), R, len(R))
+		be.HeadLinear(x, n, w, heads, in, dim, y)
+		return dot(readF32(be, y), R, live*heads*dim)
 	}
+	dR := upload(t, be, R)
+	dx := alloc(t, be, backend.F32, capRows*heads*in)
 	dw := alloc(t, be, backend.F32, in*heads*dim)
-	be.BlockDiagBackward(upload(t, be, R), in, heads, dim, dw)
+	be.HeadLinearBackwardData(dR, n, w, heads, in, dim, dx)
+	be.HeadLinearBackwardWeight(x, dR, n, heads, in, dim, dw)
 	syncOK(t, be)
+	checkGrad(t, be, "dx", x, liveIdx(live*heads*in), readF32(be, dx), f)
 	checkGrad(t, be, "dw", w, liveIdx(in*heads*dim), readF32(be, dw), f)
 }
 
@@ -81,7 +89,7 @@ func TestGATFirstLayerGrad(t *testing.T) {
 		for name, blk := range blocks {
 			t.Run(fmt.Sprintf("%+v/%s", tc, name), func(t *testing.T) {
 				cfg := Config{Kind: KindGAT, InDim: in, Hidden: tc.heads * tc.dim, Classes: 4, Layers: 2, Heads: tc.heads,
-					OutHeads: 1, AttnDropout: tc.p, GATAggregateFirst: true}
+					OutHeads: 1, AttnDropout: tc.p}
 				ly, err := newGAT(be, ownParams(be), 0, in, cfg, 11)
 				if err != nil {
 					t.Fatal(err)
@@ -128,8 +136,9 @@ func TestGATFirstLayerGrad(t *testing.T) {
 	}
 }
 
-// TestGATAggregateFirstMatches: a 2-layer GAT with GATAggregateFirst and
-// the same model without it, built from the same seed (so with the same
+// TestGATAggregateFirstMatches: a 2-layer GAT in its default
+// (aggregate-first) form and the same model with GATProjectFirst, built
+// from the same seed (so with the same
 // parameters), give the same evaluation logits, training loss and
 // gradients of every parameter on one batch, with and without attention
 // and hidden dropout, over float32 features and features rounded to
@@ -157,9 +166,9 @@ func TestGATAggregateFirstMatches(t *testing.T) {
 				}
 				tb.X = upload(t, be, x)
 			}
-			today := newTestModel(t, be, cfg, tb.caps)
-			cfg.GATAggregateFirst = true
 			first := newTestModel(t, be, cfg, tb.caps)
+			cfg.GATProjectFirst = true
+			today := newTestModel(t, be, cfg, tb.caps)
 			if ly := first.layers[0].(*gatLayer); !ly.aggFirst || today.layers[0].(*gatLayer).aggFirst {
 				t.Fatal("the flag does not select the bottom layer's form")
 			}
@@ -199,15 +208,16 @@ func closeTo(t *testing.T, what string, got, want []float32, n int) {
 	}
 }
 
-// TestGATAggregateFirstWhere: the flag is refused for other kinds, naming
-// it, and ignored where the bottom layer does not concatenate its heads or
-// its input is not narrower than its output.
+// TestGATAggregateFirstWhere: GATProjectFirst is refused for other kinds,
+// naming it; the aggregate-first form applies by default, and not where
+// the bottom layer does not concatenate its heads, its input is not
+// narrower than its output, or GATProjectFirst is set.
 func TestGATAggregateFirstWhere(t *testing.T) {
-	sage := Config{Kind: KindSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, GATAggregateFirst: true}
-	if err := sage.Validate(); err == nil || !strings.Contains(err.Error(), "GATAggregateFirst") {
-		t.Errorf("sage with GATAggregateFirst: %v, want an error naming the field", err)
+	sage := Config{Kind: KindSAGE, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, GATProjectFirst: true}
+	if err := sage.Validate(); err == nil || !strings.Contains(err.Error(), "GATProjectFirst") {
+		t.Errorf("sage with GATProjectFirst: %v, want an error naming the field", err)
 	}
-	gat := Config{Kind: KindGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Heads: 2, OutHeads: 1, GATAggregateFirst: true}
+	gat := Config{Kind: KindGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Heads: 2, OutHeads: 1}
 	for _, tc := range []struct {
 		name string
 		mod  func(c *Config)
@@ -216,7 +226,7 @@ func TestGATAggregateFirstWhere(t *testing.T) {
 		{"narrow input", func(c *Config) {}, true},
 		{"input as wide as the output", func(c *Config) { c.InDim = 8 }, false},
 		{"one layer (heads averaged)", func(c *Config) { c.Layers = 1 }, false},
-		{"flag off", func(c *Config) { c.GATAggregateFirst = false }, false},
+		{"GATProjectFirst", func(c *Config) { c.GATProjectFirst = true }, false},
 	} {
 		c := gat
 		tc.mod(&c)

@@ -86,8 +86,9 @@ func refGAT(hb hostBlock, x []float32, in int, g gatRef) []float64 {
 
 // TestGATLayerGrad checks a GAT layer's output against refGAT and the
 // gradients of its input, weights and attention vectors against finite
-// differences: heads concatenated (a hidden layer) and averaged (the top
-// layer), without and with attention dropout (a fixed mask).
+// differences, in its projection-first form: heads concatenated (a hidden
+// layer) and averaged (the top layer), without and with attention dropout
+// (a fixed mask).
 func TestGATLayerGrad(t *testing.T) {
 	be := newCPU(t)
 	blocks, deg := testBlocks(t, be)
@@ -100,7 +101,10 @@ func TestGATLayerGrad(t *testing.T) {
 	}{{2, 3, false, 0}, {3, 2, true, 0}, {2, 3, false, 0.4}, {3, 2, true, 0.3}} {
 		for name, blk := range blocks {
 			t.Run(fmt.Sprintf("%+v/%s", tc, name), func(t *testing.T) {
-				cfg := Config{Kind: KindGAT, InDim: in, Hidden: tc.heads * tc.dim, Classes: 4, Layers: 2, Heads: tc.heads, OutHeads: tc.heads, AttnDropout: tc.p}
+				// The projection-first form, with its input gradient (the
+				// aggregate-first one, gat_first_test.go, has none).
+				cfg := Config{Kind: KindGAT, InDim: in, Hidden: tc.heads * tc.dim, Classes: 4, Layers: 2, Heads: tc.heads, OutHeads: tc.heads,
+					AttnDropout: tc.p, GATProjectFirst: true}
 				if tc.top {
 					cfg.Layers, cfg.Classes = 1, tc.dim
 				}
@@ -168,10 +172,11 @@ func TestGATEvalNoAttentionDropout(t *testing.T) {
 func TestLayerWork(t *testing.T) {
 	gat := Config{Kind: KindGAT, InDim: 10, Hidden: 8, Classes: 3, Layers: 2, Heads: 4, OutHeads: 2}
 	sage := Config{Kind: KindSAGE, InDim: 10, Hidden: 8, Classes: 3, Layers: 2}
-	// Aggregate first: 6 input columns per head, projected by the
-	// block-diagonal [4·6, 8] at the destinations; scores x·u at every row.
+	// Aggregate first (the default with an input narrower than the
+	// output): 6 input columns per head, each head's projected by its
+	// [6, 2] columns of W at the destinations; scores x·u at every row.
 	first := gat
-	first.InDim, first.GATAggregateFirst = 6, true
+	first.InDim = 6
 	for _, tc := range []struct {
 		cfg  Config
 		l    int
@@ -180,7 +185,7 @@ func TestLayerWork(t *testing.T) {
 		{sage, 0, Work{FLOP: 2 * 5 * 2 * 10 * 8, AggWidth: 10}},
 		{gat, 0, Work{FLOP: 2 * 7 * 10 * 8, AggWidth: 8}},
 		{gat, 1, Work{FLOP: 2 * 7 * 8 * 2 * 3, AggWidth: 6}},
-		{first, 0, Work{FLOP: 2*5*(4*6)*8 + 2*(7+5)*6*4, AggWidth: 6}},
+		{first, 0, Work{FLOP: 2*5*6*8 + 2*(7+5)*6*4, AggWidth: 6}},
 	} {
 		if got := tc.cfg.LayerWork(tc.l, 5, 7); got != tc.want {
 			t.Errorf("%s layer %d: %+v, want %+v", tc.cfg.Kind, tc.l, got, tc.want)

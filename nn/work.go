@@ -13,9 +13,9 @@ type Work struct {
 // aggregating first) and GIN's first MLP layer multiply the aggregation by
 // W, GIN's second multiplies by W2; GAT projects every source by W (heads
 // times per-head width columns) and aggregates the projected rows, or in
-// its aggregate-first bottom layer (Config.GATAggregateFirst) scores the
-// sources' input rows, aggregates them per head and projects the
-// destinations' aggregates by the block-diagonal W.
+// its aggregate-first bottom layer (gat_first.go) scores the sources'
+// input rows, aggregates them per head and projects the destinations'
+// aggregates by each head's columns of W.
 func (c Config) LayerWork(l int, dst, src float64) Work {
 	in, out := c.dims(l)
 	fi, fo := float64(in), float64(out)
@@ -26,8 +26,8 @@ func (c Config) LayerWork(l int, dst, src float64) Work {
 		return Work{FLOP: 2 * dst * (fi*fo + fo*fo), AggWidth: in}
 	case KindGAT:
 		if c.aggregatesFirst(l, in) {
-			hin := float64(c.Heads * in)
-			return Work{FLOP: 2*dst*hin*fo + 2*(src+dst)*fi*float64(c.Heads), AggWidth: in}
+			// each head's [in, out/heads] product at the destinations
+			return Work{FLOP: 2*dst*fi*fo + 2*(src+dst)*fi*float64(c.Heads), AggWidth: in}
 		}
 		width := out
 		if !c.hiddenOut(l) {

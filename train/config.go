@@ -65,10 +65,11 @@ type Config struct {
 	Heads       int     `json:"heads,omitempty"`
 	OutHeads    int     `json:"out_heads,omitempty"`
 	AttnDropout float32 `json:"attn_dropout,omitempty"`
-	// GATAggregateFirst computes GAT's bottom layer by aggregating its
-	// input rows per head before projecting them, where its input is
-	// narrower than its output (nn.Config.GATAggregateFirst).
-	GATAggregateFirst bool `json:"gat_aggregate_first,omitempty"`
+	// GATProjectFirst keeps GAT's bottom layer projecting every source
+	// before it aggregates, where it would otherwise aggregate its input
+	// rows per head first (its input narrower than its output;
+	// nn.Config.GATProjectFirst).
+	GATProjectFirst bool `json:"gat_project_first,omitempty"`
 	// Activations is how hidden layers' outputs are held: "float32" (or
 	// "") or "bfloat16" where the next layer reads them so (GraphSAGE).
 	Activations string `json:"activations,omitempty"`
@@ -123,7 +124,7 @@ func (c Config) ModelConfig(inDim, outDim int) nn.Config {
 	}
 	if c.Attends() {
 		mc.Heads, mc.OutHeads, mc.AttnDropout = max(c.Heads, 1), c.OutHeads, c.AttnDropout
-		mc.GATAggregateFirst = c.GATAggregateFirst
+		mc.GATProjectFirst = c.GATProjectFirst
 		if mc.OutHeads == 0 {
 			mc.OutHeads = mc.Heads
 		}

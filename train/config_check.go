@@ -75,8 +75,8 @@ func (c Config) checkModel() error {
 		return bad("out_heads", "%d, but only gat and rgat have attention heads (model %s)", c.OutHeads, c.Model)
 	case !(c.AttnDropout >= 0 && c.AttnDropout < 1):
 		return bad("attn_dropout", "%g, want 0 <= p < 1", c.AttnDropout)
-	case c.GATAggregateFirst && c.Model != nn.KindGAT:
-		return bad("gat_aggregate_first", "is GAT's bottom layer's form, but the model is %s", c.Model)
+	case c.GATProjectFirst && c.Model != nn.KindGAT:
+		return bad("gat_project_first", "is GAT's bottom layer's form, but the model is %s", c.Model)
 	case c.AttnDropout != 0 && !c.Attends():
 		return bad("attn_dropout", "%g, but only gat and rgat have attention (model %s)", c.AttnDropout, c.Model)
 	case c.Attends() && (c.Layers > 1 || (c.JK != "" && c.JK != nn.JKNone)) && c.Hidden%max(c.Heads, 1) != 0:

@@ -8,7 +8,7 @@ import (
 )
 
 // The ops of a GAT layer that aggregates before it projects
-// (SharedAggregate, BlockDiag and their backwards) against float64
+// (SharedAggregate, HeadLinear and their backwards) against float64
 // references, on the attention blocks of gat.go (invalid sources, a
 // destination without edges, bipartite blocks), with float32 and bfloat16
 // inputs.
@@ -19,12 +19,15 @@ type sharedAggCase struct {
 	bf16, bip bool
 }
 
-// The CUDA kernel sums 8 heads and 128 columns per pass: {4, 100} is
-// products-sim's bottom layer, {9, 130} and {12, 300} take more than one
-// pass of each.
+// The CUDA register kernels take up to 8 heads and 128 columns (the
+// backward's an even width), the others 8 heads and 128 columns per pass:
+// {4, 100} is products-sim's bottom layer; {2, 64}, {3, 10}, {8, 32} and
+// {1, 128} take the register kernels with 2, 4, 8 and 1 lanes' heads;
+// {9, 130} and {12, 300} more than one pass of each; odd widths the
+// backward's general kernel.
 var sharedAggCases = []sharedAggCase{{1, 1, false, false}, {3, 5, false, false}, {4, 100, false, false},
 	{4, 100, true, false}, {9, 130, false, false}, {12, 300, true, false}, {2, 33, false, true}, {4, 100, true, true},
-	{8, 32, false, false}, {1, 128, true, false}}
+	{8, 32, false, false}, {1, 128, true, false}, {2, 64, false, true}, {3, 10, true, false}}
 
 // sharedAggInputs draws a block, coefficients and x for c: x as uploaded
 // (bfloat16 bits with bf16) and its values as the ops read them.
@@ -105,32 +108,46 @@ func testSharedAggregateBackward(e *env) {
 	}
 }
 
-// testBlockDiag: BlockDiag places each head's columns on the diagonal and
-// zeros elsewhere, and BlockDiagBackward takes the diagonal blocks back,
-// bit for bit (copies).
-func testBlockDiag(e *env) {
-	for _, s := range [][3]int{{1, 1, 1}, {3, 4, 5}, {5, 100, 64}, {2, 7, 33}} {
-		in, heads, dim := s[0], s[1], s[2]
-		wd := heads * dim
-		w := e.randF32(in*wd, 1)
-		wbd := e.poison(heads * in * wd)
-		e.att().BlockDiag(e.upload(w), in, heads, dim, wbd)
-		want := make([]float32, heads*in*wd)
-		for h := range heads {
-			for f := range in {
-				copy(want[(h*in+f)*wd+h*dim:(h*in+f)*wd+(h+1)*dim], w[f*wd+h*dim:f*wd+(h+1)*dim])
+// headLinearShape is a HeadLinear shape: cap rows, live of them, heads
+// blocks of in columns projected to dim each.
+type headLinearShape struct{ cap, live, heads, in, dim int }
+
+// headLinearShapes: products-sim's bottom layer {4, 100, 64}, odd sizes,
+// live counts below capacity and 0.
+var headLinearShapes = []headLinearShape{{1, 1, 1, 1, 1}, {9, 7, 3, 5, 4}, {70, 64, 4, 100, 64}, {20, 0, 2, 5, 6},
+	{40, 33, 5, 7, 3}, {33, 33, 8, 16, 8}}
+
+// testHeadLinear: HeadLinear and its backwards against float64 sums over
+// each head's blocks (the live rows; the weight gradient sums only them).
+func testHeadLinear(e *env) {
+	for _, s := range headLinearShapes {
+		hin, wd := s.heads*s.in, s.heads*s.dim
+		x, dy, w := e.randF32(s.cap*hin, 1), e.randF32(s.cap*wd, 1), e.randF32(s.in*wd, 1)
+		y, dx, dw := e.poison(s.cap*wd), e.poison(s.cap*hin), e.poison(s.in*wd)
+		xb, dyb, wb := e.upload(x), e.upload(dy), e.upload(w)
+		e.att().HeadLinear(xb, e.count(s.live, s.cap), wb, s.heads, s.in, s.dim, y)
+		e.att().HeadLinearBackwardData(dyb, e.count(s.live, s.cap), wb, s.heads, s.in, s.dim, dx)
+		e.att().HeadLinearBackwardWeight(xb, dyb, e.count(s.live, s.cap), s.heads, s.in, s.dim, dw)
+		wantY, scaleY := make([]float64, s.live*wd), make([]float64, s.live*wd)
+		wantX, scaleX := make([]float64, s.live*hin), make([]float64, s.live*hin)
+		wantW, scaleW := make([]float64, s.in*wd), make([]float64, s.in*wd)
+		for i := range s.live {
+			for h := range s.heads {
+				for f := range s.in {
+					for c := range s.dim {
+						xv, wv, dv := float64(x[i*hin+h*s.in+f]), float64(w[f*wd+h*s.dim+c]), float64(dy[i*wd+h*s.dim+c])
+						wantY[i*wd+h*s.dim+c] += xv * wv
+						scaleY[i*wd+h*s.dim+c] += math.Abs(xv * wv)
+						wantX[i*hin+h*s.in+f] += dv * wv
+						scaleX[i*hin+h*s.in+f] += math.Abs(dv * wv)
+						wantW[f*wd+h*s.dim+c] += xv * dv
+						scaleW[f*wd+h*s.dim+c] += math.Abs(xv * dv)
+					}
+				}
 			}
 		}
-		checkEqual(e.t, fmt.Sprintf("BlockDiag %v", s), e.readF32(wbd, len(want)), want, wd)
-		dwbd := e.randF32(heads*in*wd, 1)
-		dw := e.poison(in * wd)
-		e.att().BlockDiagBackward(e.upload(dwbd), in, heads, dim, dw)
-		wantD := make([]float32, in*wd)
-		for f := range in {
-			for c := range wd {
-				wantD[f*wd+c] = dwbd[((c/dim)*in+f)*wd+c]
-			}
-		}
-		checkEqual(e.t, fmt.Sprintf("BlockDiagBackward %v", s), e.readF32(dw, len(wantD)), wantD, wd)
+		e.checkClose(fmt.Sprintf("HeadLinear %+v", s), e.readF32(y, s.live*wd), wantY, scaleY, tolSum, wd)
+		e.checkClose(fmt.Sprintf("HeadLinearBackwardData %+v", s), e.readF32(dx, s.live*hin), wantX, scaleX, tolSum, hin)
+		e.checkClose(fmt.Sprintf("HeadLinearBackwardWeight %+v", s), e.readF32(dw, s.in*wd), wantW, scaleW, tolSum, wd)
 	}
 }

@@ -96,7 +96,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"HeadAggregateBackward", testHeadAggregateBackward},
 		{"SharedAggregate", testSharedAggregate},
 		{"SharedAggregateBackward", testSharedAggregateBackward},
-		{"BlockDiag", testBlockDiag},
+		{"HeadLinear", testHeadLinear},
 		{"LinearKeepsPaddingRows", testLinearKeepsPaddingRows},
 		{"Capture", testCapture},
 		{"MeanWeights", testMeanWeights},

@@ -66,19 +66,24 @@ func (b *Backend) checkSharedAggregateBackward(blk *backend.Block, x, dout backe
 	return c, ck
 }
 
-// blockDiagArgs are BlockDiag's arguments as checkBlockDiag returns them.
-type blockDiagArgs struct {
-	w   []float32
-	wbd []float32
+// headLinearArgs are HeadLinear's arguments as checkHeadLinear returns them.
+type headLinearArgs struct {
+	n  int
+	nP *int32
+	x  []float32
+	w  []float32
+	y  []float32
 }
 
-// checkBlockDiag begins a call of BlockDiag (backend.SharedAttention) and checks its arguments:
+// checkHeadLinear begins a call of HeadLinear (backend.SharedAttention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkBlockDiag(w backend.Buffer, in, heads, dim int, wbd backend.Buffer) (c call, ck blockDiagArgs) {
-	c = b.begin("BlockDiag")
-	c.check(backend.CheckDim("in", in))
+func (b *Backend) checkHeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) (c call, ck headLinearArgs) {
+	c = b.begin("HeadLinear")
+	ck.n, ck.nP = c.count("n", n)
 	c.check(backend.CheckDim("heads", heads))
+	c.check(backend.CheckDim("in", in))
+	ck.x = c.f32("x", x, n.Cap*heads*in)
 	c.check(backend.CheckDim("dim", dim))
 	ck.w = c.f32("w", w, in*heads*dim)
 	if c.ok {
@@ -87,36 +92,65 @@ func (b *Backend) checkBlockDiag(w backend.Buffer, in, heads, dim int, wbd backe
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
 	}
-	if c.ok {
-		c.check(backend.CheckWidth(heads*in, heads*dim))
-	}
-	ck.wbd = c.f32("wbd", wbd, heads*in*heads*dim)
+	ck.y = c.f32("y", y, n.Cap*heads*dim)
 	return c, ck
 }
 
-// blockDiagBackwardArgs are BlockDiagBackward's arguments as checkBlockDiagBackward returns them.
-type blockDiagBackwardArgs struct {
-	dwbd []float32
-	dw   []float32
+// headLinearBackwardDataArgs are HeadLinearBackwardData's arguments as checkHeadLinearBackwardData returns them.
+type headLinearBackwardDataArgs struct {
+	n  int
+	nP *int32
+	dy []float32
+	w  []float32
+	dx []float32
 }
 
-// checkBlockDiagBackward begins a call of BlockDiagBackward (backend.SharedAttention) and checks its arguments:
+// checkHeadLinearBackwardData begins a call of HeadLinearBackwardData (backend.SharedAttention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkBlockDiagBackward(dwbd backend.Buffer, in, heads, dim int, dw backend.Buffer) (c call, ck blockDiagBackwardArgs) {
-	c = b.begin("BlockDiagBackward")
-	c.check(backend.CheckDim("in", in))
+func (b *Backend) checkHeadLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, dx backend.Buffer) (c call, ck headLinearBackwardDataArgs) {
+	c = b.begin("HeadLinearBackwardData")
+	ck.n, ck.nP = c.count("n", n)
 	c.check(backend.CheckDim("heads", heads))
+	c.check(backend.CheckDim("in", in))
 	c.check(backend.CheckDim("dim", dim))
-	ck.dwbd = c.f32("dwbd", dwbd, heads*in*heads*dim)
+	ck.dy = c.f32("dy", dy, n.Cap*heads*dim)
+	ck.w = c.f32("w", w, in*heads*dim)
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
 	}
+	ck.dx = c.f32("dx", dx, n.Cap*heads*in)
+	return c, ck
+}
+
+// headLinearBackwardWeightArgs are HeadLinearBackwardWeight's arguments as checkHeadLinearBackwardWeight returns them.
+type headLinearBackwardWeightArgs struct {
+	n  int
+	nP *int32
+	x  []float32
+	dy []float32
+	dw []float32
+}
+
+// checkHeadLinearBackwardWeight begins a call of HeadLinearBackwardWeight (backend.SharedAttention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) (c call, ck headLinearBackwardWeightArgs) {
+	c = b.begin("HeadLinearBackwardWeight")
+	ck.n, ck.nP = c.count("n", n)
+	c.check(backend.CheckDim("heads", heads))
+	c.check(backend.CheckDim("in", in))
+	ck.x = c.f32("x", x, n.Cap*heads*in)
+	c.check(backend.CheckDim("dim", dim))
+	ck.dy = c.f32("dy", dy, n.Cap*heads*dim)
 	if c.ok {
-		c.check(backend.CheckWidth(heads*in, heads*dim))
+		c.check(backend.CheckWidth(heads, dim))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
 	}
 	ck.dw = c.f32("dw", dw, in*heads*dim)
 	return c, ck

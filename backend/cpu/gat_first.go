@@ -6,7 +6,7 @@ import (
 )
 
 // The ops of a GAT layer that aggregates before it projects
-// (backend.Attention's SharedAggregate, BlockDiag and their backwards).
+// (backend.Attention's SharedAggregate, HeadLinear and their backwards).
 
 // sharedRows reads source rows of x (F32, or BF16 widened into a scratch
 // row) for the shared aggregate and its backward.
@@ -111,35 +111,43 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 	})
 }
 
-// BlockDiag writes the block-diagonal expansion of w: row h·in+f of wbd
-// holds head h's columns of w's row f and zeros elsewhere.
-func (b *Backend) BlockDiag(w backend.Buffer, in, heads, dim int, wbd backend.Buffer) {
-	c, ck := b.checkBlockDiag(w, in, heads, dim, wbd)
+// HeadLinear multiplies each head's block of x's columns by that head's
+// columns of w: one product per head over strided views (leading
+// dimensions heads·in and heads·dim).
+func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) {
+	c, ck := b.checkHeadLinear(x, n, w, heads, in, dim, y)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	wd := heads * dim
+	hin, wd := heads*in, heads*dim
 	for h := range heads {
-		for f := range in {
-			row := ck.wbd[(h*in+f)*wd : (h*in+f+1)*wd]
-			clear(row)
-			copy(row[h*dim:(h+1)*dim], ck.w[f*wd+h*dim:f*wd+(h+1)*dim])
-		}
+		b.sgemm(&c, false, false, ck.n, dim, in, ck.x[h*in:], hin, ck.w[h*dim:], wd, 0, ck.y[h*dim:], wd)
 	}
 }
 
-// BlockDiagBackward overwrites dw with the diagonal blocks of dwbd.
-func (b *Backend) BlockDiagBackward(dwbd backend.Buffer, in, heads, dim int, dw backend.Buffer) {
-	c, ck := b.checkBlockDiagBackward(dwbd, in, heads, dim, dw)
+// HeadLinearBackwardData: dx_h = dy_h·w_hᵀ per head.
+func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, dx backend.Buffer) {
+	c, ck := b.checkHeadLinearBackwardData(dy, n, w, heads, in, dim, dx)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	wd := heads * dim
+	hin, wd := heads*in, heads*dim
 	for h := range heads {
-		for f := range in {
-			copy(ck.dw[f*wd+h*dim:f*wd+(h+1)*dim], ck.dwbd[(h*in+f)*wd+h*dim:(h*in+f)*wd+(h+1)*dim])
-		}
+		b.sgemm(&c, false, true, ck.n, in, dim, ck.dy[h*dim:], wd, ck.w[h*dim:], wd, 0, ck.dx[h*in:], hin)
+	}
+}
+
+// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h per head over the live rows.
+func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) {
+	c, ck := b.checkHeadLinearBackwardWeight(x, dy, n, heads, in, dim, dw)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	hin, wd := heads*in, heads*dim
+	for h := range heads {
+		b.sgemm(&c, true, false, in, dim, ck.n, ck.x[h*in:], hin, ck.dy[h*dim:], wd, 0, ck.dw[h*dim:], wd)
 	}
 }

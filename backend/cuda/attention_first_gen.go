@@ -48,6 +48,15 @@ func (c *call) launchSharedAgg(a *sharedAggregateArgs, bip, bf16 bool, grid, blo
 	c.launch("shared_agg", grid, block, smem)
 }
 
+// launchSharedAggHeads launches one of shared_agg_h* (kernels/gat_first.cu)
+// with SharedAggregate's checked arguments, its parameters in the kernel's order.
+func (c *call) launchSharedAggHeads(a *sharedAggregateArgs, name string, bip, bf16 bool, grid, block dim3, smem int) {
+	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).i32(a.heads).i32(a.in).
+		ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+	c.launch(name, grid, block, smem)
+}
+
 // sharedAggregateBackwardArgs are SharedAggregateBackward's arguments as checkSharedAggregateBackward returns them.
 type sharedAggregateBackwardArgs struct {
 	blk   blockArgs
@@ -92,24 +101,39 @@ func (c *call) launchSharedAggBwd(a *sharedAggregateBackwardArgs, bip, bf16 bool
 	c.launch("shared_agg_bwd", grid, block, smem)
 }
 
-// blockDiagArgs are BlockDiag's arguments as checkBlockDiag returns them.
-type blockDiagArgs struct {
-	in    int
-	heads int
-	dim   int
-	w     *buffer
-	wbd   *buffer
+// launchSharedAggBwdHeads launches one of shared_agg_bwd_h* (kernels/gat_first.cu)
+// with SharedAggregateBackward's checked arguments, its parameters in the kernel's order.
+func (c *call) launchSharedAggBwdHeads(a *sharedAggregateBackwardArgs, name string, bip, bf16 bool, grid, block dim3, smem int) {
+	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).i32(a.heads).i32(a.in).
+		ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
+	c.launch(name, grid, block, smem)
 }
 
-// checkBlockDiag begins a call of BlockDiag (backend.SharedAttention) and checks its arguments:
+// headLinearArgs are HeadLinear's arguments as checkHeadLinear returns them.
+type headLinearArgs struct {
+	n     backend.Count
+	nP    uintptr
+	heads int
+	in    int
+	x     *buffer
+	dim   int
+	w     *buffer
+	y     *buffer
+}
+
+// checkHeadLinear begins a call of HeadLinear (backend.SharedAttention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkBlockDiag(w backend.Buffer, in, heads, dim int, wbd backend.Buffer) (c call, ck blockDiagArgs) {
-	c = b.begin("BlockDiag")
-	ck.in = in
-	c.check(backend.CheckDim("in", in))
+func (b *Backend) checkHeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) (c call, ck headLinearArgs) {
+	c = b.begin("HeadLinear")
+	ck.n = n
+	ck.nP = c.count("n", n)
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
+	ck.in = in
+	c.check(backend.CheckDim("in", in))
+	ck.x = c.buf("x", x, backend.F32, n.Cap*heads*in)
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
 	ck.w = c.buf("w", w, backend.F32, in*heads*dim)
@@ -119,57 +143,80 @@ func (b *Backend) checkBlockDiag(w backend.Buffer, in, heads, dim int, wbd backe
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
 	}
-	if c.ok {
-		c.check(backend.CheckWidth(heads*in, heads*dim))
-	}
-	ck.wbd = c.buf("wbd", wbd, backend.F32, heads*in*heads*dim)
+	ck.y = c.buf("y", y, backend.F32, n.Cap*heads*dim)
 	return c, ck
 }
 
-// launchBlockDiag launches block_diag (kernels/gat_first.cu)
-// with BlockDiag's checked arguments, its parameters in the kernel's order.
-func (c *call) launchBlockDiag(a *blockDiagArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.w.addr()).i32(a.in).i32(a.heads).i32(a.dim).ptr(a.wbd.addr())
-	c.launch("block_diag", grid, block, smem)
-}
-
-// blockDiagBackwardArgs are BlockDiagBackward's arguments as checkBlockDiagBackward returns them.
-type blockDiagBackwardArgs struct {
-	in    int
+// headLinearBackwardDataArgs are HeadLinearBackwardData's arguments as checkHeadLinearBackwardData returns them.
+type headLinearBackwardDataArgs struct {
+	n     backend.Count
+	nP    uintptr
 	heads int
+	in    int
 	dim   int
-	dwbd  *buffer
-	dw    *buffer
+	dy    *buffer
+	w     *buffer
+	dx    *buffer
 }
 
-// checkBlockDiagBackward begins a call of BlockDiagBackward (backend.SharedAttention) and checks its arguments:
+// checkHeadLinearBackwardData begins a call of HeadLinearBackwardData (backend.SharedAttention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkBlockDiagBackward(dwbd backend.Buffer, in, heads, dim int, dw backend.Buffer) (c call, ck blockDiagBackwardArgs) {
-	c = b.begin("BlockDiagBackward")
-	ck.in = in
-	c.check(backend.CheckDim("in", in))
+func (b *Backend) checkHeadLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, dx backend.Buffer) (c call, ck headLinearBackwardDataArgs) {
+	c = b.begin("HeadLinearBackwardData")
+	ck.n = n
+	ck.nP = c.count("n", n)
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
+	ck.in = in
+	c.check(backend.CheckDim("in", in))
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
-	ck.dwbd = c.buf("dwbd", dwbd, backend.F32, heads*in*heads*dim)
+	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*heads*dim)
+	ck.w = c.buf("w", w, backend.F32, in*heads*dim)
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
 	}
-	if c.ok {
-		c.check(backend.CheckWidth(heads*in, heads*dim))
-	}
-	ck.dw = c.buf("dw", dw, backend.F32, in*heads*dim)
+	ck.dx = c.buf("dx", dx, backend.F32, n.Cap*heads*in)
 	return c, ck
 }
 
-// launchBlockDiagBwd launches block_diag_bwd (kernels/gat_first.cu)
-// with BlockDiagBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchBlockDiagBwd(a *blockDiagBackwardArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.dwbd.addr()).i32(a.in).i32(a.heads).i32(a.dim).ptr(a.dw.addr())
-	c.launch("block_diag_bwd", grid, block, smem)
+// headLinearBackwardWeightArgs are HeadLinearBackwardWeight's arguments as checkHeadLinearBackwardWeight returns them.
+type headLinearBackwardWeightArgs struct {
+	n     backend.Count
+	nP    uintptr
+	heads int
+	in    int
+	x     *buffer
+	dim   int
+	dy    *buffer
+	dw    *buffer
+}
+
+// checkHeadLinearBackwardWeight begins a call of HeadLinearBackwardWeight (backend.SharedAttention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) (c call, ck headLinearBackwardWeightArgs) {
+	c = b.begin("HeadLinearBackwardWeight")
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.heads = heads
+	c.check(backend.CheckDim("heads", heads))
+	ck.in = in
+	c.check(backend.CheckDim("in", in))
+	ck.x = c.buf("x", x, backend.F32, n.Cap*heads*in)
+	ck.dim = dim
+	c.check(backend.CheckDim("dim", dim))
+	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*heads*dim)
+	if c.ok {
+		c.check(backend.CheckWidth(heads, dim))
+	}
+	if c.ok {
+		c.check(backend.CheckWidth(heads, in))
+	}
+	ck.dw = c.buf("dw", dw, backend.F32, in*heads*dim)
+	return c, ck
 }

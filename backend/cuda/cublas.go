@@ -39,8 +39,8 @@ type cublas struct {
 	lib    *library
 	handle uintptr
 
-	create, destroy, setStream, sgemm, setMath, setWorkspace, getVersion uintptr
-	gemmEx                                                               uintptr // 0 when missing
+	create, destroy, setStream, sgemm, sgemmStrided, setMath, setWorkspace, getVersion uintptr
+	gemmEx                                                                             uintptr // 0 when missing
 }
 
 func loadCublas(libDir string) (*cublas, error) {
@@ -50,12 +50,13 @@ func loadCublas(libDir string) (*cublas, error) {
 	}
 	c := &cublas{lib: lib}
 	err = lib.symbols(map[string]*uintptr{
-		"cublasCreate_v2":     &c.create,
-		"cublasDestroy_v2":    &c.destroy,
-		"cublasSetStream_v2":  &c.setStream,
-		"cublasSgemm_v2":      &c.sgemm,
-		"cublasSetMathMode":   &c.setMath,
-		"cublasGetVersion_v2": &c.getVersion,
+		"cublasCreate_v2":           &c.create,
+		"cublasDestroy_v2":          &c.destroy,
+		"cublasSetStream_v2":        &c.setStream,
+		"cublasSgemm_v2":            &c.sgemm,
+		"cublasSgemmStridedBatched": &c.sgemmStrided,
+		"cublasSetMathMode":         &c.setMath,
+		"cublasGetVersion_v2":       &c.getVersion,
 	})
 	if err != nil {
 		return nil, err
@@ -109,11 +110,44 @@ type gemmArgs struct{ alpha, beta float32 }
 // matrices: op(a) [m, k], op(b) [k, n], c [m, n]. cuBLAS is column-major, so
 // it computes cᵀ = op(b)ᵀ·op(a)ᵀ on the same memory.
 func (c *cublas) sgemmRowMajor(sc *gemmArgs, transA, transB bool, m, n, k int, a, b, cc uintptr) error {
-	opA, lda, opB, ldb := rowMajor(transA, transB, m, n, k)
+	_, lda, _, ldb := rowMajor(transA, transB, m, n, k)
+	return c.sgemmRowMajorLd(sc, transA, transB, m, n, k, strided{ptr: a, ld: int(lda)}, strided{ptr: b, ld: int(ldb)},
+		strided{ptr: cc, ld: max(n, 1)})
+}
+
+// sgemmRowMajorLd is sgemmRowMajor with the operands' leading dimensions
+// given (their strides unused): products of views into wider matrices.
+func (c *cublas) sgemmRowMajorLd(sc *gemmArgs, transA, transB bool, m, n, k int, a, b, cc strided) error {
+	opA, _, opB, _ := rowMajor(transA, transB, m, n, k)
 	r, _, _ := purego.SyscallN(c.sgemm, c.handle, opB, opA, uintptr(n), uintptr(m), uintptr(k),
-		uintptr(unsafe.Pointer(&sc.alpha)), b, ldb, a, lda,
-		uintptr(unsafe.Pointer(&sc.beta)), cc, uintptr(max(n, 1)))
+		uintptr(unsafe.Pointer(&sc.alpha)), b.ptr, uintptr(b.ld), a.ptr, uintptr(a.ld),
+		uintptr(unsafe.Pointer(&sc.beta)), cc.ptr, uintptr(cc.ld))
 	return status("cublasSgemm_v2", r)
+}
+
+// strided is one operand of a strided batched product: its address, its
+// leading dimension (a row-major row's stride) and the stride from one
+// batch's matrix to the next, in elements.
+type strided struct {
+	ptr        uintptr
+	ld, stride int
+}
+
+// at is batch i's matrix of s (float32 elements).
+func (s strided) at(i int) strided {
+	return strided{ptr: s.ptr + uintptr(i*s.stride*4), ld: s.ld, stride: s.stride}
+}
+
+// sgemmStridedRowMajor computes batch products c_i = op(a_i)·op(b_i) (no
+// accumulation) of row-major matrices op(a_i) [m, k], op(b_i) [k, n], c_i
+// [m, n] at a.ptr + i·a.stride and so on: the column-major cᵀ = op(b)ᵀ·op(a)ᵀ
+// on the same memory, as sgemmRowMajor.
+func (c *cublas) sgemmStridedRowMajor(sc *gemmArgs, transA, transB bool, m, n, k int, a, b, cc strided, batch int) error {
+	opA, _, opB, _ := rowMajor(transA, transB, m, n, k)
+	r, _, _ := purego.SyscallN(c.sgemmStrided, c.handle, opB, opA, uintptr(n), uintptr(m), uintptr(k),
+		uintptr(unsafe.Pointer(&sc.alpha)), b.ptr, uintptr(b.ld), uintptr(b.stride), a.ptr, uintptr(a.ld), uintptr(a.stride),
+		uintptr(unsafe.Pointer(&sc.beta)), cc.ptr, uintptr(cc.ld), uintptr(cc.stride), uintptr(batch))
+	return status("cublasSgemmStridedBatched", r)
 }
 
 // bf16GemmRowMajor is sgemmRowMajor with bfloat16 a and b, products and

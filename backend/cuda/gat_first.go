@@ -1,6 +1,8 @@
 package cuda
 
 import (
+	"fmt"
+
 	"github.com/fanout-gnn/fanout/backend"
 )
 
@@ -9,7 +11,9 @@ import (
 // destination; a thread per element for the block-diagonal copies).
 
 // SharedAggregate: one warp per destination, the lanes over the row's
-// columns, eight heads per pass from one read of each source row.
+// columns; every head from one read of each source row, several rows in
+// flight (shared_agg_h*) when the heads and the row fit the lanes'
+// registers, else eight heads per pass (shared_agg).
 func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, heads, in int, out backend.Buffer) {
 	c, ck := b.checkSharedAggregate(blk, coef, x, heads, in, out)
 	defer c.end()
@@ -17,11 +21,32 @@ func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, he
 		return
 	}
 	g, t := c.warpRows(ck.blk.dstCap)
-	c.launchSharedAgg(&ck, blk.Bipartite, x.DType() == backend.BF16, g, t, 0)
+	bf16 := x.DType() == backend.BF16
+	if hp, ok := sharedHeads(heads, in); ok {
+		c.launchSharedAggHeads(&ck, fmt.Sprintf("shared_agg_h%d", hp), blk.Bipartite, bf16, g, t, 0)
+		return
+	}
+	c.launchSharedAgg(&ck, blk.Bipartite, bf16, g, t, 0)
 }
 
-// SharedAggregateBackward: one warp per destination; per position and
-// head a float64 warp sum.
+// sharedHeads is the register kernels' head count (kernels/gat_first.cu's
+// HP: heads rounded up to a power of two) for heads reading in-wide rows;
+// ok is false past 8 heads or 128 columns (SA_NC words of 32 lanes).
+func sharedHeads(heads, in int) (hp int, ok bool) {
+	if heads > 8 || in > 128 {
+		return 0, false
+	}
+	hp = 1
+	for hp < heads {
+		hp *= 2
+	}
+	return hp, true
+}
+
+// SharedAggregateBackward: one warp per destination; the destination's
+// dout row in registers and the heads' float64 sums reduced together
+// (shared_agg_bwd_h*) where sharedHeads fits and in is even (column
+// pairs), else a float64 warp sum per position and head (shared_agg_bwd).
 func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Buffer, heads, in int, dcoef backend.Buffer) {
 	c, ck := b.checkSharedAggregateBackward(blk, x, dout, heads, in, dcoef)
 	defer c.end()
@@ -29,27 +54,117 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 		return
 	}
 	g, t := c.warpRows(ck.blk.dstCap)
-	c.launchSharedAggBwd(&ck, blk.Bipartite, x.DType() == backend.BF16, g, t, 0)
+	bf16 := x.DType() == backend.BF16
+	// The register kernel reads the rows and dout by column pairs.
+	pairs := in%2 == 0 && ck.x.ptr%8 == 0 && ck.dout.ptr%8 == 0
+	if hp, ok := sharedHeads(heads, in); ok && pairs {
+		c.launchSharedAggBwdHeads(&ck, fmt.Sprintf("shared_agg_bwd_h%d", hp), blk.Bipartite, bf16, g, t, 0)
+		return
+	}
+	c.launchSharedAggBwd(&ck, blk.Bipartite, bf16, g, t, 0)
 }
 
-// BlockDiag: a thread per element of wbd.
-func (b *Backend) BlockDiag(w backend.Buffer, in, heads, dim int, wbd backend.Buffer) {
-	c, ck := b.checkBlockDiag(w, in, heads, dim, wbd)
+// HeadLinear: one strided batched SGEMM, a product per head over the
+// heads' column blocks (linear.go's capacity rules: eagerly the live rows,
+// replayed the capacity).
+func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) {
+	c, ck := b.checkHeadLinear(x, n, w, heads, in, dim, y)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	n := int64(heads) * int64(in) * int64(heads) * int64(dim)
-	c.launchBlockDiag(&ck, d1(c.blocks(n, 256)), d1(256), 0)
+	hin, wd := heads*in, heads*dim
+	gemm := func(rows int) {
+		c.headGemm(false, false, rows, dim, in, strided{ck.x.addr(), hin, in}, strided{ck.w.addr(), wd, dim},
+			strided{ck.y.addr(), wd, dim}, heads)
+	}
+	if c.exactRows() {
+		gemm(c.gemmRows(ck.nP, n.Cap))
+		return
+	}
+	c.capacityGemm([]matrix{
+		{ptr: ck.x.ptr, cols: hin, rows: n.Cap, nP: ck.nP, role: roleRows},
+		{ptr: ck.w.ptr, cols: wd, rows: in, role: roleWhole},
+		{ptr: ck.y.ptr, cols: wd, rows: n.Cap, nP: ck.nP, role: roleFree},
+	}, func([]uintptr) { gemm(n.Cap) })
 }
 
-// BlockDiagBackward: a thread per element of dw.
-func (b *Backend) BlockDiagBackward(dwbd backend.Buffer, in, heads, dim int, dw backend.Buffer) {
-	c, ck := b.checkBlockDiagBackward(dwbd, in, heads, dim, dw)
+// HeadLinearBackwardData: dx_h = dy_h·w_hᵀ, one strided batched SGEMM.
+func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, dx backend.Buffer) {
+	c, ck := b.checkHeadLinearBackwardData(dy, n, w, heads, in, dim, dx)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	n := int64(in) * int64(heads) * int64(dim)
-	c.launchBlockDiagBwd(&ck, d1(c.blocks(n, 256)), d1(256), 0)
+	hin, wd := heads*in, heads*dim
+	gemm := func(rows int) {
+		c.headGemm(false, true, rows, in, dim, strided{ck.dy.addr(), wd, dim}, strided{ck.w.addr(), wd, dim},
+			strided{ck.dx.addr(), hin, in}, heads)
+	}
+	if c.exactRows() {
+		gemm(c.gemmRows(ck.nP, n.Cap))
+		return
+	}
+	c.capacityGemm([]matrix{
+		{ptr: ck.dy.ptr, cols: wd, rows: n.Cap, nP: ck.nP, role: roleRows},
+		{ptr: ck.w.ptr, cols: wd, rows: in, role: roleWhole},
+		{ptr: ck.dx.ptr, cols: hin, rows: n.Cap, nP: ck.nP, role: roleFree},
+	}, func([]uintptr) { gemm(n.Cap) })
+}
+
+// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h, one strided batched SGEMM
+// summed over rows (replayed, the padding rows read as zeros).
+func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) {
+	c, ck := b.checkHeadLinearBackwardWeight(x, dy, n, heads, in, dim, dw)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	hin, wd := heads*in, heads*dim
+	gemm := func(rows int, x, dy uintptr) {
+		c.headGemm(true, false, in, dim, rows, strided{x, hin, in}, strided{dy, wd, dim}, strided{ck.dw.addr(), wd, dim}, heads)
+	}
+	if c.exactRows() {
+		gemm(c.gemmRows(ck.nP, n.Cap), ck.x.addr(), ck.dy.addr())
+		return
+	}
+	c.capacityGemm([]matrix{
+		{ptr: ck.x.ptr, cols: hin, rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.x.paddingFree(n.Cap * hin)},
+		{ptr: ck.dy.ptr, cols: wd, rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.dy.paddingFree(n.Cap * wd)},
+		{ptr: ck.dw.ptr, cols: wd, rows: in, role: roleWhole},
+	}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
+}
+
+// headGemm issues batch row-major products op(a_i) [m, k]·op(b_i) [k, n]
+// into c_i (overwritten), whose blocks tile the rows of c (c.ld = batch·n,
+// c.stride = n: the heads' columns); with k = 0 it zeros c (an empty
+// sum). Over many rows (k <= m) they are one strided batched SGEMM; a long
+// sum into a small c_i (the weight gradient: [in, dim] over every row) is
+// one SGEMM per head instead, which cuBLAS splits along k where its
+// batched kernels give each c_i's few tiles the whole sum (batched, about
+// 600 µs on products-sim's bottom layer on an H200).
+func (c *call) headGemm(transA, transB bool, m, n, k int, a, bm, cm strided, batch int) {
+	if !c.ok || m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		c.memset(cm.ptr, 0, int64(m)*int64(batch*n)*4)
+		return
+	}
+	b := c.b
+	b.gemmSc.alpha, b.gemmSc.beta = 1, 0
+	if k <= m {
+		b.stats.Gemms++
+		if err := b.blas.sgemmStridedRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm, batch); err != nil {
+			c.fail(err)
+		}
+		return
+	}
+	for i := range batch {
+		b.stats.Gemms++
+		if err := b.blas.sgemmRowMajorLd(b.gemmSc, transA, transB, m, n, k, a.at(i), bm.at(i), cm.at(i)); err != nil {
+			c.fail(err)
+			return
+		}
+	}
 }

@@ -73,14 +73,6 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	b.do(func() { b.inner.BiasActDropoutBackward(dy, y, n, dim, relu, p, mask, dx, dbias) })
 }
 
-func (b *Backend) BlockDiag(w backend.Buffer, in, heads, dim int, wbd backend.Buffer) {
-	b.do(func() { b.inner.(backend.Attention).BlockDiag(w, in, heads, dim, wbd) })
-}
-
-func (b *Backend) BlockDiagBackward(dwbd backend.Buffer, in, heads, dim int, dw backend.Buffer) {
-	b.do(func() { b.inner.(backend.Attention).BlockDiagBackward(dwbd, in, heads, dim, dw) })
-}
-
 func (b *Backend) BuildExclusion(g backend.Graph, ends backend.Buffer, n backend.Count, reverse bool, excl backend.Buffer) {
 	b.do(func() { b.inner.BuildExclusion(g, ends, n, reverse, excl) })
 }
@@ -155,6 +147,18 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 	b.do(func() {
 		b.inner.(backend.Attention).HeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
 	})
+}
+
+func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) {
+	b.do(func() { b.inner.(backend.Attention).HeadLinear(x, n, w, heads, in, dim, y) })
+}
+
+func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, dx backend.Buffer) {
+	b.do(func() { b.inner.(backend.Attention).HeadLinearBackwardData(dy, n, w, heads, in, dim, dx) })
+}
+
+func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) {
+	b.do(func() { b.inner.(backend.Attention).HeadLinearBackwardWeight(x, dy, n, heads, in, dim, dw) })
 }
 
 func (b *Backend) LayerMax(x backend.Buffer, n backend.Count, dim, k int, first bool, y, arg backend.Buffer) {

@@ -114,7 +114,7 @@ func TestPlainParseErrors(t *testing.T) {
 		{"envelope-margin: 0.5, want at least 1", []string{"train", "--envelope-margin", "0.5"}},
 		{"dropout: NaN", []string{"train", "--dropout", "NaN"}},
 		{"heads: 0, want 1 to 1024", []string{"train", "--model", "gat", "--heads", "0"}},
-		{"gat-aggregate-first: is GAT's bottom layer's form, but the model is sage", []string{"train", "--gat-aggregate-first"}},
+		{"gat-project-first: is GAT's bottom layer's form, but the model is sage", []string{"train", "--gat-project-first"}},
 		{"gin-eps: learn, but only gin has an ε to learn (model sage)", []string{"train", "--gin-eps", "learn"}},
 		{"threads: -2", []string{"bench", "--threads", "-2", "--preset", "tiny"}},
 		{"threads: -1", []string{"gen", "tiny", "--out", t.TempDir(), "--threads", "-1"}},

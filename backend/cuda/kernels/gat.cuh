@@ -20,6 +20,13 @@ __device__ __forceinline__ int att_src(const int* indices, int i, int e0, int k,
     return (j >= 0 && j < ns) ? j : -1;
 }
 
+// att_sources loads the sources of positions pb + lane of destination i (-1
+// past the np positions or for a source that is not live).
+__device__ __forceinline__ int att_sources(const int* indices, int i, int e0, int pb, int np, int ns, int bip) {
+    int k = pb + lane_id();
+    return k < np ? att_src(indices, i, e0, k, ns, bip) : -1;
+}
+
 // att_row is the coefficient row of position k of destination i.
 __device__ __forceinline__ i64 att_row(int i, int e0, int k, int dstCap) {
     return k == 0 ? (i64)i : (i64)dstCap + e0 + k - 1;

@@ -193,15 +193,8 @@ __device__ __forceinline__ float4 vshfl(float4 v, int src) {
 // of a lane, else 2.
 #define HA_U(V, NQ) ((NQ) * (int)sizeof(V) <= 32 ? 4 : 2)
 
-// ha_sources loads the sources of positions pb + lane of destination i (-1
-// past the np positions or for a source that is not live).
-__device__ __forceinline__ int ha_sources(const int* indices, int i, int e0, int pb, int np, int ns, int bip) {
-    int k = pb + lane_id();
-    return k < np ? att_src(indices, i, e0, k, ns, bip) : -1;
-}
-
 // HaDest is a destination of the grouped kernels: its first edge e0, its
-// positions np and the sources of its first 32 positions (ha_sources, one
+// positions np and the sources of its first 32 positions (att_sources, one
 // a lane). A warp loads the indptr pair of its next destination (i + the
 // grid's warps) as its current one's first rows go out, and the next
 // one's sources (ha_dest) before it adds those rows up, so that each
@@ -218,7 +211,7 @@ __device__ __forceinline__ HaDest ha_dest(const int* indices, BlockCounts bc, in
     int a = p0 < 0 ? 0 : (p0 > bc.ne ? bc.ne : p0);
     int b = p1 < a ? a : (p1 > bc.ne ? bc.ne : p1);
     d.e0 = a, d.np = 1 + b - a;
-    d.jl = ha_sources(indices, i, a, 0, d.np, bc.ns, bip);
+    d.jl = att_sources(indices, i, a, 0, d.np, bc.ns, bip);
     return d;
 }
 
@@ -273,7 +266,7 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
 #pragma unroll
         for (int k = 0; k < NQ; k++) acc[k] = V();
         for (int pb = 0; pb < np; pb += 32) {
-            int jl = pb == 0 ? cur.jl : ha_sources(indices, i, e0, pb, np, bc.ns, bip);
+            int jl = pb == 0 ? cur.jl : att_sources(indices, i, e0, pb, np, bc.ns, bip);
             int cnt = min(32, np - pb);
             for (int u0 = 0; u0 < cnt; u0 += U) {
                 int jj[U];
@@ -332,7 +325,7 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
             d[k] = c < 0 ? V() : mean ? dout[(i64)i * dimV + c] : dout[(i64)i * L.wV + L.h * dimV + c];
         }
         for (int pb = 0; pb < np; pb += 32) {
-            int jl = pb == 0 ? cur.jl : ha_sources(indices, i, e0, pb, np, bc.ns, bip);
+            int jl = pb == 0 ? cur.jl : att_sources(indices, i, e0, pb, np, bc.ns, bip);
             int cnt = min(32, np - pb);
             for (int u0 = 0; u0 < cnt; u0 += U) {
                 int jj[U];

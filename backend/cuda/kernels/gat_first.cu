@@ -1,18 +1,18 @@
 // gat_first.cu: the ops of a GAT layer that aggregates before it projects
-// (SharedAggregate, its coefficient backward, BlockDiag and its backward),
+// (SharedAggregate and its coefficient backward; HeadLinear is cuBLAS's),
 // the twins of backend/cpu/gat_first.go; the coefficient layout as in
 // gat.cu.
 //
+// shared_agg and shared_agg_bwd take the shapes the register kernels below
+// (more than 8 heads or 128 columns) do not.
 // shared_agg: one warp per destination; the lanes take the row's columns
 // (lane + 32·q, SA_NC of them per pass), and SA_HC heads are summed per pass
-// from the one source row read: with in <= 128 and heads <= 8 (GAT's usual
-// bottom layers) every source row is read once per position. float32 sums:
-// the self loop's product (__fmul_rn), then fmaf per edge in order.
+// from the one source row read. float32 sums: the self loop's product
+// (__fmul_rn), then fmaf per edge in order.
 // shared_agg_bwd: one warp per destination; per position and head the lanes
 // add dout·x over their columns in float64 in column order, then a xor
 // butterfly (warp_sum_d; the same order for a given shape); the heads reread
 // the source row, from L1.
-// block_diag, block_diag_bwd: a thread per element (copies).
 // bip (a bipartite block): no self loop; bf16: x holds bfloat16 bits,
 // widened as read.
 #include "common.cuh"
@@ -113,22 +113,229 @@ extern "C" __global__ void shared_agg_bwd(SA_ARGS, const float* x, const float* 
     }
 }
 
-// block_diag: wbd[h·in+f, g·dim+c] = w[f, g·dim+c] when g == h, else 0.
-extern "C" __global__ void block_diag(const float* w, int in, int heads, int dim, float* wbd) {
-    i64 wd = (i64)heads * dim, n = (i64)heads * in * wd;
-    for (i64 t = gtid(); t < n; t += gthreads()) {
-        i64 r = t / wd, col = t % wd;
-        int h = (int)(r / in), f = (int)(r % in);
-        wbd[t] = col / dim == h ? w[(i64)f * wd + col] : 0.f;
+// The register kernels, shared_agg_h{1,2,4,8} and shared_agg_bwd_h{1,2,4,8},
+// take heads <= HP (a power of two) and in <= 32·SA_NC (GAT's usual bottom
+// layers, which the kernels above read a row at a time): one warp per destination, the
+// lanes over the row's columns (lane + 32·q) and every head at once. The
+// sources of 32 positions load one a lane (att_sources), and the rows of
+// SA_U positions are loaded before any is used, so that several are in
+// flight.
+//   Forward: the same float32 operations as shared_agg, in the same order
+//   (bit for bit equal).
+//   Backward (in even, x and dout 8-byte aligned): the destination's dout
+//   row stays in registers (float64); the rows load by column pairs
+//   (sa_pairs); per position every lane adds its columns' products per
+//   head in float64 in column order, then the sums of a few positions
+//   (every head of each) are reduced over the warp together (sa_reduce;
+//   one order for a given HP).
+#define SA_U 4
+#define SA_NC2 2 // the backward's words (column pairs) of a lane: in <= 128
+
+// sa_rows loads positions [u0, u0+U) of a chunk of cnt positions whose
+// sources are jl (one a lane): their sources (-1 past cnt) and the lane's
+// columns of their rows (0 where there is none).
+template <int U>
+__device__ __forceinline__ void sa_rows(int jl, int u0, int cnt, int in, int bf16, const float* x, int (&jj)[U],
+                                        float (&xv)[U][SA_NC]) {
+    int lane = lane_id();
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
+        if (u0 + u >= cnt) jj[u] = -1;
+#pragma unroll
+        for (int q = 0; q < SA_NC; q++) {
+            int c = q * 32 + lane;
+            xv[u][q] = jj[u] >= 0 && c < in ? load_as(x, (i64)jj[u] * in + c, bf16) : 0.f;
+        }
     }
 }
 
-// block_diag_bwd: dw[f, h·dim+c] = dwbd[h·in+f, h·dim+c].
-extern "C" __global__ void block_diag_bwd(const float* dwbd, int in, int heads, int dim, float* dw) {
-    i64 wd = (i64)heads * dim, n = (i64)in * wd;
-    for (i64 t = gtid(); t < n; t += gthreads()) {
-        i64 f = t / wd, col = t % wd;
-        i64 h = col / dim;
-        dw[t] = dwbd[(h * in + f) * wd + col];
+template <int HP>
+__device__ __forceinline__ void shared_agg_regs(const int* indices, BlockCounts bc, const int* indptr, int dstCap,
+                                                int bip, int bf16, int heads, int in, const float* coef,
+                                                const float* x, float* out) {
+    int lane = lane_id();
+    for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        int e0, e1;
+        edge_range(indptr, i, bc.ne, &e0, &e1);
+        int np = 1 + e1 - e0;
+        float acc[HP][SA_NC];
+#pragma unroll
+        for (int t = 0; t < HP; t++)
+#pragma unroll
+            for (int q = 0; q < SA_NC; q++) acc[t][q] = 0.f;
+        for (int pb = 0; pb < np; pb += 32) {
+            int jl = att_sources(indices, i, e0, pb, np, bc.ns, bip);
+            int cnt = min(32, np - pb);
+            for (int u0 = 0; u0 < cnt; u0 += SA_U) {
+                int jj[SA_U];
+                float xv[SA_U][SA_NC];
+                sa_rows<SA_U>(jl, u0, cnt, in, bf16, x, jj, xv);
+#pragma unroll
+                for (int u = 0; u < SA_U; u++) {
+                    if (jj[u] < 0) continue;
+                    int k = pb + u0 + u;
+                    const float* cr = coef + att_row(i, e0, k, dstCap) * heads;
+#pragma unroll
+                    for (int t = 0; t < HP; t++) {
+                        float cf = t < heads ? cr[t] : 0.f;
+#pragma unroll
+                        for (int q = 0; q < SA_NC; q++) acc[t][q] = k == 0 ? __fmul_rn(cf, xv[u][q]) : fmaf(cf, xv[u][q], acc[t][q]);
+                    }
+                }
+            }
+        }
+        float* o = out + (i64)i * heads * in;
+#pragma unroll
+        for (int t = 0; t < HP; t++) {
+            if (t >= heads) break;
+#pragma unroll
+            for (int q = 0; q < SA_NC; q++) {
+                int c = q * 32 + lane;
+                if (c < in) o[(i64)t * in + c] = acc[t][q];
+            }
+        }
     }
 }
+
+// sa_reduce sums every s[v] (v < V, a power of two up to 32: a lane's
+// partial sums) over the warp: after it, s[0] of lane l holds the whole sum
+// of the value it returns, the same on each of the 32/V lanes that hold that
+// value. Each halving step keeps half the values and adds the partner's
+// other half (the exchanges of a step are independent); a xor butterfly
+// over the lanes left ends it: V - 1 + 5 - log2(V) float64 shuffles for V
+// sums, where a warp sum each takes 5·V.
+// SaHalve<N> takes the halving steps from N values on (N a power of two,
+// at o the lane bit of the first), then the butterfly; a template per N,
+// so that every index into the sums is a constant and they stay in
+// registers.
+template <int N>
+struct SaHalve {
+    static __device__ __forceinline__ void run(double* s, int lane, int o, int* v) {
+        bool up = (lane & o) != 0;
+#pragma unroll
+        for (int t = 0; t < N / 2; t++) {
+            double send = up ? s[t] : s[t + N / 2];
+            double keep = up ? s[t + N / 2] : s[t];
+            s[t] = keep + __shfl_xor_sync(FULL_MASK, send, o);
+        }
+        if (up) *v += N / 2;
+        SaHalve<N / 2>::run(s, lane, o >> 1, v);
+    }
+};
+
+template <>
+struct SaHalve<1> {
+    static __device__ __forceinline__ void run(double* s, int lane, int o, int* v) {
+        for (; o > 0; o >>= 1) s[0] += __shfl_xor_sync(FULL_MASK, s[0], o);
+    }
+};
+
+template <int V>
+__device__ __forceinline__ int sa_reduce(double (&s)[V]) {
+    int v = 0;
+    SaHalve<V>::run(s, lane_id(), 16, &v);
+    return v;
+}
+
+// sa_pairs loads positions [u0, u0+U) as sa_rows does, by pairs of columns
+// (word w of a lane: columns 2w and 2w+1; in even): one 4-byte load of two
+// bfloat16 values, or 8 bytes of two floats.
+template <int U>
+__device__ __forceinline__ void sa_pairs(int jl, int u0, int cnt, int in, int bf16, const float* x, int (&jj)[U],
+                                         float2 (&xv)[U][SA_NC2]) {
+    int lane = lane_id(), words = in / 2;
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
+        if (u0 + u >= cnt) jj[u] = -1;
+#pragma unroll
+        for (int q = 0; q < SA_NC2; q++) {
+            int w = q * 32 + lane;
+            float2 v = make_float2(0.f, 0.f);
+            if (jj[u] >= 0 && w < words) {
+                i64 at = (i64)jj[u] * words + w;
+                if (bf16) {
+                    unsigned int b = ((const unsigned int*)x)[at];
+                    v = make_float2(bf16_to_float((unsigned short)(b & 0xffffu)), bf16_to_float((unsigned short)(b >> 16)));
+                } else {
+                    v = ((const float2*)x)[at];
+                }
+            }
+            xv[u][q] = v;
+        }
+    }
+}
+
+// The backward's positions per batch (SA_BU) and sums per reduction
+// (SA_BV): HP·SA_BU sums in reductions of at most 8 (16 with 8 heads).
+#define SA_BU(HP) ((HP) >= 4 ? 4 : 8 / (HP))
+#define SA_BV(HP) ((HP) >= 8 ? 16 : 8)
+
+template <int HP>
+__device__ __forceinline__ void shared_agg_bwd_regs(const int* indices, BlockCounts bc, const int* indptr, int dstCap,
+                                                    int bip, int bf16, int heads, int in, const float* x,
+                                                    const float* dout, float* dcoef) {
+    const int U = SA_BU(HP), V = SA_BV(HP), UR = V / HP;  // UR positions per reduction
+    int lane = lane_id(), words = in / 2;
+    bool writer = (lane & (32 / V - 1)) == 0;
+    for (int i = gwarp(); i < bc.n; i += gwarps()) {
+        int e0, e1;
+        edge_range(indptr, i, bc.ne, &e0, &e1);
+        int np = 1 + e1 - e0;
+        const float2* dr = (const float2*)(dout + (i64)i * heads * in);
+        double d[HP][SA_NC2][2];
+#pragma unroll
+        for (int t = 0; t < HP; t++)
+#pragma unroll
+            for (int q = 0; q < SA_NC2; q++) {
+                int w = q * 32 + lane;
+                float2 v = t < heads && w < words ? dr[(i64)t * words + w] : make_float2(0.f, 0.f);
+                d[t][q][0] = v.x, d[t][q][1] = v.y;
+            }
+        for (int pb = 0; pb < np; pb += 32) {
+            int jl = att_sources(indices, i, e0, pb, np, bc.ns, bip);
+            int cnt = min(32, np - pb);
+            for (int u0 = 0; u0 < cnt; u0 += U) {
+                int jj[U];
+                float2 xv[U][SA_NC2];
+                sa_pairs<U>(jl, u0, cnt, in, bf16, x, jj, xv);
+#pragma unroll
+                for (int ub = 0; ub < U; ub += UR) {
+                    double s[V];
+#pragma unroll
+                    for (int r = 0; r < UR; r++)
+#pragma unroll
+                        for (int t = 0; t < HP; t++) {
+                            double a = 0.0;
+#pragma unroll
+                            for (int q = 0; q < SA_NC2; q++) {
+                                a += d[t][q][0] * (double)xv[ub + r][q].x;
+                                a += d[t][q][1] * (double)xv[ub + r][q].y;
+                            }
+                            s[r * HP + t] = a;
+                        }
+                    int v = sa_reduce<V>(s);
+                    int u = ub + v / HP, h = v % HP;
+                    if (writer && h < heads && u0 + u < cnt)
+                        dcoef[att_row(i, e0, pb + u0 + u, dstCap) * heads + h] = (float)s[0];
+                }
+            }
+        }
+    }
+}
+
+#define SA_REGS(HP)                                                                                              \
+    extern "C" __global__ void shared_agg_h##HP(SA_ARGS, const float* coef, const float* x, float* out) {        \
+        shared_agg_regs<HP>(indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), indptr, dstCap,   \
+                            bip, bf16, heads, in, coef, x, out);                                                 \
+    }                                                                                                            \
+    extern "C" __global__ void shared_agg_bwd_h##HP(SA_ARGS, const float* x, const float* dout, float* dcoef) {  \
+        shared_agg_bwd_regs<HP>(indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), indptr,      \
+                                dstCap, bip, bf16, heads, in, x, dout, dcoef);                                   \
+    }
+
+SA_REGS(1)
+SA_REGS(2)
+SA_REGS(4)
+SA_REGS(8)
