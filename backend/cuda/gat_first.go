@@ -74,6 +74,9 @@ func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer
 		return
 	}
 	hin, wd := heads*in, heads*dim
+	if wbd, ok := c.blockDiag(ck.w.addr(), in, heads, dim); ok && c.tcRows(false, ck.x.addr(), wbd, ck.y.addr(), ck.nP, n.Cap, wd, hin, false) {
+		return
+	}
 	gemm := func(rows int) {
 		c.headGemm(false, false, rows, dim, in, strided{ck.x.addr(), hin, in}, strided{ck.w.addr(), wd, dim},
 			strided{ck.y.addr(), wd, dim}, heads)
@@ -97,6 +100,9 @@ func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w b
 		return
 	}
 	hin, wd := heads*in, heads*dim
+	if wbd, ok := c.blockDiag(ck.w.addr(), in, heads, dim); ok && c.tcRows(true, ck.dy.addr(), wbd, ck.dx.addr(), ck.nP, n.Cap, hin, wd, false) {
+		return
+	}
 	gemm := func(rows int) {
 		c.headGemm(false, true, rows, in, dim, strided{ck.dy.addr(), wd, dim}, strided{ck.w.addr(), wd, dim},
 			strided{ck.dx.addr(), hin, in}, heads)
@@ -121,6 +127,11 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		return
 	}
 	hin, wd := heads*in, heads*dim
+	if dwbd, ok := c.blockDiagScratch(in, heads, dim); ok && c.tcWgrad(ck.x.addr(), ck.dy.addr(), dwbd, ck.nP, n.Cap, hin, wd, false) {
+		c.args().ptr(dwbd).i32(in).i32(heads).i32(dim).ptr(ck.dw.addr())
+		c.launch("block_diag_bwd", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
+		return
+	}
 	gemm := func(rows int, x, dy uintptr) {
 		c.headGemm(true, false, in, dim, rows, strided{x, hin, in}, strided{dy, wd, dim}, strided{ck.dw.addr(), wd, dim}, heads)
 	}
@@ -133,6 +144,32 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		{ptr: ck.dy.ptr, cols: wd, rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.dy.paddingFree(n.Cap * wd)},
 		{ptr: ck.dw.ptr, cols: wd, rows: in, role: roleWhole},
 	}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
+}
+
+// blockDiagScratch is scratch for a block-diagonal [heads·in, heads·dim]
+// matrix, when the tensor-core products (TF32x3) take HeadLinear's: their
+// sums do not depend on the capacity, so that a replay equals eager bit for
+// bit as Linear's do, which cuBLAS's products, whose kernel and split follow
+// the row count, do not. ok is false otherwise (cuBLAS's per-head products).
+func (c *call) blockDiagScratch(in, heads, dim int) (uintptr, bool) {
+	hin, wd := heads*in, heads*dim
+	if !c.b.tcOn() || !tcFits([]int{hin, wd}, nil) || !c.ok {
+		return 0, false
+	}
+	return c.scratch(scratchHeads, int64(hin)*int64(wd)*4), true
+}
+
+// blockDiag expands w [in, heads·dim] into blockDiagScratch's matrix
+// (block_diag: head h's columns of w in rows h·in.., zeros elsewhere).
+func (c *call) blockDiag(w uintptr, in, heads, dim int) (uintptr, bool) {
+	wbd, ok := c.blockDiagScratch(in, heads, dim)
+	if !ok {
+		return 0, false
+	}
+	c.flushPads()
+	c.args().ptr(w).i32(in).i32(heads).i32(dim).ptr(wbd)
+	c.launch("block_diag", d1(c.blocks(int64(heads*in)*int64(heads*dim), 256)), d1(256), 0)
+	return wbd, true
 }
 
 // headGemm issues batch row-major products op(a_i) [m, k]·op(b_i) [k, n]

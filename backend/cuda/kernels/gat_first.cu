@@ -1,5 +1,7 @@
 // gat_first.cu: the ops of a GAT layer that aggregates before it projects
-// (SharedAggregate and its coefficient backward; HeadLinear is cuBLAS's),
+// (SharedAggregate and its coefficient backward; HeadLinear's products are
+// cuBLAS's, or under TF32x3 the tensor-core kernels' over block_diag's
+// expansion),
 // the twins of backend/cpu/gat_first.go; the coefficient layout as in
 // gat.cu.
 //
@@ -339,3 +341,25 @@ SA_REGS(1)
 SA_REGS(2)
 SA_REGS(4)
 SA_REGS(8)
+
+// block_diag, block_diag_bwd: HeadLinear's products under TF32x3 (gat_first.go's
+// blockDiag), a thread per element (copies).
+// block_diag: wbd[h·in+f, g·dim+c] = w[f, g·dim+c] when g == h, else 0.
+extern "C" __global__ void block_diag(const float* w, int in, int heads, int dim, float* wbd) {
+    i64 wd = (i64)heads * dim, n = (i64)heads * in * wd;
+    for (i64 t = gtid(); t < n; t += gthreads()) {
+        i64 r = t / wd, col = t % wd;
+        int h = (int)(r / in), f = (int)(r % in);
+        wbd[t] = col / dim == h ? w[(i64)f * wd + col] : 0.f;
+    }
+}
+
+// block_diag_bwd: dw[f, h·dim+c] = dwbd[h·in+f, h·dim+c].
+extern "C" __global__ void block_diag_bwd(const float* dwbd, int in, int heads, int dim, float* dw) {
+    i64 wd = (i64)heads * dim, n = (i64)in * wd;
+    for (i64 t = gtid(); t < n; t += gthreads()) {
+        i64 f = t / wd, col = t % wd;
+        i64 h = col / dim;
+        dw[t] = dwbd[(h * in + f) * wd + col];
+    }
+}
