@@ -43,7 +43,7 @@ func (f *simFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.json, "json", false, "print the simulation and the predictions as JSON")
 	fs.BoolVar(&f.perRank, "per-rank", false, "print every rank of every step")
 	fs.BoolVar(&f.sim.Predict, "predict", true, "simulate 1, 2, 4, 8, 2x8, 4x8 and 8x8 devices as well and predict each epoch")
-	fs.Float64Var(&f.sim.StepMs, "step-ms", 0, "one GPU's step time at the per-device batch in ms (default: an H100's on products-sim: 0.230, 0.309, 0.436, 0.618 ms at 256, 512, 1024, 2048 seeds, interpolated; for a typed graph, an H200's on igbh-sim at 1024 seeds, 3 layers, hidden 512, fanouts 15,10,5, 4 heads: rgat 78.88 ms, rsage 27.31 ms, scaled by each job's sampled edges; rgcn needs it)")
+	fs.Float64Var(&f.sim.StepMs, "step-ms", 0, "one GPU's step time at the per-device batch in ms (default: an H100's on products-sim: 0.230, 0.309, 0.436, 0.618 ms at 256, 512, 1024, 2048 seeds, interpolated; for a typed graph, an H200's on igbh-sim at 1024 seeds, 3 layers, hidden 512, fanouts 15,10,5, 4 heads: rgat 38.42 ms, rsage 26.61 ms, scaled by each job's sampled edges; rgcn needs it)")
 	fs.StringVar(&f.sim.StepTimes, "step-times", "", "one GPU's step times by batch instead of the H100's, as seeds:ms pairs (256:0.230,512:0.309,1024:0.436,2048:0.618); --step-ms then scales them")
 	fs.Float64Var(&f.sim.Links.NVLinkGBs, "nvlink-gbs", l.NVLinkGBs, "NVLink bandwidth per GPU per direction, GB/s")
 	fs.Float64Var(&f.sim.Links.PCIeGBs, "pcie-gbs", l.PCIeGBs, "PCIe bandwidth per GPU, GB/s (with --intra pcie)")

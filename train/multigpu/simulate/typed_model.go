@@ -217,15 +217,15 @@ func (r *TypedRunner) Scaling(base TypedConfig, global bool, m *TypedModel, scal
 }
 
 // H200IGBHSim is one H200's typed step time (ms) at batch seeds, measured
-// on igbh-sim (3 layers, hidden 512, fanouts 15,10,5, 4 heads): 78.88 ms
-// for rgat and 27.31 ms for rsage at 1024 seeds; ok is false for another
-// model, which has no measured default.
+// on igbh-sim (3 layers, hidden 512, fanouts 15,10,5, 4 heads; 7dd06bc,
+// docs/perf.md): 38.42 ms for rgat and 26.61 ms for rsage at 1024 seeds;
+// ok is false for another model, which has no measured default.
 func H200IGBHSim(model string) (ms float64, batch int, ok bool) {
 	switch model {
 	case nn.KindRGAT:
-		return 78.88, 1024, true
+		return 38.42, 1024, true
 	case nn.KindRSAGE:
-		return 27.31, 1024, true
+		return 26.61, 1024, true
 	}
 	return 0, 0, false
 }
