@@ -66,7 +66,8 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 
 // HeadLinear: one strided batched SGEMM, a product per head over the
 // heads' column blocks (linear.go's capacity rules: eagerly the live rows,
-// replayed the capacity).
+// replayed the capacity); under TF32x3 Linear's tensor-core product with
+// the block-diagonal expansion of w (blockDiagScratch says why).
 func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) {
 	c, ck := b.checkHeadLinear(x, n, w, heads, in, dim, y)
 	defer c.end()
@@ -92,7 +93,8 @@ func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
-// HeadLinearBackwardData: dx_h = dy_h·w_hᵀ, one strided batched SGEMM.
+// HeadLinearBackwardData: dx_h = dy_h·w_hᵀ, one strided batched SGEMM (or
+// under TF32x3 as HeadLinear).
 func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, dx backend.Buffer) {
 	c, ck := b.checkHeadLinearBackwardData(dy, n, w, heads, in, dim, dx)
 	defer c.end()
@@ -118,8 +120,10 @@ func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w b
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
-// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h, one strided batched SGEMM
-// summed over rows (replayed, the padding rows read as zeros).
+// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h summed over the rows (an
+// SGEMM per head, headGemm; under TF32x3 the tensor-core weight gradient
+// of the block-diagonal expansion, whose diagonal blocks are dw); replayed,
+// the padding rows read as zeros.
 func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) {
 	c, ck := b.checkHeadLinearBackwardWeight(x, dy, n, heads, in, dim, dw)
 	defer c.end()
