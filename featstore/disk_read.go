@@ -13,12 +13,22 @@ import (
 // (and about the most one direct read's span holds).
 const maxRun = 64
 
+// directGap is the most bytes between two rows that one direct read
+// takes with them (blocks nobody asked for) rather than reading the second
+// row with a read of its own: about what an NVMe drive transfers in the
+// latency of one more read.
+const directGap = 32 << 10
+
+// minSpan is the least a reader's buffer holds, so that a direct read can
+// take a run of narrow rows and their gaps.
+const minSpan = 256 << 10
+
 // readSpan is a reader's buffer: maxRun rows of the file in whole
-// blocks, or where that is less, the blocks one row may touch (a direct
-// read's span begins at the block of its first byte).
+// blocks, at least minSpan, or where that is less, the blocks one row may
+// touch (a direct read's span begins at the block of its first byte).
 func (d *Disk) readSpan() int64 {
 	rb := d.cfg.File.RowBytes()
-	return max(alignBlock(maxRun*rb), alignBlock(rb)+blockSize)
+	return max(alignBlock(maxRun*rb), minSpan, alignBlock(rb)+blockSize)
 }
 
 // readBufBytes is the readers' buffers: one allocation of a readSpan
@@ -93,8 +103,9 @@ func (d *Disk) readBuffered(dst any, rows []diskRow, buf []byte) error {
 // readDirect reads rows (sorted by vertex) into dst with O_DIRECT through
 // span (aligned, whole blocks): each read whole blocks from the block of
 // a row's first byte to the block of the last row's last byte, taking the
-// next rows while their first block is within or right after those and
-// they fit span, so rows that share a block are read once.
+// next rows while their first block begins at most directGap past those
+// and they fit span, so rows that share a block are read once, and a tier
+// that takes most rows reads long stretches of the file.
 func (d *Disk) readDirect(dst any, rows []diskRow, span []byte) error {
 	rb, f := d.cfg.File.RowBytes(), d.dio
 	at := func(r diskRow) int64 { return f.offset + int64(r.v)*rb }
@@ -103,7 +114,7 @@ func (d *Disk) readDirect(dst any, rows []diskRow, span []byte) error {
 		j := k + 1
 		for ; j < len(rows); j++ {
 			e := alignBlock(at(rows[j]) + rb)
-			if at(rows[j])&^(blockSize-1) > end || e-start > int64(len(span)) {
+			if at(rows[j])&^(blockSize-1) > end+directGap || e-start > int64(len(span)) {
 				break
 			}
 			end = e
