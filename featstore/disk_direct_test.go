@@ -7,7 +7,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -201,4 +203,46 @@ func sameBits(a, b []float32) bool {
 		}
 	}
 	return true
+}
+
+// TestDiskDirectReadsThroughGaps: a host tier of every other row of 8 KiB
+// (gaps of two blocks) loads in stretches, each read taking its rows and
+// the gaps between them up to a reader's span, not a read a row (1,024
+// before); the gathered rows, of both tiers, are the table's.
+func TestDiskDirectReadsThroughGaps(t *testing.T) {
+	const rows, dim = 2048, 2048
+	dir := directDir(t)
+	feat, _ := randomTable(rows, dim)
+	file := writeRows(t, dir, fileOf(feat, dim), 0)
+	order := make([]int32, 0, rows)
+	for _, first := range []int{1, 0} {
+		for v := first; v < rows; v += 2 {
+			order = append(order, int32(v))
+		}
+	}
+	be := cpu.New(2)
+	d, err := NewDisk(be, DiskConfig{File: file, FileType: backend.F32, HostRows: rows / 2, Readers: 4, Direct: true}, rows, dim, order, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Free()
+	var reads atomic.Int64
+	pread := d.dio.pread
+	d.dio.pread = func(fd int, p []byte, off int64) (int, error) {
+		reads.Add(1)
+		return pread(fd, p, off)
+	}
+	ids := []int32{1, 3, 2047, 0, 2, 1000}
+	d.Reserve(len(ids))
+	if err := d.Fill(0); err != nil {
+		t.Fatal(err)
+	}
+	// 512 KiB spans of 64 file rows, 32 of the tier's each, and a span cut
+	// at each of the 4 readers' shares.
+	if n := reads.Load(); n > rows/2/32+8 {
+		t.Errorf("Fill read the file %d times, want at most %d", n, rows/2/32+8)
+	}
+	if got := gatherAll(t, be, d, ids); !slices.Equal(got, rowsOf(feat, dim, ids)) || !d.Direct() {
+		t.Errorf("the gathered rows differ from the table's (direct %t)", d.Direct())
+	}
 }
