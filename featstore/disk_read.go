@@ -19,16 +19,12 @@ const maxRun = 64
 // latency of one more read.
 const directGap = 32 << 10
 
-// minSpan is the least a reader's buffer holds, so that a direct read can
-// take a run of narrow rows and their gaps.
-const minSpan = 256 << 10
-
 // readSpan is a reader's buffer: maxRun rows of the file in whole
-// blocks, at least minSpan, or where that is less, the blocks one row may
-// touch (a direct read's span begins at the block of its first byte).
+// blocks, or where that is less, the blocks one row may touch (a direct
+// read's span begins at the block of its first byte).
 func (d *Disk) readSpan() int64 {
 	rb := d.cfg.File.RowBytes()
-	return max(alignBlock(maxRun*rb), minSpan, alignBlock(rb)+blockSize)
+	return max(alignBlock(maxRun*rb), alignBlock(rb)+blockSize)
 }
 
 // readBufBytes is the readers' buffers: one allocation of a readSpan
