@@ -115,6 +115,7 @@ func TestPlainParseErrors(t *testing.T) {
 		{"dropout: NaN", []string{"train", "--dropout", "NaN"}},
 		{"heads: 0, want 1 to 1024", []string{"train", "--model", "gat", "--heads", "0"}},
 		{"gat-project-first: is GAT's bottom layer's form, but the model is sage", []string{"train", "--gat-project-first"}},
+		{"not defined: --gat-aggregate-first (GAT's bottom layer aggregates first by default", []string{"train", "--model", "gat", "--gat-aggregate-first"}},
 		{"gin-eps: learn, but only gin has an ε to learn (model sage)", []string{"train", "--gin-eps", "learn"}},
 		{"threads: -2", []string{"bench", "--threads", "-2", "--preset", "tiny"}},
 		{"threads: -1", []string{"gen", "tiny", "--out", t.TempDir(), "--threads", "-1"}},

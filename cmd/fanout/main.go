@@ -200,7 +200,17 @@ func flagError(err error) string {
 		}
 	}
 	msg = strings.Replace(msg, "for flag -", "for --", 1)
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		if now, ok := retiredFlags[strings.TrimPrefix(name, "-")]; ok {
+			msg += " (" + now + ")"
+		}
+	}
 	return strings.Replace(msg, "not defined: -", "not defined: --", 1)
+}
+
+// retiredFlags are flags an earlier fanout took, with what to give now.
+var retiredFlags = map[string]string{
+	"gat-aggregate-first": "GAT's bottom layer aggregates first by default where its input is narrower than --hidden; --gat-project-first keeps the other form",
 }
 
 // flagSet reports whether the flag name was given on the command line.
