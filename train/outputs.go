@@ -46,11 +46,7 @@ func (t *Trainer) OutputTable() (backend.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	iota := make([]int32, batch)
-	for i := range iota {
-		iota[i] = int32(i)
-	}
-	rows, err := t.be.Upload(iota)
+	rows, err := t.be.Upload(identity(batch))
 	if err != nil {
 		t.be.Free(tab)
 		return nil, err

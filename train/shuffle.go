@@ -18,11 +18,17 @@ func Shuffle(ids []int64, seed uint64, epoch int) []int32 {
 
 // ShuffleCount is Shuffle of the ids 0..n-1.
 func ShuffleCount(n int, seed uint64, epoch int) []int32 {
+	out := identity(n)
+	shuffle(out, seed, epoch)
+	return out
+}
+
+// identity is 0, 1, ..., n-1.
+func identity(n int) []int32 {
 	out := make([]int32, n)
 	for i := range out {
 		out[i] = int32(i)
 	}
-	shuffle(out, seed, epoch)
 	return out
 }
 

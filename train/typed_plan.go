@@ -125,11 +125,7 @@ func newTypedHops(p *Plan, caps []nn.LayerCaps, fanouts [][]int, model nn.Config
 		return nil, fmt.Errorf("plan: %w", a.err)
 	}
 	p.be.Fill(th.Counts, 0)
-	iota := make([]int32, most)
-	for i := range iota {
-		iota[i] = int32(i)
-	}
-	p.be.Write(th.iota, 0, iota)
+	p.be.Write(th.iota, 0, identity(most))
 	th.batch = &nn.TypedBatch{Rels: th.Rels, Dst: th.Dst, Src: th.Src, X: th.X, DX: th.DX, Compact: th.Compact}
 	return th, nil
 }
