@@ -75,7 +75,7 @@ func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer
 		return
 	}
 	hin, wd := heads*in, heads*dim
-	if wbd, ok := c.blockDiag(ck.w.addr(), in, heads, dim); ok && c.tcRows(false, ck.x.addr(), wbd, ck.y.addr(), ck.nP, n.Cap, wd, hin, false) {
+	if wbd, ok := c.blockDiag(ck.w.addr(), in, heads, dim, ck.x.addr(), ck.y.addr()); ok && c.tcRows(false, ck.x.addr(), wbd, ck.y.addr(), ck.nP, n.Cap, wd, hin, false) {
 		return
 	}
 	gemm := func(rows int) {
@@ -102,7 +102,7 @@ func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w b
 		return
 	}
 	hin, wd := heads*in, heads*dim
-	if wbd, ok := c.blockDiag(ck.w.addr(), in, heads, dim); ok && c.tcRows(true, ck.dy.addr(), wbd, ck.dx.addr(), ck.nP, n.Cap, hin, wd, false) {
+	if wbd, ok := c.blockDiag(ck.w.addr(), in, heads, dim, ck.dy.addr(), ck.dx.addr()); ok && c.tcRows(true, ck.dy.addr(), wbd, ck.dx.addr(), ck.nP, n.Cap, hin, wd, false) {
 		return
 	}
 	gemm := func(rows int) {
@@ -131,7 +131,7 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		return
 	}
 	hin, wd := heads*in, heads*dim
-	if dwbd, ok := c.blockDiagScratch(in, heads, dim); ok && c.tcWgrad(ck.x.addr(), ck.dy.addr(), dwbd, ck.nP, n.Cap, hin, wd, false) {
+	if dwbd, ok := c.blockDiagScratch(in, heads, dim, ck.x.addr(), ck.dy.addr()); ok && c.tcWgrad(ck.x.addr(), ck.dy.addr(), dwbd, ck.nP, n.Cap, hin, wd, false) {
 		c.args().ptr(dwbd).i32(in).i32(heads).i32(dim).ptr(ck.dw.addr())
 		c.launch("block_diag_bwd", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
 		return
@@ -154,19 +154,22 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 // matrix, when the tensor-core products (TF32x3) take HeadLinear's: their
 // sums do not depend on the capacity, so that a replay equals eager bit for
 // bit as Linear's do, which cuBLAS's products, whose kernel and split follow
-// the row count, do not. ok is false otherwise (cuBLAS's per-head products).
-func (c *call) blockDiagScratch(in, heads, dim int) (uintptr, bool) {
+// the row count, do not. ok is false otherwise, or where the tensor-core
+// kernels would refuse the operands (tcFits), before any work: cuBLAS's
+// per-head products then.
+func (c *call) blockDiagScratch(in, heads, dim int, operands ...uintptr) (uintptr, bool) {
 	hin, wd := heads*in, heads*dim
-	if !c.b.tcOn() || !tcFits([]int{hin, wd}, nil) || !c.ok {
+	if !c.b.tcOn() || !tcFits([]int{hin, wd}, operands) || !c.ok {
 		return 0, false
 	}
 	return c.scratch(scratchHeads, int64(hin)*int64(wd)*4), true
 }
 
 // blockDiag expands w [in, heads·dim] into blockDiagScratch's matrix
-// (block_diag: head h's columns of w in rows h·in.., zeros elsewhere).
-func (c *call) blockDiag(w uintptr, in, heads, dim int) (uintptr, bool) {
-	wbd, ok := c.blockDiagScratch(in, heads, dim)
+// (block_diag: head h's columns of w in rows h·in.., zeros elsewhere), for
+// a product with the operands.
+func (c *call) blockDiag(w uintptr, in, heads, dim int, operands ...uintptr) (uintptr, bool) {
+	wbd, ok := c.blockDiagScratch(in, heads, dim, operands...)
 	if !ok {
 		return 0, false
 	}
