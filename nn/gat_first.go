@@ -17,11 +17,11 @@ import (
 //
 // Every edge then reads an in-wide row instead of a heads·dim-wide one, and
 // no source is projected; the products run over destinations only, one a
-// head (one batched product). The parameters, the
-// softmax, attention dropout, the self loop and overflowed edges are those
-// of gatLayer's other form; the results differ by float32 rounding (the
-// scores' and messages' products associate differently). It has no input
-// gradient: it is used for the bottom layer only.
+// head (one batched product). The parameters, the softmax, attention
+// dropout, the self loop and overflowed edges are those of gatLayer's
+// other form; the results differ by float32 rounding (the scores' and
+// messages' products associate differently). It has no input gradient: it
+// is used for the bottom layer only.
 
 // aggregatesFirst reports whether layer l of input width in takes the
 // aggregate-first form: GAT's bottom layer, when it concatenates its heads
