@@ -44,7 +44,7 @@ func sharedHeads(heads, in int) (hp int, ok bool) {
 }
 
 // SharedAggregateBackward: one warp per destination; the destination's
-// dout row in registers and the heads' float64 sums reduced together
+// dout row in registers and the heads' float32 sums reduced together
 // (shared_agg_bwd_h*) where sharedHeads fits and in is even (column
 // pairs), else a float64 warp sum per position and head (shared_agg_bwd).
 func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Buffer, heads, in int, dcoef backend.Buffer) {
@@ -120,10 +120,16 @@ func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w b
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
-// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h summed over the rows (an
-// SGEMM per head, headGemm; under TF32x3 the tensor-core weight gradient
-// of the block-diagonal expansion, whose diagonal blocks are dw); replayed,
-// the padding rows read as zeros.
+// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h summed over the rows. One
+// product of the whole rows, xᵀ·dy [heads·in, heads·dim], whose diagonal
+// blocks are dw (block_diag_bwd copies them out): four times the
+// multiplications of the heads' own blocks, but one pass over x and dy
+// that the tensor cores take at the memory's rate, where the heads' own
+// products are one long sum per head that cuBLAS splits along the rows
+// (products-sim's bottom layer on an H200: 84 µs in eight launches). Under
+// TF32x3 the tensor-core weight gradient takes the product
+// (blockDiagScratch says why); else cuBLAS, the padding rows read as zeros
+// when replayed.
 func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) {
 	c, ck := b.checkHeadLinearBackwardWeight(x, dy, n, heads, in, dim, dw)
 	defer c.end()
@@ -131,13 +137,18 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		return
 	}
 	hin, wd := heads*in, heads*dim
-	if dwbd, ok := c.blockDiagScratch(in, heads, dim, ck.x.addr(), ck.dy.addr()); ok && c.tcWgrad(ck.x.addr(), ck.dy.addr(), dwbd, ck.nP, n.Cap, hin, wd, false) {
+	extract := func(dwbd uintptr) {
 		c.args().ptr(dwbd).i32(in).i32(heads).i32(dim).ptr(ck.dw.addr())
 		c.launch("block_diag_bwd", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
+	}
+	if dwbd, ok := c.blockDiagScratch(in, heads, dim, ck.x.addr(), ck.dy.addr()); ok && c.tcWgrad(ck.x.addr(), ck.dy.addr(), dwbd, ck.nP, n.Cap, hin, wd, false) {
+		extract(dwbd)
 		return
 	}
+	dwbd := c.scratch(scratchHeads, int64(hin)*int64(wd)*4)
 	gemm := func(rows int, x, dy uintptr) {
-		c.headGemm(true, false, in, dim, rows, strided{x, hin, in}, strided{dy, wd, dim}, strided{ck.dw.addr(), wd, dim}, heads)
+		c.sgemm(true, false, hin, wd, rows, 1, x, dy, 0, dwbd)
+		extract(dwbd)
 	}
 	if c.exactRows() {
 		gemm(c.gemmRows(ck.nP, n.Cap), ck.x.addr(), ck.dy.addr())
@@ -182,11 +193,10 @@ func (c *call) blockDiag(w uintptr, in, heads, dim int, operands ...uintptr) (ui
 // headGemm issues batch row-major products op(a_i) [m, k]·op(b_i) [k, n]
 // into c_i (overwritten), whose blocks tile the rows of c (c.ld = batch·n,
 // c.stride = n: the heads' columns); with k = 0 it zeros c (an empty
-// sum). Over many rows (k <= m) they are one strided batched SGEMM; a long
-// sum into a small c_i (the weight gradient: [in, dim] over every row) is
-// one SGEMM per head instead, which cuBLAS splits along k where its
-// batched kernels give each c_i's few tiles the whole sum (batched, about
-// 600 µs on products-sim's bottom layer on an H200).
+// sum). Over many rows (k <= m) they are one strided batched SGEMM; a sum
+// longer than the rows (k > m: a block of few rows) is one SGEMM per head
+// instead, which cuBLAS splits along k where its batched kernels give each
+// c_i's few tiles the whole sum.
 func (c *call) headGemm(transA, transB bool, m, n, k int, a, bm, cm strided, batch int) {
 	if !c.ok || m == 0 || n == 0 {
 		return
