@@ -125,11 +125,13 @@ extern "C" __global__ void shared_agg_bwd(SA_ARGS, const float* x, const float* 
 //   Forward: the same float32 operations as shared_agg, in the same order
 //   (bit for bit equal).
 //   Backward (in even, x and dout 8-byte aligned): the destination's dout
-//   row stays in registers (float64); the rows load by column pairs
-//   (sa_pairs); per position every lane adds its columns' products per
-//   head in float64 in column order, then the sums of a few positions
-//   (every head of each) are reduced over the warp together (sa_reduce;
-//   one order for a given HP).
+//   row stays in registers; the rows load by column pairs (sa_pairs); per
+//   position every lane adds its columns' products per head in float32
+//   (fmaf, in column order), then the sums of a few positions (every head
+//   of each) are reduced over the warp together (sa_reduce; one order for
+//   a given HP). float32, not float64 as the general kernel: half the
+//   registers (twice the warps in flight on the row loads it waits on) and
+//   no conversions.
 #define SA_U 4
 #define SA_NC2 2 // the backward's words (column pairs) of a lane: in <= 128
 
@@ -201,42 +203,42 @@ __device__ __forceinline__ void shared_agg_regs(const int* indices, BlockCounts 
 }
 
 // sa_reduce sums every s[v] (v < V, a power of two up to 32: a lane's
-// partial sums) over the warp: after it, s[0] of lane l holds the whole sum
+// partial sums, of type T) over the warp: after it, s[0] of lane l holds the whole sum
 // of the value it returns, the same on each of the 32/V lanes that hold that
 // value. Each halving step keeps half the values and adds the partner's
 // other half (the exchanges of a step are independent); a xor butterfly
-// over the lanes left ends it: V - 1 + 5 - log2(V) float64 shuffles for V
-// sums, where a warp sum each takes 5·V.
-// SaHalve<N> takes the halving steps from N values on (N a power of two,
+// over the lanes left ends it: V - 1 + 5 - log2(V) shuffles for V sums,
+// where a warp sum each takes 5·V.
+// SaHalve<T, N> takes the halving steps from N values on (N a power of two,
 // at o the lane bit of the first), then the butterfly; a template per N,
 // so that every index into the sums is a constant and they stay in
 // registers.
-template <int N>
+template <typename T, int N>
 struct SaHalve {
-    static __device__ __forceinline__ void run(double* s, int lane, int o, int* v) {
+    static __device__ __forceinline__ void run(T* s, int lane, int o, int* v) {
         bool up = (lane & o) != 0;
 #pragma unroll
         for (int t = 0; t < N / 2; t++) {
-            double send = up ? s[t] : s[t + N / 2];
-            double keep = up ? s[t + N / 2] : s[t];
+            T send = up ? s[t] : s[t + N / 2];
+            T keep = up ? s[t + N / 2] : s[t];
             s[t] = keep + __shfl_xor_sync(FULL_MASK, send, o);
         }
         if (up) *v += N / 2;
-        SaHalve<N / 2>::run(s, lane, o >> 1, v);
+        SaHalve<T, N / 2>::run(s, lane, o >> 1, v);
     }
 };
 
-template <>
-struct SaHalve<1> {
-    static __device__ __forceinline__ void run(double* s, int lane, int o, int* v) {
+template <typename T>
+struct SaHalve<T, 1> {
+    static __device__ __forceinline__ void run(T* s, int lane, int o, int* v) {
         for (; o > 0; o >>= 1) s[0] += __shfl_xor_sync(FULL_MASK, s[0], o);
     }
 };
 
-template <int V>
-__device__ __forceinline__ int sa_reduce(double (&s)[V]) {
+template <typename T, int V>
+__device__ __forceinline__ int sa_reduce(T (&s)[V]) {
     int v = 0;
-    SaHalve<V>::run(s, lane_id(), 16, &v);
+    SaHalve<T, V>::run(s, lane_id(), 16, &v);
     return v;
 }
 
@@ -286,14 +288,13 @@ __device__ __forceinline__ void shared_agg_bwd_regs(const int* indices, BlockCou
         edge_range(indptr, i, bc.ne, &e0, &e1);
         int np = 1 + e1 - e0;
         const float2* dr = (const float2*)(dout + (i64)i * heads * in);
-        double d[HP][SA_NC2][2];
+        float2 d[HP][SA_NC2];
 #pragma unroll
         for (int t = 0; t < HP; t++)
 #pragma unroll
             for (int q = 0; q < SA_NC2; q++) {
                 int w = q * 32 + lane;
-                float2 v = t < heads && w < words ? dr[(i64)t * words + w] : make_float2(0.f, 0.f);
-                d[t][q][0] = v.x, d[t][q][1] = v.y;
+                d[t][q] = t < heads && w < words ? dr[(i64)t * words + w] : make_float2(0.f, 0.f);
             }
         for (int pb = 0; pb < np; pb += 32) {
             int jl = att_sources(indices, i, e0, pb, np, bc.ns, bip);
@@ -304,23 +305,23 @@ __device__ __forceinline__ void shared_agg_bwd_regs(const int* indices, BlockCou
                 sa_pairs<U>(jl, u0, cnt, in, bf16, x, jj, xv);
 #pragma unroll
                 for (int ub = 0; ub < U; ub += UR) {
-                    double s[V];
+                    float s[V];
 #pragma unroll
                     for (int r = 0; r < UR; r++)
 #pragma unroll
                         for (int t = 0; t < HP; t++) {
-                            double a = 0.0;
+                            float a = 0.f;
 #pragma unroll
                             for (int q = 0; q < SA_NC2; q++) {
-                                a += d[t][q][0] * (double)xv[ub + r][q].x;
-                                a += d[t][q][1] * (double)xv[ub + r][q].y;
+                                a = fmaf(d[t][q].x, xv[ub + r][q].x, a);
+                                a = fmaf(d[t][q].y, xv[ub + r][q].y, a);
                             }
                             s[r * HP + t] = a;
                         }
-                    int v = sa_reduce<V>(s);
+                    int v = sa_reduce(s);
                     int u = ub + v / HP, h = v % HP;
                     if (writer && h < heads && u0 + u < cnt)
-                        dcoef[att_row(i, e0, pb + u0 + u, dstCap) * heads + h] = (float)s[0];
+                        dcoef[att_row(i, e0, pb + u0 + u, dstCap) * heads + h] = s[0];
                 }
             }
         }
