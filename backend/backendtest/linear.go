@@ -11,10 +11,16 @@ import (
 type linearShape struct{ cap, live, in, out int }
 
 // linearShapes include sizes 1, 7, 17, 33 and values that are not
-// multiples of common block sizes, live counts below capacity and 0.
+// multiples of common block sizes, live counts below capacity and 0. The
+// narrow outputs (1 to 8 columns, which a GPU may take on kernels of its
+// own) come with in a multiple of 4 (100, 260: float4 words, and more
+// than 32 words a row) and not (37), live rows over several chunks of 256,
+// and live counts of 0.
 var linearShapes = []linearShape{
 	{1, 1, 1, 1}, {9, 7, 17, 33}, {40, 33, 7, 17}, {70, 64, 100, 256},
 	{130, 127, 33, 47}, {20, 0, 5, 6}, {50, 50, 64, 1}, {19, 17, 1, 70},
+	{600, 531, 100, 4}, {300, 259, 37, 8}, {64, 0, 100, 1}, {45, 40, 37, 1},
+	{70, 0, 37, 4}, {100, 99, 100, 8}, {50, 47, 37, 3}, {90, 81, 260, 2},
 }
 
 // matmulRef returns c = alpha·op(a)·op(b) + beta·c0 (c0 may be nil) for

@@ -109,6 +109,14 @@ func (b *Backend) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffe
 	return c, ck
 }
 
+// launchSkinnyFwd launches one of skinny_fwd_* (kernels/skinny.cu)
+// with Linear's checked arguments, its parameters in the kernel's order.
+func (c *call) launchSkinnyFwd(a *linearArgs, name string, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.w.addr()).i32(a.in).i32(a.out).ptr(a.y.addr()).
+		flag(a.accumulate)
+	c.launch(name, grid, block, smem)
+}
+
 // linearBackwardDataArgs are LinearBackwardData's arguments as checkLinearBackwardData returns them.
 type linearBackwardDataArgs struct {
 	n          backend.Count
@@ -172,6 +180,14 @@ func (b *Backend) checkLinearBackwardWeight(x, dy backend.Buffer, n backend.Coun
 	ck.dw = c.buf("dw", dw, backend.F32, in*out)
 	ck.accumulate = accumulate
 	return c, ck
+}
+
+// launchSkinnyWgrad launches one of skinny_wgrad_* (kernels/skinny.cu)
+// with LinearBackwardWeight's checked arguments, its parameters in the kernel's order.
+func (c *call) launchSkinnyWgrad(a *linearBackwardWeightArgs, name string, partial uintptr, chunkRows int, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.dy.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.in).i32(a.out).ptr(partial).
+		i32(chunkRows)
+	c.launch(name, grid, block, smem)
 }
 
 // biasActDropoutArgs are BiasActDropout's arguments as checkBiasActDropout returns them.
@@ -413,4 +429,11 @@ func (c *call) launchColumnSums(partial, nP uintptr, capRows, chunkRows, dim int
 func (c *call) launchAddCount(p uintptr, delta int, unless uintptr, grid, block dim3, smem int) {
 	c.args().ptr(p).i32(delta).ptr(unless)
 	c.launch("add_count", grid, block, smem)
+}
+
+// launchAddScaled launches axpy (kernels/hot.cu),
+// its parameters in the kernel's order.
+func (c *call) launchAddScaled(alpha float32, x, y uintptr, n int64, grid, block dim3, smem int) {
+	c.args().f32(alpha).ptr(x).ptr(y).i64(n)
+	c.launch("axpy", grid, block, smem)
 }

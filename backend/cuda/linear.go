@@ -5,8 +5,11 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// Linear ops run cuBLAS SGEMM (row-major through the transposition trick).
-// Eagerly they read the live row count back (a host sync) and multiply only
+// Linear ops run cuBLAS SGEMM (row-major through the transposition trick),
+// except the narrow float32 products of skinny.go (Linear and
+// LinearBackwardWeight with at most 8 output columns), which read the live
+// count on the device and need none of what follows. Eagerly the cuBLAS
+// products read the live row count back (a host sync) and multiply only
 // live rows. While capturing a graph, or with Options.CapacityGemm, they
 // multiply the whole capacity, so that no host sync is needed, and behave as
 // if only live rows were multiplied (pad.go): the padding rows of an
@@ -26,6 +29,9 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	c, ck := b.checkLinear(x, n, w, in, out, y, accumulate)
 	defer c.end()
 	if !c.ok {
+		return
+	}
+	if c.skinnyLinear(&ck) {
 		return
 	}
 	nP, xs, ws, ys := ck.nP, ck.x, ck.w, ck.y
@@ -75,6 +81,9 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 	c, ck := b.checkLinearBackwardWeight(x, dy, n, in, out, dw, accumulate)
 	defer c.end()
 	if !c.ok {
+		return
+	}
+	if c.skinnyWgrad(&ck) {
 		return
 	}
 	nP, xs, dys, dws := ck.nP, ck.x, ck.dy, ck.dw
