@@ -113,9 +113,11 @@ func testSharedAggregateBackward(e *env) {
 type headLinearShape struct{ cap, live, heads, in, dim int }
 
 // headLinearShapes: products-sim's bottom layer {4, 100, 64}, odd sizes,
-// live counts below capacity and 0.
+// live counts below capacity and 0, and rows enough for a weight gradient
+// split into parts with rows left over (the CUDA backend's splitRows:
+// 4,501 live rows, 6,200 replayed).
 var headLinearShapes = []headLinearShape{{1, 1, 1, 1, 1}, {9, 7, 3, 5, 4}, {70, 64, 4, 100, 64}, {20, 0, 2, 5, 6},
-	{40, 33, 5, 7, 3}, {33, 33, 8, 16, 8}}
+	{40, 33, 5, 7, 3}, {33, 33, 8, 16, 8}, {6200, 4501, 2, 10, 6}}
 
 // testHeadLinear: HeadLinear and its backwards against float64 sums over
 // each head's blocks (the live rows; the weight gradient sums only them).

@@ -125,11 +125,10 @@ func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w b
 // blocks are dw (block_diag_bwd copies them out): four times the
 // multiplications of the heads' own blocks, but one pass over x and dy
 // that the tensor cores take at the memory's rate, where the heads' own
-// products are one long sum per head that cuBLAS splits along the rows
-// (products-sim's bottom layer on an H200: 84 µs in eight launches). Under
-// TF32x3 the tensor-core weight gradient takes the product
-// (blockDiagScratch says why); else cuBLAS, the padding rows read as zeros
-// when replayed.
+// products are one long sum per head. Under TF32x3 the tensor-core weight
+// gradient takes the product (blockDiagScratch says why); else cuBLAS,
+// split along the rows (splitRows), the padding rows read as zeros when
+// replayed.
 func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) {
 	c, ck := b.checkHeadLinearBackwardWeight(x, dy, n, heads, in, dim, dw)
 	defer c.end()
@@ -137,18 +136,19 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		return
 	}
 	hin, wd := heads*in, heads*dim
-	extract := func(dwbd uintptr) {
-		c.args().ptr(dwbd).i32(in).i32(heads).i32(dim).ptr(ck.dw.addr())
+	extract := func(dwbd uintptr, parts int) {
+		c.args().ptr(dwbd).i32(parts).i32(in).i32(heads).i32(dim).ptr(ck.dw.addr())
 		c.launch("block_diag_bwd", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
 	}
 	if dwbd, ok := c.blockDiagScratch(in, heads, dim, ck.x.addr(), ck.dy.addr()); ok && c.tcWgrad(ck.x.addr(), ck.dy.addr(), dwbd, ck.nP, n.Cap, hin, wd, false) {
-		extract(dwbd)
+		extract(dwbd, 1)
 		return
 	}
-	dwbd := c.scratch(scratchHeads, int64(hin)*int64(wd)*4)
 	gemm := func(rows int, x, dy uintptr) {
-		c.sgemm(true, false, hin, wd, rows, 1, x, dy, 0, dwbd)
-		extract(dwbd)
+		parts, chunk := splitRows(rows)
+		dwbd := c.scratch(scratchHeads, int64(parts)*int64(hin)*int64(wd)*4)
+		c.splitGemmT(rows, parts, chunk, hin, wd, x, dy, dwbd)
+		extract(dwbd, parts)
 	}
 	if c.exactRows() {
 		gemm(c.gemmRows(ck.nP, n.Cap), ck.x.addr(), ck.dy.addr())
@@ -159,6 +159,39 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		{ptr: ck.dy.ptr, cols: wd, rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.dy.paddingFree(n.Cap * wd)},
 		{ptr: ck.dw.ptr, cols: wd, rows: in, role: roleWhole},
 	}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
+}
+
+// splitRows divides a weight gradient's sum over rows into parts of chunk
+// rows (the last part also takes the rows - parts·chunk left over): up to
+// 16 parts of at least 2048 rows, so that a product of a few output tiles
+// (GAT's [400 × 256] over products-sim's 51,495 rows: 8 tiles, which
+// cuBLAS took in 79 µs unsplit on an H200) fills the GPU.
+func splitRows(rows int) (parts, chunk int) {
+	parts = min(max(rows/2048, 1), 16)
+	return parts, rows / parts
+}
+
+// splitGemmT writes parts products xᵀ·dy over consecutive row chunks, x
+// [rows, m] and dy [rows, n] row-major, into out [parts][m, n]: one strided
+// batched SGEMM over the chunks, then the rows the chunks leave (fewer
+// than parts) added into the last part.
+func (c *call) splitGemmT(rows, parts, chunk, m, n int, x, dy, out uintptr) {
+	if parts == 1 {
+		c.sgemm(true, false, m, n, rows, 1, x, dy, 0, out)
+		return
+	}
+	b := c.b
+	b.gemmSc.alpha, b.gemmSc.beta = 1, 0
+	b.stats.Gemms++
+	if err := b.blas.sgemmStridedRowMajor(b.gemmSc, true, false, m, n, chunk, strided{x, m, chunk * m},
+		strided{dy, n, chunk * n}, strided{out, n, m * n}, parts); err != nil {
+		c.fail(err)
+		return
+	}
+	if left := rows - parts*chunk; left > 0 {
+		at := uintptr(parts * chunk * 4)
+		c.sgemm(true, false, m, n, left, 1, x+at*uintptr(m), dy+at*uintptr(n), 1, out+uintptr((parts-1)*m*n*4))
+	}
 }
 
 // blockDiagScratch is scratch for a block-diagonal [heads·in, heads·dim]

@@ -344,7 +344,7 @@ SA_REGS(4)
 SA_REGS(8)
 
 // block_diag, block_diag_bwd: HeadLinear's products under TF32x3 (gat_first.go's
-// blockDiag), a thread per element (copies).
+// blockDiag) and its weight gradient's whole product, a thread per element.
 // block_diag: wbd[h·in+f, g·dim+c] = w[f, g·dim+c] when g == h, else 0.
 extern "C" __global__ void block_diag(const float* w, int in, int heads, int dim, float* wbd) {
     i64 wd = (i64)heads * dim, n = (i64)heads * in * wd;
@@ -355,12 +355,17 @@ extern "C" __global__ void block_diag(const float* w, int in, int heads, int dim
     }
 }
 
-// block_diag_bwd: dw[f, h·dim+c] = dwbd[h·in+f, h·dim+c].
-extern "C" __global__ void block_diag_bwd(const float* dwbd, int in, int heads, int dim, float* dw) {
-    i64 wd = (i64)heads * dim, n = (i64)in * wd;
+// block_diag_bwd: dw[f, h·dim+c] = Σ_p dwbd_p[h·in+f, h·dim+c] over the
+// parts p < parts (the row chunks of a split product, [heads·in, heads·dim]
+// each, one after the other), added in order.
+extern "C" __global__ void block_diag_bwd(const float* dwbd, int parts, int in, int heads, int dim, float* dw) {
+    i64 wd = (i64)heads * dim, n = (i64)in * wd, part = (i64)heads * in * wd;
     for (i64 t = gtid(); t < n; t += gthreads()) {
         i64 f = t / wd, col = t % wd;
         i64 h = col / dim;
-        dw[t] = dwbd[(h * in + f) * wd + col];
+        const float* src = dwbd + (h * in + f) * wd + col;
+        float s = src[0];
+        for (int p = 1; p < parts; p++) s += src[p * part];
+        dw[t] = s;
     }
 }
