@@ -6,13 +6,14 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// The graph attention ops (backend.Attention; kernels/gat.cu). The
-// forward ops and the coefficient gradients are deterministic (fixed
-// orders: a warp per row, or a thread per destination and head for the
-// softmax); the scatters into sources (the gradients of el and of
-// z) use float atomics, or with Options.Deterministic the edges sorted by
-// source (aggregate_det.go) and a gather. The block kernels take the
-// block's Bipartite flag (no self loop).
+// The graph attention ops (backend.Attention; kernels/gat.cu,
+// gat_softmax.cu, gat_agg.cu). The forward ops and the coefficient
+// gradients are deterministic (fixed orders: a warp per row, or a group of
+// lanes per destination and head for the softmax); the scatters into
+// sources (the gradients of el and of z) use float atomics, or with
+// Options.Deterministic the edges sorted by source (aggregate_det.go) and
+// a gather. The block kernels take the block's Bipartite flag (no self
+// loop).
 
 // headDotChunkRows is the rows per partial sum of HeadDotBackward's da:
 // fixed, so that the sums do not depend on the capacity (below 4M rows).
@@ -69,9 +70,9 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 	c.columnSums(p2, ck.n2P, n2.Cap, chunkRows, w, ck.da2.addr())
 }
 
-// EdgeSoftmax writes GAT's attention coefficients (kernels/gat.cu):
-// deterministic, one thread per destination and head (a warp per head for
-// long lists).
+// EdgeSoftmax writes GAT's attention coefficients (kernels/gat_softmax.cu):
+// deterministic, a group of attLanes lanes per destination and head (a
+// warp for long lists).
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
 	c, ck := b.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	defer c.end()
@@ -82,14 +83,19 @@ func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads i
 	c.launchEdgeSoftmax(&ck, blk.Bipartite, g, t, 0)
 }
 
-// headThreads is the launch of the softmax kernels: one thread per
+// attLanes is the lanes per (destination, head) of the softmax kernels
+// (kernels/gat_softmax.cu's ATT_G).
+const attLanes = 8
+
+// headThreads is the launch of the softmax kernels: attLanes threads per
 // (destination, head) of the capacity, in blocks of 256 (a multiple of a
-// warp, which att_sweep needs); the grid strides past its cap.
+// warp, which att_sweep needs, and the kernels' launch bounds); the grid
+// strides past its cap.
 func (c *call) headThreads(dstCap, heads int) (dim3, dim3) {
-	return d1(c.blocks(int64(dstCap)*int64(heads), 256)), d1(256)
+	return d1(c.blocks(int64(dstCap)*int64(heads)*attLanes, 256)), d1(256)
 }
 
-// EdgeSoftmaxBackward writes der and del (kernels/gat.cu): del through
+// EdgeSoftmaxBackward writes der and del (kernels/gat_softmax.cu): del through
 // float atomics, or with Options.Deterministic through the logits'
 // gradients kept in float64 scratch and gathered per source.
 func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) {
