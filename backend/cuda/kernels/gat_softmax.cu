@@ -204,7 +204,10 @@ __device__ __forceinline__ void att_sweep(const int* indptr, BlockCounts bc, int
         AttTask a = {0, 0, 0, 0};
         if (t < total) {
             int e1;
-            a.i = (int)(t / heads), a.h = (int)(t - (i64)a.i * heads);
+            if (total <= INT32_MAX_)  // a 32-bit division where it fits
+                a.i = (int)t / heads, a.h = (int)t - a.i * heads;
+            else
+                a.i = (int)(t / heads), a.h = (int)(t - (i64)a.i * heads);
             edge_range(indptr, a.i, bc.ne, &a.e0, &e1);
             a.np = 1 + e1 - a.e0;
         }
