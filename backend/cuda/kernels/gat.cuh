@@ -1,7 +1,7 @@
-// gat.cuh: helpers the graph attention kernels share (gat.cu, gat_agg.cu):
-// float64 warp sums, the positions of a destination (see
-// backend.Attention's coefficient layout), and the lane groups per head of
-// the grouped kernels (HeadLanes).
+// gat.cuh: helpers the graph attention kernels share (gat.cu,
+// gat_softmax.cu, gat_agg.cu, gat_first.cu): float64 warp sums, the
+// positions of a destination (see backend.Attention's coefficient layout),
+// and the lane groups per head of the grouped kernels (HeadLanes).
 #pragma once
 #include "common.cuh"
 
