@@ -173,7 +173,7 @@ func (b *Backend) checkEdgeSoftmax(blk *backend.Block, el, er backend.Buffer, he
 	return c, ck
 }
 
-// launchEdgeSoftmax launches edge_softmax (kernels/gat.cu)
+// launchEdgeSoftmax launches edge_softmax (kernels/gat_softmax.cu)
 // with EdgeSoftmax's checked arguments, its parameters in the kernel's order.
 func (c *call) launchEdgeSoftmax(a *edgeSoftmaxArgs, bip bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
@@ -210,7 +210,7 @@ func (b *Backend) checkEdgeSoftmaxBackward(blk *backend.Block, el, er backend.Bu
 	return c, ck
 }
 
-// launchEdgeSoftmaxBwd launches edge_softmax_bwd (kernels/gat.cu)
+// launchEdgeSoftmaxBwd launches edge_softmax_bwd (kernels/gat_softmax.cu)
 // with EdgeSoftmaxBackward's checked arguments, its parameters in the kernel's order.
 func (c *call) launchEdgeSoftmaxBwd(a *edgeSoftmaxBackwardArgs, bip bool, dt uintptr, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
@@ -221,7 +221,7 @@ func (c *call) launchEdgeSoftmaxBwd(a *edgeSoftmaxBackwardArgs, bip bool, dt uin
 	c.launch("edge_softmax_bwd", grid, block, smem)
 }
 
-// launchGatDelGather launches gat_del_gather (kernels/gat.cu)
+// launchGatDelGather launches gat_del_gather (kernels/gat_softmax.cu)
 // with EdgeSoftmaxBackward's checked arguments, its parameters in the kernel's order.
 func (c *call) launchGatDelGather(a *edgeSoftmaxBackwardArgs, srcPtr, perm, dt uintptr, bip bool, grid, block dim3, smem int) {
 	c.args().ptr(srcPtr).ptr(perm).ptr(dt).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ns).i32(a.blk.srcCap).

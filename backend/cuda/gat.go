@@ -6,13 +6,14 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// The graph attention ops (backend.Attention; kernels/gat.cu). The
-// forward ops and the coefficient gradients are deterministic (fixed
-// orders: a warp per row, or a thread per destination and head for the
-// softmax); the scatters into sources (the gradients of el and of
-// z) use float atomics, or with Options.Deterministic the edges sorted by
-// source (aggregate_det.go) and a gather. The block kernels take the
-// block's Bipartite flag (no self loop).
+// The graph attention ops (backend.Attention; kernels/gat.cu,
+// gat_softmax.cu, gat_agg.cu). The forward ops and the coefficient
+// gradients are deterministic (fixed orders: a warp per row, or a group of
+// lanes per destination and head for the softmax); the scatters into
+// sources (the gradients of el and of z) use float atomics, or with
+// Options.Deterministic the edges sorted by source (aggregate_det.go) and
+// a gather. The block kernels take the block's Bipartite flag (no self
+// loop).
 
 // headDotChunkRows is the rows per partial sum of HeadDotBackward's da:
 // fixed, so that the sums do not depend on the capacity (below 4M rows).
@@ -26,7 +27,7 @@ func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, 
 		return
 	}
 	g, t := c.warpRows(n.Cap)
-	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.a.ptr%16 == 0); ok {
+	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.a.ptr%16 == 0, 1); ok {
 		c.launchHeadDotGrouped(&ck, "head_dot_"+suf, words, gl, g, t, 0)
 		return
 	}
@@ -69,9 +70,9 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 	c.columnSums(p2, ck.n2P, n2.Cap, chunkRows, w, ck.da2.addr())
 }
 
-// EdgeSoftmax writes GAT's attention coefficients (kernels/gat.cu):
-// deterministic, one thread per destination and head (a warp per head for
-// long lists).
+// EdgeSoftmax writes GAT's attention coefficients (kernels/gat_softmax.cu):
+// deterministic, a group of attLanes lanes per destination and head (a
+// warp for long lists).
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
 	c, ck := b.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	defer c.end()
@@ -82,14 +83,19 @@ func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads i
 	c.launchEdgeSoftmax(&ck, blk.Bipartite, g, t, 0)
 }
 
-// headThreads is the launch of the softmax kernels: one thread per
+// attLanes is the lanes per (destination, head) of the softmax kernels
+// (kernels/gat_softmax.cu's ATT_G).
+const attLanes = 8
+
+// headThreads is the launch of the softmax kernels: attLanes threads per
 // (destination, head) of the capacity, in blocks of 256 (a multiple of a
-// warp, which att_sweep needs); the grid strides past its cap.
+// warp, which att_sweep needs, and the kernels' launch bounds); the grid
+// strides past its cap.
 func (c *call) headThreads(dstCap, heads int) (dim3, dim3) {
-	return d1(c.blocks(int64(dstCap)*int64(heads), 256)), d1(256)
+	return d1(c.blocks(int64(dstCap)*int64(heads)*attLanes, 256)), d1(256)
 }
 
-// EdgeSoftmaxBackward writes der and del (kernels/gat.cu): del through
+// EdgeSoftmaxBackward writes der and del (kernels/gat_softmax.cu): del through
 // float atomics, or with Options.Deterministic through the logits'
 // gradients kept in float64 scratch and gathered per source.
 func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, dcoef, del, der backend.Buffer) {
@@ -114,23 +120,35 @@ func (b *Backend) EdgeSoftmaxBackward(blk *backend.Block, el, er backend.Buffer,
 	c.launchGatDelGather(&ck, s.srcPtr, s.perm, dt, blk.Bipartite, d1(c.blocks(int64(a.srcCap)*int64(heads), 256)), d1(256), 0)
 }
 
-// headGroups picks a grouped kernel (kernels/gat.cuh's HeadLanes): its
-// suffix, log2 of the lanes per head, and a head's width in words (float4
-// words when dim % 4 == 0 and the buffers are aligned). ok is false when
-// the heads or the width do not fit.
-func headGroups(heads, dim int, aligned bool) (suf string, gl, words int, ok bool) {
+// headLanes is the lanes of the grouped kernels (kernels/gat.cuh's
+// HeadLanes): log2 of the lanes per head (32 shared among the heads'
+// power of two), ok false past 32 heads, and a head's width in words of
+// kind v4 (float4, when dim % 4 == 0 and the buffers are aligned) or v1.
+func headLanes(heads, dim int, aligned bool) (gl int, kind string, words int, ok bool) {
 	if heads > 32 {
-		return "", 0, 0, false
+		return 0, "", 0, false
 	}
 	gl = 5
 	for 1<<(5-gl) < heads {
 		gl--
 	}
-	kind, words := "v1", dim
 	if dim%4 == 0 && aligned {
-		kind, words = "v4", dim/4
+		return gl, "v4", dim / 4, true
 	}
-	per := (words + 1<<gl - 1) >> gl
+	return gl, "v1", dim, true
+}
+
+// headGroups picks a grouped kernel: its suffix, log2 of the lanes per
+// head, and a head's width in words, for a row's columns dealt to the
+// lanes of slices warps (a power of two; 1 but in HeadAggregate's
+// forward). ok is false when the heads or the words per lane do not fit.
+func headGroups(heads, dim int, aligned bool, slices int) (suf string, gl, words int, ok bool) {
+	gl, kind, words, ok := headLanes(heads, dim, aligned)
+	if !ok {
+		return "", 0, 0, false
+	}
+	lanes := slices << gl
+	per := (words + lanes - 1) / lanes
 	// The words per lane the grouped kernels (head_dot_*, head_agg_*,
 	// head_agg_bwd_*) come in (NQ).
 	for _, nq := range [...]int{2, 4, 8} {
@@ -141,8 +159,46 @@ func headGroups(heads, dim int, aligned bool) (suf string, gl, words int, ok boo
 	return "", 0, 0, false
 }
 
-// HeadAggregate: one warp per destination, deterministic
-// (kernels/gat_agg.cu).
+// headAggWarps is the warps an SM below which the HeadAggregate kernels
+// split a destination's work among several warps (grid rows), at most
+// headAggSlices of them: a block of few destinations (a top layer's)
+// would otherwise leave most of the device idle, each warp walking its
+// destination's positions one batch after another.
+const (
+	headAggWarps  = 32
+	headAggSlices = 4
+)
+
+// columnSlices is the warps that share a destination's columns in
+// HeadAggregate's grouped kernels (grid rows; kernels/gat.cuh's
+// HeadLanes): doubled while the capacity's destinations give fewer than
+// headAggWarps warps an SM and the last slice still starts within a head's
+// words. Every column is summed in the same order at any slicing, so the
+// capacity may choose it.
+func (c *call) columnSlices(dstCap, heads, dim int, aligned bool) int {
+	gl, _, words, ok := headLanes(heads, dim, aligned)
+	p := 1
+	for ok && p < headAggSlices && dstCap*p < c.b.dev.sms*headAggWarps && (2*p-1)<<gl < words {
+		p *= 2
+	}
+	return p
+}
+
+// positionSlices is the warps that share a destination's positions in
+// HeadAggregateBackward (grid rows; kernels/gat_agg.cu's PosSlice): for
+// a block of fewer destinations than headAggWarps warps an SM, about four
+// of the positions a destination has at capacity a warp, at most
+// headAggSlices warps. Each position's dcoef is one warp's at any
+// slicing, so the capacity may choose it.
+func (c *call) positionSlices(dstCap, edgeCap int) int {
+	dstCap = max(1, dstCap)
+	spare := (c.b.dev.sms*headAggWarps + dstCap - 1) / dstCap
+	per := (dstCap + edgeCap) / dstCap
+	return max(1, min(headAggSlices, spare, (per+3)/4))
+}
+
+// HeadAggregate: a warp per destination, or for few destinations
+// columnSlices warps a destination, deterministic (kernels/gat_agg.cu).
 func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, heads, dim int, mean bool, out backend.Buffer, acc bool) {
 	c, ck := b.checkHeadAggregate(blk, coef, x, heads, dim, mean, out, acc)
 	defer c.end()
@@ -150,16 +206,20 @@ func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, head
 		return
 	}
 	g, t := c.warpRows(ck.blk.dstCap)
-	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.out.ptr%16 == 0); ok {
+	aligned := ck.x.ptr%16 == 0 && ck.out.ptr%16 == 0
+	slices := c.columnSlices(ck.blk.dstCap, heads, dim, aligned)
+	if suf, gl, words, ok := headGroups(heads, dim, aligned, slices); ok {
+		g.y = uint32(slices)
 		c.launchHeadAggGrouped(&ck, "head_agg_"+suf, blk.Bipartite, words, gl, g, t, 0)
 		return
 	}
 	c.launchHeadAgg(&ck, blk.Bipartite, g, t, 0)
 }
 
-// HeadAggregateBackward: dcoef per destination (deterministic); dx through
-// float atomics, or with Options.Deterministic sorted by source and
-// gathered.
+// HeadAggregateBackward: dcoef per position (deterministic; a warp per
+// destination, or for few destinations positionSlices warps a
+// destination); dx through float atomics, or with Options.Deterministic
+// sorted by source and gathered.
 func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {
 	c, ck := b.checkHeadAggregateBackward(blk, coef, x, dout, heads, dim, mean, dcoef, dx)
 	defer c.end()
@@ -168,11 +228,12 @@ func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backen
 	}
 	a := ck.blk
 	g, t := c.warpRows(a.dstCap)
+	g.y = uint32(c.positionSlices(a.dstCap, a.edgeCap))
 	var dxp uintptr // dx of the scatter: none on the deterministic path
 	if !b.opt.Deterministic {
 		dxp = ck.dx.addr()
 	}
-	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.dout.ptr%16 == 0 && ck.dx.ptr%16 == 0); ok {
+	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.dout.ptr%16 == 0 && ck.dx.ptr%16 == 0, 1); ok {
 		c.launchHeadAggBwdGrouped(&ck, "head_agg_bwd_"+suf, blk.Bipartite, words, gl, dxp, g, t, 0)
 	} else {
 		c.launchHeadAggBwd(&ck, blk.Bipartite, dxp, g, t, 0)

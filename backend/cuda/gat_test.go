@@ -91,3 +91,80 @@ func TestHeadDotRows(t *testing.T) {
 		})
 	}
 }
+
+// listLengths are the positions (self loop included) of the first
+// destinations of TestAttentionListLengths: both sides of the softmax
+// kernels' limit for a group (16 positions) and for the positions a warp
+// keeps in registers (64), lists far past them, and one position only.
+var listLengths = []int{1, 2, 8, 9, 15, 16, 17, 18, 31, 32, 33, 63, 64, 65, 66, 129, 150, 301}
+
+// withListLengths redraws g's block: its first destinations get
+// listLengths' positions, the others 0 to 11 edges (sources as
+// newDetCase draws them: hubs, a few outside the live range).
+func withListLengths(g *gatCase, seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 79))
+	h := g.h
+	h.indices, h.indptr = nil, make([]int32, h.nd+1)
+	for i := range h.nd {
+		deg := r.IntN(12)
+		if i < len(listLengths) {
+			deg = listLengths[i] - 1
+		}
+		for range deg {
+			j := int32(r.IntN(h.ns))
+			switch u := r.Float64(); {
+			case u < 0.2:
+				j = int32(r.IntN(8)) * int32(h.ns/8)
+			case u < 0.22:
+				j = int32(h.ns + r.IntN(3))
+			case u < 0.24:
+				j = -1
+			}
+			h.indices = append(h.indices, j)
+		}
+		h.indptr[i+1] = int32(len(h.indices))
+	}
+	h.ne = len(h.indices)
+}
+
+// TestAttentionListLengths: the attention ops over destinations whose
+// lists take each path of the softmax kernels (a group of lanes, a warp
+// with the positions in registers, a warp loading them again) agree with
+// the CPU backend within rounding, atomic and deterministic, heads
+// concatenated and averaged, on blocks of one vertex space and bipartite
+// ones; the deterministic outputs are bitwise the same at other
+// capacities (other launches: the grids, HeadAggregate's column slices
+// and its backward's position slices follow the capacities).
+func TestAttentionListLengths(t *testing.T) {
+	b := openTest(t, Options{Deterministic: true})
+	atomic := openTest(t, Options{})
+	host := cpu.New(2)
+	defer host.Close()
+	for k, tc := range []struct {
+		nd, ns, heads, dim int
+		mean, bip          bool
+	}{{40, 500, 4, 64, false, false}, {300, 900, 4, 47, true, false}, {60, 400, 1, 16, false, true},
+		{2000, 3000, 3, 8, true, false}, {50, 30, 8, 8, false, true}} {
+		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
+			g := newGATCase(uint64(k), tc.nd, tc.ns, 1, tc.heads, tc.dim, tc.mean, tc.bip)
+			withListLengths(g, uint64(k))
+			first := g.run(t, b, 3, false)
+			other := g.run(t, b, 4000, false)
+			for _, name := range gatOutputs {
+				if !slices.Equal(other[name], first[name]) {
+					t.Errorf("other capacities: %s differs bitwise", name)
+				}
+			}
+			for what, got := range map[string]map[string][]float32{"CPU backend": g.run(t, host, 3, false),
+				"atomic kernels": g.run(t, atomic, 3, false)} {
+				for _, name := range gatOutputs {
+					for i, v := range got[name] {
+						if d := math.Abs(float64(v - first[name][i])); !(d <= 1e-4*(1+math.Abs(float64(v)))) {
+							t.Fatalf("%s[%d]: deterministic %v, %s %v", name, i, first[name][i], what, v)
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,7 +1,7 @@
-// gat.cuh: helpers the graph attention kernels share (gat.cu, gat_agg.cu):
-// float64 warp sums, the positions of a destination (see
-// backend.Attention's coefficient layout), and the lane groups per head of
-// the grouped kernels (HeadLanes).
+// gat.cuh: helpers the graph attention kernels share (gat.cu,
+// gat_softmax.cu, gat_agg.cu, gat_first.cu): float64 warp sums, the
+// positions of a destination (see backend.Attention's coefficient layout),
+// and the lane groups per head of the grouped kernels (HeadLanes).
 #pragma once
 #include "common.cuh"
 
@@ -21,9 +21,12 @@ __device__ __forceinline__ int att_src(const int* indices, int i, int e0, int k,
 }
 
 // att_sources loads the sources of positions pb + lane of destination i (-1
-// past the np positions or for a source that is not live).
-__device__ __forceinline__ int att_sources(const int* indices, int i, int e0, int pb, int np, int ns, int bip) {
-    int k = pb + lane_id();
+// past the np positions or for a source that is not live); of a slice of
+// its positions (pc, pp: positions pc + pp·m), of the slice's positions m
+// = pb + lane.
+__device__ __forceinline__ int att_sources(const int* indices, int i, int e0, int pb, int np, int ns, int bip,
+                                           int pc = 0, int pp = 1) {
+    int k = pc + pp * (pb + lane_id());
     return k < np ? att_src(indices, i, e0, k, ns, bip) : -1;
 }
 
@@ -43,20 +46,29 @@ __device__ __forceinline__ double vdot_d(float4 d, float4 x, double s) {
 
 // HeadLanes is a lane's place in the grouped kernels: head h (idle when h
 // >= heads), lane s of its group of 2^gl, and the head's width in words.
+// The head's words are dealt to its lanes in turn: word k of the lane is
+// column s + k·2^gl; with column slices (a row's columns split among
+// `slices` warps, a power of two, this one slice `slice`), to the
+// 2^gl·slices lanes of those warps: column s + slice·2^gl +
+// k·2^gl·slices.
 struct HeadLanes {
     int h, s, gl, dimV, wV;
+    int c0, cl;  // the lane's first column; log2 of the step between its columns
     bool on;
     // word k's column within the head, or -1 when the lane has none
     __device__ __forceinline__ int col(int k) const {
-        int c = s + (k << gl);
+        int c = c0 + (k << cl);
         return on && c < dimV ? c : -1;
     }
 };
 
-__device__ __forceinline__ HeadLanes head_lanes(int heads, int dimV, int gl) {
+// head_lanes is the lane's place; slices (a power of two) warps share a
+// row's columns, this one being slice slice.
+__device__ __forceinline__ HeadLanes head_lanes(int heads, int dimV, int gl, int slice = 0, int slices = 1) {
     HeadLanes L;
     int lane = lane_id();
     L.h = lane >> gl, L.s = lane & ((1 << gl) - 1), L.gl = gl, L.dimV = dimV, L.wV = heads * dimV;
+    L.c0 = L.s + (slice << gl), L.cl = gl + 31 - __clz(slices);
     L.on = L.h < heads;
     return L;
 }

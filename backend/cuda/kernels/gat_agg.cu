@@ -2,7 +2,7 @@
 // backward), the twins of backend/cpu/gat_agg.go; layout as in gat.cu.
 //
 // head_agg_{v4,v1}_{NQ} (head_agg_grp) and head_agg_bwd_{v4,v1}_{NQ}
-// (head_agg_bwd_grp): one warp per destination; the lanes form one group of
+// (head_agg_bwd_grp): a warp per destination; the lanes form one group of
 // G = 2^gl lanes per head (G = 32 rounded down by the heads' power of two;
 // lanes past heads·G idle), lane s of head h's group taking the head's
 // words s, s + G, ... (float4 words when dim % 4 == 0 and the buffers are
@@ -10,18 +10,24 @@
 // moves in one pass, and the rows of up to HA_U positions are loaded
 // before they are used, so that several are in flight; a warp's next
 // destination's edge list loads while its current one's rows do (HaDest).
-//   Forward: float32 sums with fmaf, the self loop then the edges in order
-//   (per column the same operations as head_agg); with mean, group 0 adds
-//   the heads' sums in head order (shuffles), times 1/heads.
-//   Backward: the dout row of the destination stays in registers; per
-//   position every lane adds its words' products in float64 in word order,
-//   then a xor butterfly over the group (log2 G steps; the same order for
-//   a given shape), and dx gets w·dout through float atomics (16-byte
-//   reductions on sm_90, vec.cuh) or not at all (dx null: the
-//   deterministic path's head_agg_gather).
+//   Forward: gridDim.y warps share a destination, each a slice of every
+//   head's columns (HeadLanes: slice blockIdx.y, a lane's words G·gridDim.y
+//   columns apart), so that a block of few destinations fills the device;
+//   float32 sums with fmaf, the self loop then the edges in order (per
+//   column the same operations as head_agg, at any slicing); with mean,
+//   group 0 adds the heads' sums in head order (shuffles), times 1/heads.
+//   Backward: gridDim.y warps share a destination, each a slice of its
+//   positions (PosSlice: k = blockIdx.y + gridDim.y·m); the dout row of the
+//   destination stays in registers; per position every lane adds its
+//   words' products in float64 in word order, then a xor butterfly over
+//   the group (log2 G steps; the same order for a given shape, at any
+//   slicing), and dx gets w·dout through float atomics (16-byte reductions
+//   on sm_90, vec.cuh) or not at all (dx null: the deterministic path's
+//   head_agg_gather).
 // head_agg, head_agg_bwd: the general kernels (any heads and width), used
 // when the grouped ones do not fit: one warp per destination, lanes over
-// output columns; the backward's dcoef per head with a warp-wide butterfly.
+// output columns; the backward's dcoef per head with a warp-wide butterfly,
+// its positions sliced over gridDim.y warps as the grouped one's.
 // head_agg_gather: the deterministic dx over the edges sorted by source.
 // bip (a bipartite block): no self loop, whose position reads as invalid;
 // accumulate (the forward's acc): out += the result, one rounded add.
@@ -114,7 +120,8 @@ __device__ __forceinline__ float head_agg_weight(const float* coef, i64 row, int
 }
 
 // head_agg_bwd: dcoef of every live position (0 for an edge whose source is
-// not live) and, when dx is not null, dx scattered with float atomics.
+// not live) and, when dx is not null, dx scattered with float atomics; the
+// warps of grid row y take positions y, y + gridDim.y, ...
 extern "C" __global__ void head_agg_bwd(HA_ARGS, const float* coef, const float* x, const float* dout, float* dcoef,
                                         float* dx) {
     BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
@@ -123,7 +130,7 @@ extern "C" __global__ void head_agg_bwd(HA_ARGS, const float* coef, const float*
         int e0, e1;
         edge_range(indptr, i, bc.ne, &e0, &e1);
         const float* dr = dout + (i64)i * ow;
-        for (int k = 0; k < 1 + e1 - e0; k++) {
+        for (int k = blockIdx.y; k < 1 + e1 - e0; k += gridDim.y) {
             int j = att_src(indices, i, e0, k, bc.ns, bip);
             i64 row = att_row(i, e0, k, dstCap);
             for (int h = 0; h < heads; h++) {
@@ -193,25 +200,37 @@ __device__ __forceinline__ float4 vshfl(float4 v, int src) {
 // of a lane, else 2.
 #define HA_U(V, NQ) ((NQ) * (int)sizeof(V) <= 32 ? 4 : 2)
 
+// PosSlice is the positions of a destination that one warp takes: k = c +
+// p·m, m = 0, 1, ... (the backward: c = blockIdx.y of p = gridDim.y warps
+// a destination; the forward takes them all, c = 0, p = 1).
+struct PosSlice {
+    int c, p;
+    // count is the slice's positions among np.
+    __device__ __forceinline__ int count(int np) const { return np > c ? (np - c + p - 1) / p : 0; }
+    __device__ __forceinline__ int at(int m) const { return c + p * m; }
+};
+
 // HaDest is a destination of the grouped kernels: its first edge e0, its
-// positions np and the sources of its first 32 positions (att_sources, one
-// a lane). A warp loads the indptr pair of its next destination (i + the
-// grid's warps) as its current one's first rows go out, and the next
-// one's sources (ha_dest) before it adds those rows up, so that each
-// destination's rows go out without waiting for its edge list.
+// positions np and the sources of its slice's first 32 positions
+// (att_sources, one a lane). A warp loads the indptr pair of its next
+// destination (i + the grid's warps) as its current one's first rows go
+// out, and the next one's sources (ha_dest) before it adds those rows up,
+// so that each destination's rows go out without waiting for its edge
+// list.
 struct HaDest {
     int e0, np, jl;
 };
 
 // ha_dest is destination i (none past the live ones) from its indptr pair
 // (p0, p1), clamped to the live edges as edge_range does.
-__device__ __forceinline__ HaDest ha_dest(const int* indices, BlockCounts bc, int bip, int i, int p0, int p1) {
+__device__ __forceinline__ HaDest ha_dest(const int* indices, BlockCounts bc, int bip, int i, int p0, int p1,
+                                          PosSlice ps) {
     HaDest d = {0, 1, -1};
     if (i >= bc.n) return d;
     int a = p0 < 0 ? 0 : (p0 > bc.ne ? bc.ne : p0);
     int b = p1 < a ? a : (p1 > bc.ne ? bc.ne : p1);
     d.e0 = a, d.np = 1 + b - a;
-    d.jl = att_sources(indices, i, a, 0, d.np, bc.ns, bip);
+    d.jl = att_sources(indices, i, a, 0, d.np, bc.ns, bip, ps.c, ps.p);
     return d;
 }
 
@@ -223,25 +242,27 @@ __device__ __forceinline__ void ha_ptr(const int* indptr, BlockCounts bc, int i,
 }
 
 // ha_first is the first destination of the warp (gwarp()).
-__device__ __forceinline__ HaDest ha_first(const int* indptr, const int* indices, BlockCounts bc, int bip) {
+__device__ __forceinline__ HaDest ha_first(const int* indptr, const int* indices, BlockCounts bc, int bip,
+                                           PosSlice ps) {
     int p0, p1;
     ha_ptr(indptr, bc, gwarp(), &p0, &p1);
-    return ha_dest(indices, bc, bip, gwarp(), p0, p1);
+    return ha_dest(indices, bc, bip, gwarp(), p0, p1, ps);
 }
 
 // ha_load takes the U positions from u0 of the chunk at pb (cnt live in
-// it) of destination i: their sources (-1 past cnt), their coefficients for
-// the lane's head (0 when !withCoef) and the lane's words of each source's
-// row, every load issued before any is used.
+// it) of the slice ps of destination i: their sources (-1 past cnt), their
+// coefficients for the lane's head (0 when !withCoef) and the lane's words
+// of each source's row, every load issued before any is used.
 template <typename V, int NQ, int U>
-__device__ __forceinline__ void ha_load(int jl, int u0, int cnt, int i, int e0, int pb, int dstCap, int heads,
-                                        int dimV, const HeadLanes& L, bool withCoef, const float* coef, const V* x,
-                                        int (&jj)[U], float (&cw)[U], V (&xv)[U][NQ]) {
+__device__ __forceinline__ void ha_load(int jl, int u0, int cnt, int i, int e0, int pb, PosSlice ps, int dstCap,
+                                        int heads, int dimV, const HeadLanes& L, bool withCoef, const float* coef,
+                                        const V* x, int (&jj)[U], float (&cw)[U], V (&xv)[U][NQ]) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
         jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
         if (u0 + u >= cnt) jj[u] = -1;
-        cw[u] = withCoef && jj[u] >= 0 && L.on ? coef[att_row(i, e0, pb + u0 + u, dstCap) * heads + L.h] : 0.f;
+        cw[u] = withCoef && jj[u] >= 0 && L.on ? coef[att_row(i, e0, ps.at(pb + u0 + u), dstCap) * heads + L.h]
+                                               : 0.f;
 #pragma unroll
         for (int k = 0; k < NQ; k++) {
             int c = L.col(k);
@@ -255,10 +276,11 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
                                              int bip, int heads, int dimV, int gl, int mean, int accumulate,
                                              const float* coef, const V* x, V* out) {
     const int U = HA_U(V, NQ);
-    HeadLanes L = head_lanes(heads, dimV, gl);
+    const PosSlice all = {0, 1};
+    HeadLanes L = head_lanes(heads, dimV, gl, blockIdx.y, gridDim.y);
     float invH = 1.0f / (float)heads;
     int G = gwarps(), p0, p1;
-    HaDest cur = ha_first(indptr, indices, bc, bip);
+    HaDest cur = ha_first(indptr, indices, bc, bip, all);
     for (int i = gwarp(); i < bc.n; i += G) {
         int e0 = cur.e0, np = cur.np;
         ha_ptr(indptr, bc, i + G, &p0, &p1);
@@ -272,8 +294,8 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
                 int jj[U];
                 float cw[U];
                 V xv[U][NQ];
-                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, dstCap, heads, dimV, L, true, coef, x, jj, cw, xv);
-                if (pb == 0 && u0 == 0) cur = ha_dest(indices, bc, bip, i + G, p0, p1);  // the next one
+                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, all, dstCap, heads, dimV, L, true, coef, x, jj, cw, xv);
+                if (pb == 0 && u0 == 0) cur = ha_dest(indices, bc, bip, i + G, p0, p1, all);  // the next one
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (jj[u] < 0) continue;
@@ -311,28 +333,33 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
                                                  int bip, int heads, int dimV, int gl, int mean, const float* coef,
                                                  const V* x, const V* dout, float* dcoef, V* dx) {
     const int U = HA_U(V, NQ);
+    const PosSlice ps = {(int)blockIdx.y, (int)gridDim.y};
     HeadLanes L = head_lanes(heads, dimV, gl);
     float invH = 1.0f / (float)heads;
     int G = gwarps(), p0, p1;
-    HaDest cur = ha_first(indptr, indices, bc, bip);
+    HaDest cur = ha_first(indptr, indices, bc, bip, ps);
     for (int i = gwarp(); i < bc.n; i += G) {
-        int e0 = cur.e0, np = cur.np;
+        int e0 = cur.e0, np = cur.np, nm = ps.count(np);
         ha_ptr(indptr, bc, i + G, &p0, &p1);
+        if (nm == 0) {  // no position of this slice
+            cur = ha_dest(indices, bc, bip, i + G, p0, p1, ps);
+            continue;
+        }
         V d[NQ];
 #pragma unroll
         for (int k = 0; k < NQ; k++) {
             int c = L.col(k);
             d[k] = c < 0 ? V() : mean ? dout[(i64)i * dimV + c] : dout[(i64)i * L.wV + L.h * dimV + c];
         }
-        for (int pb = 0; pb < np; pb += 32) {
-            int jl = pb == 0 ? cur.jl : att_sources(indices, i, e0, pb, np, bc.ns, bip);
-            int cnt = min(32, np - pb);
+        for (int pb = 0; pb < nm; pb += 32) {
+            int jl = pb == 0 ? cur.jl : att_sources(indices, i, e0, pb, np, bc.ns, bip, ps.c, ps.p);
+            int cnt = min(32, nm - pb);
             for (int u0 = 0; u0 < cnt; u0 += U) {
                 int jj[U];
                 float cw[U];
                 V xv[U][NQ];
-                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, dstCap, heads, dimV, L, dx != 0, coef, x, jj, cw, xv);
-                if (pb == 0 && u0 == 0) cur = ha_dest(indices, bc, bip, i + G, p0, p1);  // the next one
+                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, ps, dstCap, heads, dimV, L, dx != 0, coef, x, jj, cw, xv);
+                if (pb == 0 && u0 == 0) cur = ha_dest(indices, bc, bip, i + G, p0, p1, ps);  // the next one
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (u0 + u >= cnt) break;
@@ -341,7 +368,7 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
                     for (int k = 0; k < NQ; k++) s = vdot_d(d[k], xv[u][k], s);
                     for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
                     if (mean) s /= (double)heads;
-                    int k = pb + u0 + u;
+                    int k = ps.at(pb + u0 + u);
                     if (L.on && L.s == 0) dcoef[att_row(i, e0, k, dstCap) * heads + L.h] = (float)s;
                     if (!dx || jj[u] < 0) continue;
                     float wg = mean ? __fmul_rn(cw[u], invH) : cw[u];
@@ -356,22 +383,28 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
     }
 }
 
-#define HA_GRP(V, NQ, SUF)                                                                                       \
-    extern "C" __global__ void head_agg_##SUF(HA_ARGS, int accumulate, int gl, const float* coef, const V* x,     \
-                                              V* out) {                                                           \
+// HA_GRP declares a grouped kernel pair, launched in blocks of 256; MINB
+// blocks an SM bound its registers: 2 for the 8-word kernels, which would
+// otherwise take 140-220 (one block an SM for the widest) and fit 128
+// with at most a few bytes spilled.
+#define HA_GRP(V, NQ, SUF, MINB)                                                                                  \
+    extern "C" __global__ void                                                                                    \
+    __launch_bounds__(256, MINB) head_agg_##SUF(HA_ARGS, int accumulate, int gl, const float* coef, const V* x,  \
+                                                V* out) {                                                         \
         head_agg_grp<V, NQ>(indptr, indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), dstCap,    \
                             bip, heads, dim, gl, mean, accumulate, coef, x, out);                                 \
     }                                                                                                             \
-    extern "C" __global__ void head_agg_bwd_##SUF(HA_ARGS, int gl, const float* coef, const V* x, const V* dout,  \
-                                                  float* dcoef, V* dx) {                                          \
+    extern "C" __global__ void                                                                                    \
+    __launch_bounds__(256, MINB) head_agg_bwd_##SUF(HA_ARGS, int gl, const float* coef, const V* x,               \
+                                                    const V* dout, float* dcoef, V* dx) {                         \
         head_agg_bwd_grp<V, NQ>(indptr, indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap),        \
                                 dstCap, bip, heads, dim, gl, mean, coef, x, dout, dcoef, dx);                     \
     }
 
 // The grouped kernels take dim in words (dim/4 for v4).
-HA_GRP(float4, 2, v4_2)
-HA_GRP(float4, 4, v4_4)
-HA_GRP(float4, 8, v4_8)
-HA_GRP(float, 2, v1_2)
-HA_GRP(float, 4, v1_4)
-HA_GRP(float, 8, v1_8)
+HA_GRP(float4, 2, v4_2, 1)
+HA_GRP(float4, 4, v4_4, 1)
+HA_GRP(float4, 8, v4_8, 2)
+HA_GRP(float, 2, v1_2, 1)
+HA_GRP(float, 4, v1_4, 1)
+HA_GRP(float, 8, v1_8, 2)
