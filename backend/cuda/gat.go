@@ -71,8 +71,8 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 }
 
 // EdgeSoftmax writes GAT's attention coefficients (kernels/gat_softmax.cu):
-// deterministic, a group of attLanes lanes per destination and head (a
-// warp for long lists).
+// deterministic, a lane per destination and head for short lists, a group
+// of lanes for medium ones, a warp for long ones.
 func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads int, slope, p float32, r backend.Rand, coef backend.Buffer) {
 	c, ck := b.checkEdgeSoftmax(blk, el, er, heads, slope, p, r, coef)
 	defer c.end()
@@ -83,16 +83,33 @@ func (b *Backend) EdgeSoftmax(blk *backend.Block, el, er backend.Buffer, heads i
 	c.launchEdgeSoftmax(&ck, blk.Bipartite, g, t, 0)
 }
 
-// attLanes is the lanes per (destination, head) of the softmax kernels
-// (kernels/gat_softmax.cu's ATT_G).
-const attLanes = 8
+// attWarps is the warps an SM the softmax kernels aim to fill (their
+// launch bounds: four blocks of 256).
+const attWarps = 32
 
-// headThreads is the launch of the softmax kernels: attLanes threads per
-// (destination, head) of the capacity, in blocks of 256 (a multiple of a
-// warp, which att_sweep needs, and the kernels' launch bounds); the grid
-// strides past its cap.
+// attPerWarp is the (destination, head) tasks a warp of the softmax
+// kernels takes at a time (kernels/gat_softmax.cu's att_per, which the
+// kernels derive from the grid): the largest power of two from 4 to 32
+// that still gives the tasks at least attWarps warps an SM, 4 when none
+// does. A warp's medium lists take four at a time, so few tasks a warp
+// keep a small block's warps many; a bottom block's short lists run one a
+// lane. The sums' order depends on a list's length alone, not on this.
+func attPerWarp(tasks int64, sms int) int64 {
+	per := int64(32)
+	for per > 4 && (tasks+per-1)/per < int64(sms)*attWarps {
+		per /= 2
+	}
+	return per
+}
+
+// headThreads is the launch of the softmax kernels: a warp per
+// attPerWarp (destination, head) pairs of the capacity, in blocks of 256
+// (a multiple of a warp, which att_sweep needs, and the kernels' launch
+// bounds); the grid strides past its cap.
 func (c *call) headThreads(dstCap, heads int) (dim3, dim3) {
-	return d1(c.blocks(int64(dstCap)*int64(heads)*attLanes, 256)), d1(256)
+	tasks := int64(dstCap) * int64(heads)
+	per := attPerWarp(tasks, c.b.dev.sms)
+	return d1(c.blocks((tasks+per-1)/per*32, 256)), d1(256)
 }
 
 // EdgeSoftmaxBackward writes der and del (kernels/gat_softmax.cu): del through

@@ -94,9 +94,10 @@ func TestHeadDotRows(t *testing.T) {
 
 // listLengths are the positions (self loop included) of the first
 // destinations of TestAttentionListLengths: both sides of the softmax
-// kernels' limit for a group (16 positions) and for the positions a warp
-// keeps in registers (64), lists far past them, and one position only.
-var listLengths = []int{1, 2, 8, 9, 15, 16, 17, 18, 31, 32, 33, 63, 64, 65, 66, 129, 150, 301}
+// kernels' limits for a lane (8 positions) and for a group (16), and of
+// the positions a warp keeps in registers (64), lists far past them, and
+// one position only.
+var listLengths = []int{1, 2, 7, 8, 9, 10, 15, 16, 17, 18, 31, 32, 33, 63, 64, 65, 66, 129, 150, 301}
 
 // withListLengths redraws g's block: its first destinations get
 // listLengths' positions, the others 0 to 11 edges (sources as
@@ -128,13 +129,14 @@ func withListLengths(g *gatCase, seed uint64) {
 }
 
 // TestAttentionListLengths: the attention ops over destinations whose
-// lists take each path of the softmax kernels (a group of lanes, a warp
-// with the positions in registers, a warp loading them again) agree with
-// the CPU backend within rounding, atomic and deterministic, heads
-// concatenated and averaged, on blocks of one vertex space and bipartite
-// ones; the deterministic outputs are bitwise the same at other
-// capacities (other launches: the grids, HeadAggregate's column slices
-// and its backward's position slices follow the capacities).
+// lists take each path of the softmax kernels (a lane, a group of lanes,
+// a warp with the positions in registers, a warp loading them again)
+// agree with the CPU backend within rounding, atomic and deterministic,
+// heads concatenated and averaged, on blocks of one vertex space and
+// bipartite ones; the deterministic outputs are bitwise the same at other
+// capacities (other launches: the grids, the softmax's tasks a warp from
+// 4 to 32 on an H200, HeadAggregate's column slices and its backward's
+// position slices follow the capacities).
 func TestAttentionListLengths(t *testing.T) {
 	b := openTest(t, Options{Deterministic: true})
 	atomic := openTest(t, Options{})
@@ -143,13 +145,15 @@ func TestAttentionListLengths(t *testing.T) {
 	for k, tc := range []struct {
 		nd, ns, heads, dim int
 		mean, bip          bool
-	}{{40, 500, 4, 64, false, false}, {300, 900, 4, 47, true, false}, {60, 400, 1, 16, false, true},
-		{2000, 3000, 3, 8, true, false}, {50, 30, 8, 8, false, true}} {
+		pad                int // the other capacities' padding
+	}{{40, 500, 4, 64, false, false, 4000}, {300, 900, 4, 47, true, false, 10000},
+		{60, 400, 1, 16, false, true, 4000}, {2000, 3000, 3, 8, true, false, 45000},
+		{50, 30, 8, 8, false, true, 9000}} {
 		t.Run(fmt.Sprintf("%+v", tc), func(t *testing.T) {
 			g := newGATCase(uint64(k), tc.nd, tc.ns, 1, tc.heads, tc.dim, tc.mean, tc.bip)
 			withListLengths(g, uint64(k))
 			first := g.run(t, b, 3, false)
-			other := g.run(t, b, 4000, false)
+			other := g.run(t, b, tc.pad, false)
 			for _, name := range gatOutputs {
 				if !slices.Equal(other[name], first[name]) {
 					t.Errorf("other capacities: %s differs bitwise", name)
@@ -166,5 +170,22 @@ func TestAttentionListLengths(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAttPerWarp: the softmax kernels' tasks a warp are a power of two
+// from 4 to 32, the largest that still gives attWarps warps an SM (4
+// when none does): 32 for a bottom block's 206k (destination, head)
+// pairs, 4 for a middle block's 33.5k and a top block's 4k on 132 SMs.
+func TestAttPerWarp(t *testing.T) {
+	for _, c := range []struct {
+		tasks int64
+		sms   int
+		want  int64
+	}{{51495 * 4, 132, 32}, {8385 * 4, 132, 4}, {1024 * 4, 132, 4}, {0, 132, 4}, {141009, 132, 32},
+		{41200, 132, 8}, {72400, 132, 16}, {1 << 40, 132, 32}, {135137, 132, 32}, {135136, 132, 16}} {
+		if got := attPerWarp(c.tasks, c.sms); got != c.want {
+			t.Errorf("attPerWarp(%d, %d) = %d, want %d", c.tasks, c.sms, got, c.want)
+		}
 	}
 }

@@ -383,28 +383,32 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
     }
 }
 
-// HA_GRP declares a grouped kernel pair, launched in blocks of 256; MINB
-// blocks an SM bound its registers: 2 for the 8-word kernels, which would
-// otherwise take 140-220 (one block an SM for the widest) and fit 128
-// with at most a few bytes spilled.
-#define HA_GRP(V, NQ, SUF, MINB)                                                                                  \
+// HA_GRP declares a grouped kernel pair, launched in blocks of 256, with
+// FB and BB the forward's and the backward's launch bounds (left empty:
+// none): two blocks an SM for the 8-word kernels, which would otherwise
+// take 140-220 registers (one block an SM for the widest) and fit 128 with
+// at most a few bytes spilled; one for the other forwards; none for the
+// other backwards, which compile unbounded as they did before any bound:
+// bounded, even by the threads alone, ptxas lays them out with more
+// registers (head_agg_bwd_v4_2: 122 against 116 for sm_80), and
+// head_agg_bwd_v4_2 on a middle block (no position slices) went from 70
+// to 83 µs.
+#define HA_GRP(FB, BB, V, NQ, SUF)                                                                                \
     extern "C" __global__ void                                                                                    \
-    __launch_bounds__(256, MINB) head_agg_##SUF(HA_ARGS, int accumulate, int gl, const float* coef, const V* x,  \
-                                                V* out) {                                                         \
+    FB head_agg_##SUF(HA_ARGS, int accumulate, int gl, const float* coef, const V* x, V* out) {                   \
         head_agg_grp<V, NQ>(indptr, indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), dstCap,    \
                             bip, heads, dim, gl, mean, accumulate, coef, x, out);                                 \
     }                                                                                                             \
     extern "C" __global__ void                                                                                    \
-    __launch_bounds__(256, MINB) head_agg_bwd_##SUF(HA_ARGS, int gl, const float* coef, const V* x,               \
-                                                    const V* dout, float* dcoef, V* dx) {                         \
+    BB head_agg_bwd_##SUF(HA_ARGS, int gl, const float* coef, const V* x, const V* dout, float* dcoef, V* dx) {   \
         head_agg_bwd_grp<V, NQ>(indptr, indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap),        \
                                 dstCap, bip, heads, dim, gl, mean, coef, x, dout, dcoef, dx);                     \
     }
 
 // The grouped kernels take dim in words (dim/4 for v4).
-HA_GRP(float4, 2, v4_2, 1)
-HA_GRP(float4, 4, v4_4, 1)
-HA_GRP(float4, 8, v4_8, 2)
-HA_GRP(float, 2, v1_2, 1)
-HA_GRP(float, 4, v1_4, 1)
-HA_GRP(float, 8, v1_8, 2)
+HA_GRP(__launch_bounds__(256, 1), , float4, 2, v4_2)
+HA_GRP(__launch_bounds__(256, 1), , float4, 4, v4_4)
+HA_GRP(__launch_bounds__(256, 2), __launch_bounds__(256, 2), float4, 8, v4_8)
+HA_GRP(__launch_bounds__(256, 1), , float, 2, v1_2)
+HA_GRP(__launch_bounds__(256, 1), , float, 4, v1_4)
+HA_GRP(__launch_bounds__(256, 2), __launch_bounds__(256, 2), float, 8, v1_8)

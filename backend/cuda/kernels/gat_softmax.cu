@@ -2,19 +2,22 @@
 // twins of backend/cpu/gat.go; layout as in gat.cu (position k = 0 the
 // self loop, none in a bipartite block, then the edges in order).
 //
-// edge_softmax(_bwd): a group of ATT_G lanes per (destination, head)
-//   (AttTask; adjacent groups take a destination's heads), lane s of the
-//   group taking positions k = s, s + ATT_G, ...: each position's source
-//   and score are loaded once, the lane's first ATT_R positions kept in
-//   registers (AttLane); the maximum and the sum of exponentials (float64,
-//   one exp per position) go by xor butterflies over the group, then the
+// edge_softmax(_bwd): a warp takes up to 32 (destination, head) tasks at
+//   a time (AttTask; att_sweep), one a lane, and each by the length np of
+//   its list (self loop included): up to ATT_SHORT positions by its own
+//   lane (W = 1), all kept in registers; up to ATT_LONG = ATT_G·ATT_R by a
+//   group of ATT_G lanes (W = 8), four tasks at a time; longer lists by
+//   the whole warp (W = 32), one at a time. Lane s of a task's W lanes
+//   takes positions k = s, s + W, ...: each position's source and score
+//   are loaded once, the lane's first R positions kept in registers
+//   (AttLane), further ones (the warp's past 32·ATT_R) loaded again where
+//   used; the maximum and the sum of exponentials (float64, one exp per
+//   position) go by xor butterflies over the W lanes, then the
 //   coefficients (and, backward, Σ α g, then the logits' gradients, each
-//   sum per lane in position order, then the butterfly). A list of more
-//   than ATT_LONG = ATT_G·ATT_R positions takes the whole warp instead (32
-//   lanes, its first 32·ATT_R positions kept, further ones loaded again
-//   where used). The path, and so the order of every sum, depends on the
-//   positions alone: the backward recomputes the forward's coefficients
-//   with the same code, bit for bit, at any capacity.
+//   sum per lane in position order, then the butterfly). The path, and so
+//   the order of every sum, depends on np alone: the backward recomputes
+//   the forward's coefficients with the same code, bit for bit, at any
+//   capacity or grid.
 //   Dropout: element (i, k, h) is kept iff word q % 4 of Philox(key_i, q /
 //   4, step, epoch<<8|stream), q = k * heads + h, is >= thr. The gradient
 //   of el is scattered to the sources with float atomics (del zeroed
@@ -26,10 +29,13 @@
 #include "rng.cuh"
 #include "gat.cuh"
 
-// ATT_G lanes per (destination, head), ATT_R positions a lane kept in
-// registers (two: both kernels fit 64 registers, four blocks of 256 an SM,
-// without spilling); backend/cuda/gat.go's attLanes is ATT_G (the launch's
-// threads).
+// ATT_SHORT positions at most a task of one lane (all kept); ATT_G lanes
+// per task of up to ATT_LONG positions, ATT_R positions a lane kept in
+// registers (two). Both kernels are bounded to 64 registers, four blocks
+// of 256 an SM (the lane's path, eight positions kept, sets the bound).
+// backend/cuda/gat.go's attPerWarp chooses the tasks a warp takes at a
+// time through the grid (att_per).
+#define ATT_SHORT 8
 #define ATT_G 8
 #define ATT_R 2
 #define ATT_LONG (ATT_G * ATT_R)
@@ -103,17 +109,25 @@ struct AttTask {
 };
 
 // AttLane is one lane's share of a task's softmax over a group of W lanes:
-// the positions k = s + r·W, those with r < ATT_R kept: source j (-1 when
+// the positions k = s + r·W, those with r < R kept: source j (-1 when
 // invalid or past np), coefficient before dropout al (0 when invalid), and
 // bit r of pos set where el + er > 0 (LeakyReLU's gradient is 1).
+template <int R>
 struct AttLane {
     int s;
     float er, m;  // the destination's score; the largest score
     double sum;   // Σ exp(score - m) over the task's valid positions
-    int j[ATT_R];
-    float al[ATT_R];
+    int j[R];
+    float al[R];
     u32 pos;
 };
+
+// att_tail: only the warp's tasks (W = 32) have positions past the W·R a
+// lane keeps (np <= ATT_SHORT at W = 1, <= ATT_LONG at W = ATT_G).
+template <int W>
+__device__ __forceinline__ bool att_tail() {
+    return W == 32;
+}
 
 // att_pre is el_j + er (float32, rounded once): LeakyReLU's input.
 __device__ __forceinline__ float att_pre(const AttCtx& c, const AttTask& t, int j, float er) {
@@ -122,56 +136,63 @@ __device__ __forceinline__ float att_pre(const AttCtx& c, const AttTask& t, int 
 
 // att_softmax fills a: the maximum and the sum over the task's positions
 // (every lane of the group ends with the same bits) and the lane's kept
-// positions. All 32 lanes of the warp call it with the same W.
-template <int W>
-__device__ __forceinline__ void att_softmax(const AttCtx& c, const AttTask& t, int s, AttLane& a) {
+// positions, their sources loaded before any score. With W > 1 all 32
+// lanes of the warp call it with the same W; W = 1 has no shuffles.
+template <int W, int R>
+__device__ __forceinline__ void att_softmax(const AttCtx& c, const AttTask& t, int s, AttLane<R>& a) {
     const float NEG = -__int_as_float(0x7f800000);
     a.s = s, a.pos = 0;
     a.er = t.np > 0 ? c.er[(i64)t.i * c.heads + t.h] : 0.f;
-    float sc[ATT_R], m = NEG;
+    float sc[R], m = NEG;
 #pragma unroll
-    for (int r = 0; r < ATT_R; r++) {
+    for (int r = 0; r < R; r++) {
         int k = s + r * W;
-        int j = k < t.np ? att_src(c.indices, t.i, t.e0, k, c.bc.ns, c.bip) : -1;
-        a.j[r] = j, sc[r] = NEG;
-        if (j >= 0) {
-            float p = att_pre(c, t, j, a.er);
+        a.j[r] = k < t.np ? att_src(c.indices, t.i, t.e0, k, c.bc.ns, c.bip) : -1;
+    }
+#pragma unroll
+    for (int r = 0; r < R; r++) {
+        sc[r] = NEG;
+        if (a.j[r] >= 0) {
+            float p = att_pre(c, t, a.j[r], a.er);
             if (p > 0.f) a.pos |= 1u << r;
             sc[r] = leaky(p, c.slope);
             m = fmaxf(m, sc[r]);
         }
     }
-    for (int k = s + ATT_R * W; k < t.np; k += W) {
-        int j = att_src(c.indices, t.i, t.e0, k, c.bc.ns, c.bip);
-        if (j >= 0) m = fmaxf(m, leaky(att_pre(c, t, j, a.er), c.slope));
-    }
+    if (att_tail<W>())
+        for (int k = s + R * W; k < t.np; k += W) {
+            int j = att_src(c.indices, t.i, t.e0, k, c.bc.ns, c.bip);
+            if (j >= 0) m = fmaxf(m, leaky(att_pre(c, t, j, a.er), c.slope));
+        }
     a.m = grp_max_f<W>(m);
-    double ex[ATT_R], sum = 0.0;
+    double ex[R], sum = 0.0;
 #pragma unroll
-    for (int r = 0; r < ATT_R; r++) {
+    for (int r = 0; r < R; r++) {
         ex[r] = a.j[r] >= 0 ? exp((double)sc[r] - (double)a.m) : 0.0;
         sum += ex[r];
     }
-    for (int k = s + ATT_R * W; k < t.np; k += W) {
-        int j = att_src(c.indices, t.i, t.e0, k, c.bc.ns, c.bip);
-        if (j >= 0) sum += exp((double)leaky(att_pre(c, t, j, a.er), c.slope) - (double)a.m);
-    }
+    if (att_tail<W>())
+        for (int k = s + R * W; k < t.np; k += W) {
+            int j = att_src(c.indices, t.i, t.e0, k, c.bc.ns, c.bip);
+            if (j >= 0) sum += exp((double)leaky(att_pre(c, t, j, a.er), c.slope) - (double)a.m);
+        }
     a.sum = grp_sum_d<W>(sum);
 #pragma unroll
-    for (int r = 0; r < ATT_R; r++) a.al[r] = a.j[r] >= 0 ? (float)(ex[r] / a.sum) : 0.f;
+    for (int r = 0; r < R; r++) a.al[r] = a.j[r] >= 0 ? (float)(ex[r] / a.sum) : 0.f;
 }
 
 // att_each calls f(k, j, al, pos, r) for each of the lane's positions k in
 // order: r the kept slot, or -1 for a position past them, whose source and
 // coefficient are loaded and computed again (the same bits as kept ones).
-template <int W, typename F>
-__device__ __forceinline__ void att_each(const AttCtx& c, const AttTask& t, const AttLane& a, F& f) {
+template <int W, int R, typename F>
+__device__ __forceinline__ void att_each(const AttCtx& c, const AttTask& t, const AttLane<R>& a, F& f) {
 #pragma unroll
-    for (int r = 0; r < ATT_R; r++) {
+    for (int r = 0; r < R; r++) {
         int k = a.s + r * W;
         if (k < t.np) f(k, a.j[r], a.al[r], ((a.pos >> r) & 1u) != 0, r);
     }
-    for (int k = a.s + ATT_R * W; k < t.np; k += W) {
+    if (!att_tail<W>()) return;
+    for (int k = a.s + R * W; k < t.np; k += W) {
         int j = att_src(c.indices, t.i, t.e0, k, c.bc.ns, c.bip);
         float al = 0.f, p = 0.f;
         if (j >= 0) {
@@ -188,40 +209,66 @@ __device__ __forceinline__ u32 att_key(const AttCtx& c, const AttTask& t) {
     return c.keys ? (u32)c.keys[t.i] : (u32)t.i;
 }
 
-// att_sweep calls body.run<W>(task, lane in its group) for every live
-// (destination, head) pair: group g of a warp's ATT_G-lane groups takes
-// pair base + g (destination t / heads, head t % heads); the pairs of
-// lists longer than ATT_LONG that a warp meets are then taken by the
-// whole warp (W = 32), one after the other. Every lane reaches every
-// call (1-D blocks of a multiple of 32).
+// att_per is the tasks a warp takes at a time: the least power of two
+// from 4 to 32 with which the grid's warps cover the capacity's dstCap·heads
+// tasks in one sweep (32 past that; gat.go's attPerWarp sizes the grid).
+__device__ __forceinline__ int att_per(int dstCap, int heads) {
+    int per = 4;
+    while (per < 32 && (i64)per * gwarps() < (i64)dstCap * heads) per <<= 1;
+    return per;
+}
+
+// att_task is task t of the total live (destination, head) pairs
+// (destination t / heads, head t % heads; np = 0 past them).
+__device__ __forceinline__ AttTask att_task(const int* indptr, BlockCounts bc, int heads, i64 total, i64 t) {
+    AttTask a = {0, 0, 0, 0};
+    if (t >= total) return a;
+    int e1;
+    if (total <= INT32_MAX_)  // a 32-bit division where it fits
+        a.i = (int)t / heads, a.h = (int)t - a.i * heads;
+    else
+        a.i = (int)(t / heads), a.h = (int)(t - (i64)a.i * heads);
+    edge_range(indptr, a.i, bc.ne, &a.e0, &e1);
+    a.np = 1 + e1 - a.e0;
+    return a;
+}
+
+// att_shfl is lane l's task.
+__device__ __forceinline__ AttTask att_shfl(const AttTask& a, int l) {
+    AttTask w = {__shfl_sync(FULL_MASK, a.i, l), __shfl_sync(FULL_MASK, a.h, l), __shfl_sync(FULL_MASK, a.e0, l),
+                 __shfl_sync(FULL_MASK, a.np, l)};
+    return w;
+}
+
+// att_sweep calls body.run<W, R>(task, lane among its W) for every live
+// (destination, head) pair: a warp's lanes l < per (att_per) take pairs
+// base + l; each short task runs on its lane (W = 1); then the medium
+// ones (ballot) by the groups of ATT_G lanes, group q taking the q-th
+// lowest of those left; then the long ones by the whole warp, one after
+// the other. Every lane reaches every shuffle (1-D blocks of a multiple
+// of 32).
 template <typename Body>
-__device__ __forceinline__ void att_sweep(const int* indptr, BlockCounts bc, int heads, const Body& body) {
+__device__ __forceinline__ void att_sweep(const int* indptr, BlockCounts bc, int dstCap, int heads, const Body& body) {
     const int GW = 32 / ATT_G;  // groups a warp
     i64 total = (i64)bc.n * heads;
-    int lane = lane_id(), s = lane % ATT_G;
-    for (i64 base = (i64)gwarp() * GW; base < total; base += (i64)gwarps() * GW) {
-        i64 t = base + lane / ATT_G;
-        AttTask a = {0, 0, 0, 0};
-        if (t < total) {
-            int e1;
-            if (total <= INT32_MAX_)  // a 32-bit division where it fits
-                a.i = (int)t / heads, a.h = (int)t - a.i * heads;
-            else
-                a.i = (int)(t / heads), a.h = (int)(t - (i64)a.i * heads);
-            edge_range(indptr, a.i, bc.ne, &a.e0, &e1);
-            a.np = 1 + e1 - a.e0;
+    int per = att_per(dstCap, heads), lane = lane_id();
+    for (i64 base = (i64)gwarp() * per; base < total; base += (i64)gwarps() * per) {
+        AttTask a = att_task(indptr, bc, heads, total, lane < per ? base + lane : total);
+        if (a.np > 0 && a.np <= ATT_SHORT) body.template run<1, ATT_SHORT>(a, 0);
+        u32 mid = __ballot_sync(FULL_MASK, a.np > ATT_SHORT && a.np <= ATT_LONG);
+        while (mid) {
+            u32 m = mid;
+            for (int q = 0; q < lane / ATT_G; q++) m &= m - 1;
+            AttTask g = att_shfl(a, m ? __ffs(m) - 1 : 0);
+            if (!m) g.np = 0;
+            body.template run<ATT_G, ATT_R>(g, lane % ATT_G);
+            for (int q = 0; q < GW; q++) mid &= mid - 1;
         }
-        bool lng = a.np > ATT_LONG;
-        AttTask g = a;
-        if (lng) g.np = 0;
-        body.template run<ATT_G>(g, s);
-        u32 longs = __ballot_sync(FULL_MASK, lng && s == 0);
+        u32 longs = __ballot_sync(FULL_MASK, a.np > ATT_LONG);
         while (longs) {
             int l = __ffs(longs) - 1;
             longs &= longs - 1;
-            AttTask w = {__shfl_sync(FULL_MASK, a.i, l), __shfl_sync(FULL_MASK, a.h, l),
-                         __shfl_sync(FULL_MASK, a.e0, l), __shfl_sync(FULL_MASK, a.np, l)};
-            body.template run<32>(w, lane);
+            body.template run<32, ATT_R>(att_shfl(a, l), lane);
         }
     }
 }
@@ -242,9 +289,9 @@ struct EsPut {
 struct EsFwd {
     AttCtx c;
     float* coef;
-    template <int W>
+    template <int W, int R>
     __device__ __forceinline__ void run(const AttTask& t, int s) const {
-        AttLane a;
+        AttLane<R> a;
         att_softmax<W>(c, t, s, a);
         EsPut put = {c, t, att_key(c, t), coef};
         att_each<W>(c, t, a, put);
@@ -262,18 +309,19 @@ extern "C" __global__ void __launch_bounds__(256, 4) edge_softmax(ATT_ARGS, floa
     EsFwd f = {att_ctx(indices, keys, el, er, bc, dstCap, bip, heads, slope,
                        att_drop(dropout, thr, scale, seed, clock, stream)),
                coef};
-    att_sweep(indptr, bc, heads, f);
+    att_sweep(indptr, bc, dstCap, heads, f);
 }
 
 // EsDot adds Σ α g over a lane's positions into sg (g = dcoef after
-// dropout, kept in g for the kept positions).
+// dropout, kept in g for the R kept positions).
+template <int R>
 struct EsDot {
     const AttCtx& c;
     const AttTask& t;
     u32 idx;
     const float* dcoef;
     double sg;
-    float g[ATT_R];
+    float g[R];
     __device__ __forceinline__ float grad(int k) const {
         return att_apply(c.drop, dcoef[att_row(t.i, t.e0, k, c.dstCap) * c.heads + t.h], idx, k * c.heads + t.h);
     }
@@ -290,8 +338,9 @@ struct EsDot {
 // EsGrad writes a position's logit gradient d = α (g - Σ α g), times
 // slope where el + er <= 0 (into dt, or added into del), and adds it into
 // sum.
+template <int R>
 struct EsGrad {
-    const EsDot& dot;  // sg reduced over the group
+    const EsDot<R>& dot;  // sg reduced over the group
     double* dt;
     float* del;
     double sum;
@@ -321,14 +370,14 @@ struct EsBwd {
     const float* dcoef;
     float *del, *der;
     double* dt;
-    template <int W>
+    template <int W, int R>
     __device__ __forceinline__ void run(const AttTask& t, int s) const {
-        AttLane a;
+        AttLane<R> a;
         att_softmax<W>(c, t, s, a);
-        EsDot dot = {c, t, att_key(c, t), dcoef, 0.0};
+        EsDot<R> dot = {c, t, att_key(c, t), dcoef, 0.0};
         att_each<W>(c, t, a, dot);
         dot.sg = grp_sum_d<W>(dot.sg);
-        EsGrad grad = {dot, dt, del, 0.0};
+        EsGrad<R> grad = {dot, dt, del, 0.0};
         att_each<W>(c, t, a, grad);
         double sum = grp_sum_d<W>(grad.sum);
         if (s == 0 && t.np > 0) der[(i64)t.i * c.heads + t.h] = (float)sum;
@@ -340,7 +389,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) edge_softmax_bwd(ATT_ARGS, 
     EsBwd f = {att_ctx(indices, keys, el, er, bc, dstCap, bip, heads, slope,
                        att_drop(dropout, thr, scale, seed, clock, stream)),
                dcoef, del, der, dt};
-    att_sweep(indptr, bc, heads, f);
+    att_sweep(indptr, bc, dstCap, heads, f);
 }
 
 // gat_del_gather: del[j, h] = Σ dt over the positions whose source is j:
