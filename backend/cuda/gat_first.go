@@ -120,15 +120,12 @@ func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w b
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
-// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h summed over the rows. One
-// product of the whole rows, xᵀ·dy [heads·in, heads·dim], whose diagonal
-// blocks are dw (block_diag_bwd copies them out): four times the
-// multiplications of the heads' own blocks, but one pass over x and dy
-// that the tensor cores take at the memory's rate, where the heads' own
-// products are one long sum per head. Under TF32x3 the tensor-core weight
-// gradient takes the product (blockDiagScratch says why); else cuBLAS,
-// split along the rows (splitRows), the padding rows read as zeros when
-// replayed.
+// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h summed over the rows. Under
+// TF32x3 the tensor-core weight gradient of the block-diagonal expansion,
+// whose diagonal blocks are dw (blockDiagScratch says why); else per head
+// one strided batched SGEMM over chunks of the rows (splitRows), the parts
+// summed by head_wgrad_sum with the rows the chunks leave; the padding
+// rows read as zeros when replayed.
 func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) {
 	c, ck := b.checkHeadLinearBackwardWeight(x, dy, n, heads, in, dim, dw)
 	defer c.end()
@@ -136,19 +133,13 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		return
 	}
 	hin, wd := heads*in, heads*dim
-	extract := func(dwbd uintptr, parts int) {
-		c.args().ptr(dwbd).i32(parts).i32(in).i32(heads).i32(dim).ptr(ck.dw.addr())
-		c.launch("block_diag_bwd", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
-	}
 	if dwbd, ok := c.blockDiagScratch(in, heads, dim, ck.x.addr(), ck.dy.addr()); ok && c.tcWgrad(ck.x.addr(), ck.dy.addr(), dwbd, ck.nP, n.Cap, hin, wd, false) {
-		extract(dwbd, 1)
+		c.args().ptr(dwbd).i32(in).i32(heads).i32(dim).ptr(ck.dw.addr())
+		c.launch("block_diag_bwd", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
 		return
 	}
 	gemm := func(rows int, x, dy uintptr) {
-		parts, chunk := splitRows(rows)
-		dwbd := c.scratch(scratchHeads, int64(parts)*int64(hin)*int64(wd)*4)
-		c.splitGemmT(rows, parts, chunk, hin, wd, x, dy, dwbd)
-		extract(dwbd, parts)
+		c.headWgrad(rows, heads, in, dim, x, dy, ck.dw.addr())
 	}
 	if c.exactRows() {
 		gemm(c.gemmRows(ck.nP, n.Cap), ck.x.addr(), ck.dy.addr())
@@ -162,36 +153,43 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 }
 
 // splitRows divides a weight gradient's sum over rows into parts of chunk
-// rows (the last part also takes the rows - parts·chunk left over): up to
-// 16 parts of at least 2048 rows, so that a product of a few output tiles
-// (GAT's [400 × 256] over products-sim's 51,495 rows: 8 tiles, which
-// cuBLAS took in 79 µs unsplit on an H200) fills the GPU.
+// rows (rows - parts·chunk, fewer than parts, left over): up to 64 parts of
+// at least 768 rows, so that products of one or two output tiles each
+// (GAT's per-head [100 × 64] over products-sim's 51,495 rows) fill the GPU,
+// where cuBLAS gives each product its few tiles and the whole sum.
 func splitRows(rows int) (parts, chunk int) {
-	parts = min(max(rows/2048, 1), 16)
+	parts = min(max(rows/768, 1), 64)
 	return parts, rows / parts
 }
 
-// splitGemmT writes parts products xᵀ·dy over consecutive row chunks, x
-// [rows, m] and dy [rows, n] row-major, into out [parts][m, n]: one strided
-// batched SGEMM over the chunks, then the rows the chunks leave (fewer
-// than parts) added into the last part.
-func (c *call) splitGemmT(rows, parts, chunk, m, n int, x, dy, out uintptr) {
-	if parts == 1 {
-		c.sgemm(true, false, m, n, rows, 1, x, dy, 0, out)
+// headWgrad writes dw [in, heads·dim] = Σ over rows of x_hᵀ·dy_h per head
+// (x [rows, heads·in], dy [rows, heads·dim] row-major): per head one
+// strided batched SGEMM over the row chunks into scratch [parts][heads][in,
+// dim], then head_wgrad_sum adds the parts and the rows left over.
+func (c *call) headWgrad(rows, heads, in, dim int, x, dy, dw uintptr) {
+	if !c.ok {
 		return
 	}
+	hin, wd := heads*in, heads*dim
+	if rows == 0 {
+		c.memset(dw, 0, int64(in)*int64(wd)*4)
+		return
+	}
+	parts, chunk := splitRows(rows)
+	part := c.scratch(scratchHeads, int64(parts)*int64(hin)*int64(dim)*4)
 	b := c.b
-	b.gemmSc.alpha, b.gemmSc.beta = 1, 0
-	b.stats.Gemms++
-	if err := b.blas.sgemmStridedRowMajor(b.gemmSc, true, false, m, n, chunk, strided{x, m, chunk * m},
-		strided{dy, n, chunk * n}, strided{out, n, m * n}, parts); err != nil {
-		c.fail(err)
-		return
+	for h := range heads {
+		b.gemmSc.alpha, b.gemmSc.beta = 1, 0
+		b.stats.Gemms++
+		if err := b.blas.sgemmStridedRowMajor(b.gemmSc, true, false, in, dim, chunk,
+			strided{x + uintptr(h*in*4), hin, chunk * hin}, strided{dy + uintptr(h*dim*4), wd, chunk * wd},
+			strided{part + uintptr(h*in*dim*4), dim, hin * dim}, parts); err != nil {
+			c.fail(err)
+			return
+		}
 	}
-	if left := rows - parts*chunk; left > 0 {
-		at := uintptr(parts * chunk * 4)
-		c.sgemm(true, false, m, n, left, 1, x+at*uintptr(m), dy+at*uintptr(n), 1, out+uintptr((parts-1)*m*n*4))
-	}
+	c.args().ptr(part).i32(parts).ptr(x).ptr(dy).i32(parts * chunk).i32(rows).i32(in).i32(heads).i32(dim).ptr(dw)
+	c.launch("head_wgrad_sum", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
 }
 
 // blockDiagScratch is scratch for a block-diagonal [heads·in, heads·dim]

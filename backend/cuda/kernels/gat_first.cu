@@ -344,7 +344,7 @@ SA_REGS(4)
 SA_REGS(8)
 
 // block_diag, block_diag_bwd: HeadLinear's products under TF32x3 (gat_first.go's
-// blockDiag) and its weight gradient's whole product, a thread per element.
+// blockDiag), a thread per element (copies).
 // block_diag: wbd[h·in+f, g·dim+c] = w[f, g·dim+c] when g == h, else 0.
 extern "C" __global__ void block_diag(const float* w, int in, int heads, int dim, float* wbd) {
     i64 wd = (i64)heads * dim, n = (i64)heads * in * wd;
@@ -355,17 +355,31 @@ extern "C" __global__ void block_diag(const float* w, int in, int heads, int dim
     }
 }
 
-// block_diag_bwd: dw[f, h·dim+c] = Σ_p dwbd_p[h·in+f, h·dim+c] over the
-// parts p < parts (the row chunks of a split product, [heads·in, heads·dim]
-// each, one after the other), added in order.
-extern "C" __global__ void block_diag_bwd(const float* dwbd, int parts, int in, int heads, int dim, float* dw) {
-    i64 wd = (i64)heads * dim, n = (i64)in * wd, part = (i64)heads * in * wd;
+// block_diag_bwd: dw[f, h·dim+c] = dwbd[h·in+f, h·dim+c].
+extern "C" __global__ void block_diag_bwd(const float* dwbd, int in, int heads, int dim, float* dw) {
+    i64 wd = (i64)heads * dim, n = (i64)in * wd;
     for (i64 t = gtid(); t < n; t += gthreads()) {
         i64 f = t / wd, col = t % wd;
         i64 h = col / dim;
-        const float* src = dwbd + (h * in + f) * wd + col;
+        dw[t] = dwbd[(h * in + f) * wd + col];
+    }
+}
+
+// head_wgrad_sum: HeadLinear's weight gradient from its split products,
+// a thread per element: dw[f, h·dim+c] = Σ_p part[p, h, f, c] (parts p in
+// order; part [parts][heads][in][dim], the products of the row chunks),
+// then + x[r, h·in+f]·dy[r, h·dim+c] for the rows r in [r0, r1) the chunks
+// left, in order.
+extern "C" __global__ void head_wgrad_sum(const float* part, int parts, const float* x, const float* dy, int r0,
+                                          int r1, int in, int heads, int dim, float* dw) {
+    i64 wd = (i64)heads * dim, n = (i64)in * wd, hin = (i64)heads * in, stride = hin * dim;
+    for (i64 t = gtid(); t < n; t += gthreads()) {
+        i64 f = t / wd, col = t % wd;
+        i64 h = col / dim, c = col % dim;
+        const float* src = part + (h * in + f) * dim + c;
         float s = src[0];
-        for (int p = 1; p < parts; p++) s += src[p * part];
+        for (int p = 1; p < parts; p++) s += src[p * stride];
+        for (int r = r0; r < r1; r++) s = fmaf(x[(i64)r * hin + h * in + f], dy[(i64)r * wd + col], s);
         dw[t] = s;
     }
 }
