@@ -367,11 +367,9 @@ extern "C" __global__ void block_diag_bwd(const float* dwbd, int in, int heads, 
 
 // head_wgrad_sum: HeadLinear's weight gradient from its split products,
 // a thread per element: dw[f, h·dim+c] = Σ_p part[p, h, f, c] (parts p in
-// order; part [parts][heads][in][dim], the products of the row chunks)
-// plus Σ x[r, h·in+f]·dy[r, h·dim+c] over the rows r in [r0, r1) the
-// chunks left (in order, a sum of its own, added last). The loops unroll
-// so that several loads are in flight: a thread per element is only
-// in·heads·dim threads.
+// order; part [parts][heads][in][dim], the products of the row chunks),
+// then + x[r, h·in+f]·dy[r, h·dim+c] for the rows r in [r0, r1) the chunks
+// left, in order.
 extern "C" __global__ void head_wgrad_sum(const float* part, int parts, const float* x, const float* dy, int r0,
                                           int r1, int in, int heads, int dim, float* dw) {
     i64 wd = (i64)heads * dim, n = (i64)in * wd, hin = (i64)heads * in, stride = hin * dim;
@@ -380,11 +378,8 @@ extern "C" __global__ void head_wgrad_sum(const float* part, int parts, const fl
         i64 h = col / dim, c = col % dim;
         const float* src = part + (h * in + f) * dim + c;
         float s = src[0];
-#pragma unroll 8
         for (int p = 1; p < parts; p++) s += src[p * stride];
-        float l = 0.f;
-#pragma unroll 8
-        for (int r = r0; r < r1; r++) l = fmaf(x[(i64)r * hin + h * in + f], dy[(i64)r * wd + col], l);
-        dw[t] = s + l;
+        for (int r = r0; r < r1; r++) s = fmaf(x[(i64)r * hin + h * in + f], dy[(i64)r * wd + col], s);
+        dw[t] = s;
     }
 }
