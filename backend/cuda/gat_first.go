@@ -71,26 +71,9 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) {
 	c, ck := b.checkHeadLinear(x, n, w, heads, in, dim, y)
 	defer c.end()
-	if !c.ok {
-		return
+	if c.ok {
+		c.headRows(false, ck.x, ck.w, ck.y, ck.nP, n, heads, in, dim)
 	}
-	hin, wd := heads*in, heads*dim
-	if wbd, ok := c.blockDiag(ck.w.addr(), in, heads, dim, ck.x.addr(), ck.y.addr()); ok && c.tcRows(false, ck.x.addr(), wbd, ck.y.addr(), ck.nP, n.Cap, wd, hin, false) {
-		return
-	}
-	gemm := func(rows int) {
-		c.headGemm(false, false, rows, dim, in, strided{ck.x.addr(), hin, in}, strided{ck.w.addr(), wd, dim},
-			strided{ck.y.addr(), wd, dim}, heads)
-	}
-	if c.exactRows() {
-		gemm(c.gemmRows(ck.nP, n.Cap))
-		return
-	}
-	c.capacityGemm([]matrix{
-		{ptr: ck.x.ptr, cols: hin, rows: n.Cap, nP: ck.nP, role: roleRows},
-		{ptr: ck.w.ptr, cols: wd, rows: in, role: roleWhole},
-		{ptr: ck.y.ptr, cols: wd, rows: n.Cap, nP: ck.nP, role: roleFree},
-	}, func([]uintptr) { gemm(n.Cap) })
 }
 
 // HeadLinearBackwardData: dx_h = dy_h·w_hᵀ, one strided batched SGEMM (or
@@ -98,25 +81,36 @@ func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer
 func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, dx backend.Buffer) {
 	c, ck := b.checkHeadLinearBackwardData(dy, n, w, heads, in, dim, dx)
 	defer c.end()
-	if !c.ok {
-		return
+	if c.ok {
+		c.headRows(true, ck.dy, ck.w, ck.dx, ck.nP, n, heads, in, dim)
 	}
+}
+
+// headRows is the row-wise product of HeadLinear (back false: y_h = a_h·w_h,
+// a [rows, heads·in], y [rows, heads·dim]) or of its data gradient (back
+// true: y_h = a_h·w_hᵀ, a [rows, heads·dim], y [rows, heads·in]), w [in,
+// heads·dim].
+func (c *call) headRows(back bool, a, w, y *buffer, nP uintptr, n backend.Count, heads, in, dim int) {
 	hin, wd := heads*in, heads*dim
-	if wbd, ok := c.blockDiag(ck.w.addr(), in, heads, dim, ck.dy.addr(), ck.dx.addr()); ok && c.tcRows(true, ck.dy.addr(), wbd, ck.dx.addr(), ck.nP, n.Cap, hin, wd, false) {
+	aCols, yCols, k, m := hin, wd, in, dim
+	if back {
+		aCols, yCols, k, m = wd, hin, dim, in
+	}
+	if wbd, ok := c.blockDiag(w.addr(), in, heads, dim, a.addr(), y.addr()); ok && c.tcRows(back, a.addr(), wbd, y.addr(), nP, n.Cap, yCols, aCols, false) {
 		return
 	}
 	gemm := func(rows int) {
-		c.headGemm(false, true, rows, in, dim, strided{ck.dy.addr(), wd, dim}, strided{ck.w.addr(), wd, dim},
-			strided{ck.dx.addr(), hin, in}, heads)
+		c.headGemm(false, back, rows, m, k, strided{a.addr(), aCols, k}, strided{w.addr(), wd, dim},
+			strided{y.addr(), yCols, m}, heads)
 	}
 	if c.exactRows() {
-		gemm(c.gemmRows(ck.nP, n.Cap))
+		gemm(c.gemmRows(nP, n.Cap))
 		return
 	}
 	c.capacityGemm([]matrix{
-		{ptr: ck.dy.ptr, cols: wd, rows: n.Cap, nP: ck.nP, role: roleRows},
-		{ptr: ck.w.ptr, cols: wd, rows: in, role: roleWhole},
-		{ptr: ck.dx.ptr, cols: hin, rows: n.Cap, nP: ck.nP, role: roleFree},
+		{ptr: a.ptr, cols: aCols, rows: n.Cap, nP: nP, role: roleRows},
+		{ptr: w.ptr, cols: wd, rows: in, role: roleWhole},
+		{ptr: y.ptr, cols: yCols, rows: n.Cap, nP: nP, role: roleFree},
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
