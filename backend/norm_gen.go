@@ -53,8 +53,14 @@ type Norm interface {
 	// normalisation, whose columns' sums of dx are 0 (a column's mean
 	// absorbs any bias: x̂ sums to 0 and dx to the rounding of it). stats
 	// is BatchNormStats's for x when perRow is false, unused otherwise.
-	// dx may be dy, not x.
-	NormBackward(x, dy Buffer, n Count, dim int, perRow bool, stats, gamma Buffer, eps float32, dx, dgamma, dbeta, dbias Buffer)
+	// dx may be dy, not x. With an activation after the normalisation
+	// (act: the ReLU and dropout that NormApply applied), dy is the
+	// gradient of the activation's output, passed back through it first as
+	// BiasActDropoutBackward does (act.Y NormApply's y; act.DBias must be
+	// nil: dbeta and dbias are the normalisation's): the same bits as
+	// BiasActDropoutBackward into dy followed by NormBackward without act,
+	// in the passes over the rows that NormBackward makes anyway.
+	NormBackward(x, dy Buffer, n Count, dim int, perRow bool, stats, gamma Buffer, eps float32, act ActGrad, dx, dgamma, dbeta, dbias Buffer)
 	// NormRunning moves the running statistics (F32 [2·dim]) towards a
 	// batch's (stats, BatchNormStats's over n live rows) as PyTorch does:
 	// running = (1-momentum)·running + momentum·batch, the batch's

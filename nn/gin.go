@@ -213,8 +213,7 @@ func (g *ginLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	be.LinearBackwardWeight(g.z, dh, blk.NumDst, g.out, g.out, g.w2.G, false)
 	be.LinearBackwardData(dh, blk.NumDst, g.w2.W, g.out, g.out, g.dz, false)
 	if g.inner != nil {
-		be.BiasActDropoutBackward(g.dz, g.z, blk.NumDst, g.out, true, 0, nil, g.dz, nil)
-		g.inner.backward(g.dz, blk.NumDst, g.b1.G)
+		g.inner.backward(g.dz, backend.ActGrad{Relu: true, Y: g.z}, blk.NumDst, g.b1.G, g.dz)
 	} else {
 		be.BiasActDropoutBackward(g.dz, g.z, blk.NumDst, g.out, true, 0, nil, g.dz, g.b1.G)
 	}

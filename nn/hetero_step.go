@@ -381,8 +381,9 @@ func (h *heteroNet) finishBackward(b *TypedBatch, l, t int, rs []int) {
 	biases := h.biases(l, t, rs)
 	dbias := biases[len(biases)-1]
 	if nm := h.norm(l, t); nm != nil {
-		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, c.hiddenOut(l), h.dropP[l], h.dropMask(l, t), dz, nil)
-		nm.backward(dz, n, dbias.G) // the gradient before the normalisation, and the bias's
+		// The gradient before the activation and the normalisation, and the bias's.
+		act := backend.ActGrad{Relu: c.hiddenOut(l), P: h.dropP[l], Y: h.act[l][t], Mask: h.dropMask(l, t)}
+		nm.backward(dz, act, n, dbias.G, dz)
 	} else {
 		be.BiasActDropoutBackward(dz, h.act[l][t], n, out, c.hiddenOut(l), h.dropP[l], h.dropMask(l, t), dz, dbias.G)
 	}

@@ -196,13 +196,19 @@ func (n *normLayer) inferAct(h backend.Buffer, count backend.Count, a normAct, y
 	n.ops.NormApply(h, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, a.relu, a.p, a.r, a.mask, y)
 }
 
-// backward turns dh (rows [:count], the gradient of the normalised output)
-// in place into the gradient of the layer's output, and overwrites the
-// scale's, shift's and the layer's bias's gradients.
-func (n *normLayer) backward(dh backend.Buffer, count backend.Count, dbias backend.Buffer) {
+// backward writes dh (rows [:count]) with the gradient of the layer's
+// output from dy, the gradient of the activation's output (act: the
+// activation after the normalisation, forwardAct's; ActGrad{} when dy is
+// the normalised output's own, and may be dh), and overwrites the scale's,
+// shift's and the layer's bias's gradients. The activation's backward
+// happens in the normalisation's own passes over the rows.
+func (n *normLayer) backward(dy backend.Buffer, act backend.ActGrad, count backend.Count, dbias, dh backend.Buffer) {
 	if n.sync == nil || n.perRow {
-		n.ops.NormBackward(n.pre, dh, count, n.dim, n.perRow, n.stats, n.gamma.W, normEps, dh, n.gamma.G, n.beta.G, dbias)
+		n.ops.NormBackward(n.pre, dy, count, n.dim, n.perRow, n.stats, n.gamma.W, normEps, act, dh, n.gamma.G, n.beta.G, dbias)
 		return
+	}
+	if act.Relu || act.P > 0 || dy != dh { // the activation's backward (or a copy) into dh first
+		n.be.BiasActDropoutBackward(dy, act.Y, count, n.dim, act.Relu, act.P, act.Mask, dh, nil)
 	}
 	// The scale's and shift's gradients are this rank's sums (the group
 	// adds every parameter's gradient later); the input's needs the

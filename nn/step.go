@@ -365,15 +365,17 @@ func (m *Model) Backward(b *Batch) {
 		if m.head.reads(l) {
 			m.head.addLower(l, b.Blocks[L-1].NumDst, m.cfg.Classes, m.dAct[l])
 		}
-		dbias := ly.bias().G
-		if m.norms[l] != nil {
-			dbias = nil // the normalisation's backward writes it
-		}
-		if !m.gathers(l + 1) { // else layer l+1's backward passed the gradient through this activation
-			m.be.BiasActDropoutBackward(m.dAct[l], m.hid[l], blk.NumDst, out, m.cfg.hiddenOut(l), m.dropP[l], m.dropMask(l), dh, dbias)
+		// The gradient through this layer's activation, unless layer l+1's
+		// backward passed it through (gathers), and its normalisation's.
+		act := backend.ActGrad{Relu: m.cfg.hiddenOut(l), P: m.dropP[l], Y: m.hid[l], Mask: m.dropMask(l)}
+		dy := m.dAct[l]
+		if m.gathers(l + 1) {
+			act, dy = backend.ActGrad{}, dh
 		}
 		if n := m.norms[l]; n != nil {
-			n.backward(dh, blk.NumDst, ly.bias().G)
+			n.backward(dy, act, blk.NumDst, ly.bias().G, dh) // the activation's backward in the normalisation's passes
+		} else if !m.gathers(l + 1) {
+			m.be.BiasActDropoutBackward(dy, act.Y, blk.NumDst, out, act.Relu, act.P, act.Mask, dh, ly.bias().G)
 		}
 		if l == 0 && m.hot != nil && !m.hot.Inputs() {
 			m.hot.TakeGradient(blk, out, dh, b.Skip)

@@ -182,7 +182,7 @@ func testNormBackward(e *env) {
 		dy := e.randF32(c.rows*c.dim, 1)
 		dyb := e.upload(dy)
 		dg, db, dbias := e.poison(c.dim), e.poison(c.dim), e.poison(c.dim)
-		e.norm().NormBackward(xb, dyb, n, c.dim, perRow, stats, e.upload(c.gamma), normEps, dyb, dg, db, dbias)
+		e.norm().NormBackward(xb, dyb, n, c.dim, perRow, stats, e.upload(c.gamma), normEps, backend.ActGrad{}, dyb, dg, db, dbias)
 		wantDx, wantDg, wantDb, wantBias, scale := c.refBackward(dy, perRow)
 		name := map[bool]string{false: "NormBackward (batch)", true: "NormBackward (row)"}[perRow]
 		e.checkClose(name+" dx", e.readF32(dyb, c.live*c.dim), wantDx, scale, tolSum, c.dim)
@@ -347,7 +347,7 @@ func testNormSync(e *env) {
 	nb.NormBackwardSums(xb, dyb, n, d, stats, normEps, su)
 	nb.NormBackwardApply(xb, dyb, n, d, stats, gamma, normEps, su, one, nil)
 	fused := e.poison(c.rows * d)
-	nb.NormBackward(xb, dyb, n, d, false, stats, gamma, normEps, fused, e.poison(d), e.poison(d), nil)
+	nb.NormBackward(xb, dyb, n, d, false, stats, gamma, normEps, backend.ActGrad{}, fused, e.poison(d), e.poison(d), nil)
 	e.checkClose("NormBackwardApply alone", e.readF32(one, c.live*d), f64(e.readF32(fused, c.live*d)), scale, tolSum, d)
 }
 

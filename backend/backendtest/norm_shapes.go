@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/fanout-gnn/fanout/backend"
 )
 
 // testNormShapes: batch normalisation's column statistics and sums over
@@ -48,7 +50,7 @@ func (e *env) normShape(rows, live, dim int) {
 	dyb, gamma := e.upload(dy), e.upload(c.gamma)
 	dg, db, dbias := e.poison(dim), e.poison(dim), e.poison(dim)
 	dx := e.poison(rows * dim)
-	nb.NormBackward(xb, dyb, n, dim, false, stats, gamma, normEps, dx, dg, db, dbias)
+	nb.NormBackward(xb, dyb, n, dim, false, stats, gamma, normEps, backend.ActGrad{}, dx, dg, db, dbias)
 	wantDg, wantDb, wantBias := make([]float64, dim), make([]float64, dim), make([]float64, dim)
 	r := make([]float64, dim)
 	for j := range dim {
@@ -78,7 +80,7 @@ func (e *env) normShape(rows, live, dim int) {
 	}
 	e.checkClose(name+": NormBackward dbias", e.readF32(dbias, dim), wantBias, biasScale, tolSum, 0)
 	dg2 := e.poison(dim)
-	nb.NormBackward(xb, dyb, n, dim, false, stats, gamma, normEps, e.poison(rows*dim), dg2, e.poison(dim), nil)
+	nb.NormBackward(xb, dyb, n, dim, false, stats, gamma, normEps, backend.ActGrad{}, e.poison(rows*dim), dg2, e.poison(dim), nil)
 	checkEqual(e.t, name+": NormBackward dgamma again", e.readF32(dg2, dim), gotDg, 0)
 
 	su := e.poison(2*dim + 1)
@@ -105,7 +107,7 @@ func (e *env) normShapeFull(rows, live, dim int) {
 		}
 		dy := e.randF32(rows*dim, 1)
 		dx, dg, db, dbias := e.poison(rows*dim), e.poison(dim), e.poison(dim), e.poison(dim)
-		nb.NormBackward(xb, e.upload(dy), n, dim, perRow, stats, e.upload(c.gamma), normEps, dx, dg, db, dbias)
+		nb.NormBackward(xb, e.upload(dy), n, dim, perRow, stats, e.upload(c.gamma), normEps, backend.ActGrad{}, dx, dg, db, dbias)
 		wantDx, wantDg, wantDb, wantBias, scale := c.refBackward(dy, perRow)
 		e.checkClose(name+": dx", e.readF32(dx, live*dim), wantDx, scale, tolSum, dim)
 		e.checkClose(name+": dgamma", e.readF32(dg, dim), wantDg, absSum(live, dim, dy), tolSum, 0)

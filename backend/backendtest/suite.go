@@ -74,6 +74,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"NormApply", testNormApply},
 		{"NormApplyAct", testNormApplyAct},
 		{"NormBackward", testNormBackward},
+		{"NormBackwardAct", testNormBackwardAct},
 		{"NormRunning", testNormRunning},
 		{"NormSync", testNormSync},
 		{"NormShapes", testNormShapes},

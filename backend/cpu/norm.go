@@ -105,14 +105,19 @@ func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow b
 }
 
 // NormBackward overwrites dx, dgamma, dbeta (and dbias when set) with the
-// gradients of NormApply's training pass.
-func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {
-	c, ck := b.checkNormBackward(x, dy, n, dim, perRow, stats, gamma, eps, dx, dgamma, dbeta, dbias)
+// gradients of NormApply's training pass, dy passed back through act first.
+func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, act backend.ActGrad, dx, dgamma, dbeta, dbias backend.Buffer) {
+	c, ck := b.checkNormBackward(x, dy, n, dim, perRow, stats, gamma, eps, act, dx, dgamma, dbeta, dbias)
 	defer c.end()
 	if !c.ok {
 		return
 	}
 	rows, xs, dys, st, g, dxs, dg, db, dbi := ck.n, ck.x, ck.dy, ck.stats, ck.gamma, ck.dx, ck.dgamma, ck.dbeta, ck.dbias
+	if act.Relu || act.P > 0 { // the activation's backward first, into dx (which no sum below reads before it writes)
+		y := &buffer{dt: backend.F32, f32: ck.actY}
+		b.actBackward(dys, rows, dim, act.Relu, act.P, y, ck.actMask, &buffer{dt: backend.F32, f32: dxs}, nil)
+		dys = dxs
+	}
 	// The means and reciprocal deviations: per column, or per row.
 	mu := make([]float32, dim)
 	r := make([]float32, dim)

@@ -99,24 +99,36 @@ func (b *Backend) checkNormApply(x backend.Buffer, n backend.Count, dim int, per
 // normBackwardArgs are NormBackward's arguments as checkNormBackward returns them.
 type normBackwardArgs struct {
 	gradRowsArgs
-	stats  []float32
-	gamma  []float32
-	dx     []float32
-	dgamma []float32
-	dbeta  []float32
-	dbias  []float32
+	stats   []float32
+	gamma   []float32
+	actY    []float32
+	actMask []uint8
+	dx      []float32
+	dgamma  []float32
+	dbeta   []float32
+	dbias   []float32
 }
 
 // checkNormBackward begins a call of NormBackward (backend.Norm) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) (c call, ck normBackwardArgs) {
+func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, act backend.ActGrad, dx, dgamma, dbeta, dbias backend.Buffer) (c call, ck normBackwardArgs) {
 	c = b.begin("NormBackward")
 	ck.gradRowsArgs = c.checkGradRows(x, dy, n, dim)
 	if !perRow {
 		ck.stats = c.f32("stats", stats, 2*dim)
 	}
 	ck.gamma = c.f32("gamma", gamma, dim)
+	c.check(backend.CheckProb("act.P", act.P))
+	if act.Relu && act.P == 0 {
+		ck.actY = c.f32("act.Y", act.Y, n.Cap*dim)
+	}
+	if act.P > 0 {
+		ck.actMask = c.u8("act.Mask", act.Mask, n.Cap*dim)
+	}
+	if c.ok && !(act.DBias == nil) {
+		c.failf("act.DBias: the normalisation writes the bias gradients (dbeta, dbias)")
+	}
 	ck.dx = c.f32("dx", dx, n.Cap*dim)
 	ck.dgamma = c.f32("dgamma", dgamma, dim)
 	ck.dbeta = c.f32("dbeta", dbeta, dim)

@@ -63,12 +63,20 @@ func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, sta
 	c.launchNormMomentsFold(xs, part, nP, n.Cap, chunkRows, dim, ck.stats.addr(), d1(uint32((dim+31)/32)), dim3{32, normY, 1}, 0)
 }
 
+// normActArgs is the activation norm_bwd_part passes dy back through
+// (kernels/norm.cu's NORM_ACT); the zero value is none.
+type normActArgs struct {
+	y, mask       uintptr
+	relu, dropout bool
+	scale         float32
+}
+
 // normBwdSums overwrites dgamma and dbeta (F32 [dim] each) with Σ dy·x̂ and
-// Σ dy over the live rows.
-func (c *call) normBwdSums(xs, dys *buffer, nP uintptr, n backend.Count, dim int, perRow bool, ms, dgamma, dbeta uintptr) {
+// Σ dy over the live rows, dy passed back through act.
+func (c *call) normBwdSums(xs, dys *buffer, nP uintptr, n backend.Count, dim int, perRow bool, ms uintptr, act normActArgs, dgamma, dbeta uintptr) {
 	chunkRows, chunks, part := c.normChunks(n.Cap, dim, 2*dim, 0)
 	g, t := normPartGrid(dim, chunks)
-	c.launchNormBwdPart(xs.addr(), dys.addr(), nP, n.Cap, dim, perRow, ms, chunkRows, part, g, t, 0)
+	c.launchNormBwdPart(xs.addr(), dys.addr(), nP, n.Cap, dim, perRow, ms, act.y, act.mask, act.relu, act.dropout, act.scale, chunkRows, part, g, t, 0)
 	c.normFold(part, nP, n.Cap, chunkRows, 2*dim, dim, false, dgamma, dbeta, 0)
 }
 
@@ -101,16 +109,18 @@ func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow b
 }
 
 // NormBackward overwrites dx, dgamma, dbeta (and dbias when set) with the
-// gradients of NormApply's training pass.
-func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {
-	c, ck := b.checkNormBackward(x, dy, n, dim, perRow, stats, gamma, eps, dx, dgamma, dbeta, dbias)
+// gradients of NormApply's training pass; its two passes over the rows read
+// dy through act.
+func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, act backend.ActGrad, dx, dgamma, dbeta, dbias backend.Buffer) {
+	c, ck := b.checkNormBackward(x, dy, n, dim, perRow, stats, gamma, eps, act, dx, dgamma, dbeta, dbias)
 	defer c.end()
 	if !c.ok {
 		return
 	}
 	nP, xs := ck.nP, ck.x
 	ms := c.normMS(xs, nP, n, dim, perRow, ck.stats, eps)
-	c.normBwdSums(xs, ck.dy, nP, n, dim, perRow, ms, ck.dgamma.addr(), ck.dbeta.addr())
+	na := normActArgs{y: ck.actY.addr(), mask: ck.actMask.addr(), relu: act.Relu, dropout: act.P > 0, scale: 1 / (1 - act.P)}
+	c.normBwdSums(xs, ck.dy, nP, n, dim, perRow, ms, na, ck.dgamma.addr(), ck.dbeta.addr())
 	if perRow {
 		wg, wt := c.warpRows(n.Cap)
 		c.launchNormBwdRows(&ck, ms, wg, wt, 0)
@@ -168,7 +178,7 @@ func (b *Backend) NormBackwardSums(x, dy backend.Buffer, n backend.Count, dim in
 	}
 	nP, xs, su := ck.nP, ck.x, ck.sums.addr()
 	ms := c.normMS(xs, nP, n, dim, false, ck.stats, eps)
-	c.normBwdSums(xs, ck.dy, nP, n, dim, false, ms, su, su+uintptr(4*dim))
+	c.normBwdSums(xs, ck.dy, nP, n, dim, false, ms, normActArgs{scale: 1}, su, su+uintptr(4*dim))
 	c.launchNormPutCount(&ck, su+uintptr(8*dim), d1(1), d1(32), 0)
 }
 

@@ -32,7 +32,7 @@ func BenchmarkBatchNorm(b *testing.B) {
 				})
 				b.Run("backward", func(b *testing.B) {
 					measure(b, be, 6*bytes, func() {
-						be.NormBackward(x, dy, n, dim, false, stats, gamma, 1e-5, dx, dg, db, dbias)
+						be.NormBackward(x, dy, n, dim, false, stats, gamma, 1e-5, backend.ActGrad{}, dx, dg, db, dbias)
 					})
 				})
 			})

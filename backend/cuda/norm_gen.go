@@ -123,20 +123,23 @@ func (c *call) launchNormApply(a *normApplyArgs, ms uintptr, vec bool, grid, blo
 // normBackwardArgs are NormBackward's arguments as checkNormBackward returns them.
 type normBackwardArgs struct {
 	gradRowsArgs
-	perRow bool
-	stats  *buffer
-	gamma  *buffer
-	eps    float32
-	dx     *buffer
-	dgamma *buffer
-	dbeta  *buffer
-	dbias  *buffer
+	perRow  bool
+	stats   *buffer
+	gamma   *buffer
+	eps     float32
+	act     backend.ActGrad
+	actY    *buffer
+	actMask *buffer
+	dx      *buffer
+	dgamma  *buffer
+	dbeta   *buffer
+	dbias   *buffer
 }
 
 // checkNormBackward begins a call of NormBackward (backend.Norm) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) (c call, ck normBackwardArgs) {
+func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, act backend.ActGrad, dx, dgamma, dbeta, dbias backend.Buffer) (c call, ck normBackwardArgs) {
 	c = b.begin("NormBackward")
 	ck.gradRowsArgs = c.checkGradRows(x, dy, n, dim)
 	ck.perRow = perRow
@@ -145,6 +148,17 @@ func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim i
 	}
 	ck.gamma = c.buf("gamma", gamma, backend.F32, dim)
 	ck.eps = eps
+	ck.act = act
+	c.check(backend.CheckProb("act.P", act.P))
+	if act.Relu && act.P == 0 {
+		ck.actY = c.buf("act.Y", act.Y, backend.F32, n.Cap*dim)
+	}
+	if act.P > 0 {
+		ck.actMask = c.buf("act.Mask", act.Mask, backend.U8, n.Cap*dim)
+	}
+	if c.ok && !(act.DBias == nil) {
+		c.failf("act.DBias: the normalisation writes the bias gradients (dbeta, dbias)")
+	}
 	ck.dx = c.buf("dx", dx, backend.F32, n.Cap*dim)
 	ck.dgamma = c.buf("dgamma", dgamma, backend.F32, dim)
 	ck.dbeta = c.buf("dbeta", dbeta, backend.F32, dim)
@@ -158,7 +172,8 @@ func (b *Backend) checkNormBackward(x, dy backend.Buffer, n backend.Count, dim i
 // with NormBackward's checked arguments, its parameters in the kernel's order.
 func (c *call) launchNormBwdRows(a *normBackwardArgs, ms uintptr, grid, block dim3, smem int) {
 	c.args().ptr(a.x.addr()).ptr(a.dy.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.dim).ptr(ms).ptr(a.gamma.addr()).
-		ptr(a.dx.addr())
+		ptr(a.actY.addr()).ptr(a.actMask.addr()).flag(a.act.Relu).flag(a.act.P > 0).
+		f32(float32(1 / (1 - a.act.P))).ptr(a.dx.addr())
 	c.launch("norm_bwd_rows", grid, block, smem)
 }
 
@@ -166,7 +181,8 @@ func (c *call) launchNormBwdRows(a *normBackwardArgs, ms uintptr, grid, block di
 // with NormBackward's checked arguments, its parameters in the kernel's order.
 func (c *call) launchNormBwdCols(a *normBackwardArgs, ms uintptr, grid, block dim3, smem int) {
 	c.args().ptr(a.x.addr()).ptr(a.dy.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.dim).ptr(ms).ptr(a.gamma.addr()).
-		ptr(a.dgamma.addr()).ptr(a.dbeta.addr()).ptr(0).ptr(a.dx.addr())
+		ptr(a.dgamma.addr()).ptr(a.dbeta.addr()).ptr(0).ptr(a.actY.addr()).ptr(a.actMask.addr()).
+		flag(a.act.Relu).flag(a.act.P > 0).f32(float32(1 / (1 - a.act.P))).ptr(a.dx.addr())
 	c.launch("norm_bwd_cols", grid, block, smem)
 }
 
@@ -322,7 +338,7 @@ func (b *Backend) checkNormBackwardApply(x, dy backend.Buffer, n backend.Count, 
 // with NormBackwardApply's checked arguments, its parameters in the kernel's order.
 func (c *call) launchNormBwdColsSums(a *normBackwardApplyArgs, ms uintptr, sum1, sum2, count uintptr, grid, block dim3, smem int) {
 	c.args().ptr(a.x.addr()).ptr(a.dy.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.dim).ptr(ms).ptr(a.gamma.addr()).
-		ptr(sum1).ptr(sum2).ptr(count).ptr(a.dx.addr())
+		ptr(sum1).ptr(sum2).ptr(count).ptr(0).ptr(0).flag(false).flag(false).f32(float32(1)).ptr(a.dx.addr())
 	c.launch("norm_bwd_cols", grid, block, smem)
 }
 
@@ -357,8 +373,9 @@ func (c *call) launchNormFold(part, nP uintptr, rowsCap, chunkRows, width, half 
 
 // launchNormBwdPart launches norm_bwd_part (kernels/norm.cu),
 // its parameters in the kernel's order.
-func (c *call) launchNormBwdPart(x, dy, nP uintptr, rowsCap, dim int, perRow bool, ms uintptr, chunkRows int, part uintptr, grid, block dim3, smem int) {
-	c.args().ptr(x).ptr(dy).ptr(nP).i32(rowsCap).i32(dim).flag(perRow).ptr(ms).i32(chunkRows).ptr(part)
+func (c *call) launchNormBwdPart(x, dy, nP uintptr, rowsCap, dim int, perRow bool, ms, ay, amask uintptr, relu, dropout bool, scale float32, chunkRows int, part uintptr, grid, block dim3, smem int) {
+	c.args().ptr(x).ptr(dy).ptr(nP).i32(rowsCap).i32(dim).flag(perRow).ptr(ms).ptr(ay).ptr(amask).flag(relu).
+		flag(dropout).f32(scale).i32(chunkRows).ptr(part)
 	c.launch("norm_bwd_part", grid, block, smem)
 }
 

@@ -195,9 +195,9 @@ func (b *Backend) NormApply(x backend.Buffer, n backend.Count, dim int, perRow b
 	})
 }
 
-func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, dx, dgamma, dbeta, dbias backend.Buffer) {
+func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, perRow bool, stats, gamma backend.Buffer, eps float32, act backend.ActGrad, dx, dgamma, dbeta, dbias backend.Buffer) {
 	b.op("NormBackward", func() {
-		b.inner.(backend.Norm).NormBackward(x, dy, n, dim, perRow, stats, gamma, eps, dx, dgamma, dbeta, dbias)
+		b.inner.(backend.Norm).NormBackward(x, dy, n, dim, perRow, stats, gamma, eps, act, dx, dgamma, dbeta, dbias)
 	})
 }
 

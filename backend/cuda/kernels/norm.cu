@@ -14,6 +14,20 @@
 
 #define NORM_Y 16
 
+// NORM_ACT is the activation after a normalisation that its backward
+// passes dy through first (NormBackward's act): its output ay (read with
+// relu and no dropout) and its mask (read with dropout); relu 0 and
+// dropout 0: none.
+#define NORM_ACT const float *ay, const unsigned char *amask, int relu, int dropout, float scale
+
+// norm_g is element t of dy passed back through the activation, as
+// bias_act_dropout_bwd passes it (bwd_elem).
+__device__ __forceinline__ float norm_g(const float* dy, i64 t, NORM_ACT) {
+    float g = dy[t];
+    if (!relu && !dropout) return g;
+    return bwd_elem(g, relu && !dropout ? ay[t] : 0.f, dropout ? amask[t] : (unsigned char)0, relu, dropout, scale);
+}
+
 // col_reduce adds v over the block's NORM_Y row groups of one column;
 // every thread of the column gets the total.
 __device__ __forceinline__ double col_reduce(double v, double* sh) {
@@ -218,10 +232,13 @@ extern "C" __global__ void norm_apply(const float* x, const int* nP, int cap, in
     }
 }
 
+// The backward kernels (norm_bwd_*) read dy through norm_g: dy passed back
+// through the activation after the normalisation, where there is one.
+
 // norm_bwd_part: part[by, j] = Σ dy·x̂ and part[by, dim + j] = Σ dy over
 // chunk by's live rows (part [chunks, 2·dim]; x̂ from ms as norm_apply's).
 extern "C" __global__ void norm_bwd_part(const float* x, const float* dy, const int* nP, int cap, int dim, int perRow,
-                                         const float* ms, int chunkRows, double* part) {
+                                         const float* ms, NORM_ACT, int chunkRows, double* part) {
     __shared__ double sh[NORM_Y * 32];
     int r0, r1;
     if (!chunk_rows(live_count(nP, cap), chunkRows, &r0, &r1)) return;
@@ -232,7 +249,7 @@ extern "C" __global__ void norm_bwd_part(const float* x, const float* dy, const 
         for (int i = r0 + threadIdx.y; i < r1; i += NORM_Y) {
             i64 t = (i64)i * dim + j;
             int k = perRow ? i : j;
-            double d = (double)dy[t];
+            double d = (double)norm_g(dy, t, ay, amask, relu, dropout, scale);
             sg += d * (double)((x[t] - ms[2 * k]) * ms[2 * k + 1]);
             sb += d;
         }
@@ -250,7 +267,7 @@ extern "C" __global__ void norm_bwd_part(const float* x, const float* dy, const 
 // group[0] when group is set (a group's rows: synchronised statistics).
 extern "C" __global__ void norm_bwd_cols(const float* x, const float* dy, const int* nP, int cap, int dim,
                                          const float* ms, const float* gamma, const float* dgamma, const float* dbeta,
-                                         const float* group, float* dx) {
+                                         const float* group, NORM_ACT, float* dx) {
     int n = live_count(nP, cap);
     i64 total = (i64)n * dim;
     float rows = group != 0 ? group[0] : (float)n;
@@ -259,14 +276,14 @@ extern "C" __global__ void norm_bwd_cols(const float* x, const float* dy, const 
         int j = (int)(t % dim);
         float r = ms[2 * j + 1];
         float xh = (x[t] - ms[2 * j]) * r;
-        dx[t] = (gamma[j] * r) * (dy[t] - dbeta[j] * inv - xh * (dgamma[j] * inv));
+        dx[t] = (gamma[j] * r) * (norm_g(dy, t, ay, amask, relu, dropout, scale) - dbeta[j] * inv - xh * (dgamma[j] * inv));
     }
 }
 
 // norm_bwd_rows: layer normalisation's dx = rstd·(g - mean(g) - x̂·mean(g·x̂))
 // with g = gamma·dy, one warp per live row (dx may be dy).
 extern "C" __global__ void norm_bwd_rows(const float* x, const float* dy, const int* nP, int cap, int dim,
-                                         const float* ms, const float* gamma, float* dx) {
+                                         const float* ms, const float* gamma, NORM_ACT, float* dx) {
     int n = live_count(nP, cap);
     int lane = lane_id();
     for (int i = gwarp(); i < n; i += gwarps()) {
@@ -274,14 +291,14 @@ extern "C" __global__ void norm_bwd_rows(const float* x, const float* dy, const 
         float mu = ms[2 * i], r = ms[2 * i + 1];
         double s1 = 0.0, s2 = 0.0;
         for (int j = lane; j < dim; j += 32) {
-            double g = (double)(gamma[j] * dy[base + j]);
+            double g = (double)(gamma[j] * norm_g(dy, base + j, ay, amask, relu, dropout, scale));
             s1 += g;
             s2 += g * (double)((x[base + j] - mu) * r);
         }
         float m1 = (float)(warp_sum(s1) / dim), m2 = (float)(warp_sum(s2) / dim);
         for (int j = lane; j < dim; j += 32) {
             float xh = (x[base + j] - mu) * r;
-            dx[base + j] = r * (gamma[j] * dy[base + j] - m1 - xh * m2);
+            dx[base + j] = r * (gamma[j] * norm_g(dy, base + j, ay, amask, relu, dropout, scale) - m1 - xh * m2);
         }
     }
 }
