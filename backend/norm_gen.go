@@ -27,8 +27,12 @@ type Norm interface {
 	// pass over x: with d = x[i, j] - x[0, j] (shifted by the first row,
 	// so that the squares keep the spread's digits), float64 sums S = Σ d
 	// and Q = Σ d² in a fixed order, mean x[0, j] + S/n and variance
-	// max(Q/n - (S/n)², 0). With no live rows both are 0.
-	BatchNormStats(x Buffer, n Count, dim int, stats Buffer)
+	// max(Q/n - (S/n)², 0). With no live rows both are 0. With bias (F32
+	// [dim]) they are the statistics of x plus bias, added per element as
+	// BiasActDropout adds it, and the sums are written to pre (F32 [n.Cap,
+	// dim], the live rows; it may be x): the bits of BiasActDropout into
+	// pre followed by BatchNormStats of pre, in one pass over x.
+	BatchNormStats(x Buffer, n Count, dim int, bias, pre, stats Buffer)
 	// NormApply writes y (F32 [n.Cap, dim]) from x (F32 [n.Cap, dim]) on
 	// rows [:n] as above: with perRow false μ and σ² of column j are
 	// stats[j] and stats[dim+j] (a batch's BatchNormStats, or running

@@ -165,14 +165,16 @@ func (n *normLayer) forwardAct(h backend.Buffer, count backend.Count, bias backe
 		n.inferAct(h, count, a, y)
 		return
 	}
-	n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, n.pre)
 	stats := n.stats
+	if n.perRow || bias == nil {
+		n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, n.pre)
+	}
 	switch {
 	case n.perRow:
 		stats = nil
 	case n.sync != nil:
 		// The group's statistics: each rank's moments, summed.
-		n.ops.BatchNormStats(n.pre, count, n.dim, n.stats)
+		n.statsOf(h, count, bias)
 		n.ops.NormMoments(n.stats, count, n.dim, n.moments)
 		n.sync.AllReduceSum(n.moments)
 		// At most every rank's capacity: a backend bounds its loops by it.
@@ -180,10 +182,20 @@ func (n *normLayer) forwardAct(h backend.Buffer, count backend.Count, bias backe
 		n.ops.NormFromMoments(n.moments, n.dim, n.stats, n.n)
 		n.pending = true
 	default:
-		n.ops.BatchNormStats(n.pre, count, n.dim, n.stats)
+		n.statsOf(h, count, bias)
 		n.n, n.pending = count, true
 	}
 	n.ops.NormApply(n.pre, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, a.relu, a.p, a.r, a.mask, y)
+}
+
+// statsOf takes the batch statistics of h plus bias (rows [:count]) into
+// n.stats: with a bias, in the pass that writes them to n.pre.
+func (n *normLayer) statsOf(h backend.Buffer, count backend.Count, bias backend.Buffer) {
+	if bias == nil { // n.pre holds them already
+		n.ops.BatchNormStats(n.pre, count, n.dim, nil, nil, n.stats)
+		return
+	}
+	n.ops.BatchNormStats(h, count, n.dim, bias, n.pre, n.stats)
 }
 
 // inferAct normalises h (rows [:count], the layer's output with its bias)

@@ -83,13 +83,13 @@ func testBatchNormStats(e *env) {
 			c.x[i] += offset
 		}
 		stats := e.poison(2 * c.dim)
-		e.norm().BatchNormStats(e.upload(c.x), e.count(c.live, c.rows), c.dim, stats)
+		e.norm().BatchNormStats(e.upload(c.x), e.count(c.live, c.rows), c.dim, nil, nil, stats)
 		mu, v := c.refStats(false)
 		e.checkClose(fmt.Sprintf("BatchNormStats, offset %g", offset), e.readF32(stats, 2*c.dim), append(mu, v...), nil, tolSum, c.dim)
 	}
 	c := e.normCase(8, 0, 5)
 	stats := e.poison(2 * c.dim)
-	e.norm().BatchNormStats(e.upload(c.x), e.count(0, c.rows), c.dim, stats)
+	e.norm().BatchNormStats(e.upload(c.x), e.count(0, c.rows), c.dim, nil, nil, stats)
 	for j, s := range e.readF32(stats, 2*c.dim) {
 		if s != 0 {
 			e.t.Errorf("BatchNormStats without live rows: stats[%d] = %v, want 0", j, s)
@@ -140,7 +140,7 @@ func testNormApplyAct(e *env) {
 		n := e.count(nc.live, nc.rows)
 		xb, gb, bb := e.upload(nc.x), e.upload(nc.gamma), e.upload(nc.beta)
 		stats := e.poison(2 * c.dim)
-		e.norm().BatchNormStats(xb, n, c.dim, stats)
+		e.norm().BatchNormStats(xb, n, c.dim, nil, nil, stats)
 		r := e.rand(7, 3, 1, 2)
 		if c.keys {
 			keys := make([]int32, nc.rows)
@@ -177,7 +177,7 @@ func testNormBackward(e *env) {
 		xb := e.upload(c.x)
 		stats := e.poison(2 * c.dim)
 		if !perRow {
-			e.norm().BatchNormStats(xb, n, c.dim, stats)
+			e.norm().BatchNormStats(xb, n, c.dim, nil, nil, stats)
 		}
 		dy := e.randF32(c.rows*c.dim, 1)
 		dyb := e.upload(dy)
@@ -299,7 +299,7 @@ func testNormSync(e *env) {
 		n backend.Count
 	}{{x0, n0}, {x1, n1}} {
 		st, mo := e.poison(2*d), e.poison(2*d+1)
-		nb.BatchNormStats(r.x, r.n, d, st)
+		nb.BatchNormStats(r.x, r.n, d, nil, nil, st)
 		nb.NormMoments(st, r.n, d, mo)
 		for i, v := range e.readF32(mo, 2*d+1) {
 			sum[i] += v
@@ -343,7 +343,7 @@ func testNormSync(e *env) {
 	n := e.count(c.live, c.rows)
 	xb, dyb := e.upload(c.x), e.upload(dy)
 	one, su := e.poison(c.rows*d), e.poison(2*d+1)
-	nb.BatchNormStats(xb, n, d, stats)
+	nb.BatchNormStats(xb, n, d, nil, nil, stats)
 	nb.NormBackwardSums(xb, dyb, n, d, stats, normEps, su)
 	nb.NormBackwardApply(xb, dyb, n, d, stats, gamma, normEps, su, one, nil)
 	fused := e.poison(c.rows * d)

@@ -22,7 +22,7 @@ func testNormBackwardAct(e *env) {
 			xb, gamma, beta := e.upload(c.x), e.upload(c.gamma), e.upload(c.beta)
 			stats := e.poison(2 * c.dim)
 			if !perRow {
-				e.norm().BatchNormStats(xb, n, c.dim, stats)
+				e.norm().BatchNormStats(xb, n, c.dim, nil, nil, stats)
 			}
 			size := c.rows * c.dim
 			y, mask := e.poison(size), backend.Buffer(nil)
@@ -54,6 +54,34 @@ func testNormBackwardAct(e *env) {
 					checkEqual(e.t, fmt.Sprintf("%s in place %v %s", name, inPlace, what), got[k], want[k], c.dim)
 				}
 			}
+		}
+	}
+}
+
+// testBatchNormStatsBias: BatchNormStats with a bias gives bit for bit the
+// rows and statistics of BiasActDropout followed by BatchNormStats, into
+// another buffer and in place, over one chunk of rows and several.
+func testBatchNormStatsBias(e *env) {
+	for _, sz := range [][3]int{{300, 211, 37}, {5000, 4999, 64}} {
+		c := e.normCase(sz[0], sz[1], sz[2])
+		n := e.count(c.live, c.rows)
+		bias := e.upload(e.randF32(c.dim, 2))
+		live := c.live * c.dim
+		pre, stats := e.poison(c.rows*c.dim), e.poison(2*c.dim)
+		e.be.BiasActDropout(e.upload(c.x), n, c.dim, bias, false, 0, backend.Rand{}, nil, pre)
+		e.norm().BatchNormStats(pre, n, c.dim, nil, nil, stats)
+		wantPre, wantStats := e.readF32(pre, live), e.readF32(stats, 2*c.dim)
+		for _, inPlace := range []bool{false, true} {
+			xb := e.upload(c.x)
+			out := xb
+			if !inPlace {
+				out = e.poison(c.rows * c.dim)
+			}
+			got := e.poison(2 * c.dim)
+			e.norm().BatchNormStats(xb, n, c.dim, bias, out, got)
+			name := fmt.Sprintf("BatchNormStats with bias %dx%d in place %v", c.live, c.dim, inPlace)
+			checkEqual(e.t, name+" rows", e.readF32(out, live), wantPre, c.dim)
+			checkEqual(e.t, name+" stats", e.readF32(got, 2*c.dim), wantStats, c.dim)
 		}
 	}
 }

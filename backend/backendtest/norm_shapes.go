@@ -35,7 +35,7 @@ func (e *env) normShape(rows, live, dim int) {
 	n := e.count(live, rows)
 	xb := e.upload(c.x)
 	stats := e.poison(2 * dim)
-	nb.BatchNormStats(xb, n, dim, stats)
+	nb.BatchNormStats(xb, n, dim, nil, nil, stats)
 	got := e.readF32(stats, 2*dim)
 	mu, v := c.refStats(false)
 	if live == 0 { // no rows: zero statistics (backend.Norm)
@@ -43,7 +43,7 @@ func (e *env) normShape(rows, live, dim int) {
 	}
 	e.checkClose(name+": BatchNormStats", got, append(slices.Clone(mu), v...), nil, tolSum, dim)
 	again := e.poison(2 * dim)
-	nb.BatchNormStats(xb, n, dim, again)
+	nb.BatchNormStats(xb, n, dim, nil, nil, again)
 	checkEqual(e.t, name+": BatchNormStats again", e.readF32(again, 2*dim), got, 0)
 
 	dy := e.randF32(rows*dim, 1)
@@ -103,7 +103,7 @@ func (e *env) normShapeFull(rows, live, dim int) {
 		name := fmt.Sprintf("norm %d of %d rows x %d (per row %v)", live, rows, dim, perRow)
 		stats := e.poison(2 * dim)
 		if !perRow {
-			nb.BatchNormStats(xb, n, dim, stats)
+			nb.BatchNormStats(xb, n, dim, nil, nil, stats)
 		}
 		dy := e.randF32(rows*dim, 1)
 		dx, dg, db, dbias := e.poison(rows*dim), e.poison(dim), e.poison(dim), e.poison(dim)

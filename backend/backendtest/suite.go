@@ -71,6 +71,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"GINWeights", testGINWeights},
 		{"DotSum", testDotSum},
 		{"BatchNormStats", testBatchNormStats},
+		{"BatchNormStatsBias", testBatchNormStatsBias},
 		{"NormApply", testNormApply},
 		{"NormApplyAct", testNormApplyAct},
 		{"NormBackward", testNormBackward},

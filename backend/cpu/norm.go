@@ -17,14 +17,24 @@ func rstd(v float64, eps float32) float32 {
 }
 
 // BatchNormStats overwrites stats with the column means and biased
-// variances of the live rows of x.
-func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
-	c, ck := b.checkBatchNormStats(x, n, dim, stats)
+// variances of the live rows of x (plus bias, written to pre).
+func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, bias, pre, stats backend.Buffer) {
+	c, ck := b.checkBatchNormStats(x, n, dim, bias, pre, stats)
 	defer c.end()
 	if !c.ok {
 		return
 	}
 	rows, xs, st := ck.n, ck.x, ck.stats
+	if ck.bias != nil { // the rows plus bias into pre first, as BiasActDropout adds it
+		b.rows(rows, max(1, 2048/dim), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				for j, v := range xs[i*dim : (i+1)*dim] {
+					ck.pre[i*dim+j] = v + ck.bias[j]
+				}
+			}
+		})
+		xs = ck.pre
+	}
 	b.cols(dim, 16, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			mean, v := columnStats(xs, rows, dim, j)

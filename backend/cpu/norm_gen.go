@@ -46,15 +46,26 @@ func (c *call) checkGradRows(x, dy backend.Buffer, n backend.Count, dim int) (ck
 // batchNormStatsArgs are BatchNormStats's arguments as checkBatchNormStats returns them.
 type batchNormStatsArgs struct {
 	rowsArgs
+	bias  []float32
+	pre   []float32
 	stats []float32
 }
 
 // checkBatchNormStats begins a call of BatchNormStats (backend.Norm) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (c call, ck batchNormStatsArgs) {
+func (b *Backend) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, bias, pre, stats backend.Buffer) (c call, ck batchNormStatsArgs) {
 	c = b.begin("BatchNormStats")
 	ck.rowsArgs = c.checkRows(x, n, dim)
+	if !isNil(bias) {
+		ck.bias = c.f32("bias", bias, dim)
+	}
+	if !isNil(pre) {
+		ck.pre = c.f32("pre", pre, n.Cap*dim)
+	}
+	if c.ok && !((bias == nil) == (pre == nil)) {
+		c.failf("pre: given with bias, and only with it (the rows plus bias)")
+	}
 	ck.stats = c.f32("stats", stats, 2*dim)
 	return c, ck
 }

@@ -48,19 +48,23 @@ func (c *call) colSums(a, nP uintptr, rowsCap, dim int, out uintptr) {
 }
 
 // BatchNormStats overwrites stats with the column means and biased
-// variances of the live rows of x, from one pass over x (shifted float64
-// sums of the values and their squares, as the CPU twin).
-func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
-	c, ck := b.checkBatchNormStats(x, n, dim, stats)
+// variances of the live rows of x (plus bias, written to pre), from one
+// pass over x (shifted float64 sums of the values and their squares, as
+// the CPU twin).
+func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, bias, pre, stats backend.Buffer) {
+	c, ck := b.checkBatchNormStats(x, n, dim, bias, pre, stats)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	nP, xs := ck.nP, ck.x.addr()
+	nP, xs, rows := ck.nP, ck.x.addr(), ck.x.addr()
+	if ck.bias != nil {
+		rows = ck.pre.addr() // the fold reads the first row with its bias
+	}
 	chunkRows, chunks, part := c.normChunks(n.Cap, dim, 2*dim, 0)
 	g, t := normPartGrid(dim, chunks)
-	c.launchNormMomentsPart(xs, nP, n.Cap, dim, chunkRows, part, g, t, 0)
-	c.launchNormMomentsFold(xs, part, nP, n.Cap, chunkRows, dim, ck.stats.addr(), d1(uint32((dim+31)/32)), dim3{32, normY, 1}, 0)
+	c.launchNormMomentsPart(xs, ck.bias.addr(), ck.pre.addr(), nP, n.Cap, dim, chunkRows, part, g, t, 0)
+	c.launchNormMomentsFold(rows, part, nP, n.Cap, chunkRows, dim, ck.stats.addr(), d1(uint32((dim+31)/32)), dim3{32, normY, 1}, 0)
 }
 
 // normActArgs is the activation norm_bwd_part passes dy back through

@@ -28,7 +28,7 @@ func BenchmarkBatchNorm(b *testing.B) {
 				dg, db, dbias := alloc(b, be, backend.F32, dim), alloc(b, be, backend.F32, dim), alloc(b, be, backend.F32, dim)
 				bytes := int64(rows) * dim * 4
 				b.Run("stats", func(b *testing.B) {
-					measure(b, be, 2*bytes, func() { be.BatchNormStats(x, n, dim, stats) })
+					measure(b, be, 2*bytes, func() { be.BatchNormStats(x, n, dim, nil, nil, stats) })
 				})
 				b.Run("backward", func(b *testing.B) {
 					measure(b, be, 6*bytes, func() {

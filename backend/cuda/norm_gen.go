@@ -52,15 +52,26 @@ func (c *call) checkGradRows(x, dy backend.Buffer, n backend.Count, dim int) (ck
 // batchNormStatsArgs are BatchNormStats's arguments as checkBatchNormStats returns them.
 type batchNormStatsArgs struct {
 	rowsArgs
+	bias  *buffer
+	pre   *buffer
 	stats *buffer
 }
 
 // checkBatchNormStats begins a call of BatchNormStats (backend.Norm) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) (c call, ck batchNormStatsArgs) {
+func (b *Backend) checkBatchNormStats(x backend.Buffer, n backend.Count, dim int, bias, pre, stats backend.Buffer) (c call, ck batchNormStatsArgs) {
 	c = b.begin("BatchNormStats")
 	ck.rowsArgs = c.checkRows(x, n, dim)
+	if !isNil(bias) {
+		ck.bias = c.buf("bias", bias, backend.F32, dim)
+	}
+	if !isNil(pre) {
+		ck.pre = c.buf("pre", pre, backend.F32, n.Cap*dim)
+	}
+	if c.ok && !((bias == nil) == (pre == nil)) {
+		c.failf("pre: given with bias, and only with it (the rows plus bias)")
+	}
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
 	return c, ck
 }
@@ -351,8 +362,8 @@ func (c *call) launchNormPart(x, nP uintptr, rowsCap, dim, chunkRows int, part u
 
 // launchNormMomentsPart launches norm_moments_part (kernels/norm.cu),
 // its parameters in the kernel's order.
-func (c *call) launchNormMomentsPart(x, nP uintptr, rowsCap, dim, chunkRows int, part uintptr, grid, block dim3, smem int) {
-	c.args().ptr(x).ptr(nP).i32(rowsCap).i32(dim).i32(chunkRows).ptr(part)
+func (c *call) launchNormMomentsPart(x, bias, pre, nP uintptr, rowsCap, dim, chunkRows int, part uintptr, grid, block dim3, smem int) {
+	c.args().ptr(x).ptr(bias).ptr(pre).ptr(nP).i32(rowsCap).i32(dim).i32(chunkRows).ptr(part)
 	c.launch("norm_moments_part", grid, block, smem)
 }
 

@@ -61,8 +61,8 @@ func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
 	b.do(func() { b.inner.(backend.HotRows).Axpy(alpha, x, y) })
 }
 
-func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, stats backend.Buffer) {
-	b.do(func() { b.inner.(backend.Norm).BatchNormStats(x, n, dim, stats) })
+func (b *Backend) BatchNormStats(x backend.Buffer, n backend.Count, dim int, bias, pre, stats backend.Buffer) {
+	b.do(func() { b.inner.(backend.Norm).BatchNormStats(x, n, dim, bias, pre, stats) })
 }
 
 func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bias backend.Buffer, relu bool, p float32, r backend.Rand, mask, y backend.Buffer) {

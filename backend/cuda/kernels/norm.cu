@@ -70,9 +70,10 @@ extern "C" __global__ void norm_part(const float* a, const int* nP, int cap, int
 // x: with d = x[i, j] - x[0, j] (the first live row shifts every column,
 // so that the squares do not swamp the spread), part[by, j] = Σ d and
 // part[by, dim + j] = Σ d² over chunk by's live rows (part [chunks,
-// 2·dim]).
-extern "C" __global__ void norm_moments_part(const float* a, const int* nP, int cap, int dim, int chunkRows,
-                                             double* part) {
+// 2·dim]). With bias, x[i, j] is a[i, j] + bias[j] (one float add, as
+// bias_act_dropout's), written to pre (which may be a).
+extern "C" __global__ void norm_moments_part(const float* a, const float* bias, float* pre, const int* nP, int cap,
+                                             int dim, int chunkRows, double* part) {
     __shared__ double sh[NORM_Y * 32];
     int r0, r1;
     if (!chunk_rows(live_count(nP, cap), chunkRows, &r0, &r1)) return;
@@ -80,9 +81,16 @@ extern "C" __global__ void norm_moments_part(const float* a, const int* nP, int 
     bool col = j < dim;
     double s = 0.0, q = 0.0;
     if (col) {
-        double k = (double)a[j];
+        float b = bias != 0 ? bias[j] : 0.f;
+        double k = (double)(bias != 0 ? a[j] + b : a[j]);
         for (int i = r0 + threadIdx.y; i < r1; i += NORM_Y) {
-            double d = (double)a[(i64)i * dim + j] - k;
+            i64 t = (i64)i * dim + j;
+            float v = a[t];
+            if (bias != 0) {
+                v = v + b;
+                pre[t] = v;
+            }
+            double d = (double)v - k;
             s += d;
             q += d * d;
         }
