@@ -46,8 +46,11 @@ type Attention interface {
 	// fixed order (the same bits for any capacity). x and dx F32
 	// [max(n1.Cap, n2.Cap), heads·dim], dout1 F32 [n1.Cap, heads], dout2
 	// F32 [n2.Cap, heads], a1, a2, da1, da2 F32 [heads·dim]. A single
-	// HeadDot's backward passes a zero count as n2.
-	HeadDotBackward(x, dout1, dout2 Buffer, n1, n2 Count, heads, dim int, a1, a2, dx, da1, da2 Buffer)
+	// HeadDot's backward passes a zero count as n2. Without add, dx's rows
+	// [:max(n1, n2)] are overwritten instead, as if zeroed first: dx =
+	// (0 + dout1·a1) + dout2·a2 (a GAT layer's projection gradient, which
+	// HeadAggregateBackward then adds its share to).
+	HeadDotBackward(x, dout1, dout2 Buffer, n1, n2 Count, heads, dim int, a1, a2, dx Buffer, add bool, da1, da2 Buffer)
 	// EdgeSoftmax writes the attention coefficients (layout above) of every
 	// live destination i and head h: with el F32 [NumSrc.Cap, heads] and
 	// er F32 [NumDst.Cap, heads], position k with source j scores
@@ -94,8 +97,11 @@ type Attention interface {
 	// coef[k, h] (with mean, w = coef[k, h]·(1/heads) times dout[i, f]);
 	// a Bipartite block's self-loop rows of dcoef are written 0, and no
 	// destination's term goes to a source row. dx rows [0, NumSrc) must
-	// hold valid data (zero them first for a fresh gradient). acc does not
-	// change the gradients: pass HeadAggregate's other arguments.
+	// hold valid data (zero them first for a fresh gradient). Either
+	// gradient may be nil: a GAT layer takes dcoef alone, then after the
+	// scores' share of dx (HeadDotBackward without add) dx alone, which
+	// reads no x. acc does not change the gradients: pass HeadAggregate's
+	// other arguments.
 	HeadAggregateBackward(blk *Block, coef, x, dout Buffer, heads, dim int, mean bool, dcoef, dx Buffer)
 	SharedAttention
 }

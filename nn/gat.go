@@ -156,10 +156,12 @@ func (g *gatLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 		g.backwardFirst(blk, x, dh)
 		return
 	}
-	be.Fill(g.dz, 0)
-	g.att.HeadAggregateBackward(blk, g.coef, g.z, dh, H, D, g.mean, g.dcoef, g.dz)
+	// dz: the scores' share written (no zeroed buffer, no read of dz), then
+	// the messages' share added.
+	g.att.HeadAggregateBackward(blk, g.coef, g.z, dh, H, D, g.mean, g.dcoef, nil)
 	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
-	g.att.HeadDotBackward(g.z, g.del, g.der, blk.NumSrc, blk.NumDst, H, D, g.attSrc.W, g.attDst.W, g.dz, g.attSrc.G, g.attDst.G)
+	g.att.HeadDotBackward(g.z, g.del, g.der, blk.NumSrc, blk.NumDst, H, D, g.attSrc.W, g.attDst.W, g.dz, false, g.attSrc.G, g.attDst.G)
+	g.att.HeadAggregateBackward(blk, g.coef, g.z, dh, H, D, g.mean, nil, g.dz)
 	be.LinearBackwardWeight(x, g.dz, blk.NumSrc, g.in, H*D, g.w.G, false)
 	if dx != nil {
 		be.LinearBackwardData(g.dz, blk.NumSrc, g.w.W, g.in, H*D, dx, false)

@@ -88,5 +88,5 @@ func (g *gatLayer) backwardFirst(blk *backend.Block, x, dh backend.Buffer) {
 	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
 	be.LinearBackwardWeight(x, g.del, blk.NumSrc, g.in, H, f.duSrc, false)
 	be.LinearBackwardWeight(x, g.der, blk.NumDst, g.in, H, f.duDst, false)
-	g.att.HeadDotBackward(g.w.W, f.duSrc, f.duDst, f.inRows, f.inRows, H, D, g.attSrc.W, g.attDst.W, g.w.G, g.attSrc.G, g.attDst.G)
+	g.att.HeadDotBackward(g.w.W, f.duSrc, f.duDst, f.inRows, f.inRows, H, D, g.attSrc.W, g.attDst.W, g.w.G, true, g.attSrc.G, g.attDst.G)
 }

@@ -67,7 +67,7 @@ func TestHeadDotGrad(t *testing.T) {
 	da := alloc(t, be, backend.F32, heads*dim)
 	rb, none := upload(t, be, R), alloc(t, be, backend.F32, heads*dim)
 	noRows := backend.Count{Buf: upload(t, be, []int32{0}), Cap: capRows}
-	be.HeadDotBackward(x, rb, rb, n, noRows, heads, dim, a, a, dx, da, none)
+	be.HeadDotBackward(x, rb, rb, n, noRows, heads, dim, a, a, dx, true, da, none)
 	syncOK(t, be)
 	checkGrad(t, be, "dx", x, liveIdx(live*heads*dim), readF32(be, dx), f)
 	checkGrad(t, be, "da", a, liveIdx(heads*dim), readF32(be, da), f)

@@ -246,9 +246,9 @@ func (h *heteroNet) gatBackward(b *TypedBatch, l, r int, dy backend.Buffer) {
 	// no rows (a zero count at the first's capacity).
 	none := func(n backend.Count) backend.Count { return backend.Count{Buf: sc.zero, Cap: n.Cap} }
 	if g.u == nil { // one type: the destinations' scores are z's first rows'
-		h.att.HeadDotBackward(g.z, del, der, nS, nT, H, D, w.attSrc.W, w.attDst.W, dz, w.attSrc.G, w.attDst.G)
+		h.att.HeadDotBackward(g.z, del, der, nS, nT, H, D, w.attSrc.W, w.attDst.W, dz, true, w.attSrc.G, w.attDst.G)
 	} else {
-		h.att.HeadDotBackward(g.z, del, del, nS, none(nS), H, D, w.attSrc.W, w.attSrc.W, dz, w.attSrc.G, sc.none)
+		h.att.HeadDotBackward(g.z, del, del, nS, none(nS), H, D, w.attSrc.W, w.attSrc.W, dz, true, w.attSrc.G, sc.none)
 	}
 	be.LinearBackwardWeight(xS, dz, nS, inS, H*D, w.neigh.G, false)
 	if g.u != nil {
@@ -261,7 +261,7 @@ func (h *heteroNet) gatBackward(b *TypedBatch, l, r int, dy backend.Buffer) {
 		if w.wDst != nil {
 			be.Fill(wd.G, 0)
 		}
-		h.att.HeadDotBackward(wd.W, du, du, g.inRows, none(g.inRows), H, D, w.attDst.W, w.attDst.W, wd.G, w.attDst.G, sc.none)
+		h.att.HeadDotBackward(wd.W, du, du, g.inRows, none(g.inRows), H, D, w.attDst.W, w.attDst.W, wd.G, true, w.attDst.G, sc.none)
 		if dxT != nil {
 			be.LinearBackwardData(der, nT, g.u, inT, H, dxT, true)
 		}

@@ -117,7 +117,7 @@ func testHeadDotBackward(e *env) {
 		dx, da, da2 := e.upload(dx0), e.poison(w), e.poison(w)
 		db, ab := e.upload(dout), e.upload(a)
 		// One HeadDot's backward: the pair with no rows in its second part.
-		e.att().HeadDotBackward(e.upload(x), db, db, e.count(live, cp), e.count(0, cp), heads, dim, ab, ab, dx, da, da2)
+		e.att().HeadDotBackward(e.upload(x), db, db, e.count(live, cp), e.count(0, cp), heads, dim, ab, ab, dx, true, da, da2)
 		wantDx, scaleDx := make([]float64, live*w), make([]float64, live*w)
 		wantDa, scaleDa := make([]float64, w), make([]float64, w)
 		for i := range live {
@@ -156,10 +156,10 @@ func testHeadDotBackwardPair(e *env) {
 		xb, d1b, d2b, a1b, a2b := e.upload(x), e.upload(d1), e.upload(d2), e.upload(a1), e.upload(a2)
 		n1, n2 := e.count(live1, cp1), e.count(live2, cp2)
 		dx, da1, da2 := e.upload(dx0), e.poison(w), e.poison(w)
-		e.att().HeadDotBackward(xb, d1b, d2b, n1, n2, heads, dim, a1b, a2b, dx, da1, da2)
+		e.att().HeadDotBackward(xb, d1b, d2b, n1, n2, heads, dim, a1b, a2b, dx, true, da1, da2)
 		rx, ra1, ra2, none := e.upload(dx0), e.poison(w), e.poison(w), e.poison(w)
-		e.att().HeadDotBackward(xb, d1b, d1b, n1, e.count(0, cp1), heads, dim, a1b, a1b, rx, ra1, none)
-		e.att().HeadDotBackward(xb, d2b, d2b, n2, e.count(0, cp2), heads, dim, a2b, a2b, rx, ra2, none)
+		e.att().HeadDotBackward(xb, d1b, d1b, n1, e.count(0, cp1), heads, dim, a1b, a1b, rx, true, ra1, none)
+		e.att().HeadDotBackward(xb, d2b, d2b, n2, e.count(0, cp2), heads, dim, a2b, a2b, rx, true, ra2, none)
 		name := fmt.Sprintf("HeadDotBackward pair heads=%d dim=%d live=%d,%d", heads, dim, live1, live2)
 		checkEqual(e.t, name+" dx", e.readF32(dx, cp1*w), e.readF32(rx, cp1*w), w)
 		checkEqual(e.t, name+" da1", e.readF32(da1, w), e.readF32(ra1, w), dim)

@@ -96,6 +96,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"EdgeSoftmaxBackward", testEdgeSoftmaxBackward},
 		{"HeadAggregate", testHeadAggregate},
 		{"HeadAggregateBackward", testHeadAggregateBackward},
+		{"GradientsApart", testGradientsApart},
 		{"SharedAggregate", testSharedAggregate},
 		{"SharedAggregateBackward", testSharedAggregateBackward},
 		{"HeadLinear", testHeadLinear},

@@ -85,7 +85,7 @@ type headDotBackwardArgs struct {
 // checkHeadDotBackward begins a call of HeadDotBackward (backend.Attention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) (c call, ck headDotBackwardArgs) {
+func (b *Backend) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx backend.Buffer, add bool, da1, da2 backend.Buffer) (c call, ck headDotBackwardArgs) {
 	c = b.begin("HeadDotBackward")
 	ck.n1, ck.n1P = c.count("n1", n1)
 	ck.n2, ck.n2P = c.count("n2", n2)
@@ -216,10 +216,10 @@ func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout b
 	if c.ok && (!mean) {
 		ck.dout = c.f32("dout", dout, blk.NumDst.Cap*heads*dim)
 	}
-	if c.ok {
+	if c.ok && !isNil(dcoef) {
 		ck.dcoef = c.f32("dcoef", dcoef, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
-	if c.ok {
+	if c.ok && !isNil(dx) {
 		ck.dx = c.f32("dx", dx, blk.NumSrc.Cap*heads*dim)
 	}
 	return c, ck

@@ -147,7 +147,7 @@ func attentionPipeline(t *testing.T, b *Backend, blk *backend.Block, clock backe
 		t.Fatal(err)
 	}
 	noRows := backend.Count{Buf: zero, Cap: srcCap}
-	b.HeadDotBackward(z, del, del, blk.NumSrc, noRows, heads, dim, aSrc, aSrc, dz, da, none)
+	b.HeadDotBackward(z, del, del, blk.NumSrc, noRows, heads, dim, aSrc, aSrc, dz, true, da, none)
 	if err := b.Sync(); err != nil {
 		t.Fatal(err)
 	}

@@ -40,12 +40,16 @@ func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, 
 // HeadDotBackward accumulates dx[i, h·dim+f] += dout1[i, h]·a1[h·dim+f]
 // on rows [:n1], then dout2[i, h]·a2[h·dim+f] on rows [:n2], and
 // overwrites da1 and da2 with the column sums of dout·x, accumulated in
-// float64 in row order (threads split the columns).
-func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
-	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
+// float64 in row order (threads split the columns). Without add, dx's rows
+// [:max(n1, n2)] are zeroed first.
+func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx backend.Buffer, add bool, da1, da2 backend.Buffer) {
+	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, add, da1, da2)
 	defer c.end()
 	if !c.ok {
 		return
+	}
+	if !add {
+		clear(ck.dx[:max(ck.n1, ck.n2)*heads*dim])
 	}
 	b.headDotBackward(ck.x, ck.dout1, ck.n1, heads, dim, ck.a1, ck.dx, ck.da1)
 	b.headDotBackward(ck.x, ck.dout2, ck.n2, heads, dim, ck.a2, ck.dx, ck.da2)

@@ -101,7 +101,8 @@ func storeHead(o, s []float32, scale float32, acc bool) {
 
 // HeadAggregateBackward overwrites dcoef (per destination: float64 dots of
 // dout with the sources' rows) and accumulates dx, per source in
-// destination order like AggregateBackward (see backend.Attention).
+// destination order like AggregateBackward (see backend.Attention); either
+// may be nil.
 func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {
 	c, ck := b.checkHeadAggregateBackward(blk, coef, x, dout, heads, dim, mean, dcoef, dx)
 	defer c.end()
@@ -110,11 +111,16 @@ func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backen
 	}
 	g := newHeadAgg(blk, ck.blk, ck.coef, ck.x, heads, dim, mean, ck.dout)
 	dc, dxs := ck.dcoef, ck.dx
-	b.rows(g.v.nDst, max(1, 256/g.w), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			g.coefGrads(i, dc)
-		}
-	})
+	if dc != nil {
+		b.rows(g.v.nDst, max(1, 256/g.w), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				g.coefGrads(i, dc)
+			}
+		})
+	}
+	if dxs == nil {
+		return
+	}
 	t := b.transpose(&g.v)
 	b.rows(g.v.nSrc, max(1, 1024/g.w), func(lo, hi int) {
 		for j := lo; j < hi; j++ {

@@ -106,6 +106,7 @@ type headDotBackwardArgs struct {
 	a1    *buffer
 	a2    *buffer
 	dx    *buffer
+	add   bool
 	da1   *buffer
 	da2   *buffer
 }
@@ -113,7 +114,7 @@ type headDotBackwardArgs struct {
 // checkHeadDotBackward begins a call of HeadDotBackward (backend.Attention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) (c call, ck headDotBackwardArgs) {
+func (b *Backend) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx backend.Buffer, add bool, da1, da2 backend.Buffer) (c call, ck headDotBackwardArgs) {
 	c = b.begin("HeadDotBackward")
 	ck.n1 = n1
 	ck.n1P = c.count("n1", n1)
@@ -132,6 +133,7 @@ func (b *Backend) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 ba
 	ck.a1 = c.buf("a1", a1, backend.F32, heads*dim)
 	ck.a2 = c.buf("a2", a2, backend.F32, heads*dim)
 	ck.dx = c.buf("dx", dx, backend.F32, max(n1.Cap, n2.Cap)*heads*dim)
+	ck.add = add
 	ck.da1 = c.buf("da1", da1, backend.F32, heads*dim)
 	ck.da2 = c.buf("da2", da2, backend.F32, heads*dim)
 	return c, ck
@@ -141,8 +143,8 @@ func (b *Backend) checkHeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 ba
 // with HeadDotBackward's checked arguments, its parameters in the kernel's order.
 func (c *call) launchHeadDotBwd(a *headDotBackwardArgs, p1, p2 uintptr, chunkRows int, grid, block dim3, smem int) {
 	c.args().ptr(a.x.addr()).ptr(a.dout1.addr()).ptr(a.dout2.addr()).ptr(a.n1P).i32(a.n1.Cap).ptr(a.n2P).
-		i32(a.n2.Cap).i32(a.heads).i32(a.dim).ptr(a.a1.addr()).ptr(a.a2.addr()).ptr(a.dx.addr()).ptr(p1).
-		ptr(p2).i32(chunkRows)
+		i32(a.n2.Cap).i32(a.heads).i32(a.dim).ptr(a.a1.addr()).ptr(a.a2.addr()).ptr(a.dx.addr()).flag(a.add).
+		ptr(p1).ptr(p2).i32(chunkRows)
 	c.launch("head_dot_bwd", grid, block, smem)
 }
 
@@ -150,8 +152,8 @@ func (c *call) launchHeadDotBwd(a *headDotBackwardArgs, p1, p2 uintptr, chunkRow
 // with HeadDotBackward's checked arguments, its parameters in the kernel's order.
 func (c *call) launchHeadDotBwdVec(a *headDotBackwardArgs, name string, p1, p2 uintptr, chunkRows int, grid, block dim3, smem int) {
 	c.args().ptr(a.x.addr()).ptr(a.dout1.addr()).ptr(a.dout2.addr()).ptr(a.n1P).i32(a.n1.Cap).ptr(a.n2P).
-		i32(a.n2.Cap).i32(a.heads).i32(a.dim).ptr(a.a1.addr()).ptr(a.a2.addr()).ptr(a.dx.addr()).ptr(p1).
-		ptr(p2).i32(chunkRows)
+		i32(a.n2.Cap).i32(a.heads).i32(a.dim).ptr(a.a1.addr()).ptr(a.a2.addr()).ptr(a.dx.addr()).flag(a.add).
+		ptr(p1).ptr(p2).i32(chunkRows)
 	c.launch(name, grid, block, smem)
 }
 
@@ -328,10 +330,10 @@ func (b *Backend) checkHeadAggregateBackward(blk *backend.Block, coef, x, dout b
 	if c.ok && (!mean) {
 		ck.dout = c.buf("dout", dout, backend.F32, blk.NumDst.Cap*heads*dim)
 	}
-	if c.ok {
+	if c.ok && !isNil(dcoef) {
 		ck.dcoef = c.buf("dcoef", dcoef, backend.F32, (blk.NumDst.Cap+blk.NumEdges.Cap)*heads)
 	}
-	if c.ok {
+	if c.ok && !isNil(dx) {
 		ck.dx = c.buf("dx", dx, backend.F32, blk.NumSrc.Cap*heads*dim)
 	}
 	return c, ck

@@ -284,7 +284,7 @@ func (g *gatCase) run(t *testing.T, be backend.Backend, pad int, capture bool) m
 		be.Fill(bufs["dz"], 0)
 		att.HeadAggregateBackward(blk, bufs["coef"], z, dout, H, g.dim, g.mean, bufs["dcoef"], bufs["dz"])
 		att.EdgeSoftmaxBackward(blk, el, er, H, 0.2, 0.3, r, bufs["dcoef"], bufs["del"], bufs["der"])
-		att.HeadDotBackward(z, bufs["del"], bufs["del"], blk.NumSrc, noRows, H, g.dim, a, a, bufs["dz"], bufs["da"], bufs["none"])
+		att.HeadDotBackward(z, bufs["del"], bufs["del"], blk.NumSrc, noRows, H, g.dim, a, a, bufs["dz"], true, bufs["da"], bufs["none"])
 	}
 	if !capture {
 		ops()

@@ -45,13 +45,13 @@ func headDotChunks(rows int) (chunkRows, chunks int) {
 }
 
 // HeadDotBackward: dx += dout1 ⊗ a1 on rows [:n1], then dout2 ⊗ a2 on
-// rows [:n2], in one kernel over rows [:max(n1, n2)] (head_dot_bwd_v4 on
+// rows [:n2] (without add, onto zeros instead of dx), in one kernel over rows [:max(n1, n2)] (head_dot_bwd_v4 on
 // float4 words when dim % 4 == 0 and x and dx are 16-byte aligned, else
 // head_dot_bwd; both write the same bits); da1 and da2 are the column sums
 // of dout·x, as partial sums per 64 rows added in a fixed order
 // (column_sums).
-func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
-	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
+func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx backend.Buffer, add bool, da1, da2 backend.Buffer) {
+	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, add, da1, da2)
 	defer c.end()
 	if !c.ok {
 		return
@@ -236,7 +236,7 @@ func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, head
 // HeadAggregateBackward: dcoef per position (deterministic; a warp per
 // destination, or for few destinations positionSlices warps a
 // destination); dx through float atomics, or with Options.Deterministic
-// sorted by source and gathered.
+// sorted by source and gathered; either may be nil.
 func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backend.Buffer, heads, dim int, mean bool, dcoef, dx backend.Buffer) {
 	c, ck := b.checkHeadAggregateBackward(blk, coef, x, dout, heads, dim, mean, dcoef, dx)
 	defer c.end()
@@ -250,12 +250,14 @@ func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backen
 	if !b.opt.Deterministic {
 		dxp = ck.dx.addr()
 	}
-	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.dout.ptr%16 == 0 && ck.dx.ptr%16 == 0, 1); ok {
+	switch suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.dout.ptr%16 == 0 && ck.dx.addr()%16 == 0, 1); {
+	case ck.dcoef == nil && dxp == 0: // nothing but the deterministic path's gather
+	case ok:
 		c.launchHeadAggBwdGrouped(&ck, "head_agg_bwd_"+suf, blk.Bipartite, words, gl, dxp, g, t, 0)
-	} else {
+	default:
 		c.launchHeadAggBwd(&ck, blk.Bipartite, dxp, g, t, 0)
 	}
-	if !b.opt.Deterministic {
+	if !b.opt.Deterministic || ck.dx == nil {
 		return
 	}
 	s, ok := c.sortBySource(a, detSorted{})

@@ -38,7 +38,7 @@ func TestHeadDotBackwardWords(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				att.HeadDotBackward(xb, d1, d2, n1, n2, c.heads, c.dim, a1, a2, dxb, g1, g2)
+				att.HeadDotBackward(xb, d1, d2, n1, n2, c.heads, c.dim, a1, a2, dxb, true, g1, g2)
 				return readF32(t, b, dxb, cp*w), readF32(t, b, g1, w), readF32(t, b, g2, w)
 			}
 			vx, va1, va2 := run(0)

@@ -143,9 +143,9 @@ func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, 
 	b.op("HeadDot", func() { b.inner.(backend.Attention).HeadDot(x, n, heads, dim, a, out) })
 }
 
-func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx, da1, da2 backend.Buffer) {
+func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx backend.Buffer, add bool, da1, da2 backend.Buffer) {
 	b.op("HeadDotBackward", func() {
-		b.inner.(backend.Attention).HeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, da1, da2)
+		b.inner.(backend.Attention).HeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, add, da1, da2)
 	})
 }
 

@@ -9,9 +9,10 @@
 //   float64, then a xor butterfly (every lane ends with the same bits);
 //   head_dot_{v4,v1}_{NQ} the same with one lane group per head (the
 //   shapes that fit: up to 32 heads, 8 words per lane).
-// head_dot_bwd(_v4): dx += dout x a element-wise and the partial sums of da per
-//   chunk of rows, like bias_act_dropout_bwd, for two score vectors (a GAT
-//   layer's source and destination scores) in one pass over x and dx;
+// head_dot_bwd(_v4): dx += dout x a element-wise (without add, dx = 0 +
+//   dout x a: dx not read) and the partial sums of da per chunk of rows,
+//   like bias_act_dropout_bwd, for two score vectors (a GAT layer's source
+//   and destination scores) in one pass over x and dx;
 //   column_sums (dense.cu) adds the chunks in a fixed order.
 // edge_softmax(_bwd), gat_del_gather: see gat_softmax.cu.
 // head_agg(_bwd), head_agg_gather: see gat_agg.cu.
@@ -111,7 +112,7 @@ __device__ __forceinline__ void vc_set(float4& v, int c, float f) {
 template <typename V, int U>
 __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, const float* dout2, int n1, int n2,
                                                int heads, int dim, const float* a1, const float* a2, V* dx,
-                                               float* partial1, float* partial2, int chunkRows) {
+                                               int add, float* partial1, float* partial2, int chunkRows) {
     const int NC = sizeof(V) / sizeof(float);
     __shared__ double red[2][NC][8][33];
     int w = heads * dim, wV = w / NC;
@@ -137,7 +138,7 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
                 g1[u] = r < m1 ? dout1[(i64)r * heads + h] : 0.f;
                 g2[u] = r < m2 ? dout2[(i64)r * heads + h] : 0.f;
                 xv[u] = r < r1 ? x[idx] : V();
-                dv[u] = r < r1 ? dx[idx] : V();
+                dv[u] = add && r < r1 ? dx[idx] : V();
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -180,12 +181,12 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
 #define HD_BWD_ARGS                                                                                            \
     const int *n1P, int cap1, const int *n2P, int cap2, int heads, int dim, const float *a1, const float *a2
 extern "C" __global__ void head_dot_bwd(const float* x, const float* dout1, const float* dout2, HD_BWD_ARGS,
-                                         float* dx, float* partial1, float* partial2, int chunkRows) {
+                                         float* dx, int add, float* partial1, float* partial2, int chunkRows) {
     head_dot_bwd_t<float, 8>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
-                          partial1, partial2, chunkRows);
+                             add, partial1, partial2, chunkRows);
 }
 extern "C" __global__ void head_dot_bwd_v4(const float4* x, const float* dout1, const float* dout2, HD_BWD_ARGS,
-                                            float4* dx, float* partial1, float* partial2, int chunkRows) {
+                                            float4* dx, int add, float* partial1, float* partial2, int chunkRows) {
     head_dot_bwd_t<float4, 4>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
-                           partial1, partial2, chunkRows);
+                              add, partial1, partial2, chunkRows);
 }

@@ -23,7 +23,8 @@
 //   the group (log2 G steps; the same order for a given shape, at any
 //   slicing), and dx gets w·dout through float atomics (16-byte reductions
 //   on sm_90, vec.cuh) or not at all (dx null: the deterministic path's
-//   head_agg_gather).
+//   head_agg_gather, or dcoef alone); with dcoef null, no products and no
+//   reads of x (dx alone).
 // head_agg, head_agg_bwd: the general kernels (any heads and width), used
 // when the grouped ones do not fit: one warp per destination, lanes over
 // output columns; the backward's dcoef per head with a warp-wide butterfly,
@@ -120,8 +121,9 @@ __device__ __forceinline__ float head_agg_weight(const float* coef, i64 row, int
 }
 
 // head_agg_bwd: dcoef of every live position (0 for an edge whose source is
-// not live) and, when dx is not null, dx scattered with float atomics; the
-// warps of grid row y take positions y, y + gridDim.y, ...
+// not live) when dcoef is not null, and, when dx is not null, dx scattered
+// with float atomics; the warps of grid row y take positions y, y +
+// gridDim.y, ...
 extern "C" __global__ void head_agg_bwd(HA_ARGS, const float* coef, const float* x, const float* dout, float* dcoef,
                                         float* dx) {
     BlockCounts bc = block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap);
@@ -133,7 +135,7 @@ extern "C" __global__ void head_agg_bwd(HA_ARGS, const float* coef, const float*
         for (int k = blockIdx.y; k < 1 + e1 - e0; k += gridDim.y) {
             int j = att_src(indices, i, e0, k, bc.ns, bip);
             i64 row = att_row(i, e0, k, dstCap);
-            for (int h = 0; h < heads; h++) {
+            for (int h = 0; dcoef != 0 && h < heads; h++) {
                 double s = 0.0;
                 if (j >= 0) {
                     const float* xj = x + (i64)j * w + h * dim;
@@ -252,11 +254,13 @@ __device__ __forceinline__ HaDest ha_first(const int* indptr, const int* indices
 // ha_load takes the U positions from u0 of the chunk at pb (cnt live in
 // it) of the slice ps of destination i: their sources (-1 past cnt), their
 // coefficients for the lane's head (0 when !withCoef) and the lane's words
-// of each source's row, every load issued before any is used.
+// of each source's row (0 when !withX), every load issued before any is
+// used.
 template <typename V, int NQ, int U>
 __device__ __forceinline__ void ha_load(int jl, int u0, int cnt, int i, int e0, int pb, PosSlice ps, int dstCap,
-                                        int heads, int dimV, const HeadLanes& L, bool withCoef, const float* coef,
-                                        const V* x, int (&jj)[U], float (&cw)[U], V (&xv)[U][NQ]) {
+                                        int heads, int dimV, const HeadLanes& L, bool withCoef, bool withX,
+                                        const float* coef, const V* x, int (&jj)[U], float (&cw)[U],
+                                        V (&xv)[U][NQ]) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
         jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
@@ -266,7 +270,7 @@ __device__ __forceinline__ void ha_load(int jl, int u0, int cnt, int i, int e0, 
 #pragma unroll
         for (int k = 0; k < NQ; k++) {
             int c = L.col(k);
-            xv[u][k] = jj[u] >= 0 && c >= 0 ? x[(i64)jj[u] * L.wV + L.h * dimV + c] : V();
+            xv[u][k] = withX && jj[u] >= 0 && c >= 0 ? x[(i64)jj[u] * L.wV + L.h * dimV + c] : V();
         }
     }
 }
@@ -294,7 +298,7 @@ __device__ __forceinline__ void head_agg_grp(const int* indptr, const int* indic
                 int jj[U];
                 float cw[U];
                 V xv[U][NQ];
-                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, all, dstCap, heads, dimV, L, true, coef, x, jj, cw, xv);
+                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, all, dstCap, heads, dimV, L, true, true, coef, x, jj, cw, xv);
                 if (pb == 0 && u0 == 0) cur = ha_dest(indices, bc, bip, i + G, p0, p1, all);  // the next one
 #pragma unroll
                 for (int u = 0; u < U; u++) {
@@ -358,18 +362,21 @@ __device__ __forceinline__ void head_agg_bwd_grp(const int* indptr, const int* i
                 int jj[U];
                 float cw[U];
                 V xv[U][NQ];
-                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, ps, dstCap, heads, dimV, L, dx != 0, coef, x, jj, cw, xv);
+                ha_load<V, NQ, U>(jl, u0, cnt, i, e0, pb, ps, dstCap, heads, dimV, L, dx != 0, dcoef != 0, coef, x, jj,
+                                  cw, xv);
                 if (pb == 0 && u0 == 0) cur = ha_dest(indices, bc, bip, i + G, p0, p1, ps);  // the next one
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     if (u0 + u >= cnt) break;
-                    double s = 0.0;
+                    if (dcoef) {
+                        double s = 0.0;
 #pragma unroll
-                    for (int k = 0; k < NQ; k++) s = vdot_d(d[k], xv[u][k], s);
-                    for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
-                    if (mean) s /= (double)heads;
-                    int k = ps.at(pb + u0 + u);
-                    if (L.on && L.s == 0) dcoef[att_row(i, e0, k, dstCap) * heads + L.h] = (float)s;
+                        for (int k = 0; k < NQ; k++) s = vdot_d(d[k], xv[u][k], s);
+                        for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
+                        if (mean) s /= (double)heads;
+                        int k = ps.at(pb + u0 + u);
+                        if (L.on && L.s == 0) dcoef[att_row(i, e0, k, dstCap) * heads + L.h] = (float)s;
+                    }
                     if (!dx || jj[u] < 0) continue;
                     float wg = mean ? __fmul_rn(cw[u], invH) : cw[u];
 #pragma unroll
