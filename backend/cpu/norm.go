@@ -123,7 +123,7 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 		return
 	}
 	rows, xs, dys, st, g, dxs, dg, db, dbi := ck.n, ck.x, ck.dy, ck.stats, ck.gamma, ck.dx, ck.dgamma, ck.dbeta, ck.dbias
-	if act.Relu || act.P > 0 { // the activation's backward first, into dx (which no sum below reads before it writes)
+	if act.Relu || act.P > 0 { // the activation's backward first, into dx, which then serves as dy (as with dx = dy)
 		y := &buffer{dt: backend.F32, f32: ck.actY}
 		b.actBackward(dys, rows, dim, act.Relu, act.P, y, ck.actMask, &buffer{dt: backend.F32, f32: dxs}, nil)
 		dys = dxs

@@ -45,11 +45,11 @@ func headDotChunks(rows int) (chunkRows, chunks int) {
 }
 
 // HeadDotBackward: dx += dout1 ⊗ a1 on rows [:n1], then dout2 ⊗ a2 on
-// rows [:n2] (without add, onto zeros instead of dx), in one kernel over rows [:max(n1, n2)] (head_dot_bwd_v4 on
-// float4 words when dim % 4 == 0 and x and dx are 16-byte aligned, else
-// head_dot_bwd; both write the same bits); da1 and da2 are the column sums
-// of dout·x, as partial sums per 64 rows added in a fixed order
-// (column_sums).
+// rows [:n2] (without add, onto zeros instead of dx), in one kernel over
+// rows [:max(n1, n2)] (head_dot_bwd_v4 on float4 words when dim % 4 == 0
+// and x and dx are 16-byte aligned, else head_dot_bwd; both write the same
+// bits); da1 and da2 are the column sums of dout·x, as partial sums per 64
+// rows added in a fixed order (column_sums).
 func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx backend.Buffer, add bool, da1, da2 backend.Buffer) {
 	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, add, da1, da2)
 	defer c.end()
