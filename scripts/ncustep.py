@@ -10,9 +10,12 @@ run), with the kernels serialized as ncu runs them.
   ncustep.py work FILE
       every metric summed over the step, for the next step's sampling
       kernels (slice, sample, relabel), for the rest, and in all
+
+FILE may be gzipped (FILE.gz, as scripts/measure keeps them).
 """
 import argparse
 import csv
+import gzip
 import re
 import signal
 import sys
@@ -25,7 +28,8 @@ UNITS = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms
 def launches(path):
     """[(kernel name, {"metric (unit)": value})] in launch order."""
     by_id = {}
-    with open(path) as f:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
         lines = [l for l in f if l.startswith('"')]
     for r in csv.DictReader(lines):
         name, metrics = by_id.setdefault(r["ID"], (r["Kernel Name"].split("(")[0], {}))
