@@ -166,11 +166,9 @@ func (n *normLayer) forwardAct(h backend.Buffer, count backend.Count, bias backe
 		return
 	}
 	stats := n.stats
-	if n.perRow || bias == nil {
-		n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, n.pre)
-	}
 	switch {
 	case n.perRow:
+		n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, n.pre)
 		stats = nil
 	case n.sync != nil:
 		// The group's statistics: each rank's moments, summed.
@@ -188,10 +186,11 @@ func (n *normLayer) forwardAct(h backend.Buffer, count backend.Count, bias backe
 	n.ops.NormApply(n.pre, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, a.relu, a.p, a.r, a.mask, y)
 }
 
-// statsOf takes the batch statistics of h plus bias (rows [:count]) into
-// n.stats: with a bias, in the pass that writes them to n.pre.
+// statsOf writes h plus bias (rows [:count]) to n.pre, kept for backward,
+// and takes their batch statistics into n.stats: with a bias, in one pass.
 func (n *normLayer) statsOf(h backend.Buffer, count backend.Count, bias backend.Buffer) {
-	if bias == nil { // n.pre holds them already
+	if bias == nil { // nothing to add: h's rows copied, then summed
+		n.be.BiasActDropout(h, count, n.dim, nil, false, 0, backend.Rand{}, nil, n.pre)
 		n.ops.BatchNormStats(n.pre, count, n.dim, nil, nil, n.stats)
 		return
 	}

@@ -368,13 +368,13 @@ func (m *Model) Backward(b *Batch) {
 		// The gradient through this layer's activation, unless layer l+1's
 		// backward passed it through (gathers), and its normalisation's.
 		act := backend.ActGrad{Relu: m.cfg.hiddenOut(l), P: m.dropP[l], Y: m.hid[l], Mask: m.dropMask(l)}
-		dy := m.dAct[l]
-		if m.gathers(l + 1) {
+		dy, gathered := m.dAct[l], m.gathers(l+1)
+		if gathered {
 			act, dy = backend.ActGrad{}, dh
 		}
 		if n := m.norms[l]; n != nil {
 			n.backward(dy, act, blk.NumDst, ly.bias().G, dh) // the activation's backward in the normalisation's passes
-		} else if !m.gathers(l + 1) {
+		} else if !gathered {
 			m.be.BiasActDropoutBackward(dy, act.Y, blk.NumDst, out, act.Relu, act.P, act.Mask, dh, ly.bias().G)
 		}
 		if l == 0 && m.hot != nil && !m.hot.Inputs() {
