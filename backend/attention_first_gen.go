@@ -26,6 +26,20 @@ type SharedAttention interface {
 	// whose source is not live and for a Bipartite block's self loop. It
 	// gives no gradient of x (a bottom layer's input is the features).
 	SharedAggregateBackward(blk *Block, x, dout Buffer, heads, in int, dcoef Buffer)
+	// ScoreProduct is Linear for the scores of a layer that aggregates
+	// before it projects: y[:n] = x[:n]·u, x F32 or BF16 [n.Cap, in]
+	// (bfloat16 widened as read, so that the layer reads its input rows
+	// in the type its table keeps them), u F32 [in, heads] (W_h·a_h per
+	// head), y F32 [n.Cap, heads], at most MaxScoreHeads heads. Float32
+	// sums, in an order that does not depend on x's type: a bfloat16 x
+	// gives the bits of its float32 widening. Rows of y past the live
+	// count are unspecified afterwards.
+	ScoreProduct(x Buffer, n Count, u Buffer, in, heads int, y Buffer)
+	// ScoreProductBackward overwrites du F32 [in, heads] with the gradient
+	// of ScoreProduct's u from dy F32 [n.Cap, heads]: du = x[:n]ᵀ·dy[:n]
+	// (x as ScoreProduct reads it; a bfloat16 x gives the bits of its
+	// float32 widening).
+	ScoreProductBackward(x, dy Buffer, n Count, in, heads int, du Buffer)
 	// HeadLinear projects each head's block of x's columns by that head's
 	// columns of w: y[i, h·dim+c] = Σ_f x[i, h·in+f]·w[f, h·dim+c] for the
 	// live rows i < n (x F32 [n.Cap, heads·in], SharedAggregate's out; w

@@ -5,7 +5,8 @@ package backend
 // Dense holds row-wise and matrix ops. All matrices are row-major float32.
 type Dense interface {
 	// Gather copies rows: out[i, :] = table[ids[i], :] for i < n; table is
-	// [rows, dim] (F32 or I32); out is [n.Cap, dim] of the same type.
+	// [rows, dim] (F32, I32 or BF16); out is [n.Cap, dim] of the same type,
+	// or F32 for a BF16 table (backend.RowType: the rows widened).
 	Gather(table Buffer, dim int, ids Buffer, n Count, out Buffer)
 	// Convert copies x into y of the same length, changing the element
 	// type: F32 to BF16 rounds to nearest even, BF16 to F32 widens exactly,

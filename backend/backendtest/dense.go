@@ -9,7 +9,7 @@ import (
 )
 
 func testGather(e *env) {
-	for _, dim := range []int{1, 3, 16, 33} {
+	for _, dim := range []int{1, 3, 6, 16, 33} {
 		const rows, cp, live = 50, 40, 29
 		ids := make([]int32, cp)
 		for i := range ids {
@@ -31,6 +31,18 @@ func testGather(e *env) {
 		outI := e.poisonI32(cp * dim)
 		e.be.Gather(e.upload(ti), dim, e.upload(ids), e.count(live, cp), outI)
 		checkEqual(e.t, fmt.Sprintf("Gather int32 dim=%d", dim), e.readI32(outI, live*dim), gatherRef(ti, ids[:live], dim), dim)
+		// bfloat16 table into bfloat16 rows, as they are: at offset 0 and
+		// at an odd element (every row a 2-byte word's alignment)
+		tb := backend.ToBF16(e.randF32(rows*dim, 10))
+		for _, off := range []int{0, 1} {
+			poison := make([]uint16, off+cp*dim)
+			for i := range poison {
+				poison[i] = 0x7fc1
+			}
+			outB := e.be.View(e.upload(poison), off, cp*dim)
+			e.be.Gather(e.upload(tb), dim, e.upload(ids), e.count(live, cp), outB)
+			checkEqual(e.t, fmt.Sprintf("Gather bfloat16 rows dim=%d at %d", dim, off), e.readU16(outB, live*dim), gatherRef(tb, ids[:live], dim), dim)
+		}
 	}
 }
 

@@ -153,3 +153,53 @@ func testHeadLinear(e *env) {
 		e.checkClose(fmt.Sprintf("HeadLinearBackwardWeight %+v", s), e.readF32(dw, s.in*wd), wantW, scaleW, tolSum, wd)
 	}
 }
+
+// scoreShape is a ScoreProduct shape: cap rows, live of them, in wide,
+// heads columns.
+type scoreShape struct{ cap, live, in, heads int }
+
+// scoreShapes: products-sim's bottom layer {4 heads, 100 wide}, widths
+// that take one value at a time, rows past a chunk of the weight
+// gradient's partial sums, no live row, and a width whose weights pass the
+// default shared memory of the CUDA kernels (1,600 columns at 8 heads).
+var scoreShapes = []scoreShape{{1, 1, 1, 1}, {40, 29, 100, 4}, {300, 257, 33, 3}, {600, 600, 64, 8},
+	{9, 0, 5, 2}, {70, 61, 1600, 8}, {50, 37, 10, 5}}
+
+// testScoreProduct: ScoreProduct and its backward against float64 sums,
+// and a bfloat16 x against its float32 widening bit for bit.
+func testScoreProduct(e *env) {
+	for _, s := range scoreShapes {
+		x, u, dy := e.randF32(s.cap*s.in, 1), e.randF32(s.in*s.heads, 1), e.randF32(s.cap*s.heads, 1)
+		bits := backend.ToBF16(x)
+		for k, v := range bits {
+			x[k] = backend.BF16Float(v)
+		}
+		n := e.count(s.live, s.cap)
+		run := func(xb backend.Buffer) (y, du []float32) {
+			yb, dub := e.poison(s.cap*s.heads), e.poison(s.in*s.heads)
+			e.att().ScoreProduct(xb, n, e.upload(u), s.in, s.heads, yb)
+			e.att().ScoreProductBackward(xb, e.upload(dy), n, s.in, s.heads, dub)
+			return e.readF32(yb, s.live*s.heads), e.readF32(dub, s.in*s.heads)
+		}
+		y, du := run(e.upload(x))
+		yh, duh := run(e.upload(bits))
+		wantY, scaleY := make([]float64, s.live*s.heads), make([]float64, s.live*s.heads)
+		wantU, scaleU := make([]float64, s.in*s.heads), make([]float64, s.in*s.heads)
+		for i := range s.live {
+			for f := range s.in {
+				for h := range s.heads {
+					xv := float64(x[i*s.in+f])
+					t, g := xv*float64(u[f*s.heads+h]), xv*float64(dy[i*s.heads+h])
+					wantY[i*s.heads+h] += t
+					scaleY[i*s.heads+h] += math.Abs(t)
+					wantU[f*s.heads+h] += g
+					scaleU[f*s.heads+h] += math.Abs(g)
+				}
+			}
+		}
+		e.checkClose(fmt.Sprintf("ScoreProduct %+v", s), y, wantY, scaleY, tolSum, s.heads)
+		e.checkClose(fmt.Sprintf("ScoreProductBackward %+v", s), du, wantU, scaleU, tolSum, s.heads)
+		checkEqual(e.t, fmt.Sprintf("ScoreProduct %+v, bfloat16 x", s), yh, y, s.heads)
+		checkEqual(e.t, fmt.Sprintf("ScoreProductBackward %+v, bfloat16 x", s), duh, du, s.heads)
+	}
+}

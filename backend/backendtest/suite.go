@@ -100,6 +100,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"SharedAggregate", testSharedAggregate},
 		{"SharedAggregateBackward", testSharedAggregateBackward},
 		{"HeadLinear", testHeadLinear},
+		{"ScoreProduct", testScoreProduct},
 		{"LinearKeepsPaddingRows", testLinearKeepsPaddingRows},
 		{"Capture", testCapture},
 		{"MeanWeights", testMeanWeights},

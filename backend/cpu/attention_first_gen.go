@@ -66,6 +66,58 @@ func (b *Backend) checkSharedAggregateBackward(blk *backend.Block, x, dout backe
 	return c, ck
 }
 
+// scoreProductArgs are ScoreProduct's arguments as checkScoreProduct returns them.
+type scoreProductArgs struct {
+	n  int
+	nP *int32
+	x  *buffer
+	u  []float32
+	y  []float32
+}
+
+// checkScoreProduct begins a call of ScoreProduct (backend.SharedAttention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) (c call, ck scoreProductArgs) {
+	c = b.begin("ScoreProduct")
+	ck.n, ck.nP = c.count("n", n)
+	c.check(backend.CheckDim("in", in))
+	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
+	c.check(backend.CheckDim("heads", heads))
+	ck.u = c.f32("u", u, in*heads)
+	if c.ok && !(heads <= backend.MaxScoreHeads) {
+		c.failf("heads: %d, at most %d", heads, backend.MaxScoreHeads)
+	}
+	ck.y = c.f32("y", y, n.Cap*heads)
+	return c, ck
+}
+
+// scoreProductBackwardArgs are ScoreProductBackward's arguments as checkScoreProductBackward returns them.
+type scoreProductBackwardArgs struct {
+	n  int
+	nP *int32
+	x  *buffer
+	dy []float32
+	du []float32
+}
+
+// checkScoreProductBackward begins a call of ScoreProductBackward (backend.SharedAttention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) (c call, ck scoreProductBackwardArgs) {
+	c = b.begin("ScoreProductBackward")
+	ck.n, ck.nP = c.count("n", n)
+	c.check(backend.CheckDim("in", in))
+	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
+	c.check(backend.CheckDim("heads", heads))
+	ck.dy = c.f32("dy", dy, n.Cap*heads)
+	if c.ok && !(heads <= backend.MaxScoreHeads) {
+		c.failf("heads: %d, at most %d", heads, backend.MaxScoreHeads)
+	}
+	ck.du = c.f32("du", du, in*heads)
+	return c, ck
+}
+
 // headLinearArgs are HeadLinear's arguments as checkHeadLinear returns them.
 type headLinearArgs struct {
 	n  int

@@ -9,8 +9,9 @@ import (
 )
 
 // Gather copies rows: out[i, :] = table[ids[i], :] for i < n; table is
-// [rows, dim] (F32 or I32), ids I32 [n.Cap], out [n.Cap, dim] of table's
-// type. An id outside [0, rows) is an error and nothing is written.
+// [rows, dim] (F32, I32 or BF16), ids I32 [n.Cap], out [n.Cap, dim] of
+// table's type, or F32 for a BF16 table (widened). An id outside [0,
+// rows) is an error and nothing is written.
 func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	c, ck := b.checkGather(table, dim, ids, n, out)
 	defer c.end()
@@ -18,7 +19,7 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 		return
 	}
 	tb := ck.table
-	b.gatherRows(&c, ck.ids[:ck.n], tb.Len()/dim, dim, ck.out.f32, ck.out.i32, func(_ int, v int32) (rowRef, int) { return rowOf(tb, int(v), dim), 0 }, nil)
+	b.gatherRows(&c, ck.ids[:ck.n], tb.Len()/dim, dim, rowRef{f32: ck.out.f32, i32: ck.out.i32, u16: ck.out.u16}, func(_ int, v int32) (rowRef, int) { return rowOf(tb, int(v), dim), 0 }, nil)
 }
 
 // widenRow writes bfloat16 bits src[:len(dst)] to dst as float32.

@@ -25,8 +25,9 @@ func (b *Backend) checkGather(table backend.Buffer, dim int, ids backend.Buffer,
 	c.check(backend.CheckDim("dim", dim))
 	ck.n, ck.nP = c.count("n", n)
 	ck.ids = c.i32("ids", ids, n.Cap)
-	if c.ok {
-		ck.out = c.buf("out", out, backend.RowType(table.DType()), n.Cap*dim)
+	ck.out = c.typed("out", out, n.Cap*dim, backend.F32, backend.I32, backend.BF16)
+	if c.ok && !(out.DType() == table.DType() || out.DType() == backend.RowType(table.DType())) {
+		c.failf("out: %s rows of a %s table", out.DType(), table.DType())
 	}
 	return c, ck
 }

@@ -151,3 +151,31 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		b.sgemm(&c, true, false, in, dim, ck.n, ck.x[h*in:], hin, ck.dy[h*dim:], wd, 0, ck.dw[h*dim:], wd)
 	}
 }
+
+// ScoreProduct: y[:n] = x[:n]·u, a bfloat16 x widened first (Linear's
+// product for a float32 x).
+func (b *Backend) ScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) {
+	c, ck := b.checkScoreProduct(x, n, u, in, heads, y)
+	defer c.end()
+	if c.ok {
+		b.sgemm(&c, false, false, ck.n, heads, in, scoreRows(ck.x, ck.n*in), in, ck.u, heads, 0, ck.y, heads)
+	}
+}
+
+// ScoreProductBackward: du = x[:n]ᵀ·dy[:n], a bfloat16 x widened first
+// (LinearBackwardWeight's product for a float32 x).
+func (b *Backend) ScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) {
+	c, ck := b.checkScoreProductBackward(x, dy, n, in, heads, du)
+	defer c.end()
+	if c.ok {
+		b.sgemm(&c, true, false, in, heads, ck.n, scoreRows(ck.x, ck.n*in), in, ck.dy, heads, 0, ck.du, heads)
+	}
+}
+
+// scoreRows is x's first need values as float32 (a bfloat16 x widened).
+func scoreRows(x *buffer, need int) []float32 {
+	if x.dt == backend.BF16 {
+		return widen(x.u16[:need])
+	}
+	return x.f32
+}

@@ -153,7 +153,7 @@ func (b *Backend) GatherRows(t backend.RowTable, ids backend.Buffer, n backend.C
 	var counts [4]int64 // local, replica, remote read from the peer, remote reused
 	g := rt.gen
 	prev, cur := rt.keep[(g-1)&1], rt.keep[g&1]
-	b.gatherRows(&c, idx[:live], int(rt.numRows), dim, ob.f32, nil, func(i int, v int32) (rowRef, int) {
+	b.gatherRows(&c, idx[:live], int(rt.numRows), dim, rowRef{f32: ob.f32}, func(i int, v int32) (rowRef, int) {
 		r := int(index[v])
 		row := rt.rows[at[v]][r*dim : (r+1)*dim]
 		k := int(kind[v])

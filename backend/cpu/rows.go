@@ -30,28 +30,31 @@ func rowOf(t *buffer, r, dim int) rowRef {
 	return rowRef{f32: t.f32[r*dim : (r+1)*dim]}
 }
 
-// copyTo writes the row into row i of out (dim values; int32 rows into
-// oi, an int32 out, the others into of, a float32 one). rowRef{}, no row,
-// writes nothing.
-func (r rowRef) copyTo(of []float32, oi []int32, i, dim int) {
+// copyTo writes the row into row i of out (dim values): bfloat16 rows into
+// a bfloat16 out as they are, else widened into its float32 rows; int32
+// rows into its int32 rows; float32 rows into its float32 rows. rowRef{},
+// no row, writes nothing.
+func (r rowRef) copyTo(out rowRef, i, dim int) {
 	switch {
 	case r.f32 == nil && r.i32 == nil && r.u16 == nil:
+	case r.u16 != nil && out.u16 != nil:
+		copy(out.u16[i*dim:(i+1)*dim], r.u16)
 	case r.u16 != nil:
-		widenRow(of[i*dim:(i+1)*dim], r.u16)
+		widenRow(out.f32[i*dim:(i+1)*dim], r.u16)
 	case r.i32 != nil:
-		copy(oi[i*dim:(i+1)*dim], r.i32)
+		copy(out.i32[i*dim:(i+1)*dim], r.i32)
 	default:
-		copy(of[i*dim:(i+1)*dim], r.f32)
+		copy(out.f32[i*dim:(i+1)*dim], r.f32)
 	}
 }
 
-// gatherRows writes row i of out (dim values: of, or oi for int32 rows) =
+// gatherRows writes row i of out (dim values, as copyTo writes them) =
 // the row src gives for
 // vertex idx[i], for every i, in parallel, and adds one per row to counts[kind]
 // (counts, of at most 4 kinds, may be nil). Every id is checked against
 // numRows first: one outside is an error, and nothing is written. src is
 // called once per row, from several goroutines (for distinct i).
-func (b *Backend) gatherRows(c *call, idx []int32, numRows, dim int, of []float32, oi []int32, src func(i int, v int32) (rowRef, int), counts []int64) {
+func (b *Backend) gatherRows(c *call, idx []int32, numRows, dim int, out rowRef, src func(i int, v int32) (rowRef, int), counts []int64) {
 	for i, v := range idx {
 		if v < 0 || int(v) >= numRows {
 			c.failf("ids[%d] = %d outside the %d rows", i, v, numRows)
@@ -63,7 +66,7 @@ func (b *Backend) gatherRows(c *call, idx []int32, numRows, dim int, of []float3
 		var local [4]int64
 		for i := lo; i < hi; i++ {
 			row, k := src(i, idx[i])
-			row.copyTo(of, oi, i, dim)
+			row.copyTo(out, i, dim)
 			local[k]++
 		}
 		if counts != nil {

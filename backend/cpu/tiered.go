@@ -25,7 +25,7 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 		}
 	}
 	var counts [2]int64 // host rows, cached rows
-	b.gatherRows(&c, idx[:rows], hostRows, dim, ck.out, nil, func(_ int, v int32) (rowRef, int) {
+	b.gatherRows(&c, idx[:rows], hostRows, dim, rowRef{f32: ck.out}, func(_ int, v int32) (rowRef, int) {
 		if s := ss[v]; s >= 0 {
 			return rowOf(cb, int(s), dim), 1
 		}
@@ -51,7 +51,7 @@ func (b *Backend) GatherTieredMisses(slot, host backend.Buffer, dim int, ids bac
 	}
 	hb, ss, st := ck.host, ck.slot, ck.stats
 	var counts [2]int64 // host rows, cached rows
-	b.gatherRows(&c, ck.ids[:ck.n], hb.Len()/dim, dim, ck.out, nil, func(_ int, v int32) (rowRef, int) {
+	b.gatherRows(&c, ck.ids[:ck.n], hb.Len()/dim, dim, rowRef{f32: ck.out}, func(_ int, v int32) (rowRef, int) {
 		if ss[v] >= 0 {
 			return rowRef{}, 1 // read in place from the cache
 		}

@@ -110,6 +110,84 @@ func (c *call) launchSharedAggBwdHeads(a *sharedAggregateBackwardArgs, name stri
 	c.launch(name, grid, block, smem)
 }
 
+// scoreProductArgs are ScoreProduct's arguments as checkScoreProduct returns them.
+type scoreProductArgs struct {
+	n     backend.Count
+	nP    uintptr
+	in    int
+	x     *buffer
+	heads int
+	u     *buffer
+	y     *buffer
+}
+
+// checkScoreProduct begins a call of ScoreProduct (backend.SharedAttention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) (c call, ck scoreProductArgs) {
+	c = b.begin("ScoreProduct")
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.in = in
+	c.check(backend.CheckDim("in", in))
+	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
+	ck.heads = heads
+	c.check(backend.CheckDim("heads", heads))
+	ck.u = c.buf("u", u, backend.F32, in*heads)
+	if c.ok && !(heads <= backend.MaxScoreHeads) {
+		c.failf("heads: %d, at most %d", heads, backend.MaxScoreHeads)
+	}
+	ck.y = c.buf("y", y, backend.F32, n.Cap*heads)
+	return c, ck
+}
+
+// launchScoreFwd launches one of skinny_fwd_* (kernels/skinny.cu)
+// with ScoreProduct's checked arguments, its parameters in the kernel's order.
+func (c *call) launchScoreFwd(a *scoreProductArgs, name string, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.u.addr()).i32(a.in).i32(a.heads).ptr(a.y.addr()).
+		flag(false)
+	c.launch(name, grid, block, smem)
+}
+
+// scoreProductBackwardArgs are ScoreProductBackward's arguments as checkScoreProductBackward returns them.
+type scoreProductBackwardArgs struct {
+	n     backend.Count
+	nP    uintptr
+	in    int
+	x     *buffer
+	heads int
+	dy    *buffer
+	du    *buffer
+}
+
+// checkScoreProductBackward begins a call of ScoreProductBackward (backend.SharedAttention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) (c call, ck scoreProductBackwardArgs) {
+	c = b.begin("ScoreProductBackward")
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.in = in
+	c.check(backend.CheckDim("in", in))
+	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
+	ck.heads = heads
+	c.check(backend.CheckDim("heads", heads))
+	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*heads)
+	if c.ok && !(heads <= backend.MaxScoreHeads) {
+		c.failf("heads: %d, at most %d", heads, backend.MaxScoreHeads)
+	}
+	ck.du = c.buf("du", du, backend.F32, in*heads)
+	return c, ck
+}
+
+// launchScoreWgrad launches one of skinny_wgrad_* (kernels/skinny.cu)
+// with ScoreProductBackward's checked arguments, its parameters in the kernel's order.
+func (c *call) launchScoreWgrad(a *scoreProductBackwardArgs, name string, partial uintptr, chunkRows int, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.dy.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.in).i32(a.heads).ptr(partial).
+		i32(chunkRows)
+	c.launch(name, grid, block, smem)
+}
+
 // headLinearArgs are HeadLinear's arguments as checkHeadLinear returns them.
 type headLinearArgs struct {
 	n     backend.Count

@@ -3,10 +3,11 @@ package cuda
 import "github.com/fanout-gnn/fanout/backend"
 
 // Gather copies rows: out[i, :] = table[ids[i], :] for live rows i; table
-// is [rows, dim] F32 or I32, ids I32 [n.Cap], out [n.Cap, dim] of table's
-// type. Rows move as 16-byte words when dim % 4 == 0 and both buffers are
-// 16-byte aligned. An id outside the table is reported by Sync (its row is
-// left unwritten).
+// is [rows, dim] F32, I32 or BF16, ids I32 [n.Cap], out [n.Cap, dim] of
+// table's type, or F32 for a BF16 table (widened). Rows move as 16-byte
+// words where the row's bytes and both buffers' alignment allow, else as
+// 4-byte words (a bfloat16 row of odd width: one value a word). An id
+// outside the table is reported by Sync (its row is left unwritten).
 func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	c, ck := b.checkGather(table, dim, ids, n, out)
 	defer c.end()
@@ -14,7 +15,7 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 		return
 	}
 	tb, ob := ck.table, ck.out
-	if tb.dt == backend.BF16 {
+	if tb.dt == backend.BF16 && ob.dt == backend.F32 {
 		name, words := "gather_bf16x1", dim
 		if dim%4 == 0 && tb.ptr%8 == 0 && ob.ptr%16 == 0 {
 			name, words = "gather_bf16x4", dim/4
@@ -22,9 +23,16 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 		c.launchGatherRows(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
 		return
 	}
-	name, words := "gather_rows1", dim
-	if dim%4 == 0 && tb.ptr%16 == 0 && ob.ptr%16 == 0 {
-		name, words = "gather_rows4", dim/4
+	per := 1 // values a 4-byte word
+	if tb.dt == backend.BF16 {
+		per = 2
+	}
+	name, words := "gather_rows1", dim/per
+	switch {
+	case dim%(4*per) == 0 && tb.ptr%16 == 0 && ob.ptr%16 == 0:
+		name, words = "gather_rows4", dim/(4*per)
+	case dim%per != 0 || tb.ptr%4 != 0 || ob.ptr%4 != 0:
+		name, words = "gather_rows_h", dim
 	}
 	c.launchGatherRows(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }

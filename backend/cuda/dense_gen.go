@@ -28,13 +28,14 @@ func (b *Backend) checkGather(table backend.Buffer, dim int, ids backend.Buffer,
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
-	if c.ok {
-		ck.out = c.buf("out", out, backend.RowType(table.DType()), n.Cap*dim)
+	ck.out = c.typed("out", out, n.Cap*dim, backend.F32, backend.I32, backend.BF16)
+	if c.ok && !(out.DType() == table.DType() || out.DType() == backend.RowType(table.DType())) {
+		c.failf("out: %s rows of a %s table", out.DType(), table.DType())
 	}
 	return c, ck
 }
 
-// launchGatherRows launches one of gather_rows1, gather_rows4, gather_bf16x1, gather_bf16x4 (kernels/gather.cu)
+// launchGatherRows launches one of gather_rows1, gather_rows4, gather_rows_h, gather_bf16x1, gather_bf16x4 (kernels/gather.cu)
 // with Gather's checked arguments, its parameters in the kernel's order.
 func (c *call) launchGatherRows(a *gatherArgs, name string, words int, grid, block dim3, smem int) {
 	c.args().ptr(a.table.addr()).i64(int64(a.table.n / a.dim)).i32(words).ptr(a.ids.addr()).ptr(a.nP).

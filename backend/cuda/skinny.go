@@ -8,8 +8,9 @@ import (
 
 // Narrow products (kernels/skinny.cu): Linear and LinearBackwardWeight of
 // float32 operands with at most skinnyMaxOut output columns (a GAT layer's
-// scores x·u, [rows, in]·[in, heads], and their weights' gradients) run
-// these kernels instead of cuBLAS in every mode (TF32x3 and capacity
+// scores x·u, [rows, in]·[in, heads], and their weights' gradients), and
+// SharedAttention's ScoreProduct and its backward (x float32 or bfloat16),
+// run these kernels instead of cuBLAS in every mode (TF32x3 and capacity
 // products included): they read x once, read the live row count on the
 // device (no host sync, no padding stash) and add in float32 in an order
 // that the widths alone fix, so the live rows give the same bits whatever
@@ -44,61 +45,115 @@ func skinnyRows(p int) int {
 	return 8
 }
 
-// skinnyKernel names the kernel of kind "fwd" or "wgrad" for out columns:
-// float4 words when in % 4 == 0 and x is 16-byte aligned, else floats.
+// skinnyKernel names the kernel of kind "fwd" or "wgrad" for out columns
+// of x: _bf16 for a bfloat16 x; vectors of four when in % 4 == 0 and x is
+// aligned to them (16 bytes, 8 for bfloat16), else one value at a time
+// (_v1).
 func skinnyKernel(kind string, out, in int, x *buffer) string {
 	name := fmt.Sprintf("skinny_%s_p%d", kind, skinnyWidth(out))
-	if in%4 != 0 || x.ptr%16 != 0 {
+	align := uintptr(16)
+	if x.dt == backend.BF16 {
+		name, align = name+"_bf16", 8
+	}
+	if in%4 != 0 || x.ptr%align != 0 {
 		name += "_v1"
 	}
 	return name
 }
 
+// skinnyFwdShape is the forward kernel's grid and shared memory (w's
+// copy) for out columns of in-wide rows, cap of them: a grid of at most 8
+// blocks of 256 threads per multiprocessor strides over the rows.
+func (c *call) skinnyFwdShape(out, in, cap int) (grid dim3, smem int) {
+	p := skinnyWidth(out)
+	blocks := max(1, min(ceilDiv(cap, 8*skinnyRows(p)), 8*c.b.dev.sms))
+	return d1(uint32(blocks)), 16 * p * ((in + 3) / 4)
+}
+
 // skinnyLinear runs Linear on skinny_fwd_* when the shapes allow (float32
-// x, out <= skinnyMaxOut, w fitting in shared memory) and reports whether
-// it did. A grid of at most 8 blocks of 256 threads per multiprocessor
-// strides over the capacity's rows.
+// x, out <= skinnyMaxOut, w fitting in the default shared memory) and
+// reports whether it did.
 func (c *call) skinnyLinear(ck *linearArgs) bool {
 	if ck.x.dt != backend.F32 || ck.out > skinnyMaxOut {
 		return false
 	}
-	p, words := skinnyWidth(ck.out), (ck.in+3)/4
-	smem := 16 * p * words
+	grid, smem := c.skinnyFwdShape(ck.out, ck.in, ck.n.Cap)
 	if smem > skinnyMaxSmem {
 		return false
 	}
 	c.flushPads()
-	blocks := max(1, min(ceilDiv(ck.n.Cap, 8*skinnyRows(p)), 8*c.b.dev.sms))
-	c.launchSkinnyFwd(ck, skinnyKernel("fwd", ck.out, ck.in, ck.x), d1(uint32(blocks)), d1(256), smem)
+	c.launchSkinnyFwd(ck, skinnyKernel("fwd", ck.out, ck.in, ck.x), grid, d1(256), smem)
 	return true
 }
 
+// ScoreProduct: skinny_fwd_* (float32 or bfloat16 x; u's copy in shared
+// memory beyond the default limit where in needs it).
+func (b *Backend) ScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) {
+	c, ck := b.checkScoreProduct(x, n, u, in, heads, y)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	grid, smem := c.skinnyFwdShape(heads, in, n.Cap)
+	name := skinnyKernel("fwd", heads, in, ck.x)
+	c.setSmem(name, smem)
+	c.flushPads()
+	c.launchScoreFwd(&ck, name, grid, d1(256), smem)
+}
+
 // skinnyWgrad runs LinearBackwardWeight on skinny_wgrad_* when the shapes
-// allow (float32 x and dy, out <= skinnyMaxOut) and reports whether it
-// did: partial sums per chunk of skinnyChunk rows ([chunks, in·out] in
-// scratch), added in order by column_sums into dw, or, when accumulating,
-// into scratch and then onto dw (axpy: dw + the sums, one rounding).
+// allow (float32 x and dy, out <= skinnyMaxOut) and reports whether it did.
 func (c *call) skinnyWgrad(ck *linearBackwardWeightArgs) bool {
-	wordBlocks := ceilDiv(ceilDiv(ck.in, 4), 32)
-	if ck.x.dt != backend.F32 || ck.out > skinnyMaxOut || wordBlocks > maxGridYZ {
+	if ck.x.dt != backend.F32 || ck.out > skinnyMaxOut || skinnyWordBlocks(ck.in) > maxGridYZ {
 		return false
 	}
+	name := skinnyKernel("wgrad", ck.out, ck.in, ck.x)
+	c.skinnyWgradSums(ck.in, ck.out, ck.nP, ck.n.Cap, ck.accumulate, ck.dw.addr(), func(partial uintptr, grid, block dim3) {
+		c.launchSkinnyWgrad(ck, name, partial, skinnyChunk, grid, block, 0)
+	})
+	return true
+}
+
+// ScoreProductBackward: skinny_wgrad_* (float32 or bfloat16 x).
+func (b *Backend) ScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) {
+	c, ck := b.checkScoreProductBackward(x, dy, n, in, heads, du)
+	defer c.end()
+	if c.ok && skinnyWordBlocks(in) > maxGridYZ {
+		c.failf("in: %d columns, at most %d", in, 128*maxGridYZ)
+	}
+	if !c.ok {
+		return
+	}
+	name := skinnyKernel("wgrad", heads, in, ck.x)
+	c.skinnyWgradSums(in, heads, ck.nP, n.Cap, false, ck.du.addr(), func(partial uintptr, grid, block dim3) {
+		c.launchScoreWgrad(&ck, name, partial, skinnyChunk, grid, block, 0)
+	})
+}
+
+// skinnyWordBlocks is the weight-gradient grid's second dimension: blocks
+// of 32 words of four columns.
+func skinnyWordBlocks(in int) int { return ceilDiv(ceilDiv(in, 4), 32) }
+
+// skinnyWgradSums runs a narrow weight gradient of in × out into dw (nP
+// live rows of cap): launch writes partial sums per chunk of skinnyChunk
+// rows ([chunks, in·out] in scratch), which column_sums adds in order into
+// dw, or, when accumulating, into scratch and then onto dw (axpy: dw +
+// the sums, one rounding).
+func (c *call) skinnyWgradSums(in, out int, nP uintptr, cap int, accumulate bool, dw uintptr, launch func(partial uintptr, grid, block dim3)) {
 	c.flushPads()
-	chunks := max(1, ceilDiv(ck.n.Cap, skinnyChunk))
-	dim := ck.in * ck.out
+	chunks := max(1, ceilDiv(cap, skinnyChunk))
+	dim := in * out
 	sums := int64(0)
-	if ck.accumulate {
+	if accumulate {
 		sums = int64(dim) * 4
 	}
 	partial := c.scratch(scratchColsum, int64(chunks)*int64(dim)*4+sums)
-	c.launchSkinnyWgrad(ck, skinnyKernel("wgrad", ck.out, ck.in, ck.x), partial, skinnyChunk,
-		dim3{uint32(chunks), uint32(wordBlocks), 1}, dim3{32, 8, 1}, 0)
-	if !ck.accumulate {
-		c.columnSums(partial, ck.nP, ck.n.Cap, skinnyChunk, dim, ck.dw.addr())
-		return true
+	launch(partial, dim3{uint32(chunks), uint32(skinnyWordBlocks(in)), 1}, dim3{32, 8, 1})
+	if !accumulate {
+		c.columnSums(partial, nP, cap, skinnyChunk, dim, dw)
+		return
 	}
 	t := partial + uintptr(chunks)*uintptr(dim)*4
-	c.columnSums(partial, ck.nP, ck.n.Cap, skinnyChunk, dim, t)
-	c.launchAddScaled(1, t, ck.dw.addr(), int64(dim), d1(c.blocks(int64(dim), 256)), d1(256), 0)
-	return true
+	c.columnSums(partial, nP, cap, skinnyChunk, dim, t)
+	c.launchAddScaled(1, t, dw, int64(dim), d1(c.blocks(int64(dim), 256)), d1(256), 0)
 }

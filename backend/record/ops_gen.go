@@ -271,6 +271,14 @@ func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.
 	b.do(func() { b.inner.(backend.HotRows).ScatterAddRows(slot, acc, dim, ids, n, src, unless) })
 }
 
+func (b *Backend) ScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) {
+	b.do(func() { b.inner.(backend.Attention).ScoreProduct(x, n, u, in, heads, y) })
+}
+
+func (b *Backend) ScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) {
+	b.do(func() { b.inner.(backend.Attention).ScoreProductBackward(x, dy, n, in, heads, du) })
+}
+
 func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, heads, in int, out backend.Buffer) {
 	b.do(func() { b.inner.(backend.Attention).SharedAggregate(blk, coef, x, heads, in, out) })
 }

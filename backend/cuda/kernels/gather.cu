@@ -1,8 +1,8 @@
 // gather.cu: row gather out[i, :] = table[ids[i], :] for live rows i
 // (rows.cuh). Rows are moved as 16-byte words (gather_rows4, when the row
 // width and both base addresses allow it) or 4-byte words (gather_rows1);
-// the element type does not matter (float32 and int32 alike). Each thread
-// moves up to four words with all loads issued before the stores. An id
+// the element type does not matter (float32, int32, bfloat16 pairs). Each
+// thread moves up to four words with all loads issued before the stores. An id
 // outside the table is reported and its row left unwritten.
 #include "rows.cuh"
 
@@ -35,6 +35,13 @@ extern "C" __global__ void gather_rows4(const uint4* table, i64 tableRows, int w
 extern "C" __global__ void gather_rows1(const u32* table, i64 tableRows, int words, const int* ids, const int* nP,
                                         int cap, u32* out, int* err) {
     gather_rows<u32>(table, tableRows, words, ids, nP, cap, out, err);
+}
+
+// gather_rows_h copies bfloat16 rows as they are, one value a word (the
+// rows' width odd; gather_rows1 and gather_rows4 take even ones).
+extern "C" __global__ void gather_rows_h(const unsigned short* table, i64 tableRows, int words, const int* ids,
+                                         const int* nP, int cap, unsigned short* out, int* err) {
+    gather_rows<unsigned short>(table, tableRows, words, ids, nP, cap, out, err);
 }
 
 // bfloat16 tables widen to float32 rows: gather_bf16x4 moves four values a

@@ -6,9 +6,12 @@
 // the widths alone fix (not the capacity, the grid or x's alignment), so
 // eager and replayed runs write the same bits.
 //
-// Columns go in words of four (word j: columns 4j .. 4j+3), read as one
-// float4 when VEC (in % 4 == 0 and x 16-byte aligned), else as four floats
-// (columns past in read as 0). P is out rounded up to a power of two (1, 2,
+// x is float32 or (the _bf16 kernels, SharedAttention's ScoreProduct)
+// bfloat16, widened exactly as read, so that a bfloat16 x gives the bits
+// of its float32 widening. Columns go in words of four (word j: columns
+// 4j .. 4j+3), read as one vector when VEC (in % 4 == 0 and x aligned to
+// the word: 16 bytes, 8 for bfloat16), else one value at a time (columns
+// past in read as 0). P is out rounded up to a power of two (1, 2,
 // 4, 8): outputs past out are computed as 0 and not written.
 //
 // skinny_fwd_p{P}(_v1): y[i, :out] = x[i, :]·w (+ y[i, :out] when acc) for
@@ -26,21 +29,32 @@
 //   rows' loads before their FMAs), per output a float32 FMA chain in row
 //   order; the 8 chains of a word are added in order of y. column_sums
 //   (dense.cu) adds the live chunks in a fixed order in float64.
-#include "common.cuh"
+#include "bf16.cuh"
 
 #define SK_U 4  // rows a weight-gradient thread loads before it adds them
 
 // sk_comp is component q (0..3) of a word.
 __device__ __forceinline__ float sk_comp(float4 v, int q) { return q == 0 ? v.x : q == 1 ? v.y : q == 2 ? v.z : v.w; }
 
-// sk_word loads word j of the row at x + base (in columns): one float4 when
-// VEC, else four floats, those at columns >= in as 0.
-template <bool VEC>
-__device__ __forceinline__ float4 sk_word(const float* x, i64 base, int in, int j) {
-    if (VEC) return *(const float4*)(x + base + 4 * j);
+// SkWord<E>::type is the vector of four elements E: float4 for float32,
+// uint2 for bfloat16 (unsigned short).
+template <typename E>
+struct SkWord {
+    typedef float4 type;
+};
+template <>
+struct SkWord<unsigned short> {
+    typedef uint2 type;
+};
+
+// sk_word loads word j of the row at x + base (in columns), widened: one
+// vector when VEC, else four values, those at columns >= in as 0.
+template <bool VEC, typename E>
+__device__ __forceinline__ float4 sk_word(const E* x, i64 base, int in, int j) {
+    if (VEC) return to_float(*(const typename SkWord<E>::type*)(x + base + 4 * j));
     int c = 4 * j;
-    return make_float4(c < in ? x[base + c] : 0.f, c + 1 < in ? x[base + c + 1] : 0.f,
-                       c + 2 < in ? x[base + c + 2] : 0.f, c + 3 < in ? x[base + c + 3] : 0.f);
+    return make_float4(c < in ? to_float(x[base + c]) : 0.f, c + 1 < in ? to_float(x[base + c + 1]) : 0.f,
+                       c + 2 < in ? to_float(x[base + c + 2]) : 0.f, c + 3 < in ? to_float(x[base + c + 3]) : 0.f);
 }
 
 // SkFold<V, 16>::run: the warp's sums of s[0..V) (V a power of two, at
@@ -76,8 +90,8 @@ struct SkFold<1, 0> {
     static __device__ __forceinline__ void run(float*, int) {}
 };
 
-template <int P, bool VEC>
-__device__ __forceinline__ void skinny_fwd_t(const float* x, const int* nP, int cap, const float* w, int in, int out,
+template <int P, bool VEC, typename E>
+__device__ __forceinline__ void skinny_fwd_t(const E* x, const int* nP, int cap, const float* w, int in, int out,
                                              float* y, int acc) {
     const int R = P >= 4 ? 32 / P : 8, V = R * P, G = 32 / V;
     extern __shared__ float ws[];  // [4][P][W]
@@ -118,8 +132,8 @@ __device__ __forceinline__ void skinny_fwd_t(const float* x, const int* nP, int 
     }
 }
 
-template <int P, bool VEC>
-__device__ __forceinline__ void skinny_wgrad_t(const float* x, const float* dy, const int* nP, int cap, int in,
+template <int P, bool VEC, typename E>
+__device__ __forceinline__ void skinny_wgrad_t(const E* x, const float* dy, const int* nP, int cap, int in,
                                                int out, float* partial, int chunkRows) {
     __shared__ float red[8][4 * P][33];
     int n = live_count(nP, cap);
@@ -167,55 +181,103 @@ __device__ __forceinline__ void skinny_wgrad_t(const float* x, const float* dy, 
     }
 }
 
-// The kernels: P = 1, 2, 4, 8; float4 words and (_v1) floats.
-#define SK_FWD_ARGS const float *x, const int *nP, int cap, const float *w, int in, int out, float *y, int acc
-#define SK_WGRAD_ARGS \
-    const float *x, const float *dy, const int *nP, int cap, int in, int out, float *partial, int chunkRows
-extern "C" __global__ void skinny_fwd_p1(SK_FWD_ARGS) {
+// The kernels: P = 1, 2, 4, 8; float32 x in vectors and (_v1) one at a
+// time, and bfloat16 x (_bf16) likewise.
+#define SK_FWD_ARGS const int *nP, int cap, const float *w, int in, int out, float *y, int acc
+#define SK_WGRAD_ARGS const float *dy, const int *nP, int cap, int in, int out, float *partial, int chunkRows
+extern "C" __global__ void skinny_fwd_p1(const float* x, SK_FWD_ARGS) {
     skinny_fwd_t<1, true>(x, nP, cap, w, in, out, y, acc);
 }
-extern "C" __global__ void skinny_fwd_p1_v1(SK_FWD_ARGS) {
-    skinny_fwd_t<1, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_fwd_p2(SK_FWD_ARGS) {
-    skinny_fwd_t<2, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_fwd_p2_v1(SK_FWD_ARGS) {
-    skinny_fwd_t<2, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_fwd_p4(SK_FWD_ARGS) {
-    skinny_fwd_t<4, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_fwd_p4_v1(SK_FWD_ARGS) {
-    skinny_fwd_t<4, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_fwd_p8(SK_FWD_ARGS) {
-    skinny_fwd_t<8, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_fwd_p8_v1(SK_FWD_ARGS) {
-    skinny_fwd_t<8, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p1(SK_WGRAD_ARGS) {
+extern "C" __global__ void skinny_wgrad_p1(const float* x, SK_WGRAD_ARGS) {
     skinny_wgrad_t<1, true>(x, dy, nP, cap, in, out, partial, chunkRows);
 }
-extern "C" __global__ void skinny_wgrad_p1_v1(SK_WGRAD_ARGS) {
+extern "C" __global__ void skinny_fwd_p1_v1(const float* x, SK_FWD_ARGS) {
+    skinny_fwd_t<1, false>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p1_v1(const float* x, SK_WGRAD_ARGS) {
     skinny_wgrad_t<1, false>(x, dy, nP, cap, in, out, partial, chunkRows);
 }
-extern "C" __global__ void skinny_wgrad_p2(SK_WGRAD_ARGS) {
+extern "C" __global__ void skinny_fwd_p1_bf16(const unsigned short* x, SK_FWD_ARGS) {
+    skinny_fwd_t<1, true>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p1_bf16(const unsigned short* x, SK_WGRAD_ARGS) {
+    skinny_wgrad_t<1, true>(x, dy, nP, cap, in, out, partial, chunkRows);
+}
+extern "C" __global__ void skinny_fwd_p1_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {
+    skinny_fwd_t<1, false>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p1_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {
+    skinny_wgrad_t<1, false>(x, dy, nP, cap, in, out, partial, chunkRows);
+}
+extern "C" __global__ void skinny_fwd_p2(const float* x, SK_FWD_ARGS) {
+    skinny_fwd_t<2, true>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p2(const float* x, SK_WGRAD_ARGS) {
     skinny_wgrad_t<2, true>(x, dy, nP, cap, in, out, partial, chunkRows);
 }
-extern "C" __global__ void skinny_wgrad_p2_v1(SK_WGRAD_ARGS) {
+extern "C" __global__ void skinny_fwd_p2_v1(const float* x, SK_FWD_ARGS) {
+    skinny_fwd_t<2, false>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p2_v1(const float* x, SK_WGRAD_ARGS) {
     skinny_wgrad_t<2, false>(x, dy, nP, cap, in, out, partial, chunkRows);
 }
-extern "C" __global__ void skinny_wgrad_p4(SK_WGRAD_ARGS) {
+extern "C" __global__ void skinny_fwd_p2_bf16(const unsigned short* x, SK_FWD_ARGS) {
+    skinny_fwd_t<2, true>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p2_bf16(const unsigned short* x, SK_WGRAD_ARGS) {
+    skinny_wgrad_t<2, true>(x, dy, nP, cap, in, out, partial, chunkRows);
+}
+extern "C" __global__ void skinny_fwd_p2_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {
+    skinny_fwd_t<2, false>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p2_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {
+    skinny_wgrad_t<2, false>(x, dy, nP, cap, in, out, partial, chunkRows);
+}
+extern "C" __global__ void skinny_fwd_p4(const float* x, SK_FWD_ARGS) {
+    skinny_fwd_t<4, true>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p4(const float* x, SK_WGRAD_ARGS) {
     skinny_wgrad_t<4, true>(x, dy, nP, cap, in, out, partial, chunkRows);
 }
-extern "C" __global__ void skinny_wgrad_p4_v1(SK_WGRAD_ARGS) {
+extern "C" __global__ void skinny_fwd_p4_v1(const float* x, SK_FWD_ARGS) {
+    skinny_fwd_t<4, false>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p4_v1(const float* x, SK_WGRAD_ARGS) {
     skinny_wgrad_t<4, false>(x, dy, nP, cap, in, out, partial, chunkRows);
 }
-extern "C" __global__ void skinny_wgrad_p8(SK_WGRAD_ARGS) {
+extern "C" __global__ void skinny_fwd_p4_bf16(const unsigned short* x, SK_FWD_ARGS) {
+    skinny_fwd_t<4, true>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p4_bf16(const unsigned short* x, SK_WGRAD_ARGS) {
+    skinny_wgrad_t<4, true>(x, dy, nP, cap, in, out, partial, chunkRows);
+}
+extern "C" __global__ void skinny_fwd_p4_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {
+    skinny_fwd_t<4, false>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p4_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {
+    skinny_wgrad_t<4, false>(x, dy, nP, cap, in, out, partial, chunkRows);
+}
+extern "C" __global__ void skinny_fwd_p8(const float* x, SK_FWD_ARGS) {
+    skinny_fwd_t<8, true>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p8(const float* x, SK_WGRAD_ARGS) {
     skinny_wgrad_t<8, true>(x, dy, nP, cap, in, out, partial, chunkRows);
 }
-extern "C" __global__ void skinny_wgrad_p8_v1(SK_WGRAD_ARGS) {
+extern "C" __global__ void skinny_fwd_p8_v1(const float* x, SK_FWD_ARGS) {
+    skinny_fwd_t<8, false>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p8_v1(const float* x, SK_WGRAD_ARGS) {
+    skinny_wgrad_t<8, false>(x, dy, nP, cap, in, out, partial, chunkRows);
+}
+extern "C" __global__ void skinny_fwd_p8_bf16(const unsigned short* x, SK_FWD_ARGS) {
+    skinny_fwd_t<8, true>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p8_bf16(const unsigned short* x, SK_WGRAD_ARGS) {
+    skinny_wgrad_t<8, true>(x, dy, nP, cap, in, out, partial, chunkRows);
+}
+extern "C" __global__ void skinny_fwd_p8_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {
+    skinny_fwd_t<8, false>(x, nP, cap, w, in, out, y, acc);
+}
+extern "C" __global__ void skinny_wgrad_p8_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {
     skinny_wgrad_t<8, false>(x, dy, nP, cap, in, out, partial, chunkRows);
 }
