@@ -24,7 +24,8 @@ type Store interface {
 	Rows() int64
 	// Gather writes out[i, :] = row ids[i] for i < min(live n, n.Cap) as
 	// backend ops (asynchronous, capturable, no host round trip). ids is I32
-	// [n.Cap] of global vertex ids; out is F32 [n.Cap, Dim].
+	// [n.Cap] of global vertex ids; out is F32 [n.Cap, Dim] (or, for a
+	// Direct store, of its table's type).
 	Gather(ids backend.Buffer, n backend.Count, out backend.Buffer)
 	// DeviceBytes is the backend memory the store holds, in bytes.
 	DeviceBytes() int64
@@ -54,7 +55,9 @@ type Tabled interface {
 // Direct is implemented by stores whose whole table lives in backend
 // memory, where ops may read rows by id in place of a gather (a GraphSAGE
 // bottom layer does: backend.Sparse's AggregateConcatTable). A tiered
-// store's table is host memory behind a cache, and is not one.
+// store's table is host memory behind a cache, and is not one. Their
+// Gather also takes an out of the table's type (a bfloat16 table's rows
+// copied as they are, backend.Gather).
 type Direct interface {
 	DeviceTable() backend.Buffer // F32 or BF16 [Rows, Dim]
 }

@@ -11,7 +11,7 @@ import (
 // input rows before it projects them:
 //
 //	u_h = W_h·a_h                       u_src, u_dst [in, heads] (HeadDot over w's rows)
-//	el = x·u_src, er = x[:Dst]·u_dst    [Src, heads], [Dst, heads] (Linear)
+//	el = x·u_src, er = x[:Dst]·u_dst    [Src, heads], [Dst, heads] (ScoreProduct)
 //	agg[i, h·in+f] = Σ_j α_ij,h·x_j[f]  [Dst, heads·in] (SharedAggregate)
 //	h_i[h·dim:(h+1)·dim] = agg_i[h·in:(h+1)·in]·W_h  (HeadLinear)
 //
@@ -21,7 +21,9 @@ import (
 // dropout, the self loop and overflowed edges are those of gatLayer's
 // other form; the results differ by float32 rounding (the scores' and
 // messages' products associate differently). It has no input gradient: it
-// is used for the bottom layer only.
+// is used for the bottom layer only. Its input rows may be bfloat16 (a
+// bfloat16 table's rows gathered as they are), which every op reading
+// them widens exactly: half the bytes, the same bits.
 
 // aggregatesFirst reports whether layer l of input width in takes the
 // aggregate-first form: GAT's bottom layer, when it concatenates its heads
@@ -63,14 +65,39 @@ func (g *gatLayer) reserveFirst(c Caps) {
 	g.der = ws.allocRows("gat destination score gradient", backend.F32, c.Dst*H)
 }
 
-// forwardFirst is forward in the aggregate-first form: x F32 [caps.Src,
-// in], h F32 [caps.Dst, heads·dim].
+// readsBF16: in the aggregate-first form the layer's input rows may be
+// bfloat16 (its score products, SharedAttention's ScoreProduct, and its
+// aggregate widen them) where its heads are few enough for ScoreProduct;
+// the projection-first form's product takes float32 rows.
+func (g *gatLayer) readsBF16() bool { return g.aggFirst && g.heads <= backend.MaxScoreHeads }
+
+// scores writes y[:n] = x[:n]·u (u [in, heads]): ScoreProduct, or Linear
+// for more heads than it takes (x float32 then, readsBF16).
+func (g *gatLayer) scores(x backend.Buffer, n backend.Count, u, y backend.Buffer) {
+	if g.heads <= backend.MaxScoreHeads {
+		g.att.ScoreProduct(x, n, u, g.in, g.heads, y)
+		return
+	}
+	g.be.Linear(x, n, u, g.in, g.heads, y, false)
+}
+
+// scoresBackward overwrites du with the gradient of scores' u from dy.
+func (g *gatLayer) scoresBackward(x, dy backend.Buffer, n backend.Count, du backend.Buffer) {
+	if g.heads <= backend.MaxScoreHeads {
+		g.att.ScoreProductBackward(x, dy, n, g.in, g.heads, du)
+		return
+	}
+	g.be.LinearBackwardWeight(x, dy, n, g.in, g.heads, du, false)
+}
+
+// forwardFirst is forward in the aggregate-first form: x F32 or BF16
+// (readsBF16) [caps.Src, in], h F32 [caps.Dst, heads·dim].
 func (g *gatLayer) forwardFirst(blk *backend.Block, x, h backend.Buffer) {
-	be, f, H, D := g.be, &g.first, g.heads, g.dim
+	f, H, D := &g.first, g.heads, g.dim
 	g.att.HeadDot(g.w.W, f.inRows, H, D, g.attSrc.W, f.uSrc)
 	g.att.HeadDot(g.w.W, f.inRows, H, D, g.attDst.W, f.uDst)
-	be.Linear(x, blk.NumSrc, f.uSrc, g.in, H, g.el, false)
-	be.Linear(x, blk.NumDst, f.uDst, g.in, H, g.er, false)
+	g.scores(x, blk.NumSrc, f.uSrc, g.el)
+	g.scores(x, blk.NumDst, f.uDst, g.er)
 	g.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
 	g.att.SharedAggregate(blk, g.coef, x, H, g.in, f.agg)
 	g.att.HeadLinear(f.agg, blk.NumDst, g.w.W, H, g.in, D, h)
@@ -81,12 +108,12 @@ func (g *gatLayer) forwardFirst(blk *backend.Block, x, h backend.Buffer) {
 // (HeadLinearBackwardWeight, written first) and the scores'
 // (HeadDotBackward adds it).
 func (g *gatLayer) backwardFirst(blk *backend.Block, x, dh backend.Buffer) {
-	be, f, H, D := g.be, &g.first, g.heads, g.dim
+	f, H, D := &g.first, g.heads, g.dim
 	g.att.HeadLinearBackwardWeight(f.agg, dh, blk.NumDst, H, g.in, D, g.w.G)
 	g.att.HeadLinearBackwardData(dh, blk.NumDst, g.w.W, H, g.in, D, f.dagg)
 	g.att.SharedAggregateBackward(blk, x, f.dagg, H, g.in, g.dcoef)
 	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
-	be.LinearBackwardWeight(x, g.del, blk.NumSrc, g.in, H, f.duSrc, false)
-	be.LinearBackwardWeight(x, g.der, blk.NumDst, g.in, H, f.duDst, false)
+	g.scoresBackward(x, g.del, blk.NumSrc, f.duSrc)
+	g.scoresBackward(x, g.der, blk.NumDst, f.duDst)
 	g.att.HeadDotBackward(g.w.W, f.duSrc, f.duDst, f.inRows, f.inRows, H, D, g.attSrc.W, g.attDst.W, g.w.G, true, g.attSrc.G, g.attDst.G)
 }

@@ -242,3 +242,63 @@ func TestGATAggregateFirstWhere(t *testing.T) {
 		}
 	}
 }
+
+// TestGATReadsBF16Rows: the aggregate-first bottom layer given its input
+// rows as bfloat16 gives the bits it gives on their float32 widening (the
+// logits, the loss and every gradient, with attention and input dropout);
+// the projection-first form, more heads than ScoreProduct takes, and GCN
+// read float32 rows only, and a bfloat16 X is refused there, naming it.
+func TestGATReadsBF16Rows(t *testing.T) {
+	be := newCPU(t)
+	cfg := Config{Kind: KindGAT, InDim: 4, Hidden: 8, Classes: 3, Layers: 2, Heads: 2, OutHeads: 3,
+		Dropout: 0.3, AttnDropout: 0.3, InputDropout: 0.2}
+	tb := newTestBatch(t, be, cfg.InDim, cfg.Classes, []int{3, 2})
+	bits := backend.ToBF16(readF32(be, tb.X))
+	wide := make([]float32, len(bits))
+	for i, v := range bits {
+		wide[i] = backend.BF16Float(v)
+	}
+	m := newTestModel(t, be, cfg, tb.caps)
+	if !m.ReadsBF16Rows() {
+		t.Fatal("the aggregate-first GAT does not read bfloat16 rows")
+	}
+	r := backend.Rand{Seed: 5, Clock: tb.clock}
+	run := func(x backend.Buffer) (logits []float32, loss float64, grads [][]float32) {
+		tb.X = x
+		logits = readF32(be, m.Forward(&tb.Batch, false, r))
+		loss = lossAndGrads(t, be, m, tb, r)()
+		for _, p := range m.Params() {
+			grads = append(grads, readF32(be, p.G))
+		}
+		return logits, loss, grads
+	}
+	lw, sw, gw := run(upload(t, be, wide))
+	lh, sh, gh := run(upload(t, be, bits))
+	if !equal(lh, lw) || sh != sw {
+		t.Fatalf("bfloat16 rows: logits or loss %v differ from the widened rows' (%v)", sh, sw)
+	}
+	for k, p := range m.Params() {
+		if !equal(gh[k], gw[k]) {
+			t.Errorf("%s gradient differs with bfloat16 rows", p.Name)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(c *Config)
+	}{
+		{"projection first", func(c *Config) { c.GATProjectFirst = true }},
+		{"heads past ScoreProduct's", func(c *Config) { c.Heads, c.Hidden = backend.MaxScoreHeads+1, 2*(backend.MaxScoreHeads+1) }},
+		{"gcn", func(c *Config) { c.Kind, c.Heads, c.OutHeads, c.AttnDropout = KindGCN, 0, 0, 0 }},
+	} {
+		c := cfg
+		tc.mod(&c)
+		o := newTestModel(t, be, c, tb.caps)
+		if o.ReadsBF16Rows() {
+			t.Errorf("%s: reads bfloat16 rows", tc.name)
+		}
+		tb.X = upload(t, be, bits)
+		if err := o.CheckBatch(&tb.Batch); err == nil || !strings.Contains(err.Error(), "X") {
+			t.Errorf("%s: a bfloat16 X gives %v, want an error naming X", tc.name, err)
+		}
+	}
+}

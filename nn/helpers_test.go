@@ -195,7 +195,7 @@ func alloc(t testing.TB, be backend.Backend, dt backend.DType, n int) backend.Bu
 }
 
 // upload copies data ([]float32, []int32 or []uint8) into a new buffer.
-func upload[T float32 | int32 | uint8](t testing.TB, be backend.Backend, data []T) backend.Buffer {
+func upload[T float32 | int32 | uint8 | uint16](t testing.TB, be backend.Backend, data []T) backend.Buffer {
 	t.Helper()
 	var dt backend.DType
 	switch any(data).(type) {
@@ -203,6 +203,8 @@ func upload[T float32 | int32 | uint8](t testing.TB, be backend.Backend, data []
 		dt = backend.F32
 	case []int32:
 		dt = backend.I32
+	case []uint16:
+		dt = backend.BF16
 	default:
 		dt = backend.U8
 	}

@@ -65,10 +65,18 @@ type gatherer interface {
 	backwardAct(blk *backend.Block, dh backend.Buffer, act backend.ActGrad, dx backend.Buffer)
 }
 
-// halfReader is a layer that can read its input rows as bfloat16
-// (Config.BF16Activations).
+// halfReader is a layer that may read its input rows as bfloat16
+// (Config.BF16Activations above the bottom; a batch's X at the bottom,
+// Model.ReadsBF16Rows) where readsBF16 says it can.
 type halfReader interface {
-	readsBF16()
+	readsBF16() bool
+}
+
+// readsHalf reports whether layer ly (nil: none) can read bfloat16 input
+// rows.
+func readsHalf(ly layer) bool {
+	h, ok := ly.(halfReader)
+	return ok && h.readsBF16()
 }
 
 // next is the layer above layer l, or nil for the top layer.
@@ -89,7 +97,9 @@ type tableReader interface {
 // Batch is one sampled mini-batch in backend memory.
 type Batch struct {
 	Blocks []*backend.Block // [0] bottom ... [L-1] top (its destinations are the seeds)
-	X      backend.Buffer   // F32 [Blocks[0].NumSrc.Cap, InDim]: features of Blocks[0].SrcIDs
+	// X is the features of Blocks[0].SrcIDs, F32 [Blocks[0].NumSrc.Cap,
+	// InDim], or BF16 for a model that ReadsBF16Rows.
+	X backend.Buffer
 	// Table, in place of X (X nil), is the feature table of every vertex
 	// (F32 or BF16 [N, InDim]): layer 0 reads its sources' rows from it by
 	// id, so they need no gather. Only for a model that ReadsTable.
@@ -292,6 +302,13 @@ func (m *Model) ReadsTable() bool {
 	return ok
 }
 
+// ReadsBF16Rows reports whether a batch's X may hold bfloat16 rows (the
+// features as a bfloat16 table keeps them, gathered as they are: half the
+// bytes moved and read): the bottom layer reads them widened, exactly.
+func (m *Model) ReadsBF16Rows() bool {
+	return m.hetero == nil && len(m.layers) > 0 && readsHalf(m.layers[0])
+}
+
 // Config returns the model's configuration.
 func (m *Model) Config() Config { return m.cfg }
 
@@ -388,7 +405,7 @@ func (m *Model) reserve(caps []Caps) error {
 		}
 		m.act[l] = m.ws.alloc(fmt.Sprintf("layer %d activations", l), actType, c.Dst*out)
 		m.hid[l] = m.act[l]
-		if _, half := m.next(l).(halfReader); half && m.cfg.BF16Activations && actType == backend.F32 {
+		if readsHalf(m.next(l)) && m.cfg.BF16Activations && actType == backend.F32 {
 			m.hid[l] = m.ws.alloc(fmt.Sprintf("layer %d activations (bfloat16)", l), backend.BF16, c.Dst*out)
 		}
 		if !(l == 0 && m.cfg.BF16Bottom && m.gathers(1)) { // else layer 1 writes dHalf directly

@@ -114,9 +114,9 @@ func (s *sageLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 // reads them.
 func (s *sageLayer) readsTable() {}
 
-// readsBF16: the layer's input may be bfloat16 activations (its
-// concatenation widens them; its backward never reads them).
-func (s *sageLayer) readsBF16() {}
+// readsBF16: the layer's input may be bfloat16 (its concatenation widens
+// it; its backward never reads it).
+func (s *sageLayer) readsBF16() bool { return true }
 
 // backward overwrites the weight gradients from dh [caps.Dst, out] (BF16
 // when half, which has no dx) and, when dx is non-nil (a layer with

@@ -75,6 +75,9 @@ func (m *Model) checkInputs(b *Batch) error {
 			return fmt.Errorf("nn: batch: Tiered needs the backend's tiered ops and an I32 slot table")
 		}
 	}
+	if b.X != nil && b.X.DType() == backend.BF16 && m.ReadsBF16Rows() {
+		return checkBuf("X", b.X, backend.BF16, m.caps[0].Src*m.cfg.InDim)
+	}
 	if b.X != nil || b.Table == nil {
 		return checkBuf("X", b.X, backend.F32, m.caps[0].Src*m.cfg.InDim)
 	}

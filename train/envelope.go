@@ -123,15 +123,15 @@ type EnvelopeReport struct {
 	IdealBytes int64     `json:"ideal_bytes"`
 }
 
-// planBytes is the backend memory of a plan for caps, counted as NewPlan
-// allocates it.
-func planBytes(caps []nn.Caps, batch, featDim int) int64 {
+// planBytes is the backend memory of a plan for caps with rows of featDim
+// values of rowBytes each, counted as NewPlan allocates it.
+func planBytes(caps []nn.Caps, batch, featDim, rowBytes int) int64 {
 	n := int64(2*batch+2+2+2*len(caps)) * 4
 	for _, c := range caps {
 		n += int64(c.Dst+1+2*c.Edges+c.Src) * 4
 	}
 	if len(caps) > 0 {
-		n += int64(caps[0].Src*featDim) * 4
+		n += int64(caps[0].Src*featDim) * int64(rowBytes)
 	}
 	return n
 }
@@ -159,7 +159,8 @@ func (t *Trainer) replayBytes(caps []nn.Caps) int64 {
 	if t.fetchBeside() {
 		twinDim = t.ds.FeatDim
 	}
-	return planBytes(caps, t.seedCap(), t.ds.FeatDim) + planBytes(caps, t.seedCap(), twinDim) + t.model.WorkspaceBytes()
+	rows := t.rowType().Size()
+	return planBytes(caps, t.seedCap(), t.ds.FeatDim, rows) + planBytes(caps, t.seedCap(), twinDim, rows) + t.model.WorkspaceBytes()
 }
 
 // envelope provisions the replayed plan: for the envelope opt gives, or

@@ -281,6 +281,14 @@ func TestTableInputCUDA(t *testing.T) {
 	}
 }
 
+// TestBF16RowsCUDA is TestBF16Rows on the GPU with the deterministic
+// aggregation backward: bfloat16 rows give the bits of their float32
+// widening, eagerly and replayed.
+func TestBF16RowsCUDA(t *testing.T) {
+	openCUDA(t) // skips without a device
+	bf16RowsMatch(t, func() backend.Backend { return openCUDAWith(t, cuda.Options{Deterministic: true}) })
+}
+
 // TestBF16ActivationsCUDA: GraphSAGE with bfloat16 hidden activations on
 // the GPU (float32 products) follows the CPU's run with bfloat16
 // activations over 50 tiny steps (bf16Bounds). Both round the same float32

@@ -76,9 +76,11 @@ type Plan struct {
 	owned []backend.Buffer
 }
 
-// NewPlan allocates a plan for caps (bottom first, one per hop). With
-// featDim 0 it holds no feature rows: enough to sample, not to train.
-func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featDim int) (*Plan, error) {
+// NewPlan allocates a plan for caps (bottom first, one per hop) with
+// feature rows of featDim values of type rowType (F32, or BF16 for a model
+// that reads them so: nn.Model.ReadsBF16Rows). With featDim 0 it holds no
+// feature rows: enough to sample, not to train.
+func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featDim int, rowType backend.DType) (*Plan, error) {
 	L := len(fanouts)
 	if len(caps) != L {
 		return nil, fmt.Errorf("plan: %d capacities for %d hops", len(caps), L)
@@ -114,7 +116,7 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 		nDst = b.NumSrc
 	}
 	if featDim > 0 {
-		p.X = alloc(backend.F32, caps[0].Src*featDim)
+		p.X = alloc(rowType, caps[0].Src*featDim)
 	}
 	if err := a.err; err != nil {
 		p.Free()
@@ -130,11 +132,11 @@ func NewPlan(be backend.Backend, batch int, fanouts []int, caps []nn.Caps, featD
 // the replay driver samples (and, with ownRows, gathers) the next step
 // into it while p's step computes, and the other way round.
 func (p *Plan) Twin(ownRows bool) (*Plan, error) {
-	dim := 0
+	dim, rowType := 0, backend.F32
 	if ownRows && p.X != nil {
-		dim = p.X.Len() / p.Caps[0].Src
+		dim, rowType = p.X.Len()/p.Caps[0].Src, p.X.DType()
 	}
-	q, err := NewPlan(p.be, p.Batch, p.Fanouts, p.Caps, dim)
+	q, err := NewPlan(p.be, p.Batch, p.Fanouts, p.Caps, dim, rowType)
 	if err != nil {
 		return nil, err
 	}

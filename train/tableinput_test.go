@@ -62,3 +62,44 @@ func tableInputMatchesGather(t *testing.T, newBE func() backend.Backend, model s
 		sameRun(t, what+": against the gathered rows", gotLoss, wantLoss, gotParams, wantParams)
 	}
 }
+
+// TestBF16Rows: a GAT model, whose aggregate-first bottom layer reads
+// bfloat16 rows (nn.Model.ReadsBF16Rows), over a bfloat16 resident table
+// gathers its rows as they are (the plan's rows bfloat16, half the bytes)
+// and trains bit for bit as over a float32 table of the same values, eagerly
+// and replayed; with a float32 table its rows stay float32.
+func TestBF16Rows(t *testing.T) {
+	bf16RowsMatch(t, func() backend.Backend { return record.New(cpu.New(2)) })
+}
+
+// bf16RowsMatch runs TestBF16Rows on backends from newBE.
+func bf16RowsMatch(t *testing.T, newBE func() backend.Backend) {
+	t.Helper()
+	ds := tinyData(t)
+	cfg := tinyModel(t, "gat")
+	cfg.Epochs = 2
+	rounded := *ds
+	rounded.Features = make([]float32, len(ds.Features))
+	for i, v := range backend.ToBF16(ds.Features) {
+		rounded.Features[i] = backend.BF16Float(v)
+	}
+	run := func(dt backend.DType, replay bool) ([]float32, [][]float32) {
+		var losses []float32
+		tr, err := New(newBE(), &rounded, cfg, Options{FeatureDType: dt, Mode: modeOf(replay),
+			OnStep: func(_, _ int, l float32) { losses = append(losses, l) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		runTrainer(t, tr, replay)
+		if tr.plan.X == nil || tr.plan.X.DType() != dt {
+			t.Fatalf("%s table, replay %t: the plan's rows are %v, want %s", dt, replay, tr.plan.X, dt)
+		}
+		return losses, params(t, tr)
+	}
+	for _, replay := range []bool{false, true} {
+		wantLoss, wantParams := run(backend.F32, replay)
+		gotLoss, gotParams := run(backend.BF16, replay)
+		sameRun(t, fmt.Sprintf("bfloat16 rows, replay %t: against float32 rows", replay), gotLoss, wantLoss, gotParams, wantParams)
+	}
+}

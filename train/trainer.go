@@ -249,7 +249,7 @@ func (t *Trainer) makePlan(fanouts []int, caps []nn.Caps) (*Plan, error) {
 // featDim-wide rows (0: none, a plan that only samples) and attaches the
 // task's batch and parameters.
 func (t *Trainer) samplingPlan(fanouts []int, caps []nn.Caps, featDim int) (*Plan, error) {
-	p, err := NewPlan(t.be, t.seedCap(), fanouts, caps, featDim)
+	p, err := NewPlan(t.be, t.seedCap(), fanouts, caps, featDim, t.rowType())
 	if err != nil {
 		return nil, err
 	}
@@ -294,6 +294,21 @@ func (t *Trainer) tableInput() backend.Buffer {
 		return d.DeviceTable()
 	}
 	return nil
+}
+
+// rowType is the element type of the rows a step gathers: bfloat16 where
+// the store keeps its whole table in backend memory as bfloat16
+// (featstore.Direct, whose Gather copies such rows as they are) and the
+// model's bottom layer reads bfloat16 rows (nn.Model.ReadsBF16Rows): half
+// the bytes gathered and read, the same values. Float32 otherwise.
+func (t *Trainer) rowType() backend.DType {
+	if t.in == nil {
+		return backend.F32
+	}
+	if d, ok := t.in.Feat.(featstore.Direct); ok && d.DeviceTable().DType() == backend.BF16 && t.model.ReadsBF16Rows() {
+		return backend.BF16
+	}
+	return backend.F32
 }
 
 // tieredInput is the tiered store whose cached rows the model reads in

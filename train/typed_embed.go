@@ -33,7 +33,7 @@ func (t *Trainer) TypedEmbeddings(ty int) (_ []float32, _ int, err error) {
 	n, dim := int(ds.Types[ty].Count), cfg.Hidden
 	batch := min(cfg.Batch, n)
 	caps := typedEnvelope(ds, batch, fanouts, ty)
-	p, err := NewPlan(t.be, batch, nil, nil, 0)
+	p, err := NewPlan(t.be, batch, nil, nil, 0, backend.F32)
 	if err != nil {
 		return nil, 0, err
 	}

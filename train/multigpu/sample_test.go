@@ -21,7 +21,7 @@ func neighbourhoods(t *testing.T, be backend.Backend, in *train.Inputs, seeds []
 	for i, c := range sc {
 		caps[i] = nn.Caps(c)
 	}
-	p, err := train.NewPlan(be, len(seeds), fanouts, caps, 0)
+	p, err := train.NewPlan(be, len(seeds), fanouts, caps, 0, backend.F32)
 	if err != nil {
 		t.Fatal(err)
 	}
