@@ -1,7 +1,7 @@
 // rows.cuh: the one row gather of fanout's kernels (gather.cu, tiered.cu,
 // peerrows.cu): out[i, :] = the row of vertex ids[i] for the live rows i,
-// moved as words W (16 or 4 bytes; or 8 or 2 bytes of bfloat16, widened to
-// float32 as stored). A row source says where a vertex's row lies:
+// moved as words W (16, 4 or 2 bytes; or 8 or 2 bytes of bfloat16 widened
+// to float32 as stored, where out is float32). A row source says where a vertex's row lies:
 //
 //   const W* row(int id, int& k)  the row's first word (null: the row is
 //       counted but not written), and a kind k;
@@ -18,12 +18,21 @@
 #include "common.cuh"
 #include "bf16.cuh"
 
-// word_out is a stored word as out holds it: the same word, or bfloat16
-// widened to float32.
-__device__ __forceinline__ uint4 word_out(uint4 w) { return w; }
-__device__ __forceinline__ u32 word_out(u32 w) { return w; }
-__device__ __forceinline__ float4 word_out(uint2 w) { return to_float(w); }
-__device__ __forceinline__ float word_out(unsigned short w) { return to_float(w); }
+// WordOut<O, W>::of is a stored word W as an out of words O holds it: the
+// same word (O = W), or bfloat16 widened to float32 (float4 of uint2, float
+// of unsigned short).
+template <typename O, typename W>
+struct WordOut {
+    static __device__ __forceinline__ O of(W w) { return w; }
+};
+template <>
+struct WordOut<float4, uint2> {
+    static __device__ __forceinline__ float4 of(uint2 w) { return to_float(w); }
+};
+template <>
+struct WordOut<float, unsigned short> {
+    static __device__ __forceinline__ float of(unsigned short w) { return to_float(w); }
+};
 
 template <int U, int K, typename I, typename W, typename O, typename Src>
 __device__ __forceinline__ void gather_rows_from(Src& src, i64 numRows, I words, const int* ids, I total, O* out,
@@ -67,7 +76,7 @@ __device__ __forceinline__ void gather_rows_from(Src& src, i64 numRows, I words,
 #pragma unroll
         for (int u = 0; u < U; u++)
             if (ok[u]) {
-                out[t0 + (I)u * stride] = word_out(v[u]);
+                out[t0 + (I)u * stride] = WordOut<O, W>::of(v[u]);
                 src.took((u64)ri[u], (u64)rc[u], rk[u], v[u]);
             }
     }
