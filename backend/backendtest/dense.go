@@ -9,7 +9,7 @@ import (
 )
 
 func testGather(e *env) {
-	for _, dim := range []int{1, 3, 6, 16, 33} {
+	for _, dim := range []int{1, 3, 6, 12, 16, 33} {
 		const rows, cp, live = 50, 40, 29
 		ids := make([]int32, cp)
 		for i := range ids {

@@ -4,10 +4,10 @@ import "github.com/fanout-gnn/fanout/backend"
 
 // Gather copies rows: out[i, :] = table[ids[i], :] for live rows i; table
 // is [rows, dim] F32, I32 or BF16, ids I32 [n.Cap], out [n.Cap, dim] of
-// table's type, or F32 for a BF16 table (widened). Rows move as 16-byte
-// words where the row's bytes and both buffers' alignment allow, else as
-// 4-byte words (a bfloat16 row of odd width: one value a word). An id
-// outside the table is reported by Sync (its row is left unwritten).
+// table's type, or F32 for a BF16 table (widened). Rows move in the
+// widest words their bytes and both buffers' alignment allow
+// (gatherWords). An id outside the table is reported by Sync (its row is
+// left unwritten).
 func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out backend.Buffer) {
 	c, ck := b.checkGather(table, dim, ids, n, out)
 	defer c.end()
@@ -23,18 +23,24 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 		c.launchGatherRows(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words), 256)), d1(256), 0)
 		return
 	}
-	per := 1 // values a 4-byte word
-	if tb.dt == backend.BF16 {
-		per = 2
-	}
-	name, words := "gather_rows1", dim/per
-	switch {
-	case dim%(4*per) == 0 && tb.ptr%16 == 0 && ob.ptr%16 == 0:
-		name, words = "gather_rows4", dim/(4*per)
-	case dim%per != 0 || tb.ptr%4 != 0 || ob.ptr%4 != 0:
-		name, words = "gather_rows_h", dim
-	}
+	name, words := gatherWords(dim*tb.dt.Size(), tb.ptr, ob.ptr)
 	c.launchGatherRows(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+}
+
+// gatherWords picks the row copy's kernel and a row's words in it: the
+// widest word (16, 8, 4 or 2 bytes) that divides the row's bytes and both
+// addresses.
+func gatherWords(rowBytes int, table, out uintptr) (string, int) {
+	for _, w := range []struct {
+		bytes int
+		name  string
+	}{{16, "gather_rows4"}, {8, "gather_rows2"}, {4, "gather_rows1"}} {
+		b := uintptr(w.bytes)
+		if rowBytes%w.bytes == 0 && table%b == 0 && out%b == 0 {
+			return w.name, rowBytes / w.bytes
+		}
+	}
+	return "gather_rows_h", rowBytes / 2
 }
 
 // actAlign is the alignment of an activation's four-element words.

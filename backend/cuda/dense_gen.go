@@ -35,7 +35,7 @@ func (b *Backend) checkGather(table backend.Buffer, dim int, ids backend.Buffer,
 	return c, ck
 }
 
-// launchGatherRows launches one of gather_rows1, gather_rows4, gather_rows_h, gather_bf16x1, gather_bf16x4 (kernels/gather.cu)
+// launchGatherRows launches one of gather_rows1, gather_rows2, gather_rows4, gather_rows_h, gather_bf16x1, gather_bf16x4 (kernels/gather.cu)
 // with Gather's checked arguments, its parameters in the kernel's order.
 func (c *call) launchGatherRows(a *gatherArgs, name string, words int, grid, block dim3, smem int) {
 	c.args().ptr(a.table.addr()).i64(int64(a.table.n / a.dim)).i32(words).ptr(a.ids.addr()).ptr(a.nP).

@@ -1,6 +1,7 @@
 // gather.cu: row gather out[i, :] = table[ids[i], :] for live rows i
-// (rows.cuh). Rows are moved as 16-byte words (gather_rows4, when the row
-// width and both base addresses allow it) or 4-byte words (gather_rows1);
+// (rows.cuh). Rows are moved in the widest words that the row's bytes and
+// both base addresses allow: 16 bytes (gather_rows4), 8 (gather_rows2), 4
+// (gather_rows1) or 2 (gather_rows_h, bfloat16);
 // the element type does not matter (float32, int32, bfloat16 pairs). Each
 // thread moves up to four words with all loads issued before the stores. An id
 // outside the table is reported and its row left unwritten.
@@ -37,8 +38,13 @@ extern "C" __global__ void gather_rows1(const u32* table, i64 tableRows, int wor
     gather_rows<u32>(table, tableRows, words, ids, nP, cap, out, err);
 }
 
-// gather_rows_h copies bfloat16 rows as they are, one value a word (the
-// rows' width odd; gather_rows1 and gather_rows4 take even ones).
+extern "C" __global__ void gather_rows2(const uint2* table, i64 tableRows, int words, const int* ids, const int* nP,
+                                        int cap, uint2* out, int* err) {
+    gather_rows<uint2>(table, tableRows, words, ids, nP, cap, out, err);
+}
+
+// gather_rows_h copies bfloat16 rows as they are, one value a word (a
+// row of an odd width, or at an address of 2-byte alignment).
 extern "C" __global__ void gather_rows_h(const unsigned short* table, i64 tableRows, int words, const int* ids,
                                          const int* nP, int cap, unsigned short* out, int* err) {
     gather_rows<unsigned short>(table, tableRows, words, ids, nP, cap, out, err);
