@@ -185,99 +185,33 @@ __device__ __forceinline__ void skinny_wgrad_t(const E* x, const float* dy, cons
 // time, and bfloat16 x (_bf16) likewise.
 #define SK_FWD_ARGS const int *nP, int cap, const float *w, int in, int out, float *y, int acc
 #define SK_WGRAD_ARGS const float *dy, const int *nP, int cap, int in, int out, float *partial, int chunkRows
-extern "C" __global__ void skinny_fwd_p1(const float* x, SK_FWD_ARGS) {
-    skinny_fwd_t<1, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p1(const float* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<1, true>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p1_v1(const float* x, SK_FWD_ARGS) {
-    skinny_fwd_t<1, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p1_v1(const float* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<1, false>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p1_bf16(const unsigned short* x, SK_FWD_ARGS) {
-    skinny_fwd_t<1, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p1_bf16(const unsigned short* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<1, true>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p1_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {
-    skinny_fwd_t<1, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p1_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<1, false>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p2(const float* x, SK_FWD_ARGS) {
-    skinny_fwd_t<2, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p2(const float* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<2, true>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p2_v1(const float* x, SK_FWD_ARGS) {
-    skinny_fwd_t<2, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p2_v1(const float* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<2, false>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p2_bf16(const unsigned short* x, SK_FWD_ARGS) {
-    skinny_fwd_t<2, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p2_bf16(const unsigned short* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<2, true>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p2_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {
-    skinny_fwd_t<2, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p2_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<2, false>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p4(const float* x, SK_FWD_ARGS) {
-    skinny_fwd_t<4, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p4(const float* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<4, true>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p4_v1(const float* x, SK_FWD_ARGS) {
-    skinny_fwd_t<4, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p4_v1(const float* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<4, false>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p4_bf16(const unsigned short* x, SK_FWD_ARGS) {
-    skinny_fwd_t<4, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p4_bf16(const unsigned short* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<4, true>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p4_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {
-    skinny_fwd_t<4, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p4_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<4, false>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p8(const float* x, SK_FWD_ARGS) {
-    skinny_fwd_t<8, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p8(const float* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<8, true>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p8_v1(const float* x, SK_FWD_ARGS) {
-    skinny_fwd_t<8, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p8_v1(const float* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<8, false>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p8_bf16(const unsigned short* x, SK_FWD_ARGS) {
-    skinny_fwd_t<8, true>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p8_bf16(const unsigned short* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<8, true>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
-extern "C" __global__ void skinny_fwd_p8_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {
-    skinny_fwd_t<8, false>(x, nP, cap, w, in, out, y, acc);
-}
-extern "C" __global__ void skinny_wgrad_p8_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {
-    skinny_wgrad_t<8, false>(x, dy, nP, cap, in, out, partial, chunkRows);
-}
+#define SK_KERNELS(P)                                                                                                \
+    extern "C" __global__ void skinny_fwd_p##P(const float* x, SK_FWD_ARGS) {                                        \
+        skinny_fwd_t<P, true>(x, nP, cap, w, in, out, y, acc);                                                       \
+    }                                                                                                                \
+    extern "C" __global__ void skinny_wgrad_p##P(const float* x, SK_WGRAD_ARGS) {                                    \
+        skinny_wgrad_t<P, true>(x, dy, nP, cap, in, out, partial, chunkRows);                                        \
+    }                                                                                                                \
+    extern "C" __global__ void skinny_fwd_p##P##_v1(const float* x, SK_FWD_ARGS) {                                   \
+        skinny_fwd_t<P, false>(x, nP, cap, w, in, out, y, acc);                                                      \
+    }                                                                                                                \
+    extern "C" __global__ void skinny_wgrad_p##P##_v1(const float* x, SK_WGRAD_ARGS) {                               \
+        skinny_wgrad_t<P, false>(x, dy, nP, cap, in, out, partial, chunkRows);                                       \
+    }                                                                                                                \
+    extern "C" __global__ void skinny_fwd_p##P##_bf16(const unsigned short* x, SK_FWD_ARGS) {                        \
+        skinny_fwd_t<P, true>(x, nP, cap, w, in, out, y, acc);                                                       \
+    }                                                                                                                \
+    extern "C" __global__ void skinny_wgrad_p##P##_bf16(const unsigned short* x, SK_WGRAD_ARGS) {                    \
+        skinny_wgrad_t<P, true>(x, dy, nP, cap, in, out, partial, chunkRows);                                        \
+    }                                                                                                                \
+    extern "C" __global__ void skinny_fwd_p##P##_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {                     \
+        skinny_fwd_t<P, false>(x, nP, cap, w, in, out, y, acc);                                                      \
+    }                                                                                                                \
+    extern "C" __global__ void skinny_wgrad_p##P##_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {                 \
+        skinny_wgrad_t<P, false>(x, dy, nP, cap, in, out, partial, chunkRows);                                       \
+    }
+
+SK_KERNELS(1)
+SK_KERNELS(2)
+SK_KERNELS(4)
+SK_KERNELS(8)
