@@ -250,6 +250,19 @@ func (b *Backend) open(kc *kernelCache, images []compiled, srcs []Source) error 
 
 var kernelName = regexp.MustCompile(`extern "C" __global__ void(?:\s+__launch_bounds__\([^)]*\))?\s+(\w+)\s*\(`)
 
+// kernelNames are the names of the kernels code declares plainly: not a
+// macro's, whose pasted names (name##P) the scan cannot read (with launch
+// bounds it would take __launch_bounds__ for the name).
+func kernelNames(code string) []string {
+	var names []string
+	for _, m := range kernelName.FindAllStringSubmatch(code, -1) {
+		if m[1] != "__launch_bounds__" {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
 // kernel is the function of a loaded kernel. Names the source scan found
 // are looked up when their module loads; others (kernels a macro defines)
 // are looked up in every module at first use and remembered.
@@ -289,13 +302,13 @@ func (b *Backend) loadModule(kc *kernelCache, img compiled, src Source) error {
 		b.cachedKern++
 	}
 	b.modules = append(b.modules, mod)
-	for _, m := range kernelName.FindAllStringSubmatch(src.Code, -1) {
+	for _, k := range kernelNames(src.Code) {
 		var fn uintptr
-		name := cString(m[1])
+		name := cString(k)
 		if err := d.call("cuModuleGetFunction", d.cuModuleGetFunction, uintptr(unsafe.Pointer(&fn)), mod, uintptr(unsafe.Pointer(&name[0]))); err != nil {
-			return fmt.Errorf("kernel %s in %s: %w", m[1], src.Name, err)
+			return fmt.Errorf("kernel %s in %s: %w", k, src.Name, err)
 		}
-		b.fns[m[1]] = fn
+		b.fns[k] = fn
 	}
 	return nil
 }

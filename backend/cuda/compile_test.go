@@ -44,9 +44,9 @@ func TestCompileKernels(t *testing.T) {
 				}
 				// Every name the loader will look up is a function of the
 				// image (a macro's "extern \"C\"" line would not be).
-				for _, m := range kernelName.FindAllStringSubmatch(src.Code, -1) {
-					if !bytes.Contains(img, []byte(".text."+m[1]+"\x00")) {
-						t.Errorf("kernel %s is not in the compiled image", m[1])
+				for _, k := range kernelNames(src.Code) {
+					if !bytes.Contains(img, []byte(".text."+k+"\x00")) {
+						t.Errorf("kernel %s is not in the compiled image", k)
 					}
 				}
 			})

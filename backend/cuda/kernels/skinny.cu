@@ -182,32 +182,39 @@ __device__ __forceinline__ void skinny_wgrad_t(const E* x, const float* dy, cons
 }
 
 // The kernels: P = 1, 2, 4, 8; float32 x in vectors and (_v1) one at a
-// time, and bfloat16 x (_bf16) likewise.
+// time, and bfloat16 x (_bf16) likewise. The weight gradient's bound of 64
+// registers (4 blocks a multiprocessor, where it took 71 and 3) made it
+// 22.6 -> 17.1 us on products-sim's bottom GAT layer (H200); the forward
+// kernel's was slower (20.5 -> 35.1 us at 64, 22.3 at 80 of its 127).
 #define SK_FWD_ARGS const int *nP, int cap, const float *w, int in, int out, float *y, int acc
 #define SK_WGRAD_ARGS const float *dy, const int *nP, int cap, int in, int out, float *partial, int chunkRows
 #define SK_KERNELS(P)                                                                                                \
     extern "C" __global__ void skinny_fwd_p##P(const float* x, SK_FWD_ARGS) {                                        \
         skinny_fwd_t<P, true>(x, nP, cap, w, in, out, y, acc);                                                       \
     }                                                                                                                \
-    extern "C" __global__ void skinny_wgrad_p##P(const float* x, SK_WGRAD_ARGS) {                                    \
+    extern "C" __global__ void __launch_bounds__(256, 4) skinny_wgrad_p##P(const float* x,                           \
+                                                                            SK_WGRAD_ARGS) {                         \
         skinny_wgrad_t<P, true>(x, dy, nP, cap, in, out, partial, chunkRows);                                        \
     }                                                                                                                \
     extern "C" __global__ void skinny_fwd_p##P##_v1(const float* x, SK_FWD_ARGS) {                                   \
         skinny_fwd_t<P, false>(x, nP, cap, w, in, out, y, acc);                                                      \
     }                                                                                                                \
-    extern "C" __global__ void skinny_wgrad_p##P##_v1(const float* x, SK_WGRAD_ARGS) {                               \
+    extern "C" __global__ void __launch_bounds__(256, 4) skinny_wgrad_p##P##_v1(const float* x,                      \
+                                                                            SK_WGRAD_ARGS) {                         \
         skinny_wgrad_t<P, false>(x, dy, nP, cap, in, out, partial, chunkRows);                                       \
     }                                                                                                                \
     extern "C" __global__ void skinny_fwd_p##P##_bf16(const unsigned short* x, SK_FWD_ARGS) {                        \
         skinny_fwd_t<P, true>(x, nP, cap, w, in, out, y, acc);                                                       \
     }                                                                                                                \
-    extern "C" __global__ void skinny_wgrad_p##P##_bf16(const unsigned short* x, SK_WGRAD_ARGS) {                    \
+    extern "C" __global__ void __launch_bounds__(256, 4) skinny_wgrad_p##P##_bf16(const unsigned short* x,           \
+                                                                            SK_WGRAD_ARGS) {                         \
         skinny_wgrad_t<P, true>(x, dy, nP, cap, in, out, partial, chunkRows);                                        \
     }                                                                                                                \
     extern "C" __global__ void skinny_fwd_p##P##_bf16_v1(const unsigned short* x, SK_FWD_ARGS) {                     \
         skinny_fwd_t<P, false>(x, nP, cap, w, in, out, y, acc);                                                      \
     }                                                                                                                \
-    extern "C" __global__ void skinny_wgrad_p##P##_bf16_v1(const unsigned short* x, SK_WGRAD_ARGS) {                 \
+    extern "C" __global__ void __launch_bounds__(256, 4) skinny_wgrad_p##P##_bf16_v1(const unsigned short* x,        \
+                                                                            SK_WGRAD_ARGS) {                         \
         skinny_wgrad_t<P, false>(x, dy, nP, cap, in, out, partial, chunkRows);                                       \
     }
 
