@@ -3,6 +3,7 @@ package cuda
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -51,5 +52,20 @@ func TestCompileKernels(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestKernelNames: the scan takes a plain kernel's name, with and without
+// launch bounds, and skips a macro's (whose name is pasted).
+func TestKernelNames(t *testing.T) {
+	code := `extern "C" __global__ void plain(int a) {}
+extern "C" __global__ void __launch_bounds__(256, 4) bounded(int a) {}
+#define K(P) \
+    extern "C" __global__ void __launch_bounds__(256, 4) pasted_##P(int a) {} \
+    extern "C" __global__ void pasted2_##P(int a) {}
+K(1)`
+	got := kernelNames(code)
+	if want := []string{"plain", "bounded"}; !slices.Equal(got, want) {
+		t.Errorf("kernelNames: %q, want %q", got, want)
 	}
 }
