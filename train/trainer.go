@@ -290,6 +290,15 @@ func (t *Trainer) tableInput() backend.Buffer {
 	if !t.readsInPlace() {
 		return nil
 	}
+	return t.directTable()
+}
+
+// directTable is the store's whole table in backend memory
+// (featstore.Direct), or nil for any other store.
+func (t *Trainer) directTable() backend.Buffer {
+	if t.in == nil {
+		return nil
+	}
 	if d, ok := t.in.Feat.(featstore.Direct); ok {
 		return d.DeviceTable()
 	}
@@ -302,10 +311,7 @@ func (t *Trainer) tableInput() backend.Buffer {
 // model's bottom layer reads bfloat16 rows (nn.Model.ReadsBF16Rows): half
 // the bytes gathered and read, the same values. Float32 otherwise.
 func (t *Trainer) rowType() backend.DType {
-	if t.in == nil {
-		return backend.F32
-	}
-	if d, ok := t.in.Feat.(featstore.Direct); ok && d.DeviceTable().DType() == backend.BF16 && t.model.ReadsBF16Rows() {
+	if tb := t.directTable(); tb != nil && tb.DType() == backend.BF16 && t.model.ReadsBF16Rows() {
 		return backend.BF16
 	}
 	return backend.F32

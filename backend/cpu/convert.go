@@ -32,10 +32,16 @@ func (b *Backend) Convert(x, y backend.Buffer) {
 // or both BF16 widened into fresh slices (bfloat16 products: products and
 // sums in float32).
 func operands(x, w *buffer, need, wneed int) (xs, ws []float32) {
-	if x.dt == backend.F32 {
-		return x.f32, w.f32
+	return floats(x, need), floats(w, wneed)
+}
+
+// floats is the float32 values of a checked operand's first need
+// elements: an F32 buffer as it is, a BF16 one widened into a fresh slice.
+func floats(x *buffer, need int) []float32 {
+	if x.dt == backend.BF16 {
+		return widen(x.u16[:need])
 	}
-	return widen(x.u16[:need]), widen(w.u16[:wneed])
+	return x.f32
 }
 
 func widen(h []uint16) []float32 {

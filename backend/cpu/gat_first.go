@@ -158,7 +158,7 @@ func (b *Backend) ScoreProduct(x backend.Buffer, n backend.Count, u backend.Buff
 	c, ck := b.checkScoreProduct(x, n, u, in, heads, y)
 	defer c.end()
 	if c.ok {
-		b.sgemm(&c, false, false, ck.n, heads, in, scoreRows(ck.x, ck.n*in), in, ck.u, heads, 0, ck.y, heads)
+		b.sgemm(&c, false, false, ck.n, heads, in, floats(ck.x, ck.n*in), in, ck.u, heads, 0, ck.y, heads)
 	}
 }
 
@@ -168,14 +168,6 @@ func (b *Backend) ScoreProductBackward(x, dy backend.Buffer, n backend.Count, in
 	c, ck := b.checkScoreProductBackward(x, dy, n, in, heads, du)
 	defer c.end()
 	if c.ok {
-		b.sgemm(&c, true, false, in, heads, ck.n, scoreRows(ck.x, ck.n*in), in, ck.dy, heads, 0, ck.du, heads)
+		b.sgemm(&c, true, false, in, heads, ck.n, floats(ck.x, ck.n*in), in, ck.dy, heads, 0, ck.du, heads)
 	}
-}
-
-// scoreRows is x's first need values as float32 (a bfloat16 x widened).
-func scoreRows(x *buffer, need int) []float32 {
-	if x.dt == backend.BF16 {
-		return widen(x.u16[:need])
-	}
-	return x.f32
 }
