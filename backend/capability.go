@@ -165,6 +165,14 @@ type HostMapper interface {
 	UploadHost(data any) (Buffer, error)
 }
 
+// MapsHost reports whether the backend at the bottom of be's wrappers
+// reads host memory in place (HostMapper): host memory it reads is then
+// not its own, and rows laid out for the link (a tiered store's band) pay.
+func MapsHost(be Backend) bool {
+	_, ok := bottom(be).(HostMapper)
+	return ok
+}
+
 // UploadHost makes data readable by be's ops from host memory when be can,
 // and uploads it otherwise.
 func UploadHost(be Backend, data any) (Buffer, error) {

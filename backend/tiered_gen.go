@@ -10,18 +10,21 @@ package backend
 type TieredGather interface {
 	// GatherTiered copies F32 rows from two tiers: for i < n, with v =
 	// ids[i] and s = slot[v] (slot I32 [N]), out[i, :] = cache[s, :] when
-	// s >= 0, else host[v, :] (host F32 [N, dim], typically host memory
-	// the device reads in place; cache F32 [rows, dim], may be nil when no
-	// slot is >= 0). stats, when non-nil, is I64 [2]: the rows read from
-	// host are added to stats[0] and all rows to stats[1].
-	GatherTiered(cache, slot, host Buffer, dim int, ids Buffer, n Count, out, stats Buffer)
+	// s >= 0, band[-2-s, :] when s <= -2, else host[v, :] (host F32 [N,
+	// dim], typically host memory the device reads in place; cache F32
+	// [rows, dim], may be nil when no slot is >= 0; band, rows of host
+	// memory too, held in another order, may be nil when no slot is <=
+	// -2). stats, when non-nil, is I64 [2]: the rows read from host or
+	// band are added to stats[0] and all rows to stats[1].
+	GatherTiered(cache, slot, host, band Buffer, dim int, ids Buffer, n Count, out, stats Buffer)
 	// GatherTieredMisses is GatherTiered for the rows outside the cache:
-	// for i < n, with v = ids[i], out[i, :] = host[v, :] (widened to F32)
-	// when slot[v] < 0; the rows of cached vertices are not written
-	// (AggregateConcatTiered reads them from the cache in place). stats,
-	// when non-nil, counts as GatherTiered's: the rows read from host into
-	// stats[0], all rows into stats[1].
-	GatherTieredMisses(slot, host Buffer, dim int, ids Buffer, n Count, out, stats Buffer)
+	// for i < n, with v = ids[i] and s = slot[v], out[i, :] = band[-2-s,
+	// :] when s <= -2 and host[v, :] when s = -1 (widened to F32); the
+	// rows of cached vertices are not written (AggregateConcatTiered reads
+	// them from the cache in place). stats, when non-nil, counts as
+	// GatherTiered's: the rows read from host or band into stats[0], all
+	// rows into stats[1].
+	GatherTieredMisses(slot, host, band Buffer, dim int, ids Buffer, n Count, out, stats Buffer)
 	// AggregateConcatTiered is AggregateConcat over a tiered store's rows
 	// read in place: source j's row is cache[slot[SrcIDs[j]], :] when that
 	// slot is >= 0 (cache F32, or BF16 widened to float32, [rows, dim]; nil

@@ -226,11 +226,11 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 		d.be.Gather(d.cache, d.dim, view(s.rcB), n, out)
 	}
 	if d.cfg.StageHost { // the host tier's rows are staged: rh names staging rows
-		d.ops.GatherTieredMisses(s.slotS, s.stageB, d.dim, view(s.rhB), n, out, d.statsH)
+		d.ops.GatherTieredMisses(s.slotS, s.stageB, nil, d.dim, view(s.rhB), n, out, d.statsH)
 	} else {
-		d.ops.GatherTieredMisses(d.slotH, d.host, d.dim, view(s.rhB), n, out, d.statsH)
+		d.ops.GatherTieredMisses(d.slotH, d.host, nil, d.dim, view(s.rhB), n, out, d.statsH)
 	}
-	d.ops.GatherTieredMisses(s.slotS, s.stageB, d.dim, view(s.rdB), n, out, d.statsD)
+	d.ops.GatherTieredMisses(s.slotS, s.stageB, nil, d.dim, view(s.rdB), n, out, d.statsD)
 }
 
 // copyIDs issues the copies place reads: the ids into s.ids and their

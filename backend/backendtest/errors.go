@@ -102,7 +102,7 @@ var stickyCases = []stickyCase{
 		e.be.AggregateConcatTable(blk, e.upload(e.randF32(h.capEdges, 1)), e.upload(e.randF32(5*8, 1)), 8, e.poison(h.capDst*16))
 	}, ""},
 	{"GatherTieredMisses", func(e *env) { // out of fewer than n.Cap rows
-		e.tiered().GatherTieredMisses(e.upload([]int32{-1, 0, -1, -1, -1}), e.upload(e.randF32(5*4, 1)), 4,
+		e.tiered().GatherTieredMisses(e.upload([]int32{-1, 0, -1, -1, -1}), e.upload(e.randF32(5*4, 1)), nil, 4,
 			e.upload([]int32{0, 1, 2}), e.count(3, 3), e.poison(2*4), nil)
 	}, "out"},
 	{"AggregateConcatTiered", func(e *env) { // a source id past the slot table

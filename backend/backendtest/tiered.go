@@ -6,68 +6,40 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// testGatherTiered: rows come from the cache where a vertex has a slot and
-// from the host tier (backend.UploadHost) elsewhere, rows past the live
-// count are left alone, and the stats count host rows and all rows, adding
-// up across calls. Without a cache every row comes from the host.
+// testGatherTiered: rows come from the cache where a vertex has a slot,
+// from the band where its slot names a band row, and from the host tier
+// (backend.UploadHost) elsewhere; rows past the live count are left
+// alone, and the stats count rows of host memory and all rows, adding up
+// across calls. Without a cache or a band every row comes from the others.
 func testGatherTiered(e *env) {
 	for _, dim := range []int{1, 3, 16, 33} {
-		const rows, cp, live, cached = 50, 40, 29, 12
-		hostVals := e.randF32(rows*dim, 10)
-		hb, err := backend.UploadHost(e.be, append([]float32(nil), hostVals...))
-		if err != nil {
-			e.t.Fatalf("UploadHost: %v", err)
-		}
-		slot := make([]int32, rows)
-		cacheVals := e.randF32(cached*dim, 10)
-		for v := range slot {
-			slot[v] = -1
-		}
-		for s, v := range e.rnd.Perm(rows)[:cached] {
-			slot[v] = int32(s)
-		}
-		ids := make([]int32, cp)
-		for i := range ids {
-			ids[i] = int32(e.rnd.IntN(rows))
-			if i >= live {
-				ids[i] = 1 << 30 // past the count: must not be read
-			}
-		}
-		stats := e.upload([]int64{5, 7})
-		for _, withCache := range []bool{true, false} {
-			out := e.poison(cp * dim)
-			var cache backend.Buffer
-			sl := append([]int32(nil), slot...)
-			if withCache {
-				cache = e.upload(cacheVals)
-			} else {
-				for v := range sl {
-					sl[v] = -1
+		for _, c := range []struct{ cached, banded int }{{12, 0}, {12, 15}, {0, 0}, {0, 15}} {
+			const rows, cp, live = 50, 40, 29
+			tt := e.tieredTables(rows, c.cached, c.banded, dim, false)
+			ids := make([]int32, cp)
+			for i := range ids {
+				ids[i] = int32(e.rnd.IntN(rows))
+				if i >= live {
+					ids[i] = 1 << 30 // past the count: must not be read
 				}
 			}
-			e.tiered().GatherTiered(cache, e.upload(sl), hb, dim, e.upload(ids), e.count(live, cp), out, stats)
+			stats := e.upload([]int64{5, 7})
+			out := e.poison(cp * dim)
+			e.tiered().GatherTiered(tt.cb, tt.sb, tt.hb, tt.bb, dim, e.upload(ids), e.count(live, cp), out, stats)
 			want := make([]float32, live*dim)
 			misses := 0
 			for i := range live {
 				v := ids[i]
-				if s := sl[v]; s >= 0 {
-					copy(want[i*dim:(i+1)*dim], cacheVals[int(s)*dim:])
-				} else {
-					copy(want[i*dim:(i+1)*dim], hostVals[int(v)*dim:])
+				copy(want[i*dim:(i+1)*dim], tt.row(v, dim))
+				if tt.slot[v] < 0 {
 					misses++
 				}
 			}
-			what := fmt.Sprintf("GatherTiered dim=%d cache=%t", dim, withCache)
+			what := fmt.Sprintf("GatherTiered dim=%d cached=%d banded=%d", dim, c.cached, c.banded)
 			checkEqual(e.t, what, e.readF32(out, live*dim), want, dim)
-			got := make([]int64, 2)
-			e.be.Read(got, stats, 0)
-			e.sync()
-			if got[0] != 5+int64(misses) || got[1] != 7+live {
-				e.t.Fatalf("%s: stats %v, want [%d %d]", what, got, 5+misses, 7+live)
-			}
-			e.be.Write(stats, 0, []int64{5, 7})
+			e.checkCounts(what+": stats", stats, []int64{5 + int64(misses), 7 + live})
+			tt.free(e)
 		}
-		e.be.Free(hb)
 	}
 }
 
@@ -113,7 +85,7 @@ func testGatherBF16(e *env) {
 			e.t.Fatal(err)
 		}
 		out = e.poison(cp * dim)
-		e.tiered().GatherTiered(cb, e.upload(slot), hb, dim, e.upload(ids), e.count(live, cp), out, nil)
+		e.tiered().GatherTiered(cb, e.upload(slot), hb, nil, dim, e.upload(ids), e.count(live, cp), out, nil)
 		checkEqual(e.t, fmt.Sprintf("GatherTiered bfloat16 dim=%d", dim), e.readF32(out, live*dim), want, dim)
 		for _, b := range []backend.Buffer{tb, hb, cb} {
 			e.be.Free(b)

@@ -5,10 +5,11 @@ import (
 	"github.com/fanout-gnn/fanout/backend/internal/errcode"
 )
 
-// GatherTiered copies rows from the cache tier (slot[v] >= 0) or the host
-// tier (host[v]); see backend.Dense. On the CPU both tiers are host memory.
-func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
-	c, ck := b.checkGatherTiered(cache, slot, host, dim, ids, n, out, stats)
+// GatherTiered copies rows from the cache tier (slot[v] >= 0), the band
+// (slot[v] <= -2) or the host tier (host[v]); see backend.TieredGather. On
+// the CPU every tier is host memory.
+func (b *Backend) GatherTiered(cache, slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	c, ck := b.checkGatherTiered(cache, slot, host, band, dim, ids, n, out, stats)
 	defer c.end()
 	if !c.ok {
 		return
@@ -18,18 +19,15 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	if cb != nil {
 		cacheRows = cb.Len() / dim
 	}
-	for _, v := range idx[:rows] {
-		if v >= 0 && int(v) < hostRows && int(ss[v]) >= cacheRows {
-			c.failf("slot[%d] = %d outside the cache of %d rows", v, ss[v], cacheRows)
-			return
-		}
+	if !slotsWithin(&c, idx[:rows], hostRows, ss, cacheRows, ck.band, dim) {
+		return
 	}
 	var counts [2]int64 // host rows, cached rows
 	b.gatherRows(&c, idx[:rows], hostRows, dim, rowRef{f32: ck.out}, func(_ int, v int32) (rowRef, int) {
 		if s := ss[v]; s >= 0 {
 			return rowOf(cb, int(s), dim), 1
 		}
-		return rowOf(hb, int(v), dim), 0
+		return hostRow(hb, ck.band, v, ss[v], dim), 0
 	}, counts[:])
 	if st != nil && c.ok {
 		st[0] += counts[0]
@@ -37,25 +35,59 @@ func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids ba
 	}
 }
 
-// UploadHost is Upload: the CPU's memory is the host's.
-func (b *Backend) UploadHost(data any) (backend.Buffer, error) { return b.Upload(data) }
+// hostRow is vertex v's row of host memory: the band's row -2 - s when
+// its slot s is <= -2, else the host tier's row v.
+func hostRow(hb, band *buffer, v, s int32, dim int) rowRef {
+	if s <= -2 {
+		return rowOf(band, int(-2-s), dim)
+	}
+	return rowOf(hb, int(v), dim)
+}
+
+// slotsWithin fails c where a slot of the ids (those within the table's
+// rows; the gather reports the others) names a cache row past cacheRows
+// (< 0: not checked, the misses' gather reads no cache row) or a band row
+// past band's (nil: no rows).
+func slotsWithin(c *call, ids []int32, rows int, ss []int32, cacheRows int, band *buffer, dim int) bool {
+	bandRows := 0
+	if band != nil {
+		bandRows = band.Len() / dim
+	}
+	for _, v := range ids {
+		if v < 0 || int(v) >= rows {
+			continue
+		}
+		switch s := int(ss[v]); {
+		case cacheRows >= 0 && s >= cacheRows:
+			c.failf("slot[%d] = %d outside the cache of %d rows", v, s, cacheRows)
+			return false
+		case s <= -2 && -2-s >= bandRows:
+			c.failf("slot[%d] = %d outside the band of %d rows", v, s, bandRows)
+			return false
+		}
+	}
+	return true
+}
 
 // GatherTieredMisses copies the host tier's rows of the vertices without a
 // cache slot and leaves the others' rows of out alone; see
 // backend.TieredGather. It counts as GatherTiered does.
-func (b *Backend) GatherTieredMisses(slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
-	c, ck := b.checkGatherTieredMisses(slot, host, dim, ids, n, out, stats)
+func (b *Backend) GatherTieredMisses(slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	c, ck := b.checkGatherTieredMisses(slot, host, band, dim, ids, n, out, stats)
 	defer c.end()
 	if !c.ok {
 		return
 	}
 	hb, ss, st := ck.host, ck.slot, ck.stats
+	if !slotsWithin(&c, ck.ids[:ck.n], hb.Len()/dim, ss, -1, ck.band, dim) {
+		return
+	}
 	var counts [2]int64 // host rows, cached rows
 	b.gatherRows(&c, ck.ids[:ck.n], hb.Len()/dim, dim, rowRef{f32: ck.out}, func(_ int, v int32) (rowRef, int) {
 		if ss[v] >= 0 {
 			return rowRef{}, 1 // read in place from the cache
 		}
-		return rowOf(hb, int(v), dim), 0
+		return hostRow(hb, ck.band, v, ss[v], dim), 0
 	}, counts[:])
 	if st != nil && c.ok {
 		st[0] += counts[0]

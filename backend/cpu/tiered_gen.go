@@ -8,6 +8,7 @@ import "github.com/fanout-gnn/fanout/backend"
 type gatherTieredArgs struct {
 	host  *buffer
 	cache *buffer
+	band  *buffer
 	slot  []int32
 	n     int
 	nP    *int32
@@ -19,11 +20,14 @@ type gatherTieredArgs struct {
 // checkGatherTiered begins a call of GatherTiered (backend.TieredGather) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkGatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredArgs) {
+func (b *Backend) checkGatherTiered(cache, slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredArgs) {
 	c = b.begin("GatherTiered")
 	ck.host = c.typed("host", host, 0, backend.F32, backend.BF16)
 	if c.ok && !isNil(cache) {
 		ck.cache = c.buf("cache", cache, host.DType(), 0)
+	}
+	if c.ok && !isNil(band) {
+		ck.band = c.buf("band", band, host.DType(), 0)
 	}
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
@@ -41,6 +45,7 @@ func (b *Backend) checkGatherTiered(cache, slot, host backend.Buffer, dim int, i
 // gatherTieredMissesArgs are GatherTieredMisses's arguments as checkGatherTieredMisses returns them.
 type gatherTieredMissesArgs struct {
 	host  *buffer
+	band  *buffer
 	slot  []int32
 	n     int
 	nP    *int32
@@ -52,9 +57,12 @@ type gatherTieredMissesArgs struct {
 // checkGatherTieredMisses begins a call of GatherTieredMisses (backend.TieredGather) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkGatherTieredMisses(slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredMissesArgs) {
+func (b *Backend) checkGatherTieredMisses(slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredMissesArgs) {
 	c = b.begin("GatherTieredMisses")
 	ck.host = c.typed("host", host, 0, backend.F32, backend.BF16)
+	if c.ok && !isNil(band) {
+		ck.band = c.buf("band", band, host.DType(), 0)
+	}
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
 		ck.slot = c.i32("slot", slot, host.Len()/dim)

@@ -238,7 +238,7 @@ func BenchmarkGatherTiered(b *testing.B) {
 				}
 				slotBuf, stats := upload(b, be, slot), alloc(b, be, backend.I64, 2)
 				ids, out, cnt := gatherIDs(b, be, rows, n, dim)
-				measure(b, be, 0, func() { be.GatherTiered(cache, slotBuf, host, dim, ids, cnt, out, stats) })
+				measure(b, be, 0, func() { be.GatherTiered(cache, slotBuf, host, nil, dim, ids, cnt, out, stats) })
 			})
 		}
 	}

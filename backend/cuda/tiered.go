@@ -83,40 +83,53 @@ func (b *Backend) register(p unsafe.Pointer, bytes int64, data any) (*allocation
 // GatherTiered copies F32 rows from the device cache or the host tier (see
 // backend.TieredGather); stats (I64 [2], optional) counts host rows and all
 // rows on the device. One launch.
-func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
-	c, ck := b.checkGatherTiered(cache, slot, host, dim, ids, n, out, stats)
+func (b *Backend) GatherTiered(cache, slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	c, ck := b.checkGatherTiered(cache, slot, host, band, dim, ids, n, out, stats)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	name, words := tieredKernel(dim, ck.host, ck.cache, ck.out)
+	name, words := tieredKernel(dim, ck.host, ck.out, ck.cache, ck.band)
 	c.launchTiered(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
-// GatherTieredMisses copies the host tier's rows of the vertices without a
-// cache slot (see backend.TieredGather): GatherTiered's kernel without a
-// cache, which counts the cached rows and writes none. One launch.
-func (b *Backend) GatherTieredMisses(slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
-	c, ck := b.checkGatherTieredMisses(slot, host, dim, ids, n, out, stats)
+// GatherTieredMisses copies the host tier's or the band's rows of the
+// vertices without a cache slot (see backend.TieredGather): GatherTiered's
+// kernel without a cache, which counts the cached rows and writes none.
+// One launch.
+func (b *Backend) GatherTieredMisses(slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	c, ck := b.checkGatherTieredMisses(slot, host, band, dim, ids, n, out, stats)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	name, words := tieredKernel(dim, ck.host, nil, ck.out)
+	name, words := tieredKernel(dim, ck.host, ck.out, nil, ck.band)
 	c.launchTieredMisses(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
 // tieredKernel picks the tiered gather's kernel for rows of dim values of
-// the host tier hb (F32 or BF16) and the cache cb (nil: none) into out, and
-// the row's width in its words: 16-byte words (or four bfloat16 values)
-// where dim and every address allow, else one value a word.
-func tieredKernel(dim int, hb, cb, out *buffer) (string, int) {
+// the host tier hb (F32 or BF16) and its other sources (the cache and the
+// band; nil: none) into out, and the row's width in its words: 16-byte
+// words (or four bfloat16 values) where dim and every address allow, else
+// one value a word.
+func tieredKernel(dim int, hb, out *buffer, others ...*buffer) (string, int) {
+	aligned := func(a uintptr) bool {
+		if out.ptr%16 != 0 || hb.ptr%a != 0 {
+			return false
+		}
+		for _, o := range others {
+			if o != nil && o.ptr%a != 0 {
+				return false
+			}
+		}
+		return true
+	}
 	switch {
-	case hb.dt == backend.BF16 && dim%4 == 0 && hb.ptr%8 == 0 && out.ptr%16 == 0 && (cb == nil || cb.ptr%8 == 0):
+	case hb.dt == backend.BF16 && dim%4 == 0 && aligned(8):
 		return "tiered_bf16x4", dim / 4
 	case hb.dt == backend.BF16:
 		return "tiered_bf16x1", dim
-	case dim%4 == 0 && hb.ptr%16 == 0 && out.ptr%16 == 0 && (cb == nil || cb.ptr%16 == 0):
+	case dim%4 == 0 && aligned(16):
 		return "tiered_rows4", dim / 4
 	}
 	return "tiered_rows1", dim

@@ -8,6 +8,7 @@ import "github.com/fanout-gnn/fanout/backend"
 type gatherTieredArgs struct {
 	host  *buffer
 	cache *buffer
+	band  *buffer
 	dim   int
 	slot  *buffer
 	n     backend.Count
@@ -20,11 +21,14 @@ type gatherTieredArgs struct {
 // checkGatherTiered begins a call of GatherTiered (backend.TieredGather) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkGatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredArgs) {
+func (b *Backend) checkGatherTiered(cache, slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredArgs) {
 	c = b.begin("GatherTiered")
 	ck.host = c.typed("host", host, 0, backend.F32, backend.BF16)
 	if c.ok && !isNil(cache) {
 		ck.cache = c.buf("cache", cache, host.DType(), 0)
+	}
+	if c.ok && !isNil(band) {
+		ck.band = c.buf("band", band, host.DType(), 0)
 	}
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
@@ -44,14 +48,16 @@ func (b *Backend) checkGatherTiered(cache, slot, host backend.Buffer, dim int, i
 // launchTiered launches one of tiered_rows1, tiered_rows4, tiered_bf16x1, tiered_bf16x4 (kernels/tiered.cu)
 // with GatherTiered's checked arguments, its parameters in the kernel's order.
 func (c *call) launchTiered(a *gatherTieredArgs, name string, words int, grid, block dim3, smem int) {
-	c.args().ptr(a.cache.addr()).ptr(a.slot.addr()).ptr(a.host.addr()).i64(int64(a.host.n / a.dim)).i32(words).
-		ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.out.addr()).ptr(a.stats.addr()).ptr(c.b.errDev)
+	c.args().ptr(a.cache.addr()).ptr(a.slot.addr()).ptr(a.host.addr()).ptr(a.band.addr()).
+		i64(int64(a.host.n / a.dim)).i32(words).ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.out.addr()).
+		ptr(a.stats.addr()).ptr(c.b.errDev)
 	c.launch(name, grid, block, smem)
 }
 
 // gatherTieredMissesArgs are GatherTieredMisses's arguments as checkGatherTieredMisses returns them.
 type gatherTieredMissesArgs struct {
 	host  *buffer
+	band  *buffer
 	dim   int
 	slot  *buffer
 	n     backend.Count
@@ -64,9 +70,12 @@ type gatherTieredMissesArgs struct {
 // checkGatherTieredMisses begins a call of GatherTieredMisses (backend.TieredGather) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkGatherTieredMisses(slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredMissesArgs) {
+func (b *Backend) checkGatherTieredMisses(slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) (c call, ck gatherTieredMissesArgs) {
 	c = b.begin("GatherTieredMisses")
 	ck.host = c.typed("host", host, 0, backend.F32, backend.BF16)
+	if c.ok && !isNil(band) {
+		ck.band = c.buf("band", band, host.DType(), 0)
+	}
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
 	if c.ok {
@@ -85,8 +94,9 @@ func (b *Backend) checkGatherTieredMisses(slot, host backend.Buffer, dim int, id
 // launchTieredMisses launches one of tiered_rows1, tiered_rows4, tiered_bf16x1, tiered_bf16x4 (kernels/tiered.cu)
 // with GatherTieredMisses's checked arguments, its parameters in the kernel's order.
 func (c *call) launchTieredMisses(a *gatherTieredMissesArgs, name string, words int, grid, block dim3, smem int) {
-	c.args().ptr(0).ptr(a.slot.addr()).ptr(a.host.addr()).i64(int64(a.host.n / a.dim)).i32(words).
-		ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.out.addr()).ptr(a.stats.addr()).ptr(c.b.errDev)
+	c.args().ptr(0).ptr(a.slot.addr()).ptr(a.host.addr()).ptr(a.band.addr()).i64(int64(a.host.n / a.dim)).
+		i32(words).ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.out.addr()).ptr(a.stats.addr()).
+		ptr(c.b.errDev)
 	c.launch(name, grid, block, smem)
 }
 

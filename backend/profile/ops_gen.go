@@ -117,12 +117,12 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 	b.op("Gather", func() { b.inner.Gather(table, dim, ids, n, out) })
 }
 
-func (b *Backend) GatherTiered(cache, slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
-	b.op("GatherTiered", func() { b.inner.(backend.TieredGather).GatherTiered(cache, slot, host, dim, ids, n, out, stats) })
+func (b *Backend) GatherTiered(cache, slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	b.op("GatherTiered", func() { b.inner.(backend.TieredGather).GatherTiered(cache, slot, host, band, dim, ids, n, out, stats) })
 }
 
-func (b *Backend) GatherTieredMisses(slot, host backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
-	b.op("GatherTieredMisses", func() { b.inner.(backend.TieredGather).GatherTieredMisses(slot, host, dim, ids, n, out, stats) })
+func (b *Backend) GatherTieredMisses(slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
+	b.op("GatherTieredMisses", func() { b.inner.(backend.TieredGather).GatherTieredMisses(slot, host, band, dim, ids, n, out, stats) })
 }
 
 func (b *Backend) GroupRows(rows backend.Buffer, nEnds, nRows backend.Count, ptr, order backend.Buffer) {
