@@ -15,6 +15,13 @@ import (
 // read from host memory and all rows, so the hit rate and the bytes that
 // crossed PCIe are known without a host read inside the step.
 //
+// A band (Band) copies the rows ranked after the cache's into host memory
+// of their own, in rank order, and their slots name them (-2 - band row):
+// the device reads rows that lie within a few hundred MiB of host memory
+// at the link's bandwidth, and rows spread over a large table at a
+// quarter of it (docs/perf.md), so the misses the ranking expects most are
+// read from a compact range.
+//
 // The cache is sized once, by Fill, before the step is captured: a
 // captured gather holds the cache's address. A bottom layer may read the
 // cached rows in place instead (InPlace): the step then gathers only the
@@ -25,13 +32,15 @@ type Tiered struct {
 	dim   int
 	rows  int64
 	host  backend.Buffer // F32 [N, dim], host memory read in place
-	slot  backend.Buffer // I32 [N]: cache row of each vertex, or -1
+	slot  backend.Buffer // I32 [N]: cache row of each vertex, -2 - its band row, or -1
 	cache backend.Buffer // F32 [cached, dim], nil until Fill
+	band  backend.Buffer // [banded, dim] of dt, host memory read in place; nil until Band
 	stats backend.Buffer // I64 [2]: rows read from host, all rows
 	feat  table          // the host table Fill reads cache rows from
 	dt    backend.DType  // F32 or BF16: both tiers hold it
 	order []int32        // vertices, most accessed first
 	n     int            // rows in the cache
+	nb    int            // rows in the band
 	ahead bool           // Remote: the replay driver gathers a step's misses in the step before
 }
 
@@ -73,8 +82,8 @@ func NewTiered(be backend.Backend, feat any, dim int, order []int32, dt backend.
 // backend memory (rows is clipped to the ranking). Call it once, before the
 // gather is captured.
 func (t *Tiered) Fill(rows int) error {
-	if t.cache != nil {
-		return fmt.Errorf("featstore: the cache is filled already (%d rows)", t.n)
+	if t.cache != nil || t.band != nil {
+		return fmt.Errorf("featstore: the cache is filled already (%d rows, %d in the band)", t.n, t.nb)
 	}
 	rows = min(rows, len(t.order))
 	if rows <= 0 {
@@ -91,6 +100,35 @@ func (t *Tiered) Fill(rows int) error {
 	return t.be.Sync()
 }
 
+// Band copies the rows ranked after the cache's, at most rows of them,
+// into a band of host memory in rank order (a converted copy when the
+// host tier is), which the gathers read them from instead of the host
+// tier. Call it once, after Fill and before the gather is captured.
+func (t *Tiered) Band(rows int) error {
+	if t.band != nil {
+		return fmt.Errorf("featstore: the band is filled already (%d rows)", t.nb)
+	}
+	rows = min(rows, len(t.order)-t.n)
+	if rows <= 0 {
+		return nil
+	}
+	ranked := t.order[t.n : t.n+rows]
+	band, err := backend.UploadHost(t.be, t.feat.hostRows(t.dt, rows, func(i int) int64 { return int64(ranked[i]) }))
+	if err != nil {
+		return fmt.Errorf("featstore: band of %d rows in host memory: %w", rows, err)
+	}
+	t.band, t.nb = band, rows
+	slot := slotTable(t.rows, t.order[:t.n])
+	for k, v := range ranked {
+		slot[v] = int32(-2 - k) // band row k
+	}
+	t.be.Write(t.slot, 0, slot)
+	return t.be.Sync()
+}
+
+// BandRows is the number of rows in the band.
+func (t *Tiered) BandRows() int { return t.nb }
+
 func (t *Tiered) Dim() int    { return t.dim }
 func (t *Tiered) Rows() int64 { return t.rows }
 
@@ -106,7 +144,7 @@ func (t *Tiered) Table() backend.Buffer { return t.host }
 
 // Gather issues the two-tier gather, counting host rows on the device.
 func (t *Tiered) Gather(ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	t.ops.GatherTiered(t.cache, t.slot, t.host, t.dim, ids, n, out, t.stats)
+	t.ops.GatherTiered(t.cache, t.slot, t.host, t.band, t.dim, ids, n, out, t.stats)
 }
 
 // Tiers are the cache (nil until Fill) and the slot table (InPlace).
@@ -115,7 +153,7 @@ func (t *Tiered) Tiers() (cache, slot backend.Buffer) { return t.cache, t.slot }
 // GatherMisses issues the gather of the rows outside the cache (InPlace),
 // counting host rows and all rows on the device as Gather does.
 func (t *Tiered) GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buffer) {
-	t.ops.GatherTieredMisses(t.slot, t.host, t.dim, ids, n, out, t.stats)
+	t.ops.GatherTieredMisses(t.slot, t.host, t.band, t.dim, ids, n, out, t.stats)
 }
 
 // DeviceBytes counts the cache, the slot table and the counters (the host
@@ -139,14 +177,14 @@ func (t *Tiered) Stats() (hostRows, rows int64, err error) {
 // ResetStats zeroes the counters.
 func (t *Tiered) ResetStats() { t.be.Write(t.stats, 0, []int64{0, 0}) }
 
-// Free releases both tiers and the tables.
+// Free releases the tiers, the band and the tables.
 func (t *Tiered) Free() {
-	for _, b := range []backend.Buffer{t.host, t.slot, t.cache, t.stats} {
+	for _, b := range []backend.Buffer{t.host, t.slot, t.cache, t.band, t.stats} {
 		if b != nil {
 			t.be.Free(b)
 		}
 	}
-	t.host, t.slot, t.cache, t.stats = nil, nil, nil, nil
+	t.host, t.slot, t.cache, t.band, t.stats = nil, nil, nil, nil, nil
 }
 
 // FetchAhead makes the store Remote (on) or not: the replay driver then

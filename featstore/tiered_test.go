@@ -115,3 +115,90 @@ func readI32(t *testing.T, be backend.Backend, b backend.Buffer, n int) []int32 
 	}
 	return out
 }
+
+// TestTieredBand: Band gives the rows ranked after the cache's slots
+// -2 - k in rank order (clipped to the ranking), and every gather reads
+// the same rows as without it, bit for bit (float32 and bfloat16 tiers),
+// counting band rows as host rows; a second Band, or a Fill after it, is
+// refused.
+func TestTieredBand(t *testing.T) {
+	const rows, dim, cached = 40, 3, 10
+	f32, bits, _, ids := tables(rows, dim)
+	order := make([]int32, rows)
+	for i := range order {
+		order[i] = int32((i * 7) % rows)
+	}
+	for _, c := range []struct {
+		feat   any
+		dt     backend.DType
+		banded int
+	}{{f32, backend.F32, 12}, {bits, backend.BF16, 12}, {f32, backend.BF16, 12}, {f32, backend.F32, 1000}} {
+		be := cpu.New(1)
+		plain, err := NewTiered(be, c.feat, dim, order, c.dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewTiered(be, c.feat, dim, order, c.dt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := plain.Fill(cached); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Fill(cached); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Band(c.banded); err != nil {
+			t.Fatal(err)
+		}
+		want := min(c.banded, rows-cached)
+		if s.BandRows() != want {
+			t.Fatalf("%s: %d rows in the band, want %d", c.dt, s.BandRows(), want)
+		}
+		_, sb := s.Tiers()
+		slot := readI32(t, be, sb, rows)
+		for i, v := range order {
+			w := int32(-1)
+			switch {
+			case i < cached:
+				w = int32(i)
+			case i < cached+want:
+				w = int32(-2 - (i - cached))
+			}
+			if slot[v] != w {
+				t.Fatalf("%s: vertex %d (rank %d) has slot %d, want %d", c.dt, v, i, slot[v], w)
+			}
+		}
+		if !slices.ContainsFunc(ids, func(v int32) bool { return slot[v] <= -2 }) {
+			t.Fatalf("%s: no id has a band row: the case tests nothing", c.dt)
+		}
+		got, exp := gatherAll(t, be, s, ids), gatherAll(t, be, plain, ids)
+		if !slices.Equal(f32Bits(got), f32Bits(exp)) {
+			t.Errorf("%s: rows with a band of %d differ from the rows without", c.dt, want)
+		}
+		hostRows, all, _ := s.Stats()
+		plainHost, plainAll, _ := plain.Stats()
+		if hostRows != plainHost || all != plainAll {
+			t.Errorf("%s: stats %d of %d with the band, %d of %d without", c.dt, hostRows, all, plainHost, plainAll)
+		}
+		misses := gatherWith(t, be, dim, ids, s.GatherMisses)
+		for i, v := range ids {
+			if slot[v] < 0 && !slices.Equal(f32Bits(misses[i*dim:(i+1)*dim]), f32Bits(exp[i*dim:(i+1)*dim])) {
+				t.Errorf("%s: the miss of vertex %d (slot %d) differs from its row", c.dt, v, slot[v])
+			}
+		}
+		if s.Band(1) == nil || s.Fill(1) == nil {
+			t.Errorf("%s: a second Band or a Fill after Band was not refused", c.dt)
+		}
+		plain.Free()
+		s.Free()
+	}
+}
+
+func f32Bits(x []float32) []uint32 {
+	out := make([]uint32, len(x))
+	for i, v := range x {
+		out[i] = math.Float32bits(v)
+	}
+	return out
+}

@@ -69,6 +69,12 @@ type Options struct {
 	// where they lie; the staging then holds a gather's rows outside the
 	// cache, within HostMemory. Refused without features on disk.
 	StageHost bool
+	// Band is the host memory, in bytes, of a copy of the rows ranked
+	// after the GPU cache's in rank order (featstore.Tiered.Band), which
+	// the device reads faster than the same rows spread over the whole
+	// table (docs/perf.md); 0: DefaultBand; < 0: none. Features in memory,
+	// one type.
+	Band int64
 	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
 	Hot    HotOptions
 	Replay train.ReplayOptions
@@ -169,12 +175,24 @@ func (t *Tier) BeforeCapture(env train.EnvelopeReport) error {
 		p.splitHost(host, t.opt.HostMemory, t.file)
 		p.Host = t.disk.PlanHost(int(p.CacheRows), host)
 	}
+	if _, ok := t.Store.(*featstore.Tiered); ok && backend.MapsHost(t.be) {
+		p.BandRows = min(bandRows(t.opt.Band, p.RowBytes), p.HostRows)
+	}
 	t.Stats.Placement = p
 	if t.opt.Log != nil {
 		p.Print(t.opt.Log)
 	}
-	if err := t.Store.Fill(int(p.CacheRows)); err != nil || t.disk == nil {
+	if err := t.Store.Fill(int(p.CacheRows)); err != nil {
 		return err
+	}
+	if s, ok := t.Store.(*featstore.Tiered); ok {
+		if err := s.Band(int(p.BandRows)); err != nil {
+			return err
+		}
+		t.Stats.Placement.BandRows = int64(s.BandRows())
+	}
+	if t.disk == nil {
+		return nil
 	}
 	t.Stats.Placement.Host = t.disk.HostUse()
 	return checkHostUse(t.Stats.Placement.Host, t.opt.HostMemory)

@@ -28,6 +28,7 @@ type Placement struct {
 	Rows      int64 // feature rows in all
 	CacheRows int64 // rows in the GPU cache
 	HostRows  int64 // rows read from host memory
+	BandRows  int64 // of HostRows, the rows ranked next copied in rank order into a band of host memory
 	// DiskRows are the rows read from DiskFile when a step needs them
 	// (features left on disk), HostMemory the cap of the disk tiers' host
 	// memory in bytes, and Host that memory by part (every type's summed):
@@ -83,6 +84,19 @@ func (p *Placement) splitHost(host, hostMemory int64, file string) {
 // Peak is the planned GPU memory: what is resident, the cache and the margin.
 func (p Placement) Peak() int64 { return p.Resident + p.CacheBytes() + p.Margin }
 
+// DefaultBand is the band's host memory when Options.Band is 0: on the
+// machines measured, rows within 512 MiB are read at the link's
+// bandwidth and rows spread over 1 GiB already at 60% of it (docs/perf.md).
+const DefaultBand = 512 << 20
+
+// bandRows is the rows a band of band bytes (Options.Band) holds.
+func bandRows(band, rowBytes int64) int64 {
+	if band == 0 {
+		band = DefaultBand
+	}
+	return max(band, 0) / max(rowBytes, 1)
+}
+
 // DefaultMargin is what Place keeps free of a budget: 3%, at least 256 MiB.
 func DefaultMargin(budget int64) int64 { return max(256<<20, budget*3/100) }
 
@@ -137,6 +151,10 @@ func (p Placement) Print(w io.Writer) {
 	if p.Types == nil {
 		fmt.Fprintf(w, "  feature cache: %d of %d rows (%.1f%%), %s\n", p.CacheRows, p.Rows, percent(p.CacheRows, p.Rows), mib(p.CacheBytes()))
 		fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))
+		if p.BandRows > 0 {
+			fmt.Fprintf(w, "  of them the %d ranked next (%.1f%% of the rows) copied in rank order into a band of host memory, read faster: %s\n",
+				p.BandRows, percent(p.BandRows, p.Rows), mib(p.BandRows*p.RowBytes))
+		}
 	}
 	if p.Types != nil && p.HostMemory > 0 {
 		fmt.Fprintf(w, "  (the host tiers' rows are the next ranked by degree per byte that --host-memory %s holds beside the stagings and tables)\n", mib(p.HostMemory))

@@ -47,6 +47,15 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 			return hopt, err
 		}
 	}
+	switch band := strings.TrimSpace(h.HostBand); band {
+	case "":
+	case "0":
+		hopt.Band = -1 // none
+	default:
+		if hopt.Band, err = ParseSize(band); err != nil {
+			return hopt, fmt.Errorf("host-band: %s is not a size (want, e.g., 512MiB, 1GiB, a number of bytes or 0 for none)", quote.Quote(h.HostBand))
+		}
+	}
 	return hopt, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend/cpu"
 	"github.com/fanout-gnn/fanout/dataset"
 	"github.com/fanout-gnn/fanout/dataset/rmat"
 	"github.com/fanout-gnn/fanout/train"
@@ -55,6 +56,7 @@ func TestHostMemoryJob(t *testing.T) {
 		want string
 	}{
 		{func(j *Job) { j.Hybrid.HostMemory = "lots" }, `host-memory: "lots" is not a size`},
+		{func(j *Job) { j.Hybrid.HostBand = "wide" }, `host-band: "wide" is not a size`},
 		{func(j *Job) { j.Hybrid.HostMemory = "256KiB" }, "host-memory: 0.2 MiB (262144 bytes) asked, but the disk tier's staging for the rows of a step needs"},
 		{func(j *Job) { j.Mode = train.Replay }, "host-memory: \"1536KiB\" caps the hybrid mode's host tier of features, and the mode is replay"},
 		{func(j *Job) { j.Source = Source{Preset: "tiny"} }, "host-memory: a disk tier reads the features of a dataset directory (--data)"},
@@ -94,4 +96,19 @@ func writePreset(t *testing.T, name string) (rmat.Preset, *dataset.Dataset, stri
 		t.Fatal(err)
 	}
 	return p, ds, dir
+}
+
+// TestHostBandOption: --host-band reaches the driver as bytes, 0 as none
+// (hybrid.Options.Band < 0) and nothing as the default (0).
+func TestHostBandOption(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		want int64
+	}{{"", 0}, {"0", -1}, {"1GiB", 1 << 30}, {"4096", 4096}} {
+		j := Job{Hybrid: HybridSettings{GPUMemory: "1GiB", HostBand: c.spec}}
+		opt, err := j.hybridOptions(cpu.New(1), nil)
+		if err != nil || opt.Band != c.want {
+			t.Errorf("--host-band %q: Band %d (%v), want %d", c.spec, opt.Band, err, c.want)
+		}
+	}
 }

@@ -67,6 +67,10 @@ type HybridSettings struct {
 	SuperBatch int
 	HotOutputs bool // the CPU computes layer 0's outputs instead of its inputs
 	FetchAhead bool // the host tier's rows gathered a step ahead (hybrid.Options.FetchAhead)
+	// HostBand is the host memory of the band of rows ranked after the
+	// cache's (a size, parsed by ParseSize; "" for hybrid.DefaultBand, 0
+	// for none: hybrid.Options.Band).
+	HostBand string
 	// HostMemory caps the host tier (a size, parsed by ParseSize; "" for
 	// the whole table): larger features stay in the dataset's feat.npy,
 	// read when a step needs them (hybrid.Options.HostMemory).
