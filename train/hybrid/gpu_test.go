@@ -67,36 +67,44 @@ func TestFollowsCPURejectsNaN(t *testing.T) {
 }
 
 // TestHybridCUDA: on a GPU, hybrid with a partial cache (host rows read
-// over PCIe in place) equals the all-resident replay run bitwise (the
-// deterministic path), and follows the CPU's hybrid run (cpuBound).
+// over PCIe in place: from the band, without one, and fetched a step
+// ahead) equals the all-resident replay run bitwise (the deterministic
+// path), and follows the CPU's hybrid run (cpuBound).
 func TestHybridCUDA(t *testing.T) {
 	gpu := traintest.GPU(t)
 	ds, cfg := tiny(t)
-	hopt := Options{CacheRows: 2000}
 	replay := replayOn(t, gpu, ds, cfg)
-	var st *Stats
-	hyb := losses(t, func(o train.Options) error {
-		var err error
-		_, st, err = Run(context.Background(), gpu, ds, cfg, o, hopt)
-		return err
-	})
-	onCPU := losses(t, func(o train.Options) error {
-		_, _, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, o, hopt)
-		return err
-	})
-	if len(hyb) != len(replay) {
-		t.Fatalf("steps: hybrid %d, replay %d", len(hyb), len(replay))
-	}
-	for i := range hyb {
-		if hyb[i] != replay[i] {
-			t.Fatalf("step %d: hybrid %v, replay %v", i, hyb[i], replay[i])
+	for _, c := range []struct {
+		what string
+		opt  Options
+	}{{"band", Options{CacheRows: 2000}}, {"no band", Options{CacheRows: 2000, Band: -1}}, {"band, fetched ahead", Options{CacheRows: 2000, FetchAhead: true}}} {
+		var st *Stats
+		hyb := losses(t, func(o train.Options) error {
+			var err error
+			_, st, err = Run(context.Background(), gpu, ds, cfg, o, c.opt)
+			return err
+		})
+		if len(hyb) != len(replay) {
+			t.Fatalf("%s: steps: hybrid %d, replay %d", c.what, len(hyb), len(replay))
+		}
+		for i := range hyb {
+			if hyb[i] != replay[i] {
+				t.Fatalf("%s: step %d: hybrid %v, replay %v", c.what, i, hyb[i], replay[i])
+			}
+		}
+		if want := st.Placement.HostRows; c.opt.Band < 0 && st.Placement.BandRows != 0 || c.opt.Band == 0 && (st.Placement.BandRows != want || want == 0) {
+			t.Fatalf("%s: %d rows in the band of %d host rows", c.what, st.Placement.BandRows, want)
+		}
+		t.Logf("%s: hit rate %.3f", c.what, st.HitRate)
+		if !(st.HitRate > 0 && st.HitRate < 1) {
+			t.Fatalf("%s: hit rate %.3f with 2000 of 16384 rows cached", c.what, st.HitRate)
 		}
 	}
-	followsCPU(t, "hybrid", hyb, onCPU)
-	t.Logf("hit rate %.3f", st.HitRate)
-	if !(st.HitRate > 0 && st.HitRate < 1) {
-		t.Fatalf("hit rate %.3f with 2000 of 16384 rows cached", st.HitRate)
-	}
+	onCPU := losses(t, func(o train.Options) error {
+		_, _, err := Run(context.Background(), record.New(cpu.New(2)), ds, cfg, o, Options{CacheRows: 2000})
+		return err
+	})
+	followsCPU(t, "hybrid", replay, onCPU)
 }
 
 // TestTypedHybridCUDA: on a GPU, a typed run (hetero-tiny: the papers'
