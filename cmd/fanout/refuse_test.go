@@ -15,7 +15,8 @@ import (
 // TestRefusedBeforeWork: settings that a run cannot honour are one line
 // naming the flag, before any training: more CPU devices than cores (once
 // accepted, and a run that never ended), a GPU budget on the CPU or not a
-// size, a link prediction setting on a node task, a TensorBoard directory
+// size, a host band outside the hybrid mode or not a size, a link
+// prediction setting on a node task, a TensorBoard directory
 // that cannot be made (once reported as mkdir, naming no flag, after the
 // run directory was made).
 func TestRefusedBeforeWork(t *testing.T) {
@@ -24,6 +25,8 @@ func TestRefusedBeforeWork(t *testing.T) {
 	oneLineError(t, "devices: 100000 CPU devices", "train", "--device", "cpu", "--devices", "100000")
 	oneLineError(t, `gpu-memory: "12XB" is not a size`, "train", "--device", "cpu", "--gpu-memory", "12XB")
 	oneLineError(t, `gpu-memory: "12GiB" is the hybrid mode's budget of GPU memory, and the mode is`, "train", "--device", "cpu", "--gpu-memory", "12GiB")
+	oneLineError(t, `host-band: "2GiB" is the hybrid mode's band of host memory, and the mode is`, "train", "--device", "cpu", "--host-band", "2GiB")
+	oneLineError(t, `host-band: "wide" is not a size`, "train", "--device", "cpu", "--mode", "hybrid", "--host-band", "wide")
 	oneLineError(t, "eval-negatives: a link prediction setting, but the task is node", "train", "--device", "cpu", "--eval-negatives", "10")
 	oneLineError(t, "decoder: a link prediction setting", "train", "--device", "cpu", "--decoder", "mlp")
 	file := filepath.Join(t.TempDir(), "file")

@@ -135,8 +135,9 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // checkPlaces checks, before any work, settings that name a place or a
-// size the run will use: --gpu-memory is a size, and only the hybrid
-// mode's (on a CPU device, the budget of the device it stands in for);
+// size the run will use: --gpu-memory and --host-band are sizes, and only
+// the hybrid mode's (on a CPU device, --gpu-memory is the budget of the
+// device it stands in for);
 // --tensorboard is a directory that can be made.
 func (rf *runFlags) checkPlaces() error {
 	if m := rf.j.Hybrid.GPUMemory; m != "" {
@@ -145,6 +146,14 @@ func (rf *runFlags) checkPlaces() error {
 		}
 		if rf.j.Mode != train.Hybrid {
 			return fmt.Errorf("gpu-memory: %s is the hybrid mode's budget of GPU memory, and the mode is %s (give --mode hybrid)", quoted(m), rf.j.Mode)
+		}
+	}
+	if b := rf.j.Hybrid.HostBand; b != "" {
+		if _, err := job.ParseBand(b); err != nil {
+			return err
+		}
+		if rf.j.Mode != train.Hybrid {
+			return fmt.Errorf("host-band: %s is the hybrid mode's band of host memory, and the mode is %s (give --mode hybrid)", quoted(b), rf.j.Mode)
 		}
 	}
 	if rf.tensorboard != "" {

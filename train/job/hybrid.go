@@ -47,16 +47,27 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 			return hopt, err
 		}
 	}
-	switch band := strings.TrimSpace(h.HostBand); band {
-	case "":
-	case "0":
-		hopt.Band = -1 // none
-	default:
-		if hopt.Band, err = ParseSize(band); err != nil {
-			return hopt, fmt.Errorf("host-band: %s is not a size (want, e.g., 512MiB, 1GiB, a number of bytes or 0 for none)", quote.Quote(h.HostBand))
-		}
+	if hopt.Band, err = ParseBand(h.HostBand); err != nil {
+		return hopt, err
 	}
 	return hopt, nil
+}
+
+// ParseBand reads --host-band: a size, 0 for none (hybrid.Options.Band <
+// 0) and "" for the default (0).
+func ParseBand(s string) (int64, error) {
+	switch band := strings.TrimSpace(s); band {
+	case "":
+		return 0, nil
+	case "0":
+		return -1, nil
+	default:
+		b, err := ParseSize(band)
+		if err != nil {
+			return 0, fmt.Errorf("host-band: %s is not a size (want, e.g., 512MiB, 1GiB, a number of bytes or 0 for none)", quote.Quote(s))
+		}
+		return b, nil
+	}
 }
 
 // parseHostMemory reads --host-memory: a size.
