@@ -44,10 +44,7 @@ func TestTieredNeedsTieredGather(t *testing.T) {
 func TestTieredInPlace(t *testing.T) {
 	const rows, dim, cached = 40, 3, 15
 	f32, bits, widened, ids := tables(rows, dim)
-	order := make([]int32, rows)
-	for i := range order {
-		order[i] = int32((i * 7) % rows)
-	}
+	order := strided(rows, 7)
 	for _, c := range []struct {
 		feat  any
 		dt    backend.DType
@@ -124,10 +121,7 @@ func readI32(t *testing.T, be backend.Backend, b backend.Buffer, n int) []int32 
 func TestTieredBand(t *testing.T) {
 	const rows, dim, cached = 40, 3, 10
 	f32, bits, _, ids := tables(rows, dim)
-	order := make([]int32, rows)
-	for i := range order {
-		order[i] = int32((i * 7) % rows)
-	}
+	order := strided(rows, 7)
 	for _, c := range []struct {
 		feat   any
 		dt     backend.DType
