@@ -69,8 +69,8 @@ func slotsWithin(c *call, ids []int32, rows int, ss []int32, cacheRows int, band
 	return true
 }
 
-// GatherTieredMisses copies the host tier's rows of the vertices without a
-// cache slot and leaves the others' rows of out alone; see
+// GatherTieredMisses copies the band's or the host tier's rows of the
+// vertices without a cache slot and leaves the others' rows of out alone; see
 // backend.TieredGather. It counts as GatherTiered does.
 func (b *Backend) GatherTieredMisses(slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
 	c, ck := b.checkGatherTieredMisses(slot, host, band, dim, ids, n, out, stats)

@@ -80,8 +80,8 @@ func (b *Backend) register(p unsafe.Pointer, bytes int64, data any) (*allocation
 	return nil, false
 }
 
-// GatherTiered copies F32 rows from the device cache or the host tier (see
-// backend.TieredGather); stats (I64 [2], optional) counts host rows and all
+// GatherTiered copies F32 rows from the device cache, the band or the host
+// tier (see backend.TieredGather); stats (I64 [2], optional) counts host rows and all
 // rows on the device. One launch.
 func (b *Backend) GatherTiered(cache, slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
 	c, ck := b.checkGatherTiered(cache, slot, host, band, dim, ids, n, out, stats)
