@@ -175,7 +175,8 @@ func (t *Tier) BeforeCapture(env train.EnvelopeReport) error {
 		p.splitHost(host, t.opt.HostMemory, t.file)
 		p.Host = t.disk.PlanHost(int(p.CacheRows), host)
 	}
-	if _, ok := t.Store.(*featstore.Tiered); ok && backend.MapsHost(t.be) {
+	tiered, _ := t.Store.(*featstore.Tiered) // the store a band serves (features in memory)
+	if tiered != nil && backend.MapsHost(t.be) {
 		p.BandRows = min(bandRows(t.opt.Band, p.RowBytes), p.HostRows)
 	}
 	t.Stats.Placement = p
@@ -185,11 +186,11 @@ func (t *Tier) BeforeCapture(env train.EnvelopeReport) error {
 	if err := t.Store.Fill(int(p.CacheRows)); err != nil {
 		return err
 	}
-	if s, ok := t.Store.(*featstore.Tiered); ok {
-		if err := s.Band(int(p.BandRows)); err != nil {
+	if tiered != nil {
+		if err := tiered.Band(int(p.BandRows)); err != nil {
 			return err
 		}
-		t.Stats.Placement.BandRows = int64(s.BandRows())
+		t.Stats.Placement.BandRows = int64(tiered.BandRows())
 	}
 	if t.disk == nil {
 		return nil
