@@ -13,8 +13,11 @@
 // pages, or partly to the first 512 MiB or 1 GiB (how far locality
 // helps: the tiered store's band); beside the link's two ceilings (a
 // pinned copy, an in-order read), the copy engines one copy a row, and the
-// host's cores copying the rows into pinned staging.
-// KINDS picks allocations by name. Build and run on the device machine:
+// host's cores copying the rows into pinned staging; and the rows read by
+// a few blocks, alone and beside a device copy on a stream of higher
+// priority (can a narrow gather hide behind a step's work?).
+// KINDS picks allocations by name, PARTS the figures (ceilings random
+// locality grids overlap copies; all by default). Build and run on the device machine:
 //   scripts/measure zero-copy
 #include <algorithm>
 #include <chrono>
@@ -67,6 +70,16 @@ __global__ void gather(const uint4* __restrict__ host, const int* __restrict__ i
             if (i < total) out[i] = v[u];
         }
     }
+}
+
+__global__ void copyWords(const uint4* __restrict__ src, uint4* dst, size_t n) {
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) dst[i] = src[i];
+}
+
+__global__ void spin(float* out, int iters) {
+    float x = threadIdx.x, y = blockIdx.x;
+    for (int i = 0; i < iters; i++) x = fmaf(x, 0.999f, y), y = fmaf(y, 0.999f, x);
+    if (x == 1234.5f) out[0] = y;
 }
 
 static const int REPS = 20;
@@ -274,6 +287,84 @@ struct Bench {
         report(t.kind, w.c_str(), rowBytes, n, kernel<1>(t, rowBytes, n, 8 * sms));
     }
 
+    // grids: fresh random 256-byte rows read by a grid of a few blocks
+    // (U=4): how many of the device's multiprocessors the host tier's
+    // reads need to reach the rate of a whole grid.
+    void grids(const Table& t, int n) {
+        set_ids(n, (long long)(t.bytes / 256), false, false);
+        for (int g : {4, 8, 16, 33, 66, 132, 264, 0}) {
+            std::string w = "fresh ids, " + (g ? std::to_string(g) + " blocks" : std::string("full grid")) + ", U=4";
+            report(t.kind, w.c_str(), 256, n, kernel<4>(t, 256, n, g));
+        }
+    }
+
+    // overlap: the rows of grids read beside device work on a stream of
+    // higher priority: a copy of 512 MiB (memory-bound, every thread slot
+    // taken), the same copy from half the slots, a copy that stays in L2,
+    // and arithmetic: does a narrow gather hide behind a step's work, and
+    // what does it share with it?
+    void overlap(const Table& t, int n) {
+        set_ids(n, (long long)(t.bytes / 256), false, false);
+        size_t words = (size_t)(512 << 20) / 16;
+        uint4 *src, *dst;
+        CK(cudaMalloc(&src, words * 16));
+        CK(cudaMalloc(&dst, words * 16));
+        CK(cudaMemset(src, 0, words * 16));
+        int lo, hi;
+        CK(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+        cudaStream_t main_, side;
+        CK(cudaStreamCreateWithPriority(&main_, cudaStreamNonBlocking, hi));
+        CK(cudaStreamCreateWithPriority(&side, cudaStreamNonBlocking, lo));
+        cudaEvent_t fork, sideEnd;
+        CK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+        CK(cudaEventCreateWithFlags(&sideEnd, cudaEventDisableTiming));
+        const uint4* h = (const uint4*)t.dev;
+        int words256 = 256 / 16;
+        struct Work {
+            const char* name;
+            int blocks;
+            size_t words;
+            int reps;
+            bool math;
+        };
+        const Work works[] = {{"a copy of 512 MiB, every slot", sms * 8, words, 1, false},
+                              {"a copy of 512 MiB, half the slots", sms * 4, words, 1, false},
+                              {"a copy of 16 MiB in L2, 16 times", sms * 8, (size_t)(16 << 20) / 16, 16, false},
+                              {"arithmetic, every slot", sms * 8, 0, 0, true}};
+        auto read = [&](int i, int g) { gather<4><<<g, 256, 0, side>>>(h, ids + (size_t)i * n, n, words256, out); };
+        // each figure: REPS rounds of (fork, read on side, work on main,
+        // join), timed from the first fork to the last join.
+        auto round = [&](const Work& w, int g, bool withWork, bool withRead) {
+            CK(cudaStreamSynchronize(main_));
+            CK(cudaEventRecord(a, main_));
+            for (int i = 0; i < REPS; i++) {
+                CK(cudaEventRecord(fork, main_));
+                CK(cudaStreamWaitEvent(side, fork, 0));
+                if (withRead) read(i, g);
+                if (withWork && w.math) spin<<<w.blocks, 256, 0, main_>>>((float*)dst, 20000);
+                for (int r = 0; withWork && r < w.reps; r++) copyWords<<<w.blocks, 256, 0, main_>>>(src, dst, w.words);
+                CK(cudaEventRecord(sideEnd, side));
+                CK(cudaStreamWaitEvent(main_, sideEnd, 0));
+            }
+            CK(cudaEventRecord(b, main_));
+            return elapsed() * 1e3f / REPS;
+        };
+        for (const Work& w : works) {
+            round(w, sms, true, true);
+            float alone = round(w, 0, true, false);
+            printf("  %-9s %s alone: %8.1f us\n", t.kind, w.name, alone);
+            for (int g : {8, 33, 132}) {
+                float r = round(w, g, false, true), both = round(w, g, true, true);
+                printf("  %-9s   %4d blocks: rows alone %8.1f us (%5.1f M rows/s); beside it %8.1f us (sum %8.1f, max %8.1f)\n",
+                       t.kind, g, r, n / r, both, alone + r, std::max(alone, r));
+            }
+        }
+        CK(cudaFree(src));
+        CK(cudaFree(dst));
+        CK(cudaStreamDestroy(main_));
+        CK(cudaStreamDestroy(side));
+    }
+
     void ceilings(const Table& t) {
         size_t n = 256 << 20;
         CK(cudaEventRecord(a, s));
@@ -343,6 +434,14 @@ struct Bench {
     }
 };
 
+// part tells whether PARTS (a list of names; all when unset) picks name.
+static bool part(const char* name) {
+    const char* e = getenv("PARTS");
+    if (!e) return true;
+    std::string ps = std::string(" ") + e + " ";
+    return ps.find(std::string(" ") + name + " ") != std::string::npos;
+}
+
 int main() {
     double gib = getenv("TABLE_GIB") ? atof(getenv("TABLE_GIB")) : 4.0;
     CK(cudaSetDevice(0));
@@ -376,14 +475,18 @@ int main() {
         Table t;
         printf("table: %s\n", k);
         if (!alloc_table(t, k, bytes, b.s)) continue;
-        b.ceilings(t);
-        for (int n : {28500, 262144}) {
-            b.random_rows(t, 256, n, false);
-            b.random_rows(t, 256, n, true);
+        if (part("ceilings")) b.ceilings(t);
+        if (part("random")) {
+            for (int n : {28500, 262144}) {
+                b.random_rows(t, 256, n, false);
+                b.random_rows(t, 256, n, true);
+            }
+            for (int r : {128, 512, 2560}) b.random_rows(t, r, 28500, false);
         }
-        for (int r : {128, 512, 2560}) b.random_rows(t, r, 28500, false);
-        b.locality(t, 28500);
-        if (t.cpu) {
+        if (part("locality")) b.locality(t, 28500);
+        if (part("grids")) b.grids(t, 40000);
+        if (part("overlap")) b.overlap(t, 40000);
+        if (t.cpu && part("copies")) {
             b.batch_copy(t, 256, 28500);
             b.host_stage(t, 256, 28500);
         }
