@@ -6,7 +6,7 @@ import (
 )
 
 // TestImportsNoSampler: the feature stores do not depend on the sampler
-// (the hybrid driver's pre-sampling ranking lives with the driver).
+// (the hybrid driver's ranking of rows lives with the driver).
 func TestImportsNoSampler(t *testing.T) {
 	p, err := build.ImportDir(".", 0)
 	if err != nil {

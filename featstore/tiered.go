@@ -47,7 +47,7 @@ type Tiered struct {
 // NewTiered puts the [N, dim] table feat ([]float32, or []uint16
 // bfloat16 bits) in host memory the device reads in place, as dt (F32 or
 // BF16; 0: as feat is held), with an empty cache; order ranks the vertices
-// for Fill (most gathered first; the hybrid driver ranks them by pre-sampling). feat is kept (not
+// for Fill (most gathered first; the hybrid driver ranks them by expected reads). feat is kept (not
 // copied) for Fill, and is the host tier itself when it is held as dt;
 // otherwise the host tier is a converted copy (rounded to bfloat16, or
 // widened to float32: 4 bytes a value in host memory). be must have the

@@ -75,8 +75,8 @@ func (t *trial) result(ratio float64) HotTrial {
 // are tried in the given order (0 first, by default); once one is more than
 // 10% slower than the best so far, larger ones are not tried. When no trial
 // could be timed (an epoch of too few super-batches), the ratio is 0. The
-// pre-sampling passes run once: the trials share them, and so does a run
-// with opt afterwards.
+// rankings are made once: the trials share them, and so does a run with
+// opt afterwards.
 func ChooseHotRatio(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt *Options, candidates []float64) ([]HotTrial, error) {
 	if len(candidates) == 0 {
 		candidates = DefaultHotCandidates()

@@ -14,7 +14,7 @@ import (
 // candidate ratio, 0 included, times the same number of steps for each
 // (the super-batches after the first), and picks the fastest of those it
 // timed; with an epoch too short to time, it says so and picks 0. The
-// pre-sampling passes ran once, kept for every trial and the run after.
+// rankings were made once, kept for every trial and the run after.
 func TestChooseHotRatio(t *testing.T) {
 	ds, cfg := tiny(t)
 	cfg.Batch = 32

@@ -25,8 +25,8 @@ type Options struct {
 	Budget      int64 // GPU memory the run may use, in bytes; 0: no limit (every row cached)
 	CacheRows   int64 // rows in the GPU cache; < 0: as many as the budget leaves
 	Margin      int64 // kept free of the budget; 0: DefaultMargin(Budget)
-	RankBatches int   // training batches the pre-sampling pass samples; 0: 64
-	Threads     int   // CPU threads of the pre-sampling pass; 0: all
+	RankBatches int   // training batches the hot vertices' pre-sampling pass samples; 0: 64
+	Threads     int   // CPU threads of the rankings; 0: all
 	// FeatureDType holds both tiers as backend.BF16 (half the PCIe bytes)
 	// or backend.F32; 0 holds them as the dataset does, its table itself
 	// the host tier. Other than the dataset makes the host tier a converted
@@ -81,7 +81,7 @@ type Options struct {
 	Log    io.Writer // the plan and the figures; nil: silent
 
 	trial *trial    // ChooseHotRatio's timing of a trial run
-	ranks *rankings // pre-sampling passes shared by ChooseHotRatio's trials and the run; nil: made per run
+	ranks *rankings // rankings shared by ChooseHotRatio's trials and the run; nil: made per run
 }
 
 // Stats are what the hybrid driver placed and measured.
@@ -133,10 +133,7 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 		return nil, fmt.Errorf("host-memory: %s of host tier, but %s's %s of features are in memory already; open the dataset with its features on disk (--data)",
 			mib(opt.HostMemory), ds.Name, mib(ds.FeatureBytes()))
 	}
-	order, err := opt.ranks.featureOrder(ds, cfg, opt)
-	if err != nil {
-		return nil, err
-	}
+	order := opt.ranks.featureOrder(ds, cfg, opt)
 	if ds.FeatureFile == nil && opt.StageHost {
 		return nil, noStaging(ds)
 	}
@@ -337,10 +334,11 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 	return sum, &tier.Stats, nil
 }
 
-// rankings are the pre-sampling passes' results, which depend on the
-// data, the configuration and Options.RankBatches only: ChooseHotRatio's
-// trials and the run after them share one set instead of sampling again.
-// A nil *rankings computes each pass when asked and keeps nothing.
+// rankings are the rankings' results (the features' expectation and the
+// hot vertices' pre-sampling pass), which depend on the data, the
+// configuration and Options.RankBatches only: ChooseHotRatio's trials and
+// the run after them share one set instead of computing them again. A nil
+// *rankings computes each when asked and keeps nothing.
 type rankings struct {
 	order []int32 // the feature rows, most gathered first
 	dests []int32 // the vertices some batch has as bottom-layer destinations, in most batches first
@@ -373,26 +371,25 @@ func (r *rankings) hotOrder(ds *dataset.Dataset, cfg train.Config, opt Options) 
 	return ids, nil
 }
 
-// featureOrder orders the vertices by the pre-sampling pass over the first
-// training batches of epoch 0 (the batches the run trains first).
-func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
+// featureOrder orders the vertices by how often a training step is
+// expected to gather their rows (RankByAccess).
+func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Options) []int32 {
 	if r != nil && r.order != nil {
-		return r.order, nil
+		return r.order
 	}
+	var order []int32
 	if cfg.TaskName() == train.TaskLink {
 		// A link step's ends are drawn from the training edges, so a vertex
 		// is an end, and a sampled neighbour, in proportion to its degree
 		// (uniform negatives aside): the cache takes the highest degrees.
-		return graph.DegreeOrder(ds.Graph), nil
-	}
-	order, err := RankByAccess(ds.Graph, rankingBatches(ds, cfg, opt.RankBatches), cfg.Fanouts, cfg.Seed, opt.Threads)
-	if err != nil {
-		return nil, fmt.Errorf("hybrid: ranking the feature rows: %w", err)
+		order = graph.DegreeOrder(ds.Graph)
+	} else {
+		order = RankByAccess(ds.Graph, ds.Train, cfg.Batch, cfg.Fanouts, opt.Threads)
 	}
 	if r != nil {
 		r.order = order
 	}
-	return order, nil
+	return order
 }
 
 // rankingBatches are the seeds of the first n (0: 64) training batches of

@@ -46,36 +46,6 @@ func TestPlace(t *testing.T) {
 	}
 }
 
-// TestRankByAccess: with fanouts 0 a batch reads its seeds only, so the
-// sampled batches' seeds rank first, and the order is a permutation.
-func TestRankByAccess(t *testing.T) {
-	ds, _ := tiny(t)
-	batches := [][]int32{{5, 9, 11}, {9, 40}}
-	order, err := RankByAccess(ds.Graph, batches, []int{0, 0}, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if order[0] != 9 {
-		t.Errorf("vertex 9, read by both batches, ranks %d", order[0])
-	}
-	top := map[int32]bool{}
-	for _, v := range order[:4] {
-		top[v] = true
-	}
-	for _, v := range []int32{5, 9, 11, 40} {
-		if !top[v] {
-			t.Errorf("seed %d is not among the first four: %v", v, order[:4])
-		}
-	}
-	seen := make([]bool, len(order))
-	for _, v := range order {
-		if seen[v] {
-			t.Fatalf("vertex %d ranked twice", v)
-		}
-		seen[v] = true
-	}
-}
-
 // TestHybridMatchesReplay: on the CPU (the record backend standing in for
 // a GPU), hybrid with the whole table cached, a part of it, or none, trains
 // bitwise as the replay driver with the table resident, and the counters

@@ -3,8 +3,8 @@
 // (featstore.Tiered) whose cache takes what the budget leaves once the
 // topology, the tables and the step's envelope are placed, and whose other
 // rows stay in host memory that the gather kernel reads in place over PCIe,
-// inside the replayed graph. The cache holds the rows a pre-sampling pass
-// found gathered most often (RankByAccess). A graph that does not fit
+// inside the replayed graph. The cache holds the rows a training step is
+// expected to gather most often (RankByAccess). A graph that does not fit
 // beside the step is sampled through a pointer table over lists in host
 // memory, read in place too, the highest-degree vertices' lists copied to
 // the GPU (topology.go). A typed graph gets a tiered store per type with

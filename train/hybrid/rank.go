@@ -2,43 +2,93 @@ package hybrid
 
 import (
 	"cmp"
+	"math"
 	"slices"
 
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/internal/parallel"
 	"github.com/fanout-gnn/fanout/rng"
 	"github.com/fanout-gnn/fanout/sample"
 )
 
-// RankByAccess orders vertices by how often the step gathers their
-// features, counted by a pre-sampling pass: it samples the given batches
-// (seeds per step, with the training fanouts and the run's sampling key,
-// epoch 0) with the CPU reference sampler and counts each vertex once per
-// batch whose bottom layer reads it. That is an estimate of the expected
-// accesses per epoch that accounts for the seeds, the fanouts and every
-// hop, which degree alone does not. Vertices never read come last, by
-// degree. Ties break by vertex id, so the order is deterministic.
-func RankByAccess(g *graph.CSR, batches [][]int32, fanouts []int, seed uint64, threads int) ([]int32, error) {
-	counts, err := AccessCounts(g, batches, fanouts, seed, threads)
-	if err != nil {
-		return nil, err
-	}
+// RankByAccess orders vertices by how often the step is expected to gather
+// their features (ExpectedInputs: the chance that a training batch of
+// batch seeds drawn from train has a vertex among its bottom layer's
+// inputs, with the training fanouts), most first; ties, and vertices no
+// batch can reach, by degree, then by vertex id, so the order is
+// deterministic. An expectation computed exactly over the graph, it has
+// none of a pre-sampling pass's noise among the rarely read vertices
+// where a cache's boundary falls: on papers-sim with 13% of the rows
+// cached, its ranking's hit rate is 0.904 where 64 sampled batches' was
+// 0.891 (docs/perf.md), and unlike degree alone it sees where the training
+// vertices are.
+func RankByAccess(g *graph.CSR, train []int64, batch int, fanouts []int, threads int) []int32 {
+	q := ExpectedInputs(g, train, batch, fanouts, threads)
 	order := make([]int32, g.NumNodes)
 	for v := range order {
 		order[v] = int32(v)
 	}
 	slices.SortFunc(order, func(a, b int32) int {
-		if c := cmp.Compare(counts[b], counts[a]); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(g.Degree(int64(b)), g.Degree(int64(a))); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
+		return cmp.Or(cmp.Compare(q[b], q[a]), cmp.Compare(g.Degree(int64(b)), g.Degree(int64(a))), cmp.Compare(a, b))
 	})
-	return order, nil
+	return order
 }
 
-// AccessCounts is RankByAccess's pass: for each vertex, the number of the
+// ExpectedInputs is, for each vertex, the probability that a batch of batch
+// seeds drawn uniformly from train has it among the sources of the bottom
+// hop of fanouts (fanouts[h] at hop h from the seeds, -1 every neighbour),
+// taking vertices' inclusions as independent: a seed is in a batch with
+// probability q = batch/len(train); a hop's sources are its destinations
+// and, for each destination v of degree d with probability q(v), each
+// neighbour with probability min(1, f/d) (f of d drawn without
+// replacement), so q'(u) = 1 - (1 - q(u))·Π_{v ∈ N(u)}(1 - q(v)·min(1, f/d(v)))
+// over u's neighbours v (the graph is symmetric: they are the vertices
+// whose lists hold u). One pass over the edges a hop, split among threads
+// goroutines (< 1: GOMAXPROCS).
+func ExpectedInputs(g *graph.CSR, train []int64, batch int, fanouts []int, threads int) []float64 {
+	n := g.NumNodes
+	q := make([]float64, n)
+	if len(train) > 0 {
+		for _, v := range train {
+			q[v] = min(1, float64(batch)/float64(len(train)))
+		}
+	}
+	// pass[v]: the log of the chance that v does not draw a given
+	// neighbour at this hop, log(1 - q(v)·min(1, f/d(v))).
+	pass, next := make([]float64, n), make([]float64, n)
+	for _, f := range fanouts {
+		parallelRange(n, threads, func(lo, hi int64) {
+			for v := lo; v < hi; v++ {
+				p, d := q[v], float64(g.Degree(v))
+				if f >= 0 && d > 0 {
+					p *= min(1, float64(f)/d)
+				}
+				pass[v] = math.Log1p(-min(p, 1-1e-15))
+			}
+		})
+		parallelRange(n, threads, func(lo, hi int64) {
+			for u := lo; u < hi; u++ {
+				miss := 0.0 // the log of the chance that no destination draws u
+				for _, v := range g.Indices[g.Indptr[u]:g.Indptr[u+1]] {
+					miss += pass[v]
+				}
+				next[u] = 1 - (1-q[u])*math.Exp(miss)
+			}
+		})
+		q, next = next, q
+	}
+	return q
+}
+
+// parallelRange calls fn on contiguous parts of [0, n), threads of them at
+// once (< 1: GOMAXPROCS), degrees being uneven: eight parts a thread.
+func parallelRange(n int64, threads int, fn func(lo, hi int64)) {
+	t := parallel.Threads(threads)
+	parts := int64(t) * 8
+	parallel.Blocks(parts, t, func(p int64) { fn(n*p/parts, n*(p+1)/parts) })
+}
+
+// AccessCounts is a pre-sampling pass: for each vertex, the number of the
 // batches whose bottom layer reads it (with fanouts of L-1 hops: the
 // batches whose bottom-layer destinations include it).
 func AccessCounts(g *graph.CSR, batches [][]int32, fanouts []int, seed uint64, threads int) ([]int32, error) {

@@ -1,0 +1,120 @@
+package hybrid
+
+import (
+	"math"
+	"testing"
+
+	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/train"
+)
+
+// star is a star of k leaves around vertex 0, each edge both ways, and
+// isolated vertices after the leaves.
+func star(k, isolated int) *graph.CSR {
+	g := &graph.CSR{NumNodes: int64(1 + k + isolated), Indptr: []int64{0}}
+	for v := 1; v <= k; v++ {
+		g.Indices = append(g.Indices, int32(v))
+	}
+	g.Indptr = append(g.Indptr, int64(k))
+	for range k {
+		g.Indices = append(g.Indices, 0)
+		g.Indptr = append(g.Indptr, int64(len(g.Indices)))
+	}
+	for range isolated {
+		g.Indptr = append(g.Indptr, int64(len(g.Indices)))
+	}
+	return g
+}
+
+// TestExpectedInputs: on a star, where the inclusions are independent,
+// the expectation is the exact chance: the centre, the only seed, draws 3
+// of its 10 leaves at the first hop (0.3 each), at the second 2 of them
+// (0.2) while each leaf drawn draws the centre, so a leaf is an input with
+// chance 1 - 0.7·0.8 = 0.44; every neighbour at -1; seeds of a larger
+// training set in a batch at batch/len(train).
+func TestExpectedInputs(t *testing.T) {
+	g := star(10, 2)
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-12 }
+	q := ExpectedInputs(g, []int64{0}, 1, []int{3, 2}, 2)
+	if !near(q[0], 1) || !near(q[1], 0.44) || !near(q[10], 0.44) || q[11] != 0 || q[12] != 0 {
+		t.Errorf("fanouts 3,2 from the centre: %v", q)
+	}
+	q = ExpectedInputs(g, []int64{0}, 1, []int{-1}, 2)
+	if !near(q[0], 1) || !near(q[5], 1) || q[11] != 0 {
+		t.Errorf("every neighbour: %v", q)
+	}
+	q = ExpectedInputs(g, []int64{1, 2, 3, 11}, 2, []int{0}, 2)
+	if !near(q[1], 0.5) || !near(q[11], 0.5) || q[0] != 0 || q[4] != 0 {
+		t.Errorf("fanout 0, two seeds of four a batch: %v", q)
+	}
+	// A leaf as the seed: the centre at the first hop, then each other leaf
+	// with chance 2/10.
+	q = ExpectedInputs(g, []int64{4}, 1, []int{5, 2}, 1)
+	if !near(q[4], 1) || !near(q[0], 1) || !near(q[7], 0.2) {
+		t.Errorf("fanouts 5,2 from a leaf: %v", q)
+	}
+}
+
+// TestExpectedInputsSampled: on tiny, the expectation agrees with what the
+// sampler draws: summed, it is the mean number of a batch's bottom-layer
+// inputs within 10% (a vertex's neighbours are not independently in a
+// batch: tiny's 16,384 vertices share neighbourhoods; it measured 7% over),
+// and the vertices it ranks in the first tenth are inputs of sampled
+// batches several times as often as the rest.
+func TestExpectedInputsSampled(t *testing.T) {
+	ds, cfg := tiny(t)
+	g := ds.Graph
+	q := ExpectedInputs(g, ds.Train, cfg.Batch, cfg.Fanouts, 0)
+	const batches = 200
+	var sampled [][]int32
+	for epoch := 0; len(sampled) < batches; epoch++ {
+		perm := train.Shuffle(ds.Train, cfg.Seed, epoch)
+		for s := 0; (s+1)*cfg.Batch <= len(perm) && len(sampled) < batches; s++ {
+			sampled = append(sampled, perm[s*cfg.Batch:(s+1)*cfg.Batch])
+		}
+	}
+	counts, err := AccessCounts(g, sampled, cfg.Fanouts, cfg.Seed, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want, got float64
+	for v := range counts {
+		want += float64(counts[v]) / batches
+		got += q[v]
+	}
+	if math.Abs(got-want) > 0.1*want {
+		t.Errorf("expected inputs a batch %.1f, sampled %.1f", got, want)
+	}
+	order := RankByAccess(g, ds.Train, cfg.Batch, cfg.Fanouts, 0)
+	tenth := len(order) / 10
+	var top, rest float64
+	for i, v := range order {
+		if i < tenth {
+			top += float64(counts[v])
+		} else {
+			rest += float64(counts[v])
+		}
+	}
+	top, rest = top/float64(tenth), rest/float64(len(order)-tenth)
+	if top < 3*rest {
+		t.Errorf("the first tenth ranked is read %.2f times a vertex, the rest %.2f", top, rest)
+	}
+	t.Logf("inputs a batch: expected %.1f, sampled %.1f; reads a vertex: first tenth %.2f, rest %.2f", got, want, top, rest)
+}
+
+// TestRankByAccess: the order is a permutation, by expected reads, then by
+// degree: the vertices no batch reaches come last, by degree.
+func TestRankByAccess(t *testing.T) {
+	g := star(10, 2)
+	order := RankByAccess(g, []int64{4}, 1, []int{5, 2}, 1)
+	want := []int32{0, 4, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("order %v, want %v", order, want)
+		}
+	}
+	order = RankByAccess(g, []int64{11}, 1, []int{5, 2}, 1)
+	if order[0] != 11 || order[1] != 0 || order[2] != 1 || len(order) != 13 {
+		t.Errorf("an isolated seed: order %v, want it, then the centre by degree, then the leaves", order)
+	}
+}
