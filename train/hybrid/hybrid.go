@@ -133,7 +133,10 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 		return nil, fmt.Errorf("host-memory: %s of host tier, but %s's %s of features are in memory already; open the dataset with its features on disk (--data)",
 			mib(opt.HostMemory), ds.Name, mib(ds.FeatureBytes()))
 	}
-	order := opt.ranks.featureOrder(ds, cfg, opt)
+	order, err := opt.ranks.featureOrder(ds, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
 	if ds.FeatureFile == nil && opt.StageHost {
 		return nil, noStaging(ds)
 	}
@@ -373,23 +376,24 @@ func (r *rankings) hotOrder(ds *dataset.Dataset, cfg train.Config, opt Options) 
 
 // featureOrder orders the vertices by how often a training step is
 // expected to gather their rows (RankByAccess).
-func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Options) []int32 {
+func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
 	if r != nil && r.order != nil {
-		return r.order
+		return r.order, nil
 	}
-	var order []int32
 	if cfg.TaskName() == train.TaskLink {
 		// A link step's ends are drawn from the training edges, so a vertex
 		// is an end, and a sampled neighbour, in proportion to its degree
 		// (uniform negatives aside): the cache takes the highest degrees.
-		order = graph.DegreeOrder(ds.Graph)
-	} else {
-		order = RankByAccess(ds.Graph, ds.Train, cfg.Batch, cfg.Fanouts, opt.Threads)
+		return graph.DegreeOrder(ds.Graph), nil
+	}
+	order, err := RankByAccess(ds.Graph, ds.Train, cfg.Batch, cfg.Fanouts, opt.Threads)
+	if err != nil {
+		return nil, fmt.Errorf("hybrid: ranking the feature rows: %w", err)
 	}
 	if r != nil {
 		r.order = order
 	}
-	return order
+	return order, nil
 }
 
 // rankingBatches are the seeds of the first n (0: 64) training batches of

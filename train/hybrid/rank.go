@@ -21,8 +21,11 @@ import (
 // where a cache's boundary falls: on papers-sim with 13% of the rows
 // cached, its ranking's hit rate is 0.904 where 64 sampled batches' was
 // 0.891 (docs/perf.md), and unlike degree alone it sees where the training
-// vertices are.
-func RankByAccess(g *graph.CSR, train []int64, batch int, fanouts []int, threads int) []int32 {
+// vertices are. A graph of int64 ids (graph.CSR.Narrow) is an error.
+func RankByAccess(g *graph.CSR, train []int64, batch int, fanouts []int, threads int) ([]int32, error) {
+	if err := g.Narrow(); err != nil {
+		return nil, err
+	}
 	q := ExpectedInputs(g, train, batch, fanouts, threads)
 	order := make([]int32, g.NumNodes)
 	for v := range order {
@@ -31,7 +34,7 @@ func RankByAccess(g *graph.CSR, train []int64, batch int, fanouts []int, threads
 	slices.SortFunc(order, func(a, b int32) int {
 		return cmp.Or(cmp.Compare(q[b], q[a]), cmp.Compare(g.Degree(int64(b)), g.Degree(int64(a))), cmp.Compare(a, b))
 	})
-	return order
+	return order, nil
 }
 
 // ExpectedInputs is, for each vertex, the probability that a batch of batch
@@ -44,14 +47,12 @@ func RankByAccess(g *graph.CSR, train []int64, batch int, fanouts []int, threads
 // replacement), so q'(u) = 1 - (1 - q(u))·Π_{v ∈ N(u)}(1 - q(v)·min(1, f/d(v)))
 // over u's neighbours v (the graph is symmetric: they are the vertices
 // whose lists hold u). One pass over the edges a hop, split among threads
-// goroutines (< 1: GOMAXPROCS).
+// goroutines (< 1: GOMAXPROCS). g must be narrow (int32 ids).
 func ExpectedInputs(g *graph.CSR, train []int64, batch int, fanouts []int, threads int) []float64 {
 	n := g.NumNodes
 	q := make([]float64, n)
-	if len(train) > 0 {
-		for _, v := range train {
-			q[v] = min(1, float64(batch)/float64(len(train)))
-		}
+	for _, v := range train {
+		q[v] = min(1, float64(batch)/float64(len(train)))
 	}
 	// pass[v]: the log of the chance that v does not draw a given
 	// neighbour at this hop, log(1 - q(v)·min(1, f/d(v))).

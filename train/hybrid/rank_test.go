@@ -85,7 +85,10 @@ func TestExpectedInputsSampled(t *testing.T) {
 	if math.Abs(got-want) > 0.1*want {
 		t.Errorf("expected inputs a batch %.1f, sampled %.1f", got, want)
 	}
-	order := RankByAccess(g, ds.Train, cfg.Batch, cfg.Fanouts, 0)
+	order, err := RankByAccess(g, ds.Train, cfg.Batch, cfg.Fanouts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tenth := len(order) / 10
 	var top, rest float64
 	for i, v := range order {
@@ -103,18 +106,23 @@ func TestExpectedInputsSampled(t *testing.T) {
 }
 
 // TestRankByAccess: the order is a permutation, by expected reads, then by
-// degree: the vertices no batch reaches come last, by degree.
+// degree: the vertices no batch reaches come last, by degree. A graph of
+// int64 ids is refused.
 func TestRankByAccess(t *testing.T) {
 	g := star(10, 2)
-	order := RankByAccess(g, []int64{4}, 1, []int{5, 2}, 1)
+	order, _ := RankByAccess(g, []int64{4}, 1, []int{5, 2}, 1)
 	want := []int32{0, 4, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12}
 	for i := range want {
 		if order[i] != want[i] {
 			t.Fatalf("order %v, want %v", order, want)
 		}
 	}
-	order = RankByAccess(g, []int64{11}, 1, []int{5, 2}, 1)
+	order, _ = RankByAccess(g, []int64{11}, 1, []int{5, 2}, 1)
 	if order[0] != 11 || order[1] != 0 || order[2] != 1 || len(order) != 13 {
 		t.Errorf("an isolated seed: order %v, want it, then the centre by degree, then the leaves", order)
+	}
+	wide := &graph.CSR{NumNodes: 2, Indptr: []int64{0, 1, 2}, Indices64: []int64{1, 0}}
+	if _, err := RankByAccess(wide, []int64{0}, 1, []int{5}, 1); err == nil {
+		t.Error("a graph of int64 ids was ranked")
 	}
 }
