@@ -47,7 +47,8 @@ func RankByAccess(g *graph.CSR, train []int64, batch int, fanouts []int, threads
 // replacement), so q'(u) = 1 - (1 - q(u))·Π_{v ∈ N(u)}(1 - q(v)·min(1, f/d(v)))
 // over u's neighbours v (the graph is symmetric: they are the vertices
 // whose lists hold u). One pass over the edges a hop, split among threads
-// goroutines (< 1: GOMAXPROCS). g must be narrow (int32 ids).
+// goroutines (< 1: GOMAXPROCS), in two float64 a vertex. g must be narrow
+// (int32 ids).
 func ExpectedInputs(g *graph.CSR, train []int64, batch int, fanouts []int, threads int) []float64 {
 	n := g.NumNodes
 	q := make([]float64, n)
@@ -55,8 +56,9 @@ func ExpectedInputs(g *graph.CSR, train []int64, batch int, fanouts []int, threa
 		q[v] = min(1, float64(batch)/float64(len(train)))
 	}
 	// pass[v]: the log of the chance that v does not draw a given
-	// neighbour at this hop, log(1 - q(v)·min(1, f/d(v))).
-	pass, next := make([]float64, n), make([]float64, n)
+	// neighbour at this hop, log(1 - q(v)·min(1, f/d(v))); q'(u) then
+	// needs q(u) and pass only, and so takes q(u)'s place.
+	pass := make([]float64, n)
 	for _, f := range fanouts {
 		parallelRange(n, threads, func(lo, hi int64) {
 			for v := lo; v < hi; v++ {
@@ -73,10 +75,9 @@ func ExpectedInputs(g *graph.CSR, train []int64, batch int, fanouts []int, threa
 				for _, v := range g.Indices[g.Indptr[u]:g.Indptr[u+1]] {
 					miss += pass[v]
 				}
-				next[u] = 1 - (1-q[u])*math.Exp(miss)
+				q[u] = 1 - (1-q[u])*math.Exp(miss)
 			}
 		})
-		q, next = next, q
 	}
 	return q
 }
