@@ -386,7 +386,7 @@ func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Optio
 		// (uniform negatives aside): the cache takes the highest degrees.
 		return graph.DegreeOrder(ds.Graph), nil
 	}
-	order, err := RankByAccess(ds.Graph, ds.Train, cfg.Batch, cfg.Fanouts, opt.Threads)
+	order, err := RankByAccess(ds.Graph, ds.Symmetric, ds.Train, cfg.Batch, cfg.Fanouts, opt.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: ranking the feature rows: %w", err)
 	}

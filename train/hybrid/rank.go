@@ -21,12 +21,14 @@ import (
 // where a cache's boundary falls: on papers-sim with 13% of the rows
 // cached, its ranking's hit rate is 0.904 where 64 sampled batches' was
 // 0.891 (docs/perf.md), and unlike degree alone it sees where the training
-// vertices are. A graph of int64 ids (graph.CSR.Narrow) is an error.
-func RankByAccess(g *graph.CSR, train []int64, batch int, fanouts []int, threads int) ([]int32, error) {
+// vertices are. symmetric says g stores every edge both ways
+// (dataset.Dataset.Symmetric). A graph of int64 ids (graph.CSR.Narrow) is
+// an error.
+func RankByAccess(g *graph.CSR, symmetric bool, train []int64, batch int, fanouts []int, threads int) ([]int32, error) {
 	if err := g.Narrow(); err != nil {
 		return nil, err
 	}
-	q := ExpectedInputs(g, train, batch, fanouts, threads)
+	q := ExpectedInputs(g, symmetric, train, batch, fanouts, threads)
 	order := make([]int32, g.NumNodes)
 	for v := range order {
 		order[v] = int32(v)
@@ -45,11 +47,13 @@ func RankByAccess(g *graph.CSR, train []int64, batch int, fanouts []int, threads
 // and, for each destination v of degree d with probability q(v), each
 // neighbour with probability min(1, f/d) (f of d drawn without
 // replacement), so q'(u) = 1 - (1 - q(u))·Π_{v ∈ N(u)}(1 - q(v)·min(1, f/d(v)))
-// over u's neighbours v (the graph is symmetric: they are the vertices
-// whose lists hold u). One pass over the edges a hop, split among threads
-// goroutines (< 1: GOMAXPROCS), in two float64 a vertex. g must be narrow
-// (int32 ids).
-func ExpectedInputs(g *graph.CSR, train []int64, batch int, fanouts []int, threads int) []float64 {
+// over the vertices v whose lists hold u. One pass over the edges a hop:
+// where g is symmetric (every edge stored both ways) they are u's own
+// neighbours, and each vertex's product is read from its list, split among
+// threads goroutines (< 1: GOMAXPROCS); otherwise each list adds to its
+// neighbours' products, in one goroutine (the same sums whatever the
+// threads). Two float64 a vertex. g must be narrow (int32 ids).
+func ExpectedInputs(g *graph.CSR, symmetric bool, train []int64, batch int, fanouts []int, threads int) []float64 {
 	n := g.NumNodes
 	q := make([]float64, n)
 	for _, v := range train {
@@ -57,8 +61,13 @@ func ExpectedInputs(g *graph.CSR, train []int64, batch int, fanouts []int, threa
 	}
 	// pass[v]: the log of the chance that v does not draw a given
 	// neighbour at this hop, log(1 - q(v)·min(1, f/d(v))); q'(u) then
-	// needs q(u) and pass only, and so takes q(u)'s place.
+	// needs q(u) and the sum of its drawers' pass only, and so takes
+	// q(u)'s place. Without symmetry the sums gather in miss first.
 	pass := make([]float64, n)
+	var miss []float64
+	if !symmetric {
+		miss = make([]float64, n)
+	}
 	for _, f := range fanouts {
 		parallelRange(n, threads, func(lo, hi int64) {
 			for v := lo; v < hi; v++ {
@@ -69,13 +78,25 @@ func ExpectedInputs(g *graph.CSR, train []int64, batch int, fanouts []int, threa
 				pass[v] = math.Log1p(-min(p, 1-1e-15))
 			}
 		})
+		if !symmetric {
+			clear(miss)
+			for v := range n {
+				for _, u := range g.Indices[g.Indptr[v]:g.Indptr[v+1]] {
+					miss[u] += pass[v]
+				}
+			}
+		}
 		parallelRange(n, threads, func(lo, hi int64) {
 			for u := lo; u < hi; u++ {
-				miss := 0.0 // the log of the chance that no destination draws u
-				for _, v := range g.Indices[g.Indptr[u]:g.Indptr[u+1]] {
-					miss += pass[v]
+				var m float64 // the log of the chance that no destination draws u
+				if symmetric {
+					for _, v := range g.Indices[g.Indptr[u]:g.Indptr[u+1]] {
+						m += pass[v]
+					}
+				} else {
+					m = miss[u]
 				}
-				q[u] = 1 - (1-q[u])*math.Exp(miss)
+				q[u] = 1 - (1-q[u])*math.Exp(m)
 			}
 		})
 	}

@@ -35,23 +35,54 @@ func star(k, isolated int) *graph.CSR {
 func TestExpectedInputs(t *testing.T) {
 	g := star(10, 2)
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-12 }
-	q := ExpectedInputs(g, []int64{0}, 1, []int{3, 2}, 2)
+	q := ExpectedInputs(g, true, []int64{0}, 1, []int{3, 2}, 2)
 	if !near(q[0], 1) || !near(q[1], 0.44) || !near(q[10], 0.44) || q[11] != 0 || q[12] != 0 {
 		t.Errorf("fanouts 3,2 from the centre: %v", q)
 	}
-	q = ExpectedInputs(g, []int64{0}, 1, []int{-1}, 2)
+	q = ExpectedInputs(g, true, []int64{0}, 1, []int{-1}, 2)
 	if !near(q[0], 1) || !near(q[5], 1) || q[11] != 0 {
 		t.Errorf("every neighbour: %v", q)
 	}
-	q = ExpectedInputs(g, []int64{1, 2, 3, 11}, 2, []int{0}, 2)
+	q = ExpectedInputs(g, true, []int64{1, 2, 3, 11}, 2, []int{0}, 2)
 	if !near(q[1], 0.5) || !near(q[11], 0.5) || q[0] != 0 || q[4] != 0 {
 		t.Errorf("fanout 0, two seeds of four a batch: %v", q)
 	}
 	// A leaf as the seed: the centre at the first hop, then each other leaf
 	// with chance 2/10.
-	q = ExpectedInputs(g, []int64{4}, 1, []int{5, 2}, 1)
+	q = ExpectedInputs(g, true, []int64{4}, 1, []int{5, 2}, 1)
 	if !near(q[4], 1) || !near(q[0], 1) || !near(q[7], 0.2) {
 		t.Errorf("fanouts 5,2 from a leaf: %v", q)
+	}
+}
+
+// TestExpectedInputsDirected: in a graph whose edges are stored one way,
+// a vertex is drawn by the vertices whose lists hold it, not by its own
+// list: the centre of a star whose leaves list nothing draws each of its
+// 10 leaves with chance 0.3, and the leaves draw nothing; on a symmetric
+// graph (tiny) both ways of summing give the same expectation.
+func TestExpectedInputsDirected(t *testing.T) {
+	g := &graph.CSR{NumNodes: 11, Indptr: []int64{0, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10, 10}}
+	for v := 1; v <= 10; v++ {
+		g.Indices = append(g.Indices, int32(v))
+	}
+	q := ExpectedInputs(g, false, []int64{0}, 1, []int{3}, 1)
+	if math.Abs(q[0]-1) > 1e-12 || math.Abs(q[4]-0.3) > 1e-12 {
+		t.Errorf("a directed star from its centre: %v", q)
+	}
+	q = ExpectedInputs(g, false, []int64{4}, 1, []int{3}, 1)
+	if math.Abs(q[4]-1) > 1e-12 || q[0] != 0 || q[5] != 0 {
+		t.Errorf("a directed star from a leaf: %v", q)
+	}
+	ds, cfg := tiny(t)
+	if !ds.Symmetric {
+		t.Fatal("tiny is not symmetric")
+	}
+	a := ExpectedInputs(ds.Graph, true, ds.Train, cfg.Batch, cfg.Fanouts, 2)
+	b := ExpectedInputs(ds.Graph, false, ds.Train, cfg.Batch, cfg.Fanouts, 2)
+	for v := range a {
+		if math.Abs(a[v]-b[v]) > 1e-12 {
+			t.Fatalf("vertex %d: %v summed from its list, %v from the others'", v, a[v], b[v])
+		}
 	}
 }
 
@@ -64,7 +95,7 @@ func TestExpectedInputs(t *testing.T) {
 func TestExpectedInputsSampled(t *testing.T) {
 	ds, cfg := tiny(t)
 	g := ds.Graph
-	q := ExpectedInputs(g, ds.Train, cfg.Batch, cfg.Fanouts, 0)
+	q := ExpectedInputs(g, true, ds.Train, cfg.Batch, cfg.Fanouts, 0)
 	const batches = 200
 	var sampled [][]int32
 	for epoch := 0; len(sampled) < batches; epoch++ {
@@ -85,7 +116,7 @@ func TestExpectedInputsSampled(t *testing.T) {
 	if math.Abs(got-want) > 0.1*want {
 		t.Errorf("expected inputs a batch %.1f, sampled %.1f", got, want)
 	}
-	order, err := RankByAccess(g, ds.Train, cfg.Batch, cfg.Fanouts, 0)
+	order, err := RankByAccess(g, true, ds.Train, cfg.Batch, cfg.Fanouts, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,19 +141,19 @@ func TestExpectedInputsSampled(t *testing.T) {
 // int64 ids is refused.
 func TestRankByAccess(t *testing.T) {
 	g := star(10, 2)
-	order, _ := RankByAccess(g, []int64{4}, 1, []int{5, 2}, 1)
+	order, _ := RankByAccess(g, true, []int64{4}, 1, []int{5, 2}, 1)
 	want := []int32{0, 4, 1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12}
 	for i := range want {
 		if order[i] != want[i] {
 			t.Fatalf("order %v, want %v", order, want)
 		}
 	}
-	order, _ = RankByAccess(g, []int64{11}, 1, []int{5, 2}, 1)
+	order, _ = RankByAccess(g, true, []int64{11}, 1, []int{5, 2}, 1)
 	if order[0] != 11 || order[1] != 0 || order[2] != 1 || len(order) != 13 {
 		t.Errorf("an isolated seed: order %v, want it, then the centre by degree, then the leaves", order)
 	}
 	wide := &graph.CSR{NumNodes: 2, Indptr: []int64{0, 1, 2}, Indices64: []int64{1, 0}}
-	if _, err := RankByAccess(wide, []int64{0}, 1, []int{5}, 1); err == nil {
+	if _, err := RankByAccess(wide, true, []int64{0}, 1, []int{5}, 1); err == nil {
 		t.Error("a graph of int64 ids was ranked")
 	}
 }
