@@ -337,11 +337,12 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 	return sum, &tier.Stats, nil
 }
 
-// rankings are the rankings' results (the features' expectation and the
-// hot vertices' pre-sampling pass), which depend on the data, the
-// configuration and Options.RankBatches only: ChooseHotRatio's trials and
-// the run after them share one set instead of computing them again. A nil
-// *rankings computes each when asked and keeps nothing.
+// rankings holds the orders a run computes before it trains (the feature
+// rows by expected reads, the hot vertices by a pre-sampling pass), which
+// depend on the data, the configuration and Options.RankBatches only:
+// ChooseHotRatio's trials and the run after them share one set instead of
+// computing them again. A nil *rankings computes each when asked and keeps
+// nothing.
 type rankings struct {
 	order []int32 // the feature rows, most gathered first
 	dests []int32 // the vertices some batch has as bottom-layer destinations, in most batches first
