@@ -398,7 +398,7 @@ func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Optio
 }
 
 // rankingBatches are the seeds of the first n (0: 64) training batches of
-// epoch 0, which the pre-sampling passes sample.
+// epoch 0, which the hot vertices' pre-sampling pass samples.
 func rankingBatches(ds *dataset.Dataset, cfg train.Config, n int) [][]int32 {
 	if n <= 0 {
 		n = 64
