@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/dataset"
@@ -22,11 +21,10 @@ type HotStats = hot.Stats
 
 // Options tune the hybrid driver.
 type Options struct {
-	Budget      int64 // GPU memory the run may use, in bytes; 0: no limit (every row cached)
-	CacheRows   int64 // rows in the GPU cache; < 0: as many as the budget leaves
-	Margin      int64 // kept free of the budget; 0: DefaultMargin(Budget)
-	RankBatches int   // training batches the hot vertices' pre-sampling pass samples; 0: 64
-	Threads     int   // CPU threads of the rankings; 0: all
+	Budget    int64 // GPU memory the run may use, in bytes; 0: no limit (every row cached)
+	CacheRows int64 // rows in the GPU cache; < 0: as many as the budget leaves
+	Margin    int64 // kept free of the budget; 0: DefaultMargin(Budget)
+	Threads   int   // CPU threads of the rankings; 0: all
 	// FeatureDType holds both tiers as backend.BF16 (half the PCIe bytes)
 	// or backend.F32; 0 holds them as the dataset does, its table itself
 	// the host tier. Other than the dataset makes the host tier a converted
@@ -338,37 +336,29 @@ func Run(ctx context.Context, be backend.Backend, ds *dataset.Dataset, cfg train
 }
 
 // rankings holds the orders a run computes before it trains (the feature
-// rows by expected reads, the hot vertices by a pre-sampling pass), which
-// depend on the data, the configuration and Options.RankBatches only:
+// rows by expected reads, the hot vertices by expected use as bottom-layer
+// destinations), which depend on the data and the configuration only:
 // ChooseHotRatio's trials and the run after them share one set instead of
 // computing them again. A nil *rankings computes each when asked and keeps
 // nothing.
 type rankings struct {
 	order []int32 // the feature rows, most gathered first
-	dests []int32 // the vertices some batch has as bottom-layer destinations, in most batches first
+	dests []int32 // the vertices a batch can have as bottom-layer destinations, the likeliest first
 }
 
-// hotOrder ranks the vertices by how many of the first training batches
-// have them as bottom-layer destinations (the pre-sampling pass over the
-// top L-1 hops), leaving out those no batch reached: the hot vertices are
-// its first ratio·N.
+// hotOrder ranks the vertices by the chance that a training batch has them
+// among its bottom layer's destinations (RankReached over the top L-1
+// hops), leaving out those no batch can reach: the hot vertices are its
+// first ratio·N.
 func (r *rankings) hotOrder(ds *dataset.Dataset, cfg train.Config, opt Options) ([]int32, error) {
 	if r != nil && r.dests != nil {
 		return r.dests, nil
 	}
-	batches := rankingBatches(ds, cfg, opt.RankBatches)
 	L := len(cfg.Fanouts)
-	counts, err := AccessCounts(ds.Graph, batches, cfg.Fanouts[:L-1], cfg.Seed, opt.Threads)
+	ids, err := RankReached(ds.Graph, ds.Symmetric, ds.Train, cfg.Batch, cfg.Fanouts[:L-1], opt.Threads)
 	if err != nil {
 		return nil, fmt.Errorf("hot vertices: ranking: %w", err)
 	}
-	ids := []int32{}
-	for v, c := range counts {
-		if c > 0 {
-			ids = append(ids, int32(v))
-		}
-	}
-	slices.SortStableFunc(ids, func(a, b int32) int { return int(counts[b]) - int(counts[a]) })
 	if r != nil {
 		r.dests = ids
 	}
@@ -395,20 +385,6 @@ func (r *rankings) featureOrder(ds *dataset.Dataset, cfg train.Config, opt Optio
 		r.order = order
 	}
 	return order, nil
-}
-
-// rankingBatches are the seeds of the first n (0: 64) training batches of
-// epoch 0, which the hot vertices' pre-sampling pass samples.
-func rankingBatches(ds *dataset.Dataset, cfg train.Config, n int) [][]int32 {
-	if n <= 0 {
-		n = 64
-	}
-	perm := train.Shuffle(ds.Train, cfg.Seed, 0)
-	var batches [][]int32
-	for s := 0; s < n && s*cfg.Batch < len(perm); s++ {
-		batches = append(batches, perm[s*cfg.Batch:min(len(perm), (s+1)*cfg.Batch)])
-	}
-	return batches
 }
 
 // place sizes the GPU's lists (under host topology, topo non-nil) and the

@@ -7,8 +7,6 @@ import (
 
 	"github.com/fanout-gnn/fanout/graph"
 	"github.com/fanout-gnn/fanout/internal/parallel"
-	"github.com/fanout-gnn/fanout/rng"
-	"github.com/fanout-gnn/fanout/sample"
 )
 
 // RankByAccess orders vertices by how often the step is expected to gather
@@ -33,10 +31,34 @@ func RankByAccess(g *graph.CSR, symmetric bool, train []int64, batch int, fanout
 	for v := range order {
 		order[v] = int32(v)
 	}
+	sortExpected(g, q, order)
+	return order, nil
+}
+
+// RankReached is RankByAccess's order of the vertices some batch can reach
+// (an expectation above 0) only: with the top L-1 hops' fanouts, the
+// vertices by the chance that a batch has them among its bottom layer's
+// destinations (the hot vertices' order).
+func RankReached(g *graph.CSR, symmetric bool, train []int64, batch int, fanouts []int, threads int) ([]int32, error) {
+	if err := g.Narrow(); err != nil {
+		return nil, err
+	}
+	q := ExpectedInputs(g, symmetric, train, batch, fanouts, threads)
+	order := []int32{}
+	for v, p := range q {
+		if p > 0 {
+			order = append(order, int32(v))
+		}
+	}
+	sortExpected(g, q, order)
+	return order, nil
+}
+
+// sortExpected sorts order by q, most first, then by degree, then by id.
+func sortExpected(g *graph.CSR, q []float64, order []int32) {
 	slices.SortFunc(order, func(a, b int32) int {
 		return cmp.Or(cmp.Compare(q[b], q[a]), cmp.Compare(g.Degree(int64(b)), g.Degree(int64(a))), cmp.Compare(a, b))
 	})
-	return order, nil
 }
 
 // ExpectedInputs is, for each vertex, the probability that a batch of batch
@@ -109,28 +131,4 @@ func parallelRange(n int64, threads int, fn func(lo, hi int64)) {
 	t := parallel.Threads(threads)
 	parts := int64(t) * 8
 	parallel.Blocks(parts, t, func(p int64) { fn(n*p/parts, n*(p+1)/parts) })
-}
-
-// AccessCounts is a pre-sampling pass: for each vertex, the number of the
-// batches whose bottom layer reads it (with fanouts of L-1 hops: the
-// batches whose bottom-layer destinations include it).
-func AccessCounts(g *graph.CSR, batches [][]int32, fanouts []int, seed uint64, threads int) ([]int32, error) {
-	s, err := sample.NewSampler(g, fanouts, threads)
-	if err != nil {
-		return nil, err
-	}
-	counts := make([]int32, g.NumNodes)
-	var mb sample.MiniBatch
-	for step, seeds := range batches {
-		if len(seeds) == 0 {
-			continue
-		}
-		if err := s.SampleInto(seeds, rng.Key{Seed: seed, Epoch: 0, Step: uint32(step)}, &mb); err != nil {
-			return nil, err
-		}
-		for _, v := range mb.InputIDs() {
-			counts[v]++
-		}
-	}
-	return counts, nil
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/fanout-gnn/fanout/graph"
+	"github.com/fanout-gnn/fanout/rng"
+	"github.com/fanout-gnn/fanout/sample"
 	"github.com/fanout-gnn/fanout/train"
 )
 
@@ -104,10 +106,7 @@ func TestExpectedInputsSampled(t *testing.T) {
 			sampled = append(sampled, perm[s*cfg.Batch:(s+1)*cfg.Batch])
 		}
 	}
-	counts, err := AccessCounts(g, sampled, cfg.Fanouts, cfg.Seed, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	counts := sampledInputs(t, g, sampled, cfg.Fanouts, cfg.Seed)
 	var want, got float64
 	for v := range counts {
 		want += float64(counts[v]) / batches
@@ -156,4 +155,53 @@ func TestRankByAccess(t *testing.T) {
 	if _, err := RankByAccess(wide, true, []int64{0}, 1, []int{5}, 1); err == nil {
 		t.Error("a graph of int64 ids was ranked")
 	}
+	if _, err := RankReached(wide, true, []int64{0}, 1, []int{5}, 1); err == nil {
+		t.Error("a graph of int64 ids was ranked by RankReached")
+	}
+}
+
+// TestRankReached: the hot vertices' order is RankByAccess's without the
+// vertices no batch reaches: from a leaf of the star one hop reaches the
+// leaf and the centre only; from the centre, every leaf, by degree then
+// id, and never the isolated vertices.
+func TestRankReached(t *testing.T) {
+	g := star(10, 2)
+	order, _ := RankReached(g, true, []int64{4}, 1, []int{5}, 1)
+	if len(order) != 2 || order[0] != 4 || order[1] != 0 {
+		t.Errorf("from a leaf: %v, want [4 0]", order)
+	}
+	order, _ = RankReached(g, true, []int64{0}, 1, []int{20}, 1)
+	want := []int32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	if len(order) != len(want) {
+		t.Fatalf("from the centre: %v, want %v", order, want)
+	}
+	for i := range want {
+		if order[i] != want[i] {
+			t.Fatalf("from the centre: %v, want %v", order, want)
+		}
+	}
+	if order, _ := RankReached(g, true, []int64{11}, 1, []int{5}, 1); len(order) != 1 || order[0] != 11 {
+		t.Errorf("from an isolated vertex: %v, want [11]", order)
+	}
+}
+
+// sampledInputs is, for each vertex, the number of batches whose bottom
+// layer reads it, as the sampler draws them (batch s with step s's key).
+func sampledInputs(t *testing.T, g *graph.CSR, batches [][]int32, fanouts []int, seed uint64) []int32 {
+	t.Helper()
+	s, err := sample.NewSampler(g, fanouts, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]int32, g.NumNodes)
+	var mb sample.MiniBatch
+	for step, seeds := range batches {
+		if err := s.SampleInto(seeds, rng.Key{Seed: seed, Epoch: 0, Step: uint32(step)}, &mb); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range mb.InputIDs() {
+			counts[v]++
+		}
+	}
+	return counts
 }
