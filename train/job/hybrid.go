@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
@@ -53,13 +54,15 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 	return hopt, nil
 }
 
-// ParseBand reads --host-band: a size, 0 for none (hybrid.Options.Band <
-// 0) and "" for the default (0).
+// ParseBand reads --host-band: a size, 0 (in any unit) for none
+// (hybrid.Options.Band < 0) and "" for the default (0).
 func ParseBand(s string) (int64, error) {
-	switch band := strings.TrimSpace(s); band {
-	case "":
+	band := strings.TrimSpace(s)
+	zero, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimRightFunc(band, unicode.IsLetter)), 64)
+	switch {
+	case band == "":
 		return 0, nil
-	case "0":
+	case err == nil && zero == 0:
 		return -1, nil
 	default:
 		b, err := ParseSize(band)

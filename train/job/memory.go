@@ -218,9 +218,9 @@ func topologyBytes(ds *dataset.Dataset) int64 {
 	return n
 }
 
-// ParseSize reads a byte count: a number with an optional unit (B, KiB,
-// MiB, GiB, TiB; K, M, G, T and KB, MB, GB, TB are read as the same
-// powers of 1024).
+// ParseSize reads a byte count of at least one byte: a number with an
+// optional unit (B, KiB, MiB, GiB, TiB; K, M, G, T and KB, MB, GB, TB are
+// read as the same powers of 1024).
 func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	units := []struct {
@@ -238,7 +238,7 @@ func ParseSize(s string) (int64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v <= 0 || v*mul > 1<<62 {
+	if err != nil || v*mul < 1 || v*mul > 1<<62 {
 		return 0, fmt.Errorf("gpu-memory: %s is not a size (want, e.g., 20GiB, 512MiB or a number of bytes)", quote.Quote(s))
 	}
 	return int64(v * mul), nil
