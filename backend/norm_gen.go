@@ -68,10 +68,13 @@ type Norm interface {
 	// NormRunning moves the running statistics (F32 [2·dim]) towards a
 	// batch's (stats, BatchNormStats's over n live rows) as PyTorch does:
 	// running = (1-momentum)·running + momentum·batch, the batch's
-	// variance made unbiased (times n/(n-1)). Nothing changes when n's
-	// live value is below 2 or when unless (an I32 flag, element 0) is
-	// non-nil and non-zero (a step that is not applied).
-	NormRunning(stats Buffer, n Count, dim int, momentum float32, running, unless Buffer)
+	// variance made unbiased (times n/(n-1)). With bias (F32 [dim]) the
+	// batch's means are stats' plus bias (one float add): the statistics
+	// of rows whose bias the normalisation left out, which a column's mean
+	// absorbs. Nothing changes when n's live value is below 2 or when
+	// unless (an I32 flag, element 0) is non-nil and non-zero (a step that
+	// is not applied).
+	NormRunning(stats, bias Buffer, n Count, dim int, momentum float32, running, unless Buffer)
 
 	// The ops of synchronised batch normalisation (a group's ranks
 	// normalise by the statistics of all their rows): each rank turns its

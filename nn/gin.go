@@ -48,7 +48,8 @@ type ginLayer struct {
 	edgeW  backend.Buffer // F32 [caps.Edges]
 	selfW  backend.Buffer // F32 [caps.Dst]
 	agg    backend.Buffer // F32 [caps.Dst, in]: the weighted sum (kept for backward)
-	z      backend.Buffer // F32 [caps.Dst, out]: ReLU(agg·W1 + b1) (kept for backward)
+	z      backend.Buffer // F32 [caps.Dst, out]: ReLU(agg·W1 + b1), or of its normalisation (kept for backward)
+	zin    backend.Buffer // F32 [caps.Dst, out]: agg·W1, the MLP normalisation's input (kept for its backward), with one only
 	dz     backend.Buffer // F32 [caps.Dst, out]
 	dAgg   backend.Buffer // F32 [caps.Dst, in]
 	eps0   backend.Buffer // F32 [1] zero: the fixed ε
@@ -178,8 +179,10 @@ func (g *ginLayer) reserve(c Caps) error {
 	g.dz = g.ws.allocRows("gin hidden gradient", backend.F32, c.Dst*g.out)
 	g.dAgg = g.ws.alloc("gin sum gradient", backend.F32, c.Dst*g.in)
 	g.eps0 = g.ws.alloc("gin fixed epsilon", backend.F32, 1)
+	g.zin = nil
 	if g.inner != nil {
-		g.inner.reserve(&g.ws, "gin MLP normalisation", c.Dst)
+		g.zin = g.ws.allocRows("gin MLP normalisation input", backend.F32, c.Dst*g.out)
+		g.inner.reserve(&g.ws, "gin MLP normalisation", c.Dst, false)
 	}
 	return g.ws.done()
 }
@@ -197,10 +200,11 @@ func (g *ginLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 	be := g.be
 	be.Aggregate(blk, g.edgeW, g.selfW, x, g.in, g.agg)
 	addHot(ps.hot, blk, g.in, g.agg, g.in, 0)
-	be.Linear(g.agg, blk.NumDst, g.w1.W, g.in, g.out, g.z, false)
 	if g.inner != nil {
-		g.inner.forwardAct(g.z, blk.NumDst, g.b1.W, ps.train, normAct{relu: true}, g.z)
+		be.Linear(g.agg, blk.NumDst, g.w1.W, g.in, g.out, g.zin, false)
+		g.inner.forwardAct(g.zin, blk.NumDst, g.b1.W, ps.train, normAct{relu: true}, g.z)
 	} else {
+		be.Linear(g.agg, blk.NumDst, g.w1.W, g.in, g.out, g.z, false)
 		be.BiasActDropout(g.z, blk.NumDst, g.out, g.b1.W, true, 0, backend.Rand{}, nil, g.z)
 	}
 	be.Linear(g.z, blk.NumDst, g.w2.W, g.out, g.out, h, false)

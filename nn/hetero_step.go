@@ -37,7 +37,7 @@ func (h *heteroNet) reserve(caps []LayerCaps) error {
 				h.mask[l][t] = h.ws.alloc(fmt.Sprintf("layer %d %s dropout mask", l, c.Types[t].Name), backend.U8, tc.Dst*out)
 			}
 			if n := h.norm(l, t); n != nil {
-				n.reserve(&h.ws, fmt.Sprintf("layer %d %s normalisation", l, c.Types[t].Name), tc.Dst)
+				n.reserve(&h.ws, fmt.Sprintf("layer %d %s normalisation", l, c.Types[t].Name), tc.Dst, true) // in place
 			}
 		}
 	}

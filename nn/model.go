@@ -405,8 +405,13 @@ func (m *Model) reserve(caps []Caps) error {
 		}
 		m.act[l] = m.ws.alloc(fmt.Sprintf("layer %d activations", l), actType, c.Dst*out)
 		m.hid[l] = m.act[l]
-		if readsHalf(m.next(l)) && m.cfg.BF16Activations && actType == backend.F32 {
+		switch {
+		case readsHalf(m.next(l)) && m.cfg.BF16Activations && actType == backend.F32:
 			m.hid[l] = m.ws.alloc(fmt.Sprintf("layer %d activations (bfloat16)", l), backend.BF16, c.Dst*out)
+		case m.norms[l] != nil && actType == backend.F32:
+			// The normalisation writes here and keeps act, its input, for
+			// its backward (normLayer.reserve without keep).
+			m.hid[l] = m.ws.alloc(fmt.Sprintf("layer %d normalised activations", l), backend.F32, c.Dst*out)
 		}
 		if !(l == 0 && m.cfg.BF16Bottom && m.gathers(1)) { // else layer 1 writes dHalf directly
 			m.dAct[l] = m.ws.allocRows(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
@@ -425,7 +430,10 @@ func (m *Model) reserve(caps []Caps) error {
 	}
 	for l, n := range m.norms {
 		if n != nil {
-			n.reserve(&m.ws, fmt.Sprintf("layer %d normalisation", l), caps[l].Dst)
+			// In place (and so keeping a copy) unless the step's
+			// normalisation writes hid, F32 and its own (Forward).
+			inPlace := m.act[l].DType() != backend.F32 || m.hid[l].DType() != backend.F32 || m.hid[l] == m.act[l]
+			n.reserve(&m.ws, fmt.Sprintf("layer %d normalisation", l), caps[l].Dst, inPlace)
 		}
 	}
 	if m.head != nil {

@@ -43,7 +43,9 @@ type normLayer struct {
 	perRow               bool // layer normalisation
 	dim                  int
 	gamma, beta, running *Param         // running is nil for layer normalisation
-	pre                  backend.Buffer // F32 [caps.Dst, dim]: the layer's output plus bias (kept for backward)
+	pre                  backend.Buffer // F32 [caps.Dst, dim]: the layer's output plus bias (kept for backward), where reserve keeps a copy
+	x                    backend.Buffer // the rows the last training pass normalised (pre, or the caller's own)
+	bias                 backend.Buffer // the bias the last training pass left out of x and its statistics, or nil
 	stats                backend.Buffer // F32 [2·dim]: the last training pass's batch statistics
 	n                    backend.Count  // the rows of the last training pass (the group's when synchronised)
 	pending              bool           // a training pass whose statistics Update has yet to fold in
@@ -117,9 +119,14 @@ func (n *normLayer) free() {
 }
 
 // reserve allocates the kept input and the batch statistics for dst rows
-// (what names the normalisation in errors).
-func (n *normLayer) reserve(ws *workspace, what string, dst int) {
-	n.pre = ws.alloc(what+" input", backend.F32, dst*n.dim)
+// (what names the normalisation in errors). Unless keep, a batch
+// normalisation keeps no copy of its input: its caller writes the output
+// elsewhere (forwardAct's y is not h) and leaves h as it is until backward.
+func (n *normLayer) reserve(ws *workspace, what string, dst int, keep bool) {
+	n.pre = nil
+	if keep || n.perRow {
+		n.pre = ws.alloc(what+" input", backend.F32, dst*n.dim)
+	}
 	n.stats = ws.alloc(what+" batch statistics", backend.F32, 2*n.dim)
 	n.moments = ws.alloc(what+" moments", backend.F32, 2*n.dim+1)
 	n.group = ws.alloc(what+" group rows", backend.I32, 1)
@@ -133,7 +140,7 @@ func (n *normLayer) inferCopy() *normLayer {
 		return nil
 	}
 	c := *n
-	c.pre, c.stats, c.moments, c.group, c.pending = nil, nil, nil, nil, false
+	c.pre, c.x, c.bias, c.stats, c.moments, c.group, c.pending = nil, nil, nil, nil, nil, nil, false
 	return &c
 }
 
@@ -150,15 +157,19 @@ type normAct struct {
 
 // forward normalises h (rows [:count], the layer's output before its bias)
 // in place: in training by the pass's statistics, keeping h plus bias for
-// backward; otherwise as inferAct does (h's rows may then exceed the reserved
-// ones: layer-wise inference).
+// backward (reserve with keep); otherwise as inferAct does (h's rows may
+// then exceed the reserved ones: layer-wise inference).
 func (n *normLayer) forward(h backend.Buffer, count backend.Count, bias backend.Buffer, train bool) {
 	n.forwardAct(h, count, bias, train, normAct{}, h)
 }
 
-// forwardAct is forward writing y (F32 rows [:count]; it may be h) through
-// the activation a, in the same pass: the bits BiasActDropout would give
-// applied after forward.
+// forwardAct is forward writing y (F32 rows [:count]; it may be h where
+// reserve kept a copy) through the activation a, in the same pass: the
+// bits BiasActDropout would give applied after forward. A batch
+// normalisation that keeps no copy normalises h itself, without the bias:
+// a column's mean absorbs it, so the output is the same (the very bits
+// where the bias is 0, as it stays: its gradient is exactly 0), and update
+// adds it back to the running means.
 func (n *normLayer) forwardAct(h backend.Buffer, count backend.Count, bias backend.Buffer, train bool, a normAct, y backend.Buffer) {
 	if !train {
 		n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, h)
@@ -166,6 +177,7 @@ func (n *normLayer) forwardAct(h backend.Buffer, count backend.Count, bias backe
 		return
 	}
 	stats := n.stats
+	n.x, n.bias = n.pre, nil
 	switch {
 	case n.perRow:
 		n.be.BiasActDropout(h, count, n.dim, bias, false, 0, backend.Rand{}, nil, n.pre)
@@ -183,18 +195,24 @@ func (n *normLayer) forwardAct(h backend.Buffer, count backend.Count, bias backe
 		n.statsOf(h, count, bias)
 		n.n, n.pending = count, true
 	}
-	n.ops.NormApply(n.pre, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, a.relu, a.p, a.r, a.mask, y)
+	n.ops.NormApply(n.x, count, n.dim, n.perRow, stats, n.gamma.W, n.beta.W, normEps, a.relu, a.p, a.r, a.mask, y)
 }
 
-// statsOf writes h plus bias (rows [:count]) to n.pre, kept for backward,
-// and takes their batch statistics into n.stats: with a bias, in one pass.
+// statsOf takes the batch statistics of h's rows [:count] into n.stats
+// and keeps in n.x the rows backward reads: h itself, the bias left out
+// (n.bias), where reserve kept no copy; else h plus bias written to n.pre,
+// with a bias in the same pass.
 func (n *normLayer) statsOf(h backend.Buffer, count backend.Count, bias backend.Buffer) {
-	if bias == nil { // nothing to add: h's rows copied, then summed
+	switch {
+	case n.pre == nil:
+		n.x, n.bias = h, bias
+		n.ops.BatchNormStats(h, count, n.dim, nil, nil, n.stats)
+	case bias == nil: // nothing to add: h's rows copied, then summed
 		n.be.BiasActDropout(h, count, n.dim, nil, false, 0, backend.Rand{}, nil, n.pre)
 		n.ops.BatchNormStats(n.pre, count, n.dim, nil, nil, n.stats)
-		return
+	default:
+		n.ops.BatchNormStats(h, count, n.dim, bias, n.pre, n.stats)
 	}
-	n.ops.BatchNormStats(h, count, n.dim, bias, n.pre, n.stats)
 }
 
 // inferAct normalises h (rows [:count], the layer's output with its bias)
@@ -215,7 +233,7 @@ func (n *normLayer) inferAct(h backend.Buffer, count backend.Count, a normAct, y
 // happens in the normalisation's own passes over the rows.
 func (n *normLayer) backward(dy backend.Buffer, act backend.ActGrad, count backend.Count, dbias, dh backend.Buffer) {
 	if n.sync == nil || n.perRow {
-		n.ops.NormBackward(n.pre, dy, count, n.dim, n.perRow, n.stats, n.gamma.W, normEps, act, dh, n.gamma.G, n.beta.G, dbias)
+		n.ops.NormBackward(n.x, dy, count, n.dim, n.perRow, n.stats, n.gamma.W, normEps, act, dh, n.gamma.G, n.beta.G, dbias)
 		return
 	}
 	if act.Relu || act.P > 0 || dy != dh { // the activation's backward (or a copy) into dh first
@@ -225,11 +243,11 @@ func (n *normLayer) backward(dy backend.Buffer, act backend.ActGrad, count backe
 	// adds every parameter's gradient later); the input's needs the
 	// group's.
 	be := n.be
-	n.ops.NormBackwardSums(n.pre, dh, count, n.dim, n.stats, normEps, n.moments)
+	n.ops.NormBackwardSums(n.x, dh, count, n.dim, n.stats, normEps, n.moments)
 	be.Convert(be.View(n.moments, 0, n.dim), n.gamma.G)
 	be.Convert(be.View(n.moments, n.dim, n.dim), n.beta.G)
 	n.sync.AllReduceSum(n.moments)
-	n.ops.NormBackwardApply(n.pre, dh, count, n.dim, n.stats, n.gamma.W, normEps, n.moments, dh, dbias)
+	n.ops.NormBackwardApply(n.x, dh, count, n.dim, n.stats, n.gamma.W, normEps, n.moments, dh, dbias)
 }
 
 // SyncNorm makes every batch normalisation of the model (GIN's MLP's
@@ -256,12 +274,13 @@ func (m *Model) innerNorm(l int) *normLayer {
 	return nil
 }
 
-// update folds the last training pass's batch statistics into the running
-// ones, unless skip (an I32 flag) is set.
+// update folds the last training pass's batch statistics (their means
+// plus the bias the pass left out) into the running ones, unless skip (an
+// I32 flag) is set. It runs before the optimizer moves that bias.
 func (n *normLayer) update(skip backend.Buffer) {
 	if n.running == nil || !n.pending {
 		return
 	}
-	n.ops.NormRunning(n.stats, n.n, n.dim, normMomentum, n.running.W, skip)
+	n.ops.NormRunning(n.stats, n.bias, n.n, n.dim, normMomentum, n.running.W, skip)
 	n.pending = false
 }

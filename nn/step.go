@@ -439,11 +439,8 @@ func (m *Model) Update(t backend.Count, cfg backend.AdamConfig) {
 	if m.err != nil {
 		return
 	}
-	for _, p := range m.Params() {
-		if !p.Buffer {
-			m.be.Adam(p.W, p.G, p.M, p.V, t, cfg)
-		}
-	}
+	// The running statistics first: a normalisation's may add the bias
+	// of the pass (normLayer.update), which Adam then moves.
 	for l, n := range m.norms {
 		for _, x := range []*normLayer{m.innerNorm(l), n} {
 			if x != nil {
@@ -453,5 +450,10 @@ func (m *Model) Update(t backend.Count, cfg backend.AdamConfig) {
 	}
 	if m.hetero != nil {
 		m.hetero.updateNorms(cfg.Skip)
+	}
+	for _, p := range m.Params() {
+		if !p.Buffer {
+			m.be.Adam(p.W, p.G, p.M, p.V, t, cfg)
+		}
 	}
 }

@@ -255,25 +255,36 @@ func (c normCase) refBackward(dy []float32, perRow bool) (dx, dg, db, dbias, sca
 }
 
 // testNormRunning: the running statistics move by the momentum towards
-// the batch's (variance made unbiased), and not at all while the skip flag
-// is set or with fewer than two live rows.
+// the batch's (variance made unbiased; with a bias, the means plus it),
+// and not at all while the skip flag is set or with fewer than two live
+// rows.
 func testNormRunning(e *env) {
 	const dim, live, momentum = 7, 9, 0.1
-	batch, run := e.randF32(2*dim, 1), e.randF32(2*dim, 1)
+	batch, run0, bias := e.randF32(2*dim, 1), e.randF32(2*dim, 1), e.randF32(dim, 1)
 	for j := dim; j < 2*dim; j++ {
-		batch[j], run[j] = float32(math.Abs(float64(batch[j]))), float32(math.Abs(float64(run[j])))
+		batch[j], run0[j] = float32(math.Abs(float64(batch[j]))), float32(math.Abs(float64(run0[j])))
 	}
-	want := make([]float64, 2*dim)
-	for j := range dim {
-		want[j] = (1-momentum)*float64(run[j]) + momentum*float64(batch[j])
-		want[dim+j] = (1-momentum)*float64(run[dim+j]) + momentum*float64(batch[dim+j])*live/(live-1)
+	for _, withBias := range []bool{false, true} {
+		want := make([]float64, 2*dim)
+		var bb backend.Buffer
+		for j := range dim {
+			mean := float64(batch[j])
+			if withBias {
+				mean += float64(bias[j])
+			}
+			want[j] = (1-momentum)*float64(run0[j]) + momentum*mean
+			want[dim+j] = (1-momentum)*float64(run0[dim+j]) + momentum*float64(batch[dim+j])*live/(live-1)
+		}
+		if withBias {
+			bb = e.upload(bias)
+		}
+		rb, sb := e.upload(run0), e.upload(batch)
+		e.norm().NormRunning(sb, bb, e.count(2, 30), dim, momentum, rb, e.upload([]int32{1}))
+		e.norm().NormRunning(sb, bb, e.count(1, 30), dim, momentum, rb, nil)
+		checkEqual(e.t, "NormRunning skipped", e.readF32(rb, 2*dim), run0, 0)
+		e.norm().NormRunning(sb, bb, e.count(live, 30), dim, momentum, rb, e.upload([]int32{0}))
+		e.checkClose(fmt.Sprintf("NormRunning (bias %t)", withBias), e.readF32(rb, 2*dim), want, nil, tolElem, 0)
 	}
-	rb, sb := e.upload(run), e.upload(batch)
-	e.norm().NormRunning(sb, e.count(2, 30), dim, momentum, rb, e.upload([]int32{1}))
-	e.norm().NormRunning(sb, e.count(1, 30), dim, momentum, rb, nil)
-	checkEqual(e.t, "NormRunning skipped", e.readF32(rb, 2*dim), run, 0)
-	e.norm().NormRunning(sb, e.count(live, 30), dim, momentum, rb, e.upload([]int32{0}))
-	e.checkClose("NormRunning", e.readF32(rb, 2*dim), want, nil, tolElem, 0)
 }
 
 // testNormSync: a batch split over two ranks, each rank's statistics

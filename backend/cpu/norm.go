@@ -206,9 +206,10 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 	}
 }
 
-// NormRunning moves the running statistics towards the batch's.
-func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
-	c, ck := b.checkNormRunning(stats, n, dim, momentum, running, unless)
+// NormRunning moves the running statistics towards the batch's (its means
+// plus bias, when set).
+func (b *Backend) NormRunning(stats, bias backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
+	c, ck := b.checkNormRunning(stats, bias, n, dim, momentum, running, unless)
 	defer c.end()
 	rows, st, run, skip := ck.n, ck.stats, ck.running, ck.unless
 	if !c.ok || skip || rows < 2 {
@@ -217,7 +218,11 @@ func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, mo
 	unbias := float32(float64(rows) / float64(rows-1))
 	keep := 1 - momentum
 	for j := range dim {
-		run[j] = keep*run[j] + momentum*st[j]
+		mean := st[j]
+		if ck.bias != nil {
+			mean += ck.bias[j]
+		}
+		run[j] = keep*run[j] + momentum*mean
 		run[dim+j] = keep*run[dim+j] + momentum*(st[dim+j]*unbias)
 	}
 }

@@ -154,6 +154,7 @@ type normRunningArgs struct {
 	n       int
 	nP      *int32
 	stats   []float32
+	bias    []float32
 	running []float32
 	unless  bool
 }
@@ -161,11 +162,14 @@ type normRunningArgs struct {
 // checkNormRunning begins a call of NormRunning (backend.Norm) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkNormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) (c call, ck normRunningArgs) {
+func (b *Backend) checkNormRunning(stats, bias backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) (c call, ck normRunningArgs) {
 	c = b.begin("NormRunning")
 	ck.n, ck.nP = c.count("n", n)
 	c.check(backend.CheckDim("dim", dim))
 	ck.stats = c.f32("stats", stats, 2*dim)
+	if !isNil(bias) {
+		ck.bias = c.f32("bias", bias, dim)
+	}
 	ck.running = c.f32("running", running, 2*dim)
 	ck.unless = c.flag("unless", unless)
 	return c, ck

@@ -140,9 +140,10 @@ func (b *Backend) NormBackward(x, dy backend.Buffer, n backend.Count, dim int, p
 	}
 }
 
-// NormRunning moves the running statistics towards the batch's.
-func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
-	c, ck := b.checkNormRunning(stats, n, dim, momentum, running, unless)
+// NormRunning moves the running statistics towards the batch's (its means
+// plus bias, when set).
+func (b *Backend) NormRunning(stats, bias backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
+	c, ck := b.checkNormRunning(stats, bias, n, dim, momentum, running, unless)
 	defer c.end()
 	if !c.ok {
 		return

@@ -203,6 +203,7 @@ type normRunningArgs struct {
 	nP       uintptr
 	dim      int
 	stats    *buffer
+	bias     *buffer
 	momentum float32
 	running  *buffer
 	unless   *buffer
@@ -211,13 +212,16 @@ type normRunningArgs struct {
 // checkNormRunning begins a call of NormRunning (backend.Norm) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkNormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) (c call, ck normRunningArgs) {
+func (b *Backend) checkNormRunning(stats, bias backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) (c call, ck normRunningArgs) {
 	c = b.begin("NormRunning")
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
 	ck.stats = c.buf("stats", stats, backend.F32, 2*dim)
+	if !isNil(bias) {
+		ck.bias = c.buf("bias", bias, backend.F32, dim)
+	}
 	ck.momentum = momentum
 	ck.running = c.buf("running", running, backend.F32, 2*dim)
 	ck.unless = c.flag("unless", unless)
@@ -227,8 +231,8 @@ func (b *Backend) checkNormRunning(stats backend.Buffer, n backend.Count, dim in
 // launchNormRunning launches norm_running (kernels/norm.cu)
 // with NormRunning's checked arguments, its parameters in the kernel's order.
 func (c *call) launchNormRunning(a *normRunningArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.stats.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.dim).f32(a.momentum).ptr(a.running.addr()).
-		ptr(a.unless.addr())
+	c.args().ptr(a.stats.addr()).ptr(a.bias.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.dim).f32(a.momentum).
+		ptr(a.running.addr()).ptr(a.unless.addr())
 	c.launch("norm_running", grid, block, smem)
 }
 

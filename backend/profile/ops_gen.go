@@ -217,8 +217,8 @@ func (b *Backend) NormMoments(stats backend.Buffer, n backend.Count, dim int, mo
 	b.op("NormMoments", func() { b.inner.(backend.Norm).NormMoments(stats, n, dim, moments) })
 }
 
-func (b *Backend) NormRunning(stats backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
-	b.op("NormRunning", func() { b.inner.(backend.Norm).NormRunning(stats, n, dim, momentum, running, unless) })
+func (b *Backend) NormRunning(stats, bias backend.Buffer, n backend.Count, dim int, momentum float32, running, unless backend.Buffer) {
+	b.op("NormRunning", func() { b.inner.(backend.Norm).NormRunning(stats, bias, n, dim, momentum, running, unless) })
 }
 
 func (b *Backend) PairLoss(scores backend.Buffer, n backend.Count, k int, loss, dscores backend.Buffer, correct backend.Count) {

@@ -312,15 +312,18 @@ extern "C" __global__ void norm_bwd_rows(const float* x, const float* dy, const 
 }
 
 // norm_running: running = (1-m)·running + m·batch (the variance times
-// n/(n-1)), unless the flag is set or fewer than two rows are live.
-extern "C" __global__ void norm_running(const float* stats, const int* nP, int cap, int dim, float momentum,
-                                        float* running, const int* unless) {
+// n/(n-1); the mean plus bias[j] when bias is set), unless the flag is set
+// or fewer than two rows are live.
+extern "C" __global__ void norm_running(const float* stats, const float* bias, const int* nP, int cap, int dim,
+                                        float momentum, float* running, const int* unless) {
     int n = live_count(nP, cap);
     if (flag_set(unless) || n < 2) return;
     float unbias = (float)((double)n / (double)(n - 1));
     float keep = 1.0f - momentum;
     for (i64 j = gtid(); j < dim; j += gthreads()) {
-        running[j] = keep * running[j] + momentum * stats[j];
+        float mean = stats[j];
+        if (bias != 0) mean = mean + bias[j];
+        running[j] = keep * running[j] + momentum * mean;
         running[dim + j] = keep * running[dim + j] + momentum * (stats[dim + j] * unbias);
     }
 }
