@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
@@ -58,11 +57,10 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 // (hybrid.Options.Band < 0) and "" for the default (0).
 func ParseBand(s string) (int64, error) {
 	band := strings.TrimSpace(s)
-	zero, err := strconv.ParseFloat(strings.TrimSpace(strings.TrimRightFunc(band, unicode.IsLetter)), 64)
-	switch {
+	switch v, ok := sizeBytes(band); {
 	case band == "":
 		return 0, nil
-	case err == nil && zero == 0:
+	case ok && v == 0:
 		return -1, nil
 	default:
 		b, err := ParseSize(band)

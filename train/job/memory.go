@@ -222,6 +222,16 @@ func topologyBytes(ds *dataset.Dataset) int64 {
 // optional unit (B, KiB, MiB, GiB, TiB; K, M, G, T and KB, MB, GB, TB are
 // read as the same powers of 1024).
 func ParseSize(s string) (int64, error) {
+	v, ok := sizeBytes(s)
+	if !ok || v < 1 || v > 1<<62 {
+		return 0, fmt.Errorf("gpu-memory: %s is not a size (want, e.g., 20GiB, 512MiB or a number of bytes)", quote.Quote(s))
+	}
+	return int64(v), nil
+}
+
+// sizeBytes is the bytes s names as ParseSize reads it, before any bound;
+// ok is false where s is not a number with an optional unit.
+func sizeBytes(s string) (bytes float64, ok bool) {
 	t := strings.TrimSpace(s)
 	units := []struct {
 		suffix string
@@ -238,8 +248,5 @@ func ParseSize(s string) (int64, error) {
 		}
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	if err != nil || v*mul < 1 || v*mul > 1<<62 {
-		return 0, fmt.Errorf("gpu-memory: %s is not a size (want, e.g., 20GiB, 512MiB or a number of bytes)", quote.Quote(s))
-	}
-	return int64(v * mul), nil
+	return v * mul, err == nil
 }
