@@ -23,16 +23,7 @@ import (
 // (dataset.Dataset.Symmetric). A graph of int64 ids (graph.CSR.Narrow) is
 // an error.
 func RankByAccess(g *graph.CSR, symmetric bool, train []int64, batch int, fanouts []int, threads int) ([]int32, error) {
-	if err := g.Narrow(); err != nil {
-		return nil, err
-	}
-	q := ExpectedInputs(g, symmetric, train, batch, fanouts, threads)
-	order := make([]int32, g.NumNodes)
-	for v := range order {
-		order[v] = int32(v)
-	}
-	sortExpected(g, q, order)
-	return order, nil
+	return rankExpected(g, symmetric, train, batch, fanouts, threads, true)
 }
 
 // RankReached is RankByAccess's order of the vertices some batch can reach
@@ -40,25 +31,26 @@ func RankByAccess(g *graph.CSR, symmetric bool, train []int64, batch int, fanout
 // vertices by the chance that a batch has them among its bottom layer's
 // destinations (the hot vertices' order).
 func RankReached(g *graph.CSR, symmetric bool, train []int64, batch int, fanouts []int, threads int) ([]int32, error) {
+	return rankExpected(g, symmetric, train, batch, fanouts, threads, false)
+}
+
+// rankExpected orders every vertex (all), or those with an expectation
+// above 0, by ExpectedInputs, most first, then by degree, then by id.
+func rankExpected(g *graph.CSR, symmetric bool, train []int64, batch int, fanouts []int, threads int, all bool) ([]int32, error) {
 	if err := g.Narrow(); err != nil {
 		return nil, err
 	}
 	q := ExpectedInputs(g, symmetric, train, batch, fanouts, threads)
-	order := []int32{}
+	order := make([]int32, 0, g.NumNodes)
 	for v, p := range q {
-		if p > 0 {
+		if all || p > 0 {
 			order = append(order, int32(v))
 		}
 	}
-	sortExpected(g, q, order)
-	return order, nil
-}
-
-// sortExpected sorts order by q, most first, then by degree, then by id.
-func sortExpected(g *graph.CSR, q []float64, order []int32) {
 	slices.SortFunc(order, func(a, b int32) int {
 		return cmp.Or(cmp.Compare(q[b], q[a]), cmp.Compare(g.Degree(int64(b)), g.Degree(int64(a))), cmp.Compare(a, b))
 	})
+	return order, nil
 }
 
 // ExpectedInputs is, for each vertex, the probability that a batch of batch
