@@ -96,3 +96,7 @@ suite() {
   grep -E '^(--- FAIL|FAIL|ok|PASS|panic)|ns/op' "$O/suite-$n.log" | head -20 | sed 's/^/   /' | tee -a "$L"
   say "   passed $(grep -cE '^ *--- PASS' "$O/suite-$n.log"), skipped $(grep -cE '^ *--- SKIP' "$O/suite-$n.log")"
 }
+
+# picks LIST NAME: whether a space-separated LIST (a setting such as SUITES
+# or ONLY) names NAME; an empty LIST picks every name.
+picks() { [ -z "$1" ] || [[ " $1 " == *" $2 "* ]]; }
