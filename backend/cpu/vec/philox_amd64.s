@@ -39,6 +39,11 @@ GLOBL lanes<>(SB), RODATA|NOPTR, $32
 	VPADDD Y13, Y5, Y5
 
 // func philoxAVX2(k0, k1, index, slot0, c2, c3 uint32, out *uint32, groups int)
+//
+// Every instruction that touches a vector register is VEX-encoded (VMOVD,
+// not MOVL into X): a legacy SSE instruction while the upper halves of the
+// Y registers are dirty costs a state transition on some processors, which
+// made this loop 24 times slower (10 against 245 M blocks/s).
 TEXT ·philoxAVX2(SB), NOSPLIT, $0-40
 	MOVQ out+24(FP), DI
 	MOVQ groups+32(FP), CX
@@ -49,32 +54,32 @@ TEXT ·philoxAVX2(SB), NOSPLIT, $0-40
 	MOVL k0+0(FP), R11
 	MOVL k1+4(FP), R12
 	MOVL $0xD2511F53, AX
-	MOVL AX, X6
+	VMOVD AX, X6
 	VPBROADCASTD X6, Y6
 	MOVL $0xCD9E8D57, AX
-	MOVL AX, X7
+	VMOVD AX, X7
 	VPBROADCASTD X7, Y7
 	MOVL $0x9E3779B9, AX
-	MOVL AX, X12
+	VMOVD AX, X12
 	VPBROADCASTD X12, Y12
 	MOVL $0xBB67AE85, AX
-	MOVL AX, X13
+	VMOVD AX, X13
 	VPBROADCASTD X13, Y13
 
 group:
 	// Counters: c0 = index, c1 = slot0 + lane, c2, c3; keys k0, k1.
-	MOVL         R8, X0
+	VMOVD        R8, X0
 	VPBROADCASTD X0, Y0
-	MOVL         DX, X1
+	VMOVD        DX, X1
 	VPBROADCASTD X1, Y1
 	VPADDD       lanes<>(SB), Y1, Y1
-	MOVL         R9, X2
+	VMOVD        R9, X2
 	VPBROADCASTD X2, Y2
-	MOVL         R10, X3
+	VMOVD        R10, X3
 	VPBROADCASTD X3, Y3
-	MOVL         R11, X4
+	VMOVD        R11, X4
 	VPBROADCASTD X4, Y4
-	MOVL         R12, X5
+	VMOVD        R12, X5
 	VPBROADCASTD X5, Y5
 	ROUND
 	BUMP
