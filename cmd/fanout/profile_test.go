@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"strings"
 	"testing"
 
@@ -9,8 +10,8 @@ import (
 )
 
 // TestBenchProfile: --profile adds an eager pass whose JSON line lists the
-// step's ops with their calls per step (the CPU backend has no timer, so
-// times are zero).
+// step's ops with their calls per step and their times (the CPU backend's
+// marks are the host's clock: its ops run synchronously).
 func TestBenchProfile(t *testing.T) {
 	code, stdout, stderr := fanout(t, "bench", "--preset", "tiny", "--device", "cpu", "--threads", "2",
 		"--mode", "eager", "--steps", "2", "--warmup", "1", "--profile", "--json")
@@ -26,8 +27,11 @@ func TestBenchProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := map[string]float64{}
+	var us, share float64
 	for _, o := range pr.Ops {
 		calls[o.Name] = o.CallsPerStep
+		us += o.USPerStep
+		share += o.Share
 	}
 	// tiny: SAGE with 2 layers; per step 2 sampled hops, 2 forward GEMMs
 	// (one per layer, on the concatenation), the bottom layer's reading the
@@ -40,7 +44,12 @@ func TestBenchProfile(t *testing.T) {
 			t.Errorf("%s: %v calls per step, want %v (all: %v)", name, calls[name], n, calls)
 		}
 	}
-	if pr.Mode != "profile" || pr.Steps != 2 || pr.Timed {
+	if pr.Mode != "profile" || pr.Steps != 2 || !pr.Timed {
 		t.Errorf("report header %+v", pr)
+	}
+	// The ops' times sum to the reported op time, within the step's wall
+	// time (which adds the host's sampling between ops).
+	if !(us > 0 && math.Abs(us/1e6-pr.DeviceS) <= 1e-6*pr.DeviceS+1e-9 && pr.DeviceS <= pr.StepS && math.Abs(share-1) < 1e-6) {
+		t.Errorf("op times %.1f µs a step (shares sum to %v), op time %v s, step %v s", us, share, pr.DeviceS, pr.StepS)
 	}
 }
