@@ -121,18 +121,7 @@ func dropRow(key rng.Key, i, thr uint32, scale float32, relu bool, y []float32, 
 		n := min(dropChunk, len(y)-j0)
 		w := words[:(n+3)/4*4]
 		vec.PhiloxWords(pk, i, uint32(j0/4), key.Step, c3, w)
-		yc, mc := y[j0:j0+n], mask[j0:j0+n]
-		w = w[:n]
-		for j := range yc {
-			// Branch-free: keep is 0 or 1, and a dropped value becomes +0
-			// whatever it was (also NaN or Inf).
-			keep := uint32((uint64(w[j])-uint64(thr))>>63) ^ 1
-			yc[j] = math.Float32frombits(math.Float32bits(yc[j]*scale) & -keep)
-			if relu {
-				keep &= positive(yc[j])
-			}
-			mc[j] = uint8(keep & 1)
-		}
+		vec.DropApply(w, thr, scale, relu, y[j0:j0+n], mask[j0:j0+n])
 	}
 }
 
@@ -169,9 +158,9 @@ func (b *Backend) actBackward(dys []float32, rows, dim int, relu bool, p float32
 				keep = -uint32(ms[i] & 1) // the ReLU's gate included
 				g *= scale
 			} else if relu && yb.dt == backend.BF16 {
-				keep = positive(backend.BF16Float(yb.u16[i]))
+				keep = vec.Positive(backend.BF16Float(yb.u16[i]))
 			} else if relu {
-				keep = positive(yb.f32[i])
+				keep = vec.Positive(yb.f32[i])
 			}
 			dxs[i] = math.Float32frombits(math.Float32bits(g) & keep)
 		}
@@ -182,16 +171,6 @@ func (b *Backend) actBackward(dys []float32, rows, dim int, relu bool, p float32
 	if dxb.dt == backend.BF16 {
 		roundRow(dxb.u16, dxs)
 	}
-}
-
-// positive is all ones when v > 0 and zero otherwise (also for NaN).
-func positive(v float32) uint32 {
-	b := math.Float32bits(v)
-	// v > 0 iff the sign is clear and the bits are non-zero and not NaN.
-	pos := uint32((uint64(b)-1)>>63) ^ 1          // b != 0
-	pos &= (b >> 31) ^ 1                          // sign clear
-	pos &= uint32((uint64(b) - 0x7f800001) >> 63) // below the NaN range
-	return -pos
 }
 
 // columnSums sets out[j] = Σ_{i < rows} m[i·dim + j], accumulated in float64
