@@ -21,6 +21,22 @@ func (c *Context) packBBlock(transB bool, b []float32, ldb, pc, kb, jc, nb int) 
 // (w live, zero past w), into dst[p·width:]: a panel whose rows lie along
 // the rows of s (B stored k×n, or op(A) from A stored k×m).
 func packAlong(dst, s []float32, ld, pc, kb, j0, w, width int) {
+	// Whole rows of the two panel widths are copied as arrays: a copy
+	// call per 6 or 32 floats cost more than the copy.
+	switch {
+	case w == mr && width == mr:
+		for p := range kb {
+			o := (pc+p)*ld + j0
+			*(*[mr]float32)(dst[p*mr:]) = *(*[mr]float32)(s[o : o+mr])
+		}
+		return
+	case w == nr && width == nr:
+		for p := range kb {
+			o := (pc+p)*ld + j0
+			*(*[nr]float32)(dst[p*nr:]) = *(*[nr]float32)(s[o : o+nr])
+		}
+		return
+	}
 	for p := range kb {
 		src := s[(pc+p)*ld+j0 : (pc+p)*ld+j0+w]
 		row := dst[p*width : p*width+width]
