@@ -22,12 +22,14 @@ func (c *Context) packBBlock(transB bool, b []float32, ldb, pc, kb, jc, nb int) 
 // the rows of s (B stored k×n, or op(A) from A stored k×m).
 func packAlong(dst, s []float32, ld, pc, kb, j0, w, width int) {
 	// Whole rows of the two panel widths are copied as arrays: a copy
-	// call per 6 or 32 floats cost more than the copy.
+	// call per 6 or 32 floats cost more than the copy (6 are moved one by
+	// one, as an array of 6 is copied by a call too).
 	switch {
 	case w == mr && width == mr:
 		for p := range kb {
 			o := (pc+p)*ld + j0
-			*(*[mr]float32)(dst[p*mr:]) = *(*[mr]float32)(s[o : o+mr])
+			d, v := (*[mr]float32)(dst[p*mr:]), (*[mr]float32)(s[o:o+mr])
+			d[0], d[1], d[2], d[3], d[4], d[5] = v[0], v[1], v[2], v[3], v[4], v[5]
 		}
 		return
 	case w == nr && width == nr:
