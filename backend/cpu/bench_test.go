@@ -3,10 +3,20 @@ package cpu
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
+
+// benchThreads are the thread counts the benchmarks run: 1, 2 and every
+// processor where there are more.
+func benchThreads() []int {
+	if n := runtime.GOMAXPROCS(0); n > 2 {
+		return []int{1, 2, n}
+	}
+	return []int{1, 2}
+}
 
 // benchBlock is a bottom-layer-sized block: nDst destinations with fanout
 // edges each over nSrc sources.
@@ -39,7 +49,7 @@ func benchBlock(b *testing.B, be *Backend, nDst, fanout, nSrc int) *backend.Bloc
 // (35,000 destinations, 5 edges each, 100 features) forward and backward.
 func BenchmarkAggregate(b *testing.B) {
 	const nDst, fanout, nSrc, dim = 35000, 5, 99000, 100
-	for _, threads := range []int{1, 2} {
+	for _, threads := range benchThreads() {
 		be := New(threads)
 		blk := benchBlock(b, be, nDst, fanout, nSrc)
 		ew, _ := be.Alloc(backend.F32, nDst*fanout)
@@ -89,7 +99,7 @@ func BenchmarkGather(b *testing.B) {
 // hidden layer (Philox words for every element).
 func BenchmarkBiasActDropout(b *testing.B) {
 	const rows, dim = 35000, 256
-	for _, threads := range []int{1, 2} {
+	for _, threads := range benchThreads() {
 		be := New(threads)
 		x, _ := be.Alloc(backend.F32, rows*dim)
 		bias, _ := be.Alloc(backend.F32, dim)
@@ -117,7 +127,7 @@ func BenchmarkBiasActDropoutBackward(b *testing.B) {
 		y[i] = float32(r.NormFloat64())
 		m[i] = uint8(r.IntN(2))
 	}
-	for _, threads := range []int{1, 2} {
+	for _, threads := range benchThreads() {
 		be := New(threads)
 		yb, _ := be.Upload(y)
 		mb, _ := be.Upload(m)

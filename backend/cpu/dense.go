@@ -173,23 +173,36 @@ func (b *Backend) actBackward(dys []float32, rows, dim int, relu bool, p float32
 	}
 }
 
-// columnSums sets out[j] = Σ_{i < rows} m[i·dim + j], accumulated in float64
-// in row order (threads split the columns).
+// columnSums sets out[j] = Σ_{i < rows} m[i·dim + j], accumulated in
+// float64: each block of sumRows rows in row order (threads split the
+// blocks, each reading whole rows), then the blocks' sums in block order.
+// The blocks do not depend on the thread count, so neither does the sum.
 func (b *Backend) columnSums(m []float32, rows, dim int, out []float32) {
-	acc := b.scratch64(dim)
-	b.cols(dim, 16, func(lo, hi int) {
-		for i := range rows {
-			row := m[i*dim+lo : i*dim+hi]
-			a := acc[lo:hi]
-			for j, v := range row {
-				a[j] += float64(v)
+	blocks := max(1, (rows+sumRows-1)/sumRows)
+	acc := b.scratch64(blocks * dim)
+	b.rows(blocks, 1, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			a := acc[k*dim : (k+1)*dim]
+			for i := k * sumRows; i < min(rows, (k+1)*sumRows); i++ {
+				for j, v := range m[i*dim : (i+1)*dim] {
+					a[j] += float64(v)
+				}
 			}
 		}
+	})
+	b.cols(dim, 64, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
-			out[j] = float32(acc[j])
+			s := 0.0
+			for k := range blocks {
+				s += acc[k*dim+j]
+			}
+			out[j] = float32(s)
 		}
 	})
 }
+
+// sumRows is the rows of one block of columnSums.
+const sumRows = 256
 
 // Argmax writes the index of each row's largest logit (the first on ties)
 // into out (I32 [n.Cap]) for rows [:n].
