@@ -144,3 +144,18 @@ func BenchmarkBiasActDropoutBackward(b *testing.B) {
 		be.Close()
 	}
 }
+
+// BenchmarkPoolRun measures one run of the worker pool with a part per
+// thread that does nothing: the cost of handing out and joining a job.
+func BenchmarkPoolRun(b *testing.B) {
+	for _, threads := range benchThreads() {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			p := newPool(threads)
+			defer p.close()
+			var sink [64]int64
+			for b.Loop() {
+				p.run(threads, func(part int) { sink[part%64]++ })
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package gemm
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -20,6 +21,15 @@ var benchShapes = []struct {
 	{"sage_fwd_35000x100x256", false, false, 35000, 256, 100},
 	{"sage_bwd_data_35000x256x100", false, true, 35000, 100, 256},
 	{"sage_bwd_weight_100x35000x256", true, false, 100, 256, 35000},
+	{"products_bottom_weight_200x51495x256", true, false, 200, 256, 51495},
+}
+
+// benchThreads are 1 and 2 threads, and every processor where there are more.
+func benchThreads() []int {
+	if n := runtime.GOMAXPROCS(0); n > 2 {
+		return []int{1, 2, n}
+	}
+	return []int{1, 2}
 }
 
 func benchOperands(m, n, k int) (a, b, c []float32) {
@@ -38,7 +48,7 @@ func lds(transA, transB bool, m, n, k int) (lda, ldb int) {
 	return lda, ldb
 }
 
-// BenchmarkGemm reports GFLOP/s of this package for 1 and 2 threads, with
+// BenchmarkGemm reports GFLOP/s of this package for benchThreads, with
 // each micro-kernel this CPU can run (the last of kernelVariants is the one
 // in use).
 func BenchmarkGemm(b *testing.B) {
@@ -53,7 +63,7 @@ func BenchmarkGemm(b *testing.B) {
 
 func benchShapesThreads(b *testing.B) {
 	for _, s := range benchShapes {
-		for _, threads := range []int{1, 2} {
+		for _, threads := range benchThreads() {
 			b.Run(fmt.Sprintf("%s/threads=%d", s.name, threads), func(b *testing.B) {
 				a, bm, c := benchOperands(s.m, s.n, s.k)
 				lda, ldb := lds(s.transA, s.transB, s.m, s.n, s.k)

@@ -115,46 +115,6 @@ func (c *Context) multiplyBlock(transA bool, a []float32, lda, m, pc, kb, jc, nb
 	})
 }
 
-// sgemmFewRows is Sgemm for m <= fewRows and n <= nc: each part owns a
-// contiguous range of column panels, packs all of op(A) and its own panels
-// of op(B) for each k block, and runs through k with no synchronisation
-// between parts (the weight gradient, m×n small and k large, needs this).
-// The order of accumulation is the same as Sgemm's other path.
-func (c *Context) sgemmFewRows(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
-	b []float32, ldb int, beta float32, cm []float32, ldc int) {
-	c.ensureA()
-	panels := (n + nr - 1) / nr
-	parts := min(c.threads, panels)
-	per := (panels + parts - 1) / parts
-	for t := range parts {
-		if len(c.ownB[t]) < kc*per*nr {
-			c.ownB[t] = make([]float32, kc*per*nr)
-		}
-	}
-	c.run(parts, func(part int) {
-		q0, q1 := part*per, min(panels, (part+1)*per)
-		if q0 >= q1 {
-			return
-		}
-		own := c.ownB[part]
-		j0 := q0 * nr
-		w := min(n, q1*nr) - j0
-		for pc := 0; pc < k; pc += kc {
-			kb := min(kc, k-pc)
-			bet := beta
-			if pc > 0 {
-				bet = 1
-			}
-			for q := q0; q < q1; q++ {
-				dst := own[(q-q0)*kb*nr : (q-q0+1)*kb*nr]
-				packBPanel(dst, transB, b, ldb, pc, kb, q*nr, min(nr, n-q*nr))
-			}
-			blk := newABlock(c.packA[part], transA, a, lda, 0, m, pc, kb)
-			c.macroKernel(blk, own[:(q1-q0)*kb*nr], j0, w, alpha, bet, cm, ldc)
-		}
-	})
-}
-
 // aBlock is the block op(A)[i0:i0+mb, pc:pc+kb] as the micro-kernels read
 // it: packed row panels, or (direct) full panels in place in a with only
 // the last partial panel packed at the start of packed.

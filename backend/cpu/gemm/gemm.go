@@ -43,8 +43,10 @@ type Context struct {
 	threads int
 	run     Runner
 	packB   []float32   // kc × roundup(nc, nr), shared by the threads
-	packA   [][]float32 // per thread: an mc × kc block of A (fewRows × kc in sgemmFewRows)
-	ownB    [][]float32 // per thread: its own B panels in sgemmFewRows
+	packA   [][]float32 // per thread: an mc × kc block of A (fewRows × kc in fewRowsOwn)
+	ownB    [][]float32 // per thread: its own B panels in fewRowsOwn
+	fewA    []float32   // fewRowsShared: op(A)'s packed blocks of one run of k blocks
+	fewB    []float32   // fewRowsShared: op(B)'s packed panels of the same run
 }
 
 // NewContext returns a Context that splits work into threads parts run by

@@ -94,6 +94,11 @@ func testSgemm(t *testing.T) {
 		case 3:
 			m = fewRows - r.IntN(mr) // fewRows path whose last panel is partial
 			k = kc + 1 + r.IntN(kc)
+		case 5:
+			// fewRows path over more than one run of k blocks, its columns
+			// enough groups at 3 threads for the shared packing
+			m, n = 40+r.IntN(60), 2*nr+1+r.IntN(nr)
+			k = fewRunBlocks*kc + 1 + r.IntN(kc)
 		case 11:
 			n = nc + 1 + r.IntN(40) // two nc blocks
 		}
