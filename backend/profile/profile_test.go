@@ -181,11 +181,16 @@ func TestReportWithoutSync(t *testing.T) {
 }
 
 // TestWithoutTimer: calls are counted, times stay zero, Mark is an error.
+// untimed is a backend without backend.Timer: the interface alone, which
+// hides the CPU backend's Mark.
+type untimed struct{ backend.Backend }
+
 func TestWithoutTimer(t *testing.T) {
-	b := profile.New(cpu.New(1))
-	defer b.Close()
+	inner := cpu.New(1)
+	defer inner.Close()
+	b := profile.New(untimed{inner})
 	if b.Timed() {
-		t.Error("Timed is true for the CPU backend")
+		t.Error("Timed is true for a backend without Mark")
 	}
 	issue(t, b)
 	if err := b.Sync(); err != nil {
@@ -206,6 +211,38 @@ func TestWithoutTimer(t *testing.T) {
 	}
 	if _, err := b.Mark(); err == nil {
 		t.Error("Mark without a timer succeeded")
+	}
+}
+
+// TestCPUTimed: the CPU backend times its ops with the host's clock (its
+// ops run synchronously): a product of a few milliseconds is reported with
+// a time above zero and within the wall time around it.
+func TestCPUTimed(t *testing.T) {
+	b := profile.New(cpu.New(1))
+	defer b.Close()
+	if !b.Timed() {
+		t.Fatal("Timed is false for the CPU backend")
+	}
+	const rows, dim = 512, 256
+	x, _ := b.Alloc(backend.F32, rows*dim)
+	w, _ := b.Alloc(backend.F32, dim*dim)
+	y, _ := b.Alloc(backend.F32, rows*dim)
+	cnt, _ := b.Upload([]int32{rows})
+	start := time.Now()
+	b.Linear(x, backend.Count{Buf: cnt, Cap: rows}, w, dim, dim, y, false)
+	if err := b.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	wall := time.Since(start)
+	r := b.Report()
+	if len(r) != 1 || r[0].Name != "Linear" || r[0].Calls != 1 {
+		t.Fatalf("Report = %+v", r)
+	}
+	if d := r[0].Time; d <= 0 || d > wall {
+		t.Errorf("Linear: %v on the CPU backend's clock, %v of wall time around it", d, wall)
+	}
+	if err := b.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 
