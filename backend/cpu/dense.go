@@ -62,12 +62,7 @@ func (b *Backend) BiasActDropout(x backend.Buffer, n backend.Count, dim int, bia
 			if tmp == nil {
 				yr = yb.f32[i*dim : (i+1)*dim]
 			}
-			for j, v := range xr {
-				if bs != nil {
-					v += bs[j]
-				}
-				yr[j] = reluIf(relu, v)
-			}
+			vec.BiasAct(xr, bs, relu, yr)
 			dropRowOf(yr, i, relu, ms, keys, key, thr, scale)
 			if tmp != nil {
 				roundRow(yb.u16[i*dim:(i+1)*dim], tmp)

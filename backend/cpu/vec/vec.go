@@ -1,12 +1,13 @@
 // Package vec holds the small vector kernels of the CPU backend's row-wise
-// ops: Axpy (y += a·x, the inner loop of aggregation), PhiloxWords (the
-// Philox words of consecutive slots, for dropout) and DropApply (dropout
-// from those words, with its mask). On amd64 with AVX2 and FMA they run in
-// assembly; elsewhere, or with the purego build tag, in Go.
+// ops: Axpy (y += a·x, the inner loop of aggregation), BiasAct (bias and
+// ReLU), PhiloxWords (the Philox words of consecutive slots, for dropout)
+// and DropApply (dropout from those words, with its mask). On amd64 with
+// AVX2 and FMA they run in assembly; elsewhere, or with the purego build
+// tag, in Go.
 // Axpy computes each element the same way wherever it lies in the row
 // (fused multiply-add on every element in assembly), so results do not
 // depend on how rows are split; PhiloxWords is bit-identical to package rng,
-// DropApply to its portable loop.
+// BiasAct and DropApply to their portable loops (BiasAct's NaNs are NaN).
 package vec
 
 // Axpy sets y[i] += a·x[i] for i < len(x); y must be at least as long as x.
