@@ -12,26 +12,18 @@ import (
 // place and not, on rows of signed zeros, NaN, infinities and subnormals.
 func TestBiasAct(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
-		1e-45, -1e-45, 3.4e38, -3.4e38}
-	value := func() float32 {
-		if r.IntN(3) == 0 {
-			return special[r.IntN(len(special))]
-		}
-		return float32(r.NormFloat64())
-	}
 	for n := 0; n <= 41; n++ {
 		for _, withBias := range []bool{false, true} {
 			for _, relu := range []bool{false, true} {
 				for _, inPlace := range []bool{false, true} {
 					x, bias := make([]float32, n), []float32(nil)
 					for j := range x {
-						x[j] = value()
+						x[j] = testValue(r)
 					}
 					if withBias {
 						bias = make([]float32, n)
 						for j := range bias {
-							bias[j] = value()
+							bias[j] = testValue(r)
 						}
 					}
 					want := make([]float32, n)

@@ -12,8 +12,6 @@ import (
 // signs, NaN, infinities and subnormals, and thresholds at both ends.
 func TestDropApply(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
-		1e-45, -1e-45, math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00001), 3.4e38}
 	for _, thr := range []uint32{0, 1, 0x80000000, 0x9999999a, ^uint32(0)} {
 		for _, relu := range []bool{false, true} {
 			for n := 0; n <= 41; n++ {
@@ -23,10 +21,7 @@ func TestDropApply(t *testing.T) {
 					if j%5 == 0 {
 						words[j] = thr - uint32(r.IntN(2)) // either side of the threshold
 					}
-					y[j] = float32(r.NormFloat64())
-					if j%3 == 0 {
-						y[j] = special[r.IntN(len(special))]
-					}
+					y[j] = testValue(r)
 				}
 				want, got := append([]float32(nil), y...), append([]float32(nil), y...)
 				wantMask, gotMask := make([]uint8, n), make([]uint8, n)
@@ -47,6 +42,21 @@ func TestDropApply(t *testing.T) {
 }
 
 // TestDropGo checks the portable loop against the definition.
+// specialFloats are the values the kernels' tests mix into their rows:
+// zeros of both signs, NaN (quiet and signalling), infinities, subnormals
+// and the largest magnitudes.
+var specialFloats = []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)),
+	float32(math.Inf(-1)), 1e-45, -1e-45, math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00001),
+	3.4e38, -3.4e38}
+
+// testValue is a normal draw, or one of specialFloats one time in three.
+func testValue(r *rand.Rand) float32 {
+	if r.IntN(3) == 0 {
+		return specialFloats[r.IntN(len(specialFloats))]
+	}
+	return float32(r.NormFloat64())
+}
+
 func TestDropGo(t *testing.T) {
 	words := []uint32{9, 10, 11, 10, 9, 12}
 	y := []float32{1, 1, -1, float32(math.NaN()), float32(math.NaN()), 0}
