@@ -59,6 +59,7 @@ func TestHostMemoryJob(t *testing.T) {
 		{func(j *Job) { j.Hybrid.HostBand = "wide" }, `host-band: "wide" is not a size`},
 		{func(j *Job) { j.Hybrid.HostBand = "0.5" }, `host-band: "0.5" is not a size`},
 		{func(j *Job) { j.Hybrid.HostBand = "0lots" }, `host-band: "0lots" is not a size`},
+		{func(j *Job) { j.Hybrid.HostBand = "NaN" }, `host-band: "NaN" is not a size`},
 		{func(j *Job) { j.Hybrid.HostMemory = "256KiB" }, "host-memory: 0.2 MiB (262144 bytes) asked, but the disk tier's staging for the rows of a step needs"},
 		{func(j *Job) { j.Mode = train.Replay }, "host-memory: \"1536KiB\" caps the hybrid mode's host tier of features, and the mode is replay"},
 		{func(j *Job) { j.Source = Source{Preset: "tiny"} }, "host-memory: a disk tier reads the features of a dataset directory (--data)"},

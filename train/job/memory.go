@@ -230,7 +230,8 @@ func ParseSize(s string) (int64, error) {
 }
 
 // sizeBytes is the bytes s names as ParseSize reads it, before any bound;
-// ok is false where s is not a number with an optional unit.
+// ok is false where s is not a finite number with an optional unit
+// (ParseFloat also reads "NaN" and "Inf").
 func sizeBytes(s string) (bytes float64, ok bool) {
 	t := strings.TrimSpace(s)
 	units := []struct {
@@ -248,5 +249,5 @@ func sizeBytes(s string) (bytes float64, ok bool) {
 		}
 	}
 	v, err := strconv.ParseFloat(t, 64)
-	return v * mul, err == nil
+	return v * mul, err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
 }

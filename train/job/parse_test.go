@@ -15,7 +15,7 @@ func TestParseSize(t *testing.T) {
 			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"", "lots", "-1G", "0", "0.5", "0MiB"} {
+	for _, in := range []string{"", "lots", "-1G", "0", "0.5", "0MiB", "NaN", "nanGiB", "Inf"} {
 		if _, err := ParseSize(in); err == nil || !strings.Contains(err.Error(), "gpu-memory") {
 			t.Errorf("ParseSize(%q): %v, want an error naming gpu-memory", in, err)
 		}
