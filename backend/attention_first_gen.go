@@ -14,13 +14,15 @@ type SharedAttention interface {
 	// every head reads the same in-wide source row. For each live
 	// destination i, head h and column f, out[i, h·in+f] = coef[i, h]·x[i,
 	// f] + Σ_{e in row i} coef[NumDst.Cap+e, h]·x[Indices[e], f] (x F32 or
-	// BF16 [NumSrc.Cap, in], bfloat16 widened as read; out F32
-	// [NumDst.Cap, heads·in]); float32 sums, one rounding per term, the
-	// self loop first (none in a Bipartite block: the sum starts at 0),
-	// then the valid edges in order, as HeadAggregate adds them.
+	// BF16 [NumSrc.Cap, in], bfloat16 widened as read; out F32 or BF16
+	// [NumDst.Cap, heads·in], a bfloat16 out the float32 sums rounded);
+	// float32 sums, one rounding per term, the self loop first (none in a
+	// Bipartite block: the sum starts at 0), then the valid edges in
+	// order, as HeadAggregate adds them.
 	SharedAggregate(blk *Block, coef, x Buffer, heads, in int, out Buffer)
 	// SharedAggregateBackward takes dout (the gradient of SharedAggregate's
-	// out, F32 [NumDst.Cap, heads·in]) and overwrites dcoef (coef's
+	// out, F32 or BF16 [NumDst.Cap, heads·in], bfloat16 widened as read)
+	// and overwrites dcoef (coef's
 	// layout) for the live positions: dcoef[k, h] = Σ_f dout[i,
 	// h·in+f]·x[j_k, f], summed in float64 and rounded once; 0 for an edge
 	// whose source is not live and for a Bipartite block's self loop. It
@@ -47,15 +49,18 @@ type SharedAttention interface {
 	// [n.Cap, heads·dim]). It is Linear with the block-diagonal expansion
 	// of w, without the products of its zero blocks. Rows of y past the
 	// live count are unspecified afterwards, as Linear's without
-	// accumulate.
+	// accumulate. x and w may both be BF16 (bfloat16 operands, in and dim
+	// even): the products and sums are float32, and y stays F32.
 	HeadLinear(x Buffer, n Count, w Buffer, heads, in, dim int, y Buffer)
 	// HeadLinearBackwardData overwrites dx[:n] with the gradient of
 	// HeadLinear's x from dy F32 [n.Cap, heads·dim]: dx[i, h·in+f] = Σ_c
 	// dy[i, h·dim+c]·w[f, h·dim+c]. Rows of dx past the live count are
-	// unspecified afterwards.
+	// unspecified afterwards. dy and w may both be BF16, as in HeadLinear,
+	// and then dx may be BF16 too (the float32 sums rounded).
 	HeadLinearBackwardData(dy Buffer, n Count, w Buffer, heads, in, dim int, dx Buffer)
 	// HeadLinearBackwardWeight overwrites dw F32 [in, heads·dim] with the
 	// gradient of HeadLinear's w over the live rows: dw[f, h·dim+c] =
-	// Σ_{i<n} x[i, h·in+f]·dy[i, h·dim+c].
+	// Σ_{i<n} x[i, h·in+f]·dy[i, h·dim+c]. x and dy may both be BF16, as
+	// in HeadLinear (dw stays F32).
 	HeadLinearBackwardWeight(x, dy Buffer, n Count, heads, in, dim int, dw Buffer)
 }

@@ -69,6 +69,15 @@ var stickyCases = []stickyCase{
 	{"LinearBackwardWeight", func(e *env) { // bfloat16 operands of odd width
 		e.be.LinearBackwardWeight(e.alloc(backend.BF16, 6, 0), e.alloc(backend.BF16, 4, 0), e.count(2, 2), 3, 2, e.poison(6), false)
 	}, ""},
+	{"HeadLinear", func(e *env) { // a bfloat16 x with a float32 w
+		e.att().HeadLinear(e.alloc(backend.BF16, 8, 0), e.count(2, 2), e.alloc(backend.F32, 8, 0), 2, 2, 2, e.poison(8))
+	}, "w"},
+	{"HeadLinearBackwardData", func(e *env) { // a bfloat16 dx of float32 operands
+		e.att().HeadLinearBackwardData(e.poison(8), e.count(2, 2), e.poison(8), 2, 2, 2, e.alloc(backend.BF16, 8, 0))
+	}, "dx"},
+	{"HeadLinearBackwardWeight", func(e *env) { // bfloat16 operands of odd width
+		e.att().HeadLinearBackwardWeight(e.alloc(backend.BF16, 6, 0), e.alloc(backend.BF16, 4, 0), e.count(2, 2), 1, 3, 2, e.poison(6))
+	}, ""},
 	{"Convert", func(e *env) { // lengths differ
 		e.be.Convert(e.poison(6), e.alloc(backend.BF16, 5, 0))
 	}, ""},

@@ -130,28 +130,39 @@ func testHeadLinear(e *env) {
 		e.att().HeadLinear(xb, e.count(s.live, s.cap), wb, s.heads, s.in, s.dim, y)
 		e.att().HeadLinearBackwardData(dyb, e.count(s.live, s.cap), wb, s.heads, s.in, s.dim, dx)
 		e.att().HeadLinearBackwardWeight(xb, dyb, e.count(s.live, s.cap), s.heads, s.in, s.dim, dw)
-		wantY, scaleY := make([]float64, s.live*wd), make([]float64, s.live*wd)
-		wantX, scaleX := make([]float64, s.live*hin), make([]float64, s.live*hin)
-		wantW, scaleW := make([]float64, s.in*wd), make([]float64, s.in*wd)
-		for i := range s.live {
-			for h := range s.heads {
-				for f := range s.in {
-					for c := range s.dim {
-						xv, wv, dv := float64(x[i*hin+h*s.in+f]), float64(w[f*wd+h*s.dim+c]), float64(dy[i*wd+h*s.dim+c])
-						wantY[i*wd+h*s.dim+c] += xv * wv
-						scaleY[i*wd+h*s.dim+c] += math.Abs(xv * wv)
-						wantX[i*hin+h*s.in+f] += dv * wv
-						scaleX[i*hin+h*s.in+f] += math.Abs(dv * wv)
-						wantW[f*wd+h*s.dim+c] += xv * dv
-						scaleW[f*wd+h*s.dim+c] += math.Abs(xv * dv)
-					}
+		r := headLinearRef(s, x, w, dy)
+		e.checkClose(fmt.Sprintf("HeadLinear %+v", s), e.readF32(y, s.live*wd), r.y, r.scaleY, tolSum, wd)
+		e.checkClose(fmt.Sprintf("HeadLinearBackwardData %+v", s), e.readF32(dx, s.live*hin), r.dx, r.scaleX, tolSum, hin)
+		e.checkClose(fmt.Sprintf("HeadLinearBackwardWeight %+v", s), e.readF32(dw, s.in*wd), r.dw, r.scaleW, tolSum, wd)
+	}
+}
+
+// headLinearWant is HeadLinear's and its backwards' float64 results over
+// the live rows of a shape, and the magnitudes of their terms.
+type headLinearWant struct{ y, scaleY, dx, scaleX, dw, scaleW []float64 }
+
+// headLinearRef sums each head's blocks of x [cap, heads·in], w [in,
+// heads·dim] and dy [cap, heads·dim] in float64.
+func headLinearRef(s headLinearShape, x, w, dy []float32) headLinearWant {
+	hin, wd := s.heads*s.in, s.heads*s.dim
+	r := headLinearWant{make([]float64, s.live*wd), make([]float64, s.live*wd), make([]float64, s.live*hin),
+		make([]float64, s.live*hin), make([]float64, s.in*wd), make([]float64, s.in*wd)}
+	for i := range s.live {
+		for h := range s.heads {
+			for f := range s.in {
+				for c := range s.dim {
+					xv, wv, dv := float64(x[i*hin+h*s.in+f]), float64(w[f*wd+h*s.dim+c]), float64(dy[i*wd+h*s.dim+c])
+					r.y[i*wd+h*s.dim+c] += xv * wv
+					r.scaleY[i*wd+h*s.dim+c] += math.Abs(xv * wv)
+					r.dx[i*hin+h*s.in+f] += dv * wv
+					r.scaleX[i*hin+h*s.in+f] += math.Abs(dv * wv)
+					r.dw[f*wd+h*s.dim+c] += xv * dv
+					r.scaleW[f*wd+h*s.dim+c] += math.Abs(xv * dv)
 				}
 			}
 		}
-		e.checkClose(fmt.Sprintf("HeadLinear %+v", s), e.readF32(y, s.live*wd), wantY, scaleY, tolSum, wd)
-		e.checkClose(fmt.Sprintf("HeadLinearBackwardData %+v", s), e.readF32(dx, s.live*hin), wantX, scaleX, tolSum, hin)
-		e.checkClose(fmt.Sprintf("HeadLinearBackwardWeight %+v", s), e.readF32(dw, s.in*wd), wantW, scaleW, tolSum, wd)
 	}
+	return r
 }
 
 // scoreShape is a ScoreProduct shape: cap rows, live of them, in wide,

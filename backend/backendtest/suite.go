@@ -100,6 +100,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"SharedAggregate", testSharedAggregate},
 		{"SharedAggregateBackward", testSharedAggregateBackward},
 		{"HeadLinear", testHeadLinear},
+		{"SharedAggregateBF16", testSharedAggregateBF16},
+		{"HeadLinearBF16", testHeadLinearBF16},
 		{"ScoreProduct", testScoreProduct},
 		{"LinearKeepsPaddingRows", testLinearKeepsPaddingRows},
 		{"Capture", testCapture},

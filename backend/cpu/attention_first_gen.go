@@ -9,7 +9,7 @@ type sharedAggregateArgs struct {
 	blk  blockView
 	coef []float32
 	x    *buffer
-	out  []float32
+	out  *buffer
 }
 
 // checkSharedAggregate begins a call of SharedAggregate (backend.SharedAttention) and checks its arguments:
@@ -30,7 +30,7 @@ func (b *Backend) checkSharedAggregate(blk *backend.Block, coef, x backend.Buffe
 		c.check(backend.CheckWidth(heads, in))
 	}
 	if c.ok {
-		ck.out = c.f32("out", out, blk.NumDst.Cap*heads*in)
+		ck.out = c.typed("out", out, blk.NumDst.Cap*heads*in, backend.F32, backend.BF16)
 	}
 	return c, ck
 }
@@ -39,7 +39,7 @@ func (b *Backend) checkSharedAggregate(blk *backend.Block, coef, x backend.Buffe
 type sharedAggregateBackwardArgs struct {
 	blk   blockView
 	x     *buffer
-	dout  []float32
+	dout  *buffer
 	dcoef []float32
 }
 
@@ -55,7 +55,7 @@ func (b *Backend) checkSharedAggregateBackward(blk *backend.Block, x, dout backe
 		ck.x = c.typed("x", x, blk.NumSrc.Cap*in, backend.F32, backend.BF16)
 	}
 	if c.ok {
-		ck.dout = c.f32("dout", dout, blk.NumDst.Cap*heads*in)
+		ck.dout = c.typed("dout", dout, blk.NumDst.Cap*heads*in, backend.F32, backend.BF16)
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
@@ -122,8 +122,8 @@ func (b *Backend) checkScoreProductBackward(x, dy backend.Buffer, n backend.Coun
 type headLinearArgs struct {
 	n  int
 	nP *int32
-	x  []float32
-	w  []float32
+	x  *buffer
+	w  *buffer
 	y  []float32
 }
 
@@ -135,14 +135,19 @@ func (b *Backend) checkHeadLinear(x backend.Buffer, n backend.Count, w backend.B
 	ck.n, ck.nP = c.count("n", n)
 	c.check(backend.CheckDim("heads", heads))
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.f32("x", x, n.Cap*heads*in)
+	ck.x = c.typed("x", x, n.Cap*heads*in, backend.F32, backend.BF16)
 	c.check(backend.CheckDim("dim", dim))
-	ck.w = c.f32("w", w, in*heads*dim)
+	if c.ok {
+		ck.w = c.buf("w", w, x.DType(), in*heads*dim)
+	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok && (x.DType() == backend.BF16) {
+		c.check(backend.CheckBF16Widths(in, dim))
 	}
 	ck.y = c.f32("y", y, n.Cap*heads*dim)
 	return c, ck
@@ -152,9 +157,9 @@ func (b *Backend) checkHeadLinear(x backend.Buffer, n backend.Count, w backend.B
 type headLinearBackwardDataArgs struct {
 	n  int
 	nP *int32
-	dy []float32
-	w  []float32
-	dx []float32
+	dy *buffer
+	w  *buffer
+	dx *buffer
 }
 
 // checkHeadLinearBackwardData begins a call of HeadLinearBackwardData (backend.SharedAttention) and checks its arguments:
@@ -166,15 +171,23 @@ func (b *Backend) checkHeadLinearBackwardData(dy backend.Buffer, n backend.Count
 	c.check(backend.CheckDim("heads", heads))
 	c.check(backend.CheckDim("in", in))
 	c.check(backend.CheckDim("dim", dim))
-	ck.dy = c.f32("dy", dy, n.Cap*heads*dim)
-	ck.w = c.f32("w", w, in*heads*dim)
+	ck.dy = c.typed("dy", dy, n.Cap*heads*dim, backend.F32, backend.BF16)
+	if c.ok {
+		ck.w = c.buf("w", w, dy.DType(), in*heads*dim)
+	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
 	}
-	ck.dx = c.f32("dx", dx, n.Cap*heads*in)
+	if c.ok && (dy.DType() == backend.BF16) {
+		c.check(backend.CheckBF16Widths(in, dim))
+	}
+	ck.dx = c.typed("dx", dx, n.Cap*heads*in, backend.F32, backend.BF16)
+	if c.ok && !(dx.DType() != backend.BF16 || dy.DType() == backend.BF16) {
+		c.failf("dx: bfloat16 output needs bfloat16 operands")
+	}
 	return c, ck
 }
 
@@ -182,8 +195,8 @@ func (b *Backend) checkHeadLinearBackwardData(dy backend.Buffer, n backend.Count
 type headLinearBackwardWeightArgs struct {
 	n  int
 	nP *int32
-	x  []float32
-	dy []float32
+	x  *buffer
+	dy *buffer
 	dw []float32
 }
 
@@ -195,14 +208,19 @@ func (b *Backend) checkHeadLinearBackwardWeight(x, dy backend.Buffer, n backend.
 	ck.n, ck.nP = c.count("n", n)
 	c.check(backend.CheckDim("heads", heads))
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.f32("x", x, n.Cap*heads*in)
+	ck.x = c.typed("x", x, n.Cap*heads*in, backend.F32, backend.BF16)
 	c.check(backend.CheckDim("dim", dim))
-	ck.dy = c.f32("dy", dy, n.Cap*heads*dim)
+	if c.ok {
+		ck.dy = c.buf("dy", dy, x.DType(), n.Cap*heads*dim)
+	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok && (x.DType() == backend.BF16) {
+		c.check(backend.CheckBF16Widths(in, dim))
 	}
 	ck.dw = c.f32("dw", dw, in*heads*dim)
 	return c, ck

@@ -14,6 +14,7 @@ type sharedRows struct {
 	x   *buffer
 	in  int
 	tmp []float32 // [in]: the widened row of a BF16 x
+	acc []float32 // [heads·in]: a destination's row of a BF16 aggregate
 }
 
 // row is source j's row, valid until the next call.
@@ -29,17 +30,18 @@ func (r *sharedRows) row(j int) []float32 {
 // coefficient-weighted sum of the same in-wide source rows (see
 // backend.Attention). float32 sums per element: the self loop's product
 // (none in a bipartite block: the sum starts at 0), then each valid edge's
-// added in order.
+// added in order; a BF16 out takes the sums rounded.
 func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, heads, in int, out backend.Buffer) {
 	c, ck := b.checkSharedAggregate(blk, coef, x, heads, in, out)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	v, cf, o := ck.blk, ck.coef, ck.out
+	v, cf, ob := ck.blk, ck.coef, ck.out
 	bip, dstCap, w := blk.Bipartite, blk.NumDst.Cap, heads*in
 	b.sharedDst(v, ck.x, in, 1024/w, func(i int, r *sharedRows) {
-		oi := o[i*w : (i+1)*w]
+		oi := r.sums(ob, i, w)
+		defer r.store(ob, i, oi)
 		if bip {
 			clear(oi)
 		} else {
@@ -65,6 +67,26 @@ func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, he
 	})
 }
 
+// sums is destination i's row of out (w wide) to sum into: out's own, or
+// for a BF16 out a float32 scratch row that store rounds into it.
+func (r *sharedRows) sums(out *buffer, i, w int) []float32 {
+	if out.dt == backend.BF16 {
+		if len(r.acc) < w {
+			r.acc = make([]float32, w)
+		}
+		return r.acc[:w]
+	}
+	return out.f32[i*w : (i+1)*w]
+}
+
+// store rounds a BF16 out's row i from sums's scratch row (an F32 out
+// holds its sums already).
+func (r *sharedRows) store(out *buffer, i int, row []float32) {
+	if out.dt == backend.BF16 {
+		roundRow(out.u16[i*len(row):(i+1)*len(row)], row)
+	}
+}
+
 // sharedDst runs fn for every live destination of v, split among the
 // threads in chunks of at least grain, each with a reader of x's rows.
 func (b *Backend) sharedDst(v blockView, x *buffer, in, grain int, fn func(i int, r *sharedRows)) {
@@ -77,8 +99,9 @@ func (b *Backend) sharedDst(v blockView, x *buffer, in, grain int, fn func(i int
 }
 
 // SharedAggregateBackward overwrites dcoef for the live positions: per
-// position and head the float64 dot of dout's head block with the source's
-// row, rounded once (0 without a live source). No gradient of x.
+// position and head the float64 dot of dout's head block (a BF16 dout
+// widened) with the source's row, rounded once (0 without a live source).
+// No gradient of x.
 func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Buffer, heads, in int, dcoef backend.Buffer) {
 	c, ck := b.checkSharedAggregateBackward(blk, x, dout, heads, in, dcoef)
 	defer c.end()
@@ -89,7 +112,10 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 	bip, dstCap, w := blk.Bipartite, blk.NumDst.Cap, heads*in
 	b.sharedDst(v, ck.x, in, 256/w, func(i int, r *sharedRows) {
 		e0, e1 := v.edges(i)
-		di := d[i*w : (i+1)*w]
+		di := r.sums(d, i, w)
+		if d.dt == backend.BF16 {
+			widenRow(di, d.u16[i*w:(i+1)*w])
+		}
 		for k := 0; k <= e1-e0; k++ {
 			j, row := i, i
 			if k > 0 {
@@ -113,7 +139,8 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 
 // HeadLinear multiplies each head's block of x's columns by that head's
 // columns of w: one product per head over strided views (leading
-// dimensions heads·in and heads·dim).
+// dimensions heads·in and heads·dim); BF16 operands widened (float32
+// products and sums), as Linear's.
 func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) {
 	c, ck := b.checkHeadLinear(x, n, w, heads, in, dim, y)
 	defer c.end()
@@ -121,12 +148,14 @@ func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer
 		return
 	}
 	hin, wd := heads*in, heads*dim
+	xs, ws := operands(ck.x, ck.w, max(ck.n, 1)*hin, in*wd) // a row at least: the heads' views start inside
 	for h := range heads {
-		b.sgemm(&c, false, false, ck.n, dim, in, ck.x[h*in:], hin, ck.w[h*dim:], wd, 0, ck.y[h*dim:], wd)
+		b.sgemm(&c, false, false, ck.n, dim, in, xs[h*in:], hin, ws[h*dim:], wd, 0, ck.y[h*dim:], wd)
 	}
 }
 
-// HeadLinearBackwardData: dx_h = dy_h·w_hᵀ per head.
+// HeadLinearBackwardData: dx_h = dy_h·w_hᵀ per head; BF16 operands
+// widened, a BF16 dx the float32 sums rounded.
 func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, dx backend.Buffer) {
 	c, ck := b.checkHeadLinearBackwardData(dy, n, w, heads, in, dim, dx)
 	defer c.end()
@@ -134,12 +163,21 @@ func (b *Backend) HeadLinearBackwardData(dy backend.Buffer, n backend.Count, w b
 		return
 	}
 	hin, wd := heads*in, heads*dim
+	dys, ws := operands(ck.dy, ck.w, max(ck.n, 1)*wd, in*wd)
+	dxs := ck.dx.f32
+	if ck.dx.dt == backend.BF16 {
+		dxs = make([]float32, max(ck.n, 1)*hin)
+	}
 	for h := range heads {
-		b.sgemm(&c, false, true, ck.n, in, dim, ck.dy[h*dim:], wd, ck.w[h*dim:], wd, 0, ck.dx[h*in:], hin)
+		b.sgemm(&c, false, true, ck.n, in, dim, dys[h*dim:], wd, ws[h*dim:], wd, 0, dxs[h*in:], hin)
+	}
+	if ck.dx.dt == backend.BF16 {
+		roundRow(ck.dx.u16, dxs[:ck.n*hin])
 	}
 }
 
-// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h per head over the live rows.
+// HeadLinearBackwardWeight: dw_h = x_hᵀ·dy_h per head over the live rows;
+// BF16 operands widened.
 func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) {
 	c, ck := b.checkHeadLinearBackwardWeight(x, dy, n, heads, in, dim, dw)
 	defer c.end()
@@ -147,8 +185,9 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		return
 	}
 	hin, wd := heads*in, heads*dim
+	xs, dys := operands(ck.x, ck.dy, max(ck.n, 1)*hin, max(ck.n, 1)*wd)
 	for h := range heads {
-		b.sgemm(&c, true, false, in, dim, ck.n, ck.x[h*in:], hin, ck.dy[h*dim:], wd, 0, ck.dw[h*dim:], wd)
+		b.sgemm(&c, true, false, in, dim, ck.n, xs[h*in:], hin, dys[h*dim:], wd, 0, ck.dw[h*dim:], wd)
 	}
 }
 

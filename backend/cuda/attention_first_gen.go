@@ -34,26 +34,26 @@ func (b *Backend) checkSharedAggregate(blk *backend.Block, coef, x backend.Buffe
 		c.check(backend.CheckWidth(heads, in))
 	}
 	if c.ok {
-		ck.out = c.buf("out", out, backend.F32, blk.NumDst.Cap*heads*in)
+		ck.out = c.typed("out", out, blk.NumDst.Cap*heads*in, backend.F32, backend.BF16)
 	}
 	return c, ck
 }
 
 // launchSharedAgg launches shared_agg (kernels/gat_first.cu)
 // with SharedAggregate's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSharedAgg(a *sharedAggregateArgs, bip, bf16 bool, grid, block dim3, smem int) {
+func (c *call) launchSharedAgg(a *sharedAggregateArgs, bip, bf16, half bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).i32(a.heads).i32(a.in).
-		ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).i32(a.heads).
+		i32(a.in).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
 	c.launch("shared_agg", grid, block, smem)
 }
 
 // launchSharedAggHeads launches one of shared_agg_h* (kernels/gat_first.cu)
 // with SharedAggregate's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSharedAggHeads(a *sharedAggregateArgs, name string, bip, bf16 bool, grid, block dim3, smem int) {
+func (c *call) launchSharedAggHeads(a *sharedAggregateArgs, name string, bip, bf16, half bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).i32(a.heads).i32(a.in).
-		ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).i32(a.heads).
+		i32(a.in).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
 	c.launch(name, grid, block, smem)
 }
 
@@ -81,7 +81,7 @@ func (b *Backend) checkSharedAggregateBackward(blk *backend.Block, x, dout backe
 		ck.x = c.typed("x", x, blk.NumSrc.Cap*in, backend.F32, backend.BF16)
 	}
 	if c.ok {
-		ck.dout = c.buf("dout", dout, backend.F32, blk.NumDst.Cap*heads*in)
+		ck.dout = c.typed("dout", dout, blk.NumDst.Cap*heads*in, backend.F32, backend.BF16)
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
@@ -94,19 +94,19 @@ func (b *Backend) checkSharedAggregateBackward(blk *backend.Block, x, dout backe
 
 // launchSharedAggBwd launches shared_agg_bwd (kernels/gat_first.cu)
 // with SharedAggregateBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSharedAggBwd(a *sharedAggregateBackwardArgs, bip, bf16 bool, grid, block dim3, smem int) {
+func (c *call) launchSharedAggBwd(a *sharedAggregateBackwardArgs, bip, bf16, half bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).i32(a.heads).i32(a.in).
-		ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).i32(a.heads).
+		i32(a.in).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
 	c.launch("shared_agg_bwd", grid, block, smem)
 }
 
 // launchSharedAggBwdHeads launches one of shared_agg_bwd_h* (kernels/gat_first.cu)
 // with SharedAggregateBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSharedAggBwdHeads(a *sharedAggregateBackwardArgs, name string, bip, bf16 bool, grid, block dim3, smem int) {
+func (c *call) launchSharedAggBwdHeads(a *sharedAggregateBackwardArgs, name string, bip, bf16, half bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).i32(a.heads).i32(a.in).
-		ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).i32(a.heads).
+		i32(a.in).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
 	c.launch(name, grid, block, smem)
 }
 
@@ -211,15 +211,20 @@ func (b *Backend) checkHeadLinear(x backend.Buffer, n backend.Count, w backend.B
 	c.check(backend.CheckDim("heads", heads))
 	ck.in = in
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.buf("x", x, backend.F32, n.Cap*heads*in)
+	ck.x = c.typed("x", x, n.Cap*heads*in, backend.F32, backend.BF16)
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
-	ck.w = c.buf("w", w, backend.F32, in*heads*dim)
+	if c.ok {
+		ck.w = c.buf("w", w, x.DType(), in*heads*dim)
+	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok && (x.DType() == backend.BF16) {
+		c.check(backend.CheckBF16Widths(in, dim))
 	}
 	ck.y = c.buf("y", y, backend.F32, n.Cap*heads*dim)
 	return c, ck
@@ -250,15 +255,23 @@ func (b *Backend) checkHeadLinearBackwardData(dy backend.Buffer, n backend.Count
 	c.check(backend.CheckDim("in", in))
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
-	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*heads*dim)
-	ck.w = c.buf("w", w, backend.F32, in*heads*dim)
+	ck.dy = c.typed("dy", dy, n.Cap*heads*dim, backend.F32, backend.BF16)
+	if c.ok {
+		ck.w = c.buf("w", w, dy.DType(), in*heads*dim)
+	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
 	}
-	ck.dx = c.buf("dx", dx, backend.F32, n.Cap*heads*in)
+	if c.ok && (dy.DType() == backend.BF16) {
+		c.check(backend.CheckBF16Widths(in, dim))
+	}
+	ck.dx = c.typed("dx", dx, n.Cap*heads*in, backend.F32, backend.BF16)
+	if c.ok && !(dx.DType() != backend.BF16 || dy.DType() == backend.BF16) {
+		c.failf("dx: bfloat16 output needs bfloat16 operands")
+	}
 	return c, ck
 }
 
@@ -285,15 +298,20 @@ func (b *Backend) checkHeadLinearBackwardWeight(x, dy backend.Buffer, n backend.
 	c.check(backend.CheckDim("heads", heads))
 	ck.in = in
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.buf("x", x, backend.F32, n.Cap*heads*in)
+	ck.x = c.typed("x", x, n.Cap*heads*in, backend.F32, backend.BF16)
 	ck.dim = dim
 	c.check(backend.CheckDim("dim", dim))
-	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*heads*dim)
+	if c.ok {
+		ck.dy = c.buf("dy", dy, x.DType(), n.Cap*heads*dim)
+	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, dim))
 	}
 	if c.ok {
 		c.check(backend.CheckWidth(heads, in))
+	}
+	if c.ok && (x.DType() == backend.BF16) {
+		c.check(backend.CheckBF16Widths(in, dim))
 	}
 	ck.dw = c.buf("dw", dw, backend.F32, in*heads*dim)
 	return c, ck

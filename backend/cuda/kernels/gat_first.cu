@@ -16,7 +16,9 @@
 // butterfly (warp_sum_d; the same order for a given shape); the heads reread
 // the source row, from L1.
 // bip (a bipartite block): no self loop; bf16: x holds bfloat16 bits,
-// widened as read.
+// widened as read; half: the aggregate (shared_agg's out, shared_agg_bwd's
+// dout) is bfloat16, each float32 sum rounded once as stored, dout widened
+// as read.
 #include "common.cuh"
 #include "bf16.cuh"
 #include "block.cuh"
@@ -27,13 +29,13 @@
 
 #define SA_ARGS                                                                                                   \
     const int *indptr, const int *indices, const int *nDstP, int dstCap, const int *nEP, int edgeCap,            \
-        const int *nSrcP, int srcCap, int bip, int bf16, int heads, int in
+        const int *nSrcP, int srcCap, int bip, int bf16, int half, int heads, int in
 
 // shared_agg_pass adds, for destination i, heads [hb, hb+SA_HC) and columns
 // [cb, cb+32·SA_NC) of the lane, the self loop and the edges in order, and
 // stores them.
-__device__ __forceinline__ void shared_agg_pass(const int* indices, int dstCap, int ns, int bip, int bf16, int heads,
-                                                int in, int i, int e0, int e1, int hb, int cb, const float* coef,
+__device__ __forceinline__ void shared_agg_pass(const int* indices, int dstCap, int ns, int bip, int bf16, int half,
+                                                int heads, int in, int i, int e0, int e1, int hb, int cb, const float* coef,
                                                 const float* x, float* out) {
     int lane = lane_id();
     float acc[SA_HC][SA_NC];
@@ -65,14 +67,14 @@ __device__ __forceinline__ void shared_agg_pass(const int* indices, int dstCap, 
             for (int q = 0; q < SA_NC; q++) acc[t][q] = fmaf(cf, xv[q], acc[t][q]);
         }
     }
-    float* o = out + (i64)i * heads * in;
+    i64 o = (i64)i * heads * in;
 #pragma unroll
     for (int t = 0; t < SA_HC; t++) {
         if (hb + t >= heads) break;
 #pragma unroll
         for (int q = 0; q < SA_NC; q++) {
             int c = cb + q * 32 + lane;
-            if (c < in) o[(i64)(hb + t) * in + c] = acc[t][q];
+            if (c < in) store_as(out, o + (i64)(hb + t) * in + c, acc[t][q], half);
         }
     }
 }
@@ -84,7 +86,7 @@ extern "C" __global__ void shared_agg(SA_ARGS, const float* coef, const float* x
         edge_range(indptr, i, bc.ne, &e0, &e1);
         for (int hb = 0; hb < heads; hb += SA_HC)
             for (int cb = 0; cb < in; cb += 32 * SA_NC)
-                shared_agg_pass(indices, dstCap, bc.ns, bip, bf16, heads, in, i, e0, e1, hb, cb, coef, x, out);
+                shared_agg_pass(indices, dstCap, bc.ns, bip, bf16, half, heads, in, i, e0, e1, hb, cb, coef, x, out);
     }
 }
 
@@ -96,7 +98,7 @@ extern "C" __global__ void shared_agg_bwd(SA_ARGS, const float* x, const float* 
     for (int i = gwarp(); i < bc.n; i += gwarps()) {
         int e0, e1;
         edge_range(indptr, i, bc.ne, &e0, &e1);
-        const float* d = dout + (i64)i * heads * in;
+        i64 d = (i64)i * heads * in;
         for (int k = 0; k <= e1 - e0; k++) {
             int j = att_src(indices, i, e0, k, bc.ns, bip);
             i64 row = att_row(i, e0, k, dstCap);
@@ -107,7 +109,7 @@ extern "C" __global__ void shared_agg_bwd(SA_ARGS, const float* x, const float* 
             for (int h = 0; h < heads; h++) {
                 double s = 0;
                 for (int c = lane; c < in; c += 32)
-                    s = vdot_d(d[(i64)h * in + c], load_as(x, (i64)j * in + c, bf16), s);
+                    s = vdot_d(load_as(dout, d + (i64)h * in + c, half), load_as(x, (i64)j * in + c, bf16), s);
                 s = warp_sum_d(s);
                 if (lane == 0) dcoef[row * heads + h] = (float)s;
             }
@@ -124,7 +126,7 @@ extern "C" __global__ void shared_agg_bwd(SA_ARGS, const float* x, const float* 
 // flight.
 //   Forward: the same float32 operations as shared_agg, in the same order
 //   (bit for bit equal).
-//   Backward (in even, x and dout 8-byte aligned): the destination's dout
+//   Backward (in even, x and dout aligned to their pairs): the destination's dout
 //   row stays in registers; the rows load by column pairs (sa_pairs); per
 //   position every lane adds its columns' products per head in float32
 //   (fmaf, in column order), then the sums of a few positions (every head
@@ -156,8 +158,8 @@ __device__ __forceinline__ void sa_rows(int jl, int u0, int cnt, int in, int bf1
 
 template <int HP>
 __device__ __forceinline__ void shared_agg_regs(const int* indices, BlockCounts bc, const int* indptr, int dstCap,
-                                                int bip, int bf16, int heads, int in, const float* coef,
-                                                const float* x, float* out) {
+                                                int bip, int bf16, int half, int heads, int in,
+                                                const float* coef, const float* x, float* out) {
     int lane = lane_id();
     for (int i = gwarp(); i < bc.n; i += gwarps()) {
         int e0, e1;
@@ -189,14 +191,14 @@ __device__ __forceinline__ void shared_agg_regs(const int* indices, BlockCounts 
                 }
             }
         }
-        float* o = out + (i64)i * heads * in;
+        i64 o = (i64)i * heads * in;
 #pragma unroll
         for (int t = 0; t < HP; t++) {
             if (t >= heads) break;
 #pragma unroll
             for (int q = 0; q < SA_NC; q++) {
                 int c = q * 32 + lane;
-                if (c < in) o[(i64)t * in + c] = acc[t][q];
+                if (c < in) store_as(out, o + (i64)t * in + c, acc[t][q], half);
             }
         }
     }
@@ -242,9 +244,18 @@ __device__ __forceinline__ int sa_reduce(T (&s)[V]) {
     return v;
 }
 
+// pair_as loads pair w of p (elements 2w and 2w+1): one 4-byte load of two
+// bfloat16 values (bf16), widened, or 8 bytes of two floats.
+__device__ __forceinline__ float2 pair_as(const float* p, i64 w, int bf16) {
+    if (bf16) {
+        unsigned int b = ((const unsigned int*)p)[w];
+        return make_float2(bf16_to_float((unsigned short)(b & 0xffffu)), bf16_to_float((unsigned short)(b >> 16)));
+    }
+    return ((const float2*)p)[w];
+}
+
 // sa_pairs loads positions [u0, u0+U) as sa_rows does, by pairs of columns
-// (word w of a lane: columns 2w and 2w+1; in even): one 4-byte load of two
-// bfloat16 values, or 8 bytes of two floats.
+// (word w of a lane: columns 2w and 2w+1; in even; pair_as).
 template <int U>
 __device__ __forceinline__ void sa_pairs(int jl, int u0, int cnt, int in, int bf16, const float* x, int (&jj)[U],
                                          float2 (&xv)[U][SA_NC2]) {
@@ -256,17 +267,7 @@ __device__ __forceinline__ void sa_pairs(int jl, int u0, int cnt, int in, int bf
 #pragma unroll
         for (int q = 0; q < SA_NC2; q++) {
             int w = q * 32 + lane;
-            float2 v = make_float2(0.f, 0.f);
-            if (jj[u] >= 0 && w < words) {
-                i64 at = (i64)jj[u] * words + w;
-                if (bf16) {
-                    unsigned int b = ((const unsigned int*)x)[at];
-                    v = make_float2(bf16_to_float((unsigned short)(b & 0xffffu)), bf16_to_float((unsigned short)(b >> 16)));
-                } else {
-                    v = ((const float2*)x)[at];
-                }
-            }
-            xv[u][q] = v;
+            xv[u][q] = jj[u] >= 0 && w < words ? pair_as(x, (i64)jj[u] * words + w, bf16) : make_float2(0.f, 0.f);
         }
     }
 }
@@ -278,8 +279,8 @@ __device__ __forceinline__ void sa_pairs(int jl, int u0, int cnt, int in, int bf
 
 template <int HP>
 __device__ __forceinline__ void shared_agg_bwd_regs(const int* indices, BlockCounts bc, const int* indptr, int dstCap,
-                                                    int bip, int bf16, int heads, int in, const float* x,
-                                                    const float* dout, float* dcoef) {
+                                                    int bip, int bf16, int half, int heads, int in,
+                                                    const float* x, const float* dout, float* dcoef) {
     const int U = SA_BU(HP), V = SA_BV(HP), UR = V / HP;  // UR positions per reduction
     int lane = lane_id(), words = in / 2;
     bool writer = (lane & (32 / V - 1)) == 0;
@@ -287,14 +288,14 @@ __device__ __forceinline__ void shared_agg_bwd_regs(const int* indices, BlockCou
         int e0, e1;
         edge_range(indptr, i, bc.ne, &e0, &e1);
         int np = 1 + e1 - e0;
-        const float2* dr = (const float2*)(dout + (i64)i * heads * in);
+        i64 dr = (i64)i * heads * words;
         float2 d[HP][SA_NC2];
 #pragma unroll
         for (int t = 0; t < HP; t++)
 #pragma unroll
             for (int q = 0; q < SA_NC2; q++) {
                 int w = q * 32 + lane;
-                d[t][q] = t < heads && w < words ? dr[(i64)t * words + w] : make_float2(0.f, 0.f);
+                d[t][q] = t < heads && w < words ? pair_as(dout, dr + (i64)t * words + w, half) : make_float2(0.f, 0.f);
             }
         for (int pb = 0; pb < np; pb += 32) {
             int jl = att_sources(indices, i, e0, pb, np, bc.ns, bip);
@@ -331,11 +332,11 @@ __device__ __forceinline__ void shared_agg_bwd_regs(const int* indices, BlockCou
 #define SA_REGS(HP)                                                                                              \
     extern "C" __global__ void shared_agg_h##HP(SA_ARGS, const float* coef, const float* x, float* out) {        \
         shared_agg_regs<HP>(indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), indptr, dstCap,   \
-                            bip, bf16, heads, in, coef, x, out);                                                 \
+                            bip, bf16, half, heads, in, coef, x, out);                                                 \
     }                                                                                                            \
     extern "C" __global__ void shared_agg_bwd_h##HP(SA_ARGS, const float* x, const float* dout, float* dcoef) {  \
         shared_agg_bwd_regs<HP>(indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), indptr,      \
-                                dstCap, bip, bf16, heads, in, x, dout, dcoef);                                   \
+                                dstCap, bip, bf16, half, heads, in, x, dout, dcoef);                                   \
     }
 
 SA_REGS(1)
@@ -369,9 +370,9 @@ extern "C" __global__ void block_diag_bwd(const float* dwbd, int in, int heads, 
 // a thread per element: dw[f, h·dim+c] = Σ_p part[p, h, f, c] (parts p in
 // order; part [parts][heads][in][dim], the products of the row chunks),
 // then + x[r, h·in+f]·dy[r, h·dim+c] for the rows r in [r0, r1) the chunks
-// left, in order.
-extern "C" __global__ void head_wgrad_sum(const float* part, int parts, const float* x, const float* dy, int r0,
-                                          int r1, int in, int heads, int dim, float* dw) {
+// left, in order (x and dy bfloat16 bits when bf16, widened).
+extern "C" __global__ void head_wgrad_sum(const float* part, int parts, const float* x, const float* dy, int bf16,
+                                          int r0, int r1, int in, int heads, int dim, float* dw) {
     i64 wd = (i64)heads * dim, n = (i64)in * wd, hin = (i64)heads * in, stride = hin * dim;
     for (i64 t = gtid(); t < n; t += gthreads()) {
         i64 f = t / wd, col = t % wd;
@@ -379,7 +380,7 @@ extern "C" __global__ void head_wgrad_sum(const float* part, int parts, const fl
         const float* src = part + (h * in + f) * dim + c;
         float s = src[0];
         for (int p = 1; p < parts; p++) s += src[p * stride];
-        for (int r = r0; r < r1; r++) s = fmaf(x[(i64)r * hin + h * in + f], dy[(i64)r * wd + col], s);
+        for (int r = r0; r < r1; r++) s = fmaf(load_as(x, (i64)r * hin + h * in + f, bf16), load_as(dy, (i64)r * wd + col, bf16), s);
         dw[t] = s;
     }
 }
