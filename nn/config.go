@@ -70,16 +70,23 @@ type Config struct {
 	// written and aggregated. Products, gradients and the pre-activation
 	// stay float32.
 	BF16Activations bool
-	// BF16Bottom multiplies the bottom GraphSAGE layer in bfloat16 (mixed
-	// precision): its concatenation is stored rounded, its weights are
+	// BF16Bottom multiplies the bottom layer in bfloat16 (mixed
+	// precision) where it has that form (bf16Bottom): the products sum in
+	// float32, and the weights, their gradients and Adam stay float32.
+	// GraphSAGE: its concatenation is stored rounded, its weights are
 	// rounded into a copy each forward pass, its output (below another
 	// layer) is written rounded and kept so through bias, ReLU and
 	// dropout, and its output gradient is rounded for the weight
-	// gradient; the products sum in float32 and the weights, their
-	// gradients and Adam stay float32. The bottom layer's two products
-	// read half the bytes, and its output is written and aggregated at
-	// half the bytes. GraphSAGE only, with an even bottom output width,
-	// and without hot vertices.
+	// gradient; its two products read half the bytes, and its output is
+	// written and aggregated at half the bytes (an even bottom output
+	// width). GAT's aggregate-first bottom layer (even input and head
+	// widths): its per-head aggregates and their gradient are stored
+	// rounded, its weights are rounded into a copy each forward pass and
+	// its output gradient is rounded for its products; its output stays
+	// float32 (the next layer projects it); the aggregates, the layer's
+	// largest buffers, are written and read at half the bytes. GAT's
+	// projection-first bottom layer stays float32. GraphSAGE and GAT
+	// only, without hot vertices.
 	BF16Bottom bool
 	// Norm is the normalisation after each hidden layer: NormNone ("" or
 	// "none"), NormBatch or NormLayer (see norm.go).
@@ -137,10 +144,10 @@ func (c Config) Validate() error {
 	if math.IsNaN(float64(c.InputDropout)) || c.InputDropout < 0 || c.InputDropout >= 1 {
 		return fmt.Errorf("nn: config InputDropout %v: must be in [0, 1)", c.InputDropout)
 	}
-	if c.BF16Bottom && c.Kind != KindSAGE {
-		return fmt.Errorf("nn: config BF16Bottom: only %q multiplies its bottom layer in bfloat16, not %q", KindSAGE, c.Kind)
+	if c.BF16Bottom && c.Kind != KindSAGE && c.Kind != KindGAT {
+		return fmt.Errorf("nn: config BF16Bottom: only %q and %q multiply their bottom layer in bfloat16, not %q", KindSAGE, KindGAT, c.Kind)
 	}
-	if _, out := c.dims(0); c.BF16Bottom && out%2 != 0 {
+	if _, out := c.dims(0); c.BF16Bottom && c.Kind == KindSAGE && out%2 != 0 {
 		return fmt.Errorf("nn: config BF16Bottom: the bottom layer's output width %d must be even", out)
 	}
 	if c.Typed() {
@@ -155,6 +162,27 @@ func (c Config) Validate() error {
 		return err
 	}
 	return c.validateGAT()
+}
+
+// bf16Bottom reports whether the bottom layer multiplies in bfloat16:
+// BF16Bottom, for GraphSAGE, or for GAT's aggregate-first form with even
+// input and head widths (its products' bfloat16 operands need them).
+func (c Config) bf16Bottom() bool {
+	if !c.BF16Bottom || c.Layers < 1 {
+		return false
+	}
+	if c.Kind != KindGAT {
+		return true
+	}
+	_, out := c.dims(0)
+	_, dim, _ := c.headDims(0, out)
+	return c.aggregatesFirst(0, c.InDim) && c.InDim%2 == 0 && dim%2 == 0
+}
+
+// bf16BottomOutput reports whether the bottom layer's output is bfloat16
+// (bf16Bottom's GraphSAGE, below another layer).
+func (c Config) bf16BottomOutput() bool {
+	return c.bf16Bottom() && c.Kind == KindSAGE && c.Layers > 1
 }
 
 // validateGAT checks Heads, OutHeads and AttnDropout: GAT's and RGAT's,

@@ -70,6 +70,7 @@ func newGAT(be backend.Backend, pa *paramAlloc, l, in int, cfg Config, seed uint
 		return nil, err
 	}
 	g := &gatLayer{be: be, att: att, l: l, in: in, p: cfg.AttnDropout, ws: workspace{be: be}, aggFirst: cfg.aggregatesFirst(l, in)}
+	g.first.half = l == 0 && cfg.bf16Bottom()
 	_, out := cfg.dims(l)
 	g.heads, g.dim, g.mean = cfg.headDims(l, out)
 	mk := func(p **Param, name string, shape ...int) {

@@ -34,10 +34,15 @@ func (c Config) aggregatesFirst(l, in int) bool {
 
 // gatFirst holds the aggregate-first form's workspace.
 type gatFirst struct {
+	// half: bfloat16 head products (Config.BF16Bottom): agg and dagg are
+	// BF16, the products read wh, a rounded copy of w, and backward's dh
+	// is BF16 (the model's rounded output gradient).
+	half       bool
+	wh         backend.Buffer // BF16 [in, heads·dim]
 	inRows     backend.Count  // in, in backend memory: w's rows, for HeadDot
 	uSrc, uDst backend.Buffer // F32 [in, heads]: W_h·a_src,h and W_h·a_dst,h
-	agg        backend.Buffer // F32 [caps.Dst, heads·in]: SharedAggregate's out
-	dagg       backend.Buffer // F32 [caps.Dst, heads·in]
+	agg        backend.Buffer // F32 or BF16 (half) [caps.Dst, heads·in]: SharedAggregate's out
+	dagg       backend.Buffer // F32 or BF16 (half) [caps.Dst, heads·in]
 	duSrc      backend.Buffer // F32 [in, heads]
 	duDst      backend.Buffer // F32 [in, heads]
 }
@@ -47,17 +52,22 @@ type gatFirst struct {
 func (g *gatLayer) reserveFirst(c Caps) {
 	ws, H, hin := &g.ws, g.heads, g.heads*g.in
 	f := &g.first
+	aggType := backend.F32
+	if f.half {
+		aggType = backend.BF16
+		f.wh = ws.alloc("gat weights (bfloat16)", backend.BF16, g.in*H*g.dim)
+	}
 	f.inRows = ws.count("gat input rows", g.in)
 	f.uSrc = ws.alloc("gat source score weights", backend.F32, g.in*H)
 	f.uDst = ws.alloc("gat destination score weights", backend.F32, g.in*H)
-	f.agg = ws.allocRows("gat input aggregate", backend.F32, c.Dst*hin)
+	f.agg = ws.allocRows("gat input aggregate", aggType, c.Dst*hin)
 	g.el = ws.allocRows("gat source scores", backend.F32, c.Src*H)
 	g.er = ws.allocRows("gat destination scores", backend.F32, c.Dst*H)
 	g.coef = ws.alloc("gat attention", backend.F32, (c.Dst+c.Edges)*H)
 	if g.forwardOnly {
 		return
 	}
-	f.dagg = ws.allocRows("gat input aggregate gradient", backend.F32, c.Dst*hin)
+	f.dagg = ws.allocRows("gat input aggregate gradient", aggType, c.Dst*hin)
 	f.duSrc = ws.alloc("gat source score weight gradient", backend.F32, g.in*H)
 	f.duDst = ws.alloc("gat destination score weight gradient", backend.F32, g.in*H)
 	g.dcoef = ws.alloc("gat attention gradient", backend.F32, (c.Dst+c.Edges)*H)
@@ -94,23 +104,35 @@ func (g *gatLayer) scoresBackward(x, dy backend.Buffer, n backend.Count, du back
 // (readsBF16) [caps.Src, in], h F32 [caps.Dst, heads·dim].
 func (g *gatLayer) forwardFirst(blk *backend.Block, x, h backend.Buffer) {
 	f, H, D := &g.first, g.heads, g.dim
+	if f.half {
+		g.be.Convert(g.w.W, f.wh)
+	}
 	g.att.HeadDot(g.w.W, f.inRows, H, D, g.attSrc.W, f.uSrc)
 	g.att.HeadDot(g.w.W, f.inRows, H, D, g.attDst.W, f.uDst)
 	g.scores(x, blk.NumSrc, f.uSrc, g.el)
 	g.scores(x, blk.NumDst, f.uDst, g.er)
 	g.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
 	g.att.SharedAggregate(blk, g.coef, x, H, g.in, f.agg)
-	g.att.HeadLinear(f.agg, blk.NumDst, g.w.W, H, g.in, D, h)
+	g.att.HeadLinear(f.agg, blk.NumDst, f.weights(g), H, g.in, D, h)
+}
+
+// weights is w as the head products read it: w itself, or (half) its
+// rounded copy, made by the forward pass (backward reuses it).
+func (f *gatFirst) weights(g *gatLayer) backend.Buffer {
+	if !f.half {
+		return g.w.W
+	}
+	return f.wh
 }
 
 // backwardFirst overwrites the gradients of w, att_src and att_dst from dh
-// [caps.Dst, heads·dim]: w's is the sum of its two paths, the projection's
-// (HeadLinearBackwardWeight, written first) and the scores'
-// (HeadDotBackward adds it).
+// [caps.Dst, heads·dim] (BF16 when half): w's is the sum of its two paths,
+// the projection's (HeadLinearBackwardWeight, written first) and the
+// scores' (HeadDotBackward adds it).
 func (g *gatLayer) backwardFirst(blk *backend.Block, x, dh backend.Buffer) {
 	f, H, D := &g.first, g.heads, g.dim
 	g.att.HeadLinearBackwardWeight(f.agg, dh, blk.NumDst, H, g.in, D, g.w.G)
-	g.att.HeadLinearBackwardData(dh, blk.NumDst, g.w.W, H, g.in, D, f.dagg)
+	g.att.HeadLinearBackwardData(dh, blk.NumDst, f.weights(g), H, g.in, D, f.dagg)
 	g.att.SharedAggregateBackward(blk, x, f.dagg, H, g.in, g.dcoef)
 	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
 	g.scoresBackward(x, g.del, blk.NumSrc, f.duSrc)

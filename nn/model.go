@@ -257,7 +257,7 @@ func buildModel(be backend.Backend, cfg Config, seed uint64, pa *paramAlloc) (*M
 		case KindGAT:
 			ly, err = newGAT(be, pa, l, in, cfg, seed)
 		default:
-			ly, err = newSAGE(be, pa, l, in, out, seed, l == 0 && cfg.BF16Bottom)
+			ly, err = newSAGE(be, pa, l, in, out, seed, l == 0 && cfg.bf16Bottom())
 		}
 		if err != nil {
 			m.Free()
@@ -400,7 +400,7 @@ func (m *Model) reserve(caps []Caps) error {
 	for l, c := range caps {
 		_, out := m.cfg.dims(l)
 		actType := backend.F32
-		if l == 0 && L > 1 && m.cfg.BF16Bottom {
+		if l == 0 && m.cfg.bf16BottomOutput() {
 			actType = backend.BF16 // the bfloat16 product's output, held so through bias/ReLU/dropout
 		}
 		m.act[l] = m.ws.alloc(fmt.Sprintf("layer %d activations", l), actType, c.Dst*out)
@@ -413,14 +413,14 @@ func (m *Model) reserve(caps []Caps) error {
 			// its backward (normLayer.reserve without keep).
 			m.hid[l] = m.ws.alloc(fmt.Sprintf("layer %d normalised activations", l), backend.F32, c.Dst*out)
 		}
-		if !(l == 0 && m.cfg.BF16Bottom && m.gathers(1)) { // else layer 1 writes dHalf directly
+		if !(l == 0 && m.cfg.bf16Bottom() && m.gathers(1)) { // else layer 1 writes dHalf directly
 			m.dAct[l] = m.ws.allocRows(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
 		}
 		if m.cfg.hiddenOut(l) && m.cfg.Dropout > 0 {
 			m.mask[l] = m.ws.alloc(fmt.Sprintf("layer %d dropout mask", l), backend.U8, c.Dst*out)
 		}
 	}
-	if m.cfg.BF16Bottom {
+	if m.cfg.bf16Bottom() {
 		_, out := m.cfg.dims(0)
 		m.dHalf = m.ws.allocRows("layer 0 activation gradients (bfloat16)", backend.BF16, caps[0].Dst*out)
 	}

@@ -141,7 +141,7 @@ func (m *Model) Forward(b *Batch, train bool, r backend.Rand) backend.Buffer {
 	if train {
 		m.hot = b.Hot
 	}
-	if m.hot != nil && m.cfg.BF16Bottom {
+	if m.hot != nil && m.cfg.bf16Bottom() {
 		m.fail(fmt.Errorf("nn: Forward: hot vertices need a float32 bottom layer; BF16Bottom is set"))
 		return m.logits()
 	}

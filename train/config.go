@@ -73,9 +73,10 @@ type Config struct {
 	// Activations is how hidden layers' outputs are held: "float32" (or
 	// "") or "bfloat16" where the next layer reads them so (GraphSAGE).
 	Activations string `json:"activations,omitempty"`
-	// BottomProducts is how the bottom GraphSAGE layer multiplies:
+	// BottomProducts is how the bottom GraphSAGE or GAT layer multiplies:
 	// "float32" (or "") or "bfloat16" operands with float32 sums
-	// (nn.Config.BF16Bottom).
+	// (nn.Config.BF16Bottom: GAT's where its bottom layer aggregates
+	// first; its projection-first form stays float32).
 	BottomProducts string `json:"bottom_products,omitempty"`
 	// Norm is the normalisation after each hidden layer: "none" (or ""),
 	// "batch" or "layer" (nn.Config.Norm).

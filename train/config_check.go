@@ -52,8 +52,8 @@ func (c Config) checkModel() error {
 		return bad("activations", "%s, want float32 or bfloat16", q(c.Activations))
 	case c.BottomProducts != "" && c.BottomProducts != "float32" && c.BottomProducts != "bfloat16":
 		return bad("bottom_products", "%s, want float32 or bfloat16", q(c.BottomProducts))
-	case c.BottomProducts == "bfloat16" && c.Model != nn.KindSAGE:
-		return bad("bottom_products", "bfloat16 is GraphSAGE's only (model %s)", c.Model)
+	case c.BottomProducts == "bfloat16" && c.Model != nn.KindSAGE && c.Model != nn.KindGAT:
+		return bad("bottom_products", "bfloat16 is GraphSAGE's and GAT's only (model %s)", c.Model)
 	case c.Norm != "" && c.Norm != nn.NormNone && c.Norm != nn.NormBatch && c.Norm != nn.NormLayer:
 		return bad("norm", "%s, want none, batch or layer", q(c.Norm))
 	case c.JK != "" && c.JK != nn.JKNone && c.JK != nn.JKLast && c.JK != nn.JKCat && c.JK != nn.JKMax:

@@ -14,7 +14,7 @@ func TestBottomProductsFlag(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "test accuracy") {
 		t.Fatalf("bfloat16: exit %d: %s", code, stderr)
 	}
-	oneLineError(t, "bottom-products: bfloat16 is GraphSAGE's only (model gcn)", "train", "--device", "cpu", "--model", "gcn", "--bottom-products", "bfloat16")
+	oneLineError(t, "bottom-products: bfloat16 is GraphSAGE's and GAT's only (model gcn)", "train", "--device", "cpu", "--model", "gcn", "--bottom-products", "bfloat16")
 	oneLineError(t, `bottom-products: "half"`, "train", "--device", "cpu", "--bottom-products", "half")
 	oneLineError(t, "bottom-products: bfloat16, but the hybrid mode's hot vertices", "train", "--device", "cpu", "--mode", "hybrid", "--hot-ratio", "0.1", "--bottom-products", "bfloat16")
 
