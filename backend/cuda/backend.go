@@ -116,7 +116,7 @@ const (
 	scratchLink   // BuildExclusion's keys (exclude.go) and GroupRows's counts (link.go)
 	scratchNorm   // the normalisation's per-chunk column partials (norm.go)
 	scratchAdam   // the ticket of an Adam launch that advances its step (adam.go)
-	scratchHeads  // HeadLinear's block-diagonal weights under TF32x3, its weight gradient's split products (gat_first.go)
+	scratchHeads  // HeadLinear's block-diagonal weights under TF32x3 or over bfloat16, its weight gradient's split products or block-diagonal gradient (gat_first*.go)
 	numScratch
 )
 

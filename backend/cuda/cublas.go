@@ -40,7 +40,7 @@ type cublas struct {
 	handle uintptr
 
 	create, destroy, setStream, sgemm, sgemmStrided, setMath, setWorkspace, getVersion uintptr
-	gemmEx, gemmStridedEx                                                              uintptr // 0 when missing
+	gemmEx                                                                             uintptr // 0 when missing
 }
 
 func loadCublas(libDir string) (*cublas, error) {
@@ -63,7 +63,6 @@ func loadCublas(libDir string) (*cublas, error) {
 	}
 	c.setWorkspace, _ = lib.sym("cublasSetWorkspace_v2")
 	c.gemmEx, _ = lib.sym("cublasGemmEx")
-	c.gemmStridedEx, _ = lib.sym("cublasGemmStridedBatchedEx")
 	return c, nil
 }
 
@@ -134,9 +133,9 @@ type strided struct {
 	ld, stride int
 }
 
-// at is batch i's matrix of s, of elements of size bytes.
-func (s strided) at(i, size int) strided {
-	return strided{ptr: s.ptr + uintptr(i*s.stride*size), ld: s.ld, stride: s.stride}
+// at is batch i's matrix of s (float32 elements).
+func (s strided) at(i int) strided {
+	return strided{ptr: s.ptr + uintptr(i*s.stride*4), ld: s.ld, stride: s.stride}
 }
 
 // sgemmStridedRowMajor computes batch products c_i = op(a_i)·op(b_i) (no
@@ -167,40 +166,6 @@ func (c *cublas) bf16GemmRowMajor(sc *gemmArgs, transA, transB bool, m, n, k int
 		uintptr(unsafe.Pointer(&sc.alpha)), b, cudaR16BF, ldb, a, cudaR16BF, lda,
 		uintptr(unsafe.Pointer(&sc.beta)), cc, cType, uintptr(max(n, 1)), cublasCompute32F, cublasGemmDefault)
 	return status("cublasGemmEx", r)
-}
-
-// product issues batch row-major products of the element types t: one
-// sgemm (batch 1) or strided batched SGEMM of float32 operands, else
-// exStridedRowMajor.
-func (c *cublas) product(sc *gemmArgs, t gemmType, transA, transB bool, m, n, k int, a, b, cc strided, batch int) error {
-	switch {
-	case t.ab || t.c:
-		return c.exStridedRowMajor(sc, t, transA, transB, m, n, k, a, b, cc, batch)
-	case batch == 1:
-		return c.sgemmRowMajorLd(sc, transA, transB, m, n, k, a, b, cc)
-	}
-	return c.sgemmStridedRowMajor(sc, transA, transB, m, n, k, a, b, cc, batch)
-}
-
-// exStridedRowMajor is sgemmStridedRowMajor for the element types t
-// (cublasGemmStridedBatchedEx, CUBLAS_COMPUTE_32F: float32 products and
-// sums): bfloat16 a and b when t.ab, a bfloat16 c (rounded) when t.c.
-func (c *cublas) exStridedRowMajor(sc *gemmArgs, t gemmType, transA, transB bool, m, n, k int, a, b, cc strided, batch int) error {
-	if c.gemmStridedEx == 0 {
-		return fmt.Errorf("cuda: this cuBLAS has no cublasGemmStridedBatchedEx, which bfloat16 head products need")
-	}
-	opA, _, opB, _ := rowMajor(transA, transB, m, n, k)
-	abType, cType := uintptr(cudaR32F), uintptr(cudaR32F)
-	if t.ab {
-		abType = cudaR16BF
-	}
-	if t.c {
-		cType = cudaR16BF
-	}
-	r, _, _ := purego.SyscallN(c.gemmStridedEx, c.handle, opB, opA, uintptr(n), uintptr(m), uintptr(k),
-		uintptr(unsafe.Pointer(&sc.alpha)), b.ptr, abType, uintptr(b.ld), uintptr(b.stride), a.ptr, abType, uintptr(a.ld), uintptr(a.stride),
-		uintptr(unsafe.Pointer(&sc.beta)), cc.ptr, cType, uintptr(cc.ld), uintptr(cc.stride), uintptr(batch), cublasCompute32F, cublasGemmDefault)
-	return status("cublasGemmStridedBatchedEx", r)
 }
 
 // rowMajor gives the column-major operations and leading dimensions of a

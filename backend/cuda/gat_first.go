@@ -57,7 +57,7 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 	bf16, half := x.DType() == backend.BF16, dout.DType() == backend.BF16
 	// The register kernel reads the rows and dout by column pairs (4 bytes
 	// of bfloat16, 8 of float32).
-	pairs := in%2 == 0 && ck.x.ptr%uintptr(pairBytes(bf16)) == 0 && ck.dout.ptr%uintptr(pairBytes(half)) == 0
+	pairs := in%2 == 0 && ck.x.ptr%pairBytes(bf16) == 0 && ck.dout.ptr%pairBytes(half) == 0
 	if hp, ok := sharedHeads(heads, in); ok && pairs {
 		c.launchSharedAggBwdHeads(&ck, fmt.Sprintf("shared_agg_bwd_h%d", hp), blk.Bipartite, bf16, half, g, t, 0)
 		return
@@ -66,7 +66,7 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 }
 
 // pairBytes is the size of two elements, bfloat16 (half) or float32.
-func pairBytes(half bool) int {
+func pairBytes(half bool) uintptr {
 	if half {
 		return 4
 	}
@@ -76,8 +76,9 @@ func pairBytes(half bool) int {
 // HeadLinear: one strided batched SGEMM, a product per head over the
 // heads' column blocks (linear.go's capacity rules: eagerly the live rows,
 // replayed the capacity); under TF32x3 Linear's tensor-core product with
-// the block-diagonal expansion of w (blockDiagScratch says why). BF16
-// operands: one cublasGemmStridedBatchedEx (float32 sums), TF32x3 or not.
+// the block-diagonal expansion of w (blockDiagScratch says why); with
+// BF16 operands one cublasGemmEx product with that expansion
+// (headRowsHalf says why).
 func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) {
 	c, ck := b.checkHeadLinear(x, n, w, heads, in, dim, y)
 	defer c.end()
@@ -106,14 +107,15 @@ func (c *call) headRows(back bool, a, w, y *buffer, nP uintptr, n backend.Count,
 	if back {
 		aCols, yCols, k, m = wd, hin, dim, in
 	}
-	t := gemmType{a.dt == backend.BF16, y.dt == backend.BF16}
-	if t.ab {
-		// bfloat16 operands: cuBLAS's products, whatever the precision mode.
-	} else if wbd, ok := c.blockDiag(w.addr(), in, heads, dim, a.addr(), y.addr()); ok && c.tcRows(back, a.addr(), wbd, y.addr(), nP, n.Cap, yCols, aCols, false) {
+	if a.dt == backend.BF16 {
+		c.headRowsHalf(back, a, w, y, nP, n, heads, in, dim)
+		return
+	}
+	if wbd, ok := c.blockDiag(w.addr(), in, heads, dim, a.addr(), y.addr()); ok && c.tcRows(back, a.addr(), wbd, y.addr(), nP, n.Cap, yCols, aCols, false) {
 		return
 	}
 	gemm := func(rows int) {
-		c.headGemm(t, false, back, rows, m, k, strided{a.addr(), aCols, k}, strided{w.addr(), wd, dim},
+		c.headGemm(false, back, rows, m, k, strided{a.addr(), aCols, k}, strided{w.addr(), wd, dim},
 			strided{y.addr(), yCols, m}, heads)
 	}
 	if c.exactRows() {
@@ -121,9 +123,9 @@ func (c *call) headRows(back bool, a, w, y *buffer, nP uintptr, n backend.Count,
 		return
 	}
 	c.capacityGemm([]matrix{
-		{ptr: a.ptr, cols: words(t.ab, aCols), rows: n.Cap, nP: nP, role: roleRows},
-		{ptr: w.ptr, cols: words(t.ab, wd), rows: in, role: roleWhole},
-		{ptr: y.ptr, cols: words(t.c, yCols), rows: n.Cap, nP: nP, role: roleFree},
+		{ptr: a.ptr, cols: aCols, rows: n.Cap, nP: nP, role: roleRows},
+		{ptr: w.ptr, cols: wd, rows: in, role: roleWhole},
+		{ptr: y.ptr, cols: yCols, rows: n.Cap, nP: nP, role: roleFree},
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
@@ -132,8 +134,7 @@ func (c *call) headRows(back bool, a, w, y *buffer, nP uintptr, n backend.Count,
 // whose diagonal blocks are dw (blockDiagScratch says why); else per head
 // one strided batched SGEMM over chunks of the rows (splitRows), the parts
 // summed by head_wgrad_sum with the rows the chunks leave; the padding
-// rows read as zeros when replayed. BF16 x and dy: the per-head products
-// are cublasGemmStridedBatchedEx's (float32 sums), TF32x3 or not.
+// rows read as zeros when replayed.
 func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count, heads, in, dim int, dw backend.Buffer) {
 	c, ck := b.checkHeadLinearBackwardWeight(x, dy, n, heads, in, dim, dw)
 	defer c.end()
@@ -141,24 +142,25 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 		return
 	}
 	hin, wd := heads*in, heads*dim
-	half := ck.x.dt == backend.BF16
-	if half {
-		// bfloat16 operands: cuBLAS's products, whatever the precision mode.
-	} else if dwbd, ok := c.blockDiagScratch(in, heads, dim, ck.x.addr(), ck.dy.addr()); ok && c.tcWgrad(ck.x.addr(), ck.dy.addr(), dwbd, ck.nP, n.Cap, hin, wd, false) {
+	if ck.x.dt == backend.BF16 {
+		c.headWgradHalf(&ck, n, heads, in, dim)
+		return
+	}
+	if dwbd, ok := c.blockDiagScratch(in, heads, dim, ck.x.addr(), ck.dy.addr()); ok && c.tcWgrad(ck.x.addr(), ck.dy.addr(), dwbd, ck.nP, n.Cap, hin, wd, false) {
 		c.args().ptr(dwbd).i32(in).i32(heads).i32(dim).ptr(ck.dw.addr())
 		c.launch("block_diag_bwd", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
 		return
 	}
 	gemm := func(rows int, x, dy uintptr) {
-		c.headWgrad(half, rows, heads, in, dim, x, dy, ck.dw.addr())
+		c.headWgrad(rows, heads, in, dim, x, dy, ck.dw.addr())
 	}
 	if c.exactRows() {
 		gemm(c.gemmRows(ck.nP, n.Cap), ck.x.addr(), ck.dy.addr())
 		return
 	}
 	c.capacityGemm([]matrix{
-		{ptr: ck.x.ptr, cols: words(half, hin), rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.x.paddingFree(n.Cap * hin)},
-		{ptr: ck.dy.ptr, cols: words(half, wd), rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.dy.paddingFree(n.Cap * wd)},
+		{ptr: ck.x.ptr, cols: hin, rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.x.paddingFree(n.Cap * hin)},
+		{ptr: ck.dy.ptr, cols: wd, rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.dy.paddingFree(n.Cap * wd)},
 		{ptr: ck.dw.ptr, cols: wd, rows: in, role: roleWhole},
 	}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
 }
@@ -174,11 +176,10 @@ func splitRows(rows int) (parts, chunk int) {
 }
 
 // headWgrad writes dw [in, heads·dim] = Σ over rows of x_hᵀ·dy_h per head
-// (x [rows, heads·in], dy [rows, heads·dim] row-major; bfloat16 both when
-// half): per head one strided batched product over the row chunks into
-// scratch [parts][heads][in, dim], then head_wgrad_sum adds the parts and
-// the rows left over.
-func (c *call) headWgrad(half bool, rows, heads, in, dim int, x, dy, dw uintptr) {
+// (x [rows, heads·in], dy [rows, heads·dim] row-major): per head one
+// strided batched SGEMM over the row chunks into scratch [parts][heads][in,
+// dim], then head_wgrad_sum adds the parts and the rows left over.
+func (c *call) headWgrad(rows, heads, in, dim int, x, dy, dw uintptr) {
 	if !c.ok {
 		return
 	}
@@ -189,18 +190,18 @@ func (c *call) headWgrad(half bool, rows, heads, in, dim int, x, dy, dw uintptr)
 	}
 	parts, chunk := splitRows(rows)
 	part := c.scratch(scratchHeads, int64(parts)*int64(hin)*int64(dim)*4)
-	b, t, size := c.b, gemmType{ab: half}, uintptr(elemBytes(half))
+	b := c.b
 	for h := range heads {
 		b.gemmSc.alpha, b.gemmSc.beta = 1, 0
 		b.stats.Gemms++
-		if err := b.blas.product(b.gemmSc, t, true, false, in, dim, chunk,
-			strided{x + uintptr(h*in)*size, hin, chunk * hin}, strided{dy + uintptr(h*dim)*size, wd, chunk * wd},
+		if err := b.blas.sgemmStridedRowMajor(b.gemmSc, true, false, in, dim, chunk,
+			strided{x + uintptr(h*in*4), hin, chunk * hin}, strided{dy + uintptr(h*dim*4), wd, chunk * wd},
 			strided{part + uintptr(h*in*dim*4), dim, hin * dim}, parts); err != nil {
 			c.fail(err)
 			return
 		}
 	}
-	c.args().ptr(part).i32(parts).ptr(x).ptr(dy).flag(half).i32(parts * chunk).i32(rows).i32(in).i32(heads).i32(dim).ptr(dw)
+	c.args().ptr(part).i32(parts).ptr(x).ptr(dy).i32(parts * chunk).i32(rows).i32(in).i32(heads).i32(dim).ptr(dw)
 	c.launch("head_wgrad_sum", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
 }
 
@@ -228,7 +229,7 @@ func (c *call) blockDiag(w uintptr, in, heads, dim int, operands ...uintptr) (ui
 		return 0, false
 	}
 	c.flushPads()
-	c.args().ptr(w).i32(in).i32(heads).i32(dim).ptr(wbd)
+	c.args().ptr(w).i32(in).i32(heads).i32(dim).flag(false).ptr(wbd)
 	c.launch("block_diag", d1(c.blocks(int64(heads*in)*int64(heads*dim), 256)), d1(256), 0)
 	return wbd, true
 }
@@ -240,37 +241,28 @@ func (c *call) blockDiag(w uintptr, in, heads, dim int, operands ...uintptr) (ui
 // longer than the rows (k > m: a block of few rows) is one SGEMM per head
 // instead, which cuBLAS splits along k where its batched kernels give each
 // c_i's few tiles the whole sum.
-func (c *call) headGemm(t gemmType, transA, transB bool, m, n, k int, a, bm, cm strided, batch int) {
+func (c *call) headGemm(transA, transB bool, m, n, k int, a, bm, cm strided, batch int) {
 	if !c.ok || m == 0 || n == 0 {
 		return
 	}
 	if k == 0 {
-		c.memset(cm.ptr, 0, int64(m)*int64(batch*n)*int64(elemBytes(t.c)))
+		c.memset(cm.ptr, 0, int64(m)*int64(batch*n)*4)
 		return
 	}
 	b := c.b
 	b.gemmSc.alpha, b.gemmSc.beta = 1, 0
 	if k <= m {
 		b.stats.Gemms++
-		if err := b.blas.product(b.gemmSc, t, transA, transB, m, n, k, a, bm, cm, batch); err != nil {
+		if err := b.blas.sgemmStridedRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm, batch); err != nil {
 			c.fail(err)
 		}
 		return
 	}
-	ab, cs := elemBytes(t.ab), elemBytes(t.c)
 	for i := range batch {
 		b.stats.Gemms++
-		if err := b.blas.product(b.gemmSc, t, transA, transB, m, n, k, a.at(i, ab), bm.at(i, ab), cm.at(i, cs), 1); err != nil {
+		if err := b.blas.sgemmRowMajorLd(b.gemmSc, transA, transB, m, n, k, a.at(i), bm.at(i), cm.at(i)); err != nil {
 			c.fail(err)
 			return
 		}
 	}
-}
-
-// elemBytes is an element's size, bfloat16 (half) or float32.
-func elemBytes(half bool) int {
-	if half {
-		return 2
-	}
-	return 4
 }

@@ -344,15 +344,17 @@ SA_REGS(2)
 SA_REGS(4)
 SA_REGS(8)
 
-// block_diag, block_diag_bwd: HeadLinear's products under TF32x3 (gat_first.go's
-// blockDiag), a thread per element (copies).
-// block_diag: wbd[h·in+f, g·dim+c] = w[f, g·dim+c] when g == h, else 0.
-extern "C" __global__ void block_diag(const float* w, int in, int heads, int dim, float* wbd) {
+// block_diag, block_diag_bwd: HeadLinear's products under TF32x3 or over
+// bfloat16 operands (gat_first.go's blockDiag), a thread per element
+// (copies).
+// block_diag: wbd[h·in+f, g·dim+c] = w[f, g·dim+c] when g == h, else 0 (w
+// and wbd bfloat16 bits when bf16).
+extern "C" __global__ void block_diag(const float* w, int in, int heads, int dim, int bf16, float* wbd) {
     i64 wd = (i64)heads * dim, n = (i64)heads * in * wd;
     for (i64 t = gtid(); t < n; t += gthreads()) {
         i64 r = t / wd, col = t % wd;
         int h = (int)(r / in), f = (int)(r % in);
-        wbd[t] = col / dim == h ? w[(i64)f * wd + col] : 0.f;
+        store_as(wbd, t, col / dim == h ? load_as(w, (i64)f * wd + col, bf16) : 0.f, bf16);
     }
 }
 
@@ -370,9 +372,9 @@ extern "C" __global__ void block_diag_bwd(const float* dwbd, int in, int heads, 
 // a thread per element: dw[f, h·dim+c] = Σ_p part[p, h, f, c] (parts p in
 // order; part [parts][heads][in][dim], the products of the row chunks),
 // then + x[r, h·in+f]·dy[r, h·dim+c] for the rows r in [r0, r1) the chunks
-// left, in order (x and dy bfloat16 bits when bf16, widened).
-extern "C" __global__ void head_wgrad_sum(const float* part, int parts, const float* x, const float* dy, int bf16,
-                                          int r0, int r1, int in, int heads, int dim, float* dw) {
+// left, in order.
+extern "C" __global__ void head_wgrad_sum(const float* part, int parts, const float* x, const float* dy, int r0,
+                                          int r1, int in, int heads, int dim, float* dw) {
     i64 wd = (i64)heads * dim, n = (i64)in * wd, hin = (i64)heads * in, stride = hin * dim;
     for (i64 t = gtid(); t < n; t += gthreads()) {
         i64 f = t / wd, col = t % wd;
@@ -380,7 +382,7 @@ extern "C" __global__ void head_wgrad_sum(const float* part, int parts, const fl
         const float* src = part + (h * in + f) * dim + c;
         float s = src[0];
         for (int p = 1; p < parts; p++) s += src[p * stride];
-        for (int r = r0; r < r1; r++) s = fmaf(load_as(x, (i64)r * hin + h * in + f, bf16), load_as(dy, (i64)r * wd + col, bf16), s);
+        for (int r = r0; r < r1; r++) s = fmaf(x[(i64)r * hin + h * in + f], dy[(i64)r * wd + col], s);
         dw[t] = s;
     }
 }
