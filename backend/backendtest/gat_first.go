@@ -19,12 +19,12 @@ type sharedAggCase struct {
 	bf16, bip bool
 }
 
-// The CUDA register kernels take up to 8 heads and 128 columns (the
-// backward's an even width), the others 8 heads and 128 columns per pass:
-// {4, 100} is products-sim's bottom layer; {2, 64}, {3, 10}, {8, 32} and
-// {1, 128} take the register kernels with 2, 4, 8 and 1 lanes' heads;
-// {9, 130} and {12, 300} more than one pass of each; odd widths the
-// backward's general kernel.
+// The CUDA register kernels take up to 8 heads and 128 columns, four a
+// lane, read at once where the width is a multiple of 4 ({4, 100},
+// products-sim's bottom layer, {2, 64}, {8, 32}, {1, 128}: 2, 4, 8 and 1
+// lanes' heads) and one at a time elsewhere ({1, 1}, {3, 5}, {2, 33}, {3,
+// 10}); the others 8 heads and 128 columns per pass: {9, 130} and {12,
+// 300} more than one pass of each.
 var sharedAggCases = []sharedAggCase{{1, 1, false, false}, {3, 5, false, false}, {4, 100, false, false},
 	{4, 100, true, false}, {9, 130, false, false}, {12, 300, true, false}, {2, 33, false, true}, {4, 100, true, true},
 	{8, 32, false, false}, {1, 128, true, false}, {2, 64, false, true}, {3, 10, true, false}}

@@ -41,19 +41,19 @@ func (b *Backend) checkSharedAggregate(blk *backend.Block, coef, x backend.Buffe
 
 // launchSharedAgg launches shared_agg (kernels/gat_first.cu)
 // with SharedAggregate's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSharedAgg(a *sharedAggregateArgs, bip, bf16, half bool, grid, block dim3, smem int) {
+func (c *call) launchSharedAgg(a *sharedAggregateArgs, bip, bf16, half, vec bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).i32(a.heads).
-		i32(a.in).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).flag(vec).
+		i32(a.heads).i32(a.in).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
 	c.launch("shared_agg", grid, block, smem)
 }
 
 // launchSharedAggHeads launches one of shared_agg_h* (kernels/gat_first.cu)
 // with SharedAggregate's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSharedAggHeads(a *sharedAggregateArgs, name string, bip, bf16, half bool, grid, block dim3, smem int) {
+func (c *call) launchSharedAggHeads(a *sharedAggregateArgs, name string, bip, bf16, half, vec bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).i32(a.heads).
-		i32(a.in).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).flag(vec).
+		i32(a.heads).i32(a.in).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
 	c.launch(name, grid, block, smem)
 }
 
@@ -94,19 +94,19 @@ func (b *Backend) checkSharedAggregateBackward(blk *backend.Block, x, dout backe
 
 // launchSharedAggBwd launches shared_agg_bwd (kernels/gat_first.cu)
 // with SharedAggregateBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSharedAggBwd(a *sharedAggregateBackwardArgs, bip, bf16, half bool, grid, block dim3, smem int) {
+func (c *call) launchSharedAggBwd(a *sharedAggregateBackwardArgs, bip, bf16, half, vec bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).i32(a.heads).
-		i32(a.in).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).flag(vec).
+		i32(a.heads).i32(a.in).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
 	c.launch("shared_agg_bwd", grid, block, smem)
 }
 
 // launchSharedAggBwdHeads launches one of shared_agg_bwd_h* (kernels/gat_first.cu)
 // with SharedAggregateBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchSharedAggBwdHeads(a *sharedAggregateBackwardArgs, name string, bip, bf16, half bool, grid, block dim3, smem int) {
+func (c *call) launchSharedAggBwdHeads(a *sharedAggregateBackwardArgs, name string, bip, bf16, half, vec bool, grid, block dim3, smem int) {
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
-		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).i32(a.heads).
-		i32(a.in).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).flag(bf16).flag(half).flag(vec).
+		i32(a.heads).i32(a.in).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr())
 	c.launch(name, grid, block, smem)
 }
 

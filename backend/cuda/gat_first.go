@@ -22,16 +22,29 @@ func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, he
 	}
 	g, t := c.warpRows(ck.blk.dstCap)
 	bf16, half := x.DType() == backend.BF16, out.DType() == backend.BF16
+	vec := quads(in, ck.x, ck.out)
 	if hp, ok := sharedHeads(heads, in); ok {
-		c.launchSharedAggHeads(&ck, fmt.Sprintf("shared_agg_h%d", hp), blk.Bipartite, bf16, half, g, t, 0)
+		c.launchSharedAggHeads(&ck, fmt.Sprintf("shared_agg_h%d", hp), blk.Bipartite, bf16, half, vec, g, t, 0)
 		return
 	}
-	c.launchSharedAgg(&ck, blk.Bipartite, bf16, half, g, t, 0)
+	c.launchSharedAgg(&ck, blk.Bipartite, bf16, half, vec, g, t, 0)
+}
+
+// quads reports whether the register kernels may read and write a lane's
+// four columns at once (their vec): in a multiple of 4 and every operand
+// aligned to 4 of its elements.
+func quads(in int, ops ...*buffer) bool {
+	for _, o := range ops {
+		if o.ptr%uintptr(4*o.dt.Size()) != 0 {
+			return false
+		}
+	}
+	return in%4 == 0
 }
 
 // sharedHeads is the register kernels' head count (kernels/gat_first.cu's
 // HP: heads rounded up to a power of two) for heads reading in-wide rows;
-// ok is false past 8 heads or 128 columns (SA_NC words of 32 lanes).
+// ok is false past 8 heads or 128 columns (four a lane).
 func sharedHeads(heads, in int) (hp int, ok bool) {
 	if heads > 8 || in > 128 {
 		return 0, false
@@ -45,8 +58,8 @@ func sharedHeads(heads, in int) (hp int, ok bool) {
 
 // SharedAggregateBackward: one warp per destination; the destination's
 // dout row in registers and the heads' float32 sums reduced together
-// (shared_agg_bwd_h*) where sharedHeads fits and in is even (column
-// pairs), else a float64 warp sum per position and head (shared_agg_bwd).
+// (shared_agg_bwd_h*) where sharedHeads fits, else a float64 warp sum per
+// position and head (shared_agg_bwd).
 func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Buffer, heads, in int, dcoef backend.Buffer) {
 	c, ck := b.checkSharedAggregateBackward(blk, x, dout, heads, in, dcoef)
 	defer c.end()
@@ -55,22 +68,12 @@ func (b *Backend) SharedAggregateBackward(blk *backend.Block, x, dout backend.Bu
 	}
 	g, t := c.warpRows(ck.blk.dstCap)
 	bf16, half := x.DType() == backend.BF16, dout.DType() == backend.BF16
-	// The register kernel reads the rows and dout by column pairs (4 bytes
-	// of bfloat16, 8 of float32).
-	pairs := in%2 == 0 && ck.x.ptr%pairBytes(bf16) == 0 && ck.dout.ptr%pairBytes(half) == 0
-	if hp, ok := sharedHeads(heads, in); ok && pairs {
-		c.launchSharedAggBwdHeads(&ck, fmt.Sprintf("shared_agg_bwd_h%d", hp), blk.Bipartite, bf16, half, g, t, 0)
+	vec := quads(in, ck.x, ck.dout)
+	if hp, ok := sharedHeads(heads, in); ok {
+		c.launchSharedAggBwdHeads(&ck, fmt.Sprintf("shared_agg_bwd_h%d", hp), blk.Bipartite, bf16, half, vec, g, t, 0)
 		return
 	}
-	c.launchSharedAggBwd(&ck, blk.Bipartite, bf16, half, g, t, 0)
-}
-
-// pairBytes is the size of two elements, bfloat16 (half) or float32.
-func pairBytes(half bool) uintptr {
-	if half {
-		return 4
-	}
-	return 8
+	c.launchSharedAggBwd(&ck, blk.Bipartite, bf16, half, vec, g, t, 0)
 }
 
 // HeadLinear: one strided batched SGEMM, a product per head over the

@@ -18,7 +18,9 @@
 // bip (a bipartite block): no self loop; bf16: x holds bfloat16 bits,
 // widened as read; half: the aggregate (shared_agg's out, shared_agg_bwd's
 // dout) is bfloat16, each float32 sum rounded once as stored, dout widened
-// as read.
+// as read; vec (the register kernels'): in is a multiple of 4 and x and the
+// aggregate are aligned to 4 elements, so that a lane reads and writes its
+// four columns at once.
 #include "common.cuh"
 #include "bf16.cuh"
 #include "block.cuh"
@@ -29,7 +31,7 @@
 
 #define SA_ARGS                                                                                                   \
     const int *indptr, const int *indices, const int *nDstP, int dstCap, const int *nEP, int edgeCap,            \
-        const int *nSrcP, int srcCap, int bip, int bf16, int half, int heads, int in
+        const int *nSrcP, int srcCap, int bip, int bf16, int half, int vec, int heads, int in
 
 // shared_agg_pass adds, for destination i, heads [hb, hb+SA_HC) and columns
 // [cb, cb+32·SA_NC) of the lane, the self loop and the edges in order, and
@@ -118,65 +120,75 @@ extern "C" __global__ void shared_agg_bwd(SA_ARGS, const float* x, const float* 
 }
 
 // The register kernels, shared_agg_h{1,2,4,8} and shared_agg_bwd_h{1,2,4,8},
-// take heads <= HP (a power of two) and in <= 32·SA_NC (GAT's usual bottom
-// layers, which the kernels above read a row at a time): one warp per destination, the
-// lanes over the row's columns (lane + 32·q) and every head at once. The
-// sources of 32 positions load one a lane (att_sources), and the rows of
-// SA_U positions are loaded before any is used, so that several are in
-// flight.
+// take heads <= HP (a power of two) and in <= 128 (GAT's usual bottom
+// layers, which the kernels above read a row at a time): one warp per
+// destination, each lane over four adjacent columns (4·lane..4·lane+3: one
+// 16-byte load of float32 or 8-byte load of bfloat16 a row where vec: in a
+// multiple of 4 and the operands so aligned; else one element at a time)
+// and every head at once. The sources of 32 positions load one a lane
+// (att_sources), and the rows of SA_U positions are loaded before any is
+// used, so that several are in flight.
 //   Forward: the same float32 operations as shared_agg, in the same order
 //   (bit for bit equal).
-//   Backward (in even, x and dout aligned to their pairs): the destination's dout
-//   row stays in registers; the rows load by column pairs (sa_pairs); per
-//   position every lane adds its columns' products per head in float32
-//   (fmaf, in column order), then the sums of a few positions (every head
-//   of each) are reduced over the warp together (sa_reduce; one order for
-//   a given HP). float32, not float64 as the general kernel: half the
-//   registers (twice the warps in flight on the row loads it waits on) and
-//   no conversions.
+//   Backward: the destination's dout row stays in registers; per position
+//   every lane adds its columns' products per head in float32 (fmaf, in
+//   column order), then the sums of a few positions (every head of each)
+//   are reduced over the warp together (sa_reduce; one order for a given
+//   HP). float32, not float64 as the general kernel: half the registers
+//   (twice the warps in flight on the row loads it waits on) and no
+//   conversions.
 #define SA_U 4
-#define SA_NC2 2 // the backward's words (column pairs) of a lane: in <= 128
+
+// f4 is component k (0-3, a constant once unrolled) of v.
+__device__ __forceinline__ float f4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
+
+// sa_quad is columns [c0, c0+4) of the row at element at of p (bfloat16
+// bits when bf16), widened, 0 past in: one load where vec, else one a
+// column.
+__device__ __forceinline__ float4 sa_quad(const float* p, i64 at, int c0, int in, int bf16, int vec) {
+    if (vec) return c0 < in ? load_as((const float4*)p, (at + c0) >> 2, bf16) : make_float4(0.f, 0.f, 0.f, 0.f);
+    float v[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) v[k] = c0 + k < in ? load_as(p, at + c0 + k, bf16) : 0.f;
+    return make_float4(v[0], v[1], v[2], v[3]);
+}
 
 // sa_rows loads positions [u0, u0+U) of a chunk of cnt positions whose
 // sources are jl (one a lane): their sources (-1 past cnt) and the lane's
 // columns of their rows (0 where there is none).
 template <int U>
-__device__ __forceinline__ void sa_rows(int jl, int u0, int cnt, int in, int bf16, const float* x, int (&jj)[U],
-                                        float (&xv)[U][SA_NC]) {
-    int lane = lane_id();
+__device__ __forceinline__ void sa_rows(int jl, int u0, int cnt, int in, int bf16, int vec, const float* x,
+                                        int (&jj)[U], float4 (&xv)[U]) {
+    int c0 = 4 * lane_id();
 #pragma unroll
     for (int u = 0; u < U; u++) {
         jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
         if (u0 + u >= cnt) jj[u] = -1;
-#pragma unroll
-        for (int q = 0; q < SA_NC; q++) {
-            int c = q * 32 + lane;
-            xv[u][q] = jj[u] >= 0 && c < in ? load_as(x, (i64)jj[u] * in + c, bf16) : 0.f;
-        }
+        xv[u] = jj[u] >= 0 ? sa_quad(x, (i64)jj[u] * in, c0, in, bf16, vec) : make_float4(0.f, 0.f, 0.f, 0.f);
     }
 }
 
 template <int HP>
 __device__ __forceinline__ void shared_agg_regs(const int* indices, BlockCounts bc, const int* indptr, int dstCap,
-                                                int bip, int bf16, int half, int heads, int in,
+                                                int bip, int bf16, int half, int vec, int heads, int in,
                                                 const float* coef, const float* x, float* out) {
-    int lane = lane_id();
+    int c0 = 4 * lane_id();
     for (int i = gwarp(); i < bc.n; i += gwarps()) {
         int e0, e1;
         edge_range(indptr, i, bc.ne, &e0, &e1);
         int np = 1 + e1 - e0;
-        float acc[HP][SA_NC];
+        float acc[HP][4];
 #pragma unroll
         for (int t = 0; t < HP; t++)
 #pragma unroll
-            for (int q = 0; q < SA_NC; q++) acc[t][q] = 0.f;
+            for (int q = 0; q < 4; q++) acc[t][q] = 0.f;
         for (int pb = 0; pb < np; pb += 32) {
             int jl = att_sources(indices, i, e0, pb, np, bc.ns, bip);
             int cnt = min(32, np - pb);
             for (int u0 = 0; u0 < cnt; u0 += SA_U) {
                 int jj[SA_U];
-                float xv[SA_U][SA_NC];
-                sa_rows<SA_U>(jl, u0, cnt, in, bf16, x, jj, xv);
+                float4 xv[SA_U];
+                sa_rows<SA_U>(jl, u0, cnt, in, bf16, vec, x, jj, xv);
 #pragma unroll
                 for (int u = 0; u < SA_U; u++) {
                     if (jj[u] < 0) continue;
@@ -186,7 +198,8 @@ __device__ __forceinline__ void shared_agg_regs(const int* indices, BlockCounts 
                     for (int t = 0; t < HP; t++) {
                         float cf = t < heads ? cr[t] : 0.f;
 #pragma unroll
-                        for (int q = 0; q < SA_NC; q++) acc[t][q] = k == 0 ? __fmul_rn(cf, xv[u][q]) : fmaf(cf, xv[u][q], acc[t][q]);
+                        for (int q = 0; q < 4; q++)
+                            acc[t][q] = k == 0 ? __fmul_rn(cf, f4(xv[u], q)) : fmaf(cf, f4(xv[u], q), acc[t][q]);
                     }
                 }
             }
@@ -195,11 +208,14 @@ __device__ __forceinline__ void shared_agg_regs(const int* indices, BlockCounts 
 #pragma unroll
         for (int t = 0; t < HP; t++) {
             if (t >= heads) break;
-#pragma unroll
-            for (int q = 0; q < SA_NC; q++) {
-                int c = q * 32 + lane;
-                if (c < in) store_as(out, o + (i64)t * in + c, acc[t][q], half);
+            i64 at = o + (i64)t * in + c0;
+            if (vec) {
+                if (c0 < in) store_as((float4*)out, at >> 2, make_float4(acc[t][0], acc[t][1], acc[t][2], acc[t][3]), half);
+                continue;
             }
+#pragma unroll
+            for (int q = 0; q < 4; q++)
+                if (c0 + q < in) store_as(out, at + q, acc[t][q], half);
         }
     }
 }
@@ -244,34 +260,6 @@ __device__ __forceinline__ int sa_reduce(T (&s)[V]) {
     return v;
 }
 
-// pair_as loads pair w of p (elements 2w and 2w+1): one 4-byte load of two
-// bfloat16 values (bf16), widened, or 8 bytes of two floats.
-__device__ __forceinline__ float2 pair_as(const float* p, i64 w, int bf16) {
-    if (bf16) {
-        unsigned int b = ((const unsigned int*)p)[w];
-        return make_float2(bf16_to_float((unsigned short)(b & 0xffffu)), bf16_to_float((unsigned short)(b >> 16)));
-    }
-    return ((const float2*)p)[w];
-}
-
-// sa_pairs loads positions [u0, u0+U) as sa_rows does, by pairs of columns
-// (word w of a lane: columns 2w and 2w+1; in even; pair_as).
-template <int U>
-__device__ __forceinline__ void sa_pairs(int jl, int u0, int cnt, int in, int bf16, const float* x, int (&jj)[U],
-                                         float2 (&xv)[U][SA_NC2]) {
-    int lane = lane_id(), words = in / 2;
-#pragma unroll
-    for (int u = 0; u < U; u++) {
-        jj[u] = __shfl_sync(FULL_MASK, jl, (u0 + u) & 31);
-        if (u0 + u >= cnt) jj[u] = -1;
-#pragma unroll
-        for (int q = 0; q < SA_NC2; q++) {
-            int w = q * 32 + lane;
-            xv[u][q] = jj[u] >= 0 && w < words ? pair_as(x, (i64)jj[u] * words + w, bf16) : make_float2(0.f, 0.f);
-        }
-    }
-}
-
 // The backward's positions per batch (SA_BU) and sums per reduction
 // (SA_BV): HP·SA_BU sums in reductions of at most 8 (16 with 8 heads).
 #define SA_BU(HP) ((HP) >= 4 ? 4 : 8 / (HP))
@@ -279,31 +267,26 @@ __device__ __forceinline__ void sa_pairs(int jl, int u0, int cnt, int in, int bf
 
 template <int HP>
 __device__ __forceinline__ void shared_agg_bwd_regs(const int* indices, BlockCounts bc, const int* indptr, int dstCap,
-                                                    int bip, int bf16, int half, int heads, int in,
+                                                    int bip, int bf16, int half, int vec, int heads, int in,
                                                     const float* x, const float* dout, float* dcoef) {
     const int U = SA_BU(HP), V = SA_BV(HP), UR = V / HP;  // UR positions per reduction
-    int lane = lane_id(), words = in / 2;
+    int lane = lane_id(), c0 = 4 * lane;
     bool writer = (lane & (32 / V - 1)) == 0;
     for (int i = gwarp(); i < bc.n; i += gwarps()) {
         int e0, e1;
         edge_range(indptr, i, bc.ne, &e0, &e1);
         int np = 1 + e1 - e0;
-        i64 dr = (i64)i * heads * words;
-        float2 d[HP][SA_NC2];
+        float4 d[HP];
 #pragma unroll
         for (int t = 0; t < HP; t++)
-#pragma unroll
-            for (int q = 0; q < SA_NC2; q++) {
-                int w = q * 32 + lane;
-                d[t][q] = t < heads && w < words ? pair_as(dout, dr + (i64)t * words + w, half) : make_float2(0.f, 0.f);
-            }
+            d[t] = t < heads ? sa_quad(dout, ((i64)i * heads + t) * in, c0, in, half, vec) : make_float4(0.f, 0.f, 0.f, 0.f);
         for (int pb = 0; pb < np; pb += 32) {
             int jl = att_sources(indices, i, e0, pb, np, bc.ns, bip);
             int cnt = min(32, np - pb);
             for (int u0 = 0; u0 < cnt; u0 += U) {
                 int jj[U];
-                float2 xv[U][SA_NC2];
-                sa_pairs<U>(jl, u0, cnt, in, bf16, x, jj, xv);
+                float4 xv[U];
+                sa_rows<U>(jl, u0, cnt, in, bf16, vec, x, jj, xv);
 #pragma unroll
                 for (int ub = 0; ub < U; ub += UR) {
                     float s[V];
@@ -311,13 +294,11 @@ __device__ __forceinline__ void shared_agg_bwd_regs(const int* indices, BlockCou
                     for (int r = 0; r < UR; r++)
 #pragma unroll
                         for (int t = 0; t < HP; t++) {
-                            float a = 0.f;
-#pragma unroll
-                            for (int q = 0; q < SA_NC2; q++) {
-                                a = fmaf(d[t][q].x, xv[ub + r][q].x, a);
-                                a = fmaf(d[t][q].y, xv[ub + r][q].y, a);
-                            }
-                            s[r * HP + t] = a;
+                            float4 xr = xv[ub + r];
+                            float a = fmaf(d[t].x, xr.x, 0.f);
+                            a = fmaf(d[t].y, xr.y, a);
+                            a = fmaf(d[t].z, xr.z, a);
+                            s[r * HP + t] = fmaf(d[t].w, xr.w, a);
                         }
                     int v = sa_reduce(s);
                     int u = ub + v / HP, h = v % HP;
@@ -332,11 +313,11 @@ __device__ __forceinline__ void shared_agg_bwd_regs(const int* indices, BlockCou
 #define SA_REGS(HP)                                                                                              \
     extern "C" __global__ void shared_agg_h##HP(SA_ARGS, const float* coef, const float* x, float* out) {        \
         shared_agg_regs<HP>(indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), indptr, dstCap,   \
-                            bip, bf16, half, heads, in, coef, x, out);                                                 \
+                            bip, bf16, half, vec, heads, in, coef, x, out);                                                 \
     }                                                                                                            \
     extern "C" __global__ void shared_agg_bwd_h##HP(SA_ARGS, const float* x, const float* dout, float* dcoef) {  \
         shared_agg_bwd_regs<HP>(indices, block_counts(nDstP, dstCap, nEP, edgeCap, nSrcP, srcCap), indptr,      \
-                                dstCap, bip, bf16, half, heads, in, x, dout, dcoef);                                   \
+                                dstCap, bip, bf16, half, vec, heads, in, x, dout, dcoef);                                   \
     }
 
 SA_REGS(1)
