@@ -47,6 +47,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"Linear", testLinear},
 		{"LinearBackwardData", testLinearBackwardData},
 		{"LinearBackwardWeight", testLinearBackwardWeight},
+		{"SparseInputProducts", testSparseInputProducts},
 		{"BiasActDropout", testBiasActDropout},
 		{"BiasActDropoutBackward", testBiasActDropoutBackward},
 		{"SoftmaxCrossEntropy", testSoftmaxCrossEntropy},

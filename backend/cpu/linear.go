@@ -5,7 +5,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // Linear: y[:n] = x[:n]·w (+ y[:n] when accumulate); x [n.Cap, in],
 // w [in, out], y [n.Cap, out]. x and w may both be BF16 (bfloat16
 // operands, widened: the product and its sums are float32), and then y
-// may be BF16 too (the float32 results rounded).
+// may be BF16 too (the float32 results rounded). An x of mostly zeros
+// skips them (sparse_input.go).
 func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in, out int, y backend.Buffer, accumulate bool) {
 	c, ck := b.checkLinear(x, n, w, in, out, y, accumulate)
 	defer c.end()
@@ -14,6 +15,10 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	}
 	rows, yb := ck.n, ck.y
 	xs, ws := operands(ck.x, ck.w, n.Cap*in, in*out)
+	if nz, ok := b.sparseRows(xs, rows, in); ok && yb.dt == backend.F32 {
+		b.sparseLinear(nz, rows, ws, out, yb.f32, accumulate) // x mostly zeros (sparse_input.go)
+		return
+	}
 	if yb.dt == backend.F32 {
 		b.sgemm(&c, false, false, rows, out, in, xs, in, ws, out, beta(accumulate), yb.f32, out)
 		return
@@ -44,6 +49,10 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 		return
 	}
 	xs, dys := operands(ck.x, ck.dy, n.Cap*in, n.Cap*out)
+	if nz, ok := b.sparseRows(xs, ck.n, in); ok {
+		b.sparseWeightGrad(nz, in, dys, out, ck.dw, accumulate) // x mostly zeros (sparse_input.go)
+		return
+	}
 	b.sgemm(&c, true, false, in, out, ck.n, xs, in, dys, out, beta(accumulate), ck.dw, out)
 }
 

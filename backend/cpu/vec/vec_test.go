@@ -65,3 +65,31 @@ func BenchmarkAxpy100(b *testing.B) {
 		Axpy(0.5, x, y)
 	}
 }
+
+// TestZeroRun: ZeroRun gives the portable loop's run (whole groups of 8
+// zeros of either sign; NaN, infinities and the smallest subnormal end it)
+// on rows of every length up to 70 with a nonzero at every place or none.
+func TestZeroRun(t *testing.T) {
+	for n := 0; n <= 70; n++ {
+		for at := -1; at < n; at++ {
+			for _, v := range []float32{float32(math.NaN()), float32(math.Inf(-1)), math.Float32frombits(1), -3} {
+				x := make([]float32, n)
+				for k := range x {
+					if k%3 == 0 {
+						x[k] = float32(math.Copysign(0, -1))
+					}
+				}
+				if at >= 0 {
+					x[at] = v
+				}
+				want := 0
+				if n >= 8 {
+					want = zeroRunGo(x)
+				}
+				if got := ZeroRun(x); got != want {
+					t.Fatalf("n %d, %g at %d: got %d, want %d", n, v, at, got, want)
+				}
+			}
+		}
+	}
+}

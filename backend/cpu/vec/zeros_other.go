@@ -1,0 +1,5 @@
+//go:build !amd64 || purego
+
+package vec
+
+func zeroRun(x []float32) int { return zeroRunGo(x) }
