@@ -141,36 +141,31 @@ func (nz nonzeros) byColumn(in int) nonzeros {
 }
 
 // sparseLinear sets y[:rows] = x·w (+ y when accumulate) over x's nonzeros
-// nz, w [in, out], y [rows, out]: a row of y per task.
+// nz, w [in, out], y [rows, out].
 func (b *Backend) sparseLinear(nz nonzeros, rows int, w []float32, out int, y []float32, accumulate bool) {
-	b.rows(rows, max(1, 1024/out), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			yr := y[i*out : (i+1)*out]
-			if !accumulate {
-				clear(yr)
-			}
-			for p := nz.ptr[i]; p < nz.ptr[i+1]; p++ {
-				k := int(nz.col[p])
-				vec.Axpy(nz.val[p], w[k*out:(k+1)*out], yr)
-			}
-		}
-	})
+	b.listSums(nz, rows, w, out, y, accumulate)
 }
 
 // sparseWeightGrad sets dw = xᵀ·dy[:rows] (+ dw when accumulate) over x's
-// nonzeros nz (x [rows, in]), dy [rows, out], dw [in, out]: a row of dw per
-// task, its rows' terms in row order.
+// nonzeros nz (x [rows, in]), dy [rows, out], dw [in, out]: each row of dw
+// adds its terms in row order.
 func (b *Backend) sparseWeightGrad(nz nonzeros, in int, dy []float32, out int, dw []float32, accumulate bool) {
-	t := nz.byColumn(in)
-	b.rows(in, max(1, 1024/out), func(lo, hi int) {
-		for k := lo; k < hi; k++ {
-			dr := dw[k*out : (k+1)*out]
+	b.listSums(nz.byColumn(in), in, dy, out, dw, accumulate)
+}
+
+// listSums sets dst[r, :] = Σ_p l.val[p]·src[l.col[p], :] over row r's
+// entries of l in order (+ dst[r, :] when accumulate) for r < n, rows of
+// out: a row of dst per task.
+func (b *Backend) listSums(l nonzeros, n int, src []float32, out int, dst []float32, accumulate bool) {
+	b.rows(n, max(1, 1024/out), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			d := dst[r*out : (r+1)*out]
 			if !accumulate {
-				clear(dr)
+				clear(d)
 			}
-			for p := t.ptr[k]; p < t.ptr[k+1]; p++ {
-				i := int(t.col[p])
-				vec.Axpy(t.val[p], dy[i*out:(i+1)*out], dr)
+			for p := l.ptr[r]; p < l.ptr[r+1]; p++ {
+				k := int(l.col[p])
+				vec.Axpy(l.val[p], src[k*out:(k+1)*out], d)
 			}
 		}
 	})
