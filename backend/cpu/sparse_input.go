@@ -51,15 +51,14 @@ func (b *Backend) sparseRows(x []float32, rows, in int) (nz nonzeros, ok bool) {
 		return nz, false
 	}
 	step := max(1, n/sparseSample)
-	seen, hit := 0, 0
+	most := int(sparseMaxShare * float64((n+step-1)/step)) // of the sample's elements
+	hit := 0
 	for k := 0; k < n; k += step {
-		seen++
 		if x[k] != 0 {
-			hit++
+			if hit++; hit > most {
+				return nz, false // a dense x stops here, a tenth of the way at most
+			}
 		}
-	}
-	if float64(hit) > sparseMaxShare*float64(seen) {
-		return nz, false
 	}
 	// One pass: each task lists its rows' nonzeros, and the lists are
 	// joined in row order.
