@@ -15,11 +15,11 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	}
 	rows, yb := ck.n, ck.y
 	xs, ws := operands(ck.x, ck.w, n.Cap*in, in*out)
-	if nz, ok := b.sparseRows(xs, rows, in); ok && yb.dt == backend.F32 {
-		b.sparseLinear(nz, rows, ws, out, yb.f32, accumulate) // x mostly zeros (sparse_input.go)
-		return
-	}
 	if yb.dt == backend.F32 {
+		if nz, ok := b.sparseRows(xs, rows, in); ok {
+			b.listSums(nz, rows, ws, out, yb.f32, accumulate) // x mostly zeros (sparse_input.go)
+			return
+		}
 		b.sgemm(&c, false, false, rows, out, in, xs, in, ws, out, beta(accumulate), yb.f32, out)
 		return
 	}

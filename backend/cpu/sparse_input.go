@@ -139,12 +139,6 @@ func (nz nonzeros) byColumn(in int) nonzeros {
 	return t
 }
 
-// sparseLinear sets y[:rows] = x·w (+ y when accumulate) over x's nonzeros
-// nz, w [in, out], y [rows, out].
-func (b *Backend) sparseLinear(nz nonzeros, rows int, w []float32, out int, y []float32, accumulate bool) {
-	b.listSums(nz, rows, w, out, y, accumulate)
-}
-
 // sparseWeightGrad sets dw = xᵀ·dy[:rows] (+ dw when accumulate) over x's
 // nonzeros nz (x [rows, in]), dy [rows, out], dw [in, out]: each row of dw
 // adds its terms in row order.
@@ -154,7 +148,8 @@ func (b *Backend) sparseWeightGrad(nz nonzeros, in int, dy []float32, out int, d
 
 // listSums sets dst[r, :] = Σ_p l.val[p]·src[l.col[p], :] over row r's
 // entries of l in order (+ dst[r, :] when accumulate) for r < n, rows of
-// out: a row of dst per task.
+// out: a row of dst per task. Over x's nonzeros, src w [in, out] and dst y
+// [rows, out], it is Linear's y = x·w.
 func (b *Backend) listSums(l nonzeros, n int, src []float32, out int, dst []float32, accumulate bool) {
 	b.rows(n, max(1, 1024/out), func(lo, hi int) {
 		for r := lo; r < hi; r++ {
