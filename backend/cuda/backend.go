@@ -65,9 +65,10 @@ type Backend struct {
 	ctx, stream uintptr
 	modules     []uintptr
 	fns         map[string]uintptr
-	smemSet     map[uintptr]int // dynamic shared memory limit raised per function
-	target      string          // what the kernels were built as, e.g. "sm_90 cubin"
-	cachedKern  int             // kernel files read from the disk cache
+	smemSet     map[uintptr]int     // dynamic shared memory limit raised per function
+	resident    map[residentKey]int // blocks a multiprocessor holds at once, per kernel and launch shape
+	target      string              // what the kernels were built as, e.g. "sm_90 cubin"
+	cachedKern  int                 // kernel files read from the disk cache
 
 	pool       *pool
 	scratch    [2][numScratch]scratchBuf // per queue: the stream's, then the second queue's (beside.go)
@@ -198,7 +199,7 @@ func New(opt Options) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{opt: opt, drv: drv, rtc: rtc, blas: blas, dev: info, fns: map[string]uintptr{},
-		smemSet: map[uintptr]int{}, pack: new(argPack), gemmSc: new(gemmArgs), graphRefs: map[uintptr]int{}}
+		smemSet: map[uintptr]int{}, resident: map[residentKey]int{}, pack: new(argPack), gemmSc: new(gemmArgs), graphRefs: map[uintptr]int{}}
 	arch, cubin := rtc.target(info.arch())
 	b.target = fmt.Sprintf("compute_%d ptx", arch)
 	if cubin {

@@ -226,6 +226,38 @@ func (c *call) blocks(work int64, perBlock int) uint32 {
 	return uint32(g)
 }
 
+// residentKey is a kernel and its launch shape, for residentBlocks.
+type residentKey struct {
+	fn            uintptr
+	threads, smem int
+}
+
+// residentBlocks is the blocks of threads threads and smem bytes of
+// dynamic shared memory that all multiprocessors together hold at once for
+// kernel name (the driver's occupancy for its registers and shared
+// memory), at least one per multiprocessor: a grid of that many blocks
+// runs in one wave. Cached per kernel and shape.
+func (c *call) residentBlocks(name string, threads, smem int) int {
+	b := c.b
+	fn, ok := b.kernel(name)
+	if !c.ok || !ok {
+		return b.dev.sms
+	}
+	k := residentKey{fn, threads, smem}
+	if n, ok := b.resident[k]; ok {
+		return n
+	}
+	var per int32
+	if err := b.drv.call("cuOccupancyMaxActiveBlocksPerMultiprocessor", b.drv.cuOccupancyMaxActiveBlocksPerMultiprocessor,
+		uintptr(unsafe.Pointer(&per)), fn, uintptr(threads), uintptr(smem)); err != nil {
+		c.fail(err)
+		return b.dev.sms
+	}
+	n := max(1, int(per)) * b.dev.sms
+	b.resident[k] = n
+	return n
+}
+
 // setSmem raises a kernel's dynamic shared memory limit when it needs more
 // than the default 48 KiB.
 func (c *call) setSmem(name string, bytes int) {
