@@ -25,18 +25,8 @@ func (c *call) headRowsHalf(back bool, a, w, y *buffer, nP uintptr, n backend.Co
 	}
 	wbd := c.blockDiagHalf(w.addr(), in, heads, dim)
 	t := gemmType{ab: true, c: y.dt == backend.BF16}
-	gemm := func(rows int) {
-		c.gemm(t, false, back, rows, yCols, aCols, 1, a.addr(), wbd, 0, y.addr())
-	}
-	if c.exactRows() {
-		gemm(c.gemmRows(nP, n.Cap))
-		return
-	}
-	c.capacityGemm([]matrix{
-		{ptr: a.ptr, cols: words(true, aCols), rows: n.Cap, nP: nP, role: roleRows},
-		{ptr: w.ptr, cols: words(true, wd), rows: in, role: roleWhole},
-		{ptr: y.ptr, cols: words(t.c, yCols), rows: n.Cap, nP: nP, role: roleFree},
-	}, func([]uintptr) { gemm(n.Cap) })
+	wm := matrix{ptr: w.ptr, cols: words(true, wd), rows: in, role: roleWhole}
+	c.rowsGemm(t, back, a, wbd, wm, y, nP, n, aCols, yCols, false)
 }
 
 // headWgradHalf is HeadLinearBackwardWeight for BF16 x and dy: the weight

@@ -39,18 +39,8 @@ func (b *Backend) Linear(x backend.Buffer, n backend.Count, w backend.Buffer, in
 	if !half && c.tcRows(false, xs.addr(), ws.addr(), ys.addr(), nP, n.Cap, out, in, accumulate) {
 		return
 	}
-	gemm := func(rows int) {
-		c.gemm(gemmType{half, halfY}, false, false, rows, out, in, 1, xs.addr(), ws.addr(), beta(accumulate), ys.addr())
-	}
-	if c.exactRows() {
-		gemm(c.gemmRows(nP, n.Cap))
-		return
-	}
-	c.capacityGemm([]matrix{
-		{ptr: xs.ptr, cols: words(half, in), rows: n.Cap, nP: nP, role: roleRows},
-		{ptr: ws.ptr, cols: words(half, out), rows: in, role: roleWhole},
-		{ptr: ys.ptr, cols: words(halfY, out), rows: n.Cap, nP: nP, role: outputRole(accumulate)},
-	}, func([]uintptr) { gemm(n.Cap) })
+	wm := matrix{ptr: ws.ptr, cols: words(half, out), rows: in, role: roleWhole}
+	c.rowsGemm(gemmType{half, halfY}, false, xs, ws.addr(), wm, ys, nP, n, in, out, accumulate)
 }
 
 // LinearBackwardData: dx[:n] = dy[:n]·wᵀ (+ dx[:n] when accumulate).
@@ -61,17 +51,27 @@ func (b *Backend) LinearBackwardData(dy backend.Buffer, n backend.Count, w backe
 	if !c.ok || c.tcRows(true, dys.addr(), ws.addr(), dxs.addr(), nP, n.Cap, in, out, accumulate) {
 		return
 	}
+	wm := matrix{ptr: ws.ptr, cols: out, rows: in, role: roleWhole}
+	c.rowsGemm(gemmType{}, true, dys, ws.addr(), wm, dxs, nP, n, out, in, accumulate)
+}
+
+// rowsGemm issues y[:n] (+)= a[:n]·op(b), a [n.Cap, k], op(b) [k, cols]
+// (b [cols, k] when transB), y [n.Cap, cols], of the types t: eagerly over
+// the live rows (read back: a host sync), else over the capacity with
+// pad.go's rules (a's padding rows read as they are, y's kept when
+// accumulating, else free, and w, the weight b is or is made from, whole).
+func (c *call) rowsGemm(t gemmType, transB bool, a *buffer, b uintptr, w matrix, y *buffer, nP uintptr, n backend.Count, k, cols int, accumulate bool) {
 	gemm := func(rows int) {
-		c.sgemm(false, true, rows, in, out, 1, dys.addr(), ws.addr(), beta(accumulate), dxs.addr())
+		c.gemm(t, false, transB, rows, cols, k, 1, a.addr(), b, beta(accumulate), y.addr())
 	}
 	if c.exactRows() {
 		gemm(c.gemmRows(nP, n.Cap))
 		return
 	}
 	c.capacityGemm([]matrix{
-		{ptr: dys.ptr, cols: out, rows: n.Cap, nP: nP, role: roleRows},
-		{ptr: ws.ptr, cols: out, rows: in, role: roleWhole},
-		{ptr: dxs.ptr, cols: in, rows: n.Cap, nP: nP, role: outputRole(accumulate)},
+		{ptr: a.ptr, cols: words(t.ab, k), rows: n.Cap, nP: nP, role: roleRows},
+		w,
+		{ptr: y.ptr, cols: words(t.c, cols), rows: n.Cap, nP: nP, role: outputRole(accumulate)},
 	}, func([]uintptr) { gemm(n.Cap) })
 }
 
@@ -149,11 +149,6 @@ func (c *call) gemmRows(nP uintptr, capRows int) int {
 	c.streamSync()
 	v := int(b.hostInt32(hostCountOff, 0))
 	return min(max(v, 0), capRows)
-}
-
-// sgemm issues one row-major SGEMM; empty products only scale c.
-func (c *call) sgemm(transA, transB bool, m, n, k int, alpha float32, a, bm uintptr, beta float32, cm uintptr) {
-	c.gemm(gemmType{}, transA, transB, m, n, k, alpha, a, bm, beta, cm)
 }
 
 // gemmType is a product's element types: bfloat16 operands (ab) and a
