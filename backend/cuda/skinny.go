@@ -36,15 +36,6 @@ func skinnyWidth(out int) int {
 	return p
 }
 
-// skinnyRows is the rows a warp of the forward kernel takes at a time (R
-// of kernels/skinny.cu).
-func skinnyRows(p int) int {
-	if p >= 4 {
-		return 32 / p
-	}
-	return 8
-}
-
 // skinnyKernel names the kernel of kind "fwd" or "wgrad" for out columns
 // of x: _bf16 for a bfloat16 x; vectors of four when in % 4 == 0 and x is
 // aligned to them (16 bytes, 8 for bfloat16), else one value at a time
@@ -65,14 +56,13 @@ func skinnyKernel(kind string, out, in int, x *buffer) string {
 // columns of in-wide rows.
 func skinnyFwdSmem(out, in int) int { return 16 * skinnyWidth(out) * ((in + 3) / 4) }
 
-// skinnyFwdGrid is the forward kernel's grid for out columns of cap rows:
-// the blocks of 256 threads the device holds at once (residentBlocks, its
-// shared memory smem), or fewer for few rows, striding over the rows. One
-// wave: each block copies w once, and no second wave waits on a first's
-// last blocks (products-sim's bottom GAT scores: 19.9 µs in four waves).
-func (c *call) skinnyFwdGrid(name string, out, cap, smem int) dim3 {
-	rows := 8 * skinnyRows(skinnyWidth(out))
-	return d1(uint32(max(1, min(ceilDiv(cap, rows), c.residentBlocks(name, 256, smem)))))
+// skinnyFwdGrid is the forward kernel's grid for cap rows, a thread a
+// row: the blocks of 256 threads the device holds at once (residentBlocks,
+// its shared memory smem), or fewer for few rows, striding over the rows.
+// One wave: each block copies w once, and no second wave waits on a
+// first's last blocks.
+func (c *call) skinnyFwdGrid(name string, cap, smem int) dim3 {
+	return d1(uint32(max(1, min(ceilDiv(cap, 256), c.residentBlocks(name, 256, smem)))))
 }
 
 // skinnyLinear runs Linear on skinny_fwd_* when the shapes allow (float32
@@ -88,7 +78,7 @@ func (c *call) skinnyLinear(ck *linearArgs) bool {
 	}
 	c.flushPads()
 	name := skinnyKernel("fwd", ck.out, ck.in, ck.x)
-	c.launchSkinnyFwd(ck, name, c.skinnyFwdGrid(name, ck.out, ck.n.Cap, smem), d1(256), smem)
+	c.launchSkinnyFwd(ck, name, c.skinnyFwdGrid(name, ck.n.Cap, smem), d1(256), smem)
 	return true
 }
 
@@ -104,7 +94,7 @@ func (b *Backend) ScoreProduct(x backend.Buffer, n backend.Count, u backend.Buff
 	name := skinnyKernel("fwd", heads, in, ck.x)
 	c.setSmem(name, smem)
 	c.flushPads()
-	c.launchScoreFwd(&ck, name, c.skinnyFwdGrid(name, heads, n.Cap, smem), d1(256), smem)
+	c.launchScoreFwd(&ck, name, c.skinnyFwdGrid(name, n.Cap, smem), d1(256), smem)
 }
 
 // skinnyWgrad runs LinearBackwardWeight on skinny_wgrad_* when the shapes

@@ -189,8 +189,8 @@ func BenchmarkSkinny(b *testing.B) {
 
 // TestSkinnyForwardGrid: the forward kernel's grid is one wave (the blocks
 // the device holds at once, from the driver's occupancy: at least one a
-// multiprocessor, at most the 2,048 threads one holds), or one block per
-// 8·R rows where there are fewer rows; the occupancy is asked once.
+// multiprocessor, at most the 2,048 threads one holds), or a thread a row
+// where there are fewer rows; the occupancy is asked once.
 func TestSkinnyForwardGrid(t *testing.T) {
 	b := openTest(t, Options{})
 	c := b.begin("test")
@@ -202,11 +202,11 @@ func TestSkinnyForwardGrid(t *testing.T) {
 	if wave < b.dev.sms || wave > b.dev.sms*2048/256 {
 		t.Fatalf("%d blocks resident on %d multiprocessors", wave, b.dev.sms)
 	}
-	if g := c.skinnyFwdGrid(name, out, 1<<24, smem); int(g.x) != wave {
+	if g := c.skinnyFwdGrid(name, 1<<24, smem); int(g.x) != wave {
 		t.Fatalf("grid of %d blocks for 16M rows, want one wave of %d", g.x, wave)
 	}
-	if g := c.skinnyFwdGrid(name, out, 100, smem); int(g.x) != ceilDiv(100, 8*skinnyRows(skinnyWidth(out))) {
-		t.Fatalf("grid of %d blocks for 100 rows, want %d", g.x, ceilDiv(100, 8*skinnyRows(skinnyWidth(out))))
+	if g := c.skinnyFwdGrid(name, 1000, smem); g.x != 4 {
+		t.Fatalf("grid of %d blocks for 1,000 rows, want 4 (a thread a row)", g.x)
 	}
 	if len(b.resident) != 1 || !c.ok {
 		t.Fatalf("%d occupancies cached (ok %t), want 1", len(b.resident), c.ok)

@@ -15,13 +15,13 @@
 // 4, 8): outputs past out are computed as 0 and not written.
 //
 // skinny_fwd_p{P}(_v1): y[i, :out] = x[i, :]·w (+ y[i, :out] when acc) for
-//   rows i < n. Each block keeps w in shared memory as [4][P][W] (W =
-//   ceil(in/4) words; q, o, j: w[4j+q, o], so lanes read consecutive words).
-//   A warp takes R = min(8, 32/P) consecutive rows at a time and lane l the
-//   words l, l+32, ...: per row and output a float32 FMA chain over the
-//   lane's words in order and each word's columns in order, then a
-//   reduce-scatter over the warp (SkFold) leaves each (row, output) sum in
-//   a group of 32/(R·P) lanes, whose first writes it.
+//   rows i < n. Each block keeps w in shared memory as [4·W][P] (W =
+//   ceil(in/4) words; row 4j+q holds w[4j+q, :], read by every thread at
+//   once). A thread takes a row (the grid strides over them) and per output
+//   a float32 FMA chain over the row's columns in order: no sums across
+//   lanes, few registers, and eight of a row's words loaded ahead. A warp's
+//   lanes read 32 rows apart; a row's words come from the sectors its first
+//   reads brought into L1.
 // skinny_wgrad_p{P}(_v1): partial[b, k*out + o] = sum over rows i of chunk b
 //   (rows [b*chunkRows, (b+1)*chunkRows) below n) of x[i, k]·dy[i, o]. Grid
 //   (chunks, ceil(W/32)), block (32, 8): thread (x, y) of block (bx, by)
@@ -57,77 +57,38 @@ __device__ __forceinline__ float4 sk_word(const E* x, i64 base, int in, int j) {
                        c + 2 < in ? to_float(x[base + c + 2]) : 0.f, c + 3 < in ? to_float(x[base + c + 3]) : 0.f);
 }
 
-// SkFold<V, 16>::run: the warp's sums of s[0..V) (V a power of two, at
-// most 32) by a reduce-scatter: at xor distance O = 16, 8, ..., 1 a lane
-// whose bit O is set keeps the upper half of its C values, sends the lower
-// half to its partner and adds the partner's upper half (then, with one
-// value left, a plain butterfly). Afterwards lane l holds in s[0] the sum
-// of value l / (32/V); every lane reaches every shuffle. A template
-// recursion, so that every index is a constant and s stays in registers.
-template <int C, int O>
-struct SkFold {
-    static __device__ __forceinline__ void run(float* s, int lane) {
-        const int h = C / 2;
-        bool up = (lane & O) != 0;
-#pragma unroll
-        for (int k = 0; k < h; k++) {
-            float send = up ? s[k] : s[k + h];
-            float keep = up ? s[k + h] : s[k];
-            s[k] = keep + __shfl_xor_sync(FULL_MASK, send, O);
-        }
-        SkFold<h, O / 2>::run(s, lane);
-    }
-};
-template <int O>
-struct SkFold<1, O> {
-    static __device__ __forceinline__ void run(float* s, int lane) {
-        s[0] += __shfl_xor_sync(FULL_MASK, s[0], O);
-        SkFold<1, O / 2>::run(s, lane);
-    }
-};
-template <>
-struct SkFold<1, 0> {
-    static __device__ __forceinline__ void run(float*, int) {}
-};
-
 template <int P, bool VEC, typename E>
 __device__ __forceinline__ void skinny_fwd_t(const E* x, const int* nP, int cap, const float* w, int in, int out,
                                              float* y, int acc) {
-    const int R = P >= 4 ? 32 / P : 8, V = R * P, G = 32 / V;
-    extern __shared__ float ws[];  // [4][P][W]
+    extern __shared__ float4 wv4[];  // [W][4] vectors of P/4 float4 (P >= 4), or [W][4][P] floats
+    float* ws = (float*)wv4;
     int W = (in + 3) >> 2;
     for (int t = threadIdx.x; t < 4 * P * W; t += blockDim.x) {
-        int j = t % W, o = (t / W) % P, k = 4 * j + t / (W * P);
+        int o = t % P, k = t / P;  // k = 4j + q
         ws[t] = k < in && o < out ? w[(i64)k * out + o] : 0.f;
     }
     __syncthreads();
-    int n = live_count(nP, cap), lane = lane_id();
-    i64 stride = (i64)gwarps() * R;
-    for (i64 r0 = (i64)gwarp() * R; r0 < n; r0 += stride) {  // the warp's rows r0 .. r0+R-1
-        float s[V];
+    int n = live_count(nP, cap);
+    for (i64 r = gtid(); r < n; r += gthreads()) {
+        float s[P];
 #pragma unroll
-        for (int v = 0; v < V; v++) s[v] = 0.f;
-        for (int j = lane; j < W; j += 32) {
-            float4 xv[R];
-#pragma unroll
-            for (int r = 0; r < R; r++)
-                xv[r] = r0 + r < n ? sk_word<VEC>(x, (r0 + r) * in, in, j) : make_float4(0.f, 0.f, 0.f, 0.f);
+        for (int o = 0; o < P; o++) s[o] = 0.f;
+        i64 base = r * in;
+#pragma unroll 8
+        for (int j = 0; j < W; j++) {
+            float4 xv = sk_word<VEC>(x, base, in, j);
 #pragma unroll
             for (int q = 0; q < 4; q++) {
+                const float* wr = ws + (4 * j + q) * P;
 #pragma unroll
-                for (int o = 0; o < P; o++) {
-                    float wv = ws[(q * P + o) * W + j];
-#pragma unroll
-                    for (int r = 0; r < R; r++) s[r * P + o] = fmaf(sk_comp(xv[r], q), wv, s[r * P + o]);
-                }
+                for (int o = 0; o < P; o++) s[o] = fmaf(sk_comp(xv, q), wr[o], s[o]);
             }
         }
-        SkFold<V, 16>::run(s, lane);
-        int slot = lane / G, o = slot % P;
-        i64 row = r0 + slot / P;
-        if (lane % G == 0 && row < n && o < out) {
-            i64 idx = row * out + o;
-            y[idx] = acc ? y[idx] + s[0] : s[0];
+#pragma unroll
+        for (int o = 0; o < P; o++) {
+            if (o >= out) break;
+            i64 idx = r * out + o;
+            y[idx] = acc ? y[idx] + s[o] : s[o];
         }
     }
 }
@@ -184,8 +145,7 @@ __device__ __forceinline__ void skinny_wgrad_t(const E* x, const float* dy, cons
 // The kernels: P = 1, 2, 4, 8; float32 x in vectors and (_v1) one at a
 // time, and bfloat16 x (_bf16) likewise. The weight gradient's bound of 64
 // registers (4 blocks a multiprocessor, where it took 71 and 3) made it
-// 22.6 -> 17.1 us on products-sim's bottom GAT layer (H200); the forward
-// kernel's was slower (20.5 -> 35.1 us at 64, 22.3 at 80 of its 127).
+// 22.6 -> 17.1 us on products-sim's bottom GAT layer (H200).
 #define SK_FWD_ARGS const int *nP, int cap, const float *w, int in, int out, float *y, int acc
 #define SK_WGRAD_ARGS const float *dy, const int *nP, int cap, int in, int out, float *partial, int chunkRows
 #define SK_KERNELS(P)                                                                                                \
