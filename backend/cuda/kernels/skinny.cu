@@ -60,8 +60,8 @@ __device__ __forceinline__ float4 sk_word(const E* x, i64 base, int in, int j) {
 template <int P, bool VEC, typename E>
 __device__ __forceinline__ void skinny_fwd_t(const E* x, const int* nP, int cap, const float* w, int in, int out,
                                              float* y, int acc) {
-    extern __shared__ float4 wv4[];  // [W][4] vectors of P/4 float4 (P >= 4), or [W][4][P] floats
-    float* ws = (float*)wv4;
+    extern __shared__ float4 wv4[];  // 16-byte aligned: a row of P >= 4 floats reads as vectors
+    float* ws = (float*)wv4;         // [4·W][P]: row 4j+q is w[4j+q, :]
     int W = (in + 3) >> 2;
     for (int t = threadIdx.x; t < 4 * P * W; t += blockDim.x) {
         int o = t % P, k = t / P;  // k = 4j + q
