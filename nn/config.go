@@ -165,13 +165,20 @@ func (c Config) Validate() error {
 }
 
 // bf16Bottom reports whether the bottom layer multiplies in bfloat16:
-// BF16Bottom, for GraphSAGE, or for GAT's aggregate-first form with even
-// input and head widths (its products' bfloat16 operands need them).
+// BF16Bottom, where the layer has that form (BF16BottomApplies).
 func (c Config) bf16Bottom() bool {
-	if !c.BF16Bottom || c.Layers < 1 {
+	return c.BF16Bottom && c.BF16BottomApplies()
+}
+
+// BF16BottomApplies reports whether the bottom layer has the bfloat16
+// form BF16Bottom asks for: GraphSAGE's, and GAT's aggregate-first one
+// with even input and head widths (its products' bfloat16 operands need
+// them). Elsewhere BF16Bottom leaves the products float32.
+func (c Config) BF16BottomApplies() bool {
+	switch {
+	case c.Layers < 1 || c.Kind != KindSAGE && c.Kind != KindGAT:
 		return false
-	}
-	if c.Kind != KindGAT {
+	case c.Kind == KindSAGE:
 		return true
 	}
 	_, out := c.dims(0)

@@ -292,7 +292,7 @@ func resolveConfig(fs *flag.FlagSet, rf *runFlags, hf *hyperFlags) (train.Config
 	}
 	rf.j.BottomGiven = cfg.BottomProducts != ""
 	if cfg.BottomProducts == "" {
-		cfg.BottomProducts = job.GPUBottomProducts(cfg, rf.j.CUDA.TF32, rf.j.Mode == train.Hybrid, rf.onGPUs)
+		cfg.BottomProducts = job.GPUBottomProducts(cfg, 0, rf.j.CUDA.TF32, rf.j.Mode == train.Hybrid, rf.onGPUs)
 		rf.j.BottomDefault = cfg.BottomProducts != ""
 	}
 	if err := cfg.Validate(); err != nil {

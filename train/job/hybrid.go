@@ -184,7 +184,7 @@ func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds
 		backend.MemoryOf(be).ResetPeak() // the run's peak, not the trials'
 	}
 	if !ds.Typed() { // typed models keep float32 bottom products (prepareTyped)
-		j.hybridBottom(&cfg, be, hopt.Hot.Ratio)
+		j.hybridBottom(&cfg, be, ds, hopt.Hot.Ratio)
 	}
 	sum, st, err := hybrid.Run(ctx, be, ds, cfg, opt, hopt)
 	if err != nil {
@@ -224,12 +224,12 @@ func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds
 // (bfloat16 GraphSAGE products, 10% of a products-sim step) once it has no
 // hot vertices (ratio 0, asked or chosen by --hot-ratio auto), whose
 // float32 rows kept the default off, unless --bottom-products was given.
-func (j *Job) hybridBottom(cfg *train.Config, be backend.Backend, ratio float64) {
+func (j *Job) hybridBottom(cfg *train.Config, be backend.Backend, ds *dataset.Dataset, ratio float64) {
 	if j.BottomGiven || ratio != 0 || cfg.BottomProducts != "" {
 		return
 	}
 	_, gpu := be.(memInfoer) // a device that says its free memory: a GPU
-	if b := GPUBottomProducts(*cfg, j.CUDA.TF32, false, func() bool { return gpu }); b != "" {
+	if b := GPUBottomProducts(*cfg, ds.FeatDim, j.CUDA.TF32, false, func() bool { return gpu }); b != "" {
 		cfg.BottomProducts = b
 		fmt.Fprintf(j.Log, "hybrid: no hot vertices, so the bottom layer multiplies in %s (--bottom-products float32 keeps float32)\n", b)
 	}

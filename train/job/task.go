@@ -212,7 +212,7 @@ func trainItems(cfg train.Config, ds *dataset.Dataset) (int, string) {
 
 // prepareTyped fits the job to a typed dataset: the default model becomes
 // rsage (the one-type default would be refused), without the one-type
-// models' GPU default of bfloat16 bottom products; what typed graphs do
+// models' GPU default of bfloat16 bottom products (fitBottom); what typed graphs do
 // not train with is refused (typedRefusal); the configuration then must
 // suit the dataset (train.Config.CheckDataset). Every rank of a launched
 // job loads the dataset, so each fits its own configuration alike.
@@ -235,10 +235,19 @@ func (j *Job) prepareTyped(ds *dataset.Dataset) error {
 			return err
 		}
 	}
-	if j.Config.TypedModel() && j.BottomDefault {
+	j.fitBottom(ds)
+	return j.Config.CheckDataset(ds)
+}
+
+// fitBottom drops the GPU default of bfloat16 bottom products where the
+// model has no bfloat16 bottom layer at the dataset's input width (typed
+// models; GAT with input as wide as its hidden layer, or odd widths:
+// nn.Config.BF16BottomApplies), so that the run's configuration says how
+// it multiplies.
+func (j *Job) fitBottom(ds *dataset.Dataset) {
+	if j.BottomDefault && !j.Config.ModelConfig(ds.FeatDim, 1).BF16BottomApplies() {
 		j.Config.BottomProducts, j.BottomDefault = "", false
 	}
-	return j.Config.CheckDataset(ds)
 }
 
 // typedRefusal names, in one line, what a typed dataset does not train
