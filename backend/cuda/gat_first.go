@@ -111,7 +111,7 @@ func (c *call) headRows(back bool, a, w, y *buffer, nP uintptr, n backend.Count,
 		aCols, yCols, k, m = wd, hin, dim, in
 	}
 	if a.dt == backend.BF16 {
-		c.headRowsHalf(back, a, w, y, nP, n, heads, in, dim)
+		c.headRowsHalf(back, a, w, y, nP, n, heads, in, dim, aCols, yCols)
 		return
 	}
 	if wbd, ok := c.blockDiag(w.addr(), in, heads, dim, a.addr(), y.addr()); ok && c.tcRows(back, a.addr(), wbd, y.addr(), nP, n.Cap, yCols, aCols, false) {

@@ -16,16 +16,12 @@ import "github.com/fanout-gnn/fanout/backend"
 // headRowsHalf is headRows for BF16 a and w: y = a·wbd (back false: a
 // [rows, heads·in], y F32 [rows, heads·dim]) or y = a·wbdᵀ (back true: a
 // [rows, heads·dim], y F32 or BF16 [rows, heads·in]), wbd the BF16
-// block-diagonal expansion of w [in, heads·dim] (blockDiagHalf).
-func (c *call) headRowsHalf(back bool, a, w, y *buffer, nP uintptr, n backend.Count, heads, in, dim int) {
-	hin, wd := heads*in, heads*dim
-	aCols, yCols := hin, wd
-	if back {
-		aCols, yCols = wd, hin
-	}
+// block-diagonal expansion of w [in, heads·dim] (blockDiagHalf); aCols and
+// yCols are a's and y's widths, as headRows has them.
+func (c *call) headRowsHalf(back bool, a, w, y *buffer, nP uintptr, n backend.Count, heads, in, dim, aCols, yCols int) {
 	wbd := c.blockDiagHalf(w.addr(), in, heads, dim)
 	t := gemmType{ab: true, c: y.dt == backend.BF16}
-	wm := matrix{ptr: w.ptr, cols: words(true, wd), rows: in, role: roleWhole}
+	wm := matrix{ptr: w.ptr, cols: words(true, heads*dim), rows: in, role: roleWhole}
 	c.rowsGemm(t, back, a, wbd, wm, y, nP, n, aCols, yCols, false)
 }
 
@@ -36,18 +32,8 @@ func (c *call) headRowsHalf(back bool, a, w, y *buffer, nP uintptr, n backend.Co
 func (c *call) headWgradHalf(ck *headLinearBackwardWeightArgs, n backend.Count, heads, in, dim int) {
 	hin, wd := heads*in, heads*dim
 	dwbd := c.scratch(scratchHeads, int64(hin)*int64(wd)*4)
-	gemm := func(rows int, x, dy uintptr) {
-		c.gemm(gemmType{ab: true}, true, false, hin, wd, rows, 1, x, dy, 0, dwbd)
-	}
-	if c.exactRows() {
-		gemm(c.gemmRows(ck.nP, n.Cap), ck.x.addr(), ck.dy.addr())
-	} else {
-		c.capacityGemm([]matrix{
-			{ptr: ck.x.ptr, cols: words(true, hin), rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.x.paddingFree(n.Cap * hin)},
-			{ptr: ck.dy.ptr, cols: words(true, wd), rows: n.Cap, nP: ck.nP, role: roleZero, free: ck.dy.paddingFree(n.Cap * wd)},
-			{ptr: ck.dw.ptr, cols: wd, rows: in, role: roleWhole},
-		}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
-	}
+	dw := matrix{ptr: ck.dw.ptr, cols: wd, rows: in, role: roleWhole}
+	c.wgradGemm(true, ck.x, ck.dy, dw, dwbd, ck.nP, n, hin, wd, false)
 	c.args().ptr(dwbd).i32(in).i32(heads).i32(dim).ptr(ck.dw.addr())
 	c.launch("block_diag_bwd", d1(c.blocks(int64(in*wd), 256)), d1(256), 0)
 }

@@ -91,17 +91,27 @@ func (b *Backend) LinearBackwardWeight(x, dy backend.Buffer, n backend.Count, in
 	if !half && c.tcWgrad(xs.addr(), dys.addr(), dws.addr(), nP, n.Cap, in, out, accumulate) {
 		return
 	}
-	gemm := func(rows int, x, dy uintptr) {
-		c.gemm(gemmType{half, false}, true, false, in, out, rows, 1, x, dy, beta(accumulate), dws.addr())
+	wm := matrix{ptr: dws.ptr, cols: out, rows: in, role: roleWhole}
+	c.wgradGemm(half, xs, dys, wm, dws.addr(), nP, n, in, out, accumulate)
+}
+
+// wgradGemm issues dst (+)= x[:n]ᵀ·dy[:n], x [n.Cap, in] and dy [n.Cap,
+// out] both BF16 (half) or both F32, dst F32 [in, out]: eagerly over the
+// live rows (read back: a host sync), else over the capacity with x's and
+// dy's padding rows read as zeros and w, the weight whose gradient this
+// is (dst, or the matrix dst is summed into), whole.
+func (c *call) wgradGemm(half bool, x, dy *buffer, w matrix, dst, nP uintptr, n backend.Count, in, out int, accumulate bool) {
+	gemm := func(rows int, xa, dya uintptr) {
+		c.gemm(gemmType{half, false}, true, false, in, out, rows, 1, xa, dya, beta(accumulate), dst)
 	}
 	if c.exactRows() {
-		gemm(c.gemmRows(nP, n.Cap), xs.addr(), dys.addr())
+		gemm(c.gemmRows(nP, n.Cap), x.addr(), dy.addr())
 		return
 	}
 	c.capacityGemm([]matrix{
-		{ptr: xs.ptr, cols: words(half, in), rows: n.Cap, nP: nP, role: roleZero, free: xs.paddingFree(n.Cap * in)},
-		{ptr: dys.ptr, cols: words(half, out), rows: n.Cap, nP: nP, role: roleZero, free: dys.paddingFree(n.Cap * out)},
-		{ptr: dws.ptr, cols: out, rows: in, role: roleWhole},
+		{ptr: x.ptr, cols: words(half, in), rows: n.Cap, nP: nP, role: roleZero, free: x.paddingFree(n.Cap * in)},
+		{ptr: dy.ptr, cols: words(half, out), rows: n.Cap, nP: nP, role: roleZero, free: dy.paddingFree(n.Cap * out)},
+		w,
 	}, func(addr []uintptr) { gemm(n.Cap, addr[0], addr[1]) })
 }
 

@@ -25,6 +25,7 @@
 #include "bf16.cuh"
 #include "block.cuh"
 #include "gat.cuh"
+#include "vec.cuh"
 
 #define SA_NC 4
 #define SA_HC 8
@@ -139,9 +140,6 @@ extern "C" __global__ void shared_agg_bwd(SA_ARGS, const float* x, const float* 
 //   conversions.
 #define SA_U 4
 
-// f4 is component k (0-3, a constant once unrolled) of v.
-__device__ __forceinline__ float f4(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
-
 // sa_quad is columns [c0, c0+4) of the row at element at of p (bfloat16
 // bits when bf16), widened, 0 past in: one load where vec, else one a
 // column.
@@ -199,7 +197,7 @@ __device__ __forceinline__ void shared_agg_regs(const int* indices, BlockCounts 
                         float cf = t < heads ? cr[t] : 0.f;
 #pragma unroll
                         for (int q = 0; q < 4; q++)
-                            acc[t][q] = k == 0 ? __fmul_rn(cf, f4(xv[u], q)) : fmaf(cf, f4(xv[u], q), acc[t][q]);
+                            acc[t][q] = k == 0 ? __fmul_rn(cf, vcomp(xv[u], q)) : fmaf(cf, vcomp(xv[u], q), acc[t][q]);
                     }
                 }
             }

@@ -28,6 +28,7 @@
 // outputs as 4 x 4 mma.m16n8k8 tiles. Requirements (checked on the host):
 // K, N, lda, ldb, M (wgrad) multiples of 4 and 16-byte aligned pointers.
 #include "common.cuh"
+#include "vec.cuh"
 
 #define TC_BM 128
 #define TC_BN 128
@@ -177,8 +178,6 @@ __device__ __forceinline__ void stage_any(const TcStage<AROW, BROW>& s, float ac
     }
 }
 
-__device__ __forceinline__ float f4(float4 v, int k) { return k == 0 ? v.x : (k == 1 ? v.y : (k == 2 ? v.z : v.w)); }
-
 // stage_nt multiplies one stage whose operands both keep k contiguous (A
 // row-major, B n-major) with 16-byte shared loads. The stage's k are
 // permuted the same way for A and B (a sum over k does not care): in k-step
@@ -203,15 +202,15 @@ __device__ __forceinline__ void stage_nt(const TcStage<true, false>& s, float ac
             u32 ab[4][4], as[4][4], bb[4][2], bs[4][2];
 #pragma unroll
             for (int i = 0; i < 4; i++) {
-                split(f4(av[i][0], 2 * e), ab[i][0], as[i][0]);
-                split(f4(av[i][1], 2 * e), ab[i][1], as[i][1]);
-                split(f4(av[i][0], 2 * e + 1), ab[i][2], as[i][2]);
-                split(f4(av[i][1], 2 * e + 1), ab[i][3], as[i][3]);
+                split(vcomp(av[i][0], 2 * e), ab[i][0], as[i][0]);
+                split(vcomp(av[i][1], 2 * e), ab[i][1], as[i][1]);
+                split(vcomp(av[i][0], 2 * e + 1), ab[i][2], as[i][2]);
+                split(vcomp(av[i][1], 2 * e + 1), ab[i][3], as[i][3]);
             }
 #pragma unroll
             for (int j = 0; j < 4; j++) {
-                split(f4(bv[j], 2 * e), bb[j][0], bs[j][0]);
-                split(f4(bv[j], 2 * e + 1), bb[j][1], bs[j][1]);
+                split(vcomp(bv[j], 2 * e), bb[j][0], bs[j][0]);
+                split(vcomp(bv[j], 2 * e + 1), bb[j][1], bs[j][1]);
             }
             mma_all(acc, ab, as, bb, bs);
         }

@@ -11,6 +11,9 @@ __device__ __forceinline__ float4 vfma(float w, float4 x, float4 a) {
     return make_float4(fmaf(w, x.x, a.x), fmaf(w, x.y, a.y), fmaf(w, x.z, a.z), fmaf(w, x.w, a.w));
 }
 
+// vcomp is component k (0-3, a constant once unrolled) of v.
+__device__ __forceinline__ float vcomp(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
+
 // vadd: a + b
 __device__ __forceinline__ float vadd(float a, float b) { return a + b; }
 __device__ __forceinline__ float4 vadd(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
