@@ -403,15 +403,15 @@ func (m *Model) reserve(caps []Caps) error {
 		if l == 0 && m.cfg.bf16BottomOutput() {
 			actType = backend.BF16 // the bfloat16 product's output, held so through bias/ReLU/dropout
 		}
-		m.act[l] = m.ws.alloc(fmt.Sprintf("layer %d activations", l), actType, c.Dst*out)
+		m.act[l] = m.ws.allocRows(fmt.Sprintf("layer %d activations", l), actType, c.Dst*out)
 		m.hid[l] = m.act[l]
 		switch {
 		case readsHalf(m.next(l)) && m.cfg.BF16Activations && actType == backend.F32:
-			m.hid[l] = m.ws.alloc(fmt.Sprintf("layer %d activations (bfloat16)", l), backend.BF16, c.Dst*out)
+			m.hid[l] = m.ws.allocRows(fmt.Sprintf("layer %d activations (bfloat16)", l), backend.BF16, c.Dst*out)
 		case m.norms[l] != nil && actType == backend.F32:
 			// The normalisation writes here and keeps act, its input, for
 			// its backward (normLayer.reserve without keep).
-			m.hid[l] = m.ws.alloc(fmt.Sprintf("layer %d normalised activations", l), backend.F32, c.Dst*out)
+			m.hid[l] = m.ws.allocRows(fmt.Sprintf("layer %d normalised activations", l), backend.F32, c.Dst*out)
 		}
 		if !(l == 0 && m.cfg.bf16Bottom() && m.gathers(1)) { // else layer 1 writes dHalf directly
 			m.dAct[l] = m.ws.allocRows(fmt.Sprintf("layer %d activation gradients", l), backend.F32, c.Dst*out)
