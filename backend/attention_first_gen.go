@@ -28,20 +28,24 @@ type SharedAttention interface {
 	// whose source is not live and for a Bipartite block's self loop. It
 	// gives no gradient of x (a bottom layer's input is the features).
 	SharedAggregateBackward(blk *Block, x, dout Buffer, heads, in int, dcoef Buffer)
-	// ScoreProduct is Linear for the scores of a layer that aggregates
-	// before it projects: y[:n] = x[:n]·u, x F32 or BF16 [n.Cap, in]
-	// (bfloat16 widened as read, so that the layer reads its input rows
-	// in the type its table keeps them), u F32 [in, heads] (W_h·a_h per
-	// head), y F32 [n.Cap, heads], at most MaxScoreHeads heads. Float32
-	// sums, in an order that does not depend on x's type: a bfloat16 x
-	// gives the bits of its float32 widening. Rows of y past the live
-	// count are unspecified afterwards.
-	ScoreProduct(x Buffer, n Count, u Buffer, in, heads int, y Buffer)
-	// ScoreProductBackward overwrites du F32 [in, heads] with the gradient
-	// of ScoreProduct's u from dy F32 [n.Cap, heads]: du = x[:n]ᵀ·dy[:n]
-	// (x as ScoreProduct reads it; a bfloat16 x gives the bits of its
-	// float32 widening).
-	ScoreProductBackward(x, dy Buffer, n Count, in, heads int, du Buffer)
+	// ScoreProducts is Linear for the scores of a layer that aggregates
+	// before it projects, two products of one x (its sources' and its
+	// destinations' scores) in one pass: y1[:n1] = x[:n1]·u1 and y2[:n2] =
+	// x[:n2]·u2, x F32 or BF16 [max(n1.Cap, n2.Cap), in] (bfloat16 widened
+	// as read, so that the layer reads its input rows in the type its
+	// table keeps them), u1 and u2 F32 [in, heads] (W_h·a_h per head), y1
+	// F32 [n1.Cap, heads], y2 F32 [n2.Cap, heads], at most MaxScoreHeads
+	// heads. Float32 sums, in an order that depends on neither x's type
+	// nor the other product: a bfloat16 x gives the bits of its float32
+	// widening, and a zero count as n2 leaves y1 as it is with one. Rows
+	// past the live counts are unspecified afterwards.
+	ScoreProducts(x Buffer, n1, n2 Count, u1, u2 Buffer, in, heads int, y1, y2 Buffer)
+	// ScoreProductsBackward overwrites du1 and du2 F32 [in, heads] with the
+	// gradients of ScoreProducts' u1 and u2 from dy1 F32 [n1.Cap, heads]
+	// and dy2 F32 [n2.Cap, heads]: du1 = x[:n1]ᵀ·dy1[:n1], du2 =
+	// x[:n2]ᵀ·dy2[:n2] (x as ScoreProducts reads it; a bfloat16 x gives the
+	// bits of its float32 widening; each sum as it is alone).
+	ScoreProductsBackward(x, dy1, dy2 Buffer, n1, n2 Count, in, heads int, du1, du2 Buffer)
 	// HeadLinear projects each head's block of x's columns by that head's
 	// columns of w: y[i, h·dim+c] = Σ_f x[i, h·in+f]·w[f, h·dim+c] for the
 	// live rows i < n (x F32 [n.Cap, heads·in], SharedAggregate's out; w

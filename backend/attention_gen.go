@@ -37,6 +37,12 @@ type Attention interface {
 	// [:n], summed in float64: x F32 [n.Cap, heads·dim], a F32
 	// [heads·dim], out F32 [n.Cap, heads].
 	HeadDot(x Buffer, n Count, heads, dim int, a, out Buffer)
+	// HeadDots is two HeadDots over the same x in one pass (a GAT layer's
+	// source and destination scores, which share z): out1 over rows [:n1]
+	// with a1 and out2 over rows [:n2] with a2, each the bits HeadDot
+	// writes. x F32 [max(n1.Cap, n2.Cap), heads·dim], a1, a2 F32
+	// [heads·dim], out1 F32 [n1.Cap, heads], out2 F32 [n2.Cap, heads].
+	HeadDots(x Buffer, n1, n2 Count, heads, dim int, a1, a2, out1, out2 Buffer)
 	// HeadDotBackward is the backward of two HeadDots over the same x (a
 	// GAT layer's source and destination scores, which share z): on rows
 	// [:n1] dx[i, h·dim+f] += dout1[i, h]·a1[h·dim+f], then on rows [:n2]

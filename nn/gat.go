@@ -141,8 +141,7 @@ func (g *gatLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 		return
 	}
 	be.Linear(x, blk.NumSrc, g.w.W, g.in, H*D, g.z, false)
-	g.att.HeadDot(g.z, blk.NumSrc, H, D, g.attSrc.W, g.el)
-	g.att.HeadDot(g.z, blk.NumDst, H, D, g.attDst.W, g.er)
+	g.att.HeadDots(g.z, blk.NumSrc, blk.NumDst, H, D, g.attSrc.W, g.attDst.W, g.el, g.er)
 	g.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
 	g.att.HeadAggregate(blk, g.coef, g.z, H, D, g.mean, h, false)
 }

@@ -11,7 +11,7 @@ import (
 // input rows before it projects them:
 //
 //	u_h = W_h·a_h                       u_src, u_dst [in, heads] (HeadDot over w's rows)
-//	el = x·u_src, er = x[:Dst]·u_dst    [Src, heads], [Dst, heads] (ScoreProduct)
+//	el = x·u_src, er = x[:Dst]·u_dst    [Src, heads], [Dst, heads] (ScoreProducts)
 //	agg[i, h·in+f] = Σ_j α_ij,h·x_j[f]  [Dst, heads·in] (SharedAggregate)
 //	h_i[h·dim:(h+1)·dim] = agg_i[h·in:(h+1)·in]·W_h  (HeadLinear)
 //
@@ -76,28 +76,34 @@ func (g *gatLayer) reserveFirst(c Caps) {
 }
 
 // readsBF16: in the aggregate-first form the layer's input rows may be
-// bfloat16 (its score products, SharedAttention's ScoreProduct, and its
-// aggregate widen them) where its heads are few enough for ScoreProduct;
+// bfloat16 (its score products, SharedAttention's ScoreProducts, and its
+// aggregate widen them) where its heads are few enough for ScoreProducts;
 // the projection-first form's product takes float32 rows.
 func (g *gatLayer) readsBF16() bool { return g.aggFirst && g.heads <= backend.MaxScoreHeads }
 
-// scores writes y[:n] = x[:n]·u (u [in, heads]): ScoreProduct, or Linear
-// for more heads than it takes (x float32 then, readsBF16).
-func (g *gatLayer) scores(x backend.Buffer, n backend.Count, u, y backend.Buffer) {
+// scores writes el = x[:NumSrc]·u_src and er = x[:NumDst]·u_dst:
+// ScoreProducts, or Linear for more heads than it takes (x float32 then,
+// readsBF16).
+func (g *gatLayer) scores(blk *backend.Block, x backend.Buffer) {
+	f := &g.first
 	if g.heads <= backend.MaxScoreHeads {
-		g.att.ScoreProduct(x, n, u, g.in, g.heads, y)
+		g.att.ScoreProducts(x, blk.NumSrc, blk.NumDst, f.uSrc, f.uDst, g.in, g.heads, g.el, g.er)
 		return
 	}
-	g.be.Linear(x, n, u, g.in, g.heads, y, false)
+	g.be.Linear(x, blk.NumSrc, f.uSrc, g.in, g.heads, g.el, false)
+	g.be.Linear(x, blk.NumDst, f.uDst, g.in, g.heads, g.er, false)
 }
 
-// scoresBackward overwrites du with the gradient of scores' u from dy.
-func (g *gatLayer) scoresBackward(x, dy backend.Buffer, n backend.Count, du backend.Buffer) {
+// scoresBackward overwrites the gradients of scores' u_src and u_dst from
+// del and der.
+func (g *gatLayer) scoresBackward(blk *backend.Block, x backend.Buffer) {
+	f := &g.first
 	if g.heads <= backend.MaxScoreHeads {
-		g.att.ScoreProductBackward(x, dy, n, g.in, g.heads, du)
+		g.att.ScoreProductsBackward(x, g.del, g.der, blk.NumSrc, blk.NumDst, g.in, g.heads, f.duSrc, f.duDst)
 		return
 	}
-	g.be.LinearBackwardWeight(x, dy, n, g.in, g.heads, du, false)
+	g.be.LinearBackwardWeight(x, g.del, blk.NumSrc, g.in, g.heads, f.duSrc, false)
+	g.be.LinearBackwardWeight(x, g.der, blk.NumDst, g.in, g.heads, f.duDst, false)
 }
 
 // forwardFirst is forward in the aggregate-first form: x F32 or BF16
@@ -107,10 +113,8 @@ func (g *gatLayer) forwardFirst(blk *backend.Block, x, h backend.Buffer) {
 	if f.half {
 		g.be.Convert(g.w.W, f.wh)
 	}
-	g.att.HeadDot(g.w.W, f.inRows, H, D, g.attSrc.W, f.uSrc)
-	g.att.HeadDot(g.w.W, f.inRows, H, D, g.attDst.W, f.uDst)
-	g.scores(x, blk.NumSrc, f.uSrc, g.el)
-	g.scores(x, blk.NumDst, f.uDst, g.er)
+	g.att.HeadDots(g.w.W, f.inRows, f.inRows, H, D, g.attSrc.W, g.attDst.W, f.uSrc, f.uDst)
+	g.scores(blk, x)
 	g.att.EdgeSoftmax(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.coef)
 	g.att.SharedAggregate(blk, g.coef, x, H, g.in, f.agg)
 	g.att.HeadLinear(f.agg, blk.NumDst, f.weights(g), H, g.in, D, h)
@@ -135,7 +139,6 @@ func (g *gatLayer) backwardFirst(blk *backend.Block, x, dh backend.Buffer) {
 	g.att.HeadLinearBackwardData(dh, blk.NumDst, f.weights(g), H, g.in, D, f.dagg)
 	g.att.SharedAggregateBackward(blk, x, f.dagg, H, g.in, g.dcoef)
 	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
-	g.scoresBackward(x, g.del, blk.NumSrc, f.duSrc)
-	g.scoresBackward(x, g.der, blk.NumDst, f.duDst)
+	g.scoresBackward(blk, x)
 	g.att.HeadDotBackward(g.w.W, f.duSrc, f.duDst, f.inRows, f.inRows, H, D, g.attSrc.W, g.attDst.W, g.w.G, true, g.attSrc.G, g.attDst.G)
 }

@@ -207,10 +207,10 @@ func (h *heteroNet) gatForward(b *TypedBatch, l, r int, y backend.Buffer, acc bo
 	xS, nS, blk := h.gatSources(b, l, r, true)
 	nT := b.Dst[l][rel.Dst]
 	be.Linear(xS, nS, ly.rels[r].neigh.W, inS, H*D, g.z, false)
-	h.att.HeadDot(g.z, nS, H, D, ly.rels[r].attSrc.W, g.el)
 	if g.u == nil { // one type: the destinations' projections are z's first rows
-		h.att.HeadDot(g.z, nT, H, D, ly.rels[r].attDst.W, g.er)
+		h.att.HeadDots(g.z, nS, nT, H, D, ly.rels[r].attSrc.W, ly.rels[r].attDst.W, g.el, g.er)
 	} else {
+		h.att.HeadDot(g.z, nS, H, D, ly.rels[r].attSrc.W, g.el)
 		h.att.HeadDot(ly.dstWeight(r).W, g.inRows, H, D, ly.rels[r].attDst.W, g.u)
 		be.Linear(h.input(b, l, rel.Dst), nT, g.u, inT, H, g.er, false)
 	}

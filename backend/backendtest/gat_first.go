@@ -165,52 +165,79 @@ func headLinearRef(s headLinearShape, x, w, dy []float32) headLinearWant {
 	return r
 }
 
-// scoreShape is a ScoreProduct shape: cap rows, live of them, in wide,
-// heads columns.
-type scoreShape struct{ cap, live, in, heads int }
+// scoreShape is a ScoreProducts shape: cap rows, live of them, for the
+// first product, cap2 and live2 for the second, in wide, heads columns.
+type scoreShape struct{ cap, live, cap2, live2, in, heads int }
 
-// scoreShapes: products-sim's bottom layer {4 heads, 100 wide}, widths
-// that take one value at a time, rows past a chunk of the weight
-// gradient's partial sums, no live row, and a width whose weights pass the
-// default shared memory of the CUDA kernels (1,600 columns at 8 heads).
-var scoreShapes = []scoreShape{{1, 1, 1, 1}, {40, 29, 100, 4}, {300, 257, 33, 3}, {600, 600, 64, 8},
-	{9, 0, 5, 2}, {70, 61, 1600, 8}, {50, 37, 10, 5}}
+// scoreShapes: products-sim's bottom layer {4 heads, 100 wide, the
+// destinations a third of the sources}, widths that take one value at a
+// time, rows past a chunk of the weight gradient's partial sums, no live
+// row, a second product over more rows than the first or none, and a
+// width whose weights pass the default shared memory of the CUDA kernels
+// (1,600 columns at 8 heads).
+var scoreShapes = []scoreShape{{1, 1, 1, 1, 1, 1}, {40, 29, 20, 11, 100, 4}, {300, 257, 300, 80, 33, 3},
+	{600, 600, 600, 600, 64, 8}, {9, 0, 9, 0, 5, 2}, {70, 61, 30, 23, 1600, 8}, {50, 37, 60, 49, 10, 5},
+	{520, 300, 0, 0, 100, 4}}
 
-// testScoreProduct: ScoreProduct and its backward against float64 sums,
-// and a bfloat16 x against its float32 widening bit for bit.
-func testScoreProduct(e *env) {
+// testScoreProducts: ScoreProducts and its backward against float64 sums,
+// a bfloat16 x against its float32 widening bit for bit, and each product
+// of the pair bit for bit as it is alone (a zero count as the other).
+func testScoreProducts(e *env) {
 	for _, s := range scoreShapes {
-		x, u, dy := e.randF32(s.cap*s.in, 1), e.randF32(s.in*s.heads, 1), e.randF32(s.cap*s.heads, 1)
+		rows := max(s.cap, s.cap2)
+		x, u1, u2 := e.randF32(rows*s.in, 1), e.randF32(s.in*s.heads, 1), e.randF32(s.in*s.heads, 1)
+		dy1, dy2 := e.randF32(s.cap*s.heads, 1), e.randF32(s.cap2*s.heads, 1)
 		bits := backend.ToBF16(x)
 		for k, v := range bits {
 			x[k] = backend.BF16Float(v)
 		}
-		n := e.count(s.live, s.cap)
-		run := func(xb backend.Buffer) (y, du []float32) {
-			yb, dub := e.poison(s.cap*s.heads), e.poison(s.in*s.heads)
-			e.att().ScoreProduct(xb, n, e.upload(u), s.in, s.heads, yb)
-			e.att().ScoreProductBackward(xb, e.upload(dy), n, s.in, s.heads, dub)
-			return e.readF32(yb, s.live*s.heads), e.readF32(dub, s.in*s.heads)
+		n1, n2 := e.count(s.live, s.cap), e.count(s.live2, s.cap2)
+		u1b, u2b, dy1b, dy2b := e.upload(u1), e.upload(u2), e.upload(dy1), e.upload(dy2)
+		type out struct{ y1, y2, du1, du2 []float32 }
+		run := func(xb backend.Buffer, n1, n2 backend.Count, u1b, u2b, dy1b, dy2b backend.Buffer, l1, l2 int) out {
+			y1, y2 := e.poison(max(1, n1.Cap)*s.heads), e.poison(max(1, n2.Cap)*s.heads)
+			du1, du2 := e.poison(s.in*s.heads), e.poison(s.in*s.heads)
+			e.att().ScoreProducts(xb, n1, n2, u1b, u2b, s.in, s.heads, y1, y2)
+			e.att().ScoreProductsBackward(xb, dy1b, dy2b, n1, n2, s.in, s.heads, du1, du2)
+			return out{e.readF32(y1, l1*s.heads), e.readF32(y2, l2*s.heads), e.readF32(du1, s.in*s.heads), e.readF32(du2, s.in*s.heads)}
 		}
-		y, du := run(e.upload(x))
-		yh, duh := run(e.upload(bits))
-		wantY, scaleY := make([]float64, s.live*s.heads), make([]float64, s.live*s.heads)
-		wantU, scaleU := make([]float64, s.in*s.heads), make([]float64, s.in*s.heads)
-		for i := range s.live {
-			for f := range s.in {
-				for h := range s.heads {
-					xv := float64(x[i*s.in+f])
-					t, g := xv*float64(u[f*s.heads+h]), xv*float64(dy[i*s.heads+h])
-					wantY[i*s.heads+h] += t
-					scaleY[i*s.heads+h] += math.Abs(t)
-					wantU[f*s.heads+h] += g
-					scaleU[f*s.heads+h] += math.Abs(g)
+		xb := e.upload(x)
+		got := run(xb, n1, n2, u1b, u2b, dy1b, dy2b, s.live, s.live2)
+		half := run(e.upload(bits), n1, n2, u1b, u2b, dy1b, dy2b, s.live, s.live2)
+		alone1 := run(xb, n1, e.count(0, s.cap2), u1b, u2b, dy1b, dy2b, s.live, 0)
+		alone2 := run(xb, n2, e.count(0, s.cap), u2b, u1b, dy2b, dy1b, s.live2, 0)
+		name := fmt.Sprintf("ScoreProducts %+v", s)
+		for _, p := range []struct {
+			what    string
+			y, du   []float32
+			u, dy   []float32
+			live    int
+			hy, hdu []float32
+			alone   out
+		}{
+			{"first", got.y1, got.du1, u1, dy1, s.live, half.y1, half.du1, alone1},
+			{"second", got.y2, got.du2, u2, dy2, s.live2, half.y2, half.du2, alone2},
+		} {
+			wantY, scaleY := make([]float64, p.live*s.heads), make([]float64, p.live*s.heads)
+			wantU, scaleU := make([]float64, s.in*s.heads), make([]float64, s.in*s.heads)
+			for i := range p.live {
+				for f := range s.in {
+					for h := range s.heads {
+						xv := float64(x[i*s.in+f])
+						t, g := xv*float64(p.u[f*s.heads+h]), xv*float64(p.dy[i*s.heads+h])
+						wantY[i*s.heads+h] += t
+						scaleY[i*s.heads+h] += math.Abs(t)
+						wantU[f*s.heads+h] += g
+						scaleU[f*s.heads+h] += math.Abs(g)
+					}
 				}
 			}
+			e.checkClose(name+" y, "+p.what, p.y, wantY, scaleY, tolSum, s.heads)
+			e.checkClose(name+" du, "+p.what, p.du, wantU, scaleU, tolSum, s.heads)
+			checkEqual(e.t, name+" y, bfloat16 x, "+p.what, p.hy, p.y, s.heads)
+			checkEqual(e.t, name+" du, bfloat16 x, "+p.what, p.hdu, p.du, s.heads)
+			checkEqual(e.t, name+" y alone, "+p.what, p.alone.y1, p.y, s.heads)
+			checkEqual(e.t, name+" du alone, "+p.what, p.alone.du1, p.du, s.heads)
 		}
-		e.checkClose(fmt.Sprintf("ScoreProduct %+v", s), y, wantY, scaleY, tolSum, s.heads)
-		e.checkClose(fmt.Sprintf("ScoreProductBackward %+v", s), du, wantU, scaleU, tolSum, s.heads)
-		checkEqual(e.t, fmt.Sprintf("ScoreProduct %+v, bfloat16 x", s), yh, y, s.heads)
-		checkEqual(e.t, fmt.Sprintf("ScoreProductBackward %+v, bfloat16 x", s), duh, du, s.heads)
 	}
 }

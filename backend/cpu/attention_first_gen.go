@@ -66,55 +66,69 @@ func (b *Backend) checkSharedAggregateBackward(blk *backend.Block, x, dout backe
 	return c, ck
 }
 
-// scoreProductArgs are ScoreProduct's arguments as checkScoreProduct returns them.
-type scoreProductArgs struct {
-	n  int
-	nP *int32
-	x  *buffer
-	u  []float32
-	y  []float32
+// scoreProductsArgs are ScoreProducts's arguments as checkScoreProducts returns them.
+type scoreProductsArgs struct {
+	n1  int
+	n1P *int32
+	n2  int
+	n2P *int32
+	x   *buffer
+	u1  []float32
+	u2  []float32
+	y1  []float32
+	y2  []float32
 }
 
-// checkScoreProduct begins a call of ScoreProduct (backend.SharedAttention) and checks its arguments:
+// checkScoreProducts begins a call of ScoreProducts (backend.SharedAttention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) (c call, ck scoreProductArgs) {
-	c = b.begin("ScoreProduct")
-	ck.n, ck.nP = c.count("n", n)
+func (b *Backend) checkScoreProducts(x backend.Buffer, n1, n2 backend.Count, u1, u2 backend.Buffer, in, heads int, y1, y2 backend.Buffer) (c call, ck scoreProductsArgs) {
+	c = b.begin("ScoreProducts")
+	ck.n1, ck.n1P = c.count("n1", n1)
+	ck.n2, ck.n2P = c.count("n2", n2)
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
+	ck.x = c.typed("x", x, max(n1.Cap, n2.Cap)*in, backend.F32, backend.BF16)
 	c.check(backend.CheckDim("heads", heads))
-	ck.u = c.f32("u", u, in*heads)
+	ck.u1 = c.f32("u1", u1, in*heads)
+	ck.u2 = c.f32("u2", u2, in*heads)
 	if c.ok && !(heads <= backend.MaxScoreHeads) {
 		c.failf("heads: %d, at most %d", heads, backend.MaxScoreHeads)
 	}
-	ck.y = c.f32("y", y, n.Cap*heads)
+	ck.y1 = c.f32("y1", y1, n1.Cap*heads)
+	ck.y2 = c.f32("y2", y2, n2.Cap*heads)
 	return c, ck
 }
 
-// scoreProductBackwardArgs are ScoreProductBackward's arguments as checkScoreProductBackward returns them.
-type scoreProductBackwardArgs struct {
-	n  int
-	nP *int32
-	x  *buffer
-	dy []float32
-	du []float32
+// scoreProductsBackwardArgs are ScoreProductsBackward's arguments as checkScoreProductsBackward returns them.
+type scoreProductsBackwardArgs struct {
+	n1  int
+	n1P *int32
+	n2  int
+	n2P *int32
+	x   *buffer
+	dy1 []float32
+	dy2 []float32
+	du1 []float32
+	du2 []float32
 }
 
-// checkScoreProductBackward begins a call of ScoreProductBackward (backend.SharedAttention) and checks its arguments:
+// checkScoreProductsBackward begins a call of ScoreProductsBackward (backend.SharedAttention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) (c call, ck scoreProductBackwardArgs) {
-	c = b.begin("ScoreProductBackward")
-	ck.n, ck.nP = c.count("n", n)
+func (b *Backend) checkScoreProductsBackward(x, dy1, dy2 backend.Buffer, n1, n2 backend.Count, in, heads int, du1, du2 backend.Buffer) (c call, ck scoreProductsBackwardArgs) {
+	c = b.begin("ScoreProductsBackward")
+	ck.n1, ck.n1P = c.count("n1", n1)
+	ck.n2, ck.n2P = c.count("n2", n2)
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
+	ck.x = c.typed("x", x, max(n1.Cap, n2.Cap)*in, backend.F32, backend.BF16)
 	c.check(backend.CheckDim("heads", heads))
-	ck.dy = c.f32("dy", dy, n.Cap*heads)
+	ck.dy1 = c.f32("dy1", dy1, n1.Cap*heads)
+	ck.dy2 = c.f32("dy2", dy2, n2.Cap*heads)
 	if c.ok && !(heads <= backend.MaxScoreHeads) {
 		c.failf("heads: %d, at most %d", heads, backend.MaxScoreHeads)
 	}
-	ck.du = c.f32("du", du, in*heads)
+	ck.du1 = c.f32("du1", du1, in*heads)
+	ck.du2 = c.f32("du2", du2, in*heads)
 	return c, ck
 }
 

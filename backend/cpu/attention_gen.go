@@ -66,6 +66,39 @@ func (b *Backend) checkHeadDot(x backend.Buffer, n backend.Count, heads, dim int
 	return c, ck
 }
 
+// headDotsArgs are HeadDots's arguments as checkHeadDots returns them.
+type headDotsArgs struct {
+	n1   int
+	n1P  *int32
+	n2   int
+	n2P  *int32
+	x    []float32
+	a1   []float32
+	a2   []float32
+	out1 []float32
+	out2 []float32
+}
+
+// checkHeadDots begins a call of HeadDots (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadDots(x backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, out1, out2 backend.Buffer) (c call, ck headDotsArgs) {
+	c = b.begin("HeadDots")
+	ck.n1, ck.n1P = c.count("n1", n1)
+	ck.n2, ck.n2P = c.count("n2", n2)
+	c.check(backend.CheckDim("heads", heads))
+	c.check(backend.CheckDim("dim", dim))
+	ck.x = c.f32("x", x, max(n1.Cap, n2.Cap)*heads*dim)
+	if c.ok {
+		c.check(backend.CheckWidth(heads, dim))
+	}
+	ck.a1 = c.f32("a1", a1, heads*dim)
+	ck.a2 = c.f32("a2", a2, heads*dim)
+	ck.out1 = c.f32("out1", out1, n1.Cap*heads)
+	ck.out2 = c.f32("out2", out2, n2.Cap*heads)
+	return c, ck
+}
+
 // headDotBackwardArgs are HeadDotBackward's arguments as checkHeadDotBackward returns them.
 type headDotBackwardArgs struct {
 	n1    int

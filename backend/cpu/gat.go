@@ -19,10 +19,25 @@ import (
 func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) {
 	c, ck := b.checkHeadDot(x, n, heads, dim, a, out)
 	defer c.end()
-	if !c.ok {
-		return
+	if c.ok {
+		b.headDot(ck.x, ck.n, heads, dim, ck.a, ck.out)
 	}
-	rows, w, xs, as, os := ck.n, heads*dim, ck.x, ck.a, ck.out
+}
+
+// HeadDots is HeadDot with a1 over rows [:n1] and with a2 over rows [:n2]
+// of the same x.
+func (b *Backend) HeadDots(x backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, out1, out2 backend.Buffer) {
+	c, ck := b.checkHeadDots(x, n1, n2, heads, dim, a1, a2, out1, out2)
+	defer c.end()
+	if c.ok {
+		b.headDot(ck.x, ck.n1, heads, dim, ck.a1, ck.out1)
+		b.headDot(ck.x, ck.n2, heads, dim, ck.a2, ck.out2)
+	}
+}
+
+// headDot is HeadDot over rows [:rows] of the checked views.
+func (b *Backend) headDot(xs []float32, rows, heads, dim int, as, os []float32) {
+	w := heads * dim
 	b.rows(rows, max(1, 2048/w), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			xr := xs[i*w : (i+1)*w]

@@ -191,22 +191,29 @@ func (b *Backend) HeadLinearBackwardWeight(x, dy backend.Buffer, n backend.Count
 	}
 }
 
-// ScoreProduct: y[:n] = x[:n]·u, a bfloat16 x widened first (Linear's
-// product for a float32 x).
-func (b *Backend) ScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) {
-	c, ck := b.checkScoreProduct(x, n, u, in, heads, y)
+// ScoreProducts: y1[:n1] = x[:n1]·u1 and y2[:n2] = x[:n2]·u2, a bfloat16
+// x widened first (Linear's product for a float32 x), one after the other.
+func (b *Backend) ScoreProducts(x backend.Buffer, n1, n2 backend.Count, u1, u2 backend.Buffer, in, heads int, y1, y2 backend.Buffer) {
+	c, ck := b.checkScoreProducts(x, n1, n2, u1, u2, in, heads, y1, y2)
 	defer c.end()
-	if c.ok {
-		b.sgemm(&c, false, false, ck.n, heads, in, floats(ck.x, ck.n*in), in, ck.u, heads, 0, ck.y, heads)
+	if !c.ok {
+		return
 	}
+	xs := floats(ck.x, max(ck.n1, ck.n2)*in)
+	b.sgemm(&c, false, false, ck.n1, heads, in, xs, in, ck.u1, heads, 0, ck.y1, heads)
+	b.sgemm(&c, false, false, ck.n2, heads, in, xs, in, ck.u2, heads, 0, ck.y2, heads)
 }
 
-// ScoreProductBackward: du = x[:n]ᵀ·dy[:n], a bfloat16 x widened first
-// (LinearBackwardWeight's product for a float32 x).
-func (b *Backend) ScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) {
-	c, ck := b.checkScoreProductBackward(x, dy, n, in, heads, du)
+// ScoreProductsBackward: du1 = x[:n1]ᵀ·dy1[:n1] and du2 = x[:n2]ᵀ·dy2[:n2],
+// a bfloat16 x widened first (LinearBackwardWeight's product for a float32
+// x).
+func (b *Backend) ScoreProductsBackward(x, dy1, dy2 backend.Buffer, n1, n2 backend.Count, in, heads int, du1, du2 backend.Buffer) {
+	c, ck := b.checkScoreProductsBackward(x, dy1, dy2, n1, n2, in, heads, du1, du2)
 	defer c.end()
-	if c.ok {
-		b.sgemm(&c, true, false, in, heads, ck.n, floats(ck.x, ck.n*in), in, ck.dy, heads, 0, ck.du, heads)
+	if !c.ok {
+		return
 	}
+	xs := floats(ck.x, max(ck.n1, ck.n2)*in)
+	b.sgemm(&c, true, false, in, heads, ck.n1, xs, in, ck.dy1, heads, 0, ck.du1, heads)
+	b.sgemm(&c, true, false, in, heads, ck.n2, xs, in, ck.dy2, heads, 0, ck.du2, heads)
 }

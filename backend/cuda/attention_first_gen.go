@@ -110,81 +110,97 @@ func (c *call) launchSharedAggBwdHeads(a *sharedAggregateBackwardArgs, name stri
 	c.launch(name, grid, block, smem)
 }
 
-// scoreProductArgs are ScoreProduct's arguments as checkScoreProduct returns them.
-type scoreProductArgs struct {
-	n     backend.Count
-	nP    uintptr
+// scoreProductsArgs are ScoreProducts's arguments as checkScoreProducts returns them.
+type scoreProductsArgs struct {
+	n1    backend.Count
+	n1P   uintptr
+	n2    backend.Count
+	n2P   uintptr
 	in    int
 	x     *buffer
 	heads int
-	u     *buffer
-	y     *buffer
+	u1    *buffer
+	u2    *buffer
+	y1    *buffer
+	y2    *buffer
 }
 
-// checkScoreProduct begins a call of ScoreProduct (backend.SharedAttention) and checks its arguments:
+// checkScoreProducts begins a call of ScoreProducts (backend.SharedAttention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) (c call, ck scoreProductArgs) {
-	c = b.begin("ScoreProduct")
-	ck.n = n
-	ck.nP = c.count("n", n)
+func (b *Backend) checkScoreProducts(x backend.Buffer, n1, n2 backend.Count, u1, u2 backend.Buffer, in, heads int, y1, y2 backend.Buffer) (c call, ck scoreProductsArgs) {
+	c = b.begin("ScoreProducts")
+	ck.n1 = n1
+	ck.n1P = c.count("n1", n1)
+	ck.n2 = n2
+	ck.n2P = c.count("n2", n2)
 	ck.in = in
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
+	ck.x = c.typed("x", x, max(n1.Cap, n2.Cap)*in, backend.F32, backend.BF16)
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
-	ck.u = c.buf("u", u, backend.F32, in*heads)
+	ck.u1 = c.buf("u1", u1, backend.F32, in*heads)
+	ck.u2 = c.buf("u2", u2, backend.F32, in*heads)
 	if c.ok && !(heads <= backend.MaxScoreHeads) {
 		c.failf("heads: %d, at most %d", heads, backend.MaxScoreHeads)
 	}
-	ck.y = c.buf("y", y, backend.F32, n.Cap*heads)
+	ck.y1 = c.buf("y1", y1, backend.F32, n1.Cap*heads)
+	ck.y2 = c.buf("y2", y2, backend.F32, n2.Cap*heads)
 	return c, ck
 }
 
 // launchScoreFwd launches one of skinny_fwd_* (kernels/skinny.cu)
-// with ScoreProduct's checked arguments, its parameters in the kernel's order.
-func (c *call) launchScoreFwd(a *scoreProductArgs, name string, grid, block dim3, smem int) {
-	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.u.addr()).i32(a.in).i32(a.heads).ptr(a.y.addr()).
-		flag(false)
+// with ScoreProducts's checked arguments, its parameters in the kernel's order.
+func (c *call) launchScoreFwd(a *scoreProductsArgs, name string, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.n1P).i32(a.n1.Cap).ptr(a.u1.addr()).i32(a.in).i32(a.heads).ptr(a.y1.addr()).
+		flag(false).ptr(a.n2P).i32(a.n2.Cap).ptr(a.u2.addr()).ptr(a.y2.addr())
 	c.launch(name, grid, block, smem)
 }
 
-// scoreProductBackwardArgs are ScoreProductBackward's arguments as checkScoreProductBackward returns them.
-type scoreProductBackwardArgs struct {
-	n     backend.Count
-	nP    uintptr
+// scoreProductsBackwardArgs are ScoreProductsBackward's arguments as checkScoreProductsBackward returns them.
+type scoreProductsBackwardArgs struct {
+	n1    backend.Count
+	n1P   uintptr
+	n2    backend.Count
+	n2P   uintptr
 	in    int
 	x     *buffer
 	heads int
-	dy    *buffer
-	du    *buffer
+	dy1   *buffer
+	dy2   *buffer
+	du1   *buffer
+	du2   *buffer
 }
 
-// checkScoreProductBackward begins a call of ScoreProductBackward (backend.SharedAttention) and checks its arguments:
+// checkScoreProductsBackward begins a call of ScoreProductsBackward (backend.SharedAttention) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) (c call, ck scoreProductBackwardArgs) {
-	c = b.begin("ScoreProductBackward")
-	ck.n = n
-	ck.nP = c.count("n", n)
+func (b *Backend) checkScoreProductsBackward(x, dy1, dy2 backend.Buffer, n1, n2 backend.Count, in, heads int, du1, du2 backend.Buffer) (c call, ck scoreProductsBackwardArgs) {
+	c = b.begin("ScoreProductsBackward")
+	ck.n1 = n1
+	ck.n1P = c.count("n1", n1)
+	ck.n2 = n2
+	ck.n2P = c.count("n2", n2)
 	ck.in = in
 	c.check(backend.CheckDim("in", in))
-	ck.x = c.typed("x", x, n.Cap*in, backend.F32, backend.BF16)
+	ck.x = c.typed("x", x, max(n1.Cap, n2.Cap)*in, backend.F32, backend.BF16)
 	ck.heads = heads
 	c.check(backend.CheckDim("heads", heads))
-	ck.dy = c.buf("dy", dy, backend.F32, n.Cap*heads)
+	ck.dy1 = c.buf("dy1", dy1, backend.F32, n1.Cap*heads)
+	ck.dy2 = c.buf("dy2", dy2, backend.F32, n2.Cap*heads)
 	if c.ok && !(heads <= backend.MaxScoreHeads) {
 		c.failf("heads: %d, at most %d", heads, backend.MaxScoreHeads)
 	}
-	ck.du = c.buf("du", du, backend.F32, in*heads)
+	ck.du1 = c.buf("du1", du1, backend.F32, in*heads)
+	ck.du2 = c.buf("du2", du2, backend.F32, in*heads)
 	return c, ck
 }
 
 // launchScoreWgrad launches one of skinny_wgrad_* (kernels/skinny.cu)
-// with ScoreProductBackward's checked arguments, its parameters in the kernel's order.
-func (c *call) launchScoreWgrad(a *scoreProductBackwardArgs, name string, partial uintptr, chunkRows int, grid, block dim3, smem int) {
-	c.args().ptr(a.x.addr()).ptr(a.dy.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.in).i32(a.heads).ptr(partial).
-		i32(chunkRows)
+// with ScoreProductsBackward's checked arguments, its parameters in the kernel's order.
+func (c *call) launchScoreWgrad(a *scoreProductsBackwardArgs, name string, partial uintptr, chunkRows int, partial2 uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.dy1.addr()).ptr(a.n1P).i32(a.n1.Cap).i32(a.in).i32(a.heads).ptr(partial).
+		i32(chunkRows).ptr(a.dy2.addr()).ptr(a.n2P).i32(a.n2.Cap).ptr(partial2)
 	c.launch(name, grid, block, smem)
 }
 

@@ -79,16 +79,72 @@ func (b *Backend) checkHeadDot(x backend.Buffer, n backend.Count, heads, dim int
 
 // launchHeadDot launches head_dot (kernels/gat.cu)
 // with HeadDot's checked arguments, its parameters in the kernel's order.
-func (c *call) launchHeadDot(a *headDotArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.heads).i32(a.dim).ptr(a.a.addr()).ptr(a.out.addr())
+func (c *call) launchHeadDot(a *headDotArgs, n2 uintptr, cap2 int, a2 uintptr, out2 uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).ptr(n2).i32(cap2).i32(a.heads).i32(a.dim).ptr(a.a.addr()).
+		ptr(a2).ptr(a.out.addr()).ptr(out2)
 	c.launch("head_dot", grid, block, smem)
 }
 
 // launchHeadDotGrouped launches one of head_dot_v* (kernels/gat.cu)
 // with HeadDot's checked arguments, its parameters in the kernel's order.
-func (c *call) launchHeadDotGrouped(a *headDotArgs, name string, words, gl int, grid, block dim3, smem int) {
-	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.heads).i32(words).i32(gl).ptr(a.a.addr()).
-		ptr(a.out.addr())
+func (c *call) launchHeadDotGrouped(a *headDotArgs, name string, n2 uintptr, cap2 int, words, gl int, a2 uintptr, out2 uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).ptr(n2).i32(cap2).i32(a.heads).i32(words).i32(gl).
+		ptr(a.a.addr()).ptr(a2).ptr(a.out.addr()).ptr(out2)
+	c.launch(name, grid, block, smem)
+}
+
+// headDotsArgs are HeadDots's arguments as checkHeadDots returns them.
+type headDotsArgs struct {
+	n1    backend.Count
+	n1P   uintptr
+	n2    backend.Count
+	n2P   uintptr
+	heads int
+	dim   int
+	x     *buffer
+	a1    *buffer
+	a2    *buffer
+	out1  *buffer
+	out2  *buffer
+}
+
+// checkHeadDots begins a call of HeadDots (backend.Attention) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkHeadDots(x backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, out1, out2 backend.Buffer) (c call, ck headDotsArgs) {
+	c = b.begin("HeadDots")
+	ck.n1 = n1
+	ck.n1P = c.count("n1", n1)
+	ck.n2 = n2
+	ck.n2P = c.count("n2", n2)
+	ck.heads = heads
+	c.check(backend.CheckDim("heads", heads))
+	ck.dim = dim
+	c.check(backend.CheckDim("dim", dim))
+	ck.x = c.buf("x", x, backend.F32, max(n1.Cap, n2.Cap)*heads*dim)
+	if c.ok {
+		c.check(backend.CheckWidth(heads, dim))
+	}
+	ck.a1 = c.buf("a1", a1, backend.F32, heads*dim)
+	ck.a2 = c.buf("a2", a2, backend.F32, heads*dim)
+	ck.out1 = c.buf("out1", out1, backend.F32, n1.Cap*heads)
+	ck.out2 = c.buf("out2", out2, backend.F32, n2.Cap*heads)
+	return c, ck
+}
+
+// launchHeadDotsPlain launches head_dot (kernels/gat.cu)
+// with HeadDots's checked arguments, its parameters in the kernel's order.
+func (c *call) launchHeadDotsPlain(a *headDotsArgs, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.n1P).i32(a.n1.Cap).ptr(a.n2P).i32(a.n2.Cap).i32(a.heads).i32(a.dim).
+		ptr(a.a1.addr()).ptr(a.a2.addr()).ptr(a.out1.addr()).ptr(a.out2.addr())
+	c.launch("head_dot", grid, block, smem)
+}
+
+// launchHeadDotsGrouped launches one of head_dot_v* (kernels/gat.cu)
+// with HeadDots's checked arguments, its parameters in the kernel's order.
+func (c *call) launchHeadDotsGrouped(a *headDotsArgs, name string, words, gl int, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.n1P).i32(a.n1.Cap).ptr(a.n2P).i32(a.n2.Cap).i32(a.heads).i32(words).i32(gl).
+		ptr(a.a1.addr()).ptr(a.a2.addr()).ptr(a.out1.addr()).ptr(a.out2.addr())
 	c.launch(name, grid, block, smem)
 }
 

@@ -102,7 +102,7 @@ func (b *Backend) BiasActDropoutBackward(dy, y backend.Buffer, n backend.Count, 
 	}
 	c.launchBiasActDropoutBwd(&ck, name, partial, chunkRows, half, halfDx, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	if dbs != nil {
-		c.columnSums(partial, ck.nP, n.Cap, chunkRows, dim, dbs.addr())
+		c.columnSums(chunkRows, dim, colsum{partial, ck.nP, n.Cap, dbs.addr()})
 	}
 }
 
@@ -125,11 +125,24 @@ func (c *call) colsumChunks(rowsCap, colBlocks, minRows, perSM int) (chunkRows, 
 // that share a column.
 const colsumY = 32
 
-// columnSums launches column_sums: out (F32 [dim]) = the sums over the live
-// chunks of rows (live count at nP, capacity capRows) of partial [chunks,
-// dim], in a fixed order.
-func (c *call) columnSums(partial, nP uintptr, capRows, chunkRows, dim int, out uintptr) {
-	c.launchColumnSums(partial, nP, capRows, chunkRows, dim, out, d1(uint32((dim+31)/32)), dim3{32, colsumY, 1}, 0)
+// colsum is one set of column sums: out (F32 [dim]) = the sums over the
+// live chunks of rows (live count at nP, capacity capRows) of partial
+// [chunks, dim], in a fixed order.
+type colsum struct {
+	partial, nP uintptr
+	capRows     int
+	out         uintptr
+}
+
+// columnSums launches column_sums for one set of sums, or two of the same
+// chunks and width (one launch).
+func (c *call) columnSums(chunkRows, dim int, a colsum, b ...colsum) {
+	sets, second := uint32(1), colsum{}
+	if len(b) > 0 {
+		sets, second = 2, b[0]
+	}
+	c.launchColumnSums(a.partial, a.nP, a.capRows, chunkRows, dim, a.out, second.partial, second.nP, second.capRows, second.out,
+		dim3{uint32((dim + 31) / 32), sets, 1}, dim3{32, colsumY, 1}, 0)
 }
 
 // lossWarps is LOSS_WARPS of kernels/loss.cu: rows per block.

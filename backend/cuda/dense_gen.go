@@ -114,7 +114,7 @@ func (b *Backend) checkLinear(x backend.Buffer, n backend.Count, w backend.Buffe
 // with Linear's checked arguments, its parameters in the kernel's order.
 func (c *call) launchSkinnyFwd(a *linearArgs, name string, grid, block dim3, smem int) {
 	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).ptr(a.w.addr()).i32(a.in).i32(a.out).ptr(a.y.addr()).
-		flag(a.accumulate)
+		flag(a.accumulate).ptr(0).i32(int(0)).ptr(0).ptr(0)
 	c.launch(name, grid, block, smem)
 }
 
@@ -187,7 +187,7 @@ func (b *Backend) checkLinearBackwardWeight(x, dy backend.Buffer, n backend.Coun
 // with LinearBackwardWeight's checked arguments, its parameters in the kernel's order.
 func (c *call) launchSkinnyWgrad(a *linearBackwardWeightArgs, name string, partial uintptr, chunkRows int, grid, block dim3, smem int) {
 	c.args().ptr(a.x.addr()).ptr(a.dy.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.in).i32(a.out).ptr(partial).
-		i32(chunkRows)
+		i32(chunkRows).ptr(0).ptr(0).i32(int(0)).ptr(0)
 	c.launch(name, grid, block, smem)
 }
 
@@ -420,8 +420,9 @@ func (b *Backend) checkAddCount(cc backend.Count, delta int32, unless backend.Bu
 
 // launchColumnSums launches column_sums (kernels/dense.cu),
 // its parameters in the kernel's order.
-func (c *call) launchColumnSums(partial, nP uintptr, capRows, chunkRows, dim int, out uintptr, grid, block dim3, smem int) {
-	c.args().ptr(partial).ptr(nP).i32(capRows).i32(chunkRows).i32(dim).ptr(out)
+func (c *call) launchColumnSums(partial, nP uintptr, capRows, chunkRows, dim int, out, partial2, nP2 uintptr, capRows2 int, out2 uintptr, grid, block dim3, smem int) {
+	c.args().ptr(partial).ptr(nP).i32(capRows).i32(chunkRows).i32(dim).ptr(out).ptr(partial2).ptr(nP2).
+		i32(capRows2).ptr(out2)
 	c.launch("column_sums", grid, block, smem)
 }
 

@@ -19,7 +19,8 @@ import (
 // fixed, so that the sums do not depend on the capacity (below 4M rows).
 const headDotChunkRows = 64
 
-// HeadDot writes out[i, h] = Σ_f x[i, h·dim+f]·a[h·dim+f] for live rows.
+// HeadDot writes out[i, h] = Σ_f x[i, h·dim+f]·a[h·dim+f] for live rows:
+// HeadDots' kernels without a second vector.
 func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, out backend.Buffer) {
 	c, ck := b.checkHeadDot(x, n, heads, dim, a, out)
 	defer c.end()
@@ -28,10 +29,29 @@ func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, 
 	}
 	g, t := c.warpRows(n.Cap)
 	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.a.ptr%16 == 0, 1); ok {
-		c.launchHeadDotGrouped(&ck, "head_dot_"+suf, words, gl, g, t, 0)
+		c.launchHeadDotGrouped(&ck, "head_dot_"+suf, 0, 0, words, gl, 0, 0, g, t, 0)
 		return
 	}
-	c.launchHeadDot(&ck, g, t, 0)
+	c.launchHeadDot(&ck, 0, 0, 0, 0, g, t, 0)
+}
+
+// HeadDots is two HeadDots in one launch over rows [:max(n1, n2)], both
+// vectors' sums from a row's one load: head_dot_{v4,v1}_{NQ} (lane groups
+// per head) where the shape fits and x, a1 and a2 are 16-byte aligned,
+// else head_dot; each sum is HeadDot's on the same kernel.
+func (b *Backend) HeadDots(x backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, out1, out2 backend.Buffer) {
+	c, ck := b.checkHeadDots(x, n1, n2, heads, dim, a1, a2, out1, out2)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	g, t := c.warpRows(max(n1.Cap, n2.Cap))
+	aligned := ck.x.ptr%16 == 0 && ck.a1.ptr%16 == 0 && ck.a2.ptr%16 == 0
+	if suf, gl, words, ok := headGroups(heads, dim, aligned, 1); ok {
+		c.launchHeadDotsGrouped(&ck, "head_dot_"+suf, words, gl, g, t, 0)
+		return
+	}
+	c.launchHeadDotsPlain(&ck, g, t, 0)
 }
 
 // headDotChunks are the rows per partial sum of da and the chunks of rows
@@ -49,7 +69,7 @@ func headDotChunks(rows int) (chunkRows, chunks int) {
 // rows [:max(n1, n2)] (head_dot_bwd_v4 on float4 words when dim % 4 == 0
 // and x and dx are 16-byte aligned, else head_dot_bwd; both write the same
 // bits); da1 and da2 are the column sums of dout·x, as partial sums per 64
-// rows added in a fixed order (column_sums).
+// rows added in a fixed order (column_sums, one launch for both).
 func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, dx backend.Buffer, add bool, da1, da2 backend.Buffer) {
 	c, ck := b.checkHeadDotBackward(x, dout1, dout2, n1, n2, heads, dim, a1, a2, dx, add, da1, da2)
 	defer c.end()
@@ -66,8 +86,7 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 	} else {
 		c.launchHeadDotBwd(&ck, p1, p2, chunkRows, dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	}
-	c.columnSums(p1, ck.n1P, n1.Cap, chunkRows, w, ck.da1.addr())
-	c.columnSums(p2, ck.n2P, n2.Cap, chunkRows, w, ck.da2.addr())
+	c.columnSums(chunkRows, w, colsum{p1, ck.n1P, n1.Cap, ck.da1.addr()}, colsum{p2, ck.n2P, n2.Cap, ck.da2.addr()})
 }
 
 // EdgeSoftmax writes GAT's attention coefficients (kernels/gat_softmax.cu):

@@ -82,19 +82,20 @@ func (c *call) skinnyLinear(ck *linearArgs) bool {
 	return true
 }
 
-// ScoreProduct: skinny_fwd_* (float32 or bfloat16 x; u's copy in shared
-// memory beyond the default limit where in needs it).
-func (b *Backend) ScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) {
-	c, ck := b.checkScoreProduct(x, n, u, in, heads, y)
+// ScoreProducts: skinny_fwd_* for both products in one launch (float32
+// or bfloat16 x; u1's and u2's copies in shared memory, beyond the default
+// limit where in needs it): a row below both counts is read once for both.
+func (b *Backend) ScoreProducts(x backend.Buffer, n1, n2 backend.Count, u1, u2 backend.Buffer, in, heads int, y1, y2 backend.Buffer) {
+	c, ck := b.checkScoreProducts(x, n1, n2, u1, u2, in, heads, y1, y2)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	smem := skinnyFwdSmem(heads, in)
+	smem := 2 * skinnyFwdSmem(heads, in)
 	name := skinnyKernel("fwd", heads, in, ck.x)
 	c.setSmem(name, smem)
 	c.flushPads()
-	c.launchScoreFwd(&ck, name, c.skinnyFwdGrid(name, n.Cap, smem), d1(256), smem)
+	c.launchScoreFwd(&ck, name, c.skinnyFwdGrid(name, max(n1.Cap, n2.Cap), smem), d1(256), smem)
 }
 
 // skinnyWgrad runs LinearBackwardWeight on skinny_wgrad_* when the shapes
@@ -110,9 +111,11 @@ func (c *call) skinnyWgrad(ck *linearBackwardWeightArgs) bool {
 	return true
 }
 
-// ScoreProductBackward: skinny_wgrad_* (float32 or bfloat16 x).
-func (b *Backend) ScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) {
-	c, ck := b.checkScoreProductBackward(x, dy, n, in, heads, du)
+// ScoreProductsBackward: skinny_wgrad_* for both gradients in one launch
+// (grid z: the product; float32 or bfloat16 x), their partial sums added
+// by one column_sums.
+func (b *Backend) ScoreProductsBackward(x, dy1, dy2 backend.Buffer, n1, n2 backend.Count, in, heads int, du1, du2 backend.Buffer) {
+	c, ck := b.checkScoreProductsBackward(x, dy1, dy2, n1, n2, in, heads, du1, du2)
 	defer c.end()
 	if c.ok && skinnyWordBlocks(in) > maxGridYZ {
 		c.failf("in: %d columns, at most %d", in, 128*maxGridYZ)
@@ -120,10 +123,14 @@ func (b *Backend) ScoreProductBackward(x, dy backend.Buffer, n backend.Count, in
 	if !c.ok {
 		return
 	}
+	c.flushPads()
 	name := skinnyKernel("wgrad", heads, in, ck.x)
-	c.skinnyWgradSums(in, heads, ck.nP, n.Cap, false, ck.du.addr(), func(partial uintptr, grid, block dim3) {
-		c.launchScoreWgrad(&ck, name, partial, skinnyChunk, grid, block, 0)
-	})
+	dim, chunks := in*heads, max(1, ceilDiv(max(n1.Cap, n2.Cap), skinnyChunk))
+	size := int64(chunks) * int64(dim) * 4
+	p1 := c.scratch(scratchColsum, 2*size)
+	p2 := p1 + uintptr(size)
+	c.launchScoreWgrad(&ck, name, p1, skinnyChunk, p2, dim3{uint32(chunks), uint32(skinnyWordBlocks(in)), 2}, dim3{32, 8, 1}, 0)
+	c.columnSums(skinnyChunk, dim, colsum{p1, ck.n1P, n1.Cap, ck.du1.addr()}, colsum{p2, ck.n2P, n2.Cap, ck.du2.addr()})
 }
 
 // skinnyWordBlocks is the weight-gradient grid's second dimension: blocks
@@ -146,10 +153,10 @@ func (c *call) skinnyWgradSums(in, out int, nP uintptr, cap int, accumulate bool
 	partial := c.scratch(scratchColsum, int64(chunks)*int64(dim)*4+sums)
 	launch(partial, dim3{uint32(chunks), uint32(skinnyWordBlocks(in)), 1}, dim3{32, 8, 1})
 	if !accumulate {
-		c.columnSums(partial, nP, cap, skinnyChunk, dim, dw)
+		c.columnSums(skinnyChunk, dim, colsum{partial, nP, cap, dw})
 		return
 	}
 	t := partial + uintptr(chunks)*uintptr(dim)*4
-	c.columnSums(partial, nP, cap, skinnyChunk, dim, t)
+	c.columnSums(skinnyChunk, dim, colsum{partial, nP, cap, t})
 	c.launchAddScaled(1, t, dw, int64(dim), d1(c.blocks(int64(dim), 256)), d1(256), 0)
 }

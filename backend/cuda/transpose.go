@@ -67,7 +67,7 @@ func (b *Backend) AggregateConcatBackward(blk *backend.Block, t backend.Transpos
 	}
 	c.launchCatBwdAct(&ck, name, words, halfY, halfDx, partial, chunkRows, dim3{uint32(colBlocks), uint32(chunks), 1}, dim3{32, catWarps, 1}, 0)
 	if dbs != nil {
-		c.columnSums(partial, a.ns, a.srcCap, chunkRows, dim, dbs.addr())
+		c.columnSums(chunkRows, dim, colsum{partial, a.ns, a.srcCap, dbs.addr()})
 	}
 }
 

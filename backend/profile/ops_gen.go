@@ -149,6 +149,10 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 	})
 }
 
+func (b *Backend) HeadDots(x backend.Buffer, n1, n2 backend.Count, heads, dim int, a1, a2, out1, out2 backend.Buffer) {
+	b.op("HeadDots", func() { b.inner.(backend.Attention).HeadDots(x, n1, n2, heads, dim, a1, a2, out1, out2) })
+}
+
 func (b *Backend) HeadLinear(x backend.Buffer, n backend.Count, w backend.Buffer, heads, in, dim int, y backend.Buffer) {
 	b.op("HeadLinear", func() { b.inner.(backend.Attention).HeadLinear(x, n, w, heads, in, dim, y) })
 }
@@ -271,12 +275,12 @@ func (b *Backend) ScatterAddRows(slot, acc backend.Buffer, dim int, ids backend.
 	b.op("ScatterAddRows", func() { b.inner.(backend.HotRows).ScatterAddRows(slot, acc, dim, ids, n, src, unless) })
 }
 
-func (b *Backend) ScoreProduct(x backend.Buffer, n backend.Count, u backend.Buffer, in, heads int, y backend.Buffer) {
-	b.op("ScoreProduct", func() { b.inner.(backend.Attention).ScoreProduct(x, n, u, in, heads, y) })
+func (b *Backend) ScoreProducts(x backend.Buffer, n1, n2 backend.Count, u1, u2 backend.Buffer, in, heads int, y1, y2 backend.Buffer) {
+	b.op("ScoreProducts", func() { b.inner.(backend.Attention).ScoreProducts(x, n1, n2, u1, u2, in, heads, y1, y2) })
 }
 
-func (b *Backend) ScoreProductBackward(x, dy backend.Buffer, n backend.Count, in, heads int, du backend.Buffer) {
-	b.op("ScoreProductBackward", func() { b.inner.(backend.Attention).ScoreProductBackward(x, dy, n, in, heads, du) })
+func (b *Backend) ScoreProductsBackward(x, dy1, dy2 backend.Buffer, n1, n2 backend.Count, in, heads int, du1, du2 backend.Buffer) {
+	b.op("ScoreProductsBackward", func() { b.inner.(backend.Attention).ScoreProductsBackward(x, dy1, dy2, n1, n2, in, heads, du1, du2) })
 }
 
 func (b *Backend) SharedAggregate(blk *backend.Block, coef, x backend.Buffer, heads, in int, out backend.Buffer) {

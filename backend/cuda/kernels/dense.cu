@@ -143,13 +143,17 @@ extern "C" __global__ void bias_act_dropout_bwd4(const float4* dy, const float4*
 }
 
 // column_sums: out[c] = sum over live chunks b of partial[b, c] in float64.
-// Grid ceil(dim/32), block (32, COLSUM_Y): thread (x, y) adds chunks y,
-// y + COLSUM_Y, ... of column 32*bx + x in order, then the COLSUM_Y sums
+// Grid (ceil(dim/32), sums), block (32, COLSUM_Y): thread (x, y) adds chunks
+// y, y + COLSUM_Y, ... of column 32*bx + x in order, then the COLSUM_Y sums
 // are added in order of y: a fixed order, so the result is deterministic.
+// Blocks of blockIdx.y 1 do the same for a second set of sums (partial2,
+// nP2, cap2, out2; the chunks and width the first set's), so that two sums
+// take one launch.
 #define COLSUM_Y 32
 extern "C" __global__ void column_sums(const float* partial, const int* nP, int cap, int chunkRows, int dim,
-                                       float* out) {
+                                       float* out, const float* partial2, const int* nP2, int cap2, float* out2) {
     __shared__ double red[COLSUM_Y][33];
+    if (blockIdx.y == 1) partial = partial2, nP = nP2, cap = cap2, out = out2;
     int n = live_count(nP, cap);
     int chunks = (n + chunkRows - 1) / chunkRows;
     int c = blockIdx.x * 32 + threadIdx.x;

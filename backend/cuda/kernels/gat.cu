@@ -8,7 +8,10 @@
 // head_dot: one warp per row; per head the lanes add a stride of columns in
 //   float64, then a xor butterfly (every lane ends with the same bits);
 //   head_dot_{v4,v1}_{NQ} the same with one lane group per head (the
-//   shapes that fit: up to 32 heads, 8 words per lane).
+//   shapes that fit: up to 32 heads, 8 words per lane). Both take two
+//   score vectors of the same x (a GAT layer's source and destination
+//   scores: a over rows [:n] into out, a2 over rows [:n2] into out2, each
+//   sum as if alone; n2 0, a null count of capacity 0, for one).
 // head_dot_bwd(_v4): dx += dout x a element-wise (without add, dx = 0 +
 //   dout x a: dx not read) and the partial sums of da per chunk of rows,
 //   like bias_act_dropout_bwd, for two score vectors (a GAT layer's source
@@ -19,17 +22,23 @@
 #include "common.cuh"
 #include "gat.cuh"
 
-extern "C" __global__ void head_dot(const float* x, const int* nP, int cap, int heads, int dim, const float* a,
-                                    float* out) {
-    int n = live_count(nP, cap), lane = lane_id();
+extern "C" __global__ void head_dot(const float* x, const int* nP, int cap, const int* nP2, int cap2, int heads,
+                                    int dim, const float* a, const float* a2, float* out, float* out2) {
+    int n = live_count(nP, cap), n2 = live_count(nP2, cap2), lane = lane_id();
     i64 w = (i64)heads * dim;
-    for (int i = gwarp(); i < n; i += gwarps()) {
+    for (int i = gwarp(); i < max(n, n2); i += gwarps()) {
         const float* xr = x + (i64)i * w;
         for (int h = 0; h < heads; h++) {
-            double s = 0.0;
-            for (int f = lane; f < dim; f += 32) s += (double)xr[h * dim + f] * (double)a[h * dim + f];
+            double s = 0.0, s2 = 0.0;
+            for (int f = lane; f < dim; f += 32) {
+                double v = (double)xr[h * dim + f];
+                if (i < n) s += v * (double)a[h * dim + f];
+                if (i < n2) s2 += v * (double)a2[h * dim + f];
+            }
             s = warp_sum_d(s);
-            if (lane == 0) out[(i64)i * heads + h] = (float)s;
+            s2 = warp_sum_d(s2);
+            if (lane == 0 && i < n) out[(i64)i * heads + h] = (float)s;
+            if (lane == 0 && i < n2) out2[(i64)i * heads + h] = (float)s2;
         }
     }
 }
@@ -41,18 +50,19 @@ extern "C" __global__ void head_dot(const float* x, const int* nP, int cap, int 
 // grid's warps) before it adds either, twice the bytes in flight; each
 // row's sums are the same.
 template <typename V, int NQ>
-__device__ __forceinline__ void head_dot_grp(const V* x, int n, int heads, int dimV, int gl, const V* a,
-                                             float* out) {
+__device__ __forceinline__ void head_dot_grp(const V* x, int n, int n2, int heads, int dimV, int gl, const V* a,
+                                             const V* a2, float* out, float* out2) {
     const int R = NQ * (int)sizeof(V) <= 32 ? 2 : 1;
     HeadLanes L = head_lanes(heads, dimV, gl);
-    V av[NQ];
+    V av[NQ], av2[NQ];
 #pragma unroll
     for (int k = 0; k < NQ; k++) {
         int c = L.col(k);
         av[k] = c >= 0 ? a[L.h * dimV + c] : V();
+        av2[k] = c >= 0 && n2 > 0 ? a2[L.h * dimV + c] : V();
     }
-    int G = gwarps();
-    for (int i0 = gwarp(); i0 < n; i0 += R * G) {
+    int G = gwarps(), nm = max(n, n2);
+    for (int i0 = gwarp(); i0 < nm; i0 += R * G) {
         V xv[R][NQ];
 #pragma unroll
         for (int r = 0; r < R; r++) {
@@ -60,25 +70,31 @@ __device__ __forceinline__ void head_dot_grp(const V* x, int n, int heads, int d
 #pragma unroll
             for (int k = 0; k < NQ; k++) {
                 int c = L.col(k);
-                xv[r][k] = c >= 0 && i < n ? x[(i64)i * L.wV + L.h * dimV + c] : V();
+                xv[r][k] = c >= 0 && i < nm ? x[(i64)i * L.wV + L.h * dimV + c] : V();
             }
         }
 #pragma unroll
         for (int r = 0; r < R; r++) {
             int i = i0 + r * G;
-            double s = 0.0;
+            double s = 0.0, s2 = 0.0;
 #pragma unroll
             for (int k = 0; k < NQ; k++) s = vdot_d(xv[r][k], av[k], s);
             for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s += __shfl_xor_sync(FULL_MASK, s, o);
             if (i < n && L.on && L.s == 0) out[(i64)i * heads + L.h] = (float)s;
+            if (i >= n2) continue;  // no second score for this row (uniform over the warp)
+#pragma unroll
+            for (int k = 0; k < NQ; k++) s2 = vdot_d(xv[r][k], av2[k], s2);
+            for (int o = (1 << gl) >> 1; o > 0; o >>= 1) s2 += __shfl_xor_sync(FULL_MASK, s2, o);
+            if (i < n2 && L.on && L.s == 0) out2[(i64)i * heads + L.h] = (float)s2;
         }
     }
 }
 
-#define HD_GRP(V, NQ, SUF)                                                                                 \
-    extern "C" __global__ void head_dot_##SUF(const V* x, const int* nP, int cap, int heads, int dimV, int gl, \
-                                              const V* a, float* out) {                                   \
-        head_dot_grp<V, NQ>(x, live_count(nP, cap), heads, dimV, gl, a, out);                               \
+#define HD_GRP(V, NQ, SUF)                                                                                  \
+    extern "C" __global__ void head_dot_##SUF(const V* x, const int* nP, int cap, const int* nP2, int cap2,   \
+                                              int heads, int dimV, int gl, const V* a, const V* a2, float* out, \
+                                              float* out2) {                                                 \
+        head_dot_grp<V, NQ>(x, live_count(nP, cap), live_count(nP2, cap2), heads, dimV, gl, a, a2, out, out2); \
     }
 HD_GRP(float4, 2, v4_2)
 HD_GRP(float4, 4, v4_4)
