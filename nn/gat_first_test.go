@@ -246,7 +246,7 @@ func TestGATAggregateFirstWhere(t *testing.T) {
 // TestGATReadsBF16Rows: the aggregate-first bottom layer given its input
 // rows as bfloat16 gives the bits it gives on their float32 widening (the
 // logits, the loss and every gradient, with attention and input dropout);
-// the projection-first form, more heads than ScoreProduct takes, and GCN
+// the projection-first form, more heads than ScoreProducts takes, and GCN
 // read float32 rows only, and a bfloat16 X is refused there, naming it.
 func TestGATReadsBF16Rows(t *testing.T) {
 	be := newCPU(t)
@@ -287,7 +287,7 @@ func TestGATReadsBF16Rows(t *testing.T) {
 		mod  func(c *Config)
 	}{
 		{"projection first", func(c *Config) { c.GATProjectFirst = true }},
-		{"heads past ScoreProduct's", func(c *Config) { c.Heads, c.Hidden = backend.MaxScoreHeads+1, 2*(backend.MaxScoreHeads+1) }},
+		{"heads past ScoreProducts'", func(c *Config) { c.Heads, c.Hidden = backend.MaxScoreHeads+1, 2*(backend.MaxScoreHeads+1) }},
 		{"gcn", func(c *Config) { c.Kind, c.Heads, c.OutHeads, c.AttnDropout = KindGCN, 0, 0, 0 }},
 	} {
 		c := cfg
