@@ -25,6 +25,9 @@ type sideQueue struct {
 	// joined is the last call whose work the stream waits for.
 	marks         [sideMarks]uintptr
 	calls, joined uint64
+	// blas is the side stream's cuBLAS handle (blasOf), made at its first
+	// product, with a workspace of its own.
+	blas *cublas
 }
 
 // sideMarks is how many recent Beside calls JoinTo can tell apart; a mark
@@ -175,11 +178,42 @@ func (c *call) wait(waiter, source, ev uintptr) bool {
 	return true
 }
 
-// releaseSide destroys the side stream and its events (at shutdown).
+// blasOf is the cuBLAS handle of the stream ops go to: the backend's, or
+// beside the side stream's own, made at the first product there with a
+// workspace of its own (a handle is bound to one stream, and two products
+// that run at once may not share a workspace). nil after a failure, which
+// c records.
+func (c *call) blasOf() *cublas {
+	b, s := c.b, &c.b.side
+	if !s.active {
+		return b.blas
+	}
+	if s.blas == nil {
+		ws, _, err := b.pool.get(cublasWorkspaceBytes)
+		if err != nil {
+			c.fail(err)
+			return nil
+		}
+		h := *b.blas
+		h.handle = 0
+		if err := h.init(s.stream, ws, cublasWorkspaceBytes, b.opt.TF32); err != nil {
+			c.fail(err)
+			return nil
+		}
+		s.blas = &h
+	}
+	return s.blas
+}
+
+// releaseSide destroys the side stream, its events and its cuBLAS handle
+// (at shutdown; the pool frees the handle's workspace).
 func (b *Backend) releaseSide() {
 	d, s := b.drv, &b.side
 	if s.active {
 		b.stream, s.active = s.main, false
+	}
+	if s.blas != nil && s.blas.handle != 0 {
+		s.blas.call("cublasDestroy_v2", s.blas.destroy, s.blas.handle)
 	}
 	if s.stream != 0 {
 		d.call("cuStreamDestroy_v2", d.cuStreamDestroy, s.stream)

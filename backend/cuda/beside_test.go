@@ -96,3 +96,48 @@ func TestBesideJoinTo(t *testing.T) {
 		t.Fatalf("JoinTo of an unknown mark: Sync returned %v, want an error naming it", err)
 	}
 }
+
+// TestBesideProducts: weight gradients (cuBLAS's split-k products, which
+// use its workspace) issued beside a product on the stream, eagerly and in
+// a captured graph replayed twice, give the bits each gives alone; the
+// side stream multiplies with a cuBLAS handle and workspace of its own.
+func TestBesideProducts(t *testing.T) {
+	gpu := openTest(t, Options{})
+	r := rand.New(rand.NewPCG(19, 20))
+	const rows, in, out = 4096, 64, 48
+	rnd := func(n int) []float32 {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	x, dy, w := upload(t, gpu, rnd(rows*in)), upload(t, gpu, rnd(rows*out)), upload(t, gpu, rnd(in*out))
+	n := countBuf(t, gpu, rows, rows)
+	alone, y := alloc(t, gpu, backend.F32, in*out), alloc(t, gpu, backend.F32, rows*out)
+	gpu.LinearBackwardWeight(x, dy, n, in, out, alone, false)
+	want := readF32(t, gpu, alone, in*out)
+	for _, mode := range []string{"eager", "replayed"} {
+		dw := alloc(t, gpu, backend.F32, in*out)
+		issue := func() {
+			gpu.Beside(func() { gpu.LinearBackwardWeight(x, dy, n, in, out, dw, false) })
+			gpu.Linear(x, n, w, in, out, y, false)
+			gpu.Join()
+		}
+		if mode == "eager" {
+			issue()
+			must(t, gpu)
+		} else {
+			replayTwice(t, gpu, issue)
+		}
+		got := readF32(t, gpu, dw, in*out)
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s: dw[%d] = %v beside, %v alone", mode, i, got[i], want[i])
+			}
+		}
+	}
+	if s := gpu.side.blas; s == nil || s.handle == 0 || s.handle == gpu.blas.handle {
+		t.Fatalf("side stream's cuBLAS handle %+v: want one of its own", s)
+	}
+}

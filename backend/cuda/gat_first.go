@@ -193,11 +193,14 @@ func (c *call) headWgrad(rows, heads, in, dim int, x, dy, dw uintptr) {
 	}
 	parts, chunk := splitRows(rows)
 	part := c.scratch(scratchHeads, int64(parts)*int64(hin)*int64(dim)*4)
-	b := c.b
+	b, blas := c.b, c.blasOf()
+	if blas == nil {
+		return
+	}
 	for h := range heads {
 		b.gemmSc.alpha, b.gemmSc.beta = 1, 0
 		b.stats.Gemms++
-		if err := b.blas.sgemmStridedRowMajor(b.gemmSc, true, false, in, dim, chunk,
+		if err := blas.sgemmStridedRowMajor(b.gemmSc, true, false, in, dim, chunk,
 			strided{x + uintptr(h*in*4), hin, chunk * hin}, strided{dy + uintptr(h*dim*4), wd, chunk * wd},
 			strided{part + uintptr(h*in*dim*4), dim, hin * dim}, parts); err != nil {
 			c.fail(err)
@@ -252,18 +255,21 @@ func (c *call) headGemm(transA, transB bool, m, n, k int, a, bm, cm strided, bat
 		c.memset(cm.ptr, 0, int64(m)*int64(batch*n)*4)
 		return
 	}
-	b := c.b
+	b, blas := c.b, c.blasOf()
+	if blas == nil {
+		return
+	}
 	b.gemmSc.alpha, b.gemmSc.beta = 1, 0
 	if k <= m {
 		b.stats.Gemms++
-		if err := b.blas.sgemmStridedRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm, batch); err != nil {
+		if err := blas.sgemmStridedRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm, batch); err != nil {
 			c.fail(err)
 		}
 		return
 	}
 	for i := range batch {
 		b.stats.Gemms++
-		if err := b.blas.sgemmRowMajorLd(b.gemmSc, transA, transB, m, n, k, a.at(i), bm.at(i), cm.at(i)); err != nil {
+		if err := blas.sgemmRowMajorLd(b.gemmSc, transA, transB, m, n, k, a.at(i), bm.at(i), cm.at(i)); err != nil {
 			c.fail(err)
 			return
 		}

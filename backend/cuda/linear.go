@@ -183,13 +183,17 @@ func (c *call) gemm(t gemmType, transA, transB bool, m, n, k int, alpha float32,
 		c.memset(cm, 0, int64(m)*int64(n)*size)
 		return
 	}
+	blas := c.blasOf()
+	if blas == nil {
+		return
+	}
 	b.gemmSc.alpha, b.gemmSc.beta = alpha, beta
 	b.stats.Gemms++
 	var err error
 	if t.ab {
-		err = b.blas.bf16GemmRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm, t.c)
+		err = blas.bf16GemmRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm, t.c)
 	} else {
-		err = b.blas.sgemmRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm)
+		err = blas.sgemmRowMajor(b.gemmSc, transA, transB, m, n, k, a, bm, cm)
 	}
 	if err != nil {
 		c.fail(err)
