@@ -47,6 +47,7 @@ type gatLayer struct {
 	attDst      *Param  // [heads, dim]
 	b           *Param  // [out]
 	forwardOnly bool    // an inference copy: no gradient workspaces
+	sideWork            // the weight gradients put beside (besideWork)
 	aggFirst    bool    // the aggregate-first form (gat_first.go): no projection of the sources
 	first       gatFirst
 
@@ -148,8 +149,8 @@ func (g *gatLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 
 // backward overwrites the gradients of w, att_src and att_dst from dh
 // [caps.Dst, out] and, when dx is non-nil, overwrites dx [caps.Src, in]
-// (rows [0, NumSrc) valid). It redraws the attention dropout of the last
-// forward.
+// (rows [0, NumSrc) valid); w's runs beside dx's (besideWork). It redraws
+// the attention dropout of the last forward.
 func (g *gatLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	be, H, D := g.be, g.heads, g.dim
 	if g.aggFirst { // the bottom layer (aggregatesFirst), whose dx the model never asks for
@@ -162,7 +163,7 @@ func (g *gatLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
 	g.att.HeadDotBackward(g.z, g.del, g.der, blk.NumSrc, blk.NumDst, H, D, g.attSrc.W, g.attDst.W, g.dz, false, g.attSrc.G, g.attDst.G)
 	g.att.HeadAggregateBackward(blk, g.coef, g.z, dh, H, D, g.mean, nil, g.dz)
-	be.LinearBackwardWeight(x, g.dz, blk.NumSrc, g.in, H*D, g.w.G, false)
+	g.beside(be, func() { be.LinearBackwardWeight(x, g.dz, blk.NumSrc, g.in, H*D, g.w.G, false) })
 	if dx != nil {
 		be.LinearBackwardData(g.dz, blk.NumSrc, g.w.W, g.in, H*D, dx, false)
 	}

@@ -132,13 +132,17 @@ func (f *gatFirst) weights(g *gatLayer) backend.Buffer {
 // backwardFirst overwrites the gradients of w, att_src and att_dst from dh
 // [caps.Dst, heads·dim] (BF16 when half): w's is the sum of its two paths,
 // the projection's (HeadLinearBackwardWeight, written first) and the
-// scores' (HeadDotBackward adds it).
+// scores' (HeadDotBackward adds it), both beside the coefficients'
+// gradients (besideWork).
 func (g *gatLayer) backwardFirst(blk *backend.Block, x, dh backend.Buffer) {
 	f, H, D := &g.first, g.heads, g.dim
-	g.att.HeadLinearBackwardWeight(f.agg, dh, blk.NumDst, H, g.in, D, g.w.G)
+	g.beside(g.be, func() { g.att.HeadLinearBackwardWeight(f.agg, dh, blk.NumDst, H, g.in, D, g.w.G) })
 	g.att.HeadLinearBackwardData(dh, blk.NumDst, f.weights(g), H, g.in, D, f.dagg)
 	g.att.SharedAggregateBackward(blk, x, f.dagg, H, g.in, g.dcoef)
 	g.att.EdgeSoftmaxBackward(blk, g.el, g.er, H, gatSlope, g.lastP, g.lastR, g.dcoef, g.del, g.der)
-	g.scoresBackward(blk, x)
-	g.att.HeadDotBackward(g.w.W, f.duSrc, f.duDst, f.inRows, f.inRows, H, D, g.attSrc.W, g.attDst.W, g.w.G, true, g.attSrc.G, g.attDst.G)
+	// Beside too, after the projection's share of w's gradient there.
+	g.beside(g.be, func() {
+		g.scoresBackward(blk, x)
+		g.att.HeadDotBackward(g.w.W, f.duSrc, f.duDst, f.inRows, f.inRows, H, D, g.attSrc.W, g.attDst.W, g.w.G, true, g.attSrc.G, g.attDst.G)
+	})
 }

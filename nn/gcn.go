@@ -29,11 +29,12 @@ const (
 // a tie). With sampling Src is well above Dst, so aggregate first nearly
 // always wins.
 type gcnLayer struct {
-	be      backend.Backend
-	in, out int
-	w       *Param // [in, out]
-	b       *Param // [out]
-	force   gcnOrder
+	sideWork // the weight gradient put beside (besideWork)
+	be       backend.Backend
+	in, out  int
+	w        *Param // [in, out]
+	b        *Param // [out]
+	force    gcnOrder
 
 	ws     workspace
 	caps   Caps
@@ -120,13 +121,13 @@ func (g *gcnLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	if g.order == gcnMatmulFirst {
 		be.Fill(g.dTmp, 0)
 		be.AggregateBackward(blk, g.edgeW, g.selfW, dh, g.out, g.dTmp)
-		be.LinearBackwardWeight(x, g.dTmp, blk.NumSrc, g.in, g.out, g.w.G, false)
+		g.beside(be, func() { be.LinearBackwardWeight(x, g.dTmp, blk.NumSrc, g.in, g.out, g.w.G, false) })
 		if dx != nil {
 			be.LinearBackwardData(g.dTmp, blk.NumSrc, g.w.W, g.in, g.out, dx, false)
 		}
 		return
 	}
-	be.LinearBackwardWeight(g.tmp, dh, blk.NumDst, g.in, g.out, g.w.G, false)
+	g.beside(be, func() { be.LinearBackwardWeight(g.tmp, dh, blk.NumDst, g.in, g.out, g.w.G, false) })
 	if dx == nil {
 		return
 	}

@@ -31,6 +31,7 @@ import (
 // Parameters: layerN.w1 [in, out], layerN.b1 [out], layerN.w2 [out, out],
 // layerN.bias [out] (the model's bias), and layerN.eps [1] when learned.
 type ginLayer struct {
+	sideWork   // the weight gradients put beside (besideWork)
 	be         backend.Backend
 	in, out    int
 	w1, b1, w2 *Param
@@ -214,14 +215,14 @@ func (g *ginLayer) forward(blk *backend.Block, x, h backend.Buffer, ps pass) {
 // [caps.Dst, out] and, when dx is non-nil, overwrites dx [caps.Src, in].
 func (g *ginLayer) backward(blk *backend.Block, x, dh, dx backend.Buffer) {
 	be := g.be
-	be.LinearBackwardWeight(g.z, dh, blk.NumDst, g.out, g.out, g.w2.G, false)
+	g.beside(be, func() { be.LinearBackwardWeight(g.z, dh, blk.NumDst, g.out, g.out, g.w2.G, false) })
 	be.LinearBackwardData(dh, blk.NumDst, g.w2.W, g.out, g.out, g.dz, false)
 	if g.inner != nil {
 		g.inner.backward(g.dz, backend.ActGrad{Relu: true, Y: g.z}, blk.NumDst, g.b1.G, g.dz)
 	} else {
 		be.BiasActDropoutBackward(g.dz, g.z, blk.NumDst, g.out, true, 0, nil, g.dz, g.b1.G)
 	}
-	be.LinearBackwardWeight(g.agg, g.dz, blk.NumDst, g.in, g.out, g.w1.G, false)
+	g.beside(be, func() { be.LinearBackwardWeight(g.agg, g.dz, blk.NumDst, g.in, g.out, g.w1.G, false) })
 	if dx == nil && g.eps == nil {
 		return
 	}

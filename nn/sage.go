@@ -17,6 +17,7 @@ import (
 // product too; the input gradient is two, since its halves go to different
 // places (x_dst directly, the neighbours through the aggregation).
 type sageLayer struct {
+	sideWork      // the weight gradients put beside (besideWork)
 	be            backend.Backend
 	in, out       int
 	wSelf, wNeigh *Param         // [in, out] each: views of the stacked [2·in, out] block
@@ -147,8 +148,10 @@ func (s *sageLayer) backwardAct(blk *backend.Block, dh backend.Buffer, act backe
 	s.inputGradient(blk, dh, act, dx)
 }
 
+// weightGrads runs beside the input gradient (besideWork): the
+// concatenation and dh, which it reads, are not written again in the pass.
 func (s *sageLayer) weightGrads(dh backend.Buffer, blk *backend.Block) {
-	s.be.LinearBackwardWeight(s.cat, dh, blk.NumDst, 2*s.in, s.out, s.g, false)
+	s.beside(s.be, func() { s.be.LinearBackwardWeight(s.cat, dh, blk.NumDst, 2*s.in, s.out, s.g, false) })
 }
 
 // inputGradient: one product gives the gradient of the whole

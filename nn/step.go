@@ -403,6 +403,7 @@ func (m *Model) Backward(b *Batch) {
 			ly.backward(blk, m.input(l), dh, nil)
 		}
 		if l == 0 && m.hot != nil && !m.hot.Inputs() {
+			m.joinBesideWork()
 			var grads []backend.Buffer
 			for _, p := range m.LayerWeights(0) {
 				grads = append(grads, p.G)
@@ -410,7 +411,18 @@ func (m *Model) Backward(b *Batch) {
 			m.hot.AddWeightGradient(grads)
 		}
 	}
+	m.joinBesideWork()
 	m.haveLoss = false // dlogits were consumed in place
+}
+
+// joinBesideWork has the ops issued next wait for the work the layers'
+// backward put beside (besideWork).
+func (m *Model) joinBesideWork() {
+	for _, ly := range m.layers {
+		if w, ok := ly.(besideWork); ok {
+			backend.JoinBesideTo(m.be, w.takeBesideMark())
+		}
+	}
 }
 
 // dz is the buffer that receives the gradient before layer l's activation:
