@@ -39,11 +39,11 @@ type layer interface {
 }
 
 // besideWork is a layer whose backward puts work beside the pass
-// (backend.RunBeside): its weight gradients, which nothing after them in
-// the backward pass reads, so that they run beside the input gradients
-// below them. takeBesideMark returns the last such call's mark (0: none)
-// and forgets it; Model.Backward joins it before anything reads the
-// gradients.
+// (backend.RunBeside): its weight gradients, whose inputs nothing after
+// them in the backward pass writes, so that they run beside the input
+// gradients below them. takeBesideMark returns the last such call's mark
+// (0: none) and forgets it; Model.Backward joins it before anything reads
+// the gradients.
 type besideWork interface {
 	takeBesideMark() backend.SideMark
 }
