@@ -38,30 +38,6 @@ type layer interface {
 	backward(blk *backend.Block, x, dh, dx backend.Buffer)
 }
 
-// besideWork is a layer whose backward puts work beside the pass
-// (backend.RunBeside): its weight gradients, whose inputs nothing after
-// them in the backward pass writes, so that they run beside the input
-// gradients below them. takeBesideMark returns the last such call's mark
-// (0: none) and forgets it; Model.Backward joins it before anything reads
-// the gradients.
-type besideWork interface {
-	takeBesideMark() backend.SideMark
-}
-
-// sideWork is a layer's part of besideWork: the mark of the last work it
-// put beside.
-type sideWork struct{ mark backend.SideMark }
-
-// beside issues fn's ops beside the pass (backend.RunBeside) and keeps
-// their mark.
-func (s *sideWork) beside(be backend.Backend, fn func()) { s.mark = backend.RunBeside(be, fn) }
-
-func (s *sideWork) takeBesideMark() backend.SideMark {
-	m := s.mark
-	s.mark = 0
-	return m
-}
-
 // pass is what a layer's forward learns of the pass it runs in. A layer
 // with randomness of its own (GAT's attention dropout) draws it from rand
 // with a stream of its own, and keeps what its backward needs to draw the

@@ -415,16 +415,6 @@ func (m *Model) Backward(b *Batch) {
 	m.haveLoss = false // dlogits were consumed in place
 }
 
-// joinBesideWork has the ops issued next wait for the work the layers'
-// backward put beside (besideWork).
-func (m *Model) joinBesideWork() {
-	for _, ly := range m.layers {
-		if w, ok := ly.(besideWork); ok {
-			backend.JoinBesideTo(m.be, w.takeBesideMark())
-		}
-	}
-}
-
 // dz is the buffer that receives the gradient before layer l's activation:
 // dAct[l] (in place), or for a bfloat16 bottom layer its rounded copy.
 func (m *Model) dz(l int) backend.Buffer {
