@@ -108,7 +108,7 @@ func RowType(dt DType) DType {
 	return dt
 }
 
-// MaxScoreHeads bounds the heads of SharedAttention's ScoreProduct and its
+// MaxScoreHeads bounds the heads of SharedAttention's ScoreProducts and its
 // backward: a layer's score products are narrow (a column a head), which
 // the CUDA backend's narrow-product kernels take up to 8 of.
 const MaxScoreHeads = 8

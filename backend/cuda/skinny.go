@@ -9,7 +9,7 @@ import (
 // Narrow products (kernels/skinny.cu): Linear and LinearBackwardWeight of
 // float32 operands with at most skinnyMaxOut output columns (a GAT layer's
 // scores x·u, [rows, in]·[in, heads], and their weights' gradients), and
-// SharedAttention's ScoreProduct and its backward (x float32 or bfloat16),
+// SharedAttention's ScoreProducts and its backward (x float32 or bfloat16),
 // run these kernels instead of cuBLAS in every mode (TF32x3 and capacity
 // products included): they read x once, read the live row count on the
 // device (no host sync, no padding stash) and add in float32 in an order

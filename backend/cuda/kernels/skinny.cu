@@ -6,7 +6,7 @@
 // the widths alone fix (not the capacity, the grid or x's alignment), so
 // eager and replayed runs write the same bits.
 //
-// x is float32 or (the _bf16 kernels, SharedAttention's ScoreProduct)
+// x is float32 or (the _bf16 kernels, SharedAttention's ScoreProducts)
 // bfloat16, widened exactly as read, so that a bfloat16 x gives the bits
 // of its float32 widening. Columns go in words of four (word j: columns
 // 4j .. 4j+3), read as one vector when VEC (in % 4 == 0 and x aligned to
