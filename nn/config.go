@@ -173,7 +173,8 @@ func (c Config) bf16Bottom() bool {
 // BF16BottomApplies reports whether the bottom layer has the bfloat16
 // form BF16Bottom asks for: GraphSAGE's, and GAT's aggregate-first one
 // with even input and head widths (its products' bfloat16 operands need
-// them). Elsewhere BF16Bottom leaves the products float32.
+// them). Elsewhere BF16Bottom leaves the products float32. An InDim of 0
+// (a width not known yet) counts as an even one narrower than hidden.
 func (c Config) BF16BottomApplies() bool {
 	switch {
 	case c.Layers < 1 || c.Kind != KindSAGE && c.Kind != KindGAT:

@@ -24,24 +24,23 @@ func GPUFeatureDType(onGPUs func() bool, shardFeatures string) string {
 }
 
 // GPUBottomProducts is the default bottom-layer products: bfloat16 where
-// GraphSAGE or GAT trains on GPUs (one or several: each device runs the
-// step a lone GPU runs) with TF32 products (float32-grade products asked
-// for otherwise) outside the hybrid mode (whose hot vertices need float32
-// bottom rows), with an even hidden width and without normalisation or
-// jumping knowledge (which need float32 activations), and where the
-// bottom layer has a bfloat16 form at the input width inDim
-// (nn.Config.BF16BottomApplies: GAT's aggregate-first layer needs input
-// narrower than hidden and even widths; inDim 0: not known yet, and
-// fitBottom decides once the dataset is loaded); as accurate as float32
+// the bottom layer has a bfloat16 form at the input width inDim
+// (nn.Config.BF16BottomApplies: GraphSAGE's, and GAT's aggregate-first
+// layer, which needs input narrower than hidden and even widths; inDim 0:
+// not known yet, and fitBottom decides once the dataset is loaded) and
+// trains on GPUs (one or several: each device runs the step a lone GPU
+// runs) with TF32 products (float32-grade products asked for otherwise)
+// outside the hybrid mode (whose hot vertices need float32 bottom rows),
+// with an even hidden width and without normalisation or jumping
+// knowledge (which need float32 activations); as accurate as float32
 // products on every accuracy test we have, and faster per products-sim
 // step (docs/perf.md). Elsewhere "" (float32). onGPUs probes, and is
 // asked last.
 func GPUBottomProducts(cfg train.Config, inDim int, tf32, hybrid bool, onGPUs func() bool) string {
-	model := cfg.Model == "sage" || cfg.Model == "gat" && !cfg.GATProjectFirst
-	if !model || cfg.Layers < 2 || cfg.Hidden%2 != 0 || cfg.NormOrJK() || !tf32 || hybrid {
+	if cfg.Layers < 2 || cfg.Hidden%2 != 0 || cfg.NormOrJK() || !tf32 || hybrid {
 		return ""
 	}
-	if inDim > 0 && !cfg.ModelConfig(inDim, 1).BF16BottomApplies() || !onGPUs() {
+	if !cfg.ModelConfig(inDim, 1).BF16BottomApplies() || !onGPUs() {
 		return ""
 	}
 	return "bfloat16"
