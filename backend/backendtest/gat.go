@@ -80,7 +80,7 @@ func attPos(h hostBlock, i int, bip bool) (src, row []int) {
 }
 
 func testHeadDot(e *env) {
-	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}, {4, 64}, {4, 47}, {2, 130}, {33, 2}} {
+	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}, {4, 64}, {4, 47}, {2, 130}, {33, 2}, {8, 19}, {4, 113}, {2, 6}} {
 		heads, dim := c[0], c[1]
 		const cp, live = 40, 31
 		w := heads * dim
@@ -105,7 +105,7 @@ func testHeadDot(e *env) {
 }
 
 func testHeadDotBackward(e *env) {
-	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}, {4, 64}, {8, 8}, {1, 128}} {
+	for _, c := range [][2]int{{1, 1}, {3, 5}, {4, 16}, {2, 33}, {4, 64}, {8, 8}, {1, 128}, {4, 47}, {8, 19}, {2, 6}} {
 		heads, dim := c[0], c[1]
 		const cp, live = 300, 211 // several chunks of rows
 		w := heads * dim
@@ -144,7 +144,7 @@ func testHeadDotBackward(e *env) {
 // in its second part), with the second count below the first (a GAT
 // layer's destinations among its sources) or above.
 func testHeadDotBackwardPair(e *env) {
-	for _, c := range [][4]int{{1, 1, 211, 150}, {3, 5, 211, 64}, {4, 16, 131, 211}, {2, 33, 211, 0}} {
+	for _, c := range [][4]int{{1, 1, 211, 150}, {3, 5, 211, 64}, {4, 16, 131, 211}, {2, 33, 211, 0}, {4, 47, 211, 64}} {
 		heads, dim, live1, live2 := c[0], c[1], c[2], c[3]
 		const cp1, cp2 = 300, 260
 		w := heads * dim
@@ -344,14 +344,17 @@ type headAggCase struct {
 
 // The CUDA backend groups lanes per head up to 32 heads and a bounded
 // width: {4, 64} and {4, 47, mean} are GAT's usual shapes; {2, 130} and
-// {33, 2} take its general kernels.
+// {33, 2} take its general kernels; heads whose width is no whole number
+// of float4 words in rows that are ({4, 47}, {8, 19}, {4, 113}, {2, 6},
+// {4, 5}) its flat ones.
 var headAggCases = []headAggCase{{1, 1, false, false, false}, {3, 5, false, false, false}, {2, 16, false, false, false},
 	{4, 8, true, false, false}, {3, 33, true, false, false}, {1, 7, true, false, false}, {4, 64, false, false, false},
 	{4, 47, true, false, false}, {2, 130, true, false, false}, {33, 2, false, false, false}, {5, 40, false, false, false},
 	{4, 64, false, true, true}, {4, 47, true, true, false}, {2, 130, true, true, true}, {33, 2, false, true, false},
 	{3, 5, false, false, true}, {2, 16, true, false, true}, {8, 8, false, false, false}, {8, 64, false, false, false},
 	{4, 128, false, false, false}, {1, 128, true, false, false}, {8, 128, false, true, true}, {1, 64, false, true, false},
-	{8, 16, true, true, false}}
+	{8, 16, true, true, false}, {4, 47, false, false, false}, {4, 47, true, false, true}, {8, 19, true, false, false},
+	{4, 113, true, false, false}, {2, 6, false, true, true}, {4, 5, true, false, false}}
 
 // widths are x's width heads·dim and out's (dim with mean).
 func (c headAggCase) widths() (w, ow int) {

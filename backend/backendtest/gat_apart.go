@@ -11,7 +11,7 @@ import (
 // alone) are those it gives together: dcoef bit for bit, dx to the order of
 // its float sums.
 func testGradientsApart(e *env) {
-	for _, c := range [][4]int{{4, 64, 211, 150}, {3, 5, 211, 64}, {2, 33, 131, 211}} {
+	for _, c := range [][4]int{{4, 64, 211, 150}, {3, 5, 211, 64}, {2, 33, 131, 211}, {4, 47, 211, 150}, {8, 19, 131, 211}} {
 		heads, dim, live1, live2 := c[0], c[1], c[2], c[3]
 		const cp = 300
 		w := heads * dim

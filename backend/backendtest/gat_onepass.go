@@ -17,7 +17,7 @@ import (
 // each count are left alone, and x's rows past both are not read.
 func testHeadDots(e *env) {
 	for _, c := range [][4]int{{1, 1, 211, 150}, {3, 5, 211, 64}, {4, 16, 131, 211}, {2, 33, 211, 0}, {4, 64, 200, 37},
-		{4, 47, 180, 24}, {2, 130, 90, 90}, {33, 2, 50, 70}} {
+		{4, 47, 180, 24}, {2, 130, 90, 90}, {33, 2, 50, 70}, {8, 19, 100, 50}} {
 		heads, dim, live1, live2 := c[0], c[1], c[2], c[3]
 		const cp1, cp2 = 300, 260
 		w := heads * dim

@@ -93,6 +93,14 @@ func (c *call) launchHeadDotGrouped(a *headDotArgs, name string, n2 uintptr, cap
 	c.launch(name, grid, block, smem)
 }
 
+// launchHeadDotFlat launches one of head_dot_flat_* (kernels/gat_flat.cu)
+// with HeadDot's checked arguments, its parameters in the kernel's order.
+func (c *call) launchHeadDotFlat(a *headDotArgs, name string, n2 uintptr, cap2 int, words int, a2 uintptr, out2 uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.nP).i32(a.n.Cap).ptr(n2).i32(cap2).i32(a.heads).i32(a.dim).i32(words).
+		ptr(a.a.addr()).ptr(a2).ptr(a.out.addr()).ptr(out2)
+	c.launch(name, grid, block, smem)
+}
+
 // headDotsArgs are HeadDots's arguments as checkHeadDots returns them.
 type headDotsArgs struct {
 	n1    backend.Count
@@ -144,6 +152,14 @@ func (c *call) launchHeadDotsPlain(a *headDotsArgs, grid, block dim3, smem int) 
 // with HeadDots's checked arguments, its parameters in the kernel's order.
 func (c *call) launchHeadDotsGrouped(a *headDotsArgs, name string, words, gl int, grid, block dim3, smem int) {
 	c.args().ptr(a.x.addr()).ptr(a.n1P).i32(a.n1.Cap).ptr(a.n2P).i32(a.n2.Cap).i32(a.heads).i32(words).i32(gl).
+		ptr(a.a1.addr()).ptr(a.a2.addr()).ptr(a.out1.addr()).ptr(a.out2.addr())
+	c.launch(name, grid, block, smem)
+}
+
+// launchHeadDotsFlat launches one of head_dot_flat_* (kernels/gat_flat.cu)
+// with HeadDots's checked arguments, its parameters in the kernel's order.
+func (c *call) launchHeadDotsFlat(a *headDotsArgs, name string, words int, grid, block dim3, smem int) {
+	c.args().ptr(a.x.addr()).ptr(a.n1P).i32(a.n1.Cap).ptr(a.n2P).i32(a.n2.Cap).i32(a.heads).i32(a.dim).i32(words).
 		ptr(a.a1.addr()).ptr(a.a2.addr()).ptr(a.out1.addr()).ptr(a.out2.addr())
 	c.launch(name, grid, block, smem)
 }
@@ -347,6 +363,15 @@ func (c *call) launchHeadAggGrouped(a *headAggregateArgs, name string, bip bool,
 	c.launch(name, grid, block, smem)
 }
 
+// launchHeadAggFlat launches one of head_agg_flat_* (kernels/gat_flat.cu)
+// with HeadAggregate's checked arguments, its parameters in the kernel's order.
+func (c *call) launchHeadAggFlat(a *headAggregateArgs, name string, bip bool, words int, grid, block dim3, smem int) {
+	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).i32(a.heads).i32(a.dim).flag(a.mean).
+		i32(words).flag(a.acc).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.out.addr())
+	c.launch(name, grid, block, smem)
+}
+
 // headAggregateBackwardArgs are HeadAggregateBackward's arguments as checkHeadAggregateBackward returns them.
 type headAggregateBackwardArgs struct {
 	blk   blockArgs
@@ -410,6 +435,15 @@ func (c *call) launchHeadAggBwdGrouped(a *headAggregateBackwardArgs, name string
 	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
 		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).i32(a.heads).i32(words).flag(a.mean).
 		i32(gl).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr()).ptr(dx)
+	c.launch(name, grid, block, smem)
+}
+
+// launchHeadAggBwdFlat launches one of head_agg_bwd_flat_* (kernels/gat_flat.cu)
+// with HeadAggregateBackward's checked arguments, its parameters in the kernel's order.
+func (c *call) launchHeadAggBwdFlat(a *headAggregateBackwardArgs, name string, bip bool, words int, dx uintptr, grid, block dim3, smem int) {
+	c.args().ptr(a.blk.indptr.addr()).ptr(a.blk.indices.addr()).ptr(a.blk.nd).i32(a.blk.dstCap).ptr(a.blk.ne).
+		i32(a.blk.edgeCap).ptr(a.blk.ns).i32(a.blk.srcCap).flag(bip).i32(a.heads).i32(a.dim).flag(a.mean).
+		i32(words).ptr(a.coef.addr()).ptr(a.x.addr()).ptr(a.dout.addr()).ptr(a.dcoef.addr()).ptr(dx)
 	c.launch(name, grid, block, smem)
 }
 

@@ -28,7 +28,12 @@ func (b *Backend) HeadDot(x backend.Buffer, n backend.Count, heads, dim int, a, 
 		return
 	}
 	g, t := c.warpRows(n.Cap)
-	if suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.a.ptr%16 == 0, 1); ok {
+	aligned := ck.x.ptr%16 == 0 && ck.a.ptr%16 == 0
+	if suf, words, ok := flatWords(heads, dim, aligned); ok {
+		c.launchHeadDotFlat(&ck, "head_dot_flat_"+suf, 0, 0, words, 0, 0, g, t, 0)
+		return
+	}
+	if suf, gl, words, ok := headGroups(heads, dim, aligned, 1); ok {
 		c.launchHeadDotGrouped(&ck, "head_dot_"+suf, 0, 0, words, gl, 0, 0, g, t, 0)
 		return
 	}
@@ -47,6 +52,10 @@ func (b *Backend) HeadDots(x backend.Buffer, n1, n2 backend.Count, heads, dim in
 	}
 	g, t := c.warpRows(max(n1.Cap, n2.Cap))
 	aligned := ck.x.ptr%16 == 0 && ck.a1.ptr%16 == 0 && ck.a2.ptr%16 == 0
+	if suf, words, ok := flatWords(heads, dim, aligned); ok {
+		c.launchHeadDotsFlat(&ck, "head_dot_flat_"+suf, words, g, t, 0)
+		return
+	}
 	if suf, gl, words, ok := headGroups(heads, dim, aligned, 1); ok {
 		c.launchHeadDotsGrouped(&ck, "head_dot_"+suf, words, gl, g, t, 0)
 		return
@@ -81,8 +90,13 @@ func (b *Backend) HeadDotBackward(x, dout1, dout2 backend.Buffer, n1, n2 backend
 	size := int64(chunks) * int64(w) * 4
 	p1 := c.scratch(scratchColsum, 2*size)
 	p2 := p1 + uintptr(size)
-	if dim%4 == 0 && ck.x.ptr%16 == 0 && ck.dx.ptr%16 == 0 {
-		c.launchHeadDotBwdVec(&ck, "head_dot_bwd_v4", p1, p2, chunkRows, dim3{uint32((w/4 + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
+	aligned := ck.x.ptr%16 == 0 && ck.dx.ptr%16 == 0
+	if _, _, flat := flatWords(heads, dim, aligned); dim%4 == 0 && aligned || flat {
+		name := "head_dot_bwd_v4"
+		if flat {
+			name = "head_dot_bwd_v4f"
+		}
+		c.launchHeadDotBwdVec(&ck, name, p1, p2, chunkRows, dim3{uint32((w/4 + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	} else {
 		c.launchHeadDotBwd(&ck, p1, p2, chunkRows, dim3{uint32((w + 31) / 32), uint32(chunks), 1}, dim3{32, 8, 1}, 0)
 	}
@@ -195,6 +209,28 @@ func headGroups(heads, dim int, aligned bool, slices int) (suf string, gl, words
 	return "", 0, 0, false
 }
 
+// flatHeads is the most heads the flat kernels take (kernels/gat_flat.cu's
+// FLAT_HEADS).
+const flatHeads = 4
+
+// flatWords picks the flat kernels (kernels/gat_flat.cu) for heads whose
+// width is not a whole number of float4 words while a row's is (heads·dim
+// % 4 == 0, dim >= 4, the buffers 16-byte aligned): their suffix (the
+// words a lane takes) and a row's words. ok is false where the grouped
+// kernels take float4 words (dim % 4 == 0) or the shape does not fit.
+func flatWords(heads, dim int, aligned bool) (suf string, words int, ok bool) {
+	w := heads * dim
+	if !aligned || dim%4 == 0 || dim < 4 || w%4 != 0 || heads > flatHeads {
+		return "", 0, false
+	}
+	for _, nq := range [...]int{2, 4} {
+		if w/4 <= 32*nq {
+			return fmt.Sprint(nq), w / 4, true
+		}
+	}
+	return "", 0, false
+}
+
 // headAggWarps is the warps an SM below which the HeadAggregate kernels
 // split a destination's work among several warps (grid rows), at most
 // headAggSlices of them: a block of few destinations (a top layer's)
@@ -243,6 +279,10 @@ func (b *Backend) HeadAggregate(blk *backend.Block, coef, x backend.Buffer, head
 	}
 	g, t := c.warpRows(ck.blk.dstCap)
 	aligned := ck.x.ptr%16 == 0 && ck.out.ptr%16 == 0
+	if suf, words, ok := flatWords(heads, dim, aligned); ok {
+		c.launchHeadAggFlat(&ck, "head_agg_flat_"+suf, blk.Bipartite, words, g, t, 0)
+		return
+	}
 	slices := c.columnSlices(ck.blk.dstCap, heads, dim, aligned)
 	if suf, gl, words, ok := headGroups(heads, dim, aligned, slices); ok {
 		g.y = uint32(slices)
@@ -269,8 +309,12 @@ func (b *Backend) HeadAggregateBackward(blk *backend.Block, coef, x, dout backen
 	if !b.opt.Deterministic {
 		dxp = ck.dx.addr()
 	}
-	switch suf, gl, words, ok := headGroups(heads, dim, ck.x.ptr%16 == 0 && ck.dout.ptr%16 == 0 && ck.dx.addr()%16 == 0, 1); {
+	aligned := ck.x.ptr%16 == 0 && ck.dout.ptr%16 == 0 && ck.dx.addr()%16 == 0
+	fsuf, fwords, flat := flatWords(heads, dim, aligned)
+	switch suf, gl, words, ok := headGroups(heads, dim, aligned, 1); {
 	case ck.dcoef == nil && dxp == 0: // nothing but the deterministic path's gather
+	case flat:
+		c.launchHeadAggBwdFlat(&ck, "head_agg_bwd_flat_"+fsuf, blk.Bipartite, fwords, dxp, g, t, 0)
 	case ok:
 		c.launchHeadAggBwdGrouped(&ck, "head_agg_bwd_"+suf, blk.Bipartite, words, gl, dxp, g, t, 0)
 	default:

@@ -114,9 +114,11 @@ __device__ __forceinline__ void vc_set(float4& v, int c, float f) {
     else v.w = f;
 }
 
-// head_dot_bwd, head_dot_bwd_v4: grid (ceil(wV/32), chunks), block (32, 8),
-// wV = w words of V (floats, or float4 when dim % 4 == 0 and x, dx are
-// 16-byte aligned, a quarter of the instructions per byte); thread (x, y)
+// head_dot_bwd, head_dot_bwd_v4(f): grid (ceil(wV/32), chunks), block (32, 8),
+// wV = w words of V (floats, or float4 when w % 4 == 0, dim >= 4 and x, dx
+// are 16-byte aligned, a quarter of the instructions per byte; with
+// dim % 4 != 0 the flat form v4f, where a word's components lie in at most
+// two heads, h and hl); thread (x, y)
 // of block (bx, by) takes word 32*bx + x and rows r0 + y, r0 + y + 8, ...
 // of chunk by, over rows [:n1] with (dout1, a1, partial1) and over rows
 // [:n2] with (dout2, a2, partial2) of the same x and dx in one pass: dx =
@@ -125,7 +127,7 @@ __device__ __forceinline__ void vc_set(float4& v, int c, float f) {
 // thread's registers low enough for three blocks an SM; sums in row order,
 // per column, then over y in order: both widths write the same bits);
 // partial1 and partial2 are [chunks, w]; chunks over max(n1, n2) rows.
-template <typename V, int U>
+template <typename V, int U, bool FLAT>
 __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, const float* dout2, int n1, int n2,
                                                int heads, int dim, const float* a1, const float* a2, V* dx,
                                                int add, float* partial1, float* partial2, int chunkRows) {
@@ -140,12 +142,14 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
 #pragma unroll
     for (int q = 0; q < NC; q++) s1[q] = s2[q] = 0.0;
     if (c < wV) {
-        int h = c * NC / dim;
+        // The heads of the word's first and last components: two where a
+        // head's width is not a whole number of words (a flat row).
+        int h = c * NC / dim, hl = FLAT ? (c * NC + NC - 1) / dim : h;
         V av1, av2;
 #pragma unroll
         for (int q = 0; q < NC; q++) vc_set(av1, q, a1[c * NC + q]), vc_set(av2, q, a2[c * NC + q]);
         for (int rb = r0 + threadIdx.y; rb < r1; rb += 8 * U) {
-            float g1[U], g2[U];
+            float g1[U], g2[U], g1l[U], g2l[U];  // (g1l, g2l: head hl's)
             V xv[U], dv[U];
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -153,6 +157,8 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
                 i64 idx = (i64)r * wV + c;
                 g1[u] = r < m1 ? dout1[(i64)r * heads + h] : 0.f;
                 g2[u] = r < m2 ? dout2[(i64)r * heads + h] : 0.f;
+                g1l[u] = r < m1 && hl != h ? dout1[(i64)r * heads + hl] : g1[u];
+                g2l[u] = r < m2 && hl != h ? dout2[(i64)r * heads + hl] : g2[u];
                 xv[u] = r < r1 ? x[idx] : V();
                 dv[u] = add && r < r1 ? dx[idx] : V();
             }
@@ -164,13 +170,15 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
 #pragma unroll
                 for (int q = 0; q < NC; q++) {
                     float f = vc(v, q), xq = vc(xv[u], q);
+                    bool last = FLAT && (c * NC + q) / dim != h;
+                    float a1q = last ? g1l[u] : g1[u], a2q = last ? g2l[u] : g2[u];
                     if (r < m1) {
-                        f = __fadd_rn(f, __fmul_rn(g1[u], vc(av1, q)));
-                        s1[q] += (double)g1[u] * (double)xq;
+                        f = __fadd_rn(f, __fmul_rn(a1q, vc(av1, q)));
+                        s1[q] += (double)a1q * (double)xq;
                     }
                     if (r < m2) {
-                        f = __fadd_rn(f, __fmul_rn(g2[u], vc(av2, q)));
-                        s2[q] += (double)g2[u] * (double)xq;
+                        f = __fadd_rn(f, __fmul_rn(a2q, vc(av2, q)));
+                        s2[q] += (double)a2q * (double)xq;
                     }
                     vc_set(v, q, f);
                 }
@@ -198,11 +206,16 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
     const int *n1P, int cap1, const int *n2P, int cap2, int heads, int dim, const float *a1, const float *a2
 extern "C" __global__ void head_dot_bwd(const float* x, const float* dout1, const float* dout2, HD_BWD_ARGS,
                                          float* dx, int add, float* partial1, float* partial2, int chunkRows) {
-    head_dot_bwd_t<float, 8>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
+    head_dot_bwd_t<float, 8, false>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
                              add, partial1, partial2, chunkRows);
 }
 extern "C" __global__ void head_dot_bwd_v4(const float4* x, const float* dout1, const float* dout2, HD_BWD_ARGS,
                                             float4* dx, int add, float* partial1, float* partial2, int chunkRows) {
-    head_dot_bwd_t<float4, 4>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2, dx,
-                              add, partial1, partial2, chunkRows);
+    head_dot_bwd_t<float4, 4, false>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2,
+                                     dx, add, partial1, partial2, chunkRows);
+}
+extern "C" __global__ void head_dot_bwd_v4f(const float4* x, const float* dout1, const float* dout2, HD_BWD_ARGS,
+                                             float4* dx, int add, float* partial1, float* partial2, int chunkRows) {
+    head_dot_bwd_t<float4, 4, true>(x, dout1, dout2, live_count(n1P, cap1), live_count(n2P, cap2), heads, dim, a1, a2,
+                                    dx, add, partial1, partial2, chunkRows);
 }

@@ -18,7 +18,8 @@ __device__ __forceinline__ float vcomp(float4 v, int k) { return k == 0 ? v.x : 
 __device__ __forceinline__ float vadd(float a, float b) { return a + b; }
 __device__ __forceinline__ float4 vadd(float4 a, float4 b) { return make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w); }
 
-// vatomic_add: *p += w * x, component-wise float atomics.
+// vatomic_add: *p += w * x, component-wise float atomics (vatomic_add4: a
+// weight a component).
 __device__ __forceinline__ void vatomic_add(float* p, float w, float x) { atomicAdd(p, w * x); }
 // On sm_90 with PTX ISA 8.1 (CUDA 12.1) or newer, one 16-byte vector
 // reduction replaces four scalar ones (the L2 counts transactions, not
@@ -28,6 +29,19 @@ __device__ __forceinline__ void vatomic_add(float* p, float w, float x) { atomic
 #define FANOUT_VECTOR_RED 1
 #endif
 
+__device__ __forceinline__ void vatomic_add4(float4* p, float4 w, float4 x) {
+#ifdef FANOUT_VECTOR_RED
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(w.x * x.x), "f"(w.y * x.y),
+                 "f"(w.z * x.z), "f"(w.w * x.w)
+                 : "memory");
+#else
+    float* q = (float*)p;
+    atomicAdd(q, w.x * x.x);
+    atomicAdd(q + 1, w.y * x.y);
+    atomicAdd(q + 2, w.z * x.z);
+    atomicAdd(q + 3, w.w * x.w);
+#endif
+}
 __device__ __forceinline__ void vatomic_add(float4* p, float w, float4 x) {
 #ifdef FANOUT_VECTOR_RED
     asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(w * x.x), "f"(w * x.y),
