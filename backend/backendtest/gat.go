@@ -343,10 +343,10 @@ type headAggCase struct {
 }
 
 // The CUDA backend groups lanes per head up to 32 heads and a bounded
-// width: {4, 64} and {4, 47, mean} are GAT's usual shapes; {2, 130} and
-// {33, 2} take its general kernels; heads whose width is no whole number
-// of float4 words in rows that are ({4, 47}, {8, 19}, {4, 113}, {2, 6},
-// {4, 5}) its flat ones.
+// width: {4, 64} and {4, 47, mean} are GAT's usual shapes; {33, 2} takes
+// its general kernels, {3, 33} and {8, 19} its grouped ones a float at a
+// time; up to four heads whose width is no whole number of float4 words in
+// rows that are ({4, 47}, {2, 130}, {4, 113}, {2, 6}, {4, 5}) its flat ones.
 var headAggCases = []headAggCase{{1, 1, false, false, false}, {3, 5, false, false, false}, {2, 16, false, false, false},
 	{4, 8, true, false, false}, {3, 33, true, false, false}, {1, 7, true, false, false}, {4, 64, false, false, false},
 	{4, 47, true, false, false}, {2, 130, true, false, false}, {33, 2, false, false, false}, {5, 40, false, false, false},

@@ -189,3 +189,23 @@ func TestAttPerWarp(t *testing.T) {
 		}
 	}
 }
+
+// TestFlatWords: the flat kernels take heads whose width is no whole
+// number of float4 words in rows that are, up to flatHeads heads and 128
+// words a row, aligned buffers only; the grouped kernels keep every other
+// shape.
+func TestFlatWords(t *testing.T) {
+	for _, c := range []struct {
+		heads, dim int
+		aligned    bool
+		suf        string
+		words      int
+	}{{4, 47, true, "2", 47}, {4, 19, true, "2", 19}, {2, 6, true, "2", 3}, {4, 113, true, "4", 113},
+		{4, 47, false, "", 0}, {4, 64, true, "", 0}, {1, 47, true, "", 0}, {3, 5, true, "", 0},
+		{8, 19, true, "", 0}, {4, 3, true, "", 0}, {4, 129, true, "", 0}, {2, 130, true, "4", 65}} {
+		suf, words, ok := flatWords(c.heads, c.dim, c.aligned)
+		if suf != c.suf || words != c.words || ok != (c.suf != "") {
+			t.Errorf("flatWords(%d, %d, %v) = %q, %d, %v; want %q, %d", c.heads, c.dim, c.aligned, suf, words, ok, c.suf, c.words)
+		}
+	}
+}
