@@ -20,6 +20,7 @@
 // edge_softmax(_bwd), gat_del_gather: see gat_softmax.cu.
 // head_agg(_bwd), head_agg_gather: see gat_agg.cu.
 #include "common.cuh"
+#include "vec.cuh"
 #include "gat.cuh"
 
 extern "C" __global__ void head_dot(const float* x, const int* nP, int cap, const int* nP2, int cap2, int heads,
@@ -103,17 +104,6 @@ HD_GRP(float, 2, v1_2)
 HD_GRP(float, 4, v1_4)
 HD_GRP(float, 8, v1_8)
 
-// vc is component c of a float (c = 0) or a float4 word.
-__device__ __forceinline__ float vc(float v, int) { return v; }
-__device__ __forceinline__ float vc(float4 v, int c) { return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w; }
-__device__ __forceinline__ void vc_set(float& v, int, float f) { v = f; }
-__device__ __forceinline__ void vc_set(float4& v, int c, float f) {
-    if (c == 0) v.x = f;
-    else if (c == 1) v.y = f;
-    else if (c == 2) v.z = f;
-    else v.w = f;
-}
-
 // head_dot_bwd, head_dot_bwd_v4(f): grid (ceil(wV/32), chunks), block (32, 8),
 // wV = w words of V (floats, or float4 when w % 4 == 0, dim >= 4 and x, dx
 // are 16-byte aligned, a quarter of the instructions per byte; with
@@ -147,7 +137,7 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
         int h = c * NC / dim, hl = FLAT ? (c * NC + NC - 1) / dim : h;
         V av1, av2;
 #pragma unroll
-        for (int q = 0; q < NC; q++) vc_set(av1, q, a1[c * NC + q]), vc_set(av2, q, a2[c * NC + q]);
+        for (int q = 0; q < NC; q++) vset(av1, q, a1[c * NC + q]), vset(av2, q, a2[c * NC + q]);
         for (int rb = r0 + threadIdx.y; rb < r1; rb += 8 * U) {
             float g1[U], g2[U], g1l[U], g2l[U];  // (g1l, g2l: head hl's)
             V xv[U], dv[U];
@@ -169,18 +159,18 @@ __device__ __forceinline__ void head_dot_bwd_t(const V* x, const float* dout1, c
                 V v = dv[u];
 #pragma unroll
                 for (int q = 0; q < NC; q++) {
-                    float f = vc(v, q), xq = vc(xv[u], q);
+                    float f = vcomp(v, q), xq = vcomp(xv[u], q);
                     bool last = FLAT && (c * NC + q) / dim != h;
                     float a1q = last ? g1l[u] : g1[u], a2q = last ? g2l[u] : g2[u];
                     if (r < m1) {
-                        f = __fadd_rn(f, __fmul_rn(a1q, vc(av1, q)));
+                        f = __fadd_rn(f, __fmul_rn(a1q, vcomp(av1, q)));
                         s1[q] += (double)a1q * (double)xq;
                     }
                     if (r < m2) {
-                        f = __fadd_rn(f, __fmul_rn(a2q, vc(av2, q)));
+                        f = __fadd_rn(f, __fmul_rn(a2q, vcomp(av2, q)));
                         s2[q] += (double)a2q * (double)xq;
                     }
-                    vc_set(v, q, f);
+                    vset(v, q, f);
                 }
                 dx[(i64)r * wV + c] = v;
             }

@@ -17,6 +17,9 @@ __device__ __forceinline__ float vmul_rn(float w, float x) { return __fmul_rn(w,
 __device__ __forceinline__ float4 vmul_rn(float w, float4 x) {
     return make_float4(__fmul_rn(w, x.x), __fmul_rn(w, x.y), __fmul_rn(w, x.z), __fmul_rn(w, x.w));
 }
+__device__ __forceinline__ float4 vmul_rn(float4 w, float4 x) {
+    return make_float4(__fmul_rn(w.x, x.x), __fmul_rn(w.y, x.y), __fmul_rn(w.z, x.z), __fmul_rn(w.w, x.w));
+}
 __device__ __forceinline__ float vadd_rn(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ float4 vadd_rn(float4 a, float4 b) {
     return make_float4(__fadd_rn(a.x, b.x), __fadd_rn(a.y, b.y), __fadd_rn(a.z, b.z), __fadd_rn(a.w, b.w));

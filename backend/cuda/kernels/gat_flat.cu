@@ -152,13 +152,6 @@ __device__ __forceinline__ float4 flat_word_weights(const FlatWord& W, float cl,
     return flat_weights(W, wl, wh);
 }
 
-__device__ __forceinline__ float4 vmul4_rn(float4 w, float4 x) {
-    return make_float4(__fmul_rn(w.x, x.x), __fmul_rn(w.y, x.y), __fmul_rn(w.z, x.z), __fmul_rn(w.w, x.w));
-}
-__device__ __forceinline__ float4 vfma4(float4 w, float4 x, float4 a) {
-    return make_float4(fmaf(w.x, x.x, a.x), fmaf(w.y, x.y, a.y), fmaf(w.z, x.z, a.z), fmaf(w.w, x.w, a.w));
-}
-
 // flat_load takes positions u0.. of the chunk at pb (cnt live) of slice
 // ps of destination i: sources, the lanes' coefficients (withCoef) and
 // the lanes' words of each source row (withX), every load issued first.
@@ -214,7 +207,7 @@ __device__ __forceinline__ void head_agg_flat_t(const int* indptr, const int* in
 #pragma unroll
                     for (int k = 0; k < NQ; k++) {
                         float4 w = flat_word_weights(W[k], cl[u], heads);
-                        acc[k] = self ? vmul4_rn(w, xv[u][k]) : vfma4(w, xv[u][k], acc[k]);
+                        acc[k] = self ? vmul_rn(w, xv[u][k]) : vfma(w, xv[u][k], acc[k]);
                     }
                 }
             }
@@ -241,14 +234,6 @@ __device__ __forceinline__ void head_agg_flat_t(const int* indptr, const int* in
         }
         __syncwarp();
     }
-}
-
-// flat_set sets component q (a constant once unrolled) of v.
-__device__ __forceinline__ void flat_set(float4& v, int q, float f) {
-    if (q == 0) v.x = f;
-    else if (q == 1) v.y = f;
-    else if (q == 2) v.z = f;
-    else v.w = f;
 }
 
 template <int NQ>
@@ -283,7 +268,7 @@ __device__ __forceinline__ void head_agg_bwd_flat_t(const int* indptr, const int
 #pragma unroll
             for (int q = 0; q < 4; q++) {
                 int h = W[k].h + (W[k].hi(q) ? 1 : 0);
-                flat_set(d[k], q, dout[(i64)i * dim + 4 * W[k].c + q - h * dim]);
+                vset(d[k], q, dout[(i64)i * dim + 4 * W[k].c + q - h * dim]);
             }
         }
         for (int pb = 0; pb < nm; pb += 32) {

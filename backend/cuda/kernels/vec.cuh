@@ -10,9 +10,22 @@ __device__ __forceinline__ float vfma(float w, float x, float a) { return fmaf(w
 __device__ __forceinline__ float4 vfma(float w, float4 x, float4 a) {
     return make_float4(fmaf(w, x.x, a.x), fmaf(w, x.y, a.y), fmaf(w, x.z, a.z), fmaf(w, x.w, a.w));
 }
+// (a weight a component)
+__device__ __forceinline__ float4 vfma(float4 w, float4 x, float4 a) {
+    return make_float4(fmaf(w.x, x.x, a.x), fmaf(w.y, x.y, a.y), fmaf(w.z, x.z, a.z), fmaf(w.w, x.w, a.w));
+}
 
-// vcomp is component k (0-3, a constant once unrolled) of v.
+// vcomp is component k (0-3, a constant once unrolled) of v (a float's
+// only one, k = 0); vset sets it to f.
+__device__ __forceinline__ float vcomp(float v, int) { return v; }
 __device__ __forceinline__ float vcomp(float4 v, int k) { return k == 0 ? v.x : k == 1 ? v.y : k == 2 ? v.z : v.w; }
+__device__ __forceinline__ void vset(float& v, int, float f) { v = f; }
+__device__ __forceinline__ void vset(float4& v, int k, float f) {
+    if (k == 0) v.x = f;
+    else if (k == 1) v.y = f;
+    else if (k == 2) v.z = f;
+    else v.w = f;
+}
 
 // vadd: a + b
 __device__ __forceinline__ float vadd(float a, float b) { return a + b; }
@@ -43,15 +56,5 @@ __device__ __forceinline__ void vatomic_add4(float4* p, float4 w, float4 x) {
 #endif
 }
 __device__ __forceinline__ void vatomic_add(float4* p, float w, float4 x) {
-#ifdef FANOUT_VECTOR_RED
-    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(w * x.x), "f"(w * x.y),
-                 "f"(w * x.z), "f"(w * x.w)
-                 : "memory");
-#else
-    float* q = (float*)p;
-    atomicAdd(q, w * x.x);
-    atomicAdd(q + 1, w * x.y);
-    atomicAdd(q + 2, w * x.z);
-    atomicAdd(q + 3, w * x.w);
-#endif
+    vatomic_add4(p, make_float4(w, w, w, w), x);
 }
