@@ -51,10 +51,10 @@ type DiskConfig struct {
 // host memory the device reads in place (at most DiskConfig.HostRows; or
 // that the host function copies into the staging, DiskConfig.StageHost),
 // and the rest, read from the file when a gather needs them. A gather
-// copies the step's ids and their cache rows (the device's slot table,
-// -1 outside the cache) into host memory, then a host function in op
-// order (backend.HostFuncs) finds the tier of each row outside the cache
-// (one lookup in a table of codes, by several goroutines) and reads the
+// copies the step's ids and their codes (the device's slot table: cache
+// row, host tier row, or on disk) into host memory, then a host function
+// in op order (backend.HostFuncs) passes over them (several goroutines,
+// no lookup: the codes came with the ids) and reads the
 // disk rows with positional reads by a pool of goroutines into a pinned
 // staging area of the call's own; three gathers then copy the cached,
 // host and staged rows (Gather) or the last two (GatherMisses, InPlace).
@@ -84,7 +84,7 @@ type Disk struct {
 	dt    backend.DType
 	order []int32
 
-	slot     backend.Buffer // I32 [N] device: cache row or -1
+	slot     backend.Buffer // I32 [N] device: tier's codes (Fill writes them)
 	cache    backend.Buffer // dt [n, dim], nil until Fill
 	n        int
 	tier     []int32        // [N] host: cache row (>= 0), host tier row p as -2-p, or onDisk
@@ -101,6 +101,7 @@ type Disk struct {
 	slab     []byte         // the readers' buffers' memory (readBufBytes)
 	dio      *directFile    // the file opened with O_DIRECT; nil: reads through the page cache
 	ahead    bool           // Remote: the replay driver gathers a step's rows beside the step before
+	clock    hostClock      // the host functions' times (HostTime)
 
 	mu  sync.Mutex
 	err error // the first failure of a host function
@@ -234,8 +235,9 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 }
 
 // copyIDs issues the copies place reads: the ids into s.ids and their
-// cache rows (the slot table's, -1 outside the cache) into s.rc. An id
-// outside the table is the slot gather's error, as in any gather.
+// codes (the slot table's: cache row, host tier row p as -2-p, or -1 on
+// disk) into s.rc. An id outside the table is the slot gather's error, as
+// in any gather.
 func (d *Disk) copyIDs(s *scratch, ids backend.Buffer, n backend.Count) {
 	d.be.Gather(ids, 1, d.be.View(s.iota, 0, n.Cap), n, d.be.View(s.idsB, 0, n.Cap))
 	d.be.Gather(d.slot, 1, ids, n, d.be.View(s.rcB, 0, n.Cap))
@@ -315,8 +317,13 @@ func (d *Disk) TierStats() (cache, host, disk int64, err error) {
 	return sh[1] - sh[0] - sd[0], sh[0], sd[0], d.Err()
 }
 
-// ResetStats zeroes the counters.
+// HostTime is what the gathers' host functions took since the store was
+// made or reset.
+func (d *Disk) HostTime() HostTime { return d.clock.read() }
+
+// ResetStats zeroes the counters and the host functions' times.
 func (d *Disk) ResetStats() {
+	d.clock.reset()
 	d.be.Write(d.statsH, 0, []int64{0, 0})
 	d.be.Write(d.statsD, 0, []int64{0, 0})
 }

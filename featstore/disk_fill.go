@@ -44,7 +44,7 @@ func (d *Disk) Fill(cached int) error {
 	}
 	d.sc = sc
 	d.makeReadBufs()
-	data := newRows(d.dt, h+1, d.dim)
+	data := newHostRows(d.dt, h+1, d.dim)
 	total, done := int64(cached+h), int64(0)
 	progress := func(n int) {
 		done += int64(n)
@@ -74,6 +74,11 @@ func (d *Disk) Fill(cached int) error {
 		for i, v := range host {
 			d.tier[v] = hostCode(i)
 		}
+	}
+	if cached > 0 || h > 0 {
+		// The device's slot table takes the codes too, so that the ids'
+		// copy gives the host function each row's tier (placePart).
+		d.be.Write(d.slot, 0, d.tier)
 	}
 	return d.be.Sync()
 }
@@ -112,7 +117,6 @@ func (d *Disk) fillCache(vertices []int32, buf any, progress func(int)) error {
 	}
 	d.cache, d.n = cache, cached
 	d.tier = slotTable(d.rows, vertices)
-	d.be.Write(d.slot, 0, d.tier) // before the host tier's codes: Write has the data once it returns
 	return nil
 }
 

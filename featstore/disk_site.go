@@ -28,6 +28,7 @@ type scratch struct {
 	hostPos                     []int32         // [cap]: the parts' host positions, a share's at its positions
 	diskPos                     []diskRow       // [cap]: the parts' disk rows, likewise
 	seen                        map[int32]int32 // a disk vertex's staging row during a merge, made for stageRows
+	keys                        []int32         // seen's keys, which forget deletes one by one: clearing a map walks all its room
 }
 
 // diskRow is a row to read: vertex v into row pos.
@@ -43,9 +44,9 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 		skip = int32(stageRows)
 	}
 	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: skip, ids: slotTable(int64(capacity), nil), rc: make([]int32, capacity),
-		rh: slices.Repeat([]int32{skip}, capacity), rd: slices.Repeat([]int32{int32(stageRows)}, capacity), stage: newRows(d.dt, stageRows+1, d.dim),
+		rh: slices.Repeat([]int32{skip}, capacity), rd: slices.Repeat([]int32{int32(stageRows)}, capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
 		disk: make([]diskRow, 0, stageRows), hostPos: make([]int32, capacity), diskPos: make([]diskRow, capacity),
-		seen: make(map[int32]int32, stageRows)}
+		seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows)}
 	iota := make([]int32, capacity)
 	for i := range iota {
 		iota[i] = int32(i)
@@ -94,6 +95,15 @@ func newRows(dt backend.DType, n, dim int) any {
 	return make([]float32, n*dim)
 }
 
+// newHostRows is newRows for a table the host's cores read or write at
+// random rows (the host tier, the staging): on 2 MiB pages where the
+// kernel gives them (adviseHuge).
+func newHostRows(dt backend.DType, n, dim int) any {
+	rows := newRows(dt, n, dim)
+	adviseHuge(rows)
+	return rows
+}
+
 // putFileRow writes a row of the file's bytes (little-endian values of
 // ft) into row i of dst, converted to dst's type as table.put converts.
 func putFileRow(dst any, i, dim int, row []byte, ft backend.DType) {
@@ -111,4 +121,20 @@ func putFileRow(dst any, i, dim int, row []byte, ft backend.DType) {
 			convert(o[i*dim:(i+1)*dim], unsafe.Slice((*float32)(unsafe.Pointer(&row[0])), dim), backend.BF16Bits)
 		}
 	}
+}
+
+// remember gives key staging row k in seen until the next forget.
+func (s *scratch) remember(key, k int32) {
+	s.seen[key] = k
+	s.keys = append(s.keys, key)
+}
+
+// forget empties seen, a key at a time: a gather puts at most a key per
+// staging row, and clear would pass over the room of all of them (0.6 ms a
+// gather for 300,000 rows of staging).
+func (s *scratch) forget() {
+	for _, k := range s.keys {
+		delete(s.seen, k)
+	}
+	s.keys = s.keys[:0]
 }

@@ -90,7 +90,8 @@ func (d *Disk) copyRepeats(s *scratch, parts []placePart, wg *sync.WaitGroup) in
 			k := int32(n)
 			n++
 			room[s.stageRows-n] = diskRow{v: s.rh[i], pos: k}
-			s.seen[key], s.rh[i] = k, k
+			s.remember(key, k)
+			s.rh[i] = k
 		}
 	}
 	copies := room[s.stageRows-n:]

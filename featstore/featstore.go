@@ -71,8 +71,8 @@ type Direct interface {
 type InPlace interface {
 	// Tiers are the cache (F32 or BF16 [cached rows, Dim]; nil while
 	// nothing is cached) and the slot table (I32 [Rows]: a vertex's cache
-	// row, or -1), as they are now: read them when a step is issued, after
-	// the cache is filled.
+	// row, or a negative code of the store's other tiers), as they are
+	// now: read them when a step is issued, after the cache is filled.
 	Tiers() (cache, slot backend.Buffer)
 	// GatherMisses is Gather for the rows outside the cache: out[i, :] =
 	// row ids[i] where that vertex has no cache row; the other rows of out

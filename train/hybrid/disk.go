@@ -36,6 +36,12 @@ type DiskTiers struct {
 	CacheBytes int64 `json:"cache_bytes"`
 	HostBytes  int64 `json:"host_bytes"` // over PCIe from the host tier
 	DiskBytes  int64 `json:"disk_bytes"` // read from the file (and over PCIe from staging)
+	// Gathers is how many gathers' host functions ran, HostNanos their
+	// wall time in all and PlaceNanos the part of it that placed the ids
+	// (the rest copied staged rows and read the file).
+	Gathers    int64 `json:"gathers"`
+	HostNanos  int64 `json:"host_nanos"`
+	PlaceNanos int64 `json:"place_nanos"`
 }
 
 // EpochTiers are one epoch's rows and bytes per tier (training and
@@ -145,7 +151,9 @@ func progress(log io.Writer, file string) func(done, total int64) {
 func diskTiers(s *featstore.Disk) (DiskTiers, error) {
 	c, h, k, err := s.TierStats()
 	rb := int64(s.Dim()) * int64(s.DType().Size())
-	return DiskTiers{CacheRows: c, HostRows: h, DiskRows: k, CacheBytes: c * rb, HostBytes: h * rb, DiskBytes: k * rb}, err
+	t := s.HostTime()
+	return DiskTiers{CacheRows: c, HostRows: h, DiskRows: k, CacheBytes: c * rb, HostBytes: h * rb, DiskBytes: k * rb,
+		Gathers: t.Gathers, HostNanos: int64(t.Total), PlaceNanos: int64(t.Placing)}, err
 }
 
 // sumTiers reads the counters of several disk stores (a typed run's, one
@@ -162,16 +170,25 @@ func sumTiers(stores []*featstore.Disk) (DiskTiers, error) {
 	return sum, nil
 }
 
+// HostFunction is a gather's host function's mean wall time and, of it,
+// the placing of its ids, in microseconds.
+func (d DiskTiers) HostFunction() (total, placing float64) {
+	n := float64(max(d.Gathers, 1))
+	return float64(d.HostNanos) / n / 1e3, float64(d.PlaceNanos) / n / 1e3
+}
+
 // add is d plus e.
 func (d DiskTiers) add(e DiskTiers) DiskTiers {
 	return DiskTiers{d.CacheRows + e.CacheRows, d.HostRows + e.HostRows, d.DiskRows + e.DiskRows,
-		d.CacheBytes + e.CacheBytes, d.HostBytes + e.HostBytes, d.DiskBytes + e.DiskBytes}
+		d.CacheBytes + e.CacheBytes, d.HostBytes + e.HostBytes, d.DiskBytes + e.DiskBytes,
+		d.Gathers + e.Gathers, d.HostNanos + e.HostNanos, d.PlaceNanos + e.PlaceNanos}
 }
 
 // sub is d less an earlier reading e.
 func (d DiskTiers) sub(e DiskTiers) DiskTiers {
 	return DiskTiers{d.CacheRows - e.CacheRows, d.HostRows - e.HostRows, d.DiskRows - e.DiskRows,
-		d.CacheBytes - e.CacheBytes, d.HostBytes - e.HostBytes, d.DiskBytes - e.DiskBytes}
+		d.CacheBytes - e.CacheBytes, d.HostBytes - e.HostBytes, d.DiskBytes - e.DiskBytes,
+		d.Gathers - e.Gathers, d.HostNanos - e.HostNanos, d.PlaceNanos - e.PlaceNanos}
 }
 
 // epochs records disk stores' tiers per epoch: BeforeRun reads the

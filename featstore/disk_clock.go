@@ -1,0 +1,49 @@
+package featstore
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// HostTime is what a disk store's host functions took: how many ran, their
+// wall time in all, and of it the placing of the ids (the rest is the
+// staging copies and the disk reads).
+type HostTime struct {
+	Gathers int64
+	Total   time.Duration
+	Placing time.Duration
+}
+
+// Sub is h less an earlier reading e.
+func (h HostTime) Sub(e HostTime) HostTime {
+	return HostTime{h.Gathers - e.Gathers, h.Total - e.Total, h.Placing - e.Placing}
+}
+
+// Add is h plus e.
+func (h HostTime) Add(e HostTime) HostTime {
+	return HostTime{h.Gathers + e.Gathers, h.Total + e.Total, h.Placing + e.Placing}
+}
+
+// Mean is a host function's mean wall time and placing time.
+func (h HostTime) Mean() (total, placing time.Duration) {
+	if h.Gathers == 0 {
+		return 0, 0
+	}
+	return h.Total / time.Duration(h.Gathers), h.Placing / time.Duration(h.Gathers)
+}
+
+// hostClock adds up the host functions' times; Stats may read it while a
+// host function runs.
+type hostClock struct{ gathers, total, placing atomic.Int64 }
+
+func (c *hostClock) add(start, placed, end time.Time) {
+	c.gathers.Add(1)
+	c.total.Add(int64(end.Sub(start)))
+	c.placing.Add(int64(placed.Sub(start)))
+}
+
+func (c *hostClock) read() HostTime {
+	return HostTime{c.gathers.Load(), time.Duration(c.total.Load()), time.Duration(c.placing.Load())}
+}
+
+func (c *hostClock) reset() { c.gathers.Store(0); c.total.Store(0); c.placing.Store(0) }

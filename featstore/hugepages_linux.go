@@ -1,0 +1,35 @@
+package featstore
+
+import (
+	"syscall"
+	"unsafe"
+)
+
+// adviseHuge asks the kernel to back rows (made by newRows, not yet
+// written) with 2 MiB pages where it can: the host's cores copy a step's
+// random rows of the host tier into the staging (DiskConfig.StageHost),
+// and each row of a table of 4 KiB pages is a miss of the address
+// translation's cache besides the row's own. Random 256-byte rows of a
+// 4.3 GB table copied by 16 goroutines, H200 machine: 66 M rows/s on 2 MiB
+// pages against 53 M (18 M against 8 M by one). Best effort: an error,
+// or a kernel without transparent huge pages, leaves the pages as they are.
+func adviseHuge(rows any) {
+	var p unsafe.Pointer
+	var n int
+	switch r := rows.(type) {
+	case []uint16:
+		if len(r) > 0 {
+			p, n = unsafe.Pointer(&r[0]), len(r)*2
+		}
+	case []float32:
+		if len(r) > 0 {
+			p, n = unsafe.Pointer(&r[0]), len(r)*4
+		}
+	}
+	const page, huge = 4096, 2 << 20
+	if n < huge {
+		return
+	}
+	off := int((page - uintptr(p)%page) % page) // madvise wants a page-aligned start
+	_ = syscall.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, off)), n-off), syscall.MADV_HUGEPAGE)
+}
