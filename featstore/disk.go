@@ -234,11 +234,12 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 	d.ops.GatherTieredMisses(s.slotS, s.stageB, nil, d.dim, view(s.rdB), n, out, d.statsD)
 }
 
-// copyIDs issues the copies place reads: the ids into s.ids and their
-// codes (the slot table's: cache row, host tier row p as -2-p, or -1 on
-// disk) into s.rc. An id outside the table is the slot gather's error, as
-// in any gather.
+// copyIDs issues the copies place reads: the count into s.live, the ids
+// into s.ids and their codes (the slot table's: cache row, host tier row
+// p as -2-p, or -1 on disk) into s.rc. An id outside the table is the
+// slot gather's error, as in any gather.
 func (d *Disk) copyIDs(s *scratch, ids backend.Buffer, n backend.Count) {
+	d.be.Gather(d.be.View(n.Buf, n.Off, 1), 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, s.liveB)
 	d.be.Gather(ids, 1, d.be.View(s.iota, 0, n.Cap), n, d.be.View(s.idsB, 0, n.Cap))
 	d.be.Gather(d.slot, 1, ids, n, d.be.View(s.rcB, 0, n.Cap))
 }
@@ -292,7 +293,7 @@ func (d *Disk) DeviceBytes() int64 {
 		b += int64(d.cache.Len()) * int64(d.dt.Size())
 	}
 	if s := d.sc; s != nil {
-		b += int64(s.cap+s.stageRows+1) * 4
+		b += int64(s.cap+s.stageRows+3) * 4
 	}
 	return b
 }

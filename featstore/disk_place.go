@@ -2,7 +2,6 @@ package featstore
 
 import (
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -33,7 +32,7 @@ type placePart struct {
 }
 
 // place is the host function of a gather: it takes the step's live ids
-// (those before the first -1, which it writes back) with their codes in
+// (the count the device copied into s.live) with their codes in
 // rc (the device's slot table's: cache row, host tier row p as -2-p, or
 // onDisk), says in which other tier each row lies and reads the disk rows
 // into staging
@@ -45,7 +44,7 @@ type placePart struct {
 func (d *Disk) place(s *scratch) {
 	start := time.Now()
 	d.restore(s)
-	live := sort.Search(s.cap, func(i int) bool { return s.ids[i] < 0 })
+	live := min(max(int(s.live[0]), 0), s.cap)
 	workers := d.shares(live, placeChunk)
 	for len(s.parts) < workers {
 		s.parts = append(s.parts, placePart{})
@@ -102,16 +101,18 @@ func (d *Disk) restore(s *scratch) {
 // rc (its row is written over) and its host tier row in rh (with
 // StageHost, until stageHost gives it a staging row), or is a disk row of
 // p. The codes came with the ids, so the pass reads the positions in
-// order and nothing else: it looked each code up in the host's table of
-// codes once, a cache miss an id outside the cache (papers-sim, a tenth
-// cached: 760 µs a gather of 240,000 ids on 16 cores, H200 machine).
+// order and nothing else (it looked each code up in the host's table of
+// codes once, a cache miss an id outside the cache: papers-sim, a tenth
+// cached, 760 µs a gather of 240,000 ids on 16 cores, H200 machine), and
+// an id only where its row is outside the cache; it writes nothing at a
+// cached position (the count came with the ids too).
 func (d *Disk) placePart(s *scratch, p *placePart, lo, hi int) {
 	for i := lo; i < hi; i++ {
-		v, code := s.ids[i], s.rc[i]
-		s.ids[i] = -1
+		code := s.rc[i]
 		if code >= 0 {
 			continue
 		}
+		v := s.ids[i]
 		s.rc[i] = 0
 		switch {
 		case v < 0 || int64(v) >= d.rows:

@@ -13,22 +13,24 @@ import (
 // place, sized by Reserve for gathers of up to cap rows, of which up to
 // stageRows staged (from disk; with StageHost, from the host tier too).
 type scratch struct {
-	cap, stageRows              int
-	hostSkip                    int32          // rh's row that is skipped: the host tier's last, or with StageHost the staging's
-	iota                        backend.Buffer // I32 [cap] device: 0, 1, ...
-	ids                         []int32        // [cap] mapped (idsB): the step's ids, -1 past the live ones
-	rc                          []int32        // [cap] mapped (rcB): cache row of a cached id (the device writes it, -1 outside the cache), else 0
-	rh                          []int32        // [cap] mapped (rhB): host tier row (StageHost: its staging row), else hostSkip
-	rd                          []int32        // [cap] mapped (rdB): staging row, else stageRows (skipped)
-	stage                       any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
-	slotS                       backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
-	idsB, rcB, rhB, rdB, stageB backend.Buffer
-	disk                        []diskRow       // [stageRows] room: the disk rows of the current gather (StageHost: its host rows to copy at the end)
-	parts                       []placePart     // the placing goroutines' shares (disk_place.go)
-	hostPos                     []int32         // [cap]: the parts' host positions, a share's at its positions
-	diskPos                     []diskRow       // [cap]: the parts' disk rows, likewise
-	seen                        map[int32]int32 // a disk vertex's staging row during a merge, made for stageRows
-	keys                        []int32         // seen's keys, which forget deletes one by one: clearing a map walks all its room
+	cap, stageRows                     int
+	hostSkip                           int32          // rh's row that is skipped: the host tier's last, or with StageHost the staging's
+	iota                               backend.Buffer // I32 [cap] device: 0, 1, ...
+	unit                               backend.Buffer // I32 [2] device: 0, 1 (the count's copy)
+	live                               []int32        // [1] mapped (liveB): the gather's count, as the device holds it
+	ids                                []int32        // [cap] mapped (idsB): the step's ids, the first live of them written
+	rc                                 []int32        // [cap] mapped (rcB): cache row of a cached id (the device writes it, -1 outside the cache), else 0
+	rh                                 []int32        // [cap] mapped (rhB): host tier row (StageHost: its staging row), else hostSkip
+	rd                                 []int32        // [cap] mapped (rdB): staging row, else stageRows (skipped)
+	stage                              any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
+	slotS                              backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
+	liveB, idsB, rcB, rhB, rdB, stageB backend.Buffer
+	disk                               []diskRow       // [stageRows] room: the disk rows of the current gather (StageHost: its host rows to copy at the end)
+	parts                              []placePart     // the placing goroutines' shares (disk_place.go)
+	hostPos                            []int32         // [cap]: the parts' host positions, a share's at its positions
+	diskPos                            []diskRow       // [cap]: the parts' disk rows, likewise
+	seen                               map[int32]int32 // a disk vertex's staging row during a merge, made for stageRows
+	keys                               []int32         // seen's keys, which forget deletes one by one: clearing a map walks all its room
 }
 
 // diskRow is a row to read: vertex v into row pos.
@@ -43,7 +45,7 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 	if d.cfg.StageHost {
 		skip = int32(stageRows)
 	}
-	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: skip, ids: slotTable(int64(capacity), nil), rc: make([]int32, capacity),
+	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: skip, live: make([]int32, 1), ids: make([]int32, capacity), rc: make([]int32, capacity),
 		rh: slices.Repeat([]int32{skip}, capacity), rd: slices.Repeat([]int32{int32(stageRows)}, capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
 		disk: make([]diskRow, 0, stageRows), hostPos: make([]int32, capacity), diskPos: make([]diskRow, capacity),
 		seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows)}
@@ -65,6 +67,8 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 		}
 	}
 	up(&s.iota, iota, false)
+	up(&s.unit, []int32{0, 1}, false)
+	up(&s.liveB, s.live, true)
 	up(&s.slotS, skipS, false)
 	up(&s.idsB, s.ids, true)
 	up(&s.rcB, s.rc, true)
@@ -79,7 +83,7 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 }
 
 func (s *scratch) free(be backend.Backend) {
-	for _, b := range []backend.Buffer{s.iota, s.slotS, s.idsB, s.rcB, s.rhB, s.rdB, s.stageB} {
+	for _, b := range []backend.Buffer{s.iota, s.unit, s.slotS, s.liveB, s.idsB, s.rcB, s.rhB, s.rdB, s.stageB} {
 		if b != nil {
 			be.Free(b)
 		}
