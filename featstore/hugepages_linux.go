@@ -9,10 +9,11 @@ import (
 // written) with 2 MiB pages where it can: the host's cores copy a step's
 // random rows of the host tier into the staging (DiskConfig.StageHost),
 // and each row of a table of 4 KiB pages is a miss of the address
-// translation's cache besides the row's own. Random 256-byte rows of a
-// 4.3 GB table copied by 16 goroutines, H200 machine: 66 M rows/s on 2 MiB
-// pages against 53 M (18 M against 8 M by one). Best effort: an error,
-// or a kernel without transparent huge pages, leaves the pages as they are.
+// translation's cache besides the row's own: on the H200 machine (16
+// cores) such copies ran 2.2x as fast by one goroutine on 2 MiB pages and
+// 1.25x by sixteen (docs/perf.md; BenchmarkHostRowCopy measures it). Best
+// effort: an error, or a kernel without transparent huge pages, leaves
+// the pages as they are.
 func adviseHuge(rows any) {
 	var p unsafe.Pointer
 	var n int
