@@ -14,24 +14,6 @@ type HostTime struct {
 	Placing time.Duration
 }
 
-// Sub is h less an earlier reading e.
-func (h HostTime) Sub(e HostTime) HostTime {
-	return HostTime{h.Gathers - e.Gathers, h.Total - e.Total, h.Placing - e.Placing}
-}
-
-// Add is h plus e.
-func (h HostTime) Add(e HostTime) HostTime {
-	return HostTime{h.Gathers + e.Gathers, h.Total + e.Total, h.Placing + e.Placing}
-}
-
-// Mean is a host function's mean wall time and placing time.
-func (h HostTime) Mean() (total, placing time.Duration) {
-	if h.Gathers == 0 {
-		return 0, 0
-	}
-	return h.Total / time.Duration(h.Gathers), h.Placing / time.Duration(h.Gathers)
-}
-
 // hostClock adds up the host functions' times; Stats may read it while a
 // host function runs.
 type hostClock struct{ gathers, total, placing atomic.Int64 }

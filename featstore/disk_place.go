@@ -32,11 +32,10 @@ type placePart struct {
 }
 
 // place is the host function of a gather: it takes the step's live ids
-// (the count the device copied into s.live) with their codes in
-// rc (the device's slot table's: cache row, host tier row p as -2-p, or
-// onDisk), says in which other tier each row lies and reads the disk rows
-// into staging
-// (and with StageHost copies the host tier's rows there first,
+// (the count the device copied into s.live) with their codes in rc (the
+// device's slot table's: cache row, host tier row p as -2-p, or onDisk),
+// says in which other tier each row lies and reads the disk rows into
+// staging (and with StageHost copies the host tier's rows there first,
 // disk_stage.go). The ids outside the cache are placed by goroutines, each
 // a chunk; their disk rows are then given staging rows in the order of the
 // ids, a repeated vertex the row of its first, so the result does not

@@ -19,7 +19,7 @@ type scratch struct {
 	unit                               backend.Buffer // I32 [2] device: 0, 1 (the count's copy)
 	live                               []int32        // [1] mapped (liveB): the gather's count, as the device holds it
 	ids                                []int32        // [cap] mapped (idsB): the step's ids, the first live of them written
-	rc                                 []int32        // [cap] mapped (rcB): cache row of a cached id (the device writes it, -1 outside the cache), else 0
+	rc                                 []int32        // [cap] mapped (rcB): the id's code as the device wrote it (cache row, or <= -1 outside the cache), 0 once placed outside the cache
 	rh                                 []int32        // [cap] mapped (rhB): host tier row (StageHost: its staging row), else hostSkip
 	rd                                 []int32        // [cap] mapped (rdB): staging row, else stageRows (skipped)
 	stage                              any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
