@@ -15,21 +15,17 @@ import (
 // effort: an error, or a kernel without transparent huge pages, leaves
 // the pages as they are.
 func adviseHuge(rows any) {
-	var p unsafe.Pointer
-	var n int
-	switch r := rows.(type) {
-	case []uint16:
-		if len(r) > 0 {
-			p, n = unsafe.Pointer(&r[0]), len(r)*2
-		}
-	case []float32:
-		if len(r) > 0 {
-			p, n = unsafe.Pointer(&r[0]), len(r)*4
-		}
-	}
 	const page, huge = 4096, 2 << 20
+	n := int(valuesBytes(rows))
 	if n < huge {
 		return
+	}
+	var p unsafe.Pointer
+	switch r := rows.(type) {
+	case []uint16:
+		p = unsafe.Pointer(&r[0])
+	case []float32:
+		p = unsafe.Pointer(&r[0])
 	}
 	off := int((page - uintptr(p)%page) % page) // madvise wants a page-aligned start
 	_ = syscall.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, off)), n-off), syscall.MADV_HUGEPAGE)
