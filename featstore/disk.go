@@ -51,16 +51,19 @@ type DiskConfig struct {
 // host memory the device reads in place (at most DiskConfig.HostRows; or
 // that the host function copies into the staging, DiskConfig.StageHost),
 // and the rest, read from the file when a gather needs them. A gather
-// copies the step's ids and their codes (the device's slot table: cache
-// row, host tier row, or on disk) into host memory, then a host function
-// in op order (backend.HostFuncs) passes over them (several goroutines,
-// no lookup: the codes came with the ids) and reads the
+// sorts the step's ids by tier on the device (SplitTiers, from the
+// device's slot table of codes: cache row, host tier row, or on disk),
+// which writes each position's cache and host tier rows where the
+// gathers read them and lists the positions whose rows the host fetches
+// into mapped host memory; a host function in op order
+// (backend.HostFuncs) answers only those with staging rows and reads the
 // disk rows with positional reads by a pool of goroutines into a pinned
-// staging area of the call's own; three gathers then copy the cached,
-// host and staged rows (Gather) or the last two (GatherMisses, InPlace).
+// staging area of the call's own; the device writes the answers
+// (TakeStaged), and three gathers then copy the cached, host and staged
+// rows (Gather) or the last two (GatherMisses, InPlace).
 // The rows are the same bits Tiered gathers from the whole table.
 //
-// The gathers share one host-mapped scratch (ids, tiers, staging), made
+// The gathers share one scratch (rows by tier, the list, the staging), made
 // by Fill for gathers of up to Reserve's rows, so at most one gather may
 // be in flight: each must have copied its rows out of the staging before
 // the next one's host function writes it. In op order that holds by
@@ -209,7 +212,7 @@ func (d *Disk) GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buf
 	d.gather(ids, n, out, true)
 }
 
-// gather issues the ids' copy, the host function and the row copies.
+// gather issues the split of the ids, the host function and the row copies.
 func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, misses bool) {
 	s := d.sc
 	switch {
@@ -221,27 +224,32 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 		return
 	}
 	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
-	d.copyIDs(s, ids, n)
+	list := d.be.View(s.listB, 0, 2*n.Cap)
+	d.split(s, ids, n, list)
 	d.hf.HostFunc(func() { d.place(s) })
+	d.ops.TakeStaged(list, backend.Count{Buf: s.listN, Cap: n.Cap}, view(s.hosted), view(s.staged))
 	if !misses && d.cache != nil {
-		d.be.Gather(d.cache, d.dim, view(s.rcB), n, out)
+		d.be.Gather(d.cache, d.dim, view(s.cached), n, out)
 	}
-	if d.cfg.StageHost { // the host tier's rows are staged: rh names staging rows
-		d.ops.GatherTieredMisses(s.slotS, s.stageB, nil, d.dim, view(s.rhB), n, out, d.statsH)
+	if d.cfg.StageHost { // the host tier's rows are staged: hosted names staging rows
+		d.ops.GatherTieredMisses(s.slotS, s.stageB, nil, d.dim, view(s.hosted), n, out, d.statsH)
 	} else {
-		d.ops.GatherTieredMisses(d.slotH, d.host, nil, d.dim, view(s.rhB), n, out, d.statsH)
+		d.ops.GatherTieredMisses(d.slotH, d.host, nil, d.dim, view(s.hosted), n, out, d.statsH)
 	}
-	d.ops.GatherTieredMisses(s.slotS, s.stageB, nil, d.dim, view(s.rdB), n, out, d.statsD)
+	d.ops.GatherTieredMisses(s.slotS, s.stageB, nil, d.dim, view(s.staged), n, out, d.statsD)
 }
 
-// copyIDs issues the copies place reads: the count into s.live, the ids
-// into s.ids and their codes (the slot table's: cache row, host tier row
-// p as -2-p, or -1 on disk) into s.rc. An id outside the table is the
-// slot gather's error, as in any gather.
-func (d *Disk) copyIDs(s *scratch, ids backend.Buffer, n backend.Count) {
-	d.be.Gather(d.be.View(n.Buf, n.Off, 1), 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, s.liveB)
-	d.be.Gather(ids, 1, d.be.View(s.iota, 0, n.Cap), n, d.be.View(s.idsB, 0, n.Cap))
-	d.be.Gather(d.slot, 1, ids, n, d.be.View(s.rcB, 0, n.Cap))
+// split issues the device's half of the placing: the ids sorted by tier
+// (SplitTiers, from the device's slot table: cache row, host tier row p
+// as -2-p, or -1 on disk) into the scratch's rows, the positions the host
+// fetches listed into list (mapped), and their count copied into
+// s.listed for the host function. An id outside the table is the
+// split's error, as in any gather.
+func (d *Disk) split(s *scratch, ids backend.Buffer, n backend.Count, list backend.Buffer) {
+	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
+	d.be.Fill(s.listN, 0)
+	d.ops.SplitTiers(d.slot, ids, n, d.cfg.StageHost, int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged), list, s.listN)
+	d.be.Gather(s.listN, 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, s.listedB)
 }
 
 // FetchAhead makes the store Remote (on) or not: the replay driver then
@@ -293,7 +301,7 @@ func (d *Disk) DeviceBytes() int64 {
 		b += int64(d.cache.Len()) * int64(d.dt.Size())
 	}
 	if s := d.sc; s != nil {
-		b += int64(s.cap+s.stageRows+3) * 4
+		b += s.deviceBytes()
 	}
 	return b
 }

@@ -66,8 +66,8 @@ func tierIDs(d *Disk, n, cache, host int) []int32 {
 // BenchmarkDiskPlace times the host function of a gather of 300k ids
 // (98% of them cached, 1.5% in the host tier, 0.5% on disk) from a table
 // of 2M rows, 4 values wide, on the CPU backend: place and the reads of
-// the disk rows it does, the copies it reads (copyIDs, the device's work)
-// issued before it, untimed; and with the host tier's rows staged too
+// the disk rows it does, the device's split of the ids it answers
+// (SplitTiers) issued before it, untimed; and with the host tier's rows staged too
 // (DiskConfig.StageHost: copied beside the reads).
 func BenchmarkDiskPlace(b *testing.B) {
 	for _, stage := range []bool{false, true} {
@@ -84,7 +84,7 @@ func benchPlace(b *testing.B, stageHost bool) {
 	cnt, _ := be.Upload([]int32{n})
 	for b.Loop() {
 		b.StopTimer()
-		d.copyIDs(d.sc, idb, backend.Count{Buf: cnt, Cap: n})
+		d.split(d.sc, idb, backend.Count{Buf: cnt, Cap: n}, d.sc.listB)
 		b.StartTimer()
 		d.place(d.sc)
 	}

@@ -8,10 +8,10 @@ type HostUse struct {
 	HostTier  int64 // the host tier: HostRows rows and the one row no id reads
 	Staging   int64 // the staging: StageRows rows and the one row no id reads
 	// Tables are the rest: a code per vertex (4 bytes); per row of a
-	// gather (Reserve's) its id, cache, host tier and staging rows, mapped
-	// (16 bytes), and the placing goroutines' positions (12 bytes); per
-	// staging row the row to read or, with StageHost, to copy from the
-	// host tier (8 bytes) and its entry in the map of repeats
+	// gather (Reserve's) its entry of the list the device writes, mapped
+	// (8 bytes), and the list's count (4 bytes); per staging row the row
+	// to read or, with StageHost, to copy from the host tier (8 bytes),
+	// its key (4 bytes) and its entry in the map of repeats
 	// (mapEntryBytes); and the readers' buffers (readBufBytes).
 	Tables int64
 }
@@ -67,7 +67,7 @@ func (d *Disk) PlanHost(cached int, host int64) HostUse {
 	stage := int64(d.stageRowsFor(cached, h))
 	rb, capacity := d.rowBytes(), int64(d.reserve)
 	return HostUse{HostRows: int64(h), StageRows: stage, HostTier: int64(h+1) * rb, Staging: (stage + 1) * rb,
-		Tables: d.rows*4 + 4 + capacity*(16+12) + stage*(12+mapEntryBytes) + d.readBufBytes()}
+		Tables: d.rows*4 + 4 + capacity*8 + stage*(12+mapEntryBytes) + d.readBufBytes()}
 }
 
 // FitHost is the most host tier rows that, with cached rows in the cache,
@@ -96,7 +96,7 @@ func (d *Disk) HostUse() HostUse {
 	u := HostUse{HostRows: int64(d.hostRows), HostTier: valuesBytes(d.hostData), Tables: int64(len(d.tier))*4 + int64(len(d.slab))}
 	if s := d.sc; s != nil {
 		u.StageRows, u.Staging = int64(s.stageRows), valuesBytes(s.stage)
-		u.Tables += int64(len(s.live)+len(s.ids)+len(s.rc)+len(s.rh)+len(s.rd)+cap(s.hostPos))*4 + int64(cap(s.diskPos)+cap(s.disk))*8
+		u.Tables += int64(len(s.listed)+len(s.list))*4 + int64(cap(s.disk))*8
 		u.Tables += int64(s.stageRows)*mapEntryBytes + int64(cap(s.keys))*4
 	}
 	return u

@@ -5,120 +5,119 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/cpu"
 )
 
-// placed is what a gather's host function left: the cache, host tier and
-// staging rows of the live ids, the rows read (vertex into staging row)
-// and the staging's values.
-type placed struct {
-	rc, rh, rd []int32
-	disk       []diskRow
-	stage      []float32
-}
-
-// TestDiskPlaceWorkers: gathers of 100k ids (90% cached, 6% in the host
-// tier, 4% on disk, with repeats) through one store placed by one
-// goroutine and through one placed by five give bit for bit the same
-// cache, host and staging rows of each id and the same staging layout;
-// those rows are the ones the ranking says (a disk vertex's staging row
-// the order of its first appearance, a repeat the same row), the rows
-// gathered are the table's, and a second gather of other ids at the same
-// positions (fewer of them) is placed as afresh. So with the host tier's
-// rows staged too (StageHost: the staging has a row for every id outside
-// the cache, so each host tier id takes the next staging row in the order
-// of the ids, and the disk rows follow them).
-func TestDiskPlaceWorkers(t *testing.T) {
+// TestDiskPlace: gathers of 100k ids (90% cached, 6% in the host tier, 4%
+// on disk, with repeats) give the table's rows, each position's rows
+// are the ones the ranking says: a cached id its cache row, a host tier
+// id its host tier row (with StageHost, a staging row of its own holding
+// that row), a disk id a staging row holding its row, the same row for
+// every repeat of a vertex and distinct rows for distinct vertices, each
+// read once; a second gather of other ids at the same positions (fewer of
+// them) is placed as afresh. With one copying goroutine and with five
+// the rows are the same.
+func TestDiskPlace(t *testing.T) {
 	for _, stage := range []bool{false, true} {
-		t.Run(fmt.Sprint("stage-host=", stage), func(t *testing.T) { checkPlaceWorkers(t, stage) })
+		for _, workers := range []int{1, 5} {
+			t.Run(fmt.Sprintf("stage-host=%t/workers=%d", stage, workers), func(t *testing.T) { checkPlace(t, stage, workers) })
+		}
 	}
 }
 
-func checkPlaceWorkers(t *testing.T, stageHost bool) {
+func checkPlace(t *testing.T, stageHost bool, workers int) {
 	const rows, dim, n = 1 << 17, 3, 100_000
-	var runs [2][]placed
-	for k, workers := range []int{1, 5} {
-		be := cpu.New(2)
-		d, feat := benchDisk(t, be, rows, dim, rows/2, rows/8, n, stageHost)
-		d.workers = workers
-		ids := tierIDs(d, n, 900, 60)
-		for g, live := range []int{n, n / 3} {
-			gid := append(slices.Clone(ids[7*g:]), ids[:7*g]...)
-			got := gatherAll(t, be, d, gid[:live])
-			if want := rowsOf(feat, dim, gid[:live]); !slices.Equal(got, want) {
-				t.Fatalf("%d goroutines, gather %d: rows differ from the table's", workers, g)
-			}
-			s := d.sc
-			p := placed{rc: slices.Clone(s.rc[:live]), rh: slices.Clone(s.rh[:live]), rd: slices.Clone(s.rd[:live]),
-				disk: slices.Clone(s.disk), stage: slices.Clone(s.stage.([]float32))}
-			checkPlaced(t, fmt.Sprintf("%d goroutines, gather %d", workers, g), d, gid[:live], p)
-			runs[k] = append(runs[k], p)
+	be := cpu.New(2)
+	d, feat := benchDisk(t, be, rows, dim, rows/2, rows/8, n, stageHost)
+	defer d.Free()
+	d.workers = workers
+	ids := tierIDs(d, n, 900, 60)
+	for g, live := range []int{n, n / 3} {
+		gid := append(slices.Clone(ids[7*g:]), ids[:7*g]...)[:live]
+		got := gatherAll(t, be, d, gid)
+		if want := rowsOf(feat, dim, gid); !slices.Equal(got, want) {
+			t.Fatalf("gather %d: rows differ from the table's", g)
 		}
-		if err := d.Err(); err != nil {
-			t.Fatal(err)
-		}
-		d.Free()
+		checkPlaced(t, fmt.Sprint("gather ", g), d, feat, gid)
 	}
-	for g := range runs[0] {
-		a, b := runs[0][g], runs[1][g]
-		if !slices.Equal(a.rc, b.rc) || !slices.Equal(a.rh, b.rh) || !slices.Equal(a.rd, b.rd) ||
-			!slices.Equal(a.disk, b.disk) || !slices.Equal(a.stage, b.stage) {
-			t.Errorf("gather %d: one goroutine and five placed the ids differently", g)
-		}
+	if err := d.Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 
-// checkPlaced checks p against the tiers of d's ranking: a cached id's
-// cache row (the cache's rows its vertices by id), a host tier id's row
-// (with StageHost, its staging row: the next in the order of the ids), a
-// disk id's staging row in the order of first appearance (after the host
-// tier's with StageHost), and the skipped rows elsewhere.
-func checkPlaced(t *testing.T, name string, d *Disk, ids []int32, p placed) {
+// checkPlaced checks the scratch's rows of the live ids against the tiers
+// of d's ranking, and the staging's rows against the table feat.
+func checkPlaced(t *testing.T, name string, d *Disk, feat []float32, ids []int32) {
 	t.Helper()
+	s, dim := d.sc, d.dim
 	rank := make([]int32, d.rows)
 	for i, v := range d.order {
 		rank[v] = int32(i)
 	}
-	c, h, stage := int32(d.CachedRows()), int32(d.HostRows()), map[int32]int32{}
-	// The cache's rows are its vertices by id (byVertex).
-	slot := make([]int32, d.rows)
+	rc, rh, rd := int32s(t, d, s.cached, len(ids)), int32s(t, d, s.hosted, len(ids)), int32s(t, d, s.staged, len(ids))
+	c, h := int32(d.CachedRows()), int32(d.HostRows())
+	slot := make([]int32, d.rows) // the cache's rows are its vertices by id (byVertex)
 	for i, v := range byVertex(d.order[:c]) {
 		slot[v] = int32(i)
 	}
-	staged, skipH, base, next := d.cfg.StageHost, h, int32(0), int32(0)
-	if staged {
-		skipH = int32(d.sc.stageRows)
-		for _, v := range ids {
-			if r := rank[v]; r >= c && r < c+h {
-				base++
-			}
-		}
+	stage := s.stage.([]float32)
+	staged := func(k int32, v int32) bool {
+		return k >= 0 && int(k) < s.stageRows && slices.Equal(stage[int(k)*dim:int(k+1)*dim], feat[int(v)*dim:int(v+1)*dim])
 	}
-	var disk []diskRow
+	diskRows, hostRows := map[int32]int32{}, map[int32]bool{}
 	for i, v := range ids {
-		wc, wh, wd := int32(0), skipH, int32(d.sc.stageRows)
+		bad := func(what string) {
+			t.Fatalf("%s: position %d (vertex %d, rank %d): %s (rows %d, %d, %d)", name, i, v, rank[v], what, rc[i], rh[i], rd[i])
+		}
+		wantC := int32(0)
 		switch r := rank[v]; {
 		case r < c:
-			wc = slot[v]
-		case r < c+h && !staged:
-			wh = r - c
-		case r < c+h:
-			wh, next = next, next+1
-		default:
-			k, ok := stage[v]
-			if !ok {
-				k = base + int32(len(stage))
-				stage[v] = k
-				disk = append(disk, diskRow{v: v, pos: k})
+			wantC = slot[v]
+			if rh[i] != s.hostSkip || rd[i] != int32(s.stageRows) {
+				bad("a cached id has a host or staging row")
 			}
-			wd = k
+		case r < c+h && !d.cfg.StageHost:
+			if rh[i] != r-c || rd[i] != int32(s.stageRows) {
+				bad("a host tier id is not at its host tier row")
+			}
+		case r < c+h:
+			if !staged(rh[i], v) || rd[i] != int32(s.stageRows) || hostRows[rh[i]] {
+				bad("a host tier id's staging row does not hold its row, or another's")
+			}
+			hostRows[rh[i]] = true
+		default:
+			if rh[i] != s.hostSkip || !staged(rd[i], v) {
+				bad("a disk id's staging row does not hold its row")
+			}
+			if k, ok := diskRows[v]; ok && k != rd[i] {
+				bad("a repeated disk vertex has two staging rows")
+			}
+			diskRows[v] = rd[i]
 		}
-		if p.rc[i] != wc || p.rh[i] != wh || p.rd[i] != wd {
-			t.Fatalf("%s: id %d (vertex %d, rank %d): rows %d, %d, %d, want %d, %d, %d", name, i, v, rank[v], p.rc[i], p.rh[i], p.rd[i], wc, wh, wd)
+		if rc[i] != wantC {
+			bad("the cache row is wrong")
 		}
 	}
-	slices.SortFunc(disk, func(a, b diskRow) int { return int(a.v) - int(b.v) })
-	if len(disk) == 0 || !slices.Equal(p.disk, disk) {
-		t.Fatalf("%s: %d disk rows read, want %d in the order of first appearance", name, len(p.disk), len(disk))
+	distinct := map[int32]bool{}
+	for _, k := range diskRows {
+		if distinct[k] || hostRows[k] {
+			t.Fatalf("%s: staging row %d holds two rows", name, k)
+		}
+		distinct[k] = true
 	}
+	if len(diskRows) == 0 || len(s.disk) != len(diskRows) {
+		t.Fatalf("%s: %d disk rows read, want %d distinct", name, len(s.disk), len(diskRows))
+	}
+}
+
+// int32s reads the first n values of d's I32 buffer b.
+func int32s(t *testing.T, d *Disk, b backend.Buffer, n int) []int32 {
+	t.Helper()
+	out := make([]int32, n)
+	d.be.Read(out, b, 0)
+	if err := d.be.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

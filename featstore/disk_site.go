@@ -2,57 +2,49 @@ package featstore
 
 import (
 	"fmt"
-	"slices"
 	"unsafe"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
 
 // scratch is what the gathers of a Disk store share (they run one after
-// another, in op order): host memory the device reads and writes in
-// place, sized by Reserve for gathers of up to cap rows, of which up to
-// stageRows staged (from disk; with StageHost, from the host tier too).
+// another, in op order), sized by Reserve for gathers of up to cap rows,
+// of which up to stageRows staged (from disk; with StageHost, from the
+// host tier too). The device sorts a gather's ids by tier (SplitTiers):
+// it writes each position's cache, host tier and staging rows into
+// device memory and lists the positions whose rows the host fetches into
+// host memory mapped for it; the host function answers each entry of the
+// list in place with its staging row, which the device then writes
+// (TakeStaged).
 type scratch struct {
-	cap, stageRows                     int
-	hostSkip                           int32          // rh's row that is skipped: the host tier's last, or with StageHost the staging's
-	iota                               backend.Buffer // I32 [cap] device: 0, 1, ...
-	unit                               backend.Buffer // I32 [2] device: 0, 1 (the count's copy)
-	live                               []int32        // [1] mapped (liveB): the gather's count, as the device holds it
-	ids                                []int32        // [cap] mapped (idsB): the step's ids, the first live of them written
-	rc                                 []int32        // [cap] mapped (rcB): the id's code as the device wrote it (cache row, or <= -1 outside the cache), 0 once placed outside the cache
-	rh                                 []int32        // [cap] mapped (rhB): host tier row (StageHost: its staging row), else hostSkip
-	rd                                 []int32        // [cap] mapped (rdB): staging row, else stageRows (skipped)
-	stage                              any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
-	slotS                              backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
-	liveB, idsB, rcB, rhB, rdB, stageB backend.Buffer
-	disk                               []diskRow       // [stageRows] room: the disk rows of the current gather (StageHost: its host rows to copy at the end)
-	parts                              []placePart     // the placing goroutines' shares (disk_place.go)
-	hostPos                            []int32         // [cap]: the parts' host positions, a share's at its positions
-	diskPos                            []diskRow       // [cap]: the parts' disk rows, likewise
-	seen                               map[int32]int32 // a disk vertex's staging row during a merge, made for stageRows
-	keys                               []int32         // seen's keys, which forget deletes one by one: clearing a map walks all its room
+	cap, stageRows         int
+	hostSkip               int32          // hosted's row that is skipped: the host tier's last, or with StageHost the staging's
+	unit                   backend.Buffer // I32 [2] device: 0, 1 (the list count's copy)
+	cached, hosted, staged backend.Buffer // I32 [cap] device: each position's cache row, host tier (StageHost: staging) row, staging row
+	listN                  backend.Buffer // I32 [1] device: the entries listed
+	listed                 []int32        // [1] mapped (listedB): listN's copy
+	list                   []int32        // [2·cap] mapped (listB): position, then vertex (a row on disk) or host code (StageHost); the host's answer
+	stage                  any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
+	slotS                  backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
+	listedB, listB, stageB backend.Buffer
+	disk                   []diskRow       // [stageRows] room: the disk rows of the current gather from its start, the host tier rows to copy (StageHost) from its end
+	seen                   map[int32]int32 // a row's staging row during a gather (a disk vertex's, or a host code's), made for stageRows
+	keys                   []int32         // seen's keys, which forget deletes one by one: clearing a map walks all its room
 }
 
 // diskRow is a row to read: vertex v into row pos.
 type diskRow struct{ v, pos int32 }
 
 // newScratch allocates the scratch of gathers of up to capacity rows, of
-// which up to stageRows staged, beside a host tier of hostRows rows:
-// rh and rd start as the rows that are skipped, which place restores
-// after each gather.
+// which up to stageRows staged, beside a host tier of hostRows rows.
 func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 	skip := int32(hostRows)
 	if d.cfg.StageHost {
 		skip = int32(stageRows)
 	}
-	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: skip, live: make([]int32, 1), ids: make([]int32, capacity), rc: make([]int32, capacity),
-		rh: slices.Repeat([]int32{skip}, capacity), rd: slices.Repeat([]int32{int32(stageRows)}, capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
-		disk: make([]diskRow, 0, stageRows), hostPos: make([]int32, capacity), diskPos: make([]diskRow, capacity),
+	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: skip, listed: make([]int32, 1), list: make([]int32, 2*capacity),
+		stage: newHostRows(d.dt, stageRows+1, d.dim), disk: make([]diskRow, stageRows),
 		seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows)}
-	iota := make([]int32, capacity)
-	for i := range iota {
-		iota[i] = int32(i)
-	}
 	skipS := slotTable(int64(stageRows+1), nil)
 	skipS[stageRows] = 0
 	var err error
@@ -66,14 +58,14 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 			*dst, err = d.be.Upload(data)
 		}
 	}
-	up(&s.iota, iota, false)
 	up(&s.unit, []int32{0, 1}, false)
-	up(&s.liveB, s.live, true)
+	up(&s.cached, make([]int32, capacity), false) // each its own slice: the CPU backend's buffer is the slice
+	up(&s.hosted, make([]int32, capacity), false)
+	up(&s.staged, make([]int32, capacity), false)
+	up(&s.listN, []int32{0}, false)
 	up(&s.slotS, skipS, false)
-	up(&s.idsB, s.ids, true)
-	up(&s.rcB, s.rc, true)
-	up(&s.rhB, s.rh, true)
-	up(&s.rdB, s.rd, true)
+	up(&s.listedB, s.listed, true)
+	up(&s.listB, s.list, true)
 	up(&s.stageB, s.stage, true)
 	if err != nil {
 		s.free(d.be)
@@ -83,13 +75,16 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 }
 
 func (s *scratch) free(be backend.Backend) {
-	for _, b := range []backend.Buffer{s.iota, s.unit, s.slotS, s.liveB, s.idsB, s.rcB, s.rhB, s.rdB, s.stageB} {
+	for _, b := range []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.listN, s.slotS, s.listedB, s.listB, s.stageB} {
 		if b != nil {
 			be.Free(b)
 		}
 	}
 	*s = scratch{}
 }
+
+// deviceBytes is the scratch's device memory.
+func (s *scratch) deviceBytes() int64 { return int64(3*s.cap+s.stageRows+4) * 4 }
 
 // newRows is host room for n rows of width dim of dt (F32 or BF16).
 func newRows(dt backend.DType, n, dim int) any {

@@ -68,6 +68,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"GatherTiered", testGatherTiered},
 		{"GatherTieredMisses", testGatherTieredMisses},
 		{"AggregateConcatTiered", testAggregateConcatTiered},
+		{"SplitTiers", testSplitTiers},
 		{"GatherBF16", testGatherBF16},
 		{"GINWeights", testGINWeights},
 		{"DotSum", testDotSum},

@@ -115,3 +115,55 @@ func (b *Backend) checkAggregateConcatTiered(blk *backend.Block, edgeW, cache, s
 	}
 	return c, ck
 }
+
+// splitTiersArgs are SplitTiers's arguments as checkSplitTiers returns them.
+type splitTiersArgs struct {
+	slot   []int32
+	n      int
+	nP     *int32
+	ids    []int32
+	cached []int32
+	hosted []int32
+	staged []int32
+	list   []int32
+	listN  []int32
+}
+
+// checkSplitTiers begins a call of SplitTiers (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) (c call, ck splitTiersArgs) {
+	c = b.begin("SplitTiers")
+	ck.slot = c.i32("slot", slot, 0)
+	ck.n, ck.nP = c.count("n", n)
+	ck.ids = c.i32("ids", ids, n.Cap)
+	ck.cached = c.i32("cached", cached, n.Cap)
+	ck.hosted = c.i32("hosted", hosted, n.Cap)
+	ck.staged = c.i32("staged", staged, n.Cap)
+	ck.list = c.i32("list", list, 2*n.Cap)
+	ck.listN = c.i32("listN", listN, 1)
+	return c, ck
+}
+
+// takeStagedArgs are TakeStaged's arguments as checkTakeStaged returns them.
+type takeStagedArgs struct {
+	m      int
+	mP     *int32
+	list   []int32
+	hosted []int32
+	staged []int32
+}
+
+// checkTakeStaged begins a call of TakeStaged (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkTakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) (c call, ck takeStagedArgs) {
+	c = b.begin("TakeStaged")
+	ck.m, ck.mP = c.count("m", m)
+	ck.list = c.i32("list", list, 2*m.Cap)
+	ck.hosted = c.i32("hosted", hosted, 0)
+	if c.ok {
+		ck.staged = c.i32("staged", staged, hosted.Len())
+	}
+	return c, ck
+}

@@ -151,3 +151,80 @@ func (c *call) launchAggregateCatTiered(a *aggregateConcatTieredArgs, name strin
 		ptr(a.cache.addr()).ptr(a.x.addr()).ptr(a.out.addr())
 	c.launch(name, grid, block, smem)
 }
+
+// splitTiersArgs are SplitTiers's arguments as checkSplitTiers returns them.
+type splitTiersArgs struct {
+	slot      *buffer
+	n         backend.Count
+	nP        uintptr
+	ids       *buffer
+	stageHost bool
+	hostSkip  int
+	stageSkip int
+	cached    *buffer
+	hosted    *buffer
+	staged    *buffer
+	list      *buffer
+	listN     *buffer
+}
+
+// checkSplitTiers begins a call of SplitTiers (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) (c call, ck splitTiersArgs) {
+	c = b.begin("SplitTiers")
+	ck.slot = c.buf("slot", slot, backend.I32, 0)
+	ck.n = n
+	ck.nP = c.count("n", n)
+	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
+	ck.stageHost = stageHost
+	ck.hostSkip = hostSkip
+	ck.stageSkip = stageSkip
+	ck.cached = c.buf("cached", cached, backend.I32, n.Cap)
+	ck.hosted = c.buf("hosted", hosted, backend.I32, n.Cap)
+	ck.staged = c.buf("staged", staged, backend.I32, n.Cap)
+	ck.list = c.buf("list", list, backend.I32, 2*n.Cap)
+	ck.listN = c.buf("listN", listN, backend.I32, 1)
+	return c, ck
+}
+
+// launchSplitTiers launches split_tiers (kernels/tiered_split.cu)
+// with SplitTiers's checked arguments, its parameters in the kernel's order.
+func (c *call) launchSplitTiers(a *splitTiersArgs, grid, block dim3, smem int) {
+	c.args().ptr(a.slot.addr()).i64(int64(a.slot.n)).ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).flag(a.stageHost).
+		i32(a.hostSkip).i32(a.stageSkip).ptr(a.cached.addr()).ptr(a.hosted.addr()).ptr(a.staged.addr()).
+		ptr(a.list.addr()).ptr(a.listN.addr()).ptr(c.b.errDev)
+	c.launch("split_tiers", grid, block, smem)
+}
+
+// takeStagedArgs are TakeStaged's arguments as checkTakeStaged returns them.
+type takeStagedArgs struct {
+	m      backend.Count
+	mP     uintptr
+	list   *buffer
+	hosted *buffer
+	staged *buffer
+}
+
+// checkTakeStaged begins a call of TakeStaged (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkTakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) (c call, ck takeStagedArgs) {
+	c = b.begin("TakeStaged")
+	ck.m = m
+	ck.mP = c.count("m", m)
+	ck.list = c.buf("list", list, backend.I32, 2*m.Cap)
+	ck.hosted = c.buf("hosted", hosted, backend.I32, 0)
+	if c.ok {
+		ck.staged = c.buf("staged", staged, backend.I32, hosted.Len())
+	}
+	return c, ck
+}
+
+// launchTakeStaged launches take_staged (kernels/tiered_split.cu)
+// with TakeStaged's checked arguments, its parameters in the kernel's order.
+func (c *call) launchTakeStaged(a *takeStagedArgs, grid, block dim3, smem int) {
+	c.args().ptr(a.list.addr()).ptr(a.mP).i32(a.m.Cap).ptr(a.hosted.addr()).ptr(a.staged.addr()).
+		i64(int64(a.staged.n)).ptr(c.b.errDev)
+	c.launch("take_staged", grid, block, smem)
+}

@@ -303,6 +303,16 @@ func (b *Backend) SparseAdam(table, m, v backend.Buffer, dim int, ids backend.Bu
 	b.op("SparseAdam", func() { b.inner.SparseAdam(table, m, v, dim, ids, n, grad, t, cfg) })
 }
 
+func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
+	b.op("SplitTiers", func() {
+		b.inner.(backend.TieredGather).SplitTiers(slot, ids, n, stageHost, hostSkip, stageSkip, cached, hosted, staged, list, listN)
+	})
+}
+
+func (b *Backend) TakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) {
+	b.op("TakeStaged", func() { b.inner.(backend.TieredGather).TakeStaged(list, m, hosted, staged) })
+}
+
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 	b.op("TransposeBlock", func() { b.inner.TransposeBlock(blk, t) })
 }

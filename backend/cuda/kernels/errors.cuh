@@ -21,3 +21,5 @@
 #define ERR_PEER_TIMEOUT 22      // AllReduceSum: rank {c} waited 120 s for rank {a} (round word {b}): the peer stopped or issued other collectives
 #define ERR_EXCLUDE_ID 23        // BuildExclusion: ends[{a}] = {b} outside the graph of {c} vertices
 #define ERR_TIERED_ID 30         // AggregateConcatTiered: blk.SrcIDs[{a}] = {b} outside the slot table of {c} vertices
+#define ERR_SPLIT_ID 31          // SplitTiers: ids[{a}] = {b} outside the slot table of {c} vertices
+#define ERR_STAGED_POS 32        // TakeStaged: list entry {a}: position {b} outside the {c} rows

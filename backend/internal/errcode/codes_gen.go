@@ -36,6 +36,10 @@ const (
 	ExcludeID Code = 23
 	// TieredID is AggregateConcatTiered's "blk.SrcIDs[%d] = %d outside the slot table of %d vertices".
 	TieredID Code = 30
+	// SplitID is SplitTiers's "ids[%d] = %d outside the slot table of %d vertices".
+	SplitID Code = 31
+	// StagedPos is TakeStaged's "list entry %d: position %d outside the %d rows".
+	StagedPos Code = 32
 )
 
 // describe is c's op, its message, and how many of the record's values
@@ -74,6 +78,10 @@ func (c Code) describe() (op, msg string, values int) {
 		return "BuildExclusion", "ends[%d] = %d outside the graph of %d vertices", 3
 	case TieredID:
 		return "AggregateConcatTiered", "blk.SrcIDs[%d] = %d outside the slot table of %d vertices", 3
+	case SplitID:
+		return "SplitTiers", "ids[%d] = %d outside the slot table of %d vertices", 3
+	case StagedPos:
+		return "TakeStaged", "list entry %d: position %d outside the %d rows", 3
 	}
 	return "", "", 0
 }

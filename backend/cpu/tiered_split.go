@@ -1,0 +1,66 @@
+package cpu
+
+import (
+	"github.com/fanout-gnn/fanout/backend"
+	"github.com/fanout-gnn/fanout/backend/internal/errcode"
+)
+
+// SplitTiers sorts a gather's ids by tier and lists the positions whose
+// rows the host fetches (see backend.TieredGather): in the order of the
+// positions, as the device's warps list theirs in some order.
+func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
+	c, ck := b.checkSplitTiers(slot, ids, n, stageHost, hostSkip, stageSkip, cached, hosted, staged, list, listN)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	at := int(ck.listN[0])
+	for i, v := range ck.ids[:ck.n] {
+		var code int32
+		if v < 0 || int(v) >= len(ck.slot) {
+			c.raise(errcode.SplitID, i, int(v), len(ck.slot))
+		} else {
+			code = ck.slot[v]
+		}
+		ck.cached[i] = max(code, 0)
+		ck.hosted[i] = int32(hostSkip)
+		if code <= -2 && !stageHost {
+			ck.hosted[i] = -2 - code
+		}
+		ck.staged[i] = int32(stageSkip)
+		if code == -1 || (stageHost && code <= -2) {
+			x := code
+			if code == -1 {
+				x = v
+			}
+			if 2*at+1 < len(ck.list) { // a list not zeroed by the caller is cut, as the device's
+				ck.list[2*at], ck.list[2*at+1] = int32(i), x
+			}
+			at++
+		}
+	}
+	ck.listN[0] = int32(at)
+}
+
+// TakeStaged writes the host's answers to a SplitTiers list (see
+// backend.TieredGather).
+func (b *Backend) TakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) {
+	c, ck := b.checkTakeStaged(list, m, hosted, staged)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	for j := range ck.m {
+		i, x := ck.list[2*j], ck.list[2*j+1]
+		if i < 0 || int(i) >= len(ck.staged) {
+			c.raise(errcode.StagedPos, j, int(i), len(ck.staged))
+			return
+		}
+		switch {
+		case x >= 0:
+			ck.staged[i] = x
+		case x <= -2:
+			ck.hosted[i] = -2 - x
+		}
+	}
+}

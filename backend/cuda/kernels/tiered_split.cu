@@ -1,0 +1,66 @@
+// tiered_split.cu: the device's half of a three-tier gather's placing
+// (featstore.Disk). split_tiers reads each id's code in the slot table (a
+// cache row, a host tier row as -2 - row, or -1 for a row elsewhere),
+// writes the position's cache row and host tier row where the gathers
+// read them (device memory), and lists the positions whose rows the host
+// must fetch into the staging: the host then touches only those, not
+// every id of the gather. Each warp takes its entries of the list with one
+// atomic add. take_staged writes the host's answers (the staging rows it
+// gave the listed positions) where the gathers read them.
+#include "common.cuh"
+
+__device__ __forceinline__ int clamp_rows(i64 rows) { return (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows); }
+
+// The loop runs whole blocks at a time, so every lane of a warp reaches
+// the ballot together.
+extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* ids, const int* nP, int cap, int stageHost,
+                                       int hostSkip, int stageSkip, int* cached, int* hosted, int* staged, int* list,
+                                       int* listN, int* err) {
+    int n = live_count(nP, cap);
+    int lane = threadIdx.x & 31;
+    for (i64 base = (i64)blockIdx.x * blockDim.x; base < n; base += gthreads()) {
+        i64 i = base + threadIdx.x;
+        bool fetch = false;
+        int x = 0;
+        if (i < n) {
+            int v = ids[i], c = 0;
+            if (v < 0 || v >= slotLen) {
+                report_error(err, ERR_SPLIT_ID, (int)i, v, clamp_rows(slotLen));
+            } else {
+                c = slot[v];
+            }
+            cached[i] = c > 0 ? c : 0;
+            hosted[i] = c <= -2 && !stageHost ? -2 - c : hostSkip;
+            staged[i] = stageSkip;
+            fetch = c == -1 || (stageHost && c <= -2);
+            x = c == -1 ? v : c;
+        }
+        unsigned mask = __ballot_sync(FULL_MASK, fetch);
+        if (mask == 0) continue;
+        int leader = __ffs(mask) - 1, at = 0;
+        if (lane == leader) at = atomicAdd(listN, __popc(mask));
+        at = __shfl_sync(FULL_MASK, at, leader);
+        i64 j = (i64)at + __popc(mask & ((1u << lane) - 1u));
+        if (fetch && j < cap) { // a list not zeroed by the caller is cut
+            list[2 * j] = (int)i;
+            list[2 * j + 1] = x;
+        }
+    }
+}
+
+extern "C" __global__ void take_staged(const int* list, const int* mP, int cap, int* hosted, int* staged, i64 rows,
+                                       int* err) {
+    int m = live_count(mP, cap);
+    for (i64 j = gtid(); j < m; j += gthreads()) {
+        int i = list[2 * j], x = list[2 * j + 1];
+        if (i < 0 || i >= rows) {
+            report_error(err, ERR_STAGED_POS, (int)j, i, clamp_rows(rows));
+            continue;
+        }
+        if (x >= 0) {
+            staged[i] = x;
+        } else if (x <= -2) {
+            hosted[i] = -2 - x;
+        }
+    }
+}

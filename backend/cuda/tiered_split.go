@@ -1,0 +1,27 @@
+package cuda
+
+import "github.com/fanout-gnn/fanout/backend"
+
+// SplitTiers sorts a gather's ids by tier and lists the positions whose
+// rows the host fetches (see backend.TieredGather): a thread a position,
+// each warp taking its entries of the list with one atomic add. One
+// launch.
+func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
+	c, ck := b.checkSplitTiers(slot, ids, n, stageHost, hostSkip, stageSkip, cached, hosted, staged, list, listN)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	c.launchSplitTiers(&ck, d1(c.blocks(int64(n.Cap), 256)), d1(256), 0)
+}
+
+// TakeStaged writes the host's answers to a SplitTiers list (see
+// backend.TieredGather): a thread an entry. One launch.
+func (b *Backend) TakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) {
+	c, ck := b.checkTakeStaged(list, m, hosted, staged)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	c.launchTakeStaged(&ck, d1(c.blocks(int64(m.Cap), 256)), d1(256), 0)
+}
