@@ -87,24 +87,27 @@ type Disk struct {
 	dt    backend.DType
 	order []int32
 
-	slot     backend.Buffer // I32 [N] device: tier's codes (Fill writes them)
-	cache    backend.Buffer // dt [n, dim], nil until Fill
-	n        int
-	tier     []int32        // [N] host: cache row (>= 0), host tier row p as -2-p, or onDisk
-	workers  int            // goroutines that place a gather's ids; 0: GOMAXPROCS
-	hostRows int            // H
-	host     backend.Buffer // dt [(H+1)·dim], mapped; row H is never read
-	hostData any
-	slotH    backend.Buffer // I32 [H+1] device: -1 but the last, 0
-	statsH   backend.Buffer // I64 [2]: rows from the host tier, all rows
-	statsD   backend.Buffer // I64 [2]: rows from disk, all rows
-	reserve  int            // rows a gather may have (Reserve)
-	sc       *scratch       // nil until Fill
-	bufs     [][]byte       // a read buffer per reader (readSpan bytes, aligned), cut from slab by Fill
-	slab     []byte         // the readers' buffers' memory (readBufBytes)
-	dio      *directFile    // the file opened with O_DIRECT; nil: reads through the page cache
-	ahead    bool           // Remote: the replay driver gathers a step's rows beside the step before
-	clock    hostClock      // the host functions' times (HostTime)
+	slot      backend.Buffer // I32 [N] device: tier's codes (Fill writes them)
+	cache     backend.Buffer // dt [n, dim], nil until Fill
+	n         int
+	tier      []int32        // [N] host: cache row (>= 0), host tier row p as -2-p, or onDisk
+	workers   int            // goroutines that place a gather's ids; 0: GOMAXPROCS
+	hostRows  int            // H
+	host      backend.Buffer // dt [(H+1)·dim], mapped; row H is never read
+	hostData  any
+	slotH     backend.Buffer // I32 [H+1] device: -1 but the last, 0
+	statsH    backend.Buffer // I64 [2]: rows from the host tier, all rows
+	statsD    backend.Buffer // I64 [2]: rows from disk, all rows
+	reserve   int            // rows a gather may have (Reserve)
+	sc        *scratch       // nil until Fill
+	bufs      [][]byte       // a read buffer per reader (readSpan bytes, aligned), cut from slab by Fill
+	slab      []byte         // the readers' buffers' memory (readBufBytes)
+	dio       *directFile    // the file opened with O_DIRECT; nil: reads through the page cache
+	ahead     bool           // Remote: the replay driver gathers a step's rows beside the step before
+	lookahead int            // >= 2: gathers started that many steps ahead (Ahead); 0 otherwise
+	cur       int            // the site gathers start (AheadSite), -1: whole gathers
+	readMu    sync.Mutex     // the readers' buffers: sites started ahead place at once
+	clock     hostClock      // the host functions' times (HostTime)
 
 	mu  sync.Mutex
 	err error // the first failure of a host function
@@ -133,7 +136,7 @@ func NewDisk(be backend.Backend, cfg DiskConfig, rows int64, dim int, order []in
 	if dt != backend.BF16 && dt != backend.F32 {
 		dt = cfg.FileType
 	}
-	d := &Disk{be: be, ops: ops, hf: hf, cfg: cfg, dim: dim, rows: rows, dt: dt, order: order, tier: slotTable(rows, nil)}
+	d := &Disk{be: be, ops: ops, hf: hf, cfg: cfg, dim: dim, rows: rows, dt: dt, order: order, tier: slotTable(rows, nil), cur: -1}
 	if d.slot, err = be.Upload(slotTable(rows, nil)); err == nil {
 		if d.statsH, err = be.Alloc(backend.I64, 2); err == nil {
 			if d.statsD, err = be.Alloc(backend.I64, 2); err == nil {
@@ -212,7 +215,9 @@ func (d *Disk) GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buf
 	d.gather(ids, n, out, true)
 }
 
-// gather issues the split of the ids, the host function and the row copies.
+// gather issues the split of the ids, the host function and the row
+// copies; started ahead (AheadSite), the split and a host function that
+// starts the host's work on a goroutine, the rest left to Land.
 func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, misses bool) {
 	s := d.sc
 	switch {
@@ -223,33 +228,55 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 		d.fail(fmt.Errorf("featstore: disk tier: a gather of %d rows, but Reserve said %d", n.Cap, s.cap))
 		return
 	}
-	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
-	list := d.be.View(s.listB, 0, 2*n.Cap)
-	d.split(s, ids, n, list)
-	d.hf.HostFunc(func() { d.place(s) })
-	d.ops.TakeStaged(list, backend.Count{Buf: s.listN, Cap: n.Cap}, view(s.hosted), view(s.staged))
-	if !misses && d.cache != nil {
-		d.be.Gather(d.cache, d.dim, view(s.cached), n, out)
+	if d.cur < 0 {
+		t := s.sites[0]
+		d.split(s, t, ids, n)
+		d.hf.HostFunc(func() { d.place(s, t) })
+		d.finish(s, t, n, out, misses)
+		return
 	}
-	if d.cfg.StageHost { // the host tier's rows are staged: hosted names staging rows
-		d.ops.GatherTieredMisses(s.slotS, s.stageB, nil, d.dim, view(s.hosted), n, out, d.statsH)
-	} else {
-		d.ops.GatherTieredMisses(d.slotH, d.host, nil, d.dim, view(s.hosted), n, out, d.statsH)
-	}
-	d.ops.GatherTieredMisses(s.slotS, s.stageB, nil, d.dim, view(s.staged), n, out, d.statsD)
+	t := s.sites[1+d.cur]
+	t.started, t.ids, t.n, t.out, t.misses = true, ids, n, out, misses
+	d.split(s, t, ids, n)
+	d.hf.HostFunc(func() {
+		<-t.done // the site's gather before, if it was never landed
+		done := make(chan struct{})
+		t.done = done
+		go func() {
+			defer close(done)
+			d.place(s, t)
+		}()
+	})
 }
 
 // split issues the device's half of the placing: the ids sorted by tier
 // (SplitTiers, from the device's slot table: cache row, host tier row p
 // as -2-p, or -1 on disk) into the scratch's rows, the positions the host
-// fetches listed into list (mapped), and their count copied into
-// s.listed for the host function. An id outside the table is the
+// fetches listed into t's list (mapped), and their count copied into
+// t.listed for the host function. An id outside the table is the
 // split's error, as in any gather.
-func (d *Disk) split(s *scratch, ids backend.Buffer, n backend.Count, list backend.Buffer) {
+func (d *Disk) split(s *scratch, t *site, ids backend.Buffer, n backend.Count) {
 	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
-	d.be.Fill(s.listN, 0)
-	d.ops.SplitTiers(d.slot, ids, n, d.cfg.StageHost, int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged), list, s.listN)
-	d.be.Gather(s.listN, 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, s.listedB)
+	d.be.Fill(t.listN, 0)
+	d.ops.SplitTiers(d.slot, ids, n, d.cfg.StageHost, int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged),
+		d.be.View(t.listB, 0, 2*n.Cap), t.listN)
+	d.be.Gather(t.listN, 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, t.listedB)
+}
+
+// finish issues the end of t's gather once its host function has
+// answered: the answers written (TakeStaged), then the row copies.
+func (d *Disk) finish(s *scratch, t *site, n backend.Count, out backend.Buffer, misses bool) {
+	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
+	d.ops.TakeStaged(d.be.View(t.listB, 0, 2*n.Cap), backend.Count{Buf: t.listN, Cap: n.Cap}, view(s.hosted), view(s.staged))
+	if !misses && d.cache != nil {
+		d.be.Gather(d.cache, d.dim, view(s.cached), n, out)
+	}
+	if d.cfg.StageHost { // the host tier's rows are staged: hosted names staging rows
+		d.ops.GatherTieredMisses(s.slotS, t.stageB, nil, d.dim, view(s.hosted), n, out, d.statsH)
+	} else {
+		d.ops.GatherTieredMisses(d.slotH, d.host, nil, d.dim, view(s.hosted), n, out, d.statsH)
+	}
+	d.ops.GatherTieredMisses(s.slotS, t.stageB, nil, d.dim, view(s.staged), n, out, d.statsD)
 }
 
 // FetchAhead makes the store Remote (on) or not: the replay driver then

@@ -84,9 +84,9 @@ func benchPlace(b *testing.B, stageHost bool) {
 	cnt, _ := be.Upload([]int32{n})
 	for b.Loop() {
 		b.StopTimer()
-		d.split(d.sc, idb, backend.Count{Buf: cnt, Cap: n}, d.sc.listB)
+		d.split(d.sc, d.sc.sites[0], idb, backend.Count{Buf: cnt, Cap: n})
 		b.StartTimer()
-		d.place(d.sc)
+		d.place(d.sc, d.sc.sites[0])
 	}
 	if _, _, err := d.Stats(); err != nil {
 		b.Fatal(err)

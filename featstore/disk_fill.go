@@ -38,7 +38,7 @@ func (d *Disk) Fill(cached int) error {
 		return fmt.Errorf("featstore: the disk store's gathers are not reserved (Reserve)")
 	}
 	cached, h := d.clip(cached, d.cfg.HostRows)
-	sc, err := d.newScratch(d.reserve, d.stageRowsFor(cached, h), h)
+	sc, err := d.newScratch(d.reserve, d.stageRowsFor(cached, h), h, d.sites())
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (d *Disk) Fill(cached int) error {
 		}
 	}
 	if cached > 0 {
-		if err := d.fillCache(byVertex(d.order[:cached]), larger(data, sc.stage), progress); err != nil {
+		if err := d.fillCache(byVertex(d.order[:cached]), larger(data, sc.sites[0].stage), progress); err != nil {
 			return err
 		}
 	}
@@ -77,7 +77,7 @@ func (d *Disk) Fill(cached int) error {
 	}
 	if cached > 0 || h > 0 {
 		// The device's slot table takes the codes too, so that the ids'
-		// copy gives the host function each row's tier (placePart).
+		// split gives each row's tier (SplitTiers).
 		d.be.Write(d.slot, 0, d.tier)
 	}
 	return d.be.Sync()

@@ -6,12 +6,12 @@ type HostUse struct {
 	HostRows  int64 // rows in the host tier
 	StageRows int64 // rows of one gather's staging
 	HostTier  int64 // the host tier: HostRows rows and the one row no id reads
-	Staging   int64 // the staging: StageRows rows and the one row no id reads
-	// Tables are the rest: a code per vertex (4 bytes); per row of a
-	// gather (Reserve's) its entry of the list the device writes, mapped
-	// (8 bytes), and the list's count (4 bytes); per staging row the row
-	// to read or, with StageHost, to copy from the host tier (8 bytes),
-	// its key (4 bytes) and its entry in the map of repeats
+	Staging   int64 // the staging of each site: StageRows rows and the one row no id reads
+	// Tables are the rest: a code per vertex (4 bytes); per site, per row
+	// of a gather (Reserve's) its entry of the list the device writes,
+	// mapped (8 bytes), and the list's count (4 bytes), per staging row the
+	// row to read or, with StageHost, to copy from the host tier (8
+	// bytes), its key (4 bytes) and its entry in the map of repeats
 	// (mapEntryBytes); and the readers' buffers (readBufBytes).
 	Tables int64
 }
@@ -65,9 +65,9 @@ func (d *Disk) stageRowsFor(cached, h int) int {
 func (d *Disk) PlanHost(cached int, host int64) HostUse {
 	cached, h := d.clip(cached, host)
 	stage := int64(d.stageRowsFor(cached, h))
-	rb, capacity := d.rowBytes(), int64(d.reserve)
-	return HostUse{HostRows: int64(h), StageRows: stage, HostTier: int64(h+1) * rb, Staging: (stage + 1) * rb,
-		Tables: d.rows*4 + 4 + capacity*8 + stage*(12+mapEntryBytes) + d.readBufBytes()}
+	rb, capacity, sites := d.rowBytes(), int64(d.reserve), int64(d.sites())
+	return HostUse{HostRows: int64(h), StageRows: stage, HostTier: int64(h+1) * rb, Staging: sites * (stage + 1) * rb,
+		Tables: d.rows*4 + sites*(4+capacity*8+stage*(12+mapEntryBytes)) + d.readBufBytes()}
 }
 
 // FitHost is the most host tier rows that, with cached rows in the cache,
@@ -95,9 +95,12 @@ func (d *Disk) FitHost(budget int64, cached int) (rows int64, ok bool) {
 func (d *Disk) HostUse() HostUse {
 	u := HostUse{HostRows: int64(d.hostRows), HostTier: valuesBytes(d.hostData), Tables: int64(len(d.tier))*4 + int64(len(d.slab))}
 	if s := d.sc; s != nil {
-		u.StageRows, u.Staging = int64(s.stageRows), valuesBytes(s.stage)
-		u.Tables += int64(len(s.listed)+len(s.list))*4 + int64(cap(s.disk))*8
-		u.Tables += int64(s.stageRows)*mapEntryBytes + int64(cap(s.keys))*4
+		u.StageRows = int64(s.stageRows)
+		for _, t := range s.sites {
+			u.Staging += valuesBytes(t.stage)
+			u.Tables += int64(len(t.listed)+len(t.list))*4 + int64(cap(t.disk))*8
+			u.Tables += int64(s.stageRows)*mapEntryBytes + int64(cap(t.keys))*4
+		}
 	}
 	return u
 }

@@ -31,19 +31,19 @@ const skipped = -1
 // disk rows read after them. A vertex on disk listed twice takes one
 // row. It touches only the listed entries, not the gather's other ids:
 // the device wrote their rows itself.
-func (d *Disk) place(s *scratch) {
+func (d *Disk) place(s *scratch, t *site) {
 	start := time.Now()
-	s.forget()
-	m := min(max(int(s.listed[0]), 0), s.cap)
-	list := s.list[:2*m]
+	t.forget()
+	m := min(max(int(t.listed[0]), 0), s.cap)
+	list := t.list[:2*m]
 	var wg sync.WaitGroup // the host tier's copies, beside the reads: they wait on memory, the reads on the file
 	base := 0
 	if d.cfg.StageHost {
-		base = d.stageHost(s, list, &wg)
+		base = d.stageHost(s, t, list, &wg)
 	}
-	s.disk = d.stageDisk(s, list, base)
+	t.disk = d.stageDisk(s, t, list, base)
 	placed := time.Now()
-	if err := d.readRows(s.stage, s.disk); err != nil {
+	if err := d.readRows(t.stage, t.disk); err != nil {
 		d.fail(err)
 	}
 	wg.Wait()
@@ -59,18 +59,18 @@ func (d *Disk) shares(n, least int) int {
 // stageDisk answers the list's disk entries (a vertex >= 0) with staging
 // rows from base on (the rows before are the host tier's, StageHost), a
 // vertex listed again the row of its first, and is the rows to read,
-// vertex v into staging row pos, in s.disk's room from its start (whose
+// vertex v into staging row pos, in t.disk's room from its start (whose
 // end the host tier's copies hold: at most base rows). More distinct rows
 // than the staging holds is a failure; the entries it concerns are
 // skipped.
-func (d *Disk) stageDisk(s *scratch, list []int32, base int) []diskRow {
-	rows := s.disk[:0]
+func (d *Disk) stageDisk(s *scratch, t *site, list []int32, base int) []diskRow {
+	rows := t.disk[:0]
 	for j := 1; j < len(list); j += 2 {
 		v := list[j]
 		if v < 0 {
 			continue // a host tier entry, answered already
 		}
-		if k, ok := s.seen[v]; ok { // a repeat
+		if k, ok := t.seen[v]; ok { // a repeat
 			list[j] = k
 			continue
 		}
@@ -80,7 +80,7 @@ func (d *Disk) stageDisk(s *scratch, list []int32, base int) []diskRow {
 			continue
 		}
 		k := int32(base + len(rows))
-		s.remember(v, k)
+		t.remember(v, k)
 		list[j] = k
 		rows = append(rows, diskRow{v: v, pos: k})
 	}

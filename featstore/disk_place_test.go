@@ -61,7 +61,7 @@ func checkPlaced(t *testing.T, name string, d *Disk, feat []float32, ids []int32
 	for i, v := range byVertex(d.order[:c]) {
 		slot[v] = int32(i)
 	}
-	stage := s.stage.([]float32)
+	stage := s.sites[0].stage.([]float32)
 	staged := func(k int32, v int32) bool {
 		return k >= 0 && int(k) < s.stageRows && slices.Equal(stage[int(k)*dim:int(k+1)*dim], feat[int(v)*dim:int(v+1)*dim])
 	}
@@ -106,8 +106,8 @@ func checkPlaced(t *testing.T, name string, d *Disk, feat []float32, ids []int32
 		}
 		distinct[k] = true
 	}
-	if len(diskRows) == 0 || len(s.disk) != len(diskRows) {
-		t.Fatalf("%s: %d disk rows read, want %d distinct", name, len(s.disk), len(diskRows))
+	if len(diskRows) == 0 || len(s.sites[0].disk) != len(diskRows) {
+		t.Fatalf("%s: %d disk rows read, want %d distinct", name, len(s.sites[0].disk), len(diskRows))
 	}
 }
 

@@ -57,6 +57,8 @@ func (d *Disk) readRows(dst any, rows []diskRow) error {
 		return nil
 	}
 	slices.SortFunc(rows, func(a, b diskRow) int { return int(a.v) - int(b.v) })
+	d.readMu.Lock()
+	defer d.readMu.Unlock()
 	if d.dio != nil {
 		err := d.readAll(dst, rows, d.readDirect)
 		if !errors.Is(err, syscall.EINVAL) {

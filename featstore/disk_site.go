@@ -7,44 +7,64 @@ import (
 	"github.com/fanout-gnn/fanout/backend"
 )
 
-// scratch is what the gathers of a Disk store share (they run one after
-// another, in op order), sized by Reserve for gathers of up to cap rows,
-// of which up to stageRows staged (from disk; with StageHost, from the
-// host tier too). The device sorts a gather's ids by tier (SplitTiers):
-// it writes each position's cache, host tier and staging rows into
-// device memory and lists the positions whose rows the host fetches into
-// host memory mapped for it; the host function answers each entry of the
-// list in place with its staging row, which the device then writes
-// (TakeStaged).
+// scratch is what the gathers of a Disk store share, sized by Reserve for
+// gathers of up to cap rows, of which up to stageRows staged (from disk;
+// with StageHost, from the host tier too). The device sorts a gather's
+// ids by tier (SplitTiers): it writes each position's cache, host tier
+// and staging rows into device memory and lists the positions whose rows
+// the host fetches into a site's host memory, mapped for it; the host
+// function answers each entry of the list in place with its staging row,
+// which the device then writes (TakeStaged) before the rows are gathered.
+// A whole gather (in op order) uses sites[0]; a gather started ahead
+// (SetLookahead, AheadSite k) uses sites[1+k] from its start to its Land,
+// so that several may be in flight, each with its own list and staging.
+// The device's rows by position are written again by each gather's end,
+// one at a time in op order, and so are shared.
 type scratch struct {
 	cap, stageRows         int
 	hostSkip               int32          // hosted's row that is skipped: the host tier's last, or with StageHost the staging's
 	unit                   backend.Buffer // I32 [2] device: 0, 1 (the list count's copy)
 	cached, hosted, staged backend.Buffer // I32 [cap] device: each position's cache row, host tier (StageHost: staging) row, staging row
-	listN                  backend.Buffer // I32 [1] device: the entries listed
-	listed                 []int32        // [1] mapped (listedB): listN's copy
-	list                   []int32        // [2·cap] mapped (listB): position, then vertex (a row on disk) or host code (StageHost); the host's answer
-	stage                  any            // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
 	slotS                  backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
-	listedB, listB, stageB backend.Buffer
+	sites                  []*site
+}
+
+// site is the host's side of a gather: its list, its staging and the
+// host function's tables, and for a gather started ahead what its Land
+// ends.
+type site struct {
+	listN                  backend.Buffer  // I32 [1] device: the entries listed
+	listed                 []int32         // [1] mapped (listedB): listN's copy
+	list                   []int32         // [2·cap] mapped (listB): position, then vertex (a row on disk) or host code (StageHost); the host's answer
+	stage                  any             // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
+	listedB, listB, stageB backend.Buffer  //
 	disk                   []diskRow       // [stageRows] room: the disk rows of the current gather from its start, the host tier rows to copy (StageHost) from its end
 	seen                   map[int32]int32 // a row's staging row during a gather (a disk vertex's, or a host code's), made for stageRows
 	keys                   []int32         // seen's keys, which forget deletes one by one: clearing a map walks all its room
+
+	// A gather started ahead: its host work runs on a goroutine until
+	// done is closed; Land waits for it and issues the rest with the
+	// start's arguments.
+	done    chan struct{}
+	started bool
+	ids     backend.Buffer
+	n       backend.Count
+	out     backend.Buffer
+	misses  bool
 }
 
 // diskRow is a row to read: vertex v into row pos.
 type diskRow struct{ v, pos int32 }
 
 // newScratch allocates the scratch of gathers of up to capacity rows, of
-// which up to stageRows staged, beside a host tier of hostRows rows.
-func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
+// which up to stageRows staged, beside a host tier of hostRows rows, with
+// sites sites.
+func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, error) {
 	skip := int32(hostRows)
 	if d.cfg.StageHost {
 		skip = int32(stageRows)
 	}
-	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: skip, listed: make([]int32, 1), list: make([]int32, 2*capacity),
-		stage: newHostRows(d.dt, stageRows+1, d.dim), disk: make([]diskRow, stageRows),
-		seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows)}
+	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: skip}
 	skipS := slotTable(int64(stageRows+1), nil)
 	skipS[stageRows] = 0
 	var err error
@@ -62,20 +82,31 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows int) (*scratch, error) {
 	up(&s.cached, make([]int32, capacity), false) // each its own slice: the CPU backend's buffer is the slice
 	up(&s.hosted, make([]int32, capacity), false)
 	up(&s.staged, make([]int32, capacity), false)
-	up(&s.listN, []int32{0}, false)
 	up(&s.slotS, skipS, false)
-	up(&s.listedB, s.listed, true)
-	up(&s.listB, s.list, true)
-	up(&s.stageB, s.stage, true)
+	for range sites {
+		t := &site{listed: make([]int32, 1), list: make([]int32, 2*capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
+			disk: make([]diskRow, stageRows), seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows),
+			done: make(chan struct{})}
+		close(t.done)
+		s.sites = append(s.sites, t)
+		up(&t.listN, []int32{0}, false)
+		up(&t.listedB, t.listed, true)
+		up(&t.listB, t.list, true)
+		up(&t.stageB, t.stage, true)
+	}
 	if err != nil {
 		s.free(d.be)
-		return nil, fmt.Errorf("featstore: disk tier scratch of %d rows (%d staged): %w", capacity, stageRows, err)
+		return nil, fmt.Errorf("featstore: disk tier scratch of %d rows (%d staged, %d sites): %w", capacity, stageRows, sites, err)
 	}
 	return s, nil
 }
 
 func (s *scratch) free(be backend.Backend) {
-	for _, b := range []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.listN, s.slotS, s.listedB, s.listB, s.stageB} {
+	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotS}
+	for _, t := range s.sites {
+		bufs = append(bufs, t.listN, t.listedB, t.listB, t.stageB)
+	}
+	for _, b := range bufs {
 		if b != nil {
 			be.Free(b)
 		}
@@ -84,7 +115,7 @@ func (s *scratch) free(be backend.Backend) {
 }
 
 // deviceBytes is the scratch's device memory.
-func (s *scratch) deviceBytes() int64 { return int64(3*s.cap+s.stageRows+4) * 4 }
+func (s *scratch) deviceBytes() int64 { return int64(3*s.cap+s.stageRows+3+len(s.sites)) * 4 }
 
 // newRows is host room for n rows of width dim of dt (F32 or BF16).
 func newRows(dt backend.DType, n, dim int) any {
@@ -123,7 +154,7 @@ func putFileRow(dst any, i, dim int, row []byte, ft backend.DType) {
 }
 
 // remember gives key staging row k in seen until the next forget.
-func (s *scratch) remember(key, k int32) {
+func (s *site) remember(key, k int32) {
 	s.seen[key] = k
 	s.keys = append(s.keys, key)
 }
@@ -131,7 +162,7 @@ func (s *scratch) remember(key, k int32) {
 // forget empties seen, a key at a time: a gather puts at most a key per
 // staging row, and clear would pass over the room of all of them (0.6 ms a
 // gather for 300,000 rows of staging).
-func (s *scratch) forget() {
+func (s *site) forget() {
 	for _, k := range s.keys {
 		delete(s.seen, k)
 	}

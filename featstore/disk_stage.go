@@ -17,11 +17,11 @@ import (
 // their copies on goroutines that wg waits for, and is the staging rows
 // they take. Where the staging holds a row for every listed entry (a
 // gather without repeats always fits), each entry gets its own row;
-// otherwise a repeated row shares its first's (s.seen, keyed by the
+// otherwise a repeated row shares its first's (t.seen, keyed by the
 // code), and a row the staging cannot hold is a failure, its entries
-// skipped. The copies are listed at the end of s.disk's room.
-func (d *Disk) stageHost(s *scratch, list []int32, wg *sync.WaitGroup) int {
-	room, n := s.disk[:s.stageRows], 0
+// skipped. The copies are listed at the end of t.disk's room.
+func (d *Disk) stageHost(s *scratch, t *site, list []int32, wg *sync.WaitGroup) int {
+	room, n := t.disk[:s.stageRows], 0
 	own := len(list)/2 <= s.stageRows
 	for j := 1; j < len(list); j += 2 {
 		code := list[j]
@@ -29,7 +29,7 @@ func (d *Disk) stageHost(s *scratch, list []int32, wg *sync.WaitGroup) int {
 			continue // a disk entry
 		}
 		if !own {
-			if k, ok := s.seen[code]; ok {
+			if k, ok := t.seen[code]; ok {
 				list[j] = hostCode(int(k))
 				continue
 			}
@@ -38,7 +38,7 @@ func (d *Disk) stageHost(s *scratch, list []int32, wg *sync.WaitGroup) int {
 				list[j] = skipped
 				continue
 			}
-			s.remember(code, int32(n))
+			t.remember(code, int32(n))
 		}
 		n++
 		room[s.stageRows-n] = diskRow{v: hostCode(0) - code, pos: int32(n - 1)}
@@ -51,7 +51,7 @@ func (d *Disk) stageHost(s *scratch, list []int32, wg *sync.WaitGroup) int {
 	wg.Go(func() {
 		parallel.Range(int64(n), d.shares(n, copyChunk), func(_ int, lo, hi int64) {
 			part := copies[lo:hi]
-			d.copyHostRows(s, len(part), func(j int) (int, int) { return int(part[j].pos), int(part[j].v) })
+			d.copyHostRows(t, len(part), func(j int) (int, int) { return int(part[j].pos), int(part[j].v) })
 		})
 	})
 	return n
@@ -59,8 +59,8 @@ func (d *Disk) stageHost(s *scratch, list []int32, wg *sync.WaitGroup) int {
 
 // copyHostRows copies n host tier rows into the staging: the j-th, host
 // tier row src, into staging row dst of row(j).
-func (d *Disk) copyHostRows(s *scratch, n int, row func(j int) (dst, src int)) {
-	switch st := s.stage.(type) {
+func (d *Disk) copyHostRows(t *site, n int, row func(j int) (dst, src int)) {
+	switch st := t.stage.(type) {
 	case []float32:
 		copyRowsOf(st, d.hostData.([]float32), d.dim, n, row)
 	case []uint16:

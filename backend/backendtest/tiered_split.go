@@ -11,7 +11,7 @@ import (
 // and lists exactly the positions the host fetches, each with its vertex
 // (a row elsewhere) or its code (a host tier row, when staged), in any
 // order, after the entries the count held; positions past the count are
-// untouched. Then TakeStaged writes the answers the list is given back: a
+// untouched; without a list it writes the same rows. Then TakeStaged writes the answers the list is given back: a
 // staging row into staged, -2 - row into hosted, -1 nothing. With and
 // without the host tier staged, and over a count of many warps.
 func testSplitTiers(e *env) {
@@ -79,6 +79,12 @@ func (e *env) checkSplit(what string, rows, cp, live int, stageHost bool) {
 	}
 	if gl[0] != -9 || (before+n < cp && gl[2*(before+n)] != -9) {
 		e.t.Fatalf("%s: list entries outside the new ones written", what)
+	}
+	// Without a list the same rows, nothing listed.
+	c2, h2, s2 := e.upload(poison), e.upload(poison), e.upload(poison)
+	e.tiered().SplitTiers(e.upload(slot), e.upload(ids), e.count(live, cp), stageHost, hostSkip, stageSkip, c2, h2, s2, nil, nil)
+	if !slices.Equal(e.readI32(c2, cp), gc) || !slices.Equal(e.readI32(h2, cp), gh) || !slices.Equal(e.readI32(s2, cp), gs) {
+		e.t.Fatalf("%s: without a list, other rows", what)
 	}
 	// The host's answers: entry k a staging row k, a host tier row -2-k
 	// when staged, every third one skipped (-1).

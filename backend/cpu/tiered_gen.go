@@ -140,8 +140,12 @@ func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, sta
 	ck.cached = c.i32("cached", cached, n.Cap)
 	ck.hosted = c.i32("hosted", hosted, n.Cap)
 	ck.staged = c.i32("staged", staged, n.Cap)
-	ck.list = c.i32("list", list, 2*n.Cap)
-	ck.listN = c.i32("listN", listN, 1)
+	if !isNil(list) {
+		ck.list = c.i32("list", list, 2*n.Cap)
+	}
+	if !isNil(list) {
+		ck.listN = c.i32("listN", listN, 1)
+	}
 	return c, ck
 }
 

@@ -14,7 +14,10 @@ func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageHos
 	if !c.ok {
 		return
 	}
-	at := int(ck.listN[0])
+	at := 0
+	if ck.listN != nil {
+		at = int(ck.listN[0])
+	}
 	for i, v := range ck.ids[:ck.n] {
 		var code int32
 		if v < 0 || int(v) >= len(ck.slot) {
@@ -28,7 +31,7 @@ func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageHos
 			ck.hosted[i] = -2 - code
 		}
 		ck.staged[i] = int32(stageSkip)
-		if code == -1 || (stageHost && code <= -2) {
+		if ck.listN != nil && (code == -1 || (stageHost && code <= -2)) {
 			x := code
 			if code == -1 {
 				x = v
@@ -39,7 +42,9 @@ func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageHos
 			at++
 		}
 	}
-	ck.listN[0] = int32(at)
+	if ck.listN != nil {
+		ck.listN[0] = int32(at)
+	}
 }
 
 // TakeStaged writes the host's answers to a SplitTiers list (see

@@ -183,8 +183,12 @@ func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, sta
 	ck.cached = c.buf("cached", cached, backend.I32, n.Cap)
 	ck.hosted = c.buf("hosted", hosted, backend.I32, n.Cap)
 	ck.staged = c.buf("staged", staged, backend.I32, n.Cap)
-	ck.list = c.buf("list", list, backend.I32, 2*n.Cap)
-	ck.listN = c.buf("listN", listN, backend.I32, 1)
+	if !isNil(list) {
+		ck.list = c.buf("list", list, backend.I32, 2*n.Cap)
+	}
+	if !isNil(list) {
+		ck.listN = c.buf("listN", listN, backend.I32, 1)
+	}
 	return c, ck
 }
 

@@ -12,7 +12,7 @@
 __device__ __forceinline__ int clamp_rows(i64 rows) { return (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows); }
 
 // The loop runs whole blocks at a time, so every lane of a warp reaches
-// the ballot together.
+// the ballot together. Without listN nothing is listed.
 extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* ids, const int* nP, int cap, int stageHost,
                                        int hostSkip, int stageSkip, int* cached, int* hosted, int* staged, int* list,
                                        int* listN, int* err) {
@@ -32,7 +32,7 @@ extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* 
             cached[i] = c > 0 ? c : 0;
             hosted[i] = c <= -2 && !stageHost ? -2 - c : hostSkip;
             staged[i] = stageSkip;
-            fetch = c == -1 || (stageHost && c <= -2);
+            fetch = listN && (c == -1 || (stageHost && c <= -2));
             x = c == -1 ? v : c;
         }
         unsigned mask = __ballot_sync(FULL_MASK, fetch);

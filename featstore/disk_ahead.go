@@ -1,0 +1,80 @@
+package featstore
+
+import (
+	"fmt"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
+
+// Gathers started steps ahead (SetLookahead): the replay driver starts a
+// step's gather L steps before the step (its split and the host's work,
+// which runs on a goroutine beside the steps in between) and lands it in
+// the step before (Land: waits for the host's work, then writes the
+// answers and copies the rows), so that the host has about L-1 steps to
+// copy a step's rows instead of part of one.
+
+// Ahead is implemented by a store whose gathers the replay driver starts
+// Lookahead() steps ahead (>= 2) and ends by Land: each gather it issues
+// while AheadSite(k) is set (k >= 0) is only started, into site k, until
+// Land(k); with AheadSite(-1) (the default) a gather is whole, in op
+// order. Site k is the driver's ring slot of the plan whose rows it
+// fetches (k <= Lookahead()), so a captured start and its Land name the
+// same site at every replay.
+type Ahead interface {
+	Lookahead() int
+	AheadSite(k int)
+	Land(k int)
+}
+
+// SetLookahead makes the store start its gathers n steps ahead (n >= 2:
+// Ahead, with n+1 sites beside the one of whole gathers, each with a
+// staging of its own, which PlanHost counts), or not (n <= 1). It implies
+// FetchAhead. Call it before PlanHost and Fill.
+func (d *Disk) SetLookahead(n int) {
+	d.lookahead = 0
+	if n >= 2 {
+		d.lookahead = n
+		d.ahead = true
+	}
+}
+
+// Lookahead is the steps ahead the gathers are started (0: whole gathers,
+// FetchAhead's one step ahead at most).
+func (d *Disk) Lookahead() int { return d.lookahead }
+
+// sites is how many sites Fill makes: one for whole gathers, and one per
+// slot of the driver's ring when started ahead.
+func (d *Disk) sites() int {
+	if d.lookahead >= 2 {
+		return d.lookahead + 2
+	}
+	return 1
+}
+
+// AheadSite says which site the gathers issued next start (-1: whole
+// gathers).
+func (d *Disk) AheadSite(k int) {
+	if k >= 0 && (d.lookahead < 2 || k > d.lookahead) {
+		d.fail(fmt.Errorf("featstore: disk tier: site %d, but the lookahead is %d", k, d.lookahead))
+		k = -1
+	}
+	d.cur = k
+}
+
+// Land issues the end of site k's last started gather: a host function
+// that waits for the host's work, then the answers' writes and the row
+// copies into the rows the start was given. The rows by position are
+// written again first (SplitTiers without a list): gathers since the
+// start have written theirs.
+func (d *Disk) Land(k int) {
+	s := d.sc
+	if s == nil || d.lookahead < 2 || k < 0 || k > d.lookahead || !s.sites[1+k].started {
+		d.fail(fmt.Errorf("featstore: disk tier: Land(%d) without a gather started there", k))
+		return
+	}
+	t := s.sites[1+k]
+	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, t.n.Cap) }
+	d.ops.SplitTiers(d.slot, t.ids, t.n, d.cfg.StageHost, int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged), nil, nil)
+	d.hf.HostFunc(func() { <-t.done })
+	d.finish(s, t, t.n, t.out, t.misses)
+}
