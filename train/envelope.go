@@ -152,15 +152,17 @@ func (t *Trainer) envelopeReport(caps, ideal []nn.Caps) (EnvelopeReport, error) 
 }
 
 // replayBytes is the replayed step's memory at caps with the model reserved
-// for them: the plan, its twin (the next step's sampling, and its rows
-// with fetchBeside; Plan.Twin) and the model's workspace.
+// for them: the plan, its twins (one per step of the lookahead: the steps
+// ahead's sampling, and their rows with fetchBeside; Plan.Twin) and the
+// model's workspace.
 func (t *Trainer) replayBytes(caps []nn.Caps) int64 {
 	twinDim := 0
 	if t.fetchBeside() {
 		twinDim = t.ds.FeatDim
 	}
 	rows := t.rowType().Size()
-	return planBytes(caps, t.seedCap(), t.ds.FeatDim, rows) + planBytes(caps, t.seedCap(), twinDim, rows) + t.model.WorkspaceBytes()
+	twins := int64(max(t.replayAhead, 1))
+	return planBytes(caps, t.seedCap(), t.ds.FeatDim, rows) + twins*planBytes(caps, t.seedCap(), twinDim, rows) + t.model.WorkspaceBytes()
 }
 
 // envelope provisions the replayed plan: for the envelope opt gives, or

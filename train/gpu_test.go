@@ -216,8 +216,8 @@ func TestReplayBitwiseDeterministicCUDA(t *testing.T) {
 }
 
 // replayBitwise compares eager and replayed runs of tiny on gpu: eager
-// twice, replay twice and replay at eager's capacities must be bitwise
-// equal, and so must replay at its tight envelope when tight is set.
+// twice, replay twice, replay sampling three steps ahead and replay at
+// eager's capacities must be bitwise equal, and so must replay at its tight envelope when tight is set.
 func replayBitwise(t *testing.T, gpu backend.Backend, tight bool) {
 	ds := tinyData(t)
 	for _, model := range []string{"sage", "gcn", "gin", "gat"} {
@@ -227,6 +227,7 @@ func replayBitwise(t *testing.T, gpu backend.Backend, tight bool) {
 		eager2, _ := eagerRun(t, gpu, ds, cfg)
 		replay1, _, st := replayRun(t, gpu, ds, cfg, ReplayOptions{})
 		replay2, _, _ := replayRun(t, gpu, ds, cfg, ReplayOptions{})
+		replayAhead, _, _ := replayRun(t, gpu, ds, cfg, ReplayOptions{Lookahead: 3}) // a ring of four captured steps
 		var cons []nn.Caps
 		for _, c := range sample.Envelope(ds.Graph, cfg.Batch, cfg.Fanouts) {
 			cons = append(cons, nn.Caps{Dst: c.Dst, Edges: c.Edges, Src: c.Src})
@@ -242,6 +243,7 @@ func replayBitwise(t *testing.T, gpu backend.Backend, tight bool) {
 		}{
 			{"eager vs eager", eager2, eager1, true},
 			{"replay vs replay", replay2, replay1, true},
+			{"replay three steps ahead vs replay", replayAhead, replay1, true},
 			{"replay at eager's capacities vs eager", replayCons, eager1, true},
 			{"replay (tight envelope) vs eager", replay1, eager1, tight},
 		}

@@ -39,6 +39,12 @@ type ReplayOptions struct {
 	// Conservative keeps a typed plan at its conservative envelope (the
 	// eager driver's, which no batch exceeds) instead of tightening it.
 	Conservative bool
+	// Lookahead is how many steps ahead of the one it learns a launch
+	// prepares (samples, and with a featstore.Remote store fetches the
+	// rows of): the driver keeps a ring of Lookahead+1 plans and captured
+	// steps. 0 or 1: the next step. A lander store's lookahead
+	// (featstore.Ahead) replaces it.
+	Lookahead int
 }
 
 // ReplayStats is what the replay driver did.
@@ -71,16 +77,20 @@ func (t *Trainer) margin() float64 {
 // shuffled seeds, the overflow flag, the loss accumulators and the captured
 // steps.
 //
-// Lookahead. The plan (plans[0], the trainer's) has a twin (plans[1]) with
-// sampling buffers of its own. graphs[k] learns from the batch sampled
-// into plans[k] while it samples the next step into plans[1-k], beside its
+// Lookahead. The driver keeps a ring of L+1 plans and L+1 captured steps,
+// L the lookahead (Trainer.lookahead: ReplayOptions.Lookahead or a lander
+// store's, at least 1). plans[0] is the trainer's plan and plans[1..L] its
+// twins, with sampling buffers of their own. graphs[k] learns from the
+// batch sampled into plans[k] while it prepares the step L ahead into
+// plans[(k+L)%(L+1)] (the plan the launch before learnt), beside its
 // backward pass (backend.Concurrent: a second CUDA stream in the graph),
-// and the launches alternate. A plan's clock is its step's; each graph
-// advances its plan's clock by two. A run samples its first step in order before
-// the first launch; the sample its last launch makes is not used. The
-// overflow checks of a plan's counts run on the stream when its batch is
-// learnt, so the flag names the first step that did not fit, and no step
-// before it is skipped.
+// and the launches go round the ring. A plan's clock is its step's; each
+// graph advances its plan's clock by L+1. A run prepares its first L steps
+// in order before the first launch; the samples its last L launches make
+// are not used. The overflow checks of a plan's counts run on the stream
+// when its batch is learnt, so the flag names the first step that did not
+// fit, and no step before it is skipped. With a lander store, launch j
+// lands the rows of the step after it (issue).
 type replayer struct {
 	t     *Trainer
 	cap   backend.Capturer
@@ -92,12 +102,16 @@ type replayer struct {
 	global, globalOut backend.Buffer    // I32 [len(train)], I32 [Config.Batch]; nil alone
 	flag              backend.Buffer    // I32 [3]: overflowed, epoch, step
 	acc               backend.Buffer    // F32 [2]: loss sum, correct sum
-	graphs            [2]backend.Replay // graphs[k] learns plans[k]'s batch, samples into plans[1-k]
-	plans             [2]*Plan          // the plan the graphs were captured on, and its twin
+	graphs            []backend.Replay  // graphs[k] learns plans[k]'s batch, prepares plans[(k+L)%(L+1)]
+	plans             []*Plan           // the plan the graphs were captured on, and its L twins
 	chunk             int               // the feature chunks' rows it was captured with
 	loss              backend.Buffer    // the model's loss (F32 [1]) in the captured step
 	marks             [][2]backend.Mark // device time stamps around launches, settled later
 	stats             ReplayStats
+	// fetched[k] (I32 [3]) is plans[k]'s fetch checked against a chunked
+	// store's chunks when it was issued (prepare); nil without fetched
+	// chunks.
+	fetched []backend.Buffer
 
 	// The training loss's last TensorBoard point: the epoch's loss sum and
 	// the step it ended at (windowLoss).
@@ -140,7 +154,9 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 	if opt.Observe <= 0 {
 		opt.Observe = 16
 	}
-	r := &replayer{t: t, cap: c, opt: opt, evals: map[int]*evalGraph{}, nPerm: t.rankSeeds()}
+	t.replayAhead = t.lookahead(opt)
+	r := &replayer{t: t, cap: c, opt: opt, evals: map[int]*evalGraph{}, nPerm: t.rankSeeds(),
+		graphs: make([]backend.Replay, t.replayAhead+1), plans: make([]*Plan, t.replayAhead+1)}
 	defer func() {
 		if r.graphs[0] == nil {
 			r.free()
@@ -164,6 +180,15 @@ func (t *Trainer) newReplayer(opt ReplayOptions) (*replayer, error) {
 			return nil, err
 		}
 	}
+	if t.fetchBeside() && t.chunked() != nil {
+		for range r.plans {
+			b, err := t.be.Alloc(backend.I32, 3)
+			if err != nil {
+				return nil, err
+			}
+			r.fetched = append(r.fetched, b)
+		}
+	}
 	if err := r.pair(); err != nil {
 		return nil, err
 	}
@@ -182,11 +207,8 @@ func (r *replayer) free() {
 	r.settleMarks()
 	r.freeEvals()
 	r.closeGraphs()
-	if r.plans[1] != nil {
-		r.plans[1].Free()
-		r.plans[1] = nil
-	}
-	for _, b := range []backend.Buffer{r.perm, r.flag, r.acc, r.evalAcc, r.global, r.globalOut} {
+	r.freeTwins()
+	for _, b := range append([]backend.Buffer{r.perm, r.flag, r.acc, r.evalAcc, r.global, r.globalOut}, r.fetched...) {
 		if b != nil {
 			r.t.be.Free(b)
 		}
@@ -258,7 +280,9 @@ func (r *replayer) figures(st *EpochStats, first int, start time.Time) error {
 // When a step overflowed its envelope, it and
 // every later step launched are no-ops on the device; run then grows the
 // envelope, re-captures, and returns the steps before it, so that the
-// caller continues from the overflowed step.
+// caller continues from the overflowed step. The run prepares its first L
+// steps in order before its first launch (start) and, after its last,
+// lands the gathers of the steps it does not learn (drain).
 //
 // In a group every rank launches the same steps, whatever it alone sees:
 // each launch holds the group's collectives, and a rank that launched one
@@ -290,7 +314,7 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 	}
 	r.setClocks(epoch, s)
 	t.be.Fill(r.flag, 0)
-	r.prepare(r.plans[0])
+	r.start()
 	// The device time of the run: one mark before its first launch and one
 	// after its last (two per launch cost four driver calls a step and
 	// their settling two more, on the host's path at the epoch's end).
@@ -338,7 +362,7 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 		if stop {
 			break
 		}
-		r.graphs[(i-s)%2].Launch()
+		r.graphs[(i-s)%len(r.graphs)].Launch()
 		launched++
 		t.progress(t.epochStage(), i+1, steps)
 		if reporting {
@@ -357,6 +381,7 @@ func (r *replayer) run(ctx context.Context, epoch, s, steps int) (int, bool, err
 			t.opt.OnStep(epoch, i, loss[0])
 		}
 	}
+	r.drain(launched)
 	if before != nil {
 		if after, err := t.be.(backend.Timer).Mark(); err == nil {
 			r.marks = append(r.marks, [2]backend.Mark{before, after})

@@ -8,35 +8,52 @@ import (
 )
 
 // The captured step of the replay driver and its lookahead (see replayer):
-// the plan's twin, the two graphs, and what each issues.
+// the plan's twins, the ring of graphs, and what each issues.
 
-// pair makes the twin of the trainer's plan, when the plan is not the one
-// the twin was made for.
+// pair makes the twins of the trainer's plan (plans[1..L]), when the plan
+// is not the one they were made for.
 func (r *replayer) pair() error {
 	t := r.t
 	if r.plans[0] == t.plan && r.plans[1] != nil {
 		return nil
 	}
-	if r.plans[1] != nil {
-		r.plans[1].Free()
-		r.plans[1] = nil
+	r.freeTwins()
+	twins := make([]*Plan, 0, len(r.plans)-1)
+	for range len(r.plans) - 1 {
+		twin, err := t.plan.Twin(t.fetchBeside())
+		if err == nil {
+			if err = t.attach(twin); err != nil {
+				twin.Free()
+			}
+		}
+		if err != nil {
+			for _, q := range twins {
+				q.Free()
+			}
+			return err
+		}
+		twins = append(twins, twin)
 	}
-	twin, err := t.plan.Twin(t.fetchBeside())
-	if err != nil {
-		return err
-	}
-	if err := t.attach(twin); err != nil {
-		twin.Free()
-		return err
-	}
-	r.plans = [2]*Plan{t.plan, twin}
+	r.plans[0] = t.plan
+	copy(r.plans[1:], twins)
 	return nil
 }
 
-// capture records the two steps (graphs[0] and graphs[1]): each checks
-// its plan's counts, samples the next step into the other plan beside its
-// work, gathers, runs forward, loss, backward and Adam (skipped on
-// overflow), accumulates loss and accuracy, and advances its plan's clock.
+// freeTwins releases the twins of the trainer's plan.
+func (r *replayer) freeTwins() {
+	for k := 1; k < len(r.plans); k++ {
+		if r.plans[k] != nil {
+			r.plans[k].Free()
+			r.plans[k] = nil
+		}
+	}
+}
+
+// capture records the ring's steps (graphs[0..L]): each checks its plan's
+// counts, prepares the step L ahead into the plan the step before learnt
+// beside its work, gathers, runs forward, loss, backward and Adam (skipped
+// on overflow), accumulates loss and accuracy, and advances its plan's
+// clock.
 func (r *replayer) capture() error {
 	t := r.t
 	r.closeGraphs()
@@ -45,12 +62,15 @@ func (r *replayer) capture() error {
 	}
 	// One eager step sizes any lazily grown scratch before capture; its
 	// effects are undone: parameters are not touched (the flag is set) and
-	// the clocks and accumulators are reset by the caller.
+	// the clocks and accumulators are reset by the caller. It is prepared
+	// as a run's first step is (start), and leaves no gather in flight
+	// (drain), as a run of one launch.
 	t.be.Fill(r.flag, 1)
 	t.noReduce = true
 	r.setClocks(0, 0)
-	r.prepare(r.plans[0])
+	r.start()
 	r.issue(0)
+	r.drain(1)
 	t.noReduce = false
 	if err := t.sync(); err != nil {
 		return err
@@ -78,8 +98,8 @@ func (r *replayer) capture() error {
 	return t.be.Sync()
 }
 
-// setClocks sets the plans' clocks for a run from step s: the first step
-// learns from plans[0], the next from plans[1].
+// setClocks sets the plans' clocks for a run from step s: plans[k] holds
+// step s+k, so the run's launch j learns step s+j from plans[j%(L+1)].
 func (r *replayer) setClocks(epoch, s int) {
 	for k, p := range r.plans {
 		r.t.be.Write(p.Clock, 0, []int32{int32(epoch), int32(s + k)})
@@ -97,34 +117,59 @@ func (r *replayer) sample(p *Plan) {
 	p.SampleTrain(t.in, t.cfg.Seed)
 }
 
-// prepare samples p's step and gathers its labels (each plan has its
-// own) and, with fetchBeside, fetches its rows: a run's first step in
-// order before its first launch (into plans[0]), then each launch the step
-// after its own, beside it, so the label gather is off the step's chain.
-func (r *replayer) prepare(p *Plan) {
+// prepare samples plans[k]'s step and gathers its labels (each plan has
+// its own) and, with fetchBeside, fetches its rows into the plan's own: a
+// lander's gather is started into its site k and landed later (start,
+// issue, drain), and a
+// chunked store's is checked against its chunks into the plan's own flag
+// (fetched), which the step that learns the plan reads. A run prepares its
+// first L steps in order before its first launch (plans[0..L-1]), then
+// each launch the step L after its own, beside it, so the label gather is
+// off the step's chain.
+func (r *replayer) prepare(k int) {
+	t, p := r.t, r.plans[k]
 	r.sample(p)
-	if r.t.fetchBeside() {
-		p.Gather(r.t.in)
-	} else {
-		p.GatherLabels(r.t.in)
+	if t.fetchBeside() {
+		if s := t.lander(); s != nil {
+			s.AheadSite(k) // started into site k, landed later (land)
+			p.GatherRows(t.in)
+			s.AheadSite(-1)
+		} else {
+			p.GatherRows(t.in)
+		}
+		if r.fetched != nil {
+			t.be.Fill(r.fetched[k], 0)
+			t.flagChunks(p, r.fetched[k])
+		}
 	}
+	p.GatherLabels(t.in)
 }
 
 // issue enqueues graphs[k]'s step: learning from plans[k]'s batch, with
-// the next step's sampling into plans[1-k] beside it (Plan.Beside), and
-// with fetchBeside the next step's rows fetched there too.
+// the step L ahead prepared into plans[(k+L)%(L+1)] beside it
+// (Plan.Beside), and with fetchBeside its rows fetched there too. With a
+// lander store it then lands plans[(k+1)%(L+1)]'s rows beside it, the
+// plan the next launch learns: their gather was issued L-1 launches
+// before (by launch j-L+1 for this launch j), or in order at the run's
+// start for its first L-1 launches.
 func (r *replayer) issue(k int) {
 	t, be := r.t, r.t.be
-	p, next := r.plans[k], r.plans[1-k]
+	size := len(r.plans)
+	L, p := size-1, r.plans[k]
+	ahead := func() {
+		r.prepare((k + L) % size)
+		r.land((k + 1) % size)
+	}
 	fetch := t.fetchBeside()
 	p.FlagOverflow(r.flag)
-	if fetch {
-		// p's rows came in the step before (or first): the store's last
-		// gather is p's until this step's fetch starts below.
-		t.flagChunks(p, r.flag)
+	if r.fetched != nil {
+		// p's fetch was checked against the chunks when it was issued,
+		// into p's own flag: the store's last gather is another step's
+		// when L > 1. The check counts at p's step, as its counts do.
+		be.FlagOverflow(backend.Count{Buf: r.fetched[k], Cap: 0}, p.Clock, r.flag)
 	}
 	if r.opt.InOrder {
-		defer r.prepare(next)
+		defer ahead()
 	} else {
 		// Beside the step from the bottom layer's forward pass on, the
 		// bottom layer's gathers and aggregation having the memory system
@@ -134,13 +179,13 @@ func (r *replayer) issue(k int) {
 		// faster; docs/perf.md). A group whose batch normalisation
 		// all-reduces inside the forward pass joins the second queue there
 		// (normGroup), so it forks before the backward pass.
-		p.Beside = func() { backend.RunBeside(be, func() { r.prepare(next) }) }
+		p.Beside = func() { backend.RunBeside(be, ahead) }
 		p.BesideLate = t.cfg.SyncNorm && t.group() != nil
 		defer func() { p.Beside, p.BesideLate = nil, false }()
 		defer backend.JoinBeside(be)
 	}
 	if !fetch {
-		// Rows the twin shares (a resident store's gather), in the step.
+		// Rows the twins share (a resident store's gather), in the step.
 		p.GatherRows(t.in)
 		t.flagChunks(p, r.flag)
 	}
@@ -149,16 +194,16 @@ func (r *replayer) issue(k int) {
 	loss, correct := p.Learn(t.model, t.in, t.cfg.Seed, adam)
 	r.loss = loss
 	// The clock first: the CUDA backend's Accumulate launch advances it.
-	be.AddCount(p.ClockStep(), 2, nil)
+	be.AddCount(p.ClockStep(), int32(size), nil)
 	be.Accumulate(loss, correct, r.acc, r.flag)
 }
 
 // fetchBeside says whether the replay driver fetches a step's feature rows
-// in the step before it, beside that step's backward pass, into the plan's
-// twin: for a store whose gathers wait on transfers the compute can hide
-// (featstore.Remote: rows from other ranks). Other stores gather in the
-// step itself, into rows the twin shares (a resident gather is short, and
-// the rows would double).
+// ahead, beside an earlier step's backward pass, into the plan's own rows
+// (each twin has its own): for a store whose gathers wait on transfers the
+// compute can hide (featstore.Remote: rows from other ranks). Other stores
+// gather in the step itself, into rows the twins share (a resident gather
+// is short, and the rows would multiply).
 // Across ranks the fetch's all-to-alls run on the second stream and the
 // gradient all-reduce on the first, through one communicator; the
 // all-reduce joins the second stream first (reduceGrads), so every rank

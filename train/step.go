@@ -181,6 +181,8 @@ func (p *Plan) Gather(in *Inputs) {
 // GatherRows copies the input features of the bottom block's sources into
 // the plan's rows, unless the model reads them in place (Table), or only
 // those outside the cache where it reads the cached ones in place (Tiers).
+// The replay driver's ring may have a featstore.Ahead store start it
+// instead, to be landed later (lander).
 func (p *Plan) GatherRows(in *Inputs) {
 	if p.Typed != nil {
 		p.Typed.gatherRows(in.Typed, p.be)

@@ -105,6 +105,7 @@ type Trainer struct {
 
 	noReduce     bool                   // the replay driver's warm-up step skips the group's all-reduce
 	replayMargin float64                // the replay driver's envelope margin (0 until it starts)
+	replayAhead  int                    // the replay driver's lookahead, its plans but the trainer's (0 until it starts)
 	rep          *replayer              // the running replay driver, which also captures evaluation
 	tb           *scalars               // the TensorBoard event file (Options.TensorBoard), while a run writes it
 	loop         *epochLoop             // the epoch loop's metrics file, clock and target, while a run trains

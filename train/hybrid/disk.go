@@ -54,7 +54,7 @@ type EpochTiers struct {
 // newDiskStore makes the store of features left on disk (ds.FeatureFile),
 // without a host tier until BeforeCapture sizes it under
 // opt.HostMemory (hostRowsWithin), its rows fetched a step ahead where
-// opt.FetchAhead says so.
+// opt.FetchAhead says so (opt.Lookahead steps ahead, where >= 2).
 func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Options) (*featstore.Disk, error) {
 	if opt.Hot.Ratio > 0 {
 		return nil, fmt.Errorf("hot-ratio: the hot vertices' CPU reads the whole table in host memory, and %s's features are on disk; use --hot-ratio 0 or more --host-memory", ds.Name)
@@ -64,6 +64,7 @@ func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Op
 		return nil, err
 	}
 	d.FetchAhead(opt.FetchAhead)
+	d.SetLookahead(opt.Lookahead)
 	return d, nil
 }
 

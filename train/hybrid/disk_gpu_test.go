@@ -42,6 +42,19 @@ func TestDiskStageHostCUDA(t *testing.T) {
 	}
 }
 
+// TestDiskLookaheadCUDA is TestDiskCUDA with the disk tier's gathers
+// started two steps ahead (Options.Lookahead: the split and a host
+// function that starts the host's work on a goroutine beside step k, the
+// land beside step k+1, a ring of three captured steps), the host tier's
+// rows staged and not.
+func TestDiskLookaheadCUDA(t *testing.T) {
+	for _, stage := range []bool{false, true} {
+		t.Run(fmt.Sprint("stage=", stage), func(t *testing.T) {
+			checkDiskCUDA(t, Options{CacheRows: 2000, StageHost: stage, Lookahead: 2})
+		})
+	}
+}
+
 // checkDiskCUDA runs TestDiskCUDA's cases with the options base (a cache
 // of 2000 rows), their host memory set by each case.
 func checkDiskCUDA(t *testing.T, base Options) {

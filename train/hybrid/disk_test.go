@@ -136,6 +136,40 @@ func TestDiskStageHostMatchesReplay(t *testing.T) {
 	}
 }
 
+// TestDiskLookaheadMatchesReplay: with the disk tier's gathers started
+// two or three steps ahead (Options.Lookahead: the split and the host's
+// work of step k+L issued beside step k, landed beside step k+L-1, each
+// into a site of its own), the run gives replay's losses bit for bit,
+// with the host tier's rows staged and not, whether --host-memory holds
+// every row, part of them or none beside the stagings and tables (a
+// budget a byte short refused), with and without a GPU cache; and the
+// ring's plans have rows of their own: the peak is above one step ahead's.
+// (Three steps ahead only staged: without StageHost, each of the five
+// stagings shrinks with each row the host tier takes once the rows left
+// on disk are fewer than a gather's, so a budget for the host tier's 3000
+// rows holds more.)
+func TestDiskLookaheadMatchesReplay(t *testing.T) {
+	_, ds, cfg, want := diskSetup(t)
+	for _, la := range []int{2, 3} {
+		for _, stage := range []bool{false, true} {
+			if la == 3 && !stage {
+				continue
+			}
+			t.Run(fmt.Sprint("lookahead=", la, "/stage=", stage), func(t *testing.T) {
+				runDiskCases(t, ds, cfg, want, Options{Lookahead: la, StageHost: stage}, []diskCase{
+					{2000, -1, 0, true, false}, {2000, 3000, 0, true, true}, {2000, 0, 0, false, true}, {0, 3000, 0, true, true},
+				})
+			})
+		}
+	}
+	c := diskCase{2000, 3000, 0, true, true}
+	one := checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000, FetchAhead: true}, want, c)
+	two := checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000, Lookahead: 2}, want, c)
+	if two.PeakBytes <= one.PeakBytes {
+		t.Errorf("peak %d bytes two steps ahead, %d one: the ring's third plan has no rows of its own", two.PeakBytes, one.PeakBytes)
+	}
+}
+
 // diskSetup is tiny (mem) with a step whose staging is a share of its
 // rows (smallStep), its features left on disk (ds), and replay's losses.
 func diskSetup(t *testing.T) (mem, ds *dataset.Dataset, cfg train.Config, want []float32) {

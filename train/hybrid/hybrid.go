@@ -44,6 +44,12 @@ type Options struct {
 	// tier goes beside, its reads included (featstore.Disk.FetchAhead).
 	// One-type graphs only.
 	FetchAhead bool
+	// Lookahead, >= 2, starts a disk tier's gathers that many steps ahead
+	// (featstore.Disk.SetLookahead: the host copies a step's rows during
+	// the steps in between, the replay driver landing each in the step
+	// before its own; implies FetchAhead); 0 or 1: FetchAhead's one step
+	// at most. Features on disk, one type.
+	Lookahead int
 	// HostMemory caps the host memory of features left on disk
 	// (dataset.OpenOptions.FeaturesOnDisk), in bytes: the disk tier's
 	// staging for the rows of a step and its tables first
@@ -137,6 +143,9 @@ func NewTier(be backend.Backend, ds *dataset.Dataset, cfg train.Config, opt Opti
 	}
 	if ds.FeatureFile == nil && opt.StageHost {
 		return nil, noStaging(ds)
+	}
+	if ds.FeatureFile == nil && opt.Lookahead > 1 {
+		return nil, fmt.Errorf("lookahead: %d starts the disk tier's gathers steps ahead, and %s's features are in host memory (give --host-memory below their size, or drop --lookahead)", opt.Lookahead, ds.Name)
 	}
 	if ds.FeatureFile != nil {
 		if cfg.FullEval {

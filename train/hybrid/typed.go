@@ -41,6 +41,8 @@ func refuseTyped(ds *dataset.Dataset, opt Options) error {
 		return fmt.Errorf("hybrid: %s is typed, and host topology is one-type graphs' (its relations stay in GPU memory)", ds.Name)
 	case opt.FetchAhead:
 		return fmt.Errorf("fetch-ahead: %s is typed, and fetching rows a step ahead is one-type graphs' (drop --fetch-ahead)", ds.Name)
+	case opt.Lookahead > 1:
+		return fmt.Errorf("lookahead: %s is typed, and starting gathers steps ahead is one-type graphs' (drop --lookahead)", ds.Name)
 	case opt.StageHost && !featuresOnDisk(ds):
 		return noStaging(ds)
 	case opt.HostMemory > 0 && !featuresOnDisk(ds) && ds.FeatureBytes() > opt.HostMemory:

@@ -26,7 +26,7 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 		return hybrid.Options{}, err
 	}
 	h := j.Hybrid
-	hopt := hybrid.Options{CacheRows: int64(h.CacheRows), Threads: j.Threads, Log: log, Replay: j.Replay, FeatureDType: dt, FetchAhead: h.FetchAhead, DiskBuffered: h.DiskBuffered, StageHost: h.StageHost,
+	hopt := hybrid.Options{CacheRows: int64(h.CacheRows), Threads: j.Threads, Log: log, Replay: j.Replay, FeatureDType: dt, FetchAhead: h.FetchAhead, Lookahead: h.Lookahead, DiskBuffered: h.DiskBuffered, StageHost: h.StageHost,
 		Hot: hybrid.HotOptions{Ratio: h.HotRatio, Staleness: h.Staleness, SuperBatch: h.SuperBatch, Outputs: h.HotOutputs,
 			NewCPU: func() (backend.Backend, error) { return cpu.New(j.Threads), nil }}}
 	if h.GPUMemory != "" {
@@ -92,6 +92,9 @@ func (j *Job) hybridSource() (Source, error) {
 	if spec == "" {
 		if j.Hybrid.StageHost {
 			return src, fmt.Errorf("stage-host-rows: stages the host tier's rows beside the rows read from disk, and without --host-memory (hybrid mode) no features are left on disk")
+		}
+		if j.Hybrid.Lookahead > 1 {
+			return src, fmt.Errorf("lookahead: starts the disk tier's gathers steps ahead, and without --host-memory (hybrid mode) there is no disk tier")
 		}
 		return src, nil
 	}

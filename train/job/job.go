@@ -67,6 +67,7 @@ type HybridSettings struct {
 	SuperBatch int
 	HotOutputs bool // the CPU computes layer 0's outputs instead of its inputs
 	FetchAhead bool // the host tier's rows gathered a step ahead (hybrid.Options.FetchAhead)
+	Lookahead  int  // a disk tier's gathers started this many steps ahead (hybrid.Options.Lookahead)
 	// HostBand is the host memory of the band of rows ranked after the
 	// cache's (a size, parsed by ParseSize; "" for hybrid.DefaultBand, 0
 	// for none: hybrid.Options.Band).
