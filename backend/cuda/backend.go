@@ -55,12 +55,16 @@ type Stats struct {
 // Backend is one CUDA device. See the package comment for threading and
 // ordering rules.
 type Backend struct {
-	mu   sync.Mutex
-	opt  Options
-	drv  *driver
-	rtc  *NVRTC
-	blas *cublas
-	dev  deviceInfo
+	mu  sync.Mutex
+	opt Options
+	// registered are the live allocations of caller memory registered in
+	// place (UploadHost): Close unregisters those still live, since the
+	// primary context outlives the backend and the memory is the caller's.
+	registered map[*allocation]struct{}
+	drv        *driver
+	rtc        *NVRTC
+	blas       *cublas
+	dev        deviceInfo
 
 	ctx, stream uintptr
 	modules     []uintptr
@@ -416,6 +420,11 @@ func (b *Backend) shutdown() {
 	if b.pool != nil {
 		b.pool.releaseAll()
 	}
+	for a := range b.registered {
+		d.call("cuMemHostUnregister", d.cuMemHostUnregister, a.hostPtr)
+		a.freed, a.data = true, nil
+	}
+	b.registered = nil
 	if b.host != 0 {
 		d.call("cuMemFreeHost", d.cuMemFreeHost, b.host)
 		b.host = 0

@@ -222,6 +222,7 @@ func (b *Backend) Free(buf backend.Buffer) {
 func (b *Backend) release(x *buffer) {
 	x.root.freed = true
 	if x.root.registered {
+		delete(b.registered, x.root)
 		if err := b.drv.call("cuMemHostUnregister", b.drv.cuMemHostUnregister, x.root.hostPtr); err != nil {
 			b.fail(fmt.Errorf("cuda: Free: %w", err))
 		}

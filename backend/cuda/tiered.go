@@ -75,7 +75,12 @@ func (b *Backend) register(p unsafe.Pointer, bytes int64, data any) (*allocation
 			b.drv.call("cuMemHostUnregister", b.drv.cuMemHostUnregister, hp)
 			return nil, false
 		}
-		return &allocation{ptr: dp, bytes: bytes, hostPtr: hp, registered: true, data: data}, true
+		a := &allocation{ptr: dp, bytes: bytes, hostPtr: hp, registered: true, data: data}
+		if b.registered == nil {
+			b.registered = map[*allocation]struct{}{}
+		}
+		b.registered[a] = struct{}{}
+		return a, true
 	}
 	return nil, false
 }
