@@ -37,15 +37,17 @@ type TieredGather interface {
 	// SplitTiers sorts a gather's ids by tier for a store of three tiers
 	// (featstore.Disk: a cache, a host tier and rows the host fetches):
 	// for i < n, with v = ids[i] and c = slot[v] (a cache row when c >=
-	// 0, host tier row -2-c when c <= -2, else -1: elsewhere), cached[i]
-	// = max(c, 0); hosted[i] = -2-c when c <= -2 and not stageHost, else
-	// hostSkip; staged[i] = stageSkip. The positions whose rows the host
-	// must fetch (c = -1, and with stageHost c <= -2 too) are listed:
-	// entry j < listN[0] is list[2j] = i and list[2j+1] = v when c = -1,
-	// c when c <= -2, in no particular order; listN (I32 [1]) counts from
-	// its value, which the caller zeroes. An id outside the slot table
-	// (I32 [N]) is an error.
-	SplitTiers(slot, ids Buffer, n Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN Buffer)
+	// 0, host tier row p = -2-c when c <= -2, else -1: elsewhere),
+	// cached[i] = max(c, 0); hosted[i] = p for a host tier row p <
+	// stageFrom (read in place), else hostSkip; staged[i] = stageSkip.
+	// The positions whose rows the host fetches (c = -1, and host tier
+	// rows p >= stageFrom, which the host stages) are listed: entry j <
+	// listN[0] is list[2j] = i and list[2j+1] = v when c = -1, c when c
+	// <= -2, in no particular order; listN (I32 [1]) counts from its
+	// value, which the caller zeroes. With a nil list and listN nothing
+	// is listed (the rows by position written again). An id outside the
+	// slot table (I32 [N]) is an error.
+	SplitTiers(slot, ids Buffer, n Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN Buffer)
 	// TakeStaged writes the host's answers to a SplitTiers list: for j <
 	// m (m a Count over the list's entries), with i = list[2j] and x =
 	// list[2j+1], staged[i] = x when x >= 0 and hosted[i] = -2-x when x

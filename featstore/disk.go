@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/fanout-gnn/fanout/backend"
 )
@@ -39,6 +40,12 @@ type DiskConfig struct {
 	// the cache where fewer), which PlanHost counts. A host tier row is
 	// still counted as the host tier's (TierStats).
 	StageHost bool
+	// InPlaceRows, with StageHost, keeps the host tier's first rows (the
+	// ranking's next after the cache, which a step misses most) read in
+	// place by the device: only the host tier's rows from InPlaceRows on
+	// are staged (the device reads rows within a few hundred MiB about as
+	// fast as the host copies them, docs/perf.md).
+	InPlaceRows int64
 	// Log hears the fall back from Direct; nil: silent.
 	Log io.Writer
 	// Progress, when set, hears how many of Fill's rows (the cache's and
@@ -95,7 +102,6 @@ type Disk struct {
 	hostRows  int            // H
 	host      backend.Buffer // dt [(H+1)·dim], mapped; row H is never read
 	hostData  any
-	slotH     backend.Buffer // I32 [H+1] device: -1 but the last, 0
 	statsH    backend.Buffer // I64 [2]: rows from the host tier, all rows
 	statsD    backend.Buffer // I64 [2]: rows from disk, all rows
 	reserve   int            // rows a gather may have (Reserve)
@@ -108,6 +114,9 @@ type Disk struct {
 	cur       int            // the site gathers start (AheadSite), -1: whole gathers
 	readMu    sync.Mutex     // the readers' buffers: sites started ahead place at once
 	clock     hostClock      // the host functions' times (HostTime)
+	// stagedHost counts the positions whose host tier rows the host
+	// functions staged (TierStats counts them as the host tier's).
+	stagedHost atomic.Int64
 
 	mu  sync.Mutex
 	err error // the first failure of a host function
@@ -170,25 +179,18 @@ func (d *Disk) setHost(data any, h int) error {
 	if err != nil {
 		return err
 	}
-	skip := slotTable(int64(h+1), nil)
-	skip[h] = 0
-	slotH, err := d.be.Upload(skip)
-	if err != nil {
-		d.be.Free(host)
-		return err
-	}
 	d.freeHost()
-	d.host, d.hostData, d.slotH, d.hostRows = host, data, slotH, h
+	d.host, d.hostData, d.hostRows = host, data, h
 	return nil
 }
 
 func (d *Disk) freeHost() {
-	for _, b := range []backend.Buffer{d.host, d.slotH} {
+	for _, b := range []backend.Buffer{d.host} {
 		if b != nil {
 			d.be.Free(b)
 		}
 	}
-	d.host, d.slotH, d.hostData = nil, nil, nil
+	d.host, d.hostData = nil, nil
 }
 
 func (d *Disk) Dim() int    { return d.dim }
@@ -258,7 +260,7 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 func (d *Disk) split(s *scratch, t *site, ids backend.Buffer, n backend.Count) {
 	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
 	d.be.Fill(t.listN, 0)
-	d.ops.SplitTiers(d.slot, ids, n, d.cfg.StageHost, int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged),
+	d.ops.SplitTiers(d.slot, ids, n, d.stageFrom(), int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged),
 		d.be.View(t.listB, 0, 2*n.Cap), t.listN)
 	d.be.Gather(t.listN, 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, t.listedB)
 }
@@ -271,12 +273,17 @@ func (d *Disk) finish(s *scratch, t *site, n backend.Count, out backend.Buffer, 
 	if !misses && d.cache != nil {
 		d.be.Gather(d.cache, d.dim, view(s.cached), n, out)
 	}
-	if d.cfg.StageHost { // the host tier's rows are staged: hosted names staging rows
-		d.ops.GatherTieredMisses(s.slotS, t.stageB, nil, d.dim, view(s.hosted), n, out, d.statsH)
-	} else {
-		d.ops.GatherTieredMisses(d.slotH, d.host, nil, d.dim, view(s.hosted), n, out, d.statsH)
-	}
+	d.ops.GatherTieredMisses(s.slotH, d.host, nil, d.dim, view(s.hosted), n, out, d.statsH)
 	d.ops.GatherTieredMisses(s.slotS, t.stageB, nil, d.dim, view(s.staged), n, out, d.statsD)
+}
+
+// stageFrom is the first host tier row the host stages: none without
+// StageHost, else from InPlaceRows on.
+func (d *Disk) stageFrom() int {
+	if !d.cfg.StageHost {
+		return d.hostRows
+	}
+	return int(min(max(d.cfg.InPlaceRows, 0), int64(d.hostRows)))
 }
 
 // FetchAhead makes the store Remote (on) or not: the replay driver then
@@ -323,7 +330,7 @@ func (d *Disk) Err() error {
 // DeviceBytes counts the cache, the slot tables, the counters and the
 // sites' device scratch (the host tier and staging are host memory).
 func (d *Disk) DeviceBytes() int64 {
-	b := d.rows*4 + 32 + int64(d.hostRows+1)*4
+	b := d.rows*4 + 32
 	if d.cache != nil {
 		b += int64(d.cache.Len()) * int64(d.dt.Size())
 	}
@@ -350,7 +357,10 @@ func (d *Disk) TierStats() (cache, host, disk int64, err error) {
 	if err := d.be.Sync(); err != nil {
 		return 0, 0, 0, err
 	}
-	return sh[1] - sh[0] - sd[0], sh[0], sd[0], d.Err()
+	// The staging's gather counts the host tier's staged rows with the
+	// disk's; the host functions counted those (stagedHost).
+	staged := d.stagedHost.Load()
+	return sh[1] - sh[0] - sd[0], sh[0] + staged, sd[0] - staged, d.Err()
 }
 
 // HostTime is what the gathers' host functions took since the store was
@@ -360,6 +370,7 @@ func (d *Disk) HostTime() HostTime { return d.clock.read() }
 // ResetStats zeroes the counters and the host functions' times.
 func (d *Disk) ResetStats() {
 	d.clock.reset()
+	d.stagedHost.Store(0)
 	d.be.Write(d.statsH, 0, []int64{0, 0})
 	d.be.Write(d.statsD, 0, []int64{0, 0})
 }

@@ -74,7 +74,7 @@ func (d *Disk) Land(k int) {
 	}
 	t := s.sites[1+k]
 	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, t.n.Cap) }
-	d.ops.SplitTiers(d.slot, t.ids, t.n, d.cfg.StageHost, int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged), nil, nil)
+	d.ops.SplitTiers(d.slot, t.ids, t.n, d.stageFrom(), int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged), nil, nil)
 	d.hf.HostFunc(func() { <-t.done })
 	d.finish(s, t, t.n, t.out, t.misses)
 }

@@ -25,10 +25,9 @@ const skipped = -1
 // place is the host function of a gather: it answers the entries the
 // device listed (split: the positions whose rows the host fetches, each
 // with its vertex, a row on disk, or with StageHost its host tier code)
-// with staging rows, in place (a disk row's staging row, a host tier row's
-// as -2 - row), and fills those rows: the host tier's rows copied first
-// (StageHost, disk_stage.go), by goroutines beside the disk reads, the
-// disk rows read after them. A vertex on disk listed twice takes one
+// with staging rows, in place, and fills those rows: the disk rows first,
+// then the host tier's rows (StageHost, disk_stage.go), copied by
+// goroutines beside the disk reads. A vertex on disk listed twice takes one
 // row. It touches only the listed entries, not the gather's other ids:
 // the device wrote their rows itself.
 func (d *Disk) place(s *scratch, t *site) {
@@ -37,11 +36,10 @@ func (d *Disk) place(s *scratch, t *site) {
 	m := min(max(int(t.listed[0]), 0), s.cap)
 	list := t.list[:2*m]
 	var wg sync.WaitGroup // the host tier's copies, beside the reads: they wait on memory, the reads on the file
-	base := 0
+	t.disk = d.stageDisk(s, t, list)
 	if d.cfg.StageHost {
-		base = d.stageHost(s, t, list, &wg)
+		d.stageHost(s, t, list, len(t.disk), &wg)
 	}
-	t.disk = d.stageDisk(s, t, list, base)
 	placed := time.Now()
 	if err := d.readRows(t.stage, t.disk); err != nil {
 		d.fail(err)
@@ -57,13 +55,12 @@ func (d *Disk) shares(n, least int) int {
 }
 
 // stageDisk answers the list's disk entries (a vertex >= 0) with staging
-// rows from base on (the rows before are the host tier's, StageHost), a
-// vertex listed again the row of its first, and is the rows to read,
-// vertex v into staging row pos, in t.disk's room from its start (whose
-// end the host tier's copies hold: at most base rows). More distinct rows
-// than the staging holds is a failure; the entries it concerns are
+// rows from 0 (the host tier's staged rows follow, StageHost), a vertex
+// listed again the row of its first, and is the rows to read, vertex v
+// into staging row pos, in t.disk's room from its start. More distinct
+// rows than the staging holds is a failure; the entries it concerns are
 // skipped.
-func (d *Disk) stageDisk(s *scratch, t *site, list []int32, base int) []diskRow {
+func (d *Disk) stageDisk(s *scratch, t *site, list []int32) []diskRow {
 	rows := t.disk[:0]
 	for j := 1; j < len(list); j += 2 {
 		v := list[j]
@@ -74,12 +71,12 @@ func (d *Disk) stageDisk(s *scratch, t *site, list []int32, base int) []diskRow 
 			list[j] = k
 			continue
 		}
-		if base+len(rows) == s.stageRows {
+		if len(rows) == s.stageRows {
 			d.fail(fmt.Errorf("featstore: disk tier: a gather needs more than the %d rows of staging", s.stageRows))
 			list[j] = skipped
 			continue
 		}
-		k := int32(base + len(rows))
+		k := int32(len(rows))
 		t.remember(v, k)
 		list[j] = k
 		rows = append(rows, diskRow{v: v, pos: k})

@@ -13,25 +13,30 @@ import (
 // on disk, with repeats) give the table's rows, each position's rows
 // are the ones the ranking says: a cached id its cache row, a host tier
 // id its host tier row (with StageHost, a staging row of its own holding
-// that row), a disk id a staging row holding its row, the same row for
-// every repeat of a vertex and distinct rows for distinct vertices, each
-// read once; a second gather of other ids at the same positions (fewer of
-// them) is placed as afresh. With one copying goroutine and with five
-// the rows are the same.
+// that row, but for the host tier's first InPlaceRows), a disk id a
+// staging row holding its row, the same row for every repeat of a vertex
+// and distinct rows for distinct vertices, each read once; a second
+// gather of other ids at the same positions (fewer of them) is placed as
+// afresh; the rows by tier count each position in its tier. With one
+// copying goroutine and with five the rows are the same.
 func TestDiskPlace(t *testing.T) {
-	for _, stage := range []bool{false, true} {
+	for _, c := range []struct {
+		stage   bool
+		inPlace int64
+	}{{false, 0}, {true, 0}, {true, 1 << 13}} {
 		for _, workers := range []int{1, 5} {
-			t.Run(fmt.Sprintf("stage-host=%t/workers=%d", stage, workers), func(t *testing.T) { checkPlace(t, stage, workers) })
+			t.Run(fmt.Sprintf("stage-host=%t/in-place=%d/workers=%d", c.stage, c.inPlace, workers), func(t *testing.T) { checkPlace(t, c.stage, c.inPlace, workers) })
 		}
 	}
 }
 
-func checkPlace(t *testing.T, stageHost bool, workers int) {
+func checkPlace(t *testing.T, stageHost bool, inPlace int64, workers int) {
 	const rows, dim, n = 1 << 17, 3, 100_000
 	be := cpu.New(2)
 	d, feat := benchDisk(t, be, rows, dim, rows/2, rows/8, n, stageHost)
 	defer d.Free()
 	d.workers = workers
+	d.cfg.InPlaceRows = inPlace
 	ids := tierIDs(d, n, 900, 60)
 	for g, live := range []int{n, n / 3} {
 		gid := append(slices.Clone(ids[7*g:]), ids[:7*g]...)[:live]
@@ -40,6 +45,26 @@ func checkPlace(t *testing.T, stageHost bool, workers int) {
 			t.Fatalf("gather %d: rows differ from the table's", g)
 		}
 		checkPlaced(t, fmt.Sprint("gather ", g), d, feat, gid)
+	}
+	var want [3]int64 // positions by tier over both gathers
+	rank := make([]int32, d.rows)
+	for i, v := range d.order {
+		rank[v] = int32(i)
+	}
+	for g, live := range []int{n, n / 3} {
+		for _, v := range append(slices.Clone(ids[7*g:]), ids[:7*g]...)[:live] {
+			switch r := int(rank[v]); {
+			case r < d.CachedRows():
+				want[0]++
+			case r < d.CachedRows()+d.HostRows():
+				want[1]++
+			default:
+				want[2]++
+			}
+		}
+	}
+	if c, h, k, err := d.TierStats(); err != nil || [3]int64{c, h, k} != want {
+		t.Fatalf("rows by tier %d, %d, %d (%v), want %v", c, h, k, err, want)
 	}
 	if err := d.Err(); err != nil {
 		t.Fatal(err)
@@ -77,15 +102,15 @@ func checkPlaced(t *testing.T, name string, d *Disk, feat []float32, ids []int32
 			if rh[i] != s.hostSkip || rd[i] != int32(s.stageRows) {
 				bad("a cached id has a host or staging row")
 			}
-		case r < c+h && !d.cfg.StageHost:
+		case r < c+h && int(r-c) < d.stageFrom():
 			if rh[i] != r-c || rd[i] != int32(s.stageRows) {
-				bad("a host tier id is not at its host tier row")
+				bad("a host tier id read in place is not at its host tier row")
 			}
 		case r < c+h:
-			if !staged(rh[i], v) || rd[i] != int32(s.stageRows) || hostRows[rh[i]] {
-				bad("a host tier id's staging row does not hold its row, or another's")
+			if rh[i] != s.hostSkip || !staged(rd[i], v) || hostRows[rd[i]] {
+				bad("a staged host tier id's staging row does not hold its row, or another's")
 			}
-			hostRows[rh[i]] = true
+			hostRows[rd[i]] = true
 		default:
 			if rh[i] != s.hostSkip || !staged(rd[i], v) {
 				bad("a disk id's staging row does not hold its row")

@@ -22,10 +22,11 @@ import (
 // one at a time in op order, and so are shared.
 type scratch struct {
 	cap, stageRows         int
-	hostSkip               int32          // hosted's row that is skipped: the host tier's last, or with StageHost the staging's
+	hostSkip               int32          // hosted's row that is skipped: slotH's last (H)
 	unit                   backend.Buffer // I32 [2] device: 0, 1 (the list count's copy)
-	cached, hosted, staged backend.Buffer // I32 [cap] device: each position's cache row, host tier (StageHost: staging) row, staging row
+	cached, hosted, staged backend.Buffer // I32 [cap] device: each position's cache row, host tier row read in place, staging row
 	slotS                  backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
+	slotH                  backend.Buffer // I32 [H+1] device: -1 but the last, 0
 	sites                  []*site
 }
 
@@ -60,11 +61,9 @@ type diskRow struct{ v, pos int32 }
 // which up to stageRows staged, beside a host tier of hostRows rows, with
 // sites sites.
 func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, error) {
-	skip := int32(hostRows)
-	if d.cfg.StageHost {
-		skip = int32(stageRows)
-	}
-	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: skip}
+	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: int32(hostRows)}
+	skipH := slotTable(int64(hostRows+1), nil)
+	skipH[hostRows] = 0
 	skipS := slotTable(int64(stageRows+1), nil)
 	skipS[stageRows] = 0
 	var err error
@@ -83,6 +82,7 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, e
 	up(&s.hosted, make([]int32, capacity), false)
 	up(&s.staged, make([]int32, capacity), false)
 	up(&s.slotS, skipS, false)
+	up(&s.slotH, skipH, false)
 	for range sites {
 		t := &site{listed: make([]int32, 1), list: make([]int32, 2*capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
 			disk: make([]diskRow, stageRows), seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows),
@@ -101,9 +101,12 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, e
 	return s, nil
 }
 
+// free waits for the host work of gathers started ahead, then releases
+// the scratch.
 func (s *scratch) free(be backend.Backend) {
-	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotS}
+	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotS, s.slotH}
 	for _, t := range s.sites {
+		<-t.done // the goroutine of a start never landed writes the staging
 		bufs = append(bufs, t.listN, t.listedB, t.listB, t.stageB)
 	}
 	for _, b := range bufs {
@@ -115,7 +118,9 @@ func (s *scratch) free(be backend.Backend) {
 }
 
 // deviceBytes is the scratch's device memory.
-func (s *scratch) deviceBytes() int64 { return int64(3*s.cap+s.stageRows+3+len(s.sites)) * 4 }
+func (s *scratch) deviceBytes() int64 {
+	return int64(3*s.cap+s.stageRows+3+len(s.sites))*4 + int64(s.slotH.Len())*4
+}
 
 // newRows is host room for n rows of width dim of dt (F32 or BF16).
 func newRows(dt backend.DType, n, dim int) any {

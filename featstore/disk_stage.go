@@ -8,21 +8,25 @@ import (
 )
 
 // The host tier's rows of a gather staged by its host function
-// (DiskConfig.StageHost): copied into the staging before the disk rows,
-// so that the device reads every row outside the cache from one
-// contiguous area.
+// (DiskConfig.StageHost): copied into the staging after the disk rows,
+// so that the device reads every row outside the cache (but the host
+// tier's first InPlaceRows) from one contiguous area.
 
-// stageHost answers the list's host tier entries (a code <= -2) with
-// staging rows from 0, in the order of the list, as -2 - row, starts
-// their copies on goroutines that wg waits for, and is the staging rows
-// they take. Where the staging holds a row for every listed entry (a
-// gather without repeats always fits), each entry gets its own row;
-// otherwise a repeated row shares its first's (t.seen, keyed by the
-// code), and a row the staging cannot hold is a failure, its entries
-// skipped. The copies are listed at the end of t.disk's room.
-func (d *Disk) stageHost(s *scratch, t *site, list []int32, wg *sync.WaitGroup) int {
-	room, n := t.disk[:s.stageRows], 0
+// stageHost answers the list's host tier entries (a code <= -2; the disk
+// entries, answered first, are >= 0 or skipped) with staging rows from
+// base on (the disk rows' are before), in the order of the list (the
+// staging's gather reads them with the disk rows, and stagedHost counts
+// them), and starts their copies on goroutines that wg waits for. Where
+// the staging holds a row for every listed entry (a gather without
+// repeats always fits), each entry gets its own row; otherwise a repeated
+// row shares its first's (t.seen, keyed by the code), and a row the
+// staging cannot hold is a failure, its entries skipped. The copies are
+// listed at the end of t.disk's room, after the disk rows at its start.
+func (d *Disk) stageHost(s *scratch, t *site, list []int32, base int, wg *sync.WaitGroup) {
+	room, n, answered := t.disk[base:s.stageRows], 0, int64(0)
+	free := s.stageRows - base
 	own := len(list)/2 <= s.stageRows
+	defer func() { d.stagedHost.Add(answered) }()
 	for j := 1; j < len(list); j += 2 {
 		code := list[j]
 		if code > hostCode(0) {
@@ -30,31 +34,32 @@ func (d *Disk) stageHost(s *scratch, t *site, list []int32, wg *sync.WaitGroup) 
 		}
 		if !own {
 			if k, ok := t.seen[code]; ok {
-				list[j] = hostCode(int(k))
+				list[j] = k
+				answered++
 				continue
 			}
-			if n == s.stageRows {
+			if n == free {
 				d.fail(fmt.Errorf("featstore: disk tier: a gather needs more than the %d rows of staging", s.stageRows))
 				list[j] = skipped
 				continue
 			}
-			t.remember(code, int32(n))
+			t.remember(code, int32(base+n))
 		}
 		n++
-		room[s.stageRows-n] = diskRow{v: hostCode(0) - code, pos: int32(n - 1)}
-		list[j] = hostCode(n - 1)
+		room[free-n] = diskRow{v: hostCode(0) - code, pos: int32(base + n - 1)}
+		list[j] = int32(base + n - 1)
+		answered++
 	}
 	if n == 0 {
-		return 0
+		return
 	}
-	copies := room[s.stageRows-n:]
+	copies := room[free-n:]
 	wg.Go(func() {
 		parallel.Range(int64(n), d.shares(n, copyChunk), func(_ int, lo, hi int64) {
 			part := copies[lo:hi]
 			d.copyHostRows(t, len(part), func(j int) (int, int) { return int(part[j].pos), int(part[j].v) })
 		})
 	})
-	return n
 }
 
 // copyHostRows copies n host tier rows into the staging: the j-th, host

@@ -7,22 +7,24 @@ import (
 )
 
 // testSplitTiers: SplitTiers writes each live position's cache row (0
-// outside the cache), host tier row (or the skip) and the staging's skip,
-// and lists exactly the positions the host fetches, each with its vertex
-// (a row elsewhere) or its code (a host tier row, when staged), in any
-// order, after the entries the count held; positions past the count are
-// untouched; without a list it writes the same rows. Then TakeStaged writes the answers the list is given back: a
-// staging row into staged, -2 - row into hosted, -1 nothing. With and
-// without the host tier staged, and over a count of many warps.
+// outside the cache), host tier row where it is read in place (below
+// stageFrom; else the skip) and the staging's skip, and lists exactly the
+// positions the host fetches, each with its vertex (a row elsewhere) or
+// its code (a host tier row from stageFrom on), in any order, after the
+// entries the count held; positions past the count are untouched; without
+// a list it writes the same rows. Then TakeStaged writes the answers the
+// list is given back: a staging row into staged, -2 - row into hosted, -1
+// nothing. With no host tier row staged, all, and those from the
+// middle of the tier on, and over a count of many warps.
 func testSplitTiers(e *env) {
 	for _, c := range []struct{ rows, cp, live int }{{50, 40, 29}, {3000, 2500, 2311}} {
-		for _, stageHost := range []bool{false, true} {
-			e.checkSplit(fmt.Sprintf("SplitTiers rows=%d live=%d stageHost=%t", c.rows, c.live, stageHost), c.rows, c.cp, c.live, stageHost)
+		for _, from := range []int{c.rows, 0, c.rows / 6} {
+			e.checkSplit(fmt.Sprintf("SplitTiers rows=%d live=%d stageFrom=%d", c.rows, c.live, from), c.rows, c.cp, c.live, from)
 		}
 	}
 }
 
-func (e *env) checkSplit(what string, rows, cp, live int, stageHost bool) {
+func (e *env) checkSplit(what string, rows, cp, live, stageFrom int) {
 	e.t.Helper()
 	const hostSkip, stageSkip, before = 777, 888, 3
 	slot := make([]int32, rows) // a third cached, a third in the host tier, a third elsewhere
@@ -41,7 +43,7 @@ func (e *env) checkSplit(what string, rows, cp, live int, stageHost bool) {
 	cached, hosted, staged := e.upload(poison), e.upload(poison), e.upload(poison)
 	list := e.upload(slices.Repeat([]int32{-9}, 2*cp))
 	listN := e.upload([]int32{before})
-	e.tiered().SplitTiers(e.upload(slot), e.upload(ids), e.count(live, cp), stageHost, hostSkip, stageSkip, cached, hosted, staged, list, listN)
+	e.tiered().SplitTiers(e.upload(slot), e.upload(ids), e.count(live, cp), stageFrom, hostSkip, stageSkip, cached, hosted, staged, list, listN)
 	gc, gh, gs := e.readI32(cached, cp), e.readI32(hosted, cp), e.readI32(staged, cp)
 	var want []string
 	for i, v := range ids {
@@ -49,13 +51,14 @@ func (e *env) checkSplit(what string, rows, cp, live int, stageHost bool) {
 		if i < live {
 			c := slot[v]
 			wc, wh, ws = max(c, 0), hostSkip, stageSkip
-			if c <= -2 && !stageHost {
+			inPlace := c <= -2 && int(-2-c) < stageFrom
+			if inPlace {
 				wh = -2 - c
 			}
 			switch {
 			case c == -1:
 				want = append(want, fmt.Sprint(i, v))
-			case c <= -2 && stageHost:
+			case c <= -2 && !inPlace:
 				want = append(want, fmt.Sprint(i, c))
 			}
 		}
@@ -82,12 +85,12 @@ func (e *env) checkSplit(what string, rows, cp, live int, stageHost bool) {
 	}
 	// Without a list the same rows, nothing listed.
 	c2, h2, s2 := e.upload(poison), e.upload(poison), e.upload(poison)
-	e.tiered().SplitTiers(e.upload(slot), e.upload(ids), e.count(live, cp), stageHost, hostSkip, stageSkip, c2, h2, s2, nil, nil)
+	e.tiered().SplitTiers(e.upload(slot), e.upload(ids), e.count(live, cp), stageFrom, hostSkip, stageSkip, c2, h2, s2, nil, nil)
 	if !slices.Equal(e.readI32(c2, cp), gc) || !slices.Equal(e.readI32(h2, cp), gh) || !slices.Equal(e.readI32(s2, cp), gs) {
 		e.t.Fatalf("%s: without a list, other rows", what)
 	}
-	// The host's answers: entry k a staging row k, a host tier row -2-k
-	// when staged, every third one skipped (-1).
+	// The host's answers: entry k a staging row k, a host tier row -2-k,
+	// every third one skipped (-1).
 	answers := slices.Clone(gl)
 	wantS, wantH := slices.Clone(gs), slices.Clone(gh)
 	for j := before; j < before+n; j++ {

@@ -132,7 +132,7 @@ type splitTiersArgs struct {
 // checkSplitTiers begins a call of SplitTiers (backend.TieredGather) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) (c call, ck splitTiersArgs) {
+func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) (c call, ck splitTiersArgs) {
 	c = b.begin("SplitTiers")
 	ck.slot = c.i32("slot", slot, 0)
 	ck.n, ck.nP = c.count("n", n)

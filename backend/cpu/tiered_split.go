@@ -8,8 +8,8 @@ import (
 // SplitTiers sorts a gather's ids by tier and lists the positions whose
 // rows the host fetches (see backend.TieredGather): in the order of the
 // positions, as the device's warps list theirs in some order.
-func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
-	c, ck := b.checkSplitTiers(slot, ids, n, stageHost, hostSkip, stageSkip, cached, hosted, staged, list, listN)
+func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
+	c, ck := b.checkSplitTiers(slot, ids, n, stageFrom, hostSkip, stageSkip, cached, hosted, staged, list, listN)
 	defer c.end()
 	if !c.ok {
 		return
@@ -26,12 +26,13 @@ func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageHos
 			code = ck.slot[v]
 		}
 		ck.cached[i] = max(code, 0)
+		inPlace := code <= -2 && int(-2-code) < stageFrom
 		ck.hosted[i] = int32(hostSkip)
-		if code <= -2 && !stageHost {
+		if inPlace {
 			ck.hosted[i] = -2 - code
 		}
 		ck.staged[i] = int32(stageSkip)
-		if ck.listN != nil && (code == -1 || (stageHost && code <= -2)) {
+		if ck.listN != nil && (code == -1 || (code <= -2 && !inPlace)) {
 			x := code
 			if code == -1 {
 				x = v

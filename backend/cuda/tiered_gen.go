@@ -158,7 +158,7 @@ type splitTiersArgs struct {
 	n         backend.Count
 	nP        uintptr
 	ids       *buffer
-	stageHost bool
+	stageFrom int
 	hostSkip  int
 	stageSkip int
 	cached    *buffer
@@ -171,13 +171,13 @@ type splitTiersArgs struct {
 // checkSplitTiers begins a call of SplitTiers (backend.TieredGather) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) (c call, ck splitTiersArgs) {
+func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) (c call, ck splitTiersArgs) {
 	c = b.begin("SplitTiers")
 	ck.slot = c.buf("slot", slot, backend.I32, 0)
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
-	ck.stageHost = stageHost
+	ck.stageFrom = stageFrom
 	ck.hostSkip = hostSkip
 	ck.stageSkip = stageSkip
 	ck.cached = c.buf("cached", cached, backend.I32, n.Cap)
@@ -195,7 +195,7 @@ func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, sta
 // launchSplitTiers launches split_tiers (kernels/tiered_split.cu)
 // with SplitTiers's checked arguments, its parameters in the kernel's order.
 func (c *call) launchSplitTiers(a *splitTiersArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.slot.addr()).i64(int64(a.slot.n)).ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).flag(a.stageHost).
+	c.args().ptr(a.slot.addr()).i64(int64(a.slot.n)).ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.stageFrom).
 		i32(a.hostSkip).i32(a.stageSkip).ptr(a.cached.addr()).ptr(a.hosted.addr()).ptr(a.staged.addr()).
 		ptr(a.list.addr()).ptr(a.listN.addr()).ptr(c.b.errDev)
 	c.launch("split_tiers", grid, block, smem)

@@ -6,8 +6,8 @@ import "github.com/fanout-gnn/fanout/backend"
 // rows the host fetches (see backend.TieredGather): a thread a position,
 // each warp taking its entries of the list with one atomic add. One
 // launch.
-func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageHost bool, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
-	c, ck := b.checkSplitTiers(slot, ids, n, stageHost, hostSkip, stageSkip, cached, hosted, staged, list, listN)
+func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
+	c, ck := b.checkSplitTiers(slot, ids, n, stageFrom, hostSkip, stageSkip, cached, hosted, staged, list, listN)
 	defer c.end()
 	if !c.ok {
 		return

@@ -59,7 +59,17 @@ func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Op
 	if opt.Hot.Ratio > 0 {
 		return nil, fmt.Errorf("hot-ratio: the hot vertices' CPU reads the whole table in host memory, and %s's features are on disk; use --hot-ratio 0 or more --host-memory", ds.Name)
 	}
-	d, err := newDisk(be, ds.FeatureFile, order, 0, opt)
+	inPlace := int64(0)
+	if opt.StageHost {
+		// The rows a step misses most, read in place (as the tiered store's
+		// band is), the host staging only the rest.
+		band := opt.Band
+		if band == 0 {
+			band = DefaultStagedBand
+		}
+		inPlace = bandRows(band, int64(ds.FeatDim)*int64(diskDType(ds.FeatureFile, opt).Size()))
+	}
+	d, err := newDisk(be, ds.FeatureFile, order, 0, inPlace, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -121,10 +131,11 @@ func diskDType(f *dataset.FeatureFile, opt Options) backend.DType {
 }
 
 // newDisk makes a featstore.Disk over f, ranked by order, whose host tier
-// takes at most hostRows rows.
-func newDisk(be backend.Backend, f *dataset.FeatureFile, order []int32, hostRows int64, opt Options) (*featstore.Disk, error) {
+// takes at most hostRows rows, the first inPlace of them read in place
+// with opt.StageHost.
+func newDisk(be backend.Backend, f *dataset.FeatureFile, order []int32, hostRows, inPlace int64, opt Options) (*featstore.Disk, error) {
 	cfg := featstore.DiskConfig{File: f, FileType: f.DType, HostRows: hostRows, Readers: opt.DiskReaders,
-		Direct: !opt.DiskBuffered, StageHost: opt.StageHost, Log: opt.Log, Progress: progress(opt.Log, f.Path)}
+		Direct: !opt.DiskBuffered, StageHost: opt.StageHost, InPlaceRows: inPlace, Log: opt.Log, Progress: progress(opt.Log, f.Path)}
 	s, err := featstore.NewDisk(be, cfg, f.Rows, f.Dim, order, diskDType(f, opt))
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: %s: %w", f.Path, err)

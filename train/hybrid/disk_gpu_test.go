@@ -32,14 +32,20 @@ func TestDiskFetchAheadCUDA(t *testing.T) {
 }
 
 // TestDiskStageHostCUDA is TestDiskCUDA with the host tier's rows staged
-// by the host function (Options.StageHost: the device reads every row
-// outside the cache from the pinned staging), fetched ahead and not.
+// by the host function (Options.StageHost, no band: the device reads every
+// row outside the cache from the pinned staging), fetched ahead and not;
+// and with the host tier's first 1000 rows read in place, the rest staged,
+// two steps ahead.
 func TestDiskStageHostCUDA(t *testing.T) {
 	for _, ahead := range []bool{false, true} {
 		t.Run(fmt.Sprint("ahead=", ahead), func(t *testing.T) {
-			checkDiskCUDA(t, Options{CacheRows: 2000, StageHost: true, FetchAhead: ahead})
+			checkDiskCUDA(t, Options{CacheRows: 2000, StageHost: true, FetchAhead: ahead, Band: -1})
 		})
 	}
+	t.Run("in-place=1000", func(t *testing.T) {
+		mem, _ := tiny(t)
+		checkDiskCUDA(t, Options{CacheRows: 2000, StageHost: true, Lookahead: 2, Band: 1000 * int64(mem.FeatDim) * 4})
+	})
 }
 
 // TestDiskLookaheadCUDA is TestDiskCUDA with the disk tier's gathers
@@ -50,7 +56,7 @@ func TestDiskStageHostCUDA(t *testing.T) {
 func TestDiskLookaheadCUDA(t *testing.T) {
 	for _, stage := range []bool{false, true} {
 		t.Run(fmt.Sprint("stage=", stage), func(t *testing.T) {
-			checkDiskCUDA(t, Options{CacheRows: 2000, StageHost: stage, Lookahead: 2})
+			checkDiskCUDA(t, Options{CacheRows: 2000, StageHost: stage, Lookahead: 2, Band: -1})
 		})
 	}
 }

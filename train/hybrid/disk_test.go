@@ -108,7 +108,8 @@ func TestDiskFetchAheadMatchesReplay(t *testing.T) {
 // takes exactly the rows the budget leaves, and a budget a byte short is
 // refused, as in TestDiskMatchesReplay), with and without a GPU cache;
 // and the rows by tier are counted as without it, the host tier's rows
-// still the host tier's.
+// still the host tier's; so with the host tier's first 1000 rows read in
+// place (Options.Band) and only the rest staged.
 func TestDiskStageHostMatchesReplay(t *testing.T) {
 	_, ds, cfg, want := diskSetup(t)
 	for _, ahead := range []bool{false, true} {
@@ -119,7 +120,7 @@ func TestDiskStageHostMatchesReplay(t *testing.T) {
 			t.Run(fmt.Sprint("ahead=", ahead, "/", c.cacheRows, "/", c.hostRows, "-", c.under), func(t *testing.T) {
 				opt := Options{CacheRows: c.cacheRows, FetchAhead: ahead}
 				staged := opt
-				staged.StageHost = true
+				staged.StageHost, staged.Band = true, -1 // every host tier row staged
 				st := checkDiskBudget(t, ds, cfg, staged, want, c)
 				if st == nil || c.hostRows != 3000 {
 					return
@@ -133,6 +134,13 @@ func TestDiskStageHostMatchesReplay(t *testing.T) {
 				}
 			})
 		}
+	}
+	rb := int64(ds.FeatDim) * int64(diskDType(ds.FeatureFile, Options{}).Size())
+	c := diskCase{2000, 3000, 0, true, true}
+	part := checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000, StageHost: true, Band: 1000 * rb}, want, c)
+	plain := checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000}, want, c)
+	if counts(*part.Tiers) != counts(*plain.Tiers) {
+		t.Errorf("rows by tier %+v with the host tier's first 1000 rows in place and the rest staged, %+v without staging", *part.Tiers, *plain.Tiers)
 	}
 }
 
@@ -156,7 +164,7 @@ func TestDiskLookaheadMatchesReplay(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprint("lookahead=", la, "/stage=", stage), func(t *testing.T) {
-				runDiskCases(t, ds, cfg, want, Options{Lookahead: la, StageHost: stage}, []diskCase{
+				runDiskCases(t, ds, cfg, want, Options{Lookahead: la, StageHost: stage, Band: -1}, []diskCase{
 					{2000, -1, 0, true, false}, {2000, 3000, 0, true, true}, {2000, 0, 0, false, true}, {0, 3000, 0, true, true},
 				})
 			})

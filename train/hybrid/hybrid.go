@@ -77,7 +77,10 @@ type Options struct {
 	// after the GPU cache's in rank order (featstore.Tiered.Band), which
 	// the device reads faster than the same rows spread over the whole
 	// table (docs/perf.md); 0: DefaultBand; < 0: none. Features in memory,
-	// one type.
+	// one type. With StageHost, the disk tier's host tier (in rank order
+	// already) has its first Band bytes read in place (0:
+	// DefaultStagedBand) and only the rest staged
+	// (featstore.DiskConfig.InPlaceRows).
 	Band int64
 	// Hot are the CPU-computed hot vertices (Hot.Ratio 0: none).
 	Hot    HotOptions

@@ -13,7 +13,7 @@ import (
 // host tier: BeforeCapture gives it its share of Options.HostMemory
 // (SetHostRows) once the caches are sized.
 func newTypedDisk(be backend.Backend, vt dataset.VertexType, order []int32, opt Options) (*featstore.Disk, error) {
-	d, err := newDisk(be, vt.FeatureFile, order, 0, opt)
+	d, err := newDisk(be, vt.FeatureFile, order, 0, 0, opt) // no band: a typed graph's wide rows go at the link's bandwidth
 	if err != nil {
 		return nil, fmt.Errorf("type %s: %w", vt.Name, err)
 	}

@@ -1,10 +1,10 @@
 // tiered_split.cu: the device's half of a three-tier gather's placing
 // (featstore.Disk). split_tiers reads each id's code in the slot table (a
 // cache row, a host tier row as -2 - row, or -1 for a row elsewhere),
-// writes the position's cache row and host tier row where the gathers
-// read them (device memory), and lists the positions whose rows the host
-// must fetch into the staging: the host then touches only those, not
-// every id of the gather. Each warp takes its entries of the list with one
+// writes the position's cache row and host tier row (one read in place)
+// where the gathers read them (device memory), and lists the positions
+// whose rows the host must fetch into the staging: the host then touches
+// only those, not every id of the gather. Each warp takes its entries of the list with one
 // atomic add. take_staged writes the host's answers (the staging rows it
 // gave the listed positions) where the gathers read them.
 #include "common.cuh"
@@ -13,7 +13,7 @@ __device__ __forceinline__ int clamp_rows(i64 rows) { return (int)(rows > INT32_
 
 // The loop runs whole blocks at a time, so every lane of a warp reaches
 // the ballot together. Without listN nothing is listed.
-extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* ids, const int* nP, int cap, int stageHost,
+extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* ids, const int* nP, int cap, int stageFrom,
                                        int hostSkip, int stageSkip, int* cached, int* hosted, int* staged, int* list,
                                        int* listN, int* err) {
     int n = live_count(nP, cap);
@@ -30,9 +30,10 @@ extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* 
                 c = slot[v];
             }
             cached[i] = c > 0 ? c : 0;
-            hosted[i] = c <= -2 && !stageHost ? -2 - c : hostSkip;
+            bool inPlace = c <= -2 && -2 - c < stageFrom;
+            hosted[i] = inPlace ? -2 - c : hostSkip;
             staged[i] = stageSkip;
-            fetch = listN && (c == -1 || (stageHost && c <= -2));
+            fetch = listN && (c == -1 || (c <= -2 && !inPlace));
             x = c == -1 ? v : c;
         }
         unsigned mask = __ballot_sync(FULL_MASK, fetch);
