@@ -65,7 +65,7 @@ func (d *Disk) stageDisk(s *scratch, t *site, list []int32) []diskRow {
 	for j := 1; j < len(list); j += 2 {
 		v := list[j]
 		if v < 0 {
-			continue // a host tier entry, answered already
+			continue // a host tier entry: stageHost answers it after
 		}
 		if k, ok := t.seen[v]; ok { // a repeat
 			list[j] = k

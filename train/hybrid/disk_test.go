@@ -284,7 +284,8 @@ func checkDiskRun(t *testing.T, ds *dataset.Dataset, cfg train.Config, opt Optio
 
 // TestDiskRefusals: features in memory larger than --host-memory, a disk
 // tier with hot vertices or layer-wise evaluation, and host tier rows
-// staged without a disk tier, are refused, naming the flag.
+// staged or gathers started steps ahead without a disk tier, are refused,
+// naming the flag.
 func TestDiskRefusals(t *testing.T) {
 	mem, cfg := tiny(t)
 	ds := onDisk(t, mem)
@@ -299,6 +300,7 @@ func TestDiskRefusals(t *testing.T) {
 		{mem, cfg, Options{HostMemory: 1000}, "host-memory: "},
 		{ds, cfg, Options{Hot: HotOptions{Ratio: 0.1}}, "hot-ratio: "},
 		{mem, cfg, Options{StageHost: true}, "stage-host-rows: "},
+		{mem, cfg, Options{Lookahead: 2}, "lookahead: "},
 		{ds, full, Options{}, "full-eval: "},
 	} {
 		_, _, err := Run(context.Background(), record.New(cpu.New(1)), c.ds, c.cfg, train.Options{}, c.opt)

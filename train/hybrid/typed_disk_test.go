@@ -208,6 +208,7 @@ func TestTypedDiskRefusals(t *testing.T) {
 	}{
 		{ds, Options{HostMemory: 1000}, "host-memory: "},
 		{typedOnDisk(t, ds), Options{FetchAhead: true}, "fetch-ahead: "},
+		{typedOnDisk(t, ds), Options{Lookahead: 2}, "lookahead: "},
 		{ds, Options{StageHost: true}, "stage-host-rows: "},
 	} {
 		_, _, err := Run(context.Background(), record.New(cpu.New(1)), c.ds, cfg, train.Options{}, c.opt)
