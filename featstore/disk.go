@@ -253,16 +253,21 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 
 // split issues the device's half of the placing: the ids sorted by tier
 // (SplitTiers, from the device's slot table: cache row, host tier row p
-// as -2-p, or -1 on disk) into the scratch's rows, the positions the host
-// fetches listed into t's list (mapped), and their count copied into
-// t.listed for the host function. An id outside the table is the
-// split's error, as in any gather.
+// as -2-p, or -1 on disk) into the scratch's rows, and unless t is nil
+// the positions the host fetches listed into t's list (mapped), their
+// count copied into t.listed for the host function. An id outside the
+// table is the split's error, as in any gather.
 func (d *Disk) split(s *scratch, t *site, ids backend.Buffer, n backend.Count) {
 	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
-	d.be.Fill(t.listN, 0)
-	d.ops.SplitTiers(d.slot, ids, n, d.stageFrom(), int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged),
-		d.be.View(t.listB, 0, 2*n.Cap), t.listN)
-	d.be.Gather(t.listN, 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, t.listedB)
+	var list, listN backend.Buffer
+	if t != nil {
+		list, listN = d.be.View(t.listB, 0, 2*n.Cap), t.listN
+		d.be.Fill(listN, 0)
+	}
+	d.ops.SplitTiers(d.slot, ids, n, d.stageFrom(), d.hostRows, s.stageRows, view(s.cached), view(s.hosted), view(s.staged), list, listN)
+	if t != nil {
+		d.be.Gather(listN, 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, t.listedB)
+	}
 }
 
 // finish issues the end of t's gather once its host function has

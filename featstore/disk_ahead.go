@@ -1,10 +1,6 @@
 package featstore
 
-import (
-	"fmt"
-
-	"github.com/fanout-gnn/fanout/backend"
-)
+import "fmt"
 
 // Gathers started steps ahead (SetLookahead): the replay driver starts a
 // step's gather L steps before the step (its split and the host's work,
@@ -51,10 +47,14 @@ func (d *Disk) sites() int {
 	return 1
 }
 
+// inRing says whether k is a slot of the driver's ring, a site gathers
+// start into (SetLookahead).
+func (d *Disk) inRing(k int) bool { return d.lookahead >= 2 && k >= 0 && k <= d.lookahead }
+
 // AheadSite says which site the gathers issued next start (-1: whole
 // gathers).
 func (d *Disk) AheadSite(k int) {
-	if k >= 0 && (d.lookahead < 2 || k > d.lookahead) {
+	if k >= 0 && !d.inRing(k) {
 		d.fail(fmt.Errorf("featstore: disk tier: site %d, but the lookahead is %d", k, d.lookahead))
 		k = -1
 	}
@@ -68,13 +68,12 @@ func (d *Disk) AheadSite(k int) {
 // start have written theirs.
 func (d *Disk) Land(k int) {
 	s := d.sc
-	if s == nil || d.lookahead < 2 || k < 0 || k > d.lookahead || !s.sites[1+k].started {
+	if s == nil || !d.inRing(k) || !s.sites[1+k].started {
 		d.fail(fmt.Errorf("featstore: disk tier: Land(%d) without a gather started there", k))
 		return
 	}
 	t := s.sites[1+k]
-	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, t.n.Cap) }
-	d.ops.SplitTiers(d.slot, t.ids, t.n, d.stageFrom(), int(s.hostSkip), s.stageRows, view(s.cached), view(s.hosted), view(s.staged), nil, nil)
+	d.split(s, nil, t.ids, t.n)
 	d.hf.HostFunc(func() { <-t.done })
 	d.finish(s, t, t.n, t.out, t.misses)
 }

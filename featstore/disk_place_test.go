@@ -99,7 +99,7 @@ func checkPlaced(t *testing.T, name string, d *Disk, feat []float32, ids []int32
 		switch r := rank[v]; {
 		case r < c:
 			wantC = slot[v]
-			if rh[i] != s.hostSkip || rd[i] != int32(s.stageRows) {
+			if rh[i] != int32(d.hostRows) || rd[i] != int32(s.stageRows) {
 				bad("a cached id has a host or staging row")
 			}
 		case r < c+h && int(r-c) < d.stageFrom():
@@ -107,12 +107,12 @@ func checkPlaced(t *testing.T, name string, d *Disk, feat []float32, ids []int32
 				bad("a host tier id read in place is not at its host tier row")
 			}
 		case r < c+h:
-			if rh[i] != s.hostSkip || !staged(rd[i], v) || hostRows[rd[i]] {
+			if rh[i] != int32(d.hostRows) || !staged(rd[i], v) || hostRows[rd[i]] {
 				bad("a staged host tier id's staging row does not hold its row, or another's")
 			}
 			hostRows[rd[i]] = true
 		default:
-			if rh[i] != s.hostSkip || !staged(rd[i], v) {
+			if rh[i] != int32(d.hostRows) || !staged(rd[i], v) {
 				bad("a disk id's staging row does not hold its row")
 			}
 			if k, ok := diskRows[v]; ok && k != rd[i] {

@@ -22,11 +22,10 @@ import (
 // one at a time in op order, and so are shared.
 type scratch struct {
 	cap, stageRows         int
-	hostSkip               int32          // hosted's row that is skipped: slotH's last (H)
 	unit                   backend.Buffer // I32 [2] device: 0, 1 (the list count's copy)
 	cached, hosted, staged backend.Buffer // I32 [cap] device: each position's cache row, host tier row read in place, staging row
 	slotS                  backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
-	slotH                  backend.Buffer // I32 [H+1] device: -1 but the last, 0
+	slotH                  backend.Buffer // I32 [H+1] device: -1 but the last (H, hosted's skipped row), 0
 	sites                  []*site
 }
 
@@ -61,7 +60,7 @@ type diskRow struct{ v, pos int32 }
 // which up to stageRows staged, beside a host tier of hostRows rows, with
 // sites sites.
 func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, error) {
-	s := &scratch{cap: capacity, stageRows: stageRows, hostSkip: int32(hostRows)}
+	s := &scratch{cap: capacity, stageRows: stageRows}
 	skipH := slotTable(int64(hostRows+1), nil)
 	skipH[hostRows] = 0
 	skipS := slotTable(int64(stageRows+1), nil)

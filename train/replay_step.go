@@ -120,9 +120,9 @@ func (r *replayer) sample(p *Plan) {
 // prepare samples plans[k]'s step and gathers its labels (each plan has
 // its own) and, with fetchBeside, fetches its rows into the plan's own: a
 // lander's gather is started into its site k and landed later (start,
-// issue, drain), and a
-// chunked store's is checked against its chunks into the plan's own flag
-// (fetched), which the step that learns the plan reads. A run prepares its
+// issue, drain), and a chunked store's is checked against its chunks into
+// the plan's own flag (fetched), which the step that learns the plan
+// reads. A run prepares its
 // first L steps in order before its first launch (plans[0..L-1]), then
 // each launch the step L after its own, beside it, so the label gather is
 // off the step's chain.

@@ -63,11 +63,7 @@ func newDiskStore(be backend.Backend, ds *dataset.Dataset, order []int32, opt Op
 	if opt.StageHost {
 		// The rows a step misses most, read in place (as the tiered store's
 		// band is), the host staging only the rest.
-		band := opt.Band
-		if band == 0 {
-			band = DefaultStagedBand
-		}
-		inPlace = bandRows(band, int64(ds.FeatDim)*int64(diskDType(ds.FeatureFile, opt).Size()))
+		inPlace = bandRows(opt.Band, DefaultStagedBand, int64(ds.FeatDim)*int64(diskDType(ds.FeatureFile, opt).Size()))
 	}
 	d, err := newDisk(be, ds.FeatureFile, order, 0, inPlace, opt)
 	if err != nil {

@@ -187,7 +187,7 @@ func (t *Tier) BeforeCapture(env train.EnvelopeReport) error {
 	}
 	tiered, _ := t.Store.(*featstore.Tiered) // the store a band serves (features in memory)
 	if tiered != nil && backend.MapsHost(t.be) {
-		p.BandRows = min(bandRows(t.opt.Band, p.RowBytes), p.HostRows)
+		p.BandRows = min(bandRows(t.opt.Band, DefaultBand, p.RowBytes), p.HostRows)
 	}
 	t.Stats.Placement = p
 	if t.opt.Log != nil {
