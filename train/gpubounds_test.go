@@ -114,10 +114,18 @@ var tf32Bounds = map[string]stepBounds{
 	"gin": {first: 1e-3, early: 2e-2, earlySteps: 3, late: math.Inf(1)},
 }
 
-// bf16Bounds hold GraphSAGE with a bfloat16 option (float32 products
-// elsewhere) on the GPU to the CPU's run with the same option. A last-bit
-// difference before rounding can move a value by one bfloat16 ulp.
+// bf16Bounds hold GraphSAGE and GAT with a bfloat16 option (float32
+// products elsewhere) on the GPU to the CPU's run with the same option. A
+// last-bit difference before rounding can move a value by one bfloat16
+// ulp.
 func bf16Bounds(cfg Config) stepBounds {
+	if cfg.BottomProducts == "bfloat16" && cfg.Model == "gat" {
+		// GAT amplifies a difference about 1.5x a step (tf32Bounds), and a
+		// bfloat16 ulp is 8x TF32's: measured 7.6e-3 (at step 49) on one
+		// H200 and, failing GraphSAGE's 1e-2, 1.1e-2 at step 46 on
+		// another (2026-11-30). TF32's GAT bound, 5e-2: 4.5x.
+		return stepBounds{first: 1e-3, late: 5e-2}
+	}
 	if cfg.BottomProducts == "bfloat16" {
 		// Measured 1.5e-3 (H200, docs/perf.md, "A mixed-precision bottom
 		// layer"): 1e-2 is 6.7x. Step 0 keeps the 1e-3 it had (not measured

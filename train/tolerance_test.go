@@ -26,8 +26,9 @@ func fallingLosses() []float32 {
 // everyBound is every bound schedule the GPU tests use, by name.
 func everyBound() map[string]stepBounds {
 	all := map[string]stepBounds{
-		"bfloat16 bottom products": bf16Bounds(Config{BottomProducts: "bfloat16"}),
-		"bfloat16 activations":     bf16Bounds(Config{Activations: "bfloat16"}),
+		"bfloat16 bottom products":     bf16Bounds(Config{BottomProducts: "bfloat16"}),
+		"bfloat16 bottom products gat": bf16Bounds(Config{Model: "gat", BottomProducts: "bfloat16"}),
+		"bfloat16 activations":         bf16Bounds(Config{Activations: "bfloat16"}),
 	}
 	for _, model := range []string{"sage", "gcn", "gin", "gat"} {
 		for _, opt := range []cuda.Options{{}, {TF32x3: true}, {TF32: true}} {
