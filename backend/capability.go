@@ -182,31 +182,6 @@ func UploadHost(be Backend, data any) (Buffer, error) {
 	return be.Upload(data)
 }
 
-// HostCopier is implemented by backends that copy host memory they map
-// (UploadHost) into their own memory on a copy queue of their own, from
-// any goroutine: the CUDA backend by a stream of the copier's and a copy
-// engine, beside the streams of its ops. A host function's helper
-// goroutine then moves rows to the device while steps run, and the host
-// function may wait for it. Fallback when absent: ops read the host memory
-// in place.
-type HostCopier interface {
-	// CopyIn copies n elements of src (a buffer of UploadHost, or a view
-	// of one) from element srcOff into dst (the backend's own memory, of
-	// src's type) from element dstOff, and returns once they are there.
-	// Any goroutine may call it, while ops are issued or run, during a
-	// capture, and while a host function waits for it: it takes none of
-	// the locks ops take and waits for no op. No op in flight may read or
-	// write dst's elements.
-	CopyIn(dst Buffer, dstOff int, src Buffer, srcOff, n int) error
-}
-
-// CopierOf is the HostCopier of the backend at the bottom of be's
-// wrappers (whose buffers the wrappers pass through), if it has one.
-func CopierOf(be Backend) (HostCopier, bool) {
-	c, ok := bottom(be).(HostCopier)
-	return c, ok
-}
-
 // HostFuncs is implemented by backends that can run a host function in the
 // order of their ops: the CPU backend runs it at once, the record wrapper
 // stores it in a capture in progress and runs it at every replay. An

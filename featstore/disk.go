@@ -46,13 +46,6 @@ type DiskConfig struct {
 	// are staged (the device reads rows within a few hundred MiB about as
 	// fast as the host copies them, docs/perf.md).
 	InPlaceRows int64
-	// DeviceStaging, with a lookahead (SetLookahead), is the bytes of
-	// device memory in which each gather started ahead stages its first
-	// rows: the host copies them there by a copy engine once it has filled
-	// the staging (backend.HostCopier), and the Land's gather reads them
-	// from device memory; staged rows past it are read in place (disk_band.go).
-	// 0, or a backend without a HostCopier: every staged row read in place.
-	DeviceStaging int64
 	// Log hears the fall back from Direct; nil: silent.
 	Log io.Writer
 	// Progress, when set, hears how many of Fill's rows (the cache's and
@@ -92,17 +85,14 @@ type DiskConfig struct {
 // rows as they were and is reported by Stats and Err, as is a larger
 // gather, which writes nothing.
 type Disk struct {
-	be  backend.Backend
-	ops backend.TieredGather
-	hf  backend.HostFuncs
-	// copier copies a started gather's staged rows to its site's band
-	// (DiskConfig.DeviceStaging); nil without one.
-	copier backend.HostCopier
-	cfg    DiskConfig
-	dim    int
-	rows   int64
-	dt     backend.DType
-	order  []int32
+	be    backend.Backend
+	ops   backend.TieredGather
+	hf    backend.HostFuncs
+	cfg   DiskConfig
+	dim   int
+	rows  int64
+	dt    backend.DType
+	order []int32
 
 	slot      backend.Buffer // I32 [N] device: tier's codes (Fill writes them)
 	cache     backend.Buffer // dt [n, dim], nil until Fill
@@ -156,9 +146,6 @@ func NewDisk(be backend.Backend, cfg DiskConfig, rows int64, dim int, order []in
 		dt = cfg.FileType
 	}
 	d := &Disk{be: be, ops: ops, hf: hf, cfg: cfg, dim: dim, rows: rows, dt: dt, order: order, tier: slotTable(rows, nil), cur: -1}
-	if cfg.DeviceStaging > 0 {
-		d.copier, _ = backend.CopierOf(be)
-	}
 	if d.slot, err = be.Upload(slotTable(rows, nil)); err == nil {
 		if d.statsH, err = be.Alloc(backend.I64, 2); err == nil {
 			if d.statsD, err = be.Alloc(backend.I64, 2); err == nil {
@@ -292,11 +279,7 @@ func (d *Disk) finish(s *scratch, t *site, n backend.Count, out backend.Buffer, 
 		d.be.Gather(d.cache, d.dim, view(s.cached), n, out)
 	}
 	d.ops.GatherTieredMisses(s.slotH, d.host, nil, d.dim, view(s.hosted), n, out, d.statsH)
-	if t.band != nil {
-		d.ops.GatherTieredMisses(s.slotB, t.stageB, t.band, d.dim, view(s.staged), n, out, d.statsD)
-	} else {
-		d.ops.GatherTieredMisses(s.slotS, t.stageB, nil, d.dim, view(s.staged), n, out, d.statsD)
-	}
+	d.ops.GatherTieredMisses(s.slotS, t.stageB, nil, d.dim, view(s.staged), n, out, d.statsD)
 }
 
 // stageFrom is the first host tier row the host stages: none without

@@ -38,8 +38,7 @@ func (d *Disk) Fill(cached int) error {
 		return fmt.Errorf("featstore: the disk store's gathers are not reserved (Reserve)")
 	}
 	cached, h := d.clip(cached, d.cfg.HostRows)
-	stage := d.stageRowsFor(cached, h)
-	sc, err := d.newScratch(d.reserve, stage, h, d.sites(), d.bandRowsFor(stage))
+	sc, err := d.newScratch(d.reserve, d.stageRowsFor(cached, h), h, d.sites())
 	if err != nil {
 		return err
 	}

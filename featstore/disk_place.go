@@ -27,8 +27,7 @@ const skipped = -1
 // with its vertex, a row on disk, or with StageHost its host tier code)
 // with staging rows, in place, and fills those rows: the disk rows first,
 // then the host tier's rows (StageHost, disk_stage.go), copied by
-// goroutines beside the disk reads, and, for a ring site with a band,
-// copies the staging's first rows there (copyBand). A vertex on disk listed twice takes one
+// goroutines beside the disk reads. A vertex on disk listed twice takes one
 // row. It touches only the listed entries, not the gather's other ids:
 // the device wrote their rows itself.
 func (d *Disk) place(s *scratch, t *site) {
@@ -38,16 +37,14 @@ func (d *Disk) place(s *scratch, t *site) {
 	list := t.list[:2*m]
 	var wg sync.WaitGroup // the host tier's copies, beside the reads: they wait on memory, the reads on the file
 	t.disk = d.stageDisk(s, t, list)
-	used := len(t.disk)
 	if d.cfg.StageHost {
-		used += d.stageHost(s, t, list, len(t.disk), &wg)
+		d.stageHost(s, t, list, len(t.disk), &wg)
 	}
 	placed := time.Now()
 	if err := d.readRows(t.stage, t.disk); err != nil {
 		d.fail(err)
 	}
 	wg.Wait()
-	d.copyBand(s, t, used)
 	d.clock.add(start, placed, time.Now())
 }
 

@@ -26,8 +26,6 @@ type scratch struct {
 	cached, hosted, staged backend.Buffer // I32 [cap] device: each position's cache row, host tier row read in place, staging row
 	slotS                  backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
 	slotH                  backend.Buffer // I32 [H+1] device: -1 but the last (H, hosted's skipped row), 0
-	slotB                  backend.Buffer // I32 [stageRows+1] device, with bands: bandSlots
-	bandRows               int            // the rows of each ring site's band (disk_band.go); 0: none
 	sites                  []*site
 }
 
@@ -40,7 +38,6 @@ type site struct {
 	list                   []int32         // [2·cap] mapped (listB): position, then vertex (a row on disk) or host code (StageHost); the host's answer
 	stage                  any             // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
 	listedB, listB, stageB backend.Buffer  //
-	band                   backend.Buffer  // dt [bandRows·dim] device: the staging's first rows, a ring site's (disk_band.go); nil: none
 	disk                   []diskRow       // [stageRows] room: the disk rows of the current gather from its start, the host tier rows to copy (StageHost) from its end
 	seen                   map[int32]int32 // a row's staging row during a gather (a disk vertex's, or a host code's), made for stageRows
 	keys                   []int32         // seen's keys, which forget deletes one by one: clearing a map walks all its room
@@ -61,9 +58,9 @@ type diskRow struct{ v, pos int32 }
 
 // newScratch allocates the scratch of gathers of up to capacity rows, of
 // which up to stageRows staged, beside a host tier of hostRows rows, with
-// sites sites, the ring's (all but the first) with bands of bandRows rows.
-func (d *Disk) newScratch(capacity, stageRows, hostRows, sites, bandRows int) (*scratch, error) {
-	s := &scratch{cap: capacity, stageRows: stageRows, bandRows: bandRows}
+// sites sites.
+func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, error) {
+	s := &scratch{cap: capacity, stageRows: stageRows}
 	skipH := slotTable(int64(hostRows+1), nil)
 	skipH[hostRows] = 0
 	skipS := slotTable(int64(stageRows+1), nil)
@@ -85,9 +82,6 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites, bandRows int) (*
 	up(&s.staged, make([]int32, capacity), false)
 	up(&s.slotS, skipS, false)
 	up(&s.slotH, skipH, false)
-	if bandRows > 0 {
-		up(&s.slotB, bandSlots(stageRows, bandRows), false)
-	}
 	for range sites {
 		t := &site{listed: make([]int32, 1), list: make([]int32, 2*capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
 			disk: make([]diskRow, stageRows), seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows),
@@ -98,9 +92,6 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites, bandRows int) (*
 		up(&t.listedB, t.listed, true)
 		up(&t.listB, t.list, true)
 		up(&t.stageB, t.stage, true)
-		if bandRows > 0 && len(s.sites) > 1 && err == nil {
-			t.band, err = d.be.Alloc(d.dt, bandRows*d.dim)
-		}
 	}
 	if err != nil {
 		s.free(d.be)
@@ -112,10 +103,10 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites, bandRows int) (*
 // free waits for the host work of gathers started ahead, then releases
 // the scratch.
 func (s *scratch) free(be backend.Backend) {
-	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotS, s.slotH, s.slotB}
+	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotS, s.slotH}
 	for _, t := range s.sites {
-		<-t.done // the goroutine of a start never landed writes the staging and band
-		bufs = append(bufs, t.listN, t.listedB, t.listB, t.stageB, t.band)
+		<-t.done // the goroutine of a start never landed writes the staging
+		bufs = append(bufs, t.listN, t.listedB, t.listB, t.stageB)
 	}
 	for _, b := range bufs {
 		if b != nil {
@@ -127,16 +118,7 @@ func (s *scratch) free(be backend.Backend) {
 
 // deviceBytes is the scratch's device memory.
 func (s *scratch) deviceBytes() int64 {
-	b := int64(3*s.cap+s.stageRows+3+len(s.sites))*4 + int64(s.slotH.Len())*4
-	if s.bandRows > 0 {
-		b += int64(s.stageRows+1) * 4
-		for _, t := range s.sites {
-			if t.band != nil {
-				b += int64(t.band.Len()) * int64(t.band.DType().Size())
-			}
-		}
-	}
-	return b
+	return int64(3*s.cap+s.stageRows+3+len(s.sites))*4 + int64(s.slotH.Len())*4
 }
 
 // newRows is host room for n rows of width dim of dt (F32 or BF16).

@@ -22,8 +22,7 @@ import (
 // row shares its first's (t.seen, keyed by the code), and a row the
 // staging cannot hold is a failure, its entries skipped. The copies are
 // listed at the end of t.disk's room, after the disk rows at its start.
-// It returns the staging rows it gave.
-func (d *Disk) stageHost(s *scratch, t *site, list []int32, base int, wg *sync.WaitGroup) int {
+func (d *Disk) stageHost(s *scratch, t *site, list []int32, base int, wg *sync.WaitGroup) {
 	room, n, answered := t.disk[base:s.stageRows], 0, int64(0)
 	free := s.stageRows - base
 	own := len(list)/2 <= s.stageRows
@@ -52,7 +51,7 @@ func (d *Disk) stageHost(s *scratch, t *site, list []int32, base int, wg *sync.W
 		answered++
 	}
 	if n == 0 {
-		return 0
+		return
 	}
 	copies := room[free-n:]
 	wg.Go(func() {
@@ -61,7 +60,6 @@ func (d *Disk) stageHost(s *scratch, t *site, list []int32, base int, wg *sync.W
 			d.copyHostRows(t, len(part), func(j int) (int, int) { return int(part[j].pos), int(part[j].v) })
 		})
 	})
-	return n
 }
 
 // copyHostRows copies n host tier rows into the staging: the j-th, host

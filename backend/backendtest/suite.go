@@ -69,7 +69,6 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"GatherTieredMisses", testGatherTieredMisses},
 		{"AggregateConcatTiered", testAggregateConcatTiered},
 		{"SplitTiers", testSplitTiers},
-		{"CopyIn", testCopyIn},
 		{"GatherBF16", testGatherBF16},
 		{"GINWeights", testGINWeights},
 		{"DotSum", testDotSum},

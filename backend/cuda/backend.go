@@ -92,7 +92,6 @@ type Backend struct {
 	countQ     countQueue  // an AddCount call not yet launched (adam.go)
 	side       sideQueue   // the second stream of backend.Concurrent (beside.go)
 	hostFns    *hostFuncs  // host functions in op order, made on first use (hostfunc.go)
-	copier     copier      // CopyIn's stream and lock (copyin.go)
 	capHostFns []uintptr   // host functions of the capture in progress
 	ws         uintptr     // cuBLAS workspace
 	wsClass    int64
@@ -434,7 +433,6 @@ func (b *Backend) shutdown() {
 		d.call("cuModuleUnload", d.cuModuleUnload, m)
 	}
 	b.modules = nil
-	b.closeCopier()
 	b.releaseSide()
 	if b.stream != 0 {
 		d.call("cuStreamDestroy_v2", d.cuStreamDestroy, b.stream)

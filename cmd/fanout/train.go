@@ -156,11 +156,6 @@ func (rf *runFlags) checkPlaces() error {
 			return fmt.Errorf("host-band: %s is the hybrid mode's band of host memory, and the mode is %s (give --mode hybrid)", quoted(b), rf.j.Mode)
 		}
 	}
-	if s := rf.j.Hybrid.StageDevice; s != "" {
-		if _, err := job.ParseStageDevice(s); err != nil {
-			return err
-		}
-	}
 	if rf.tensorboard != "" {
 		if err := os.MkdirAll(rf.tensorboard, 0o755); err != nil {
 			return fmt.Errorf("tensorboard: %w", err)

@@ -131,8 +131,7 @@ func diskDType(f *dataset.FeatureFile, opt Options) backend.DType {
 // with opt.StageHost.
 func newDisk(be backend.Backend, f *dataset.FeatureFile, order []int32, hostRows, inPlace int64, opt Options) (*featstore.Disk, error) {
 	cfg := featstore.DiskConfig{File: f, FileType: f.DType, HostRows: hostRows, Readers: opt.DiskReaders,
-		Direct: !opt.DiskBuffered, StageHost: opt.StageHost, InPlaceRows: inPlace, DeviceStaging: deviceStaging(opt.DeviceStaging),
-		Log: opt.Log, Progress: progress(opt.Log, f.Path)}
+		Direct: !opt.DiskBuffered, StageHost: opt.StageHost, InPlaceRows: inPlace, Log: opt.Log, Progress: progress(opt.Log, f.Path)}
 	s, err := featstore.NewDisk(be, cfg, f.Rows, f.Dim, order, diskDType(f, opt))
 	if err != nil {
 		return nil, fmt.Errorf("hybrid: %s: %w", f.Path, err)

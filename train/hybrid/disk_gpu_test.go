@@ -52,19 +52,11 @@ func TestDiskStageHostCUDA(t *testing.T) {
 // started two steps ahead (Options.Lookahead: the split and a host
 // function that starts the host's work on a goroutine beside step k, the
 // land beside step k+1, a ring of three captured steps), the host tier's
-// rows staged and not, the staged rows landed in device bands by the
-// copy engine (the default's holds every one; of 64 rows, the rest read
-// in place) and not.
+// rows staged and not.
 func TestDiskLookaheadCUDA(t *testing.T) {
 	for _, stage := range []bool{false, true} {
 		t.Run(fmt.Sprint("stage=", stage), func(t *testing.T) {
 			checkDiskCUDA(t, Options{CacheRows: 2000, StageHost: stage, Lookahead: 2, Band: -1})
-		})
-	}
-	mem, _ := tiny(t)
-	for _, band := range []int64{64 * int64(mem.FeatDim) * 4, -1} {
-		t.Run(fmt.Sprint("stage-device=", band), func(t *testing.T) {
-			checkDiskCUDA(t, Options{CacheRows: 2000, StageHost: true, Lookahead: 2, Band: -1, DeviceStaging: band})
 		})
 	}
 }

@@ -170,13 +170,6 @@ func TestDiskLookaheadMatchesReplay(t *testing.T) {
 			})
 		}
 	}
-	// The staged rows landed in device bands (the default's, above, holds
-	// every one): of 64 rows, the rest read in place; and none.
-	for _, band := range []int64{64 * 32 * 2, -1} {
-		t.Run(fmt.Sprint("lookahead=2/stage-device=", band), func(t *testing.T) {
-			runDiskCases(t, ds, cfg, want, Options{Lookahead: 2, StageHost: true, Band: -1, DeviceStaging: band}, []diskCase{{2000, 3000, 0, true, true}})
-		})
-	}
 	c := diskCase{2000, 3000, 0, true, true}
 	one := checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000, FetchAhead: true}, want, c)
 	two := checkDiskBudget(t, ds, cfg, Options{CacheRows: 2000, Lookahead: 2}, want, c)

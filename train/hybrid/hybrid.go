@@ -50,12 +50,6 @@ type Options struct {
 	// before its own; implies FetchAhead); 0 or 1: FetchAhead's one step
 	// at most. Features on disk, one type.
 	Lookahead int
-	// DeviceStaging, with Lookahead, is the device memory, in bytes, of
-	// each step ahead's band in which the host's copy engine lands the
-	// first of its staged rows (featstore.DiskConfig.DeviceStaging), read
-	// by the step from device memory instead of over PCIe; 0:
-	// DefaultDeviceStaging; < 0: none, every staged row read in place.
-	DeviceStaging int64
 	// HostMemory caps the host memory of features left on disk
 	// (dataset.OpenOptions.FeaturesOnDisk), in bytes: the disk tier's
 	// staging for the rows of a step and its tables first
@@ -423,13 +417,8 @@ func place(be backend.Backend, store TierStore, topo *hostTopology, graph Topolo
 		}
 		resident += graph.GPUListBytes()
 	}
-	bands := int64(0)
-	if d, ok := store.(*featstore.Disk); ok {
-		// The steps ahead's bands, which Fill makes once the cache is sized.
-		bands = d.PlanDevice()
-	}
-	p, err := opt.PlaceCache(resident+bands, env.Bytes, rowBytes, store.Rows())
-	p.Topology, p.DeviceStaging = graph, bands
+	p, err := opt.PlaceCache(resident, env.Bytes, rowBytes, store.Rows())
+	p.Topology = graph
 	return p, err
 }
 

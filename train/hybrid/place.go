@@ -20,18 +20,15 @@ import (
 
 // Placement is what goes where under a GPU memory budget, in bytes.
 type Placement struct {
-	Budget   int64 // the GPU memory the run may use
-	Resident int64 // already in backend memory before the cache: topology, labels, degrees, slot table, plan, model
-	Envelope int64 // of Resident: the step's plan and model workspace at its envelope
-	// DeviceStaging, of Resident, is the bands of device memory the steps
-	// ahead's staged rows land in (Options.DeviceStaging).
-	DeviceStaging int64
-	Margin        int64 // kept free for scratch the allocator does not see (library workspaces, graph memory)
-	RowBytes      int64 // one feature row
-	Rows          int64 // feature rows in all
-	CacheRows     int64 // rows in the GPU cache
-	HostRows      int64 // rows read from host memory
-	BandRows      int64 // of HostRows, the rows ranked next copied in rank order into a band of host memory
+	Budget    int64 // the GPU memory the run may use
+	Resident  int64 // already in backend memory before the cache: topology, labels, degrees, slot table, plan, model
+	Envelope  int64 // of Resident: the step's plan and model workspace at its envelope
+	Margin    int64 // kept free for scratch the allocator does not see (library workspaces, graph memory)
+	RowBytes  int64 // one feature row
+	Rows      int64 // feature rows in all
+	CacheRows int64 // rows in the GPU cache
+	HostRows  int64 // rows read from host memory
+	BandRows  int64 // of HostRows, the rows ranked next copied in rank order into a band of host memory
 	// DiskRows are the rows read from DiskFile when a step needs them
 	// (features left on disk), HostMemory the cap of the disk tiers' host
 	// memory in bytes, and Host that memory by part (every type's summed):
@@ -101,22 +98,6 @@ const DefaultBand = 1 << 30
 // (about 0.37 against 0.73 ms a gather); 1 GiB slowed it (943).
 const DefaultStagedBand = 512 << 20
 
-// DefaultDeviceStaging is each step ahead's device band for its staged
-// rows (Options.DeviceStaging) when none is given: 32 MiB, 3.7x the 8.6
-// MiB of rows papers-sim's steps stage at a tenth cached (a bfloat16
-// table), 128 MiB of the GPU three steps ahead. Rows past it are read in
-// place.
-const DefaultDeviceStaging = 32 << 20
-
-// deviceStaging is Options.DeviceStaging's bytes: its default for 0, none
-// below.
-func deviceStaging(b int64) int64 {
-	if b == 0 {
-		return DefaultDeviceStaging
-	}
-	return max(b, 0)
-}
-
 // bandRows is the rows a band of band bytes (Options.Band; 0: def)
 // holds.
 func bandRows(band, def, rowBytes int64) int64 {
@@ -177,9 +158,6 @@ func (p Placement) Print(w io.Writer) {
 		envelope = fmt.Sprintf(" (step envelope %s)", mib(p.Envelope))
 	}
 	fmt.Fprintf(w, "  topology, labels, degrees, slot table, plan, model: %s%s\n", mib(p.Resident), envelope)
-	if p.DeviceStaging > 0 {
-		fmt.Fprintf(w, "  of it, the device staging of the steps ahead, where a copy engine lands their staged rows: %s\n", mib(p.DeviceStaging))
-	}
 	if p.Types == nil {
 		fmt.Fprintf(w, "  feature cache: %d of %d rows (%.1f%%), %s\n", p.CacheRows, p.Rows, percent(p.CacheRows, p.Rows), mib(p.CacheBytes()))
 		fmt.Fprintf(w, "  host memory, read in place over PCIe: %d rows, %s\n", p.HostRows, mib(p.HostRows*p.RowBytes))

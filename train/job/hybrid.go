@@ -50,23 +50,12 @@ func (j *Job) hybridOptions(be backend.Backend, log io.Writer) (hybrid.Options, 
 	if hopt.Band, err = ParseBand(h.HostBand); err != nil {
 		return hopt, err
 	}
-	if hopt.DeviceStaging, err = ParseStageDevice(h.StageDevice); err != nil {
-		return hopt, err
-	}
 	return hopt, nil
 }
 
 // ParseBand reads --host-band: a size, 0 (in any unit) for none
 // (hybrid.Options.Band < 0) and "" for the default (0).
-func ParseBand(s string) (int64, error) { return optionalSize("host-band", s) }
-
-// ParseStageDevice reads --stage-device as ParseBand reads --host-band
-// (hybrid.Options.DeviceStaging).
-func ParseStageDevice(s string) (int64, error) { return optionalSize("stage-device", s) }
-
-// optionalSize reads flag's size: 0 (in any unit) for none (-1) and ""
-// for the default (0).
-func optionalSize(flag, s string) (int64, error) {
+func ParseBand(s string) (int64, error) {
 	band := strings.TrimSpace(s)
 	switch v, ok := sizeBytes(band); {
 	case band == "":
@@ -76,7 +65,7 @@ func optionalSize(flag, s string) (int64, error) {
 	default:
 		b, err := ParseSize(band)
 		if err != nil {
-			return 0, fmt.Errorf("%s: %s is not a size (want, e.g., 512MiB, 1GiB, a number of bytes or 0 for none)", flag, quote.Quote(s))
+			return 0, fmt.Errorf("host-band: %s is not a size (want, e.g., 512MiB, 1GiB, a number of bytes or 0 for none)", quote.Quote(s))
 		}
 		return b, nil
 	}
@@ -107,9 +96,6 @@ func (j *Job) hybridSource() (Source, error) {
 		if j.Hybrid.Lookahead > 1 {
 			return src, fmt.Errorf("lookahead: starts the disk tier's gathers steps ahead, and without --host-memory (hybrid mode) there is no disk tier")
 		}
-		if j.Hybrid.StageDevice != "" {
-			return src, fmt.Errorf("stage-device: is the device memory of the disk tier's steps ahead, and without --host-memory (hybrid mode) there is no disk tier")
-		}
 		return src, nil
 	}
 	limit, err := parseHostMemory(spec)
@@ -123,8 +109,6 @@ func (j *Job) hybridSource() (Source, error) {
 		return src, fmt.Errorf("host-memory: a disk tier of features is one device's; train without --devices")
 	case src.Data == "":
 		return src, fmt.Errorf("host-memory: a disk tier reads the features of a dataset directory (--data), and %s is generated in memory (write it with fanout gen)", quote.Quote(src.Preset))
-	case j.Hybrid.StageDevice != "" && j.Hybrid.Lookahead < 2:
-		return src, fmt.Errorf("stage-device: %s is the device memory of each step ahead, and the disk tier's gathers are not started ahead (give --lookahead 2 or more)", quote.Quote(j.Hybrid.StageDevice))
 	}
 	files, size, err := featureFiles(src.Data)
 	if err != nil {

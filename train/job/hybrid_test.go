@@ -23,9 +23,8 @@ import (
 // disk tier's staging, is every row of tiny.) A bad size, another mode,
 // a generated preset, a truncated feat.npy and a size that does not hold
 // the disk tier's staging and tables are errors of one line naming the
-// flag or the file and the manifest's fields, as are --stage-host-rows
-// without --host-memory or with features that fit it (no disk tier) and
-// --stage-device without a lookahead, without --host-memory or not a size.
+// flag or the file and the manifest's fields, as is --stage-host-rows
+// without --host-memory or with features that fit it (no disk tier).
 func TestHostMemoryJob(t *testing.T) {
 	p, ds, dir := writePreset(t, "tiny")
 	cfg := PresetConfig(p)
@@ -66,9 +65,6 @@ func TestHostMemoryJob(t *testing.T) {
 		{func(j *Job) { j.Source = Source{Preset: "tiny"} }, "host-memory: a disk tier reads the features of a dataset directory (--data)"},
 		{func(j *Job) { j.Hybrid.HostMemory, j.Hybrid.StageHost = "", true }, "stage-host-rows: stages the host tier's rows beside the rows read from disk, and without --host-memory"},
 		{func(j *Job) { j.Hybrid.HostMemory, j.Hybrid.StageHost = "1GiB", true }, "stage-host-rows: tiny's features are in host memory"},
-		{func(j *Job) { j.Hybrid.StageDevice = "much" }, `stage-device: "much" is the device memory of each step ahead, and the disk tier's gathers are not started ahead`},
-		{func(j *Job) { j.Hybrid.StageDevice, j.Hybrid.Lookahead = "much", 2 }, `stage-device: "much" is not a size`},
-		{func(j *Job) { j.Hybrid.HostMemory, j.Hybrid.StageDevice = "", "16MiB" }, "stage-device: is the device memory of the disk tier's steps ahead, and without --host-memory"},
 		{func(j *Job) {
 			cut := filepath.Join(t.TempDir(), "cut")
 			if err := dataset.Write(cut, ds); err != nil {

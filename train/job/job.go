@@ -72,10 +72,6 @@ type HybridSettings struct {
 	// cache's (a size, parsed by ParseSize; "" for hybrid.DefaultBand, 0
 	// for none: hybrid.Options.Band).
 	HostBand string
-	// StageDevice is the device memory of each step ahead's band for its
-	// staged rows (a size; "" for hybrid.DefaultDeviceStaging, 0 for none:
-	// hybrid.Options.DeviceStaging); only with Lookahead.
-	StageDevice string
 	// HostMemory caps the host tier (a size, parsed by ParseSize; "" for
 	// the whole table): larger features stay in the dataset's feat.npy,
 	// read when a step needs them (hybrid.Options.HostMemory).
