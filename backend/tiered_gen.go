@@ -54,6 +54,15 @@ type TieredGather interface {
 	// <= -2; an entry of -1 writes nothing. Positions are < len(staged)
 	// (= len(hosted)), else an error.
 	TakeStaged(list Buffer, m Count, hosted, staged Buffer)
+	// AwaitHost hands a word of host memory between the device and a
+	// goroutine of the host that watches it (featstore.Disk's gathers
+	// started ahead), instead of a host function: it waits until flag[0]
+	// (I32 [1], host memory the device reads in place) holds a value v in
+	// 0..31 whose bit 1<<v is set in mask (0: no wait), then, when set >=
+	// 0, writes set there, after every write of the ops before it as the
+	// host sees them; the ops after it see what the host wrote before the
+	// value waited for. A wait of more than two minutes is an error.
+	AwaitHost(flag Buffer, mask, set int)
 }
 
 // TieredOf is be's TieredGather (be itself, or the wrapper around a backend

@@ -218,8 +218,9 @@ func (d *Disk) GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buf
 }
 
 // gather issues the split of the ids, the host function and the row
-// copies; started ahead (AheadSite), the split and a host function that
-// starts the host's work on a goroutine, the rest left to Land.
+// copies; started ahead (AheadSite), the split and the word that asks the
+// store's watching goroutine to place it (disk_watch.go), the rest left
+// to Land.
 func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, misses bool) {
 	s := d.sc
 	switch {
@@ -239,16 +240,9 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 	}
 	t := s.sites[1+d.cur]
 	t.started, t.ids, t.n, t.out, t.misses = true, ids, n, out, misses
+	d.ops.AwaitHost(t.state, 1<<siteIdle|1<<sitePlaced, -1) // the site's gather before, if it was never landed, placed
 	d.split(s, t, ids, n)
-	d.hf.HostFunc(func() {
-		<-t.done // the site's gather before, if it was never landed
-		done := make(chan struct{})
-		t.done = done
-		go func() {
-			defer close(done)
-			d.place(s, t)
-		}()
-	})
+	d.ops.AwaitHost(t.state, 0, siteAsked)
 }
 
 // split issues the device's half of the placing: the ids sorted by tier

@@ -4,10 +4,10 @@ import "fmt"
 
 // Gathers started steps ahead (SetLookahead): the replay driver starts a
 // step's gather L steps before the step (its split and the host's work,
-// which runs on a goroutine beside the steps in between) and lands it in
-// the step before (Land: waits for the host's work, then writes the
-// answers and copies the rows), so that the host has about L-1 steps to
-// copy a step's rows instead of part of one.
+// which the store's watching goroutine does beside the steps in between,
+// disk_watch.go) and lands it in the step before (Land: waits for the
+// host's work, then writes the answers and copies the rows), so that the
+// host has about L-1 steps to copy a step's rows instead of part of one.
 
 // Ahead is implemented by a store whose gathers the replay driver starts
 // Lookahead() steps ahead (>= 2) and ends by Land: each gather it issues
@@ -61,9 +61,9 @@ func (d *Disk) AheadSite(k int) {
 	d.cur = k
 }
 
-// Land issues the end of site k's last started gather: a host function
-// that waits for the host's work, then the answers' writes and the row
-// copies into the rows the start was given. The rows by position are
+// Land issues the end of site k's last started gather: a wait on the
+// device for the host's placing (AwaitHost), then the answers' writes and
+// the row copies into the rows the start was given. The rows by position are
 // written again first (SplitTiers without a list): gathers since the
 // start have written theirs.
 func (d *Disk) Land(k int) {
@@ -74,6 +74,6 @@ func (d *Disk) Land(k int) {
 	}
 	t := s.sites[1+k]
 	d.split(s, nil, t.ids, t.n)
-	d.hf.HostFunc(func() { <-t.done })
+	d.ops.AwaitHost(t.state, 1<<sitePlaced, siteIdle)
 	d.finish(s, t, t.n, t.out, t.misses)
 }

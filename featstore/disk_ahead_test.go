@@ -123,3 +123,52 @@ func TestDiskAhead(t *testing.T) {
 		t.Fatalf("Land of a site never started: %v", err)
 	}
 }
+
+// hostFuncCounter is a CPU backend that counts its host functions.
+type hostFuncCounter struct {
+	*cpu.Backend
+	n int
+}
+
+func (h *hostFuncCounter) HostFunc(fn func()) {
+	h.n++
+	h.Backend.HostFunc(fn)
+}
+
+// TestDiskAheadNoHostFunc: a gather started ahead and its Land issue no
+// host function (the site's word hands the gather to the store's
+// watching goroutine and back, AwaitHost), where a whole gather issues
+// one; Free stops the goroutine.
+func TestDiskAheadNoHostFunc(t *testing.T) {
+	const rows, dim, n = 1 << 12, 3, 300
+	be := &hostFuncCounter{Backend: cpu.New(1)}
+	feat, order := randomTable(rows, dim)
+	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: backend.F32, HostRows: rows / 4, StageHost: true}, rows, dim, order, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.SetLookahead(2)
+	d.Reserve(n)
+	if err := d.Fill(rows / 4); err != nil {
+		t.Fatal(err)
+	}
+	ids := tierIDs(d, 2*n, 500, 300)
+	d.AheadSite(1)
+	g := issue(t, be, d, ids[:n])
+	d.AheadSite(-1)
+	d.Land(1)
+	if got := g.rows(t, be, dim); !slices.Equal(got, rowsOf(feat, dim, g.ids)) || be.n != 0 {
+		t.Fatalf("a gather started ahead and landed: rows the table's %t, %d host functions (want 0)", slices.Equal(got, rowsOf(feat, dim, g.ids)), be.n)
+	}
+	issue(t, be, d, ids[n:])
+	if be.n != 1 {
+		t.Fatalf("a whole gather issued %d host functions, want 1", be.n)
+	}
+	watcher := d.sc.watcher
+	d.Free()
+	select {
+	case <-watcher.done:
+	default:
+		t.Fatal("Free left the watching goroutine running")
+	}
+}

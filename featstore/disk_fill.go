@@ -43,6 +43,9 @@ func (d *Disk) Fill(cached int) error {
 		return err
 	}
 	d.sc = sc
+	if d.lookahead >= 2 {
+		sc.watcher = d.watch(sc)
+	}
 	d.makeReadBufs()
 	data := newHostRows(d.dt, h+1, d.dim)
 	total, done := int64(cached+h), int64(0)

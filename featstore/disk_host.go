@@ -9,10 +9,11 @@ type HostUse struct {
 	Staging   int64 // the staging of each site: StageRows rows and the one row no id reads
 	// Tables are the rest: a code per vertex (4 bytes); per site, per row
 	// of a gather (Reserve's) its entry of the list the device writes,
-	// mapped (8 bytes), and the list's count (4 bytes), per staging row the
-	// row to read or, with StageHost, to copy from the host tier (8
-	// bytes), its key (4 bytes) and its entry in the map of repeats
-	// (mapEntryBytes); and the readers' buffers (readBufBytes).
+	// mapped (8 bytes), the list's count and the site's word (8 bytes),
+	// per staging row the row to read or, with StageHost, to copy from
+	// the host tier (8 bytes), its key (4 bytes) and its entry in the map
+	// of repeats (mapEntryBytes); and the readers' buffers
+	// (readBufBytes).
 	Tables int64
 }
 
@@ -67,7 +68,7 @@ func (d *Disk) PlanHost(cached int, host int64) HostUse {
 	stage := int64(d.stageRowsFor(cached, h))
 	rb, capacity, sites := d.rowBytes(), int64(d.reserve), int64(d.sites())
 	return HostUse{HostRows: int64(h), StageRows: stage, HostTier: int64(h+1) * rb, Staging: sites * (stage + 1) * rb,
-		Tables: d.rows*4 + sites*(4+capacity*8+stage*(12+mapEntryBytes)) + d.readBufBytes()}
+		Tables: d.rows*4 + sites*(8+capacity*8+stage*(12+mapEntryBytes)) + d.readBufBytes()}
 }
 
 // FitHost is the most host tier rows that, with cached rows in the cache,

@@ -27,6 +27,7 @@ type scratch struct {
 	slotS                  backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
 	slotH                  backend.Buffer // I32 [H+1] device: -1 but the last (H, hosted's skipped row), 0
 	sites                  []*site
+	watcher                *watcher // places the ring sites' gathers (disk_watch.go); nil without a ring
 }
 
 // site is the host's side of a gather: its list, its staging and the
@@ -34,7 +35,7 @@ type scratch struct {
 // ends.
 type site struct {
 	listN                  backend.Buffer  // I32 [1] device: the entries listed
-	listed                 []int32         // [1] mapped (listedB): listN's copy
+	listed                 []int32         // [2] mapped (listedB): listN's copy; a ring site's word (disk_watch.go)
 	list                   []int32         // [2·cap] mapped (listB): position, then vertex (a row on disk) or host code (StageHost); the host's answer
 	stage                  any             // dt [(stageRows+1)·dim] mapped (stageB): the disk rows (and host tier rows, StageHost)
 	listedB, listB, stageB backend.Buffer  //
@@ -42,10 +43,10 @@ type site struct {
 	seen                   map[int32]int32 // a row's staging row during a gather (a disk vertex's, or a host code's), made for stageRows
 	keys                   []int32         // seen's keys, which forget deletes one by one: clearing a map walks all its room
 
-	// A gather started ahead: its host work runs on a goroutine until
-	// done is closed; Land waits for it and issues the rest with the
-	// start's arguments.
-	done    chan struct{}
+	// A gather started ahead: the store's watching goroutine places it
+	// when the word (state, listed[1]) says so; Land waits for the word
+	// and issues the rest with the start's arguments.
+	state   backend.Buffer // I32 [1]: listedB's second word
 	started bool
 	ids     backend.Buffer
 	n       backend.Count
@@ -83,13 +84,14 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, e
 	up(&s.slotS, skipS, false)
 	up(&s.slotH, skipH, false)
 	for range sites {
-		t := &site{listed: make([]int32, 1), list: make([]int32, 2*capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
-			disk: make([]diskRow, stageRows), seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows),
-			done: make(chan struct{})}
-		close(t.done)
+		t := &site{listed: make([]int32, 2), list: make([]int32, 2*capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
+			disk: make([]diskRow, stageRows), seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows)}
 		s.sites = append(s.sites, t)
 		up(&t.listN, []int32{0}, false)
 		up(&t.listedB, t.listed, true)
+		if err == nil {
+			t.state = d.be.View(t.listedB, 1, 1)
+		}
 		up(&t.listB, t.list, true)
 		up(&t.stageB, t.stage, true)
 	}
@@ -100,12 +102,15 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, e
 	return s, nil
 }
 
-// free waits for the host work of gathers started ahead, then releases
-// the scratch.
+// free stops the goroutine that places gathers started ahead (once its
+// placing, if any, is done: it writes the staging), then releases the
+// scratch.
 func (s *scratch) free(be backend.Backend) {
+	if s.watcher != nil {
+		s.watcher.end()
+	}
 	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotS, s.slotH}
 	for _, t := range s.sites {
-		<-t.done // the goroutine of a start never landed writes the staging
 		bufs = append(bufs, t.listN, t.listedB, t.listB, t.stageB)
 	}
 	for _, b := range bufs {

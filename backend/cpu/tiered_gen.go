@@ -171,3 +171,17 @@ func (b *Backend) checkTakeStaged(list backend.Buffer, m backend.Count, hosted, 
 	}
 	return c, ck
 }
+
+// awaitHostArgs are AwaitHost's arguments as checkAwaitHost returns them.
+type awaitHostArgs struct {
+	flag []int32
+}
+
+// checkAwaitHost begins a call of AwaitHost (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAwaitHost(flag backend.Buffer, mask, set int) (c call, ck awaitHostArgs) {
+	c = b.begin("AwaitHost")
+	ck.flag = c.i32("flag", flag, 1)
+	return c, ck
+}

@@ -1,6 +1,10 @@
 package cpu
 
 import (
+	"runtime"
+	"sync/atomic"
+	"time"
+
 	"github.com/fanout-gnn/fanout/backend"
 	"github.com/fanout-gnn/fanout/backend/internal/errcode"
 )
@@ -68,5 +72,37 @@ func (b *Backend) TakeStaged(list backend.Buffer, m backend.Count, hosted, stage
 		case x <= -2:
 			ck.hosted[i] = -2 - x
 		}
+	}
+}
+
+// awaitHostTimeout is how long AwaitHost waits before it fails.
+const awaitHostTimeout = 2 * time.Minute
+
+// AwaitHost waits until flag[0] holds a value of mask, then writes set
+// (see backend.TieredGather): the host goroutine that answers runs beside
+// the caller, so the wait spins, yielding.
+func (b *Backend) AwaitHost(flag backend.Buffer, mask, set int) {
+	c, ck := b.checkAwaitHost(flag, mask, set)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	word := &ck.flag[0]
+	if mask != 0 {
+		start := time.Now()
+		for {
+			v := atomic.LoadInt32(word)
+			if v >= 0 && v < 32 && uint32(mask)>>v&1 != 0 {
+				break
+			}
+			if time.Since(start) > awaitHostTimeout {
+				c.raise(errcode.AwaitHost, int(v), mask, set)
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+	if set >= 0 {
+		atomic.StoreInt32(word, int32(set))
 	}
 }

@@ -232,3 +232,28 @@ func (c *call) launchTakeStaged(a *takeStagedArgs, grid, block dim3, smem int) {
 		i64(int64(a.staged.n)).ptr(c.b.errDev)
 	c.launch("take_staged", grid, block, smem)
 }
+
+// awaitHostArgs are AwaitHost's arguments as checkAwaitHost returns them.
+type awaitHostArgs struct {
+	flag *buffer
+	mask int
+	set  int
+}
+
+// checkAwaitHost begins a call of AwaitHost (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkAwaitHost(flag backend.Buffer, mask, set int) (c call, ck awaitHostArgs) {
+	c = b.begin("AwaitHost")
+	ck.flag = c.buf("flag", flag, backend.I32, 1)
+	ck.mask = mask
+	ck.set = set
+	return c, ck
+}
+
+// launchAwaitHost launches await_host (kernels/tiered_split.cu)
+// with AwaitHost's checked arguments, its parameters in the kernel's order.
+func (c *call) launchAwaitHost(a *awaitHostArgs, grid, block dim3, smem int) {
+	c.args().ptr(a.flag.addr()).i32(a.mask).i32(a.set).ptr(c.b.errDev)
+	c.launch("await_host", grid, block, smem)
+}

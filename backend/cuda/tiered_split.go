@@ -25,3 +25,15 @@ func (b *Backend) TakeStaged(list backend.Buffer, m backend.Count, hosted, stage
 	}
 	c.launchTakeStaged(&ck, d1(c.blocks(int64(m.Cap), 256)), d1(256), 0)
 }
+
+// AwaitHost waits on the device for a value of mask in a word of host
+// memory, then writes set there (see backend.TieredGather): one thread,
+// acquire loads and a release store at system scope. One launch.
+func (b *Backend) AwaitHost(flag backend.Buffer, mask, set int) {
+	c, ck := b.checkAwaitHost(flag, mask, set)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	c.launchAwaitHost(&ck, d1(1), d1(32), 0)
+}

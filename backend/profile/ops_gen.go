@@ -57,6 +57,10 @@ func (b *Backend) Argmax(logits backend.Buffer, n backend.Count, classes int, ou
 	b.op("Argmax", func() { b.inner.Argmax(logits, n, classes, out) })
 }
 
+func (b *Backend) AwaitHost(flag backend.Buffer, mask, set int) {
+	b.op("AwaitHost", func() { b.inner.(backend.TieredGather).AwaitHost(flag, mask, set) })
+}
+
 func (b *Backend) Axpy(alpha float32, x, y backend.Buffer) {
 	b.op("Axpy", func() { b.inner.(backend.HotRows).Axpy(alpha, x, y) })
 }

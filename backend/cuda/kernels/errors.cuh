@@ -23,3 +23,4 @@
 #define ERR_TIERED_ID 30         // AggregateConcatTiered: blk.SrcIDs[{a}] = {b} outside the slot table of {c} vertices
 #define ERR_SPLIT_ID 31          // SplitTiers: ids[{a}] = {b} outside the slot table of {c} vertices
 #define ERR_STAGED_POS 32        // TakeStaged: list entry {a}: position {b} outside the {c} rows
+#define ERR_AWAIT_HOST 33        // AwaitHost: a host flag held {a} for two minutes, waiting for a value of mask {b} (then set {c})

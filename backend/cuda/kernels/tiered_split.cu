@@ -65,3 +65,46 @@ extern "C" __global__ void take_staged(const int* list, const int* mP, int cap, 
         }
     }
 }
+
+// await_host hands a word of host memory between the device and a host
+// goroutine watching it: one thread spins (acquire loads at system scope,
+// a short sleep between them) until the word holds a value whose bit is
+// in mask, then stores set (a release at system scope: the writes of the
+// ops before, completed, reach the host first). Two minutes is an error.
+#define AWAIT_HOST_TIMEOUT_NS 120000000000ull
+
+__device__ __forceinline__ int load_acquire_sys_i32(const int* p) {
+    int v;
+    asm volatile("ld.acquire.sys.global.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void store_release_sys_i32(int* p, int v) {
+    asm volatile("st.release.sys.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ u64 await_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+extern "C" __global__ void await_host(int* flag, int mask, int set, int* err) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    if (mask != 0) {
+        u64 t0 = await_ns();
+        for (;;) {
+            int v = load_acquire_sys_i32(flag);
+            if (v >= 0 && v < 32 && (((unsigned)mask >> v) & 1u)) break;
+            if (await_ns() - t0 > AWAIT_HOST_TIMEOUT_NS) {
+                report_error(err, ERR_AWAIT_HOST, v, mask, set);
+                return;
+            }
+            __nanosleep(500);
+        }
+    }
+    if (set >= 0) {
+        __threadfence_system();
+        store_release_sys_i32(flag, set);
+    }
+}

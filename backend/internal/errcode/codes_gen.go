@@ -40,6 +40,8 @@ const (
 	SplitID Code = 31
 	// StagedPos is TakeStaged's "list entry %d: position %d outside the %d rows".
 	StagedPos Code = 32
+	// AwaitHost is AwaitHost's "a host flag held %d for two minutes, waiting for a value of mask %d (then set %d)".
+	AwaitHost Code = 33
 )
 
 // describe is c's op, its message, and how many of the record's values
@@ -82,6 +84,8 @@ func (c Code) describe() (op, msg string, values int) {
 		return "SplitTiers", "ids[%d] = %d outside the slot table of %d vertices", 3
 	case StagedPos:
 		return "TakeStaged", "list entry %d: position %d outside the %d rows", 3
+	case AwaitHost:
+		return "AwaitHost", "a host flag held %d for two minutes, waiting for a value of mask %d (then set %d)", 3
 	}
 	return "", "", 0
 }
