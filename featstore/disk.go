@@ -362,7 +362,7 @@ func (d *Disk) TierStats() (cache, host, disk int64, err error) {
 	return sh[1] - sh[0] - sd[0], sh[0] + staged, sd[0] - staged, d.Err()
 }
 
-// HostTime is what the gathers' host functions took since the store was
+// HostTime is what the gathers' host work took since the store was
 // made or reset.
 func (d *Disk) HostTime() HostTime { return d.clock.read() }
 

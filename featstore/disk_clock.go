@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// HostTime is what a disk store's host functions took: how many ran, their
+// HostTime is what a disk store's host work took (a host function's, or
+// for a gather started ahead the watching goroutine's): how many ran, their
 // wall time in all, and of it the placing of the ids (the rest is the
 // staging copies and the disk reads).
 type HostTime struct {
@@ -14,8 +15,8 @@ type HostTime struct {
 	Placing time.Duration
 }
 
-// hostClock adds up the host functions' times; Stats may read it while a
-// host function runs.
+// hostClock adds up the host work's times; Stats may read it while the
+// host works.
 type hostClock struct{ gathers, total, placing atomic.Int64 }
 
 func (c *hostClock) add(start, placed, end time.Time) {

@@ -51,7 +51,7 @@ func (d *Disk) makeReadBufs() {
 // positional read through the page cache. A direct read the file system
 // refuses (EINVAL) turns the store to the page cache for good, said once
 // on the log, and the rows are read again. rows is sorted in place. Calls
-// do not overlap (Fill's, then the gathers' host functions in op order).
+// do not overlap (Fill's, then the gathers' host work, under readMu).
 func (d *Disk) readRows(dst any, rows []diskRow) error {
 	if len(rows) == 0 {
 		return nil

@@ -36,7 +36,8 @@ type DiskTiers struct {
 	CacheBytes int64 `json:"cache_bytes"`
 	HostBytes  int64 `json:"host_bytes"` // over PCIe from the host tier
 	DiskBytes  int64 `json:"disk_bytes"` // read from the file (and over PCIe from staging)
-	// Gathers is how many gathers' host functions ran, HostNanos their
+	// Gathers is how many gathers the host placed (a host function's
+	// work, or the watching goroutine's for a gather started ahead), HostNanos their
 	// wall time in all and PlaceNanos the part of it that placed the ids
 	// (the rest copied staged rows and read the file).
 	Gathers    int64 `json:"gathers"`
@@ -178,7 +179,7 @@ func sumTiers(stores []*featstore.Disk) (DiskTiers, error) {
 	return sum, nil
 }
 
-// HostFunction is a gather's host function's mean wall time and, of it,
+// HostFunction is a gather's host work's mean wall time and, of it,
 // the placing of its ids, in microseconds.
 func (d DiskTiers) HostFunction() (total, placing float64) {
 	n := float64(max(d.Gathers, 1))

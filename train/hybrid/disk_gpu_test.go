@@ -49,10 +49,11 @@ func TestDiskStageHostCUDA(t *testing.T) {
 }
 
 // TestDiskLookaheadCUDA is TestDiskCUDA with the disk tier's gathers
-// started two steps ahead (Options.Lookahead: the split and a host
-// function that starts the host's work on a goroutine beside step k, the
-// land beside step k+1, a ring of three captured steps), the host tier's
-// rows staged and not.
+// started two steps ahead (Options.Lookahead: the split and a word of
+// mapped host memory that hands the gather to the store's goroutine
+// beside step k, the land, waiting on the device for the word, beside
+// step k+1, a ring of three captured steps), the host tier's rows staged
+// and not.
 func TestDiskLookaheadCUDA(t *testing.T) {
 	for _, stage := range []bool{false, true} {
 		t.Run(fmt.Sprint("stage=", stage), func(t *testing.T) {

@@ -205,7 +205,7 @@ func (j *Job) runHybrid(ctx context.Context, be backend.Backend, desc string, ds
 			tr.CacheRows, float64(tr.CacheBytes)/(1<<20), tr.HostRows, float64(tr.HostBytes)/(1<<20), tr.DiskRows, float64(tr.DiskBytes)/(1<<20))
 		for _, e := range st.Epochs {
 			us, place := e.HostFunction()
-			fmt.Fprintf(j.Log, "hybrid: epoch %d: GPU cache %.1f MiB, host memory %.1f MiB, disk %.1f MiB; %d gathers' host functions, %.0f µs each (placing the ids %.0f µs)\n",
+			fmt.Fprintf(j.Log, "hybrid: epoch %d: GPU cache %.1f MiB, host memory %.1f MiB, disk %.1f MiB; %d gathers' host work, %.0f µs each (placing the ids %.0f µs)\n",
 				e.Epoch, float64(e.CacheBytes)/(1<<20), float64(e.HostBytes)/(1<<20), float64(e.DiskBytes)/(1<<20), e.Gathers, us, place)
 		}
 	}
