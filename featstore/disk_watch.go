@@ -19,9 +19,11 @@ const (
 	sitePlaced = 3 // placed: the Land may take them (and resets the word to siteIdle)
 )
 
-// watchNap is how long the watching goroutine sleeps when no site asks:
-// the host has steps to place a gather started ahead, so a nap's latency
-// is nothing beside them, and the goroutine takes no core while waiting.
+// watchNap is how long the watching goroutine sleeps when no site asks,
+// taking no core while it waits. A nap takes longer than asked where the
+// kernel's timers are coarse: 20 µs took about 1.1 ms on a Linux guest,
+// about a step of papers-sim at a tenth cached, which the host then does
+// not have to place a gather started ahead.
 const watchNap = 20 * time.Microsecond
 
 // watcher is the goroutine that places the gathers started ahead.
