@@ -6,7 +6,8 @@
 # L the summary log ($O/summary.log, appended to; every run's whole output
 # goes to $O/runs.log, this call's only), CORA_DIR Planetoid Cora's raw files ($CORA, default
 # .data/planetoid-cora; empty where absent). BUILDS lists the builds in bin/ that each A/B run takes in
-# turn: fanout-base then fanout where bin/fanout-base exists, else fanout.
+# turn: fanout-base then fanout where bin/fanout-base exists, else fanout; or, where the environment
+# gives BUILDS (names in bin/, space-separated), those (several candidates against one base in a call).
 set -uo pipefail
 export NCCL_NVLS_ENABLE=0
 
@@ -22,8 +23,14 @@ init() {
   [ -x bin/fanout ] || die "bin/fanout is missing: build it first (CGO_ENABLED=0 go build -o bin/fanout ./cmd/fanout)"
   CORA_DIR=
   if [ -d "${CORA:-.data/planetoid-cora}" ]; then CORA_DIR=$(cd "${CORA:-.data/planetoid-cora}" && pwd); fi
-  BUILDS=(fanout)
-  [ -x bin/fanout-base ] && BUILDS=(fanout-base fanout)
+  if [ -n "${BUILDS:-}" ]; then
+    read -r -a BUILDS <<<"$BUILDS"
+    local b
+    for b in "${BUILDS[@]}"; do [ -x "bin/$b" ] || die "BUILDS: bin/$b is missing"; done
+  else
+    BUILDS=(fanout)
+    [ -x bin/fanout-base ] && BUILDS=(fanout-base fanout)
+  fi
   say "== $(date -u +%Y-%m-%dT%H:%MZ) $(hostname)"
   nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>/dev/null | sed 's/^/   /' | tee -a "$L"
   local b
