@@ -374,8 +374,13 @@ func (d *Disk) ResetStats() {
 	d.be.Write(d.statsD, 0, []int64{0, 0})
 }
 
-// Free releases the tiers, tables and sites.
+// Free releases the sites, then the tiers and tables: the sites' host
+// work, which free waits for, reads the host tier and the file.
 func (d *Disk) Free() {
+	if d.sc != nil {
+		d.sc.free(d.be)
+		d.sc = nil
+	}
 	d.freeHost()
 	for _, b := range []backend.Buffer{d.slot, d.cache, d.statsH, d.statsD} {
 		if b != nil {
@@ -383,10 +388,6 @@ func (d *Disk) Free() {
 		}
 	}
 	d.slot, d.cache, d.statsH, d.statsD = nil, nil, nil, nil
-	if d.sc != nil {
-		d.sc.free(d.be)
-		d.sc = nil
-	}
 	if d.dio != nil {
 		d.dio.close()
 		d.dio = nil

@@ -138,7 +138,7 @@ func (h *hostFuncCounter) HostFunc(fn func()) {
 // TestDiskAheadNoHostFunc: a gather started ahead and its Land issue no
 // host function (the site's word hands the gather to the store's
 // watching goroutine and back, AwaitHost), where a whole gather issues
-// one; Free stops the goroutine.
+// one; Free stops the goroutine, a started gather never landed too.
 func TestDiskAheadNoHostFunc(t *testing.T) {
 	const rows, dim, n = 1 << 12, 3, 300
 	be := &hostFuncCounter{Backend: cpu.New(1)}
@@ -164,6 +164,9 @@ func TestDiskAheadNoHostFunc(t *testing.T) {
 	if be.n != 1 {
 		t.Fatalf("a whole gather issued %d host functions, want 1", be.n)
 	}
+	d.AheadSite(2) // a start never landed, as a run cut short leaves
+	issue(t, be, d, ids[n:])
+	d.AheadSite(-1)
 	watcher := d.sc.watcher
 	d.Free()
 	select {

@@ -104,9 +104,11 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, e
 
 // free stops the goroutine that places gathers started ahead (once its
 // placing, if any, is done: it writes the staging), then releases the
-// scratch.
+// scratch. It waits for the backend's work first: a Land still queued
+// (a run cut short) waits on the device for the goroutine's placing.
 func (s *scratch) free(be backend.Backend) {
 	if s.watcher != nil {
+		_ = be.Sync() // its error is the run's, reported there
 		s.watcher.end()
 	}
 	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotS, s.slotH}
