@@ -185,10 +185,8 @@ func (d *Disk) setHost(data any, h int) error {
 }
 
 func (d *Disk) freeHost() {
-	for _, b := range []backend.Buffer{d.host} {
-		if b != nil {
-			d.be.Free(b)
-		}
+	if d.host != nil {
+		d.be.Free(d.host)
 	}
 	d.host, d.hostData = nil, nil
 }

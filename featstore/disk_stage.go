@@ -73,7 +73,7 @@ func (d *Disk) copyHostRows(t *site, n int, row func(j int) (dst, src int)) {
 	}
 }
 
-func copyRowsOf[T float32 | uint16](stage, host []T, dim int, n int, row func(j int) (dst, src int)) {
+func copyRowsOf[T float32 | uint16](stage, host []T, dim, n int, row func(j int) (dst, src int)) {
 	for j := range n {
 		k, p := row(j)
 		copy(stage[k*dim:(k+1)*dim], host[p*dim:(p+1)*dim])

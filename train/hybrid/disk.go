@@ -36,10 +36,10 @@ type DiskTiers struct {
 	CacheBytes int64 `json:"cache_bytes"`
 	HostBytes  int64 `json:"host_bytes"` // over PCIe from the host tier
 	DiskBytes  int64 `json:"disk_bytes"` // read from the file (and over PCIe from staging)
-	// Gathers is how many gathers the host placed (a host function's
-	// work, or the watching goroutine's for a gather started ahead), HostNanos their
-	// wall time in all and PlaceNanos the part of it that placed the ids
-	// (the rest copied staged rows and read the file).
+	// Gathers is how many gathers the host placed (in a host function,
+	// or for a gather started ahead on the watching goroutine), HostNanos
+	// their wall time in all and PlaceNanos the part of it that placed the
+	// ids (the rest copied staged rows and read the file).
 	Gathers    int64 `json:"gathers"`
 	HostNanos  int64 `json:"host_nanos"`
 	PlaceNanos int64 `json:"place_nanos"`
