@@ -1,6 +1,7 @@
 package featstore
 
 import (
+	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -19,12 +20,16 @@ const (
 	sitePlaced = 3 // placed: the Land may take them (and resets the word to siteIdle)
 )
 
-// watchNap is how long the watching goroutine sleeps when no site asks,
-// taking no core while it waits. A nap takes longer than asked where the
-// kernel's timers are coarse: 20 µs took about 1.1 ms on a Linux guest,
-// about a step of papers-sim at a tenth cached, which the host then does
-// not have to place a gather started ahead.
-const watchNap = 20 * time.Microsecond
+// The watching goroutine yields between looks at the words while
+// gathers come (within watchSpin of the last), and naps watchNap when
+// none has come for that long (between runs, in evaluation). It must not
+// nap while they come: a nap of 20 µs takes about 1.1 ms on Linux guests
+// (timer slack), more than a step, which would leave the host too little
+// of the steps ahead to place a gather.
+const (
+	watchSpin = 50 * time.Millisecond
+	watchNap  = 20 * time.Microsecond
+)
 
 // watcher is the goroutine that places the gathers started ahead.
 type watcher struct {
@@ -37,6 +42,7 @@ func (d *Disk) watch(s *scratch) *watcher {
 	w := &watcher{stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(w.done)
+		last := time.Now()
 		for {
 			worked := false
 			for _, t := range s.sites[1:] {
@@ -47,12 +53,17 @@ func (d *Disk) watch(s *scratch) *watcher {
 				}
 			}
 			if worked {
+				last = time.Now()
 				continue
 			}
 			select {
 			case <-w.stop:
 				return
 			default:
+			}
+			if time.Since(last) < watchSpin {
+				runtime.Gosched()
+				continue
 			}
 			time.Sleep(watchNap)
 		}
