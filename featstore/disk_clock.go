@@ -7,8 +7,10 @@ import (
 
 // HostTime is what a disk store's host work took (a host function's, or
 // for a gather started ahead the watching goroutine's): how many ran, their
-// wall time in all, and of it the placing of the ids (the rest is the
-// staging copies and the disk reads).
+// wall time in all, and of it the placing of the ids before the copies
+// and reads begin (the rest is the staging copies and the disk reads;
+// where each host tier row has a staging row of its own, the copying
+// goroutines place those ids, and Placing is the disk ids').
 type HostTime struct {
 	Gathers int64
 	Total   time.Duration
