@@ -65,9 +65,10 @@ type DiskConfig struct {
 // into mapped host memory; a host function in op order
 // (backend.HostFuncs) answers only those with staging rows and reads the
 // disk rows with positional reads by a pool of goroutines into a pinned
-// staging area of the call's own; the device writes the answers
-// (TakeStaged), and three gathers then copy the cached, host and staged
-// rows (Gather) or the last two (GatherMisses, InPlace).
+// staging area of the call's own; three gathers then copy the cached
+// rows (Gather; none for GatherMisses, InPlace), the host tier's rows read
+// in place (by position) and the rows the answered list names
+// (GatherListed: a thread a word of the listed rows only).
 // The rows are the same bits Tiered gathers from the whole table.
 //
 // The gathers share one scratch (rows by tier, the list, the staging), made
@@ -103,7 +104,7 @@ type Disk struct {
 	host      backend.Buffer // dt [(H+1)·dim], mapped; row H is never read
 	hostData  any
 	statsH    backend.Buffer // I64 [2]: rows from the host tier, all rows
-	statsD    backend.Buffer // I64 [2]: rows from disk, all rows
+	statsD    backend.Buffer // I64 [2]: rows from the staging, host tier rows the list named (GatherListed)
 	reserve   int            // rows a gather may have (Reserve)
 	sc        *scratch       // nil until Fill
 	bufs      [][]byte       // a read buffer per reader (readSpan bytes, aligned), cut from slab by Fill
@@ -263,15 +264,16 @@ func (d *Disk) split(s *scratch, t *site, ids backend.Buffer, n backend.Count) {
 }
 
 // finish issues the end of t's gather once its host function has
-// answered: the answers written (TakeStaged), then the row copies.
+// answered: the row copies, the listed rows' from the answered list
+// itself (GatherListed), so that no launch but the host tier's in place
+// goes over every position.
 func (d *Disk) finish(s *scratch, t *site, n backend.Count, out backend.Buffer, misses bool) {
 	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
-	d.ops.TakeStaged(d.be.View(t.listB, 0, 2*n.Cap), backend.Count{Buf: t.listN, Cap: n.Cap}, view(s.hosted), view(s.staged))
 	if !misses && d.cache != nil {
 		d.be.Gather(d.cache, d.dim, view(s.cached), n, out)
 	}
 	d.ops.GatherTieredMisses(s.slotH, d.host, nil, d.dim, view(s.hosted), n, out, d.statsH)
-	d.ops.GatherTieredMisses(s.slotS, t.stageB, nil, d.dim, view(s.staged), n, out, d.statsD)
+	d.ops.GatherListed(d.host, t.stageB, d.dim, d.be.View(t.listB, 0, 2*n.Cap), backend.Count{Buf: t.listN, Cap: n.Cap}, out, d.statsD)
 }
 
 // stageFrom is the first host tier row the host stages: none without
@@ -354,10 +356,12 @@ func (d *Disk) TierStats() (cache, host, disk int64, err error) {
 	if err := d.be.Sync(); err != nil {
 		return 0, 0, 0, err
 	}
-	// The staging's gather counts the host tier's staged rows with the
-	// disk's; the host functions counted those (stagedHost).
+	// The in-place gather counts every row; the listed rows' gather counts
+	// the staging's rows, the host tier's staged rows among them (the
+	// host counted those, stagedHost), and the host tier's rows the list
+	// named.
 	staged := d.stagedHost.Load()
-	return sh[1] - sh[0] - sd[0], sh[0] + staged, sd[0] - staged, d.Err()
+	return sh[1] - sh[0] - sd[0] - sd[1], sh[0] + sd[1] + staged, sd[0] - staged, d.Err()
 }
 
 // HostTime is what the gathers' host work took since the store was

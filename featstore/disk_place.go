@@ -19,7 +19,7 @@ func hostCode(p int) int32 { return int32(-2 - p) }
 const copyChunk = 1 << 11
 
 // skipped is the answer to a listed position that gets no staging row
-// (the staging is full): TakeStaged writes nothing there.
+// (the staging is full): GatherListed writes nothing there.
 const skipped = -1
 
 // place is the host function of a gather: it answers the entries the

@@ -80,7 +80,7 @@ func checkPlaced(t *testing.T, name string, d *Disk, feat []float32, ids []int32
 	for i, v := range d.order {
 		rank[v] = int32(i)
 	}
-	rc, rh, rd := int32s(t, d, s.cached, len(ids)), int32s(t, d, s.hosted, len(ids)), int32s(t, d, s.staged, len(ids))
+	rc, rh, rd := int32s(t, d, s.cached, len(ids)), int32s(t, d, s.hosted, len(ids)), stagedRows(s, len(ids))
 	c, h := int32(d.CachedRows()), int32(d.HostRows())
 	slot := make([]int32, d.rows) // the cache's rows are its vertices by id (byVertex)
 	for i, v := range byVertex(d.order[:c]) {
@@ -134,6 +134,23 @@ func checkPlaced(t *testing.T, name string, d *Disk, feat []float32, ids []int32
 	if len(diskRows) == 0 || len(s.sites[0].disk) != len(diskRows) {
 		t.Fatalf("%s: %d disk rows read, want %d distinct", name, len(s.sites[0].disk), len(diskRows))
 	}
+}
+
+// stagedRows is each of n positions' staging row as the answered list of
+// the scratch's whole gather names it (GatherListed reads the list), the
+// staging's skip where it names none.
+func stagedRows(s *scratch, n int) []int32 {
+	rd := make([]int32, n)
+	for i := range rd {
+		rd[i] = int32(s.stageRows)
+	}
+	t := s.sites[0]
+	for j := range int(t.listed[0]) {
+		if i, x := t.list[2*j], t.list[2*j+1]; x >= 0 {
+			rd[i] = x
+		}
+	}
+	return rd
 }
 
 // int32s reads the first n values of d's I32 buffer b.

@@ -13,8 +13,8 @@ import (
 // ids by tier (SplitTiers): it writes each position's cache, host tier
 // and staging rows into device memory and lists the positions whose rows
 // the host fetches into a site's host memory, mapped for it; the host
-// function answers each entry of the list in place with its staging row,
-// which the device then writes (TakeStaged) before the rows are gathered.
+// answers each entry of the list in place with its staging row, and the
+// device gathers the rows the answered list names (GatherListed).
 // A whole gather (in op order) uses sites[0]; a gather started ahead
 // (SetLookahead, AheadSite k) uses sites[1+k] from its start to its Land,
 // so that several may be in flight, each with its own list and staging.
@@ -24,7 +24,6 @@ type scratch struct {
 	cap, stageRows         int
 	unit                   backend.Buffer // I32 [2] device: 0, 1 (the list count's copy)
 	cached, hosted, staged backend.Buffer // I32 [cap] device: each position's cache row, host tier row read in place, staging row
-	slotS                  backend.Buffer // I32 [stageRows+1] device: -1 but the last, 0
 	slotH                  backend.Buffer // I32 [H+1] device: -1 but the last (H, hosted's skipped row), 0
 	sites                  []*site
 	watcher                *watcher // places the ring sites' gathers (disk_watch.go); nil without a ring
@@ -64,8 +63,6 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, e
 	s := &scratch{cap: capacity, stageRows: stageRows}
 	skipH := slotTable(int64(hostRows+1), nil)
 	skipH[hostRows] = 0
-	skipS := slotTable(int64(stageRows+1), nil)
-	skipS[stageRows] = 0
 	var err error
 	up := func(dst *backend.Buffer, data any, mapped bool) {
 		if err != nil {
@@ -81,7 +78,6 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, e
 	up(&s.cached, make([]int32, capacity), false) // each its own slice: the CPU backend's buffer is the slice
 	up(&s.hosted, make([]int32, capacity), false)
 	up(&s.staged, make([]int32, capacity), false)
-	up(&s.slotS, skipS, false)
 	up(&s.slotH, skipH, false)
 	for range sites {
 		t := &site{listed: make([]int32, 2), list: make([]int32, 2*capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
@@ -111,7 +107,7 @@ func (s *scratch) free(be backend.Backend) {
 		_ = be.Sync() // its error is the run's, reported there
 		s.watcher.end()
 	}
-	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotS, s.slotH}
+	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotH}
 	for _, t := range s.sites {
 		bufs = append(bufs, t.listN, t.listedB, t.listB, t.stageB)
 	}
@@ -125,7 +121,7 @@ func (s *scratch) free(be backend.Backend) {
 
 // deviceBytes is the scratch's device memory.
 func (s *scratch) deviceBytes() int64 {
-	return int64(3*s.cap+s.stageRows+3+len(s.sites))*4 + int64(s.slotH.Len())*4
+	return int64(3*s.cap+3+len(s.sites))*4 + int64(s.slotH.Len())*4
 }
 
 // newRows is host room for n rows of width dim of dt (F32 or BF16).

@@ -114,6 +114,14 @@ var stickyCases = []stickyCase{
 		e.tiered().GatherTieredMisses(e.upload([]int32{-1, 0, -1, -1, -1}), e.upload(e.randF32(5*4, 1)), nil, 4,
 			e.upload([]int32{0, 1, 2}), e.count(3, 3), e.poison(2*4), nil)
 	}, "out"},
+	{"GatherListed", func(e *env) { // an entry's position past out's rows
+		e.tiered().GatherListed(e.upload(e.randF32(5*4, 1)), e.upload(e.randF32(3*4, 1)), 4,
+			e.upload([]int32{0, 1, 2, -1}), e.count(2, 2), e.poison(2*4), nil)
+	}, "position 2"},
+	{"GatherListed", func(e *env) { // a staging row past the staging's
+		e.tiered().GatherListed(e.upload(e.randF32(5*4, 1)), e.upload(e.randF32(3*4, 1)), 4,
+			e.upload([]int32{0, 3}), e.count(1, 1), e.poison(2*4), nil)
+	}, "row code 3"},
 	{"AggregateConcatTiered", func(e *env) { // a source id past the slot table
 		h := e.randomBlock(10, 20)
 		blk := e.uploadBlock(h)

@@ -69,6 +69,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) backend.Backend) {
 		{"GatherTieredMisses", testGatherTieredMisses},
 		{"AggregateConcatTiered", testAggregateConcatTiered},
 		{"SplitTiers", testSplitTiers},
+		{"GatherListed", testGatherListed},
 		{"AwaitHost", testAwaitHost},
 		{"GatherBF16", testGatherBF16},
 		{"GINWeights", testGINWeights},

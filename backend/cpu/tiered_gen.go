@@ -172,6 +172,36 @@ func (b *Backend) checkTakeStaged(list backend.Buffer, m backend.Count, hosted, 
 	return c, ck
 }
 
+// gatherListedArgs are GatherListed's arguments as checkGatherListed returns them.
+type gatherListedArgs struct {
+	host  *buffer
+	stage *buffer
+	m     int
+	mP    *int32
+	list  []int32
+	out   []float32
+	stats []int64
+}
+
+// checkGatherListed begins a call of GatherListed (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGatherListed(host, stage backend.Buffer, dim int, list backend.Buffer, m backend.Count, out, stats backend.Buffer) (c call, ck gatherListedArgs) {
+	c = b.begin("GatherListed")
+	ck.host = c.typed("host", host, 0, backend.F32, backend.BF16)
+	if c.ok {
+		ck.stage = c.buf("stage", stage, host.DType(), 0)
+	}
+	c.check(backend.CheckDim("dim", dim))
+	ck.m, ck.mP = c.count("m", m)
+	ck.list = c.i32("list", list, 2*m.Cap)
+	ck.out = c.f32("out", out, 0)
+	if !isNil(stats) {
+		ck.stats = c.i64("stats", stats, 2)
+	}
+	return c, ck
+}
+
 // awaitHostArgs are AwaitHost's arguments as checkAwaitHost returns them.
 type awaitHostArgs struct {
 	flag []int32

@@ -106,3 +106,39 @@ func (b *Backend) AwaitHost(flag backend.Buffer, mask, set int) {
 		atomic.StoreInt32(word, int32(set))
 	}
 }
+
+// GatherListed copies the rows an answered SplitTiers list names (see
+// backend.TieredGather): entry j's staging row x >= 0 or host tier row
+// -2-x into out's row list[2j], in the order of the entries.
+func (b *Backend) GatherListed(host, stage backend.Buffer, dim int, list backend.Buffer, m backend.Count, out, stats backend.Buffer) {
+	c, ck := b.checkGatherListed(host, stage, dim, list, m, out, stats)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	rows, hostRows, stageRows := len(ck.out)/dim, ck.host.Len()/dim, ck.stage.Len()/dim
+	dst := rowRef{f32: ck.out}
+	var counts [2]int64 // staging rows, host tier rows
+	for j := range ck.m {
+		i, x := ck.list[2*j], ck.list[2*j+1]
+		if i < 0 || int(i) >= rows {
+			c.raise(errcode.ListedPos, j, int(i), rows)
+			return
+		}
+		switch {
+		case x >= 0 && int(x) < stageRows:
+			rowOf(ck.stage, int(x), dim).copyTo(dst, int(i), dim)
+			counts[0]++
+		case x <= -2 && -2-int64(x) < int64(hostRows):
+			rowOf(ck.host, int(-2-x), dim).copyTo(dst, int(i), dim)
+			counts[1]++
+		case x != -1:
+			c.raise(errcode.ListedRow, j, int(x), stageRows)
+			return
+		}
+	}
+	if ck.stats != nil {
+		ck.stats[0] += counts[0]
+		ck.stats[1] += counts[1]
+	}
+}

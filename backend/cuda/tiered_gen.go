@@ -233,6 +233,48 @@ func (c *call) launchTakeStaged(a *takeStagedArgs, grid, block dim3, smem int) {
 	c.launch("take_staged", grid, block, smem)
 }
 
+// gatherListedArgs are GatherListed's arguments as checkGatherListed returns them.
+type gatherListedArgs struct {
+	host  *buffer
+	stage *buffer
+	dim   int
+	m     backend.Count
+	mP    uintptr
+	list  *buffer
+	out   *buffer
+	stats *buffer
+}
+
+// checkGatherListed begins a call of GatherListed (backend.TieredGather) and checks its arguments:
+// the first failure is recorded, naming the op and the argument, and
+// leaves the views after it empty. The caller must defer c.end().
+func (b *Backend) checkGatherListed(host, stage backend.Buffer, dim int, list backend.Buffer, m backend.Count, out, stats backend.Buffer) (c call, ck gatherListedArgs) {
+	c = b.begin("GatherListed")
+	ck.host = c.typed("host", host, 0, backend.F32, backend.BF16)
+	if c.ok {
+		ck.stage = c.buf("stage", stage, host.DType(), 0)
+	}
+	ck.dim = dim
+	c.check(backend.CheckDim("dim", dim))
+	ck.m = m
+	ck.mP = c.count("m", m)
+	ck.list = c.buf("list", list, backend.I32, 2*m.Cap)
+	ck.out = c.buf("out", out, backend.F32, 0)
+	if !isNil(stats) {
+		ck.stats = c.buf("stats", stats, backend.I64, 2)
+	}
+	return c, ck
+}
+
+// launchListed launches one of listed_rows1, listed_rows4, listed_bf16x1, listed_bf16x4 (kernels/tiered_split.cu)
+// with GatherListed's checked arguments, its parameters in the kernel's order.
+func (c *call) launchListed(a *gatherListedArgs, name string, words int, grid, block dim3, smem int) {
+	c.args().ptr(a.host.addr()).i64(int64(a.host.n / a.dim)).ptr(a.stage.addr()).i64(int64(a.stage.n / a.dim)).
+		i32(words).ptr(a.list.addr()).ptr(a.mP).i32(a.m.Cap).ptr(a.out.addr()).i64(int64(a.out.n / a.dim)).
+		ptr(a.stats.addr()).ptr(c.b.errDev)
+	c.launch(name, grid, block, smem)
+}
+
 // awaitHostArgs are AwaitHost's arguments as checkAwaitHost returns them.
 type awaitHostArgs struct {
 	flag *buffer

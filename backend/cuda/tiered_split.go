@@ -1,6 +1,10 @@
 package cuda
 
-import "github.com/fanout-gnn/fanout/backend"
+import (
+	"strings"
+
+	"github.com/fanout-gnn/fanout/backend"
+)
 
 // SplitTiers sorts a gather's ids by tier and lists the positions whose
 // rows the host fetches (see backend.TieredGather): a thread a position,
@@ -36,4 +40,17 @@ func (b *Backend) AwaitHost(flag backend.Buffer, mask, set int) {
 		return
 	}
 	c.launchAwaitHost(&ck, d1(1), d1(32), 0)
+}
+
+// GatherListed copies the rows an answered SplitTiers list names (see
+// backend.TieredGather): a thread a word of a listed row, the tiered
+// gather's choice of words. One launch.
+func (b *Backend) GatherListed(host, stage backend.Buffer, dim int, list backend.Buffer, m backend.Count, out, stats backend.Buffer) {
+	c, ck := b.checkGatherListed(host, stage, dim, list, m, out, stats)
+	defer c.end()
+	if !c.ok {
+		return
+	}
+	name, words := tieredKernel(dim, ck.host, ck.out, ck.stage)
+	c.launchListed(&ck, strings.Replace(name, "tiered_", "listed_", 1), words, d1(c.blocks(int64(m.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }

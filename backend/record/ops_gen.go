@@ -121,6 +121,10 @@ func (b *Backend) Gather(table backend.Buffer, dim int, ids backend.Buffer, n ba
 	b.do(func() { b.inner.Gather(table, dim, ids, n, out) })
 }
 
+func (b *Backend) GatherListed(host, stage backend.Buffer, dim int, list backend.Buffer, m backend.Count, out, stats backend.Buffer) {
+	b.do(func() { b.inner.(backend.TieredGather).GatherListed(host, stage, dim, list, m, out, stats) })
+}
+
 func (b *Backend) GatherTiered(cache, slot, host, band backend.Buffer, dim int, ids backend.Buffer, n backend.Count, out, stats backend.Buffer) {
 	b.do(func() { b.inner.(backend.TieredGather).GatherTiered(cache, slot, host, band, dim, ids, n, out, stats) })
 }

@@ -6,8 +6,10 @@
 // whose rows the host must fetch into the staging: the host then touches
 // only those, not every id of the gather. Each warp takes its entries of the list with one
 // atomic add. take_staged writes the host's answers (the staging rows it
-// gave the listed positions) where the gathers read them.
-#include "common.cuh"
+// gave the listed positions) where the gathers read them; listed_* copy
+// the rows the answered list names instead (GatherListed), a thread a
+// word of a listed row rather than of every position.
+#include "rows.cuh"
 
 __device__ __forceinline__ int clamp_rows(i64 rows) { return (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows); }
 
@@ -64,6 +66,69 @@ extern "C" __global__ void take_staged(const int* list, const int* mP, int cap, 
             hosted[i] = -2 - x;
         }
     }
+}
+
+// listed: entry j < m of the answered list writes out's row list[2j]:
+// staging row x = list[2j+1] when x >= 0, host tier row -2 - x when x <=
+// -2, nothing when x = -1. The thread of a row's first word counts it
+// (my[0] staging, my[1] host tier); each block adds its counts to stats
+// once.
+template <typename W, typename O>
+__device__ __forceinline__ void listed(const W* host, i64 hostRows, const W* stage, i64 stageRows, int words,
+                                       const int* list, const int* mP, int cap, O* out, i64 outRows,
+                                       unsigned long long* stats, int* err) {
+    __shared__ unsigned int counts[2];
+    if (threadIdx.x < 2) counts[threadIdx.x] = 0;
+    __syncthreads();
+    unsigned int my[2] = {0, 0};
+    u64 total = (u64)live_count(mP, cap) * (u64)words;
+    for (u64 t = gtid(); t < total; t += gthreads()) {
+        u64 j = t / (u64)words;
+        int c = (int)(t - j * (u64)words);
+        int i = list[2 * j], x = list[2 * j + 1];
+        if (i < 0 || i >= outRows) {
+            if (c == 0) report_error(err, ERR_LISTED_POS, (int)j, i, clamp_rows(outRows));
+            continue;
+        }
+        const W* row = 0;
+        int k = 0;
+        if (x >= 0 && x < stageRows) {
+            row = stage + (u64)x * words;
+        } else if (x <= -2 && -2 - (i64)x < hostRows) {
+            row = host + (u64)(-2 - (i64)x) * words, k = 1;
+        } else if (x != -1) {
+            if (c == 0) report_error(err, ERR_LISTED_ROW, (int)j, x, clamp_rows(stageRows));
+            continue;
+        }
+        if (!row) continue;
+        out[(u64)i * words + c] = WordOut<O, W>::of(row[c]);
+        if (c == 0) count_kind<2>(my, k);
+    }
+    if (!stats) return;
+    for (int q = 0; q < 2; q++)
+        if (my[q]) atomicAdd(&counts[q], my[q]);
+    __syncthreads();
+    if (threadIdx.x < 2 && counts[threadIdx.x]) atomicAdd(&stats[threadIdx.x], (unsigned long long)counts[threadIdx.x]);
+}
+
+extern "C" __global__ void listed_rows4(const uint4* host, i64 hostRows, const uint4* stage, i64 stageRows, int words,
+        const int* list, const int* mP, int cap, uint4* out, i64 outRows, unsigned long long* stats, int* err) {
+    listed<uint4, uint4>(host, hostRows, stage, stageRows, words, list, mP, cap, out, outRows, stats, err);
+}
+
+extern "C" __global__ void listed_rows1(const u32* host, i64 hostRows, const u32* stage, i64 stageRows, int words,
+        const int* list, const int* mP, int cap, u32* out, i64 outRows, unsigned long long* stats, int* err) {
+    listed<u32, u32>(host, hostRows, stage, stageRows, words, list, mP, cap, out, outRows, stats, err);
+}
+
+extern "C" __global__ void listed_bf16x4(const uint2* host, i64 hostRows, const uint2* stage, i64 stageRows, int words,
+        const int* list, const int* mP, int cap, float4* out, i64 outRows, unsigned long long* stats, int* err) {
+    listed<uint2, float4>(host, hostRows, stage, stageRows, words, list, mP, cap, out, outRows, stats, err);
+}
+
+extern "C" __global__ void listed_bf16x1(const unsigned short* host, i64 hostRows, const unsigned short* stage, i64 stageRows, int words,
+        const int* list, const int* mP, int cap, float* out, i64 outRows, unsigned long long* stats, int* err) {
+    listed<unsigned short, float>(host, hostRows, stage, stageRows, words, list, mP, cap, out, outRows, stats, err);
 }
 
 // await_host hands a word of host memory between the device and a host

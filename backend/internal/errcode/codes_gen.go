@@ -42,6 +42,10 @@ const (
 	StagedPos Code = 32
 	// AwaitHost is AwaitHost's "a host flag held %d for two minutes, waiting for a value of mask %d (then set %d)".
 	AwaitHost Code = 33
+	// ListedPos is GatherListed's "list entry %d: position %d outside the %d rows of out".
+	ListedPos Code = 34
+	// ListedRow is GatherListed's "list entry %d: row code %d outside the host (-2-code) or staging rows (%d)".
+	ListedRow Code = 35
 )
 
 // describe is c's op, its message, and how many of the record's values
@@ -86,6 +90,10 @@ func (c Code) describe() (op, msg string, values int) {
 		return "TakeStaged", "list entry %d: position %d outside the %d rows", 3
 	case AwaitHost:
 		return "AwaitHost", "a host flag held %d for two minutes, waiting for a value of mask %d (then set %d)", 3
+	case ListedPos:
+		return "GatherListed", "list entry %d: position %d outside the %d rows of out", 3
+	case ListedRow:
+		return "GatherListed", "list entry %d: row code %d outside the host (-2-code) or staging rows (%d)", 3
 	}
 	return "", "", 0
 }
