@@ -48,15 +48,10 @@ type TieredGather interface {
 	// is listed (the rows by position written again). An id outside the
 	// slot table (I32 [N]) is an error.
 	SplitTiers(slot, ids Buffer, n Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN Buffer)
-	// TakeStaged writes the host's answers to a SplitTiers list: for j <
-	// m (m a Count over the list's entries), with i = list[2j] and x =
-	// list[2j+1], staged[i] = x when x >= 0 and hosted[i] = -2-x when x
-	// <= -2; an entry of -1 writes nothing. Positions are < len(staged)
-	// (= len(hosted)), else an error.
-	TakeStaged(list Buffer, m Count, hosted, staged Buffer)
 	// GatherListed copies the rows a SplitTiers list names once the host
-	// has answered it (TakeStaged's list), instead of TakeStaged and a
-	// gather over every position: for j < m, with i = list[2j] and x =
+	// has answered it (each entry's position with a staging row, a host
+	// tier row, or -1: none), rather than a gather over every position:
+	// for j < m, with i = list[2j] and x =
 	// list[2j+1], out[i, :] = stage[x, :] when x >= 0 and host[-2-x, :]
 	// when x <= -2 (widened to F32); an entry of -1 writes nothing. stats,
 	// when non-nil, is I64 [2]: the rows read from stage are added to

@@ -149,29 +149,6 @@ func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, sta
 	return c, ck
 }
 
-// takeStagedArgs are TakeStaged's arguments as checkTakeStaged returns them.
-type takeStagedArgs struct {
-	m      int
-	mP     *int32
-	list   []int32
-	hosted []int32
-	staged []int32
-}
-
-// checkTakeStaged begins a call of TakeStaged (backend.TieredGather) and checks its arguments:
-// the first failure is recorded, naming the op and the argument, and
-// leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkTakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) (c call, ck takeStagedArgs) {
-	c = b.begin("TakeStaged")
-	ck.m, ck.mP = c.count("m", m)
-	ck.list = c.i32("list", list, 2*m.Cap)
-	ck.hosted = c.i32("hosted", hosted, 0)
-	if c.ok {
-		ck.staged = c.i32("staged", staged, hosted.Len())
-	}
-	return c, ck
-}
-
 // gatherListedArgs are GatherListed's arguments as checkGatherListed returns them.
 type gatherListedArgs struct {
 	host  *buffer

@@ -52,29 +52,6 @@ func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFro
 	}
 }
 
-// TakeStaged writes the host's answers to a SplitTiers list (see
-// backend.TieredGather).
-func (b *Backend) TakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) {
-	c, ck := b.checkTakeStaged(list, m, hosted, staged)
-	defer c.end()
-	if !c.ok {
-		return
-	}
-	for j := range ck.m {
-		i, x := ck.list[2*j], ck.list[2*j+1]
-		if i < 0 || int(i) >= len(ck.staged) {
-			c.raise(errcode.StagedPos, j, int(i), len(ck.staged))
-			return
-		}
-		switch {
-		case x >= 0:
-			ck.staged[i] = x
-		case x <= -2:
-			ck.hosted[i] = -2 - x
-		}
-	}
-}
-
 // awaitHostTimeout is how long AwaitHost waits before it fails.
 const awaitHostTimeout = 2 * time.Minute
 

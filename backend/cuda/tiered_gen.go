@@ -201,38 +201,6 @@ func (c *call) launchSplitTiers(a *splitTiersArgs, grid, block dim3, smem int) {
 	c.launch("split_tiers", grid, block, smem)
 }
 
-// takeStagedArgs are TakeStaged's arguments as checkTakeStaged returns them.
-type takeStagedArgs struct {
-	m      backend.Count
-	mP     uintptr
-	list   *buffer
-	hosted *buffer
-	staged *buffer
-}
-
-// checkTakeStaged begins a call of TakeStaged (backend.TieredGather) and checks its arguments:
-// the first failure is recorded, naming the op and the argument, and
-// leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkTakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) (c call, ck takeStagedArgs) {
-	c = b.begin("TakeStaged")
-	ck.m = m
-	ck.mP = c.count("m", m)
-	ck.list = c.buf("list", list, backend.I32, 2*m.Cap)
-	ck.hosted = c.buf("hosted", hosted, backend.I32, 0)
-	if c.ok {
-		ck.staged = c.buf("staged", staged, backend.I32, hosted.Len())
-	}
-	return c, ck
-}
-
-// launchTakeStaged launches take_staged (kernels/tiered_split.cu)
-// with TakeStaged's checked arguments, its parameters in the kernel's order.
-func (c *call) launchTakeStaged(a *takeStagedArgs, grid, block dim3, smem int) {
-	c.args().ptr(a.list.addr()).ptr(a.mP).i32(a.m.Cap).ptr(a.hosted.addr()).ptr(a.staged.addr()).
-		i64(int64(a.staged.n)).ptr(c.b.errDev)
-	c.launch("take_staged", grid, block, smem)
-}
-
 // gatherListedArgs are GatherListed's arguments as checkGatherListed returns them.
 type gatherListedArgs struct {
 	host  *buffer

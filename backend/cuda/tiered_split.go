@@ -19,17 +19,6 @@ func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFro
 	c.launchSplitTiers(&ck, d1(c.blocks(int64(n.Cap), 256)), d1(256), 0)
 }
 
-// TakeStaged writes the host's answers to a SplitTiers list (see
-// backend.TieredGather): a thread an entry. One launch.
-func (b *Backend) TakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) {
-	c, ck := b.checkTakeStaged(list, m, hosted, staged)
-	defer c.end()
-	if !c.ok {
-		return
-	}
-	c.launchTakeStaged(&ck, d1(c.blocks(int64(m.Cap), 256)), d1(256), 0)
-}
-
 // AwaitHost waits on the device for a value of mask in a word of host
 // memory, then writes set there (see backend.TieredGather): one thread,
 // acquire loads and a release store at system scope. One launch.

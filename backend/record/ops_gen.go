@@ -317,10 +317,6 @@ func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFro
 	})
 }
 
-func (b *Backend) TakeStaged(list backend.Buffer, m backend.Count, hosted, staged backend.Buffer) {
-	b.do(func() { b.inner.(backend.TieredGather).TakeStaged(list, m, hosted, staged) })
-}
-
 func (b *Backend) TransposeBlock(blk *backend.Block, t backend.Transposed) {
 	b.do(func() { b.inner.TransposeBlock(blk, t) })
 }

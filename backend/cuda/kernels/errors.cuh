@@ -22,7 +22,6 @@
 #define ERR_EXCLUDE_ID 23        // BuildExclusion: ends[{a}] = {b} outside the graph of {c} vertices
 #define ERR_TIERED_ID 30         // AggregateConcatTiered: blk.SrcIDs[{a}] = {b} outside the slot table of {c} vertices
 #define ERR_SPLIT_ID 31          // SplitTiers: ids[{a}] = {b} outside the slot table of {c} vertices
-#define ERR_STAGED_POS 32        // TakeStaged: list entry {a}: position {b} outside the {c} rows
 #define ERR_AWAIT_HOST 33        // AwaitHost: a host flag held {a} for two minutes, waiting for a value of mask {b} (then set {c})
 #define ERR_LISTED_POS 34        // GatherListed: list entry {a}: position {b} outside the {c} rows of out
 #define ERR_LISTED_ROW 35        // GatherListed: list entry {a}: row code {b} outside the host (-2-code) or staging rows ({c})

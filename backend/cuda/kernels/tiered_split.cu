@@ -4,11 +4,11 @@
 // writes the position's cache row and host tier row (one read in place)
 // where the gathers read them (device memory), and lists the positions
 // whose rows the host must fetch into the staging: the host then touches
-// only those, not every id of the gather. Each warp takes its entries of the list with one
-// atomic add. take_staged writes the host's answers (the staging rows it
-// gave the listed positions) where the gathers read them; listed_* copy
-// the rows the answered list names instead (GatherListed), a thread a
-// word of a listed row rather than of every position.
+// only those, not every id of the gather. Each warp takes its entries of
+// the list with one atomic add. Once the host has answered the list (a
+// staging row or a host tier row an entry), listed_* copy the rows it
+// names (GatherListed), a thread a word of a listed row rather than of
+// every position.
 #include "rows.cuh"
 
 __device__ __forceinline__ int clamp_rows(i64 rows) { return (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows); }
@@ -47,23 +47,6 @@ extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* 
         if (fetch && j < cap) { // a list not zeroed by the caller is cut
             list[2 * j] = (int)i;
             list[2 * j + 1] = x;
-        }
-    }
-}
-
-extern "C" __global__ void take_staged(const int* list, const int* mP, int cap, int* hosted, int* staged, i64 rows,
-                                       int* err) {
-    int m = live_count(mP, cap);
-    for (i64 j = gtid(); j < m; j += gthreads()) {
-        int i = list[2 * j], x = list[2 * j + 1];
-        if (i < 0 || i >= rows) {
-            report_error(err, ERR_STAGED_POS, (int)j, i, clamp_rows(rows));
-            continue;
-        }
-        if (x >= 0) {
-            staged[i] = x;
-        } else if (x <= -2) {
-            hosted[i] = -2 - x;
         }
     }
 }

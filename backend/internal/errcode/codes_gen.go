@@ -38,8 +38,6 @@ const (
 	TieredID Code = 30
 	// SplitID is SplitTiers's "ids[%d] = %d outside the slot table of %d vertices".
 	SplitID Code = 31
-	// StagedPos is TakeStaged's "list entry %d: position %d outside the %d rows".
-	StagedPos Code = 32
 	// AwaitHost is AwaitHost's "a host flag held %d for two minutes, waiting for a value of mask %d (then set %d)".
 	AwaitHost Code = 33
 	// ListedPos is GatherListed's "list entry %d: position %d outside the %d rows of out".
@@ -86,8 +84,6 @@ func (c Code) describe() (op, msg string, values int) {
 		return "AggregateConcatTiered", "blk.SrcIDs[%d] = %d outside the slot table of %d vertices", 3
 	case SplitID:
 		return "SplitTiers", "ids[%d] = %d outside the slot table of %d vertices", 3
-	case StagedPos:
-		return "TakeStaged", "list entry %d: position %d outside the %d rows", 3
 	case AwaitHost:
 		return "AwaitHost", "a host flag held %d for two minutes, waiting for a value of mask %d (then set %d)", 3
 	case ListedPos:
