@@ -113,7 +113,7 @@ type Disk struct {
 	ahead     bool           // Remote: the replay driver gathers a step's rows beside the step before
 	lookahead int            // >= 2: gathers started that many steps ahead (Ahead); 0 otherwise
 	cur       int            // the site gathers start (AheadSite), -1: whole gathers
-	readMu    sync.Mutex     // the readers' buffers: sites started ahead place at once
+	readMu    sync.Mutex     // the readers' buffers: the watching goroutine and a whole gather's host function may read at once
 	clock     hostClock      // the host functions' times (HostTime)
 	// stagedHost counts the positions whose host tier rows the host
 	// functions staged (TierStats counts them as the host tier's).

@@ -122,10 +122,9 @@ func (r *replayer) sample(p *Plan) {
 // lander's gather is started into its site k and landed later (start,
 // issue, drain), and a chunked store's is checked against its chunks into
 // the plan's own flag (fetched), which the step that learns the plan
-// reads. A run prepares its
-// first L steps in order before its first launch (plans[0..L-1]), then
-// each launch the step L after its own, beside it, so the label gather is
-// off the step's chain.
+// reads. A run prepares its first L steps in order before its first
+// launch (plans[0..L-1]), then each launch the step L after its own,
+// beside it, so the label gather is off the step's chain.
 func (r *replayer) prepare(k int) {
 	t, p := r.t, r.plans[k]
 	r.sample(p)

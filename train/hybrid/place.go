@@ -93,9 +93,10 @@ const DefaultBand = 1 << 30
 
 // DefaultStagedBand is the host memory of the disk tier's host tier read
 // in place with StageHost when Options.Band is 0: papers-sim, a tenth
-// cached, three steps ahead (H200): 512 MiB in place left the step as
-// fast as none (1130 against 1124 steps/s) with half the host's copies
-// (about 0.37 against 0.73 ms a gather); 1 GiB slowed it (943).
+// cached, three steps ahead (H200, docs/perf.md): 512 MiB in place ran
+// 1402 steps/s (786a5de), 384 and 256 MiB 1400 and 1391, every row staged
+// 1317 (2251655) and 1 GiB 943 (3a62902); the host's copies took about
+// 0.3 ms a gather against 0.63 with every row staged.
 const DefaultStagedBand = 512 << 20
 
 // bandRows is the rows a band of band bytes (Options.Band; 0: def)
