@@ -35,22 +35,26 @@ type TieredGather interface {
 	// may be BF16, as in AggregateConcat.
 	AggregateConcatTiered(blk *Block, edgeW, cache, slot, x Buffer, dim int, out Buffer)
 	// SplitTiers sorts a gather's ids by tier for a store of three tiers
-	// (featstore.Disk: a cache, a host tier and rows the host fetches):
-	// for i < n, with v = ids[i] and c = slot[v] (a cache row when c >=
-	// 0, host tier row p = -2-c when c <= -2, else -1: elsewhere),
-	// cached[i] = max(c, 0); hosted[i] = p for a host tier row p <
-	// stageFrom (read in place), else hostSkip; staged[i] = stageSkip.
-	// The positions whose rows the host fetches (c = -1, and host tier
-	// rows p >= stageFrom, which the host stages) are listed: entry j <
-	// listN[0] is list[2j] = i and list[2j+1] = v when c = -1, c when c
-	// <= -2, in no particular order; listN (I32 [1]) counts from its
-	// value, which the caller zeroes. With a nil list and listN nothing
-	// is listed (the rows by position written again). An id outside the
-	// slot table (I32 [N]) is an error.
-	SplitTiers(slot, ids Buffer, n Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN Buffer)
-	// GatherListed copies the rows a SplitTiers list names once the host
-	// has answered it (each entry's position with a staging row, a host
-	// tier row, or -1: none), rather than a gather over every position:
+	// (featstore.Disk: a cache, a host tier and rows the host fetches),
+	// listing each tier's positions so that the gathers after it touch
+	// only theirs: for i < n, with v = ids[i] and c = slot[v] (a cache
+	// row when c >= 0, host tier row p = -2-c when c <= -2, else -1:
+	// elsewhere), cached[i] = max(c, 0) when cached is non-nil. The
+	// positions of host tier rows p < stageFrom (read in place) are
+	// listed in place: entry j < placeN[0] is place[2j] = i and
+	// place[2j+1] = c. The positions whose rows the host fetches (c =
+	// -1, and host tier rows p >= stageFrom, which the host stages) are
+	// listed in list: list[2j] = i and list[2j+1] = v when c = -1, c
+	// when c <= -2. Both lists are in no particular order, and each
+	// count (I32 [1]) counts from its value, which the caller zeroes;
+	// GatherListed reads either. stats, when non-nil, is I64 [1]: the
+	// positions split are added to it. An id outside the slot table
+	// (I32 [N]) is an error.
+	SplitTiers(slot, ids Buffer, n Count, stageFrom int, cached, place, placeN, list, listN, stats Buffer)
+	// GatherListed copies the rows a SplitTiers list names: its list
+	// once the host has answered it (each entry's position with a
+	// staging row, a host tier row, or -1: none), or its list of rows
+	// read in place, rather than a gather over every position:
 	// for j < m, with i = list[2j] and x =
 	// list[2j+1], out[i, :] = stage[x, :] when x >= 0 and host[-2-x, :]
 	// when x <= -2 (widened to F32); an entry of -1 writes nothing. stats,

@@ -60,15 +60,15 @@ type DiskConfig struct {
 // and the rest, read from the file when a gather needs them. A gather
 // sorts the step's ids by tier on the device (SplitTiers, from the
 // device's slot table of codes: cache row, host tier row, or on disk),
-// which writes each position's cache and host tier rows where the
-// gathers read them and lists the positions whose rows the host fetches
-// into mapped host memory; a host function in op order
-// (backend.HostFuncs) answers only those with staging rows and reads the
-// disk rows with positional reads by a pool of goroutines into a pinned
-// staging area of the call's own; three gathers then copy the cached
-// rows (Gather; none for GatherMisses, InPlace), the host tier's rows read
-// in place (by position) and the rows the answered list names
-// (GatherListed: a thread a word of the listed rows only).
+// which writes each position's cache row, lists the positions of the
+// host tier's rows read in place in device memory and the positions whose
+// rows the host fetches in mapped host memory; the cached rows (Gather;
+// none for GatherMisses, InPlace) and the rows read in place are copied
+// at once; a host function in op order (backend.HostFuncs) answers only
+// the host's entries with staging rows and reads the disk rows with
+// positional reads by a pool of goroutines into a pinned staging area of
+// the call's own; a last gather copies the rows the answered list names.
+// Each list's gather (GatherListed) has a thread a word of its rows only.
 // The rows are the same bits Tiered gathers from the whole table.
 //
 // The gathers share one scratch (rows by tier, the list, the staging), made
@@ -103,7 +103,7 @@ type Disk struct {
 	hostRows  int            // H
 	host      backend.Buffer // dt [(H+1)·dim], mapped; row H is never read
 	hostData  any
-	statsH    backend.Buffer // I64 [2]: rows from the host tier, all rows
+	statsH    backend.Buffer // I64 [3]: 0 (no staging), host tier rows read in place (GatherListed); all rows (SplitTiers)
 	statsD    backend.Buffer // I64 [2]: rows from the staging, host tier rows the list named (GatherListed)
 	reserve   int            // rows a gather may have (Reserve)
 	sc        *scratch       // nil until Fill
@@ -148,7 +148,7 @@ func NewDisk(be backend.Backend, cfg DiskConfig, rows int64, dim int, order []in
 	}
 	d := &Disk{be: be, ops: ops, hf: hf, cfg: cfg, dim: dim, rows: rows, dt: dt, order: order, tier: slotTable(rows, nil), cur: -1}
 	if d.slot, err = be.Upload(slotTable(rows, nil)); err == nil {
-		if d.statsH, err = be.Alloc(backend.I64, 2); err == nil {
+		if d.statsH, err = be.Alloc(backend.I64, 3); err == nil {
 			if d.statsD, err = be.Alloc(backend.I64, 2); err == nil {
 				err = d.setHost(newRows(dt, 1, dim), 0)
 			}
@@ -216,10 +216,11 @@ func (d *Disk) GatherMisses(ids backend.Buffer, n backend.Count, out backend.Buf
 	d.gather(ids, n, out, true)
 }
 
-// gather issues the split of the ids, the host function and the row
-// copies; started ahead (AheadSite), the split and the word that asks the
-// store's watching goroutine to place it (disk_watch.go), the rest left
-// to Land.
+// gather issues the split of the ids, the copies of the rows the device
+// has, the host function and the copies of the rows it answers; started
+// ahead (AheadSite), the split, the word that asks the store's watching
+// goroutine to place it (disk_watch.go) and the device's copies, the rest
+// left to Land.
 func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, misses bool) {
 	s := d.sc
 	switch {
@@ -234,45 +235,47 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 		t := s.sites[0]
 		d.split(s, t, ids, n)
 		d.hf.HostFunc(func() { d.place(s, t) })
-		d.finish(s, t, n, out, misses)
+		d.gatherDevice(s, n, out, misses)
+		d.finish(t, n, out)
 		return
 	}
 	t := s.sites[1+d.cur]
-	t.started, t.ids, t.n, t.out, t.misses = true, ids, n, out, misses
+	t.started, t.n, t.out = true, n, out
 	d.ops.AwaitHost(t.state, 1<<siteIdle|1<<sitePlaced, -1) // the site's gather before, if it was never landed, placed
 	d.split(s, t, ids, n)
 	d.ops.AwaitHost(t.state, 0, siteAsked)
+	d.gatherDevice(s, n, out, misses)
 }
 
 // split issues the device's half of the placing: the ids sorted by tier
 // (SplitTiers, from the device's slot table: cache row, host tier row p
-// as -2-p, or -1 on disk) into the scratch's rows, and unless t is nil
-// the positions the host fetches listed into t's list (mapped), their
-// count copied into t.listed for the host function. An id outside the
-// table is the split's error, as in any gather.
+// as -2-p, or -1 on disk): each position's cache row and the positions
+// read in place into the scratch, the positions the host fetches listed
+// into t's list (mapped), their count copied into t.listed for the host
+// function. An id outside the table is the split's error, as in any
+// gather.
 func (d *Disk) split(s *scratch, t *site, ids backend.Buffer, n backend.Count) {
-	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
-	var list, listN backend.Buffer
-	if t != nil {
-		list, listN = d.be.View(t.listB, 0, 2*n.Cap), t.listN
-		d.be.Fill(listN, 0)
+	d.be.Fill(s.placeN, 0)
+	d.be.Fill(t.listN, 0)
+	d.ops.SplitTiers(d.slot, ids, n, d.stageFrom(), d.be.View(s.cached, 0, n.Cap), d.be.View(s.place, 0, 2*n.Cap), s.placeN,
+		d.be.View(t.listB, 0, 2*n.Cap), t.listN, d.be.View(d.statsH, 2, 1))
+	d.be.Gather(t.listN, 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, t.listedB)
+}
+
+// gatherDevice issues the copies of the rows the device has as soon as
+// split has sorted them: the cached rows (none for misses) and the host
+// tier's rows read in place, from split's list (GatherListed, whose
+// staging is any site's: the list names none of its rows).
+func (d *Disk) gatherDevice(s *scratch, n backend.Count, out backend.Buffer, misses bool) {
+	if !misses && d.cache != nil {
+		d.be.Gather(d.cache, d.dim, d.be.View(s.cached, 0, n.Cap), n, out)
 	}
-	d.ops.SplitTiers(d.slot, ids, n, d.stageFrom(), d.hostRows, s.stageRows, view(s.cached), view(s.hosted), view(s.staged), list, listN)
-	if t != nil {
-		d.be.Gather(listN, 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, t.listedB)
-	}
+	d.ops.GatherListed(d.host, s.sites[0].stageB, d.dim, d.be.View(s.place, 0, 2*n.Cap), backend.Count{Buf: s.placeN, Cap: n.Cap}, out, d.be.View(d.statsH, 0, 2))
 }
 
 // finish issues the end of t's gather once its host function has
-// answered: the row copies, the listed rows' from the answered list
-// itself (GatherListed), so that no launch but the host tier's in place
-// goes over every position.
-func (d *Disk) finish(s *scratch, t *site, n backend.Count, out backend.Buffer, misses bool) {
-	view := func(b backend.Buffer) backend.Buffer { return d.be.View(b, 0, n.Cap) }
-	if !misses && d.cache != nil {
-		d.be.Gather(d.cache, d.dim, view(s.cached), n, out)
-	}
-	d.ops.GatherTieredMisses(s.slotH, d.host, nil, d.dim, view(s.hosted), n, out, d.statsH)
+// answered: the copies of the rows the answered list names (GatherListed).
+func (d *Disk) finish(t *site, n backend.Count, out backend.Buffer) {
 	d.ops.GatherListed(d.host, t.stageB, d.dim, d.be.View(t.listB, 0, 2*n.Cap), backend.Count{Buf: t.listN, Cap: n.Cap}, out, d.statsD)
 }
 
@@ -329,7 +332,7 @@ func (d *Disk) Err() error {
 // DeviceBytes counts the cache, the slot tables, the counters and the
 // sites' device scratch (the host tier and staging are host memory).
 func (d *Disk) DeviceBytes() int64 {
-	b := d.rows*4 + 32
+	b := d.rows*4 + 40
 	if d.cache != nil {
 		b += int64(d.cache.Len()) * int64(d.dt.Size())
 	}
@@ -350,18 +353,18 @@ func (d *Disk) Stats() (hostRows, rows int64, err error) {
 // TierStats reads the rows gathered from each tier: the cache, the host
 // tier and disk.
 func (d *Disk) TierStats() (cache, host, disk int64, err error) {
-	sh, sd := make([]int64, 2), make([]int64, 2)
+	sh, sd := make([]int64, 3), make([]int64, 2)
 	d.be.Read(sh, d.statsH, 0)
 	d.be.Read(sd, d.statsD, 0)
 	if err := d.be.Sync(); err != nil {
 		return 0, 0, 0, err
 	}
-	// The in-place gather counts every row; the listed rows' gather counts
-	// the staging's rows, the host tier's staged rows among them (the
-	// host counted those, stagedHost), and the host tier's rows the list
-	// named.
+	// The split counts every row, the gather of the rows read in place
+	// those; the answered list's gather counts the staging's rows, the
+	// host tier's staged rows among them (the host counted those,
+	// stagedHost), and the host tier's rows the list named.
 	staged := d.stagedHost.Load()
-	return sh[1] - sh[0] - sd[0] - sd[1], sh[0] + sd[1] + staged, sd[0] - staged, d.Err()
+	return sh[2] - sh[1] - sd[0] - sd[1], sh[1] + sd[1] + staged, sd[0] - staged, d.Err()
 }
 
 // HostTime is what the gathers' host work took since the store was
@@ -372,7 +375,7 @@ func (d *Disk) HostTime() HostTime { return d.clock.read() }
 func (d *Disk) ResetStats() {
 	d.clock.reset()
 	d.stagedHost.Store(0)
-	d.be.Write(d.statsH, 0, []int64{0, 0})
+	d.be.Write(d.statsH, 0, []int64{0, 0, 0})
 	d.be.Write(d.statsD, 0, []int64{0, 0})
 }
 

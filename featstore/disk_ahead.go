@@ -12,8 +12,9 @@ import "fmt"
 // Ahead is implemented by a store whose gathers the replay driver starts
 // Lookahead() steps ahead (>= 2) and ends by Land: each gather it issues
 // while AheadSite(k) is set (k >= 0) is only started, into site k, until
-// Land(k); with AheadSite(-1) (the default) a gather is whole, in op
-// order. Site k is the driver's ring slot of the plan whose rows it
+// Land(k): its rows are whole once landed, though the start may write
+// some (the rows the device holds), so they are the gather's from its
+// start; with AheadSite(-1) (the default) a gather is whole, in op order. Site k is the driver's ring slot of the plan whose rows it
 // fetches (k <= Lookahead()), so a captured start and its Land name the
 // same site at every replay.
 type Ahead interface {
@@ -62,10 +63,9 @@ func (d *Disk) AheadSite(k int) {
 }
 
 // Land issues the end of site k's last started gather: a wait on the
-// device for the host's placing (AwaitHost), then the answers' writes and
-// the row copies into the rows the start was given. The rows by position are
-// written again first (SplitTiers without a list): gathers since the
-// start have written theirs.
+// device for the host's placing (AwaitHost), then the copies of the rows
+// its answered list names into the rows the start was given (the start
+// copied the rest).
 func (d *Disk) Land(k int) {
 	s := d.sc
 	if s == nil || !d.inRing(k) || !s.sites[1+k].started {
@@ -73,7 +73,6 @@ func (d *Disk) Land(k int) {
 		return
 	}
 	t := s.sites[1+k]
-	d.split(s, nil, t.ids, t.n)
 	d.ops.AwaitHost(t.state, 1<<sitePlaced, siteIdle)
-	d.finish(s, t, t.n, t.out, t.misses)
+	d.finish(t, t.n, t.out)
 }

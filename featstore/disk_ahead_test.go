@@ -43,17 +43,20 @@ func (g aheadGather) rows(t *testing.T, be backend.Backend, dim int) []float32 {
 }
 
 // TestDiskAhead: with a lookahead of two, gathers started into sites 0, 1
-// and 2 (the host tier's rows staged, some rows on disk) write nothing
-// until each is landed, and each Land writes its own gather's rows, the
-// table's, though the starts of later gathers and a whole gather (into a
-// site of its own) were issued in between; a site started again before
-// its Land lands the later gather. A Land of a site never started and a
-// site past the ring are errors.
+// and 2 (the host tier's first rows read in place, the rest staged, some
+// rows on disk) write the rows the device holds (the cache's and those
+// read in place) at the start and none the host fetches until each is
+// landed, and
+// each Land writes its own gather's rows, the table's, though the starts
+// of later gathers and a whole gather (into a site of its own) were
+// issued in between; a site started again before its Land lands the later
+// gather. A Land of a site never started and a site past the ring are
+// errors.
 func TestDiskAhead(t *testing.T) {
 	const rows, dim, n = 1 << 15, 3, 5000
 	be := cpu.New(2)
 	feat, order := randomTable(rows, dim)
-	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: backend.F32, HostRows: rows / 4, StageHost: true}, rows, dim, order, 0)
+	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: backend.F32, HostRows: rows / 4, StageHost: true, InPlaceRows: rows / 16}, rows, dim, order, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,10 +76,25 @@ func TestDiskAhead(t *testing.T) {
 	want := func(g aheadGather) []float32 { return rowsOf(feat, dim, g.ids) }
 	untouched := func(name string, g aheadGather) {
 		t.Helper()
-		for _, x := range g.rows(t, be, dim) {
-			if !math.IsNaN(float64(x)) {
-				t.Fatalf("%s: rows written before the Land", name)
+		got, all := g.rows(t, be, dim), want(g)
+		var kinds [2]int // positions of rows the device holds, and of rows the host fetches
+		for i, v := range g.ids {
+			row, wantRow := got[i*dim:(i+1)*dim], all[i*dim:(i+1)*dim]
+			c := d.tier[v]
+			if c >= 0 || (c <= -2 && int(-2-c) < d.stageFrom()) {
+				kinds[0]++
+				if !slices.Equal(row, wantRow) {
+					t.Fatalf("%s: position %d (code %d): a row the device holds not written at the start", name, i, c)
+				}
+				continue
 			}
+			kinds[1]++
+			if slices.Equal(row, wantRow) { // the start may have written another row there
+				t.Fatalf("%s: position %d (code %d): a row the host fetches written before the Land", name, i, c)
+			}
+		}
+		if kinds[0] == 0 || kinds[1] == 0 {
+			t.Fatalf("%s: %v positions of the device's and the host's rows: the case tests too little", name, kinds)
 		}
 	}
 	landed := func(name string, g aheadGather) {
@@ -143,7 +161,7 @@ func TestDiskAheadNoHostFunc(t *testing.T) {
 	const rows, dim, n = 1 << 12, 3, 300
 	be := &hostFuncCounter{Backend: cpu.New(1)}
 	feat, order := randomTable(rows, dim)
-	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: backend.F32, HostRows: rows / 4, StageHost: true}, rows, dim, order, 0)
+	d, err := NewDisk(be, DiskConfig{File: fileOf(feat, dim), FileType: backend.F32, HostRows: rows / 4, StageHost: true, InPlaceRows: rows / 16}, rows, dim, order, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func (d *Disk) Fill(cached int) error {
 		return fmt.Errorf("featstore: the disk store's gathers are not reserved (Reserve)")
 	}
 	cached, h := d.clip(cached, d.cfg.HostRows)
-	sc, err := d.newScratch(d.reserve, d.stageRowsFor(cached, h), h, d.sites())
+	sc, err := d.newScratch(d.reserve, d.stageRowsFor(cached, h), d.sites())
 	if err != nil {
 		return err
 	}

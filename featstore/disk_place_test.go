@@ -80,7 +80,7 @@ func checkPlaced(t *testing.T, name string, d *Disk, feat []float32, ids []int32
 	for i, v := range d.order {
 		rank[v] = int32(i)
 	}
-	rc, rh, rd := int32s(t, d, s.cached, len(ids)), int32s(t, d, s.hosted, len(ids)), stagedRows(s, len(ids))
+	rc, rh, rd := int32s(t, d, s.cached, len(ids)), inPlaceRows(t, d, len(ids)), stagedRows(s, len(ids))
 	c, h := int32(d.CachedRows()), int32(d.HostRows())
 	slot := make([]int32, d.rows) // the cache's rows are its vertices by id (byVertex)
 	for i, v := range byVertex(d.order[:c]) {
@@ -151,6 +151,28 @@ func stagedRows(s *scratch, n int) []int32 {
 		}
 	}
 	return rd
+}
+
+// inPlaceRows is each of n positions' host tier row as the scratch's list
+// of rows read in place names it (GatherListed reads the list), the host
+// tier's row count where it names none.
+func inPlaceRows(t *testing.T, d *Disk, n int) []int32 {
+	t.Helper()
+	s := d.sc
+	rh := make([]int32, n)
+	for i := range rh {
+		rh[i] = int32(d.hostRows)
+	}
+	m := int(int32s(t, d, s.placeN, 1)[0])
+	list := int32s(t, d, s.place, 2*m)
+	for j := range m {
+		if i, x := list[2*j], list[2*j+1]; rh[i] != int32(d.hostRows) || x > -2 {
+			t.Fatalf("position %d listed in place twice, or with code %d", i, x)
+		} else {
+			rh[i] = -2 - x
+		}
+	}
+	return rh
 }
 
 // int32s reads the first n values of d's I32 buffer b.

@@ -10,23 +10,26 @@ import (
 // scratch is what the gathers of a Disk store share, sized by Reserve for
 // gathers of up to cap rows, of which up to stageRows staged (from disk;
 // with StageHost, from the host tier too). The device sorts a gather's
-// ids by tier (SplitTiers): it writes each position's cache, host tier
-// and staging rows into device memory and lists the positions whose rows
-// the host fetches into a site's host memory, mapped for it; the host
-// answers each entry of the list in place with its staging row, and the
-// device gathers the rows the answered list names (GatherListed).
+// ids by tier (SplitTiers): it writes each position's cache row into
+// device memory, lists the positions of host tier rows read in place
+// there too, and lists the positions whose rows the host fetches into a
+// site's host memory, mapped for it; the device gathers the rows read in
+// place at once (GatherListed), the host answers each entry of its list in
+// place with its staging row, and the device then gathers the rows the
+// answered list names (GatherListed).
 // A whole gather (in op order) uses sites[0]; a gather started ahead
 // (SetLookahead, AheadSite k) uses sites[1+k] from its start to its Land,
 // so that several may be in flight, each with its own list and staging.
-// The device's rows by position are written again by each gather's end,
-// one at a time in op order, and so are shared.
+// The cache rows and the list of rows read in place are read by the
+// gathers issued right after the split, in op order, and so are shared.
 type scratch struct {
-	cap, stageRows         int
-	unit                   backend.Buffer // I32 [2] device: 0, 1 (the list count's copy)
-	cached, hosted, staged backend.Buffer // I32 [cap] device: each position's cache row, host tier row read in place, staging row
-	slotH                  backend.Buffer // I32 [H+1] device: -1 but the last (H, hosted's skipped row), 0
-	sites                  []*site
-	watcher                *watcher // places the ring sites' gathers (disk_watch.go); nil without a ring
+	cap, stageRows int
+	unit           backend.Buffer // I32 [2] device: 0, 1 (the list count's copy)
+	cached         backend.Buffer // I32 [cap] device: each position's cache row
+	place          backend.Buffer // I32 [2·cap] device: the positions read in place, each with its host tier code
+	placeN         backend.Buffer // I32 [1] device: place's entries
+	sites          []*site
+	watcher        *watcher // places the ring sites' gathers (disk_watch.go); nil without a ring
 }
 
 // site is the host's side of a gather: its list, its staging and the
@@ -47,22 +50,17 @@ type site struct {
 	// and issues the rest with the start's arguments.
 	state   backend.Buffer // I32 [1]: listedB's second word
 	started bool
-	ids     backend.Buffer
 	n       backend.Count
 	out     backend.Buffer
-	misses  bool
 }
 
 // diskRow is a row to read: vertex v into row pos.
 type diskRow struct{ v, pos int32 }
 
 // newScratch allocates the scratch of gathers of up to capacity rows, of
-// which up to stageRows staged, beside a host tier of hostRows rows, with
-// sites sites.
-func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, error) {
+// which up to stageRows staged, with sites sites.
+func (d *Disk) newScratch(capacity, stageRows, sites int) (*scratch, error) {
 	s := &scratch{cap: capacity, stageRows: stageRows}
-	skipH := slotTable(int64(hostRows+1), nil)
-	skipH[hostRows] = 0
 	var err error
 	up := func(dst *backend.Buffer, data any, mapped bool) {
 		if err != nil {
@@ -76,9 +74,8 @@ func (d *Disk) newScratch(capacity, stageRows, hostRows, sites int) (*scratch, e
 	}
 	up(&s.unit, []int32{0, 1}, false)
 	up(&s.cached, make([]int32, capacity), false) // each its own slice: the CPU backend's buffer is the slice
-	up(&s.hosted, make([]int32, capacity), false)
-	up(&s.staged, make([]int32, capacity), false)
-	up(&s.slotH, skipH, false)
+	up(&s.place, make([]int32, 2*capacity), false)
+	up(&s.placeN, []int32{0}, false)
 	for range sites {
 		t := &site{listed: make([]int32, 2), list: make([]int32, 2*capacity), stage: newHostRows(d.dt, stageRows+1, d.dim),
 			disk: make([]diskRow, stageRows), seen: make(map[int32]int32, stageRows), keys: make([]int32, 0, stageRows)}
@@ -107,7 +104,7 @@ func (s *scratch) free(be backend.Backend) {
 		_ = be.Sync() // its error is the run's, reported there
 		s.watcher.end()
 	}
-	bufs := []backend.Buffer{s.unit, s.cached, s.hosted, s.staged, s.slotH}
+	bufs := []backend.Buffer{s.unit, s.cached, s.place, s.placeN}
 	for _, t := range s.sites {
 		bufs = append(bufs, t.listN, t.listedB, t.listB, t.stageB)
 	}
@@ -121,7 +118,7 @@ func (s *scratch) free(be backend.Backend) {
 
 // deviceBytes is the scratch's device memory.
 func (s *scratch) deviceBytes() int64 {
-	return int64(3*s.cap+3+len(s.sites))*4 + int64(s.slotH.Len())*4
+	return int64(3*s.cap+3+len(s.sites)) * 4
 }
 
 // newRows is host room for n rows of width dim of dt (F32 or BF16).

@@ -19,9 +19,10 @@ func (t *Trainer) lookahead(opt ReplayOptions) int {
 // otherwise.
 //
 // Its gathers issued while AheadSite(k) is set (the ring's prepare of
-// plans[k]) are only started, into the store's site k, and each is
-// landed (Land(k)) in order before the step that learns plans[k] and
-// before the next start into site k: by the ring (start, issue, drain).
+// plans[k], whose rows no step reads from then on until plans[k]'s) are
+// only started, into the store's site k, and each is landed (Land(k)) in
+// order before the step that learns plans[k] and before the next start
+// into site k: by the ring (start, issue, drain).
 // Every other gather (the eager driver, evaluation, a store gathered in
 // the step) is whole, in op order. Starts and lands are called when their
 // ops are issued, which for a captured step is at its capture; what they

@@ -123,28 +123,30 @@ type splitTiersArgs struct {
 	nP     *int32
 	ids    []int32
 	cached []int32
-	hosted []int32
-	staged []int32
+	place  []int32
+	placeN []int32
 	list   []int32
 	listN  []int32
+	stats  []int64
 }
 
 // checkSplitTiers begins a call of SplitTiers (backend.TieredGather) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) (c call, ck splitTiersArgs) {
+func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom int, cached, place, placeN, list, listN, stats backend.Buffer) (c call, ck splitTiersArgs) {
 	c = b.begin("SplitTiers")
 	ck.slot = c.i32("slot", slot, 0)
 	ck.n, ck.nP = c.count("n", n)
 	ck.ids = c.i32("ids", ids, n.Cap)
-	ck.cached = c.i32("cached", cached, n.Cap)
-	ck.hosted = c.i32("hosted", hosted, n.Cap)
-	ck.staged = c.i32("staged", staged, n.Cap)
-	if !isNil(list) {
-		ck.list = c.i32("list", list, 2*n.Cap)
+	if !isNil(cached) {
+		ck.cached = c.i32("cached", cached, n.Cap)
 	}
-	if !isNil(list) {
-		ck.listN = c.i32("listN", listN, 1)
+	ck.place = c.i32("place", place, 2*n.Cap)
+	ck.placeN = c.i32("placeN", placeN, 1)
+	ck.list = c.i32("list", list, 2*n.Cap)
+	ck.listN = c.i32("listN", listN, 1)
+	if !isNil(stats) {
+		ck.stats = c.i64("stats", stats, 1)
 	}
 	return c, ck
 }

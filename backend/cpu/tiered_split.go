@@ -9,18 +9,15 @@ import (
 	"github.com/fanout-gnn/fanout/backend/internal/errcode"
 )
 
-// SplitTiers sorts a gather's ids by tier and lists the positions whose
-// rows the host fetches (see backend.TieredGather): in the order of the
-// positions, as the device's warps list theirs in some order.
-func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
-	c, ck := b.checkSplitTiers(slot, ids, n, stageFrom, hostSkip, stageSkip, cached, hosted, staged, list, listN)
+// SplitTiers sorts a gather's ids by tier and lists the positions read
+// in place and those whose rows the host fetches (see
+// backend.TieredGather): in the order of the positions, as the device's
+// warps list theirs in some order.
+func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom int, cached, place, placeN, list, listN, stats backend.Buffer) {
+	c, ck := b.checkSplitTiers(slot, ids, n, stageFrom, cached, place, placeN, list, listN, stats)
 	defer c.end()
 	if !c.ok {
 		return
-	}
-	at := 0
-	if ck.listN != nil {
-		at = int(ck.listN[0])
 	}
 	for i, v := range ck.ids[:ck.n] {
 		var code int32
@@ -29,27 +26,31 @@ func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFro
 		} else {
 			code = ck.slot[v]
 		}
-		ck.cached[i] = max(code, 0)
+		if ck.cached != nil {
+			ck.cached[i] = max(code, 0)
+		}
 		inPlace := code <= -2 && int(-2-code) < stageFrom
-		ck.hosted[i] = int32(hostSkip)
-		if inPlace {
-			ck.hosted[i] = -2 - code
-		}
-		ck.staged[i] = int32(stageSkip)
-		if ck.listN != nil && (code == -1 || (code <= -2 && !inPlace)) {
-			x := code
-			if code == -1 {
-				x = v
-			}
-			if 2*at+1 < len(ck.list) { // a list not zeroed by the caller is cut, as the device's
-				ck.list[2*at], ck.list[2*at+1] = int32(i), x
-			}
-			at++
+		switch {
+		case inPlace:
+			appendEntry(ck.place, ck.placeN, int32(i), code)
+		case code == -1:
+			appendEntry(ck.list, ck.listN, int32(i), v)
+		case code <= -2:
+			appendEntry(ck.list, ck.listN, int32(i), code)
 		}
 	}
-	if ck.listN != nil {
-		ck.listN[0] = int32(at)
+	if ck.stats != nil {
+		ck.stats[0] += int64(ck.n)
 	}
+}
+
+// appendEntry appends the entry (i, x) to list at count n[0], which it
+// advances; an entry past the list's end is cut, as the device's.
+func appendEntry(list, n []int32, i, x int32) {
+	if at := int(n[0]); 2*at+1 < len(list) {
+		list[2*at], list[2*at+1] = i, x
+	}
+	n[0]++
 }
 
 // awaitHostTimeout is how long AwaitHost waits before it fails.

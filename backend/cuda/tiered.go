@@ -94,8 +94,8 @@ func (b *Backend) GatherTiered(cache, slot, host, band backend.Buffer, dim int, 
 	if !c.ok {
 		return
 	}
-	name, words := tieredKernel(dim, ck.host, ck.out, ck.cache, ck.band)
-	c.launchTiered(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+	kind, words := tieredKernel(dim, ck.host, ck.out, ck.cache, ck.band)
+	c.launchTiered(&ck, "tiered_"+kind, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
 // GatherTieredMisses copies the host tier's or the band's rows of the
@@ -108,15 +108,15 @@ func (b *Backend) GatherTieredMisses(slot, host, band backend.Buffer, dim int, i
 	if !c.ok {
 		return
 	}
-	name, words := tieredKernel(dim, ck.host, ck.out, nil, ck.band)
-	c.launchTieredMisses(&ck, name, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+	kind, words := tieredKernel(dim, ck.host, ck.out, nil, ck.band)
+	c.launchTieredMisses(&ck, "tiered_"+kind, words, d1(c.blocks(int64(n.Cap)*int64(words)/4+1, 256)), d1(256), 0)
 }
 
-// tieredKernel picks the tiered gather's kernel for rows of dim values of
-// the host tier hb (F32 or BF16) and its other sources (the cache and the
-// band; nil: none) into out, and the row's width in its words: 16-byte
-// words (or four bfloat16 values) where dim and every address allow, else
-// one value a word.
+// tieredKernel picks the kind of the tiered gathers' kernels (tiered_*,
+// listed_*) for rows of dim values of the host tier hb (F32 or BF16) and
+// its other sources (the cache and the band; nil: none) into out, and the
+// row's width in its words: 16-byte words (or four bfloat16 values) where
+// dim and every address allow, else one value a word.
 func tieredKernel(dim int, hb, out *buffer, others ...*buffer) (string, int) {
 	aligned := func(a uintptr) bool {
 		if out.ptr%16 != 0 || hb.ptr%a != 0 {
@@ -131,13 +131,13 @@ func tieredKernel(dim int, hb, out *buffer, others ...*buffer) (string, int) {
 	}
 	switch {
 	case hb.dt == backend.BF16 && dim%4 == 0 && aligned(8):
-		return "tiered_bf16x4", dim / 4
+		return "bf16x4", dim / 4
 	case hb.dt == backend.BF16:
-		return "tiered_bf16x1", dim
+		return "bf16x1", dim
 	case dim%4 == 0 && aligned(16):
-		return "tiered_rows4", dim / 4
+		return "rows4", dim / 4
 	}
-	return "tiered_rows1", dim
+	return "rows1", dim
 }
 
 // AggregateConcatTiered is AggregateConcat reading source j's row from the

@@ -159,35 +159,33 @@ type splitTiersArgs struct {
 	nP        uintptr
 	ids       *buffer
 	stageFrom int
-	hostSkip  int
-	stageSkip int
 	cached    *buffer
-	hosted    *buffer
-	staged    *buffer
+	place     *buffer
+	placeN    *buffer
 	list      *buffer
 	listN     *buffer
+	stats     *buffer
 }
 
 // checkSplitTiers begins a call of SplitTiers (backend.TieredGather) and checks its arguments:
 // the first failure is recorded, naming the op and the argument, and
 // leaves the views after it empty. The caller must defer c.end().
-func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) (c call, ck splitTiersArgs) {
+func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom int, cached, place, placeN, list, listN, stats backend.Buffer) (c call, ck splitTiersArgs) {
 	c = b.begin("SplitTiers")
 	ck.slot = c.buf("slot", slot, backend.I32, 0)
 	ck.n = n
 	ck.nP = c.count("n", n)
 	ck.ids = c.buf("ids", ids, backend.I32, n.Cap)
 	ck.stageFrom = stageFrom
-	ck.hostSkip = hostSkip
-	ck.stageSkip = stageSkip
-	ck.cached = c.buf("cached", cached, backend.I32, n.Cap)
-	ck.hosted = c.buf("hosted", hosted, backend.I32, n.Cap)
-	ck.staged = c.buf("staged", staged, backend.I32, n.Cap)
-	if !isNil(list) {
-		ck.list = c.buf("list", list, backend.I32, 2*n.Cap)
+	if !isNil(cached) {
+		ck.cached = c.buf("cached", cached, backend.I32, n.Cap)
 	}
-	if !isNil(list) {
-		ck.listN = c.buf("listN", listN, backend.I32, 1)
+	ck.place = c.buf("place", place, backend.I32, 2*n.Cap)
+	ck.placeN = c.buf("placeN", placeN, backend.I32, 1)
+	ck.list = c.buf("list", list, backend.I32, 2*n.Cap)
+	ck.listN = c.buf("listN", listN, backend.I32, 1)
+	if !isNil(stats) {
+		ck.stats = c.buf("stats", stats, backend.I64, 1)
 	}
 	return c, ck
 }
@@ -196,8 +194,8 @@ func (b *Backend) checkSplitTiers(slot, ids backend.Buffer, n backend.Count, sta
 // with SplitTiers's checked arguments, its parameters in the kernel's order.
 func (c *call) launchSplitTiers(a *splitTiersArgs, grid, block dim3, smem int) {
 	c.args().ptr(a.slot.addr()).i64(int64(a.slot.n)).ptr(a.ids.addr()).ptr(a.nP).i32(a.n.Cap).i32(a.stageFrom).
-		i32(a.hostSkip).i32(a.stageSkip).ptr(a.cached.addr()).ptr(a.hosted.addr()).ptr(a.staged.addr()).
-		ptr(a.list.addr()).ptr(a.listN.addr()).ptr(c.b.errDev)
+		ptr(a.cached.addr()).ptr(a.place.addr()).ptr(a.placeN.addr()).ptr(a.list.addr()).ptr(a.listN.addr()).
+		ptr(a.stats.addr()).ptr(c.b.errDev)
 	c.launch("split_tiers", grid, block, smem)
 }
 

@@ -1,17 +1,13 @@
 package cuda
 
-import (
-	"strings"
+import "github.com/fanout-gnn/fanout/backend"
 
-	"github.com/fanout-gnn/fanout/backend"
-)
-
-// SplitTiers sorts a gather's ids by tier and lists the positions whose
-// rows the host fetches (see backend.TieredGather): a thread a position,
-// each warp taking its entries of the list with one atomic add. One
-// launch.
-func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
-	c, ck := b.checkSplitTiers(slot, ids, n, stageFrom, hostSkip, stageSkip, cached, hosted, staged, list, listN)
+// SplitTiers sorts a gather's ids by tier and lists the positions read in
+// place and those whose rows the host fetches (see backend.TieredGather):
+// a thread a position, each warp taking its entries of a list with one
+// atomic add. One launch.
+func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom int, cached, place, placeN, list, listN, stats backend.Buffer) {
+	c, ck := b.checkSplitTiers(slot, ids, n, stageFrom, cached, place, placeN, list, listN, stats)
 	defer c.end()
 	if !c.ok {
 		return
@@ -31,15 +27,19 @@ func (b *Backend) AwaitHost(flag backend.Buffer, mask, set int) {
 	c.launchAwaitHost(&ck, d1(1), d1(32), 0)
 }
 
-// GatherListed copies the rows an answered SplitTiers list names (see
+// GatherListed copies the rows a SplitTiers list names (see
 // backend.TieredGather): a thread a word of a listed row, the tiered
-// gather's choice of words. One launch.
+// gather's choice of words, in one wave of blocks that loops (a list
+// holds a few of its capacity's rows: the blocks past its count would only
+// be scheduled to end). One launch.
 func (b *Backend) GatherListed(host, stage backend.Buffer, dim int, list backend.Buffer, m backend.Count, out, stats backend.Buffer) {
 	c, ck := b.checkGatherListed(host, stage, dim, list, m, out, stats)
 	defer c.end()
 	if !c.ok {
 		return
 	}
-	name, words := tieredKernel(dim, ck.host, ck.out, ck.stage)
-	c.launchListed(&ck, strings.Replace(name, "tiered_", "listed_", 1), words, d1(c.blocks(int64(m.Cap)*int64(words)/4+1, 256)), d1(256), 0)
+	kind, words := tieredKernel(dim, ck.host, ck.out, ck.stage)
+	name := "listed_" + kind
+	grid := min(c.blocks(int64(m.Cap)*int64(words), 256), uint32(c.residentBlocks(name, 256, 0)))
+	c.launchListed(&ck, name, words, d1(grid), d1(256), 0)
 }

@@ -311,9 +311,9 @@ func (b *Backend) SparseAdam(table, m, v backend.Buffer, dim int, ids backend.Bu
 	b.op("SparseAdam", func() { b.inner.SparseAdam(table, m, v, dim, ids, n, grad, t, cfg) })
 }
 
-func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom, hostSkip, stageSkip int, cached, hosted, staged, list, listN backend.Buffer) {
+func (b *Backend) SplitTiers(slot, ids backend.Buffer, n backend.Count, stageFrom int, cached, place, placeN, list, listN, stats backend.Buffer) {
 	b.op("SplitTiers", func() {
-		b.inner.(backend.TieredGather).SplitTiers(slot, ids, n, stageFrom, hostSkip, stageSkip, cached, hosted, staged, list, listN)
+		b.inner.(backend.TieredGather).SplitTiers(slot, ids, n, stageFrom, cached, place, placeN, list, listN, stats)
 	})
 }
 

@@ -1,28 +1,44 @@
 // tiered_split.cu: the device's half of a three-tier gather's placing
 // (featstore.Disk). split_tiers reads each id's code in the slot table (a
 // cache row, a host tier row as -2 - row, or -1 for a row elsewhere),
-// writes the position's cache row and host tier row (one read in place)
-// where the gathers read them (device memory), and lists the positions
-// whose rows the host must fetch into the staging: the host then touches
-// only those, not every id of the gather. Each warp takes its entries of
-// the list with one atomic add. Once the host has answered the list (a
-// staging row or a host tier row an entry), listed_* copy the rows it
-// names (GatherListed), a thread a word of a listed row rather than of
-// every position.
+// writes the position's cache row, and lists the positions of host tier
+// rows read in place and, apart, those whose rows the host must fetch
+// into the staging: the host then touches only those, not every id of the
+// gather, and each gather after it only its own. Each warp takes its
+// entries of a list with one atomic add. listed_* copy the rows a list
+// names (GatherListed: the rows read in place, or, once the host has
+// answered its list, a staging row or a host tier row an entry), a
+// thread a word of a listed row rather than of every position.
 #include "rows.cuh"
 
 __device__ __forceinline__ int clamp_rows(i64 rows) { return (int)(rows > INT32_MAX_ ? INT32_MAX_ : rows); }
 
+// list_warp appends (i, x) to list for the lanes whose want is set: the
+// warp's first such lane takes their entries with one atomic add on n.
+// Entries past cap are cut (a count not zeroed by the caller).
+__device__ __forceinline__ void list_warp(bool want, i64 i, int x, int* list, int* n, int cap) {
+    unsigned mask = __ballot_sync(FULL_MASK, want);
+    if (mask == 0) return;
+    int lane = threadIdx.x & 31, leader = __ffs(mask) - 1, at = 0;
+    if (lane == leader) at = atomicAdd(n, __popc(mask));
+    at = __shfl_sync(FULL_MASK, at, leader);
+    i64 j = (i64)at + __popc(mask & ((1u << lane) - 1u));
+    if (want && j < cap) {
+        list[2 * j] = (int)i;
+        list[2 * j + 1] = x;
+    }
+}
+
 // The loop runs whole blocks at a time, so every lane of a warp reaches
-// the ballot together. Without listN nothing is listed.
+// the ballots together.
 extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* ids, const int* nP, int cap, int stageFrom,
-                                       int hostSkip, int stageSkip, int* cached, int* hosted, int* staged, int* list,
-                                       int* listN, int* err) {
+                                       int* cached, int* place, int* placeN, int* list, int* listN,
+                                       unsigned long long* stats, int* err) {
     int n = live_count(nP, cap);
-    int lane = threadIdx.x & 31;
+    if (stats && blockIdx.x == 0 && threadIdx.x == 0) atomicAdd(stats, (unsigned long long)n);
     for (i64 base = (i64)blockIdx.x * blockDim.x; base < n; base += gthreads()) {
         i64 i = base + threadIdx.x;
-        bool fetch = false;
+        bool inPlace = false, fetch = false;
         int x = 0;
         if (i < n) {
             int v = ids[i], c = 0;
@@ -31,23 +47,13 @@ extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* 
             } else {
                 c = slot[v];
             }
-            cached[i] = c > 0 ? c : 0;
-            bool inPlace = c <= -2 && -2 - c < stageFrom;
-            hosted[i] = inPlace ? -2 - c : hostSkip;
-            staged[i] = stageSkip;
-            fetch = listN && (c == -1 || (c <= -2 && !inPlace));
+            if (cached) cached[i] = c > 0 ? c : 0;
+            inPlace = c <= -2 && -2 - c < stageFrom;
+            fetch = c == -1 || (c <= -2 && !inPlace);
             x = c == -1 ? v : c;
         }
-        unsigned mask = __ballot_sync(FULL_MASK, fetch);
-        if (mask == 0) continue;
-        int leader = __ffs(mask) - 1, at = 0;
-        if (lane == leader) at = atomicAdd(listN, __popc(mask));
-        at = __shfl_sync(FULL_MASK, at, leader);
-        i64 j = (i64)at + __popc(mask & ((1u << lane) - 1u));
-        if (fetch && j < cap) { // a list not zeroed by the caller is cut
-            list[2 * j] = (int)i;
-            list[2 * j + 1] = x;
-        }
+        list_warp(inPlace, i, x, place, placeN, cap);
+        list_warp(fetch, i, x, list, listN, cap);
     }
 }
 
