@@ -42,3 +42,11 @@ __device__ __forceinline__ i64 gthreads() { return (i64)gridDim.x * blockDim.x; 
 __device__ __forceinline__ int gwarp() { return (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5); }
 __device__ __forceinline__ int gwarps() { return (int)((gridDim.x * blockDim.x) >> 5); }
 __device__ __forceinline__ int lane_id() { return threadIdx.x & 31; }
+
+// global_ns is the device's global timer in nanoseconds (the waits on
+// another agent's word time out by it).
+__device__ __forceinline__ u64 global_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}

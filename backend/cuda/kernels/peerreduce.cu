@@ -48,12 +48,6 @@ __device__ __forceinline__ void store_release_sys(u64* p, u64 v) {
     asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
-__device__ __forceinline__ u64 global_ns() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 // peer_wait spins until every other rank has written at least v to this
 // rank; false after the timeout (recorded in err).
 __device__ bool peer_wait(const PeerGroup& g, u64 v, int* err) {
