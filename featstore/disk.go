@@ -233,7 +233,7 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 	}
 	if d.cur < 0 {
 		t := s.sites[0]
-		d.split(s, t, ids, n)
+		d.split(s, t, ids, n, misses)
 		d.hf.HostFunc(func() { d.place(s, t) })
 		d.gatherDevice(s, n, out, misses)
 		d.finish(t, n, out)
@@ -242,22 +242,26 @@ func (d *Disk) gather(ids backend.Buffer, n backend.Count, out backend.Buffer, m
 	t := s.sites[1+d.cur]
 	t.started, t.n, t.out = true, n, out
 	d.ops.AwaitHost(t.state, 1<<siteIdle|1<<sitePlaced, -1) // the site's gather before, if it was never landed, placed
-	d.split(s, t, ids, n)
+	d.split(s, t, ids, n, misses)
 	d.ops.AwaitHost(t.state, 0, siteAsked)
 	d.gatherDevice(s, n, out, misses)
 }
 
 // split issues the device's half of the placing: the ids sorted by tier
 // (SplitTiers, from the device's slot table: cache row, host tier row p
-// as -2-p, or -1 on disk): each position's cache row and the positions
-// read in place into the scratch, the positions the host fetches listed
-// into t's list (mapped), their count copied into t.listed for the host
-// function. An id outside the table is the split's error, as in any
-// gather.
-func (d *Disk) split(s *scratch, t *site, ids backend.Buffer, n backend.Count) {
+// as -2-p, or -1 on disk): each position's cache row (none for misses,
+// which gathers no cached row) and the positions read in place into the
+// scratch, the positions the host fetches listed into t's list (mapped),
+// their count copied into t.listed for the host function. An id outside
+// the table is the split's error, as in any gather.
+func (d *Disk) split(s *scratch, t *site, ids backend.Buffer, n backend.Count, misses bool) {
+	var cached backend.Buffer
+	if !misses {
+		cached = d.be.View(s.cached, 0, n.Cap)
+	}
 	d.be.Fill(s.placeN, 0)
 	d.be.Fill(t.listN, 0)
-	d.ops.SplitTiers(d.slot, ids, n, d.stageFrom(), d.be.View(s.cached, 0, n.Cap), d.be.View(s.place, 0, 2*n.Cap), s.placeN,
+	d.ops.SplitTiers(d.slot, ids, n, d.stageFrom(), cached, d.be.View(s.place, 0, 2*n.Cap), s.placeN,
 		d.be.View(t.listB, 0, 2*n.Cap), t.listN, d.be.View(d.statsH, 2, 1))
 	d.be.Gather(t.listN, 1, d.be.View(s.unit, 0, 1), backend.Count{Buf: s.unit, Off: 1, Cap: 1}, t.listedB)
 }

@@ -84,7 +84,7 @@ func benchPlace(b *testing.B, stageHost bool) {
 	cnt, _ := be.Upload([]int32{n})
 	for b.Loop() {
 		b.StopTimer()
-		d.split(d.sc, d.sc.sites[0], idb, backend.Count{Buf: cnt, Cap: n})
+		d.split(d.sc, d.sc.sites[0], idb, backend.Count{Buf: cnt, Cap: n}, false)
 		b.StartTimer()
 		d.place(d.sc, d.sc.sites[0])
 	}

@@ -137,20 +137,14 @@ __device__ __forceinline__ void store_release_sys_i32(int* p, int v) {
     asm volatile("st.release.sys.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-__device__ __forceinline__ u64 await_ns() {
-    u64 t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 extern "C" __global__ void await_host(int* flag, int mask, int set, int* err) {
     if (blockIdx.x != 0 || threadIdx.x != 0) return;
     if (mask != 0) {
-        u64 t0 = await_ns();
+        u64 t0 = global_ns();
         for (;;) {
             int v = load_acquire_sys_i32(flag);
             if (v >= 0 && v < 32 && (((unsigned)mask >> v) & 1u)) break;
-            if (await_ns() - t0 > AWAIT_HOST_TIMEOUT_NS) {
+            if (global_ns() - t0 > AWAIT_HOST_TIMEOUT_NS) {
                 report_error(err, ERR_AWAIT_HOST, v, mask, set);
                 return;
             }
