@@ -14,9 +14,10 @@ import "fmt"
 // while AheadSite(k) is set (k >= 0) is only started, into site k, until
 // Land(k): its rows are whole once landed, though the start may write
 // some (the rows the device holds), so they are the gather's from its
-// start; with AheadSite(-1) (the default) a gather is whole, in op order. Site k is the driver's ring slot of the plan whose rows it
-// fetches (k <= Lookahead()), so a captured start and its Land name the
-// same site at every replay.
+// start; with AheadSite(-1) (the default) a gather is whole, in op order.
+// Site k is the driver's ring slot of the plan whose rows it fetches (k
+// <= Lookahead()), so a captured start and its Land name the same site at
+// every replay.
 type Ahead interface {
 	Lookahead() int
 	AheadSite(k int)

@@ -46,12 +46,11 @@ func (g aheadGather) rows(t *testing.T, be backend.Backend, dim int) []float32 {
 // and 2 (the host tier's first rows read in place, the rest staged, some
 // rows on disk) write the rows the device holds (the cache's and those
 // read in place) at the start and none the host fetches until each is
-// landed, and
-// each Land writes its own gather's rows, the table's, though the starts
-// of later gathers and a whole gather (into a site of its own) were
-// issued in between; a site started again before its Land lands the later
-// gather. A Land of a site never started and a site past the ring are
-// errors.
+// landed, and each Land writes its own gather's rows, the table's, though
+// the starts of later gathers and a whole gather (into a site of its own)
+// were issued in between; a site started again before its Land lands the
+// later gather. A Land of a site never started and a site past the ring
+// are errors.
 func TestDiskAhead(t *testing.T) {
 	const rows, dim, n = 1 << 15, 3, 5000
 	be := cpu.New(2)
@@ -74,7 +73,7 @@ func TestDiskAhead(t *testing.T) {
 	}
 	ids := tierIDs(d, 4*n, 500, 300)
 	want := func(g aheadGather) []float32 { return rowsOf(feat, dim, g.ids) }
-	untouched := func(name string, g aheadGather) {
+	started := func(name string, g aheadGather) {
 		t.Helper()
 		got, all := g.rows(t, be, dim), want(g)
 		var kinds [2]int // positions of rows the device holds, and of rows the host fetches
@@ -109,14 +108,14 @@ func TestDiskAhead(t *testing.T) {
 		return issue(t, be, d, ids)
 	}
 	g0, g1 := start(0, ids[:n]), start(1, ids[n:2*n])
-	untouched("site 0", g0)
+	started("site 0", g0)
 	d.Land(0)
 	landed("site 0", g0)
 	g2 := start(2, ids[2*n:3*n])
 	whole := issue(t, be, d, ids[3*n:])
 	landed("a whole gather between", whole)
-	untouched("site 1", g1)
-	untouched("site 2", g2)
+	started("site 1", g1)
+	started("site 2", g2)
 	d.Land(1)
 	landed("site 1", g1)
 	superseded := start(2, ids[n/2:n/2+n]) // site 2 again, never landed before
