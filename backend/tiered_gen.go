@@ -54,12 +54,12 @@ type TieredGather interface {
 	// GatherListed copies the rows a SplitTiers list names: its list
 	// once the host has answered it (each entry's position with a
 	// staging row, a host tier row, or -1: none), or its list of rows
-	// read in place, rather than a gather over every position:
-	// for j < m, with i = list[2j] and x =
-	// list[2j+1], out[i, :] = stage[x, :] when x >= 0 and host[-2-x, :]
-	// when x <= -2 (widened to F32); an entry of -1 writes nothing. stats,
-	// when non-nil, is I64 [2]: the rows read from stage are added to
-	// stats[0], those read from host to stats[1].
+	// read in place, rather than a gather over every position: for j <
+	// m, with i = list[2j] and x = list[2j+1], out[i, :] = stage[x, :]
+	// when x >= 0 and host[-2-x, :] when x <= -2 (widened to F32); an
+	// entry of -1 writes nothing. stats, when non-nil, is I64 [2]: the
+	// rows read from stage are added to stats[0], those read from host to
+	// stats[1].
 	GatherListed(host, stage Buffer, dim int, list Buffer, m Count, out, stats Buffer)
 	// AwaitHost hands a word of host memory between the device and a
 	// goroutine of the host that watches it (featstore.Disk's gathers

@@ -71,7 +71,7 @@ type DiskConfig struct {
 // Each list's gather (GatherListed) has a thread a word of its rows only.
 // The rows are the same bits Tiered gathers from the whole table.
 //
-// The gathers share one scratch (rows by tier, the list, the staging), made
+// The gathers share one scratch (the split's lists, the staging), made
 // by Fill for gathers of up to Reserve's rows, so at most one gather may
 // be in flight: each must have copied its rows out of the staging before
 // the next one's host function writes it. In op order that holds by

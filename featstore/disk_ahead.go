@@ -6,8 +6,8 @@ import "fmt"
 // step's gather L steps before the step (its split and the host's work,
 // which the store's watching goroutine does beside the steps in between,
 // disk_watch.go) and lands it in the step before (Land: waits for the
-// host's work, then writes the answers and copies the rows), so that the
-// host has about L-1 steps to copy a step's rows instead of part of one.
+// host's work, then copies the rows it answered), so that the host has
+// about L-1 steps to copy a step's rows instead of part of one.
 
 // Ahead is implemented by a store whose gathers the replay driver starts
 // Lookahead() steps ahead (>= 2) and ends by Land: each gather it issues

@@ -85,7 +85,7 @@ func (b *Backend) AwaitHost(flag backend.Buffer, mask, set int) {
 	}
 }
 
-// GatherListed copies the rows an answered SplitTiers list names (see
+// GatherListed copies the rows a SplitTiers list names (see
 // backend.TieredGather): entry j's staging row x >= 0 or host tier row
 // -2-x into out's row list[2j], in the order of the entries.
 func (b *Backend) GatherListed(host, stage backend.Buffer, dim int, list backend.Buffer, m backend.Count, out, stats backend.Buffer) {

@@ -57,9 +57,9 @@ extern "C" __global__ void split_tiers(const int* slot, i64 slotLen, const int* 
     }
 }
 
-// listed: entry j < m of the answered list writes out's row list[2j]:
-// staging row x = list[2j+1] when x >= 0, host tier row -2 - x when x <=
-// -2, nothing when x = -1. The thread of a row's first word counts it
+// listed: entry j < m of a list (the rows read in place, or an answered
+// list) writes out's row list[2j]: staging row x = list[2j+1] when x >=
+// 0, host tier row -2 - x when x <= -2, nothing when x = -1. The thread of a row's first word counts it
 // (my[0] staging, my[1] host tier); each block adds its counts to stats
 // once.
 template <typename W, typename O>
